@@ -1,0 +1,82 @@
+/*
+ * features.h: the motion-matching feature schema, feature extraction and
+ * z-score normalization.
+ *
+ * A schema is a list of weighted terms over named bones (so it fits any
+ * skeleton); each term contributes a group of dimensions. Normalization is
+ * per group: offset = per-dimension mean, scale = (mean over the group's
+ * dimensions of the per-dimension std) / weight. Queries are normalized with
+ * the same offset and scale, stored with the database.
+ *
+ * Validity rules (anim_feature_schema_validate):
+ *  1. 1 <= nterms <= ANIM_MAX_FEATURE_TERMS; total dims <= ANIM_MAX_FEATURE_DIMS;
+ *  2. every weight finite and > 0;
+ *  3. bone terms name a bone of the skeleton;
+ *  4. trajectory terms have 1..ANIM_MAX_TRAJECTORY_SAMPLES frame offsets > 0;
+ *  5. inertialization terms have a finite halflife > 0 (seconds).
+ */
+#ifndef ANIM_FEATURES_H
+#define ANIM_FEATURES_H
+
+#include "anim_math.h"
+
+#define ANIM_MAX_FEATURE_TERMS 16
+#define ANIM_MAX_FEATURE_DIMS 128
+#define ANIM_MAX_TRAJECTORY_SAMPLES 8
+#define ANIM_FEATURE_NAME_MAX 64
+
+typedef enum {
+  ANIM_FEATURE_BONE_POSITION = 0,   /* 3 dims, character space, metres */
+  ANIM_FEATURE_BONE_VELOCITY = 1,   /* 3 dims, character space, m/s */
+  ANIM_FEATURE_TRAJECTORY_POSITION = 2,  /* 2 dims per sample (x, z), character space */
+  ANIM_FEATURE_TRAJECTORY_DIRECTION = 3, /* 2 dims per sample (x, z), character space */
+  ANIM_FEATURE_INERTIALIZE = 4      /* 3 dims: 2*pos/y + vel/y^2, y = 2 ln2 / halflife (000_*) */
+} anim_feature_kind_t;
+
+typedef struct {
+  anim_feature_kind_t kind;
+  char bone[ANIM_FEATURE_NAME_MAX]; /* bone terms */
+  float weight;
+  float halflife;                   /* ANIM_FEATURE_INERTIALIZE, seconds */
+  int nsamples;                     /* trajectory terms */
+  int frame_offsets[ANIM_MAX_TRAJECTORY_SAMPLES]; /* at the database rate */
+} anim_feature_term_t;
+
+typedef struct {
+  int nterms;
+  anim_feature_term_t terms[ANIM_MAX_FEATURE_TERMS];
+} anim_feature_schema_t;
+
+/* Normalized feature matrix plus what normalizes a query. */
+typedef struct {
+  anim_feature_schema_t schema;
+  int rows, cols;
+  float *values;  /* rows x cols, row-major, normalized */
+  float *offset;  /* cols */
+  float *scale;   /* cols */
+  int group_start[ANIM_MAX_FEATURE_TERMS]; /* first column of each term */
+  int group_dims[ANIM_MAX_FEATURE_TERMS];
+} anim_features_t;
+
+struct anim_database;
+
+/* The seed's 27-dim layout for a skeleton: both feet positions and velocities,
+ * hip velocity, trajectory positions and directions at 20/40/60 frames.
+ * Bone names are guessed from common conventions (LeftFoot, Foot_L, ...).
+ * ANIM_ENOTFOUND when the skeleton has no recognizable feet/hips. */
+int anim_feature_schema_default(anim_feature_schema_t *out_schema, const struct anim_database *db);
+/* Dimensions the schema produces. */
+int anim_feature_schema_dims(const anim_feature_schema_t *schema);
+int anim_feature_schema_validate(const anim_feature_schema_t *schema, const struct anim_database *db,
+                                 char *err, int errlen);
+
+/* Computes and normalizes db->features from schema. ANIM_EINVAL (invalid
+ * schema, zero-variance group: message names the term), ANIM_ENOMEM. */
+int anim_features_build(struct anim_database *db, const anim_feature_schema_t *schema, char *err, int errlen);
+void anim_features_free(anim_features_t *features);
+
+/* out_normalized[j] = (raw[j] - offset[j]) / scale[j]. */
+void anim_features_normalize(const anim_features_t *features, const float *raw, float *out_normalized);
+void anim_features_denormalize(const anim_features_t *features, const float *normalized, float *out_raw);
+
+#endif
