@@ -4,7 +4,7 @@
  * Per frame and per bone: local and global positions, rotations, velocities
  * and angular velocities at one rate (60 Hz default); ranges (one per clip)
  * with names and tags; foot contacts; the normalized matching features
- * (features.h). All sessions read it without locks; a reload builds a new
+ * (feature.h). All sessions read it without locks; a reload builds a new
  * one aside and swaps the pointer.
  *
  * Arrays are frame-major: value(frame, bone) = array[frame * nbones + bone].
@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 #include "clip.h"
-#include "features.h"
+#include "feature.h"
 
 #define ANIM_MAX_TAGS 32
 #define ANIM_MAX_CONTACTS 4

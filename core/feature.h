@@ -1,5 +1,5 @@
 /*
- * features.h: the motion-matching feature schema, feature extraction and
+ * feature.h: the motion-matching feature schema, feature extraction and
  * z-score normalization.
  *
  * A schema is a list of weighted terms over named bones (so it fits any
