@@ -1,0 +1,35 @@
+/*
+ * codec.h: framed protobuf bytes <-> plain C requests and responses.
+ *
+ * Decoding runs protobuf-c through an allocator that charges every
+ * allocation to a per-request budget, so a small frame cannot expand into
+ * unbounded memory (protobuf-c 1.4 has no such limit of its own; the schema
+ * has no recursive messages, so depth is bounded already). Field checks that
+ * need no server state (sizes, finiteness, string lengths) happen here, so
+ * services receive validated structs.
+ */
+#ifndef ANIM_CODEC_H
+#define ANIM_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "request.h"
+
+/* Decodes one frame into out_request. On failure returns ANIM_EPROTO (not a
+ * Request), ANIM_ELIMIT (over budget) or a validation code, fills err, and
+ * sets out_request->id when the id could be read (0 otherwise) so the error
+ * can still be answered. Release with anim_request_release in every case. */
+int anim_codec_decode_request(const uint8_t *frame, size_t len, size_t budget_bytes, anim_request_t *out_request,
+                              char *err, int errlen);
+void anim_request_release(anim_request_t *request);
+
+/* Encodes response as one framed ServerMessage into a fresh buffer of
+ * *out_len bytes starting headroom bytes in (the caller's header, e.g. a
+ * uv_write_t). Caller frees *out_buffer with free(). 0 or ANIM_ENOMEM. */
+int anim_codec_encode_response(const anim_response_t *response, size_t headroom, uint8_t **out_buffer,
+                               size_t *out_len);
+
+/* Name of a request type for logs ("hello"). */
+const char *anim_request_type_name(anim_request_type_t type);
+
+#endif

@@ -1,0 +1,148 @@
+/* config.c: defaults, validation and command-line parsing of server settings. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "config.h"
+
+void anim_config_default(anim_config_t *config) {
+  memset(config, 0, sizeof *config);
+  snprintf(config->host, sizeof config->host, "127.0.0.1");
+  config->port = ANIM_DEFAULT_PORT;
+  config->max_frame_bytes = 4u << 20;
+  config->decode_budget_bytes = 16u << 20;
+  config->max_connections = 10000;
+  config->max_in_flight = 256;
+  config->max_batch = 4096;
+  config->output_soft_limit = 8u << 20;
+  config->output_hard_limit = 64u << 20;
+  config->log_level = ANIM_LOG_INFO;
+  snprintf(config->data_dir, sizeof config->data_dir, "data");
+}
+
+int anim_config_validate(const anim_config_t *c, char *err, int errlen) {
+  if (c->port < 0 || c->port > 65535) {
+    snprintf(err, errlen, "--port %d: must be 0..65535", c->port);
+    return ANIM_EINVAL;
+  }
+  if (c->max_frame_bytes < 64 || c->max_frame_bytes > (256u << 20)) {
+    snprintf(err, errlen, "--max-frame-bytes %u: must be 64..268435456", c->max_frame_bytes);
+    return ANIM_EINVAL;
+  }
+  if (c->max_connections < 1 || c->max_in_flight < 1 || c->max_batch < 1) {
+    snprintf(err, errlen, "--max-connections, --max-in-flight and --max-batch must be >= 1");
+    return ANIM_EINVAL;
+  }
+  if (c->output_soft_limit == 0 || c->output_soft_limit > c->output_hard_limit) {
+    snprintf(err, errlen, "output limits: need 0 < soft (%zu) <= hard (%zu)", c->output_soft_limit,
+             c->output_hard_limit);
+    return ANIM_EINVAL;
+  }
+  if (c->decode_budget_bytes < c->max_frame_bytes) {
+    snprintf(err, errlen, "--decode-budget-bytes must be >= --max-frame-bytes");
+    return ANIM_EINVAL;
+  }
+  return 0;
+}
+
+void anim_config_print_help(const char *program) {
+  anim_config_t d;
+  anim_config_default(&d);
+  printf("usage: %s [options]\n\n"
+         "Serves motion databases, motion-matching search and pose streams over TCP.\n\n"
+         "  --host ADDR              listen address (default %s)\n"
+         "  --port N                 listen port, 0 for an ephemeral one (default %d)\n"
+         "  --data-dir DIR           databases are loaded by name from DIR only (default %s)\n"
+         "  --max-frame-bytes N      largest request frame (default %u)\n"
+         "  --decode-budget-bytes N  memory one request's decode may use (default %zu)\n"
+         "  --max-connections N      simultaneous connections (default %u)\n"
+         "  --max-in-flight N        requests in flight per connection (default %u)\n"
+         "  --max-batch N            queries per batch request (default %u)\n"
+         "  --output-soft-limit N    queued output bytes at which reading pauses (default %zu)\n"
+         "  --output-hard-limit N    queued output bytes at which a connection is closed (default %zu)\n"
+         "  --log-level LEVEL        debug, info, warn, error (default info)\n"
+         "  --version                print the version and exit\n"
+         "  --help                   this text\n",
+         program, d.host, d.port, d.data_dir, d.max_frame_bytes, d.decode_budget_bytes, d.max_connections,
+         d.max_in_flight, d.max_batch, d.output_soft_limit, d.output_hard_limit);
+}
+
+static int parse_u64(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out,
+                     char *err, int errlen) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-' || v < min || v > max) {
+    snprintf(err, errlen, "%s %s: expected a whole number in %llu..%llu", flag, text,
+             (unsigned long long)min, (unsigned long long)max);
+    return ANIM_EINVAL;
+  }
+  *out = v;
+  return 0;
+}
+
+enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MAX_CONN, OPT_IN_FLIGHT,
+       OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP };
+
+int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, int errlen) {
+  static const struct option options[] = {
+      {"host", required_argument, 0, OPT_HOST},
+      {"port", required_argument, 0, OPT_PORT},
+      {"data-dir", required_argument, 0, OPT_DATA_DIR},
+      {"max-frame-bytes", required_argument, 0, OPT_MAX_FRAME},
+      {"decode-budget-bytes", required_argument, 0, OPT_BUDGET},
+      {"max-connections", required_argument, 0, OPT_MAX_CONN},
+      {"max-in-flight", required_argument, 0, OPT_IN_FLIGHT},
+      {"max-batch", required_argument, 0, OPT_BATCH},
+      {"output-soft-limit", required_argument, 0, OPT_SOFT},
+      {"output-hard-limit", required_argument, 0, OPT_HARD},
+      {"log-level", required_argument, 0, OPT_LOG},
+      {"version", no_argument, 0, OPT_VERSION},
+      {"help", no_argument, 0, OPT_HELP},
+      {0, 0, 0, 0}};
+  optind = 1;
+  opterr = 0;
+  int opt;
+  uint64_t v = 0;
+  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    int rc = 0;
+    const char *flag = optind > 1 ? argv[optind - 1] : "";
+    switch (opt) {
+    case OPT_HOST:
+      if (strlen(optarg) >= sizeof c->host) { snprintf(err, errlen, "--host: too long"); return ANIM_EINVAL; }
+      snprintf(c->host, sizeof c->host, "%s", optarg);
+      break;
+    case OPT_DATA_DIR:
+      if (strlen(optarg) >= sizeof c->data_dir) { snprintf(err, errlen, "--data-dir: too long"); return ANIM_EINVAL; }
+      snprintf(c->data_dir, sizeof c->data_dir, "%s", optarg);
+      break;
+    case OPT_PORT: rc = parse_u64("--port", optarg, 0, 65535, &v, err, errlen); c->port = (int)v; break;
+    case OPT_MAX_FRAME: rc = parse_u64("--max-frame-bytes", optarg, 64, 256u << 20, &v, err, errlen); c->max_frame_bytes = (uint32_t)v; break;
+    case OPT_BUDGET: rc = parse_u64("--decode-budget-bytes", optarg, 64, (uint64_t)1 << 34, &v, err, errlen); c->decode_budget_bytes = (size_t)v; break;
+    case OPT_MAX_CONN: rc = parse_u64("--max-connections", optarg, 1, 1000000, &v, err, errlen); c->max_connections = (uint32_t)v; break;
+    case OPT_IN_FLIGHT: rc = parse_u64("--max-in-flight", optarg, 1, 1000000, &v, err, errlen); c->max_in_flight = (uint32_t)v; break;
+    case OPT_BATCH: rc = parse_u64("--max-batch", optarg, 1, 1000000, &v, err, errlen); c->max_batch = (uint32_t)v; break;
+    case OPT_SOFT: rc = parse_u64("--output-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->output_soft_limit = (size_t)v; break;
+    case OPT_HARD: rc = parse_u64("--output-hard-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->output_hard_limit = (size_t)v; break;
+    case OPT_LOG:
+      if (anim_log_parse_level(optarg, &c->log_level) != 0) {
+        snprintf(err, errlen, "--log-level %s: expected debug, info, warn or error", optarg);
+        return ANIM_EINVAL;
+      }
+      break;
+    case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
+    case OPT_HELP: anim_config_print_help(argv[0]); return 1;
+    default:
+      snprintf(err, errlen, "unknown or incomplete option %s (see --help)", flag);
+      return ANIM_EINVAL;
+    }
+    if (rc) return rc;
+  }
+  if (optind < argc) {
+    snprintf(err, errlen, "unexpected argument %s (see --help)", argv[optind]);
+    return ANIM_EINVAL;
+  }
+  return anim_config_validate(c, err, errlen);
+}

@@ -1,0 +1,43 @@
+/*
+ * config.h: the server's settings, their defaults and the command line.
+ *
+ * Validity rules (anim_config_validate):
+ *  1. port in [0, 65535]; 0 takes an ephemeral port;
+ *  2. 64 <= max_frame_bytes <= 256 MiB;
+ *  3. max_connections, max_in_flight, max_batch >= 1;
+ *  4. 0 < output_soft_limit <= output_hard_limit;
+ *  5. decode_budget_bytes >= max_frame_bytes (a frame must be decodable).
+ */
+#ifndef ANIM_CONFIG_H
+#define ANIM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "log.h"
+
+#define ANIM_DEFAULT_PORT 7878
+
+typedef struct {
+  char host[256];
+  int port;
+  uint32_t max_frame_bytes;     /* largest request frame accepted */
+  size_t decode_budget_bytes;   /* memory one request's decode may allocate */
+  uint32_t max_connections;
+  uint32_t max_in_flight;       /* requests per connection in flight at once */
+  uint32_t max_batch;           /* queries per batch request */
+  size_t output_soft_limit;     /* queued output at which reading pauses */
+  size_t output_hard_limit;     /* queued output at which the connection is closed */
+  anim_log_level_t log_level;
+  char data_dir[1024];          /* databases are loaded by name from here only */
+} anim_config_t;
+
+void anim_config_default(anim_config_t *config);
+int anim_config_validate(const anim_config_t *config, char *err, int errlen);
+
+/* Parses argv into config (starting from its current values). Returns 0,
+ * 1 when --help or --version was printed (exit 0), or ANIM_EINVAL with a
+ * message in err (exit 2). */
+int anim_config_parse_args(anim_config_t *config, int argc, char **argv, char *err, int errlen);
+void anim_config_print_help(const char *program);
+
+#endif

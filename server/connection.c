@@ -1,0 +1,308 @@
+/* connection.c: per-connection reading, dispatch and writing (see connection.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "codec.h"
+#include "connection.h"
+#include "log.h"
+#include "server.h"
+#include "service.h"
+
+/* A write request and its bytes in one allocation, freed in on_write. */
+typedef struct {
+  uv_write_t req;
+  anim_connection_t *connection;
+  size_t len;
+} write_header_t;
+
+#define WRITE_HEADROOM ((sizeof(write_header_t) + 15) & ~(size_t)15)
+
+/* A request sent to the thread pool. */
+typedef struct {
+  uv_work_t work;
+  anim_connection_t *connection;
+  const anim_service_t *service;
+  anim_request_t request;
+  anim_response_t response;
+} job_t;
+
+static void start_reading(anim_connection_t *c);
+static void maybe_finish_drain(anim_connection_t *c);
+
+static void connection_free(anim_connection_t *c) {
+  anim_frame_reader_free(&c->reader);
+  anim_server_connection_closed(c->server, c);
+  free(c);
+}
+
+static void on_close(uv_handle_t *handle) {
+  anim_connection_t *c = handle->data;
+  c->closed = 1;
+  /* A job still on the pool holds a pointer: the last one frees. */
+  if (c->in_flight == 0) connection_free(c);
+}
+
+void anim_connection_close(anim_connection_t *c, const char *reason) {
+  if (c->closing) return;
+  c->closing = 1;
+  anim_log(ANIM_LOG_INFO, "connection %llu from %s closed: %s", (unsigned long long)c->id, c->peer, reason);
+  uv_close((uv_handle_t *)&c->tcp, on_close);
+}
+
+static void on_write(uv_write_t *req, int status) {
+  write_header_t *w = (write_header_t *)req;
+  anim_connection_t *c = w->connection;
+  c->queued_bytes -= w->len;
+  free(w);
+  if (c->closing) return;
+  if (status < 0) {
+    anim_connection_close(c, uv_strerror(status));
+    return;
+  }
+  if (c->paused && c->queued_bytes <= c->server->config.output_soft_limit / 2) {
+    c->paused = 0;
+    start_reading(c);
+  }
+  maybe_finish_drain(c);
+}
+
+/* Queues framed bytes (after WRITE_HEADROOM in buffer); takes ownership. */
+static void write_buffer(anim_connection_t *c, uint8_t *buffer, size_t len) {
+  if (c->closing) {
+    free(buffer);
+    return;
+  }
+  write_header_t *w = (write_header_t *)buffer;
+  w->connection = c;
+  w->len = len;
+  uv_buf_t buf = uv_buf_init((char *)buffer + WRITE_HEADROOM, (unsigned)len);
+  int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_write);
+  if (rc < 0) {
+    free(buffer);
+    anim_connection_close(c, uv_strerror(rc));
+    return;
+  }
+  c->queued_bytes += len;
+  const anim_config_t *config = &c->server->config;
+  if (c->queued_bytes > config->output_hard_limit) {
+    anim_log(ANIM_LOG_WARN, "connection %llu: %zu bytes of output queued, over the hard limit",
+             (unsigned long long)c->id, c->queued_bytes);
+    anim_connection_close(c, "output hard limit");
+  } else if (c->queued_bytes > config->output_soft_limit && c->reading) {
+    /* The client is not reading its answers: stop reading its requests. */
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = 0;
+    c->paused = 1;
+  }
+}
+
+static void send_response(anim_connection_t *c, const anim_response_t *response) {
+  uint8_t *buffer;
+  size_t len;
+  if (response->error) c->server->stats.errors++;
+  if (anim_codec_encode_response(response, WRITE_HEADROOM, &buffer, &len) != 0) {
+    anim_connection_close(c, "out of memory encoding a response");
+    return;
+  }
+  write_buffer(c, buffer, len);
+}
+
+static void send_error(anim_connection_t *c, uint64_t id, int code, const char *message) {
+  anim_response_t response;
+  memset(&response, 0, sizeof response);
+  response.id = id;
+  anim_response_fail(&response, code, "%s", message);
+  send_response(c, &response);
+}
+
+static anim_service_ctx_t service_ctx(anim_connection_t *c) {
+  anim_service_ctx_t ctx = {c->server, &c->server->config, c->id};
+  return ctx;
+}
+
+/* ---- thread-pool path ------------------------------------------------------------- */
+
+static void job_run(uv_work_t *work) {
+  job_t *job = work->data;
+  anim_connection_t *c = job->connection;
+  anim_service_ctx_t ctx = service_ctx(c);
+  job->service->handle(&ctx, &job->request, &job->response);
+}
+
+static void job_done(uv_work_t *work, int status) {
+  job_t *job = work->data;
+  anim_connection_t *c = job->connection;
+  c->in_flight--;
+  if (status < 0) anim_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
+  if (!c->closing) send_response(c, &job->response);
+  anim_request_release(&job->request);
+  free(job);
+  if (c->closed && c->in_flight == 0) connection_free(c);
+  else maybe_finish_drain(c);
+}
+
+static int dispatch_off_loop(anim_connection_t *c, const anim_service_t *service, anim_request_t *request) {
+  job_t *job = calloc(1, sizeof *job);
+  if (!job) return ANIM_ENOMEM;
+  job->work.data = job;
+  job->connection = c;
+  job->service = service;
+  job->request = *request;
+  job->response.id = request->id;
+  job->response.type = request->type;
+  int rc = uv_queue_work(c->server->loop, &job->work, job_run, job_done);
+  if (rc < 0) {
+    free(job);
+    return ANIM_EINTERNAL;
+  }
+  c->in_flight++;
+  return 0;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+static void dispatch(anim_connection_t *c, anim_request_t *request) {
+  const anim_service_t *service = anim_service_for(request->type);
+  anim_response_t response;
+  if (service->off_loop) {
+    if (c->in_flight >= c->server->config.max_in_flight) {
+      send_error(c, request->id, ANIM_ELIMIT, "too many requests in flight on this connection");
+    } else if (dispatch_off_loop(c, service, request) == 0) {
+      return; /* the job owns the request now */
+    } else {
+      send_error(c, request->id, ANIM_EINTERNAL, "cannot queue the request");
+    }
+    anim_request_release(request);
+    return;
+  }
+  memset(&response, 0, sizeof response);
+  response.id = request->id;
+  response.type = request->type;
+  anim_service_ctx_t ctx = service_ctx(c);
+  service->handle(&ctx, request, &response);
+  send_response(c, &response);
+  anim_request_release(request);
+}
+
+static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
+  anim_connection_t *c = ctx;
+  anim_request_t request;
+  char err[ANIM_ERROR_MESSAGE_MAX];
+  c->server->stats.requests++;
+  int rc = anim_codec_decode_request(frame, len, c->server->config.decode_budget_bytes, &request, err, sizeof err);
+  if (rc != 0) {
+    anim_log(ANIM_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)c->id, err);
+    send_error(c, request.id, rc, err);
+    anim_request_release(&request);
+  } else {
+    dispatch(c, &request);
+  }
+  /* Backpressure or an error may have stopped this connection mid-buffer. */
+  return c->closing ? ANIM_ECLOSED : 0;
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
+  anim_connection_t *c = handle->data;
+  buf->base = c->server->read_buffer;
+  buf->len = sizeof c->server->read_buffer;
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+  anim_connection_t *c = stream->data;
+  if (nread == UV_EOF) {
+    anim_connection_close(c, "client closed");
+    return;
+  }
+  if (nread < 0) {
+    anim_connection_close(c, uv_strerror((int)nread));
+    return;
+  }
+  int rc = anim_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)nread, on_frame, c);
+  if (rc == ANIM_ETOOBIG || rc == ANIM_EPROTO || rc == ANIM_ENOMEM) {
+    c->server->stats.frames_rejected++;
+    send_error(c, 0, rc,
+               rc == ANIM_ETOOBIG ? "frame length over the server's max_frame_bytes" : "malformed frame length");
+    anim_connection_drain(c);
+  }
+}
+
+static void start_reading(anim_connection_t *c) {
+  if (c->reading || c->closing || c->draining) return;
+  if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0) c->reading = 1;
+}
+
+/* ---- drain and accept ------------------------------------------------------------ */
+
+static void on_shutdown(uv_shutdown_t *req, int status) {
+  anim_connection_t *c = req->data;
+  free(req);
+  anim_connection_close(c, "drained");
+}
+
+static void maybe_finish_drain(anim_connection_t *c) {
+  if (!c->draining || c->closing || c->in_flight > 0) return;
+  c->closing = 1; /* no more writes; uv_shutdown flushes what is queued */
+  uv_shutdown_t *req = malloc(sizeof *req);
+  if (req) {
+    req->data = c;
+    if (uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) == 0) return;
+    free(req);
+  }
+  c->closing = 0;
+  anim_connection_close(c, "drained");
+}
+
+void anim_connection_drain(anim_connection_t *c) {
+  if (c->draining || c->closing) return;
+  c->draining = 1;
+  if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
+  c->reading = 0;
+  maybe_finish_drain(c);
+}
+
+int anim_connection_accept(anim_server_t *server, uv_stream_t *listener) {
+  anim_connection_t *c = calloc(1, sizeof *c);
+  if (!c) return ANIM_ENOMEM;
+  uv_tcp_init(server->loop, &c->tcp);
+  c->tcp.data = c;
+  c->server = server;
+  c->id = ++server->next_connection_id;
+  anim_frame_reader_init(&c->reader, server->config.max_frame_bytes);
+  c->next = server->connections;
+  if (server->connections) server->connections->prev = c;
+  server->connections = c;
+  server->nconnections++;
+
+  int rc = uv_accept(listener, (uv_stream_t *)&c->tcp);
+  if (rc < 0) {
+    anim_connection_close(c, uv_strerror(rc));
+    return rc;
+  }
+  uv_tcp_nodelay(&c->tcp, 1);
+  struct sockaddr_storage addr;
+  int addrlen = sizeof addr;
+  snprintf(c->peer, sizeof c->peer, "?");
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&addr, &addrlen) == 0) {
+    char ip[48] = "?";
+    int port = 0;
+    if (addr.ss_family == AF_INET6) {
+      uv_ip6_name((struct sockaddr_in6 *)&addr, ip, sizeof ip);
+      port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+    } else {
+      uv_ip4_name((struct sockaddr_in *)&addr, ip, sizeof ip);
+      port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
+    }
+    snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
+  }
+  if (server->nconnections > server->config.max_connections || server->shutting_down) {
+    server->stats.connections_refused++;
+    send_error(c, 0, server->shutting_down ? ANIM_ESHUTDOWN : ANIM_ELIMIT,
+               server->shutting_down ? "server is shutting down" : "too many connections");
+    anim_connection_drain(c);
+    return 0;
+  }
+  server->stats.connections_accepted++;
+  anim_log(ANIM_LOG_DEBUG, "connection %llu from %s", (unsigned long long)c->id, c->peer);
+  start_reading(c);
+  return 0;
+}

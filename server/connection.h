@@ -1,0 +1,51 @@
+/*
+ * connection.h: one client connection: reads frames, decodes and dispatches
+ * requests, writes responses with accounting of queued bytes.
+ *
+ * Memory per connection is bounded: the frame reader keeps at most one
+ * partial frame (<= max_frame_bytes); queued output above the soft limit
+ * pauses reading (the client must read its answers before sending more), and
+ * above the hard limit closes the connection. A framing error (oversize
+ * length, bad varint) is answered with an error and closes only this
+ * connection; a frame that is not a valid Request is answered with an error
+ * and the connection carries on (the stream is still in sync).
+ *
+ * Created by anim_connection_accept, torn down through uv_close and freed in
+ * its close callback, once no thread-pool job refers to it.
+ */
+#ifndef ANIM_CONNECTION_H
+#define ANIM_CONNECTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+#include "frame.h"
+
+struct anim_server;
+
+typedef struct anim_connection {
+  uv_tcp_t tcp;
+  struct anim_server *server;
+  uint64_t id;
+  char peer[64];
+  anim_frame_reader_t reader;
+  size_t queued_bytes;  /* written to libuv, not yet on the wire */
+  uint32_t in_flight;   /* requests on the thread pool */
+  int reading;          /* uv_read_start is active */
+  int paused;           /* reading stopped by output backpressure */
+  int draining;         /* shutting down: answer in-flight work, then close */
+  int closing;          /* uv_close called */
+  int closed;           /* close callback ran */
+  struct anim_connection *prev, *next;
+} anim_connection_t;
+
+/* Accepts a pending connection on listener. 0 or a negative libuv/ANIM code. */
+int anim_connection_accept(struct anim_server *server, uv_stream_t *listener);
+
+/* Stops reading, lets in-flight requests answer and output flush, then closes. */
+void anim_connection_drain(anim_connection_t *connection);
+
+/* Closes now; queued output is dropped. */
+void anim_connection_close(anim_connection_t *connection, const char *reason);
+
+#endif

@@ -1,0 +1,87 @@
+/* server.c: listener, connection set, signals and graceful shutdown (see server.h). */
+#include <stdio.h>
+#include <string.h>
+#include "anim_error.h"
+#include "connection.h"
+#include "log.h"
+#include "server.h"
+
+static void on_connection(uv_stream_t *listener, int status) {
+  anim_server_t *server = listener->data;
+  if (status < 0) {
+    anim_log(ANIM_LOG_WARN, "accept failed: %s", uv_strerror(status));
+    return;
+  }
+  int rc = anim_connection_accept(server, listener);
+  if (rc < 0) anim_log(ANIM_LOG_WARN, "accept failed: %s", rc < ANIM_ERRNO_MIN ? uv_strerror(rc) : anim_strerror(rc));
+}
+
+static void on_signal(uv_signal_t *handle, int signum) {
+  anim_server_t *server = handle->data;
+  anim_log(ANIM_LOG_INFO, "received %s: shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
+  anim_server_shutdown(server);
+}
+
+static int resolve(const char *host, int port, struct sockaddr_storage *out) {
+  if (uv_ip4_addr(host, port, (struct sockaddr_in *)out) == 0) return 0;
+  if (uv_ip6_addr(host, port, (struct sockaddr_in6 *)out) == 0) return 0;
+  return ANIM_EINVAL;
+}
+
+static void record_bound_address(anim_server_t *server) {
+  struct sockaddr_storage addr;
+  int len = sizeof addr;
+  uv_tcp_getsockname(&server->listener, (struct sockaddr *)&addr, &len);
+  if (addr.ss_family == AF_INET6) {
+    uv_ip6_name((struct sockaddr_in6 *)&addr, server->bound_host, sizeof server->bound_host);
+    server->bound_port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+  } else {
+    uv_ip4_name((struct sockaddr_in *)&addr, server->bound_host, sizeof server->bound_host);
+    server->bound_port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
+  }
+}
+
+int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_t *config, char *err, int errlen) {
+  memset(server, 0, sizeof *server);
+  server->loop = loop;
+  server->config = *config;
+  struct sockaddr_storage addr;
+  if (resolve(config->host, config->port, &addr) != 0) {
+    snprintf(err, errlen, "--host %s: not an IPv4 or IPv6 address", config->host);
+    return ANIM_EINVAL;
+  }
+  uv_tcp_init(loop, &server->listener);
+  server->listener.data = server;
+  int rc = uv_tcp_bind(&server->listener, (const struct sockaddr *)&addr, 0);
+  if (rc == 0) rc = uv_listen((uv_stream_t *)&server->listener, 511, on_connection);
+  if (rc < 0) {
+    snprintf(err, errlen, "cannot listen on %s:%d: %s", config->host, config->port, uv_strerror(rc));
+    uv_close((uv_handle_t *)&server->listener, NULL);
+    return ANIM_EIO;
+  }
+  record_bound_address(server);
+  uv_signal_init(loop, &server->sigint);
+  uv_signal_init(loop, &server->sigterm);
+  server->sigint.data = server->sigterm.data = server;
+  uv_signal_start(&server->sigint, on_signal, SIGINT);
+  uv_signal_start(&server->sigterm, on_signal, SIGTERM);
+  return 0;
+}
+
+void anim_server_shutdown(anim_server_t *server) {
+  if (server->shutting_down) return;
+  server->shutting_down = 1;
+  uv_close((uv_handle_t *)&server->listener, NULL);
+  uv_close((uv_handle_t *)&server->sigint, NULL);
+  uv_close((uv_handle_t *)&server->sigterm, NULL);
+  /* Drain may free a connection synchronously only through uv callbacks, so
+   * walking the list here is safe. */
+  for (anim_connection_t *c = server->connections; c; c = c->next) anim_connection_drain(c);
+}
+
+void anim_server_connection_closed(anim_server_t *server, anim_connection_t *c) {
+  if (c->prev) c->prev->next = c->next;
+  else server->connections = c->next;
+  if (c->next) c->next->prev = c->prev;
+  server->nconnections--;
+}

@@ -1,0 +1,52 @@
+/*
+ * server.h: the listening server: libuv loop, TCP listener, the set of live
+ * connections, signals and graceful shutdown.
+ *
+ * Lifecycle: anim_server_start binds and listens (port 0 takes an ephemeral
+ * port, readable in bound_port); uv_run serves; SIGINT/SIGTERM or
+ * anim_server_shutdown stop accepting, let in-flight work answer, flush and
+ * close every connection, and close the server's handles, so uv_run returns
+ * and uv_loop_close succeeds.
+ */
+#ifndef ANIM_SERVER_H
+#define ANIM_SERVER_H
+
+#include <stdint.h>
+#include <uv.h>
+#include "config.h"
+
+struct anim_connection;
+
+typedef struct {
+  uint64_t connections_accepted, connections_refused;
+  uint64_t requests, errors, frames_rejected;
+} anim_server_stats_t;
+
+typedef struct anim_server {
+  uv_loop_t *loop;
+  anim_config_t config;
+  uv_tcp_t listener;
+  uv_signal_t sigint, sigterm;
+  struct anim_connection *connections; /* doubly linked */
+  uint32_t nconnections;
+  uint64_t next_connection_id;
+  int shutting_down;
+  char bound_host[64];
+  int bound_port;
+  anim_server_stats_t stats;
+  /* Reads land here and are consumed before the next read: one buffer serves
+   * every connection, so idle connections hold no read buffer at all. */
+  char read_buffer[64 * 1024];
+} anim_server_t;
+
+/* Binds, listens and installs signal handlers on loop. 0 or a negative code
+ * with a message in err (bad address, port in use). */
+int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_t *config, char *err, int errlen);
+
+/* Stops accepting and drains every connection; idempotent. */
+void anim_server_shutdown(anim_server_t *server);
+
+/* Called by a connection when it has been closed and freed. */
+void anim_server_connection_closed(anim_server_t *server, struct anim_connection *connection);
+
+#endif
