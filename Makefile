@@ -30,7 +30,7 @@ endif
 OPT ?= -O2
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -MMD -MP \
-  -Iinclude -Icore -Iwire -I$(BUILD)/gen \
+  -Iinclude -Icore -Iwire -Itests/support -I$(BUILD)/gen \
   -DANIM_VERSION='"$(VERSION)"' -DANIM_PROTOCOL_VERSION=$(PROTOCOL_VERSION) \
   $(SAN_FLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
@@ -66,7 +66,7 @@ CLIENT_LIB := $(BUILD)/libanimclient.a
 CLIENT_SO := $(BUILD)/libanimclient.so
 CLIENT_SOVER := $(CLIENT_SO).0
 SERVER_BIN := $(BUILD)/animserver
-TOOLS := $(BUILD)/animctl $(BUILD)/animdb
+TOOLS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/animctl.c tools/animdb.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # The client library's own objects: compiled twice (static and PIC).

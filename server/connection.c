@@ -68,7 +68,7 @@ static void on_write(uv_write_t *req, int status) {
 
 /* Queues framed bytes (after WRITE_HEADROOM in buffer); takes ownership. */
 static void write_buffer(anim_connection_t *c, uint8_t *buffer, size_t len) {
-  if (c->closing) {
+  if (c->closing || c->shutdown_sent) {
     free(buffer);
     return;
   }
@@ -134,7 +134,7 @@ static void job_done(uv_work_t *work, int status) {
   anim_connection_t *c = job->connection;
   c->in_flight--;
   if (status < 0) anim_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
-  if (!c->closing) send_response(c, &job->response);
+  send_response(c, &job->response);
   anim_request_release(&job->request);
   free(job);
   if (c->closed && c->in_flight == 0) connection_free(c);
@@ -240,15 +240,14 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 }
 
 static void maybe_finish_drain(anim_connection_t *c) {
-  if (!c->draining || c->closing || c->in_flight > 0) return;
-  c->closing = 1; /* no more writes; uv_shutdown flushes what is queued */
+  if (!c->draining || c->shutdown_sent || c->closing || c->in_flight > 0) return;
+  c->shutdown_sent = 1; /* no more writes; uv_shutdown flushes what is queued */
   uv_shutdown_t *req = malloc(sizeof *req);
   if (req) {
     req->data = c;
     if (uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) == 0) return;
     free(req);
   }
-  c->closing = 0;
   anim_connection_close(c, "drained");
 }
 

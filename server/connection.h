@@ -34,6 +34,7 @@ typedef struct anim_connection {
   int reading;          /* uv_read_start is active */
   int paused;           /* reading stopped by output backpressure */
   int draining;         /* shutting down: answer in-flight work, then close */
+  int shutdown_sent;    /* uv_shutdown called: output is final */
   int closing;          /* uv_close called */
   int closed;           /* close callback ran */
   struct anim_connection *prev, *next;

@@ -2,6 +2,7 @@
  * main.c: the animserver program: parse flags, start the server on the
  * default loop, serve until SIGINT/SIGTERM, exit 0 after a clean drain.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <uv.h>
@@ -21,6 +22,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   anim_log_set_level(config.log_level);
+  /* A peer that vanishes mid-write must cost one connection, not the process. */
+  signal(SIGPIPE, SIG_IGN);
 
   static anim_server_t server; /* large (read buffer): not on the stack */
   uv_loop_t *loop = uv_default_loop();

@@ -1,0 +1,84 @@
+/* server_proc.c: spawning and stopping the real server for tests (see server_proc.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "server_proc.h"
+
+static const char *build_dir(void) {
+  const char *dir = getenv("ANIM_BUILD_DIR");
+  return dir && *dir ? dir : "build";
+}
+
+int anim_test_server_start(anim_test_server_t *server, const char *log_name, const char *const *extra) {
+  char binary[1024], log_path[1024];
+  snprintf(binary, sizeof binary, "%s/animserver", build_dir());
+  snprintf(log_path, sizeof log_path, "%s/tests/%s.server.log", build_dir(), log_name);
+  const char *argv[64] = {binary, "--host", "127.0.0.1", "--port", "0"};
+  int argc = 5;
+  for (int i = 0; extra && extra[i] && argc < 62; i++) argv[argc++] = extra[i];
+  argv[argc] = NULL;
+
+  int out[2];
+  if (pipe(out) < 0) return -1;
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (log >= 0) dup2(log, STDERR_FILENO);
+    close(out[0]);
+    execv(binary, (char *const *)argv);
+    fprintf(stderr, "exec %s: %s\n", binary, strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  FILE *stream = fdopen(out[0], "r");
+  char line[256] = "";
+  int ok = stream && fgets(line, sizeof line, stream) &&
+           sscanf(line, "listening on %63[^:]:%d", server->host, &server->port) == 2;
+  if (stream) fclose(stream);
+  server->pid = pid;
+  if (!ok) {
+    fprintf(stderr, "server did not start (see %s): %s\n", log_path, line);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+  }
+  return 0;
+}
+
+int anim_test_server_stop(anim_test_server_t *server) {
+  kill(server->pid, SIGTERM);
+  for (int i = 0; i < 1000; i++) {
+    int status;
+    pid_t r = waitpid(server->pid, &status, WNOHANG);
+    if (r == server->pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  kill(server->pid, SIGKILL);
+  waitpid(server->pid, NULL, 0);
+  return -1;
+}
+
+int anim_test_server_raw_connect(const anim_test_server_t *server) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {0};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((uint16_t)server->port);
+  inet_pton(AF_INET, server->host, &addr.sin_addr);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}

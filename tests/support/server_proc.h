@@ -1,0 +1,30 @@
+/*
+ * server_proc.h: runs the real animserver binary for end-to-end tests, on an
+ * ephemeral loopback port, and stops it with SIGTERM.
+ *
+ * The binary is $ANIM_BUILD_DIR/animserver (the test runner sets it; default
+ * build/). Its stderr log goes to $ANIM_BUILD_DIR/tests/<name>.server.log.
+ */
+#ifndef ANIM_TEST_SERVER_PROC_H
+#define ANIM_TEST_SERVER_PROC_H
+
+#include <sys/types.h>
+
+typedef struct {
+  pid_t pid;
+  int port;
+  char host[64];
+} anim_test_server_t;
+
+/* Starts the server with extra arguments (NULL-terminated list, may be NULL)
+ * and waits for its "listening on" line. 0, or -1 (the test should fail). */
+int anim_test_server_start(anim_test_server_t *server, const char *log_name, const char *const *extra_args);
+
+/* SIGTERM, then waits; returns the exit status (0 for a clean drain), or -1
+ * if it died from a signal or did not stop within 10 s (then killed). */
+int anim_test_server_stop(anim_test_server_t *server);
+
+/* A raw loopback TCP socket to the server, blocking, for byte-level tests. */
+int anim_test_server_raw_connect(const anim_test_server_t *server);
+
+#endif
