@@ -1,0 +1,181 @@
+/*
+ * spring.c: exact critically damped springs and their tuning.
+ *
+ * The decays are evaluated in double (the exponential and the (v + y x) t
+ * products lose little that way) and stored back in float. The tuning
+ * formulas were re-derived here; the spring-tuning note in the seeds has
+ * k_p = (...)^2 t^2 m where it must be m (.../t)^2 (u = y t, so y = u / t),
+ * and k_d = 1 / (2 sqrt(m k_p)) where critical damping is k_d = 2 sqrt(m k_p).
+ * Its ERP/CFM formulas and their inverse are right.
+ */
+#include <math.h>
+
+#include "anim_error.h"
+#include "lambertw.h"
+#include "spring.h"
+
+#define LN2 0.69314718055994530942
+#define INV_E 0.36787944117144232160
+
+/* Half-damping y (1/s) of the critically damped spring with this half-life;
+ * the same small epsilon as halflife_to_damping so halflife 0 snaps. */
+static double halflife_to_y(double halflife) { return 2.0 * LN2 / (halflife + 1e-8); }
+static double y_to_halflife(double y) { return 2.0 * LN2 / y; }
+
+/* The exact decay of one dimension, with e = exp(-y dt) shared by callers. */
+static void decay_axis(float *io_x, float *io_v, double y, double e, double dt) {
+  double x = *io_x, v = *io_v;
+  double j1 = v + x * y;
+  *io_x = (float)(e * (x + j1 * dt));
+  *io_v = (float)(e * (v - j1 * y * dt));
+}
+
+void anim_spring_decay(float *io_x, float *io_v, float halflife, float dt) {
+  double y = halflife_to_y(halflife);
+  decay_axis(io_x, io_v, y, exp(-y * dt), dt);
+}
+
+void anim_spring_decay_vec3(vec3 *io_x, vec3 *io_v, float halflife, float dt) {
+  double y = halflife_to_y(halflife), e = exp(-y * dt);
+  decay_axis(&io_x->x, &io_v->x, y, e, dt);
+  decay_axis(&io_x->y, &io_v->y, y, e, dt);
+  decay_axis(&io_x->z, &io_v->z, y, e, dt);
+}
+
+void anim_spring_decay_quat(quat *io_q, vec3 *io_w, float halflife, float dt) {
+  /* quat_abs picks the short way round, so q and -q decay identically. */
+  vec3 r = quat_to_scaled_angle_axis(quat_abs(*io_q));
+  anim_spring_decay_vec3(&r, io_w, halflife, dt);
+  *io_q = quat_from_scaled_angle_axis(r);
+}
+
+void anim_spring_simple(float *io_x, float *io_v, float x_goal, float halflife, float dt) {
+  float e = *io_x - x_goal;
+  anim_spring_decay(&e, io_v, halflife, dt);
+  *io_x = e + x_goal;
+}
+
+void anim_spring_simple_vec3(vec3 *io_x, vec3 *io_v, vec3 x_goal, float halflife, float dt) {
+  vec3 e = vec3_sub(*io_x, x_goal);
+  anim_spring_decay_vec3(&e, io_v, halflife, dt);
+  *io_x = vec3_add(e, x_goal);
+}
+
+void anim_spring_track(float *io_x, float *io_v, float x_goal, float v_goal, float halflife, float dt) {
+  /* In the goal's moving frame the error obeys the plain decay ODE. */
+  float ex = *io_x - x_goal, ev = *io_v - v_goal;
+  anim_spring_decay(&ex, &ev, halflife, dt);
+  *io_x = ex + x_goal + v_goal * dt;
+  *io_v = ev + v_goal;
+}
+
+void anim_spring_track_vec3(vec3 *io_x, vec3 *io_v, vec3 x_goal, vec3 v_goal, float halflife, float dt) {
+  vec3 ex = vec3_sub(*io_x, x_goal), ev = vec3_sub(*io_v, v_goal);
+  anim_spring_decay_vec3(&ex, &ev, halflife, dt);
+  *io_x = vec3_add(ex, vec3_add(x_goal, vec3_scale(v_goal, dt)));
+  *io_v = vec3_add(ev, v_goal);
+}
+
+/* One axis of the velocity spring: v - v_goal decays critically with rate a;
+ * x integrates v exactly: int_0^dt e^-ys ds = (1 - E)/y and
+ * int_0^dt s e^-ys ds = (1 - E (1 + y dt)) / y^2. */
+static void character_axis(float *io_x, float *io_v, float *io_a, double v_goal, double y, double dt) {
+  double e = exp(-y * dt);
+  double j0 = *io_v - v_goal, j1 = *io_a + j0 * y;
+  double x = *io_x + v_goal * dt + j0 * (1.0 - e) / y + j1 * (1.0 - e * (1.0 + y * dt)) / (y * y);
+  *io_x = (float)x;
+  *io_v = (float)(e * (j0 + j1 * dt) + v_goal);
+  *io_a = (float)(e * (*io_a - j1 * y * dt));
+}
+
+void anim_spring_character_vec3(vec3 *io_x, vec3 *io_v, vec3 *io_a, vec3 v_goal, float halflife, float dt) {
+  double y = halflife_to_y(halflife);
+  character_axis(&io_x->x, &io_v->x, &io_a->x, v_goal.x, y, dt);
+  character_axis(&io_x->y, &io_v->y, &io_a->y, v_goal.y, y, dt);
+  character_axis(&io_x->z, &io_v->z, &io_a->z, v_goal.z, y, dt);
+}
+
+/* ---- tuning ----------------------------------------------------------------- */
+
+static int check_fraction(double alpha, double t) {
+  if (!isfinite(alpha) || !isfinite(t)) return ANIM_ENONFINITE;
+  if (!(alpha > 0.0 && alpha < 1.0) || !(t > 0.0)) return ANIM_EINVAL;
+  return 0;
+}
+
+int anim_spring_halflife_reaching(double *out_halflife, double alpha, double t) {
+  int rc = check_fraction(alpha, t);
+  if (rc < 0) return rc;
+  /* (1 + u) e^-u = alpha  <=>  w e^w = -alpha/e with w = -(1 + u); u > 0
+   * means w < -1, the lower branch. */
+  double w;
+  if ((rc = anim_lambertwm1(-alpha * INV_E, &w)) < 0) return rc;
+  double u = -1.0 - w;
+  if (!(u > 0.0)) return ANIM_ERANGE; /* alpha rounds to 1 */
+  *out_halflife = y_to_halflife(u / t);
+  return 0;
+}
+
+int anim_spring_time_reaching(double *out_t, double alpha, double halflife) {
+  int rc = check_fraction(alpha, halflife);
+  if (rc < 0) return rc;
+  double w;
+  if ((rc = anim_lambertwm1(-alpha * INV_E, &w)) < 0) return rc;
+  *out_t = (-1.0 - w) / (2.0 * LN2 / halflife);
+  return 0;
+}
+
+int anim_spring_halflife_reaching_with_velocity(double *out_halflife, double x0, double v0,
+                                                double alpha, double t) {
+  int rc = check_fraction(alpha, t);
+  if (rc < 0) return rc;
+  if (!isfinite(x0) || !isfinite(v0)) return ANIM_ENONFINITE;
+  if (x0 == 0.0) return ANIM_EINVAL;
+  double b = v0 * t / x0;
+  /* (1 + b + u) e^-u = alpha  <=>  w e^w = -alpha e^-(1+b), w = -(1 + b + u).
+   * Real only when alpha e^-b <= 1; the decaying-side root is on W-1. */
+  if (!isfinite(b) || b < log(alpha)) return ANIM_ERANGE;
+  double z = -alpha * exp(-1.0 - b);
+  if (z < -INV_E) z = -INV_E; /* b == ln(alpha) up to rounding */
+  double w;
+  if ((rc = anim_lambertwm1(z, &w)) < 0) return ANIM_ERANGE;
+  double u = -1.0 - b - w;
+  if (!(u > 0.0) || !isfinite(u)) return ANIM_ERANGE;
+  *out_halflife = y_to_halflife(u / t);
+  return 0;
+}
+
+int anim_spring_critical_gains(double *out_stiffness, double *out_damping, double halflife, double mass) {
+  if (!isfinite(halflife) || !isfinite(mass)) return ANIM_ENONFINITE;
+  if (!(halflife > 0.0) || !(mass > 0.0)) return ANIM_EINVAL;
+  double y = y_to_halflife(halflife); /* the map y <-> halflife is its own inverse */
+  *out_stiffness = mass * y * y;
+  *out_damping = 2.0 * mass * y;
+  return 0;
+}
+
+int anim_spring_implicit_to_erp_cfm(double *out_erp, double *out_cfm, double stiffness,
+                                    double damping, double dt) {
+  if (!isfinite(stiffness) || !isfinite(damping) || !isfinite(dt)) return ANIM_ENONFINITE;
+  if (stiffness < 0.0 || damping < 0.0 || !(dt > 0.0)) return ANIM_EINVAL;
+  double s = dt * stiffness + damping;
+  if (!(s > 0.0)) return ANIM_EINVAL;
+  *out_erp = dt * stiffness / s;
+  *out_cfm = 1.0 / s;
+  return 0;
+}
+
+int anim_spring_erp_cfm_to_implicit(double *out_stiffness, double *out_damping, double erp,
+                                    double cfm, double dt) {
+  if (!isfinite(erp) || !isfinite(cfm) || !isfinite(dt)) return ANIM_ENONFINITE;
+  if (erp < 0.0 || erp > 1.0 || !(cfm > 0.0) || !(dt > 0.0)) return ANIM_EINVAL;
+  *out_stiffness = erp / (dt * cfm);
+  *out_damping = (1.0 - erp) / cfm;
+  return 0;
+}
+
+void anim_spring_erp_cfm_step(double *io_x, double *io_v, double erp, double cfm, double mass, double dt) {
+  double v1 = (cfm * mass * *io_v - erp * *io_x) / (dt + cfm * mass);
+  *io_x += dt * v1;
+  *io_v = v1;
+}
