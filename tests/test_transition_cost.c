@@ -12,7 +12,7 @@
  * with the crossing added as a node so the kink is integrated exactly. */
 static double numeric_area(double x, double v, double y) {
   double T = 60.0 / y, sum = 0.0;
-  const int n = 400000;
+  const int n = 100000;
   double tc = -x / (v + x * y);
   double prev_t = 0.0, prev_f = fabs(x);
   int crossed = !(tc > 0.0 && tc < T);
