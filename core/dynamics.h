@@ -69,6 +69,8 @@ void anim_dynamics_angle_reset(anim_dynamics_angle_t *s, float x0);
 
 /* Advances by dt seconds toward input x, estimating x' = (x - x_prev) / dt.
  * dt == 0 changes nothing (the next step sees the whole input change).
+ * (With a changing input, steps far below a millisecond amplify rounding in
+ * the estimated velocity; pass the velocity if such steps are expected.)
  * 0, ANIM_EINVAL (NULL, dt < 0), ANIM_ENONFINITE (x or dt not finite); the
  * state is unchanged on error. */
 int anim_dynamics_update(anim_dynamics_t *s, const anim_dynamics_params_t *p, float x, float dt);
