@@ -97,7 +97,7 @@ $(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
 	$(Q)$(CC) $(CFLAGS_ALL) $(PKG_PBC_CFLAGS) -fPIC -c $< -o $@
 
 # Everything but core may include the generated header; generate it first.
-$(call obj,$(WIRE_SRC) $(CLIENT_SRC) $(SERVER_SRC) server/main.c $(TEST_SRC) $(TEST_SUPPORT_SRC) tools/animctl.c): | $(GEN_H)
+$(call obj,$(WIRE_SRC) $(CLIENT_SRC) $(SERVER_SRC) server/main.c $(TEST_SRC) $(TEST_SUPPORT_SRC) $(wildcard tools/animctl*.c)): | $(GEN_H)
 $(call picobj,$(CLIENT_PARTS)): | $(GEN_H)
 
 $(BUILD)/obj/%.o: %.c
@@ -132,7 +132,8 @@ $(BUILD)/animclient.pc: Makefile
 $(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
-$(BUILD)/animctl: $(call obj,tools/animctl.c) $(CLIENT_LIB)
+ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
+$(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(CLIENT_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lm
 $(BUILD)/animdb: $(call obj,tools/animdb.c) $(CORE_LIB)

@@ -95,6 +95,10 @@ int anim_database_validate(const anim_database_t *db, char *err, int errlen);
 /* Recomputes db->version from the content (skeleton, poses, ranges, features). */
 void anim_database_update_version(anim_database_t *db);
 
+/* Unmaps a database loaded by anim_dbfile_load (dbfile.c); anim_database_free
+ * calls it when db->mapping is set. */
+void anim_dbfile_release(anim_database_t *db);
+
 /* Range holding frame, or -1. */
 int anim_database_range_of(const anim_database_t *db, int frame);
 

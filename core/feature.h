@@ -75,6 +75,11 @@ int anim_feature_schema_validate(const anim_feature_schema_t *schema, const stru
 int anim_features_build(struct anim_database *db, const anim_feature_schema_t *schema, char *err, int errlen);
 void anim_features_free(anim_features_t *features);
 
+/* The raw (unnormalized) feature row of database frame `frame` under schema
+ * (which must be valid for db). 0 or ANIM_ERANGE. */
+int anim_features_compute_frame(const struct anim_database *db, const anim_feature_schema_t *schema, int frame,
+                                float *out_raw);
+
 /* out_normalized[j] = (raw[j] - offset[j]) / scale[j]. */
 void anim_features_normalize(const anim_features_t *features, const float *raw, float *out_normalized);
 void anim_features_denormalize(const anim_features_t *features, const float *normalized, float *out_raw);

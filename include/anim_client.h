@@ -73,6 +73,122 @@ void anim_client_close(anim_client_t *client);
 /* The server's message for the last error response, or a local reason. */
 const char *anim_client_last_error(const anim_client_t *client);
 
+/* ---- databases, search, poses: plain C results ----------------------------------------- */
+
+typedef struct {
+  char name[64];
+  uint64_t version;       /* content hash of the data that answered */
+  uint32_t frames, bones;
+  float frame_rate;       /* Hz */
+  uint32_t feature_dims, ranges;
+  uint64_t memory_bytes;
+} anim_db_summary_t;
+
+typedef struct {
+  char name[64];
+  uint32_t start, stop;   /* frames [start, stop) */
+  int ntags;
+  char tags[8][64];
+} anim_range_info_t;
+
+typedef struct {
+  int kind;               /* 0 bone position, 1 bone velocity, 2 trajectory position, 3 trajectory direction, 4 inertialize */
+  char bone[64];
+  float weight, halflife;
+  int nsamples;
+  int frame_offsets[8];
+  uint32_t first_column, dims;
+} anim_feature_group_info_t;
+
+/* Owned by the library; free with anim_db_description_free. */
+typedef struct {
+  anim_db_summary_t summary;
+  int nbones;
+  char (*bone_names)[64];
+  int *bone_parents;
+  int nranges;
+  anim_range_info_t *ranges;
+  int ngroups;
+  anim_feature_group_info_t *groups;
+  float *feature_offset, *feature_scale; /* feature_dims each: raw = normalized * scale + offset */
+} anim_db_description_t;
+
+/* A pose: arrays of 3 floats (vectors) or 4 floats (w, x, y, z) per bone, NULL when not requested. */
+typedef struct {
+  uint32_t frame;
+  int nbones;
+  const float *local_positions, *local_rotations, *local_velocities, *local_angular_velocities;
+  const float *global_positions, *global_rotations, *global_velocities, *global_angular_velocities;
+  int ncontacts;
+  const uint8_t *contacts;
+} anim_pose_t;
+
+typedef struct {
+  int local, global, velocities; /* neither local nor global: local */
+} anim_pose_options_t;
+
+enum { ANIM_METHOD_DEFAULT = 0, ANIM_METHOD_BRUTE = 1, ANIM_METHOD_BOXES = 2, ANIM_METHOD_FAST = 3 };
+
+/* A search query. Start from anim_query_init. The query vector is either
+ * features (nfeatures == the database's dims; normalized unless
+ * raw_features) or the features of database frame from_frame, whose
+ * trajectory part may be replaced by trajectory_positions/directions (x, z
+ * pairs in character space, one per trajectory sample). */
+typedef struct {
+  const float *features;
+  int nfeatures;
+  int raw_features;
+  int from_frame;              /* -1: not used */
+  const float *trajectory_positions;
+  int ntrajectory_positions;   /* pairs */
+  const float *trajectory_directions;
+  int ntrajectory_directions;
+  int k;                       /* results wanted, 1..max_k */
+  int current_frame;           /* -1: none; else it competes without transition cost */
+  float transition_cost;
+  int ignore_range_end, ignore_surrounding;
+  const char *const *tags;     /* only ranges with any of these tags */
+  int ntags;
+  int include_pose, explain;
+  int method;                  /* ANIM_METHOD_* */
+} anim_query_t;
+
+void anim_query_init(anim_query_t *query);
+
+typedef struct {
+  uint32_t frame, range;
+  char range_name[64];
+  float cost;
+  anim_pose_t *pose;           /* when include_pose, else NULL */
+} anim_match_t;
+
+typedef struct {
+  int nmatches;
+  anim_match_t *matches;       /* ascending cost */
+  int nexplain;                /* when explain: cost of the best match per feature group */
+  char (*explain_names)[64];
+  float *explain_costs;
+  float margin;                /* runner-up cost - best cost */
+} anim_result_t;
+
+/* Owned by the library; free with anim_search_reply_free. */
+typedef struct {
+  uint64_t database_version;
+  int nresults;
+  anim_result_t *results;      /* one per query, in order */
+} anim_search_reply_t;
+
+/* Owned by the library; free with anim_pose_reply_free. */
+typedef struct {
+  uint64_t database_version;
+  int nposes;
+  anim_pose_t *poses;
+} anim_pose_reply_t;
+
+void anim_db_description_free(anim_db_description_t *description);
+void anim_search_reply_free(anim_search_reply_t *reply);
+void anim_pose_reply_free(anim_pose_reply_t *reply);
+
 /* ---- blocking calls --------------------------------------------------------- */
 
 /* Handshake: client_name is free text for the server's logs. */
@@ -80,6 +196,92 @@ int anim_client_hello(anim_client_t *client, const char *client_name, anim_hello
 
 /* Round trip; out_rtt_us (may be NULL) receives the measured round-trip time. */
 int anim_client_ping(anim_client_t *client, const void *payload, size_t len, uint64_t *out_rtt_us, int timeout_ms);
+
+/* Databases. list fills up to max summaries and sets *out_count to how many
+ * the server has. load/reload/unload are admin operations: load reads
+ * NAME.animdb from the server's data directory; reload rebuilds it aside and
+ * swaps it in. out_summary may be NULL. */
+int anim_client_db_list(anim_client_t *client, anim_db_summary_t *out_summaries, int max, int *out_count,
+                        int timeout_ms);
+int anim_client_db_describe(anim_client_t *client, const char *name, anim_db_description_t **out_description,
+                            int timeout_ms);
+int anim_client_db_load(anim_client_t *client, const char *name, anim_db_summary_t *out_summary, int timeout_ms);
+int anim_client_db_reload(anim_client_t *client, const char *name, anim_db_summary_t *out_summary, int timeout_ms);
+int anim_client_db_unload(anim_client_t *client, const char *name, int timeout_ms);
+
+/* One query, or n in one message (a crowd); *out_reply has one result per query. */
+int anim_client_search(anim_client_t *client, const char *database, const anim_query_t *query,
+                       anim_search_reply_t **out_reply, int timeout_ms);
+int anim_client_search_batch(anim_client_t *client, const char *database, const anim_query_t *queries, int n,
+                             anim_search_reply_t **out_reply, int timeout_ms);
+
+/* count frames from frame (count 0 means 1). options may be NULL (local pose). */
+int anim_client_pose(anim_client_t *client, const char *database, int frame, int count,
+                     const anim_pose_options_t *options, anim_pose_reply_t **out_reply, int timeout_ms);
+
+/* ---- inertialization state ------------------------------------------------------------ */
+
+/* A pose for inertialization: database frame `frame` (>= 0), or, with frame
+ * -1, an explicit pose of nbones bones (3 floats per vector, 4 per rotation
+ * w, x, y, z; bone 0 the root, the others local to their parent). */
+typedef struct {
+  int frame;
+  int nbones;
+  const float *positions, *velocities, *rotations, *angular_velocities;
+} anim_pose_source_t;
+
+/* Offsets (3, 3, 4, 3 floats per bone) and root anchor (anim position 3,
+ * anim rotation 4, world position 3, world rotation 4). Replies are owned by
+ * the library (anim_inertializer_state_free); a caller may also fill one of
+ * its own to send. */
+typedef struct {
+  int nbones;
+  float *offset_positions, *offset_velocities, *offset_rotations, *offset_angular_velocities;
+  float anchor[14];
+} anim_inertializer_state_t;
+
+typedef struct {
+  float exact, approximate; /* summed over bones: metre-seconds for positions */
+  int nbones;
+  char (*names)[64];
+  float *exact_per_bone, *approximate_per_bone;
+} anim_transition_cost_t;
+
+typedef struct {
+  double halflife, stiffness, damping, erp, cfm;
+} anim_spring_tuning_t;
+
+void anim_inertializer_state_free(anim_inertializer_state_t *state);
+void anim_transition_cost_free(anim_transition_cost_t *cost);
+/* Frees a pose allocated by the library (evaluate's output). */
+void anim_pose_free(anim_pose_t *pose);
+
+/* New offsets for a transition from source (playing now) to destination,
+ * continuing from state (NULL: zero offsets, identity anchor). database may
+ * be NULL when both poses are explicit. */
+int anim_client_inertialize_transition(anim_client_t *client, const char *database, const anim_pose_source_t *source,
+                                       const anim_pose_source_t *destination, const anim_inertializer_state_t *state,
+                                       anim_inertializer_state_t **out_state, int timeout_ms);
+/* The offsets t seconds after state's instant and the displayed pose for
+ * input, as a local pose (local_* arrays) whose root, bone 0, is in world
+ * space. Either output may be NULL. */
+int anim_client_inertialize_evaluate(anim_client_t *client, const char *database, const anim_inertializer_state_t *state,
+                                     const anim_pose_source_t *input, float halflife, float t,
+                                     anim_inertializer_state_t **out_state, anim_pose_t **out_pose, int timeout_ms);
+/* Exact displacement and its approximation for a transition; bones (names,
+ * database frames only) may be NULL for all. */
+int anim_client_transition_cost(anim_client_t *client, const char *database, const anim_pose_source_t *source,
+                                const anim_pose_source_t *destination, float halflife, const char *const *bones,
+                                int nbones, anim_transition_cost_t **out_cost, int timeout_ms);
+/* Half-life and gains (for mass) of the critically damped spring that, from
+ * (x0, v0), is at alpha * x0 after t seconds. */
+int anim_client_spring_halflife(anim_client_t *client, double alpha, double t, double x0, double v0, double mass,
+                                anim_spring_tuning_t *out_tuning, int timeout_ms);
+/* Implicit-spring gains <-> constraint ERP/CFM for a time step dt. */
+int anim_client_spring_to_constraint(anim_client_t *client, double stiffness, double damping, double dt,
+                                     anim_spring_tuning_t *out_tuning, int timeout_ms);
+int anim_client_spring_from_constraint(anim_client_t *client, double erp, double cfm, double dt,
+                                       anim_spring_tuning_t *out_tuning, int timeout_ms);
 
 /* ---- non-blocking path --------------------------------------------------------- */
 
@@ -90,6 +292,12 @@ int anim_client_hello_send(anim_client_t *client, const char *client_name, anim_
                            uint64_t *out_id);
 int anim_client_ping_send(anim_client_t *client, const void *payload, size_t len, anim_ping_cb cb, void *data,
                           uint64_t *out_id);
+
+/* Non-blocking search: reply is valid during the callback only. */
+typedef void (*anim_search_cb)(anim_client_t *client, uint64_t id, int status, const anim_search_reply_t *reply,
+                               void *data);
+int anim_client_search_send(anim_client_t *client, const char *database, const anim_query_t *queries, int n,
+                            anim_search_cb cb, void *data, uint64_t *out_id);
 
 /* Reads what the socket has, calls callbacks for complete messages, writes
  * queued output. Never blocks. 0, or ANIM_ECLOSED / ANIM_EPROTO /

@@ -8,6 +8,7 @@
 #include "animserver.pb-c.h"
 #include "codec.h"
 #include "frame.h"
+#include "registry.h"
 
 #define CLIENT_NAME_MAX 256
 
@@ -85,48 +86,449 @@ static int fail(char *err, int errlen, int code, const char *fmt, ...) {
   return code;
 }
 
-static int convert_hello(const Animserver__HelloRequest *in, anim_hello_request_t *out, char *err, int errlen) {
+/* ---- request arena: converted arrays, charged to the same budget ------------ */
+
+typedef struct arena_block {
+  struct arena_block *next;
+  max_align_t data[];
+} arena_block_t;
+
+static void *arena_alloc(anim_request_t *request, size_t size) {
+  budget_t *budget = request->budget;
+  if (size > budget->limit - budget->used) {
+    budget->exceeded = 1;
+    return NULL;
+  }
+  arena_block_t *block = malloc(sizeof *block + size);
+  if (!block) return NULL;
+  budget->used += size;
+  block->next = request->arena;
+  request->arena = block;
+  return block->data;
+}
+
+static void arena_free(anim_request_t *request) {
+  for (arena_block_t *b = request->arena, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  request->arena = NULL;
+}
+
+/* ---- field checks --------------------------------------------------------------- */
+
+typedef struct {
+  anim_request_t *request;
+  const anim_codec_limits_t *limits;
+  char *err;
+  int errlen;
+} convert_t;
+
+static int check_finite(convert_t *cv, const char *field, const float *values, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(values[i]))
+      return fail(cv->err, cv->errlen, ANIM_ENONFINITE, "%s[%zu] is %s", field, i, isnan(values[i]) ? "NaN" : "infinite");
+  return 0;
+}
+
+static int check_name(convert_t *cv, const char *field, const char *name) {
+  if (!name || !*name) return fail(cv->err, cv->errlen, ANIM_EBADNAME, "%s is empty", field);
+  if (anim_db_name_validate(name) != 0)
+    return fail(cv->err, cv->errlen, ANIM_EBADNAME,
+                "%s \"%.64s\" is not a plain name (1-63 of A-Z a-z 0-9 _ - ., not starting with '.')", field, name);
+  return 0;
+}
+
+static int check_count(convert_t *cv, const char *field, uint64_t value, uint64_t max) {
+  if (value > max) return fail(cv->err, cv->errlen, ANIM_EINVAL, "%s = %llu: at most %llu", field,
+                               (unsigned long long)value, (unsigned long long)max);
+  return 0;
+}
+
+/* Copies n Vec2 into a fresh x, z float array. */
+static int convert_vec2s(convert_t *cv, const char *field, Animserver__Vec2 **in, size_t n, const float **out) {
+  if (n > ANIM_MAX_TRAJECTORY_SAMPLES)
+    return fail(cv->err, cv->errlen, ANIM_EDIMENSION, "%s: %zu samples, at most %d", field, n,
+                ANIM_MAX_TRAJECTORY_SAMPLES);
+  float *values = arena_alloc(cv->request, n * 2 * sizeof(float) + 1);
+  if (!values) return fail(cv->err, cv->errlen, ANIM_ELIMIT, "%s: over the request memory budget", field);
+  for (size_t i = 0; i < n; i++) {
+    values[2 * i] = in[i]->x;
+    values[2 * i + 1] = in[i]->z;
+  }
+  *out = values;
+  return check_finite(cv, field, values, 2 * n);
+}
+
+/* ---- conversions ---------------------------------------------------------------- */
+
+static int convert_hello(convert_t *cv, const Animserver__HelloRequest *in, anim_hello_request_t *out) {
   const char *name = in->client_name ? in->client_name : "";
   if (strlen(name) > CLIENT_NAME_MAX)
-    return fail(err, errlen, ANIM_EINVAL, "hello.client_name: longer than %d bytes", CLIENT_NAME_MAX);
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "hello.client_name: longer than %d bytes", CLIENT_NAME_MAX);
   out->protocol_version = in->protocol_version;
   out->client_name = name;
   return 0;
 }
 
-static int convert_request(const Animserver__Request *in, anim_request_t *out, char *err, int errlen) {
+static int convert_query(convert_t *cv, const Animserver__SearchQuery *in, anim_query_request_t *out) {
+  int rc;
+  memset(out, 0, sizeof *out);
+  out->from_frame = out->current_frame = -1;
+  if (!in) return fail(cv->err, cv->errlen, ANIM_EINVAL, "query is missing");
+  if ((in->n_features > 0) == (in->from_frame != NULL))
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "query needs exactly one of features or from_frame");
+  if (in->n_features > ANIM_MAX_FEATURE_DIMS)
+    return fail(cv->err, cv->errlen, ANIM_EDIMENSION, "query.features: %zu values, at most %d", in->n_features,
+                ANIM_MAX_FEATURE_DIMS);
+  if ((rc = check_finite(cv, "query.features", in->features, in->n_features))) return rc;
+  out->features = in->n_features ? in->features : NULL;
+  out->nfeatures = (int)in->n_features;
+  out->raw_features = in->raw_features;
+  if (in->from_frame) {
+    if ((rc = check_count(cv, "query.from_frame", in->from_frame->frame, INT32_MAX))) return rc;
+    out->from_frame = (int)in->from_frame->frame;
+  }
+  if ((in->n_trajectory_positions || in->n_trajectory_directions) && !in->from_frame)
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "query.trajectory_* needs from_frame (features are complete)");
+  if ((rc = convert_vec2s(cv, "query.trajectory_positions", in->trajectory_positions, in->n_trajectory_positions,
+                          &out->trajectory_positions)))
+    return rc;
+  out->ntrajectory_positions = (int)in->n_trajectory_positions;
+  if ((rc = convert_vec2s(cv, "query.trajectory_directions", in->trajectory_directions, in->n_trajectory_directions,
+                          &out->trajectory_directions)))
+    return rc;
+  out->ntrajectory_directions = (int)in->n_trajectory_directions;
+  if (in->k > cv->limits->max_k)
+    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "query.k = %u: at most %u", in->k, cv->limits->max_k);
+  out->k = in->k ? (int)in->k : 1;
+  if (in->current_frame) {
+    if ((rc = check_count(cv, "query.current_frame", in->current_frame->frame, INT32_MAX))) return rc;
+    out->current_frame = (int)in->current_frame->frame;
+  }
+  if (!isfinite(in->transition_cost) || in->transition_cost < 0.0f)
+    return fail(cv->err, cv->errlen, isfinite(in->transition_cost) ? ANIM_EINVAL : ANIM_ENONFINITE,
+                "query.transition_cost must be finite and >= 0");
+  out->transition_cost = in->transition_cost;
+  if ((rc = check_count(cv, "query.ignore_range_end", in->ignore_range_end, INT32_MAX))) return rc;
+  if ((rc = check_count(cv, "query.ignore_surrounding", in->ignore_surrounding, INT32_MAX))) return rc;
+  out->ignore_range_end = (int)in->ignore_range_end;
+  out->ignore_surrounding = (int)in->ignore_surrounding;
+  if (in->n_tags > ANIM_MAX_QUERY_TAGS)
+    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "query.tags: %zu tags, at most %d", in->n_tags, ANIM_MAX_QUERY_TAGS);
+  for (size_t i = 0; i < in->n_tags; i++) {
+    if ((rc = check_name(cv, "query.tags[]", in->tags[i]))) return rc;
+    out->tags[i] = in->tags[i];
+  }
+  out->ntags = (int)in->n_tags;
+  out->include_pose = in->include_pose;
+  out->explain = in->explain;
+  switch (in->method) {
+  case ANIMSERVER__SEARCH_METHOD__SEARCH_DEFAULT:
+  case ANIMSERVER__SEARCH_METHOD__SEARCH_FAST: out->method = ANIM_SEARCH_FAST; break;
+  case ANIMSERVER__SEARCH_METHOD__SEARCH_BRUTE: out->method = ANIM_SEARCH_BRUTE; break;
+  case ANIMSERVER__SEARCH_METHOD__SEARCH_BOXES: out->method = ANIM_SEARCH_BOXES; break;
+  default: return fail(cv->err, cv->errlen, ANIM_EINVAL, "query.method %d is unknown", (int)in->method);
+  }
+  return 0;
+}
+
+static int convert_queries(convert_t *cv, const char *database, Animserver__SearchQuery **queries, size_t n,
+                           anim_search_request_t *out) {
+  int rc;
+  if ((rc = check_name(cv, "database", database))) return rc;
+  if (n == 0) return fail(cv->err, cv->errlen, ANIM_EINVAL, "batch_search.queries is empty");
+  if (n > cv->limits->max_batch)
+    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "batch_search: %zu queries, at most %u", n, cv->limits->max_batch);
+  out->database = database;
+  out->queries = arena_alloc(cv->request, n * sizeof *out->queries);
+  if (!out->queries) return fail(cv->err, cv->errlen, ANIM_ELIMIT, "queries: over the request memory budget");
+  for (size_t i = 0; i < n; i++)
+    if ((rc = convert_query(cv, queries[i], &out->queries[i]))) return rc;
+  out->nqueries = (int)n;
+  return 0;
+}
+
+static int convert_pose(convert_t *cv, const Animserver__PoseRequest *in, anim_pose_request_t *out) {
+  int rc;
+  if ((rc = check_name(cv, "pose.database", in->database))) return rc;
+  if ((rc = check_count(cv, "pose.frame", in->frame, INT32_MAX))) return rc;
+  if (in->count > cv->limits->max_pose_frames)
+    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "pose.count = %u: at most %u", in->count,
+                cv->limits->max_pose_frames);
+  out->database = in->database;
+  out->frame = (int)in->frame;
+  out->count = in->count ? (int)in->count : 1;
+  if (in->options) {
+    out->options.local = in->options->local;
+    out->options.global = in->options->global;
+    out->options.velocities = in->options->velocities;
+  }
+  if (!out->options.local && !out->options.global) out->options.local = 1;
+  return 0;
+}
+
+static int convert_db(convert_t *cv, const char *name, anim_db_request_t *out) {
+  out->name = name;
+  return check_name(cv, "name", name);
+}
+
+/* ---- inertialization requests ---------------------------------------------------- */
+
+static int check_unit_quats(convert_t *cv, const char *field, const float *q, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const float *r = q + 4 * i;
+    float norm = sqrtf(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+    if (fabsf(norm - 1.0f) > 1e-2f)
+      return fail(cv->err, cv->errlen, ANIM_EINVAL, "%s[%zu] is not a unit quaternion (norm %g)", field, i, norm);
+  }
+  return 0;
+}
+
+/* A pose's four arrays: all present, of one bone count, finite, unit rotations. */
+static int convert_pose_state(convert_t *cv, const char *field, const Animserver__PoseState *in, anim_pose_ref_t *out) {
+  size_t n = in->n_positions / 3;
+  if (n == 0 || n > ANIM_MAX_BONES || in->n_positions != 3 * n || in->n_velocities != 3 * n ||
+      in->n_rotations != 4 * n || in->n_angular_velocities != 3 * n)
+    return fail(cv->err, cv->errlen, ANIM_EDIMENSION,
+                "%s: need 3 positions, 3 velocities, 4 rotation and 3 angular velocity floats per bone, 1..%d bones "
+                "(got %zu, %zu, %zu, %zu)", field, ANIM_MAX_BONES, in->n_positions, in->n_velocities,
+                in->n_rotations, in->n_angular_velocities);
+  int rc;
+  if ((rc = check_finite(cv, field, in->positions, 3 * n)) || (rc = check_finite(cv, field, in->velocities, 3 * n)) ||
+      (rc = check_finite(cv, field, in->rotations, 4 * n)) ||
+      (rc = check_finite(cv, field, in->angular_velocities, 3 * n)) ||
+      (rc = check_unit_quats(cv, field, in->rotations, n)))
+    return rc;
+  out->frame = -1;
+  out->nbones = (int)n;
+  out->positions = in->positions;
+  out->velocities = in->velocities;
+  out->rotations = in->rotations;
+  out->angular_velocities = in->angular_velocities;
+  return 0;
+}
+
+static int convert_pose_ref(convert_t *cv, const char *field, const Animserver__PoseRef *in, anim_pose_ref_t *out,
+                            int *uses_frame) {
+  memset(out, 0, sizeof *out);
+  if (!in) return fail(cv->err, cv->errlen, ANIM_EINVAL, "%s is missing", field);
+  if (in->source_case == ANIMSERVER__POSE_REF__SOURCE_FRAME) {
+    int rc = check_count(cv, field, in->frame, INT32_MAX);
+    if (rc) return rc;
+    out->frame = (int)in->frame;
+    *uses_frame = 1;
+    return 0;
+  }
+  if (in->source_case == ANIMSERVER__POSE_REF__SOURCE_POSE) return convert_pose_state(cv, field, in->pose, out);
+  return fail(cv->err, cv->errlen, ANIM_EINVAL, "%s needs a frame or a pose", field);
+}
+
+static int convert_state(convert_t *cv, const char *field, const Animserver__InertializerState *in, anim_state_ref_t *out) {
+  memset(out, 0, sizeof *out);
+  if (!in) return 0;
+  size_t n = in->n_offset_positions / 3;
+  if (n == 0 || n > ANIM_MAX_BONES || in->n_offset_positions != 3 * n || in->n_offset_velocities != 3 * n ||
+      in->n_offset_rotations != 4 * n || in->n_offset_angular_velocities != 3 * n ||
+      (in->n_anchor != 0 && in->n_anchor != 14))
+    return fail(cv->err, cv->errlen, ANIM_EDIMENSION,
+                "%s: need 3/3/4/3 offset floats per bone (1..%d bones) and 0 or 14 anchor floats", field,
+                ANIM_MAX_BONES);
+  int rc;
+  if ((rc = check_finite(cv, field, in->offset_positions, 3 * n)) ||
+      (rc = check_finite(cv, field, in->offset_velocities, 3 * n)) ||
+      (rc = check_finite(cv, field, in->offset_rotations, 4 * n)) ||
+      (rc = check_finite(cv, field, in->offset_angular_velocities, 3 * n)) ||
+      (rc = check_finite(cv, field, in->anchor, in->n_anchor)) ||
+      (rc = check_unit_quats(cv, field, in->offset_rotations, n)) ||
+      (in->n_anchor && ((rc = check_unit_quats(cv, field, in->anchor + 3, 1)) ||
+                        (rc = check_unit_quats(cv, field, in->anchor + 10, 1)))))
+    return rc;
+  out->present = 1;
+  out->nbones = (int)n;
+  out->offset_positions = in->offset_positions;
+  out->offset_velocities = in->offset_velocities;
+  out->offset_rotations = in->offset_rotations;
+  out->offset_angular_velocities = in->offset_angular_velocities;
+  out->anchor = in->n_anchor ? in->anchor : NULL;
+  return 0;
+}
+
+/* The database name is required exactly when a frame is named. */
+static int convert_optional_db(convert_t *cv, const char *name, int uses_frame, const char **out) {
+  *out = NULL;
+  if (!uses_frame) return 0;
+  int rc = check_name(cv, "database", name);
+  if (rc == 0) *out = name;
+  return rc;
+}
+
+static int check_halflife(convert_t *cv, float halflife) {
+  if (!isfinite(halflife)) return fail(cv->err, cv->errlen, ANIM_ENONFINITE, "halflife is not finite");
+  if (!(halflife > 0.0f)) return fail(cv->err, cv->errlen, ANIM_EINVAL, "halflife must be > 0 seconds");
+  return 0;
+}
+
+static int convert_transition(convert_t *cv, const Animserver__InertializeTransitionRequest *in,
+                              anim_transition_request_t *out) {
+  int uses_frame = 0, rc;
+  if ((rc = convert_pose_ref(cv, "source", in->source, &out->source, &uses_frame)) ||
+      (rc = convert_pose_ref(cv, "destination", in->destination, &out->destination, &uses_frame)) ||
+      (rc = convert_state(cv, "state", in->state, &out->state)))
+    return rc;
+  return convert_optional_db(cv, in->database, uses_frame, &out->database);
+}
+
+static int convert_evaluate(convert_t *cv, const Animserver__InertializeEvaluateRequest *in,
+                            anim_evaluate_request_t *out) {
+  int uses_frame = 0, rc;
+  if (!in->state) return fail(cv->err, cv->errlen, ANIM_EINVAL, "state is missing");
+  if ((rc = convert_state(cv, "state", in->state, &out->state)) ||
+      (rc = convert_pose_ref(cv, "input", in->input, &out->input, &uses_frame)) || (rc = check_halflife(cv, in->halflife)))
+    return rc;
+  if (!isfinite(in->t)) return fail(cv->err, cv->errlen, ANIM_ENONFINITE, "t is not finite");
+  if (in->t < 0.0f) return fail(cv->err, cv->errlen, ANIM_EINVAL, "t must be >= 0 seconds");
+  out->halflife = in->halflife;
+  out->t = in->t;
+  return convert_optional_db(cv, in->database, uses_frame, &out->database);
+}
+
+static int convert_cost(convert_t *cv, const Animserver__TransitionCostRequest *in, anim_cost_request_t *out) {
+  int uses_frame = 0, rc;
+  if ((rc = convert_pose_ref(cv, "source", in->source, &out->source, &uses_frame)) ||
+      (rc = convert_pose_ref(cv, "destination", in->destination, &out->destination, &uses_frame)) ||
+      (rc = check_halflife(cv, in->halflife)))
+    return rc;
+  if (in->n_bones > ANIM_MAX_BONES)
+    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "bones: %zu names, at most %d", in->n_bones, ANIM_MAX_BONES);
+  if (in->n_bones > 0 && !uses_frame)
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "bones can be named only with database frames");
+  out->halflife = in->halflife;
+  out->bones = (const char *const *)in->bones;
+  out->nbones_named = (int)in->n_bones;
+  return convert_optional_db(cv, in->database, uses_frame, &out->database);
+}
+
+static int finite_positive(convert_t *cv, const char *field, double value, int allow_zero) {
+  if (!isfinite(value)) return fail(cv->err, cv->errlen, ANIM_ENONFINITE, "%s is not finite", field);
+  if (value < 0.0 || (!allow_zero && value == 0.0))
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "%s must be %s 0", field, allow_zero ? ">=" : ">");
+  return 0;
+}
+
+static int convert_tune(convert_t *cv, const Animserver__SpringTuneRequest *in, anim_tune_request_t *out) {
+  int rc;
+  memset(out, 0, sizeof *out);
+  switch (in->problem_case) {
+  case ANIMSERVER__SPRING_TUNE_REQUEST__PROBLEM_FRACTION: {
+    const Animserver__SpringFraction *f = in->fraction;
+    out->problem = ANIM_TUNE_FRACTION;
+    if (!isfinite(f->alpha) || !isfinite(f->t) || !isfinite(f->x0) || !isfinite(f->v0) || !isfinite(f->mass))
+      return fail(cv->err, cv->errlen, ANIM_ENONFINITE, "fraction: every field must be finite");
+    if (!(f->alpha > 0.0 && f->alpha < 1.0)) return fail(cv->err, cv->errlen, ANIM_EINVAL, "fraction.alpha must be in (0, 1)");
+    if ((rc = finite_positive(cv, "fraction.t", f->t, 0)) || (rc = finite_positive(cv, "fraction.mass", f->mass, 1))) return rc;
+    out->alpha = f->alpha, out->t = f->t, out->x0 = f->x0 != 0.0 ? f->x0 : 1.0, out->v0 = f->v0;
+    out->mass = f->mass > 0.0 ? f->mass : 1.0;
+    return 0;
+  }
+  case ANIMSERVER__SPRING_TUNE_REQUEST__PROBLEM_TO_CONSTRAINT: {
+    const Animserver__SpringGains *g = in->to_constraint;
+    out->problem = ANIM_TUNE_TO_CONSTRAINT;
+    if ((rc = finite_positive(cv, "to_constraint.stiffness", g->stiffness, 1)) ||
+        (rc = finite_positive(cv, "to_constraint.damping", g->damping, 1)) ||
+        (rc = finite_positive(cv, "to_constraint.dt", g->dt, 0)))
+      return rc;
+    out->stiffness = g->stiffness, out->damping = g->damping, out->dt = g->dt;
+    return 0;
+  }
+  case ANIMSERVER__SPRING_TUNE_REQUEST__PROBLEM_FROM_CONSTRAINT: {
+    const Animserver__SpringConstraint *c = in->from_constraint;
+    out->problem = ANIM_TUNE_FROM_CONSTRAINT;
+    if ((rc = finite_positive(cv, "from_constraint.erp", c->erp, 1)) ||
+        (rc = finite_positive(cv, "from_constraint.cfm", c->cfm, 0)) ||
+        (rc = finite_positive(cv, "from_constraint.dt", c->dt, 0)))
+      return rc;
+    if (c->erp > 1.0) return fail(cv->err, cv->errlen, ANIM_EINVAL, "from_constraint.erp must be <= 1");
+    out->erp = c->erp, out->cfm = c->cfm, out->dt = c->dt;
+    return 0;
+  }
+  default:
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "spring_tune needs fraction, to_constraint or from_constraint");
+  }
+}
+
+static int convert_request(convert_t *cv, const Animserver__Request *in, anim_request_t *out) {
   switch (in->body_case) {
   case ANIMSERVER__REQUEST__BODY_HELLO:
     out->type = ANIM_REQUEST_HELLO;
-    return convert_hello(in->hello, &out->body.hello, err, errlen);
+    return convert_hello(cv, in->hello, &out->body.hello);
   case ANIMSERVER__REQUEST__BODY_PING:
     out->type = ANIM_REQUEST_PING;
     out->body.ping.payload = in->ping->payload.data;
     out->body.ping.payload_len = in->ping->payload.len;
     return 0;
+  case ANIMSERVER__REQUEST__BODY_LIST_DATABASES:
+    out->type = ANIM_REQUEST_LIST_DATABASES;
+    return 0;
+  case ANIMSERVER__REQUEST__BODY_DESCRIBE_DATABASE:
+    out->type = ANIM_REQUEST_DESCRIBE_DATABASE;
+    return convert_db(cv, in->describe_database->name, &out->body.db);
+  case ANIMSERVER__REQUEST__BODY_LOAD_DATABASE:
+    out->type = ANIM_REQUEST_LOAD_DATABASE;
+    return convert_db(cv, in->load_database->name, &out->body.db);
+  case ANIMSERVER__REQUEST__BODY_RELOAD_DATABASE:
+    out->type = ANIM_REQUEST_RELOAD_DATABASE;
+    return convert_db(cv, in->reload_database->name, &out->body.db);
+  case ANIMSERVER__REQUEST__BODY_UNLOAD_DATABASE:
+    out->type = ANIM_REQUEST_UNLOAD_DATABASE;
+    return convert_db(cv, in->unload_database->name, &out->body.db);
+  case ANIMSERVER__REQUEST__BODY_SEARCH:
+    out->type = ANIM_REQUEST_SEARCH;
+    return convert_queries(cv, in->search->database, &in->search->query, in->search->query ? 1 : 0,
+                           &out->body.search);
+  case ANIMSERVER__REQUEST__BODY_BATCH_SEARCH:
+    out->type = ANIM_REQUEST_BATCH_SEARCH;
+    return convert_queries(cv, in->batch_search->database, in->batch_search->queries, in->batch_search->n_queries,
+                           &out->body.search);
+  case ANIMSERVER__REQUEST__BODY_POSE:
+    out->type = ANIM_REQUEST_POSE;
+    return convert_pose(cv, in->pose, &out->body.pose);
+  case ANIMSERVER__REQUEST__BODY_INERTIALIZE_TRANSITION:
+    out->type = ANIM_REQUEST_INERTIALIZE_TRANSITION;
+    return convert_transition(cv, in->inertialize_transition, &out->body.transition);
+  case ANIMSERVER__REQUEST__BODY_INERTIALIZE_EVALUATE:
+    out->type = ANIM_REQUEST_INERTIALIZE_EVALUATE;
+    return convert_evaluate(cv, in->inertialize_evaluate, &out->body.evaluate);
+  case ANIMSERVER__REQUEST__BODY_TRANSITION_COST:
+    out->type = ANIM_REQUEST_TRANSITION_COST;
+    return convert_cost(cv, in->transition_cost, &out->body.cost);
+  case ANIMSERVER__REQUEST__BODY_SPRING_TUNE:
+    out->type = ANIM_REQUEST_SPRING_TUNE;
+    return convert_tune(cv, in->spring_tune, &out->body.tune);
   default:
-    return fail(err, errlen, ANIM_EUNSUPPORTED, "request has no body, or one this server does not know");
+    return fail(cv->err, cv->errlen, ANIM_EUNSUPPORTED, "request has no body, or one this server does not know");
   }
 }
 
-int anim_codec_decode_request(const uint8_t *frame, size_t len, size_t budget_bytes, anim_request_t *out,
+int anim_codec_decode_request(const uint8_t *frame, size_t len, const anim_codec_limits_t *limits, anim_request_t *out,
                               char *err, int errlen) {
   memset(out, 0, sizeof *out);
   out->id = peek_request_id(frame, len);
   budget_t *budget = calloc(1, sizeof *budget);
   if (!budget) return fail(err, errlen, ANIM_ENOMEM, "out of memory");
-  budget->limit = budget_bytes;
+  budget->limit = limits->budget_bytes;
   out->budget = budget;
   ProtobufCAllocator allocator = {budget_alloc, budget_free, budget};
   Animserver__Request *request = animserver__request__unpack(&allocator, len, frame);
   if (!request) {
     if (budget->exceeded)
-      return fail(err, errlen, ANIM_ELIMIT, "request needs more than %zu bytes to decode", budget_bytes);
+      return fail(err, errlen, ANIM_ELIMIT, "request needs more than %zu bytes to decode", limits->budget_bytes);
     return fail(err, errlen, ANIM_EPROTO, "frame is not a valid Request message");
   }
   out->decoded = request;
   out->id = request->id;
-  return convert_request(request, out, err, errlen);
+  convert_t cv = {out, limits, err, errlen};
+  return convert_request(&cv, request, out);
 }
 
 void anim_request_release(anim_request_t *request) {
@@ -134,6 +536,7 @@ void anim_request_release(anim_request_t *request) {
     ProtobufCAllocator allocator = {budget_alloc, budget_free, request->budget};
     animserver__request__free_unpacked(request->decoded, &allocator);
   }
+  arena_free(request);
   free(request->budget);
   request->decoded = NULL;
   request->budget = NULL;
@@ -150,11 +553,48 @@ int anim_response_fail(anim_response_t *response, int code, const char *fmt, ...
 
 /* ---- encoding ------------------------------------------------------------------ */
 
-static const char *const request_type_names[ANIM_REQUEST_TYPE_COUNT] = {"hello", "ping"};
+static const char *const request_type_names[ANIM_REQUEST_TYPE_COUNT] = {
+    "hello", "ping", "list_databases", "describe_database", "load_database", "reload_database", "unload_database",
+    "search", "batch_search", "pose", "inertialize_transition", "inertialize_evaluate", "transition_cost",
+    "spring_tune"};
 
 const char *anim_request_type_name(anim_request_type_t type) {
   return (unsigned)type < ANIM_REQUEST_TYPE_COUNT ? request_type_names[type] : "unknown";
 }
+
+/* Scratch for the protobuf structs of one response: freed after packing. */
+typedef struct {
+  arena_block_t *blocks;
+  int failed;
+} scratch_t;
+
+static void *scratch_alloc(scratch_t *s, size_t size) {
+  arena_block_t *block = malloc(sizeof *block + size);
+  if (!block) {
+    s->failed = 1;
+    return NULL;
+  }
+  memset(block->data, 0, size);
+  block->next = s->blocks;
+  s->blocks = block;
+  return block->data;
+}
+
+static void scratch_free(scratch_t *s) {
+  for (arena_block_t *b = s->blocks, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+}
+
+static void *scratch_copy(scratch_t *s, const void *init, size_t size) {
+  void *p = scratch_alloc(s, size);
+  if (p) memcpy(p, init, size);
+  return p;
+}
+
+/* A scratch copy of a protobuf-c INIT value (a compound literal). */
+#define SCRATCH_NEW(s, type, init) ((type *)scratch_copy((s), &(type)init, sizeof(type)))
 
 /* Encodes the protobuf message as varint(length) + bytes after headroom. */
 static int encode_framed(const ProtobufCMessage *message, size_t headroom, uint8_t **out_buffer, size_t *out_len) {
@@ -169,14 +609,346 @@ static int encode_framed(const ProtobufCMessage *message, size_t headroom, uint8
   return 0;
 }
 
+static Animserver__DatabaseSummary *encode_summary(scratch_t *s, const anim_db_entry_t *entry) {
+  Animserver__DatabaseSummary *m = SCRATCH_NEW(s, Animserver__DatabaseSummary, ANIMSERVER__DATABASE_SUMMARY__INIT);
+  if (!m) return NULL;
+  const anim_database_t *db = &entry->db;
+  m->name = (char *)db->name;
+  m->version = db->version;
+  m->frames = (uint32_t)db->nframes;
+  m->bones = (uint32_t)db->nbones;
+  m->frame_rate = db->frame_rate;
+  m->feature_dims = (uint32_t)db->features.cols;
+  m->ranges = (uint32_t)db->nranges;
+  m->memory_bytes = entry->memory_bytes;
+  return m;
+}
+
+static void encode_list(scratch_t *s, const anim_registry_t *registry, Animserver__ListDatabasesResponse *out) {
+  out->databases = scratch_alloc(s, (size_t)(registry->count + 1) * sizeof *out->databases);
+  if (!out->databases) return;
+  for (int i = 0; i < registry->count; i++) out->databases[out->n_databases++] = encode_summary(s, registry->entries[i]);
+}
+
+static const char *const feature_kind_names[] = {"position", "velocity", "trajectory position",
+                                                 "trajectory direction", "inertialize"};
+
+/* "LeftFoot position", "trajectory direction": how explanations name a term. */
+static void term_label(const anim_feature_term_t *term, char *out, size_t size) {
+  const char *kind = (unsigned)term->kind < 5 ? feature_kind_names[term->kind] : "?";
+  if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION || term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION)
+    snprintf(out, size, "%s", kind);
+  else
+    snprintf(out, size, "%s %s", term->bone, kind);
+}
+
+static void encode_describe(scratch_t *s, const anim_db_entry_t *entry, Animserver__DescribeDatabaseResponse *out) {
+  const anim_database_t *db = &entry->db;
+  const anim_features_t *f = &db->features;
+  out->summary = encode_summary(s, entry);
+  out->bones = scratch_alloc(s, (size_t)db->nbones * sizeof *out->bones + 1);
+  for (int i = 0; out->bones && i < db->nbones; i++) {
+    Animserver__Bone *b = SCRATCH_NEW(s, Animserver__Bone, ANIMSERVER__BONE__INIT);
+    if (!b) return;
+    b->name = (char *)db->skeleton.names[i];
+    b->parent = db->skeleton.parents[i];
+    out->bones[out->n_bones++] = b;
+  }
+  out->ranges = scratch_alloc(s, (size_t)db->nranges * sizeof *out->ranges + 1);
+  for (int r = 0; out->ranges && r < db->nranges; r++) {
+    Animserver__Range *m = SCRATCH_NEW(s, Animserver__Range, ANIMSERVER__RANGE__INIT);
+    if (!m) return;
+    m->name = (char *)db->ranges[r].name;
+    m->start = (uint32_t)db->ranges[r].start;
+    m->stop = (uint32_t)db->ranges[r].stop;
+    m->tags = scratch_alloc(s, ANIM_MAX_TAGS * sizeof *m->tags);
+    for (int t = 0; m->tags && t < db->ntags; t++)
+      if (db->ranges[r].tag_mask & (1u << t)) m->tags[m->n_tags++] = (char *)db->tag_names[t];
+    out->ranges[out->n_ranges++] = m;
+  }
+  out->features = scratch_alloc(s, (size_t)f->schema.nterms * sizeof *out->features + 1);
+  for (int t = 0; out->features && t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    Animserver__FeatureGroup *g = SCRATCH_NEW(s, Animserver__FeatureGroup, ANIMSERVER__FEATURE_GROUP__INIT);
+    if (!g) return;
+    g->kind = (Animserver__FeatureKind)term->kind;
+    g->bone = (char *)term->bone;
+    g->weight = term->weight;
+    g->halflife = term->halflife;
+    g->n_frame_offsets = (size_t)term->nsamples;
+    g->frame_offsets = (int32_t *)term->frame_offsets;
+    g->first_column = (uint32_t)f->group_start[t];
+    g->dims = (uint32_t)f->group_dims[t];
+    g->n_offset = g->n_scale = (size_t)f->group_dims[t];
+    g->offset = f->offset + f->group_start[t];
+    g->scale = f->scale + f->group_start[t];
+    out->features[out->n_features++] = g;
+  }
+  out->contact_bones = scratch_alloc(s, ANIM_MAX_CONTACTS * sizeof *out->contact_bones);
+  for (int c = 0; out->contact_bones && c < db->ncontacts; c++)
+    out->contact_bones[out->n_contact_bones++] = (char *)db->skeleton.names[db->contact_bones[c]];
+}
+
+/* Pose arrays point straight into the database: vec3 and quat are packed floats. */
+static Animserver__Pose *encode_pose(scratch_t *s, const anim_database_t *db, int frame, anim_pose_options_t o) {
+  Animserver__Pose *p = SCRATCH_NEW(s, Animserver__Pose, ANIMSERVER__POSE__INIT);
+  if (!p) return NULL;
+  size_t base = (size_t)frame * (size_t)db->nbones, n3 = 3 * (size_t)db->nbones, n4 = 4 * (size_t)db->nbones;
+  p->frame = (uint32_t)frame;
+  if (o.local) {
+    p->n_local_positions = n3, p->local_positions = (float *)(db->local_positions + base);
+    p->n_local_rotations = n4, p->local_rotations = (float *)(db->local_rotations + base);
+    if (o.velocities) {
+      p->n_local_velocities = n3, p->local_velocities = (float *)(db->local_velocities + base);
+      p->n_local_angular_velocities = n3, p->local_angular_velocities = (float *)(db->local_angular_velocities + base);
+    }
+  }
+  if (o.global) {
+    p->n_global_positions = n3, p->global_positions = (float *)(db->global_positions + base);
+    p->n_global_rotations = n4, p->global_rotations = (float *)(db->global_rotations + base);
+    if (o.velocities) {
+      p->n_global_velocities = n3, p->global_velocities = (float *)(db->global_velocities + base);
+      p->n_global_angular_velocities = n3,
+      p->global_angular_velocities = (float *)(db->global_angular_velocities + base);
+    }
+  }
+  if (db->ncontacts > 0) {
+    p->contacts = scratch_alloc(s, (size_t)db->ncontacts * sizeof *p->contacts);
+    for (int c = 0; p->contacts && c < db->ncontacts; c++)
+      p->contacts[p->n_contacts++] = db->contacts[(size_t)frame * (size_t)db->ncontacts + (size_t)c] != 0;
+  }
+  return p;
+}
+
+static Animserver__SearchResult *encode_result(scratch_t *s, const anim_database_t *db, const anim_search_result_t *r) {
+  Animserver__SearchResult *m = SCRATCH_NEW(s, Animserver__SearchResult, ANIMSERVER__SEARCH_RESULT__INIT);
+  if (!m) return NULL;
+  m->matches = scratch_alloc(s, (size_t)r->count * sizeof *m->matches + 1);
+  for (int i = 0; m->matches && i < r->count; i++) {
+    Animserver__Match *match = SCRATCH_NEW(s, Animserver__Match, ANIMSERVER__MATCH__INIT);
+    if (!match) return m;
+    int range = anim_database_range_of(db, r->hits[i].frame);
+    match->frame = (uint32_t)r->hits[i].frame;
+    match->range = (uint32_t)(range < 0 ? 0 : range);
+    match->range_name = range < 0 ? "" : (char *)db->ranges[range].name;
+    match->cost = r->hits[i].cost;
+    anim_pose_options_t local = {1, 0, 0};
+    if (r->include_pose) match->pose = encode_pose(s, db, r->hits[i].frame, local);
+    m->matches[m->n_matches++] = match;
+  }
+  if (r->explained) {
+    const anim_feature_schema_t *schema = &db->features.schema;
+    m->explanation = scratch_alloc(s, (size_t)schema->nterms * sizeof *m->explanation + 1);
+    for (int t = 0; m->explanation && t < schema->nterms; t++) {
+      Animserver__GroupCost *g = SCRATCH_NEW(s, Animserver__GroupCost, ANIMSERVER__GROUP_COST__INIT);
+      char *label = scratch_alloc(s, 96);
+      if (!g || !label) return m;
+      term_label(&schema->terms[t], label, 96);
+      g->name = label;
+      g->cost = r->group_costs[t];
+      m->explanation[m->n_explanation++] = g;
+    }
+    m->margin = r->margin;
+  }
+  return m;
+}
+
+static Animserver__InertializerState *encode_state(scratch_t *s, const anim_inertialize_response_t *r) {
+  Animserver__InertializerState *m = SCRATCH_NEW(s, Animserver__InertializerState, ANIMSERVER__INERTIALIZER_STATE__INIT);
+  if (!m) return NULL;
+  size_t n = (size_t)r->nbones;
+  m->n_offset_positions = 3 * n, m->offset_positions = r->offset_positions;
+  m->n_offset_velocities = 3 * n, m->offset_velocities = r->offset_velocities;
+  m->n_offset_rotations = 4 * n, m->offset_rotations = r->offset_rotations;
+  m->n_offset_angular_velocities = 3 * n, m->offset_angular_velocities = r->offset_angular_velocities;
+  m->n_anchor = 14, m->anchor = (float *)r->anchor;
+  return m;
+}
+
+static Animserver__PoseState *encode_pose_state(scratch_t *s, const anim_inertialize_response_t *r) {
+  Animserver__PoseState *m = SCRATCH_NEW(s, Animserver__PoseState, ANIMSERVER__POSE_STATE__INIT);
+  if (!m) return NULL;
+  size_t n = (size_t)r->nbones;
+  m->n_positions = 3 * n, m->positions = r->positions;
+  m->n_velocities = 3 * n, m->velocities = r->velocities;
+  m->n_rotations = 4 * n, m->rotations = r->rotations;
+  m->n_angular_velocities = 3 * n, m->angular_velocities = r->angular_velocities;
+  return m;
+}
+
+static uint64_t version_of(const anim_response_t *in) { return in->entry ? in->entry->db.version : 0; }
+
+static void encode_inertialization(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+  switch (in->type) {
+  case ANIM_REQUEST_INERTIALIZE_TRANSITION: {
+    Animserver__InertializeTransitionResponse *r =
+        SCRATCH_NEW(s, Animserver__InertializeTransitionResponse, ANIMSERVER__INERTIALIZE_TRANSITION_RESPONSE__INIT);
+    if (!r) return;
+    r->database_version = version_of(in);
+    r->state = encode_state(s, &in->body.inertialize);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_INERTIALIZE_TRANSITION;
+    response->inertialize_transition = r;
+    break;
+  }
+  case ANIM_REQUEST_INERTIALIZE_EVALUATE: {
+    Animserver__InertializeEvaluateResponse *r =
+        SCRATCH_NEW(s, Animserver__InertializeEvaluateResponse, ANIMSERVER__INERTIALIZE_EVALUATE_RESPONSE__INIT);
+    if (!r) return;
+    r->database_version = version_of(in);
+    r->state = encode_state(s, &in->body.inertialize);
+    r->output = encode_pose_state(s, &in->body.inertialize);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_INERTIALIZE_EVALUATE;
+    response->inertialize_evaluate = r;
+    break;
+  }
+  case ANIM_REQUEST_TRANSITION_COST: {
+    const anim_cost_response_t *c = &in->body.cost;
+    Animserver__TransitionCostResponse *r =
+        SCRATCH_NEW(s, Animserver__TransitionCostResponse, ANIMSERVER__TRANSITION_COST_RESPONSE__INIT);
+    if (!r) return;
+    r->database_version = version_of(in);
+    r->exact = c->exact;
+    r->approximate = c->approximate;
+    r->bones = scratch_alloc(s, (size_t)c->nbones * sizeof *r->bones + 1);
+    for (int b = 0; r->bones && b < c->nbones; b++) {
+      Animserver__BoneCost *bc = SCRATCH_NEW(s, Animserver__BoneCost, ANIMSERVER__BONE_COST__INIT);
+      if (!bc) return;
+      bc->bone = (char *)c->names[b];
+      bc->exact = c->bone_exact[b];
+      bc->approximate = c->bone_approximate[b];
+      r->bones[r->n_bones++] = bc;
+    }
+    response->body_case = ANIMSERVER__RESPONSE__BODY_TRANSITION_COST;
+    response->transition_cost = r;
+    break;
+  }
+  case ANIM_REQUEST_SPRING_TUNE: {
+    Animserver__SpringTuneResponse *r = SCRATCH_NEW(s, Animserver__SpringTuneResponse, ANIMSERVER__SPRING_TUNE_RESPONSE__INIT);
+    if (!r) return;
+    r->halflife = in->body.tune.halflife;
+    r->stiffness = in->body.tune.stiffness;
+    r->damping = in->body.tune.damping;
+    r->erp = in->body.tune.erp;
+    r->cfm = in->body.tune.cfm;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_SPRING_TUNE;
+    response->spring_tune = r;
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+  switch (in->type) {
+  case ANIM_REQUEST_HELLO: {
+    const anim_hello_response_t *h = &in->body.hello;
+    Animserver__HelloResponse *hello = SCRATCH_NEW(s, Animserver__HelloResponse, ANIMSERVER__HELLO_RESPONSE__INIT);
+    Animserver__Limits *limits = SCRATCH_NEW(s, Animserver__Limits, ANIMSERVER__LIMITS__INIT);
+    if (!hello || !limits) return;
+    hello->protocol_version = h->protocol_version;
+    hello->server_version = (char *)h->server_version;
+    hello->n_capabilities = (size_t)h->ncapabilities;
+    hello->capabilities = (char **)h->capabilities;
+    limits->max_frame_bytes = h->limits.max_frame_bytes;
+    limits->max_in_flight = h->limits.max_in_flight;
+    limits->max_batch = h->limits.max_batch;
+    limits->max_k = h->limits.max_k;
+    limits->output_soft_limit_bytes = h->limits.output_soft_limit;
+    limits->output_hard_limit_bytes = h->limits.output_hard_limit;
+    hello->limits = limits;
+    hello->connection_id = h->connection_id;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_HELLO;
+    response->hello = hello;
+    break;
+  }
+  case ANIM_REQUEST_PING: {
+    Animserver__PingResponse *ping = SCRATCH_NEW(s, Animserver__PingResponse, ANIMSERVER__PING_RESPONSE__INIT);
+    if (!ping) return;
+    ping->payload.data = (uint8_t *)in->body.ping.payload;
+    ping->payload.len = in->body.ping.payload_len;
+    ping->server_time_us = in->body.ping.server_time_us;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_PING;
+    response->ping = ping;
+    break;
+  }
+  case ANIM_REQUEST_LIST_DATABASES: {
+    Animserver__ListDatabasesResponse *list =
+        SCRATCH_NEW(s, Animserver__ListDatabasesResponse, ANIMSERVER__LIST_DATABASES_RESPONSE__INIT);
+    if (!list) return;
+    encode_list(s, in->registry, list);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_LIST_DATABASES;
+    response->list_databases = list;
+    break;
+  }
+  case ANIM_REQUEST_DESCRIBE_DATABASE: {
+    Animserver__DescribeDatabaseResponse *d =
+        SCRATCH_NEW(s, Animserver__DescribeDatabaseResponse, ANIMSERVER__DESCRIBE_DATABASE_RESPONSE__INIT);
+    if (!d) return;
+    encode_describe(s, in->entry, d);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_DESCRIBE_DATABASE;
+    response->describe_database = d;
+    break;
+  }
+  case ANIM_REQUEST_LOAD_DATABASE:
+  case ANIM_REQUEST_RELOAD_DATABASE:
+  case ANIM_REQUEST_UNLOAD_DATABASE: {
+    Animserver__DatabaseChangedResponse *c =
+        SCRATCH_NEW(s, Animserver__DatabaseChangedResponse, ANIMSERVER__DATABASE_CHANGED_RESPONSE__INIT);
+    if (!c) return;
+    c->summary = encode_summary(s, in->entry);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_DATABASE_CHANGED;
+    response->database_changed = c;
+    break;
+  }
+  case ANIM_REQUEST_SEARCH: {
+    Animserver__SearchResponse *r = SCRATCH_NEW(s, Animserver__SearchResponse, ANIMSERVER__SEARCH_RESPONSE__INIT);
+    if (!r) return;
+    r->database_version = in->entry->db.version;
+    r->result = encode_result(s, &in->entry->db, &in->body.search.results[0]);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_SEARCH;
+    response->search = r;
+    break;
+  }
+  case ANIM_REQUEST_BATCH_SEARCH: {
+    Animserver__BatchSearchResponse *r =
+        SCRATCH_NEW(s, Animserver__BatchSearchResponse, ANIMSERVER__BATCH_SEARCH_RESPONSE__INIT);
+    if (!r) return;
+    r->database_version = in->entry->db.version;
+    r->results = scratch_alloc(s, (size_t)in->body.search.nresults * sizeof *r->results + 1);
+    for (int i = 0; r->results && i < in->body.search.nresults; i++)
+      r->results[r->n_results++] = encode_result(s, &in->entry->db, &in->body.search.results[i]);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_BATCH_SEARCH;
+    response->batch_search = r;
+    break;
+  }
+  case ANIM_REQUEST_POSE: {
+    Animserver__PoseResponse *r = SCRATCH_NEW(s, Animserver__PoseResponse, ANIMSERVER__POSE_RESPONSE__INIT);
+    if (!r) return;
+    const anim_pose_response_t *p = &in->body.pose;
+    r->database_version = in->entry->db.version;
+    r->poses = scratch_alloc(s, (size_t)p->count * sizeof *r->poses + 1);
+    for (int i = 0; r->poses && i < p->count; i++) r->poses[r->n_poses++] = encode_pose(s, &in->entry->db, p->frame + i, p->options);
+    response->body_case = ANIMSERVER__RESPONSE__BODY_POSE;
+    response->pose = r;
+    break;
+  }
+  case ANIM_REQUEST_INERTIALIZE_TRANSITION:
+  case ANIM_REQUEST_INERTIALIZE_EVALUATE:
+  case ANIM_REQUEST_TRANSITION_COST:
+  case ANIM_REQUEST_SPRING_TUNE:
+    encode_inertialization(s, in, response);
+    break;
+  case ANIM_REQUEST_TYPE_COUNT:
+    break;
+  }
+}
+
 int anim_codec_encode_response(const anim_response_t *in, size_t headroom, uint8_t **out_buffer, size_t *out_len) {
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
-  Animserver__HelloResponse hello = ANIMSERVER__HELLO_RESPONSE__INIT;
-  Animserver__Limits limits = ANIMSERVER__LIMITS__INIT;
-  Animserver__PingResponse ping = ANIMSERVER__PING_RESPONSE__INIT;
-
+  scratch_t scratch = {NULL, 0};
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE;
   message.response = &response;
   response.id = in->id;
@@ -184,36 +956,10 @@ int anim_codec_encode_response(const anim_response_t *in, size_t headroom, uint8
     error.code = (Animserver__ErrorCode)(-in->error);
     error.message = (char *)in->message;
     response.error = &error;
-    return encode_framed(&message.base, headroom, out_buffer, out_len);
+  } else {
+    encode_body(&scratch, in, &response);
   }
-  switch (in->type) {
-  case ANIM_REQUEST_HELLO: {
-    const anim_hello_response_t *h = &in->body.hello;
-    hello.protocol_version = h->protocol_version;
-    hello.server_version = (char *)h->server_version;
-    hello.n_capabilities = (size_t)h->ncapabilities;
-    hello.capabilities = (char **)h->capabilities;
-    limits.max_frame_bytes = h->limits.max_frame_bytes;
-    limits.max_in_flight = h->limits.max_in_flight;
-    limits.max_batch = h->limits.max_batch;
-    limits.max_k = h->limits.max_k;
-    limits.output_soft_limit_bytes = h->limits.output_soft_limit;
-    limits.output_hard_limit_bytes = h->limits.output_hard_limit;
-    hello.limits = &limits;
-    hello.connection_id = h->connection_id;
-    response.body_case = ANIMSERVER__RESPONSE__BODY_HELLO;
-    response.hello = &hello;
-    break;
-  }
-  case ANIM_REQUEST_PING:
-    ping.payload.data = (uint8_t *)in->body.ping.payload;
-    ping.payload.len = in->body.ping.payload_len;
-    ping.server_time_us = in->body.ping.server_time_us;
-    response.body_case = ANIMSERVER__RESPONSE__BODY_PING;
-    response.ping = &ping;
-    break;
-  case ANIM_REQUEST_TYPE_COUNT:
-    break;
-  }
-  return encode_framed(&message.base, headroom, out_buffer, out_len);
+  int rc = scratch.failed ? ANIM_ENOMEM : encode_framed(&message.base, headroom, out_buffer, out_len);
+  scratch_free(&scratch);
+  return rc;
 }

@@ -15,17 +15,28 @@
 #include <stdint.h>
 #include "request.h"
 
+/* Bounds the codec enforces while converting. */
+typedef struct {
+  size_t budget_bytes;  /* memory one request's decode and conversion may use */
+  uint32_t max_batch;   /* queries in one batch search */
+  uint32_t max_k;       /* results per query */
+  uint32_t max_pose_frames; /* frames in one pose request */
+} anim_codec_limits_t;
+
 /* Decodes one frame into out_request. On failure returns ANIM_EPROTO (not a
- * Request), ANIM_ELIMIT (over budget) or a validation code, fills err, and
- * sets out_request->id when the id could be read (0 otherwise) so the error
- * can still be answered. Release with anim_request_release in every case. */
-int anim_codec_decode_request(const uint8_t *frame, size_t len, size_t budget_bytes, anim_request_t *out_request,
-                              char *err, int errlen);
+ * Request), ANIM_ELIMIT (over budget or a limit) or a validation code, fills
+ * err (naming the field), and sets out_request->id when the id could be read
+ * (0 otherwise) so the error can still be answered. Release with
+ * anim_request_release in every case. */
+int anim_codec_decode_request(const uint8_t *frame, size_t len, const anim_codec_limits_t *limits,
+                              anim_request_t *out_request, char *err, int errlen);
 void anim_request_release(anim_request_t *request);
 
 /* Encodes response as one framed ServerMessage into a fresh buffer of
  * *out_len bytes starting headroom bytes in (the caller's header, e.g. a
- * uv_write_t). Caller frees *out_buffer with free(). 0 or ANIM_ENOMEM. */
+ * uv_write_t). Caller frees *out_buffer with free(). 0 or ANIM_ENOMEM.
+ * Runs on the loop thread (it may read the registry and database entries
+ * the response refers to). */
 int anim_codec_encode_response(const anim_response_t *response, size_t headroom, uint8_t **out_buffer,
                                size_t *out_len);
 

@@ -16,10 +16,12 @@ void anim_config_default(anim_config_t *config) {
   config->max_connections = 10000;
   config->max_in_flight = 256;
   config->max_batch = 4096;
+  config->max_pose_frames = 10000;
   config->output_soft_limit = 8u << 20;
   config->output_hard_limit = 64u << 20;
   config->log_level = ANIM_LOG_INFO;
   snprintf(config->data_dir, sizeof config->data_dir, "data");
+  config->default_database = 1;
 }
 
 int anim_config_validate(const anim_config_t *c, char *err, int errlen) {
@@ -55,18 +57,21 @@ void anim_config_print_help(const char *program) {
          "  --host ADDR              listen address (default %s)\n"
          "  --port N                 listen port, 0 for an ephemeral one (default %d)\n"
          "  --data-dir DIR           databases are loaded by name from DIR only (default %s)\n"
+         "  --db NAME                load DIR/NAME.animdb at startup (repeatable, up to 16)\n"
+         "  --no-default-db          do not build the embedded procedural \"default\" database\n"
          "  --max-frame-bytes N      largest request frame (default %u)\n"
          "  --decode-budget-bytes N  memory one request's decode may use (default %zu)\n"
          "  --max-connections N      simultaneous connections (default %u)\n"
          "  --max-in-flight N        requests in flight per connection (default %u)\n"
          "  --max-batch N            queries per batch request (default %u)\n"
+         "  --max-pose-frames N      frames per pose request (default %u)\n"
          "  --output-soft-limit N    queued output bytes at which reading pauses (default %zu)\n"
          "  --output-hard-limit N    queued output bytes at which a connection is closed (default %zu)\n"
          "  --log-level LEVEL        debug, info, warn, error (default info)\n"
          "  --version                print the version and exit\n"
          "  --help                   this text\n",
          program, d.host, d.port, d.data_dir, d.max_frame_bytes, d.decode_budget_bytes, d.max_connections,
-         d.max_in_flight, d.max_batch, d.output_soft_limit, d.output_hard_limit);
+         d.max_in_flight, d.max_batch, d.max_pose_frames, d.output_soft_limit, d.output_hard_limit);
 }
 
 static int parse_u64(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out,
@@ -84,7 +89,7 @@ static int parse_u64(const char *flag, const char *text, uint64_t min, uint64_t 
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MAX_CONN, OPT_IN_FLIGHT,
-       OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP };
+       OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE };
 
 int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, int errlen) {
   static const struct option options[] = {
@@ -99,6 +104,9 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
       {"output-soft-limit", required_argument, 0, OPT_SOFT},
       {"output-hard-limit", required_argument, 0, OPT_HARD},
       {"log-level", required_argument, 0, OPT_LOG},
+      {"db", required_argument, 0, OPT_DB},
+      {"no-default-db", no_argument, 0, OPT_NO_DEFAULT},
+      {"max-pose-frames", required_argument, 0, OPT_POSE},
       {"version", no_argument, 0, OPT_VERSION},
       {"help", no_argument, 0, OPT_HELP},
       {0, 0, 0, 0}};
@@ -132,6 +140,15 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
         return ANIM_EINVAL;
       }
       break;
+    case OPT_DB:
+      if (c->npreload == ANIM_MAX_PRELOAD || strlen(optarg) >= sizeof c->preload[0]) {
+        snprintf(err, errlen, "--db %s: at most %d names of at most 63 bytes", optarg, ANIM_MAX_PRELOAD);
+        return ANIM_EINVAL;
+      }
+      snprintf(c->preload[c->npreload++], sizeof c->preload[0], "%s", optarg);
+      break;
+    case OPT_NO_DEFAULT: c->default_database = 0; break;
+    case OPT_POSE: rc = parse_u64("--max-pose-frames", optarg, 1, 1000000, &v, err, errlen); c->max_pose_frames = (uint32_t)v; break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
     case OPT_HELP: anim_config_print_help(argv[0]); return 1;
     default:

@@ -16,6 +16,7 @@
 #include "log.h"
 
 #define ANIM_DEFAULT_PORT 7878
+#define ANIM_MAX_PRELOAD 16
 
 typedef struct {
   char host[256];
@@ -25,10 +26,14 @@ typedef struct {
   uint32_t max_connections;
   uint32_t max_in_flight;       /* requests per connection in flight at once */
   uint32_t max_batch;           /* queries per batch request */
+  uint32_t max_pose_frames;     /* frames per pose request */
   size_t output_soft_limit;     /* queued output at which reading pauses */
   size_t output_hard_limit;     /* queued output at which the connection is closed */
   anim_log_level_t log_level;
   char data_dir[1024];          /* databases are loaded by name from here only */
+  int default_database;         /* build and serve the procedural "default" database */
+  int npreload;                 /* --db NAME: loaded from data_dir at startup */
+  char preload[ANIM_MAX_PRELOAD][64];
 } anim_config_t;
 
 void anim_config_default(anim_config_t *config);

@@ -6,6 +6,7 @@
 #include "connection.h"
 #include "log.h"
 #include "server.h"
+#include "search.h"
 #include "service.h"
 
 /* A write request and its bytes in one allocation, freed in on_write. */
@@ -22,8 +23,11 @@ typedef struct {
   uv_work_t work;
   anim_connection_t *connection;
   const anim_service_t *service;
+  anim_service_ctx_t ctx;
   anim_request_t request;
   anim_response_t response;
+  uint8_t *encoded; /* encoded on the pool when no finish step follows */
+  size_t encoded_len;
 } job_t;
 
 static void start_reading(anim_connection_t *c);
@@ -120,38 +124,68 @@ static anim_service_ctx_t service_ctx(anim_connection_t *c) {
   return ctx;
 }
 
+/* Runs a step unless the request already failed; the step's code becomes the error. */
+static void run_step(anim_service_step_fn step, const anim_service_ctx_t *ctx, const anim_request_t *request,
+                     anim_response_t *response) {
+  if (!step || response->error) return;
+  int rc = step(ctx, request, response);
+  if (rc && !response->error) anim_response_fail(response, rc, "%s", anim_strerror(rc));
+}
+
+/* Answers and releases a request whose steps are done (loop thread). */
+static void complete(anim_connection_t *c, anim_request_t *request, anim_response_t *response) {
+  send_response(c, response);
+  anim_response_release(response);
+  anim_request_release(request);
+}
+
 /* ---- thread-pool path ------------------------------------------------------------- */
 
 static void job_run(uv_work_t *work) {
   job_t *job = work->data;
-  anim_connection_t *c = job->connection;
-  anim_service_ctx_t ctx = service_ctx(c);
-  job->service->handle(&ctx, &job->request, &job->response);
+  run_step(job->service->handle, &job->ctx, &job->request, &job->response);
+  /* Encoding reads only the job's own data and read-only databases: do it
+   * here too, unless a finish step on the loop may still change the answer. */
+  if (!job->service->finish &&
+      anim_codec_encode_response(&job->response, WRITE_HEADROOM, &job->encoded, &job->encoded_len) != 0)
+    job->encoded = NULL;
 }
 
 static void job_done(uv_work_t *work, int status) {
   job_t *job = work->data;
   anim_connection_t *c = job->connection;
   c->in_flight--;
-  if (status < 0) anim_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
-  send_response(c, &job->response);
-  anim_request_release(&job->request);
+  if (status < 0) {
+    free(job->encoded);
+    job->encoded = NULL;
+    anim_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
+  }
+  if (job->encoded) {
+    if (job->response.error) c->server->stats.errors++;
+    write_buffer(c, job->encoded, job->encoded_len);
+    anim_response_release(&job->response);
+    anim_request_release(&job->request);
+  } else {
+    if (status == 0) run_step(job->service->finish, &job->ctx, &job->request, &job->response);
+    complete(c, &job->request, &job->response);
+  }
   free(job);
   if (c->closed && c->in_flight == 0) connection_free(c);
   else maybe_finish_drain(c);
 }
 
-static int dispatch_off_loop(anim_connection_t *c, const anim_service_t *service, anim_request_t *request) {
+/* Queues the prepared request on the pool; the job takes both structs over. */
+static int dispatch_off_loop(anim_connection_t *c, const anim_service_t *service, anim_request_t *request,
+                             anim_response_t *response) {
   job_t *job = calloc(1, sizeof *job);
   if (!job) return ANIM_ENOMEM;
   job->work.data = job;
   job->connection = c;
   job->service = service;
+  job->ctx = service_ctx(c);
   job->request = *request;
-  job->response.id = request->id;
-  job->response.type = request->type;
-  int rc = uv_queue_work(c->server->loop, &job->work, job_run, job_done);
-  if (rc < 0) {
+  job->response = *response;
+  if (uv_queue_work(c->server->loop, &job->work, job_run, job_done) < 0) {
     free(job);
     return ANIM_EINTERNAL;
   }
@@ -163,33 +197,35 @@ static int dispatch_off_loop(anim_connection_t *c, const anim_service_t *service
 
 static void dispatch(anim_connection_t *c, anim_request_t *request) {
   const anim_service_t *service = anim_service_for(request->type);
+  anim_service_ctx_t ctx = service_ctx(c);
   anim_response_t response;
-  if (service->off_loop) {
-    if (c->in_flight >= c->server->config.max_in_flight) {
-      send_error(c, request->id, ANIM_ELIMIT, "too many requests in flight on this connection");
-    } else if (dispatch_off_loop(c, service, request) == 0) {
-      return; /* the job owns the request now */
-    } else {
-      send_error(c, request->id, ANIM_EINTERNAL, "cannot queue the request");
-    }
-    anim_request_release(request);
-    return;
-  }
   memset(&response, 0, sizeof response);
   response.id = request->id;
   response.type = request->type;
-  anim_service_ctx_t ctx = service_ctx(c);
-  service->handle(&ctx, request, &response);
-  send_response(c, &response);
-  anim_request_release(request);
+  run_step(service->prepare, &ctx, request, &response);
+  if (!response.error && service->off_loop && service->off_loop(request, &response)) {
+    if (c->in_flight >= c->server->config.max_in_flight)
+      anim_response_fail(&response, ANIM_ELIMIT, "more than %u requests in flight on this connection",
+                         c->server->config.max_in_flight);
+    else if (dispatch_off_loop(c, service, request, &response) == 0)
+      return; /* the job owns request and response now */
+    else
+      anim_response_fail(&response, ANIM_EINTERNAL, "cannot queue the request");
+  }
+  run_step(service->handle, &ctx, request, &response);
+  run_step(service->finish, &ctx, request, &response);
+  complete(c, request, &response);
 }
 
 static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
   anim_connection_t *c = ctx;
   anim_request_t request;
   char err[ANIM_ERROR_MESSAGE_MAX];
+  const anim_config_t *config = &c->server->config;
+  anim_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
+                                config->max_pose_frames};
   c->server->stats.requests++;
-  int rc = anim_codec_decode_request(frame, len, c->server->config.decode_budget_bytes, &request, err, sizeof err);
+  int rc = anim_codec_decode_request(frame, len, &limits, &request, err, sizeof err);
   if (rc != 0) {
     anim_log(ANIM_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)c->id, err);
     send_error(c, request.id, rc, err);

@@ -9,7 +9,40 @@
 #include "anim_error.h"
 #include "config.h"
 #include "log.h"
+#include "procgen.h"
+#include "registry.h"
 #include "server.h"
+#include "services.h"
+
+/* The embedded default database and the --db files, before serving: a
+ * server that cannot serve what it was asked to exits instead. */
+static int load_startup_databases(anim_server_t *server, char *err, int errlen) {
+  const anim_config_t *config = &server->config;
+  anim_db_entry_t *entry;
+  int rc;
+  if (config->default_database) {
+    anim_database_t db;
+    if ((rc = anim_procgen_database(&db, NULL, err, errlen))) return rc;
+    if (!(entry = anim_db_entry_create(&db, "", err, errlen))) return ANIM_EFORMAT;
+    anim_registry_put(&server->registry, entry);
+    anim_log(ANIM_LOG_INFO, "database default: %d frames, %d bones, %d ranges (procedural)", entry->db.nframes,
+             entry->db.nbones, entry->db.nranges);
+  }
+  for (int i = 0; i < config->npreload; i++) {
+    char message[400];
+    if ((rc = anim_database_open(config, config->preload[i], &entry, message, sizeof message))) {
+      snprintf(err, errlen, "--db %.63s: %s", config->preload[i], message);
+      return rc;
+    }
+    if ((rc = anim_registry_put(&server->registry, entry))) {
+      anim_db_entry_release(entry);
+      snprintf(err, errlen, "--db %s: too many databases", config->preload[i]);
+      return rc;
+    }
+    anim_log(ANIM_LOG_INFO, "database %s: %d frames from %s", entry->db.name, entry->db.nframes, entry->source);
+  }
+  return 0;
+}
 
 int main(int argc, char **argv) {
   anim_config_t config;
@@ -27,7 +60,8 @@ int main(int argc, char **argv) {
 
   static anim_server_t server; /* large (read buffer): not on the stack */
   uv_loop_t *loop = uv_default_loop();
-  if (anim_server_start(&server, loop, &config, err, sizeof err) != 0) {
+  if (anim_server_start(&server, loop, &config, err, sizeof err) != 0 ||
+      load_startup_databases(&server, err, sizeof err) != 0) {
     fprintf(stderr, "animserver: %s\n", err);
     return 1;
   }
@@ -37,6 +71,7 @@ int main(int argc, char **argv) {
            server.bound_port, ANIM_PROTOCOL_VERSION);
 
   uv_run(loop, UV_RUN_DEFAULT);
+  anim_registry_clear(&server.registry);
   rc = uv_loop_close(loop);
   anim_log(ANIM_LOG_INFO, "stopped: %llu connections, %llu requests, %llu errors",
            (unsigned long long)server.stats.connections_accepted, (unsigned long long)server.stats.requests,

@@ -1,23 +1,41 @@
 /*
  * request.h: requests and responses as plain C structs.
  *
- * The codec (codec.c) turns a validated protobuf Request into an
- * anim_request_t and an anim_response_t into framed protobuf bytes; services
- * never see protobuf-c types. Strings and byte views in a request point into
- * the decoded message and live as long as the request (anim_request_release).
+ * The codec (codec.c) turns a protobuf Request into an anim_request_t,
+ * checking everything that needs no server state (sizes, finiteness, name
+ * syntax), and turns an anim_response_t into framed protobuf bytes; services
+ * never see protobuf-c types. Strings, arrays and byte views in a request
+ * point into the decoded message or the request's arena and live until
+ * anim_request_release. A response may hold a database reference and arrays
+ * of results: anim_response_release drops them (on the loop thread).
  */
 #ifndef ANIM_REQUEST_H
 #define ANIM_REQUEST_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "feature.h"
+#include "search.h"
 
 #define ANIM_ERROR_MESSAGE_MAX 256
 #define ANIM_MAX_CAPABILITIES 16
+#define ANIM_MAX_QUERY_TAGS 32
 
 typedef enum {
   ANIM_REQUEST_HELLO = 0,
   ANIM_REQUEST_PING,
+  ANIM_REQUEST_LIST_DATABASES,
+  ANIM_REQUEST_DESCRIBE_DATABASE,
+  ANIM_REQUEST_LOAD_DATABASE,
+  ANIM_REQUEST_RELOAD_DATABASE,
+  ANIM_REQUEST_UNLOAD_DATABASE,
+  ANIM_REQUEST_SEARCH,
+  ANIM_REQUEST_BATCH_SEARCH,
+  ANIM_REQUEST_POSE,
+  ANIM_REQUEST_INERTIALIZE_TRANSITION,
+  ANIM_REQUEST_INERTIALIZE_EVALUATE,
+  ANIM_REQUEST_TRANSITION_COST,
+  ANIM_REQUEST_SPRING_TUNE,
   ANIM_REQUEST_TYPE_COUNT
 } anim_request_type_t;
 
@@ -31,15 +49,114 @@ typedef struct {
   size_t payload_len;
 } anim_ping_request_t;
 
+/* describe, load, reload, unload: a syntactically valid database name. */
+typedef struct {
+  const char *name;
+} anim_db_request_t;
+
+/* One search query; the codec has checked every float is finite and every
+ * count is within its protocol bound. Frame indices are checked against the
+ * database by the service. -1 means "not given" for the frame fields. */
+typedef struct {
+  const float *features; /* nfeatures values, or NULL */
+  int nfeatures;
+  int raw_features;      /* features are unnormalized */
+  int from_frame;
+  const float *trajectory_positions; /* x, z pairs */
+  int ntrajectory_positions;         /* pairs */
+  const float *trajectory_directions;
+  int ntrajectory_directions;
+  int k;
+  int current_frame;
+  float transition_cost;
+  int ignore_range_end, ignore_surrounding;
+  const char *tags[ANIM_MAX_QUERY_TAGS];
+  int ntags;
+  int include_pose, explain;
+  int method; /* anim_search_method_t */
+} anim_query_request_t;
+
+/* search (nqueries == 1) and batch_search. */
+typedef struct {
+  const char *database;
+  anim_query_request_t *queries;
+  int nqueries;
+} anim_search_request_t;
+
+typedef struct {
+  int local, global, velocities;
+} anim_pose_options_t;
+
+typedef struct {
+  const char *database;
+  int frame, count;
+  anim_pose_options_t options;
+} anim_pose_request_t;
+
+/* A database frame (frame >= 0) or an explicit pose (frame -1): nbones
+ * bones, 3 floats per vector and 4 per rotation, finite, rotations unit. */
+typedef struct {
+  int frame;
+  int nbones;
+  const float *positions, *velocities, *rotations, *angular_velocities;
+} anim_pose_ref_t;
+
+/* Inertializer offsets and anchor as sent by a client; present == 0 when absent. */
+typedef struct {
+  int present;
+  int nbones;
+  const float *offset_positions, *offset_velocities, *offset_rotations, *offset_angular_velocities;
+  const float *anchor; /* 14 floats, or NULL: identity */
+} anim_state_ref_t;
+
+typedef struct {
+  const char *database; /* NULL when no frame is named */
+  anim_pose_ref_t source, destination;
+  anim_state_ref_t state;
+} anim_transition_request_t;
+
+typedef struct {
+  const char *database;
+  anim_state_ref_t state;
+  anim_pose_ref_t input;
+  float halflife, t;
+} anim_evaluate_request_t;
+
+typedef struct {
+  const char *database;
+  anim_pose_ref_t source, destination;
+  float halflife;
+  const char *const *bones; /* names, nbones_named of them; none: all */
+  int nbones_named;
+} anim_cost_request_t;
+
+typedef enum { ANIM_TUNE_FRACTION = 0, ANIM_TUNE_TO_CONSTRAINT, ANIM_TUNE_FROM_CONSTRAINT } anim_tune_problem_t;
+
+typedef struct {
+  anim_tune_problem_t problem;
+  double alpha, t, x0, v0, mass; /* fraction */
+  double stiffness, damping;     /* to_constraint */
+  double erp, cfm;               /* from_constraint */
+  double dt;
+} anim_tune_request_t;
+
 typedef struct {
   uint64_t id;
   anim_request_type_t type;
   union {
     anim_hello_request_t hello;
     anim_ping_request_t ping;
+    anim_db_request_t db;
+    anim_search_request_t search;
+    anim_pose_request_t pose;
+    anim_transition_request_t transition;
+    anim_evaluate_request_t evaluate;
+    anim_cost_request_t cost;
+    anim_tune_request_t tune;
   } body;
   void *decoded; /* the codec's message; owns what the views point to */
-  void *budget;  /* the allocator state that decoded it */
+  void *budget;  /* the allocator state that decoded it (charges the arena too) */
+  void *arena;   /* converted arrays, freed with the request */
 } anim_request_t;
 
 typedef struct {
@@ -62,19 +179,77 @@ typedef struct {
   uint64_t server_time_us;
 } anim_ping_response_t;
 
+struct anim_db_entry;
+struct anim_registry;
+
+/* One query's answer. hits is owned by the response. */
+typedef struct {
+  anim_search_hit_t *hits;
+  int count;
+  int include_pose;
+  int explained;
+  float group_costs[ANIM_MAX_FEATURE_TERMS]; /* best match, per schema term */
+  float margin;                              /* runner-up cost - best cost */
+} anim_search_result_t;
+
+typedef struct {
+  anim_search_result_t *results;
+  int nresults;
+} anim_search_response_t;
+
+typedef struct {
+  int frame, count;
+  anim_pose_options_t options;
+} anim_pose_response_t;
+
+/* Inertializer state and/or a pose, in one allocation owned by the response. */
+typedef struct {
+  int nbones;
+  float *offset_positions, *offset_velocities, *offset_rotations, *offset_angular_velocities;
+  float anchor[14];
+  float *positions, *velocities, *rotations, *angular_velocities; /* evaluate's output pose */
+  void *block;
+} anim_inertialize_response_t;
+
+typedef struct {
+  float exact, approximate;
+  int nbones;
+  const char **names;  /* owned by the response block; point into the database or the block */
+  float *bone_exact, *bone_approximate;
+  void *block;
+} anim_cost_response_t;
+
+typedef struct {
+  double halflife, stiffness, damping, erp, cfm;
+} anim_tune_response_t;
+
 typedef struct {
   uint64_t id;
   anim_request_type_t type;
   int error; /* 0, or an ANIM_E* code: then only message is sent */
   char message[ANIM_ERROR_MESSAGE_MAX];
+  /* The database the answer comes from (a reference, released with the response). */
+  struct anim_db_entry *entry;
+  /* A database built off the loop, put in the registry on completion. */
+  struct anim_db_entry *built;
+  /* list_databases: the registry, read on the loop thread while encoding. */
+  const struct anim_registry *registry;
   union {
     anim_hello_response_t hello;
     anim_ping_response_t ping;
+    anim_search_response_t search;
+    anim_pose_response_t pose;
+    anim_inertialize_response_t inertialize;
+    anim_cost_response_t cost;
+    anim_tune_response_t tune;
   } body;
 } anim_response_t;
 
 /* Sets response->error and a formatted message; returns code (for `return`). */
 int anim_response_fail(anim_response_t *response, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Drops the response's database references and result arrays. Loop thread. */
+void anim_response_release(anim_response_t *response);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 #include "config.h"
+#include "registry.h"
 
 struct anim_connection;
 
@@ -34,6 +35,7 @@ typedef struct anim_server {
   char bound_host[64];
   int bound_port;
   anim_server_stats_t stats;
+  anim_registry_t registry;    /* loop thread only */
   /* Reads land here and are consumed before the next read: one buffer serves
    * every connection, so idle connections hold no read buffer at all. */
   char read_buffer[64 * 1024];

@@ -1,11 +1,15 @@
 /*
  * service.h: what each request does, and the dispatch table from request
- * type to handler.
+ * type to service.
  *
- * A handler receives a validated request and fills a response; it returns 0
- * or an ANIM_E* code (anim_response_fail sets code and message together).
- * Handlers marked off_loop run on the libuv thread pool and must touch only
- * read-only shared state (databases) and their own request/response.
+ * A service has up to three steps:
+ *   prepare  (loop thread)  resolve names, take database references;
+ *   handle   (loop thread, or the thread pool when off_loop says so) the work;
+ *   finish   (loop thread)  apply results to shared state (registry swaps).
+ * Each returns 0 or an ANIM_E* code (anim_response_fail sets code and message
+ * together); a failing step ends the request with that error. Work on the pool
+ * touches only read-only shared data (database entries it holds a reference
+ * to) and its own request and response.
  */
 #ifndef ANIM_SERVICE_H
 #define ANIM_SERVICE_H
@@ -22,16 +26,20 @@ typedef struct {
   uint64_t connection_id;
 } anim_service_ctx_t;
 
-typedef int (*anim_handler_fn)(const anim_service_ctx_t *ctx, const anim_request_t *request,
-                               anim_response_t *out_response);
+typedef int (*anim_service_step_fn)(const anim_service_ctx_t *ctx, const anim_request_t *request,
+                                    anim_response_t *response);
 
 typedef struct {
   const char *name;
-  anim_handler_fn handle;
-  int off_loop; /* 1: may take longer than ~1 ms, runs on the thread pool */
+  anim_service_step_fn prepare; /* may be NULL */
+  anim_service_step_fn handle;
+  anim_service_step_fn finish;  /* may be NULL */
+  /* 1 when this request may take longer than about a millisecond and must
+   * run on the thread pool. NULL: always on the loop. */
+  int (*off_loop)(const anim_request_t *request, const anim_response_t *prepared);
 } anim_service_t;
 
-/* The entry for type; never NULL for a valid type. */
+/* The entry for type; NULL for an invalid type. */
 const anim_service_t *anim_service_for(anim_request_type_t type);
 
 #endif

@@ -11,14 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "anim_client.h"
-
-typedef struct {
-  const char *host;
-  int port;
-  int timeout_ms;
-  int json;
-} options_t;
+#include "animctl.h"
 
 typedef int (*command_fn)(anim_client_t *client, const options_t *options, int argc, char **argv);
 
@@ -26,7 +19,21 @@ static void usage(FILE *out) {
   fprintf(out, "usage: animctl [--host H] [--port P] [--timeout MS] [--json] COMMAND [ARGS]\n\n"
                "commands:\n"
                "  hello                 handshake: protocol and server version, capabilities, limits\n"
-               "  ping [--count N]      round trips, with their times\n\n"
+               "  ping [--count N]      round trips, with their times\n"
+               "  db list               loaded databases\n"
+               "  db describe NAME      skeleton, ranges, feature schema\n"
+               "  db load NAME | db reload NAME | db unload NAME\n"
+               "  search DB (--frame N | --features v1,v2,... [--raw]) [--k K] [--current F]\n"
+               "         [--transition-cost C] [--ignore-range-end N] [--ignore-surrounding N]\n"
+               "         [--tag T]... [--method brute|boxes|fast] [--explain] [--pose]\n"
+               "  pose DB FRAME [--count N] [--global] [--velocities]\n"
+               "  inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]\n"
+               "  transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...\n"
+               "  spring halflife --alpha A --t T [--x0 X] [--v0 V] [--mass M]\n"
+               "  spring erp-cfm --stiffness K --damping C [--dt DT]\n"
+               "  spring gains --erp E --cfm C [--dt DT]\n"
+               "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
+               "       [--mix ping=W,search=W] [--database DB] [--k K]   load generator\n\n"
                "options:\n"
                "  --host H       server address (default 127.0.0.1)\n"
                "  --port P       server port (default 7878)\n"
@@ -34,7 +41,7 @@ static void usage(FILE *out) {
                "  --json         machine-readable output\n");
 }
 
-static int report_error(const char *what, int rc, anim_client_t *client) {
+int report_error(const char *what, int rc, anim_client_t *client) {
   const char *detail = client ? anim_client_last_error(client) : "";
   fprintf(stderr, "animctl: %s: %s (%s)%s%s\n", what, anim_strerror(rc), anim_err_name(rc), *detail ? ": " : "",
           detail);
@@ -104,10 +111,311 @@ static int cmd_ping(anim_client_t *client, const options_t *o, int argc, char **
   return 0;
 }
 
+
+static void print_summary_json(const anim_db_summary_t *s) {
+  printf("{\"name\":");
+  print_json_string(s->name);
+  printf(",\"version\":\"%016llx\",\"frames\":%u,\"bones\":%u,\"frame_rate\":%g,\"feature_dims\":%u,"
+         "\"ranges\":%u,\"memory_bytes\":%llu}",
+         (unsigned long long)s->version, s->frames, s->bones, s->frame_rate, s->feature_dims, s->ranges,
+         (unsigned long long)s->memory_bytes);
+}
+
+static void print_summary_text(const anim_db_summary_t *s) {
+  printf("%-20s %016llx %8u frames %4u bones %5.1f Hz %3u dims %4u ranges %8.1f MiB\n", s->name,
+         (unsigned long long)s->version, s->frames, s->bones, s->frame_rate, s->feature_dims, s->ranges,
+         (double)s->memory_bytes / (1024.0 * 1024.0));
+}
+
+static int cmd_db_list(anim_client_t *client, const options_t *o) {
+  anim_db_summary_t summaries[64];
+  int count = 0;
+  int rc = anim_client_db_list(client, summaries, 64, &count, o->timeout_ms);
+  if (rc) return report_error("db list", rc, client);
+  if (count > 64) count = 64;
+  if (o->json) {
+    printf("[");
+    for (int i = 0; i < count; i++) {
+      if (i) printf(",");
+      print_summary_json(&summaries[i]);
+    }
+    printf("]\n");
+  } else {
+    for (int i = 0; i < count; i++) print_summary_text(&summaries[i]);
+  }
+  return 0;
+}
+
+static const char *const group_kind_names[] = {"position", "velocity", "trajectory-position",
+                                               "trajectory-direction", "inertialize"};
+
+static int cmd_db_describe(anim_client_t *client, const options_t *o, const char *name) {
+  anim_db_description_t *d;
+  int rc = anim_client_db_describe(client, name, &d, o->timeout_ms);
+  if (rc) return report_error("db describe", rc, client);
+  if (o->json) {
+    printf("{\"summary\":");
+    print_summary_json(&d->summary);
+    printf(",\"bones\":[");
+    for (int i = 0; i < d->nbones; i++) {
+      printf("%s{\"name\":", i ? "," : "");
+      print_json_string(d->bone_names[i]);
+      printf(",\"parent\":%d}", d->bone_parents[i]);
+    }
+    printf("],\"ranges\":[");
+    for (int i = 0; i < d->nranges; i++) {
+      printf("%s{\"name\":", i ? "," : "");
+      print_json_string(d->ranges[i].name);
+      printf(",\"start\":%u,\"stop\":%u,\"tags\":[", d->ranges[i].start, d->ranges[i].stop);
+      for (int t = 0; t < d->ranges[i].ntags; t++) {
+        if (t) printf(",");
+        print_json_string(d->ranges[i].tags[t]);
+      }
+      printf("]}");
+    }
+    printf("],\"features\":[");
+    for (int i = 0; i < d->ngroups; i++) {
+      const anim_feature_group_info_t *g = &d->groups[i];
+      printf("%s{\"kind\":\"%s\",\"bone\":", i ? "," : "", (unsigned)g->kind < 5 ? group_kind_names[g->kind] : "?");
+      print_json_string(g->bone);
+      printf(",\"weight\":%g,\"first_column\":%u,\"dims\":%u}", g->weight, g->first_column, g->dims);
+    }
+    printf("]}\n");
+  } else {
+    print_summary_text(&d->summary);
+    printf("bones:\n");
+    for (int i = 0; i < d->nbones; i++)
+      printf("  %3d %-24s parent %s\n", i, d->bone_names[i], d->bone_parents[i] >= 0 ? d->bone_names[d->bone_parents[i]] : "-");
+    printf("ranges:\n");
+    for (int i = 0; i < d->nranges; i++) {
+      printf("  %3d %-40s [%u, %u)", i, d->ranges[i].name, d->ranges[i].start, d->ranges[i].stop);
+      for (int t = 0; t < d->ranges[i].ntags; t++) printf(" #%s", d->ranges[i].tags[t]);
+      printf("\n");
+    }
+    printf("features:\n");
+    for (int i = 0; i < d->ngroups; i++) {
+      const anim_feature_group_info_t *g = &d->groups[i];
+      printf("  cols %2u-%2u %-20s %-14s weight %g\n", g->first_column, g->first_column + g->dims - 1,
+             (unsigned)g->kind < 5 ? group_kind_names[g->kind] : "?", g->bone, g->weight);
+    }
+  }
+  anim_db_description_free(d);
+  return 0;
+}
+
+static int cmd_db_admin(anim_client_t *client, const options_t *o, const char *verb, const char *name) {
+  anim_db_summary_t summary;
+  int rc;
+  if (strcmp(verb, "load") == 0) rc = anim_client_db_load(client, name, &summary, o->timeout_ms);
+  else if (strcmp(verb, "reload") == 0) rc = anim_client_db_reload(client, name, &summary, o->timeout_ms);
+  else rc = anim_client_db_unload(client, name, o->timeout_ms);
+  if (rc) return report_error(verb, rc, client);
+  if (strcmp(verb, "unload") == 0) {
+    printf(o->json ? "{\"unloaded\":\"%s\"}\n" : "unloaded %s\n", name);
+  } else if (o->json) {
+    print_summary_json(&summary);
+    printf("\n");
+  } else {
+    print_summary_text(&summary);
+  }
+  return 0;
+}
+
+static int cmd_db(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "list") == 0) return cmd_db_list(client, o);
+  if (argc == 3 && strcmp(argv[1], "describe") == 0) return cmd_db_describe(client, o, argv[2]);
+  if (argc == 3 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "reload") || !strcmp(argv[1], "unload")))
+    return cmd_db_admin(client, o, argv[1], argv[2]);
+  fprintf(stderr, "animctl: db: expected list, describe NAME, load NAME, reload NAME or unload NAME\n");
+  return 2;
+}
+
+/* Parses "1.5,2,-3" into values (at most max); returns the count or -1. */
+static int parse_floats(const char *text, float *values, int max) {
+  int n = 0;
+  char *end;
+  while (*text) {
+    if (n == max) return -1;
+    values[n++] = strtof(text, &end);
+    if (end == text) return -1;
+    text = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return -1;
+  }
+  return n;
+}
+
+static int parse_int_arg(const char *flag, const char *text, int min, int *out) {
+  char *end;
+  long v = strtol(text, &end, 10);
+  if (*text == 0 || *end || v < min || v > 1000000000) {
+    fprintf(stderr, "animctl: %s %s: expected a whole number >= %d\n", flag, text, min);
+    return 2;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+static void print_pose_text(const anim_pose_t *p) {
+  for (int b = 0; b < p->nbones; b++) {
+    printf("    bone %2d", b);
+    if (p->local_positions)
+      printf("  pos %8.4f %8.4f %8.4f", p->local_positions[3 * b], p->local_positions[3 * b + 1], p->local_positions[3 * b + 2]);
+    if (p->local_rotations)
+      printf("  rot %7.4f %7.4f %7.4f %7.4f", p->local_rotations[4 * b], p->local_rotations[4 * b + 1],
+             p->local_rotations[4 * b + 2], p->local_rotations[4 * b + 3]);
+    if (p->global_positions)
+      printf("  global %8.4f %8.4f %8.4f", p->global_positions[3 * b], p->global_positions[3 * b + 1], p->global_positions[3 * b + 2]);
+    printf("\n");
+  }
+}
+
+static void print_float_array_json(const char *key, const float *values, int n) {
+  if (!values) return;
+  printf(",\"%s\":[", key);
+  for (int i = 0; i < n; i++) printf("%s%g", i ? "," : "", values[i]);
+  printf("]");
+}
+
+static void print_pose_json(const anim_pose_t *p) {
+  printf("{\"frame\":%u", p->frame);
+  print_float_array_json("local_positions", p->local_positions, 3 * p->nbones);
+  print_float_array_json("local_rotations", p->local_rotations, 4 * p->nbones);
+  print_float_array_json("local_velocities", p->local_velocities, 3 * p->nbones);
+  print_float_array_json("local_angular_velocities", p->local_angular_velocities, 3 * p->nbones);
+  print_float_array_json("global_positions", p->global_positions, 3 * p->nbones);
+  print_float_array_json("global_rotations", p->global_rotations, 4 * p->nbones);
+  print_float_array_json("global_velocities", p->global_velocities, 3 * p->nbones);
+  print_float_array_json("global_angular_velocities", p->global_angular_velocities, 3 * p->nbones);
+  printf(",\"contacts\":[");
+  for (int c = 0; c < p->ncontacts; c++) printf("%s%d", c ? "," : "", p->contacts[c]);
+  printf("]}");
+}
+
+static int cmd_search(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "animctl: search DB (--frame N | --features ...)\n");
+    return 2;
+  }
+  anim_query_t q;
+  anim_query_init(&q);
+  float features[128];
+  const char *tags[32];
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int rc = 0;
+    if (!strcmp(a, "--raw")) { q.raw_features = 1; continue; }
+    if (!strcmp(a, "--explain")) { q.explain = 1; continue; }
+    if (!strcmp(a, "--pose")) { q.include_pose = 1; continue; }
+    if (!v) { fprintf(stderr, "animctl: search: %s needs a value\n", a); return 2; }
+    i++;
+    if (!strcmp(a, "--frame")) rc = parse_int_arg(a, v, 0, &q.from_frame);
+    else if (!strcmp(a, "--k")) rc = parse_int_arg(a, v, 1, &q.k);
+    else if (!strcmp(a, "--current")) rc = parse_int_arg(a, v, 0, &q.current_frame);
+    else if (!strcmp(a, "--ignore-range-end")) rc = parse_int_arg(a, v, 0, &q.ignore_range_end);
+    else if (!strcmp(a, "--ignore-surrounding")) rc = parse_int_arg(a, v, 0, &q.ignore_surrounding);
+    else if (!strcmp(a, "--transition-cost")) q.transition_cost = strtof(v, NULL);
+    else if (!strcmp(a, "--tag") && q.ntags < 32) tags[q.ntags++] = v;
+    else if (!strcmp(a, "--features")) {
+      q.nfeatures = parse_floats(v, features, 128);
+      q.features = features;
+      if (q.nfeatures < 0) { fprintf(stderr, "animctl: --features: comma-separated numbers (at most 128)\n"); return 2; }
+    } else if (!strcmp(a, "--method")) {
+      if (!strcmp(v, "brute")) q.method = ANIM_METHOD_BRUTE;
+      else if (!strcmp(v, "boxes")) q.method = ANIM_METHOD_BOXES;
+      else if (!strcmp(v, "fast")) q.method = ANIM_METHOD_FAST;
+      else { fprintf(stderr, "animctl: --method: brute, boxes or fast\n"); return 2; }
+    } else {
+      fprintf(stderr, "animctl: search: unknown option %s\n", a);
+      return 2;
+    }
+    if (rc) return rc;
+  }
+  q.tags = tags;
+  anim_search_reply_t *reply;
+  int rc = anim_client_search(client, argv[1], &q, &reply, o->timeout_ms);
+  if (rc) return report_error("search", rc, client);
+  const anim_result_t *r = &reply->results[0];
+  if (o->json) {
+    printf("{\"database_version\":\"%016llx\",\"matches\":[", (unsigned long long)reply->database_version);
+    for (int i = 0; i < r->nmatches; i++) {
+      printf("%s{\"frame\":%u,\"range\":%u,\"range_name\":", i ? "," : "", r->matches[i].frame, r->matches[i].range);
+      print_json_string(r->matches[i].range_name);
+      printf(",\"cost\":%.9g", r->matches[i].cost);
+      if (r->matches[i].pose) {
+        printf(",\"pose\":");
+        print_pose_json(r->matches[i].pose);
+      }
+      printf("}");
+    }
+    printf("]");
+    if (r->nexplain) {
+      printf(",\"explain\":[");
+      for (int i = 0; i < r->nexplain; i++) {
+        printf("%s{\"group\":", i ? "," : "");
+        print_json_string(r->explain_names[i]);
+        printf(",\"cost\":%.9g}", r->explain_costs[i]);
+      }
+      printf("],\"margin\":%.9g", r->margin);
+    }
+    printf("}\n");
+  } else {
+    printf("database version %016llx\n", (unsigned long long)reply->database_version);
+    for (int i = 0; i < r->nmatches; i++) {
+      printf("%2d  frame %6u  cost %10.5f  range %u %s\n", i + 1, r->matches[i].frame, r->matches[i].cost,
+             r->matches[i].range, r->matches[i].range_name);
+      if (r->matches[i].pose) print_pose_text(r->matches[i].pose);
+    }
+    if (r->nexplain) {
+      printf("best match cost by feature group:\n");
+      for (int i = 0; i < r->nexplain; i++) printf("  %-28s %10.5f\n", r->explain_names[i], r->explain_costs[i]);
+      printf("margin to runner-up %.5f\n", r->margin);
+    }
+  }
+  anim_search_reply_free(reply);
+  return 0;
+}
+
+static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "animctl: pose DB FRAME [--count N] [--global] [--velocities]\n");
+    return 2;
+  }
+  int frame, count = 1, rc = parse_int_arg("FRAME", argv[2], 0, &frame);
+  if (rc) return rc;
+  anim_pose_options_t opts = {1, 0, 0};
+  for (int i = 3; i < argc; i++) {
+    if (!strcmp(argv[i], "--global")) opts.global = 1;
+    else if (!strcmp(argv[i], "--velocities")) opts.velocities = 1;
+    else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
+      if ((rc = parse_int_arg("--count", argv[++i], 1, &count))) return rc;
+    } else {
+      fprintf(stderr, "animctl: pose: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  anim_pose_reply_t *reply;
+  rc = anim_client_pose(client, argv[1], frame, count, &opts, &reply, o->timeout_ms);
+  if (rc) return report_error("pose", rc, client);
+  for (int i = 0; i < reply->nposes; i++) {
+    if (o->json) {
+      print_pose_json(&reply->poses[i]);
+      printf("\n");
+    } else {
+      printf("frame %u\n", reply->poses[i].frame);
+      print_pose_text(&reply->poses[i]);
+    }
+  }
+  anim_pose_reply_free(reply);
+  return 0;
+}
+
 static const struct {
   const char *name;
   command_fn run;
-} commands[] = {{"hello", cmd_hello}, {"ping", cmd_ping}};
+} commands[] = {{"hello", cmd_hello}, {"ping", cmd_ping}, {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
+                {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
+                {"spring", animctl_spring}};
 
 int main(int argc, char **argv) {
   options_t o = {"127.0.0.1", 7878, 5000, 0};

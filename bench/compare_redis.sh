@@ -1,0 +1,42 @@
+#!/bin/sh
+# Ping and single-search throughput of animserver next to Redis PING, measured
+# in the same run on the same machine (loopback, 50 connections, pipelining 1
+# and 16). Starts and stops its own redis-server and animserver.
+#   bench/compare_redis.sh [BUILD_DIR] [SECONDS]
+set -eu
+BUILD=${1:-build}
+SECONDS_PER_RUN=${2:-5}
+REQUESTS=$((SECONDS_PER_RUN * 150000))
+tmp=$(mktemp -d)
+trap 'kill $redis_pid $anim_pid 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
+
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+redis_port=$(free_port)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$tmp/redis.log" 2>&1 &
+redis_pid=$!
+"$BUILD/animserver" --port 0 >"$tmp/anim.out" 2>"$tmp/anim.log" &
+anim_pid=$!
+for i in $(seq 50); do
+  [ -s "$tmp/anim.out" ] && redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+anim_port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/anim.out")
+
+redis_rps() { # $1 = pipeline
+  redis-benchmark -p "$redis_port" -t ping_inline -c 50 -P "$1" -n "$REQUESTS" -q 2>/dev/null |
+    sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1
+}
+anim_rps() { # $1 = pipeline, $2 = mix
+  "$BUILD/animctl" --port "$anim_port" --json load --connections 50 --pipeline "$1" \
+    --duration "$SECONDS_PER_RUN" --mix "$2" | sed -n 's/.*"requests_per_s":\([0-9.]*\).*"p50_us":\([0-9.]*\),"p99_us":\([0-9.]*\),"p999_us":\([0-9.]*\).*/\1 \2 \3 \4/p'
+}
+
+printf '%-34s %12s %10s %10s %10s\n' "workload (50 connections)" "requests/s" "p50 us" "p99 us" "p99.9 us"
+for p in 1 16; do
+  printf '%-34s %12s\n' "redis PING_INLINE, pipeline $p" "$(redis_rps $p)"
+  set -- $(anim_rps $p ping)
+  printf '%-34s %12s %10s %10s %10s\n' "animserver ping, pipeline $p" "$1" "$2" "$3" "$4"
+  set -- $(anim_rps $p search)
+  printf '%-34s %12s %10s %10s %10s\n' "animserver search k=1, pipeline $p" "$1" "$2" "$3" "$4"
+done

@@ -1,0 +1,465 @@
+/*
+ * database.c: building a motion database from clips (see database.h).
+ *
+ * Per clip: resample to the database rate (lerp positions, slerp rotations),
+ * optionally mirror (a second copy with left and right swapped, reflected in
+ * the character's sagittal plane), add the ground-projected simulation bone,
+ * then forward kinematics, finite-difference velocities and foot contacts.
+ * One range per clip. What it does not do: feature extraction (feature.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "database.h"
+#include "kinematics.h"
+
+#define SIMULATION_BONE "Simulation"
+/* Frames of smoothing (Gaussian sigma) of the simulation bone's path and facing:
+ * enough to remove the gait's sway, little enough to keep turns. */
+#define ROOT_SMOOTHING_SIGMA 6.0f
+
+void anim_build_options_default(anim_build_options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->frame_rate = 60.0f;
+  o->contact_height = 0.06f;
+  o->contact_speed = 0.35f;
+}
+
+static int fail(char *err, int errlen, int code, const char *fmt, const char *arg) {
+  if (err && errlen > 0) snprintf(err, (size_t)errlen, fmt, arg);
+  return code;
+}
+
+/* ---- bone naming ---------------------------------------------------------------- */
+
+static int find_any(const anim_skeleton_t *s, const char *const *names) {
+  for (int i = 0; names[i]; i++) {
+    int b = anim_skeleton_find(s, names[i]);
+    if (b >= 0) return b;
+  }
+  return -1;
+}
+
+static const char *const hips_names[] = {"Hips", "hips", "Hip", "pelvis", "Pelvis", "mixamorig:Hips", NULL};
+static const char *const left_hip_names[] = {"LeftUpLeg", "UpperLeg_L", "LeftHip", "LeftUpperLeg", "LeftThigh", "l_hip", NULL};
+static const char *const right_hip_names[] = {"RightUpLeg", "UpperLeg_R", "RightHip", "RightUpperLeg", "RightThigh", "r_hip", NULL};
+static const char *const left_foot_names[] = {"LeftToe", "LeftToeBase", "Toes_L", "LeftToes", "LeftFoot", "Foot_L", "LeftAnkle", NULL};
+static const char *const right_foot_names[] = {"RightToe", "RightToeBase", "Toes_R", "RightToes", "RightFoot", "Foot_R", "RightAnkle", NULL};
+
+/* Name of bone with its left/right mark swapped into out, or 0 when it has none. */
+static int mirror_name(const char *name, char *out, size_t size, const anim_build_options_t *o) {
+  const char *pairs[][2] = {{o->mirror_left ? o->mirror_left : "Left", o->mirror_right ? o->mirror_right : "Right"},
+                            {"Left", "Right"}, {"left", "right"}, {"_L", "_R"}, {"_l", "_r"}, {".L", ".R"}};
+  for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+    for (int side = 0; side < 2; side++) {
+      const char *from = pairs[p][side], *to = pairs[p][1 - side];
+      const char *hit = strstr(name, from);
+      if (!hit) continue;
+      snprintf(out, size, "%.*s%s%s", (int)(hit - name), name, to, hit + strlen(from));
+      return 1;
+    }
+  /* CMU style single-letter prefixes: LHipJoint / RHipJoint, lhand / rhand. */
+  if ((name[0] == 'L' || name[0] == 'R' || name[0] == 'l' || name[0] == 'r') && name[1] &&
+      ((name[1] >= 'A' && name[1] <= 'Z') || (name[0] >= 'a' && name[1] >= 'a'))) {
+    snprintf(out, size, "%c%s", name[0] == 'L' ? 'R' : name[0] == 'R' ? 'L' : name[0] == 'l' ? 'r' : 'l', name + 1);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- per-clip steps ----------------------------------------------------------------- */
+
+/* Resamples clip to rate into out (allocated). */
+static int resample(anim_clip_t *out, const anim_clip_t *clip, float rate) {
+  float duration = (float)(clip->nframes - 1) * clip->frame_time;
+  int nframes = (int)floorf(duration * rate + 1e-3f) + 1;
+  int rc = anim_clip_alloc(out, &clip->skeleton, nframes, 1.0f / rate);
+  if (rc) return rc;
+  snprintf(out->name, sizeof out->name, "%s", clip->name);
+  int nb = clip->skeleton.nbones;
+  for (int f = 0; f < nframes; f++) {
+    float s = (float)f / rate / clip->frame_time;
+    int i0 = (int)floorf(s);
+    if (i0 > clip->nframes - 1) i0 = clip->nframes - 1;
+    int i1 = i0 + 1 < clip->nframes ? i0 + 1 : i0;
+    float a = s - (float)i0;
+    for (int b = 0; b < nb; b++) {
+      size_t k0 = (size_t)i0 * (size_t)nb + (size_t)b, k1 = (size_t)i1 * (size_t)nb + (size_t)b;
+      size_t k = (size_t)f * (size_t)nb + (size_t)b;
+      out->local_positions[k] = vec3_lerp(clip->local_positions[k0], clip->local_positions[k1], a);
+      out->local_rotations[k] = quat_slerp_shortest(clip->local_rotations[k0], clip->local_rotations[k1], a);
+    }
+  }
+  return 0;
+}
+
+/* Mirrors clip in place across the X = 0 plane, swapping left and right bones. */
+static void mirror_clip(anim_clip_t *clip, const anim_build_options_t *o) {
+  int nb = clip->skeleton.nbones, partner[ANIM_MAX_BONES];
+  for (int b = 0; b < nb; b++) {
+    char other[ANIM_NAME_MAX];
+    partner[b] = b;
+    if (mirror_name(clip->skeleton.names[b], other, sizeof other, o)) {
+      int p = anim_skeleton_find(&clip->skeleton, other);
+      if (p >= 0) partner[b] = p;
+    }
+  }
+  vec3 pos[ANIM_MAX_BONES];
+  quat rot[ANIM_MAX_BONES];
+  for (int f = 0; f < clip->nframes; f++) {
+    vec3 *lp = clip->local_positions + (size_t)f * (size_t)nb;
+    quat *lr = clip->local_rotations + (size_t)f * (size_t)nb;
+    for (int b = 0; b < nb; b++) {
+      vec3 p = lp[partner[b]];
+      quat q = lr[partner[b]];
+      pos[b] = vec3_make(-p.x, p.y, p.z);
+      rot[b] = quat_make(q.w, q.x, -q.y, -q.z);
+    }
+    memcpy(lp, pos, (size_t)nb * sizeof *lp);
+    memcpy(lr, rot, (size_t)nb * sizeof *lr);
+  }
+  snprintf(clip->name + strnlen(clip->name, ANIM_NAME_MAX - 8), 8, "_mirror");
+}
+
+/* Gaussian smoothing of n vec3 samples (clamped at the ends). */
+static void smooth(vec3 *io, int n, float sigma) {
+  int radius = (int)ceilf(3.0f * sigma);
+  vec3 *copy = malloc((size_t)n * sizeof *copy);
+  if (!copy) return;
+  memcpy(copy, io, (size_t)n * sizeof *copy);
+  for (int i = 0; i < n; i++) {
+    vec3 sum = vec3_zero();
+    float wsum = 0.0f;
+    for (int k = -radius; k <= radius; k++) {
+      int j = i + k < 0 ? 0 : (i + k >= n ? n - 1 : i + k);
+      float w = expf(-0.5f * (float)(k * k) / (sigma * sigma));
+      sum = vec3_add(sum, vec3_scale(copy[j], w));
+      wsum += w;
+    }
+    io[i] = vec3_scale(sum, 1.0f / wsum);
+  }
+  free(copy);
+}
+
+/* Writes the clip's frames under a new simulation bone 0 into db at frame
+ * offset `start`: its path is the hips on the ground, its facing the hips'
+ * (from the hip joints' left-right axis), both smoothed. */
+static int add_simulation_root(anim_database_t *db, int start, const anim_clip_t *clip) {
+  const anim_skeleton_t *s = &clip->skeleton;
+  int nb = s->nbones, n = clip->nframes;
+  int hips = find_any(s, hips_names), lhip = find_any(s, left_hip_names), rhip = find_any(s, right_hip_names);
+  if (hips < 0) hips = 0;
+  vec3 *path = malloc((size_t)n * sizeof *path), *facing = malloc((size_t)n * sizeof *facing);
+  vec3 *gp = malloc((size_t)nb * sizeof *gp);
+  quat *gr = malloc((size_t)nb * sizeof *gr);
+  if (!path || !facing || !gp || !gr) {
+    free(path), free(facing), free(gp), free(gr);
+    return ANIM_ENOMEM;
+  }
+  for (int f = 0; f < n; f++) {
+    anim_fk(gp, gr, clip->local_positions + (size_t)f * (size_t)nb, clip->local_rotations + (size_t)f * (size_t)nb,
+            s->parents, nb);
+    path[f] = vec3_make(gp[hips].x, 0.0f, gp[hips].z);
+    vec3 forward;
+    if (lhip >= 0 && rhip >= 0) {
+      /* Facing +Z with Y up, the left side is +X: forward = left x up. */
+      vec3 left = vec3_sub(gp[lhip], gp[rhip]);
+      forward = vec3_cross(left, vec3_make(0.0f, 1.0f, 0.0f));
+    } else {
+      forward = quat_mul_vec3(gr[hips], vec3_make(0.0f, 0.0f, 1.0f));
+    }
+    forward.y = 0.0f;
+    facing[f] = vec3_normalize(forward);
+    if (vec3_length(facing[f]) < 0.5f) facing[f] = f > 0 ? facing[f - 1] : vec3_make(0.0f, 0.0f, 1.0f);
+  }
+  smooth(path, n, ROOT_SMOOTHING_SIGMA);
+  smooth(facing, n, ROOT_SMOOTHING_SIGMA);
+  for (int f = 0; f < n; f++) {
+    vec3 dir = vec3_normalize(facing[f]);
+    quat sim_rot = quat_from_angle_axis(atan2f(dir.x, dir.z), vec3_make(0.0f, 1.0f, 0.0f));
+    size_t out = (size_t)(start + f) * (size_t)db->nbones, in = (size_t)f * (size_t)nb;
+    db->local_positions[out] = path[f];
+    db->local_rotations[out] = sim_rot;
+    for (int b = 0; b < nb; b++) {
+      vec3 p = clip->local_positions[in + (size_t)b];
+      quat q = clip->local_rotations[in + (size_t)b];
+      if (s->parents[b] < 0) {
+        /* The clip's root becomes a child of the simulation bone. */
+        p = quat_inv_mul_vec3(sim_rot, vec3_sub(p, path[f]));
+        q = quat_inv_mul(sim_rot, q);
+      }
+      db->local_positions[out + 1 + (size_t)b] = p;
+      db->local_rotations[out + 1 + (size_t)b] = q;
+    }
+  }
+  free(path), free(facing), free(gp), free(gr);
+  return 0;
+}
+
+/* ---- whole-database steps ------------------------------------------------------------ */
+
+static int alloc_arrays(anim_database_t *db) {
+  size_t n = (size_t)db->nframes * (size_t)db->nbones;
+  db->local_positions = calloc(n, sizeof(vec3));
+  db->local_velocities = calloc(n, sizeof(vec3));
+  db->local_rotations = calloc(n, sizeof(quat));
+  db->local_angular_velocities = calloc(n, sizeof(vec3));
+  db->global_positions = calloc(n, sizeof(vec3));
+  db->global_velocities = calloc(n, sizeof(vec3));
+  db->global_rotations = calloc(n, sizeof(quat));
+  db->global_angular_velocities = calloc(n, sizeof(vec3));
+  return db->local_positions && db->local_velocities && db->local_rotations && db->local_angular_velocities &&
+                 db->global_positions && db->global_velocities && db->global_rotations &&
+                 db->global_angular_velocities
+             ? 0
+             : ANIM_ENOMEM;
+}
+
+/* Central differences inside each range, one-sided at its ends. */
+static void compute_velocities(anim_database_t *db) {
+  int nb = db->nbones;
+  float dt = 1.0f / db->frame_rate;
+  for (int r = 0; r < db->nranges; r++) {
+    int a = db->ranges[r].start, z = db->ranges[r].stop;
+    for (int f = a; f < z; f++) {
+      int f0 = f > a ? f - 1 : f, f1 = f + 1 < z ? f + 1 : f;
+      float span = (float)(f1 - f0) * dt;
+      for (int b = 0; b < nb; b++) {
+        size_t k0 = (size_t)f0 * (size_t)nb + (size_t)b, k1 = (size_t)f1 * (size_t)nb + (size_t)b;
+        size_t k = (size_t)f * (size_t)nb + (size_t)b;
+        if (f1 == f0) {
+          db->local_velocities[k] = vec3_zero();
+          db->local_angular_velocities[k] = vec3_zero();
+          continue;
+        }
+        db->local_velocities[k] = vec3_scale(vec3_sub(db->local_positions[k1], db->local_positions[k0]), 1.0f / span);
+        db->local_angular_velocities[k] = quat_angular_velocity(db->local_rotations[k0], db->local_rotations[k1], span);
+        /* The angular velocity of a local rotation, in the parent's frame. */
+      }
+    }
+  }
+  for (int f = 0; f < db->nframes; f++) {
+    size_t k = (size_t)f * (size_t)nb;
+    anim_fk_velocity(db->global_positions + k, db->global_rotations + k, db->global_velocities + k,
+                     db->global_angular_velocities + k, db->local_positions + k, db->local_rotations + k,
+                     db->local_velocities + k, db->local_angular_velocities + k, db->skeleton.parents, nb);
+  }
+}
+
+/* A foot is in contact when near its lowest height in the range and slow;
+ * single-frame blips either way are removed. */
+static void compute_contacts(anim_database_t *db, const anim_build_options_t *o) {
+  int nb = db->nbones, nc = db->ncontacts;
+  for (int r = 0; r < db->nranges; r++) {
+    int a = db->ranges[r].start, z = db->ranges[r].stop;
+    for (int c = 0; c < nc; c++) {
+      int bone = db->contact_bones[c];
+      float lowest = 1e30f;
+      for (int f = a; f < z; f++) lowest = fminf(lowest, db->global_positions[(size_t)f * (size_t)nb + (size_t)bone].y);
+      for (int f = a; f < z; f++) {
+        size_t k = (size_t)f * (size_t)nb + (size_t)bone;
+        vec3 v = db->global_velocities[k];
+        float horizontal = sqrtf(v.x * v.x + v.z * v.z);
+        db->contacts[(size_t)f * (size_t)nc + (size_t)c] =
+            db->global_positions[k].y < lowest + o->contact_height && horizontal < o->contact_speed;
+      }
+      for (int f = a + 1; f + 1 < z; f++) {
+        uint8_t *prev = &db->contacts[(size_t)(f - 1) * (size_t)nc + (size_t)c];
+        uint8_t *cur = prev + nc, *next = cur + nc;
+        if (*prev == *next && *cur != *prev) *cur = *prev;
+      }
+    }
+  }
+}
+
+static int find_contact_bones(anim_database_t *db, const anim_build_options_t *o) {
+  db->ncontacts = 0;
+  if (o->contact_bone_names[0]) {
+    for (int i = 0; i < ANIM_MAX_CONTACTS && o->contact_bone_names[i]; i++) {
+      int b = anim_skeleton_find(&db->skeleton, o->contact_bone_names[i]);
+      if (b < 0) return ANIM_ENOTFOUND;
+      db->contact_bones[db->ncontacts++] = b;
+    }
+    return 0;
+  }
+  int l = find_any(&db->skeleton, left_foot_names), r = find_any(&db->skeleton, right_foot_names);
+  if (l >= 0) db->contact_bones[db->ncontacts++] = l;
+  if (r >= 0) db->contact_bones[db->ncontacts++] = r;
+  return 0;
+}
+
+static int same_skeleton(const anim_skeleton_t *a, const anim_skeleton_t *b) {
+  if (a->nbones != b->nbones) return 0;
+  for (int i = 0; i < a->nbones; i++)
+    if (a->parents[i] != b->parents[i] || strcmp(a->names[i], b->names[i]) != 0) return 0;
+  return 1;
+}
+
+int anim_database_build(anim_database_t *out, const char *name, const anim_clip_t *clips, int nclips,
+                        const anim_build_options_t *options, char *err, int errlen) {
+  anim_build_options_t defaults;
+  if (!options) anim_build_options_default(&defaults), options = &defaults;
+  memset(out, 0, sizeof *out);
+  if (!clips || nclips < 1) return fail(err, errlen, ANIM_EINVAL, "%s: no clips", name ? name : "database");
+  if (!(options->frame_rate > 0.0f) || options->frame_rate > 1000.0f)
+    return fail(err, errlen, ANIM_EINVAL, "%s: frame rate must be in (0, 1000] Hz", name ? name : "database");
+  const anim_skeleton_t *src = &clips[0].skeleton;
+  if (src->nbones + 1 > ANIM_MAX_BONES) return fail(err, errlen, ANIM_EINVAL, "%s: too many bones", clips[0].name);
+  for (int c = 0; c < nclips; c++) {
+    int rc = anim_clip_validate(&clips[c], err, errlen);
+    if (rc) return rc;
+    if (!same_skeleton(src, &clips[c].skeleton))
+      return fail(err, errlen, ANIM_EINVAL, "%s: skeleton differs from the first clip's", clips[c].name);
+  }
+  snprintf(out->name, sizeof out->name, "%s", name ? name : "database");
+  out->frame_rate = options->frame_rate;
+
+  /* Skeleton: the simulation bone, then the clips' bones shifted by one. */
+  anim_skeleton_t *s = &out->skeleton;
+  s->nbones = src->nbones + 1;
+  snprintf(s->names[0], ANIM_NAME_MAX, "%s", SIMULATION_BONE);
+  s->parents[0] = -1;
+  for (int b = 0; b < src->nbones; b++) {
+    snprintf(s->names[b + 1], ANIM_NAME_MAX, "%s", src->names[b]);
+    s->parents[b + 1] = src->parents[b] + 1;
+    s->offsets[b + 1] = src->offsets[b];
+  }
+  out->nbones = s->nbones;
+
+  int copies = options->mirror ? 2 : 1, rc = 0;
+  anim_clip_t *resampled = calloc((size_t)(nclips * copies), sizeof *resampled);
+  if (!resampled) return fail(err, errlen, ANIM_ENOMEM, "%s: out of memory", out->name);
+  for (int c = 0; c < nclips && !rc; c++)
+    for (int m = 0; m < copies && !rc; m++) {
+      anim_clip_t *r = &resampled[c * copies + m];
+      rc = resample(r, &clips[c], options->frame_rate);
+      if (!rc && m == 1) mirror_clip(r, options);
+      out->nframes += r->nframes;
+    }
+  out->nranges = nclips * copies;
+  out->ranges = calloc((size_t)out->nranges, sizeof *out->ranges);
+  if (!rc && !out->ranges) rc = ANIM_ENOMEM;
+  if (!rc) rc = alloc_arrays(out);
+  int start = 0;
+  for (int i = 0; i < out->nranges && !rc; i++) {
+    out->ranges[i].start = start;
+    out->ranges[i].stop = start + resampled[i].nframes;
+    snprintf(out->ranges[i].name, ANIM_NAME_MAX, "%s", resampled[i].name);
+    rc = add_simulation_root(out, start, &resampled[i]);
+    start += resampled[i].nframes;
+  }
+  for (int i = 0; i < nclips * copies; i++) anim_clip_free(&resampled[i]);
+  free(resampled);
+  if (!rc) rc = find_contact_bones(out, options);
+  if (!rc && !(out->contacts = calloc((size_t)out->nframes * (size_t)(out->ncontacts ? out->ncontacts : 1), 1)))
+    rc = ANIM_ENOMEM;
+  if (rc) {
+    anim_database_free(out);
+    return fail(err, errlen, rc, "%s: out of memory or unknown contact bone", name ? name : "database");
+  }
+  compute_velocities(out);
+  compute_contacts(out, options);
+  for (int i = 0; options->mirror && i < out->nranges; i += 2) anim_database_tag_range(out, i + 1, "mirror");
+  anim_database_update_version(out);
+  return 0;
+}
+
+/* ---- tags, lookup, lifetime --------------------------------------------------------- */
+
+int anim_database_find_tag(const anim_database_t *db, const char *tag) {
+  for (int t = 0; t < db->ntags; t++)
+    if (strcmp(db->tag_names[t], tag) == 0) return t;
+  return -1;
+}
+
+int anim_database_tag_range(anim_database_t *db, int r, const char *tag) {
+  if (r < 0 || r >= db->nranges || !tag || !*tag || strlen(tag) >= ANIM_NAME_MAX) return ANIM_EINVAL;
+  int t = anim_database_find_tag(db, tag);
+  if (t < 0) {
+    if (db->ntags == ANIM_MAX_TAGS) return ANIM_ELIMIT;
+    t = db->ntags++;
+    snprintf(db->tag_names[t], ANIM_NAME_MAX, "%s", tag);
+  }
+  db->ranges[r].tag_mask |= 1u << t;
+  return 0;
+}
+
+int anim_database_range_of(const anim_database_t *db, int frame) {
+  int lo = 0, hi = db->nranges - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (frame < db->ranges[mid].start) hi = mid - 1;
+    else if (frame >= db->ranges[mid].stop) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
+}
+
+void anim_database_free(anim_database_t *db) {
+  if (!db) return;
+  if (db->mapping) {
+    /* Arrays point into a file mapping owned by dbfile.c. */
+    anim_dbfile_release(db);
+  } else {
+    free(db->local_positions), free(db->local_velocities), free(db->local_rotations);
+    free(db->local_angular_velocities), free(db->global_positions), free(db->global_velocities);
+    free(db->global_rotations), free(db->global_angular_velocities), free(db->contacts), free(db->ranges);
+    anim_features_free(&db->features);
+  }
+  memset(db, 0, sizeof *db);
+}
+
+int anim_database_validate(const anim_database_t *db, char *err, int errlen) {
+  const anim_skeleton_t *s = &db->skeleton;
+  if (s->nbones < 1 || s->nbones > ANIM_MAX_BONES || db->nbones != s->nbones || s->parents[0] != -1)
+    return fail(err, errlen, ANIM_EFORMAT, "%s: bad skeleton", db->name);
+  for (int b = 1; b < s->nbones; b++)
+    if (s->parents[b] < 0 || s->parents[b] >= b) return fail(err, errlen, ANIM_EFORMAT, "%s: parents out of order", db->name);
+  if (db->nframes < 1 || !(db->frame_rate > 0.0f)) return fail(err, errlen, ANIM_EFORMAT, "%s: no frames", db->name);
+  int expect = 0;
+  for (int r = 0; r < db->nranges; r++) {
+    const anim_range_t *range = &db->ranges[r];
+    if (range->start != expect || range->stop <= range->start || range->stop > db->nframes)
+      return fail(err, errlen, ANIM_EFORMAT, "%s: ranges must be sorted, disjoint and cover every frame", db->name);
+    if (db->ntags < 32 && (range->tag_mask >> db->ntags) != 0)
+      return fail(err, errlen, ANIM_EFORMAT, "%s: a range has an unknown tag", db->name);
+    expect = range->stop;
+  }
+  if (expect != db->nframes || db->nranges < 1)
+    return fail(err, errlen, ANIM_EFORMAT, "%s: ranges must cover every frame", db->name);
+  if (db->ncontacts < 0 || db->ncontacts > ANIM_MAX_CONTACTS)
+    return fail(err, errlen, ANIM_EFORMAT, "%s: bad contact count", db->name);
+  for (int c = 0; c < db->ncontacts; c++)
+    if (db->contact_bones[c] < 0 || db->contact_bones[c] >= db->nbones)
+      return fail(err, errlen, ANIM_EFORMAT, "%s: contact bone out of range", db->name);
+  if (db->features.values && db->features.rows != db->nframes)
+    return fail(err, errlen, ANIM_EFORMAT, "%s: feature rows differ from frames", db->name);
+  return 0;
+}
+
+/* FNV-1a, 64 bits: stable across runs and machines of one endianness. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
+  const uint8_t *p = data;
+  for (size_t i = 0; i < len; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+void anim_database_update_version(anim_database_t *db) {
+  size_t n = (size_t)db->nframes * (size_t)db->nbones;
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv1a(h, db->skeleton.names, (size_t)db->nbones * ANIM_NAME_MAX);
+  h = fnv1a(h, db->skeleton.parents, (size_t)db->nbones * sizeof(int));
+  h = fnv1a(h, &db->frame_rate, sizeof db->frame_rate);
+  h = fnv1a(h, db->local_positions, n * sizeof(vec3));
+  h = fnv1a(h, db->local_rotations, n * sizeof(quat));
+  h = fnv1a(h, db->ranges, (size_t)db->nranges * sizeof *db->ranges);
+  if (db->features.values) {
+    h = fnv1a(h, db->features.values, (size_t)db->features.rows * (size_t)db->features.cols * sizeof(float));
+    h = fnv1a(h, db->features.scale, (size_t)db->features.cols * sizeof(float));
+  }
+  db->version = h ? h : 1;
+}

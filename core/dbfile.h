@@ -1,0 +1,42 @@
+/*
+ * dbfile.h: the binary database file: write atomically, load by mmap.
+ *
+ * Layout (all little-endian; big-endian hosts are refused with ANIM_EVERSION):
+ *   header, 64 bytes: magic "ANIMDB\r\n", format version (u32), endianness
+ *     tag 0x01020304 (u32), section count (u32), header size (u32), file size
+ *     (u64), checksum of everything after the header (u64), database version
+ *     (u64);
+ *   section table: per section tag (4 chars), reserved (u32), offset (u64),
+ *     size (u64), checksum of the section's bytes (u64);
+ *   sections, each 64-byte aligned: META (counts, name, rate, schema), SKEL,
+ *     RANG, TAGS, the eight pose arrays (LPOS LVEL LROT LANG GPOS GVEL GROT
+ *     GANG), CONT (contacts), FEAT, FOFF, FSCL (features, offset, scale).
+ * The loader maps the file read-only and points the big arrays straight into
+ * the mapping (no copy); it checks magic, version, sizes against the file,
+ * section bounds, alignment and overlaps, every checksum, then the database's
+ * own validity rules. Checksums use anim_hash64 (hash.h).
+ */
+#ifndef ANIM_DBFILE_H
+#define ANIM_DBFILE_H
+
+#include <stddef.h>
+#include "database.h"
+
+#define ANIM_DBFILE_VERSION 1
+
+/* Writes db to path atomically (temporary file in the same directory, fsync,
+ * rename, fsync of the directory): a crash leaves the old file or the new
+ * one, never a half file. 0, ANIM_EIO or ANIM_EINVAL with a message. */
+int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, int errlen);
+
+/* Loads path into out_db (arrays in a read-only mapping; free with
+ * anim_database_free). 0, or ANIM_EIO, ANIM_EFORMAT, ANIM_EVERSION,
+ * ANIM_ETRUNCATED, ANIM_ECHECKSUM with a message naming the file. */
+int anim_dbfile_load(anim_database_t *out_db, const char *path, char *err, int errlen);
+
+/* The same checks over a buffer (for tests and fuzzing). The database points
+ * into bytes, which must outlive it; anim_database_free does not free them. */
+int anim_dbfile_parse(anim_database_t *out_db, const void *bytes, size_t len, const char *name, char *err,
+                      int errlen);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * search_internal.h: what the search methods share: the index header, the
+ * candidate rules of search.h in one place, and the bounded top-k heap.
+ * Private to core/search*.c.
+ */
+#ifndef ANIM_SEARCH_INTERNAL_H
+#define ANIM_SEARCH_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+#include "search.h"
+
+struct anim_topk;
+
+struct anim_search_index {
+  anim_search_method_t method;
+  anim_search_data_t data;
+  int32_t *row_range; /* range of each row, -1 when outside every range */
+  size_t memory;      /* bytes held beyond the feature matrix */
+  void *impl;         /* the method's own structure */
+  void (*free_impl)(void *impl);
+  /* Scans for candidates; the top-k already holds the current frame. */
+  void (*scan)(const struct anim_search_index *index, const anim_search_query_t *query, struct anim_topk *topk);
+};
+
+/* The k lowest (cost, frame) pairs seen so far: a max-heap on (cost, frame). */
+typedef struct anim_topk {
+  anim_search_hit_t *heap;
+  int count, k;
+} anim_topk_t;
+
+/* Lexicographic (cost, frame): the order of results. */
+static inline int anim_hit_less(float ca, int fa, float cb, int fb) { return ca < cb || (ca == cb && fa < fb); }
+
+/* Cost above which nothing can enter: the worst kept, or +inf while not full.
+ * A candidate whose lower bound is strictly above it can be skipped; equal
+ * may still win on frame index. */
+static inline float anim_topk_threshold(const anim_topk_t *t) { return t->count < t->k ? INFINITY : t->heap[0].cost; }
+
+void anim_topk_push(anim_topk_t *t, int frame, float cost);
+/* Sorts the kept hits by (cost, frame) in place; returns how many. */
+int anim_topk_sort(anim_topk_t *t);
+
+/* 1 when row may be returned for query (the candidate rules of search.h). */
+static inline int anim_search_candidate(const struct anim_search_index *index, const anim_search_query_t *q, int row) {
+  int r = index->row_range[row];
+  if (r < 0) return 0;
+  const anim_range_t *range = &index->data.ranges[r];
+  if (q->tag_mask && !(range->tag_mask & q->tag_mask)) return 0;
+  if (row >= range->stop - q->ignore_range_end) return 0;
+  if (q->current_frame >= 0) {
+    int d = row - q->current_frame;
+    if (d == 0 || (d < 0 ? -d : d) < q->ignore_surrounding) return 0;
+  }
+  return 1;
+}
+
+/* Squared distance with early exit: the exact anim_search_distance when the
+ * cost stays at or below limit, else some partial sum whose cost exceeds it. */
+static inline float anim_search_distance_bounded(const float *a, const float *b, int n, float transition_cost,
+                                                 float limit) {
+  float sum = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float d = a[j] - b[j];
+    sum += d * d;
+    /* Partial sums only grow (in floats too): once over, the full cost is over. */
+    if ((j & 7) == 7 && transition_cost + sum > limit) return sum;
+  }
+  return sum;
+}
+
+/* Lower bound of the distance from q to any point of the box [lo, hi]
+ * (summed in the same order as the distance, so never above it). */
+static inline float anim_box_distance(const float *q, const float *lo, const float *hi, int n) {
+  float sum = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float c = q[j] < lo[j] ? lo[j] : (q[j] > hi[j] ? hi[j] : q[j]);
+    float d = q[j] - c;
+    sum += d * d;
+  }
+  return sum;
+}
+
+/* Offers row to the top-k when it is a candidate and can beat the threshold. */
+static inline void anim_search_offer(const struct anim_search_index *index, const anim_search_query_t *q,
+                                     anim_topk_t *topk, int row, const float *x) {
+  if (!anim_search_candidate(index, q, row)) return;
+  float limit = anim_topk_threshold(topk);
+  float dist = anim_search_distance_bounded(q->query, x, index->data.cols, q->transition_cost, limit);
+  float cost = q->transition_cost + dist;
+  if (cost <= limit) anim_topk_push(topk, row, cost);
+}
+
+/* Method constructors: fill index->impl, free_impl, scan, memory. */
+int anim_search_brute_init(struct anim_search_index *index, char *err, int errlen);
+int anim_search_boxes_init(struct anim_search_index *index, char *err, int errlen);
+int anim_search_kdtree_init(struct anim_search_index *index, char *err, int errlen);
+
+#endif

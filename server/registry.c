@@ -1,0 +1,97 @@
+/* registry.c: named databases with reference-counted entries (see registry.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "registry.h"
+
+static size_t database_memory(const anim_database_t *db) {
+  size_t per_bone = (size_t)db->nframes * (size_t)db->nbones;
+  size_t poses = per_bone * (6 * sizeof(vec3) + 2 * sizeof(quat));
+  size_t features = (size_t)db->features.rows * (size_t)db->features.cols * sizeof(float);
+  return poses + features + (size_t)db->nframes * (size_t)db->ncontacts + (size_t)db->nranges * sizeof(anim_range_t);
+}
+
+anim_db_entry_t *anim_db_entry_create(anim_database_t *db, const char *source, char *err, int errlen) {
+  anim_db_entry_t *entry = calloc(1, sizeof *entry);
+  if (!entry) {
+    snprintf(err, errlen, "out of memory");
+    anim_database_free(db);
+    return NULL;
+  }
+  entry->db = *db;
+  memset(db, 0, sizeof *db);
+  snprintf(entry->source, sizeof entry->source, "%s", source ? source : "");
+  entry->refs = 1;
+  anim_search_data_t data = {entry->db.features.values, entry->db.features.rows, entry->db.features.cols,
+                             entry->db.ranges, entry->db.nranges};
+  entry->memory_bytes = database_memory(&entry->db);
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
+    entry->indexes[m] = anim_search_index_build((anim_search_method_t)m, &data, err, errlen);
+    if (!entry->indexes[m]) {
+      anim_db_entry_release(entry);
+      return NULL;
+    }
+    entry->memory_bytes += anim_search_index_memory(entry->indexes[m]);
+  }
+  return entry;
+}
+
+void anim_db_entry_release(anim_db_entry_t *entry) {
+  if (!entry || --entry->refs > 0) return;
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(entry->indexes[m]);
+  anim_database_free(&entry->db);
+  free(entry);
+}
+
+static int find(const anim_registry_t *registry, const char *name) {
+  for (int i = 0; i < registry->count; i++)
+    if (strcmp(registry->entries[i]->db.name, name) == 0) return i;
+  return -1;
+}
+
+anim_db_entry_t *anim_registry_acquire(anim_registry_t *registry, const char *name) {
+  int i = find(registry, name);
+  if (i < 0) return NULL;
+  registry->entries[i]->refs++;
+  return registry->entries[i];
+}
+
+int anim_registry_put(anim_registry_t *registry, anim_db_entry_t *entry) {
+  int i = find(registry, entry->db.name);
+  if (i >= 0) {
+    anim_db_entry_release(registry->entries[i]);
+    registry->entries[i] = entry;
+    return 0;
+  }
+  if (registry->count == ANIM_REGISTRY_MAX) return ANIM_ELIMIT;
+  registry->entries[registry->count++] = entry;
+  return 0;
+}
+
+int anim_registry_remove(anim_registry_t *registry, const char *name) {
+  int i = find(registry, name);
+  if (i < 0) return ANIM_ENOTFOUND;
+  anim_db_entry_release(registry->entries[i]);
+  /* Keep the remaining order: listings stay stable across unloads. */
+  memmove(&registry->entries[i], &registry->entries[i + 1],
+          (size_t)(registry->count - i - 1) * sizeof registry->entries[0]);
+  registry->count--;
+  return 0;
+}
+
+void anim_registry_clear(anim_registry_t *registry) {
+  while (registry->count > 0) anim_db_entry_release(registry->entries[--registry->count]);
+}
+
+int anim_db_name_validate(const char *name) {
+  size_t len = strlen(name);
+  if (len == 0 || len >= ANIM_NAME_MAX || name[0] == '.') return ANIM_EBADNAME;
+  for (size_t i = 0; i < len; i++) {
+    char c = name[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+             c == '.';
+    if (!ok) return ANIM_EBADNAME;
+  }
+  return 0;
+}

@@ -1,0 +1,142 @@
+/*
+ * service_search.c: motion-matching search (single and batch) and pose fetches.
+ *
+ * A query vector comes from the request's feature vector (normalized, or raw
+ * and normalized here with the database's offsets and scales) or from a
+ * database frame's features with the trajectory part optionally replaced.
+ * Everything a query names is checked against the database first (dimension,
+ * frames, tags), so the search itself cannot fail on input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "registry.h"
+#include "services.h"
+
+/* Replaces the trajectory columns of a normalized row with raw values. */
+static int override_trajectory(const anim_features_t *f, const anim_query_request_t *q, float *row,
+                               anim_response_t *out, int index) {
+  for (int t = 0; t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    const float *values;
+    int count;
+    if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION) values = q->trajectory_positions, count = q->ntrajectory_positions;
+    else if (term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION) values = q->trajectory_directions, count = q->ntrajectory_directions;
+    else continue;
+    if (count == 0) continue;
+    if (count != term->nsamples)
+      return anim_response_fail(out, ANIM_EDIMENSION, "queries[%d]: %d trajectory samples given, the schema has %d",
+                                index, count, term->nsamples);
+    for (int d = 0; d < 2 * count; d++) {
+      int col = f->group_start[t] + d;
+      row[col] = (values[d] - f->offset[col]) / f->scale[col];
+    }
+  }
+  return 0;
+}
+
+/* Builds the normalized query vector and the core query of request query q. */
+static int build_query(const anim_database_t *db, const anim_query_request_t *q, int index, float *vector,
+                       anim_search_query_t *out_query, anim_response_t *out) {
+  const anim_features_t *f = &db->features;
+  if (q->nfeatures > 0) {
+    if (q->nfeatures != f->cols)
+      return anim_response_fail(out, ANIM_EDIMENSION, "queries[%d].features has %d values, database %s has %d",
+                                index, q->nfeatures, db->name, f->cols);
+    if (q->raw_features) anim_features_normalize(f, q->features, vector);
+    else memcpy(vector, q->features, (size_t)f->cols * sizeof *vector);
+  } else {
+    if (q->from_frame >= db->nframes)
+      return anim_response_fail(out, ANIM_ERANGE, "queries[%d].from_frame %d: database %s has %d frames", index,
+                                q->from_frame, db->name, db->nframes);
+    memcpy(vector, f->values + (size_t)q->from_frame * (size_t)f->cols, (size_t)f->cols * sizeof *vector);
+    int rc = override_trajectory(f, q, vector, out, index);
+    if (rc) return rc;
+  }
+  if (q->current_frame >= db->nframes)
+    return anim_response_fail(out, ANIM_ERANGE, "queries[%d].current_frame %d: database %s has %d frames", index,
+                              q->current_frame, db->name, db->nframes);
+  uint32_t mask = 0;
+  for (int t = 0; t < q->ntags; t++) {
+    int bit = anim_database_find_tag(db, q->tags[t]);
+    if (bit < 0)
+      return anim_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no tag \"%s\"", index, db->name,
+                                q->tags[t]);
+    mask |= 1u << bit;
+  }
+  memset(out_query, 0, sizeof *out_query);
+  out_query->query = vector;
+  /* One more than asked when explaining: the runner-up gives the margin. */
+  out_query->k = q->explain && q->k < 2 ? 2 : q->k;
+  out_query->current_frame = q->current_frame;
+  out_query->transition_cost = q->transition_cost;
+  out_query->ignore_range_end = q->ignore_range_end;
+  out_query->ignore_surrounding = q->ignore_surrounding;
+  out_query->tag_mask = mask;
+  return 0;
+}
+
+/* Cost of the best match split by schema term, and the margin to the runner-up. */
+static void explain(const anim_database_t *db, const float *vector, anim_search_result_t *r) {
+  const anim_features_t *f = &db->features;
+  r->explained = 1;
+  if (r->count == 0) return;
+  const float *row = f->values + (size_t)r->hits[0].frame * (size_t)f->cols;
+  for (int t = 0; t < f->schema.nterms; t++)
+    r->group_costs[t] = anim_search_distance(vector + f->group_start[t], row + f->group_start[t], f->group_dims[t]);
+  r->margin = r->count > 1 ? r->hits[1].cost - r->hits[0].cost : 0.0f;
+}
+
+int anim_search_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  const anim_search_request_t *req = &request->body.search;
+  const anim_db_entry_t *entry = out->entry;
+  const anim_database_t *db = &entry->db;
+  float vector[ANIM_MAX_FEATURE_DIMS];
+  out->body.search.results = calloc((size_t)req->nqueries, sizeof *out->body.search.results);
+  if (!out->body.search.results) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  out->body.search.nresults = req->nqueries;
+  for (int i = 0; i < req->nqueries; i++) {
+    const anim_query_request_t *q = &req->queries[i];
+    anim_search_result_t *r = &out->body.search.results[i];
+    anim_search_query_t query;
+    int rc = build_query(db, q, i, vector, &query, out);
+    if (rc) return rc;
+    r->hits = malloc((size_t)query.k * sizeof *r->hits);
+    if (!r->hits) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+    rc = anim_search_run(entry->indexes[q->method], &query, r->hits, &r->count, NULL);
+    if (rc) return anim_response_fail(out, rc, "queries[%d]: search failed: %s", i, anim_strerror(rc));
+    if (q->explain) explain(db, vector, r);
+    if (r->count > q->k) r->count = q->k;
+    r->include_pose = q->include_pose;
+  }
+  return 0;
+}
+
+/* A handful of indexed queries is microseconds; big batches and the slow
+ * reference methods on big databases go to the pool. */
+int anim_search_off_loop(const anim_request_t *request, const anim_response_t *prepared) {
+  const anim_search_request_t *req = &request->body.search;
+  if (req->nqueries > 16) return 1;
+  size_t rows = prepared->entry ? (size_t)prepared->entry->db.nframes : 0;
+  for (int i = 0; i < req->nqueries; i++)
+    if (req->queries[i].method != ANIM_SEARCH_FAST && rows > 50000) return 1;
+  return 0;
+}
+
+int anim_pose_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  const anim_pose_request_t *p = &request->body.pose;
+  const anim_database_t *db = &out->entry->db;
+  if (p->frame >= db->nframes || p->count > db->nframes - p->frame)
+    return anim_response_fail(out, ANIM_ERANGE, "pose frames [%d, %d) are outside database %s's %d frames", p->frame,
+                              p->frame + p->count, db->name, db->nframes);
+  out->body.pose.frame = p->frame;
+  out->body.pose.count = p->count;
+  out->body.pose.options = p->options;
+  return 0;
+}
+
+/* Encoding many frames is the cost: spans go to the pool (encoded there). */
+int anim_pose_off_loop(const anim_request_t *request, const anim_response_t *prepared) {
+  return request->body.pose.count > 64;
+}

@@ -1,0 +1,218 @@
+/*
+ * test_search.c: exact k-nearest search. Invalid input first; then each rule
+ * of search.h on hand-made data; then every method against brute force on
+ * random data (with heavy ties) and on real databases, with random k,
+ * current frame, exclusions and tags.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_error.h"
+#include "procgen.h"
+#include "search.h"
+
+static anim_search_index_t *build(anim_search_method_t m, const float *x, int rows, int cols, const anim_range_t *r,
+                                  int nr) {
+  anim_search_data_t d = {x, rows, cols, r, nr};
+  char err[128];
+  anim_search_index_t *index = anim_search_index_build(m, &d, err, sizeof err);
+  if (!index) fail_msg("build %s: %s", anim_search_method_name(m), err);
+  return index;
+}
+
+static anim_search_query_t query(const float *q, int k) {
+  anim_search_query_t s = {q, k, -1, 0.0f, 0, 0, 0};
+  return s;
+}
+
+/* ---- invalid input --------------------------------------------------------------------- */
+
+static void test_invalid_data_and_queries(void **state) {
+  float x[8] = {0, 0, 1, 1, 2, 2, 3, 3};
+  anim_range_t r = {0, 4, 0, "r"};
+  char err[128];
+  anim_search_data_t none = {NULL, 4, 2, &r, 1}, empty = {x, 0, 2, &r, 1}, wide = {x, 4, 200, &r, 1};
+  anim_range_t outside = {0, 5, 0, "r"};
+  anim_search_data_t bad_range = {x, 4, 2, &outside, 1};
+  assert_null(anim_search_index_build(ANIM_SEARCH_BRUTE, &none, err, sizeof err));
+  assert_null(anim_search_index_build(ANIM_SEARCH_BRUTE, &empty, err, sizeof err));
+  assert_null(anim_search_index_build(ANIM_SEARCH_FAST, &wide, err, sizeof err));
+  assert_null(anim_search_index_build(ANIM_SEARCH_BOXES, &bad_range, err, sizeof err));
+  assert_null(anim_search_index_build((anim_search_method_t)7, &bad_range, err, sizeof err));
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
+    anim_search_index_t *index = build((anim_search_method_t)m, x, 4, 2, &r, 1);
+    float q[2] = {0.5f, 0.5f}, nan_q[2] = {NAN, 0};
+    anim_search_hit_t hits[4];
+    int n;
+    anim_search_query_t s = query(q, 0);
+    assert_int_equal(anim_search_run(index, &s, hits, &n, NULL), ANIM_EINVAL);
+    s.k = ANIM_SEARCH_MAX_K + 1;
+    assert_int_equal(anim_search_run(index, &s, hits, &n, NULL), ANIM_EINVAL);
+    s = query(nan_q, 1);
+    assert_int_equal(anim_search_run(index, &s, hits, &n, NULL), ANIM_ENONFINITE);
+    s = query(q, 1);
+    s.current_frame = 4;
+    assert_int_equal(anim_search_run(index, &s, hits, &n, NULL), ANIM_ERANGE);
+    s.current_frame = -1;
+    s.ignore_surrounding = -1;
+    assert_int_equal(anim_search_run(index, &s, hits, &n, NULL), ANIM_EINVAL);
+    s.ignore_surrounding = 0;
+    s.transition_cost = -1.0f;
+    assert_int_equal(anim_search_run(index, &s, hits, &n, NULL), ANIM_EINVAL);
+    s.transition_cost = INFINITY;
+    assert_int_equal(anim_search_run(index, &s, hits, &n, NULL), ANIM_ENONFINITE);
+    anim_search_index_free(index);
+  }
+}
+
+/* ---- the rules, on a line of points --------------------------------------------------- */
+
+/* 1-D points at 0, 1, 2, ..., 19 in two ranges [0, 10) and [10, 20), the second tagged. */
+static float line[20];
+static anim_range_t line_ranges[2] = {{0, 10, 0, "a"}, {10, 20, 1, "b"}};
+
+static void run_all(anim_search_query_t *s, anim_search_hit_t out[][8], int *counts) {
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
+    anim_search_index_t *index = build((anim_search_method_t)m, line, 20, 1, line_ranges, 2);
+    assert_int_equal(anim_search_run(index, s, out[m], &counts[m], NULL), 0);
+    anim_search_index_free(index);
+  }
+}
+
+static void test_rules(void **state) {
+  for (int i = 0; i < 20; i++) line[i] = (float)i;
+  anim_search_hit_t hits[ANIM_SEARCH_METHOD_COUNT][8];
+  int counts[ANIM_SEARCH_METHOD_COUNT];
+  float q = 4.2f;
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
+    anim_search_query_t s = query(&q, 3);
+    run_all(&s, hits, counts);
+    assert_int_equal(counts[m], 3);
+    assert_int_equal(hits[m][0].frame, 4);
+    assert_int_equal(hits[m][1].frame, 5);
+    assert_int_equal(hits[m][2].frame, 3);
+    /* The current frame competes without the transition cost. */
+    s.k = 1, s.current_frame = 7, s.transition_cost = 10.0f;
+    run_all(&s, hits, counts);
+    assert_int_equal(hits[m][0].frame, 7);
+    assert_true(fabsf(hits[m][0].cost - 2.8f * 2.8f) < 1e-5f);
+    /* Without it the nearest wins, and pays the transition cost. */
+    s.transition_cost = 0.5f;
+    run_all(&s, hits, counts);
+    assert_int_equal(hits[m][0].frame, 4);
+    assert_true(fabsf(hits[m][0].cost - (0.5f + 0.2f * 0.2f)) < 1e-5f);
+    /* ignore_surrounding hides frames near the current one (but not the current one). */
+    s = query(&q, 2);
+    s.current_frame = 5, s.ignore_surrounding = 3, s.transition_cost = 0.0f;
+    run_all(&s, hits, counts);
+    assert_int_equal(hits[m][0].frame, 5);
+    assert_int_equal(hits[m][1].frame, 2);
+    /* ignore_range_end: the last 6 frames of each range are out. */
+    s = query(&q, 1);
+    s.ignore_range_end = 6;
+    run_all(&s, hits, counts);
+    assert_int_equal(hits[m][0].frame, 3);
+    /* Tags restrict to ranges carrying them. */
+    s = query(&q, 1);
+    s.tag_mask = 1;
+    run_all(&s, hits, counts);
+    assert_int_equal(hits[m][0].frame, 10);
+    /* Fewer candidates than k. */
+    s = query(&q, 8);
+    s.tag_mask = 1, s.ignore_range_end = 5;
+    run_all(&s, hits, counts);
+    assert_int_equal(counts[m], 5);
+  }
+  /* Ties: equal costs come by lower frame index. */
+  float tie = 5.0f;
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
+    anim_search_query_t s = query(&tie, 3);
+    run_all(&s, hits, counts);
+    assert_int_equal(hits[m][0].frame, 5);
+    assert_int_equal(hits[m][1].frame, 4);
+    assert_int_equal(hits[m][2].frame, 6);
+  }
+}
+
+/* ---- randomized exactness ------------------------------------------------------------------ */
+
+static float uniform(unsigned *seed) { return (float)rand_r(seed) / (float)RAND_MAX; }
+static float gaussian(unsigned *seed) {
+  float u = uniform(seed) * 0.999f + 0.0005f, v = uniform(seed);
+  return sqrtf(-2.0f * logf(u)) * cosf(2.0f * ANIM_PI * v);
+}
+
+/* Random queries (near rows, with noise) against every method; 0 mismatches or fail naming the first. */
+static void check_exact(const float *x, int rows, int cols, const anim_range_t *ranges, int nranges, int ntags,
+                        int queries, unsigned seed) {
+  anim_search_index_t *index[ANIM_SEARCH_METHOD_COUNT];
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++)
+    index[m] = build((anim_search_method_t)m, x, rows, cols, ranges, nranges);
+  float *q = malloc((size_t)cols * sizeof *q);
+  anim_search_hit_t ref[64], got[64];
+  for (int i = 0; i < queries; i++) {
+    int base = rand_r(&seed) % rows;
+    float noise = i % 4 == 0 ? 0.0f : (i % 4 == 1 ? 0.05f : 0.3f);
+    for (int j = 0; j < cols; j++) q[j] = x[(size_t)base * (size_t)cols + (size_t)j] + noise * gaussian(&seed);
+    anim_search_query_t s = query(q, 1 + rand_r(&seed) % 16);
+    if (i % 3 == 0) s.current_frame = rand_r(&seed) % rows;
+    if (i % 5 == 0) s.transition_cost = uniform(&seed);
+    if (i % 7 == 0) s.ignore_range_end = rand_r(&seed) % 30;
+    if (i % 2 == 0) s.ignore_surrounding = rand_r(&seed) % 40;
+    if (ntags && i % 6 == 0) s.tag_mask = 1u << (rand_r(&seed) % ntags);
+    int nref, n;
+    assert_int_equal(anim_search_run(index[0], &s, ref, &nref, NULL), 0);
+    for (int m = 1; m < ANIM_SEARCH_METHOD_COUNT; m++) {
+      assert_int_equal(anim_search_run(index[m], &s, got, &n, NULL), 0);
+      if (n != nref) fail_msg("query %d: %s found %d, brute force %d", i, anim_search_method_name(m), n, nref);
+      for (int h = 0; h < n; h++)
+        if (got[h].frame != ref[h].frame || got[h].cost != ref[h].cost)
+          fail_msg("query %d hit %d: %s says frame %d cost %.9g, brute force frame %d cost %.9g", i, h,
+                   anim_search_method_name(m), got[h].frame, got[h].cost, ref[h].frame, ref[h].cost);
+    }
+  }
+  free(q);
+  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(index[m]);
+}
+
+static void test_random_data_with_ties(void **state) {
+  unsigned seed = 42;
+  int rows = 5000, cols = 9;
+  float *x = malloc((size_t)rows * (size_t)cols * sizeof *x);
+  for (int i = 0; i < rows * cols; i++) x[i] = gaussian(&seed);
+  /* Duplicated rows and a coarse grid force exact ties. */
+  for (int i = 0; i < rows; i += 10) memcpy(x + (size_t)(i + 1) * (size_t)cols, x + (size_t)i * (size_t)cols, (size_t)cols * sizeof *x);
+  for (int i = rows / 2; i < rows; i++)
+    for (int j = 0; j < cols; j++) x[(size_t)i * (size_t)cols + (size_t)j] = roundf(x[(size_t)i * (size_t)cols + (size_t)j] * 2.0f) / 2.0f;
+  anim_range_t ranges[5];
+  for (int r = 0; r < 5; r++) {
+    ranges[r].start = r * 1000, ranges[r].stop = (r + 1) * 1000, ranges[r].tag_mask = 1u << (r % 3);
+    snprintf(ranges[r].name, sizeof ranges[r].name, "r%d", r);
+  }
+  check_exact(x, rows, cols, ranges, 5, 3, 3000, 7);
+  free(x);
+}
+
+static void test_procedural_database(void **state) {
+  anim_database_t db;
+  char err[256];
+  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  check_exact(db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges, db.ntags, 3000, 11);
+  anim_database_free(&db);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid_data_and_queries),
+      cmocka_unit_test(test_rules),
+      cmocka_unit_test(test_random_data_with_ties),
+      cmocka_unit_test(test_procedural_database),
+  };
+  return cmocka_run_group_tests_name("search", tests, NULL, NULL);
+}

@@ -1,0 +1,23 @@
+/* animctl.h: what the animctl subcommand files share. */
+#ifndef ANIMCTL_H
+#define ANIMCTL_H
+
+#include "anim_client.h"
+
+typedef struct {
+  const char *host;
+  int port;
+  int timeout_ms;
+  int json;
+} options_t;
+
+/* Prints "animctl: what: error (NAME): server message" and returns 1. */
+int report_error(const char *what, int rc, anim_client_t *client);
+
+int animctl_load(anim_client_t *client, const options_t *options, int argc, char **argv);
+
+int animctl_inertialize(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_transition_cost(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_spring(anim_client_t *client, const options_t *options, int argc, char **argv);
+
+#endif
