@@ -41,11 +41,11 @@ static int find_any(const anim_skeleton_t *s, const char *const *names) {
   return -1;
 }
 
-static const char *const hips_names[] = {"Hips", "hips", "Hip", "pelvis", "Pelvis", "mixamorig:Hips", NULL};
-static const char *const left_hip_names[] = {"LeftUpLeg", "UpperLeg_L", "LeftHip", "LeftUpperLeg", "LeftThigh", "l_hip", NULL};
-static const char *const right_hip_names[] = {"RightUpLeg", "UpperLeg_R", "RightHip", "RightUpperLeg", "RightThigh", "r_hip", NULL};
-static const char *const left_foot_names[] = {"LeftToe", "LeftToeBase", "Toes_L", "LeftToes", "LeftFoot", "Foot_L", "LeftAnkle", NULL};
-static const char *const right_foot_names[] = {"RightToe", "RightToeBase", "Toes_R", "RightToes", "RightFoot", "Foot_R", "RightAnkle", NULL};
+static const char *const hips_names[] = {"Hips", "hips", "Hip", "pelvis", "Pelvis", "RootJoint", "mixamorig:Hips", NULL};
+static const char *const left_hip_names[] = {"LeftUpLeg", "UpperLeg_L", "LeftHip", "LeftUpperLeg", "LeftThigh", "lHip", "l_hip", NULL};
+static const char *const right_hip_names[] = {"RightUpLeg", "UpperLeg_R", "RightHip", "RightUpperLeg", "RightThigh", "rHip", "r_hip", NULL};
+static const char *const left_foot_names[] = {"LeftToe", "LeftToeBase", "Toes_L", "LeftToes", "lToeJoint", "LeftFoot", "Foot_L", "LeftAnkle", "lAnkle", NULL};
+static const char *const right_foot_names[] = {"RightToe", "RightToeBase", "Toes_R", "RightToes", "rToeJoint", "RightFoot", "Foot_R", "RightAnkle", "rAnkle", NULL};
 
 /* Name of bone with its left/right mark swapped into out, or 0 when it has none. */
 static int mirror_name(const char *name, char *out, size_t size, const anim_build_options_t *o) {

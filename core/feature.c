@@ -56,9 +56,9 @@ static void add_trajectory_term(anim_feature_schema_t *s, anim_feature_kind_t ki
 }
 
 int anim_feature_schema_default(anim_feature_schema_t *out, const anim_database_t *db) {
-  static const char *const left_foot[] = {"LeftFoot", "Foot_L", "LeftAnkle", "LeftFootIK", "l_foot", NULL};
-  static const char *const right_foot[] = {"RightFoot", "Foot_R", "RightAnkle", "RightFootIK", "r_foot", NULL};
-  static const char *const hips[] = {"Hips", "hips", "Hip", "pelvis", "Pelvis", NULL};
+  static const char *const left_foot[] = {"LeftFoot", "Foot_L", "LeftAnkle", "lAnkle", "LeftFootIK", "l_foot", NULL};
+  static const char *const right_foot[] = {"RightFoot", "Foot_R", "RightAnkle", "rAnkle", "RightFootIK", "r_foot", NULL};
+  static const char *const hips[] = {"Hips", "hips", "Hip", "pelvis", "Pelvis", "RootJoint", NULL};
   const char *lf = first_bone(db, left_foot), *rf = first_bone(db, right_foot), *h = first_bone(db, hips);
   memset(out, 0, sizeof *out);
   if (!lf || !rf || !h) return ANIM_ENOTFOUND;
