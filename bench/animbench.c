@@ -1,0 +1,18 @@
+/*
+ * animbench: the benchmark tool. `make bench` runs `animbench search`.
+ *
+ *   animbench search [options]   search latency of every method (bench_search.c)
+ *
+ * Timings are reported beside baselines measured in the same run (brute
+ * force, the seed's boxes), so the figures mean something on any machine.
+ */
+#include <stdio.h>
+#include <string.h>
+
+int bench_search(int argc, char **argv);
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "search") == 0) return bench_search(argc - 1, argv + 1);
+  fprintf(stderr, "usage: animbench search [--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE]\n");
+  return 2;
+}
