@@ -1,0 +1,214 @@
+/*
+ * test_database.c: databases built from real motion capture (all 14 Bandai
+ * Namco clips, 60 Hz, mirrored). Invalid builds first; then ranges, the
+ * simulation bone on the ground facing the travel, velocities against finite
+ * differences of forward kinematics, foot contacts, mirroring. Failures name
+ * the worst bone and frame.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_error.h"
+#include "bvh.h"
+#include "database.h"
+#include "kinematics.h"
+#include "procgen.h"
+#include "shared_data.h"
+
+/* Thresholds in one place, with their reasons. */
+/* Facing vs travel on straight forward clips: the smoothed facing follows the
+ * hips' left-right axis, which sways a little within a stride (measured worst
+ * mean 9 degrees, walk-left); a wrong axis would be 90 or 180. */
+#define MAX_MEAN_FACING_ERROR_DEG 12.0f
+/* FK velocity vs central differences of FK positions, m/s. The two differ by
+ * the curvature of the path over two frames: measured worst 0.34 m/s (a foot
+ * of the dash clips); a wrong sign or frame would be metres per second. */
+#define MAX_VELOCITY_ERROR 0.5f
+
+static anim_database_t db;
+static int have_db;
+
+static int load_bandai(void **state) {
+  char dir[1024];
+  const char *shared = anim_test_shared_dir();
+  snprintf(dir, sizeof dir, "%s/data/mocap/bandai-namco", shared);
+  static const char *const names[] = {
+      "dataset-1_dash_active_001", "dataset-1_dash_normal_001", "dataset-1_run_active_001", "dataset-1_run_normal_001",
+      "dataset-1_walk-back_normal_001", "dataset-1_walk-left_normal_001", "dataset-1_walk-right_normal_001",
+      "dataset-1_walk_normal_001", "dataset-1_walk_normal_002", "dataset-1_walk_tired_001", "dataset-2_run_normal_001",
+      "dataset-2_walk-turn-left_normal_001", "dataset-2_walk-turn-right_normal_001", "dataset-2_walk_normal_001"};
+  anim_clip_t clips[14];
+  anim_bvh_options_t bo = {0.01f};
+  char err[256], path[1200];
+  for (int i = 0; i < 14; i++) {
+    snprintf(path, sizeof path, "%s/%s.bvh", dir, names[i]);
+    if (anim_bvh_load(&clips[i], path, &bo, err, sizeof err)) {
+      for (int j = 0; j < i; j++) anim_clip_free(&clips[j]);
+      return 0; /* the tests that need it say skipped (or fail under CI) */
+    }
+  }
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.mirror = 1;
+  int rc = anim_database_build(&db, "bandai", clips, 14, &o, err, sizeof err);
+  for (int i = 0; i < 14; i++) anim_clip_free(&clips[i]);
+  have_db = rc == 0;
+  return rc == 0 ? 0 : -1;
+}
+
+static int free_db(void **state) {
+  if (have_db) anim_database_free(&db);
+  return 0;
+}
+
+static int need_db(void) {
+  char path[1024];
+  return anim_test_shared_path(path, sizeof path, "data/mocap/bandai-namco") && have_db;
+}
+
+/* ---- invalid builds ----------------------------------------------------------------- */
+
+static void test_invalid_builds(void **state) {
+  anim_database_t out;
+  char err[256];
+  anim_clip_t a, b;
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  assert_int_equal(anim_procgen_clip(&a, &specs[0], 60.0f), 0);
+  assert_int_equal(anim_procgen_clip(&b, &specs[1], 60.0f), 0);
+  assert_int_equal(anim_database_build(&out, "x", NULL, 0, NULL, err, sizeof err), ANIM_EINVAL);
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.frame_rate = 0.0f;
+  assert_int_equal(anim_database_build(&out, "x", &a, 1, &o, err, sizeof err), ANIM_EINVAL);
+  /* Clips with different skeletons do not mix. */
+  snprintf(b.skeleton.names[3], ANIM_NAME_MAX, "Renamed");
+  anim_clip_t both[2] = {a, b};
+  assert_int_equal(anim_database_build(&out, "x", both, 2, NULL, err, sizeof err), ANIM_EINVAL);
+  assert_non_null(strstr(err, "skeleton"));
+  /* A non-unit rotation is caught by clip validation. */
+  a.local_rotations[5].w = 3.0f;
+  assert_int_equal(anim_database_build(&out, "x", &a, 1, NULL, err, sizeof err), ANIM_EFORMAT);
+  anim_clip_free(&a);
+  anim_clip_free(&b);
+}
+
+/* ---- real data ---------------------------------------------------------------------- */
+
+static void test_ranges_frames_and_tags(void **state) {
+  if (!need_db()) return;
+  char err[256];
+  assert_int_equal(anim_database_validate(&db, err, sizeof err), 0);
+  assert_int_equal(db.nranges, 28);
+  /* 30 Hz clips resampled to 60 Hz: about twice the frames, twice again mirrored. */
+  assert_true(db.nframes > 5800 && db.nframes < 6300);
+  int mirror = anim_database_find_tag(&db, "mirror");
+  assert_true(mirror >= 0);
+  for (int r = 0; r < db.nranges; r++) {
+    assert_int_equal((db.ranges[r].tag_mask >> mirror) & 1, r % 2);
+    assert_int_equal(anim_database_range_of(&db, db.ranges[r].start), r);
+    assert_int_equal(anim_database_range_of(&db, db.ranges[r].stop - 1), r);
+  }
+  assert_int_equal(anim_database_range_of(&db, db.nframes), -1);
+  assert_true(db.version != 0);
+}
+
+static void test_simulation_bone_on_ground_facing_travel(void **state) {
+  if (!need_db()) return;
+  for (int f = 0; f < db.nframes; f++) {
+    vec3 p = db.global_positions[(size_t)f * (size_t)db.nbones];
+    if (fabsf(p.y) > 1e-6f) fail_msg("frame %d: simulation bone at height %g", f, p.y);
+  }
+  /* Straight forward walks and runs: facing within a few degrees of travel. */
+  for (int r = 0; r < db.nranges; r++) {
+    const char *name = db.ranges[r].name;
+    if (!strstr(name, "walk_normal_001") && !strstr(name, "run_normal") && !strstr(name, "walk-left")) continue;
+    if (strstr(name, "dataset-1_run_normal")) continue; /* one cycle: too short to judge */
+    float sum = 0.0f;
+    int n = 0;
+    for (int f = db.ranges[r].start + 30; f < db.ranges[r].stop - 30; f++) {
+      size_t k = (size_t)f * (size_t)db.nbones;
+      vec3 v = db.global_velocities[k];
+      if (sqrtf(v.x * v.x + v.z * v.z) < 0.5f) continue;
+      vec3 facing = quat_mul_vec3(db.global_rotations[k], vec3_make(0, 0, 1));
+      float angle = acosf(clampf((facing.x * v.x + facing.z * v.z) / sqrtf(v.x * v.x + v.z * v.z), -1.0f, 1.0f));
+      sum += angle * 180.0f / ANIM_PI, n++;
+    }
+    assert_true(n > 20);
+    if (sum / (float)n > MAX_MEAN_FACING_ERROR_DEG)
+      fail_msg("range %s: facing is %.1f degrees off the travel on average", name, sum / (float)n);
+  }
+}
+
+static void test_velocities_match_fk_differences(void **state) {
+  if (!need_db()) return;
+  float worst = 0.0f;
+  int worst_frame = -1, worst_bone = -1;
+  for (int r = 0; r < db.nranges; r++)
+    for (int f = db.ranges[r].start + 1; f + 1 < db.ranges[r].stop; f++)
+      for (int b = 0; b < db.nbones; b++) {
+        size_t k0 = (size_t)(f - 1) * (size_t)db.nbones + (size_t)b, k1 = (size_t)(f + 1) * (size_t)db.nbones + (size_t)b;
+        vec3 fd = vec3_scale(vec3_sub(db.global_positions[k1], db.global_positions[k0]), db.frame_rate / 2.0f);
+        float e = vec3_length(vec3_sub(fd, db.global_velocities[(size_t)f * (size_t)db.nbones + (size_t)b]));
+        if (e > worst) worst = e, worst_frame = f, worst_bone = b;
+      }
+  if (worst > MAX_VELOCITY_ERROR)
+    fail_msg("velocity error %.3f m/s at bone %s frame %d", worst, db.skeleton.names[worst_bone], worst_frame);
+}
+
+static void test_foot_contacts_alternate(void **state) {
+  if (!need_db()) return;
+  assert_int_equal(db.ncontacts, 2);
+  for (int r = 0; r < db.nranges; r++) {
+    if (!strstr(db.ranges[r].name, "walk_normal_001")) continue;
+    int counts[2] = {0, 0}, changes = 0, n = db.ranges[r].stop - db.ranges[r].start;
+    for (int f = db.ranges[r].start; f < db.ranges[r].stop; f++)
+      for (int c = 0; c < 2; c++) {
+        counts[c] += db.contacts[(size_t)f * 2 + (size_t)c];
+        if (f > db.ranges[r].start && db.contacts[(size_t)f * 2 + (size_t)c] != db.contacts[(size_t)(f - 1) * 2 + (size_t)c])
+          changes++;
+      }
+    /* Walking: each foot down 30-80% of the time, and many steps. */
+    for (int c = 0; c < 2; c++)
+      if (counts[c] < n * 3 / 10 || counts[c] > n * 8 / 10)
+        fail_msg("range %s: foot %d in contact %d of %d frames", db.ranges[r].name, c, counts[c], n);
+    assert_true(changes >= 10);
+  }
+}
+
+static void test_mirror_reflects(void **state) {
+  if (!need_db()) return;
+  /* Range 2r+1 is range 2r mirrored: the hips' local x (relative to the
+   * simulation bone) flips sign, up stays. */
+  int hips = anim_skeleton_find(&db.skeleton, "Hips");
+  for (int r = 0; r < db.nranges; r += 2) {
+    const anim_range_t *a = &db.ranges[r], *b = &db.ranges[r + 1];
+    assert_int_equal(a->stop - a->start, b->stop - b->start);
+    float worst = 0.0f;
+    for (int f = 0; f < a->stop - a->start; f++) {
+      size_t ka = (size_t)(a->start + f) * (size_t)db.nbones, kb = (size_t)(b->start + f) * (size_t)db.nbones;
+      vec3 pa = quat_inv_mul_vec3(db.global_rotations[ka], vec3_sub(db.global_positions[ka + (size_t)hips], db.global_positions[ka]));
+      vec3 pb = quat_inv_mul_vec3(db.global_rotations[kb], vec3_sub(db.global_positions[kb + (size_t)hips], db.global_positions[kb]));
+      worst = fmaxf(worst, fmaxf(fabsf(pa.x + pb.x), fabsf(pa.y - pb.y)));
+    }
+    if (worst > 0.02f) fail_msg("range %s: mirrored hips differ by %.3f m", a->name, worst);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid_builds),
+      cmocka_unit_test(test_ranges_frames_and_tags),
+      cmocka_unit_test(test_simulation_bone_on_ground_facing_travel),
+      cmocka_unit_test(test_velocities_match_fk_differences),
+      cmocka_unit_test(test_foot_contacts_alternate),
+      cmocka_unit_test(test_mirror_reflects),
+  };
+  return cmocka_run_group_tests_name("database", tests, load_bandai, free_db);
+}
