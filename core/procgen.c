@@ -242,6 +242,15 @@ static void pose_frame(const gait_t *g, int f, float t, const vec3 *ankle[2], co
   float sway = 0.025f * moving * sinf(cycle) + 0.008f * (1.0f - moving) * sinf(2.0f * ANIM_PI * 0.2f * t);
   vec3 side = vec3_make(cosf(h), 0.0f, -sinf(h));
   lp[HIPS] = vec3_add(vec3_add(g->path[f], vec3_scale(side, sway)), vec3_make(0.0f, height, 0.0f));
+  /* Long strides: drop the hips until both legs reach their footprints, so
+   * IK never clamps and planted feet stay planted. */
+  for (int s = 0; s < 2; s++) {
+    vec3 joint = vec3_add(lp[HIPS], vec3_scale(side, s ? -0.09f : 0.09f));
+    vec3 to = vec3_sub(ankle[s][f], joint);
+    float reach = THIGH + SHIN - 0.01f, across = to.x * to.x + to.z * to.z;
+    float top = ankle[s][f].y + sqrtf(fmaxf(reach * reach - across, 0.0f)) + 0.05f;
+    if (lp[HIPS].y > top) lp[HIPS].y = top;
+  }
   quat hips = quat_mul(yaw(h), quat_mul(pitch(0.04f * v), roll(-0.04f * g->turn[f] * v)));
   hips = quat_mul(hips, yaw(0.08f * moving * sinf(cycle)));
   lr[HIPS] = hips;
