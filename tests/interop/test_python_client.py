@@ -5,6 +5,7 @@ and the code protoc generates from proto/ talks to the real server.
 It proves the wire format is standard varint-delimited protobuf: no animserver
 C code is involved on this side. Run by tests/run.sh with ANIM_BUILD_DIR set.
 """
+import math
 import os
 import socket
 import subprocess
@@ -92,6 +93,39 @@ def main():
             response = conn.receive().response
             answers[response.id] = response.ping.payload
         check(answers == {10: b"p10", 11: b"p11", 12: b"p12"}, "pipelined pings echoed by id")
+
+        # A search on the embedded default database, by frame.
+        query = pb.SearchQuery(from_frame=pb.FrameIndex(frame=100), k=3, explain=True)
+        conn.send(pb.Request(id=30, search=pb.SearchRequest(database="default", query=query)))
+        reply = conn.receive().response
+        check(reply.id == 30 and reply.WhichOneof("body") == "search", "search answered")
+        matches = reply.search.result.matches
+        check(len(matches) == 3 and matches[0].cost == 0.0, "a frame's own features find it at cost 0")
+        check(all(a.cost <= b.cost for a, b in zip(matches, matches[1:])), "matches by ascending cost")
+        check(reply.search.database_version != 0, "the answer names the database version")
+        check(len(reply.search.result.explanation) == 7, "explanation per feature group")
+
+        # Inertialization of explicit two-bone poses (root, child): the child's
+        # offset is source - destination and decays as e^-yt (x0 + (v0 + y x0) t).
+        def pose(x, v):
+            return pb.PoseRef(pose=pb.PoseState(positions=[0, 0, 0, x, 0, 0], velocities=[0, 0, 0, v, 0, 0],
+                                                rotations=[1, 0, 0, 0, 1, 0, 0, 0], angular_velocities=[0] * 6))
+        transition = pb.InertializeTransitionRequest(source=pose(1.0, 0.0), destination=pose(0.0, 0.0))
+        conn.send(pb.Request(id=31, inertialize_transition=transition))
+        reply = conn.receive().response
+        check(reply.WhichOneof("body") == "inertialize_transition", "inertialize transition answered")
+        state = reply.inertialize_transition.state
+        check(len(state.offset_positions) == 6 and len(state.anchor) == 14, "offsets and anchor returned")
+        check(abs(state.offset_positions[3] - 1.0) < 1e-6, "child offset is source - destination")
+        evaluate = pb.InertializeEvaluateRequest(state=state, input=pose(0.0, 0.0), halflife=0.2, t=0.1)
+        conn.send(pb.Request(id=32, inertialize_evaluate=evaluate))
+        reply = conn.receive().response
+        check(reply.WhichOneof("body") == "inertialize_evaluate", "inertialize evaluate answered")
+        out = reply.inertialize_evaluate.output
+        y = 2.0 * math.log(2.0) / 0.2
+        expect = math.exp(-y * 0.1) * (1.0 + y * 0.1)
+        check(abs(reply.inertialize_evaluate.state.offset_positions[3] - expect) < 1e-5, "offset decays in closed form")
+        check(abs(out.positions[3] - expect) < 1e-5, "displayed child = destination + decayed offset")
 
         conn.send(pb.Request(id=20))  # no body
         reply = conn.receive().response
