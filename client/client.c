@@ -487,7 +487,20 @@ typedef struct {
   Animserver__FrameIndex from, current;
   Animserver__Vec2 positions[8], directions[8];
   Animserver__Vec2 *position_ptrs[8], *direction_ptrs[8];
+  Animserver__BoneVector bone_positions[16], bone_velocities[16];
+  Animserver__BoneVector *bone_position_ptrs[16], *bone_velocity_ptrs[16];
 } query_views_t;
+
+static void bones_to_proto(const char *const *names, const float *xyz, int n, Animserver__BoneVector *vecs,
+                           Animserver__BoneVector **ptrs) {
+  for (int i = 0; i < n; i++) {
+    Animserver__BoneVector v = ANIMSERVER__BONE_VECTOR__INIT;
+    v.bone = (char *)names[i];
+    v.x = xyz[3 * i], v.y = xyz[3 * i + 1], v.z = xyz[3 * i + 2];
+    vecs[i] = v;
+    ptrs[i] = &vecs[i];
+  }
+}
 
 static void vec2s_to_proto(const float *xz, int n, Animserver__Vec2 *vecs, Animserver__Vec2 **ptrs) {
   for (int i = 0; i < n; i++) {
@@ -501,7 +514,10 @@ static void vec2s_to_proto(const float *xz, int n, Animserver__Vec2 *vecs, Anims
 
 static int query_to_proto(const anim_query_t *in, query_views_t *v) {
   if (in->ntrajectory_positions < 0 || in->ntrajectory_positions > 8 || in->ntrajectory_directions < 0 ||
-      in->ntrajectory_directions > 8 || in->nfeatures < 0 || in->ntags < 0 || in->k < 0)
+      in->ntrajectory_directions > 8 || in->nfeatures < 0 || in->ntags < 0 || in->k < 0 || in->npositions < 0 ||
+      in->npositions > 16 || in->nvelocities < 0 || in->nvelocities > 16 ||
+      (in->npositions && (!in->position_bones || !in->positions)) ||
+      (in->nvelocities && (!in->velocity_bones || !in->velocities)))
     return ANIM_EINVAL;
   Animserver__SearchQuery init = ANIMSERVER__SEARCH_QUERY__INIT;
   Animserver__FrameIndex frame_init = ANIMSERVER__FRAME_INDEX__INIT;
@@ -534,6 +550,12 @@ static int query_to_proto(const anim_query_t *in, query_views_t *v) {
   q->include_pose = in->include_pose;
   q->explain = in->explain;
   q->method = (Animserver__SearchMethod)in->method;
+  bones_to_proto(in->position_bones, in->positions, in->npositions, v->bone_positions, v->bone_position_ptrs);
+  bones_to_proto(in->velocity_bones, in->velocities, in->nvelocities, v->bone_velocities, v->bone_velocity_ptrs);
+  q->n_bone_positions = (size_t)in->npositions;
+  q->bone_positions = v->bone_position_ptrs;
+  q->n_bone_velocities = (size_t)in->nvelocities;
+  q->bone_velocities = v->bone_velocity_ptrs;
   return 0;
 }
 

@@ -129,11 +129,15 @@ typedef struct {
 
 enum { ANIM_METHOD_DEFAULT = 0, ANIM_METHOD_BRUTE = 1, ANIM_METHOD_BOXES = 2, ANIM_METHOD_FAST = 3 };
 
-/* A search query. Start from anim_query_init. The query vector is either
- * features (nfeatures == the database's dims; normalized unless
- * raw_features) or the features of database frame from_frame, whose
- * trajectory part may be replaced by trajectory_positions/directions (x, z
- * pairs in character space, one per trajectory sample). */
+/* A search query. Start from anim_query_init. The query vector is one of:
+ *  - features (nfeatures == the database's dims; normalized unless raw_features);
+ *  - the features of database frame from_frame, whose trajectory part may be
+ *    replaced by trajectory_positions/directions (x, z pairs in character
+ *    space, one per trajectory sample);
+ *  - the inputs features are made of: bone positions and velocities in
+ *    character space (position_bones[i] at positions[3i..3i+2], likewise
+ *    velocities, at most 16 each) plus the trajectory; every term of the
+ *    database's schema must be covered. */
 typedef struct {
   const float *features;
   int nfeatures;
@@ -151,6 +155,12 @@ typedef struct {
   int ntags;
   int include_pose, explain;
   int method;                  /* ANIM_METHOD_* */
+  const char *const *position_bones;
+  const float *positions;
+  int npositions;
+  const char *const *velocity_bones;
+  const float *velocities;
+  int nvelocities;
 } anim_query_t;
 
 void anim_query_init(anim_query_t *query);

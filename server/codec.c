@@ -171,13 +171,38 @@ static int convert_hello(convert_t *cv, const Animserver__HelloRequest *in, anim
   return 0;
 }
 
+/* Named character-space vectors: at most one per schema term, finite, names bounded. */
+static int convert_bones(convert_t *cv, const char *field, Animserver__BoneVector **in, size_t n, const char **names,
+                         float (*values)[3], int *out_count) {
+  if (n > ANIM_MAX_FEATURE_TERMS)
+    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "%s: %zu bones, at most %d", field, n, ANIM_MAX_FEATURE_TERMS);
+  for (size_t i = 0; i < n; i++) {
+    if (!in[i]->bone || !*in[i]->bone || strlen(in[i]->bone) >= ANIM_NAME_MAX)
+      return fail(cv->err, cv->errlen, ANIM_EBADNAME, "%s[%zu].bone is empty or too long", field, i);
+    float v[3] = {in[i]->x, in[i]->y, in[i]->z};
+    int rc = check_finite(cv, field, v, 3);
+    if (rc) return rc;
+    names[i] = in[i]->bone;
+    memcpy(values[i], v, sizeof v);
+  }
+  *out_count = (int)n;
+  return 0;
+}
+
 static int convert_query(convert_t *cv, const Animserver__SearchQuery *in, anim_query_request_t *out) {
   int rc;
   memset(out, 0, sizeof *out);
   out->from_frame = out->current_frame = -1;
   if (!in) return fail(cv->err, cv->errlen, ANIM_EINVAL, "query is missing");
-  if ((in->n_features > 0) == (in->from_frame != NULL))
-    return fail(cv->err, cv->errlen, ANIM_EINVAL, "query needs exactly one of features or from_frame");
+  int bones = in->n_bone_positions > 0 || in->n_bone_velocities > 0;
+  if ((in->n_features > 0) + (in->from_frame != NULL) + bones != 1)
+    return fail(cv->err, cv->errlen, ANIM_EINVAL,
+                "query needs exactly one of features, from_frame, or bone_positions/bone_velocities");
+  if ((rc = convert_bones(cv, "query.bone_positions", in->bone_positions, in->n_bone_positions,
+                          out->bone_position_names, out->bone_positions, &out->nbone_positions)) ||
+      (rc = convert_bones(cv, "query.bone_velocities", in->bone_velocities, in->n_bone_velocities,
+                          out->bone_velocity_names, out->bone_velocities, &out->nbone_velocities)))
+    return rc;
   if (in->n_features > ANIM_MAX_FEATURE_DIMS)
     return fail(cv->err, cv->errlen, ANIM_EDIMENSION, "query.features: %zu values, at most %d", in->n_features,
                 ANIM_MAX_FEATURE_DIMS);
@@ -189,8 +214,8 @@ static int convert_query(convert_t *cv, const Animserver__SearchQuery *in, anim_
     if ((rc = check_count(cv, "query.from_frame", in->from_frame->frame, INT32_MAX))) return rc;
     out->from_frame = (int)in->from_frame->frame;
   }
-  if ((in->n_trajectory_positions || in->n_trajectory_directions) && !in->from_frame)
-    return fail(cv->err, cv->errlen, ANIM_EINVAL, "query.trajectory_* needs from_frame (features are complete)");
+  if ((in->n_trajectory_positions || in->n_trajectory_directions) && in->n_features > 0)
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "query.trajectory_* goes with from_frame or bone inputs, not features");
   if ((rc = convert_vec2s(cv, "query.trajectory_positions", in->trajectory_positions, in->n_trajectory_positions,
                           &out->trajectory_positions)))
     return rc;

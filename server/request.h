@@ -74,6 +74,13 @@ typedef struct {
   int ntags;
   int include_pose, explain;
   int method; /* anim_search_method_t */
+  /* Bone inputs (character space): names and x, y, z triples. */
+  const char *bone_position_names[ANIM_MAX_FEATURE_TERMS];
+  float bone_positions[ANIM_MAX_FEATURE_TERMS][3];
+  int nbone_positions;
+  const char *bone_velocity_names[ANIM_MAX_FEATURE_TERMS];
+  float bone_velocities[ANIM_MAX_FEATURE_TERMS][3];
+  int nbone_velocities;
 } anim_query_request_t;
 
 /* search (nqueries == 1) and batch_search. */

@@ -36,6 +36,70 @@ static int override_trajectory(const anim_features_t *f, const anim_query_reques
   return 0;
 }
 
+static const float *find_bone(const char *const *names, const float (*values)[3], int n, const char *bone) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(names[i], bone) == 0) return values[i];
+  return NULL;
+}
+
+/* Every named bone must be a skeleton bone some term uses. */
+static int check_bone_names(const anim_database_t *db, const char *const *names, int n, int index, anim_response_t *out) {
+  for (int i = 0; i < n; i++) {
+    if (anim_skeleton_find(&db->skeleton, names[i]) < 0)
+      return anim_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no bone \"%s\"", index, db->name,
+                                names[i]);
+    int used = 0;
+    for (int t = 0; t < db->features.schema.nterms; t++) used |= strcmp(db->features.schema.terms[t].bone, names[i]) == 0;
+    if (!used)
+      return anim_response_fail(out, ANIM_EINVAL, "queries[%d]: bone \"%s\" is not in the feature schema", index,
+                                names[i]);
+  }
+  return 0;
+}
+
+/* The raw feature vector from bone inputs and a trajectory; every term must be covered. */
+static int features_from_inputs(const anim_database_t *db, const anim_query_request_t *q, int index, float *raw,
+                                anim_response_t *out) {
+  const anim_features_t *f = &db->features;
+  int rc = check_bone_names(db, q->bone_position_names, q->nbone_positions, index, out);
+  if (!rc) rc = check_bone_names(db, q->bone_velocity_names, q->nbone_velocities, index, out);
+  if (rc) return rc;
+  for (int t = 0; t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    float *dst = raw + f->group_start[t];
+    const float *p = find_bone(q->bone_position_names, (const float (*)[3])q->bone_positions, q->nbone_positions, term->bone);
+    const float *v = find_bone(q->bone_velocity_names, (const float (*)[3])q->bone_velocities, q->nbone_velocities, term->bone);
+    const float *traj = term->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? q->trajectory_positions : q->trajectory_directions;
+    int ntraj = term->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? q->ntrajectory_positions : q->ntrajectory_directions;
+    switch (term->kind) {
+    case ANIM_FEATURE_BONE_POSITION:
+    case ANIM_FEATURE_BONE_VELOCITY:
+    case ANIM_FEATURE_INERTIALIZE: {
+      int need_p = term->kind != ANIM_FEATURE_BONE_VELOCITY, need_v = term->kind != ANIM_FEATURE_BONE_POSITION;
+      if ((need_p && !p) || (need_v && !v))
+        return anim_response_fail(out, ANIM_EINVAL, "queries[%d]: feature term %d needs %s%s%s of bone %s", index, t,
+                                  need_p ? "bone_positions" : "", need_p && need_v ? " and " : "",
+                                  need_v ? "bone_velocities" : "", term->bone);
+      float y = halflife_to_damping(term->halflife) / 2.0f;
+      for (int d = 0; d < 3; d++)
+        dst[d] = term->kind == ANIM_FEATURE_BONE_POSITION   ? p[d]
+                 : term->kind == ANIM_FEATURE_BONE_VELOCITY ? v[d]
+                                                            : 2.0f * p[d] / y + v[d] / (y * y);
+      break;
+    }
+    case ANIM_FEATURE_TRAJECTORY_POSITION:
+    case ANIM_FEATURE_TRAJECTORY_DIRECTION:
+      if (ntraj != term->nsamples)
+        return anim_response_fail(out, ANIM_EDIMENSION, "queries[%d]: feature term %d needs %d trajectory %s, got %d",
+                                  index, t, term->nsamples,
+                                  term->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? "positions" : "directions", ntraj);
+      memcpy(dst, traj, 2 * (size_t)ntraj * sizeof *dst);
+      break;
+    }
+  }
+  return 0;
+}
+
 /* Builds the normalized query vector and the core query of request query q. */
 static int build_query(const anim_database_t *db, const anim_query_request_t *q, int index, float *vector,
                        anim_search_query_t *out_query, anim_response_t *out) {
@@ -46,6 +110,11 @@ static int build_query(const anim_database_t *db, const anim_query_request_t *q,
                                 index, q->nfeatures, db->name, f->cols);
     if (q->raw_features) anim_features_normalize(f, q->features, vector);
     else memcpy(vector, q->features, (size_t)f->cols * sizeof *vector);
+  } else if (q->from_frame < 0) {
+    float raw[ANIM_MAX_FEATURE_DIMS];
+    int rc = features_from_inputs(db, q, index, raw, out);
+    if (rc) return rc;
+    anim_features_normalize(f, raw, vector);
   } else {
     if (q->from_frame >= db->nframes)
       return anim_response_fail(out, ANIM_ERANGE, "queries[%d].from_frame %d: database %s has %d frames", index,

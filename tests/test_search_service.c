@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_client.h"
+#include "anim_math.h"
 #include "animserver.pb-c.h"
 #include "frame.h"
 #include "server_proc.h"
@@ -380,6 +381,66 @@ static void test_explain_and_pose(void **state) {
   anim_pose_reply_free(poses);
 }
 
+/* Character-space vector of global vector v at frame f's root. */
+static void to_character(const anim_pose_t *root_pose, const float *v, int is_point, float *out) {
+  const float *q = root_pose->global_rotations, *p = root_pose->global_positions;
+  float d[3] = {v[0] - (is_point ? p[0] : 0), v[1] - (is_point ? p[1] : 0), v[2] - (is_point ? p[2] : 0)};
+  /* Rotate by the inverse of the root's rotation (w, x, y, z). */
+  quat inv = quat_conj(quat_make(q[0], q[1], q[2], q[3]));
+  vec3 r = quat_mul_vec3(inv, vec3_make(d[0], d[1], d[2]));
+  out[0] = r.x, out[1] = r.y, out[2] = r.z;
+}
+
+/* The inputs features are made of, taken from a frame's pose and its future
+ * root, make a query that finds that frame at (almost) zero cost. */
+static void test_query_from_bone_inputs(void **state) {
+  int frame = 600; /* the middle of the "walk" range: its future is in range */
+  anim_pose_options_t opts = {0, 1, 1};
+  anim_pose_reply_t *poses;
+  assert_int_equal(anim_client_pose(client, "default", frame, 61, &opts, &poses, TIMEOUT_MS), 0);
+  const anim_pose_t *now = &poses->poses[0];
+  int bone_index[3] = {-1, -1, -1};
+  const char *names[3] = {"LeftFoot", "RightFoot", "Hips"};
+  for (int b = 0; b < defaults->nbones; b++)
+    for (int i = 0; i < 3; i++)
+      if (!strcmp(defaults->bone_names[b], names[i])) bone_index[i] = b;
+  float positions[6], velocities[9], traj_p[6], traj_d[6];
+  for (int i = 0; i < 3; i++) {
+    if (i < 2) to_character(now, now->global_positions + 3 * bone_index[i], 1, positions + 3 * i);
+    to_character(now, now->global_velocities + 3 * bone_index[i], 0, velocities + 3 * i);
+  }
+  for (int s = 0; s < 3; s++) {
+    const anim_pose_t *future = &poses->poses[20 * (s + 1)];
+    float p[3], fwd[3];
+    to_character(now, future->global_positions, 1, p);
+    const float *q = future->global_rotations;
+    vec3 dir = quat_mul_vec3(quat_make(q[0], q[1], q[2], q[3]), vec3_make(0, 0, 1));
+    float d[3] = {dir.x, dir.y, dir.z};
+    to_character(now, d, 0, fwd);
+    traj_p[2 * s] = p[0], traj_p[2 * s + 1] = p[2];
+    traj_d[2 * s] = fwd[0], traj_d[2 * s + 1] = fwd[2];
+  }
+  anim_query_t q;
+  anim_query_init(&q);
+  q.position_bones = names, q.positions = positions, q.npositions = 2;
+  q.velocity_bones = names, q.velocities = velocities, q.nvelocities = 3;
+  q.trajectory_positions = traj_p, q.ntrajectory_positions = 3;
+  q.trajectory_directions = traj_d, q.ntrajectory_directions = 3;
+  anim_search_reply_t *reply;
+  assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), 0);
+  assert_int_equal(reply->results[0].matches[0].frame, frame);
+  assert_true(reply->results[0].matches[0].cost < 1e-6f);
+  anim_search_reply_free(reply);
+  /* A missing input names what is missing. */
+  q.nvelocities = 2;
+  assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), ANIM_EINVAL);
+  assert_non_null(strstr(anim_client_last_error(client), "Hips"));
+  const char *unknown[3] = {"LeftFoot", "RightFoot", "Tail"};
+  q.nvelocities = 3, q.velocity_bones = unknown;
+  assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), ANIM_ENOTFOUND);
+  anim_pose_reply_free(poses);
+}
+
 static void test_batch_matches_single(void **state) {
   enum { N = 40 };
   anim_query_t q[N];
@@ -456,6 +517,7 @@ int main(void) {
       cmocka_unit_test(test_search_finds_the_query_frame),
       cmocka_unit_test(test_methods_agree_over_the_wire),
       cmocka_unit_test(test_explain_and_pose),
+      cmocka_unit_test(test_query_from_bone_inputs),
       cmocka_unit_test(test_batch_matches_single),
       cmocka_unit_test(test_long_batch_leaves_the_loop_responsive),
   };

@@ -23,7 +23,8 @@ static void usage(FILE *out) {
                "  db list               loaded databases\n"
                "  db describe NAME      skeleton, ranges, feature schema\n"
                "  db load NAME | db reload NAME | db unload NAME\n"
-               "  search DB (--frame N | --features v1,v2,... [--raw]) [--k K] [--current F]\n"
+               "  search DB (--frame N | --features v1,v2,... [--raw] | --bone-position B=x,y,z ... --bone-velocity B=x,y,z ...)\n"
+               "         [--trajectory-positions x,z,...] [--trajectory-directions x,z,...] [--k K] [--current F]\n"
                "         [--transition-cost C] [--ignore-range-end N] [--ignore-surrounding N]\n"
                "         [--tag T]... [--method brute|boxes|fast] [--explain] [--pose]\n"
                "  pose DB FRAME [--count N] [--global] [--velocities]\n"
@@ -298,8 +299,8 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
   }
   anim_query_t q;
   anim_query_init(&q);
-  float features[128];
-  const char *tags[32];
+  float features[128], positions[48], velocities[48], traj_p[16], traj_d[16];
+  const char *tags[32], *position_bones[16], *velocity_bones[16];
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -316,6 +317,26 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
     else if (!strcmp(a, "--ignore-surrounding")) rc = parse_int_arg(a, v, 0, &q.ignore_surrounding);
     else if (!strcmp(a, "--transition-cost")) q.transition_cost = strtof(v, NULL);
     else if (!strcmp(a, "--tag") && q.ntags < 32) tags[q.ntags++] = v;
+    else if ((!strcmp(a, "--bone-position") || !strcmp(a, "--bone-velocity")) && strchr(v, '=')) {
+      int is_pos = !strcmp(a, "--bone-position");
+      int *n = is_pos ? &q.npositions : &q.nvelocities;
+      float *xyz = (is_pos ? positions : velocities) + 3 * *n;
+      if (*n == 16 || parse_floats(strchr(v, '=') + 1, xyz, 3) != 3) {
+        fprintf(stderr, "animctl: %s NAME=x,y,z (at most 16)\n", a);
+        return 2;
+      }
+      (is_pos ? position_bones : velocity_bones)[*n] = strndup(v, (size_t)(strchr(v, '=') - v));
+      (*n)++;
+    } else if (!strcmp(a, "--trajectory-positions") || !strcmp(a, "--trajectory-directions")) {
+      int is_pos = !strcmp(a, "--trajectory-positions");
+      int n = parse_floats(v, is_pos ? traj_p : traj_d, 16);
+      if (n < 0 || n % 2) {
+        fprintf(stderr, "animctl: %s x,z,x,z,... (at most 8 samples)\n", a);
+        return 2;
+      }
+      if (is_pos) q.ntrajectory_positions = n / 2;
+      else q.ntrajectory_directions = n / 2;
+    }
     else if (!strcmp(a, "--features")) {
       q.nfeatures = parse_floats(v, features, 128);
       q.features = features;
@@ -332,6 +353,9 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
     if (rc) return rc;
   }
   q.tags = tags;
+  q.position_bones = position_bones, q.positions = positions;
+  q.velocity_bones = velocity_bones, q.velocities = velocities;
+  q.trajectory_positions = traj_p, q.trajectory_directions = traj_d;
   anim_search_reply_t *reply;
   int rc = anim_client_search(client, argv[1], &q, &reply, o->timeout_ms);
   if (rc) return report_error("search", rc, client);
