@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include "anim_error.h"
-#include "bvh.h"
+#include "import.h"
 #include "feature.h"
 #include "peers.h"
 #include "procgen.h"
@@ -52,35 +52,24 @@ static float gaussian(void) { return sqrtf(-2.0f * logf(uniform01())) * cosf(2.0
 static int base_features(const char *shared, matrix_t *out, char *source, size_t size) {
   char dir[1024], err[512];
   snprintf(dir, sizeof dir, "%s/data/mocap/bandai-namco", shared);
-  static const char *const clips[] = {
-      "dataset-1_dash_active_001", "dataset-1_dash_normal_001", "dataset-1_run_active_001", "dataset-1_run_normal_001",
-      "dataset-1_walk-back_normal_001", "dataset-1_walk-left_normal_001", "dataset-1_walk-right_normal_001",
-      "dataset-1_walk_normal_001", "dataset-1_walk_normal_002", "dataset-1_walk_tired_001", "dataset-2_run_normal_001",
-      "dataset-2_walk-turn-left_normal_001", "dataset-2_walk-turn-right_normal_001", "dataset-2_walk_normal_001"};
-  enum { NCLIPS = sizeof clips / sizeof clips[0] };
-  anim_clip_t loaded[NCLIPS];
+  anim_clip_list_t clips = {NULL, 0, 0};
   anim_bvh_options_t bo = {0.01f};
   anim_database_t db;
-  int n = 0, rc = 0;
-  for (; n < NCLIPS; n++) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s.bvh", dir, clips[n]);
-    if ((rc = anim_bvh_load(&loaded[n], path, &bo, err, sizeof err))) break;
-  }
+  int rc = anim_import_path(&clips, dir, &bo, err, sizeof err);
   if (rc == 0) {
     anim_build_options_t o;
+    anim_feature_schema_t schema;
     anim_build_options_default(&o);
     o.mirror = 1;
-    anim_feature_schema_t schema;
-    rc = anim_database_build(&db, "bandai", loaded, n, &o, err, sizeof err);
+    rc = anim_database_build(&db, "bandai", clips.clips, clips.count, &o, err, sizeof err);
     if (!rc && !(rc = anim_feature_schema_default(&schema, &db))) rc = anim_features_build(&db, &schema, err, sizeof err);
-    snprintf(source, size, "Bandai Namco locomotion (14 clips, 60 Hz, mirrored; CC BY-NC 4.0)");
+    snprintf(source, size, "Bandai Namco locomotion (%d clips, 60 Hz, mirrored; CC BY-NC 4.0)", clips.count);
   } else {
     fprintf(stderr, "animbench: %s: shared mocap not found, using the procedural database instead\n", dir);
     rc = anim_procgen_database(&db, NULL, err, sizeof err);
     snprintf(source, size, "procedural default database (shared mocap not found)");
   }
-  for (int i = 0; i < n; i++) anim_clip_free(&loaded[i]);
+  anim_clip_list_free(&clips);
   if (rc) {
     fprintf(stderr, "animbench: %s\n", err);
     return rc;

@@ -16,7 +16,6 @@
 #include "anim_error.h"
 #include "procgen.h"
 #include "search.h"
-#include "bvh.h"
 #include "shared_data.h"
 
 static anim_search_index_t *build(anim_search_method_t m, const float *x, int rows, int cols, const anim_range_t *r,
@@ -211,29 +210,8 @@ static void test_procedural_database(void **state) {
 
 /* Real motion capture: all 14 Bandai Namco clips, 60 Hz, mirrored. */
 static void test_bandai_database(void **state) {
-  char dir[1024];
-  if (!anim_test_shared_path(dir, sizeof dir, "data/mocap/bandai-namco")) return;
-  static const char *const names[] = {
-      "dataset-1_dash_active_001", "dataset-1_dash_normal_001", "dataset-1_run_active_001", "dataset-1_run_normal_001",
-      "dataset-1_walk-back_normal_001", "dataset-1_walk-left_normal_001", "dataset-1_walk-right_normal_001",
-      "dataset-1_walk_normal_001", "dataset-1_walk_normal_002", "dataset-1_walk_tired_001", "dataset-2_run_normal_001",
-      "dataset-2_walk-turn-left_normal_001", "dataset-2_walk-turn-right_normal_001", "dataset-2_walk_normal_001"};
-  anim_clip_t clips[14];
-  anim_bvh_options_t bo = {0.01f};
-  char path[1200], err[256];
-  for (int i = 0; i < 14; i++) {
-    snprintf(path, sizeof path, "%s/%s.bvh", dir, names[i]);
-    assert_int_equal(anim_bvh_load(&clips[i], path, &bo, err, sizeof err), 0);
-  }
-  anim_build_options_t o;
-  anim_build_options_default(&o);
-  o.mirror = 1;
   anim_database_t db;
-  anim_feature_schema_t schema;
-  assert_int_equal(anim_database_build(&db, "bandai", clips, 14, &o, err, sizeof err), 0);
-  for (int i = 0; i < 14; i++) anim_clip_free(&clips[i]);
-  assert_int_equal(anim_feature_schema_default(&schema, &db), 0);
-  assert_int_equal(anim_features_build(&db, &schema, err, sizeof err), 0);
+  if (!anim_test_bandai_database(&db)) return;
   check_exact(db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges, db.ntags, 5000, 13);
   anim_database_free(&db);
 }

@@ -10,21 +10,18 @@
  *
  * Exit status: 0 ok, 1 failure (message on stderr), 2 usage error.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "anim_error.h"
-#include "bvh.h"
+#include "import.h"
 #include "dbfile.h"
 #include "feature.h"
 #include "procgen.h"
 #include "search.h"
 
-#define MAX_CLIPS 4096
 #define MAX_TAG_RULES 64
 
 static int usage(void) {
@@ -39,46 +36,6 @@ static int usage(void) {
 
 /* ---- build --------------------------------------------------------------------------- */
 
-typedef struct {
-  anim_clip_t *clips;
-  int count;
-  char **paths;
-  int npaths;
-} clip_list_t;
-
-static int add_path(clip_list_t *l, const char *path) {
-  if (l->npaths == MAX_CLIPS) return ANIM_ELIMIT;
-  l->paths[l->npaths++] = strdup(path);
-  return 0;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Files as given; folders contribute their *.bvh files (sorted, not recursive). */
-static int collect_paths(clip_list_t *l, const char *path) {
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    fprintf(stderr, "animdb: %s: no such file or folder\n", path);
-    return ANIM_EIO;
-  }
-  if (!S_ISDIR(st.st_mode)) return add_path(l, path);
-  DIR *d = opendir(path);
-  if (!d) return ANIM_EIO;
-  int first = l->npaths;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (n > 4 && !strcasecmp(e->d_name + n - 4, ".bvh")) {
-      char full[4096];
-      snprintf(full, sizeof full, "%s/%s", path, e->d_name);
-      if (add_path(l, full)) break;
-    }
-  }
-  closedir(d);
-  qsort(l->paths + first, (size_t)(l->npaths - first), sizeof *l->paths, cmp_str);
-  return 0;
-}
-
 static void progress(const char *what, int done, int total) {
   if (!isatty(STDERR_FILENO)) return;
   int width = 40, filled = total ? done * width / total : width;
@@ -87,28 +44,24 @@ static void progress(const char *what, int done, int total) {
   if (done == total) fputc('\n', stderr);
 }
 
-static int build_from_bvh(anim_database_t *db, const char *name, clip_list_t *l, float rate, float scale, int mirror,
-                          char rules[][2][64], int nrules) {
+static int build_from_bvh(anim_database_t *db, const char *name, char **paths, int npaths, float rate, float scale,
+                          int mirror, char rules[][2][64], int nrules) {
   char err[512];
   anim_bvh_options_t bo = {scale};
-  l->clips = calloc((size_t)l->npaths, sizeof *l->clips);
-  if (!l->clips) return ANIM_ENOMEM;
-  for (int i = 0; i < l->npaths; i++) {
-    int rc = anim_bvh_load(&l->clips[i], l->paths[i], &bo, err, sizeof err);
-    if (rc) {
-      fprintf(stderr, "\nanimdb: %s\n", err);
-      return rc;
-    }
-    l->count++;
-    progress("reading", i + 1, l->npaths);
+  anim_clip_list_t clips = {NULL, 0, 0};
+  int rc = 0;
+  for (int i = 0; i < npaths && !rc; i++) {
+    rc = anim_import_path(&clips, paths[i], &bo, err, sizeof err);
+    progress("reading", i + 1, npaths);
   }
   anim_build_options_t o;
   anim_build_options_default(&o);
   o.frame_rate = rate;
   o.mirror = mirror;
-  int rc = anim_database_build(db, name, l->clips, l->count, &o, err, sizeof err);
+  if (!rc) rc = anim_database_build(db, name, clips.clips, clips.count, &o, err, sizeof err);
+  anim_clip_list_free(&clips);
   if (rc) {
-    fprintf(stderr, "animdb: %s\n", err);
+    fprintf(stderr, "\nanimdb: %s\n", err);
     return rc;
   }
   progress("building", 1, 2);
@@ -116,14 +69,16 @@ static int build_from_bvh(anim_database_t *db, const char *name, clip_list_t *l,
     for (int k = 0; k < nrules; k++)
       if (strstr(db->ranges[r].name, rules[k][0]) && anim_database_tag_range(db, r, rules[k][1])) {
         fprintf(stderr, "animdb: too many tags (at most %d)\n", ANIM_MAX_TAGS);
+        anim_database_free(db);
         return ANIM_ELIMIT;
       }
   anim_feature_schema_t schema;
   if ((rc = anim_feature_schema_default(&schema, db))) {
     fprintf(stderr, "animdb: cannot find feet and hips in the skeleton for the default feature schema\n");
-    return rc;
+  } else if ((rc = anim_features_build(db, &schema, err, sizeof err))) {
+    fprintf(stderr, "animdb: %s\n", err);
   }
-  if ((rc = anim_features_build(db, &schema, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
+  if (rc) anim_database_free(db);
   progress("building", 2, 2);
   return rc;
 }
@@ -133,8 +88,8 @@ static int cmd_build(int argc, char **argv) {
   float rate = 60.0f, scale = 0.01f;
   int mirror = 0, procgen = 0, nrules = 0;
   static char rules[MAX_TAG_RULES][2][64];
-  clip_list_t l = {NULL, 0, calloc(MAX_CLIPS, sizeof(char *)), 0};
-  int rc = 0;
+  char **paths = calloc((size_t)argc, sizeof *paths);
+  int npaths = 0, rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--mirror")) mirror = 1;
@@ -148,29 +103,28 @@ static int cmd_build(int argc, char **argv) {
       snprintf(rules[nrules][1], 64, "%s", strchr(v, '=') + 1);
       nrules++, i++;
     } else if (a[0] == '-') rc = 2;
-    else rc = collect_paths(&l, a);
+    else paths[npaths++] = (char *)a;
   }
-  if (rc == 2 || !out || (!procgen && l.npaths == 0) || !(rate > 0.0f) || !(scale > 0.0f)) {
+  if (rc == 2 || !out || (!procgen && npaths == 0) || !(rate > 0.0f) || !(scale > 0.0f)) {
     rc = usage();
   } else {
     anim_database_t db;
     char err[512];
     clock_t start = clock();
     rc = procgen ? anim_procgen_database(&db, NULL, err, sizeof err)
-                 : build_from_bvh(&db, name ? name : "database", &l, rate, scale, mirror, rules, nrules);
+                 : build_from_bvh(&db, name ? name : "database", paths, npaths, rate, scale, mirror, rules, nrules);
     if (procgen && rc) fprintf(stderr, "animdb: %s\n", err);
+    int built = rc == 0; /* a failed build has freed what it made */
     if (!rc && name) snprintf(db.name, sizeof db.name, "%s", name);
     if (!rc && (rc = anim_dbfile_write(&db, out, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
     if (!rc)
       printf("%s: %d frames, %d bones, %d ranges, %d feature dims, version %016llx (%.2f s)\n", out, db.nframes,
              db.nbones, db.nranges, db.features.cols, (unsigned long long)db.version,
              (double)(clock() - start) / CLOCKS_PER_SEC);
-    if (!rc || procgen) anim_database_free(&db);
+    if (built) anim_database_free(&db);
     rc = rc ? 1 : 0;
   }
-  for (int i = 0; i < l.count; i++) anim_clip_free(&l.clips[i]);
-  for (int i = 0; i < l.npaths; i++) free(l.paths[i]);
-  free(l.clips), free(l.paths);
+  free(paths);
   return rc;
 }
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include "database.h"
+#include "import.h"
 #include "shared_data.h"
 
 const char *anim_test_shared_dir(void) {
@@ -26,4 +28,21 @@ int anim_test_shared_path(char *out_path, int len, const char *relative) {
   printf("skipped: shared data %s not found (set ANIM_SHARED_DIR)\n", out_path);
   skip();
   return 0;
+}
+
+int anim_test_bandai_database(anim_database_t *out_db) {
+  char dir[1024], err[512];
+  if (!anim_test_shared_path(dir, sizeof dir, "data/mocap/bandai-namco")) return 0;
+  anim_clip_list_t clips = {NULL, 0, 0};
+  anim_bvh_options_t bo = {0.01f};
+  anim_build_options_t o;
+  anim_feature_schema_t schema;
+  anim_build_options_default(&o);
+  o.mirror = 1;
+  int rc = anim_import_path(&clips, dir, &bo, err, sizeof err);
+  if (!rc) rc = anim_database_build(out_db, "bandai", clips.clips, clips.count, &o, err, sizeof err);
+  anim_clip_list_free(&clips);
+  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db))) rc = anim_features_build(out_db, &schema, err, sizeof err);
+  if (rc) fail_msg("bandai database: %s", err);
+  return 1;
 }

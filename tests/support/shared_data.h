@@ -18,4 +18,10 @@ const char *anim_test_shared_dir(void);
  * calling test stops. Use as: if (!anim_test_shared_path(...)) return; */
 int anim_test_shared_path(char *out_path, int len, const char *relative);
 
+struct anim_database;
+/* Builds the real-mocap test database: every Bandai Namco clip, 60 Hz,
+ * mirrored, default features. Returns 1, or 0 after skip/fail like
+ * anim_test_shared_path. Free with anim_database_free. */
+int anim_test_bandai_database(struct anim_database *out_db);
+
 #endif
