@@ -9,14 +9,17 @@
 #include "search.h"
 #include "service.h"
 
-/* A write request and its bytes in one allocation, freed in on_write. */
-typedef struct {
+/* Responses written together: one uv_write (one writev) for all the answers
+ * produced while handling one read, as pipelining clients expect. */
+#define WRITE_BATCH_MAX 64
+
+typedef struct write_batch {
   uv_write_t req;
   anim_connection_t *connection;
   size_t len;
-} write_header_t;
-
-#define WRITE_HEADROOM ((sizeof(write_header_t) + 15) & ~(size_t)15)
+  int n;
+  uv_buf_t bufs[WRITE_BATCH_MAX];
+} write_batch_t;
 
 /* A request sent to the thread pool. */
 typedef struct {
@@ -31,9 +34,11 @@ typedef struct {
 } job_t;
 
 static void start_reading(anim_connection_t *c);
+static void batch_free(write_batch_t *b);
 static void maybe_finish_drain(anim_connection_t *c);
 
 static void connection_free(anim_connection_t *c) {
+  if (c->batch) batch_free(c->batch); /* answers that never went out */
   anim_frame_reader_free(&c->reader);
   anim_server_connection_closed(c->server, c);
   free(c);
@@ -53,11 +58,16 @@ void anim_connection_close(anim_connection_t *c, const char *reason) {
   uv_close((uv_handle_t *)&c->tcp, on_close);
 }
 
+static void batch_free(write_batch_t *b) {
+  for (int i = 0; i < b->n; i++) free(b->bufs[i].base);
+  free(b);
+}
+
 static void on_write(uv_write_t *req, int status) {
-  write_header_t *w = (write_header_t *)req;
-  anim_connection_t *c = w->connection;
-  c->queued_bytes -= w->len;
-  free(w);
+  write_batch_t *b = (write_batch_t *)req;
+  anim_connection_t *c = b->connection;
+  c->queued_bytes -= b->len;
+  batch_free(b);
   if (c->closing) return;
   if (status < 0) {
     anim_connection_close(c, uv_strerror(status));
@@ -70,23 +80,37 @@ static void on_write(uv_write_t *req, int status) {
   maybe_finish_drain(c);
 }
 
-/* Queues framed bytes (after WRITE_HEADROOM in buffer); takes ownership. */
+/* Hands the batch being filled to libuv. */
+static void flush_output(anim_connection_t *c) {
+  write_batch_t *b = c->batch;
+  if (!b) return;
+  c->batch = NULL;
+  int rc = uv_write(&b->req, (uv_stream_t *)&c->tcp, b->bufs, (unsigned)b->n, on_write);
+  if (rc < 0) {
+    c->queued_bytes -= b->len;
+    batch_free(b);
+    anim_connection_close(c, uv_strerror(rc));
+  }
+}
+
+/* Queues framed bytes (a malloc'd buffer; ownership taken). While a read is
+ * being handled they wait in the batch; otherwise they go out at once. */
 static void write_buffer(anim_connection_t *c, uint8_t *buffer, size_t len) {
   if (c->closing || c->shutdown_sent) {
     free(buffer);
     return;
   }
-  write_header_t *w = (write_header_t *)buffer;
-  w->connection = c;
-  w->len = len;
-  uv_buf_t buf = uv_buf_init((char *)buffer + WRITE_HEADROOM, (unsigned)len);
-  int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_write);
-  if (rc < 0) {
+  if (!c->batch && !(c->batch = calloc(1, sizeof *c->batch))) {
     free(buffer);
-    anim_connection_close(c, uv_strerror(rc));
+    anim_connection_close(c, "out of memory");
     return;
   }
+  write_batch_t *b = c->batch;
+  b->connection = c;
+  b->bufs[b->n++] = uv_buf_init((char *)buffer, (unsigned)len);
+  b->len += len;
   c->queued_bytes += len;
+  if (!c->batching || b->n == WRITE_BATCH_MAX) flush_output(c);
   const anim_config_t *config = &c->server->config;
   if (c->queued_bytes > config->output_hard_limit) {
     anim_log(ANIM_LOG_WARN, "connection %llu: %zu bytes of output queued, over the hard limit",
@@ -104,7 +128,7 @@ static void send_response(anim_connection_t *c, const anim_response_t *response)
   uint8_t *buffer;
   size_t len;
   if (response->error) c->server->stats.errors++;
-  if (anim_codec_encode_response(response, WRITE_HEADROOM, &buffer, &len) != 0) {
+  if (anim_codec_encode_response(response, 0, &buffer, &len) != 0) {
     anim_connection_close(c, "out of memory encoding a response");
     return;
   }
@@ -147,7 +171,7 @@ static void job_run(uv_work_t *work) {
   /* Encoding reads only the job's own data and read-only databases: do it
    * here too, unless a finish step on the loop may still change the answer. */
   if (!job->service->finish &&
-      anim_codec_encode_response(&job->response, WRITE_HEADROOM, &job->encoded, &job->encoded_len) != 0)
+      anim_codec_encode_response(&job->response, 0, &job->encoded, &job->encoded_len) != 0)
     job->encoded = NULL;
 }
 
@@ -253,7 +277,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     anim_connection_close(c, uv_strerror((int)nread));
     return;
   }
+  c->batching = 1;
   int rc = anim_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)nread, on_frame, c);
+  c->batching = 0;
+  flush_output(c);
   if (rc == ANIM_ETOOBIG || rc == ANIM_EPROTO || rc == ANIM_ENOMEM) {
     c->server->stats.frames_rejected++;
     send_error(c, 0, rc,

@@ -29,7 +29,9 @@ typedef struct anim_connection {
   uint64_t id;
   char peer[64];
   anim_frame_reader_t reader;
-  size_t queued_bytes;  /* written to libuv, not yet on the wire */
+  size_t queued_bytes;  /* queued or written to libuv, not yet on the wire */
+  struct write_batch *batch; /* answers waiting for the end of the current read */
+  int batching;         /* inside on_read: answers join the batch */
   uint32_t in_flight;   /* requests on the thread pool */
   int reading;          /* uv_read_start is active */
   int paused;           /* reading stopped by output backpressure */

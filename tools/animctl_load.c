@@ -7,6 +7,10 @@
  * N connections on one thread, each keeping up to P requests in flight.
  * Without --rate it runs closed-loop as fast as the server answers and
  * reports throughput (latency then measured from each request's send).
+ * By default the connections speak the protocol directly (requests packed
+ * with protobuf-c, responses only framed and matched by id, as
+ * redis-benchmark does), so the load generator costs little next to the
+ * server; --library runs them through the client library instead.
  * With --rate R (requests/s in total) every request has an intended start
  * time on a fixed schedule and its latency is measured from that time, even
  * when it could only be sent later because the pipeline was full: a stalled
@@ -19,7 +23,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "animctl.h"
+#include "animserver.pb-c.h"
+#include "frame.h"
+
+#define RAW_SLOTS 1024 /* pipeline depth bound: send times by id % RAW_SLOTS */
 
 typedef struct {
   int connections, pipeline;
@@ -27,6 +42,7 @@ typedef struct {
   int weight_ping, weight_search;
   const char *database;
   int k;
+  int library; /* use the client library instead of raw frames */
 } load_options_t;
 
 typedef struct load_state load_state_t;
@@ -35,6 +51,13 @@ typedef struct {
   anim_client_t *client;
   load_state_t *state;
   int in_flight;
+  /* raw mode */
+  int fd;
+  uint64_t next_id;
+  uint64_t sent_ns[RAW_SLOTS];
+  anim_frame_reader_t reader;
+  uint8_t *out;
+  size_t out_len, out_cap;
   uint64_t next_intended_ns; /* rate mode: the schedule of this connection */
   uint64_t interval_ns;
 } load_conn_t;
@@ -84,8 +107,135 @@ static void on_search(anim_client_t *client, uint64_t id, int status, const anim
   record(tag->conn->state, tag, status);
 }
 
+/* ---- raw mode ---------------------------------------------------------------------- */
+
+static int raw_connect(const char *host, int port) {
+  char service[16];
+  snprintf(service, sizeof service, "%d", port);
+  struct addrinfo hints = {0}, *list = NULL;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host, service, &hints, &list) != 0) return -1;
+  int fd = -1;
+  for (struct addrinfo *ai = list; ai && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) close(fd), fd = -1;
+  }
+  freeaddrinfo(list);
+  if (fd < 0) return -1;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return fd;
+}
+
+static int raw_queue(load_conn_t *c, const Animserver__Request *request) {
+  size_t size = animserver__request__get_packed_size(request);
+  if (c->out_len + size + ANIM_VARINT_MAX > c->out_cap) {
+    size_t cap = c->out_cap ? 2 * c->out_cap : 65536;
+    while (cap < c->out_len + size + ANIM_VARINT_MAX) cap *= 2;
+    uint8_t *grown = realloc(c->out, cap);
+    if (!grown) return ANIM_ENOMEM;
+    c->out = grown, c->out_cap = cap;
+  }
+  c->out_len += anim_varint_encode(size, c->out + c->out_len);
+  c->out_len += animserver__request__pack(request, c->out + c->out_len);
+  return 0;
+}
+
+static int raw_send(load_conn_t *c, int search, int frame, uint64_t start_ns) {
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__PingRequest ping = ANIMSERVER__PING_REQUEST__INIT;
+  Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
+  Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
+  Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT;
+  request.id = c->next_id++;
+  if (search) {
+    from.frame = (uint32_t)frame;
+    q.from_frame = &from;
+    q.k = (uint32_t)c->state->o->k;
+    sr.database = (char *)c->state->o->database;
+    sr.query = &q;
+    request.body_case = ANIMSERVER__REQUEST__BODY_SEARCH;
+    request.search = &sr;
+  } else {
+    ping.payload.data = (uint8_t *)"load";
+    ping.payload.len = 4;
+    request.body_case = ANIMSERVER__REQUEST__BODY_PING;
+    request.ping = &ping;
+  }
+  c->sent_ns[request.id % RAW_SLOTS] = start_ns;
+  return raw_queue(c, &request);
+}
+
+static int raw_flush(load_conn_t *c) {
+  size_t done = 0;
+  while (done < c->out_len) {
+    ssize_t n = send(c->fd, c->out + done, c->out_len - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) return ANIM_ECLOSED;
+    done += (size_t)n;
+  }
+  memmove(c->out, c->out + done, c->out_len - done);
+  c->out_len -= done;
+  return 0;
+}
+
+/* ServerMessage{response(1){id(1), error(2)?...}}: the id and whether an error came. */
+static int raw_on_frame(void *ctx, const uint8_t *frame, size_t len) {
+  load_conn_t *c = ctx;
+  uint64_t inner, id = 0;
+  int n;
+  if (len < 2 || frame[0] != 0x0a || (n = anim_varint_decode(frame + 1, len - 1, &inner)) <= 0) return ANIM_EPROTO;
+  const uint8_t *r = frame + 1 + n;
+  size_t rlen = len - 1 - (size_t)n;
+  size_t pos = 0;
+  if (rlen > 0 && r[0] == 0x08) {
+    int m = anim_varint_decode(r + 1, rlen - 1, &id);
+    if (m <= 0) return ANIM_EPROTO;
+    pos = 1 + (size_t)m;
+  }
+  int error = pos < rlen && r[pos] == 0x12;
+  load_state_t *s = c->state;
+  c->in_flight--;
+  if (error) s->errors++;
+  if (s->nlatencies == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 1 << 16;
+    uint64_t *grown = realloc(s->latencies_ns, cap * sizeof *grown);
+    if (!grown) return ANIM_ENOMEM;
+    s->latencies_ns = grown, s->cap = cap;
+  }
+  s->latencies_ns[s->nlatencies++] = now_ns() - c->sent_ns[id % RAW_SLOTS];
+  return 0;
+}
+
+static int raw_process(load_conn_t *c) {
+  uint8_t buffer[65536];
+  for (;;) {
+    ssize_t n = recv(c->fd, buffer, sizeof buffer, 0);
+    if (n > 0) {
+      int rc = anim_frame_reader_feed(&c->reader, buffer, (size_t)n, raw_on_frame, c);
+      if (rc) return rc;
+      continue;
+    }
+    if (n == 0) return ANIM_ECLOSED;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return raw_flush(c);
+    return ANIM_ECLOSED;
+  }
+}
+
 static int send_one(load_conn_t *c, uint64_t start_ns) {
   load_state_t *s = c->state;
+  if (!s->o->library) {
+    int total = s->o->weight_ping + s->o->weight_search;
+    int search = (int)(rand_r(&s->seed) % (unsigned)total) >= s->o->weight_ping;
+    int rc = raw_send(c, search, search ? (int)(rand_r(&s->seed) % (unsigned)s->nframes) : 0, start_ns);
+    if (rc) return rc;
+    c->in_flight++;
+    s->sent++;
+    return 0;
+  }
   request_tag_t *tag = malloc(sizeof *tag);
   if (!tag) return ANIM_ENOMEM;
   tag->conn = c;
@@ -159,8 +309,7 @@ static int parse_mix(const char *text, load_options_t *o) {
 
 static int parse_load_options(int argc, char **argv, load_options_t *o) {
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) break;
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     i++;
     if (!strcmp(a, "--connections")) o->connections = atoi(v);
     else if (!strcmp(a, "--pipeline")) o->pipeline = atoi(v);
@@ -168,6 +317,7 @@ static int parse_load_options(int argc, char **argv, load_options_t *o) {
     else if (!strcmp(a, "--rate")) o->rate = atof(v);
     else if (!strcmp(a, "--database")) o->database = v;
     else if (!strcmp(a, "--k")) o->k = atoi(v);
+    else if (!strcmp(a, "--library")) o->library = 1, i--; /* a flag: no value */
     else if (!strcmp(a, "--mix")) {
       if (parse_mix(v, o)) return -1;
     } else {
@@ -196,8 +346,10 @@ static int run_load(const options_t *g, load_options_t *o, load_state_t *s, load
     outstanding = 0;
     for (int i = 0; i < o->connections && rc == 0; i++) {
       rc = top_up(&conns[i], now, end);
-      fds[i].fd = anim_client_fd(conns[i].client);
-      fds[i].events = (short)(POLLIN | (anim_client_wants_write(conns[i].client) ? POLLOUT : 0));
+      if (!rc && !o->library) rc = raw_flush(&conns[i]);
+      fds[i].fd = o->library ? anim_client_fd(conns[i].client) : conns[i].fd;
+      int wants = o->library ? anim_client_wants_write(conns[i].client) : conns[i].out_len > 0;
+      fds[i].events = (short)(POLLIN | (wants ? POLLOUT : 0));
       outstanding += conns[i].in_flight;
     }
     if (now > end + 10ull * 1000000000u) break; /* answers that never come */
@@ -210,7 +362,7 @@ static int run_load(const options_t *g, load_options_t *o, load_state_t *s, load
     struct timespec timeout = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
     if (ppoll(fds, (nfds_t)o->connections, &timeout, NULL) < 0) continue;
     for (int i = 0; i < o->connections && rc == 0; i++)
-      if (fds[i].revents) rc = anim_client_process(conns[i].client);
+      if (fds[i].revents) rc = o->library ? anim_client_process(conns[i].client) : raw_process(&conns[i]);
   }
   free(fds);
   (void)g;
@@ -229,7 +381,8 @@ static void report(const options_t *g, const load_options_t *o, load_state_t *s,
            o->connections, o->pipeline, o->rate, o->weight_ping, o->weight_search, elapsed_s, s->nlatencies,
            (unsigned long long)s->errors, rps, p50, p99, p999, max, o->rate > 0 ? "intended" : "sent");
   } else {
-    printf("%d connections, pipeline %d, %s, mix ping=%d search=%d\n", o->connections, o->pipeline,
+    printf("%d connections (%s), pipeline %d, %s, mix ping=%d search=%d\n", o->connections,
+           o->library ? "client library" : "raw frames", o->pipeline,
            o->rate > 0 ? "fixed rate (latency from intended start)" : "closed loop (latency from send)",
            o->weight_ping, o->weight_search);
     printf("requests %zu in %.2f s: %.0f req/s, errors %llu\n", s->nlatencies, elapsed_s, rps,
@@ -239,7 +392,7 @@ static void report(const options_t *g, const load_options_t *o, load_state_t *s,
 }
 
 int animctl_load(anim_client_t *first, const options_t *g, int argc, char **argv) {
-  load_options_t o = {50, 1, 5.0, 0.0, 1, 0, "default", 1};
+  load_options_t o = {50, 1, 5.0, 0.0, 1, 0, "default", 1, 0};
   if (parse_load_options(argc, argv, &o)) {
     fprintf(stderr, "animctl: load [--connections N] [--pipeline P] [--duration S] [--rate R] "
                     "[--mix ping=W,search=W] [--database NAME] [--k K]\n");
@@ -257,15 +410,23 @@ int animctl_load(anim_client_t *first, const options_t *g, int argc, char **argv
   int rc = conns ? 0 : ANIM_ENOMEM;
   for (int i = 0; rc == 0 && i < o.connections; i++) {
     anim_client_options_t copts = {g->timeout_ms, 0};
-    conns[i].client = i == 0 ? first : anim_client_connect(g->host, g->port, &copts, &rc);
     conns[i].state = &s;
+    conns[i].next_id = 1;
+    anim_frame_reader_init(&conns[i].reader, 64u << 20);
+    if (o.library) conns[i].client = i == 0 ? first : anim_client_connect(g->host, g->port, &copts, &rc);
+    else if ((conns[i].fd = raw_connect(g->host, g->port)) < 0) rc = ANIM_ECONNECT;
   }
   uint64_t t0 = now_ns();
   if (rc == 0) rc = run_load(g, &o, &s, conns);
   double elapsed = (double)(now_ns() - t0) / 1e9;
   if (rc == 0) report(g, &o, &s, elapsed);
   else report_error("load", rc, first);
-  for (int i = 1; conns && i < o.connections; i++) anim_client_close(conns[i].client);
+  for (int i = 0; conns && i < o.connections; i++) {
+    if (o.library && i > 0) anim_client_close(conns[i].client);
+    if (!o.library && conns[i].fd > 0) close(conns[i].fd);
+    anim_frame_reader_free(&conns[i].reader);
+    free(conns[i].out);
+  }
   free(conns);
   free(s.latencies_ns);
   return rc ? 1 : 0;
