@@ -223,6 +223,75 @@ static void test_connection_limit(void **state) {
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
+typedef struct {
+  int done, status;
+} wait_t;
+
+static void on_search_done(anim_client_t *c, uint64_t id, int status, const anim_search_reply_t *reply, void *data) {
+  wait_t *w = data;
+  w->done = 1, w->status = status;
+}
+
+/* Requests on the thread pool count against --max-in-flight; one more is refused. */
+static void test_in_flight_limit(void **state) {
+  anim_test_server_t server;
+  const char *args[] = {"--max-in-flight", "1", NULL};
+  assert_int_equal(anim_test_server_start(&server, "inflight", args), 0);
+  anim_client_t *client = connect_client(&server);
+  enum { N = 4096 };
+  anim_query_t *q = calloc(N, sizeof *q);
+  for (int i = 0; i < N; i++) {
+    anim_query_init(&q[i]);
+    q[i].from_frame = i % 4000, q[i].k = 8, q[i].method = ANIM_METHOD_BRUTE;
+  }
+  wait_t first = {0, 0}, second = {0, 0};
+  assert_int_equal(anim_client_search_send(client, "default", q, N, on_search_done, &first, NULL), 0);
+  assert_int_equal(anim_client_search_send(client, "default", q, N, on_search_done, &second, NULL), 0);
+  free(q);
+  while (!first.done || !second.done) assert_int_equal(anim_client_poll(client, TIMEOUT_MS), 0);
+  assert_int_equal(first.status, 0);
+  assert_int_equal(second.status, ANIM_ELIMIT);
+  anim_client_close(client);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
+/* Answers far bigger than requests, to a client that does not read: past the
+ * hard limit the server closes that connection, and serves the others. */
+static void test_output_hard_limit(void **state) {
+  anim_test_server_t server;
+  const char *args[] = {"--output-soft-limit", "65536", "--output-hard-limit", "1048576", NULL};
+  assert_int_equal(anim_test_server_start(&server, "hardlimit", args), 0);
+  int fd = anim_test_server_raw_connect(&server);
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__PoseRequest pose = ANIMSERVER__POSE_REQUEST__INIT;
+  Animserver__PoseOptions options = ANIMSERVER__POSE_OPTIONS__INIT;
+  options.local = options.global = options.velocities = 1;
+  pose.database = "default", pose.frame = 0, pose.count = 2000, pose.options = &options;
+  request.body_case = ANIMSERVER__REQUEST__BODY_POSE;
+  request.pose = &pose;
+  /* Each answer is about 4 MB; the client reads nothing for a while. */
+  for (int i = 0; i < 8; i++) {
+    request.id = (uint64_t)i + 1;
+    assert_int_equal(raw_send_request(fd, &request), 0);
+  }
+  usleep(500000);
+  /* Then it drains: the server must have closed long before 8 answers (32 MB). */
+  size_t total = 0;
+  char buf[65536];
+  struct pollfd p = {fd, POLLIN, 0};
+  int closed = 0;
+  while (!closed && poll(&p, 1, 5000) > 0) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) closed = 1;
+    else total += (size_t)n;
+  }
+  assert_true(closed);
+  assert_true(total < 16u << 20);
+  close(fd);
+  assert_server_serves(&server);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
 /* ---- behaviour ----------------------------------------------------------------------- */
 
 static void test_hello_and_ping(void **state) {
@@ -369,6 +438,8 @@ int main(void) {
       cmocka_unit_test(test_request_without_body_is_unsupported),
       cmocka_unit_test(test_decode_budget_refuses_expansion),
       cmocka_unit_test(test_connection_limit),
+      cmocka_unit_test(test_in_flight_limit),
+      cmocka_unit_test(test_output_hard_limit),
       cmocka_unit_test(test_hello_and_ping),
       cmocka_unit_test(test_pipelined_requests_matched_by_id),
       cmocka_unit_test(test_backpressure_pauses_and_resumes),
