@@ -1,0 +1,279 @@
+/* controller.c: the motion-matching character (see controller.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "controller.h"
+#include "kinematics.h"
+#include "spring.h"
+
+static const vec3 up = {0.0f, 1.0f, 0.0f};
+
+void anim_controller_params_default(anim_controller_params_t *p) {
+  p->search_interval = 10;
+  p->inertialize_halflife = 0.1f;
+  p->velocity_halflife = 0.27f;
+  p->rotation_halflife = 0.27f;
+  p->forward_speed = 1.75f;
+  p->side_speed = 1.5f;
+  p->back_speed = 1.25f;
+  p->ignore_surrounding = 20;
+  p->ignore_range_end = 20;
+  p->transition_cost = 0.0f;
+  p->replan_threshold = 0.5f;
+  p->input_f = 4.0f;
+  p->input_zeta = 1.0f;
+  p->input_r = 0.0f;
+}
+
+int anim_controller_params_validate(const anim_controller_params_t *p) {
+  float values[] = {p->inertialize_halflife, p->velocity_halflife, p->rotation_halflife, p->forward_speed,
+                    p->side_speed, p->back_speed, p->transition_cost, p->replan_threshold, p->input_f,
+                    p->input_zeta, p->input_r};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+  if (p->search_interval < 1 || !(p->inertialize_halflife > 0) || !(p->velocity_halflife > 0) ||
+      !(p->rotation_halflife > 0) || p->forward_speed < 0 || p->side_speed < 0 || p->back_speed < 0 ||
+      p->ignore_surrounding < 0 || p->ignore_range_end < 0 || p->transition_cost < 0 || p->replan_threshold < 0 ||
+      !(p->input_f > 0) || p->input_zeta < 0)
+    return ANIM_EINVAL;
+  return 0;
+}
+
+/* ---- views of the database ------------------------------------------------------------ */
+
+static anim_pose_view_t frame_view(const anim_database_t *db, int frame) {
+  size_t base = (size_t)frame * (size_t)db->nbones;
+  anim_pose_view_t v = {(size_t)db->nbones, db->local_positions + base, db->local_velocities + base,
+                        db->local_rotations + base, db->local_angular_velocities + base};
+  return v;
+}
+
+static int range_stop(const anim_database_t *db, int frame) {
+  int r = anim_database_range_of(db, frame);
+  return r >= 0 ? db->ranges[r].stop : db->nframes;
+}
+
+/* ---- input -> desired velocity and facing ------------------------------------------------ */
+
+static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
+static quat facing_of(vec3 direction) { return yaw_rotation(atan2f(direction.x, direction.z)); }
+
+static void desired_from_stick(anim_character_t *c, vec3 *out_velocity, quat *out_rotation) {
+  const anim_controller_input_t *in = &c->input;
+  const anim_controller_params_t *p = &c->params;
+  quat camera = yaw_rotation(in->camera_azimuth);
+  vec3 stick = quat_mul_vec3(camera, vec3_make(in->stick_x, 0.0f, in->stick_z));
+  vec3 local = quat_inv_mul_vec3(c->sim_rotation, stick);
+  local = vec3_make(local.x * p->side_speed, 0.0f, local.z * (local.z > 0.0f ? p->forward_speed : p->back_speed));
+  *out_velocity = quat_mul_vec3(c->sim_rotation, local);
+  if (in->strafe) *out_rotation = camera;
+  else if (vec3_length(stick) > 0.01f) *out_rotation = facing_of(*out_velocity);
+  else *out_rotation = c->desired_rotation;
+}
+
+static void desired_from_goal(anim_character_t *c, vec3 *out_velocity, quat *out_rotation) {
+  vec3 to = vec3_sub(c->input.goal, c->sim_position);
+  to.y = 0.0f;
+  float distance = vec3_length(to);
+  /* Arrive: full speed far away, slowing over the last half second. */
+  float speed = distance < 0.05f ? 0.0f : fminf(c->input.goal_speed, 2.0f * distance);
+  *out_velocity = distance > 1e-4f ? vec3_scale(to, speed / distance) : vec3_zero();
+  *out_rotation = speed > 0.05f ? facing_of(to) : c->desired_rotation;
+}
+
+static void update_desired(anim_character_t *c) {
+  switch (c->input.kind) {
+  case ANIM_INPUT_STICK: desired_from_stick(c, &c->desired_velocity, &c->desired_rotation); break;
+  case ANIM_INPUT_VELOCITY:
+    c->desired_velocity = vec3_make(c->input.velocity.x, 0.0f, c->input.velocity.z);
+    c->desired_rotation = yaw_rotation(c->input.facing);
+    break;
+  case ANIM_INPUT_GOAL: desired_from_goal(c, &c->desired_velocity, &c->desired_rotation); break;
+  }
+}
+
+int anim_character_set_input(anim_character_t *c, const anim_controller_input_t *in) {
+  float values[] = {in->stick_x, in->stick_z, in->camera_azimuth, in->velocity.x, in->velocity.y, in->velocity.z,
+                    in->facing, in->goal.x, in->goal.y, in->goal.z, in->goal_speed};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+  if ((unsigned)in->kind > ANIM_INPUT_GOAL || in->stick_x * in->stick_x + in->stick_z * in->stick_z > 1.002f ||
+      in->goal_speed < 0.0f)
+    return ANIM_EINVAL;
+  c->input = *in;
+  return 0;
+}
+
+/* ---- simulation and trajectory ---------------------------------------------------------- */
+
+/* Critically damped facing: the offset from the goal decays exactly. */
+static void rotation_spring(quat *io_rotation, vec3 *io_angular_velocity, quat goal, float halflife, float dt) {
+  quat offset = quat_abs(quat_inv_mul(goal, *io_rotation));
+  anim_spring_decay_quat(&offset, io_angular_velocity, halflife, dt);
+  *io_rotation = quat_normalize(quat_mul(goal, offset));
+}
+
+/* Predicts n samples, frame_offsets[i] frames ahead, from the simulation state. */
+static void predict(const anim_character_t *c, vec3 target_velocity, const int *frame_offsets, int n, vec3 *out_positions,
+                    quat *out_rotations) {
+  vec3 x = c->sim_position, v = c->sim_velocity, a = c->sim_acceleration, w = c->sim_angular_velocity;
+  quat q = c->sim_rotation;
+  float t = 0.0f;
+  for (int i = 0; i < n; i++) {
+    float next = (float)frame_offsets[i] / c->db->frame_rate, dt = next - t;
+    anim_spring_character_vec3(&x, &v, &a, target_velocity, c->params.velocity_halflife, dt);
+    rotation_spring(&q, &w, c->desired_rotation, c->params.rotation_halflife, dt);
+    out_positions[i] = x, out_rotations[i] = q;
+    t = next;
+  }
+}
+
+/* ---- search --------------------------------------------------------------------------- */
+
+/* The current frame's features with its trajectory replaced by the prediction,
+ * relative to the displayed root. */
+static void build_query(anim_character_t *c, vec3 target_velocity, float *out_query) {
+  const anim_features_t *f = &c->db->features;
+  float raw[ANIM_MAX_FEATURE_DIMS];
+  anim_features_denormalize(f, f->values + (size_t)c->frame * (size_t)f->cols, raw);
+  vec3 root = c->pose_positions[0];
+  quat root_rotation = c->pose_rotations[0];
+  for (int t = 0; t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    if (term->kind != ANIM_FEATURE_TRAJECTORY_POSITION && term->kind != ANIM_FEATURE_TRAJECTORY_DIRECTION) continue;
+    vec3 positions[ANIM_MAX_TRAJECTORY_SAMPLES];
+    quat rotations[ANIM_MAX_TRAJECTORY_SAMPLES];
+    predict(c, target_velocity, term->frame_offsets, term->nsamples, positions, rotations);
+    for (int s = 0; s < term->nsamples; s++) {
+      vec3 world = term->kind == ANIM_FEATURE_TRAJECTORY_POSITION
+                       ? vec3_sub(positions[s], root)
+                       : quat_mul_vec3(rotations[s], vec3_make(0.0f, 0.0f, 1.0f));
+      vec3 local = quat_inv_mul_vec3(root_rotation, world);
+      raw[f->group_start[t] + 2 * s] = local.x;
+      raw[f->group_start[t] + 2 * s + 1] = local.z;
+      if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION && s < ANIM_MAX_TRAJECTORY_SAMPLES)
+        c->trajectory_positions[s] = positions[s], c->trajectory_rotations[s] = rotations[s], c->ntrajectory = term->nsamples;
+    }
+  }
+  anim_features_normalize(f, raw, out_query);
+}
+
+static void search_and_transition(anim_character_t *c, vec3 target_velocity, int must_leave) {
+  float query[ANIM_MAX_FEATURE_DIMS];
+  build_query(c, target_velocity, query);
+  const anim_controller_params_t *p = &c->params;
+  /* At the end of a clip the current frame cannot compete: it has no future. */
+  anim_search_query_t q = {query, 1, must_leave ? -1 : c->frame, p->transition_cost, p->ignore_range_end,
+                           p->ignore_surrounding, 0};
+  anim_search_hit_t best, scratch[1];
+  int count = 0;
+  c->searches++;
+  c->frames_since_search = 0;
+  c->velocity_at_last_search = target_velocity;
+  if (anim_search_run(c->index, &q, &best, &count, scratch) != 0 || count == 0 || best.frame == c->frame) return;
+  anim_pose_view_t src = frame_view(c->db, c->frame), dst = frame_view(c->db, best.frame);
+  if (anim_inertializer_transition(&c->inertializer, &src, &dst) != 0) return;
+  c->frame = best.frame;
+  c->time_since_transition = 0.0f;
+  c->transitions++;
+}
+
+/* ---- lifetime and tick ----------------------------------------------------------------- */
+
+void anim_character_free(anim_character_t *c) {
+  free(c->offset_positions), free(c->offset_velocities), free(c->offset_angular_velocities);
+  free(c->offset_rotations), free(c->pose_positions), free(c->pose_velocities);
+  free(c->pose_angular_velocities), free(c->pose_rotations), free(c->global_positions), free(c->global_rotations);
+  memset(c, 0, sizeof *c);
+}
+
+static int has_trajectory(const anim_database_t *db) {
+  for (int t = 0; t < db->features.schema.nterms; t++)
+    if (db->features.schema.terms[t].kind == ANIM_FEATURE_TRAJECTORY_POSITION) return 1;
+  return 0;
+}
+
+int anim_character_init(anim_character_t *c, const anim_database_t *db, const anim_search_index_t *index,
+                        const anim_controller_params_t *params, vec3 position, float facing, int start_frame) {
+  memset(c, 0, sizeof *c);
+  anim_controller_params_t defaults;
+  if (!params) anim_controller_params_default(&defaults), params = &defaults;
+  int rc = anim_controller_params_validate(params);
+  if (rc) return rc;
+  if (!db || !index || !db->features.values || !has_trajectory(db) || !isfinite(position.x + position.z + facing))
+    return ANIM_EINVAL;
+  if (start_frame < 0 || start_frame >= db->nframes) return ANIM_ERANGE;
+  size_t n = (size_t)db->nbones;
+  c->db = db, c->index = index, c->params = *params;
+  c->offset_positions = calloc(n, sizeof(vec3)), c->offset_velocities = calloc(n, sizeof(vec3));
+  c->offset_angular_velocities = calloc(n, sizeof(vec3)), c->offset_rotations = calloc(n, sizeof(quat));
+  c->pose_positions = calloc(n, sizeof(vec3)), c->pose_velocities = calloc(n, sizeof(vec3));
+  c->pose_angular_velocities = calloc(n, sizeof(vec3)), c->pose_rotations = calloc(n, sizeof(quat));
+  c->global_positions = calloc(n, sizeof(vec3)), c->global_rotations = calloc(n, sizeof(quat));
+  if (!c->offset_positions || !c->offset_velocities || !c->offset_angular_velocities || !c->offset_rotations ||
+      !c->pose_positions || !c->pose_velocities || !c->pose_angular_velocities || !c->pose_rotations ||
+      !c->global_positions || !c->global_rotations) {
+    anim_character_free(c);
+    return ANIM_ENOMEM;
+  }
+  anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
+                         c->offset_angular_velocities);
+  c->frame = start_frame;
+  c->sim_position = vec3_make(position.x, 0.0f, position.z);
+  c->sim_rotation = c->desired_rotation = yaw_rotation(facing);
+  size_t base = (size_t)start_frame * n;
+  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
+                          c->sim_rotation);
+  anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
+  anim_dynamics_vec3_reset(&c->smoothed_velocity, vec3_zero());
+  c->input.kind = ANIM_INPUT_STICK;
+  /* A first displayed pose, so queries have a root from the start. */
+  anim_pose_view_t view = frame_view(db, start_frame);
+  anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
+  anim_inertializer_update(&c->inertializer, &out, &view, params->inertialize_halflife, 0.0f);
+  c->frames_since_search = params->search_interval; /* search on the first tick */
+  return 0;
+}
+
+/* Whole frames dt brings, keeping the remainder for the next tick. */
+static int take_frames(anim_character_t *c, float dt) {
+  c->frame_time_accum += dt;
+  int frames = (int)floorf(c->frame_time_accum * c->db->frame_rate);
+  c->frame_time_accum -= (float)frames / c->db->frame_rate;
+  return frames;
+}
+
+int anim_character_tick(anim_character_t *c, float dt) {
+  if (!(dt > 0.0f) || !isfinite(dt)) return ANIM_EINVAL;
+  const anim_controller_params_t *p = &c->params;
+  update_desired(c);
+  anim_dynamics_vec3_update(&c->smoothed_velocity, &c->smoothing, c->desired_velocity, dt);
+  vec3 target = c->smoothed_velocity.y;
+  int frames = take_frames(c, dt);
+  c->frames_since_search += frames;
+  /* Search from the pose shown last (the transition's source must be the
+   * input of the last update), before advancing. */
+  int near_end = c->frame + frames >= range_stop(c->db, c->frame) - 1;
+  int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
+  if (c->frames_since_search >= p->search_interval || replan || near_end) search_and_transition(c, target, near_end);
+  int stop = range_stop(c->db, c->frame);
+  c->frame = c->frame + frames < stop ? c->frame + frames : stop - 1;
+  /* Simulation springs, then the displayed pose. */
+  anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife, dt);
+  rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife, dt);
+  anim_pose_view_t view = frame_view(c->db, c->frame);
+  anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
+                            c->pose_angular_velocities};
+  int rc = anim_inertializer_update(&c->inertializer, &out, &view, p->inertialize_halflife, dt);
+  if (rc) return rc;
+  /* The simulation starts from where the character actually is. */
+  c->sim_position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
+  c->time_since_transition += dt;
+  c->ticks++;
+  return 0;
+}
+
+void anim_character_global_pose(anim_character_t *c) {
+  anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,
+          c->db->nbones);
+}

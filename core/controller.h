@@ -1,0 +1,124 @@
+/*
+ * controller.h: a motion-matching character, ticked at a fixed step.
+ *
+ * Each tick: the input (a stick with camera azimuth, a desired world velocity
+ * and facing, or a goal to walk to) becomes a desired velocity and facing;
+ * critically damped springs move the simulation toward them and predict its
+ * trajectory 20/40/60 frames ahead; every search_interval frames, or at once
+ * when the desired velocity changes markedly or the clip runs out, the
+ * current frame's features with that trajectory are searched (the current
+ * frame competing); a better frame starts an inertialized transition; the
+ * frame advances and the displayed pose is the database pose plus the
+ * decaying offsets, its root moving in the world by the animation's own root
+ * motion. The simulation's position follows the displayed root, so the
+ * trajectory always starts where the character is.
+ *
+ * The database and index are shared and read-only; a character owns its
+ * arrays (allocated by anim_character_init, nothing allocated per tick).
+ *
+ * Validity rules (anim_controller_params_validate):
+ *  1. search_interval >= 1 frames;
+ *  2. halflives > 0 seconds; speeds >= 0 m/s; all finite;
+ *  3. ignore_surrounding, ignore_range_end >= 0; transition_cost >= 0;
+ *  4. input_f > 0, input_zeta >= 0 (second-order input smoothing, 001_*).
+ */
+#ifndef ANIM_CONTROLLER_H
+#define ANIM_CONTROLLER_H
+
+#include <stdint.h>
+#include "database.h"
+#include "dynamics.h"
+#include "inertialize.h"
+#include "search.h"
+
+typedef struct {
+  int search_interval;            /* frames between searches */
+  float inertialize_halflife;     /* s */
+  float velocity_halflife;        /* s, simulation velocity spring */
+  float rotation_halflife;        /* s, simulation facing spring */
+  float forward_speed, side_speed, back_speed; /* m/s at full stick */
+  int ignore_surrounding;         /* frames around the current one not searched */
+  int ignore_range_end;           /* frames at the end of each range not searched */
+  float transition_cost;          /* added to every frame but the current one */
+  float replan_threshold;         /* m/s change of desired velocity that forces a search */
+  float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity */
+} anim_controller_params_t;
+
+void anim_controller_params_default(anim_controller_params_t *out_params);
+int anim_controller_params_validate(const anim_controller_params_t *params);
+
+typedef enum {
+  ANIM_INPUT_STICK = 0,    /* stick (x right, z forward, |stick| <= 1) relative to the camera azimuth */
+  ANIM_INPUT_VELOCITY = 1, /* desired world velocity and facing */
+  ANIM_INPUT_GOAL = 2      /* walk to a goal position at a speed, stop there */
+} anim_input_kind_t;
+
+typedef struct {
+  anim_input_kind_t kind;
+  float stick_x, stick_z;  /* STICK */
+  float camera_azimuth;    /* STICK: radians about +Y */
+  int strafe;              /* STICK: keep facing the camera direction */
+  vec3 velocity;           /* VELOCITY: m/s, world */
+  float facing;            /* VELOCITY: radians about +Y (0 faces +Z) */
+  vec3 goal;               /* GOAL: world position */
+  float goal_speed;        /* GOAL: m/s */
+} anim_controller_input_t;
+
+typedef struct {
+  const anim_database_t *db;
+  const anim_search_index_t *index;
+  anim_controller_params_t params;
+  anim_controller_input_t input;
+
+  /* Simulation (world space, metres, seconds). */
+  vec3 sim_position, sim_velocity, sim_acceleration;
+  quat sim_rotation;
+  vec3 sim_angular_velocity;
+  vec3 desired_velocity;
+  quat desired_rotation;
+  anim_dynamics_vec3_t smoothed_velocity;
+  anim_dynamics_params_t smoothing;
+  vec3 velocity_at_last_search;
+
+  /* Animation. */
+  int frame;
+  int frames_since_search;
+  float frame_time_accum;   /* seconds not yet turned into frames */
+  float time_since_transition;
+  uint64_t ticks, transitions, searches;
+
+  /* Predicted trajectory, world space, at the schema's trajectory offsets. */
+  int ntrajectory;
+  vec3 trajectory_positions[ANIM_MAX_TRAJECTORY_SAMPLES];
+  quat trajectory_rotations[ANIM_MAX_TRAJECTORY_SAMPLES];
+
+  /* Inertializer and displayed pose (nbones each; bone 0 in world space). */
+  anim_inertializer_t inertializer;
+  vec3 *offset_positions, *offset_velocities, *offset_angular_velocities;
+  quat *offset_rotations;
+  vec3 *pose_positions, *pose_velocities, *pose_angular_velocities;
+  quat *pose_rotations;
+  vec3 *global_positions; /* FK of the displayed pose, for callers that want it */
+  quat *global_rotations;
+} anim_character_t;
+
+/* Sets up a character on db/index at world position (y ignored) facing
+ * `facing` radians, playing `start_frame`. db and index must outlive it.
+ * 0, ANIM_EINVAL (bad params, no trajectory terms in the schema), ANIM_ERANGE
+ * (start frame), ANIM_ENOMEM. Free with anim_character_free. */
+int anim_character_init(anim_character_t *out_character, const anim_database_t *db, const anim_search_index_t *index,
+                        const anim_controller_params_t *params, vec3 position, float facing, int start_frame);
+void anim_character_free(anim_character_t *character);
+
+/* 0, ANIM_EINVAL (unknown kind, |stick| > 1.001, negative speed),
+ * ANIM_ENONFINITE. The input holds until changed. */
+int anim_character_set_input(anim_character_t *character, const anim_controller_input_t *input);
+
+/* Advances by dt seconds (> 0; a long dt is applied exactly by the springs
+ * and advances the animation by as many frames). 0 or ANIM_EINVAL. */
+int anim_character_tick(anim_character_t *character, float dt);
+
+/* Fills global_positions/global_rotations from the displayed pose. */
+void anim_character_global_pose(anim_character_t *character);
+
+#endif

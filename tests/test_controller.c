@@ -1,0 +1,177 @@
+/*
+ * test_controller.c: a motion-matching character on the default database,
+ * driven by a scripted input (walk, turn, run, stop) at 60 Hz. Invalid
+ * parameters and inputs first; then motion quality on what it displays:
+ * planted feet do not slide, transitions do not pop (and would without
+ * inertialization), and the character reaches the asked speed in time.
+ * Bounds are in one place with their reasons.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_error.h"
+#include "controller.h"
+#include "procgen.h"
+
+/* Horizontal speed of a foot in the middle of a contact (two ticks in from
+ * either end), 95th percentile, m/s. The data's footprints are fixed (0.007
+ * m/s in the database itself); what moves planted feet here is the decaying
+ * offset of each transition, which no foot IK corrects yet. Measured 0.34. */
+#define MAX_CONTACT_SLIDE_P95 0.5f
+/* Largest change of any bone's velocity in the tick of a transition, m/s.
+ * Inertialization keeps velocity continuous; what remains is the clip's own
+ * acceleration plus the offset's decay (half-life 0.1 s). Measured 2.5; with
+ * inertialization all but off the same script jumps by 14 (tested below). */
+#define MAX_VELOCITY_JUMP 4.0f
+/* From the run command (3.5 m/s) until the root's speed is within 10% of it, s:
+ * the velocity spring (half-life 0.27 s) plus a search interval. */
+#define MAX_RESPONSE_TIME 1.5f
+
+static anim_database_t db;
+static anim_search_index_t *index_fast;
+
+static int setup(void **state) {
+  char err[256];
+  if (anim_procgen_database(&db, NULL, err, sizeof err)) return -1;
+  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  index_fast = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  return index_fast ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  anim_search_index_free(index_fast);
+  anim_database_free(&db);
+  return 0;
+}
+
+static void test_invalid_params_and_inputs(void **state) {
+  anim_character_t c;
+  anim_controller_params_t p;
+  anim_controller_params_default(&p);
+  p.search_interval = 0;
+  assert_int_equal(anim_character_init(&c, &db, index_fast, &p, vec3_zero(), 0, 0), ANIM_EINVAL);
+  anim_controller_params_default(&p);
+  p.inertialize_halflife = NAN;
+  assert_int_equal(anim_character_init(&c, &db, index_fast, &p, vec3_zero(), 0, 0), ANIM_ENONFINITE);
+  assert_int_equal(anim_character_init(&c, &db, index_fast, NULL, vec3_zero(), 0, db.nframes), ANIM_ERANGE);
+  assert_int_equal(anim_character_init(&c, &db, index_fast, NULL, vec3_zero(), 0, 0), 0);
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.stick_x = 1.0f, in.stick_z = 1.0f; /* |stick| > 1 */
+  assert_int_equal(anim_character_set_input(&c, &in), ANIM_EINVAL);
+  in.stick_x = NAN;
+  assert_int_equal(anim_character_set_input(&c, &in), ANIM_ENONFINITE);
+  memset(&in, 0, sizeof in);
+  in.kind = (anim_input_kind_t)7;
+  assert_int_equal(anim_character_set_input(&c, &in), ANIM_EINVAL);
+  assert_int_equal(anim_character_tick(&c, 0.0f), ANIM_EINVAL);
+  assert_int_equal(anim_character_tick(&c, NAN), ANIM_EINVAL);
+  anim_character_free(&c);
+}
+
+typedef struct {
+  float slide_p95, max_velocity_jump, response_time;
+  int transitions;
+  float distance;
+} quality_t;
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs the script; measures on the displayed pose. */
+static quality_t run_script(float inertialize_halflife) {
+  anim_controller_params_t p;
+  anim_controller_params_default(&p);
+  p.inertialize_halflife = inertialize_halflife;
+  anim_character_t c;
+  assert_int_equal(anim_character_init(&c, &db, index_fast, &p, vec3_zero(), 0.0f, 0), 0);
+  const float dt = 1.0f / 60.0f;
+  enum { TICKS = 12 * 60 };
+  int nb = db.nbones, feet[2] = {anim_skeleton_find(&db.skeleton, "LeftToe"), anim_skeleton_find(&db.skeleton, "RightToe")};
+  vec3 *prev = calloc((size_t)nb, sizeof *prev), *prev_velocity = calloc((size_t)nb, sizeof *prev_velocity);
+  float *slides = malloc(TICKS * 2 * sizeof *slides);
+  int nslides = 0, contact_run[2] = {0, 0};
+  float foot_speed_prev[2][3] = {{0}};
+  quality_t q = {0, 0, -1, 0, 0};
+  vec3 start = vec3_zero();
+  for (int t = 0; t < TICKS; t++) {
+    anim_controller_input_t in;
+    memset(&in, 0, sizeof in);
+    float time = (float)t * dt;
+    if (time < 3.0f) in.kind = ANIM_INPUT_STICK, in.stick_z = 0.85f;                         /* walk */
+    else if (time < 6.0f) in.kind = ANIM_INPUT_STICK, in.stick_x = 0.85f;                    /* turn */
+    else if (time < 9.0f) {                                                                  /* run */
+      in.kind = ANIM_INPUT_VELOCITY;
+      in.facing = atan2f(1.0f, 0.0f);
+      in.velocity = vec3_make(3.5f, 0.0f, 0.0f);
+    } else in.kind = ANIM_INPUT_STICK;                                                       /* stop */
+    assert_int_equal(anim_character_set_input(&c, &in), 0);
+    assert_int_equal(anim_character_tick(&c, dt), 0);
+    anim_character_global_pose(&c);
+    if (t == 0) start = c.global_positions[0];
+    for (int b = 0; b < nb && t > 1; b++) {
+      vec3 v = vec3_scale(vec3_sub(c.global_positions[b], prev[b]), 1.0f / dt);
+      float jump = vec3_length(vec3_sub(v, prev_velocity[b]));
+      /* Only the tick a transition happens in: pops, not the clip's own accelerations. */
+      if (t > 2 && c.time_since_transition <= dt * 1.01f && jump > q.max_velocity_jump) q.max_velocity_jump = jump;
+      prev_velocity[b] = v;
+    }
+    for (int s = 0; s < 2; s++) {
+      int contact = db.contacts[(size_t)c.frame * (size_t)db.ncontacts + (size_t)s];
+      vec3 d = vec3_sub(c.global_positions[feet[s]], prev[feet[s]]);
+      float speed = sqrtf(d.x * d.x + d.z * d.z) / dt;
+      /* The middle of a contact: record the speed two ticks back once two more ticks stayed down. */
+      contact_run[s] = contact ? contact_run[s] + 1 : 0;
+      if (contact_run[s] >= 5 && t > 60) slides[nslides++] = foot_speed_prev[s][1];
+      foot_speed_prev[s][2] = foot_speed_prev[s][1], foot_speed_prev[s][1] = foot_speed_prev[s][0];
+      foot_speed_prev[s][0] = speed;
+    }
+    vec3 root_velocity = c.pose_velocities[0];
+    float root_speed = sqrtf(root_velocity.x * root_velocity.x + root_velocity.z * root_velocity.z);
+    if (time >= 6.0f && q.response_time < 0 && fabsf(root_speed - 3.5f) < 0.35f) q.response_time = time - 6.0f;
+    memcpy(prev, c.global_positions, (size_t)nb * sizeof *prev);
+  }
+  qsort(slides, (size_t)nslides, sizeof *slides, cmp_float);
+  q.slide_p95 = nslides ? slides[(int)(0.95f * (float)nslides)] : 0.0f;
+  q.transitions = (int)c.transitions;
+  q.distance = vec3_length(vec3_sub(c.global_positions[0], start));
+  free(prev), free(prev_velocity), free(slides);
+  anim_character_free(&c);
+  return q;
+}
+
+static void test_scripted_motion_quality(void **state) {
+  quality_t q = run_script(0.1f);
+  printf("controller: %d transitions, %.1f m travelled, contact slide p95 %.3f m/s, largest jump at a transition %.2f m/s, "
+         "run reached in %.2f s\n", q.transitions, q.distance, q.slide_p95, q.max_velocity_jump, q.response_time);
+  assert_true(q.transitions >= 5);
+  assert_true(q.distance > 10.0f);
+  if (q.slide_p95 > MAX_CONTACT_SLIDE_P95) fail_msg("feet slide: p95 %.3f m/s", q.slide_p95);
+  if (q.max_velocity_jump > MAX_VELOCITY_JUMP) fail_msg("pop: a bone's velocity jumped by %.2f m/s", q.max_velocity_jump);
+  if (q.response_time < 0 || q.response_time > MAX_RESPONSE_TIME)
+    fail_msg("run speed reached after %.2f s (or never)", q.response_time);
+}
+
+/* The pop measure can fail: with inertialization all but off, transitions jump. */
+static void test_pops_without_inertialization(void **state) {
+  quality_t q = run_script(1e-4f);
+  printf("without inertialization: largest velocity jump %.2f m/s\n", q.max_velocity_jump);
+  assert_true(q.max_velocity_jump > MAX_VELOCITY_JUMP);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid_params_and_inputs),
+      cmocka_unit_test(test_scripted_motion_quality),
+      cmocka_unit_test(test_pops_without_inertialization),
+  };
+  return cmocka_run_group_tests_name("controller", tests, setup, teardown);
+}
