@@ -1,0 +1,79 @@
+/*
+ * test_quantize.c: the stream encodings keep their documented error bounds,
+ * on random rotations, on the rotations of a real database, and on the edge
+ * cases (identity, q and -q, two components equal, 180-degree turns).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include "procgen.h"
+#include "quantize.h"
+
+/* In double: acos near 1 in float cannot see angles below ~1e-3. The
+ * relative rotation's vector part gives the angle without that loss. */
+static float angle_between(quat a, quat b) {
+  quat r = quat_mul(quat_inv(a), b);
+  double v = sqrt((double)r.x * r.x + (double)r.y * r.y + (double)r.z * r.z);
+  return (float)(2.0 * atan2(v, fabs((double)r.w)));
+}
+
+static void check_rotation(quat q, float *worst) {
+  quat back = anim_quat_unpack(anim_quat_pack(q));
+  float e = angle_between(quat_normalize(q), back);
+  if (e > *worst) *worst = e;
+  if (e > ANIM_QUAT_PACK_MAX_ANGLE)
+    fail_msg("rotation (%g %g %g %g) comes back %.3g rad off", q.w, q.x, q.y, q.z, e);
+}
+
+static void test_rotation_edge_cases(void **state) {
+  float worst = 0.0f;
+  const float h = 0.70710678f;
+  quat cases[] = {quat_identity(), quat_make(-1, 0, 0, 0), quat_make(0, 1, 0, 0), quat_make(0, 0, -1, 0),
+                  quat_make(h, h, 0, 0),  quat_make(h, -h, 0, 0), quat_make(0.5f, 0.5f, 0.5f, 0.5f),
+                  quat_make(-0.5f, 0.5f, -0.5f, 0.5f), quat_make(0, 0, 0, 1)};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_rotation(cases[i], &worst);
+}
+
+static void test_random_and_real_rotations(void **state) {
+  unsigned seed = 5;
+  float worst = 0.0f;
+  for (int i = 0; i < 200000; i++) {
+    quat q = quat_make((float)rand_r(&seed) / RAND_MAX - 0.5f, (float)rand_r(&seed) / RAND_MAX - 0.5f,
+                       (float)rand_r(&seed) / RAND_MAX - 0.5f, (float)rand_r(&seed) / RAND_MAX - 0.5f);
+    check_rotation(q, &worst);
+  }
+  anim_database_t db;
+  char err[256];
+  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  for (size_t i = 0; i < (size_t)db.nframes * (size_t)db.nbones; i++) check_rotation(db.local_rotations[i], &worst);
+  anim_database_free(&db);
+  printf("worst rotation error %.3g rad (bound %.3g)\n", worst, ANIM_QUAT_PACK_MAX_ANGLE);
+}
+
+static void test_positions(void **state) {
+  for (float x = -3.9f; x < 3.9f; x += 0.00137f) {
+    float e = fabsf(anim_local_position_unpack(anim_local_position_pack(x)) - x);
+    assert_true(e <= 0.5f * ANIM_LOCAL_POSITION_STEP + 1e-6f);
+  }
+  for (float x = -1000.0f; x < 1000.0f; x += 0.731f) {
+    float e = fabsf(anim_root_position_unpack(anim_root_position_pack(x)) - x);
+    assert_true(e <= 0.5f * ANIM_ROOT_POSITION_STEP + 1e-4f * fabsf(x) * 1e-3f);
+  }
+  /* Out of range clamps instead of wrapping. */
+  assert_true(anim_local_position_unpack(anim_local_position_pack(100.0f)) > 3.99f);
+  assert_true(anim_local_position_unpack(anim_local_position_pack(-100.0f)) < -3.99f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rotation_edge_cases),
+      cmocka_unit_test(test_random_and_real_rotations),
+      cmocka_unit_test(test_positions),
+  };
+  return cmocka_run_group_tests_name("quantize", tests, NULL, NULL);
+}
