@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The command-line tools end to end: animctl against the real server (every
+request type, --json parsed), animdb on real motion capture (build, info,
+search) and the server loading what animdb built. Run by tests/run.sh."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.environ.get("ANIM_BUILD_DIR", "build")
+SHARED = os.environ.get("ANIM_SHARED_DIR", "../shared")
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+    print(f"  ok: {what}")
+
+
+def run(*args, expect=0):
+    result = subprocess.run([os.path.join(BUILD, args[0])] + list(args[1:]), capture_output=True, text=True,
+                            timeout=120)
+    if result.returncode != expect:
+        raise AssertionError(f"{' '.join(args)}: exit {result.returncode}\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def main():
+    data = tempfile.mkdtemp(prefix="animserver-cli-")
+    bandai = os.path.join(SHARED, "data", "mocap", "bandai-namco")
+    have_mocap = os.path.isdir(bandai)
+    if not have_mocap and os.environ.get("CI") == "true":
+        raise AssertionError(f"{bandai} missing under CI")
+
+    # animdb on real data (or the procedural database when the mocap is absent).
+    out = os.path.join(data, "mocap.animdb")
+    if have_mocap:
+        run("animdb", "build", "-o", out, "--name", "mocap", "--mirror", "--tag", "walk=walk", "--tag", "run=run",
+            bandai)
+    else:
+        print("skipped: real mocap not found, building the procedural database instead")
+        run("animdb", "build", "-o", out, "--procgen", "--name", "mocap")
+    info = json.loads(run("animdb", "info", out, "--json"))
+    check(info["frames"] > 4000 and len(info["ranges"]) > 10, "animdb info reads the file it built")
+    check(info["features"]["dims"] == 27, "default schema: 27 dims")
+    hits = run("animdb", "search", out, "--frame", "500", "--k", "3", "--method", "boxes").splitlines()
+    check(len(hits) == 3 and "frame     500" in hits[0], "animdb search finds the query frame first")
+    run("animdb", "search", out, "--frame", "999999999", expect=2)
+
+    server = subprocess.Popen([os.path.join(BUILD, "animserver"), "--port", "0", "--data-dir", data],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = server.stdout.readline().strip().rsplit(":", 1)[1]
+        ctl = lambda *a, expect=0: run("animctl", "--port", port, "--json", *a, expect=expect)
+        hello = json.loads(ctl("hello"))
+        check("search" in hello["capabilities"], "animctl hello")
+        check(json.loads(ctl("ping", "--count", "2").splitlines()[1])["seq"] == 1, "animctl ping")
+        loaded = json.loads(ctl("db", "load", "mocap"))
+        check(loaded["frames"] == info["frames"], "animctl db load serves what animdb built")
+        names = [d["name"] for d in json.loads(ctl("db", "list"))]
+        check(names == ["default", "mocap"], "animctl db list")
+        described = json.loads(ctl("db", "describe", "mocap"))
+        check(len(described["bones"]) == len(info["bones"]), "animctl db describe")
+        found = json.loads(ctl("search", "mocap", "--frame", "500", "--k", "4", "--explain", "--method", "fast"))
+        check(found["matches"][0]["frame"] == 500 and len(found["explain"]) == 7, "animctl search with explanation")
+        pose = json.loads(ctl("pose", "mocap", "10", "--global").splitlines()[0])
+        check(len(pose["global_positions"]) == 3 * len(info["bones"]), "animctl pose")
+        cost = json.loads(ctl("transition-cost", "default", "600", "1200", "--bone", "LeftFoot"))
+        # Equal when the offset never crosses zero, up to float rounding.
+        check(cost["exact"] >= cost["approximate"] * (1 - 1e-6) >= 0, "animctl transition-cost: exact >= approximate")
+        offsets = [json.loads(line) for line in ctl("inertialize", "default", "600", "1200", "--t", "0.0").splitlines()]
+        check(len(offsets) == len(json.loads(ctl("db", "describe", "default"))["bones"]), "animctl inertialize")
+        spring = json.loads(ctl("spring", "halflife", "--alpha", "0.05", "--t", "0.3"))
+        check(0 < spring["halflife"] < 0.3, "animctl spring halflife")
+        erp = json.loads(ctl("spring", "erp-cfm", "--stiffness", "500", "--damping", "20", "--dt", "0.0166667"))
+        check(0 < erp["erp"] < 1 and erp["cfm"] > 0, "animctl spring erp-cfm")
+        ctl("db", "reload", "mocap")
+        ctl("db", "unload", "mocap")
+        ctl("search", "mocap", "--frame", "1", expect=1)
+        check(True, "reload, unload, then the name is gone (exit 1)")
+        ctl("search", expect=2)
+        ctl("search", "default", "--k", "x", expect=2)
+        check(True, "usage errors exit 2")
+        load = json.loads(ctl("load", "--connections", "4", "--pipeline", "4", "--duration", "0.5", "--mix",
+                              "ping=1,search=1"))
+        check(load["requests"] > 100 and load["errors"] == 0, "animctl load")
+    finally:
+        server.terminate()
+        code = server.wait(timeout=10)
+    check(code == 0, "server exits 0")
+    print("cli: passed")
+
+
+if __name__ == "__main__":
+    main()
