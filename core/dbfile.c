@@ -143,7 +143,6 @@ static int write_all(int fd, const void *data, size_t len) {
 static int write_file(int fd, const anim_database_t *db, out_section_t *s, int count) {
   section_t table[MAX_SECTIONS];
   size_t offset = align_up(HEADER_SIZE + (size_t)count * sizeof(section_t));
-  uint64_t body_hash_input = 0;
   memset(table, 0, sizeof table);
   for (int i = 0; i < count; i++) {
     memcpy(table[i].tag, s[i].tag, 4);
@@ -159,7 +158,6 @@ static int write_file(int fd, const anim_database_t *db, out_section_t *s, int c
   h.header_size = HEADER_SIZE, h.file_size = offset, h.db_version = db->version;
   /* The file checksum covers the table, whose entries carry each section's checksum. */
   h.checksum = anim_hash64(table, (size_t)count * sizeof(section_t), db->version);
-  (void)body_hash_input;
   static const uint8_t zeros[ALIGN];
   if (write_all(fd, &h, sizeof h) || write_all(fd, table, (size_t)count * sizeof(section_t))) return -1;
   size_t at = HEADER_SIZE + (size_t)count * sizeof(section_t);

@@ -162,23 +162,33 @@ int anim_search_handle(const anim_service_ctx_t *ctx, const anim_request_t *requ
   const anim_db_entry_t *entry = out->entry;
   const anim_database_t *db = &entry->db;
   float vector[ANIM_MAX_FEATURE_DIMS];
+  /* One scratch for every query of the request: no allocation per query. */
+  int max_k = 2;
+  for (int i = 0; i < req->nqueries; i++) max_k = req->queries[i].k > max_k ? req->queries[i].k : max_k;
+  void *scratch = malloc(anim_search_scratch_size(entry->indexes[0], max_k));
   out->body.search.results = calloc((size_t)req->nqueries, sizeof *out->body.search.results);
-  if (!out->body.search.results) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  if (!out->body.search.results || !scratch) {
+    free(scratch);
+    return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  }
   out->body.search.nresults = req->nqueries;
   for (int i = 0; i < req->nqueries; i++) {
     const anim_query_request_t *q = &req->queries[i];
     anim_search_result_t *r = &out->body.search.results[i];
     anim_search_query_t query;
     int rc = build_query(db, q, i, vector, &query, out);
-    if (rc) return rc;
-    r->hits = malloc((size_t)query.k * sizeof *r->hits);
-    if (!r->hits) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
-    rc = anim_search_run(entry->indexes[q->method], &query, r->hits, &r->count, NULL);
-    if (rc) return anim_response_fail(out, rc, "queries[%d]: search failed: %s", i, anim_strerror(rc));
+    if (!rc && !(r->hits = malloc((size_t)query.k * sizeof *r->hits))) rc = anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+    if (!rc && (rc = anim_search_run(entry->indexes[q->method], &query, r->hits, &r->count, scratch)))
+      anim_response_fail(out, rc, "queries[%d]: search failed: %s", i, anim_strerror(rc));
+    if (rc) {
+      free(scratch);
+      return rc;
+    }
     if (q->explain) explain(db, vector, r);
     if (r->count > q->k) r->count = q->k;
     r->include_pose = q->include_pose;
   }
+  free(scratch);
   return 0;
 }
 

@@ -208,6 +208,35 @@ static void test_procedural_database(void **state) {
   anim_database_free(&db);
 }
 
+/* A batch answers exactly what its queries answer one by one; a bad query
+ * fails alone. */
+static void test_batch(void **state) {
+  anim_database_t db;
+  char err[256];
+  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  enum { N = 50, K = 6 };
+  anim_search_query_t queries[N];
+  for (int i = 0; i < N; i++) {
+    queries[i] = query(db.features.values + (size_t)(i * 37) * (size_t)db.features.cols, 1 + i % K);
+    queries[i].current_frame = i * 37, queries[i].ignore_surrounding = 15;
+  }
+  queries[7].k = K + 1; /* over max_k: this one fails, the others still answer */
+  anim_search_hit_t hits[N * K], one[K + 1];
+  int counts[N], n;
+  assert_int_equal(anim_search_batch(index, queries, N, K, hits, counts), ANIM_EINVAL);
+  assert_int_equal(counts[7], 0);
+  for (int i = 0; i < N; i++) {
+    if (i == 7) continue;
+    assert_int_equal(anim_search_run(index, &queries[i], one, &n, NULL), 0);
+    assert_int_equal(counts[i], n);
+    assert_memory_equal(hits + i * K, one, (size_t)n * sizeof *one);
+  }
+  anim_search_index_free(index);
+  anim_database_free(&db);
+}
+
 /* Real motion capture: all 14 Bandai Namco clips, 60 Hz, mirrored. */
 static void test_bandai_database(void **state) {
   anim_database_t db;
@@ -222,6 +251,7 @@ int main(void) {
       cmocka_unit_test(test_rules),
       cmocka_unit_test(test_random_data_with_ties),
       cmocka_unit_test(test_procedural_database),
+      cmocka_unit_test(test_batch),
       cmocka_unit_test(test_bandai_database),
   };
   return cmocka_run_group_tests_name("search", tests, NULL, NULL);
