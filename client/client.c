@@ -52,6 +52,8 @@ struct anim_client {
   int broken; /* sticky error once the stream is unusable */
   int server_error; /* code of an error the server sent about the stream (id 0) */
   void *kept;       /* a reply a blocking caller keeps: not freed after its callback */
+  struct async_call *async; /* set while a blocking function builds an asynchronous request */
+  uint64_t async_id;
   char last_error[256];
 };
 
@@ -748,12 +750,75 @@ static void raw_done(anim_client_t *client, uint64_t id, int status, const Anims
   if (!status && r && w->convert) w->convert(client, r, w);
 }
 
-/* Sends request and waits; the answer is converted by w->convert. */
+/* The asynchronous form of the requests that have one: the blocking function
+ * builds the request as usual, but with client->async set, call_raw sends it
+ * and returns at once; when the answer arrives the same converter fills the
+ * call's own storage and deliver() hands the typed result to the caller. */
+typedef struct {
+  anim_inertializer_state_t **state;
+  anim_pose_t **pose;
+} inertialize_out_t;
+
+typedef struct async_call {
+  waiter_t w; /* the converters write through w.out into the storage below */
+  void (*deliver)(anim_client_t *client, uint64_t id, int status, struct async_call *call);
+  void (*cb)(void);
+  void *data;
+  anim_db_summary_t summaries[64];
+  int count;
+  anim_db_summary_t summary;
+  anim_db_description_t *description;
+  anim_pose_reply_t *poses;
+  anim_inertializer_state_t *state;
+  anim_pose_t *pose;
+  inertialize_out_t io;
+  anim_transition_cost_t *cost;
+  anim_spring_tuning_t tuning;
+} async_call_t;
+
+static void async_done(anim_client_t *client, uint64_t id, int status, const Animserver__Response *r, void *data) {
+  async_call_t *a = data;
+  a->w.done = 1;
+  a->w.status = status;
+  if (!status && r && a->w.convert) a->w.convert(client, r, &a->w);
+  a->deliver(client, id, a->w.status, a);
+  free(a);
+}
+
+/* Sends request and waits (or, asynchronously, only sends); the answer is converted by w->convert. */
 static int call_raw(anim_client_t *client, Animserver__Request *request, Animserver__Response__BodyCase expect,
                     waiter_t *w, int timeout_ms) {
   uint64_t id;
+  async_call_t *a = client->async;
+  if (a) {
+    client->async = NULL;
+    a->w.convert = w->convert, a->w.max = w->max, a->w.out_count = w->out_count;
+    a->w.out = w->out;
+    int rc = send_raw(client, request, expect, async_done, a, &id);
+    if (rc) free(a);
+    else client->async_id = id;
+    return rc;
+  }
   int rc = send_raw(client, request, expect, raw_done, w, &id);
   return rc ? rc : wait_for(client, w, id, timeout_ms);
+}
+
+static async_call_t *async_new(void (*deliver)(anim_client_t *, uint64_t, int, async_call_t *), void (*cb)(void),
+                               void *data) {
+  async_call_t *a = calloc(1, sizeof *a);
+  if (a) a->deliver = deliver, a->cb = cb, a->data = data;
+  return a;
+}
+
+/* Runs a blocking builder in asynchronous mode; frees the call if it never went out. */
+static int async_finish(anim_client_t *client, async_call_t *a, int rc, uint64_t *out_id) {
+  if (client->async == a) { /* refused before sending */
+    client->async = NULL;
+    free(a);
+    return rc ? rc : ANIM_EINVAL;
+  }
+  if (rc == 0 && out_id) *out_id = client->async_id;
+  return rc;
 }
 
 static void convert_list(anim_client_t *client, const Animserver__Response *r, void *data) {
@@ -1042,11 +1107,6 @@ static anim_inertializer_state_t *state_from(const Animserver__InertializerState
   return s;
 }
 
-typedef struct {
-  anim_inertializer_state_t **state;
-  anim_pose_t **pose;
-} inertialize_out_t;
-
 static void convert_transition(anim_client_t *client, const Animserver__Response *r, void *data) {
   waiter_t *w = data;
   inertialize_out_t *o = w->out;
@@ -1073,10 +1133,11 @@ int anim_client_inertialize_transition(anim_client_t *client, const char *databa
   }
   request.body_case = ANIMSERVER__REQUEST__BODY_INERTIALIZE_TRANSITION;
   request.inertialize_transition = &t;
-  inertialize_out_t o = {out_state, NULL};
+  inertialize_out_t local = {out_state, NULL}, *o = client->async ? &client->async->io : &local;
+  *o = local;
   waiter_t w = {0};
   w.convert = convert_transition;
-  w.out = &o;
+  w.out = o;
   int rc = call_raw(client, &request, ANIMSERVER__RESPONSE__BODY_INERTIALIZE_TRANSITION, &w, timeout_ms);
   if (rc) {
     anim_inertializer_state_free(*out_state);
@@ -1128,10 +1189,11 @@ int anim_client_inertialize_evaluate(anim_client_t *client, const char *database
   e.t = t;
   request.body_case = ANIMSERVER__REQUEST__BODY_INERTIALIZE_EVALUATE;
   request.inertialize_evaluate = &e;
-  inertialize_out_t o = {out_state, out_pose};
+  inertialize_out_t local = {out_state, out_pose}, *o = client->async ? &client->async->io : &local;
+  *o = local;
   waiter_t w = {0};
   w.convert = convert_evaluate;
-  w.out = &o;
+  w.out = o;
   int rc = call_raw(client, &request, ANIMSERVER__RESPONSE__BODY_INERTIALIZE_EVALUATE, &w, timeout_ms);
   if (rc) {
     if (out_state) anim_inertializer_state_free(*out_state), *out_state = NULL;
@@ -1244,4 +1306,124 @@ int anim_client_spring_from_constraint(anim_client_t *client, double erp, double
   tune.problem_case = ANIMSERVER__SPRING_TUNE_REQUEST__PROBLEM_FROM_CONSTRAINT;
   tune.from_constraint = &c;
   return spring_tune(client, &tune, out_tuning, timeout_ms);
+}
+
+/* ---- asynchronous forms ------------------------------------------------------------------- */
+
+static void deliver_list(anim_client_t *client, uint64_t id, int status, async_call_t *a) {
+  if (a->cb) ((anim_db_list_cb)a->cb)(client, id, status, status ? NULL : a->summaries, status ? 0 : a->count, a->data);
+}
+
+int anim_client_db_list_send(anim_client_t *client, anim_db_list_cb cb, void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_list, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(client, a, anim_client_db_list(client, a->summaries, 64, &a->count, 0), out_id);
+}
+
+static void deliver_describe(anim_client_t *client, uint64_t id, int status, async_call_t *a) {
+  if (a->cb) ((anim_db_describe_cb)a->cb)(client, id, status, status ? NULL : a->description, a->data);
+  anim_db_description_free(a->description);
+}
+
+int anim_client_db_describe_send(anim_client_t *client, const char *name, anim_db_describe_cb cb, void *data,
+                                 uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_describe, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(client, a, anim_client_db_describe(client, name, &a->description, 0), out_id);
+}
+
+static void deliver_changed(anim_client_t *client, uint64_t id, int status, async_call_t *a) {
+  if (a->cb) ((anim_db_changed_cb)a->cb)(client, id, status, status ? NULL : &a->summary, a->data);
+}
+
+static int db_admin_send(anim_client_t *client, Animserver__Request__BodyCase which, const char *name,
+                         anim_db_changed_cb cb, void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_changed, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(client, a, db_admin(client, which, name, &a->summary, 0), out_id);
+}
+
+int anim_client_db_load_send(anim_client_t *client, const char *name, anim_db_changed_cb cb, void *data,
+                             uint64_t *out_id) {
+  return db_admin_send(client, ANIMSERVER__REQUEST__BODY_LOAD_DATABASE, name, cb, data, out_id);
+}
+int anim_client_db_reload_send(anim_client_t *client, const char *name, anim_db_changed_cb cb, void *data,
+                               uint64_t *out_id) {
+  return db_admin_send(client, ANIMSERVER__REQUEST__BODY_RELOAD_DATABASE, name, cb, data, out_id);
+}
+int anim_client_db_unload_send(anim_client_t *client, const char *name, anim_db_changed_cb cb, void *data,
+                               uint64_t *out_id) {
+  return db_admin_send(client, ANIMSERVER__REQUEST__BODY_UNLOAD_DATABASE, name, cb, data, out_id);
+}
+
+static void deliver_pose(anim_client_t *client, uint64_t id, int status, async_call_t *a) {
+  if (a->cb) ((anim_pose_cb)a->cb)(client, id, status, status ? NULL : a->poses, a->data);
+  anim_pose_reply_free(a->poses);
+}
+
+int anim_client_pose_send(anim_client_t *client, const char *database, int frame, int count,
+                          const anim_pose_options_t *options, anim_pose_cb cb, void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_pose, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(client, a, anim_client_pose(client, database, frame, count, options, &a->poses, 0), out_id);
+}
+
+static void deliver_inertialize(anim_client_t *client, uint64_t id, int status, async_call_t *a) {
+  if (a->cb) ((anim_inertialize_cb)a->cb)(client, id, status, status ? NULL : a->state, status ? NULL : a->pose, a->data);
+  anim_inertializer_state_free(a->state);
+  anim_pose_free(a->pose);
+}
+
+int anim_client_inertialize_transition_send(anim_client_t *client, const char *database,
+                                            const anim_pose_source_t *source, const anim_pose_source_t *destination,
+                                            const anim_inertializer_state_t *state, anim_inertialize_cb cb, void *data,
+                                            uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_inertialize, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(
+      client, a, anim_client_inertialize_transition(client, database, source, destination, state, &a->state, 0), out_id);
+}
+
+int anim_client_inertialize_evaluate_send(anim_client_t *client, const char *database,
+                                          const anim_inertializer_state_t *state, const anim_pose_source_t *input,
+                                          float halflife, float t, anim_inertialize_cb cb, void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_inertialize, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(
+      client, a, anim_client_inertialize_evaluate(client, database, state, input, halflife, t, &a->state, &a->pose, 0),
+      out_id);
+}
+
+static void deliver_cost(anim_client_t *client, uint64_t id, int status, async_call_t *a) {
+  if (a->cb) ((anim_transition_cost_cb)a->cb)(client, id, status, status ? NULL : a->cost, a->data);
+  anim_transition_cost_free(a->cost);
+}
+
+int anim_client_transition_cost_send(anim_client_t *client, const char *database, const anim_pose_source_t *source,
+                                     const anim_pose_source_t *destination, float halflife, const char *const *bones,
+                                     int nbones, anim_transition_cost_cb cb, void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_cost, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(
+      client, a, anim_client_transition_cost(client, database, source, destination, halflife, bones, nbones, &a->cost, 0),
+      out_id);
+}
+
+static void deliver_tuning(anim_client_t *client, uint64_t id, int status, async_call_t *a) {
+  if (a->cb) ((anim_spring_cb)a->cb)(client, id, status, status ? NULL : &a->tuning, a->data);
+}
+
+int anim_client_spring_halflife_send(anim_client_t *client, double alpha, double t, double x0, double v0, double mass,
+                                     anim_spring_cb cb, void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_tuning, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(client, a, anim_client_spring_halflife(client, alpha, t, x0, v0, mass, &a->tuning, 0), out_id);
 }

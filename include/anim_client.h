@@ -309,6 +309,48 @@ typedef void (*anim_search_cb)(anim_client_t *client, uint64_t id, int status, c
 int anim_client_search_send(anim_client_t *client, const char *database, const anim_query_t *queries, int n,
                             anim_search_cb cb, void *data, uint64_t *out_id);
 
+/* Asynchronous forms of the other requests: the same arguments as the
+ * blocking calls, a typed callback instead of outputs. Results are valid
+ * during the callback only (NULL when status != 0). */
+typedef void (*anim_db_list_cb)(anim_client_t *client, uint64_t id, int status, const anim_db_summary_t *summaries,
+                                int count, void *data);
+typedef void (*anim_db_describe_cb)(anim_client_t *client, uint64_t id, int status,
+                                    const anim_db_description_t *description, void *data);
+typedef void (*anim_db_changed_cb)(anim_client_t *client, uint64_t id, int status, const anim_db_summary_t *summary,
+                                   void *data);
+typedef void (*anim_pose_cb)(anim_client_t *client, uint64_t id, int status, const anim_pose_reply_t *reply, void *data);
+typedef void (*anim_inertialize_cb)(anim_client_t *client, uint64_t id, int status,
+                                    const anim_inertializer_state_t *state, const anim_pose_t *pose, void *data);
+typedef void (*anim_transition_cost_cb)(anim_client_t *client, uint64_t id, int status,
+                                        const anim_transition_cost_t *cost, void *data);
+typedef void (*anim_spring_cb)(anim_client_t *client, uint64_t id, int status, const anim_spring_tuning_t *tuning,
+                               void *data);
+
+int anim_client_db_list_send(anim_client_t *client, anim_db_list_cb cb, void *data, uint64_t *out_id);
+int anim_client_db_describe_send(anim_client_t *client, const char *name, anim_db_describe_cb cb, void *data,
+                                 uint64_t *out_id);
+int anim_client_db_load_send(anim_client_t *client, const char *name, anim_db_changed_cb cb, void *data,
+                             uint64_t *out_id);
+int anim_client_db_reload_send(anim_client_t *client, const char *name, anim_db_changed_cb cb, void *data,
+                               uint64_t *out_id);
+int anim_client_db_unload_send(anim_client_t *client, const char *name, anim_db_changed_cb cb, void *data,
+                               uint64_t *out_id);
+int anim_client_pose_send(anim_client_t *client, const char *database, int frame, int count,
+                          const anim_pose_options_t *options, anim_pose_cb cb, void *data, uint64_t *out_id);
+/* The callback's pose is NULL for a transition. */
+int anim_client_inertialize_transition_send(anim_client_t *client, const char *database,
+                                            const anim_pose_source_t *source, const anim_pose_source_t *destination,
+                                            const anim_inertializer_state_t *state, anim_inertialize_cb cb, void *data,
+                                            uint64_t *out_id);
+int anim_client_inertialize_evaluate_send(anim_client_t *client, const char *database,
+                                          const anim_inertializer_state_t *state, const anim_pose_source_t *input,
+                                          float halflife, float t, anim_inertialize_cb cb, void *data, uint64_t *out_id);
+int anim_client_transition_cost_send(anim_client_t *client, const char *database, const anim_pose_source_t *source,
+                                     const anim_pose_source_t *destination, float halflife, const char *const *bones,
+                                     int nbones, anim_transition_cost_cb cb, void *data, uint64_t *out_id);
+int anim_client_spring_halflife_send(anim_client_t *client, double alpha, double t, double x0, double v0, double mass,
+                                     anim_spring_cb cb, void *data, uint64_t *out_id);
+
 /* Reads what the socket has, calls callbacks for complete messages, writes
  * queued output. Never blocks. 0, or ANIM_ECLOSED / ANIM_EPROTO /
  * ANIM_ETOOBIG when the connection is no longer usable. */

@@ -211,12 +211,85 @@ static void test_spring_tuning(void **state) {
   assert_true(fabs(back.stiffness - 500.0) < 1e-9 && fabs(back.damping - 20.0) < 1e-9);
 }
 
+/* ---- the asynchronous forms, all pipelined at once ---------------------------------------- */
+
+typedef struct {
+  int done, failures;
+  int list_count, pose_frames, inertialize_bones;
+  char described[64];
+  float cost, halflife;
+} async_results_t;
+
+static void on_list(anim_client_t *c, uint64_t id, int status, const anim_db_summary_t *s, int n, void *data) {
+  async_results_t *r = data;
+  r->done++, r->failures += status != 0, r->list_count = n;
+}
+static void on_describe(anim_client_t *c, uint64_t id, int status, const anim_db_description_t *d, void *data) {
+  async_results_t *r = data;
+  r->done++, r->failures += status != 0;
+  if (d) snprintf(r->described, sizeof r->described, "%s", d->summary.name);
+}
+static void on_pose(anim_client_t *c, uint64_t id, int status, const anim_pose_reply_t *p, void *data) {
+  async_results_t *r = data;
+  r->done++, r->failures += status != 0;
+  if (p) r->pose_frames = p->nposes;
+}
+static void on_inertialize(anim_client_t *c, uint64_t id, int status, const anim_inertializer_state_t *st,
+                           const anim_pose_t *pose, void *data) {
+  async_results_t *r = data;
+  r->done++, r->failures += status != 0;
+  if (st) r->inertialize_bones = st->nbones;
+}
+static void on_cost(anim_client_t *c, uint64_t id, int status, const anim_transition_cost_t *cost, void *data) {
+  async_results_t *r = data;
+  r->done++, r->failures += status != 0;
+  if (cost) r->cost = cost->exact;
+}
+static void on_spring(anim_client_t *c, uint64_t id, int status, const anim_spring_tuning_t *t, void *data) {
+  async_results_t *r = data;
+  r->done++, r->failures += status != 0;
+  if (t) r->halflife = (float)t->halflife;
+}
+static void on_refused(anim_client_t *c, uint64_t id, int status, const anim_db_description_t *d, void *data) {
+  async_results_t *r = data;
+  r->done++, r->failures += status == ANIM_ENOTFOUND ? 0 : 1;
+}
+
+static void test_asynchronous_forms(void **state) {
+  async_results_t r;
+  memset(&r, 0, sizeof r);
+  anim_pose_source_t a = {10, 0, NULL, NULL, NULL, NULL}, b = {500, 0, NULL, NULL, NULL, NULL};
+  anim_pose_options_t opts = {1, 0, 0};
+  uint64_t id;
+  assert_int_equal(anim_client_db_list_send(client, on_list, &r, &id), 0);
+  assert_int_equal(anim_client_db_describe_send(client, "default", on_describe, &r, &id), 0);
+  assert_int_equal(anim_client_db_describe_send(client, "nope", on_refused, &r, &id), 0);
+  assert_int_equal(anim_client_pose_send(client, "default", 5, 3, &opts, on_pose, &r, &id), 0);
+  assert_int_equal(anim_client_inertialize_transition_send(client, NULL, &src, &dst, NULL, on_inertialize, &r, &id), 0);
+  assert_int_equal(anim_client_transition_cost_send(client, "default", &a, &b, 0.1f, NULL, 0, on_cost, &r, &id), 0);
+  assert_int_equal(anim_client_spring_halflife_send(client, 0.1, 0.5, 1.0, 0.0, 1.0, on_spring, &r, &id), 0);
+  /* Refused before sending: no callback, an error at once. */
+  assert_int_equal(anim_client_pose_send(client, "default", -1, 1, NULL, on_pose, &r, &id), ANIM_EINVAL);
+  assert_int_equal(anim_client_pending(client), 7);
+  while (r.done < 7) assert_int_equal(anim_client_poll(client, TIMEOUT_MS), 0);
+  assert_int_equal(r.failures, 0);
+  assert_true(r.list_count >= 1);
+  assert_string_equal(r.described, "default");
+  assert_int_equal(r.pose_frames, 3);
+  assert_int_equal(r.inertialize_bones, NB);
+  assert_true(r.cost > 0.0f);
+  anim_spring_tuning_t t;
+  assert_int_equal(anim_client_spring_halflife(client, 0.1, 0.5, 1.0, 0.0, 1.0, &t, TIMEOUT_MS), 0);
+  assert_true(r.halflife == (float)t.halflife);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_inertialization_requests),
       cmocka_unit_test(test_transition_and_evaluate_match_the_core),
       cmocka_unit_test(test_transition_cost_matches_the_core),
       cmocka_unit_test(test_spring_tuning),
+      cmocka_unit_test(test_asynchronous_forms),
   };
   return cmocka_run_group_tests_name("inertialize_service", tests, setup, teardown);
 }
