@@ -1427,3 +1427,19 @@ int anim_client_spring_halflife_send(anim_client_t *client, double alpha, double
   client->async = a;
   return async_finish(client, a, anim_client_spring_halflife(client, alpha, t, x0, v0, mass, &a->tuning, 0), out_id);
 }
+
+int anim_client_spring_to_constraint_send(anim_client_t *client, double stiffness, double damping, double dt,
+                                          anim_spring_cb cb, void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_tuning, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(client, a, anim_client_spring_to_constraint(client, stiffness, damping, dt, &a->tuning, 0), out_id);
+}
+
+int anim_client_spring_from_constraint_send(anim_client_t *client, double erp, double cfm, double dt, anim_spring_cb cb,
+                                            void *data, uint64_t *out_id) {
+  async_call_t *a = async_new(deliver_tuning, (void (*)(void))cb, data);
+  if (!a) return ANIM_ENOMEM;
+  client->async = a;
+  return async_finish(client, a, anim_client_spring_from_constraint(client, erp, cfm, dt, &a->tuning, 0), out_id);
+}

@@ -350,6 +350,10 @@ int anim_client_transition_cost_send(anim_client_t *client, const char *database
                                      int nbones, anim_transition_cost_cb cb, void *data, uint64_t *out_id);
 int anim_client_spring_halflife_send(anim_client_t *client, double alpha, double t, double x0, double v0, double mass,
                                      anim_spring_cb cb, void *data, uint64_t *out_id);
+int anim_client_spring_to_constraint_send(anim_client_t *client, double stiffness, double damping, double dt,
+                                          anim_spring_cb cb, void *data, uint64_t *out_id);
+int anim_client_spring_from_constraint_send(anim_client_t *client, double erp, double cfm, double dt, anim_spring_cb cb,
+                                            void *data, uint64_t *out_id);
 
 /* Reads what the socket has, calls callbacks for complete messages, writes
  * queued output. Never blocks. 0, or ANIM_ECLOSED / ANIM_EPROTO /

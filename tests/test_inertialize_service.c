@@ -268,10 +268,15 @@ static void test_asynchronous_forms(void **state) {
   assert_int_equal(anim_client_inertialize_transition_send(client, NULL, &src, &dst, NULL, on_inertialize, &r, &id), 0);
   assert_int_equal(anim_client_transition_cost_send(client, "default", &a, &b, 0.1f, NULL, 0, on_cost, &r, &id), 0);
   assert_int_equal(anim_client_spring_halflife_send(client, 0.1, 0.5, 1.0, 0.0, 1.0, on_spring, &r, &id), 0);
+  async_results_t erp;
+  memset(&erp, 0, sizeof erp);
+  assert_int_equal(anim_client_spring_to_constraint_send(client, 500.0, 20.0, 1.0 / 60, on_spring, &erp, &id), 0);
+  assert_int_equal(anim_client_spring_from_constraint_send(client, 0.2, 0.01, 1.0 / 60, on_spring, &erp, &id), 0);
   /* Refused before sending: no callback, an error at once. */
   assert_int_equal(anim_client_pose_send(client, "default", -1, 1, NULL, on_pose, &r, &id), ANIM_EINVAL);
-  assert_int_equal(anim_client_pending(client), 7);
-  while (r.done < 7) assert_int_equal(anim_client_poll(client, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_pending(client), 9);
+  while (r.done < 7 || erp.done < 2) assert_int_equal(anim_client_poll(client, TIMEOUT_MS), 0);
+  assert_int_equal(erp.failures, 0);
   assert_int_equal(r.failures, 0);
   assert_true(r.list_count >= 1);
   assert_string_equal(r.described, "default");
