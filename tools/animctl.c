@@ -33,6 +33,7 @@ static void usage(FILE *out) {
                "  spring halflife --alpha A --t T [--x0 X] [--v0 V] [--mass M]\n"
                "  spring erp-cfm --stiffness K --damping C [--dt DT]\n"
                "  spring gains --erp E --cfm C [--dt DT]\n"
+               "  render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE.svg]   stick-figure filmstrip\n"
                "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
                "       [--mix ping=W,search=W] [--database DB] [--k K]   load generator\n\n"
                "options:\n"
@@ -439,7 +440,7 @@ static const struct {
   command_fn run;
 } commands[] = {{"hello", cmd_hello}, {"ping", cmd_ping}, {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
-                {"spring", animctl_spring}};
+                {"spring", animctl_spring}, {"render", animctl_render}};
 
 int main(int argc, char **argv) {
   options_t o = {"127.0.0.1", 7878, 5000, 0};

@@ -20,4 +20,6 @@ int animctl_inertialize(anim_client_t *client, const options_t *options, int arg
 int animctl_transition_cost(anim_client_t *client, const options_t *options, int argc, char **argv);
 int animctl_spring(anim_client_t *client, const options_t *options, int argc, char **argv);
 
+int animctl_render(anim_client_t *client, const options_t *options, int argc, char **argv);
+
 #endif
