@@ -12,6 +12,7 @@
  * (never above them), pruning is strict (a tie may still win on frame index)
  * and costs are computed on the original rows, so results equal brute force's.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
@@ -22,6 +23,7 @@
 typedef struct {
   int first, count;    /* rows [first, first + count) of the reordered copy */
   int left, right;     /* children, -1 for a leaf */
+  int min_frame;       /* lowest original frame below: a tie there cannot win if it is higher */
 } node_t;
 
 typedef struct {
@@ -75,6 +77,9 @@ static int build(kdtree_t *t, const float *x, int *order, int first, int count) 
       if (row[j] > hi[j]) hi[j] = row[j];
     }
   }
+  node->min_frame = INT32_MAX;
+  for (int i = first; i < first + count; i++)
+    if (order[i] < node->min_frame) node->min_frame = order[i];
   if (count <= LEAF_ROWS) return id;
   int dim = 0;
   for (int j = 1; j < t->cols; j++)
@@ -89,8 +94,26 @@ static int build(kdtree_t *t, const float *x, int *order, int first, int count) 
   return id;
 }
 
-static float node_bound(const kdtree_t *t, const float *q, int id) {
-  return anim_box_distance(q, t->lo + (size_t)id * (size_t)t->cols, t->hi + (size_t)id * (size_t)t->cols, t->cols);
+/* The box bound, summed in distance order; it may stop early once the cost is
+ * over limit (the partial sum is then over too, and the node is skipped). */
+static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit) {
+  const float *lo = t->lo + (size_t)id * (size_t)t->cols, *hi = t->hi + (size_t)id * (size_t)t->cols;
+  float sum = 0.0f;
+  for (int j = 0; j < t->cols; j++) {
+    float c = q[j] < lo[j] ? lo[j] : (q[j] > hi[j] ? hi[j] : q[j]);
+    float d = q[j] - c;
+    sum += d * d;
+    if ((j & 3) == 3 && transition_cost + sum > limit) return sum;
+  }
+  return sum;
+}
+
+/* Skip a node whose bound beats nothing: over the k-th best, or tied with it
+ * while every frame below is higher than the k-th best's (ties go to lower frames). */
+static int node_skippable(const anim_topk_t *topk, const node_t *node, float cost_bound) {
+  float limit = anim_topk_threshold(topk);
+  if (cost_bound > limit) return 1;
+  return cost_bound == limit && topk->count == topk->k && node->min_frame > topk->heap[0].frame;
 }
 
 static void search_leaf(const anim_search_index_t *index, const kdtree_t *t, const anim_search_query_t *q,
@@ -109,13 +132,15 @@ static void search_leaf(const anim_search_index_t *index, const kdtree_t *t, con
 
 static void search_node(const anim_search_index_t *index, const kdtree_t *t, const anim_search_query_t *q,
                         anim_topk_t *topk, int id, float bound) {
-  if (q->transition_cost + bound > anim_topk_threshold(topk)) return;
   const node_t *node = &t->nodes[id];
+  if (node_skippable(topk, node, q->transition_cost + bound)) return;
   if (node->left < 0) {
     search_leaf(index, t, q, topk, node);
     return;
   }
-  float bl = node_bound(t, q->query, node->left), br = node_bound(t, q->query, node->right);
+  float limit = anim_topk_threshold(topk);
+  float bl = node_bound(t, q->query, node->left, q->transition_cost, limit);
+  float br = node_bound(t, q->query, node->right, q->transition_cost, limit);
   if (bl <= br) {
     search_node(index, t, q, topk, node->left, bl);
     search_node(index, t, q, topk, node->right, br);
@@ -127,7 +152,7 @@ static void search_node(const anim_search_index_t *index, const kdtree_t *t, con
 
 static void scan(const anim_search_index_t *index, const anim_search_query_t *q, anim_topk_t *topk) {
   const kdtree_t *t = index->impl;
-  search_node(index, t, q, topk, 0, node_bound(t, q->query, 0));
+  search_node(index, t, q, topk, 0, node_bound(t, q->query, 0, q->transition_cost, anim_topk_threshold(topk)));
 }
 
 int anim_search_kdtree_init(anim_search_index_t *index, char *err, int errlen) {
