@@ -7,6 +7,9 @@
  * are listed (channels "Zrotation Xrotation Yrotation" give Rz Rx Ry, applied
  * to column vectors), its translation the position channels where it has
  * them and its OFFSET otherwise. End sites are read and dropped.
+ * Before the frame arrays are allocated the remaining numbers are counted, so
+ * a "Frames:" header larger than its data is ANIM_ETRUNCATED, not a huge
+ * allocation; tokens are bounded (127 bytes) and never cut silently.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +22,9 @@
 /* A file can claim anything; this is far beyond any real clip and keeps
  * allocations bounded before the data is seen. */
 #define MAX_FRAMES 10000000
+/* Frames x joints bound on one clip's arrays (about 900 MB): a long real clip
+ * (10 minutes at 120 Hz, 128 joints) is under a third of it. */
+#define MAX_FRAME_BONES ((size_t)1 << 25)
 
 typedef enum { CH_XPOS, CH_YPOS, CH_ZPOS, CH_XROT, CH_YROT, CH_ZROT } channel_t;
 
@@ -42,30 +48,41 @@ static int error_at(reader_t *r, int code, const char *what) {
   return code;
 }
 
-/* The next whitespace-separated token into r->token; 0, or ANIM_ETRUNCATED at the end. */
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+/* The next whitespace-separated token into r->token: 0; ANIM_ETRUNCATED at the
+ * end of the buffer (no message); ANIM_EFORMAT, with the message, for a token
+ * too long to be a name or a number (it would otherwise be cut silently). */
 static int next_token(reader_t *r) {
-  for (;;) {
-    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\r' || *r->p == '\n' || *r->p == '\f' || *r->p == '\v')) {
-      if (*r->p == '\n' || (*r->p == '\r' && (r->p + 1 == r->end || r->p[1] != '\n'))) r->line++;
-      r->p++;
-    }
-    if (r->p == r->end) return ANIM_ETRUNCATED;
-    size_t n = 0;
-    while (r->p < r->end && !(*r->p == ' ' || *r->p == '\t' || *r->p == '\r' || *r->p == '\n' || *r->p == '\f' || *r->p == '\v')) {
-      if (n + 1 < sizeof r->token) r->token[n++] = *r->p;
-      r->p++;
-    }
-    r->token[n] = 0;
-    return 0;
+  while (r->p < r->end && is_space(*r->p)) {
+    /* A line ends at LF, at CRLF (counted once, at the LF) or at a lone CR. */
+    if (*r->p == '\n' || (*r->p == '\r' && (r->p + 1 == r->end || r->p[1] != '\n'))) r->line++;
+    r->p++;
   }
+  if (r->p == r->end) return ANIM_ETRUNCATED;
+  size_t n = 0;
+  while (r->p < r->end && !is_space(*r->p)) {
+    if (n + 1 >= sizeof r->token) return error_at(r, ANIM_EFORMAT, "token longer than 127 bytes");
+    r->token[n++] = *r->p++;
+  }
+  r->token[n] = 0;
+  return 0;
+}
+
+/* Like next_token, but the end of the buffer is an error saying what was expected. */
+static int need_token(reader_t *r, const char *expected) {
+  int rc = next_token(r);
+  if (rc != ANIM_ETRUNCATED) return rc;
+  char what[128];
+  snprintf(what, sizeof what, "file ends where %s was expected", expected);
+  return error_at(r, ANIM_ETRUNCATED, what);
 }
 
 static int expect(reader_t *r, const char *word) {
-  if (next_token(r)) {
-    char what[96];
-    snprintf(what, sizeof what, "file ends where \"%s\" was expected", word);
-    return error_at(r, ANIM_ETRUNCATED, what);
-  }
+  char quoted[64];
+  snprintf(quoted, sizeof quoted, "\"%s\"", word);
+  int rc = need_token(r, quoted);
+  if (rc) return rc;
   if (strcmp(r->token, word) != 0) {
     char what[200];
     snprintf(what, sizeof what, "expected \"%s\", found \"%.64s\"", word, r->token);
@@ -75,7 +92,8 @@ static int expect(reader_t *r, const char *word) {
 }
 
 static int read_float(reader_t *r, float *out) {
-  if (next_token(r)) return error_at(r, ANIM_ETRUNCATED, "file ends where a number was expected");
+  int rc = need_token(r, "a number");
+  if (rc) return rc;
   char *end;
   errno = 0;
   float v = strtof(r->token, &end);
@@ -89,7 +107,8 @@ static int read_float(reader_t *r, float *out) {
 }
 
 static int read_int(reader_t *r, long max, int *out) {
-  if (next_token(r)) return error_at(r, ANIM_ETRUNCATED, "file ends where a count was expected");
+  int rc = need_token(r, "a count");
+  if (rc) return rc;
   char *end;
   long v = strtol(r->token, &end, 10);
   if (end == r->token || *end || v < 0 || v > max) {
@@ -114,7 +133,7 @@ static int read_channels(reader_t *r, joint_channels_t *out) {
   int rc = expect(r, "CHANNELS");
   if (!rc) rc = read_int(r, MAX_CHANNELS, &out->nchannels);
   for (int c = 0; !rc && c < out->nchannels; c++) {
-    if (next_token(r)) return error_at(r, ANIM_ETRUNCATED, "file ends inside a CHANNELS list");
+    if ((rc = need_token(r, "a channel name"))) return rc;
     int found = -1;
     for (int k = 0; k < 6; k++)
       if (strcmp(r->token, names[k]) == 0) found = k;
@@ -132,18 +151,19 @@ static int read_channels(reader_t *r, joint_channels_t *out) {
 static int read_joint(reader_t *r, anim_skeleton_t *s, joint_channels_t *ch, int parent, int depth) {
   if (depth > ANIM_MAX_BONES) return error_at(r, ANIM_EFORMAT, "hierarchy nested too deeply");
   if (s->nbones == ANIM_MAX_BONES) return error_at(r, ANIM_EFORMAT, "more joints than the 128 supported");
-  if (next_token(r)) return error_at(r, ANIM_ETRUNCATED, "file ends where a joint name was expected");
+  int rc = need_token(r, "a joint name");
+  if (rc) return rc;
   if (strlen(r->token) >= ANIM_NAME_MAX) return error_at(r, ANIM_EFORMAT, "joint name longer than 63 bytes");
   int id = s->nbones++;
   memcpy(s->names[id], r->token, strlen(r->token) + 1);
   for (int b = 0; b < id; b++)
     if (strcmp(s->names[b], s->names[id]) == 0) return error_at(r, ANIM_EFORMAT, "joint name used twice");
   s->parents[id] = parent;
-  int rc = expect(r, "{");
+  rc = expect(r, "{");
   if (!rc) rc = read_offset(r, &s->offsets[id]);
   if (!rc) rc = read_channels(r, &ch[id]);
   while (!rc) {
-    if (next_token(r)) return error_at(r, ANIM_ETRUNCATED, "file ends inside a joint (missing \"}\")");
+    if ((rc = need_token(r, "\"}\" closing a joint"))) return rc;
     if (strcmp(r->token, "}") == 0) return 0;
     if (strcmp(r->token, "JOINT") == 0) {
       rc = read_joint(r, s, ch, id, depth + 1);
@@ -167,41 +187,86 @@ static quat axis_rotation(channel_t c, float degrees) {
   return quat_from_angle_axis(degrees * (ANIM_PI / 180.0f), axis);
 }
 
+/* Numbers left in the buffer (whitespace-separated tokens), counting stops past limit. */
+static size_t count_tokens(const char *p, const char *end, size_t limit) {
+  size_t n = 0;
+  while (p < end && n <= limit) {
+    while (p < end && is_space(*p)) p++;
+    if (p == end) break;
+    n++;
+    while (p < end && !is_space(*p)) p++;
+  }
+  return n;
+}
+
+/* "MOTION Frames: n Frame Time: t", with n and t in range. */
+static int read_motion_header(reader_t *r, int *out_frames, float *out_frame_time) {
+  int rc;
+  if ((rc = expect(r, "MOTION")) || (rc = expect(r, "Frames:")) || (rc = read_int(r, MAX_FRAMES, out_frames)) ||
+      (rc = expect(r, "Frame")) || (rc = expect(r, "Time:")) || (rc = read_float(r, out_frame_time)))
+    return rc;
+  if (*out_frames < 1) return error_at(r, ANIM_EFORMAT, "Frames: must be at least 1");
+  if (!(*out_frame_time > 0.0f) || *out_frame_time > 10.0f)
+    return error_at(r, ANIM_EFORMAT, "Frame Time: must be in (0, 10] s");
+  return 0;
+}
+
+/* Checks, before anything is allocated, that the buffer holds the numbers
+ * Frames: claims: a header can claim anything, the data cannot. */
+static int check_motion_size(reader_t *r, int nframes, int nbones, size_t channels) {
+  if (channels == 0) return error_at(r, ANIM_EFORMAT, "no joint has channels: nothing to animate");
+  if ((size_t)nframes * (size_t)nbones > MAX_FRAME_BONES)
+    return error_at(r, ANIM_EFORMAT, "Frames: times joints exceeds the 2^25 poses supported");
+  size_t need = (size_t)nframes * channels, have = count_tokens(r->p, r->end, need);
+  if (have >= need) return 0;
+  /* Report at the end of the file, where the missing numbers should be. */
+  while (next_token(r) == 0) {
+  }
+  char what[160];
+  snprintf(what, sizeof what, "file ends after %zu of the %zu numbers Frames: %d needs", have, need, nframes);
+  return error_at(r, ANIM_ETRUNCATED, what);
+}
+
+/* One frame's channels of bone b into its local position and rotation. */
+static int read_bone_channels(reader_t *r, const joint_channels_t *ch, float scale, vec3 *io_position,
+                              quat *out_rotation) {
+  quat rotation = quat_identity();
+  for (int c = 0; c < ch->nchannels; c++) {
+    float v;
+    int rc = read_float(r, &v);
+    if (rc) return rc;
+    channel_t kind = ch->channels[c];
+    if (kind == CH_XPOS) io_position->x = v * scale;
+    else if (kind == CH_YPOS) io_position->y = v * scale;
+    else if (kind == CH_ZPOS) io_position->z = v * scale;
+    /* Listed order, right-multiplied: "Z X Y" gives Rz Rx Ry (column vectors). */
+    else rotation = quat_mul(rotation, axis_rotation(kind, v));
+  }
+  *out_rotation = quat_normalize(rotation);
+  return 0;
+}
+
 static int read_motion(reader_t *r, anim_clip_t *clip, const joint_channels_t *ch, float scale) {
   int rc, nframes;
   float frame_time;
-  if ((rc = expect(r, "MOTION")) || (rc = expect(r, "Frames:")) || (rc = read_int(r, MAX_FRAMES, &nframes)) ||
-      (rc = expect(r, "Frame")) || (rc = expect(r, "Time:")) || (rc = read_float(r, &frame_time)))
-    return rc;
-  if (nframes < 1) return error_at(r, ANIM_EFORMAT, "Frames: must be at least 1");
-  if (!(frame_time > 0.0f) || frame_time > 10.0f) return error_at(r, ANIM_EFORMAT, "Frame Time: must be in (0, 10] s");
+  if ((rc = read_motion_header(r, &nframes, &frame_time))) return rc;
   const anim_skeleton_t *s = &clip->skeleton;
-  /* Fail before allocating when the text cannot hold the claimed frames (2 bytes a number at least). */
   size_t channels = 0;
   for (int b = 0; b < s->nbones; b++) channels += (size_t)ch[b].nchannels;
-  if ((size_t)nframes * channels > (size_t)(r->end - r->p) / 2 + 1)
-    return error_at(r, ANIM_ETRUNCATED, "fewer numbers in the file than Frames: claims");
+  if ((rc = check_motion_size(r, nframes, s->nbones, channels))) return rc;
   anim_skeleton_t skeleton = *s;
   for (int b = 0; b < s->nbones; b++) skeleton.offsets[b] = vec3_scale(s->offsets[b], scale);
   if ((rc = anim_clip_alloc(clip, &skeleton, nframes, frame_time))) return error_at(r, rc, "out of memory");
   for (int f = 0; f < nframes; f++)
     for (int b = 0; b < s->nbones; b++) {
-      vec3 position = clip->skeleton.offsets[b];
-      quat rotation = quat_identity();
-      for (int c = 0; c < ch[b].nchannels; c++) {
-        float v;
-        if ((rc = read_float(r, &v))) return rc;
-        channel_t kind = ch[b].channels[c];
-        if (kind == CH_XPOS) position.x = v * scale;
-        else if (kind == CH_YPOS) position.y = v * scale;
-        else if (kind == CH_ZPOS) position.z = v * scale;
-        else rotation = quat_mul(rotation, axis_rotation(kind, v));
-      }
       size_t k = (size_t)f * (size_t)s->nbones + (size_t)b;
-      clip->local_positions[k] = position;
-      clip->local_rotations[k] = quat_normalize(rotation);
+      /* Joints without position channels keep their OFFSET. */
+      clip->local_positions[k] = clip->skeleton.offsets[b];
+      if ((rc = read_bone_channels(r, &ch[b], scale, &clip->local_positions[k], &clip->local_rotations[k])))
+        return rc;
     }
-  if (next_token(r) == 0) return error_at(r, ANIM_EFORMAT, "more numbers than Frames: claims");
+  if ((rc = next_token(r)) != ANIM_ETRUNCATED)
+    return rc ? rc : error_at(r, ANIM_EFORMAT, "more numbers than Frames: claims");
   return 0;
 }
 

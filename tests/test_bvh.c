@@ -51,7 +51,26 @@ static void test_malformed_files(void **state) {
       {"zero frame time", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0\n0 0 0 0 0 0 0 0 0\n", ANIM_EFORMAT, 18},
       {"fewer numbers than frames", GOOD_HEADER "MOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0\n0.00000 0.00000 0.00000\n",
        ANIM_ETRUNCATED, 21},
-      {"huge frame count", GOOD_HEADER "MOTION\nFrames: 9999999\nFrame Time: 0.1\n0 0 0\n", ANIM_ETRUNCATED, 18},
+      {"huge frame count", GOOD_HEADER "MOTION\nFrames: 9999999\nFrame Time: 0.1\n0 0 0\n", ANIM_ETRUNCATED, 20},
+      {"huge frame count, no channels", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\nMOTION\nFrames: 9999999\nFrame Time: 0.1\n",
+       ANIM_EFORMAT, 9},
+      {"negative frame count", GOOD_HEADER "MOTION\nFrames: -3\nFrame Time: 0.1\n", ANIM_EFORMAT, 17},
+      {"negative frame time", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: -0.1\n0 0 0 0 0 0 0 0 0\n", ANIM_EFORMAT, 18},
+      {"misspelt Frame Time", GOOD_HEADER "MOTION\nFrames: 1\nFrame Tme: 0.1\n0 0 0 0 0 0 0 0 0\n", ANIM_EFORMAT, 18},
+      {"infinite number", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 0 0 0 inf 0\n", ANIM_EFORMAT, 19},
+      {"NaN in motion, 2nd frame", GOOD_HEADER "MOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0\n0 0 0\r\n0 NaN 0 0 0 0\n",
+       ANIM_EFORMAT, 21},
+      {"overlong number", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0."
+                          "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+                          "0000000000000000000000000000000000000000000000000000000000001\n", ANIM_EFORMAT, 4},
+      {"End Site without brace", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\nEnd Site\nOFFSET 0 1 0\n}\n}",
+       ANIM_EFORMAT, 7},
+      {"MOTION inside a joint (missing })", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\nMOTION\nFrames: 1\n",
+       ANIM_EFORMAT, 6},
+      {"CR-only line ends", "HIERARCHY\rROOT Hips\rOFFSET 0 0 0\r", ANIM_EFORMAT, 3},
+      {"CRLF line ends", "HIERARCHY\r\nROOT Hips\r\n{\r\nOFFSET 0 0 x\r\n", ANIM_EFORMAT, 4},
+      {"long joint name", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n"
+                          "JOINT Joint_with_a_name_far_too_long_to_fit_in_sixty_three_bytes_of_storage\n", ANIM_EFORMAT, 6},
       {"garbage number", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 x 0 0 0 0\n", ANIM_EFORMAT, 19},
       {"extra numbers", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0 7\n", ANIM_EFORMAT, 19},
       {"duplicate joint", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 0\nJOINT A\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\n}",
@@ -76,6 +95,85 @@ static void test_malformed_files(void **state) {
   assert_int_equal(parse(deep, err, sizeof err), ANIM_EFORMAT);
   assert_non_null(strstr(err, "128"));
   free(deep);
+}
+
+/* 129 sibling joints: the error names the line of the 129th. */
+static void test_too_many_joints(void **state) {
+  size_t cap = 130 * 64 + 256;
+  char *text = malloc(cap), *p = text, err[256];
+  p += sprintf(p, "HIERARCHY\nROOT j0\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n");
+  /* Joint i's name is on line 5 i + 1. */
+  for (int i = 1; i <= 128; i++) p += sprintf(p, "JOINT j%d\n{\nOFFSET 0 1 0\nCHANNELS 0\n}\n", i);
+  sprintf(p, "}\nMOTION\nFrames: 1\nFrame Time: 1\n0\n");
+  assert_int_equal(parse(text, err, sizeof err), ANIM_EFORMAT);
+  if (strncmp(err, "t.bvh:641:", 10) != 0) fail_msg("got \"%s\", want line 641", err);
+  /* One fewer fits exactly. */
+  p = strstr(text, "JOINT j128");
+  sprintf(p, "}\nMOTION\nFrames: 1\nFrame Time: 1\n0\n");
+  anim_clip_t clip;
+  assert_int_equal(anim_bvh_parse(&clip, text, strlen(text), "t.bvh", NULL, err, sizeof err), 0);
+  assert_int_equal(clip.skeleton.nbones, 128);
+  anim_clip_free(&clip);
+  free(text);
+}
+
+/* Reads a whole file into a buffer of exactly its size (so that ASan sees
+ * any read past the end: the parser must not need a terminator). */
+static char *read_exact(const char *path, size_t *out_len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)n);
+  assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *out_len = (size_t)n;
+  return text;
+}
+
+/* The result of parsing damaged text: a valid clip, or one of the documented
+ * errors with a "name:line:" message. */
+static void check_damaged(const char *text, size_t len, const char *what) {
+  anim_clip_t clip;
+  char err[256] = "";
+  int rc = anim_bvh_parse(&clip, text, len, "d.bvh", NULL, err, sizeof err);
+  if (rc == 0) {
+    if (anim_clip_validate(&clip, err, sizeof err)) fail_msg("%s: parsed into an invalid clip: %s", what, err);
+    anim_clip_free(&clip);
+    return;
+  }
+  int line = 0;
+  if ((rc != ANIM_EFORMAT && rc != ANIM_ETRUNCATED) || sscanf(err, "d.bvh:%d:", &line) != 1 || line < 1)
+    fail_msg("%s: %s \"%s\"", what, anim_err_name(rc), err);
+}
+
+/* A real clip cut at many points and with bytes overwritten never crashes
+ * and always answers with a documented code (run under ASan to see reads). */
+static void test_damaged_real_file(void **state) {
+  char path[1024];
+  if (!anim_test_shared_path(path, sizeof path, "data/mocap/bandai-namco/dataset-1_dash_normal_001.bvh")) return;
+  size_t len;
+  char *text = read_exact(path, &len), what[64];
+  for (size_t cut = 0; cut < len; cut += len / 97 + 1) {
+    char *part = malloc(cut ? cut : 1);
+    memcpy(part, text, cut);
+    snprintf(what, sizeof what, "cut at %zu", cut);
+    check_damaged(part, cut, what);
+    free(part);
+  }
+  static const char garbage[] = {'{', '}', ' ', '\n', 'x', '-', '.', '9', 'e', '\0'};
+  uint32_t seed = 12345;
+  for (int i = 0; i < 300; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    size_t at = (seed >> 8) % len;
+    char saved = text[at];
+    text[at] = garbage[(seed >> 4) % sizeof garbage];
+    snprintf(what, sizeof what, "byte %zu set to 0x%02x", at, (unsigned char)text[at]);
+    check_damaged(text, len, what);
+    text[at] = saved;
+  }
+  free(text);
 }
 
 static void test_channel_order_and_units(void **state) {
@@ -112,6 +210,38 @@ static void file_claims(const char *path, int *out_frames, int *out_joints) {
   fclose(f);
 }
 
+/* What each folder's SOURCE.md says about its files. */
+static const struct {
+  const char *file;
+  int frames, joints;
+  float fps;
+} documented[] = {
+    {"dataset-1_walk_normal_001.bvh", 195, 22, 30}, {"dataset-1_walk_normal_002.bvh", 31, 22, 30},
+    {"dataset-1_run_normal_001.bvh", 24, 22, 30},   {"dataset-1_dash_normal_001.bvh", 20, 22, 30},
+    {"dataset-1_walk-back_normal_001.bvh", 31, 22, 30}, {"dataset-1_walk-left_normal_001.bvh", 135, 22, 30},
+    {"dataset-1_walk-right_normal_001.bvh", 135, 22, 30}, {"dataset-1_run_active_001.bvh", 72, 22, 30},
+    {"dataset-1_dash_active_001.bvh", 85, 22, 30},  {"dataset-1_walk_tired_001.bvh", 247, 22, 30},
+    {"dataset-2_walk_normal_001.bvh", 273, 22, 30}, {"dataset-2_run_normal_001.bvh", 68, 22, 30},
+    {"dataset-2_walk-turn-left_normal_001.bvh", 102, 22, 30}, {"dataset-2_walk-turn-right_normal_001.bvh", 100, 22, 30},
+    {"131_01.bvh", 994, 31, 120}, {"131_02.bvh", 1247, 31, 120}, {"131_03.bvh", 1102, 31, 120},
+    {"102_01.bvh", 277, 31, 120}, {"02_01.bvh", 343, 31, 120},
+    {"idle.bvh", 200, 20, 60}, {"walk_forward.bvh", 100, 20, 100}, {"run_forward.bvh", 45, 20, 60},
+    {"walkF.bvh", 182, 20, 60}, {"walk_and_turn_left.bvh", 420, 20, 100}, {"walk_and_turn_right.bvh", 197, 20, 60},
+};
+
+static void check_documented(const char *file, const anim_clip_t *clip) {
+  for (size_t i = 0; i < sizeof documented / sizeof documented[0]; i++) {
+    if (strcmp(documented[i].file, file) != 0) continue;
+    if (clip->nframes != documented[i].frames || clip->skeleton.nbones != documented[i].joints ||
+        fabsf(1.0f / clip->frame_time - documented[i].fps) > 0.01f * documented[i].fps)
+      fail_msg("%s: %d frames, %d joints, %.3f fps; SOURCE.md says %d, %d, %g", file, clip->nframes,
+               clip->skeleton.nbones, 1.0f / clip->frame_time, documented[i].frames, documented[i].joints,
+               documented[i].fps);
+    return;
+  }
+  fail_msg("%s is not in any SOURCE.md table", file);
+}
+
 static const struct {
   const char *folder;
   float scale;
@@ -141,6 +271,7 @@ static void test_every_shared_clip_loads(void **state) {
       assert_int_equal(clip.nframes, frames);
       assert_int_equal(clip.skeleton.nbones, joints);
       assert_int_equal(anim_clip_validate(&clip, err, sizeof err), 0);
+      check_documented(e->d_name, &clip);
       /* Metres after scaling: the hips stand between 0.5 and 1.3 m up in frame 0. */
       int hips = anim_skeleton_find(&clip.skeleton, "Hips");
       if (hips < 0) hips = anim_skeleton_find(&clip.skeleton, "RootJoint"); /* games105 */
@@ -160,6 +291,8 @@ static void test_every_shared_clip_loads(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_malformed_files),
+      cmocka_unit_test(test_too_many_joints),
+      cmocka_unit_test(test_damaged_real_file),
       cmocka_unit_test(test_channel_order_and_units),
       cmocka_unit_test(test_every_shared_clip_loads),
   };
