@@ -13,6 +13,26 @@
 #include <unistd.h>
 #include "server_proc.h"
 
+/* Servers still running when the test program exits (a failed assertion
+ * skips the test's stop) are killed, so no test leaves a process behind. */
+#define MAX_SERVERS 64
+static pid_t running[MAX_SERVERS];
+
+static void kill_leftovers(void) {
+  for (int i = 0; i < MAX_SERVERS; i++)
+    if (running[i] > 0) kill(running[i], SIGKILL), waitpid(running[i], NULL, 0);
+}
+
+static void track(pid_t pid, int add) {
+  static int registered;
+  if (!registered) registered = atexit(kill_leftovers) == 0;
+  for (int i = 0; i < MAX_SERVERS; i++)
+    if (add ? running[i] == 0 : running[i] == pid) {
+      running[i] = add ? pid : 0;
+      return;
+    }
+}
+
 static const char *build_dir(void) {
   const char *dir = getenv("ANIM_BUILD_DIR");
   return dir && *dir ? dir : "build";
@@ -47,6 +67,7 @@ int anim_test_server_start(anim_test_server_t *server, const char *log_name, con
            sscanf(line, "listening on %63[^:]:%d", server->host, &server->port) == 2;
   if (stream) fclose(stream);
   server->pid = pid;
+  track(pid, 1);
   if (!ok) {
     fprintf(stderr, "server did not start (see %s): %s\n", log_path, line);
     kill(pid, SIGKILL);
@@ -57,6 +78,7 @@ int anim_test_server_start(anim_test_server_t *server, const char *log_name, con
 }
 
 int anim_test_server_stop(anim_test_server_t *server) {
+  track(server->pid, 0);
   kill(server->pid, SIGTERM);
   for (int i = 0; i < 1000; i++) {
     int status;
