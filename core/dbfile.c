@@ -187,10 +187,13 @@ int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, in
   int fd = mkstemp(tmp);
   /* mkstemp creates 0600; a database file is meant to be read by the server's user and others. */
   if (fd >= 0) fchmod(fd, 0644);
+  /* saved: the errno of the first failing step, for the message. */
+  int saved = 0;
   rc = fd < 0 ? -1 : write_file(fd, db, sections, count);
-  if (rc == 0 && fsync(fd) != 0) rc = -1;
-  if (fd >= 0 && close(fd) != 0) rc = -1;
-  if (rc == 0 && rename(tmp, path) != 0) rc = -1;
+  if (rc) saved = errno;
+  if (rc == 0 && fsync(fd) != 0) rc = -1, saved = errno;
+  if (fd >= 0 && close(fd) != 0 && rc == 0) rc = -1, saved = errno;
+  if (rc == 0 && rename(tmp, path) != 0) rc = -1, saved = errno;
   if (rc == 0) {
     /* The rename itself is durable only once the directory is synced. */
     int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
@@ -198,7 +201,6 @@ int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, in
   } else if (fd >= 0) {
     unlink(tmp);
   }
-  int saved = errno;
   free(skel), free(tmp), free(dir_copy);
   if (rc) {
     char what[160];
@@ -228,6 +230,12 @@ static const void *section_data(const view_t *v, const char *tag, size_t expect)
   return s && s->size == expect ? v->base + s->offset : NULL;
 }
 
+static int all_zero(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i]) return 0;
+  return 1;
+}
+
 static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char *name, char *err, int errlen) {
   if (len < HEADER_SIZE) return fail(err, errlen, ANIM_ETRUNCATED, name, "shorter than the 64-byte header");
   header_t h;
@@ -237,6 +245,8 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
   if (h.version != ANIM_DBFILE_VERSION) return fail(err, errlen, ANIM_EVERSION, name, "unsupported format version");
   if (h.header_size != HEADER_SIZE || h.nsections == 0 || h.nsections > MAX_SECTIONS)
     return fail(err, errlen, ANIM_EFORMAT, name, "bad header size or section count");
+  for (size_t i = 0; i < sizeof h.reserved; i++)
+    if (h.reserved[i]) return fail(err, errlen, ANIM_EFORMAT, name, "reserved header bytes are not zero");
   if (h.file_size > len) return fail(err, errlen, ANIM_ETRUNCATED, name, "file is shorter than its header says");
   if (h.file_size < len) return fail(err, errlen, ANIM_EFORMAT, name, "file is longer than its header says");
   size_t table_end = HEADER_SIZE + (size_t)h.nsections * sizeof(section_t);
@@ -246,17 +256,37 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
   v->count = h.nsections;
   if (anim_hash64(v->table, (size_t)h.nsections * sizeof(section_t), h.db_version) != h.checksum)
     return fail(err, errlen, ANIM_ECHECKSUM, name, "header checksum mismatch");
+  /* Bounds first, for every section, so a damaged table is reported as such
+   * before any section is read. Sections come in file order. */
   uint64_t previous_end = table_end;
   for (uint32_t i = 0; i < v->count; i++) {
     const section_t *s = &v->table[i];
-    if (s->offset % ALIGN || s->offset < previous_end || s->offset > len || s->size > len - s->offset)
-      return fail(err, errlen, ANIM_EFORMAT, name, "a section is misaligned, overlaps another or leaves the file");
+    char what[96];
+    if (s->offset % ALIGN || s->offset < previous_end || s->offset > len || s->size > len - s->offset) {
+      snprintf(what, sizeof what, "section %u (%.4s) is misaligned, overlaps another or leaves the file", i, s->tag);
+      return fail(err, errlen, ANIM_EFORMAT, name, what);
+    }
+    previous_end = s->offset + s->size;
+  }
+  if (align_up(previous_end) != len)
+    return fail(err, errlen, ANIM_EFORMAT, name, "the file does not end after its last section");
+  /* Every byte is now accounted for: header fields by value, the table by the
+   * header checksum, sections by theirs, and the alignment padding by being
+   * zero (so nothing in the file goes unchecked). */
+  uint64_t at = table_end;
+  for (uint32_t i = 0; i <= v->count; i++) {
+    uint64_t end = i < v->count ? v->table[i].offset : len;
+    if (!all_zero(bytes + at, (size_t)(end - at)))
+      return fail(err, errlen, ANIM_EFORMAT, name, "padding between sections is not zero");
+    if (i < v->count) at = v->table[i].offset + v->table[i].size;
+  }
+  for (uint32_t i = 0; i < v->count; i++) {
+    const section_t *s = &v->table[i];
     if (anim_hash64(bytes + s->offset, s->size, 0) != s->checksum) {
       char what[64];
       snprintf(what, sizeof what, "section %.4s checksum mismatch", s->tag);
       return fail(err, errlen, ANIM_ECHECKSUM, name, what);
     }
-    previous_end = s->offset + s->size;
   }
   return 0;
 }
@@ -350,6 +380,10 @@ static int fill_arrays(anim_database_t *db, const view_t *v, const char *name, c
 int anim_dbfile_parse(anim_database_t *out, const void *bytes, size_t len, const char *name, char *err, int errlen) {
   memset(out, 0, sizeof *out);
   if (!host_is_little_endian()) return fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
+  /* Arrays are used in place, and sections sit at multiples of 64 from the
+   * start: a base aligned to 8 (as malloc's is) aligns every field. */
+  if (!bytes || (uintptr_t)bytes % 8)
+    return fail(err, errlen, ANIM_EINVAL, name, "the buffer must be 8-byte aligned (as from malloc or mmap)");
   view_t v;
   int rc = check_layout(bytes, len, &v, name, err, errlen);
   if (!rc) rc = fill_meta(out, &v, name, err, errlen);

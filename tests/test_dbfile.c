@@ -1,21 +1,29 @@
 /*
- * test_dbfile.c: the database file. Damaged files first (truncated at many
- * offsets, a flipped byte in every section, bad magic/version/table), then
- * the round trip: every array and the version come back bit for bit, and the
- * write is atomic (no temporary file left, an existing file replaced whole).
+ * test_dbfile.c: the database file. Invalid arguments and damaged files first
+ * (truncated at many offsets, a flipped byte in every section, bad
+ * magic/version, a section table pointing outside the file or misaligned or
+ * overlapping, nonzero padding, well-sealed files with inconsistent
+ * contents), then the round trip: every array and the version come back bit
+ * for bit; the write is atomic (no temporary file left, an existing file
+ * replaced whole, a failed write leaves the old file untouched); a
+ * 1M-frame file round-trips (its load time is printed, not asserted).
  */
 #include <dirent.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_error.h"
 #include "dbfile.h"
+#include "hash.h"
 #include "procgen.h"
 
 static anim_database_t db;
@@ -53,13 +61,97 @@ static int parse(const uint8_t *data, size_t len, char *err, int errlen) {
   return rc;
 }
 
+/* Header and table fields, as laid out in dbfile.h. */
+#define NSECTIONS_AT 16
+#define DB_VERSION_AT 40
+#define CHECKSUM_AT 32
+#define TABLE_AT 64
+#define ENTRY_SIZE 32
+
+static uint32_t nsections_of(const uint8_t *file) {
+  uint32_t n;
+  memcpy(&n, file + NSECTIONS_AT, 4);
+  return n;
+}
+
+static uint64_t entry_field(const uint8_t *file, uint32_t s, int at) {
+  uint64_t v;
+  memcpy(&v, file + TABLE_AT + ENTRY_SIZE * s + at, 8);
+  return v;
+}
+
+static void set_entry_field(uint8_t *file, uint32_t s, int at, uint64_t v) {
+  memcpy(file + TABLE_AT + ENTRY_SIZE * s + at, &v, 8);
+}
+
+static uint32_t section_index(const uint8_t *file, const char *tag) {
+  for (uint32_t s = 0; s < nsections_of(file); s++)
+    if (memcmp(file + TABLE_AT + ENTRY_SIZE * s, tag, 4) == 0) return s;
+  fail_msg("no section %s", tag);
+  return 0;
+}
+
+/* Recomputes every section checksum and the header checksum, as a writer
+ * would: what is left for the loader to catch is the content itself. */
+static void reseal(uint8_t *file) {
+  uint32_t n = nsections_of(file);
+  for (uint32_t s = 0; s < n; s++) {
+    uint64_t offset = entry_field(file, s, 8), size = entry_field(file, s, 16);
+    if (offset <= nbytes && size <= nbytes - offset) /* sections left outside keep their checksum */
+      set_entry_field(file, s, 24, anim_hash64(file + offset, size, 0));
+  }
+  uint64_t version;
+  memcpy(&version, file + DB_VERSION_AT, 8);
+  uint64_t sum = anim_hash64(file + TABLE_AT, (size_t)n * ENTRY_SIZE, version);
+  memcpy(file + CHECKSUM_AT, &sum, 8);
+}
+
+static uint8_t *copy_of_file(void) {
+  uint8_t *copy = malloc(nbytes);
+  assert_non_null(copy);
+  memcpy(copy, bytes, nbytes);
+  return copy;
+}
+
+static void test_invalid_arguments(void **state) {
+  char err[256];
+  anim_database_t out;
+  assert_int_equal(anim_dbfile_parse(&out, NULL, 0, "mem", err, sizeof err), ANIM_EINVAL);
+  /* The arrays are used in place, so a misaligned buffer is refused. */
+  assert_int_equal(anim_dbfile_parse(&out, bytes + 4, nbytes - 4, "mem", err, sizeof err), ANIM_EINVAL);
+  assert_non_null(strstr(err, "aligned"));
+  assert_int_equal(anim_dbfile_load(&out, "/nonexistent/x.animdb", err, sizeof err), ANIM_ENOTFOUND);
+  assert_int_equal(anim_dbfile_load(&out, dir, err, sizeof err), ANIM_EIO); /* a folder */
+  assert_null(out.mapping);
+  assert_int_equal(anim_dbfile_write(&db, "/nonexistent-dir/x.animdb", err, sizeof err), ANIM_EIO);
+  assert_non_null(strstr(err, "/nonexistent-dir/x.animdb"));
+  anim_database_t invalid = db;
+  invalid.nranges = 0;
+  assert_int_equal(anim_dbfile_write(&invalid, path, err, sizeof err), ANIM_EFORMAT);
+}
+
 static void test_truncated_files(void **state) {
   char err[256];
-  const size_t cuts[] = {0, 10, 63, 64, 100, 500, 4096, nbytes / 2, nbytes - 64, nbytes - 1};
-  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-    int rc = parse(bytes, cuts[i], err, sizeof err);
-    if (rc != ANIM_ETRUNCATED) fail_msg("cut at %zu: %s (%s)", cuts[i], anim_err_name(rc), err);
+  /* Every length through the header, the table and the first sections, then
+   * a prime stride through the rest, then the last bytes. */
+  size_t checked = 0;
+  for (size_t cut = 0; cut < nbytes; cut += cut < 8192 ? 1 : (cut + 4099 < nbytes - 256 ? 4099 : 1)) {
+    int rc = parse(bytes, cut, err, sizeof err);
+    if (rc != ANIM_ETRUNCATED) fail_msg("cut at %zu of %zu: %s (%s)", cut, nbytes, anim_err_name(rc), err);
+    checked++;
   }
+  assert_true(checked > 8192);
+  /* A truncated file on disk says so too. */
+  char cut_path[160];
+  snprintf(cut_path, sizeof cut_path, "%s/cut.animdb", dir);
+  FILE *f = fopen(cut_path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(bytes, 1, nbytes / 3, f), nbytes / 3);
+  fclose(f);
+  anim_database_t out;
+  assert_int_equal(anim_dbfile_load(&out, cut_path, err, sizeof err), ANIM_ETRUNCATED);
+  assert_non_null(strstr(err, cut_path));
+  unlink(cut_path);
 }
 
 static void test_flipped_byte_in_every_section(void **state) {
@@ -85,6 +177,100 @@ static void test_flipped_byte_in_every_section(void **state) {
   free(copy);
 }
 
+static void test_section_table_damage(void **state) {
+  char err[256];
+  uint32_t feat = section_index(bytes, "FEAT"), meta = section_index(bytes, "META");
+  uint64_t feat_offset = entry_field(bytes, feat, 8), feat_size = entry_field(bytes, feat, 16);
+  struct {
+    const char *what;
+    uint32_t section;
+    int field; /* 8 offset, 16 size */
+    uint64_t value;
+  } cases[] = {
+      {"offset past the end", feat, 8, nbytes + 64},
+      {"offset near 2^64", feat, 8, UINT64_MAX - 63},
+      {"size past the end", feat, 16, nbytes},
+      {"size near 2^64", feat, 16, UINT64_MAX},
+      {"misaligned offset", feat, 8, feat_offset + 8},
+      {"overlapping the previous section", feat, 8, feat_offset - 64},
+      {"inside the table", meta, 8, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    uint8_t *copy = copy_of_file();
+    set_entry_field(copy, cases[i].section, cases[i].field, cases[i].value);
+    reseal(copy);
+    int rc = parse(copy, nbytes, err, sizeof err);
+    if (rc != ANIM_EFORMAT) fail_msg("%s: %s (%s)", cases[i].what, anim_err_name(rc), err);
+    free(copy);
+  }
+  /* A section shorter than its contents need: in bounds, checksums right,
+   * but the size does not match the counts. */
+  uint8_t *copy = copy_of_file();
+  set_entry_field(copy, feat, 16, feat_size - 4);
+  memset(copy + feat_offset + feat_size - 4, 0, 4); /* now padding, which must be zero */
+  reseal(copy);
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_EFORMAT);
+  assert_non_null(strstr(err, "FEAT"));
+  free(copy);
+}
+
+static void test_padding_and_reserved_bytes(void **state) {
+  char err[256];
+  uint32_t meta = section_index(bytes, "META");
+  uint64_t end = entry_field(bytes, meta, 8) + entry_field(bytes, meta, 16);
+  uint8_t *copy = copy_of_file();
+  assert_true(end % 64 != 0); /* META is followed by padding */
+  copy[end] = 1;
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_EFORMAT);
+  assert_non_null(strstr(err, "padding"));
+  memcpy(copy, bytes, nbytes);
+  copy[60] = 1; /* reserved header bytes */
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_EFORMAT);
+  free(copy);
+}
+
+/* Files a buggy writer could seal correctly: every checksum right, contents wrong. */
+static void test_sealed_but_inconsistent(void **state) {
+  char err[256];
+  uint64_t meta_at = entry_field(bytes, section_index(bytes, "META"), 8);
+  uint64_t skel_at = entry_field(bytes, section_index(bytes, "SKEL"), 8);
+  uint64_t rang_at = entry_field(bytes, section_index(bytes, "RANG"), 8);
+  /* META: name[64], frame_rate, nframes, nbones, nranges, ntags, ncontacts, contact_bones[4]. */
+  struct {
+    const char *what;
+    uint64_t at;
+    int32_t value;
+  } cases[] = {
+      {"zero frames", meta_at + 68, 0},
+      {"more frames than the arrays hold", meta_at + 68, 1 << 30},
+      {"negative bone count", meta_at + 72, -1},
+      {"too many bones", meta_at + 72, 1000},
+      {"too many tags", meta_at + 80, 33},
+      {"contact bone out of range", meta_at + 88, 500},
+      {"bone 1 parented to itself", skel_at + 1 * 80 + 64, 1},
+      {"first range not at frame 0", rang_at, 5},
+      {"range ends past the frames", rang_at + 4, 1 << 30},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    uint8_t *copy = copy_of_file();
+    memcpy(copy + cases[i].at, &cases[i].value, 4);
+    reseal(copy);
+    int rc = parse(copy, nbytes, err, sizeof err);
+    if (rc != ANIM_EFORMAT) fail_msg("%s: %s (%s)", cases[i].what, anim_err_name(rc), err);
+    free(copy);
+  }
+  /* An unterminated name. */
+  uint8_t *copy = copy_of_file();
+  memset(copy + meta_at, 'x', 64);
+  reseal(copy);
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_EFORMAT);
+  /* The unchanged bytes resealed are still a valid file (the helper is right). */
+  memcpy(copy, bytes, nbytes);
+  reseal(copy);
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), 0);
+  free(copy);
+}
+
 static void test_bad_headers(void **state) {
   char err[256];
   uint8_t *copy = malloc(nbytes);
@@ -106,9 +292,11 @@ static void test_bad_headers(void **state) {
   memcpy(longer, bytes, nbytes);
   assert_int_equal(parse(longer, nbytes + 64, err, sizeof err), ANIM_EFORMAT);
   free(longer);
+  /* A different database version breaks the header checksum it seeds. */
+  memcpy(copy, bytes, nbytes);
+  copy[DB_VERSION_AT] ^= 1;
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_ECHECKSUM);
   free(copy);
-  anim_database_t out;
-  assert_int_equal(anim_dbfile_load(&out, "/nonexistent/x.animdb", err, sizeof err), ANIM_ENOTFOUND);
 }
 
 static void test_round_trip(void **state) {
@@ -156,18 +344,177 @@ static void test_atomic_overwrite(void **state) {
     if (e->d_name[0] != '.') files++;
   closedir(d);
   assert_int_equal(files, 1);
-  /* A write that cannot happen leaves the old file alone. */
-  assert_int_equal(anim_dbfile_write(&db, "/nonexistent-dir/x.animdb", err, sizeof err), ANIM_EIO);
   snprintf(db.name, sizeof db.name, "default");
+}
+
+static int count_files(void) {
+  DIR *d = opendir(dir);
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') files++;
+  closedir(d);
+  return files;
+}
+
+static uint8_t *read_file(const char *file, size_t *out_len) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *out_len = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *data = malloc(*out_len ? *out_len : 1);
+  if (fread(data, 1, *out_len, f) != *out_len) *out_len = 0;
+  fclose(f);
+  return data;
+}
+
+/* A write that fails half way (the file size limit stands in for a full
+ * disk) reports ANIM_EIO, leaves the previous file byte for byte, and removes
+ * its temporary file. */
+static void test_failed_write_keeps_old_file(void **state) {
+  char err[256];
+  size_t before_len, after_len;
+  assert_int_equal(anim_dbfile_write(&db, path, err, sizeof err), 0);
+  uint8_t *before = read_file(path, &before_len);
+  struct rlimit saved, limited;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  limited = saved;
+  limited.rlim_cur = before_len / 2;
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN); /* else the process is killed */
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  snprintf(db.name, sizeof db.name, "half");
+  int rc = anim_dbfile_write(&db, path, err, sizeof err);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  signal(SIGXFSZ, old_handler);
+  snprintf(db.name, sizeof db.name, "default");
+  assert_int_equal(rc, ANIM_EIO);
+  assert_non_null(strstr(err, "cannot write"));
+  uint8_t *after = read_file(path, &after_len);
+  assert_int_equal(after_len, before_len);
+  assert_memory_equal(after, before, before_len);
+  assert_int_equal(count_files(), 1);
+  free(before), free(after);
+}
+
+/* A synthetic database of `frames` frames: 2 bones, 10 ranges, 24 feature
+ * columns; every value a function of its index, so a round trip is checkable
+ * without a second copy. */
+static int big_value(size_t i) { return (int)(i % 1000003u); }
+
+static void make_big(anim_database_t *big, int frames, int nbones) {
+  memset(big, 0, sizeof *big);
+  snprintf(big->name, sizeof big->name, "big");
+  big->frame_rate = 60.0f;
+  big->nframes = frames, big->nbones = nbones;
+  big->skeleton.nbones = nbones;
+  for (int b = 0; b < nbones; b++) {
+    snprintf(big->skeleton.names[b], ANIM_NAME_MAX, "bone%d", b);
+    big->skeleton.parents[b] = b - 1;
+  }
+  size_t n = (size_t)frames * (size_t)nbones;
+  vec3 **v3[] = {&big->local_positions, &big->local_velocities, &big->local_angular_velocities,
+                 &big->global_positions, &big->global_velocities, &big->global_angular_velocities};
+  for (size_t a = 0; a < sizeof v3 / sizeof v3[0]; a++) {
+    *v3[a] = malloc(n * sizeof(vec3));
+    assert_non_null(*v3[a]);
+    for (size_t i = 0; i < n; i++) (*v3[a])[i] = vec3_make((float)big_value(i), (float)a, 0.5f);
+  }
+  big->local_rotations = malloc(n * sizeof(quat));
+  big->global_rotations = malloc(n * sizeof(quat));
+  assert_non_null(big->local_rotations);
+  assert_non_null(big->global_rotations);
+  for (size_t i = 0; i < n; i++) big->local_rotations[i] = big->global_rotations[i] = quat_identity();
+  big->nranges = 10;
+  big->ranges = calloc(10, sizeof *big->ranges);
+  for (int r = 0; r < 10; r++) {
+    big->ranges[r].start = (int)((long)frames * r / 10);
+    big->ranges[r].stop = (int)((long)frames * (r + 1) / 10);
+    snprintf(big->ranges[r].name, ANIM_NAME_MAX, "range%d", r);
+  }
+  big->ncontacts = 1;
+  big->contact_bones[0] = nbones - 1;
+  big->contacts = malloc((size_t)frames);
+  for (int f = 0; f < frames; f++) big->contacts[f] = (uint8_t)(f & 1);
+  anim_features_t *ft = &big->features;
+  ft->schema.nterms = 4;
+  const anim_feature_kind_t kinds[4] = {ANIM_FEATURE_BONE_POSITION, ANIM_FEATURE_BONE_VELOCITY,
+                                        ANIM_FEATURE_TRAJECTORY_POSITION, ANIM_FEATURE_TRAJECTORY_DIRECTION};
+  for (int t = 0; t < 4; t++) {
+    ft->schema.terms[t].kind = kinds[t];
+    ft->schema.terms[t].weight = 1.0f;
+    if (t < 2) snprintf(ft->schema.terms[t].bone, ANIM_FEATURE_NAME_MAX, "bone%d", nbones - 1);
+    ft->schema.terms[t].nsamples = t < 2 ? 0 : 3;
+    for (int k = 0; t >= 2 && k < 3; k++) ft->schema.terms[t].frame_offsets[k] = 20 * (k + 1);
+    ft->group_start[t] = t < 2 ? 3 * t : 6 + 6 * (t - 2);
+    ft->group_dims[t] = t < 2 ? 3 : 6;
+  }
+  ft->rows = frames, ft->cols = 18;
+  ft->values = malloc((size_t)frames * 18 * sizeof(float));
+  ft->offset = calloc(18, sizeof(float));
+  ft->scale = malloc(18 * sizeof(float));
+  assert_non_null(ft->values);
+  for (size_t i = 0; i < (size_t)frames * 18; i++) ft->values[i] = (float)big_value(i) * 1e-3f;
+  for (int j = 0; j < 18; j++) ft->scale[j] = 1.0f;
+  anim_database_update_version(big);
+}
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The file of a million frames (ANIM_DBFILE_BIG_FRAMES and _BONES change the
+ * size) opens in place: arrays point into the mapping and hold what was
+ * written. Times are printed for the record only. */
+static void test_million_frames(void **state) {
+  const char *frames_env = getenv("ANIM_DBFILE_BIG_FRAMES"), *bones_env = getenv("ANIM_DBFILE_BIG_BONES");
+  int frames = frames_env ? atoi(frames_env) : 1000000, nbones = bones_env ? atoi(bones_env) : 2;
+  assert_true(frames >= 10 && nbones >= 1 && nbones <= ANIM_MAX_BONES);
+  anim_database_t big, back;
+  char err[256], big_path[160];
+  snprintf(big_path, sizeof big_path, "%s/big.animdb", dir);
+  make_big(&big, frames, nbones);
+  double t0 = seconds();
+  assert_int_equal(anim_dbfile_write(&big, big_path, err, sizeof err), 0);
+  double t1 = seconds();
+  int rc = anim_dbfile_load(&back, big_path, err, sizeof err);
+  double t2 = seconds();
+  if (rc) fail_msg("%s", err);
+  printf("  %d frames x %d bones, %.1f MiB: write %.3f s, load (map + verify) %.3f s\n", frames, nbones,
+         (double)back.mapping_size / (1024.0 * 1024.0), t1 - t0, t2 - t1);
+  assert_true(back.version == big.version);
+  assert_int_equal(back.nframes, frames);
+  assert_true((uint8_t *)back.features.values >= (uint8_t *)back.mapping &&
+              (uint8_t *)back.features.values < (uint8_t *)back.mapping + back.mapping_size);
+  size_t n = (size_t)frames * (size_t)nbones;
+  for (size_t i = 0; i < n; i += 997) {
+    assert_true(back.global_velocities[i].x == (float)big_value(i));
+    assert_true(back.local_angular_velocities[i].y == 2.0f);
+  }
+  for (size_t i = 0; i < (size_t)frames * 18; i += 1009) assert_true(back.features.values[i] == (float)big_value(i) * 1e-3f);
+  assert_int_equal(back.ranges[9].stop, frames);
+  assert_int_equal(back.contacts[frames - 1], (frames - 1) & 1);
+  anim_database_free(&back);
+  assert_null(back.mapping);
+  anim_database_free(&big);
+  unlink(big_path);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid_arguments),
       cmocka_unit_test(test_truncated_files),
       cmocka_unit_test(test_flipped_byte_in_every_section),
       cmocka_unit_test(test_bad_headers),
+      cmocka_unit_test(test_section_table_damage),
+      cmocka_unit_test(test_padding_and_reserved_bytes),
+      cmocka_unit_test(test_sealed_but_inconsistent),
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_atomic_overwrite),
+      cmocka_unit_test(test_failed_write_keeps_old_file),
+      cmocka_unit_test(test_million_frames),
   };
   return cmocka_run_group_tests_name("dbfile", tests, setup, teardown);
 }
