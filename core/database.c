@@ -12,6 +12,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "database.h"
+#include "hash.h"
 #include "kinematics.h"
 
 #define SIMULATION_BONE "Simulation"
@@ -354,27 +355,29 @@ static int same_skeleton(const anim_skeleton_t *a, const anim_skeleton_t *b) {
   return 1;
 }
 
-int anim_database_build(anim_database_t *out, const char *name, const anim_clip_t *clips, int nclips,
-                        const anim_build_options_t *options, char *err, int errlen) {
-  anim_build_options_t defaults;
-  if (!options) anim_build_options_default(&defaults), options = &defaults;
-  memset(out, 0, sizeof *out);
-  if (!clips || nclips < 1) return fail(err, errlen, ANIM_EINVAL, "%s: no clips", name ? name : "database");
-  if (!(options->frame_rate > 0.0f) || options->frame_rate > 1000.0f)
-    return fail(err, errlen, ANIM_EINVAL, "%s: frame rate must be in (0, 1000] Hz", name ? name : "database");
-  const anim_skeleton_t *src = &clips[0].skeleton;
-  if (src->nbones + 1 > ANIM_MAX_BONES) return fail(err, errlen, ANIM_EINVAL, "%s: too many bones", clips[0].name);
+/* Options and clips fit to build from: 0, or the error with its message. */
+static int check_inputs(const char *name, const anim_clip_t *clips, int nclips, const anim_build_options_t *o,
+                        char *err, int errlen) {
+  if (!clips || nclips < 1) return fail(err, errlen, ANIM_EINVAL, "%s: no clips", name);
+  if (!(o->frame_rate > 0.0f) || o->frame_rate > 1000.0f)
+    return fail(err, errlen, ANIM_EINVAL, "%s: frame rate must be in (0, 1000] Hz", name);
+  if (!(o->contact_height >= 0.0f) || !(o->contact_speed >= 0.0f) || !isfinite(o->contact_height) ||
+      !isfinite(o->contact_speed))
+    return fail(err, errlen, ANIM_EINVAL, "%s: contact height and speed must be finite and >= 0", name);
+  if (clips[0].skeleton.nbones + 1 > ANIM_MAX_BONES)
+    return fail(err, errlen, ANIM_EINVAL, "%s: no room for the simulation bone (128 bones at most)", clips[0].name);
   for (int c = 0; c < nclips; c++) {
     int rc = anim_clip_validate(&clips[c], err, errlen);
     if (rc) return rc;
-    if (!same_skeleton(src, &clips[c].skeleton))
+    if (!same_skeleton(&clips[0].skeleton, &clips[c].skeleton))
       return fail(err, errlen, ANIM_EINVAL, "%s: skeleton differs from the first clip's", clips[c].name);
   }
-  snprintf(out->name, sizeof out->name, "%s", name ? name : "database");
-  out->frame_rate = options->frame_rate;
+  return 0;
+}
 
-  /* Skeleton: the simulation bone, then the clips' bones shifted by one. */
-  anim_skeleton_t *s = &out->skeleton;
+/* The database skeleton: the simulation bone, then the clips' bones shifted by one. */
+static void make_skeleton(anim_database_t *db, const anim_skeleton_t *src) {
+  anim_skeleton_t *s = &db->skeleton;
   s->nbones = src->nbones + 1;
   snprintf(s->names[0], ANIM_NAME_MAX, "%s", SIMULATION_BONE);
   s->parents[0] = -1;
@@ -383,42 +386,70 @@ int anim_database_build(anim_database_t *out, const char *name, const anim_clip_
     s->parents[b + 1] = src->parents[b] + 1;
     s->offsets[b + 1] = src->offsets[b];
   }
-  out->nbones = s->nbones;
+  db->nbones = s->nbones;
+}
 
-  int copies = options->mirror ? 2 : 1, rc = 0;
-  anim_clip_t *resampled = calloc((size_t)(nclips * copies), sizeof *resampled);
-  if (!resampled) return fail(err, errlen, ANIM_ENOMEM, "%s: out of memory", out->name);
-  for (int c = 0; c < nclips && !rc; c++)
-    for (int m = 0; m < copies && !rc; m++) {
-      anim_clip_t *r = &resampled[c * copies + m];
-      rc = resample(r, &clips[c], options->frame_rate);
-      if (!rc && m == 1) mirror_clip(r, options);
-      out->nframes += r->nframes;
+/* Resampled (and mirrored) copies of the clips: out_copies[c * copies + m]. */
+static int resample_all(anim_clip_t *out_copies, const anim_clip_t *clips, int nclips, int copies,
+                        const anim_build_options_t *o, int *out_frames) {
+  *out_frames = 0;
+  for (int c = 0; c < nclips; c++)
+    for (int m = 0; m < copies; m++) {
+      anim_clip_t *r = &out_copies[c * copies + m];
+      int rc = resample(r, &clips[c], o->frame_rate);
+      if (rc) return rc;
+      if (m == 1) mirror_clip(r, o);
+      *out_frames += r->nframes;
     }
-  out->nranges = nclips * copies;
-  out->ranges = calloc((size_t)out->nranges, sizeof *out->ranges);
-  if (!rc && !out->ranges) rc = ANIM_ENOMEM;
-  if (!rc) rc = alloc_arrays(out);
+  return 0;
+}
+
+/* Ranges and frames of the copies, under the simulation bone. */
+static int fill_frames(anim_database_t *db, const anim_clip_t *copies) {
   int start = 0;
-  for (int i = 0; i < out->nranges && !rc; i++) {
-    out->ranges[i].start = start;
-    out->ranges[i].stop = start + resampled[i].nframes;
-    snprintf(out->ranges[i].name, ANIM_NAME_MAX, "%s", resampled[i].name);
-    rc = add_simulation_root(out, start, &resampled[i]);
-    start += resampled[i].nframes;
+  for (int i = 0; i < db->nranges; i++) {
+    db->ranges[i].start = start;
+    db->ranges[i].stop = start + copies[i].nframes;
+    snprintf(db->ranges[i].name, ANIM_NAME_MAX, "%s", copies[i].name);
+    int rc = add_simulation_root(db, start, &copies[i]);
+    if (rc) return rc;
+    start += copies[i].nframes;
   }
-  for (int i = 0; i < nclips * copies; i++) anim_clip_free(&resampled[i]);
-  free(resampled);
-  if (!rc) rc = find_contact_bones(out, options);
+  return 0;
+}
+
+int anim_database_build(anim_database_t *out, const char *name, const anim_clip_t *clips, int nclips,
+                        const anim_build_options_t *options, char *err, int errlen) {
+  anim_build_options_t defaults;
+  if (!options) anim_build_options_default(&defaults), options = &defaults;
+  if (!name) name = "database";
+  memset(out, 0, sizeof *out);
+  int rc = check_inputs(name, clips, nclips, options, err, errlen);
+  if (rc) return rc;
+  snprintf(out->name, sizeof out->name, "%s", name);
+  out->frame_rate = options->frame_rate;
+  make_skeleton(out, &clips[0].skeleton);
+  if ((rc = find_contact_bones(out, options)))
+    return fail(err, errlen, rc, "%s: a contact bone is not in the skeleton", name);
+
+  int copies = options->mirror ? 2 : 1;
+  out->nranges = nclips * copies;
+  anim_clip_t *resampled = calloc((size_t)out->nranges, sizeof *resampled);
+  out->ranges = calloc((size_t)out->nranges, sizeof *out->ranges);
+  rc = resampled && out->ranges ? resample_all(resampled, clips, nclips, copies, options, &out->nframes) : ANIM_ENOMEM;
+  if (!rc) rc = alloc_arrays(out);
   if (!rc && !(out->contacts = calloc((size_t)out->nframes * (size_t)(out->ncontacts ? out->ncontacts : 1), 1)))
     rc = ANIM_ENOMEM;
+  if (!rc) rc = fill_frames(out, resampled);
+  for (int i = 0; resampled && i < out->nranges; i++) anim_clip_free(&resampled[i]);
+  free(resampled);
   if (rc) {
     anim_database_free(out);
-    return fail(err, errlen, rc, "%s: out of memory or unknown contact bone", name ? name : "database");
+    return fail(err, errlen, rc, "%s: out of memory", name);
   }
   compute_velocities(out);
   compute_contacts(out, options);
-  for (int i = 0; options->mirror && i < out->nranges; i += 2) anim_database_tag_range(out, i + 1, "mirror");
+  for (int i = 1; options->mirror && i < out->nranges; i += 2) anim_database_tag_range(out, i, "mirror");
   anim_database_update_version(out);
   return 0;
 }
@@ -496,28 +527,36 @@ int anim_database_validate(const anim_database_t *db, char *err, int errlen) {
   return 0;
 }
 
-/* FNV-1a, 64 bits: stable across runs and machines of one endianness. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
-  const uint8_t *p = data;
-  for (size_t i = 0; i < len; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+/* Chains anim_hash64 (hash.h) over one array: the previous hash seeds the next. */
+static uint64_t mix(uint64_t h, const void *data, size_t len) { return data ? anim_hash64(data, len, h) : h; }
+
+/* A name hashed up to its terminator: bytes after it are not content. */
+static uint64_t mix_name(uint64_t h, const char *name) { return mix(h, name, strnlen(name, ANIM_NAME_MAX)) + 1; }
 
 void anim_database_update_version(anim_database_t *db) {
   size_t n = (size_t)db->nframes * (size_t)db->nbones;
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = fnv1a(h, db->skeleton.names, (size_t)db->nbones * ANIM_NAME_MAX);
-  h = fnv1a(h, db->skeleton.parents, (size_t)db->nbones * sizeof(int));
-  h = fnv1a(h, &db->frame_rate, sizeof db->frame_rate);
-  h = fnv1a(h, db->local_positions, n * sizeof(vec3));
-  h = fnv1a(h, db->local_rotations, n * sizeof(quat));
-  h = fnv1a(h, db->ranges, (size_t)db->nranges * sizeof *db->ranges);
-  if (db->features.values) {
-    h = fnv1a(h, db->features.values, (size_t)db->features.rows * (size_t)db->features.cols * sizeof(float));
-    h = fnv1a(h, db->features.scale, (size_t)db->features.cols * sizeof(float));
+  uint64_t h = 0x616e696d64620001ull; /* "animdb", 1 */
+  for (int b = 0; b < db->skeleton.nbones; b++) h = mix_name(h, db->skeleton.names[b]);
+  h = mix(h, db->skeleton.parents, (size_t)db->skeleton.nbones * sizeof(int));
+  h = mix(h, db->skeleton.offsets, (size_t)db->skeleton.nbones * sizeof(vec3));
+  h = mix(h, &db->frame_rate, sizeof db->frame_rate);
+  h = mix(h, db->local_positions, n * sizeof(vec3));
+  h = mix(h, db->local_rotations, n * sizeof(quat));
+  for (int r = 0; r < db->nranges; r++) {
+    const anim_range_t *range = &db->ranges[r];
+    int bounds[2] = {range->start, range->stop};
+    h = mix(mix(h, bounds, sizeof bounds), &range->tag_mask, sizeof range->tag_mask);
+    h = mix_name(h, range->name);
   }
+  for (int t = 0; t < db->ntags; t++) h = mix_name(h, db->tag_names[t]);
+  h = mix(h, db->contact_bones, (size_t)db->ncontacts * sizeof(int));
+  h = mix(h, db->contacts, (size_t)db->nframes * (size_t)db->ncontacts);
+  const anim_features_t *f = &db->features;
+  if (f->values) {
+    h = mix(h, f->values, (size_t)f->rows * (size_t)f->cols * sizeof(float));
+    h = mix(h, f->offset, (size_t)f->cols * sizeof(float));
+    h = mix(h, f->scale, (size_t)f->cols * sizeof(float));
+  }
+  /* 0 means "no database" to clients. */
   db->version = h ? h : 1;
 }

@@ -8,9 +8,59 @@
  * one aside and swaps the pointer.
  *
  * Arrays are frame-major: value(frame, bone) = array[frame * nbones + bone].
- * The root (bone 0) carries the character's world motion ("simulation bone"
- * style: projected on the ground, facing its direction of travel) so that
- * character-space features are relative to it.
+ *
+ * How anim_database_build makes one, per clip (each clip is one range):
+ *  - Resampling: frame f of the database is source time f / frame_rate,
+ *    for f = 0 .. floor(duration * frame_rate); positions lerped, rotations
+ *    slerped (shortest way) between the two source frames around it.
+ *  - Mirroring (options->mirror): after each clip its mirror image, range
+ *    "<clip>_mirror" tagged "mirror". Left and right bones swap by name:
+ *    mirror_left/mirror_right if given, then Left/Right, left/right, _L/_R,
+ *    _l/_r, .L/.R anywhere in the name, then a one-letter prefix (LHipJoint,
+ *    lHip, lhand); a bone without a partner of that name is its own. Every
+ *    local transform is reflected in the X = 0 plane: position (x, y, z) ->
+ *    (-x, y, z), rotation (w, x, y, z) -> (w, x, -y, -z). Conjugating every
+ *    local transform by the reflection reflects every global one, so the
+ *    mirrored poses are exact whatever the bones' rest axes.
+ *  - The simulation bone: a new bone 0 named "Simulation" is put above the
+ *    clip's skeleton (so nbones = source bones + 1, source bone b is bone
+ *    b + 1). Its position is the hips (bone "Hips", "Pelvis", ... found by
+ *    name, else the source root) projected on the ground (y = 0); its
+ *    rotation is a yaw only, facing "forward" = (left hip - right hip) x up
+ *    (the hip joints found by name: LeftUpLeg, UpperLeg_L, LeftHip, lHip...;
+ *    without them the hips' +Z). Path and facing are each smoothed over the
+ *    clip's frames with a Gaussian (sigma 6 and 10 frames at the database
+ *    rate) whose window is extended past the clip's ends by point reflection,
+ *    so straight or steadily turning motion is not bent at the ends.
+ *  - Source bones above the hips (a ground-level root such as Bandai's
+ *    joint_Root, which carries part of the travel in some clips) are folded
+ *    into the simulation bone: their local transform becomes the identity.
+ *    Bones hanging from the simulation bone or a folded one (the hips, or
+ *    the source root when it is the hips) get their source global transform
+ *    expressed relative to the simulation bone; all other bones keep their
+ *    local transforms. Global poses are exactly the source's (resampled).
+ *  - Velocities: local velocities and angular velocities are central
+ *    differences of local positions and rotations over frames f-1, f+1
+ *    inside the range (one-sided at its first and last frame; a one-frame
+ *    range has zero velocity); angular velocity is that of the local
+ *    rotation, in the parent's axes, rad/s. Global positions, rotations,
+ *    velocities and angular velocities are forward kinematics of those
+ *    (kinematics.h: v = v_p + w_p x (R_p l) + R_p lv), so they agree with
+ *    differences of global positions up to the path's curvature over a frame.
+ *  - Contacts: for each contact bone (options->contact_bone_names, else the
+ *    left and right toe, falling back to the foot/ankle: LeftToe, LeftToeBase,
+ *    Toes_L, lToeJoint, LeftFoot, Foot_L, LeftAnkle, lAnkle...), a frame is in
+ *    contact when the bone is within contact_height of its lowest height in
+ *    the range and its horizontal speed is below contact_speed (defaults
+ *    0.06 m, 0.35 m/s); then single frames that differ from both neighbours
+ *    are set to their neighbours' value.
+ *  - version: anim_hash64 (hash.h) chained over the content: skeleton (names
+ *    up to their terminators, parents, offsets), frame rate, local positions
+ *    and rotations, ranges (bounds, tag masks, names), tag names, contact
+ *    bones and contacts, features (values, offset, scale). Derived arrays
+ *    (global transforms, velocities) are functions of those and not hashed.
+ *    Never 0. Callers that change a built database (tags, features) call
+ *    anim_database_update_version afterwards (anim_features_build does).
  *
  * Validity rules (anim_database_validate):
  *  1. the skeleton is valid (clip.h) and nframes >= 1, frame_rate > 0;
@@ -77,11 +127,15 @@ typedef struct {
 
 void anim_build_options_default(anim_build_options_t *options);
 
-/* Builds out_db from nclips clips sharing one skeleton (resampled, optionally
- * mirrored, FK, velocities, contacts, one range per clip named after it).
- * Does not build features (anim_features_build). Caller frees out_db with
- * anim_database_free. Errors: ANIM_EINVAL (no clips, skeleton mismatch),
- * ANIM_ENOMEM; message in err. */
+/* Builds out_db from nclips clips sharing one skeleton (same bone names and
+ * parents; at most 127 bones, the simulation bone makes 128): resampled,
+ * optionally mirrored, simulation bone, FK, velocities, contacts, one range
+ * per clip named after it (see the top of this file). Does not build
+ * features (anim_features_build). Caller frees out_db with
+ * anim_database_free. Errors, with a message in err: ANIM_EINVAL (no clips,
+ * bad options, skeletons differ, too many bones), ANIM_EFORMAT (a clip fails
+ * anim_clip_validate), ANIM_ENOTFOUND (a contact bone name not in the
+ * skeleton), ANIM_ENOMEM. */
 int anim_database_build(anim_database_t *out_db, const char *name, const anim_clip_t *clips,
                         int nclips, const anim_build_options_t *options, char *err, int errlen);
 

@@ -79,11 +79,53 @@ static void test_invalid_builds(void **state) {
   anim_clip_t both[2] = {a, b};
   assert_int_equal(anim_database_build(&out, "x", both, 2, NULL, err, sizeof err), ANIM_EINVAL);
   assert_non_null(strstr(err, "skeleton"));
+  /* Contact options: a bone the skeleton lacks, a NaN threshold. */
+  anim_build_options_default(&o);
+  o.contact_bone_names[0] = "NoSuchFoot";
+  assert_int_equal(anim_database_build(&out, "x", &a, 1, &o, err, sizeof err), ANIM_ENOTFOUND);
+  assert_non_null(strstr(err, "contact bone"));
+  anim_build_options_default(&o);
+  o.contact_height = NAN;
+  assert_int_equal(anim_database_build(&out, "x", &a, 1, &o, err, sizeof err), ANIM_EINVAL);
+  /* A skeleton with no room for the simulation bone. */
+  anim_clip_t big = a;
+  big.skeleton.nbones = ANIM_MAX_BONES;
+  assert_int_equal(anim_database_build(&out, "x", &big, 1, NULL, err, sizeof err), ANIM_EINVAL);
   /* A non-unit rotation is caught by clip validation. */
   a.local_rotations[5].w = 3.0f;
   assert_int_equal(anim_database_build(&out, "x", &a, 1, NULL, err, sizeof err), ANIM_EFORMAT);
   anim_clip_free(&a);
   anim_clip_free(&b);
+}
+
+/* The version is a function of the content: the same clips give the same
+ * version; a tag, a moved sample or a mirror changes it. */
+static void test_version_tracks_content(void **state) {
+  anim_clip_t a;
+  anim_database_t one, two;
+  char err[256];
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  assert_int_equal(anim_procgen_clip(&a, &specs[0], 60.0f), 0);
+  assert_int_equal(anim_database_build(&one, "x", &a, 1, NULL, err, sizeof err), 0);
+  assert_int_equal(anim_database_build(&two, "x", &a, 1, NULL, err, sizeof err), 0);
+  assert_true(one.version != 0 && one.version == two.version);
+  assert_int_equal(anim_database_tag_range(&two, 0, "idle"), 0);
+  anim_database_update_version(&two);
+  uint64_t tagged = two.version;
+  assert_true(tagged != one.version);
+  two.local_positions[7].y += 1e-6f;
+  anim_database_update_version(&two);
+  assert_true(two.version != tagged);
+  anim_database_free(&two);
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.mirror = 1;
+  assert_int_equal(anim_database_build(&two, "x", &a, 1, &o, err, sizeof err), 0);
+  assert_true(two.version != one.version);
+  anim_database_free(&one);
+  anim_database_free(&two);
+  anim_clip_free(&a);
 }
 
 /* ---- real data ---------------------------------------------------------------------- */
@@ -237,6 +279,7 @@ static void test_source_root_folded_poses_kept(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_builds),
+      cmocka_unit_test(test_version_tracks_content),
       cmocka_unit_test(test_ranges_frames_and_tags),
       cmocka_unit_test(test_simulation_bone_on_ground_facing_travel),
       cmocka_unit_test(test_velocities_match_fk_differences),
