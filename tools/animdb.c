@@ -2,133 +2,367 @@
  * animdb: builds, inspects and searches database files, on the core library.
  *
  *   animdb build -o OUT.animdb [--name N] [--rate HZ] [--scale M] [--mirror]
- *                [--tag PATTERN=TAG]... (BVH files or folders)... | --procgen
+ *                [--tag PATTERN=TAG]... [--weights SPEC] (BVH files or folders)...
+ *   animdb build -o OUT.animdb --procgen [--name N] [--rate HZ] [--tag ...] [--weights SPEC]
  *   animdb info FILE [--json]
  *   animdb search FILE (--frame N | --query v1,v2,...) [--k K] [--method M]
  *                [--current F] [--transition-cost C] [--ignore-surrounding N]
- *                [--ignore-range-end N] [--tag T]
+ *                [--ignore-range-end N] [--tag T]...
+ *   animdb help [COMMAND]          (or COMMAND --help)
  *
- * Exit status: 0 ok, 1 failure (message on stderr), 2 usage error.
+ * Exit status: 0 ok, 1 failure (message on stderr), 2 usage error. What it
+ * does not do: anything the core library does not already do; this file only
+ * parses arguments, reports progress and prints.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "anim_error.h"
-#include "import.h"
 #include "dbfile.h"
 #include "feature.h"
+#include "import.h"
 #include "procgen.h"
 #include "search.h"
 
 #define MAX_TAG_RULES 64
+#define EXIT_USAGE 2
 
-static int usage(void) {
-  fprintf(stderr,
-          "usage: animdb build -o OUT [--name N] [--rate HZ] [--scale M] [--mirror] [--tag PATTERN=TAG]... PATH...\n"
-          "       animdb build -o OUT --procgen\n"
+/* ---- help --------------------------------------------------------------------------- */
+
+static const char build_help[] =
+    "usage: animdb build -o OUT [options] PATH...     BVH files or folders of them (*.bvh, name order)\n"
+    "       animdb build -o OUT --procgen [options]   the embedded procedural locomotion database\n"
+    "\n"
+    "  -o FILE                output database file (written atomically)\n"
+    "  --name N               database name (default: \"database\", or \"default\" with --procgen)\n"
+    "  --rate HZ              database frame rate (default 60)\n"
+    "  --scale M              metres per BVH unit (default 0.01: centimetres)\n"
+    "  --mirror               also add left/right mirrored copies of every clip (BVH only)\n"
+    "  --tag PATTERN=TAG      tag every range whose name contains PATTERN (repeatable)\n"
+    "  --weights SPEC         feature weights of the default schema, either one number per term\n"
+    "                         in schema order (\"0.75,0.75,1,1,1,1,1.5\") or KIND[:BONE]=W items\n"
+    "                         (\"position=1,velocity:Hips=2,trajectory-direction=1\"); kinds: position,\n"
+    "                         velocity, trajectory-position, trajectory-direction, inertialize\n"
+    "A progress bar is drawn on stderr when it is a terminal.\n";
+
+static const char info_help[] =
+    "usage: animdb info FILE [--json]\n"
+    "\n"
+    "Prints the database: name, version, frames and rate, skeleton (names, parents), contact\n"
+    "bones, ranges with tags, the feature schema with its per-group offsets and scales, and\n"
+    "the memory the arrays take. --json prints one JSON object instead.\n";
+
+static const char search_help[] =
+    "usage: animdb search FILE (--frame N | --query v1,v2,...) [options]\n"
+    "\n"
+    "  --frame N              query with the stored (normalized) features of frame N\n"
+    "  --query v1,v2,...      query with a normalized feature vector (one value per dim)\n"
+    "  --k K                  how many matches (default 5, at most 1024)\n"
+    "  --method M             brute | boxes | fast (default fast; all give the same answer)\n"
+    "  --current F            the frame playing now: competes without transition cost\n"
+    "  --transition-cost C    added to every candidate but the current frame (default 0)\n"
+    "  --ignore-surrounding N skip candidates within N frames of --current\n"
+    "  --ignore-range-end N   skip the last N frames of every range\n"
+    "  --tag T                only ranges with tag T (repeatable: any of them)\n"
+    "Prints rank, frame, cost and range per match.\n";
+
+static void print_usage(FILE *to) {
+  fprintf(to,
+          "usage: animdb build -o OUT [--name N] [--rate HZ] [--scale M] [--mirror] [--tag PATTERN=TAG]...\n"
+          "                    [--weights SPEC] (PATH... | --procgen)\n"
           "       animdb info FILE [--json]\n"
           "       animdb search FILE (--frame N | --query v1,v2,...) [--k K] [--method brute|boxes|fast]\n"
-          "                     [--current F] [--transition-cost C] [--ignore-surrounding N] [--ignore-range-end N] [--tag T]\n");
-  return 2;
+          "                     [--current F] [--transition-cost C] [--ignore-surrounding N] [--ignore-range-end N]\n"
+          "                     [--tag T]\n"
+          "       animdb help [build|info|search]\n");
 }
 
-/* ---- build --------------------------------------------------------------------------- */
+static int usage(void) {
+  print_usage(stderr);
+  return EXIT_USAGE;
+}
 
-static void progress(const char *what, int done, int total) {
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "animdb: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n");
+  return usage();
+}
+
+static int wants_help(int argc, char **argv) {
+  for (int i = 2; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+  return 0;
+}
+
+/* ---- strict number parsing ------------------------------------------------------------- */
+
+static int parse_int(const char *text, long min, long max, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end || v < min || v > max) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_float(const char *text, float min, float *out) {
+  char *end;
+  errno = 0;
+  float v = strtof(text, &end);
+  if (errno || end == text || *end || !isfinite(v) || v < min) return -1;
+  *out = v;
+  return 0;
+}
+
+/* ---- progress ----------------------------------------------------------------------------- */
+
+static void progress(const char *what, int done, int total, const char *item) {
   if (!isatty(STDERR_FILENO)) return;
-  int width = 40, filled = total ? done * width / total : width;
-  fprintf(stderr, "\r%-10s [%.*s%*s] %d/%d", what, filled, "########################################", width - filled, "",
-          done, total);
+  int width = 30, filled = total > 0 ? done * width / total : width;
+  fprintf(stderr, "\r%-9s [%.*s%*s] %d/%d %-32.32s", what, filled, "##############################",
+          width - filled, "", done, total, item ? item : "");
   if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* ---- build ----------------------------------------------------------------------------- */
+
+static const char *const kind_names[] = {"position", "velocity", "trajectory-position", "trajectory-direction",
+                                         "inertialize"};
+
+/* Applies SPEC (see build_help) to schema. 0, or -1 with a message printed. */
+static int apply_weights(anim_feature_schema_t *schema, const char *spec) {
+  char copy[1024];
+  if (strlen(spec) >= sizeof copy) return fprintf(stderr, "animdb: --weights is too long\n"), -1;
+  snprintf(copy, sizeof copy, "%s", spec);
+  int positional = strchr(copy, '=') == NULL, index = 0;
+  for (char *save = NULL, *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    float w;
+    if (positional) {
+      if (parse_float(item, 0.0f, &w) || !(w > 0.0f))
+        return fprintf(stderr, "animdb: --weights: \"%s\" is not a weight > 0\n", item), -1;
+      if (index < schema->nterms) schema->terms[index].weight = w;
+      index++;
+      continue;
+    }
+    if (!eq) return fprintf(stderr, "animdb: --weights: mix of plain numbers and KIND=W in \"%s\"\n", spec), -1;
+    *eq = '\0';
+    if (parse_float(eq + 1, 0.0f, &w) || !(w > 0.0f))
+      return fprintf(stderr, "animdb: --weights: \"%s\" is not a weight > 0\n", eq + 1), -1;
+    char *bone = strchr(item, ':');
+    if (bone) *bone++ = '\0';
+    int matched = 0;
+    for (int t = 0; t < schema->nterms; t++) {
+      anim_feature_term_t *term = &schema->terms[t];
+      if (strcmp(kind_names[term->kind], item) != 0 || (bone && strcmp(term->bone, bone) != 0)) continue;
+      term->weight = w;
+      matched++;
+    }
+    if (!matched)
+      return fprintf(stderr, "animdb: --weights: no term %s%s%s in the schema (see animdb info)\n", item,
+                     bone ? ":" : "", bone ? bone : ""),
+             -1;
+  }
+  if (positional && index != schema->nterms) {
+    fprintf(stderr, "animdb: --weights: %d numbers for %d terms (see animdb info)\n", index, schema->nterms);
+    return -1;
+  }
+  return 0;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The BVH files of PATH arguments (folders expanded to their *.bvh files in
+ * name order, as anim_import_path reads them), so progress is per file. */
+static int list_inputs(char **paths, int npaths, char ***out_files, int *out_count) {
+  char **files = NULL;
+  int n = 0, cap = 0;
+  for (int i = 0; i < npaths; i++) {
+    struct stat st;
+    int is_dir = stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode);
+    char **names = NULL;
+    int nnames = 0;
+    DIR *d = is_dir ? opendir(paths[i]) : NULL;
+    for (struct dirent *e; d && (e = readdir(d));) {
+      size_t len = strlen(e->d_name);
+      if (len < 5 || strcasecmp(e->d_name + len - 4, ".bvh") != 0) continue;
+      char **grown = realloc(names, (size_t)(nnames + 1) * sizeof *names);
+      if (!grown) break;
+      names = grown;
+      names[nnames] = malloc(strlen(paths[i]) + len + 2);
+      if (!names[nnames]) break;
+      sprintf(names[nnames++], "%s/%s", paths[i], e->d_name);
+    }
+    if (d) closedir(d);
+    if (!is_dir) {
+      /* A file (or a missing path: the import reports it). */
+      names = malloc(sizeof *names);
+      if (names && (names[0] = strdup(paths[i]))) nnames = 1;
+    }
+    qsort(names, (size_t)nnames, sizeof *names, compare_names);
+    for (int k = 0; k < nnames; k++) {
+      if (n == cap) {
+        cap = cap ? 2 * cap : 64;
+        char **grown = realloc(files, (size_t)cap * sizeof *files);
+        if (!grown) return ANIM_ENOMEM;
+        files = grown;
+      }
+      files[n++] = names[k];
+    }
+    free(names);
+  }
+  *out_files = files;
+  *out_count = n;
+  return 0;
 }
 
 static int build_from_bvh(anim_database_t *db, const char *name, char **paths, int npaths, float rate, float scale,
-                          int mirror, char rules[][2][64], int nrules) {
+                          int mirror) {
   char err[512];
-  anim_bvh_options_t bo = {scale};
+  anim_bvh_options_t bo;
+  anim_bvh_options_default(&bo);
+  bo.scale = scale;
   anim_clip_list_t clips = {NULL, 0, 0};
-  int rc = 0;
-  for (int i = 0; i < npaths && !rc; i++) {
-    rc = anim_import_path(&clips, paths[i], &bo, err, sizeof err);
-    progress("reading", i + 1, npaths);
+  char **files = NULL;
+  int nfiles = 0, rc = list_inputs(paths, npaths, &files, &nfiles);
+  if (rc) snprintf(err, sizeof err, "out of memory");
+  if (!rc && nfiles == 0) snprintf(err, sizeof err, "no BVH files in the given paths"), rc = ANIM_ENOTFOUND;
+  for (int i = 0; i < nfiles && !rc; i++) {
+    const char *base = strrchr(files[i], '/');
+    progress("reading", i, nfiles, base ? base + 1 : files[i]);
+    rc = anim_import_path(&clips, files[i], &bo, err, sizeof err);
+    if (!rc) progress("reading", i + 1, nfiles, base ? base + 1 : files[i]);
   }
+  for (int i = 0; i < nfiles; i++) free(files[i]);
+  free(files);
   anim_build_options_t o;
   anim_build_options_default(&o);
   o.frame_rate = rate;
   o.mirror = mirror;
-  if (!rc) rc = anim_database_build(db, name, clips.clips, clips.count, &o, err, sizeof err);
-  anim_clip_list_free(&clips);
-  if (rc) {
-    fprintf(stderr, "\nanimdb: %s\n", err);
-    return rc;
+  if (!rc) {
+    progress("building", 0, 1, "resampling, kinematics, contacts");
+    rc = anim_database_build(db, name, clips.clips, clips.count, &o, err, sizeof err);
   }
-  progress("building", 1, 2);
-  for (int r = 0; r < db->nranges; r++)
-    for (int k = 0; k < nrules; k++)
+  anim_clip_list_free(&clips);
+  if (rc) fprintf(stderr, "%sanimdb: %s\n", isatty(STDERR_FILENO) ? "\n" : "", err);
+  return rc;
+}
+
+/* Tags, then the default schema with the requested weights; rebuilds the
+ * features (so also the version). Frees db on failure. */
+static int finish_database(anim_database_t *db, char rules[][2][64], int nrules, const char *weights, int rebuild) {
+  char err[512];
+  int rc = 0;
+  for (int r = 0; r < db->nranges && !rc; r++)
+    for (int k = 0; k < nrules && !rc; k++)
       if (strstr(db->ranges[r].name, rules[k][0]) && anim_database_tag_range(db, r, rules[k][1])) {
-        fprintf(stderr, "animdb: too many tags (at most %d)\n", ANIM_MAX_TAGS);
-        anim_database_free(db);
-        return ANIM_ELIMIT;
+        fprintf(stderr, "animdb: cannot tag %s with %s (at most %d tags of < %d characters)\n", db->ranges[r].name,
+                rules[k][1], ANIM_MAX_TAGS, ANIM_NAME_MAX);
+        rc = ANIM_ELIMIT;
       }
   anim_feature_schema_t schema;
-  if ((rc = anim_feature_schema_default(&schema, db))) {
-    fprintf(stderr, "animdb: cannot find feet and hips in the skeleton for the default feature schema\n");
-  } else if ((rc = anim_features_build(db, &schema, err, sizeof err))) {
-    fprintf(stderr, "animdb: %s\n", err);
+  if (!rc && (rebuild || weights)) {
+    progress("features", 0, 1, "");
+    if ((rc = anim_feature_schema_default(&schema, db)))
+      fprintf(stderr, "animdb: cannot find feet and hips in the skeleton for the default feature schema\n");
+    else if (weights && apply_weights(&schema, weights))
+      rc = ANIM_EINVAL;
+    if (!rc) {
+      anim_features_free(&db->features);
+      if ((rc = anim_features_build(db, &schema, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
+    }
+    if (!rc) progress("features", 1, 1, "");
   }
+  if (!rc) anim_database_update_version(db); /* tags are part of the content */
   if (rc) anim_database_free(db);
-  progress("building", 2, 2);
   return rc;
 }
 
 static int cmd_build(int argc, char **argv) {
-  const char *out = NULL, *name = NULL;
+  if (wants_help(argc, argv)) return fputs(build_help, stdout), 0;
+  const char *out = NULL, *name = NULL, *weights = NULL;
   float rate = 60.0f, scale = 0.01f;
-  int mirror = 0, procgen = 0, nrules = 0;
+  int mirror = 0, procgen = 0, nrules = 0, npaths = 0;
   static char rules[MAX_TAG_RULES][2][64];
   char **paths = calloc((size_t)argc, sizeof *paths);
-  int npaths = 0, rc = 0;
+  if (!paths) return fprintf(stderr, "animdb: out of memory\n"), 1;
+  int rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int takes_value = !strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--rate") || !strcmp(a, "--scale") ||
+                      !strcmp(a, "--tag") || !strcmp(a, "--weights");
+    if (takes_value && !v) {
+      rc = usage_error("%s needs a value", a);
+      break;
+    }
+    if (takes_value) i++;
     if (!strcmp(a, "--mirror")) mirror = 1;
     else if (!strcmp(a, "--procgen")) procgen = 1;
-    else if (!strcmp(a, "-o") && v) out = v, i++;
-    else if (!strcmp(a, "--name") && v) name = v, i++;
-    else if (!strcmp(a, "--rate") && v) rate = strtof(v, NULL), i++;
-    else if (!strcmp(a, "--scale") && v) scale = strtof(v, NULL), i++;
-    else if (!strcmp(a, "--tag") && v && strchr(v, '=') && nrules < MAX_TAG_RULES) {
-      snprintf(rules[nrules][0], 64, "%.*s", (int)(strchr(v, '=') - v), v);
-      snprintf(rules[nrules][1], 64, "%s", strchr(v, '=') + 1);
-      nrules++, i++;
-    } else if (a[0] == '-') rc = 2;
+    else if (!strcmp(a, "-o")) out = v;
+    else if (!strcmp(a, "--name")) name = v;
+    else if (!strcmp(a, "--weights")) weights = v;
+    else if (!strcmp(a, "--rate")) rc = parse_float(v, 0.0f, &rate) || !(rate > 0.0f) || rate > 1000.0f ? usage_error("--rate %s: not in (0, 1000] Hz", v) : 0;
+    else if (!strcmp(a, "--scale")) rc = parse_float(v, 0.0f, &scale) || !(scale > 0.0f) ? usage_error("--scale %s: not a number > 0", v) : 0;
+    else if (!strcmp(a, "--tag")) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || !eq[1] || strlen(eq + 1) >= 64 || eq - v >= 64) rc = usage_error("--tag %s: expected PATTERN=TAG", v);
+      else if (nrules == MAX_TAG_RULES) rc = usage_error("too many --tag rules (at most %s)", "64");
+      else {
+        snprintf(rules[nrules][0], 64, "%.*s", (int)(eq - v), v);
+        snprintf(rules[nrules][1], 64, "%s", eq + 1);
+        nrules++;
+      }
+    } else if (a[0] == '-' && a[1]) rc = usage_error("unknown option %s", a);
     else paths[npaths++] = (char *)a;
   }
-  if (rc == 2 || !out || (!procgen && npaths == 0) || !(rate > 0.0f) || !(scale > 0.0f)) {
-    rc = usage();
+  if (!rc && !out) rc = usage_error("%s", "build needs -o OUT");
+  if (!rc && procgen && npaths) rc = usage_error("%s", "--procgen takes no input paths");
+  if (!rc && !procgen && !npaths) rc = usage_error("%s", "build needs BVH files or folders (or --procgen)");
+  if (!rc && name && (!*name || strlen(name) >= ANIM_NAME_MAX)) rc = usage_error("--name %s: empty or too long", name);
+  if (rc) {
+    free(paths);
+    return rc;
+  }
+  anim_database_t db;
+  char err[512];
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (procgen) {
+    anim_build_options_t o;
+    anim_build_options_default(&o);
+    o.frame_rate = rate;
+    progress("building", 0, 1, "procedural locomotion");
+    if ((rc = anim_procgen_database(&db, &o, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
+    else progress("building", 1, 1, "procedural locomotion");
   } else {
-    anim_database_t db;
-    char err[512];
-    clock_t start = clock();
-    rc = procgen ? anim_procgen_database(&db, NULL, err, sizeof err)
-                 : build_from_bvh(&db, name ? name : "database", paths, npaths, rate, scale, mirror, rules, nrules);
-    if (procgen && rc) fprintf(stderr, "animdb: %s\n", err);
-    int built = rc == 0; /* a failed build has freed what it made */
-    if (!rc && name) snprintf(db.name, sizeof db.name, "%s", name);
-    if (!rc && (rc = anim_dbfile_write(&db, out, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
-    if (!rc)
-      printf("%s: %d frames, %d bones, %d ranges, %d feature dims, version %016llx (%.2f s)\n", out, db.nframes,
-             db.nbones, db.nranges, db.features.cols, (unsigned long long)db.version,
-             (double)(clock() - start) / CLOCKS_PER_SEC);
-    if (built) anim_database_free(&db);
-    rc = rc ? 1 : 0;
+    rc = build_from_bvh(&db, name ? name : "database", paths, npaths, rate, scale, mirror);
   }
   free(paths);
-  return rc;
+  /* A failed build has freed what it made; so does a failed finish. */
+  if (!rc) rc = finish_database(&db, rules, nrules, weights, !procgen);
+  if (rc) return 1;
+  if (name) snprintf(db.name, sizeof db.name, "%s", name);
+  if ((rc = anim_dbfile_write(&db, out, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (!rc)
+    printf("%s: %d frames, %d bones, %d ranges, %d feature dims, version %016llx (%.2f s)\n", out, db.nframes,
+           db.nbones, db.nranges, db.features.cols, (unsigned long long)db.version,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  anim_database_free(&db);
+  return rc ? 1 : 0;
 }
 
-/* ---- info and search ---------------------------------------------------------------------- */
+/* ---- info ------------------------------------------------------------------------------- */
 
 static int open_db(anim_database_t *db, const char *path) {
   char err[512];
@@ -137,14 +371,31 @@ static int open_db(anim_database_t *db, const char *path) {
   return rc;
 }
 
-static const char *const kind_names[] = {"position", "velocity", "trajectory-position", "trajectory-direction",
-                                         "inertialize"};
+typedef struct {
+  size_t poses, contacts, ranges, features;
+} sizes_t;
 
-static void print_info_text(const anim_database_t *db, size_t file_size) {
+static sizes_t sizes_of(const anim_database_t *db) {
+  size_t n = (size_t)db->nframes * (size_t)db->nbones;
+  sizes_t s;
+  s.poses = n * (6 * sizeof(vec3) + 2 * sizeof(quat));
+  s.contacts = (size_t)db->nframes * (size_t)db->ncontacts;
+  s.ranges = (size_t)db->nranges * sizeof(anim_range_t);
+  s.features = ((size_t)db->features.rows + 2) * (size_t)db->features.cols * sizeof(float);
+  return s;
+}
+
+static double mib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+static void print_info_text(const anim_database_t *db) {
+  sizes_t s = sizes_of(db);
   printf("name       %s\nversion    %016llx\nframes     %d at %g Hz (%.1f s)\nbones      %d\nranges     %d\n"
-         "features   %d dims\nfile       %.2f MiB\n",
+         "tags       %d\nfeatures   %d dims\n",
          db->name, (unsigned long long)db->version, db->nframes, db->frame_rate, db->nframes / db->frame_rate,
-         db->nbones, db->nranges, db->features.cols, (double)file_size / (1024.0 * 1024.0));
+         db->nbones, db->nranges, db->ntags, db->features.cols);
+  printf("memory     poses %.2f MiB (8 arrays), features %.2f MiB, contacts %.2f MiB, ranges %.3f MiB;"
+         " file %.2f MiB, mapped read-only\n",
+         mib(s.poses), mib(s.features), mib(s.contacts), mib(s.ranges), mib(db->mapping_size));
   printf("skeleton:\n");
   for (int b = 0; b < db->nbones; b++)
     printf("  %3d %-24s parent %s\n", b, db->skeleton.names[b], b ? db->skeleton.names[db->skeleton.parents[b]] : "-");
@@ -157,7 +408,7 @@ static void print_info_text(const anim_database_t *db, size_t file_size) {
       if (db->ranges[r].tag_mask & (1u << t)) printf(" #%s", db->tag_names[t]);
     printf("\n");
   }
-  printf("feature schema:\n");
+  printf("feature schema (normalized = (raw - offset) / scale):\n");
   const anim_features_t *f = &db->features;
   for (int t = 0; t < f->schema.nterms; t++) {
     const anim_feature_term_t *term = &f->schema.terms[t];
@@ -169,114 +420,188 @@ static void print_info_text(const anim_database_t *db, size_t file_size) {
   }
 }
 
-static void print_info_json(const anim_database_t *db, size_t file_size) {
-  printf("{\"name\":\"%s\",\"version\":\"%016llx\",\"frames\":%d,\"frame_rate\":%g,\"bones\":[", db->name,
-         (unsigned long long)db->version, db->nframes, db->frame_rate);
-  for (int b = 0; b < db->nbones; b++)
-    printf("%s{\"name\":\"%s\",\"parent\":%d}", b ? "," : "", db->skeleton.names[b], db->skeleton.parents[b]);
+/* s as a JSON string (quotes, backslashes and control characters escaped). */
+static void json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+static void json_floats(const float *v, int n) {
+  putchar('[');
+  for (int i = 0; i < n; i++) printf("%s%.9g", i ? "," : "", v[i]);
+  putchar(']');
+}
+
+static void print_info_json(const anim_database_t *db) {
+  sizes_t s = sizes_of(db);
+  printf("{\"name\":");
+  json_string(db->name);
+  printf(",\"version\":\"%016llx\",\"frames\":%d,\"frame_rate\":%g,\"bones\":[", (unsigned long long)db->version,
+         db->nframes, db->frame_rate);
+  for (int b = 0; b < db->nbones; b++) {
+    printf("%s{\"name\":", b ? "," : "");
+    json_string(db->skeleton.names[b]);
+    printf(",\"parent\":%d}", db->skeleton.parents[b]);
+  }
+  printf("],\"contact_bones\":[");
+  for (int c = 0; c < db->ncontacts; c++) printf("%s%d", c ? "," : "", db->contact_bones[c]);
+  printf("],\"tags\":[");
+  for (int t = 0; t < db->ntags; t++) printf("%s", t ? "," : ""), json_string(db->tag_names[t]);
   printf("],\"ranges\":[");
   for (int r = 0; r < db->nranges; r++) {
-    printf("%s{\"name\":\"%s\",\"start\":%d,\"stop\":%d,\"tags\":[", r ? "," : "", db->ranges[r].name,
-           db->ranges[r].start, db->ranges[r].stop);
+    printf("%s{\"name\":", r ? "," : "");
+    json_string(db->ranges[r].name);
+    printf(",\"start\":%d,\"stop\":%d,\"tags\":[", db->ranges[r].start, db->ranges[r].stop);
     int first = 1;
     for (int t = 0; t < db->ntags; t++)
-      if (db->ranges[r].tag_mask & (1u << t)) printf("%s\"%s\"", first ? "" : ",", db->tag_names[t]), first = 0;
+      if (db->ranges[r].tag_mask & (1u << t)) printf("%s", first ? "" : ","), json_string(db->tag_names[t]), first = 0;
     printf("]}");
   }
-  printf("],\"features\":{\"dims\":%d,\"groups\":[", db->features.cols);
-  for (int t = 0; t < db->features.schema.nterms; t++)
-    printf("%s{\"kind\":\"%s\",\"bone\":\"%s\",\"weight\":%g,\"first_column\":%d,\"dims\":%d}", t ? "," : "",
-           kind_names[db->features.schema.terms[t].kind], db->features.schema.terms[t].bone,
-           db->features.schema.terms[t].weight, db->features.group_start[t], db->features.group_dims[t]);
-  printf("]},\"file_bytes\":%zu}\n", file_size);
+  const anim_features_t *f = &db->features;
+  printf("],\"features\":{\"dims\":%d,\"groups\":[", f->cols);
+  for (int t = 0; t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    printf("%s{\"kind\":\"%s\",\"bone\":", t ? "," : "", kind_names[term->kind]);
+    json_string(term->bone);
+    printf(",\"weight\":%g,\"first_column\":%d,\"dims\":%d,\"offset\":", term->weight, f->group_start[t],
+           f->group_dims[t]);
+    json_floats(f->offset + f->group_start[t], f->group_dims[t]);
+    printf(",\"scale\":");
+    json_floats(f->scale + f->group_start[t], f->group_dims[t]);
+    putchar('}');
+  }
+  printf("]},\"memory\":{\"poses\":%zu,\"features\":%zu,\"contacts\":%zu,\"ranges\":%zu},\"file_bytes\":%zu}\n",
+         s.poses, s.features, s.contacts, s.ranges, db->mapping_size);
 }
 
 static int cmd_info(int argc, char **argv) {
-  if (argc < 3) return usage();
-  int json = argc > 3 && !strcmp(argv[3], "--json");
+  if (wants_help(argc, argv)) return fputs(info_help, stdout), 0;
+  const char *file = NULL;
+  int json = 0;
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (argv[i][0] == '-' && argv[i][1]) return usage_error("unknown option %s", argv[i]);
+    else if (file) return usage_error("info takes one file (got also %s)", argv[i]);
+    else file = argv[i];
+  }
+  if (!file) return usage_error("%s", "info needs a FILE");
   anim_database_t db;
-  if (open_db(&db, argv[2])) return 1;
-  if (json) print_info_json(&db, db.mapping_size);
-  else print_info_text(&db, db.mapping_size);
+  if (open_db(&db, file)) return 1;
+  if (json) print_info_json(&db);
+  else print_info_text(&db);
   anim_database_free(&db);
   return 0;
 }
 
+/* ---- search ------------------------------------------------------------------------------ */
+
 static int parse_query(const char *text, float *out, int max) {
   int n = 0;
-  while (*text && n < max) {
+  while (*text) {
     char *end;
+    if (n == max) return -1;
+    errno = 0;
     out[n++] = strtof(text, &end);
-    if (end == text) return -1;
+    if (end == text || errno || !isfinite(out[n - 1]) || (*end && *end != ',')) return -1;
     text = *end == ',' ? end + 1 : end;
   }
-  return *text ? -1 : n;
+  return n;
 }
 
 static int cmd_search(int argc, char **argv) {
-  if (argc < 3) return usage();
-  anim_database_t db;
-  if (open_db(&db, argv[2])) return 1;
+  if (wants_help(argc, argv)) return fputs(search_help, stdout), 0;
+  if (argc < 3 || argv[2][0] == '-') return usage_error("%s", "search needs a FILE first");
   anim_search_query_t q = {NULL, 5, -1, 0.0f, 0, 0, 0};
   anim_search_method_t method = ANIM_SEARCH_FAST;
   float vector[ANIM_MAX_FEATURE_DIMS];
-  int frame = -1, n = -1, rc = 0;
+  const char *tags[ANIM_MAX_TAGS];
+  int frame = -1, n = -1, ntags = 0, rc = 0;
   for (int i = 3; i < argc && !rc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) rc = 2;
-    else if (!strcmp(a, "--frame")) frame = atoi(v);
-    else if (!strcmp(a, "--query")) n = parse_query(v, vector, ANIM_MAX_FEATURE_DIMS);
-    else if (!strcmp(a, "--k")) q.k = atoi(v);
-    else if (!strcmp(a, "--current")) q.current_frame = atoi(v);
-    else if (!strcmp(a, "--transition-cost")) q.transition_cost = strtof(v, NULL);
-    else if (!strcmp(a, "--ignore-surrounding")) q.ignore_surrounding = atoi(v);
-    else if (!strcmp(a, "--ignore-range-end")) q.ignore_range_end = atoi(v);
-    else if (!strcmp(a, "--method")) rc = anim_search_method_parse(v, &method) ? 2 : 0;
-    else if (!strcmp(a, "--tag")) {
-      int bit = anim_database_find_tag(&db, v);
-      if (bit < 0) fprintf(stderr, "animdb: no tag %s in %s\n", v, argv[2]), rc = 1;
-      else q.tag_mask |= 1u << bit;
-    } else rc = 2;
+    if (!v) rc = usage_error("%s needs a value", a);
+    else if (!strcmp(a, "--frame")) rc = parse_int(v, 0, INT_MAX, &frame) ? usage_error("--frame %s: not a frame", v) : 0;
+    else if (!strcmp(a, "--query")) rc = (n = parse_query(v, vector, ANIM_MAX_FEATURE_DIMS)) < 0 ? usage_error("--query %s: expected finite numbers separated by commas", v) : 0;
+    else if (!strcmp(a, "--k")) rc = parse_int(v, 1, ANIM_SEARCH_MAX_K, &q.k) ? usage_error("--k %s: not in 1..1024", v) : 0;
+    else if (!strcmp(a, "--current")) rc = parse_int(v, -1, INT_MAX, &q.current_frame) ? usage_error("--current %s: not a frame", v) : 0;
+    else if (!strcmp(a, "--transition-cost")) rc = parse_float(v, 0.0f, &q.transition_cost) ? usage_error("--transition-cost %s: not a number >= 0", v) : 0;
+    else if (!strcmp(a, "--ignore-surrounding")) rc = parse_int(v, 0, INT_MAX, &q.ignore_surrounding) ? usage_error("--ignore-surrounding %s: not a count >= 0", v) : 0;
+    else if (!strcmp(a, "--ignore-range-end")) rc = parse_int(v, 0, INT_MAX, &q.ignore_range_end) ? usage_error("--ignore-range-end %s: not a count >= 0", v) : 0;
+    else if (!strcmp(a, "--method")) rc = anim_search_method_parse(v, &method) ? usage_error("--method %s: expected brute, boxes or fast", v) : 0;
+    else if (!strcmp(a, "--tag")) rc = ntags == ANIM_MAX_TAGS ? usage_error("too many --tag (at most %s)", "32") : (tags[ntags++] = v, 0);
+    else rc = usage_error("unknown option %s", a);
   }
-  if (!rc && n < 0 && (frame < 0 || frame >= db.nframes)) {
-    fprintf(stderr, "animdb: --frame must be in [0, %d), or give --query\n", db.nframes);
-    rc = 2;
+  if (!rc && frame >= 0 && n >= 0) rc = usage_error("%s", "give --frame or --query, not both");
+  if (!rc && frame < 0 && n < 0) rc = usage_error("%s", "search needs --frame N or --query v1,v2,...");
+  if (rc) return rc;
+  anim_database_t db;
+  if (open_db(&db, argv[2])) return 1;
+  for (int t = 0; t < ntags && !rc; t++) {
+    int bit = anim_database_find_tag(&db, tags[t]);
+    if (bit < 0) fprintf(stderr, "animdb: no tag %s in %s\n", tags[t], argv[2]), rc = 1;
+    else q.tag_mask |= 1u << bit;
+  }
+  /* Frame numbers and vector lengths depend on the file: still usage errors. */
+  if (!rc && n < 0 && frame >= db.nframes) {
+    fprintf(stderr, "animdb: --frame must be in [0, %d)\n", db.nframes);
+    rc = EXIT_USAGE;
+  }
+  if (!rc && q.current_frame >= db.nframes) {
+    fprintf(stderr, "animdb: --current must be in [-1, %d)\n", db.nframes);
+    rc = EXIT_USAGE;
   }
   if (!rc && n >= 0 && n != db.features.cols) {
     fprintf(stderr, "animdb: --query has %d values, the database has %d dims\n", n, db.features.cols);
-    rc = 2;
+    rc = EXIT_USAGE;
   }
+  if (!rc && db.features.cols == 0) fprintf(stderr, "animdb: %s has no features\n", argv[2]), rc = 1;
   if (!rc) {
-    if (n < 0) memcpy(vector, db.features.values + (size_t)frame * (size_t)db.features.cols, (size_t)db.features.cols * sizeof(float));
+    if (n < 0)
+      memcpy(vector, db.features.values + (size_t)frame * (size_t)db.features.cols,
+             (size_t)db.features.cols * sizeof(float));
     q.query = vector;
     anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
     char err[256];
     anim_search_index_t *index = anim_search_index_build(method, &data, err, sizeof err);
-    anim_search_hit_t hits[ANIM_SEARCH_MAX_K];
+    anim_search_hit_t *hits = malloc((size_t)q.k * sizeof *hits);
     int count = 0;
     if (!index) fprintf(stderr, "animdb: %s\n", err), rc = 1;
+    else if (!hits) fprintf(stderr, "animdb: out of memory\n"), rc = 1;
     else if ((rc = anim_search_run(index, &q, hits, &count, NULL))) {
       fprintf(stderr, "animdb: search: %s\n", anim_strerror(rc));
       rc = 1;
     }
     for (int i = 0; !rc && i < count; i++) {
       int r = anim_database_range_of(&db, hits[i].frame);
-      printf("%2d  frame %7d  cost %10.5f  range %s\n", i + 1, hits[i].frame, hits[i].cost, r >= 0 ? db.ranges[r].name : "-");
+      printf("%2d  frame %7d  cost %10.5f  range %s\n", i + 1, hits[i].frame, hits[i].cost,
+             r >= 0 ? db.ranges[r].name : "-");
     }
+    free(hits);
     anim_search_index_free(index);
   }
   anim_database_free(&db);
-  return rc == 2 ? usage() : rc;
+  return rc;
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) return usage();
-  if (!strcmp(argv[1], "build")) return cmd_build(argc, argv);
-  if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
-  if (!strcmp(argv[1], "search")) return cmd_search(argc, argv);
-  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    usage();
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "build")) return cmd_build(argc, argv);
+  if (!strcmp(cmd, "info")) return cmd_info(argc, argv);
+  if (!strcmp(cmd, "search")) return cmd_search(argc, argv);
+  if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    const char *topic = argc > 2 ? argv[2] : "";
+    if (!strcmp(topic, "build")) fputs(build_help, stdout);
+    else if (!strcmp(topic, "info")) fputs(info_help, stdout);
+    else if (!strcmp(topic, "search")) fputs(search_help, stdout);
+    else if (*topic) return usage_error("no help on %s", topic);
+    else print_usage(stdout);
     return 0;
   }
-  return usage();
+  return usage_error("unknown command %s", cmd);
 }
