@@ -49,6 +49,29 @@ void anim_fk_bone(vec3 *out_position, quat *out_rotation, const vec3 *local_posi
   *out_rotation = rotation;
 }
 
+void anim_fk_bone_velocity(vec3 *out_position, quat *out_rotation, vec3 *out_velocity, vec3 *out_angular_velocity,
+                           const vec3 *local_positions, const quat *local_rotations, const vec3 *local_velocities,
+                           const vec3 *local_angular_velocities, const int *parents, int bone) {
+  int chain[ANIM_MAX_BONES], depth = 0;
+  for (int b = bone; b >= 0 && depth < ANIM_MAX_BONES; b = parents[b]) chain[depth++] = b;
+  /* The chain's root: its local transform and velocities are global. */
+  int b = chain[--depth];
+  vec3 x = local_positions[b], v = local_velocities[b], w = local_angular_velocities[b];
+  quat r = local_rotations[b];
+  while (depth > 0) {
+    b = chain[--depth];
+    vec3 arm = quat_mul_vec3(r, local_positions[b]);
+    v = vec3_add(vec3_add(v, vec3_cross(w, arm)), quat_mul_vec3(r, local_velocities[b]));
+    w = vec3_add(w, quat_mul_vec3(r, local_angular_velocities[b]));
+    x = vec3_add(x, arm);
+    r = quat_mul(r, local_rotations[b]);
+  }
+  *out_position = x;
+  *out_rotation = r;
+  *out_velocity = v;
+  *out_angular_velocity = w;
+}
+
 void anim_ik_local(vec3 *out_local_positions, quat *out_local_rotations, const vec3 *positions, const quat *rotations,
                    const int *parents, int nbones) {
   for (int i = 0; i < nbones; i++) {
