@@ -20,8 +20,8 @@ enum {
   HIPS, SPINE, CHEST, NECK, HEAD,
   L_UPLEG, L_LEG, L_FOOT, L_TOE,
   R_UPLEG, R_LEG, R_FOOT, R_TOE,
-  L_ARM, L_FOREARM, L_HAND,
-  R_ARM, R_FOREARM, R_HAND,
+  L_SHOULDER, L_ARM, L_FOREARM, L_HAND,
+  R_SHOULDER, R_ARM, R_FOREARM, R_HAND,
   NBONES
 };
 
@@ -39,9 +39,11 @@ static const struct {
     {"Neck", CHEST, 0, 0.22f, 0},      {"Head", NECK, 0, 0.10f, 0},        {"LeftUpLeg", HIPS, 0.09f, -0.05f, 0},
     {"LeftLeg", L_UPLEG, 0, -THIGH, 0}, {"LeftFoot", L_LEG, 0, -SHIN, 0},   {"LeftToe", L_FOOT, 0, -0.05f, 0.13f},
     {"RightUpLeg", HIPS, -0.09f, -0.05f, 0}, {"RightLeg", R_UPLEG, 0, -THIGH, 0}, {"RightFoot", R_LEG, 0, -SHIN, 0},
-    {"RightToe", R_FOOT, 0, -0.05f, 0.13f}, {"LeftArm", CHEST, 0.18f, 0.17f, 0}, {"LeftForeArm", L_ARM, 0, -0.28f, 0},
-    {"LeftHand", L_FOREARM, 0, -0.26f, 0}, {"RightArm", CHEST, -0.18f, 0.17f, 0},
-    {"RightForeArm", R_ARM, 0, -0.28f, 0}, {"RightHand", R_FOREARM, 0, -0.26f, 0},
+    {"RightToe", R_FOOT, 0, -0.05f, 0.13f}, {"LeftShoulder", CHEST, 0.05f, 0.15f, 0},
+    {"LeftArm", L_SHOULDER, 0.13f, 0.02f, 0}, {"LeftForeArm", L_ARM, 0, -0.28f, 0},
+    {"LeftHand", L_FOREARM, 0, -0.26f, 0}, {"RightShoulder", CHEST, -0.05f, 0.15f, 0},
+    {"RightArm", R_SHOULDER, -0.13f, 0.02f, 0}, {"RightForeArm", R_ARM, 0, -0.28f, 0},
+    {"RightHand", R_FOREARM, 0, -0.26f, 0},
 };
 
 #define DEG (ANIM_PI / 180.0f)
@@ -262,6 +264,10 @@ static void pose_frame(const gait_t *g, int f, float t, const vec3 *ankle[2], co
   /* Arms swing against the legs; elbows bend more when running. */
   float swing = (0.25f + 0.1f * clampf(v - 1.5f, 0.0f, 2.0f)) * moving * sinf(cycle);
   float elbow = -(0.25f + 0.35f * clampf((v - 1.5f) / 2.0f, 0.0f, 1.0f));
+  /* Shoulders rise a little with each breath and with the arm swing. */
+  float breath = 0.5f + 0.5f * sinf(2.0f * ANIM_PI * 0.25f * t);
+  lr[L_SHOULDER] = roll(0.03f * breath + 0.04f * moving * fmaxf(sinf(cycle), 0.0f));
+  lr[R_SHOULDER] = roll(-0.03f * breath - 0.04f * moving * fmaxf(-sinf(cycle), 0.0f));
   lr[L_ARM] = quat_mul(roll(0.12f), pitch(swing));
   lr[R_ARM] = quat_mul(roll(-0.12f), pitch(-swing));
   lr[L_FOREARM] = lr[R_FOREARM] = pitch(elbow);
@@ -282,7 +288,25 @@ static void pose_frame(const gait_t *g, int f, float t, const vec3 *ankle[2], co
   }
 }
 
+/* 0 when spec can be generated at rate: a positive duration, 1..4 speed keys
+ * at increasing times with finite speeds >= 0, a finite turn rate. */
+static int spec_validate(const anim_procgen_clip_spec_t *spec, float rate) {
+  if (!spec || !(rate > 0.0f) || rate > 1000.0f || !(spec->duration > 0.0f) || spec->duration > 600.0f ||
+      spec->nkeys < 1 || spec->nkeys > 4 || !isfinite(spec->turn_rate) || !spec->name)
+    return ANIM_EINVAL;
+  for (int k = 0; k < spec->nkeys; k++) {
+    if (!isfinite(spec->key_time[k]) || !isfinite(spec->key_speed[k]) || spec->key_speed[k] < 0.0f ||
+        spec->key_speed[k] > 12.0f)
+      return ANIM_EINVAL;
+    if (k > 0 && !(spec->key_time[k] > spec->key_time[k - 1])) return ANIM_EINVAL;
+  }
+  return 0;
+}
+
 int anim_procgen_clip(anim_clip_t *out, const anim_procgen_clip_spec_t *spec, float rate) {
+  if (!out) return ANIM_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (spec_validate(spec, rate)) return ANIM_EINVAL;
   anim_skeleton_t skeleton;
   anim_procgen_skeleton(&skeleton);
   memset(out, 0, sizeof *out);
@@ -323,24 +347,52 @@ static int tag_ranges(anim_database_t *db, const anim_procgen_clip_spec_t *list,
   return 0;
 }
 
-int anim_procgen_database(anim_database_t *out, const anim_build_options_t *options, char *err, int errlen) {
+int anim_procgen_clips(anim_clip_t **out_clips, int *out_count, float rate) {
+  if (!out_clips || !out_count) return ANIM_EINVAL;
+  *out_clips = NULL;
+  *out_count = 0;
   int n;
   const anim_procgen_clip_spec_t *list = anim_procgen_specs(&n);
+  anim_clip_t *clips = calloc((size_t)n, sizeof *clips);
+  if (!clips) return ANIM_ENOMEM;
+  int rc = 0;
+  for (int i = 0; i < n && !rc; i++) rc = anim_procgen_clip(&clips[i], &list[i], rate);
+  if (rc) {
+    anim_procgen_clips_free(clips, n);
+    return rc;
+  }
+  *out_clips = clips;
+  *out_count = n;
+  return 0;
+}
+
+void anim_procgen_clips_free(anim_clip_t *clips, int count) {
+  for (int i = 0; clips && i < count; i++) anim_clip_free(&clips[i]);
+  free(clips);
+}
+
+int anim_procgen_database(anim_database_t *out, const anim_build_options_t *options, char *err, int errlen) {
+  if (!out) return ANIM_EINVAL;
+  memset(out, 0, sizeof *out);
   anim_build_options_t o;
   if (options) o = *options;
   else anim_build_options_default(&o);
   o.mirror = 0; /* the list already has both turn directions */
-  anim_clip_t *clips = calloc((size_t)n, sizeof *clips);
-  if (!clips) return ANIM_ENOMEM;
-  int rc = 0;
-  for (int i = 0; i < n && !rc; i++) rc = anim_procgen_clip(&clips[i], &list[i], o.frame_rate);
-  if (!rc) rc = anim_database_build(out, "default", clips, n, &o, err, errlen);
-  for (int i = 0; i < n; i++) anim_clip_free(&clips[i]);
-  free(clips);
+  anim_clip_t *clips;
+  int n, rc = anim_procgen_clips(&clips, &n, o.frame_rate);
+  if (rc) {
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, "procedural clips: %s", anim_strerror(rc));
+    return rc;
+  }
+  const anim_procgen_clip_spec_t *list = anim_procgen_specs(&n);
+  rc = anim_database_build(out, "default", clips, n, &o, err, errlen);
+  anim_procgen_clips_free(clips, n);
   if (rc) return rc;
   anim_feature_schema_t schema;
-  if (!rc) rc = tag_ranges(out, list, n);
-  if (!rc) rc = anim_feature_schema_default(&schema, out);
+  rc = tag_ranges(out, list, n);
+  if (rc && err && errlen > 0) snprintf(err, (size_t)errlen, "tagging the procedural ranges: %s", anim_strerror(rc));
+  if (!rc && (rc = anim_feature_schema_default(&schema, out)) && err && errlen > 0)
+    snprintf(err, (size_t)errlen, "no default feature schema for the procedural skeleton");
   if (!rc) rc = anim_features_build(out, &schema, err, errlen);
   if (rc) anim_database_free(out);
   return rc;
