@@ -134,26 +134,25 @@ static void trajectory(const anim_database_t *db, int frame, const anim_feature_
   }
 }
 
-static void term_values(const anim_database_t *db, int frame, const anim_feature_term_t *t, float *out) {
-  vec3 pos, vel, v;
-  switch (t->kind) {
-  case ANIM_FEATURE_BONE_POSITION:
-  case ANIM_FEATURE_BONE_VELOCITY:
-  case ANIM_FEATURE_INERTIALIZE: {
-    character_space(db, frame, anim_skeleton_find(&db->skeleton, t->bone), &pos, &vel);
-    if (t->kind == ANIM_FEATURE_BONE_POSITION) v = pos;
-    else if (t->kind == ANIM_FEATURE_BONE_VELOCITY) v = vel;
-    else {
-      /* 000_*: |(2 x y + v) / y^2| is a difference of 2 pos / y + vel / y^2. */
-      float y = halflife_to_damping(t->halflife) / 2.0f;
-      v = vec3_add(vec3_scale(pos, 2.0f / y), vec3_scale(vel, 1.0f / (y * y)));
-    }
-    out[0] = v.x, out[1] = v.y, out[2] = v.z;
-    break;
+/* The 3 values of a bone term from the bone's character-space position and
+ * velocity. The inertialization term: an inertializer decays an offset
+ * (x, v) as e^{-y t} (x + (v + x y) t) with y = damping / 2; its integral over
+ * [0, inf) is (2 x y + v) / y^2 = 2 x / y + v / y^2, linear in (x, v), so the
+ * cost |integral| of a transition is the distance between the two frames'
+ * values of 2 pos / y + vel / y^2 (derived again from 000_*). */
+static void bone_term_values(const anim_feature_term_t *t, vec3 pos, vec3 vel, float *out) {
+  vec3 v = pos;
+  if (t->kind == ANIM_FEATURE_BONE_VELOCITY) v = vel;
+  if (t->kind == ANIM_FEATURE_INERTIALIZE) {
+    float y = halflife_to_damping(t->halflife) / 2.0f;
+    v = vec3_add(vec3_scale(pos, 2.0f / y), vec3_scale(vel, 1.0f / (y * y)));
   }
-  case ANIM_FEATURE_TRAJECTORY_POSITION:
-  case ANIM_FEATURE_TRAJECTORY_DIRECTION: trajectory(db, frame, t, out); break;
-  }
+  out[0] = v.x, out[1] = v.y, out[2] = v.z;
+}
+
+static int is_bone_term(const anim_feature_term_t *t) {
+  return t->kind == ANIM_FEATURE_BONE_POSITION || t->kind == ANIM_FEATURE_BONE_VELOCITY ||
+         t->kind == ANIM_FEATURE_INERTIALIZE;
 }
 
 int anim_features_compute_frame(const anim_database_t *db, const anim_feature_schema_t *schema, int frame,
@@ -161,10 +160,75 @@ int anim_features_compute_frame(const anim_database_t *db, const anim_feature_sc
   if (frame < 0 || frame >= db->nframes) return ANIM_ERANGE;
   int col = 0;
   for (int i = 0; i < schema->nterms; i++) {
-    term_values(db, frame, &schema->terms[i], out_raw + col);
+    const anim_feature_term_t *t = &schema->terms[i];
+    if (is_bone_term(t)) {
+      int bone = anim_skeleton_find(&db->skeleton, t->bone);
+      if (bone < 0) return ANIM_EINVAL; /* a schema not validated against db */
+      vec3 pos, vel;
+      character_space(db, frame, bone, &pos, &vel);
+      bone_term_values(t, pos, vel, out_raw + col);
+    } else {
+      trajectory(db, frame, t, out_raw + col);
+    }
+    col += term_dims(t);
+  }
+  return 0;
+}
+
+static const vec3 *find_input(const anim_feature_inputs_t *in, const vec3 *values, const char *bone) {
+  if (!values) return NULL;
+  for (int i = 0; i < in->nbones; i++)
+    if (in->bone_names[i] && strcmp(in->bone_names[i], bone) == 0) return &values[i];
+  return NULL;
+}
+
+static int inputs_fail(char *err, int errlen, int code, int term, const char *what, const char *bone) {
+  if (err && errlen > 0) snprintf(err, (size_t)errlen, "feature term %d: %s%s", term, what, bone);
+  return code;
+}
+
+/* One term's values from explicit inputs. */
+static int input_term_values(const anim_feature_term_t *t, int i, const anim_feature_inputs_t *in, float *out,
+                             char *err, int errlen) {
+  if (is_bone_term(t)) {
+    const vec3 *p = find_input(in, in->bone_positions, t->bone), *v = find_input(in, in->bone_velocities, t->bone);
+    vec3 zero = vec3_zero();
+    if (t->kind != ANIM_FEATURE_BONE_VELOCITY && !p)
+      return inputs_fail(err, errlen, ANIM_ENOTFOUND, i, "no position given for bone ", t->bone);
+    if (t->kind != ANIM_FEATURE_BONE_POSITION && !v)
+      return inputs_fail(err, errlen, ANIM_ENOTFOUND, i, "no velocity given for bone ", t->bone);
+    bone_term_values(t, p ? *p : zero, v ? *v : zero, out);
+    return 0;
+  }
+  int positions = t->kind == ANIM_FEATURE_TRAJECTORY_POSITION;
+  const float *values = positions ? in->trajectory_positions : in->trajectory_directions;
+  int n = positions ? in->ntrajectory_positions : in->ntrajectory_directions;
+  if (!values || n != t->nsamples)
+    return inputs_fail(err, errlen, ANIM_EDIMENSION, i, "trajectory sample count differs from the term's", "");
+  memcpy(out, values, 2 * (size_t)n * sizeof *out);
+  return 0;
+}
+
+int anim_features_compute_inputs(const anim_feature_schema_t *schema, const anim_feature_inputs_t *inputs,
+                                 float *out_raw, char *err, int errlen) {
+  int col = 0;
+  for (int i = 0; i < schema->nterms; i++) {
+    int rc = input_term_values(&schema->terms[i], i, inputs, out_raw + col, err, errlen);
+    if (rc) return rc;
     col += term_dims(&schema->terms[i]);
   }
   return 0;
+}
+
+static const char *kind_name(anim_feature_kind_t kind) {
+  switch (kind) {
+  case ANIM_FEATURE_BONE_POSITION: return "bone position";
+  case ANIM_FEATURE_BONE_VELOCITY: return "bone velocity";
+  case ANIM_FEATURE_TRAJECTORY_POSITION: return "trajectory position";
+  case ANIM_FEATURE_TRAJECTORY_DIRECTION: return "trajectory direction";
+  case ANIM_FEATURE_INERTIALIZE: return "inertialization";
+  }
+  return "unknown";
 }
 
 /* ---- normalization ----------------------------------------------------------------- */
@@ -186,10 +250,10 @@ static int normalize_group(anim_features_t *f, int term, char *err, int errlen) 
   }
   float scale = (float)(std_sum / dims) / f->schema.terms[term].weight;
   if (!(scale > 1e-8f) || !isfinite(scale)) {
+    const anim_feature_term_t *t = &f->schema.terms[term];
     if (err && errlen > 0)
-      snprintf(err, (size_t)errlen, "feature term %d (%s%s%s) does not vary over the database", term,
-               f->schema.terms[term].bone, *f->schema.terms[term].bone ? " " : "",
-               f->schema.terms[term].kind <= ANIM_FEATURE_BONE_VELOCITY ? "bone" : "trajectory");
+      snprintf(err, (size_t)errlen, "feature term %d (%s%s%s) does not vary over the database", term, kind_name(t->kind),
+               is_bone_term(t) ? " of " : "", is_bone_term(t) ? t->bone : "");
     return ANIM_EINVAL;
   }
   for (int j = start; j < start + dims; j++) f->scale[j] = scale;

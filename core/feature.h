@@ -76,9 +76,37 @@ int anim_features_build(struct anim_database *db, const anim_feature_schema_t *s
 void anim_features_free(anim_features_t *features);
 
 /* The raw (unnormalized) feature row of database frame `frame` under schema
- * (which must be valid for db). 0 or ANIM_ERANGE. */
+ * (which must be valid for db): character space is the simulation bone's
+ * (bone 0) position and yaw at that frame; trajectory samples past the end of
+ * the frame's range clamp to the range's last frame (the clip "stops
+ * there": positions stay, directions hold). 0, ANIM_ERANGE (frame), or
+ * ANIM_EINVAL (a bone term naming no bone of db). */
 int anim_features_compute_frame(const struct anim_database *db, const anim_feature_schema_t *schema, int frame,
                                 float *out_raw);
+
+/* What a query is made of when it does not come from a database frame, all
+ * in character space (relative to the simulation bone's position and yaw):
+ * bone positions (m) and velocities (m/s) by bone name, and the desired
+ * trajectory as (x, z) pairs per sample, in the order of the schema's frame
+ * offsets. Views, not owned. */
+typedef struct {
+  const char *const *bone_names; /* nbones names */
+  const vec3 *bone_positions;    /* nbones, or NULL when no term needs them */
+  const vec3 *bone_velocities;   /* nbones, or NULL */
+  int nbones;
+  const float *trajectory_positions;  /* 2 x ntrajectory_positions */
+  int ntrajectory_positions;
+  const float *trajectory_directions; /* 2 x ntrajectory_directions, unit (x, z) */
+  int ntrajectory_directions;
+} anim_feature_inputs_t;
+
+/* The raw feature row of a valid schema from explicit inputs: the same
+ * values anim_features_compute_frame gives for a frame whose bones and
+ * future trajectory are the inputs. 0; ANIM_ENOTFOUND (a term's bone has no
+ * position or velocity given), ANIM_EDIMENSION (trajectory samples differ
+ * from a term's nsamples); message in err. */
+int anim_features_compute_inputs(const anim_feature_schema_t *schema, const anim_feature_inputs_t *inputs,
+                                 float *out_raw, char *err, int errlen);
 
 /* out_normalized[j] = (raw[j] - offset[j]) / scale[j]. */
 void anim_features_normalize(const anim_features_t *features, const float *raw, float *out_normalized);

@@ -62,10 +62,17 @@ static void test_invalid_schemas(void **state) {
   memset(&copy.features, 0, sizeof copy.features);
   assert_int_equal(anim_features_build(&copy, &s, err, sizeof err), ANIM_EINVAL);
   assert_non_null(strstr(err, "does not vary"));
+  assert_non_null(strstr(err, "bone position of Simulation"));
+  /* A frame out of range; a schema that names a bone db lacks. */
+  float raw[ANIM_MAX_FEATURE_DIMS];
+  assert_int_equal(anim_features_compute_frame(&db, &db.features.schema, -1, raw), ANIM_ERANGE);
+  s.terms[0] = bone_term(ANIM_FEATURE_BONE_VELOCITY, "NoSuchBone", 1.0f);
+  assert_int_equal(anim_features_compute_frame(&db, &s, 0, raw), ANIM_EINVAL);
 }
 
-static void test_normalization_statistics(void **state) {
-  const anim_features_t *f = &db.features;
+/* Every normalized column has mean 0; every group shares one scale and its
+ * columns' standard deviations average to the term's weight. */
+static void check_statistics(const anim_features_t *f) {
   assert_int_equal(f->cols, 27);
   for (int t = 0; t < f->schema.nterms; t++) {
     double std_sum = 0.0;
@@ -85,6 +92,71 @@ static void test_normalization_statistics(void **state) {
     double group_std = std_sum / f->group_dims[t];
     if (fabs(group_std - f->schema.terms[t].weight) > 1e-3)
       fail_msg("term %d: average std %g, weight %g", t, group_std, f->schema.terms[t].weight);
+  }
+}
+
+static void test_normalization_statistics(void **state) {
+  check_statistics(&db.features);
+  anim_database_t bandai;
+  if (!anim_test_bandai_database(&bandai)) return;
+  check_statistics(&bandai.features);
+  anim_database_free(&bandai);
+}
+
+/* Doubling one term's weight doubles its normalized columns (scale = std /
+ * weight) and leaves the others' bit for bit. */
+static void test_weights_scale_groups(void **state) {
+  anim_feature_schema_t s = db.features.schema;
+  int t = 2;
+  s.terms[t].weight *= 2.0f;
+  anim_database_t copy = db;
+  memset(&copy.features, 0, sizeof copy.features);
+  char err[256];
+  assert_int_equal(anim_features_build(&copy, &s, err, sizeof err), 0);
+  const anim_features_t *a = &db.features, *b = &copy.features;
+  for (int i = 0; i < a->rows; i += 13)
+    for (int j = 0; j < a->cols; j++) {
+      float x = a->values[(size_t)i * (size_t)a->cols + (size_t)j], y = b->values[(size_t)i * (size_t)b->cols + (size_t)j];
+      int in_group = j >= a->group_start[t] && j < a->group_start[t] + a->group_dims[t];
+      if (in_group ? fabsf(y - 2.0f * x) > 1e-5f * (1.0f + fabsf(x)) : x != y)
+        fail_msg("row %d column %d: %g with the weight doubled, %g before", i, j, y, x);
+    }
+  anim_features_free(&copy.features);
+}
+
+/* A frame's bones and future trajectory passed as explicit inputs give the
+ * frame's own raw row. */
+static void test_inputs_equal_frame(void **state) {
+  const anim_features_t *f = &db.features;
+  const anim_feature_schema_t *s = &f->schema;
+  const char *names[ANIM_MAX_FEATURE_TERMS];
+  vec3 pos[ANIM_MAX_FEATURE_TERMS], vel[ANIM_MAX_FEATURE_TERMS];
+  float raw[ANIM_MAX_FEATURE_DIMS], from_inputs[ANIM_MAX_FEATURE_DIMS], traj_p[16], traj_d[16];
+  char err[256];
+  for (int i = 0; i < db.nframes; i += 211) {
+    assert_int_equal(anim_features_compute_frame(&db, s, i, raw), 0);
+    size_t base = (size_t)i * (size_t)db.nbones;
+    int n = 0;
+    for (int t = 0; t < s->nterms; t++) {
+      if (s->terms[t].kind == ANIM_FEATURE_TRAJECTORY_POSITION) memcpy(traj_p, raw + f->group_start[t], 6 * sizeof(float));
+      if (s->terms[t].kind == ANIM_FEATURE_TRAJECTORY_DIRECTION) memcpy(traj_d, raw + f->group_start[t], 6 * sizeof(float));
+      if (s->terms[t].kind > ANIM_FEATURE_BONE_VELOCITY) continue;
+      int b = anim_skeleton_find(&db.skeleton, s->terms[t].bone);
+      quat root = db.global_rotations[base];
+      names[n] = s->terms[t].bone;
+      pos[n] = quat_inv_mul_vec3(root, vec3_sub(db.global_positions[base + (size_t)b], db.global_positions[base]));
+      vel[n++] = quat_inv_mul_vec3(root, db.global_velocities[base + (size_t)b]);
+    }
+    anim_feature_inputs_t in = {names, pos, vel, n, traj_p, 3, traj_d, 3};
+    assert_int_equal(anim_features_compute_inputs(s, &in, from_inputs, err, sizeof err), 0);
+    for (int j = 0; j < f->cols; j++)
+      if (fabsf(from_inputs[j] - raw[j]) > 1e-5f) fail_msg("frame %d column %d: %g from inputs, %g", i, j, from_inputs[j], raw[j]);
+    /* Missing pieces are named. */
+    in.bone_velocities = NULL;
+    assert_int_equal(anim_features_compute_inputs(s, &in, from_inputs, err, sizeof err), ANIM_ENOTFOUND);
+    assert_non_null(strstr(err, "velocity"));
+    in.bone_velocities = vel, in.ntrajectory_directions = 2;
+    assert_int_equal(anim_features_compute_inputs(s, &in, from_inputs, err, sizeof err), ANIM_EDIMENSION);
   }
 }
 
@@ -115,7 +187,7 @@ static void test_inertialize_feature(void **state) {
   anim_feature_schema_t p = s, v = s;
   p.terms[0].kind = ANIM_FEATURE_BONE_POSITION;
   v.terms[0].kind = ANIM_FEATURE_BONE_VELOCITY;
-  float y = 2.0f * ANIM_LN2 / 0.1f; /* half-damping of a 0.1 s half-life */
+  float y = 2.0f * ANIM_LN2 / 0.1f; /* half-damping of a 0.1 s half-life: 13.86 /s */
   for (int i = 100; i < db.nframes; i += 500) {
     float fi[3], fp[3], fv[3];
     anim_features_compute_frame(&db, &s, i, fi);
@@ -125,6 +197,27 @@ static void test_inertialize_feature(void **state) {
       float expect = 2.0f * fp[d] / y + fv[d] / (y * y);
       assert_true(fabsf(fi[d] - expect) < 1e-5f);
     }
+  }
+}
+
+/* By hand: a half-life of 2 ln 2 s makes the half-damping y = 1 /s, so the
+ * feature is 2 pos + vel, pos and vel taken straight from the database. */
+static void test_inertialize_feature_by_hand(void **state) {
+  anim_feature_schema_t s;
+  memset(&s, 0, sizeof s);
+  s.nterms = 1;
+  s.terms[0] = bone_term(ANIM_FEATURE_INERTIALIZE, "RightFoot", 1.0f);
+  s.terms[0].halflife = 2.0f * ANIM_LN2;
+  int b = anim_skeleton_find(&db.skeleton, "RightFoot");
+  for (int i = 7; i < db.nframes; i += 401) {
+    size_t base = (size_t)i * (size_t)db.nbones;
+    quat root = db.global_rotations[base];
+    vec3 p = quat_inv_mul_vec3(root, vec3_sub(db.global_positions[base + (size_t)b], db.global_positions[base]));
+    vec3 v = quat_inv_mul_vec3(root, db.global_velocities[base + (size_t)b]);
+    float fi[3], expect[3] = {2.0f * p.x + v.x, 2.0f * p.y + v.y, 2.0f * p.z + v.z};
+    assert_int_equal(anim_features_compute_frame(&db, &s, i, fi), 0);
+    for (int d = 0; d < 3; d++)
+      if (fabsf(fi[d] - expect[d]) > 1e-5f * (1.0f + fabsf(expect[d]))) fail_msg("frame %d: %g, by hand %g", i, fi[d], expect[d]);
   }
 }
 
@@ -160,6 +253,9 @@ int main(void) {
       cmocka_unit_test(test_normalization_statistics),
       cmocka_unit_test(test_rows_equal_fresh_computation),
       cmocka_unit_test(test_inertialize_feature),
+      cmocka_unit_test(test_inertialize_feature_by_hand),
+      cmocka_unit_test(test_weights_scale_groups),
+      cmocka_unit_test(test_inputs_equal_frame),
       cmocka_unit_test(test_default_schema_on_every_skeleton),
   };
   return cmocka_run_group_tests_name("feature", tests, setup, teardown);
