@@ -130,6 +130,27 @@ static void test_invalid_arguments(void **state) {
   assert_int_equal(anim_dbfile_write(&invalid, path, err, sizeof err), ANIM_EFORMAT);
 }
 
+/* The checksum's values are part of the file format (and of database
+ * versions): known answers pin them, so a change shows up here first. */
+static void test_hash_known_answers(void **state) {
+  uint8_t data[101];
+  for (int i = 0; i < 101; i++) data[i] = (uint8_t)(i * 7 + 1);
+  assert_true(anim_hash64("", 0, 0) == 0x9090306c6e91ed59ull);
+  assert_true(anim_hash64("animserver", 10, 0) == 0x349c4579ccdaad98ull);
+  assert_true(anim_hash64(data, 100, 0) == 0x6856df026bb3d628ull);
+  assert_true(anim_hash64(data, 100, 42) == 0x46c343251d9d38dfull);
+  /* Any alignment gives the same value; every length and every bit counts. */
+  uint8_t shifted[101];
+  memcpy(shifted + 1, data, 100);
+  assert_true(anim_hash64(shifted + 1, 100, 0) == anim_hash64(data, 100, 0));
+  for (size_t len = 0; len < 100; len++) assert_true(anim_hash64(data, len, 0) != anim_hash64(data, len + 1, 0));
+  for (int bit = 0; bit < 8 * 100; bit++) {
+    data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    assert_true(anim_hash64(data, 100, 0) != 0x6856df026bb3d628ull);
+    data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+  }
+}
+
 static void test_truncated_files(void **state) {
   char err[256];
   /* Every length through the header, the table and the first sections, then
@@ -504,6 +525,7 @@ static void test_million_frames(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hash_known_answers),
       cmocka_unit_test(test_invalid_arguments),
       cmocka_unit_test(test_truncated_files),
       cmocka_unit_test(test_flipped_byte_in_every_section),
