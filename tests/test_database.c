@@ -194,8 +194,9 @@ static void test_velocities_match_fk_differences(void **state) {
 static void test_foot_contacts_alternate(void **state) {
   if (!need_db()) return;
   assert_int_equal(db.ncontacts, 2);
+  /* Every walk, mirrored ones included (measured 49-56% per foot, toes). */
   for (int r = 0; r < db.nranges; r++) {
-    if (!strstr(db.ranges[r].name, "walk_normal_001")) continue;
+    if (!strstr(db.ranges[r].name, "walk")) continue;
     int counts[2] = {0, 0}, changes = 0, n = db.ranges[r].stop - db.ranges[r].start;
     for (int f = db.ranges[r].start; f < db.ranges[r].stop; f++)
       for (int c = 0; c < 2; c++) {
@@ -207,7 +208,8 @@ static void test_foot_contacts_alternate(void **state) {
     for (int c = 0; c < 2; c++)
       if (counts[c] < n * 3 / 10 || counts[c] > n * 8 / 10)
         fail_msg("range %s: foot %d in contact %d of %d frames", db.ranges[r].name, c, counts[c], n);
-    assert_true(changes >= 10);
+    /* Even the one-cycle clips (61 frames) lift and plant each foot. */
+    if (changes < 4) fail_msg("range %s: contacts change only %d times", db.ranges[r].name, changes);
   }
 }
 
