@@ -219,6 +219,7 @@ static void test_planted_feet_do_not_slide(void **state) {
   qsort(speeds, (size_t)n, sizeof *speeds, cmp_float);
   float p95 = speeds[(int)(0.95 * n)];
   free(speeds);
+  printf("  contact feet: 95th percentile %.4f m/s, worst %.4f m/s over %d foot-frames\n", p95, worst, n);
   if (p95 > MAX_CONTACT_FOOT_SPEED_P95)
     fail_msg("feet in contact slide: 95th percentile %.3f m/s (worst %.3f, foot %s, frame %d)", p95, worst,
              db.skeleton.names[db.contact_bones[worst_foot]], worst_frame);
