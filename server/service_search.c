@@ -57,47 +57,39 @@ static int check_bone_names(const anim_database_t *db, const char *const *names,
   return 0;
 }
 
-/* The raw feature vector from bone inputs and a trajectory; every term must be covered. */
+/* The raw feature vector from bone inputs and a trajectory (core's
+ * anim_features_compute_inputs); the wire lists positions and velocities
+ * separately, so they are merged by bone name, and a term whose input is
+ * missing is named in the error. */
 static int features_from_inputs(const anim_database_t *db, const anim_query_request_t *q, int index, float *raw,
                                 anim_response_t *out) {
   const anim_features_t *f = &db->features;
   int rc = check_bone_names(db, q->bone_position_names, q->nbone_positions, index, out);
   if (!rc) rc = check_bone_names(db, q->bone_velocity_names, q->nbone_velocities, index, out);
   if (rc) return rc;
+  const char *names[2 * ANIM_MAX_FEATURE_TERMS];
+  vec3 positions[2 * ANIM_MAX_FEATURE_TERMS], velocities[2 * ANIM_MAX_FEATURE_TERMS];
+  int n = 0;
   for (int t = 0; t < f->schema.nterms; t++) {
     const anim_feature_term_t *term = &f->schema.terms[t];
-    float *dst = raw + f->group_start[t];
+    if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION || term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION) continue;
     const float *p = find_bone(q->bone_position_names, (const float (*)[3])q->bone_positions, q->nbone_positions, term->bone);
     const float *v = find_bone(q->bone_velocity_names, (const float (*)[3])q->bone_velocities, q->nbone_velocities, term->bone);
-    const float *traj = term->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? q->trajectory_positions : q->trajectory_directions;
-    int ntraj = term->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? q->ntrajectory_positions : q->ntrajectory_directions;
-    switch (term->kind) {
-    case ANIM_FEATURE_BONE_POSITION:
-    case ANIM_FEATURE_BONE_VELOCITY:
-    case ANIM_FEATURE_INERTIALIZE: {
-      int need_p = term->kind != ANIM_FEATURE_BONE_VELOCITY, need_v = term->kind != ANIM_FEATURE_BONE_POSITION;
-      if ((need_p && !p) || (need_v && !v))
-        return anim_response_fail(out, ANIM_EINVAL, "queries[%d]: feature term %d needs %s%s%s of bone %s", index, t,
-                                  need_p ? "bone_positions" : "", need_p && need_v ? " and " : "",
-                                  need_v ? "bone_velocities" : "", term->bone);
-      float y = halflife_to_damping(term->halflife) / 2.0f;
-      for (int d = 0; d < 3; d++)
-        dst[d] = term->kind == ANIM_FEATURE_BONE_POSITION   ? p[d]
-                 : term->kind == ANIM_FEATURE_BONE_VELOCITY ? v[d]
-                                                            : 2.0f * p[d] / y + v[d] / (y * y);
-      break;
-    }
-    case ANIM_FEATURE_TRAJECTORY_POSITION:
-    case ANIM_FEATURE_TRAJECTORY_DIRECTION:
-      if (ntraj != term->nsamples)
-        return anim_response_fail(out, ANIM_EDIMENSION, "queries[%d]: feature term %d needs %d trajectory %s, got %d",
-                                  index, t, term->nsamples,
-                                  term->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? "positions" : "directions", ntraj);
-      memcpy(dst, traj, 2 * (size_t)ntraj * sizeof *dst);
-      break;
-    }
+    int need_p = term->kind != ANIM_FEATURE_BONE_VELOCITY, need_v = term->kind != ANIM_FEATURE_BONE_POSITION;
+    if ((need_p && !p) || (need_v && !v))
+      return anim_response_fail(out, ANIM_EINVAL, "queries[%d]: feature term %d needs %s%s%s of bone %s", index, t,
+                                need_p ? "bone_positions" : "", need_p && need_v ? " and " : "",
+                                need_v ? "bone_velocities" : "", term->bone);
+    names[n] = term->bone;
+    positions[n] = p ? vec3_make(p[0], p[1], p[2]) : vec3_zero();
+    velocities[n] = v ? vec3_make(v[0], v[1], v[2]) : vec3_zero();
+    n++;
   }
-  return 0;
+  anim_feature_inputs_t inputs = {names, positions, velocities, n, q->trajectory_positions, q->ntrajectory_positions,
+                                  q->trajectory_directions, q->ntrajectory_directions};
+  char err[160];
+  rc = anim_features_compute_inputs(&f->schema, &inputs, raw, err, sizeof err);
+  return rc ? anim_response_fail(out, rc, "queries[%d]: %s", index, err) : 0;
 }
 
 /* Builds the normalized query vector and the core query of request query q. */
