@@ -92,7 +92,7 @@ static void update_desired(anim_character_t *c) {
   }
 }
 
-int anim_character_set_input(anim_character_t *c, const anim_controller_input_t *in) {
+int anim_controller_input_validate(const anim_controller_input_t *in) {
   float values[] = {in->stick_x, in->stick_z, in->camera_azimuth, in->velocity.x, in->velocity.y, in->velocity.z,
                     in->facing, in->goal.x, in->goal.y, in->goal.z, in->goal_speed};
   for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
@@ -100,8 +100,13 @@ int anim_character_set_input(anim_character_t *c, const anim_controller_input_t 
   if ((unsigned)in->kind > ANIM_INPUT_GOAL || in->stick_x * in->stick_x + in->stick_z * in->stick_z > 1.002f ||
       in->goal_speed < 0.0f)
     return ANIM_EINVAL;
-  c->input = *in;
   return 0;
+}
+
+int anim_character_set_input(anim_character_t *c, const anim_controller_input_t *in) {
+  int rc = anim_controller_input_validate(in);
+  if (rc == 0) c->input = *in;
+  return rc;
 }
 
 /* ---- simulation and trajectory ---------------------------------------------------------- */
@@ -158,24 +163,27 @@ static void build_query(anim_character_t *c, vec3 target_velocity, float *out_qu
   anim_features_normalize(f, raw, out_query);
 }
 
-static void search_and_transition(anim_character_t *c, vec3 target_velocity, int must_leave) {
-  float query[ANIM_MAX_FEATURE_DIMS];
-  build_query(c, target_velocity, query);
+/* Fills the search for this tick: the current frame competes unless the
+ * clip is about to end (it has no future there). */
+static void prepare_search(anim_character_t *c, vec3 target_velocity, int must_leave, float *out_query,
+                           anim_search_query_t *out_search) {
   const anim_controller_params_t *p = &c->params;
-  /* At the end of a clip the current frame cannot compete: it has no future. */
-  anim_search_query_t q = {query, 1, must_leave ? -1 : c->frame, p->transition_cost, p->ignore_range_end,
+  build_query(c, target_velocity, out_query);
+  anim_search_query_t q = {out_query, 1, must_leave ? -1 : c->frame, p->transition_cost, p->ignore_range_end,
                            p->ignore_surrounding, 0};
-  anim_search_hit_t best, scratch[1];
-  int count = 0;
+  *out_search = q;
   c->searches++;
   c->frames_since_search = 0;
   c->velocity_at_last_search = target_velocity;
-  if (anim_search_run(c->index, &q, &best, &count, scratch) != 0 || count == 0 || best.frame == c->frame) return;
-  anim_pose_view_t src = frame_view(c->db, c->frame), dst = frame_view(c->db, best.frame);
+}
+
+static void transition_to(anim_character_t *c, int frame) {
+  anim_pose_view_t src = frame_view(c->db, c->frame), dst = frame_view(c->db, frame);
   if (anim_inertializer_transition(&c->inertializer, &src, &dst) != 0) return;
-  c->frame = best.frame;
+  c->frame = frame;
   c->time_since_transition = 0.0f;
   c->transitions++;
+  c->transitioned = 1;
 }
 
 /* ---- lifetime and tick ----------------------------------------------------------------- */
@@ -243,28 +251,43 @@ static int take_frames(anim_character_t *c, float dt) {
   return frames;
 }
 
-int anim_character_tick(anim_character_t *c, float dt) {
+int anim_character_tick_begin(anim_character_t *c, float dt, float *out_query, anim_search_query_t *out_search) {
   if (!(dt > 0.0f) || !isfinite(dt)) return ANIM_EINVAL;
   const anim_controller_params_t *p = &c->params;
   update_desired(c);
   anim_dynamics_vec3_update(&c->smoothed_velocity, &c->smoothing, c->desired_velocity, dt);
   vec3 target = c->smoothed_velocity.y;
-  int frames = take_frames(c, dt);
-  c->frames_since_search += frames;
+  c->tick_dt = dt;
+  c->tick_frames = take_frames(c, dt);
+  c->frames_since_search += c->tick_frames;
+  c->transitioned = 0;
   /* Search from the pose shown last (the transition's source must be the
    * input of the last update), before advancing. */
-  int near_end = c->frame + frames >= range_stop(c->db, c->frame) - 1;
+  int near_end = c->frame + c->tick_frames >= range_stop(c->db, c->frame) - 1;
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
-  if (c->frames_since_search >= p->search_interval || replan || near_end) search_and_transition(c, target, near_end);
+  c->tick_searching = c->frames_since_search >= p->search_interval || replan || near_end;
+  if (c->tick_searching) prepare_search(c, target, near_end, out_query, out_search);
+  return c->tick_searching;
+}
+
+int anim_character_tick_end(anim_character_t *c, const anim_search_hit_t *best) {
+  const anim_controller_params_t *p = &c->params;
+  float dt = c->tick_dt;
+  if (!(dt > 0.0f)) return ANIM_EINVAL; /* no tick_begin */
+  if (c->tick_searching && best && best->frame != c->frame && best->frame >= 0 && best->frame < c->db->nframes)
+    transition_to(c, best->frame);
   int stop = range_stop(c->db, c->frame);
-  c->frame = c->frame + frames < stop ? c->frame + frames : stop - 1;
+  c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
   /* Simulation springs, then the displayed pose. */
+  vec3 target = c->smoothed_velocity.y;
   anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife, dt);
   rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife, dt);
   anim_pose_view_t view = frame_view(c->db, c->frame);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
   int rc = anim_inertializer_update(&c->inertializer, &out, &view, p->inertialize_halflife, dt);
+  c->tick_dt = 0.0f;
+  c->tick_searching = 0;
   if (rc) return rc;
   /* The simulation starts from where the character actually is. */
   c->sim_position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
@@ -272,6 +295,19 @@ int anim_character_tick(anim_character_t *c, float dt) {
   c->ticks++;
   return 0;
 }
+
+int anim_character_tick(anim_character_t *c, float dt) {
+  float query[ANIM_MAX_FEATURE_DIMS];
+  anim_search_query_t search;
+  int searching = anim_character_tick_begin(c, dt, query, &search);
+  if (searching < 0) return searching;
+  anim_search_hit_t best, scratch[1];
+  int count = 0;
+  int found = searching && anim_search_run(c->index, &search, &best, &count, scratch) == 0 && count > 0;
+  return anim_character_tick_end(c, found ? &best : NULL);
+}
+
+void anim_character_stagger(anim_character_t *c, int frames) { c->frames_since_search -= frames; }
 
 void anim_character_global_pose(anim_character_t *c) {
   anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,

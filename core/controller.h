@@ -83,6 +83,11 @@ typedef struct {
   /* Animation. */
   int frame;
   int frames_since_search;
+  /* Between anim_character_tick_begin and _end. */
+  float tick_dt;
+  int tick_frames;
+  int tick_searching;
+  int transitioned;         /* the last tick started a transition */
   float frame_time_accum;   /* seconds not yet turned into frames */
   float time_since_transition;
   uint64_t ticks, transitions, searches;
@@ -111,12 +116,29 @@ int anim_character_init(anim_character_t *out_character, const anim_database_t *
 void anim_character_free(anim_character_t *character);
 
 /* 0, ANIM_EINVAL (unknown kind, |stick| > 1.001, negative speed),
- * ANIM_ENONFINITE. The input holds until changed. */
+ * ANIM_ENONFINITE. */
+int anim_controller_input_validate(const anim_controller_input_t *input);
+/* Validates, then sets the input; it holds until changed. */
 int anim_character_set_input(anim_character_t *character, const anim_controller_input_t *input);
 
 /* Advances by dt seconds (> 0; a long dt is applied exactly by the springs
- * and advances the animation by as many frames). 0 or ANIM_EINVAL. */
+ * and advances the animation by as many frames). 0 or ANIM_EINVAL.
+ * Equivalent to tick_begin, anim_search_run when it asks, then tick_end. */
 int anim_character_tick(anim_character_t *character, float dt);
+
+/* A tick in two halves, so that many characters' searches can run as one
+ * batch in between. tick_begin takes the input and decides whether this tick
+ * searches: it returns 1 and fills out_query (cols normalized floats, which
+ * out_search->query points to) when it does, 0 when it does not, or
+ * ANIM_EINVAL (dt). tick_end takes the best hit (NULL: none, or no search)
+ * and advances the animation and the simulation. Calls must alternate. */
+int anim_character_tick_begin(anim_character_t *character, float dt, float *out_query,
+                              anim_search_query_t *out_search);
+int anim_character_tick_end(anim_character_t *character, const anim_search_hit_t *best);
+
+/* Delays the periodic search by `frames` (spreads a crowd's searches over
+ * the ticks of a search interval). */
+void anim_character_stagger(anim_character_t *character, int frames);
 
 /* Fills global_positions/global_rotations from the displayed pose. */
 void anim_character_global_pose(anim_character_t *character);

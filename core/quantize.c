@@ -1,4 +1,5 @@
 /* quantize.c: smallest-three rotations and fixed-point positions (see quantize.h). */
+#include "anim_error.h"
 #include "quantize.h"
 
 #define COMPONENT_RANGE 0.70710678118654752f /* 1 / sqrt 2 */
@@ -42,7 +43,64 @@ int16_t anim_local_position_pack(float metres) {
 float anim_local_position_unpack(int16_t packed) { return (float)packed * ANIM_LOCAL_POSITION_STEP; }
 
 int32_t anim_root_position_pack(float metres) {
-  return (int32_t)lrint(clampf(metres / ANIM_ROOT_POSITION_STEP, -2147483520.0f, 2147483520.0f));
+  /* In double: a float quotient would lose whole steps beyond 1.6 km. */
+  double steps = (double)metres / (double)ANIM_ROOT_POSITION_STEP;
+  return (int32_t)lrint(steps < -2147483647.0 ? -2147483647.0 : steps > 2147483647.0 ? 2147483647.0 : steps);
 }
 
 float anim_root_position_unpack(int32_t packed) { return (float)((double)packed * (double)ANIM_ROOT_POSITION_STEP); }
+
+/* ---- whole poses ------------------------------------------------------------------ */
+
+static uint8_t *put_le(uint8_t *out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; i++) out[i] = (uint8_t)(value >> (8 * i));
+  return out + bytes;
+}
+
+static const uint8_t *get_le(const uint8_t *in, uint64_t *out_value, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; i++) value |= (uint64_t)in[i] << (8 * i);
+  *out_value = value;
+  return in + bytes;
+}
+
+size_t anim_pose_quantized_size(int nbones, int rotations_only) {
+  if (nbones < 1) return 0;
+  return 12 + 7 * (size_t)nbones + (rotations_only ? 0 : 6 * (size_t)(nbones - 1));
+}
+
+void anim_pose_quantize(uint8_t *out, const vec3 *positions, const quat *rotations, int nbones, int rotations_only) {
+  out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].x), 4);
+  out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].y), 4);
+  out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].z), 4);
+  for (int b = 0; b < nbones; b++) out = put_le(out, anim_quat_pack(rotations[b]), 7);
+  if (rotations_only) return;
+  for (int b = 1; b < nbones; b++) {
+    out = put_le(out, (uint16_t)anim_local_position_pack(positions[b].x), 2);
+    out = put_le(out, (uint16_t)anim_local_position_pack(positions[b].y), 2);
+    out = put_le(out, (uint16_t)anim_local_position_pack(positions[b].z), 2);
+  }
+}
+
+int anim_pose_dequantize(const uint8_t *in, size_t len, int nbones, int rotations_only, vec3 *out_positions,
+                         quat *out_rotations) {
+  if (nbones < 1 || len != anim_pose_quantized_size(nbones, rotations_only)) return ANIM_EFORMAT;
+  uint64_t v[3];
+  for (int i = 0; i < 3; i++) in = get_le(in, &v[i], 4);
+  out_positions[0] = vec3_make(anim_root_position_unpack((int32_t)(uint32_t)v[0]),
+                               anim_root_position_unpack((int32_t)(uint32_t)v[1]),
+                               anim_root_position_unpack((int32_t)(uint32_t)v[2]));
+  for (int b = 0; b < nbones; b++) {
+    uint64_t code;
+    in = get_le(in, &code, 7);
+    out_rotations[b] = anim_quat_unpack(code);
+  }
+  if (rotations_only) return 0;
+  for (int b = 1; b < nbones; b++) {
+    for (int i = 0; i < 3; i++) in = get_le(in, &v[i], 2);
+    out_positions[b] = vec3_make(anim_local_position_unpack((int16_t)(uint16_t)v[0]),
+                                 anim_local_position_unpack((int16_t)(uint16_t)v[1]),
+                                 anim_local_position_unpack((int16_t)(uint16_t)v[2]));
+  }
+  return 0;
+}

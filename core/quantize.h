@@ -15,6 +15,7 @@
 #ifndef ANIM_QUANTIZE_H
 #define ANIM_QUANTIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "anim_math.h"
 
@@ -29,5 +30,18 @@ int16_t anim_local_position_pack(float metres);
 float anim_local_position_unpack(int16_t packed);
 int32_t anim_root_position_pack(float metres);
 float anim_root_position_unpack(int32_t packed);
+
+/* A whole pose (bone 0 the root in world space, the others local), as the
+ * wire's ENCODING_QUANTIZED lays it out, little-endian: the root position as
+ * 3 int32; the rotation of every bone in 7 bytes (its 50-bit code); unless
+ * rotations_only, the local positions of bones 1..n-1 as 3 int16 each. */
+size_t anim_pose_quantized_size(int nbones, int rotations_only);
+/* out has anim_pose_quantized_size bytes; positions and rotations nbones each
+ * (with rotations_only only positions[0] is read). */
+void anim_pose_quantize(uint8_t *out, const vec3 *positions, const quat *rotations, int nbones, int rotations_only);
+/* Decodes into nbones rotations and nbones positions (1 with rotations_only).
+ * 0, or ANIM_EFORMAT when len is not the size of such a pose. */
+int anim_pose_dequantize(const uint8_t *in, size_t len, int nbones, int rotations_only, vec3 *out_positions,
+                         quat *out_rotations);
 
 #endif

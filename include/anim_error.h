@@ -39,14 +39,15 @@ extern "C" {
   XX(EBADNAME, -21, "invalid name")                                          \
   XX(ESHUTDOWN, -22, "server shutting down")                                 \
   XX(EINTERNAL, -23, "internal error")                                       \
-  XX(EEXIST, -24, "already exists")
+  XX(EEXIST, -24, "already exists")                                          \
+  XX(EPERM, -25, "not permitted")
 
 typedef enum {
   ANIM_OK = 0,
 #define ANIM_ERRNO_ENUM(name, value, message) ANIM_##name = value,
   ANIM_ERRNO_MAP(ANIM_ERRNO_ENUM)
 #undef ANIM_ERRNO_ENUM
-  ANIM_ERRNO_MIN = -24
+  ANIM_ERRNO_MIN = -25
 } anim_errno_t;
 
 /* A static, human-readable message for code (0 or any ANIM_E*); never NULL. */

@@ -482,6 +482,153 @@ static int convert_tune(convert_t *cv, const Animserver__SpringTuneRequest *in, 
   }
 }
 
+/* ---- characters and streams ---------------------------------------------------------- */
+
+#define MAX_IDS_PER_REQUEST 100000
+
+static int check_finite1(convert_t *cv, const char *field, int index, float value) {
+  if (isfinite(value)) return 0;
+  return fail(cv->err, cv->errlen, ANIM_ENONFINITE, "%s[%d] has a %s value", field, index, isnan(value) ? "NaN" : "infinite");
+}
+
+/* Server defaults with the client's non-zero fields on top. */
+static int convert_params(convert_t *cv, const Animserver__ControllerParams *in, anim_controller_params_t *out) {
+  anim_controller_params_default(out);
+  if (!in) return 0;
+  const float given[] = {in->inertialize_halflife, in->velocity_halflife, in->rotation_halflife, in->forward_speed,
+                         in->side_speed, in->back_speed, in->transition_cost, in->replan_threshold, in->input_f,
+                         in->input_zeta, in->input_r};
+  for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
+    if (check_finite1(cv, "params", (int)i, given[i])) return ANIM_ENONFINITE;
+  if (in->search_interval > 600 || in->ignore_surrounding > 100000 || in->ignore_range_end > 100000)
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "params: search_interval <= 600, ignore_* <= 100000 frames");
+  if (in->search_interval) out->search_interval = (int)in->search_interval;
+  if (in->inertialize_halflife != 0) out->inertialize_halflife = in->inertialize_halflife;
+  if (in->velocity_halflife != 0) out->velocity_halflife = in->velocity_halflife;
+  if (in->rotation_halflife != 0) out->rotation_halflife = in->rotation_halflife;
+  if (in->forward_speed != 0) out->forward_speed = in->forward_speed;
+  if (in->side_speed != 0) out->side_speed = in->side_speed;
+  if (in->back_speed != 0) out->back_speed = in->back_speed;
+  if (in->ignore_surrounding) out->ignore_surrounding = (int)in->ignore_surrounding;
+  if (in->ignore_range_end) out->ignore_range_end = (int)in->ignore_range_end;
+  if (in->transition_cost != 0) out->transition_cost = in->transition_cost;
+  if (in->replan_threshold != 0) out->replan_threshold = in->replan_threshold;
+  if (in->input_f != 0) out->input_f = in->input_f;
+  if (in->input_zeta != 0) out->input_zeta = in->input_zeta;
+  if (in->input_r != 0) out->input_r = in->input_r;
+  int rc = anim_controller_params_validate(out);
+  if (rc) return fail(cv->err, cv->errlen, rc, "params: halflives > 0 s, speeds >= 0 m/s, input_f > 0 Hz, input_zeta >= 0, "
+                      "transition_cost and replan_threshold >= 0");
+  return 0;
+}
+
+static int convert_create(convert_t *cv, const Animserver__CreateCharactersRequest *in, anim_create_request_t *out) {
+  int rc = check_name(cv, "database", in->database);
+  if (rc) return rc;
+  out->database = in->database;
+  if ((rc = check_count(cv, "placements", in->n_placements, MAX_IDS_PER_REQUEST))) return rc;
+  if ((rc = convert_params(cv, in->params, &out->params))) return rc;
+  anim_placement_t *placements = arena_alloc(cv->request, (in->n_placements + 1) * sizeof *placements);
+  if (!placements) return fail(cv->err, cv->errlen, ANIM_ELIMIT, "placements: over the request memory budget");
+  for (size_t i = 0; i < in->n_placements; i++) {
+    const Animserver__Placement *p = in->placements[i];
+    if (check_finite1(cv, "placements", (int)i, p->x) || check_finite1(cv, "placements", (int)i, p->z) ||
+        check_finite1(cv, "placements", (int)i, p->facing))
+      return ANIM_ENONFINITE;
+    if (fabsf(p->x) > 1e6f || fabsf(p->z) > 1e6f)
+      return fail(cv->err, cv->errlen, ANIM_EINVAL, "placements[%zu]: |x|, |z| <= 1e6 m", i);
+    anim_placement_t q = {p->x, p->z, p->facing, -1};
+    if (p->start_frame) {
+      if (p->start_frame->frame > INT32_MAX) return fail(cv->err, cv->errlen, ANIM_ERANGE, "placements[%zu].start_frame", i);
+      q.start_frame = (int)p->start_frame->frame;
+    }
+    placements[i] = q;
+  }
+  out->placements = placements;
+  out->nplacements = (int)in->n_placements;
+  return 0;
+}
+
+static int convert_ids(convert_t *cv, const char *field, const uint64_t *ids, size_t n, const uint64_t **out, int *out_n) {
+  int rc = check_count(cv, field, n, MAX_IDS_PER_REQUEST);
+  if (rc) return rc;
+  *out = ids;
+  *out_n = (int)n;
+  return 0;
+}
+
+static int convert_input(convert_t *cv, int index, const Animserver__CharacterInput *in, anim_input_item_t *out) {
+  memset(out, 0, sizeof *out);
+  out->character = in->character;
+  anim_controller_input_t *c = &out->input;
+  switch (in->input_case) {
+  case ANIMSERVER__CHARACTER_INPUT__INPUT_STICK:
+    c->kind = ANIM_INPUT_STICK;
+    c->stick_x = in->stick->x, c->stick_z = in->stick->z;
+    c->camera_azimuth = in->stick->camera_azimuth, c->strafe = in->stick->strafe;
+    break;
+  case ANIMSERVER__CHARACTER_INPUT__INPUT_VELOCITY:
+    c->kind = ANIM_INPUT_VELOCITY;
+    c->velocity = vec3_make(in->velocity->x, 0.0f, in->velocity->z);
+    c->facing = in->velocity->facing;
+    break;
+  case ANIMSERVER__CHARACTER_INPUT__INPUT_GOAL:
+    c->kind = ANIM_INPUT_GOAL;
+    c->goal = vec3_make(in->goal->x, 0.0f, in->goal->z);
+    c->goal_speed = in->goal->speed;
+    break;
+  default:
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "inputs[%d]: needs stick, velocity or goal", index);
+  }
+  const float values[] = {c->stick_x, c->stick_z, c->camera_azimuth, c->velocity.x, c->velocity.z, c->facing,
+                          c->goal.x, c->goal.z, c->goal_speed};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+    if (check_finite1(cv, "inputs", index, values[i])) return ANIM_ENONFINITE;
+  return 0;
+}
+
+static int convert_inputs(convert_t *cv, const Animserver__SetInputsRequest *in, anim_inputs_request_t *out) {
+  int rc = check_count(cv, "inputs", in->n_inputs, MAX_IDS_PER_REQUEST);
+  if (rc) return rc;
+  anim_input_item_t *items = arena_alloc(cv->request, (in->n_inputs + 1) * sizeof *items);
+  if (!items) return fail(cv->err, cv->errlen, ANIM_ELIMIT, "inputs: over the request memory budget");
+  for (size_t i = 0; i < in->n_inputs; i++)
+    if ((rc = convert_input(cv, (int)i, in->inputs[i], &items[i]))) return rc;
+  out->items = items;
+  out->n = (int)in->n_inputs;
+  return 0;
+}
+
+static int convert_encoding(convert_t *cv, int value, anim_encoding_t *out) {
+  if (value != ANIM_ENCODING_FLOAT && value != ANIM_ENCODING_QUANTIZED)
+    return fail(cv->err, cv->errlen, ANIM_EINVAL, "encoding %d: ENCODING_FLOAT or ENCODING_QUANTIZED", value);
+  *out = (anim_encoding_t)value;
+  return 0;
+}
+
+static int convert_divisor(convert_t *cv, uint32_t value, uint32_t *out) {
+  if (value > 3600) return fail(cv->err, cv->errlen, ANIM_EINVAL, "rate_divisor %u: at most 3600 ticks", value);
+  *out = value ? value : 1;
+  return 0;
+}
+
+static int convert_subscribe(convert_t *cv, const Animserver__SubscribeRequest *in, anim_subscribe_request_t *out) {
+  int rc = convert_ids(cv, "characters", in->characters, in->n_characters, &out->ids, &out->nids);
+  if (!rc) rc = convert_divisor(cv, in->rate_divisor, &out->rate_divisor);
+  if (!rc) rc = convert_encoding(cv, (int)in->encoding, &out->encoding);
+  out->owned = in->owned;
+  out->global_positions = in->global_positions;
+  out->rotations_only = in->rotations_only;
+  return rc;
+}
+
+static int convert_update(convert_t *cv, const Animserver__UpdateSubscriptionRequest *in, anim_subscription_request_t *out) {
+  out->subscription = in->subscription;
+  out->paused = in->paused;
+  int rc = convert_divisor(cv, in->rate_divisor, &out->rate_divisor);
+  return rc ? rc : convert_encoding(cv, (int)in->encoding, &out->encoding);
+}
+
 static int convert_request(convert_t *cv, const Animserver__Request *in, anim_request_t *out) {
   switch (in->body_case) {
   case ANIMSERVER__REQUEST__BODY_HELLO:
@@ -530,6 +677,34 @@ static int convert_request(convert_t *cv, const Animserver__Request *in, anim_re
   case ANIMSERVER__REQUEST__BODY_SPRING_TUNE:
     out->type = ANIM_REQUEST_SPRING_TUNE;
     return convert_tune(cv, in->spring_tune, &out->body.tune);
+  case ANIMSERVER__REQUEST__BODY_CREATE_CHARACTERS:
+    out->type = ANIM_REQUEST_CREATE_CHARACTERS;
+    return convert_create(cv, in->create_characters, &out->body.create);
+  case ANIMSERVER__REQUEST__BODY_DESTROY_CHARACTERS:
+    out->type = ANIM_REQUEST_DESTROY_CHARACTERS;
+    return convert_ids(cv, "characters", in->destroy_characters->characters, in->destroy_characters->n_characters,
+                       &out->body.destroy.ids, &out->body.destroy.n);
+  case ANIMSERVER__REQUEST__BODY_SET_INPUTS:
+    out->type = ANIM_REQUEST_SET_INPUTS;
+    return convert_inputs(cv, in->set_inputs, &out->body.inputs);
+  case ANIMSERVER__REQUEST__BODY_CHARACTER_STATE:
+    out->type = ANIM_REQUEST_CHARACTER_STATE;
+    out->body.state.character = in->character_state->character;
+    out->body.state.offsets = in->character_state->offsets;
+    return 0;
+  case ANIMSERVER__REQUEST__BODY_SUBSCRIBE:
+    out->type = ANIM_REQUEST_SUBSCRIBE;
+    return convert_subscribe(cv, in->subscribe, &out->body.subscribe);
+  case ANIMSERVER__REQUEST__BODY_UPDATE_SUBSCRIPTION:
+    out->type = ANIM_REQUEST_UPDATE_SUBSCRIPTION;
+    return convert_update(cv, in->update_subscription, &out->body.subscription);
+  case ANIMSERVER__REQUEST__BODY_UNSUBSCRIBE:
+    out->type = ANIM_REQUEST_UNSUBSCRIBE;
+    out->body.subscription.subscription = in->unsubscribe->subscription;
+    return 0;
+  case ANIMSERVER__REQUEST__BODY_SERVER_STATS:
+    out->type = ANIM_REQUEST_SERVER_STATS;
+    return 0;
   default:
     return fail(cv->err, cv->errlen, ANIM_EUNSUPPORTED, "request has no body, or one this server does not know");
   }
@@ -581,7 +756,8 @@ int anim_response_fail(anim_response_t *response, int code, const char *fmt, ...
 static const char *const request_type_names[ANIM_REQUEST_TYPE_COUNT] = {
     "hello", "ping", "list_databases", "describe_database", "load_database", "reload_database", "unload_database",
     "search", "batch_search", "pose", "inertialize_transition", "inertialize_evaluate", "transition_cost",
-    "spring_tune"};
+    "spring_tune", "create_characters", "destroy_characters", "set_inputs", "character_state", "subscribe",
+    "update_subscription", "unsubscribe", "server_stats"};
 
 const char *anim_request_type_name(anim_request_type_t type) {
   return (unsigned)type < ANIM_REQUEST_TYPE_COUNT ? request_type_names[type] : "unknown";
@@ -864,6 +1040,118 @@ static void encode_inertialization(scratch_t *s, const anim_response_t *in, Anim
   }
 }
 
+static Animserver__Vec3 *encode_vec3(scratch_t *s, vec3 v) {
+  Animserver__Vec3 *m = SCRATCH_NEW(s, Animserver__Vec3, ANIMSERVER__VEC3__INIT);
+  if (m) m->x = v.x, m->y = v.y, m->z = v.z;
+  return m;
+}
+
+static Animserver__Quat *encode_quat(scratch_t *s, quat q) {
+  Animserver__Quat *m = SCRATCH_NEW(s, Animserver__Quat, ANIMSERVER__QUAT__INIT);
+  if (m) m->w = q.w, m->x = q.x, m->y = q.y, m->z = q.z;
+  return m;
+}
+
+static void encode_character_state(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+  Animserver__CharacterStateResponse *m =
+      SCRATCH_NEW(s, Animserver__CharacterStateResponse, ANIMSERVER__CHARACTER_STATE_RESPONSE__INIT);
+  if (!m) return;
+  const anim_state_response_t *st = &in->body.state;
+  const anim_database_t *db = &in->entry->db;
+  m->database_version = db->version;
+  m->tick = st->tick;
+  m->position = encode_vec3(s, st->position);
+  m->velocity = encode_vec3(s, st->velocity);
+  m->rotation = encode_quat(s, st->rotation);
+  m->angular_velocity = encode_vec3(s, st->angular_velocity);
+  m->desired_velocity = encode_vec3(s, st->desired_velocity);
+  m->desired_rotation = encode_quat(s, st->desired_rotation);
+  m->trajectory = scratch_alloc(s, (size_t)(st->ntrajectory + 1) * sizeof *m->trajectory);
+  for (int i = 0; m->trajectory && i < st->ntrajectory; i++) m->trajectory[m->n_trajectory++] = encode_vec3(s, st->trajectory[i]);
+  m->frame = (uint32_t)st->frame;
+  m->range = st->range >= 0 ? (uint32_t)st->range : 0;
+  m->range_name = st->range >= 0 ? (char *)db->ranges[st->range].name : "";
+  m->time_since_transition = st->time_since_transition;
+  m->searches = st->searches;
+  m->transitions = st->transitions;
+  m->inertializer = encode_state(s, &st->inertializer);
+  m->inertialize_halflife = st->halflife;
+  response->body_case = ANIMSERVER__RESPONSE__BODY_CHARACTER_STATE;
+  response->character_state = m;
+}
+
+static void encode_stats(scratch_t *s, const anim_stats_response_t *st, Animserver__Response *response) {
+  Animserver__ServerStatsResponse *m = SCRATCH_NEW(s, Animserver__ServerStatsResponse, ANIMSERVER__SERVER_STATS_RESPONSE__INIT);
+  if (!m) return;
+  m->uptime_us = st->uptime_us, m->connections = st->connections, m->requests = st->requests;
+  m->errors = st->errors, m->characters = st->characters, m->tick_rate = st->tick_rate;
+  m->ticks = st->ticks, m->ticks_late = st->ticks_late, m->ticks_skipped = st->ticks_skipped;
+  m->lateness_p50_us = st->lateness_p50_us, m->lateness_p99_us = st->lateness_p99_us;
+  m->lateness_max_us = st->lateness_max_us, m->tick_work_p50_us = st->work_p50_us, m->tick_work_p99_us = st->work_p99_us;
+  m->frames_sent = st->frames_sent, m->frames_dropped = st->frames_dropped, m->stream_bytes = st->stream_bytes;
+  m->poses_sent = st->poses_sent, m->cpu_user_s = st->cpu_user_s, m->cpu_system_s = st->cpu_system_s;
+  m->rss_bytes = st->rss_bytes, m->slow_subscribers_closed = st->slow_subscribers_closed;
+  m->character_bytes = st->character_bytes, m->pose_buffer_bytes = st->pose_buffer_bytes;
+  response->body_case = ANIMSERVER__RESPONSE__BODY_SERVER_STATS;
+  response->server_stats = m;
+}
+
+static void encode_character(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+  switch (in->type) {
+  case ANIM_REQUEST_CREATE_CHARACTERS: {
+    Animserver__CreateCharactersResponse *m =
+        SCRATCH_NEW(s, Animserver__CreateCharactersResponse, ANIMSERVER__CREATE_CHARACTERS_RESPONSE__INIT);
+    if (!m) return;
+    m->database_version = in->entry->db.version;
+    m->n_characters = (size_t)in->body.create.n;
+    m->characters = in->body.create.ids;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_CREATE_CHARACTERS;
+    response->create_characters = m;
+    break;
+  }
+  case ANIM_REQUEST_DESTROY_CHARACTERS: {
+    Animserver__DestroyCharactersResponse *m =
+        SCRATCH_NEW(s, Animserver__DestroyCharactersResponse, ANIMSERVER__DESTROY_CHARACTERS_RESPONSE__INIT);
+    if (!m) return;
+    m->destroyed = in->body.destroyed;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_DESTROY_CHARACTERS;
+    response->destroy_characters = m;
+    break;
+  }
+  case ANIM_REQUEST_SET_INPUTS: {
+    Animserver__SetInputsResponse *m = SCRATCH_NEW(s, Animserver__SetInputsResponse, ANIMSERVER__SET_INPUTS_RESPONSE__INIT);
+    if (!m) return;
+    m->tick = in->body.tick;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_SET_INPUTS;
+    response->set_inputs = m;
+    break;
+  }
+  case ANIM_REQUEST_CHARACTER_STATE: encode_character_state(s, in, response); break;
+  case ANIM_REQUEST_SUBSCRIBE: {
+    Animserver__SubscribeResponse *m = SCRATCH_NEW(s, Animserver__SubscribeResponse, ANIMSERVER__SUBSCRIBE_RESPONSE__INIT);
+    if (!m) return;
+    m->subscription = in->body.subscribe.subscription;
+    m->tick_rate = in->body.subscribe.tick_rate;
+    m->bones = in->body.subscribe.bones;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_SUBSCRIBE;
+    response->subscribe = m;
+    break;
+  }
+  case ANIM_REQUEST_UPDATE_SUBSCRIPTION:
+  case ANIM_REQUEST_UNSUBSCRIBE: {
+    Animserver__SubscriptionChangedResponse *m =
+        SCRATCH_NEW(s, Animserver__SubscriptionChangedResponse, ANIMSERVER__SUBSCRIPTION_CHANGED_RESPONSE__INIT);
+    if (!m) return;
+    m->subscription = in->body.subscription;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_SUBSCRIPTION_CHANGED;
+    response->subscription_changed = m;
+    break;
+  }
+  case ANIM_REQUEST_SERVER_STATS: encode_stats(s, &in->body.stats, response); break;
+  default: break;
+  }
+}
+
 static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
   switch (in->type) {
   case ANIM_REQUEST_HELLO: {
@@ -881,6 +1169,8 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     limits->max_k = h->limits.max_k;
     limits->output_soft_limit_bytes = h->limits.output_soft_limit;
     limits->output_hard_limit_bytes = h->limits.output_hard_limit;
+    limits->max_characters = h->limits.max_characters;
+    limits->tick_rate = h->limits.tick_rate;
     hello->limits = limits;
     hello->connection_id = h->connection_id;
     response->body_case = ANIMSERVER__RESPONSE__BODY_HELLO;
@@ -964,6 +1254,16 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
   case ANIM_REQUEST_SPRING_TUNE:
     encode_inertialization(s, in, response);
     break;
+  case ANIM_REQUEST_CREATE_CHARACTERS:
+  case ANIM_REQUEST_DESTROY_CHARACTERS:
+  case ANIM_REQUEST_SET_INPUTS:
+  case ANIM_REQUEST_CHARACTER_STATE:
+  case ANIM_REQUEST_SUBSCRIBE:
+  case ANIM_REQUEST_UPDATE_SUBSCRIPTION:
+  case ANIM_REQUEST_UNSUBSCRIBE:
+  case ANIM_REQUEST_SERVER_STATS:
+    encode_character(s, in, response);
+    break;
   case ANIM_REQUEST_TYPE_COUNT:
     break;
   }
@@ -986,5 +1286,47 @@ int anim_codec_encode_response(const anim_response_t *in, size_t headroom, uint8
   }
   int rc = scratch.failed ? ANIM_ENOMEM : encode_framed(&message.base, headroom, out_buffer, out_len);
   scratch_free(&scratch);
+  return rc;
+}
+
+/* ---- stream frames --------------------------------------------------------------------- */
+
+int anim_codec_encode_stream(const anim_stream_frame_t *in, uint8_t **out_buffer, size_t *out_len) {
+  Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
+  Animserver__StreamMessage stream = ANIMSERVER__STREAM_MESSAGE__INIT;
+  size_t n = (size_t)in->nposes;
+  /* One block for the pose structs and their pointer array: no allocation per pose. */
+  Animserver__CharacterPose *poses = malloc((n + 1) * sizeof *poses);
+  Animserver__CharacterPose **pointers = malloc((n + 1) * sizeof *pointers);
+  if (!poses || !pointers) {
+    free(poses), free(pointers);
+    return ANIM_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const anim_stream_pose_t *p = &in->poses[i];
+    Animserver__CharacterPose m = ANIMSERVER__CHARACTER_POSE__INIT;
+    m.character = p->character;
+    m.frame = p->frame;
+    m.n_positions = p->npositions, m.positions = (float *)p->positions;
+    m.n_rotations = p->nrotations, m.rotations = (float *)p->rotations;
+    m.quantized.data = (uint8_t *)p->quantized, m.quantized.len = p->quantized_len;
+    m.n_global_positions = p->nglobal, m.global_positions = (float *)p->global_positions;
+    m.contacts = p->contacts;
+    m.transition = p->transition;
+    poses[i] = m;
+    pointers[i] = &poses[i];
+  }
+  stream.subscription_id = in->subscription;
+  stream.tick = in->tick;
+  stream.server_time_us = in->server_time_us;
+  stream.n_poses = n, stream.poses = pointers;
+  stream.dropped_frames = in->dropped;
+  stream.encoding = (Animserver__PoseEncoding)in->encoding;
+  stream.n_gone = (size_t)in->ngone, stream.gone = (uint64_t *)in->gone;
+  stream.dt = in->dt;
+  message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_STREAM;
+  message.stream = &stream;
+  int rc = encode_framed(&message.base, 0, out_buffer, out_len);
+  free(poses), free(pointers);
   return rc;
 }

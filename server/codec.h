@@ -40,6 +40,36 @@ void anim_request_release(anim_request_t *request);
 int anim_codec_encode_response(const anim_response_t *response, size_t headroom, uint8_t **out_buffer,
                                size_t *out_len);
 
+/* One character's pose in a stream frame: pointers into its pose record. */
+typedef struct {
+  uint64_t character;
+  uint32_t frame;
+  const float *positions;      /* ENCODING_FLOAT: npositions floats */
+  size_t npositions;
+  const float *rotations;      /* ENCODING_FLOAT: nrotations floats */
+  size_t nrotations;
+  const uint8_t *quantized;    /* ENCODING_QUANTIZED */
+  size_t quantized_len;
+  const float *global_positions; /* NULL, or nglobal floats */
+  size_t nglobal;
+  uint32_t contacts;
+  int transition;
+} anim_stream_pose_t;
+
+typedef struct {
+  uint64_t subscription, tick, server_time_us, dropped;
+  int encoding; /* anim_encoding_t */
+  float dt;
+  const anim_stream_pose_t *poses;
+  int nposes;
+  const uint64_t *gone;
+  int ngone;
+} anim_stream_frame_t;
+
+/* Encodes a stream frame as one framed ServerMessage (any thread). Caller
+ * frees *out_buffer. 0 or ANIM_ENOMEM. */
+int anim_codec_encode_stream(const anim_stream_frame_t *frame, uint8_t **out_buffer, size_t *out_len);
+
 /* Name of a request type for logs ("hello"). */
 const char *anim_request_type_name(anim_request_type_t type);
 

@@ -19,6 +19,11 @@ void anim_config_default(anim_config_t *config) {
   config->max_pose_frames = 10000;
   config->output_soft_limit = 8u << 20;
   config->output_hard_limit = 64u << 20;
+  config->tick_rate = 60.0;
+  config->max_characters = 100000;
+  config->max_characters_per_connection = 20000;
+  config->stream_soft_limit = 1u << 20;
+  config->stream_soft_seconds = 10.0;
   config->log_level = ANIM_LOG_INFO;
   snprintf(config->data_dir, sizeof config->data_dir, "data");
   config->default_database = 1;
@@ -46,6 +51,16 @@ int anim_config_validate(const anim_config_t *c, char *err, int errlen) {
     snprintf(err, errlen, "--decode-budget-bytes must be >= --max-frame-bytes");
     return ANIM_EINVAL;
   }
+  if (!(c->tick_rate >= 1.0 && c->tick_rate <= 1000.0) || c->max_characters < 1 ||
+      c->max_characters_per_connection < 1) {
+    snprintf(err, errlen, "--tick-rate must be 1..1000 Hz, --max-characters and --max-characters-per-connection >= 1");
+    return ANIM_EINVAL;
+  }
+  if (c->stream_soft_limit == 0 || c->stream_soft_limit > c->output_hard_limit || !(c->stream_soft_seconds > 0)) {
+    snprintf(err, errlen, "stream limits: need 0 < --stream-soft-limit (%zu) <= --output-hard-limit (%zu) and "
+             "--stream-soft-seconds > 0", c->stream_soft_limit, c->output_hard_limit);
+    return ANIM_EINVAL;
+  }
   return 0;
 }
 
@@ -67,11 +82,17 @@ void anim_config_print_help(const char *program) {
          "  --max-pose-frames N      frames per pose request (default %u)\n"
          "  --output-soft-limit N    queued output bytes at which reading pauses (default %zu)\n"
          "  --output-hard-limit N    queued output bytes at which a connection is closed (default %zu)\n"
+         "  --tick-rate HZ           character ticks per second (default %g)\n"
+         "  --max-characters N       characters on the server (default %u)\n"
+         "  --max-characters-per-connection N  (default %u)\n"
+         "  --stream-soft-limit N    queued bytes above which pose frames are replaced, newest wins (default %zu)\n"
+         "  --stream-soft-seconds S  a subscriber above the stream soft limit this long is closed (default %g)\n"
          "  --log-level LEVEL        debug, info, warn, error (default info)\n"
          "  --version                print the version and exit\n"
          "  --help                   this text\n",
          program, d.host, d.port, d.data_dir, d.max_frame_bytes, d.decode_budget_bytes, d.max_connections,
-         d.max_in_flight, d.max_batch, d.max_pose_frames, d.output_soft_limit, d.output_hard_limit);
+         d.max_in_flight, d.max_batch, d.max_pose_frames, d.output_soft_limit, d.output_hard_limit, d.tick_rate,
+         d.max_characters, d.max_characters_per_connection, d.stream_soft_limit, d.stream_soft_seconds);
 }
 
 static int parse_u64(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out,
@@ -89,7 +110,21 @@ static int parse_u64(const char *flag, const char *text, uint64_t min, uint64_t 
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MAX_CONN, OPT_IN_FLIGHT,
-       OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE };
+       OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE,
+       OPT_TICK_RATE, OPT_MAX_CHARS, OPT_MAX_CHARS_CONN, OPT_STREAM_SOFT, OPT_STREAM_SECONDS };
+
+static int parse_double(const char *flag, const char *text, double min, double max, double *out, char *err,
+                        int errlen) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !(v >= min && v <= max)) {
+    snprintf(err, errlen, "%s %s: expected a number in %g..%g", flag, text, min, max);
+    return ANIM_EINVAL;
+  }
+  *out = v;
+  return 0;
+}
 
 int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, int errlen) {
   static const struct option options[] = {
@@ -107,12 +142,17 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
       {"db", required_argument, 0, OPT_DB},
       {"no-default-db", no_argument, 0, OPT_NO_DEFAULT},
       {"max-pose-frames", required_argument, 0, OPT_POSE},
+      {"tick-rate", required_argument, 0, OPT_TICK_RATE},
+      {"max-characters", required_argument, 0, OPT_MAX_CHARS},
+      {"max-characters-per-connection", required_argument, 0, OPT_MAX_CHARS_CONN},
+      {"stream-soft-limit", required_argument, 0, OPT_STREAM_SOFT},
+      {"stream-soft-seconds", required_argument, 0, OPT_STREAM_SECONDS},
       {"version", no_argument, 0, OPT_VERSION},
       {"help", no_argument, 0, OPT_HELP},
       {0, 0, 0, 0}};
   optind = 1;
   opterr = 0;
-  int opt;
+  int opt, stream_soft_given = 0;
   uint64_t v = 0;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
     int rc = 0;
@@ -149,6 +189,11 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
       break;
     case OPT_NO_DEFAULT: c->default_database = 0; break;
     case OPT_POSE: rc = parse_u64("--max-pose-frames", optarg, 1, 1000000, &v, err, errlen); c->max_pose_frames = (uint32_t)v; break;
+    case OPT_TICK_RATE: rc = parse_double("--tick-rate", optarg, 1.0, 1000.0, &c->tick_rate, err, errlen); break;
+    case OPT_MAX_CHARS: rc = parse_u64("--max-characters", optarg, 1, 10000000, &v, err, errlen); c->max_characters = (uint32_t)v; break;
+    case OPT_MAX_CHARS_CONN: rc = parse_u64("--max-characters-per-connection", optarg, 1, 10000000, &v, err, errlen); c->max_characters_per_connection = (uint32_t)v; break;
+    case OPT_STREAM_SOFT: rc = parse_u64("--stream-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->stream_soft_limit = (size_t)v; stream_soft_given = 1; break;
+    case OPT_STREAM_SECONDS: rc = parse_double("--stream-soft-seconds", optarg, 0.001, 86400.0, &c->stream_soft_seconds, err, errlen); break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
     case OPT_HELP: anim_config_print_help(argv[0]); return 1;
     default:
@@ -161,5 +206,7 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
     snprintf(err, errlen, "unexpected argument %s (see --help)", argv[optind]);
     return ANIM_EINVAL;
   }
+  /* The default stream limit follows a smaller hard limit down. */
+  if (!stream_soft_given && c->stream_soft_limit > c->output_hard_limit / 2) c->stream_soft_limit = c->output_hard_limit / 2;
   return anim_config_validate(c, err, errlen);
 }

@@ -6,7 +6,9 @@
  *  2. 64 <= max_frame_bytes <= 256 MiB;
  *  3. max_connections, max_in_flight, max_batch >= 1;
  *  4. 0 < output_soft_limit <= output_hard_limit;
- *  5. decode_budget_bytes >= max_frame_bytes (a frame must be decodable).
+ *  5. decode_budget_bytes >= max_frame_bytes (a frame must be decodable);
+ *  6. 1 <= tick_rate <= 1000 Hz; max_characters >= 1, per connection too;
+ *  7. 0 < stream_soft_limit <= output_hard_limit.
  */
 #ifndef ANIM_CONFIG_H
 #define ANIM_CONFIG_H
@@ -29,6 +31,11 @@ typedef struct {
   uint32_t max_pose_frames;     /* frames per pose request */
   size_t output_soft_limit;     /* queued output at which reading pauses */
   size_t output_hard_limit;     /* queued output at which the connection is closed */
+  double tick_rate;             /* character ticks per second */
+  uint32_t max_characters;      /* characters on the server */
+  uint32_t max_characters_per_connection;
+  size_t stream_soft_limit;     /* queued output above which pose frames are replaced (latest wins) */
+  double stream_soft_seconds;   /* above the stream soft limit this long: the subscriber is closed */
   anim_log_level_t log_level;
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec.h"
+#include "crowd.h"
 #include "connection.h"
 #include "log.h"
 #include "server.h"
@@ -39,6 +40,7 @@ static void maybe_finish_drain(anim_connection_t *c);
 
 static void connection_free(anim_connection_t *c) {
   if (c->batch) batch_free(c->batch); /* answers that never went out */
+  anim_streams_free(&c->streams);
   anim_frame_reader_free(&c->reader);
   anim_server_connection_closed(c->server, c);
   free(c);
@@ -54,6 +56,7 @@ static void on_close(uv_handle_t *handle) {
 void anim_connection_close(anim_connection_t *c, const char *reason) {
   if (c->closing) return;
   c->closing = 1;
+  anim_crowd_connection_closed(&c->server->crowd, c->id);
   anim_log(ANIM_LOG_INFO, "connection %llu from %s closed: %s", (unsigned long long)c->id, c->peer, reason);
   uv_close((uv_handle_t *)&c->tcp, on_close);
 }
@@ -77,6 +80,7 @@ static void on_write(uv_write_t *req, int status) {
     c->paused = 0;
     start_reading(c);
   }
+  anim_streams_on_drain(c);
   maybe_finish_drain(c);
 }
 
@@ -124,6 +128,8 @@ static void write_buffer(anim_connection_t *c, uint8_t *buffer, size_t len) {
   }
 }
 
+void anim_connection_write(anim_connection_t *c, uint8_t *buffer, size_t len) { write_buffer(c, buffer, len); }
+
 static void send_response(anim_connection_t *c, const anim_response_t *response) {
   uint8_t *buffer;
   size_t len;
@@ -144,7 +150,7 @@ static void send_error(anim_connection_t *c, uint64_t id, int code, const char *
 }
 
 static anim_service_ctx_t service_ctx(anim_connection_t *c) {
-  anim_service_ctx_t ctx = {c->server, &c->server->config, c->id};
+  anim_service_ctx_t ctx = {c->server, &c->server->config, c->id, c};
   return ctx;
 }
 
@@ -221,6 +227,16 @@ static int dispatch_off_loop(anim_connection_t *c, const anim_service_t *service
 
 static void dispatch(anim_connection_t *c, anim_request_t *request) {
   const anim_service_t *service = anim_service_for(request->type);
+  if (service->crowd && c->server->crowd.ticking) { /* the pool owns the characters until the tick ends */
+    if (c->in_flight >= c->server->config.max_in_flight)
+      send_error(c, request->id, ANIM_ELIMIT, "too many requests in flight on this connection");
+    else if (anim_crowd_defer(&c->server->crowd, c, request) == 0)
+      return; /* the crowd holds the request now */
+    else
+      send_error(c, request->id, ANIM_ENOMEM, "out of memory");
+    anim_request_release(request);
+    return;
+  }
   anim_service_ctx_t ctx = service_ctx(c);
   anim_response_t response;
   memset(&response, 0, sizeof response);
@@ -239,6 +255,19 @@ static void dispatch(anim_connection_t *c, anim_request_t *request) {
   run_step(service->handle, &ctx, request, &response);
   run_step(service->finish, &ctx, request, &response);
   complete(c, request, &response);
+}
+
+void anim_connection_job_done(anim_connection_t *c) {
+  c->in_flight--;
+  if (c->closed && c->in_flight == 0) connection_free(c);
+  else maybe_finish_drain(c);
+}
+
+void anim_connection_resume(anim_connection_t *c, void *parked) {
+  anim_request_t *request = parked;
+  if (c->closing) anim_request_release(request);
+  else dispatch(c, request);
+  anim_connection_job_done(c);
 }
 
 static int on_frame(void *ctx, const uint8_t *frame, size_t len) {

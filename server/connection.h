@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <uv.h>
 #include "frame.h"
+#include "stream.h"
 
 struct anim_server;
 
@@ -39,6 +40,7 @@ typedef struct anim_connection {
   int shutdown_sent;    /* uv_shutdown called: output is final */
   int closing;          /* uv_close called */
   int closed;           /* close callback ran */
+  anim_streams_t streams; /* pose subscriptions */
   struct anim_connection *prev, *next;
 } anim_connection_t;
 
@@ -48,7 +50,17 @@ int anim_connection_accept(struct anim_server *server, uv_stream_t *listener);
 /* Stops reading, lets in-flight requests answer and output flush, then closes. */
 void anim_connection_drain(anim_connection_t *connection);
 
-/* Closes now; queued output is dropped. */
+/* Closes now; queued output is dropped. The connection's characters are destroyed. */
 void anim_connection_close(anim_connection_t *connection, const char *reason);
+
+/* Queues framed bytes for the client (a malloc'd buffer; ownership taken),
+ * with the output limits applied. */
+void anim_connection_write(anim_connection_t *connection, uint8_t *buffer, size_t len);
+
+/* A job that counted itself in in_flight is done (frees a closed connection). */
+void anim_connection_job_done(anim_connection_t *connection);
+
+/* Runs a request parked by anim_crowd_defer (or drops it if the connection closed). */
+void anim_connection_resume(anim_connection_t *connection, void *request);
 
 #endif

@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
            server.bound_port, ANIM_PROTOCOL_VERSION);
 
   uv_run(loop, UV_RUN_DEFAULT);
+  anim_crowd_close(&server.crowd);
   anim_registry_clear(&server.registry);
   rc = uv_loop_close(loop);
   anim_log(ANIM_LOG_INFO, "stopped: %llu connections, %llu requests, %llu errors",

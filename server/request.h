@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "controller.h"
 #include "feature.h"
 #include "search.h"
 
@@ -36,6 +37,14 @@ typedef enum {
   ANIM_REQUEST_INERTIALIZE_EVALUATE,
   ANIM_REQUEST_TRANSITION_COST,
   ANIM_REQUEST_SPRING_TUNE,
+  ANIM_REQUEST_CREATE_CHARACTERS,
+  ANIM_REQUEST_DESTROY_CHARACTERS,
+  ANIM_REQUEST_SET_INPUTS,
+  ANIM_REQUEST_CHARACTER_STATE,
+  ANIM_REQUEST_SUBSCRIBE,
+  ANIM_REQUEST_UPDATE_SUBSCRIPTION,
+  ANIM_REQUEST_UNSUBSCRIBE,
+  ANIM_REQUEST_SERVER_STATS,
   ANIM_REQUEST_TYPE_COUNT
 } anim_request_type_t;
 
@@ -147,6 +156,60 @@ typedef struct {
   double dt;
 } anim_tune_request_t;
 
+/* ---- characters and streams ---- */
+
+typedef struct {
+  float x, z, facing; /* metres, radians */
+  int start_frame;    /* -1: the database's first frame */
+} anim_placement_t;
+
+/* params: server defaults with the client's non-zero fields applied. */
+typedef struct {
+  const char *database;
+  anim_controller_params_t params;
+  const anim_placement_t *placements;
+  int nplacements;
+} anim_create_request_t;
+
+typedef struct {
+  const uint64_t *ids;
+  int n;
+} anim_ids_request_t;
+
+typedef struct {
+  uint64_t character;
+  anim_controller_input_t input;
+} anim_input_item_t;
+
+typedef struct {
+  const anim_input_item_t *items;
+  int n;
+} anim_inputs_request_t;
+
+typedef struct {
+  uint64_t character;
+  int offsets;
+} anim_state_request_t;
+
+typedef enum { ANIM_ENCODING_FLOAT = 0, ANIM_ENCODING_QUANTIZED = 1 } anim_encoding_t;
+
+typedef struct {
+  const uint64_t *ids;
+  int nids;
+  int owned;
+  uint32_t rate_divisor; /* >= 1 */
+  anim_encoding_t encoding;
+  int global_positions, rotations_only;
+} anim_subscribe_request_t;
+
+/* update_subscription and unsubscribe (which reads subscription only). */
+typedef struct {
+  uint64_t subscription;
+  uint32_t rate_divisor;
+  anim_encoding_t encoding;
+  int paused;
+} anim_subscription_request_t;
+
 typedef struct {
   uint64_t id;
   anim_request_type_t type;
@@ -160,6 +223,12 @@ typedef struct {
     anim_evaluate_request_t evaluate;
     anim_cost_request_t cost;
     anim_tune_request_t tune;
+    anim_create_request_t create;
+    anim_ids_request_t destroy;
+    anim_inputs_request_t inputs;
+    anim_state_request_t state;
+    anim_subscribe_request_t subscribe;
+    anim_subscription_request_t subscription;
   } body;
   void *decoded; /* the codec's message; owns what the views point to */
   void *budget;  /* the allocator state that decoded it (charges the arena too) */
@@ -167,8 +236,9 @@ typedef struct {
 } anim_request_t;
 
 typedef struct {
-  uint32_t max_frame_bytes, max_in_flight, max_batch, max_k;
+  uint32_t max_frame_bytes, max_in_flight, max_batch, max_k, max_characters;
   uint64_t output_soft_limit, output_hard_limit;
+  float tick_rate;
 } anim_limits_t;
 
 typedef struct {
@@ -231,6 +301,42 @@ typedef struct {
 } anim_tune_response_t;
 
 typedef struct {
+  uint64_t *ids; /* owned by the response */
+  int n;
+} anim_create_response_t;
+
+/* A snapshot of a character, taken between ticks. */
+typedef struct {
+  uint64_t tick;
+  vec3 position, velocity, angular_velocity, desired_velocity;
+  quat rotation, desired_rotation;
+  vec3 trajectory[ANIM_MAX_TRAJECTORY_SAMPLES];
+  int ntrajectory;
+  int frame, range;
+  float time_since_transition, halflife;
+  uint64_t searches, transitions;
+  anim_inertialize_response_t inertializer; /* offsets when asked (block owned), anchor always */
+} anim_state_response_t;
+
+typedef struct {
+  uint64_t subscription;
+  float tick_rate;
+  uint32_t bones;
+} anim_subscribe_response_t;
+
+typedef struct {
+  uint64_t uptime_us;
+  uint32_t connections, characters;
+  uint64_t requests, errors;
+  float tick_rate;
+  uint64_t ticks, ticks_late, ticks_skipped;
+  uint64_t lateness_p50_us, lateness_p99_us, lateness_max_us, work_p50_us, work_p99_us;
+  uint64_t frames_sent, frames_dropped, stream_bytes, poses_sent, slow_subscribers_closed;
+  double cpu_user_s, cpu_system_s;
+  uint64_t rss_bytes, character_bytes, pose_buffer_bytes;
+} anim_stats_response_t;
+
+typedef struct {
   uint64_t id;
   anim_request_type_t type;
   int error; /* 0, or an ANIM_E* code: then only message is sent */
@@ -249,6 +355,13 @@ typedef struct {
     anim_inertialize_response_t inertialize;
     anim_cost_response_t cost;
     anim_tune_response_t tune;
+    anim_create_response_t create;
+    uint32_t destroyed;
+    uint64_t tick;            /* set_inputs: the tick that applies them */
+    anim_state_response_t state;
+    anim_subscribe_response_t subscribe;
+    uint64_t subscription;    /* update_subscription, unsubscribe */
+    anim_stats_response_t stats;
   } body;
 } anim_response_t;
 

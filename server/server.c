@@ -60,6 +60,12 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
     return ANIM_EIO;
   }
   record_bound_address(server);
+  server->start_ns = anim_scheduler_now_ns();
+  if (anim_crowd_init(&server->crowd, server) != 0) {
+    snprintf(err, errlen, "cannot create the tick timer (timerfd)");
+    uv_close((uv_handle_t *)&server->listener, NULL);
+    return ANIM_EIO;
+  }
   uv_signal_init(loop, &server->sigint);
   uv_signal_init(loop, &server->sigterm);
   server->sigint.data = server->sigterm.data = server;
@@ -74,6 +80,7 @@ void anim_server_shutdown(anim_server_t *server) {
   uv_close((uv_handle_t *)&server->listener, NULL);
   uv_close((uv_handle_t *)&server->sigint, NULL);
   uv_close((uv_handle_t *)&server->sigterm, NULL);
+  anim_scheduler_close(&server->crowd.scheduler); /* a tick in flight still finishes */
   /* Drain may free a connection synchronously only through uv callbacks, so
    * walking the list here is safe. */
   for (anim_connection_t *c = server->connections; c; c = c->next) anim_connection_drain(c);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 #include "config.h"
+#include "crowd.h"
 #include "registry.h"
 
 struct anim_connection;
@@ -21,6 +22,7 @@ struct anim_connection;
 typedef struct {
   uint64_t connections_accepted, connections_refused;
   uint64_t requests, errors, frames_rejected;
+  uint64_t frames_sent, frames_dropped, stream_bytes, poses_sent, slow_subscribers_closed;
 } anim_server_stats_t;
 
 typedef struct anim_server {
@@ -36,6 +38,9 @@ typedef struct anim_server {
   int bound_port;
   anim_server_stats_t stats;
   anim_registry_t registry;    /* loop thread only */
+  anim_crowd_t crowd;          /* characters and their tick */
+  uint64_t next_subscription_id;
+  uint64_t start_ns;           /* monotonic, for uptime */
   /* Reads land here and are consumed before the next read: one buffer serves
    * every connection, so idle connections hold no read buffer at all. */
   char read_buffer[64 * 1024];

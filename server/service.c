@@ -24,6 +24,14 @@ static const anim_service_t services[ANIM_REQUEST_TYPE_COUNT] = {
     [ANIM_REQUEST_TRANSITION_COST] = {"transition_cost", anim_inertialize_prepare, anim_transition_cost_handle, NULL,
                                       NULL},
     [ANIM_REQUEST_SPRING_TUNE] = {"spring_tune", NULL, anim_spring_tune_handle, NULL, NULL},
+    [ANIM_REQUEST_CREATE_CHARACTERS] = {"create_characters", anim_database_acquire, anim_character_create, NULL, NULL, 1},
+    [ANIM_REQUEST_DESTROY_CHARACTERS] = {"destroy_characters", NULL, anim_character_destroy, NULL, NULL, 1},
+    [ANIM_REQUEST_SET_INPUTS] = {"set_inputs", NULL, anim_character_set_inputs, NULL, NULL, 1},
+    [ANIM_REQUEST_CHARACTER_STATE] = {"character_state", NULL, anim_character_state, NULL, NULL, 1},
+    [ANIM_REQUEST_SUBSCRIBE] = {"subscribe", NULL, anim_character_subscribe, NULL, NULL, 1},
+    [ANIM_REQUEST_UPDATE_SUBSCRIPTION] = {"update_subscription", NULL, anim_character_update_subscription, NULL, NULL, 1},
+    [ANIM_REQUEST_UNSUBSCRIBE] = {"unsubscribe", NULL, anim_character_unsubscribe, NULL, NULL, 1},
+    [ANIM_REQUEST_SERVER_STATS] = {"server_stats", NULL, anim_server_stats_handle, NULL, NULL, 0},
 };
 
 const anim_service_t *anim_service_for(anim_request_type_t type) {
@@ -40,6 +48,14 @@ void anim_response_release(anim_response_t *response) {
   if (response->type == ANIM_REQUEST_INERTIALIZE_TRANSITION || response->type == ANIM_REQUEST_INERTIALIZE_EVALUATE) {
     free(response->body.inertialize.block);
     response->body.inertialize.block = NULL;
+  }
+  if (response->type == ANIM_REQUEST_CREATE_CHARACTERS) {
+    free(response->body.create.ids);
+    response->body.create.ids = NULL;
+  }
+  if (response->type == ANIM_REQUEST_CHARACTER_STATE) {
+    free(response->body.state.inertializer.block);
+    response->body.state.inertializer.block = NULL;
   }
   if (response->type == ANIM_REQUEST_TRANSITION_COST) {
     free(response->body.cost.block);

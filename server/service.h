@@ -20,10 +20,13 @@
 
 struct anim_server;
 
+struct anim_connection;
+
 typedef struct {
   struct anim_server *server;
   const anim_config_t *config;
   uint64_t connection_id;
+  struct anim_connection *connection; /* steps on the loop only: pool steps must not touch it */
 } anim_service_ctx_t;
 
 typedef int (*anim_service_step_fn)(const anim_service_ctx_t *ctx, const anim_request_t *request,
@@ -37,6 +40,8 @@ typedef struct {
   /* 1 when this request may take longer than about a millisecond and must
    * run on the thread pool. NULL: always on the loop. */
   int (*off_loop)(const anim_request_t *request, const anim_response_t *prepared);
+  /* 1 when it reads or changes characters or subscriptions: it waits while a tick is in flight. */
+  int crowd;
 } anim_service_t;
 
 /* The entry for type; NULL for an invalid type. */

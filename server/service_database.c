@@ -21,6 +21,7 @@ static const char *requested_name(const anim_request_t *request) {
   case ANIM_REQUEST_SEARCH:
   case ANIM_REQUEST_BATCH_SEARCH: return request->body.search.database;
   case ANIM_REQUEST_POSE: return request->body.pose.database;
+  case ANIM_REQUEST_CREATE_CHARACTERS: return request->body.create.database;
   default: return request->body.db.name;
   }
 }

@@ -18,7 +18,8 @@ int anim_session_hello(const anim_service_ctx_t *ctx, const anim_request_t *requ
     return anim_response_fail(out, ANIM_EVERSION, "protocol version %u is not supported (server speaks %d)",
                               request->body.hello.protocol_version, ANIM_PROTOCOL_VERSION);
   static const char *const capabilities[] = {"ping",   "pipelining",  "databases",       "search",
-                                             "batch_search", "pose", "inertialize", "transition_cost", "spring_tune"};
+                                             "batch_search", "pose", "inertialize", "transition_cost", "spring_tune",
+                                             "characters", "stream", "stats"};
   hello->protocol_version = ANIM_PROTOCOL_VERSION;
   hello->server_version = ANIM_VERSION;
   hello->ncapabilities = 0;
@@ -30,6 +31,8 @@ int anim_session_hello(const anim_service_ctx_t *ctx, const anim_request_t *requ
   hello->limits.max_k = ANIM_SEARCH_MAX_K;
   hello->limits.output_soft_limit = c->output_soft_limit;
   hello->limits.output_hard_limit = c->output_hard_limit;
+  hello->limits.max_characters = c->max_characters_per_connection;
+  hello->limits.tick_rate = (float)c->tick_rate;
   hello->connection_id = ctx->connection_id;
   return 0;
 }

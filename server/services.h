@@ -38,4 +38,15 @@ int anim_inertialize_evaluate(const anim_service_ctx_t *ctx, const anim_request_
 int anim_transition_cost_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
 int anim_spring_tune_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
 
+/* Characters and streams (service_character.c): loop thread, between ticks. */
+int anim_character_create(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+int anim_character_destroy(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+int anim_character_set_inputs(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+int anim_character_state(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+int anim_character_subscribe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+int anim_character_update_subscription(const anim_service_ctx_t *ctx, const anim_request_t *request,
+                                       anim_response_t *response);
+int anim_character_unsubscribe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+int anim_server_stats_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+
 #endif

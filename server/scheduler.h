@@ -1,0 +1,71 @@
+/*
+ * scheduler.h: a fixed-rate tick on the event loop, without drift.
+ *
+ * Deadline n is start + n * period on the monotonic clock, in nanoseconds,
+ * armed as an absolute time on a timerfd that a uv_poll_t watches: a
+ * repeating millisecond timer would round 16.667 ms to whole milliseconds
+ * and add each wake-up's lateness to the next, so it drifts; absolute
+ * deadlines do not.
+ *
+ * The tick's work runs elsewhere (the thread pool): the owner calls
+ * anim_scheduler_tick_done when it is finished, and no tick starts while one
+ * is in flight. Catch-up policy: a tick whose deadline has passed starts at
+ * once. When a tick starts after later deadlines have also passed (work that
+ * took longer than a period, a stalled loop), those deadlines are not
+ * replayed one by one: they are counted as skipped and this one tick
+ * advances the simulation by the whole time since the last (dt = n periods,
+ * at most max_dt), so simulated time keeps up with wall time and the crowd
+ * degrades to a lower tick rate instead of falling ever further behind.
+ * Lateness (start minus deadline) and work time (deadline to done) of the
+ * last ANIM_SCHEDULER_WINDOW ticks are kept for percentiles.
+ */
+#ifndef ANIM_SCHEDULER_H
+#define ANIM_SCHEDULER_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#define ANIM_SCHEDULER_WINDOW 4096
+
+struct anim_scheduler;
+
+/* tick: the index of the deadline being served; dt: seconds to simulate. */
+typedef void (*anim_tick_cb)(struct anim_scheduler *scheduler, uint64_t tick, double dt);
+
+typedef struct {
+  uint64_t ticks, late, skipped;
+  uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
+  uint64_t work_p50_ns, work_p99_ns;
+} anim_scheduler_stats_t;
+
+typedef struct anim_scheduler {
+  uv_poll_t poll;
+  int fd;             /* timerfd, CLOCK_MONOTONIC */
+  uint64_t period_ns;
+  double max_dt;      /* seconds */
+  uint64_t start_ns;  /* deadline 0 */
+  uint64_t next;      /* the next deadline's index */
+  uint64_t current;   /* the index of the tick in flight */
+  int running, busy, closed;
+  anim_tick_cb cb;
+  void *data;
+  uint64_t ticks, late, skipped, lateness_max_ns;
+  uint32_t lateness_us[ANIM_SCHEDULER_WINDOW], work_us[ANIM_SCHEDULER_WINDOW];
+} anim_scheduler_t;
+
+/* The monotonic clock in nanoseconds (the one deadlines are on). */
+uint64_t anim_scheduler_now_ns(void);
+
+/* Sets up a stopped scheduler at rate Hz. 0 or a negative code (timerfd). */
+int anim_scheduler_init(anim_scheduler_t *scheduler, uv_loop_t *loop, double rate, anim_tick_cb cb, void *data);
+/* Starts ticking: deadline 1 is one period from now. No-op when running. */
+void anim_scheduler_start(anim_scheduler_t *scheduler);
+/* Stops after the tick in flight, if any (an idle server does not wake up). */
+void anim_scheduler_stop(anim_scheduler_t *scheduler);
+/* The tick in flight is finished: records its work time, arms the next deadline. */
+void anim_scheduler_tick_done(anim_scheduler_t *scheduler);
+/* Closes the handle (the loop can then end) and the timerfd. */
+void anim_scheduler_close(anim_scheduler_t *scheduler);
+void anim_scheduler_stats(const anim_scheduler_t *scheduler, anim_scheduler_stats_t *out_stats);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * service_character.c: create, destroy, steer and inspect characters;
+ * subscribe to their poses; server statistics.
+ *
+ * Every step here runs on the loop between ticks (the connection parks these
+ * requests while a tick is in flight), so it may read and change actors
+ * freely. A character is steered or destroyed only by the connection that
+ * created it (ANIM_EPERM otherwise); anyone may read its state or stream it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "anim_error.h"
+#include "connection.h"
+#include "crowd.h"
+#include "scheduler.h"
+#include "server.h"
+#include "services.h"
+#include "stream.h"
+
+int anim_character_create(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  const anim_create_request_t *req = &request->body.create;
+  anim_crowd_t *crowd = &ctx->server->crowd;
+  const anim_config_t *config = ctx->config;
+  int n = req->nplacements ? req->nplacements : 1;
+  uint32_t owned = anim_crowd_owned_count(crowd, ctx->connection_id);
+  if (owned + (uint32_t)n > config->max_characters_per_connection)
+    return anim_response_fail(out, ANIM_ELIMIT, "this connection would own %u characters, at most %u",
+                              owned + (uint32_t)n, config->max_characters_per_connection);
+  if (crowd->count + (uint32_t)n > config->max_characters)
+    return anim_response_fail(out, ANIM_ELIMIT, "the server would hold %u characters, at most %u",
+                              crowd->count + (uint32_t)n, config->max_characters);
+  int rc = anim_controller_params_validate(&req->params);
+  if (rc) return anim_response_fail(out, rc, "params: %s", anim_strerror(rc));
+  const anim_database_t *db = &out->entry->db;
+  for (int i = 0; i < req->nplacements; i++)
+    if (req->placements[i].start_frame >= db->nframes)
+      return anim_response_fail(out, ANIM_ERANGE, "placements[%d].start_frame %d: the database has %d frames", i,
+                                req->placements[i].start_frame, db->nframes);
+  uint64_t *ids = malloc((size_t)n * sizeof *ids);
+  if (!ids) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    anim_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
+    const anim_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
+    rc = anim_crowd_create(crowd, ctx->connection_id, out->entry, &req->params, vec3_make(p->x, 0.0f, p->z), p->facing,
+                           p->start_frame >= 0 ? p->start_frame : 0, &ids[i]);
+    if (rc) { /* all or nothing */
+      for (int j = 0; j < i; j++) anim_crowd_destroy(crowd, anim_crowd_find(crowd, ids[j]));
+      free(ids);
+      return anim_response_fail(out, rc, "placements[%d]: %s", i, anim_strerror(rc));
+    }
+  }
+  out->body.create.ids = ids;
+  out->body.create.n = n;
+  return 0;
+}
+
+/* The actor named, steerable by this connection; else fails the response. */
+static anim_actor_t *owned_actor(const anim_service_ctx_t *ctx, uint64_t id, const char *field, int index,
+                                 anim_response_t *out) {
+  anim_actor_t *a = anim_crowd_find(&ctx->server->crowd, id);
+  if (!a) anim_response_fail(out, ANIM_ENOTFOUND, "%s[%d]: no character %llu", field, index, (unsigned long long)id);
+  else if (a->owner != ctx->connection_id)
+    anim_response_fail(out, ANIM_EPERM, "%s[%d]: character %llu belongs to another connection", field, index,
+                       (unsigned long long)id);
+  else return a;
+  return NULL;
+}
+
+int anim_character_destroy(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  const anim_ids_request_t *req = &request->body.destroy;
+  for (int i = 0; i < req->n; i++)
+    if (!owned_actor(ctx, req->ids[i], "characters", i, out)) return out->error;
+  uint32_t destroyed = 0;
+  for (int i = 0; i < req->n; i++) {
+    anim_actor_t *a = anim_crowd_find(&ctx->server->crowd, req->ids[i]);
+    if (a) anim_crowd_destroy(&ctx->server->crowd, a), destroyed++; /* a name given twice is destroyed once */
+  }
+  out->body.destroyed = destroyed;
+  return 0;
+}
+
+int anim_character_set_inputs(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  const anim_inputs_request_t *req = &request->body.inputs;
+  /* All checked before any is applied. */
+  for (int i = 0; i < req->n; i++) {
+    if (!owned_actor(ctx, req->items[i].character, "inputs", i, out)) return out->error;
+    int rc = anim_controller_input_validate(&req->items[i].input);
+    if (rc) return anim_response_fail(out, rc, "inputs[%d]: %s (|stick| <= 1, speeds >= 0, finite values)", i,
+                                      anim_strerror(rc));
+  }
+  for (int i = 0; i < req->n; i++)
+    anim_character_set_input(&anim_crowd_find(&ctx->server->crowd, req->items[i].character)->character,
+                             &req->items[i].input);
+  out->body.tick = ctx->server->crowd.tick + 1;
+  return 0;
+}
+
+static int snapshot_offsets(const anim_character_t *c, anim_inertialize_response_t *out) {
+  size_t n = (size_t)c->db->nbones;
+  float *block = malloc(n * 13 * sizeof *block);
+  if (!block) return ANIM_ENOMEM;
+  out->block = block;
+  out->nbones = (int)n;
+  out->offset_positions = block, out->offset_velocities = block + 3 * n;
+  out->offset_rotations = block + 6 * n, out->offset_angular_velocities = block + 10 * n;
+  memcpy(out->offset_positions, c->offset_positions, n * sizeof(vec3));
+  memcpy(out->offset_velocities, c->offset_velocities, n * sizeof(vec3));
+  memcpy(out->offset_rotations, c->offset_rotations, n * sizeof(quat));
+  memcpy(out->offset_angular_velocities, c->offset_angular_velocities, n * sizeof(vec3));
+  return 0;
+}
+
+int anim_character_state(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  const anim_state_request_t *req = &request->body.state;
+  anim_actor_t *a = anim_crowd_find(&ctx->server->crowd, req->character);
+  if (!a) return anim_response_fail(out, ANIM_ENOTFOUND, "no character %llu", (unsigned long long)req->character);
+  const anim_character_t *c = &a->character;
+  anim_state_response_t *s = &out->body.state;
+  out->entry = a->entry;
+  a->entry->refs++; /* the encoder reads the version and range names */
+  s->tick = ctx->server->crowd.tick;
+  s->position = c->sim_position, s->velocity = c->sim_velocity, s->rotation = c->sim_rotation;
+  s->angular_velocity = c->sim_angular_velocity, s->desired_velocity = c->desired_velocity;
+  s->desired_rotation = c->desired_rotation;
+  s->ntrajectory = c->ntrajectory;
+  memcpy(s->trajectory, c->trajectory_positions, sizeof s->trajectory);
+  s->frame = c->frame;
+  s->range = anim_database_range_of(c->db, c->frame);
+  s->time_since_transition = c->time_since_transition;
+  s->halflife = c->params.inertialize_halflife;
+  s->searches = c->searches, s->transitions = c->transitions;
+  const anim_inertializer_t *in = &c->inertializer;
+  float anchor[14] = {in->anchor_anim_position.x,  in->anchor_anim_position.y,  in->anchor_anim_position.z,
+                      in->anchor_anim_rotation.w,  in->anchor_anim_rotation.x,  in->anchor_anim_rotation.y,
+                      in->anchor_anim_rotation.z,  in->anchor_world_position.x, in->anchor_world_position.y,
+                      in->anchor_world_position.z, in->anchor_world_rotation.w, in->anchor_world_rotation.x,
+                      in->anchor_world_rotation.y, in->anchor_world_rotation.z};
+  memcpy(s->inertializer.anchor, anchor, sizeof anchor);
+  if (req->offsets && snapshot_offsets(c, &s->inertializer) != 0)
+    return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  return 0;
+}
+
+int anim_character_subscribe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  return anim_stream_subscribe(ctx->connection, &request->body.subscribe, out);
+}
+
+int anim_character_update_subscription(const anim_service_ctx_t *ctx, const anim_request_t *request,
+                                       anim_response_t *out) {
+  return anim_stream_update(ctx->connection, &request->body.subscription, out);
+}
+
+int anim_character_unsubscribe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  return anim_stream_unsubscribe(ctx->connection, &request->body.subscription, out);
+}
+
+static uint64_t rss_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long pages = 0, resident = 0;
+  if (f) {
+    if (fscanf(f, "%lu %lu", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+int anim_server_stats_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  const anim_server_t *server = ctx->server;
+  anim_stats_response_t *s = &out->body.stats;
+  anim_scheduler_stats_t t;
+  anim_scheduler_stats(&server->crowd.scheduler, &t);
+  s->uptime_us = (anim_scheduler_now_ns() - server->start_ns) / 1000u;
+  s->connections = server->nconnections;
+  s->characters = server->crowd.count;
+  s->requests = server->stats.requests, s->errors = server->stats.errors;
+  s->tick_rate = (float)ctx->config->tick_rate;
+  s->ticks = t.ticks, s->ticks_late = t.late, s->ticks_skipped = t.skipped;
+  s->lateness_p50_us = t.lateness_p50_ns / 1000u, s->lateness_p99_us = t.lateness_p99_ns / 1000u;
+  s->lateness_max_us = t.lateness_max_ns / 1000u;
+  s->work_p50_us = t.work_p50_ns / 1000u, s->work_p99_us = t.work_p99_ns / 1000u;
+  s->frames_sent = server->stats.frames_sent, s->frames_dropped = server->stats.frames_dropped;
+  s->stream_bytes = server->stats.stream_bytes, s->poses_sent = server->stats.poses_sent;
+  s->slow_subscribers_closed = server->stats.slow_subscribers_closed;
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) == 0) {
+    s->cpu_user_s = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6;
+    s->cpu_system_s = (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec * 1e-6;
+  }
+  s->rss_bytes = rss_bytes();
+  s->character_bytes = anim_crowd_actor_bytes();
+  anim_db_entry_t *def = anim_registry_acquire((anim_registry_t *)&server->registry, "default");
+  if (def) {
+    s->pose_buffer_bytes = anim_crowd_pose_buffer_bytes(&def->db);
+    anim_db_entry_release(def);
+  }
+  return 0;
+}
