@@ -70,7 +70,7 @@ TOOLS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/animctl.c tools/animdb
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # The client library's own objects: compiled twice (static and PIC).
-CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c
+CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
 .PHONY: all deps deps-test deps-bench run test sanitize bench install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc

@@ -20,42 +20,11 @@
 #include <unistd.h>
 #include "anim_client.h"
 #include "animserver.pb-c.h"
+#include "client_internal.h"
 #include "frame.h"
 
 #define DEFAULT_CONNECT_TIMEOUT_MS 5000
 #define DEFAULT_MAX_FRAME (64u << 20)
-
-struct pending;
-
-/* Turns the response (NULL on failure, with status) into the caller's
- * C structs and calls the caller's callback. */
-typedef void (*complete_fn)(anim_client_t *client, struct pending *p, int status, const Animserver__Response *r);
-
-typedef struct pending {
-  uint64_t id;
-  Animserver__Response__BodyCase expect;
-  complete_fn complete;
-  void (*cb)(void); /* the caller's callback, cast back by complete */
-  void *data;
-  uint64_t sent_us;
-  struct pending *next;
-} pending_t;
-
-struct anim_client {
-  int fd;
-  uint64_t next_id;
-  anim_frame_reader_t reader;
-  uint8_t *out;
-  size_t out_len, out_pos, out_cap;
-  pending_t *pending;
-  int npending;
-  int broken; /* sticky error once the stream is unusable */
-  int server_error; /* code of an error the server sent about the stream (id 0) */
-  void *kept;       /* a reply a blocking caller keeps: not freed after its callback */
-  struct async_call *async; /* set while a blocking function builds an asynchronous request */
-  uint64_t async_id;
-  char last_error[256];
-};
 
 static uint64_t monotonic_us(void) {
   struct timespec now;
@@ -63,9 +32,15 @@ static uint64_t monotonic_us(void) {
   return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
 }
 
+uint64_t anim__monotonic_us(void) { return monotonic_us(); }
+
 static int set_error(anim_client_t *client, int code, const char *message) {
   snprintf(client->last_error, sizeof client->last_error, "%s", message);
   return code;
+}
+
+int anim__client_set_error(anim_client_t *client, int code, const char *message) {
+  return set_error(client, code, message);
 }
 
 const char *anim_client_last_error(const anim_client_t *client) { return client->last_error; }
@@ -173,6 +148,7 @@ void anim_client_close(anim_client_t *client) {
   if (!client) return;
   set_error(client, ANIM_ECLOSED, "client closed");
   fail_all_pending(client, ANIM_ECLOSED);
+  anim__client_streams_free(client);
   close(client->fd);
   anim_frame_reader_free(&client->reader);
   free(client->out);
@@ -234,6 +210,16 @@ static int send_request(anim_client_t *client, Animserver__Request *request, pen
 }
 
 static pending_t *pending_new(Animserver__Response__BodyCase expect, complete_fn complete, void (*cb)(void),
+                              void *data);
+
+int anim__client_send(anim_client_t *client, Animserver__Request *request, Animserver__Response__BodyCase expect,
+                      complete_fn complete, void (*cb)(void), void *data, uint64_t *out_id) {
+  pending_t *p = pending_new(expect, complete, cb, data);
+  if (!p) return ANIM_ENOMEM;
+  return send_request(client, request, p, out_id);
+}
+
+static pending_t *pending_new(Animserver__Response__BodyCase expect, complete_fn complete, void (*cb)(void),
                               void *data) {
   pending_t *p = calloc(1, sizeof *p);
   if (p) {
@@ -269,6 +255,8 @@ static void complete_hello(anim_client_t *client, pending_t *p, int status, cons
     info.max_k = h->limits->max_k;
     info.output_soft_limit = h->limits->output_soft_limit_bytes;
     info.output_hard_limit = h->limits->output_hard_limit_bytes;
+    info.max_characters = h->limits->max_characters;
+    info.tick_rate = h->limits->tick_rate;
   }
   info.connection_id = h->connection_id;
   if (cb) cb(client, p->id, 0, &info, p->data);
@@ -636,6 +624,8 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
   if (!message) return set_error(client, ANIM_EPROTO, "server sent a frame that is not a ServerMessage");
   if (message->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE && message->response)
     complete(client, message->response);
+  else if (message->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_STREAM && message->stream)
+    anim__client_stream(client, message->stream, len);
   animserver__server_message__free_unpacked(message, NULL);
   return 0;
 }
@@ -694,6 +684,23 @@ typedef struct {
   void *out;          /* conversion target */
   int max, *out_count;
 } waiter_t;
+
+/* Polls until *done or timeout_ms has passed since the start; on timeout the
+ * request id is forgotten (a late answer is then ignored). */
+int anim__client_wait(anim_client_t *client, const int *done, uint64_t id, int timeout_ms) {
+  uint64_t deadline = monotonic_us() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000u;
+  while (!*done) {
+    uint64_t now = monotonic_us();
+    if (now >= deadline) {
+      pending_t *p = pending_take(client, id);
+      free(p);
+      return set_error(client, ANIM_ETIMEDOUT, "no response before the timeout");
+    }
+    int rc = anim_client_poll(client, (int)((deadline - now + 999) / 1000));
+    if (rc != 0 && rc != ANIM_ETIMEDOUT && !*done) return rc;
+  }
+  return 0;
+}
 
 /* Polls until w->done or timeout_ms has passed since the start. */
 static int wait_for(anim_client_t *client, waiter_t *w, uint64_t id, int timeout_ms) {
@@ -852,6 +859,7 @@ void anim_db_description_free(anim_db_description_t *d) {
   free(d->groups);
   free(d->feature_offset);
   free(d->feature_scale);
+  free(d->contact_bones);
   free(d);
 }
 
@@ -902,6 +910,18 @@ static anim_db_description_t *description_from(const Animserver__DescribeDatabas
     }
   }
   d->ngroups = (int)m->n_features;
+  /* Contact bones as bone indices (bit i of a stream pose's contacts). */
+  d->contact_bones = calloc(m->n_contact_bones + 1, sizeof *d->contact_bones);
+  if (!d->contact_bones) {
+    anim_db_description_free(d);
+    return NULL;
+  }
+  for (size_t i = 0; i < m->n_contact_bones; i++) {
+    d->contact_bones[i] = -1;
+    for (int b = 0; b < d->nbones; b++)
+      if (strcmp(d->bone_names[b], m->contact_bones[i] ? m->contact_bones[i] : "") == 0) d->contact_bones[i] = b;
+  }
+  d->ncontact_bones = (int)m->n_contact_bones;
   return d;
 }
 
@@ -1086,7 +1106,7 @@ static void state_to_proto(const anim_inertializer_state_t *in, Animserver__Iner
   out->n_anchor = 14, out->anchor = (float *)in->anchor;
 }
 
-static anim_inertializer_state_t *state_from(const Animserver__InertializerState *m) {
+anim_inertializer_state_t *anim__state_from(const Animserver__InertializerState *m) {
   if (!m) return NULL;
   size_t n = m->n_offset_positions / 3;
   if (m->n_offset_velocities != 3 * n || m->n_offset_rotations != 4 * n || m->n_offset_angular_velocities != 3 * n)
@@ -1110,7 +1130,7 @@ static anim_inertializer_state_t *state_from(const Animserver__InertializerState
 static void convert_transition(anim_client_t *client, const Animserver__Response *r, void *data) {
   waiter_t *w = data;
   inertialize_out_t *o = w->out;
-  *o->state = state_from(r->inertialize_transition->state);
+  *o->state = anim__state_from(r->inertialize_transition->state);
   if (!*o->state) w->status = set_error(client, ANIM_EPROTO, "malformed inertializer state in the answer");
 }
 
@@ -1151,7 +1171,7 @@ static void convert_evaluate(anim_client_t *client, const Animserver__Response *
   inertialize_out_t *o = w->out;
   const Animserver__InertializeEvaluateResponse *e = r->inertialize_evaluate;
   if (o->state) {
-    *o->state = state_from(e->state);
+    *o->state = anim__state_from(e->state);
     if (!*o->state) w->status = set_error(client, ANIM_EPROTO, "malformed inertializer state in the answer");
   }
   if (o->pose && e->output) {

@@ -42,6 +42,8 @@ typedef struct {
   uint32_t max_frame_bytes, max_in_flight, max_batch, max_k;
   uint64_t output_soft_limit, output_hard_limit;
   uint64_t connection_id;
+  uint32_t max_characters;   /* per connection */
+  float tick_rate;           /* Hz */
 } anim_hello_info_t;
 
 typedef struct {
@@ -111,6 +113,8 @@ typedef struct {
   int ngroups;
   anim_feature_group_info_t *groups;
   float *feature_offset, *feature_scale; /* feature_dims each: raw = normalized * scale + offset */
+  int ncontact_bones;
+  int *contact_bones;                    /* bone index of each contact bone (foot contacts, in order) */
 } anim_db_description_t;
 
 /* A pose: arrays of 3 floats (vectors) or 4 floats (w, x, y, z) per bone, NULL when not requested. */
@@ -292,6 +296,158 @@ int anim_client_spring_to_constraint(anim_client_t *client, double stiffness, do
                                      anim_spring_tuning_t *out_tuning, int timeout_ms);
 int anim_client_spring_from_constraint(anim_client_t *client, double erp, double cfm, double dt,
                                        anim_spring_tuning_t *out_tuning, int timeout_ms);
+
+/* ---- characters and pose streams -------------------------------------------------------
+ *
+ * A character is a motion-matching controller the server ticks (60 Hz by
+ * default): the client steers it with input and subscribes to its poses.
+ * Characters belong to the connection that created them (only it steers or
+ * destroys them) and are destroyed when it closes; any connection may
+ * subscribe to any character. */
+
+/* Controller parameters; a field left 0 takes the server default. */
+typedef struct {
+  int search_interval;          /* frames between searches [10] */
+  float inertialize_halflife;   /* s [0.1] */
+  float velocity_halflife, rotation_halflife; /* s [0.27, 0.27] */
+  float forward_speed, side_speed, back_speed; /* m/s [1.75, 1.5, 1.25] */
+  int ignore_surrounding, ignore_range_end;   /* frames [20, 20] */
+  float transition_cost;        /* [0] */
+  float replan_threshold;       /* m/s change of desired velocity forcing a search [0.5] */
+  float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity [4 Hz, 1, 0] */
+} anim_character_params_t;
+
+typedef struct {
+  float x, z;        /* metres */
+  float facing;      /* radians about +Y, 0 faces +Z */
+  int start_frame;   /* -1: the database's first frame */
+} anim_character_placement_t;
+
+enum { ANIM_INPUT_KIND_STICK = 0, ANIM_INPUT_KIND_VELOCITY = 1, ANIM_INPUT_KIND_GOAL = 2 };
+
+/* One of: a stick (x right, z forward, |stick| <= 1) relative to the camera
+ * azimuth, strafe keeping the camera's facing; a desired world velocity
+ * (m/s) and facing (radians); a goal position to walk to at goal_speed. */
+typedef struct {
+  int kind;                         /* ANIM_INPUT_KIND_* */
+  float stick_x, stick_z, camera_azimuth;
+  int strafe;
+  float velocity_x, velocity_z, facing;
+  float goal_x, goal_z, goal_speed;
+} anim_character_input_t;
+
+/* A character's state between two ticks. Owned by the library:
+ * anim_character_state_free. */
+typedef struct {
+  uint64_t database_version, tick;
+  float position[3], velocity[3], rotation[4], angular_velocity[3]; /* simulation, world space */
+  float desired_velocity[3], desired_rotation[4];
+  int ntrajectory;
+  float trajectory[8][3];           /* predicted positions */
+  uint32_t frame, range;
+  char range_name[64];
+  float time_since_transition;      /* s */
+  uint64_t searches, transitions;
+  float inertialize_halflife;
+  anim_inertializer_state_t inertializer; /* offsets (nbones 0 unless asked) and anchor */
+} anim_character_state_t;
+
+enum { ANIM_POSE_FLOAT = 0, ANIM_POSE_QUANTIZED = 1 };
+
+typedef struct {
+  const uint64_t *characters;  /* these characters (any owner's) */
+  int ncharacters;
+  int owned;                   /* and every character this connection owns, now or later */
+  int rate_divisor;            /* a frame every N ticks; 0 or 1: every tick */
+  int encoding;                /* ANIM_POSE_*: the library decodes both to floats */
+  int global_positions;        /* add world positions of every bone */
+  int rotations_only;          /* local positions of the root only */
+} anim_subscribe_options_t;
+
+/* One character in a frame: bone 0 is the root in world space, the others
+ * local to their parent; floats whatever the wire encoding was. */
+typedef struct {
+  uint64_t character;
+  uint32_t frame;              /* database frame playing */
+  int nbones;
+  const float *positions;      /* 3 per bone (3 floats only with rotations_only) */
+  const float *rotations;      /* w, x, y, z per bone */
+  const float *global_positions; /* 3 per bone, or NULL */
+  uint32_t contacts;           /* bit i: contact bone i planted */
+  int transition;              /* a transition started this tick */
+} anim_character_pose_t;
+
+/* Owned by the library: valid during a callback, or until
+ * anim_stream_frame_free for anim_client_next_frame's. */
+typedef struct {
+  uint64_t subscription, tick;
+  uint64_t server_time_us;     /* server wall clock when encoded */
+  uint64_t received_us;        /* client monotonic clock when decoded */
+  uint64_t dropped_frames;     /* replaced by newer ones on the server (latest wins) */
+  uint64_t client_dropped;     /* dropped from the library's queue (next_frame not called often enough) */
+  int encoding;
+  float dt;                    /* seconds this tick simulated */
+  size_t wire_bytes;           /* size of this frame on the wire */
+  int nposes;
+  anim_character_pose_t *poses;
+  int ngone;
+  const uint64_t *gone;        /* subscribed characters that no longer exist */
+} anim_stream_frame_t;
+
+typedef struct {
+  uint64_t uptime_us;
+  uint32_t connections, characters;
+  uint64_t requests, errors;
+  float tick_rate;
+  uint64_t ticks, ticks_late, ticks_skipped;
+  uint64_t lateness_p50_us, lateness_p99_us, lateness_max_us, tick_work_p50_us, tick_work_p99_us;
+  uint64_t frames_sent, frames_dropped, stream_bytes, poses_sent, slow_subscribers_closed;
+  double cpu_user_s, cpu_system_s;
+  uint64_t rss_bytes, character_bytes, pose_buffer_bytes;
+} anim_server_stats_t;
+
+typedef void (*anim_status_cb)(anim_client_t *client, uint64_t id, int status, void *data);
+/* Called from anim_client_process (or any blocking call) for each frame of a
+ * subscription made with a callback. */
+typedef void (*anim_stream_cb)(anim_client_t *client, const anim_stream_frame_t *frame, void *data);
+
+void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */
+void anim_character_input_stick(anim_character_input_t *out, float x, float z, float camera_azimuth, int strafe);
+void anim_character_input_velocity(anim_character_input_t *out, float vx, float vz, float facing);
+void anim_character_input_goal(anim_character_input_t *out, float x, float z, float speed);
+
+/* Creates n characters (n >= 1; placements may be NULL for n at the origin)
+ * on database; out_ids receives n ids. All or nothing. params may be NULL. */
+int anim_client_characters_create(anim_client_t *client, const char *database, const anim_character_params_t *params,
+                                  const anim_character_placement_t *placements, int n, uint64_t *out_ids,
+                                  int timeout_ms);
+int anim_client_characters_destroy(anim_client_t *client, const uint64_t *ids, int n, int timeout_ms);
+/* Input for n characters, all checked before any is applied; it holds until
+ * changed. out_tick (may be NULL): the tick that applies it. */
+int anim_client_characters_set_input(anim_client_t *client, const uint64_t *ids, const anim_character_input_t *inputs,
+                                     int n, uint64_t *out_tick, int timeout_ms);
+int anim_client_characters_set_input_send(anim_client_t *client, const uint64_t *ids,
+                                          const anim_character_input_t *inputs, int n, anim_status_cb cb, void *data,
+                                          uint64_t *out_id);
+int anim_client_character_state(anim_client_t *client, uint64_t id, int offsets, anim_character_state_t **out_state,
+                                int timeout_ms);
+void anim_character_state_free(anim_character_state_t *state);
+
+/* Subscribes; frames go to cb (non-blocking use: they arrive during
+ * anim_client_process/poll), or with cb NULL into a queue read by
+ * anim_client_next_frame (at most 256 frames: the oldest are dropped and
+ * counted in client_dropped). out_tick_rate may be NULL. */
+int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t *options, anim_stream_cb cb,
+                          void *data, uint64_t *out_subscription, float *out_tick_rate, int timeout_ms);
+int anim_client_subscription_update(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,
+                                    int paused, int timeout_ms);
+int anim_client_unsubscribe(anim_client_t *client, uint64_t subscription, int timeout_ms);
+/* The oldest queued frame, waiting up to timeout_ms for one. 0,
+ * ANIM_ETIMEDOUT, or a connection error. Free with anim_stream_frame_free. */
+int anim_client_next_frame(anim_client_t *client, anim_stream_frame_t **out_frame, int timeout_ms);
+void anim_stream_frame_free(anim_stream_frame_t *frame);
+
+int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_stats, int timeout_ms);
 
 /* ---- non-blocking path --------------------------------------------------------- */
 
