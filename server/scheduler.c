@@ -1,5 +1,6 @@
 /* scheduler.c: drift-free fixed-rate ticks on a timerfd (see scheduler.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -14,7 +15,19 @@ uint64_t anim_scheduler_now_ns(void) {
   return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-static uint64_t deadline_of(const anim_scheduler_t *s, uint64_t index) { return s->start_ns + index * s->period_ns; }
+/* In double: 1e9 / 60 is not a whole number of nanoseconds, and rounding the
+ * period would drift by a third of a nanosecond a tick. */
+static uint64_t deadline_of(const anim_scheduler_t *s, uint64_t index) {
+  return s->start_ns + (uint64_t)llround((double)index * s->period_exact_ns);
+}
+
+/* The newest deadline at or before now. */
+static uint64_t due_at(const anim_scheduler_t *s, uint64_t now) {
+  uint64_t due = (uint64_t)((double)(now - s->start_ns) / s->period_exact_ns);
+  while (deadline_of(s, due + 1) <= now) due++;
+  while (due > 0 && deadline_of(s, due) > now) due--;
+  return due;
+}
 
 static void arm(anim_scheduler_t *s, uint64_t at_ns) {
   struct itimerspec spec;
@@ -42,17 +55,18 @@ static void start_tick(anim_scheduler_t *s, uint64_t now) {
     arm(s, deadline_of(s, s->next));
     return;
   }
-  uint64_t due = (now - s->start_ns) / s->period_ns; /* the newest deadline passed */
+  uint64_t due = due_at(s, now);
   uint64_t periods = due - s->current;               /* since the last tick's deadline */
   s->skipped += due - s->next;
-  uint64_t lateness = now - deadline_of(s, due);
+  /* Late against the earliest deadline not yet served: a stall shows. */
+  uint64_t lateness = now - deadline_of(s, s->next);
   if (lateness > s->period_ns / 10) s->late++;
   if (lateness > s->lateness_max_ns) s->lateness_max_ns = lateness;
   record(s->lateness_us, s->ticks, lateness);
   s->current = due;
   s->next = due + 1;
   s->busy = 1;
-  double dt = (double)periods * (double)s->period_ns * 1e-9;
+  double dt = (double)periods * s->period_exact_ns * 1e-9;
   if (dt > s->max_dt) dt = s->max_dt;
   s->cb(s, due, dt);
 }
@@ -76,7 +90,8 @@ int anim_scheduler_init(anim_scheduler_t *s, uv_loop_t *loop, double rate, anim_
     return ANIM_EIO;
   }
   s->poll.data = s;
-  s->period_ns = (uint64_t)(1e9 / rate + 0.5);
+  s->period_exact_ns = 1e9 / rate;
+  s->period_ns = (uint64_t)(s->period_exact_ns + 0.5);
   s->max_dt = 0.25;
   s->cb = cb;
   s->data = data;

@@ -16,8 +16,9 @@
  * advances the simulation by the whole time since the last (dt = n periods,
  * at most max_dt), so simulated time keeps up with wall time and the crowd
  * degrades to a lower tick rate instead of falling ever further behind.
- * Lateness (start minus deadline) and work time (deadline to done) of the
- * last ANIM_SCHEDULER_WINDOW ticks are kept for percentiles.
+ * Lateness (start minus the earliest deadline not yet served) and work time
+ * (the served deadline to done) of the last ANIM_SCHEDULER_WINDOW ticks are
+ * kept for percentiles.
  */
 #ifndef ANIM_SCHEDULER_H
 #define ANIM_SCHEDULER_H
@@ -41,7 +42,8 @@ typedef struct {
 typedef struct anim_scheduler {
   uv_poll_t poll;
   int fd;             /* timerfd, CLOCK_MONOTONIC */
-  uint64_t period_ns;
+  uint64_t period_ns;       /* rounded, for thresholds */
+  double period_exact_ns;
   double max_dt;      /* seconds */
   uint64_t start_ns;  /* deadline 0 */
   uint64_t next;      /* the next deadline's index */
