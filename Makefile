@@ -5,6 +5,7 @@
 #   make test       install missing Debian packages, build, run every test
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
+#   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
 #   make clean
 #
@@ -72,7 +73,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize bench install uninstall clean fuzz
+.PHONY: all deps deps-test deps-bench run test sanitize bench bench-crowd install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
 deps:
@@ -168,13 +169,19 @@ $(BUILD)/obj/bench/%.o: bench/%.cpp
 	@mkdir -p $(dir $@)
 	@echo "  CXX   $<"
 	$(Q)$(CXX) -std=c++17 $(OPT) -g -Wall -Wextra -MMD -MP -Icore -Iinclude $(SAN_FLAGS) -c $< -o $@
-$(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) $(CORE_LIB)
+$(call obj,$(BENCH_C)): | $(GEN_H)
+$(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
+    $(call obj,tests/support/server_proc.c) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp -lm -lpthread
+	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
 	$(BUILD)/animbench search --shared $(SHARED_DIR) --json $(BUILD)/bench-search.json $(BENCH_ARGS)
+
+bench-crowd: deps-bench
+	@$(MAKE) --no-print-directory all $(BUILD)/animbench
+	ANIM_BUILD_DIR=$(BUILD) $(BUILD)/animbench crowd $(CROWD_ARGS)
 
 # ---- install -------------------------------------------------------------------
 install: all

@@ -189,7 +189,7 @@ int anim_inertializer_transition(anim_inertializer_t *s, const anim_pose_view_t 
 
 /* Shared body of update (decay in place) and evaluate (decay copies). */
 static void pose_apply(const anim_inertializer_t *s, vec3 *off_x, vec3 *off_v, quat *off_q, vec3 *off_w,
-                       const anim_pose_buffer_t *out, const anim_pose_view_t *in, float halflife, float dt,
+                       const anim_pose_buffer_t *out, const anim_pose_view_t *in, const anim_spring_decayer_t *decay,
                        size_t i) {
   vec3 in_x = in->positions[i], in_v = in->velocities[i], in_w = in->angular_velocities[i];
   quat in_q = in->rotations[i];
@@ -197,9 +197,11 @@ static void pose_apply(const anim_inertializer_t *s, vec3 *off_x, vec3 *off_v, q
     root_state_t w = root_to_world(s, in);
     in_x = w.x, in_v = w.v, in_q = w.q, in_w = w.w;
   }
-  anim_inertialize_update_vec3(&out->positions[i], &out->velocities[i], off_x, off_v, in_x, in_v, halflife, dt);
-  anim_inertialize_update_quat(&out->rotations[i], &out->angular_velocities[i], off_q, off_w, in_q, in_w, halflife,
-                               dt);
+  /* One exp for the whole pose: every bone decays with the same half-life and dt. */
+  anim_spring_decayer_vec3(decay, off_x, off_v);
+  apply_vec3(&out->positions[i], &out->velocities[i], *off_x, *off_v, in_x, in_v);
+  anim_spring_decayer_quat(decay, off_q, off_w);
+  apply_quat(&out->rotations[i], &out->angular_velocities[i], *off_q, *off_w, in_q, in_w);
 }
 
 static int check_job(const anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
@@ -213,9 +215,11 @@ int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *o
                              float halflife, float dt) {
   int rc = check_job(s, out, in, halflife, dt);
   if (rc < 0) return rc;
+  anim_spring_decayer_t decay;
+  anim_spring_decayer_make(&decay, halflife, dt);
   for (size_t i = 0; i < s->count; i++)
     pose_apply(s, &s->offset_positions[i], &s->offset_velocities[i], &s->offset_rotations[i],
-               &s->offset_angular_velocities[i], out, in, halflife, dt, i);
+               &s->offset_angular_velocities[i], out, in, &decay, i);
   return 0;
 }
 
@@ -223,10 +227,12 @@ int anim_inertializer_evaluate(const anim_inertializer_t *s, const anim_pose_buf
                                const anim_pose_view_t *in, float halflife, float t) {
   int rc = check_job(s, out, in, halflife, t);
   if (rc < 0) return rc;
+  anim_spring_decayer_t decay;
+  anim_spring_decayer_make(&decay, halflife, t);
   for (size_t i = 0; i < s->count; i++) {
     vec3 x = s->offset_positions[i], v = s->offset_velocities[i], w = s->offset_angular_velocities[i];
     quat q = s->offset_rotations[i];
-    pose_apply(s, &x, &v, &q, &w, out, in, halflife, t, i);
+    pose_apply(s, &x, &v, &q, &w, out, in, &decay, i);
   }
   return 0;
 }

@@ -4,9 +4,11 @@
 
 #define COMPONENT_RANGE 0.70710678118654752f /* 1 / sqrt 2 */
 
+/* Rounds half away from zero without a libm call (hot: every bone of every
+ * streamed character, every tick). */
 static int16_t component_pack(float c) {
-  float scaled = clampf(c / COMPONENT_RANGE, -1.0f, 1.0f) * 32767.0f;
-  return (int16_t)lrintf(scaled);
+  float scaled = clampf(c * (32767.0f / COMPONENT_RANGE), -32767.0f, 32767.0f);
+  return (int16_t)(scaled + (scaled >= 0.0f ? 0.5f : -0.5f));
 }
 
 uint64_t anim_quat_pack(quat q) {

@@ -35,18 +35,35 @@ void anim_spring_decay(float *io_x, float *io_v, float halflife, float dt) {
   decay_axis(io_x, io_v, y, exp(-y * dt), dt);
 }
 
+void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float dt) {
+  out->y = halflife_to_y(halflife);
+  out->e = exp(-out->y * dt);
+  out->dt = dt;
+}
+
+void anim_spring_decayer_vec3(const anim_spring_decayer_t *d, vec3 *io_x, vec3 *io_v) {
+  decay_axis(&io_x->x, &io_v->x, d->y, d->e, d->dt);
+  decay_axis(&io_x->y, &io_v->y, d->y, d->e, d->dt);
+  decay_axis(&io_x->z, &io_v->z, d->y, d->e, d->dt);
+}
+
+void anim_spring_decayer_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) {
+  /* quat_abs picks the short way round, so q and -q decay identically. */
+  vec3 r = quat_to_scaled_angle_axis(quat_abs(*io_q));
+  anim_spring_decayer_vec3(d, &r, io_w);
+  *io_q = quat_from_scaled_angle_axis(r);
+}
+
 void anim_spring_decay_vec3(vec3 *io_x, vec3 *io_v, float halflife, float dt) {
-  double y = halflife_to_y(halflife), e = exp(-y * dt);
-  decay_axis(&io_x->x, &io_v->x, y, e, dt);
-  decay_axis(&io_x->y, &io_v->y, y, e, dt);
-  decay_axis(&io_x->z, &io_v->z, y, e, dt);
+  anim_spring_decayer_t d;
+  anim_spring_decayer_make(&d, halflife, dt);
+  anim_spring_decayer_vec3(&d, io_x, io_v);
 }
 
 void anim_spring_decay_quat(quat *io_q, vec3 *io_w, float halflife, float dt) {
-  /* quat_abs picks the short way round, so q and -q decay identically. */
-  vec3 r = quat_to_scaled_angle_axis(quat_abs(*io_q));
-  anim_spring_decay_vec3(&r, io_w, halflife, dt);
-  *io_q = quat_from_scaled_angle_axis(r);
+  anim_spring_decayer_t d;
+  anim_spring_decayer_make(&d, halflife, dt);
+  anim_spring_decayer_quat(&d, io_q, io_w);
 }
 
 void anim_spring_simple(float *io_x, float *io_v, float x_goal, float halflife, float dt) {

@@ -49,6 +49,15 @@ void anim_spring_decay_vec3(vec3 *io_x, vec3 *io_v, float halflife, float dt);
  * (q and -q give the same result) decays like a vec3 offset. */
 void anim_spring_decay_quat(quat *io_q, vec3 *io_w, float halflife, float dt);
 
+/* The decay of every spring with one half-life over one dt, computed once
+ * (one exp) and applied to many: a whole pose's offsets in one tick. */
+typedef struct {
+  double y, e, dt; /* rate 2 ln 2 / halflife (1/s), exp(-y dt), dt (s) */
+} anim_spring_decayer_t;
+void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float dt);
+void anim_spring_decayer_vec3(const anim_spring_decayer_t *decayer, vec3 *io_x, vec3 *io_v);
+void anim_spring_decayer_quat(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w);
+
 /* ---- springs toward a goal ------------------------------------------------- */
 
 /* The "simple spring damper": *io_x moves toward the fixed goal x_goal,

@@ -34,6 +34,12 @@ static void usage(FILE *out) {
                "  spring erp-cfm --stiffness K --damping C [--dt DT]\n"
                "  spring gains --erp E --cfm C [--dt DT]\n"
                "  render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE.svg]   stick-figure filmstrip\n"
+               "  render --stream (--create N [--input SPEC] | --id ID...) [--character K] [--step S] [--view V]\n"
+               "         [--frames N | --seconds S] [-o FILE.svg]   filmstrip of a character the server animates\n"
+               "  stream (--create N [--database DB] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
+               "         [--encoding float|quantized] [--global] [--rotations-only] [--frames N | --seconds S]\n"
+               "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
+               "         goal:X,Z[,SPEED] script:tour script:wander\n"
                "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
                "       [--mix ping=W,search=W] [--database DB] [--k K]   load generator\n\n"
                "options:\n"
@@ -440,7 +446,7 @@ static const struct {
   command_fn run;
 } commands[] = {{"hello", cmd_hello}, {"ping", cmd_ping}, {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
-                {"spring", animctl_spring}, {"render", animctl_render}};
+                {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream}};
 
 int main(int argc, char **argv) {
   options_t o = {"127.0.0.1", 7878, 5000, 0};

@@ -21,5 +21,6 @@ int animctl_transition_cost(anim_client_t *client, const options_t *options, int
 int animctl_spring(anim_client_t *client, const options_t *options, int argc, char **argv);
 
 int animctl_render(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_stream(anim_client_t *client, const options_t *options, int argc, char **argv);
 
 #endif

@@ -1,22 +1,28 @@
 /*
- * animctl_render.c: `animctl render`, a database span drawn as a stick
- * figure filmstrip (SVG), so a person can see that the character walks,
- * runs and turns, and where its feet are planted.
+ * animctl_render.c: `animctl render`, poses drawn as a stick-figure filmstrip
+ * (SVG), so a person can see that the character walks, runs and turns, and
+ * where its feet are planted.
  *
  *   animctl render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE]
+ *   animctl render --stream [stream options] [--character K] [--step S]
+ *                  [--view side|top] [-o FILE]
  *
- * Every S-th frame of FRAME..FRAME+N-1 is drawn from the global pose: bones
- * as lines from parent to child (later frames darker), feet in contact as red
- * dots. side: horizontal = world Z, vertical = Y; top: X against Z.
+ * The first form draws every S-th frame of a database span; the second runs
+ * a stream session (see animctl_stream.c: --create N --input ... or --id ID)
+ * and draws every S-th frame of its K-th character as the server animated
+ * it. Bones are lines from parent to child (later frames darker), feet in
+ * contact red dots. side: horizontal = world Z, vertical = Y; top: X against Z.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "animctl.h"
+#include "animctl_stream.h"
 
 typedef struct {
-  float scale, min_u, min_v, height;
-} canvas_t;
+  float *global;     /* nbones x 3, world space */
+  uint32_t contacts; /* bit c: contact bone c planted */
+} figure_t;
 
 static void project(const float *p, int top, float *u, float *v) {
   *u = p[2];
@@ -26,15 +32,88 @@ static void project(const float *p, int top, float *u, float *v) {
 /* Bone b is drawn as a line from its parent: not the ground-level simulation
  * bone, and not a source root left at the origin (Bandai's joint_Root): no
  * real bone is longer than a metre and a half. */
-static int drawable(const anim_pose_t *p, const anim_db_description_t *d, int b) {
+static int drawable(const float *global, const anim_db_description_t *d, int b) {
   int parent = d->bone_parents[b];
-  if (b >= p->nbones || parent <= 0) return 0;
-  const float *a = p->global_positions + 3 * parent, *z = p->global_positions + 3 * b;
+  if (parent <= 0) return 0;
+  const float *a = global + 3 * parent, *z = global + 3 * b;
   float dx = a[0] - z[0], dy = a[1] - z[1], dz = a[2] - z[2];
   return dx * dx + dy * dy + dz * dz <= 1.5f * 1.5f;
 }
 
-int animctl_render(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int draw_filmstrip(FILE *out, const char *title, const anim_db_description_t *d, const figure_t *figs, int n,
+                          int top) {
+  float lo_u = 1e30f, hi_u = -1e30f, lo_v = 1e30f, hi_v = -1e30f;
+  for (int i = 0; i < n; i++)
+    for (int b = 0; b < d->nbones; b++) {
+      if (!drawable(figs[i].global, d, b)) continue;
+      for (int end = 0; end < 2; end++) {
+        float u, v;
+        project(figs[i].global + 3 * (end ? b : d->bone_parents[b]), top, &u, &v);
+        lo_u = u < lo_u ? u : lo_u, hi_u = u > hi_u ? u : hi_u;
+        lo_v = v < lo_v ? v : lo_v, hi_v = v > hi_v ? v : hi_v;
+      }
+    }
+  if (lo_u > hi_u) lo_u = hi_u = lo_v = hi_v = 0.0f; /* nothing drawable */
+  if (!top && lo_v > 0.0f) lo_v = 0.0f;               /* keep the ground in view */
+  float margin = 0.2f, scale = 200.0f;                /* pixels per metre */
+  float width = (hi_u - lo_u + 2 * margin) * scale, height = (hi_v - lo_v + 2 * margin) * scale + 24.0f;
+  if (width < 640.0f) { /* room for the title */
+    lo_u -= (640.0f - width) / (2 * scale);
+    width = 640.0f;
+  }
+  fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
+          width, height, width, height);
+  fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+  fprintf(out, "<text x=\"8\" y=\"18\" font-family=\"sans-serif\" font-size=\"14\">%s (%s view)</text>\n", title,
+          top ? "top" : "side");
+#define U(x) (((x) - lo_u + margin) * scale)
+#define V(y) (height - ((y) - lo_v + margin) * scale)
+  if (!top) fprintf(out, "<line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#888\"/>\n", V(0.0f), width, V(0.0f));
+  for (int i = 0; i < n; i++) {
+    const float *g = figs[i].global;
+    int shade = 200 - (150 * i) / (n > 1 ? n - 1 : 1);
+    for (int b = 1; b < d->nbones; b++) {
+      if (!drawable(g, d, b)) continue;
+      float u0, v0, u1, v1;
+      project(g + 3 * d->bone_parents[b], top, &u0, &v0);
+      project(g + 3 * b, top, &u1, &v1);
+      fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"rgb(%d,%d,%d)\" stroke-width=\"2\"/>\n",
+              U(u0), V(v0), U(u1), V(v1), shade, shade, shade + 40 > 255 ? 255 : shade + 40);
+    }
+    for (int c = 0; c < d->ncontact_bones && c < 32; c++) {
+      int b = d->contact_bones[c];
+      if (b < 0 || !((figs[i].contacts >> c) & 1)) continue;
+      float u, v;
+      project(g + 3 * b, top, &u, &v);
+      fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"red\"/>\n", U(u), V(v));
+    }
+  }
+#undef U
+#undef V
+  fprintf(out, "</svg>\n");
+  return ferror(out) ? -1 : 0;
+}
+
+static int write_filmstrip(const char *path, const char *title, const anim_db_description_t *d, const figure_t *figs,
+                           int n, int top, int json) {
+  FILE *out = path ? fopen(path, "w") : stdout;
+  if (!out) {
+    fprintf(stderr, "animctl: render: cannot write %s\n", path);
+    return 1;
+  }
+  int rc = draw_filmstrip(out, title, d, figs, n, top);
+  if (path) rc |= fclose(out);
+  if (rc) {
+    fprintf(stderr, "animctl: render: writing %s failed\n", path ? path : "stdout");
+    return 1;
+  }
+  if (path && !json) printf("wrote %s: %d poses\n", path, n);
+  return 0;
+}
+
+/* ---- a database span --------------------------------------------------------------- */
+
+static int render_span(anim_client_t *client, const options_t *o, int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "animctl: render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE]\n");
     return 2;
@@ -65,67 +144,86 @@ int animctl_render(anim_client_t *client, const options_t *o, int argc, char **a
     anim_db_description_free(d);
     return report_error("render", rc, client);
   }
-  /* Extents of what is drawn. */
-  float lo_u = 1e30f, hi_u = -1e30f, lo_v = 1e30f, hi_v = -1e30f;
-  for (int i = 0; i < poses->nposes; i += step)
-    for (int b = 0; b < d->nbones; b++) {
-      if (!drawable(&poses->poses[i], d, b)) continue;
-      for (int end = 0; end < 2; end++) {
-        float u, v;
-        project(poses->poses[i].global_positions + 3 * (end ? b : d->bone_parents[b]), top, &u, &v);
-        lo_u = u < lo_u ? u : lo_u, hi_u = u > hi_u ? u : hi_u;
-        lo_v = v < lo_v ? v : lo_v, hi_v = v > hi_v ? v : hi_v;
-      }
-    }
-  if (!top && lo_v > 0.0f) lo_v = 0.0f; /* keep the ground in view */
-  float margin = 0.2f, scale = 200.0f; /* pixels per metre */
-  float width = (hi_u - lo_u + 2 * margin) * scale, height = (hi_v - lo_v + 2 * margin) * scale;
-  FILE *out = path ? fopen(path, "w") : stdout;
-  if (!out) {
-    anim_pose_reply_free(poses);
-    anim_db_description_free(d);
-    fprintf(stderr, "animctl: render: cannot write %s\n", path);
-    return 1;
-  }
-  fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
-          width, height, width, height);
-  fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-  fprintf(out, "<text x=\"8\" y=\"18\" font-family=\"sans-serif\" font-size=\"14\">%s frames %d-%d every %d (%s view)</text>\n",
-          argv[1], frame, frame + poses->nposes - 1, step, top ? "top" : "side");
-#define U(x) (((x) - lo_u + margin) * scale)
-#define V(y) (height - ((y) - lo_v + margin) * scale)
-  if (!top) fprintf(out, "<line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#888\"/>\n", V(0.0f), width, V(0.0f));
-  int drawn = 0, total = (poses->nposes + step - 1) / step;
-  for (int i = 0; i < poses->nposes; i += step, drawn++) {
+  figure_t *figs = calloc((size_t)poses->nposes, sizeof *figs);
+  int n = 0;
+  for (int i = 0; figs && i < poses->nposes; i += step, n++) {
     const anim_pose_t *p = &poses->poses[i];
-    int shade = 200 - (150 * drawn) / (total > 1 ? total - 1 : 1);
-    for (int b = 1; b < d->nbones; b++) {
-      if (!drawable(p, d, b)) continue;
-      float u0, v0, u1, v1;
-      project(p->global_positions + 3 * d->bone_parents[b], top, &u0, &v0);
-      project(p->global_positions + 3 * b, top, &u1, &v1);
-      fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"rgb(%d,%d,%d)\" stroke-width=\"2\"/>\n",
-              U(u0), V(v0), U(u1), V(v1), shade, shade, shade + 40 > 255 ? 255 : shade + 40);
-    }
-    for (int c = 0; c < p->ncontacts; c++) {
-      if (!p->contacts[c]) continue;
-      /* Contact bones are the feet found by the database: look them up by name order (left, right). */
-      for (int b = 0; b < d->nbones; b++) {
-        const char *name = d->bone_names[b];
-        int is_foot = strstr(name, "Toe") || strstr(name, "toe");
-        int side = strstr(name, "Left") || strstr(name, "_L") || name[0] == 'l' || name[0] == 'L' ? 0 : 1;
-        if (!is_foot || side != c) continue;
-        float u, v;
-        project(p->global_positions + 3 * b, top, &u, &v);
-        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"red\"/>\n", U(u), V(v));
-        break;
-      }
-    }
+    figs[n].global = (float *)p->global_positions;
+    for (int c = 0; c < p->ncontacts && c < 32; c++) figs[n].contacts |= p->contacts[c] ? 1u << c : 0u;
   }
-  fprintf(out, "</svg>\n");
-  if (path) fclose(out);
-  if (path && !o->json) printf("wrote %s: %d poses\n", path, drawn);
+  char title[256];
+  snprintf(title, sizeof title, "%s frames %d-%d every %d", argv[1], frame, frame + poses->nposes - 1, step);
+  rc = figs ? write_filmstrip(path, title, d, figs, n, top, o->json) : 1;
+  free(figs);
   anim_pose_reply_free(poses);
   anim_db_description_free(d);
+  return rc;
+}
+
+/* ---- a stream ----------------------------------------------------------------------- */
+
+typedef struct {
+  int character, step, top;
+  figure_t *figs;
+  int n, cap, seen;
+  uint64_t id;
+} collect_t;
+
+static int render_option(stream_session_t *s, const char *flag, const char *value) {
+  collect_t *c = s->extra_data;
+  if (!strcmp(flag, "--character")) c->character = atoi(value);
+  else if (!strcmp(flag, "--step")) c->step = atoi(value);
+  else if (!strcmp(flag, "--view")) c->top = !strcmp(value, "top");
+  else return 0;
+  return 1;
+}
+
+static int collect(stream_session_t *s, const anim_stream_frame_t *f, void *data) {
+  collect_t *c = data;
+  if (c->character >= f->nposes) return 0;
+  const anim_character_pose_t *p = &f->poses[c->character];
+  if (c->seen++ % c->step || !p->global_positions) return 0;
+  if (c->n == c->cap) {
+    figure_t *grown = realloc(c->figs, (size_t)(c->cap = c->cap * 2 + 16) * sizeof *grown);
+    if (!grown) return -1;
+    c->figs = grown;
+  }
+  float *g = malloc((size_t)p->nbones * 3 * sizeof *g);
+  if (!g) return -1;
+  memcpy(g, p->global_positions, (size_t)p->nbones * 3 * sizeof *g);
+  c->figs[c->n].global = g;
+  c->figs[c->n++].contacts = p->contacts;
+  c->id = p->character;
   return 0;
+}
+
+static int render_stream(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  collect_t c = {0, 10, 0, NULL, 0, 0, 0, 0};
+  stream_session_t s;
+  int rc = stream_session_parse(&s, argc, argv, 2, "render", render_option, &c);
+  if (rc == 0 && (c.character < 0 || c.step < 1)) {
+    fprintf(stderr, "animctl: render: --character >= 0, --step >= 1\n");
+    rc = -1;
+  }
+  if (rc) {
+    stream_session_free(&s);
+    return 2;
+  }
+  s.global = 1;
+  rc = stream_session_run(client, &s, o->timeout_ms, collect, &c);
+  if (rc == 0) {
+    char title[256];
+    snprintf(title, sizeof title, "character %llu on %s, every %d frames of the stream", (unsigned long long)c.id,
+             s.database, c.step);
+    rc = write_filmstrip(s.output, title, s.description, c.figs, c.n, c.top, o->json);
+  }
+  for (int i = 0; i < c.n; i++) free(c.figs[i].global);
+  free(c.figs);
+  stream_session_free(&s);
+  return rc;
+}
+
+int animctl_render(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "--stream")) return render_stream(client, o, argc, argv);
+  return render_span(client, o, argc, argv);
 }

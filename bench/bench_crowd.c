@@ -1,0 +1,343 @@
+/*
+ * bench_crowd.c: `animbench crowd`: how large a crowd the server ticks at its
+ * rate while streaming it, on this machine.
+ *
+ * It starts the real server (build/animserver, loopback, ephemeral port), opens
+ * C connections, each creating N/C characters on the default database with
+ * a search every --search-interval frames, steering them (a new stick
+ * direction for a fifth of them every second) and subscribing to all it owns
+ * in one encoding. For each crowd size it reports, over the measured seconds:
+ * achieved tick rate, lateness p50/p99 (start of a tick after its deadline),
+ * deadlines skipped, the server's CPU (a share of one core; the machine has
+ * two), stream bytes per character per second, frames dropped, and memory
+ * per character. A crowd keeps up when no deadline was skipped and the tick
+ * rate is within 1% of the target.
+ *
+ * The baseline, measured in the same run: the same controllers ticked in this
+ * process on one thread with no server, no threads and no streams
+ * (character-ticks per second of one core), so the server's figures read as a
+ * fraction of what the bare algorithm allows.
+ *
+ * Readers are raw by default: they count frames with the wire framing only,
+ * so the benchmark's own clients take little of the two cores the server
+ * needs (--readers lib decodes every pose through the client library, as a
+ * real client would).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "anim_client.h"
+#include "controller.h"
+#include "procgen.h"
+#include "search.h"
+#include "server_proc.h"
+
+#define TIMEOUT_MS 30000
+#define MAX_CONNECTIONS 64
+
+typedef struct {
+  int characters, connections, seconds, search_interval, encoding, rotations_only, lib_readers, warmup_s;
+  double rate;
+} options_t;
+
+typedef struct {
+  anim_client_t *client;
+  uint64_t *ids;
+  int n;
+  volatile int stop;
+  uint64_t frames, bytes;
+  int lib;
+  pthread_t thread;
+} connection_t;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static unsigned rng = 2463534242u;
+static float uniform(void) {
+  rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+  return (float)(rng >> 8) / 16777216.0f;
+}
+
+/* ---- in-process baseline --------------------------------------------------------------- */
+
+static double baseline_ticks_per_second(int search_interval) {
+  anim_database_t db;
+  char err[256];
+  if (anim_procgen_database(&db, NULL, err, sizeof err)) return 0;
+  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  enum { N = 500, TICKS = 240 };
+  anim_character_t *c = calloc(N, sizeof *c);
+  anim_controller_params_t p;
+  anim_controller_params_default(&p);
+  p.search_interval = search_interval;
+  for (int i = 0; i < N; i++) {
+    anim_character_init(&c[i], &db, index, &p, vec3_make((float)i, 0, 0), 0, 0);
+    anim_character_stagger(&c[i], i % search_interval);
+    anim_controller_input_t in = {0};
+    in.kind = ANIM_INPUT_STICK;
+    in.stick_z = 0.8f;
+    anim_character_set_input(&c[i], &in);
+  }
+  double start = now_s();
+  for (int t = 0; t < TICKS; t++) {
+    if (t % 60 == 0)
+      for (int i = 0; i < N; i += 5) {
+        anim_controller_input_t in = {0};
+        float a = 6.2831853f * uniform();
+        in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
+        anim_character_set_input(&c[i], &in);
+      }
+    for (int i = 0; i < N; i++) anim_character_tick(&c[i], 1.0f / 60.0f);
+  }
+  double elapsed = now_s() - start;
+  for (int i = 0; i < N; i++) anim_character_free(&c[i]);
+  free(c);
+  anim_search_index_free(index);
+  anim_database_free(&db);
+  return (double)N * TICKS / elapsed;
+}
+
+/* ---- readers ------------------------------------------------------------------------------ */
+
+static void count_decoded(anim_client_t *client, const anim_stream_frame_t *frame, void *data) {
+  connection_t *c = data;
+  c->frames++;
+  c->bytes += frame->wire_bytes;
+}
+
+static void *reader_main(void *arg) {
+  connection_t *c = arg;
+  if (c->lib) {
+    while (!c->stop) anim_client_poll(c->client, 50);
+    return NULL;
+  }
+  /* Raw: this thread drains the socket and counts bytes (the library may
+   * have read part of a frame already, so frames are not parsed here). */
+  int fd = anim_client_fd(c->client);
+  static __thread uint8_t buffer[1 << 18];
+  while (!c->stop) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    ssize_t n = recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n <= 0) {
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      break;
+    }
+    c->bytes += (uint64_t)n;
+  }
+  return NULL;
+}
+
+/* ---- one crowd size ---------------------------------------------------------------------- */
+
+typedef struct {
+  int characters;
+  double tick_rate, lateness_p50_ms, lateness_p99_ms, work_p50_ms, work_p99_ms, cpu_share;
+  double bytes_per_character_s, frames_dropped, skipped, rss_per_character;
+  uint64_t character_bytes, pose_buffer_bytes;
+  int keeps_up;
+} result_t;
+
+static int setup_connection(connection_t *c, const anim_test_server_t *server, const options_t *o, int n, int index) {
+  int err;
+  memset(c, 0, sizeof *c);
+  c->client = anim_client_connect(server->host, server->port, NULL, &err);
+  if (!c->client) return err;
+  c->n = n;
+  c->lib = o->lib_readers;
+  c->ids = malloc((size_t)n * sizeof *c->ids);
+  anim_character_placement_t *place = malloc((size_t)n * sizeof *place);
+  for (int i = 0; i < n; i++)
+    place[i] = (anim_character_placement_t){(float)(i % 100) * 2.0f, (float)(i / 100 + index * 60) * 2.0f,
+                                            6.2831853f * uniform(), (int)(uniform() * 4000)};
+  anim_character_params_t params;
+  anim_character_params_init(&params);
+  params.search_interval = o->search_interval;
+  int rc = anim_client_characters_create(c->client, "default", &params, place, n, c->ids, TIMEOUT_MS);
+  free(place);
+  if (rc) return rc;
+  anim_character_input_t *in = malloc((size_t)n * sizeof *in);
+  for (int i = 0; i < n; i++) anim_character_input_stick(&in[i], 0.0f, 0.8f, 6.2831853f * uniform(), 0);
+  rc = anim_client_characters_set_input(c->client, c->ids, in, n, NULL, TIMEOUT_MS);
+  free(in);
+  if (rc) return rc;
+  anim_subscribe_options_t sub = {NULL, 0, 1, 1, o->encoding, 0, o->rotations_only};
+  return anim_client_subscribe(c->client, &sub, c->lib ? count_decoded : NULL, c, NULL, NULL, TIMEOUT_MS);
+}
+
+/* Steering from a separate control connection would not own the characters,
+ * so each connection's own client sends its inputs; with raw readers the
+ * reader thread owns the socket's input, so inputs are sent without waiting
+ * (their answers are read, and discarded, by the raw reader). */
+static void steer(connection_t *c) {
+  int n = c->n / 5;
+  if (n < 1) return;
+  anim_character_input_t *in = malloc((size_t)n * sizeof *in);
+  uint64_t *ids = malloc((size_t)n * sizeof *ids);
+  for (int i = 0; i < n; i++) {
+    ids[i] = c->ids[(int)(uniform() * (float)c->n) % c->n];
+    float a = 6.2831853f * uniform();
+    anim_character_input_stick(&in[i], 0.9f * sinf(a), 0.9f * cosf(a), 0.0f, 0);
+  }
+  anim_client_characters_set_input_send(c->client, ids, in, n, NULL, NULL, NULL);
+  free(in), free(ids);
+}
+
+static int run_size(const options_t *o, result_t *out) {
+  anim_test_server_t server;
+  char rate[32], interval[32];
+  snprintf(rate, sizeof rate, "%g", o->rate);
+  snprintf(interval, sizeof interval, "%d", o->characters);
+  const char *args[] = {"--tick-rate", rate, "--max-characters", "1000000", "--max-characters-per-connection", interval,
+                        "--log-level", "warn", NULL};
+  if (anim_test_server_start(&server, "bench_crowd", args) != 0) return -1;
+  int err;
+  anim_client_t *control = anim_client_connect(server.host, server.port, NULL, &err);
+  anim_server_stats_t before, after;
+  anim_client_server_stats(control, &before, TIMEOUT_MS);
+  uint64_t rss_empty = before.rss_bytes;
+  connection_t *conns = calloc((size_t)o->connections, sizeof *conns);
+  int rc = 0;
+  for (int i = 0; i < o->connections && !rc; i++) {
+    int n = o->characters / o->connections + (i < o->characters % o->connections);
+    rc = setup_connection(&conns[i], &server, o, n, i);
+  }
+  if (rc) fprintf(stderr, "crowd: setup failed: %s\n", anim_strerror(rc));
+  for (int i = 0; i < o->connections && !rc; i++) pthread_create(&conns[i].thread, NULL, reader_main, &conns[i]);
+  if (!rc) {
+    sleep((unsigned)o->warmup_s);
+    anim_client_server_stats(control, &before, TIMEOUT_MS);
+    double start = now_s();
+    uint64_t frames0 = 0, bytes0 = 0;
+    for (int i = 0; i < o->connections; i++) frames0 += conns[i].frames, bytes0 += conns[i].bytes;
+    for (int s = 0; s < o->seconds; s++) {
+      if (!o->lib_readers)
+        for (int i = 0; i < o->connections; i++) steer(&conns[i]);
+      usleep(1000000);
+    }
+    double elapsed = now_s() - start;
+    anim_client_server_stats(control, &after, TIMEOUT_MS);
+    uint64_t frames = 0, bytes = 0;
+    for (int i = 0; i < o->connections; i++) frames += conns[i].frames, bytes += conns[i].bytes;
+    memset(out, 0, sizeof *out);
+    out->characters = o->characters;
+    out->tick_rate = (double)(after.ticks - before.ticks) / elapsed;
+    out->skipped = (double)(after.ticks_skipped - before.ticks_skipped);
+    out->lateness_p50_ms = (double)after.lateness_p50_us / 1000.0;
+    out->lateness_p99_ms = (double)after.lateness_p99_us / 1000.0;
+    out->work_p50_ms = (double)after.tick_work_p50_us / 1000.0;
+    out->work_p99_ms = (double)after.tick_work_p99_us / 1000.0;
+    out->cpu_share = (after.cpu_user_s + after.cpu_system_s - before.cpu_user_s - before.cpu_system_s) / elapsed;
+    out->bytes_per_character_s = (double)(bytes - bytes0) / elapsed / (double)o->characters;
+    out->frames_dropped = (double)(after.frames_dropped - before.frames_dropped);
+    out->rss_per_character = (double)(after.rss_bytes - rss_empty) / (double)o->characters;
+    out->character_bytes = after.character_bytes;
+    out->pose_buffer_bytes = after.pose_buffer_bytes;
+    out->keeps_up = out->skipped == 0 && out->tick_rate >= 0.99 * o->rate;
+    (void)frames, (void)frames0;
+  }
+  for (int i = 0; i < o->connections; i++) {
+    conns[i].stop = 1;
+    if (conns[i].thread) pthread_join(conns[i].thread, NULL);
+    anim_client_close(conns[i].client);
+    free(conns[i].ids);
+  }
+  free(conns);
+  anim_client_close(control);
+  anim_test_server_stop(&server);
+  return rc;
+}
+
+static void print_header(void) {
+  printf("%9s %8s %8s %8s %8s %8s %7s %6s %10s %8s %8s\n", "chars", "tick Hz", "late p50", "late p99", "work p50",
+         "work p99", "skipped", "CPU", "B/char/s", "dropped", "RSS/char");
+}
+
+static void print_row(const result_t *r) {
+  printf("%9d %8.2f %7.2fms %7.2fms %7.2fms %7.2fms %7.0f %5.0f%% %10.0f %8.0f %7.0fB %s\n", r->characters, r->tick_rate,
+         r->lateness_p50_ms, r->lateness_p99_ms, r->work_p50_ms, r->work_p99_ms, r->skipped, 100.0 * r->cpu_share,
+         r->bytes_per_character_s, r->frames_dropped, r->rss_per_character, r->keeps_up ? "keeps up" : "behind");
+  fflush(stdout);
+}
+
+static int parse_sizes(const char *text, int *sizes, int max) {
+  int n = 0;
+  while (*text && n < max) {
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || v < 1) return -1;
+    if (*end == 'k') v *= 1000, end++;
+    sizes[n++] = (int)v;
+    text = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return -1;
+  }
+  return n;
+}
+
+int bench_crowd(int argc, char **argv);
+int bench_crowd(int argc, char **argv) {
+  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0};
+  int sizes[32], nsizes = parse_sizes("1000,2000,4000,6000,8000,10000", sizes, 32);
+  const char *encodings = "quantized,float";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--sizes") && v) nsizes = parse_sizes(v, sizes, 32), i++;
+    else if (!strcmp(a, "--connections") && v) o.connections = atoi(v), i++;
+    else if (!strcmp(a, "--seconds") && v) o.seconds = atoi(v), i++;
+    else if (!strcmp(a, "--search-interval") && v) o.search_interval = atoi(v), i++;
+    else if (!strcmp(a, "--rate") && v) o.rate = atof(v), i++;
+    else if (!strcmp(a, "--encodings") && v) encodings = v, i++;
+    else if (!strcmp(a, "--rotations-only")) o.rotations_only = 1;
+    else if (!strcmp(a, "--readers") && v) o.lib_readers = !strcmp(v, "lib"), i++;
+    else {
+      fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
+                      "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
+                      "[--readers raw|lib]\n");
+      return 2;
+    }
+  }
+  if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1) {
+    fprintf(stderr, "animbench crowd: bad options\n");
+    return 2;
+  }
+  const char *build = getenv("ANIM_BUILD_DIR");
+  char tests_dir[1024];
+  snprintf(tests_dir, sizeof tests_dir, "%s/tests", build && *build ? build : "build");
+  mkdir(tests_dir, 0755);
+  double base = baseline_ticks_per_second(o.search_interval);
+  printf("baseline: %.0f character-ticks/s on one core in process (search every %d frames), i.e. %.0f characters "
+         "at %.0f Hz per core\n", base, o.search_interval, base / o.rate, o.rate);
+  printf("server: %d connections, search every %d frames, %s readers, %d s measured after %d s warm-up\n",
+         o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds, o.warmup_s);
+  for (const char *e = encodings; *e;) {
+    o.encoding = !strncmp(e, "float", 5) ? ANIM_POSE_FLOAT : ANIM_POSE_QUANTIZED;
+    printf("\nencoding %s%s\n", o.encoding == ANIM_POSE_FLOAT ? "float" : "quantized",
+           o.rotations_only ? " (rotations only)" : "");
+    print_header();
+    int largest = 0;
+    result_t r = {0};
+    for (int s = 0; s < nsizes; s++) {
+      o.characters = sizes[s];
+      if (run_size(&o, &r) != 0) return 1;
+      print_row(&r);
+      if (r.keeps_up && sizes[s] > largest) largest = sizes[s];
+    }
+    printf("largest crowd that keeps up at %.0f Hz: %d characters; per character: %llu bytes of state + %llu of pose "
+           "buffers\n", o.rate, largest, (unsigned long long)r.character_bytes, (unsigned long long)r.pose_buffer_bytes);
+    const char *comma = strchr(e, ',');
+    e = comma ? comma + 1 : e + strlen(e);
+  }
+  return 0;
+}

@@ -1,0 +1,232 @@
+/*
+ * animctl_stream.c: `animctl stream`, a pose stream printed or recorded as
+ * JSON lines, and the stream session `animctl render --stream` draws from.
+ *
+ *   animctl stream [--create N] [--database DB] [--input SPEC] [--id ID]...
+ *                  [--rate-divisor K] [--encoding float|quantized] [--global]
+ *                  [--rotations-only] [--frames N | --seconds S] [-o FILE]
+ *
+ * --create N makes N characters owned by this connection (they live as long
+ * as the command) and streams them, steered by --input:
+ *   stick:X,Z        a stick held (x right, z forward, |stick| <= 1)
+ *   velocity:VX,VZ   a desired world velocity, facing along it
+ *   goal:X,Z[,S]     walk to a point at S m/s (default 1.4)
+ *   script:tour      walk 2.5 s, turn 2 s, run 2 s, stop (the tests' script)
+ *   script:wander    a new stick direction every 2 s
+ * --id ID streams existing characters of any connection instead (or too).
+ * The first line describes the skeleton ({"type":"header",...}); then one
+ * line per frame ({"type":"frame","tick":...,"poses":[...]}).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "animctl.h"
+#include "animctl_stream.h"
+
+#define MAX_IDS 4096
+
+static int parse_input(const char *spec, stream_session_t *s) {
+  float a = 0, b = 0, c = 1.4f;
+  if (sscanf(spec, "stick:%f,%f", &a, &b) == 2) {
+    if (a * a + b * b > 1.0001f) return -1;
+    anim_character_input_stick(&s->input, a, b, 0.0f, 0);
+  } else if (sscanf(spec, "velocity:%f,%f", &a, &b) == 2) {
+    anim_character_input_velocity(&s->input, a, b, atan2f(a, b));
+  } else if (sscanf(spec, "goal:%f,%f,%f", &a, &b, &c) >= 2) {
+    if (c < 0) return -1;
+    anim_character_input_goal(&s->input, a, b, c);
+  } else if (!strcmp(spec, "script:tour")) {
+    s->script = SCRIPT_TOUR;
+  } else if (!strcmp(spec, "script:wander")) {
+    s->script = SCRIPT_WANDER;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+int stream_session_parse(stream_session_t *s, int argc, char **argv, int first, const char *command,
+                         stream_extra_fn extra, void *extra_data) {
+  memset(s, 0, sizeof *s);
+  s->extra = extra;
+  s->extra_data = extra_data;
+  s->database = "default";
+  s->rate_divisor = 1;
+  s->frames = 300;
+  anim_character_input_stick(&s->input, 0.0f, 0.7f, 0.0f, 0);
+  s->ids = calloc(MAX_IDS, sizeof *s->ids);
+  for (int i = first; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--global")) s->global = 1;
+    else if (!strcmp(a, "--rotations-only")) s->rotations_only = 1;
+    else if (!v) return fprintf(stderr, "animctl: %s: %s needs a value\n", command, a), -1;
+    else if (!strcmp(a, "--create")) s->create = atoi(v), i++;
+    else if (!strcmp(a, "--database")) s->database = v, i++;
+    else if (!strcmp(a, "--input")) {
+      if (parse_input(v, s) != 0) return fprintf(stderr, "animctl: %s: bad --input %s\n", command, v), -1;
+      i++;
+    } else if (!strcmp(a, "--id")) {
+      if (s->nids == MAX_IDS) return fprintf(stderr, "animctl: %s: at most %d --id\n", command, MAX_IDS), -1;
+      s->ids[s->nids++] = strtoull(v, NULL, 10), i++;
+    } else if (!strcmp(a, "--rate-divisor")) s->rate_divisor = atoi(v), i++;
+    else if (!strcmp(a, "--encoding")) {
+      if (strcmp(v, "float") && strcmp(v, "quantized"))
+        return fprintf(stderr, "animctl: %s: --encoding float|quantized\n", command), -1;
+      s->encoding = !strcmp(v, "quantized") ? ANIM_POSE_QUANTIZED : ANIM_POSE_FLOAT, i++;
+    } else if (!strcmp(a, "--frames")) s->frames = atoi(v), i++;
+    else if (!strcmp(a, "--seconds")) s->seconds = atof(v), i++;
+    else if (!strcmp(a, "-o")) s->output = v, i++;
+    else if (s->extra && s->extra(s, a, v)) i++;
+    else return fprintf(stderr, "animctl: %s: unknown option %s\n", command, a), -1;
+  }
+  if (s->create < 0 || s->create > 100000 || s->rate_divisor < 1 || s->frames < 1 || s->seconds < 0 ||
+      (s->create == 0 && s->nids == 0))
+    return fprintf(stderr, "animctl: %s: --create 1..100000 and/or --id ID; --rate-divisor, --frames >= 1\n",
+                   command), -1;
+  return 0;
+}
+
+void stream_session_free(stream_session_t *s) {
+  free(s->ids);
+  free(s->created);
+  anim_db_description_free(s->description);
+  memset(s, 0, sizeof *s);
+}
+
+/* The scripted input of a character at time t (seconds since the start). */
+static void script_input(const stream_session_t *s, int index, float t, anim_character_input_t *out) {
+  float azimuth = 0.37f * (float)index;
+  if (s->script == SCRIPT_TOUR) {
+    if (t < 2.5f) anim_character_input_stick(out, 0.0f, 0.85f, azimuth, 0);
+    else if (t < 4.5f) anim_character_input_stick(out, 0.85f, 0.0f, azimuth, 0);
+    else if (t < 6.5f) anim_character_input_velocity(out, 3.5f * sinf(azimuth), 3.5f * cosf(azimuth), azimuth);
+    else anim_character_input_stick(out, 0.0f, 0.0f, azimuth, 0);
+  } else {
+    /* wander: a direction per character and two-second period, from a hash */
+    unsigned h = (unsigned)index * 2654435761u ^ (unsigned)(t / 2.0f) * 40503u;
+    float angle = (float)(h % 6283u) / 1000.0f;
+    anim_character_input_stick(out, 0.8f * sinf(angle), 0.8f * cosf(angle), 0.0f, 0);
+  }
+}
+
+static int scripted_phase(const stream_session_t *s, float t) {
+  if (s->script == SCRIPT_TOUR) return t < 2.5f ? 0 : t < 4.5f ? 1 : t < 6.5f ? 2 : 3;
+  return (int)(t / 2.0f);
+}
+
+static int steer(anim_client_t *client, stream_session_t *s, float t, int timeout_ms) {
+  anim_character_input_t *in = malloc((size_t)s->create * sizeof *in);
+  if (!in) return ANIM_ENOMEM;
+  for (int i = 0; i < s->create; i++) {
+    if (s->script) script_input(s, i, t, &in[i]);
+    else in[i] = s->input;
+  }
+  int rc = anim_client_characters_set_input(client, s->created, in, s->create, NULL, timeout_ms);
+  free(in);
+  return rc;
+}
+
+int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_ms, stream_frame_fn on_frame,
+                       void *data) {
+  int rc = anim_client_db_describe(client, s->database, &s->description, timeout_ms);
+  if (rc) return report_error("describe", rc, client);
+  if (s->create) {
+    s->created = calloc((size_t)s->create, sizeof *s->created);
+    anim_character_placement_t *place = calloc((size_t)s->create, sizeof *place);
+    int side = (int)ceilf(sqrtf((float)s->create));
+    for (int i = 0; i < s->create; i++)
+      place[i] = (anim_character_placement_t){(float)(i % side) * 3.0f, (float)(i / side) * 3.0f, 0.0f, -1};
+    rc = anim_client_characters_create(client, s->database, NULL, place, s->create, s->created, timeout_ms);
+    free(place);
+    if (rc) return report_error("create", rc, client);
+    if ((rc = steer(client, s, 0.0f, timeout_ms))) return report_error("input", rc, client);
+  }
+  anim_subscribe_options_t o = {s->ids, s->nids, s->create > 0, s->rate_divisor, s->encoding, s->global,
+                                s->rotations_only};
+  rc = anim_client_subscribe(client, &o, NULL, NULL, &s->subscription, &s->tick_rate, timeout_ms);
+  if (rc) return report_error("subscribe", rc, client);
+  uint64_t first_tick = 0;
+  int phase = 0;
+  for (int n = 0;; n++) {
+    anim_stream_frame_t *f = NULL;
+    rc = anim_client_next_frame(client, &f, timeout_ms);
+    if (rc) return report_error("stream", rc, client);
+    if (!first_tick) first_tick = f->tick;
+    float t = (float)(f->tick - first_tick) / s->tick_rate;
+    int stop = on_frame(s, f, data) != 0 || (s->seconds > 0 ? t >= s->seconds : n + 1 >= s->frames);
+    anim_stream_frame_free(f);
+    if (stop) break;
+    if (s->create && s->script && scripted_phase(s, t) != phase) {
+      phase = scripted_phase(s, t);
+      if ((rc = steer(client, s, t, timeout_ms))) return report_error("input", rc, client);
+    }
+  }
+  anim_client_unsubscribe(client, s->subscription, timeout_ms);
+  return 0;
+}
+
+/* ---- JSON lines ------------------------------------------------------------------------ */
+
+static void print_floats(FILE *out, const char *key, const float *v, int n) {
+  fprintf(out, ",\"%s\":[", key);
+  for (int i = 0; i < n; i++) fprintf(out, i ? ",%.6g" : "%.6g", v[i]);
+  fputc(']', out);
+}
+
+static void print_header(FILE *out, const stream_session_t *s) {
+  const anim_db_description_t *d = s->description;
+  fprintf(out, "{\"type\":\"header\",\"database\":\"%s\",\"tick_rate\":%g,\"subscription\":%llu,\"bones\":[",
+          s->database, s->tick_rate, (unsigned long long)s->subscription);
+  for (int b = 0; b < d->nbones; b++) fprintf(out, b ? ",\"%s\"" : "\"%s\"", d->bone_names[b]);
+  fprintf(out, "],\"parents\":[");
+  for (int b = 0; b < d->nbones; b++) fprintf(out, b ? ",%d" : "%d", d->bone_parents[b]);
+  fprintf(out, "],\"contact_bones\":[");
+  for (int c = 0; c < d->ncontact_bones; c++) fprintf(out, c ? ",%d" : "%d", d->contact_bones[c]);
+  fprintf(out, "]}\n");
+}
+
+static int print_frame(stream_session_t *s, const anim_stream_frame_t *f, void *data) {
+  FILE *out = data;
+  if (!s->header_written) print_header(out, s), s->header_written = 1;
+  fprintf(out, "{\"type\":\"frame\",\"tick\":%llu,\"server_time_us\":%llu,\"dt\":%.6g,\"dropped\":%llu,"
+               "\"encoding\":\"%s\",\"bytes\":%zu,\"poses\":[",
+          (unsigned long long)f->tick, (unsigned long long)f->server_time_us, f->dt,
+          (unsigned long long)f->dropped_frames, f->encoding == ANIM_POSE_QUANTIZED ? "quantized" : "float",
+          f->wire_bytes);
+  for (int i = 0; i < f->nposes; i++) {
+    const anim_character_pose_t *p = &f->poses[i];
+    fprintf(out, "%s{\"id\":%llu,\"frame\":%u,\"contacts\":%u,\"transition\":%s", i ? "," : "",
+            (unsigned long long)p->character, p->frame, p->contacts, p->transition ? "true" : "false");
+    print_floats(out, "positions", p->positions, s->rotations_only ? 3 : 3 * p->nbones);
+    print_floats(out, "rotations", p->rotations, 4 * p->nbones);
+    if (p->global_positions) print_floats(out, "global_positions", p->global_positions, 3 * p->nbones);
+    fputc('}', out);
+  }
+  fprintf(out, "]");
+  if (f->ngone) {
+    fprintf(out, ",\"gone\":[");
+    for (int i = 0; i < f->ngone; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)f->gone[i]);
+    fputc(']', out);
+  }
+  fprintf(out, "}\n");
+  return ferror(out) ? -1 : 0;
+}
+
+int animctl_stream(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  stream_session_t s;
+  if (stream_session_parse(&s, argc, argv, 1, "stream", NULL, NULL) != 0) {
+    stream_session_free(&s);
+    return 2;
+  }
+  FILE *out = s.output ? fopen(s.output, "w") : stdout;
+  if (!out) {
+    fprintf(stderr, "animctl: stream: cannot write %s\n", s.output);
+    stream_session_free(&s);
+    return 1;
+  }
+  int rc = stream_session_run(client, &s, o->timeout_ms, print_frame, out);
+  if (s.output) fclose(out);
+  stream_session_free(&s);
+  return rc;
+}
