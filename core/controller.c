@@ -23,18 +23,22 @@ void anim_controller_params_default(anim_controller_params_t *p) {
   p->input_f = 4.0f;
   p->input_zeta = 1.0f;
   p->input_r = 0.0f;
+  p->foot_lock = 1;
+  p->foot_unlock_radius = 0.2f;
+  p->foot_release_halflife = 0.1f;
 }
 
 int anim_controller_params_validate(const anim_controller_params_t *p) {
   float values[] = {p->inertialize_halflife, p->velocity_halflife, p->rotation_halflife, p->forward_speed,
                     p->side_speed, p->back_speed, p->transition_cost, p->replan_threshold, p->input_f,
-                    p->input_zeta, p->input_r};
+                    p->input_zeta, p->input_r, p->foot_unlock_radius, p->foot_release_halflife};
   for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
     if (!isfinite(values[i])) return ANIM_ENONFINITE;
   if (p->search_interval < 1 || !(p->inertialize_halflife > 0) || !(p->velocity_halflife > 0) ||
       !(p->rotation_halflife > 0) || p->forward_speed < 0 || p->side_speed < 0 || p->back_speed < 0 ||
       p->ignore_surrounding < 0 || p->ignore_range_end < 0 || p->transition_cost < 0 || p->replan_threshold < 0 ||
-      !(p->input_f > 0) || p->input_zeta < 0)
+      !(p->input_f > 0) || p->input_zeta < 0 ||
+      (p->foot_lock && (!(p->foot_unlock_radius > 0) || !(p->foot_release_halflife > 0))))
     return ANIM_EINVAL;
   return 0;
 }
@@ -240,6 +244,10 @@ int anim_character_init(anim_character_t *c, const anim_database_t *db, const an
   anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
   anim_inertializer_update(&c->inertializer, &out, &view, params->inertialize_halflife, 0.0f);
   c->frames_since_search = params->search_interval; /* search on the first tick */
+  /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
+  if (params->foot_lock && anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
+                                                params->foot_release_halflife) != 0)
+    c->feet.nfeet = 0;
   return 0;
 }
 
@@ -261,6 +269,7 @@ int anim_character_tick_begin(anim_character_t *c, float dt, float *out_query, a
   c->tick_frames = take_frames(c, dt);
   c->frames_since_search += c->tick_frames;
   c->transitioned = 0;
+  c->globals_fresh = 0;
   /* Search from the pose shown last (the transition's source must be the
    * input of the last update), before advancing. */
   int near_end = c->frame + c->tick_frames >= range_stop(c->db, c->frame) - 1;
@@ -293,6 +302,13 @@ int anim_character_tick_end(anim_character_t *c, const anim_search_hit_t *best) 
   c->sim_position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
   c->ticks++;
+  if (p->foot_lock && c->feet.nfeet) {
+    anim_character_global_pose(c);
+    anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts, c->pose_positions,
+                          c->pose_rotations, c->global_positions, c->global_rotations, c->db->skeleton.parents,
+                          c->db->nbones, dt);
+    c->globals_fresh = 1;
+  }
   return 0;
 }
 
@@ -310,6 +326,7 @@ int anim_character_tick(anim_character_t *c, float dt) {
 void anim_character_stagger(anim_character_t *c, int frames) { c->frames_since_search -= frames; }
 
 void anim_character_global_pose(anim_character_t *c) {
+  if (c->globals_fresh) return;
   anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,
           c->db->nbones);
 }

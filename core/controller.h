@@ -20,7 +20,8 @@
  *  1. search_interval >= 1 frames;
  *  2. halflives > 0 seconds; speeds >= 0 m/s; all finite;
  *  3. ignore_surrounding, ignore_range_end >= 0; transition_cost >= 0;
- *  4. input_f > 0, input_zeta >= 0 (second-order input smoothing, 001_*).
+ *  4. input_f > 0, input_zeta >= 0 (second-order input smoothing, 001_*);
+ *  5. foot_unlock_radius > 0 and foot_release_halflife > 0 (when foot_lock).
  */
 #ifndef ANIM_CONTROLLER_H
 #define ANIM_CONTROLLER_H
@@ -28,6 +29,7 @@
 #include <stdint.h>
 #include "database.h"
 #include "dynamics.h"
+#include "foot_lock.h"
 #include "inertialize.h"
 #include "search.h"
 
@@ -42,6 +44,9 @@ typedef struct {
   float transition_cost;          /* added to every frame but the current one */
   float replan_threshold;         /* m/s change of desired velocity that forces a search */
   float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity */
+  int foot_lock;                  /* hold planted feet with two-bone IK (foot_lock.h) */
+  float foot_unlock_radius;       /* m a lock may stretch before it lets go */
+  float foot_release_halflife;    /* s, blend back after a release */
 } anim_controller_params_t;
 
 void anim_controller_params_default(anim_controller_params_t *out_params);
@@ -105,6 +110,8 @@ typedef struct {
   quat *pose_rotations;
   vec3 *global_positions; /* FK of the displayed pose, for callers that want it */
   quat *global_rotations;
+  int globals_fresh;      /* the last tick left the FK in global_* (foot locking needs it) */
+  anim_foot_locks_t feet;
 } anim_character_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing
