@@ -10,8 +10,9 @@
  * frame competing); a better frame starts an inertialized transition; the
  * frame advances and the displayed pose is the database pose plus the
  * decaying offsets, its root moving in the world by the animation's own root
- * motion. The simulation's position follows the displayed root, so the
- * trajectory always starts where the character is.
+ * motion, and planted feet held where they landed (foot_lock.h). The
+ * simulation's position follows the displayed root, so the trajectory always
+ * starts where the character is.
  *
  * The database and index are shared and read-only; a character owns its
  * arrays (allocated by anim_character_init, nothing allocated per tick).
@@ -147,7 +148,8 @@ int anim_character_tick_end(anim_character_t *character, const anim_search_hit_t
  * the ticks of a search interval). */
 void anim_character_stagger(anim_character_t *character, int frames);
 
-/* Fills global_positions/global_rotations from the displayed pose. */
+/* Fills global_positions/global_rotations from the displayed pose (already
+ * there after a tick with foot locking, which needs them). */
 void anim_character_global_pose(anim_character_t *character);
 
 #endif

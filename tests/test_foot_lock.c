@@ -1,0 +1,159 @@
+/*
+ * test_foot_lock.c: two-bone IK and contact locking. Invalid setups first;
+ * then the IK reaches reachable targets exactly (bone lengths kept, the foot
+ * keeping its world rotation, the knee bending about its hinge), stops short
+ * of straight for unreachable ones, and on the default database a planted
+ * foot stays where it landed while the rest of the body moves, then is
+ * released without a jump.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_error.h"
+#include "foot_lock.h"
+#include "kinematics.h"
+#include "procgen.h"
+
+static anim_database_t db;
+
+static int setup(void **state) {
+  char err[256];
+  return anim_procgen_database(&db, NULL, err, sizeof err) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  anim_database_free(&db);
+  return 0;
+}
+
+static void test_invalid_setups(void **state) {
+  anim_foot_locks_t locks;
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.0f, 0.1f), ANIM_EINVAL);
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, -1.0f), ANIM_EINVAL);
+  anim_database_t shallow = db;
+  int contacts[ANIM_MAX_CONTACTS] = {1}; /* "Hips": no leg above it */
+  memcpy(shallow.contact_bones, contacts, sizeof contacts);
+  shallow.ncontacts = 1;
+  assert_int_equal(anim_foot_locks_init(&locks, &shallow, 0.2f, 0.1f), ANIM_EINVAL);
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
+  assert_int_equal(locks.nfeet, db.ncontacts);
+}
+
+/* A database frame's pose, its FK, and a leg's IK toward offset targets. */
+static void test_ik_reaches_and_keeps_lengths(void **state) {
+  anim_foot_locks_t locks;
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
+  const anim_foot_lock_t *f = &locks.feet[0];
+  int n = db.nbones;
+  const vec3 offsets[] = {{0.05f, 0.0f, 0.0f}, {0.0f, 0.1f, 0.05f}, {-0.08f, 0.04f, -0.06f}};
+  float worst_reach = 0, worst_length = 0, worst_foot = 0;
+  for (int frame = 0; frame < db.nframes; frame += 97)
+    for (int k = 0; k < 3; k++) {
+      vec3 lp[128];
+      quat lr[128], gr[128];
+      vec3 gp[128];
+      memcpy(lp, db.local_positions + (size_t)frame * n, (size_t)n * sizeof *lp);
+      memcpy(lr, db.local_rotations + (size_t)frame * n, (size_t)n * sizeof *lr);
+      anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
+      vec3 a = gp[f->hip], b = gp[f->knee], c = gp[f->ankle];
+      float lab = vec3_length(vec3_sub(b, a)), lbc = vec3_length(vec3_sub(c, b));
+      vec3 target = vec3_add(c, offsets[k]);
+      /* only targets the IK may reach: within 99% of the leg and no straighter than now */
+      float reach = fmaxf(vec3_length(vec3_sub(c, a)), 0.99f * (lab + lbc));
+      if (vec3_length(vec3_sub(target, a)) > 0.98f * reach) continue;
+      quat ankle_world = gr[f->ankle];
+      anim_two_bone_ik(&lr[f->hip], &lr[f->knee], &lr[f->ankle], gr[db.skeleton.parents[f->hip]], gr[f->hip],
+                       gr[f->knee], gr[f->ankle], a, b, c, target, quat_mul_vec3(gr[f->hip], f->hinge));
+      anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
+      worst_reach = fmaxf(worst_reach, vec3_length(vec3_sub(gp[f->ankle], target)));
+      worst_length = fmaxf(worst_length, fabsf(vec3_length(vec3_sub(gp[f->knee], gp[f->hip])) - lab));
+      worst_length = fmaxf(worst_length, fabsf(vec3_length(vec3_sub(gp[f->ankle], gp[f->knee])) - lbc));
+      worst_foot = fmaxf(worst_foot, 1.0f - fabsf(quat_dot(gr[f->ankle], ankle_world)));
+    }
+  printf("IK: ankle within %.2g m of its target, lengths within %.2g m, foot rotation 1-|dot| %.2g\n", worst_reach,
+         worst_length, worst_foot);
+  assert_true(worst_reach < 1e-3f);
+  assert_true(worst_length < 1e-4f);
+  assert_true(worst_foot < 1e-5f);
+}
+
+static void test_unreachable_target_stops_short(void **state) {
+  anim_foot_locks_t locks;
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
+  const anim_foot_lock_t *f = &locks.feet[1];
+  int n = db.nbones;
+  vec3 lp[128], gp[128];
+  quat lr[128], gr[128];
+  memcpy(lp, db.local_positions, (size_t)n * sizeof *lp);
+  memcpy(lr, db.local_rotations, (size_t)n * sizeof *lr);
+  anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
+  vec3 a = gp[f->hip], b = gp[f->knee], c = gp[f->ankle];
+  float legs = vec3_length(vec3_sub(b, a)) + vec3_length(vec3_sub(c, b));
+  vec3 target = vec3_add(a, vec3_make(0.0f, -3.0f, 0.0f)); /* three metres down */
+  anim_two_bone_ik(&lr[f->hip], &lr[f->knee], &lr[f->ankle], gr[db.skeleton.parents[f->hip]], gr[f->hip], gr[f->knee],
+                   gr[f->ankle], a, b, c, target, quat_mul_vec3(gr[f->hip], f->hinge));
+  anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
+  vec3 leg = vec3_sub(gp[f->ankle], gp[f->hip]);
+  float reach = fmaxf(vec3_length(vec3_sub(c, a)), 0.99f * legs);
+  assert_float_equal(vec3_length(leg), reach, 1e-3f);
+  assert_true(vec3_normalize(leg).y < -0.999f); /* pointing at it */
+}
+
+/* Drives a pose along the database's first clip (a walk), swaying the whole
+ * body; the locked toe stays where it landed while the contact lasts and the
+ * leg can reach it. */
+static void test_locked_foot_stays_and_releases_smoothly(void **state) {
+  anim_foot_locks_t locks;
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
+  int n = db.nbones, toe = locks.feet[0].toe;
+  float worst_drift = 0, worst_release_jump = 0;
+  int locked_ticks = 0, releases = 0;
+  vec3 landed = vec3_zero(), previous_toe = vec3_zero();
+  int r = 0;
+  while (r < db.nranges && !strstr(db.ranges[r].name, "walk")) r++;
+  assert_true(r < db.nranges);
+  printf("clip %s, frames %d-%d\n", db.ranges[r].name, db.ranges[r].start, db.ranges[r].stop - 1);
+  for (int frame = db.ranges[r].start; frame < db.ranges[r].stop; frame++) {
+    vec3 lp[128], gp[128];
+    quat lr[128], gr[128];
+    memcpy(lp, db.local_positions + (size_t)frame * n, (size_t)n * sizeof *lp);
+    memcpy(lr, db.local_rotations + (size_t)frame * n, (size_t)n * sizeof *lr);
+    lp[0] = vec3_add(lp[0], vec3_make(0.02f * sinf(0.1f * (float)frame), 0.0f, 0.0f)); /* a swaying root */
+    anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
+    const uint8_t *contacts = db.contacts + (size_t)frame * (size_t)db.ncontacts;
+    int was_locked = locks.feet[0].locked;
+    anim_foot_locks_apply(&locks, contacts, lp, lr, gp, gr, db.skeleton.parents, n, 1.0f / db.frame_rate);
+    if (locks.feet[0].locked && !was_locked) landed = gp[toe];
+    if (locks.feet[0].locked) {
+      worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], landed)));
+      locked_ticks++;
+    }
+    if (was_locked && !locks.feet[0].locked) {
+      releases++;
+      worst_release_jump = fmaxf(worst_release_jump, vec3_length(vec3_sub(gp[toe], previous_toe)));
+    }
+    previous_toe = gp[toe];
+  }
+  printf("lock: %d locked ticks, %d releases, drift while locked %.2g m, largest step at a release %.3f m\n",
+         locked_ticks, releases, worst_drift, worst_release_jump);
+  assert_true(locked_ticks > 100);
+  assert_true(releases > 3);
+  assert_true(worst_drift < 1e-3f);
+  /* A release continues from where the foot was: one tick's step, not a pop (walk foot speed < 5 m/s). */
+  assert_true(worst_release_jump < 5.0f / db.frame_rate);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid_setups),
+      cmocka_unit_test(test_ik_reaches_and_keeps_lengths),
+      cmocka_unit_test(test_unreachable_target_stops_short),
+      cmocka_unit_test(test_locked_foot_stays_and_releases_smoothly),
+  };
+  return cmocka_run_group_tests_name("foot_lock", tests, setup, teardown);
+}
