@@ -36,10 +36,18 @@ static uint64_t fnv1a(const uint8_t *p, size_t n) {
 
 static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
   record_t *r = ctx;
-  /* The frame must be the stream's next varint(len) + len bytes. */
-  uint8_t header[ANIM_VARINT_MAX];
-  size_t n = anim_varint_encode(len, header);
-  if (r->expect_at + n + len > r->stream_len) abort();
+  /* The frame must be the stream's next varint + len bytes; the varint is
+   * decoded here independently of frame.c (non-minimal encodings are valid). */
+  size_t n = 0;
+  uint64_t value = 0;
+  for (;; n++) {
+    if (n == ANIM_VARINT_MAX || r->expect_at + n >= r->stream_len) abort();
+    uint8_t byte = r->stream[r->expect_at + n];
+    value |= (uint64_t)(byte & 0x7f) << (7 * n);
+    if (!(byte & 0x80)) break;
+  }
+  n++;
+  if (value != len || r->expect_at + n + len > r->stream_len) abort();
   if (len && memcmp(r->stream + r->expect_at + n, frame, len) != 0) abort();
   r->expect_at += n + len;
   if (r->count < MAX_RECORDED) {
