@@ -95,6 +95,30 @@ static void query_from_inputs(const anim_database_t *db, float *out_normalized) 
     anim_features_normalize(f, raw, out_normalized);
 }
 
+/* The server indexes feature columns by schema term (group_start + d for the
+ * term's dims): a loaded schema must be valid for the skeleton and each group
+ * exactly as wide as its term. */
+static void check_schema(const anim_database_t *db) {
+  const anim_features_t *f = &db->features;
+  char err[160];
+  if (anim_feature_schema_validate(&f->schema, db, err, sizeof err) != 0) {
+    fprintf(stderr, "a loaded database has an invalid feature schema: %s\n", err);
+    abort();
+  }
+  int col = 0;
+  for (int t = 0; t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    int trajectory = term->kind == ANIM_FEATURE_TRAJECTORY_POSITION || term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION;
+    int dims = trajectory ? 2 * term->nsamples : 3;
+    if (f->group_start[t] != col || f->group_dims[t] != dims) {
+      fprintf(stderr, "a loaded database's feature group %d has %d columns, its term %d\n", t, f->group_dims[t], dims);
+      abort();
+    }
+    col += dims;
+  }
+  if (col != f->cols) abort();
+}
+
 static void use_database(const anim_database_t *db) {
   check_name(db->name);
   for (int b = 0; b < db->nbones; b++) check_name(db->skeleton.names[b]);
@@ -102,6 +126,7 @@ static void use_database(const anim_database_t *db) {
   for (int t = 0; t < db->ntags; t++) check_name(db->tag_names[t]);
   const anim_features_t *f = &db->features;
   if (!f->values || f->cols < 1) return;
+  check_schema(db);
   anim_search_data_t data = {f->values, f->rows, f->cols, db->ranges, db->nranges};
   float vector[ANIM_MAX_FEATURE_DIMS];
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
