@@ -278,6 +278,8 @@ static void test_sealed_but_inconsistent(void **state) {
       {"feature term naming no bone", meta_at + 244 + 4, 0x58585858 /* "XXXXFoot" */},
       {"trajectory term of 2 samples in a 6-column group", meta_at + 244 + 5 * 112 + 76, 2},
       {"feature term of an unknown kind", meta_at + 244 + 1 * 112, 9},
+      /* group_dims[6] (group_dims[16] at 180): summing it overflowed an int (UBSan). */
+      {"feature group of 2^31 - 2 columns", meta_at + 180 + 6 * 4, INT32_MAX - 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     uint8_t *copy = copy_of_file();
