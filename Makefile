@@ -201,4 +201,33 @@ uninstall:
 clean:
 	rm -rf build
 
+# ---- fuzzing (libFuzzer) ---------------------------------------------------------
+# `make fuzz`: builds tests/fuzz/fuzz_*.c with clang into build/fuzz (every
+# object instrumented with -fsanitize=fuzzer-no-link,address,undefined, the
+# targets linked with -fsanitize=fuzzer) and runs each for FUZZ_SECONDS on a
+# scratch copy of its seed corpus tests/fuzz/corpus/<target> (tests/fuzz/run.sh).
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(FUZZ_SRC))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+fuzz: deps-test
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT=-O1 \
+	  SAN_FLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-build
+	@tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+.PHONY: fuzz-build
+fuzz-build: $(addprefix $(BUILD)/,$(FUZZ_NAMES))
+.SECONDARY: $(patsubst %,$(BUILD)/obj/tests/fuzz/%.o,$(FUZZ_NAMES))
+
+# Targets drive the server's services directly: they include server/ headers.
+$(BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c | $(GEN_H)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -Iserver $(PKG_UV_CFLAGS) $(PKG_PBC_CFLAGS) -c $< -o $@
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(SERVER_LIB) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+# ---- end of fuzzing ----------------------------------------------------------------
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

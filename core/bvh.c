@@ -63,6 +63,8 @@ static int next_token(reader_t *r) {
   size_t n = 0;
   while (r->p < r->end && !is_space(*r->p)) {
     if (n + 1 >= sizeof r->token) return error_at(r, ANIM_EFORMAT, "token longer than 127 bytes");
+    /* Tokens become C strings: a NUL would cut a name or a number short unseen. */
+    if (*r->p == '\0') return error_at(r, ANIM_EFORMAT, "NUL byte in the text");
     r->token[n++] = *r->p++;
   }
   r->token[n] = 0;

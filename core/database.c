@@ -499,6 +499,22 @@ void anim_database_free(anim_database_t *db) {
   memset(db, 0, sizeof *db);
 }
 
+/* Rule 6: the schema fits the skeleton, and the groups its columns. */
+static int validate_feature_layout(const anim_database_t *db, char *err, int errlen) {
+  const anim_features_t *f = &db->features;
+  char why[160];
+  if (anim_feature_schema_validate(&f->schema, db, why, sizeof why))
+    return fail(err, errlen, ANIM_EFORMAT, "feature schema: %s", why);
+  int col = 0;
+  for (int t = 0; t < f->schema.nterms; t++) {
+    if (f->group_start[t] != col || f->group_dims[t] != anim_feature_term_dims(&f->schema.terms[t]))
+      return fail(err, errlen, ANIM_EFORMAT, "%s: a feature group's columns differ from its term's", db->name);
+    col += f->group_dims[t];
+  }
+  if (col != f->cols) return fail(err, errlen, ANIM_EFORMAT, "%s: feature groups do not make up the columns", db->name);
+  return 0;
+}
+
 int anim_database_validate(const anim_database_t *db, char *err, int errlen) {
   const anim_skeleton_t *s = &db->skeleton;
   if (s->nbones < 1 || s->nbones > ANIM_MAX_BONES || db->nbones != s->nbones || s->parents[0] != -1)
@@ -511,6 +527,8 @@ int anim_database_validate(const anim_database_t *db, char *err, int errlen) {
     const anim_range_t *range = &db->ranges[r];
     if (range->start != expect || range->stop <= range->start || range->stop > db->nframes)
       return fail(err, errlen, ANIM_EFORMAT, "%s: ranges must be sorted, disjoint and cover every frame", db->name);
+    if (!memchr(range->name, 0, sizeof range->name))
+      return fail(err, errlen, ANIM_EFORMAT, "%s: a range name is not terminated", db->name);
     if (db->ntags < 32 && (range->tag_mask >> db->ntags) != 0)
       return fail(err, errlen, ANIM_EFORMAT, "%s: a range has an unknown tag", db->name);
     expect = range->stop;
@@ -524,6 +542,7 @@ int anim_database_validate(const anim_database_t *db, char *err, int errlen) {
       return fail(err, errlen, ANIM_EFORMAT, "%s: contact bone out of range", db->name);
   if (db->features.values && db->features.rows != db->nframes)
     return fail(err, errlen, ANIM_EFORMAT, "%s: feature rows differ from frames", db->name);
+  if (db->features.values) return validate_feature_layout(db, err, errlen);
   return 0;
 }
 

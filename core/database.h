@@ -64,10 +64,16 @@
  *
  * Validity rules (anim_database_validate):
  *  1. the skeleton is valid (clip.h) and nframes >= 1, frame_rate > 0;
- *  2. ranges are sorted, disjoint, non-empty and cover [0, nframes);
+ *  2. ranges are sorted, disjoint, non-empty and cover [0, nframes); their
+ *     names are NUL-terminated within ANIM_NAME_MAX;
  *  3. every range's tags are < ntags (tag_mask bits);
  *  4. contact bones are valid bone indices;
- *  5. features (when present) have rows == nframes.
+ *  5. features (when present) have rows == nframes;
+ *  6. features (when present) follow their schema: the schema is valid for
+ *     the skeleton (anim_feature_schema_validate), and term t's group starts
+ *     where term t-1's ends and is exactly anim_feature_term_dims wide, the
+ *     groups making up the cols (readers index a term's columns from its
+ *     group_start by the term's width).
  */
 #ifndef ANIM_DATABASE_H
 #define ANIM_DATABASE_H

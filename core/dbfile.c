@@ -316,7 +316,7 @@ static int fill_meta(anim_database_t *db, const view_t *v, const char *name, cha
     anim_feature_term_t *term = &f->schema.terms[t];
     if (m->terms[t].kind < 0 || m->terms[t].kind > ANIM_FEATURE_INERTIALIZE || m->terms[t].nsamples < 0 ||
         m->terms[t].nsamples > ANIM_MAX_TRAJECTORY_SAMPLES || m->terms[t].bone[63] != 0 ||
-        m->group_start[t] != col || m->group_dims[t] < 1)
+        m->group_start[t] != col || m->group_dims[t] < 1 || m->group_dims[t] > m->cols - col)
       return bad(err, errlen, name, "feature schema is inconsistent");
     term->kind = (anim_feature_kind_t)m->terms[t].kind;
     memcpy(term->bone, m->terms[t].bone, sizeof term->bone);

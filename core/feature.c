@@ -15,7 +15,7 @@
 
 static const int default_offsets[3] = {20, 40, 60};
 
-static int term_dims(const anim_feature_term_t *t) {
+int anim_feature_term_dims(const anim_feature_term_t *t) {
   switch (t->kind) {
   case ANIM_FEATURE_BONE_POSITION:
   case ANIM_FEATURE_BONE_VELOCITY:
@@ -28,7 +28,7 @@ static int term_dims(const anim_feature_term_t *t) {
 
 int anim_feature_schema_dims(const anim_feature_schema_t *schema) {
   int dims = 0;
-  for (int i = 0; i < schema->nterms; i++) dims += term_dims(&schema->terms[i]);
+  for (int i = 0; i < schema->nterms; i++) dims += anim_feature_term_dims(&schema->terms[i]);
   return dims;
 }
 
@@ -170,7 +170,7 @@ int anim_features_compute_frame(const anim_database_t *db, const anim_feature_sc
     } else {
       trajectory(db, frame, t, out_raw + col);
     }
-    col += term_dims(t);
+    col += anim_feature_term_dims(t);
   }
   return 0;
 }
@@ -215,7 +215,7 @@ int anim_features_compute_inputs(const anim_feature_schema_t *schema, const anim
   for (int i = 0; i < schema->nterms; i++) {
     int rc = input_term_values(&schema->terms[i], i, inputs, out_raw + col, err, errlen);
     if (rc) return rc;
-    col += term_dims(&schema->terms[i]);
+    col += anim_feature_term_dims(&schema->terms[i]);
   }
   return 0;
 }
@@ -278,7 +278,7 @@ int anim_features_build(anim_database_t *db, const anim_feature_schema_t *schema
   }
   for (int t = 0, col = 0; t < schema->nterms; t++) {
     f.group_start[t] = col;
-    f.group_dims[t] = term_dims(&schema->terms[t]);
+    f.group_dims[t] = anim_feature_term_dims(&schema->terms[t]);
     col += f.group_dims[t];
   }
   for (int i = 0; i < f.rows; i++) anim_features_compute_frame(db, schema, i, f.values + (size_t)i * (size_t)f.cols);

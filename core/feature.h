@@ -65,8 +65,10 @@ struct anim_database;
  * Bone names are guessed from common conventions (LeftFoot, Foot_L, ...).
  * ANIM_ENOTFOUND when the skeleton has no recognizable feet/hips. */
 int anim_feature_schema_default(anim_feature_schema_t *out_schema, const struct anim_database *db);
-/* Dimensions the schema produces. */
+/* Dimensions the schema produces, and one term's (3 for bone terms, 2 per
+ * sample for trajectory terms). */
 int anim_feature_schema_dims(const anim_feature_schema_t *schema);
+int anim_feature_term_dims(const anim_feature_term_t *term);
 int anim_feature_schema_validate(const anim_feature_schema_t *schema, const struct anim_database *db,
                                  char *err, int errlen);
 

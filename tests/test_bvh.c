@@ -97,6 +97,32 @@ static void test_malformed_files(void **state) {
   free(deep);
 }
 
+/* A NUL byte inside a token used to end the C string early: "\0ps" became an
+ * empty joint name (a clip failing anim_clip_validate), "Hi\0ps" the name
+ * "Hi", "1\0x" the number 1. Found by fuzz_bvh. */
+static void test_nul_bytes_refused(void **state) {
+  static const char empty_name[] = "HIERARCHY\nROOT \0ps\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
+                                   "MOTION\nFrames: 1\nFrame Time: 0.1\n0\n";
+  static const char cut_name[] = "HIERARCHY\nROOT Hi\0ps\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
+                                 "MOTION\nFrames: 1\nFrame Time: 0.1\n0\n";
+  static const char cut_number[] = "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
+                                   "MOTION\nFrames: 1\nFrame Time: 0.1\n1\0x\n";
+  const struct {
+    const char *text;
+    size_t len;
+    const char *where;
+  } cases[] = {{empty_name, sizeof empty_name - 1, "t.bvh:2:"},
+               {cut_name, sizeof cut_name - 1, "t.bvh:2:"},
+               {cut_number, sizeof cut_number - 1, "t.bvh:10:"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    anim_clip_t clip;
+    char err[256] = "";
+    assert_int_equal(anim_bvh_parse(&clip, cases[i].text, cases[i].len, "t.bvh", NULL, err, sizeof err), ANIM_EFORMAT);
+    assert_non_null(strstr(err, cases[i].where));
+    assert_non_null(strstr(err, "NUL"));
+  }
+}
+
 /* 129 sibling joints: the error names the line of the 129th. */
 static void test_too_many_joints(void **state) {
   size_t cap = 130 * 64 + 256;
@@ -291,6 +317,7 @@ static void test_every_shared_clip_loads(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_malformed_files),
+      cmocka_unit_test(test_nul_bytes_refused),
       cmocka_unit_test(test_too_many_joints),
       cmocka_unit_test(test_damaged_real_file),
       cmocka_unit_test(test_channel_order_and_units),

@@ -271,6 +271,15 @@ static void test_sealed_but_inconsistent(void **state) {
       {"bone 1 parented to itself", skel_at + 1 * 80 + 64, 1},
       {"first range not at frame 0", rang_at, 5},
       {"range ends past the frames", rang_at + 4, 1 << 30},
+      /* The feature schema (found by fuzz_dbfile): META's terms start at 244,
+       * 112 bytes each (kind, bone[64], weight, halflife, nsamples at +76,
+       * frame offsets); the default schema's term 0 is LeftFoot's position,
+       * term 5 the trajectory positions (3 samples, 6 columns). */
+      {"feature term naming no bone", meta_at + 244 + 4, 0x58585858 /* "XXXXFoot" */},
+      {"trajectory term of 2 samples in a 6-column group", meta_at + 244 + 5 * 112 + 76, 2},
+      {"feature term of an unknown kind", meta_at + 244 + 1 * 112, 9},
+      /* group_dims[6] (group_dims[16] at 180): summing it overflowed an int (UBSan). */
+      {"feature group of 2^31 - 2 columns", meta_at + 180 + 6 * 4, INT32_MAX - 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     uint8_t *copy = copy_of_file();
@@ -285,6 +294,22 @@ static void test_sealed_but_inconsistent(void **state) {
   memset(copy + meta_at, 'x', 64);
   reseal(copy);
   assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_EFORMAT);
+  /* An unterminated range name (start, stop, tag mask, then name[64]): it
+   * used to load, and be read past its end as a C string. */
+  memcpy(copy, bytes, nbytes);
+  memset(copy + rang_at + 12, 'x', 64);
+  reseal(copy);
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_EFORMAT);
+  assert_non_null(strstr(err, "range name"));
+  /* A trajectory term of 8 samples (offsets > 0, a valid term) whose group
+   * keeps 6 columns: readers would index 16 columns from its start. */
+  memcpy(copy, bytes, nbytes);
+  int32_t eight = 8, offsets[8] = {10, 20, 30, 40, 50, 60, 70, 80};
+  memcpy(copy + meta_at + 244 + 6 * 112 + 76, &eight, 4);
+  memcpy(copy + meta_at + 244 + 6 * 112 + 80, offsets, sizeof offsets);
+  reseal(copy);
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), ANIM_EFORMAT);
+  assert_non_null(strstr(err, "columns"));
   /* The unchanged bytes resealed are still a valid file (the helper is right). */
   memcpy(copy, bytes, nbytes);
   reseal(copy);

@@ -1,0 +1,2 @@
+Р'
+default╛%млл=*LeftFoot*Hips

@@ -1,0 +1,3 @@
+б*
+defaultd0:dEмлл=HP
+Zwalk`hp

@@ -1,0 +1,179 @@
+/*
+ * fuzz_request.c: libFuzzer target for request decoding and the services.
+ *
+ * The input is one frame's payload (a protobuf Request, without its length
+ * prefix). It is decoded with anim_codec_decode_request under the server's
+ * default limits; a request that decodes is dispatched through the real
+ * service table exactly as connection.c's dispatch does on the loop path
+ * (prepare, handle, finish on the calling thread, each skipped once the
+ * response has failed), and every response, failed or not, is encoded with
+ * anim_codec_encode_response. Then everything is released, so leaks show.
+ *
+ * The server is a minimal anim_server_t with no loop, no listener and no
+ * connection: only its config and registry are used by services. No request
+ * type is skipped: none of the steps needs a live loop (load and reload do
+ * their file work in the handle step, which the real server runs on the thread
+ * pool; here it runs inline, which the steps allow). Loads and reloads read
+ * from a temporary data directory made in LLVMFuzzerInitialize, holding
+ * tiny.animdb and spare.animdb (a small database of two procedural clips):
+ *   default   the procedural default database (as main.c builds it), loaded;
+ *   tiny      loaded from the data directory;
+ *   spare     only on disk, so a load can succeed.
+ * The registry is put back to exactly that after every input (the harness
+ * holds its own reference to each entry), so inputs do not depend on each
+ * other. Limits: the defaults, except max_batch 64 and max_pose_frames 256 to
+ * keep each execution in milliseconds (both still above the 16-query and
+ * 64-frame thresholds where the real server moves work to the pool).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "anim_error.h"
+#include "codec.h"
+#include "dbfile.h"
+#include "log.h"
+#include "procgen.h"
+#include "registry.h"
+#include "server.h"
+#include "service.h"
+#include "services.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static anim_server_t server; /* large (read buffer): static */
+static anim_db_entry_t *baseline[2];
+static int nbaseline;
+static char data_dir[64];
+
+static void die(const char *what, const char *err) {
+  fprintf(stderr, "fuzz_request: %s: %s\n", what, err);
+  exit(1);
+}
+
+static void remove_data_dir(void) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/tiny.animdb", data_dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/spare.animdb", data_dir);
+  unlink(path);
+  rmdir(data_dir);
+}
+
+/* Two short procedural clips at 15 Hz: a few hundred KB, loads in a millisecond. */
+static void write_small_database(const char *name) {
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  const anim_procgen_clip_spec_t chosen[2] = {specs[6], specs[13]}; /* walk_turn_left, walk_stop */
+  anim_clip_t clips[2];
+  anim_database_t db;
+  anim_build_options_t options;
+  char err[256], path[128];
+  anim_build_options_default(&options);
+  options.frame_rate = 15.0f;
+  for (int i = 0; i < 2; i++)
+    if (anim_procgen_clip(&clips[i], &chosen[i], options.frame_rate)) die("procgen clip", "failed");
+  if (anim_database_build(&db, name, clips, 2, &options, err, sizeof err)) die("build", err);
+  for (int i = 0; i < 2; i++) anim_clip_free(&clips[i]);
+  anim_database_tag_range(&db, 0, "turn");
+  anim_database_tag_range(&db, 1, "stop");
+  anim_feature_schema_t schema;
+  if (anim_feature_schema_default(&schema, &db)) die("schema", "none");
+  if (anim_features_build(&db, &schema, err, sizeof err)) die("features", err);
+  snprintf(path, sizeof path, "%s/%s.animdb", data_dir, name);
+  if (anim_dbfile_write(&db, path, err, sizeof err)) die("write", err);
+  anim_database_free(&db);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  char err[512];
+  anim_log_set_level(ANIM_LOG_ERROR);
+  const char *tmp = getenv("TMPDIR");
+  snprintf(data_dir, sizeof data_dir, "%.40s/fuzz_request.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(data_dir)) die("mkdtemp", data_dir);
+  atexit(remove_data_dir);
+  write_small_database("tiny");
+  write_small_database("spare");
+
+  memset(&server, 0, sizeof server);
+  anim_config_default(&server.config);
+  server.config.max_batch = 64;
+  server.config.max_pose_frames = 256;
+  snprintf(server.config.data_dir, sizeof server.config.data_dir, "%s", data_dir);
+
+  /* As main.c's load_startup_databases: the procedural default, then --db tiny. */
+  anim_database_t db;
+  if (anim_procgen_database(&db, NULL, err, sizeof err)) die("procgen", err);
+  anim_db_entry_t *entry = anim_db_entry_create(&db, "", err, sizeof err);
+  if (!entry) die("default entry", err);
+  baseline[nbaseline++] = entry;
+  if (anim_database_open(&server.config, "tiny", &entry, err, sizeof err)) die("open tiny", err);
+  baseline[nbaseline++] = entry;
+  for (int i = 0; i < nbaseline; i++) {
+    baseline[i]->refs++; /* the harness keeps one reference of its own */
+    anim_registry_put(&server.registry, baseline[i]);
+  }
+  return 0;
+}
+
+/* The registry as it was after LLVMFuzzerInitialize. */
+static void reset_registry(void) {
+  anim_registry_clear(&server.registry);
+  for (int i = 0; i < nbaseline; i++) {
+    baseline[i]->refs++;
+    anim_registry_put(&server.registry, baseline[i]);
+  }
+}
+
+/* As connection.c's run_step: skipped once the response failed. */
+static void run_step(anim_service_step_fn step, const anim_service_ctx_t *ctx, const anim_request_t *request,
+                     anim_response_t *response) {
+  if (!step || response->error) return;
+  int rc = step(ctx, request, response);
+  if (rc && !response->error) anim_response_fail(response, rc, "%s", anim_strerror(rc));
+}
+
+static void encode(const anim_response_t *response) {
+  uint8_t *buffer = NULL;
+  size_t len = 0;
+  if (anim_codec_encode_response(response, 0, &buffer, &len) == 0) free(buffer);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const anim_config_t *config = &server.config;
+  anim_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
+                                config->max_pose_frames};
+  anim_request_t request;
+  char err[ANIM_ERROR_MESSAGE_MAX];
+  anim_response_t response;
+  memset(&response, 0, sizeof response);
+  int rc = anim_codec_decode_request(data, size, &limits, &request, err, sizeof err);
+  if (rc != 0) {
+    /* connection.c's send_error: the error answered under the id peeked. */
+    response.id = request.id;
+    anim_response_fail(&response, rc, "%s", err);
+    encode(&response);
+    if (getenv("FUZZ_REQUEST_VERBOSE")) fprintf(stderr, "not decoded: %s\n", err);
+    anim_request_release(&request);
+    return 0;
+  }
+  const anim_service_t *service = anim_service_for(request.type);
+  if (!service) abort(); /* the codec produced a type with no service */
+  anim_service_ctx_t ctx = {&server, config, 1};
+  response.id = request.id;
+  response.type = request.type;
+  run_step(service->prepare, &ctx, &request, &response);
+  if (!response.error && service->off_loop) service->off_loop(&request, &response);
+  run_step(service->handle, &ctx, &request, &response);
+  run_step(service->finish, &ctx, &request, &response);
+  encode(&response);
+  /* FUZZ_REQUEST_VERBOSE=1: what each input got (for checking seeds). */
+  if (getenv("FUZZ_REQUEST_VERBOSE"))
+    fprintf(stderr, "%s: %s\n", anim_request_type_name(request.type), response.error ? response.message : "ok");
+  anim_response_release(&response);
+  anim_request_release(&request);
+  reset_registry();
+  return 0;
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+"""Writes the fuzzers' seed corpora into tests/fuzz/corpus/<target>/.
+
+Run from the repository root after `make` (it uses build/animdb and protoc):
+    /usr/bin/python3 tests/fuzz/make_corpus.py
+Every seed is small (well under 64 KiB) and made here: hand-written BVH
+text, requests built with python3-protobuf from proto/animserver.proto,
+delimited streams of those requests, and a database file that build/animdb
+makes from the small biped BVH below. Deterministic: the same files each run.
+"""
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
+
+
+def write(target, name, data):
+    folder = os.path.join(CORPUS, target)
+    os.makedirs(folder, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    assert len(data) < 64 * 1024, (target, name, len(data))
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+# ---- BVH ----------------------------------------------------------------------
+
+MINIMAL_BVH = """HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+}
+MOTION
+Frames: 2
+Frame Time: 0.5
+0 90 0 0 0 0
+1 90 2 10 20 30
+"""
+
+# CRLF, tabs, "Frame Time: .0333" without a leading zero, YXZ order, a
+# position channel on a non-root joint, end sites.
+ODD_BVH = ("HIERARCHY\r\nROOT\tpelvis\r\n{\r\n\tOFFSET 0.0 0.0 0.0\r\n"
+           "\tCHANNELS 6 Xposition Yposition Zposition Yrotation Xrotation Zrotation\r\n"
+           "\tJOINT spine\r\n\t{\r\n\t\tOFFSET 0 10 0\r\n\t\tCHANNELS 4 Yposition Zrotation Yrotation Xrotation\r\n"
+           "\t\tEnd Site\r\n\t\t{\r\n\t\t\tOFFSET 0 5 0\r\n\t\t}\r\n\t}\r\n"
+           "\tJOINT lHip\r\n\t{\r\n\t\tOFFSET 5 -3 0\r\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\r\n"
+           "\t\tEnd Site\r\n\t\t{\r\n\t\t\tOFFSET 0 -40 0\r\n\t\t}\r\n\t}\r\n}\r\n"
+           "MOTION\r\nFrames: 3\r\nFrame Time: .0333\r\n"
+           "0 95 0 0 0 0 10 0 0 0 0 0 0\r\n"
+           "1 95.5 1 5 -2 1 10.5 3 1 -1 10 0 0\r\n"
+           "2 96 2 10 -4 2 11 6 2 -2 20 0 -5\r\n")
+
+
+def biped_bvh(frames=24, frame_time=1.0 / 12.0):
+    """A small walking biped with the bone names the default feature schema
+    looks for (Hips, Left/RightUpLeg, Leg, Foot, Toe): every feature group varies."""
+    legs = ""
+    for side, x in (("Left", 9), ("Right", -9)):
+        legs += (f"  JOINT {side}UpLeg\n  {{\n    OFFSET {x} -5 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                 f"    JOINT {side}Leg\n    {{\n      OFFSET 0 -42 0\n      CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                 f"      JOINT {side}Foot\n      {{\n        OFFSET 0 -40 0\n        CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                 f"        JOINT {side}Toe\n        {{\n          OFFSET 0 -6 12\n          CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                 f"          End Site\n          {{\n            OFFSET 0 0 5\n          }}\n        }}\n      }}\n    }}\n  }}\n")
+    text = ("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n"
+            "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+            + legs + "}\n" + f"MOTION\nFrames: {frames}\nFrame Time: {frame_time:.6f}\n")
+    z = 0.0
+    for f in range(frames):
+        t = f * frame_time
+        speed = 80.0 + 60.0 * t            # cm/s, accelerating
+        z += speed * frame_time
+        phase = 2.0 * math.pi * 1.6 * t
+        yaw = 25.0 * t                     # degrees, turning left
+        row = [4.0 * math.sin(phase / 2), 92.0 + 2.0 * math.cos(2 * phase), z, 0.0, 0.0, yaw]
+        for sign in (1.0, -1.0):
+            swing = 28.0 * math.sin(phase) * sign
+            knee = 30.0 + 25.0 * math.sin(phase + 1.0 * sign)
+            row += [0.0, swing, 0.0, 0.0, knee, 0.0, 0.0, -swing / 2, 0.0, 0.0, 10.0 * sign, 0.0]
+        text += " ".join(f"{v:.3f}" for v in row) + "\n"
+    return text
+
+
+# ---- protobuf requests ------------------------------------------------------------
+
+
+def load_pb():
+    out = tempfile.mkdtemp(prefix="fuzz-corpus-pb-")
+    subprocess.run(["protoc", f"--python_out={out}", "-I", os.path.join(ROOT, "proto"),
+                    os.path.join(ROOT, "proto", "animserver.proto")], check=True)
+    sys.path.insert(0, out)
+    import animserver_pb2  # noqa: E402 (generated just above)
+    return animserver_pb2
+
+
+def requests(pb):
+    """(name, Request) seeds covering every request type, valid and not."""
+    seeds = []
+    add = lambda name, **kw: seeds.append((name, pb.Request(**kw)))
+    add("hello", id=1, hello=pb.HelloRequest(protocol_version=1, client_name="fuzz"))
+    add("ping", id=2, ping=pb.PingRequest(payload=b"hi"))
+    add("list", id=3, list_databases=pb.ListDatabasesRequest())
+    add("describe", id=4, describe_database=pb.DescribeDatabaseRequest(name="default"))
+    add("describe_tiny", id=4, describe_database=pb.DescribeDatabaseRequest(name="tiny"))
+    add("load_spare", id=5, load_database=pb.LoadDatabaseRequest(name="spare"))
+    add("load_tiny", id=5, load_database=pb.LoadDatabaseRequest(name="tiny"))
+    add("reload_tiny", id=6, reload_database=pb.ReloadDatabaseRequest(name="tiny"))
+    add("unload_tiny", id=7, unload_database=pb.UnloadDatabaseRequest(name="tiny"))
+    add("unload_default", id=7, unload_database=pb.UnloadDatabaseRequest(name="default"))
+    add("search_frame", id=8, search=pb.SearchRequest(database="default", query=pb.SearchQuery(
+        from_frame=pb.FrameIndex(frame=100), k=5, current_frame=pb.FrameIndex(frame=100), transition_cost=0.1,
+        ignore_range_end=20, ignore_surrounding=10, tags=["walk"], include_pose=True, explain=True,
+        method=pb.SEARCH_BOXES)))
+    add("search_trajectory", id=8, search=pb.SearchRequest(database="tiny", query=pb.SearchQuery(
+        from_frame=pb.FrameIndex(frame=3), trajectory_positions=[pb.Vec2(x=0, z=1), pb.Vec2(x=0, z=2), pb.Vec2(x=0.5, z=3)],
+        trajectory_directions=[pb.Vec2(x=0, z=1)] * 3, k=2, method=pb.SEARCH_BRUTE)))
+    add("search_features", id=8, search=pb.SearchRequest(database="default", query=pb.SearchQuery(
+        features=[0.1 * i for i in range(27)], raw_features=True, k=3, method=pb.SEARCH_FAST)))
+    bones = ["LeftFoot", "RightFoot"]
+    add("search_bones", id=8, search=pb.SearchRequest(database="default", query=pb.SearchQuery(
+        bone_positions=[pb.BoneVector(bone=b, x=0.1, y=0.05, z=0.2) for b in bones],
+        bone_velocities=[pb.BoneVector(bone=b, x=0, y=0, z=1.2) for b in bones + ["Hips"]],
+        trajectory_positions=[pb.Vec2(x=0, z=0.5 * i) for i in (1, 2, 3)],
+        trajectory_directions=[pb.Vec2(x=0, z=1)] * 3, k=1, explain=True)))
+    add("batch", id=9, batch_search=pb.BatchSearchRequest(database="default", queries=[
+        pb.SearchQuery(from_frame=pb.FrameIndex(frame=i * 200), k=2) for i in range(20)]))
+    # "global" is a Python keyword: the field is passed by name.
+    add("pose", id=10, pose=pb.PoseRequest(database="default", frame=10, count=3,
+                                           options=pb.PoseOptions(local=True, velocities=True, **{"global": True})))
+    add("pose_span", id=10, pose=pb.PoseRequest(database="tiny", frame=0, count=70))
+
+    def pose_state(n, shift=0.0):
+        return pb.PoseState(positions=[0.1 * i + shift for i in range(3 * n)], velocities=[0.0] * (3 * n),
+                            rotations=[1.0, 0.0, 0.0, 0.0] * n, angular_velocities=[0.1] * (3 * n))
+
+    state = pb.InertializerState(offset_positions=[0.0] * 6, offset_velocities=[0.0] * 6,
+                                 offset_rotations=[1.0, 0.0, 0.0, 0.0] * 2, offset_angular_velocities=[0.0] * 6,
+                                 anchor=[0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 1, 0, 0, 0])
+    add("transition_poses", id=11, inertialize_transition=pb.InertializeTransitionRequest(
+        source=pb.PoseRef(pose=pose_state(2)), destination=pb.PoseRef(pose=pose_state(2, 0.5)), state=state))
+    add("transition_frames", id=11, inertialize_transition=pb.InertializeTransitionRequest(
+        database="default", source=pb.PoseRef(frame=5), destination=pb.PoseRef(frame=400)))
+    add("evaluate", id=12, inertialize_evaluate=pb.InertializeEvaluateRequest(
+        state=state, input=pb.PoseRef(pose=pose_state(2)), halflife=0.1, t=0.05))
+    add("evaluate_frame", id=12, inertialize_evaluate=pb.InertializeEvaluateRequest(
+        database="tiny", state=pb.InertializerState(offset_positions=[0.0] * 66, offset_velocities=[0.0] * 66,
+                                                    offset_rotations=[1.0, 0, 0, 0] * 22,
+                                                    offset_angular_velocities=[0.0] * 66),
+        input=pb.PoseRef(frame=2), halflife=0.2, t=0.0))
+    add("cost_frames", id=13, transition_cost=pb.TransitionCostRequest(
+        database="default", source=pb.PoseRef(frame=1), destination=pb.PoseRef(frame=300), halflife=0.1,
+        bones=["LeftFoot", "Hips"]))
+    add("cost_poses", id=13, transition_cost=pb.TransitionCostRequest(
+        source=pb.PoseRef(pose=pose_state(3)), destination=pb.PoseRef(pose=pose_state(3, 1.0)), halflife=0.3))
+    add("tune_fraction", id=14, spring_tune=pb.SpringTuneRequest(
+        fraction=pb.SpringFraction(alpha=0.1, t=0.5, x0=1.0, v0=-2.0, mass=2.0)))
+    add("tune_to", id=14, spring_tune=pb.SpringTuneRequest(to_constraint=pb.SpringGains(stiffness=100, damping=10, dt=1 / 60)))
+    add("tune_from", id=14, spring_tune=pb.SpringTuneRequest(from_constraint=pb.SpringConstraint(erp=0.2, cfm=0.01, dt=1 / 60)))
+    add("empty", id=15)
+    return seeds
+
+
+def varint(n):
+    out = b""
+    while n >= 0x80:
+        out += bytes([(n & 0x7F) | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
+def main():
+    # BVH
+    write("fuzz_bvh", "minimal.bvh", MINIMAL_BVH)
+    write("fuzz_bvh", "odd.bvh", ODD_BVH)
+    biped = biped_bvh()
+    write("fuzz_bvh", "biped.bvh", biped)
+
+    # A database file from the biped, by the project's own animdb.
+    animdb = os.path.join(ROOT, "build", "animdb")
+    with tempfile.TemporaryDirectory() as tmp:
+        bvh = os.path.join(tmp, "biped.bvh")
+        with open(bvh, "w") as f:
+            f.write(biped)
+        out = os.path.join(tmp, "biped.animdb")
+        subprocess.run([animdb, "build", "-o", out, "--name", "biped", "--rate", "15", "--tag", "biped=walk", bvh],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(out, "rb") as f:
+            write("fuzz_dbfile", "biped.animdb", f.read())
+
+    # Requests, and delimited streams of them for the frame reader.
+    pb = load_pb()
+    seeds = requests(pb)
+    for name, request in seeds:
+        write("fuzz_request", name + ".pb", request.SerializeToString())
+    payloads = [r.SerializeToString() for _, r in seeds[:6]]
+    stream = b"".join(varint(len(p)) + p for p in payloads)
+    # fuzz_frame input: max_frame (u16 LE), chunk seed (u16 LE), stop-after byte, stream.
+    write("fuzz_frame", "requests", struct.pack("<HHB", 4096, 7, 0) + stream)
+    write("fuzz_frame", "small_limit", struct.pack("<HHB", 16, 3, 0) + stream)
+    write("fuzz_frame", "stop_after_2", struct.pack("<HHB", 4096, 11, 2) + stream)
+    write("fuzz_frame", "empty_frames", struct.pack("<HHB", 100, 1, 0) + b"\x00\x00\x03abc\x00")
+    write("fuzz_frame", "long_varint", struct.pack("<HHB", 65535, 5, 0) + b"\x80" * 9 + b"\x01" + b"xyz")
+    write("fuzz_frame", "split_frame", struct.pack("<HHB", 1000, 9, 0) + varint(300) + bytes(range(256)) + bytes(44))
+
+
+if __name__ == "__main__":
+    main()
