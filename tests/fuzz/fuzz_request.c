@@ -9,8 +9,13 @@
  * response has failed), and every response, failed or not, is encoded with
  * anim_codec_encode_response. Then everything is released, so leaks show.
  *
- * The server is a minimal anim_server_t with no loop, no listener and no
- * connection: only its config and registry are used by services. No request
+ * The server is a minimal anim_server_t with no listener: its config,
+ * registry and crowd (on a loop that never runs: no tick happens) are what
+ * services use, and one connection struct, id 1, owns what the character and
+ * stream requests create. Each input starts with one character of that
+ * connection, id 4294967297 (slot 0, generation 1), so requests naming it reach
+ * the real paths; every character and subscription is gone again after the
+ * input. No request
  * type is skipped: none of the steps needs a live loop (load and reload do
  * their file work in the handle step, which the real server runs on the thread
  * pool; here it runs inline, which the steps allow). Loads and reloads read
@@ -32,6 +37,8 @@
 #include <unistd.h>
 #include "anim_error.h"
 #include "codec.h"
+#include "connection.h"
+#include "crowd.h"
 #include "dbfile.h"
 #include "log.h"
 #include "procgen.h"
@@ -44,6 +51,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static anim_server_t server; /* large (read buffer): static */
+static anim_connection_t connection;
+static uv_loop_t loop;
 static anim_db_entry_t *baseline[2];
 static int nbaseline;
 static char data_dir[64];
@@ -98,6 +107,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   write_small_database("spare");
 
   memset(&server, 0, sizeof server);
+  if (uv_loop_init(&loop)) die("uv_loop_init", "");
+  server.loop = &loop;
   anim_config_default(&server.config);
   server.config.max_batch = 64;
   server.config.max_pose_frames = 256;
@@ -115,7 +126,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     baseline[i]->refs++; /* the harness keeps one reference of its own */
     anim_registry_put(&server.registry, baseline[i]);
   }
+  if (anim_crowd_init(&server.crowd, &server)) die("crowd", "timerfd");
+  connection.server = &server;
+  connection.id = 1;
   return 0;
+}
+
+/* One character of connection 1 at slot 0, generation 1. */
+static void add_character(void) {
+  uint64_t id;
+  if (anim_crowd_create(&server.crowd, 1, baseline[0], NULL, vec3_zero(), 0.0f, 0, &id) || id != 4294967297u)
+    die("character", "not created at slot 0, generation 1");
+}
+
+/* No characters, no subscriptions, and ids starting again at slot 0. */
+static void reset_crowd(void) {
+  anim_crowd_connection_closed(&server.crowd, 1);
+  anim_streams_free(&connection.streams);
+  server.crowd.nslots = server.crowd.nfree = 0;
+  anim_scheduler_stop(&server.crowd.scheduler);
 }
 
 /* The registry as it was after LLVMFuzzerInitialize. */
@@ -161,7 +190,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   const anim_service_t *service = anim_service_for(request.type);
   if (!service) abort(); /* the codec produced a type with no service */
-  anim_service_ctx_t ctx = {&server, config, 1};
+  add_character();
+  anim_service_ctx_t ctx = {&server, config, 1, &connection};
   response.id = request.id;
   response.type = request.type;
   run_step(service->prepare, &ctx, &request, &response);
@@ -174,6 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fprintf(stderr, "%s: %s\n", anim_request_type_name(request.type), response.error ? response.message : "ok");
   anim_response_release(&response);
   anim_request_release(&request);
+  reset_crowd();
   reset_registry();
   return 0;
 }

@@ -163,6 +163,23 @@ def requests(pb):
     add("tune_to", id=14, spring_tune=pb.SpringTuneRequest(to_constraint=pb.SpringGains(stiffness=100, damping=10, dt=1 / 60)))
     add("tune_from", id=14, spring_tune=pb.SpringTuneRequest(from_constraint=pb.SpringConstraint(erp=0.2, cfm=0.01, dt=1 / 60)))
     add("empty", id=15)
+    ch = 4294967297  # the harness's own character (slot 0, generation 1)
+    add("create", id=16, create_characters=pb.CreateCharactersRequest(
+        database="default", params=pb.ControllerParams(search_interval=6, inertialize_halflife=0.15),
+        placements=[pb.Placement(x=1.0, z=2.0, facing=0.5, start_frame=pb.FrameIndex(frame=100)), pb.Placement()]))
+    add("create_tiny", id=16, create_characters=pb.CreateCharactersRequest(database="tiny"))
+    add("destroy", id=17, destroy_characters=pb.DestroyCharactersRequest(characters=[ch, ch, 99]))
+    add("inputs", id=18, set_inputs=pb.SetInputsRequest(inputs=[
+        pb.CharacterInput(character=ch, stick=pb.StickInput(x=0.3, z=0.8, camera_azimuth=1.0, strafe=True)),
+        pb.CharacterInput(character=ch, velocity=pb.VelocityInput(x=1.0, z=-2.0, facing=3.0)),
+        pb.CharacterInput(character=ch, goal=pb.GoalInput(x=5.0, z=5.0, speed=1.4))]))
+    add("state", id=19, character_state=pb.CharacterStateRequest(character=ch, offsets=True))
+    add("subscribe", id=20, subscribe=pb.SubscribeRequest(characters=[ch], owned=True, rate_divisor=2,
+                                                          encoding=pb.ENCODING_QUANTIZED, global_positions=True))
+    add("update_subscription", id=21, update_subscription=pb.UpdateSubscriptionRequest(
+        subscription=1, rate_divisor=3, encoding=pb.ENCODING_FLOAT, paused=True))
+    add("unsubscribe", id=22, unsubscribe=pb.UnsubscribeRequest(subscription=1))
+    add("stats", id=23, server_stats=pb.ServerStatsRequest())
     return seeds
 
 
