@@ -6,6 +6,7 @@
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
+#   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
 #   make clean
 #
