@@ -18,6 +18,7 @@
 #include "anim_error.h"
 #include "controller.h"
 #include "procgen.h"
+#include "shared_data.h"
 
 /* Horizontal speed of a foot in the middle of a contact (two ticks in from
  * either end), 95th percentile, m/s. The data's footprints are fixed (0.007
@@ -90,16 +91,16 @@ static int cmp_float(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Runs the script; measures on the displayed pose. */
-static quality_t run_script(float inertialize_halflife) {
+/* Runs the script on a database; measures on the displayed pose. */
+static quality_t run_script_on(const anim_database_t *d, const anim_search_index_t *index, float inertialize_halflife) {
   anim_controller_params_t p;
   anim_controller_params_default(&p);
   p.inertialize_halflife = inertialize_halflife;
   anim_character_t c;
-  assert_int_equal(anim_character_init(&c, &db, index_fast, &p, vec3_zero(), 0.0f, 0), 0);
+  assert_int_equal(anim_character_init(&c, d, index, &p, vec3_zero(), 0.0f, 0), 0);
   const float dt = 1.0f / 60.0f;
   enum { TICKS = 12 * 60 };
-  int nb = db.nbones, feet[2] = {anim_skeleton_find(&db.skeleton, "LeftToe"), anim_skeleton_find(&db.skeleton, "RightToe")};
+  int nb = d->nbones, feet[2] = {d->contact_bones[0], d->contact_bones[1]};
   vec3 *prev = calloc((size_t)nb, sizeof *prev), *prev_velocity = calloc((size_t)nb, sizeof *prev_velocity);
   float *slides = malloc(TICKS * 2 * sizeof *slides);
   int nslides = 0, contact_run[2] = {0, 0};
@@ -129,9 +130,9 @@ static quality_t run_script(float inertialize_halflife) {
       prev_velocity[b] = v;
     }
     for (int s = 0; s < 2; s++) {
-      int contact = db.contacts[(size_t)c.frame * (size_t)db.ncontacts + (size_t)s];
-      vec3 d = vec3_sub(c.global_positions[feet[s]], prev[feet[s]]);
-      float speed = sqrtf(d.x * d.x + d.z * d.z) / dt;
+      int contact = d->contacts[(size_t)c.frame * (size_t)d->ncontacts + (size_t)s];
+      vec3 step = vec3_sub(c.global_positions[feet[s]], prev[feet[s]]);
+      float speed = sqrtf(step.x * step.x + step.z * step.z) / dt;
       /* The middle of a contact: record the speed two ticks back once two more ticks stayed down. */
       contact_run[s] = contact ? contact_run[s] + 1 : 0;
       if (contact_run[s] >= 5 && t > 60) slides[nslides++] = foot_speed_prev[s][1];
@@ -152,6 +153,10 @@ static quality_t run_script(float inertialize_halflife) {
   return q;
 }
 
+static quality_t run_script(float inertialize_halflife) {
+  return run_script_on(&db, index_fast, inertialize_halflife);
+}
+
 static void test_scripted_motion_quality(void **state) {
   quality_t q = run_script(0.1f);
   printf("controller: %d transitions, %.1f m travelled, contact slide p95 %.3f m/s, largest jump at a transition %.2f m/s, "
@@ -162,6 +167,35 @@ static void test_scripted_motion_quality(void **state) {
   if (q.max_velocity_jump > MAX_VELOCITY_JUMP) fail_msg("pop: a bone's velocity jumped by %.2f m/s", q.max_velocity_jump);
   if (q.response_time < 0 || q.response_time > MAX_RESPONSE_TIME)
     fail_msg("run speed reached after %.2f s (or never)", q.response_time);
+}
+
+/* The same script on real motion capture (the Bandai Namco clips, mirrored).
+ * Not yet held to the bounds above: on this database the walk command picks
+ * run clips (root at 2.6 m/s for a 1.5 m/s request) and the mirrored run
+ * ranges carry contact flags on a swinging foot (toe 0.8 m up), so the
+ * slide measure reads 4.8 m/s (12 without foot locking) and transitions jump
+ * by 7.7 m/s; both are database-side problems being followed up. What must
+ * already hold: it travels, it transitions, every displayed value is finite,
+ * and the run speed is reached in time. */
+static void test_scripted_motion_on_mocap(void **state) {
+  anim_database_t mocap;
+  if (!anim_test_bandai_database(&mocap)) return;
+  char err[256];
+  anim_search_data_t data = {mocap.features.values, mocap.features.rows, mocap.features.cols, mocap.ranges,
+                             mocap.nranges};
+  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  assert_non_null(index);
+  quality_t q = run_script_on(&mocap, index, 0.1f);
+  printf("on mocap (%d frames): %d transitions, %.1f m travelled, contact slide p95 %.3f m/s, largest jump at a "
+         "transition %.2f m/s, run reached in %.2f s\n", mocap.nframes, q.transitions, q.distance, q.slide_p95,
+         q.max_velocity_jump, q.response_time);
+  anim_search_index_free(index);
+  anim_database_free(&mocap);
+  assert_true(q.transitions >= 5);
+  assert_true(q.distance > 10.0f && isfinite(q.distance));
+  assert_true(isfinite(q.slide_p95) && isfinite(q.max_velocity_jump));
+  if (q.response_time < 0 || q.response_time > MAX_RESPONSE_TIME)
+    fail_msg("run speed reached on mocap after %.2f s (or never)", q.response_time);
 }
 
 /* The pop measure can fail: with inertialization all but off, transitions jump. */
@@ -175,6 +209,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_params_and_inputs),
       cmocka_unit_test(test_scripted_motion_quality),
+      cmocka_unit_test(test_scripted_motion_on_mocap),
       cmocka_unit_test(test_pops_without_inertialization),
   };
   return cmocka_run_group_tests_name("controller", tests, setup, teardown);
