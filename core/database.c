@@ -97,30 +97,92 @@ static int resample(anim_clip_t *out, const anim_clip_t *clip, float rate) {
   return 0;
 }
 
-/* Mirrors clip in place across the X = 0 plane, swapping left and right bones. */
-static void mirror_clip(anim_clip_t *clip, const anim_build_options_t *o) {
-  int nb = clip->skeleton.nbones, partner[ANIM_MAX_BONES];
-  for (int b = 0; b < nb; b++) {
+/* The reflection across X = 0 of a rotation (M R M): the quaternion (w, x, -y, -z). */
+static quat reflect_rotation(quat q) { return quat_make(q.w, q.x, -q.y, -q.z); }
+
+/* The actor's facing as a rotation about +Y, from the hip line (left x up is
+ * forward); identity without hip joints or when the line is vertical. */
+static quat hips_facing(const vec3 *gp, int lhip, int rhip) {
+  if (lhip < 0 || rhip < 0) return quat_identity();
+  vec3 forward = vec3_cross(vec3_sub(gp[lhip], gp[rhip]), vec3_make(0.0f, 1.0f, 0.0f));
+  if (forward.x * forward.x + forward.z * forward.z < 1e-8f) return quat_identity();
+  return quat_from_angle_axis(atan2f(forward.x, forward.z), vec3_make(0.0f, 1.0f, 0.0f));
+}
+
+static const quat half_turns[4] = {{1.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 1.0f, 0.0f},
+                                   {0.0f, 0.0f, 0.0f, 1.0f}};
+
+/* The left/right partner of every bone (itself when it has none). */
+static void mirror_partners(const anim_skeleton_t *s, const anim_build_options_t *o, int *out_partner) {
+  for (int b = 0; b < s->nbones; b++) {
     char other[ANIM_NAME_MAX];
-    partner[b] = b;
-    if (mirror_name(clip->skeleton.names[b], other, sizeof other, o)) {
-      int p = anim_skeleton_find(&clip->skeleton, other);
-      if (p >= 0) partner[b] = p;
+    out_partner[b] = b;
+    if (mirror_name(s->names[b], other, sizeof other, o)) {
+      int p = anim_skeleton_find(s, other);
+      if (p >= 0) out_partner[b] = p;
     }
   }
-  vec3 pos[ANIM_MAX_BONES];
-  quat rot[ANIM_MAX_BONES];
+}
+
+/* Adds one clip's evidence for each bone's half turn D (or none) that makes
+ * its partner's reflected world rotation (M R_p M) D match the bone's own
+ * axis convention: how near each choice comes to the bone's own rotation,
+ * both taken relative to the actor's facing (which the mirror reflects too).
+ * The convention is the skeleton's, so the evidence of every clip is summed:
+ * a short clip with one arm swung forward must not decide alone. */
+static void mirror_evidence(const anim_clip_t *clip, const int *partner, float (*score)[4]) {
+  int nb = clip->skeleton.nbones;
+  int lhip = find_any(&clip->skeleton, left_hip_names), rhip = find_any(&clip->skeleton, right_hip_names);
+  vec3 gp[ANIM_MAX_BONES];
+  quat gr[ANIM_MAX_BONES];
+  int step = clip->nframes > 128 ? clip->nframes / 128 : 1;
+  for (int f = 0; f < clip->nframes; f += step) {
+    size_t k = (size_t)f * (size_t)nb;
+    anim_fk(gp, gr, clip->local_positions + k, clip->local_rotations + k, clip->skeleton.parents, nb);
+    quat facing = quat_conj(hips_facing(gp, lhip, rhip));
+    for (int b = 0; b < nb; b++) {
+      quat own = quat_mul(facing, gr[b]), mirrored = reflect_rotation(quat_mul(facing, gr[partner[b]]));
+      for (int t = 0; t < 4; t++) score[b][t] += fabsf(quat_dot(quat_mul(mirrored, half_turns[t]), own));
+    }
+  }
+}
+
+static void mirror_fixes_from(float (*score)[4], int nbones, quat *out_fix) {
+  for (int b = 0; b < nbones; b++) {
+    int best = 0;
+    for (int t = 1; t < 4; t++)
+      if (score[b][t] > score[b][best]) best = t;
+    out_fix[b] = half_turns[best];
+  }
+}
+
+/* Mirrors clip in place across the X = 0 plane, swapping left and right bones.
+ *
+ * In world space positions reflect and a bone takes its partner's reflected
+ * rotation M R_p M. That alone shows the mirrored pose, but through rotations
+ * in the partner's axis convention reflected, which is the bone's own only
+ * when the skeleton's joint frames are mirror images with x across the body.
+ * Where they are not (Bandai's hips: local x points up; its thighs and
+ * shoulders), the mirrored clip shows the right pose through rotations half a
+ * turn away from the original's, and an inertialized transition between the
+ * two swings the body through that half turn. So each bone's reflected
+ * rotation is followed by the half turn fix[b] that restores its own
+ * convention (mirror_evidence), and local transforms are recomputed from the
+ * world ones: every world position is exactly the reflected one. */
+static void mirror_clip(anim_clip_t *clip, const int *partner, const quat *fix) {
+  int nb = clip->skeleton.nbones;
+  vec3 gp[ANIM_MAX_BONES], mp[ANIM_MAX_BONES];
+  quat gr[ANIM_MAX_BONES], mr[ANIM_MAX_BONES];
   for (int f = 0; f < clip->nframes; f++) {
     vec3 *lp = clip->local_positions + (size_t)f * (size_t)nb;
     quat *lr = clip->local_rotations + (size_t)f * (size_t)nb;
+    anim_fk(gp, gr, lp, lr, clip->skeleton.parents, nb);
     for (int b = 0; b < nb; b++) {
-      vec3 p = lp[partner[b]];
-      quat q = lr[partner[b]];
-      pos[b] = vec3_make(-p.x, p.y, p.z);
-      rot[b] = quat_make(q.w, q.x, -q.y, -q.z);
+      vec3 p = gp[partner[b]];
+      mp[b] = vec3_make(-p.x, p.y, p.z);
+      mr[b] = quat_normalize(quat_mul(reflect_rotation(gr[partner[b]]), fix[b]));
     }
-    memcpy(lp, pos, (size_t)nb * sizeof *lp);
-    memcpy(lr, rot, (size_t)nb * sizeof *lr);
+    anim_ik_local(lp, lr, mp, mr, clip->skeleton.parents, nb);
   }
   snprintf(clip->name + strnlen(clip->name, ANIM_NAME_MAX - 8), 8, "_mirror");
 }
@@ -395,12 +457,20 @@ static int resample_all(anim_clip_t *out_copies, const anim_clip_t *clips, int n
   *out_frames = 0;
   for (int c = 0; c < nclips; c++)
     for (int m = 0; m < copies; m++) {
-      anim_clip_t *r = &out_copies[c * copies + m];
-      int rc = resample(r, &clips[c], o->frame_rate);
+      int rc = resample(&out_copies[c * copies + m], &clips[c], o->frame_rate);
       if (rc) return rc;
-      if (m == 1) mirror_clip(r, o);
-      *out_frames += r->nframes;
+      *out_frames += out_copies[c * copies + m].nframes;
     }
+  if (copies < 2) return 0;
+  /* One skeleton (checked): the mirror's axis fixes come from every clip. */
+  float score[ANIM_MAX_BONES][4]; /* 2 KiB */
+  int partner[ANIM_MAX_BONES];
+  quat fix[ANIM_MAX_BONES];
+  memset(score, 0, sizeof score);
+  mirror_partners(&clips[0].skeleton, o, partner);
+  for (int c = 0; c < nclips; c++) mirror_evidence(&out_copies[c * copies], partner, score);
+  mirror_fixes_from(score, clips[0].skeleton.nbones, fix);
+  for (int c = 0; c < nclips; c++) mirror_clip(&out_copies[c * copies + 1], partner, fix);
   return 0;
 }
 

@@ -3,8 +3,13 @@
  *
  * Character space is the simulation bone's (bone 0): positions relative to
  * it and rotated into its facing, velocities rotated likewise. Trajectory
- * samples past the end of a range clamp to the range's last frame, so the
- * last frames of a clip describe "the character stops here".
+ * samples past the end of a range continue the range's last frame: its root
+ * velocity and turning rate carried on for the missing time. A clip that
+ * ends at rest (a stop) therefore still says "the character stops here",
+ * while a clip cut in mid-stride (short mocap takes: 47 frames of running)
+ * keeps describing the running it is: clamping to the last frame would make
+ * every frame within 60 of its end look like a stop, and a walk query would
+ * match them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,11 +128,14 @@ static void trajectory(const anim_database_t *db, int frame, const anim_feature_
   quat facing = db->global_rotations[base];
   for (int k = 0; k < t->nsamples; k++) {
     int future = frame + t->frame_offsets[k];
+    float beyond = future > last ? (float)(future - last) / db->frame_rate : 0.0f; /* s past the end */
     if (future > last) future = last;
     size_t fb = (size_t)future * (size_t)db->nbones;
-    vec3 v = t->kind == ANIM_FEATURE_TRAJECTORY_POSITION
-                 ? vec3_sub(db->global_positions[fb], root)
-                 : quat_mul_vec3(db->global_rotations[fb], vec3_make(0.0f, 0.0f, 1.0f));
+    vec3 position = vec3_add(db->global_positions[fb], vec3_scale(db->global_velocities[fb], beyond));
+    vec3 turn = vec3_make(0.0f, db->global_angular_velocities[fb].y * beyond, 0.0f); /* yaw only */
+    quat rotation = quat_mul(quat_from_scaled_angle_axis(turn), db->global_rotations[fb]);
+    vec3 v = t->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? vec3_sub(position, root)
+                                                         : quat_mul_vec3(rotation, vec3_make(0.0f, 0.0f, 1.0f));
     v = quat_inv_mul_vec3(facing, v);
     out[2 * k] = v.x;
     out[2 * k + 1] = v.z;

@@ -232,6 +232,38 @@ static void test_mirror_reflects(void **state) {
   }
 }
 
+/* A mirrored clip keeps each bone's own axis convention: its local rotations
+ * stay near the original clip's (left and right half a gait cycle apart: up
+ * to 1.2 rad on average for a dash's swinging arms), never half a turn (3.1)
+ * away. Bandai's hips have local x
+ * pointing up, where a plain reflection of local rotations turned the hips,
+ * shoulders and thighs of every mirrored frame by a half turn (3.1 rad), and
+ * a transition between a clip and its mirror swung the body round. */
+static void test_mirror_keeps_bone_frames(void **state) {
+  if (!need_db()) return;
+  float worst = 0.0f;
+  int worst_bone = -1, worst_range = -1;
+  for (int r = 0; r < db.nranges; r += 2) {
+    const anim_range_t *a = &db.ranges[r], *b = &db.ranges[r + 1];
+    for (int bone = 1; bone < db.nbones; bone++) {
+      double sum = 0.0;
+      int n = a->stop - a->start;
+      for (int f = 0; f < n; f++) {
+        quat qa = db.local_rotations[(size_t)(a->start + f) * (size_t)db.nbones + (size_t)bone];
+        quat qb = db.local_rotations[(size_t)(b->start + f) * (size_t)db.nbones + (size_t)bone];
+        sum += 2.0 * acos(fmin(1.0, fabs((double)quat_dot(qa, qb))));
+      }
+      float mean = (float)(sum / n);
+      if (mean > worst) worst = mean, worst_bone = bone, worst_range = r;
+    }
+  }
+  printf("mirrored local rotations: worst mean angle to the original %.2f rad (%s in %s)\n", worst,
+         db.skeleton.names[worst_bone], db.ranges[worst_range].name);
+  if (worst > 2.0f)
+    fail_msg("%s in %s: mirrored local rotations %.2f rad from the original's on average", db.skeleton.names[worst_bone],
+             db.ranges[worst_range].name, worst);
+}
+
 /* Bandai's ground-level joint_Root is folded into the simulation bone, and
  * the hips hang from it close by; a frame-for-frame comparison with the
  * source clip shows the global poses unchanged. */
@@ -287,6 +319,7 @@ int main(void) {
       cmocka_unit_test(test_velocities_match_fk_differences),
       cmocka_unit_test(test_foot_contacts_alternate),
       cmocka_unit_test(test_mirror_reflects),
+      cmocka_unit_test(test_mirror_keeps_bone_frames),
       cmocka_unit_test(test_source_root_folded_poses_kept),
   };
   return cmocka_run_group_tests_name("database", tests, load_bandai, free_db);

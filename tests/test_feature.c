@@ -171,11 +171,21 @@ static void test_rows_equal_fresh_computation(void **state) {
     for (int j = 0; j < f->cols; j++) assert_true(fabsf(back[j] - raw[j]) <= 1e-4f * (1.0f + fabsf(raw[j])));
   }
   assert_int_equal(anim_features_compute_frame(&db, &f->schema, f->rows, raw), ANIM_ERANGE);
-  /* Trajectory samples past a range's end clamp to its last frame: the last
-   * frame's future positions are all zero (it is its own future). */
-  int last = db.ranges[3].stop - 1;
-  anim_features_compute_frame(&db, &f->schema, last, raw);
-  for (int j = f->group_start[5]; j < f->group_start[5] + f->group_dims[5]; j++) assert_true(fabsf(raw[j]) < 1e-5f);
+  /* Trajectory samples past a range's end continue its last frame: the last
+   * frame's future positions are its root velocity (in character space)
+   * times each sample's time ahead. */
+  for (int r = 0; r < db.nranges; r++) {
+    int last = db.ranges[r].stop - 1;
+    size_t base = (size_t)last * (size_t)db.nbones;
+    vec3 v = quat_inv_mul_vec3(db.global_rotations[base], db.global_velocities[base]);
+    anim_features_compute_frame(&db, &f->schema, last, raw);
+    const anim_feature_term_t *t = &f->schema.terms[5];
+    for (int k = 0; k < t->nsamples; k++) {
+      float ahead = (float)t->frame_offsets[k] / db.frame_rate;
+      assert_true(fabsf(raw[f->group_start[5] + 2 * k] - v.x * ahead) < 1e-4f);
+      assert_true(fabsf(raw[f->group_start[5] + 2 * k + 1] - v.z * ahead) < 1e-4f);
+    }
+  }
 }
 
 static void test_inertialize_feature(void **state) {
