@@ -36,7 +36,7 @@ int anim_foot_locks_init(anim_foot_locks_t *out, const anim_database_t *db, floa
 void anim_foot_locks_reset(anim_foot_locks_t *locks) {
   for (int s = 0; s < locks->nfeet; s++) {
     anim_foot_lock_t *f = &locks->feet[s];
-    f->locked = f->have_previous = 0;
+    f->locked = f->have_previous = f->released = 0;
     f->offset = f->offset_velocity = vec3_zero();
   }
 }
@@ -91,7 +91,8 @@ static vec3 foot_target(anim_foot_lock_t *f, int contact, vec3 toe, float unlock
   anim_spring_decay_vec3(&f->offset, &f->offset_velocity, halflife, dt);
   vec3 target = vec3_add(f->locked ? f->lock_position : toe, f->offset);
   if (f->have_previous && dt > 0.0f) target_velocity = vec3_scale(vec3_sub(target, f->previous_target), 1.0f / dt);
-  if (contact && !f->locked) {
+  if (!contact) f->released = 0;
+  if (contact && !f->locked && !f->released) {
     /* Lock where the foot is shown now, and stop it there: a landing foot is
      * stopped by the ground too. (Carrying its velocity on would let it slide
      * out and back, 0.15 m/s in the middle of contacts on the test script;
@@ -102,7 +103,11 @@ static vec3 foot_target(anim_foot_lock_t *f, int contact, vec3 toe, float unlock
     f->offset = vec3_zero();
     f->offset_velocity = vec3_zero();
   } else if (f->locked && (!contact || vec3_length(vec3_sub(f->lock_position, toe)) > unlock_radius)) {
-    f->locked = 0; /* back toward the animated foot */
+    /* Back toward the animated foot. Let go for stretching, the foot must
+     * not lock again in the same contact: it would lock where it is shown,
+     * near the old point, and stretch again the next tick. */
+    f->released = contact;
+    f->locked = 0;
     f->offset = vec3_sub(target, toe);
     f->offset_velocity = vec3_sub(target_velocity, toe_velocity);
   }

@@ -8,7 +8,8 @@
  * world position is recorded; while the contact lasts the leg is bent by
  * two-bone IK (hip, knee) so the contact bone stays there, the foot keeping
  * its world orientation; when the contact ends, or the lock would stretch
- * the leg more than unlock_radius, the foot is released. The release is
+ * the leg more than unlock_radius, the foot is released (and, let go for
+ * stretching, not locked again before its contact ends). The release is
  * inertialized: the foot target keeps its position and velocity and the
  * difference decays (critically damped, release_halflife), so a stretched
  * foot does not pop back. A lock stops the foot where it is shown. The chain of each contact bone is found from the skeleton: contact
@@ -29,6 +30,7 @@ typedef struct {
   int toe, ankle, knee, hip; /* bone indices */
   vec3 hinge;                /* the knee's bend axis in the hip's frame, learnt from the data */
   int locked;
+  int released;              /* let go for stretching: no new lock before the contact ends */
   vec3 lock_position;        /* world, while locked */
   vec3 offset, offset_velocity; /* decaying offset of the target from its base (lock point or animated foot) */
   vec3 previous_toe, previous_target;

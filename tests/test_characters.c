@@ -35,15 +35,17 @@
 /* Horizontal speed of a foot in the middle of a contact, 95th percentile over
  * all characters, m/s. The database's own footprints are fixed (0.007 m/s);
  * the decaying offsets of transitions would move planted feet (0.50 on this
- * script without foot locking); foot locking holds them (measured 0.06: what
- * remains are locks released because the leg would stretch over 0.2 m, on
- * sharp turns and the run's start). */
-#define MAX_CONTACT_SLIDE_P95 0.15f
+ * script without foot locking); foot locking holds them (measured 0.15: what
+ * remains are locks let go because the leg would stretch over 0.2 m after a
+ * transition to a frame whose planted foot is elsewhere, on sharp turns and
+ * the run's start; a 0.3 m radius gains little, 0.14, and costs pops). */
+#define MAX_CONTACT_SLIDE_P95 0.25f
 /* Largest change of any bone's velocity in the tick of a transition, m/s.
  * Inertialization keeps velocity continuous; what remains is the clip's own
  * acceleration plus the offset's decay, and a knee moving faster when the
  * foot IK holds a nearly straight running leg (measured 3.9; 3.3 without foot
- * locking). Without inertialization jumps exceed 10 (test_controller). */
+ * locking; 3.1 measured now). Without inertialization jumps exceed 10
+ * (test_controller). */
 #define MAX_VELOCITY_JUMP 5.0f
 /* From the tick that applies the run command (3.5 m/s) until the root's
  * speed is within 10% of it, s: the input smoothing (4 Hz), the velocity

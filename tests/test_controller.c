@@ -169,14 +169,16 @@ static void test_scripted_motion_quality(void **state) {
     fail_msg("run speed reached after %.2f s (or never)", q.response_time);
 }
 
-/* The same script on real motion capture (the Bandai Namco clips, mirrored).
- * Not yet held to the bounds above: on this database the walk command picks
- * run clips (root at 2.6 m/s for a 1.5 m/s request) and the mirrored run
- * ranges carry contact flags on a swinging foot (toe 0.8 m up), so the
- * slide measure reads 4.8 m/s (12 without foot locking) and transitions jump
- * by 7.7 m/s; both are database-side problems being followed up. What must
- * already hold: it travels, it transitions, every displayed value is finite,
- * and the run speed is reached in time. */
+/* The same script on real motion capture (the Bandai Namco clips, mirrored):
+ * the pop and responsiveness bounds hold there too (measured: largest jump at
+ * a transition 1.6 m/s, run speed in 1.1 s). Foot sliding does not yet: 0.9
+ * m/s in the middle of contacts (12 before mirrored clips kept their bones'
+ * axes). The data's own contacts drift at most 4 cm; what slides is the
+ * displayed foot after transitions between frames whose planted feet are
+ * 0.3-0.5 m apart (walk-turn clips), past the 0.2 m a lock may stretch, so
+ * the lock lets go and the foot follows the animation. Better matching of
+ * planted feet (or locks that re-plant) is the follow-up; until then the
+ * slide is reported, not bounded, here. */
 static void test_scripted_motion_on_mocap(void **state) {
   anim_database_t mocap;
   if (!anim_test_bandai_database(&mocap)) return;
@@ -193,7 +195,8 @@ static void test_scripted_motion_on_mocap(void **state) {
   anim_database_free(&mocap);
   assert_true(q.transitions >= 5);
   assert_true(q.distance > 10.0f && isfinite(q.distance));
-  assert_true(isfinite(q.slide_p95) && isfinite(q.max_velocity_jump));
+  assert_true(isfinite(q.slide_p95));
+  if (q.max_velocity_jump > MAX_VELOCITY_JUMP) fail_msg("pop on mocap: %.2f m/s at a transition", q.max_velocity_jump);
   if (q.response_time < 0 || q.response_time > MAX_RESPONSE_TIME)
     fail_msg("run speed reached on mocap after %.2f s (or never)", q.response_time);
 }
