@@ -8,6 +8,7 @@ C code is involved on this side. Run by tests/run.sh with ANIM_BUILD_DIR set.
 import math
 import os
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,36 @@ class Connection:
             chunk = self.sock.recv(65536)
             assert chunk, "server closed the connection"
             self.buffer += chunk
+
+
+def unpack_quantized(data, rotations_only):
+    """The ENCODING_QUANTIZED layout, from the proto's comment alone: root
+    position 3 x int32 (1e-4 m); then 7 bytes per bone rotation (smallest
+    three: largest component's index in bits 48-49, the other three in 16-bit
+    slots of 1/32767 of 1/sqrt 2, in w, x, y, z order without the dropped one);
+    then, unless rotations_only, 3 x int16 per bone from bone 1 (1/8192 m)."""
+    root = [v * 1e-4 for v in struct.unpack_from("<3i", data, 0)]
+    body = len(data) - 12
+    n = body // 7 if rotations_only else (body + 6) // 13
+    rotations = []
+    for b in range(n):
+        code = int.from_bytes(data[12 + 7 * b:19 + 7 * b], "little")
+        largest = (code >> 48) & 3
+        parts = [struct.unpack("<h", struct.pack("<H", (code >> (16 * i)) & 0xFFFF))[0] / 32767.0 / math.sqrt(2.0)
+                 for i in range(3)]
+        q, slot = [0.0] * 4, 0
+        for i in range(4):
+            if i != largest:
+                q[i] = parts[slot]
+                slot += 1
+        q[largest] = math.sqrt(max(0.0, 1.0 - sum(c * c for c in q)))
+        rotations.append(q)
+    positions = [root]
+    if not rotations_only:
+        base = 12 + 7 * n
+        for b in range(1, n):
+            positions.append([v / 8192.0 for v in struct.unpack_from("<3h", data, base + 6 * (b - 1))])
+    return positions, rotations
 
 
 def check(condition, what):
@@ -127,8 +158,45 @@ def main():
         check(abs(reply.inertialize_evaluate.state.offset_positions[3] - expect) < 1e-5, "offset decays in closed form")
         check(abs(out.positions[3] - expect) < 1e-5, "displayed child = destination + decayed offset")
 
-        conn.send(pb.Request(id=20))  # no body
+        # Characters and a stream: two subscriptions (floats and quantized) of
+        # the same character; the quantized bytes, decoded here from the
+        # documented layout, agree with the floats of the same tick.
+        create = pb.CreateCharactersRequest(database="default", placements=[pb.Placement(x=1.0, z=2.0)])
+        conn.send(pb.Request(id=40, create_characters=create))
         reply = conn.receive().response
+        check(reply.WhichOneof("body") == "create_characters", "a character created")
+        character = reply.create_characters.characters[0]
+        steer = pb.CharacterInput(character=character, velocity=pb.VelocityInput(x=0.0, z=1.4, facing=0.0))
+        conn.send(pb.Request(id=41, set_inputs=pb.SetInputsRequest(inputs=[steer])))
+        check(conn.receive().response.WhichOneof("body") == "set_inputs", "input set")
+        for request_id, encoding in ((42, pb.ENCODING_FLOAT), (43, pb.ENCODING_QUANTIZED)):
+            conn.send(pb.Request(id=request_id, subscribe=pb.SubscribeRequest(characters=[character], encoding=encoding)))
+        subscriptions = {}
+        frames = {}
+        while len(subscriptions) < 2 or not any(t in frames.get(pb.ENCODING_QUANTIZED, {}) for t in
+                                                 frames.get(pb.ENCODING_FLOAT, {})):
+            message = conn.receive()
+            if message.WhichOneof("kind") == "response":
+                subscriptions[message.response.subscribe.subscription] = message.response.id
+            else:
+                frames.setdefault(message.stream.encoding, {})[message.stream.tick] = message.stream
+        tick = next(t for t in frames[pb.ENCODING_FLOAT] if t in frames[pb.ENCODING_QUANTIZED])
+        exact = frames[pb.ENCODING_FLOAT][tick].poses[0]
+        packed = frames[pb.ENCODING_QUANTIZED][tick].poses[0]
+        check(exact.character == character and len(exact.rotations) == 4 * 22, "float pose: 22 bones")
+        positions, rotations = unpack_quantized(packed.quantized, False)
+        check(len(rotations) == 22 and len(packed.quantized) == 12 + 7 * 22 + 6 * 21, "quantized pose: 292 bytes")
+        worst_angle = max(2.0 * math.acos(min(1.0, abs(sum(a * b for a, b in zip(q, exact.rotations[4 * i:4 * i + 4])))))
+                          for i, q in enumerate(rotations))
+        worst_position = max(abs(positions[i][k] - exact.positions[3 * i + k]) for i in range(22) for k in range(3))
+        check(worst_angle < 1e-3 and worst_position < 1e-4, "quantized layout decodes to the float pose "
+              f"(rotations within {worst_angle:.1e} rad, positions {worst_position:.1e} m)")
+
+        conn.send(pb.Request(id=20))  # no body
+        reply = conn.receive()
+        while reply.WhichOneof("kind") == "stream":  # frames still arriving
+            reply = conn.receive()
+        reply = reply.response
         check(reply.id == 20 and reply.error.code == pb.ERROR_UNSUPPORTED, "empty request gets ERROR_UNSUPPORTED")
         conn.sock.close()
     finally:
