@@ -302,13 +302,9 @@ int anim_character_tick_end(anim_character_t *c, const anim_search_hit_t *best) 
   c->sim_position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
   c->ticks++;
-  if (p->foot_lock && c->feet.nfeet) {
-    anim_character_global_pose(c);
+  if (p->foot_lock && c->feet.nfeet)
     anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts, c->pose_positions,
-                          c->pose_rotations, c->global_positions, c->global_rotations, c->db->skeleton.parents,
-                          c->db->nbones, dt);
-    c->globals_fresh = 1;
-  }
+                          c->pose_rotations, dt);
   return 0;
 }
 
@@ -327,6 +323,7 @@ void anim_character_stagger(anim_character_t *c, int frames) { c->frames_since_s
 
 void anim_character_global_pose(anim_character_t *c) {
   if (c->globals_fresh) return;
+  c->globals_fresh = 1;
   anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,
           c->db->nbones);
 }

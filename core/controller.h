@@ -111,7 +111,7 @@ typedef struct {
   quat *pose_rotations;
   vec3 *global_positions; /* FK of the displayed pose, for callers that want it */
   quat *global_rotations;
-  int globals_fresh;      /* the last tick left the FK in global_* (foot locking needs it) */
+  int globals_fresh;      /* global_* hold this tick's FK (computed on demand, once) */
   anim_foot_locks_t feet;
 } anim_character_t;
 
@@ -148,8 +148,8 @@ int anim_character_tick_end(anim_character_t *character, const anim_search_hit_t
  * the ticks of a search interval). */
 void anim_character_stagger(anim_character_t *character, int frames);
 
-/* Fills global_positions/global_rotations from the displayed pose (already
- * there after a tick with foot locking, which needs them). */
+/* Fills global_positions/global_rotations from the displayed pose (once a
+ * tick: later calls find them there). */
 void anim_character_global_pose(anim_character_t *character);
 
 #endif

@@ -17,6 +17,10 @@ int anim_foot_locks_init(anim_foot_locks_t *out, const anim_database_t *db, floa
     f->knee = f->ankle > 0 ? parents[f->ankle] : -1;
     f->hip = f->knee > 0 ? parents[f->knee] : -1;
     if (f->hip <= 0) return ANIM_EINVAL; /* the hip must hang below the root */
+    int reversed[ANIM_MAX_BONES], depth = 0;
+    for (int b = f->toe; b >= 0 && depth < ANIM_MAX_BONES; b = parents[b]) reversed[depth++] = b;
+    for (int i = 0; i < depth; i++) f->chain[i] = reversed[depth - 1 - i];
+    f->nchain = depth;
     /* The bend axis, weighted by how bent the knee is in each frame. */
     vec3 sum = vec3_zero();
     for (int frame = 0; frame < db->nframes; frame += 4) {
@@ -117,23 +121,34 @@ static vec3 foot_target(anim_foot_lock_t *f, int contact, vec3 toe, float unlock
   return target;
 }
 
-void anim_foot_locks_apply(anim_foot_locks_t *locks, const uint8_t *contacts, const vec3 *local_positions,
-                           quat *local_rotations, vec3 *global_positions, quat *global_rotations, const int *parents,
-                           int nbones, float dt) {
+/* World transforms along a foot's chain (root first); out index i is chain[i]. */
+static void chain_fk(const anim_foot_lock_t *f, const vec3 *lp, const quat *lr, vec3 *out_p, quat *out_r) {
+  out_p[0] = lp[f->chain[0]], out_r[0] = lr[f->chain[0]];
+  for (int i = 1; i < f->nchain; i++) {
+    int b = f->chain[i];
+    out_p[i] = vec3_add(out_p[i - 1], quat_mul_vec3(out_r[i - 1], lp[b]));
+    out_r[i] = quat_mul(out_r[i - 1], lr[b]);
+  }
+}
+
+int anim_foot_locks_apply(anim_foot_locks_t *locks, const uint8_t *contacts, const vec3 *local_positions,
+                          quat *local_rotations, float dt) {
   int changed = 0;
+  vec3 gp[ANIM_MAX_BONES];
+  quat gr[ANIM_MAX_BONES];
   for (int s = 0; s < locks->nfeet; s++) {
     anim_foot_lock_t *f = &locks->feet[s];
-    vec3 toe = global_positions[f->toe];
+    chain_fk(f, local_positions, local_rotations, gp, gr);
+    /* In the chain: ..., hip parent (n-5), hip (n-4), knee (n-3), ankle (n-2), toe (n-1). */
+    int n = f->nchain, hp = n - 5, hip = n - 4, knee = n - 3, ankle = n - 2, toe_i = n - 1;
+    vec3 toe = gp[toe_i];
     vec3 target = foot_target(f, contacts[s], toe, locks->unlock_radius, locks->release_halflife, dt);
     vec3 delta = vec3_sub(target, toe);
     if (vec3_dot(delta, delta) < 1e-10f) continue;
-    int hp = parents[f->hip];
-    anim_two_bone_ik(&local_rotations[f->hip], &local_rotations[f->knee], &local_rotations[f->ankle],
-                     global_rotations[hp], global_rotations[f->hip], global_rotations[f->knee],
-                     global_rotations[f->ankle], global_positions[f->hip], global_positions[f->knee],
-                     global_positions[f->ankle], vec3_add(global_positions[f->ankle], delta),
-                     quat_mul_vec3(global_rotations[f->hip], f->hinge));
+    anim_two_bone_ik(&local_rotations[f->hip], &local_rotations[f->knee], &local_rotations[f->ankle], gr[hp], gr[hip],
+                     gr[knee], gr[ankle], gp[hip], gp[knee], gp[ankle], vec3_add(gp[ankle], delta),
+                     quat_mul_vec3(gr[hip], f->hinge));
     changed = 1;
   }
-  if (changed) anim_fk(global_positions, global_rotations, local_positions, local_rotations, parents, nbones);
+  return changed;
 }

@@ -28,6 +28,8 @@
 
 typedef struct {
   int toe, ankle, knee, hip; /* bone indices */
+  int chain[ANIM_MAX_BONES]; /* root .. toe, so a tick needs the FK of the leg only */
+  int nchain;
   vec3 hinge;                /* the knee's bend axis in the hip's frame, learnt from the data */
   int locked;
   int released;              /* let go for stretching: no new lock before the contact ends */
@@ -56,12 +58,11 @@ void anim_foot_locks_reset(anim_foot_locks_t *locks);
 
 /* Applies the locks to a displayed pose for one tick of dt seconds.
  * contacts: this frame's flags, one per foot. local_rotations (bone 0 in
- * world space, as the controller keeps it) are changed on the legs;
- * global_positions/rotations must hold the pose's FK on entry and hold it
- * again, after the IK, on return. */
-void anim_foot_locks_apply(anim_foot_locks_t *locks, const uint8_t *contacts, const vec3 *local_positions,
-                           quat *local_rotations, vec3 *global_positions, quat *global_rotations, const int *parents,
-                           int nbones, float dt);
+ * world space, as the controller keeps it) are changed on the legs. Only the
+ * legs' chains are transformed (no whole-pose FK). Returns 1 when a leg was
+ * bent (the pose's FK, if the caller keeps one, is then stale), else 0. */
+int anim_foot_locks_apply(anim_foot_locks_t *locks, const uint8_t *contacts, const vec3 *local_positions,
+                          quat *local_rotations, float dt);
 
 /* Two-bone IK: rotates the hip and knee (global rotations given, local ones
  * written) so the ankle reaches target as nearly as the leg's lengths allow

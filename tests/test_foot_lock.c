@@ -127,7 +127,8 @@ static void test_locked_foot_stays_and_releases_smoothly(void **state) {
     anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
     const uint8_t *contacts = db.contacts + (size_t)frame * (size_t)db.ncontacts;
     int was_locked = locks.feet[0].locked;
-    anim_foot_locks_apply(&locks, contacts, lp, lr, gp, gr, db.skeleton.parents, n, 1.0f / db.frame_rate);
+    anim_foot_locks_apply(&locks, contacts, lp, lr, 1.0f / db.frame_rate);
+    anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
     if (locks.feet[0].locked && !was_locked) landed = gp[toe];
     if (locks.feet[0].locked) {
       worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], landed)));
