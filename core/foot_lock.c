@@ -19,6 +19,7 @@ int anim_foot_locks_init(anim_foot_locks_t *out, const anim_database_t *db, floa
     if (f->hip <= 0) return ANIM_EINVAL; /* the hip must hang below the root */
     int reversed[ANIM_MAX_BONES], depth = 0;
     for (int b = f->toe; b >= 0 && depth < ANIM_MAX_BONES; b = parents[b]) reversed[depth++] = b;
+    if (depth > ANIM_FOOT_CHAIN_MAX) return ANIM_EINVAL;
     for (int i = 0; i < depth; i++) f->chain[i] = reversed[depth - 1 - i];
     f->nchain = depth;
     /* The bend axis, weighted by how bent the knee is in each frame. */
@@ -134,8 +135,8 @@ static void chain_fk(const anim_foot_lock_t *f, const vec3 *lp, const quat *lr, 
 int anim_foot_locks_apply(anim_foot_locks_t *locks, const uint8_t *contacts, const vec3 *local_positions,
                           quat *local_rotations, float dt) {
   int changed = 0;
-  vec3 gp[ANIM_MAX_BONES];
-  quat gr[ANIM_MAX_BONES];
+  vec3 gp[ANIM_FOOT_CHAIN_MAX];
+  quat gr[ANIM_FOOT_CHAIN_MAX];
   for (int s = 0; s < locks->nfeet; s++) {
     anim_foot_lock_t *f = &locks->feet[s];
     chain_fk(f, local_positions, local_rotations, gp, gr);

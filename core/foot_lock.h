@@ -16,7 +16,8 @@
  * bone (toe) <- ankle <- knee <- hip.
  *
  * Validity rules (anim_foot_locks_init): every contact bone has three
- * ancestors below the root; unlock_radius > 0, release_halflife > 0.
+ * ancestors below the root and at most ANIM_FOOT_CHAIN_MAX bones from the
+ * root down to it; unlock_radius > 0, release_halflife > 0.
  * Nothing allocates; the state is a small struct per character.
  */
 #ifndef ANIM_FOOT_LOCK_H
@@ -26,9 +27,11 @@
 #include "anim_math.h"
 #include "database.h"
 
+#define ANIM_FOOT_CHAIN_MAX 24 /* bones from the root to a contact bone */
+
 typedef struct {
   int toe, ankle, knee, hip; /* bone indices */
-  int chain[ANIM_MAX_BONES]; /* root .. toe, so a tick needs the FK of the leg only */
+  int chain[ANIM_FOOT_CHAIN_MAX]; /* root .. toe, so a tick needs the FK of the leg only */
   int nchain;
   vec3 hinge;                /* the knee's bend axis in the hip's frame, learnt from the data */
   int locked;
