@@ -10,8 +10,10 @@
  * achieved tick rate, lateness p50/p99 (start of a tick after its deadline),
  * deadlines skipped, the server's CPU (a share of one core; the machine has
  * two), stream bytes per character per second, frames dropped, and memory
- * per character. A crowd keeps up when no deadline was skipped and the tick
- * rate is within 1% of the target.
+ * per character, and the round-trip time of pings from another connection
+ * meanwhile (the loop stays responsive while the pool ticks). A crowd keeps
+ * up when no deadline was skipped and the tick rate is within 1% of the
+ * target.
  *
  * The baseline, measured in the same run: the same controllers ticked in this
  * process on one thread with no server, no threads and no streams
@@ -142,8 +144,14 @@ static void *reader_main(void *arg) {
 
 /* ---- one crowd size ---------------------------------------------------------------------- */
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
 typedef struct {
   int characters;
+  double ping_p50_ms, ping_p99_ms; /* round trips of a control connection during the run: the loop's responsiveness */
   double tick_rate, lateness_p50_ms, lateness_p99_ms, work_p50_ms, work_p99_ms, cpu_share;
   double bytes_per_character_s, frames_dropped, skipped, rss_per_character;
   uint64_t character_bytes, pose_buffer_bytes;
@@ -222,10 +230,17 @@ static int run_size(const options_t *o, result_t *out) {
     double start = now_s();
     uint64_t frames0 = 0, bytes0 = 0;
     for (int i = 0; i < o->connections; i++) frames0 += conns[i].frames, bytes0 += conns[i].bytes;
+    /* Each second: steer, then ping the server every 20 ms from the control connection. */
+    double *rtts = malloc((size_t)o->seconds * 50 * sizeof *rtts);
+    int nrtt = 0;
     for (int s = 0; s < o->seconds; s++) {
       if (!o->lib_readers)
         for (int i = 0; i < o->connections; i++) steer(&conns[i]);
-      usleep(1000000);
+      for (int k = 0; k < 50; k++) {
+        uint64_t rtt_us;
+        if (rtts && anim_client_ping(control, "p", 1, &rtt_us, TIMEOUT_MS) == 0) rtts[nrtt++] = (double)rtt_us / 1000.0;
+        usleep(20000);
+      }
     }
     double elapsed = now_s() - start;
     anim_client_server_stats(control, &after, TIMEOUT_MS);
@@ -246,6 +261,12 @@ static int run_size(const options_t *o, result_t *out) {
     out->character_bytes = after.character_bytes;
     out->pose_buffer_bytes = after.pose_buffer_bytes;
     out->keeps_up = out->skipped == 0 && out->tick_rate >= 0.99 * o->rate;
+    if (nrtt) {
+      qsort(rtts, (size_t)nrtt, sizeof *rtts, cmp_double);
+      out->ping_p50_ms = rtts[(nrtt - 1) / 2];
+      out->ping_p99_ms = rtts[(nrtt - 1) * 99 / 100];
+    }
+    free(rtts);
     (void)frames, (void)frames0;
   }
   for (int i = 0; i < o->connections; i++) {
@@ -261,14 +282,15 @@ static int run_size(const options_t *o, result_t *out) {
 }
 
 static void print_header(void) {
-  printf("%9s %8s %8s %8s %8s %8s %7s %6s %10s %8s %8s\n", "chars", "tick Hz", "late p50", "late p99", "work p50",
-         "work p99", "skipped", "CPU", "B/char/s", "dropped", "RSS/char");
+  printf("%9s %8s %8s %8s %8s %8s %7s %6s %10s %8s %8s %9s %9s\n", "chars", "tick Hz", "late p50", "late p99",
+         "work p50", "work p99", "skipped", "CPU", "B/char/s", "dropped", "RSS/char", "ping p50", "ping p99");
 }
 
 static void print_row(const result_t *r) {
-  printf("%9d %8.2f %7.2fms %7.2fms %7.2fms %7.2fms %7.0f %5.0f%% %10.0f %8.0f %7.0fB %s\n", r->characters, r->tick_rate,
-         r->lateness_p50_ms, r->lateness_p99_ms, r->work_p50_ms, r->work_p99_ms, r->skipped, 100.0 * r->cpu_share,
-         r->bytes_per_character_s, r->frames_dropped, r->rss_per_character, r->keeps_up ? "keeps up" : "behind");
+  printf("%9d %8.2f %7.2fms %7.2fms %7.2fms %7.2fms %7.0f %5.0f%% %10.0f %8.0f %7.0fB %7.2fms %7.2fms %s\n",
+         r->characters, r->tick_rate, r->lateness_p50_ms, r->lateness_p99_ms, r->work_p50_ms, r->work_p99_ms, r->skipped,
+         100.0 * r->cpu_share, r->bytes_per_character_s, r->frames_dropped, r->rss_per_character, r->ping_p50_ms,
+         r->ping_p99_ms, r->keeps_up ? "keeps up" : "behind");
   fflush(stdout);
 }
 

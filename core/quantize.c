@@ -4,26 +4,29 @@
 
 #define COMPONENT_RANGE 0.70710678118654752f /* 1 / sqrt 2 */
 
-/* Rounds half away from zero without a libm call (hot: every bone of every
- * streamed character, every tick). */
 static int16_t component_pack(float c) {
   float scaled = clampf(c * (32767.0f / COMPONENT_RANGE), -32767.0f, 32767.0f);
   return (int16_t)(scaled + (scaled >= 0.0f ? 0.5f : -0.5f));
 }
 
+/* The three kept components for each dropped one, in w, x, y, z order. */
+static const uint8_t kept[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+
 uint64_t anim_quat_pack(quat q) {
-  q = quat_normalize(q);
+  /* Poses arrive unit length to float precision: normalize (a square root and
+   * a division, a third of the cost) only those that are not. */
+  float norm2 = quat_dot(q, q);
+  if (fabsf(norm2 - 1.0f) > 1e-6f) q = quat_normalize(q);
   float c[4] = {q.w, q.x, q.y, q.z};
-  int largest = 0;
-  for (int i = 1; i < 4; i++)
-    if (fabsf(c[i]) > fabsf(c[largest])) largest = i;
+  float a[4] = {fabsf(q.w), fabsf(q.x), fabsf(q.y), fabsf(q.z)};
+  /* Largest magnitude without data-dependent branches (the pick of a pair, then of the two winners). */
+  int first = a[1] > a[0], second = 2 + (a[3] > a[2]);
+  int largest = a[second] > a[first] ? second : first;
   float sign = c[largest] < 0.0f ? -1.0f : 1.0f; /* q and -q: keep the dropped one positive */
-  uint64_t packed = (uint64_t)largest << 48;
-  for (int i = 0, slot = 0; i < 4; i++) {
-    if (i == largest) continue;
-    packed |= (uint64_t)(uint16_t)component_pack(sign * c[i]) << (16 * slot++);
-  }
-  return packed;
+  const uint8_t *k = kept[largest];
+  return (uint64_t)largest << 48 | (uint64_t)(uint16_t)component_pack(sign * c[k[0]]) |
+         (uint64_t)(uint16_t)component_pack(sign * c[k[1]]) << 16 |
+         (uint64_t)(uint16_t)component_pack(sign * c[k[2]]) << 32;
 }
 
 quat anim_quat_unpack(uint64_t packed) {
@@ -38,8 +41,13 @@ quat anim_quat_unpack(uint64_t packed) {
   return quat_normalize(quat_make(c[0], c[1], c[2], c[3]));
 }
 
+/* Round half away from zero without a libm call (lrintf is not inlined
+ * unless errno is given up, and this runs for every bone of every streamed
+ * character, every tick). */
+static inline int32_t round_away(float x) { return (int32_t)(x + (x >= 0.0f ? 0.5f : -0.5f)); }
+
 int16_t anim_local_position_pack(float metres) {
-  return (int16_t)lrintf(clampf(metres / ANIM_LOCAL_POSITION_STEP, -32767.0f, 32767.0f));
+  return (int16_t)round_away(clampf(metres * (1.0f / ANIM_LOCAL_POSITION_STEP), -32767.0f, 32767.0f));
 }
 
 float anim_local_position_unpack(int16_t packed) { return (float)packed * ANIM_LOCAL_POSITION_STEP; }

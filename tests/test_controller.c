@@ -201,6 +201,36 @@ static void test_scripted_motion_on_mocap(void **state) {
     fail_msg("run speed reached on mocap after %.2f s (or never)", q.response_time);
 }
 
+/* Lag spikes: one tick of a second and one of ten (the server's scheduler
+ * caps a tick at 0.25 s; a direct caller need not). Springs and filters are
+ * exact for any step, so the character stays finite, keeps to its speed and
+ * walks on through ordinary ticks afterwards. */
+static void test_lag_spikes(void **state) {
+  anim_character_t c;
+  assert_int_equal(anim_character_init(&c, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.kind = ANIM_INPUT_STICK, in.stick_z = 0.8f;
+  assert_int_equal(anim_character_set_input(&c, &in), 0);
+  float top_speed = 0.0f;
+  for (int t = 0; t < 180; t++) {
+    float dt = t == 60 ? 1.0f : t == 100 ? 10.0f : 1.0f / 60.0f;
+    assert_int_equal(anim_character_tick(&c, dt), 0);
+    anim_character_global_pose(&c);
+    for (int b = 0; b < db.nbones; b++) {
+      vec3 p = c.global_positions[b];
+      if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) fail_msg("bone %d not finite after tick %d", b, t);
+    }
+    float speed = vec3_length(c.sim_velocity);
+    if (speed > top_speed) top_speed = speed;
+    assert_true(c.frame >= 0 && c.frame < db.nframes);
+  }
+  printf("lag spikes: top simulation speed %.2f m/s (asked 0.8 x 1.75 = 1.40)\n", top_speed);
+  assert_true(top_speed < 1.40f * 1.05f);                  /* a critically damped spring does not overshoot */
+  assert_true(vec3_length(c.sim_velocity) > 1.40f * 0.9f); /* and still walks after them */
+  anim_character_free(&c);
+}
+
 /* The pop measure can fail: with inertialization all but off, transitions jump. */
 static void test_pops_without_inertialization(void **state) {
   quality_t q = run_script(1e-4f);
@@ -213,6 +243,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_params_and_inputs),
       cmocka_unit_test(test_scripted_motion_quality),
       cmocka_unit_test(test_scripted_motion_on_mocap),
+      cmocka_unit_test(test_lag_spikes),
       cmocka_unit_test(test_pops_without_inertialization),
   };
   return cmocka_run_group_tests_name("controller", tests, setup, teardown);
