@@ -156,6 +156,33 @@ static void test_invalid_requests(void **state) {
   assert_int_equal(anim_client_character_state(client, ids[0], 0, &st, TIMEOUT_MS), ANIM_ENOTFOUND);
 }
 
+/* The server-wide character limit and the per-connection subscription limit,
+ * each with its code; what was refused left nothing behind. */
+static void test_limits(void **state) {
+  anim_test_server_t small;
+  const char *args[] = {"--max-characters", "50", NULL};
+  assert_int_equal(anim_test_server_start(&small, "characters_limits", args), 0);
+  int err;
+  anim_client_t *a = anim_client_connect(small.host, small.port, NULL, &err);
+  anim_client_t *b = anim_client_connect(small.host, small.port, NULL, &err);
+  assert_non_null(a);
+  assert_non_null(b);
+  uint64_t ids[40], more[20];
+  assert_int_equal(anim_client_characters_create(a, "default", NULL, NULL, 40, ids, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(b, "default", NULL, NULL, 20, more, TIMEOUT_MS), ANIM_ELIMIT);
+  assert_int_equal(anim_client_characters_create(b, "default", NULL, NULL, 10, more, TIMEOUT_MS), 0);
+  anim_server_stats_t st;
+  assert_int_equal(anim_client_server_stats(b, &st, TIMEOUT_MS), 0);
+  assert_int_equal(st.characters, 50);
+  anim_subscribe_options_t o = {ids, 1, 0, 1, ANIM_POSE_FLOAT, 0, 0};
+  for (int i = 0; i < 64; i++) assert_int_equal(anim_client_subscribe(a, &o, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe(a, &o, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_ELIMIT);
+  assert_int_equal(anim_client_ping(b, "p", 1, NULL, TIMEOUT_MS), 0);
+  anim_client_close(a);
+  anim_client_close(b);
+  assert_int_equal(anim_test_server_stop(&small), 0);
+}
+
 /* ---- the crowd: scripted input, quality measured on the received stream ------------------- */
 
 typedef enum { WALK, TURN, RUN, STOP, DONE } phase_t;
@@ -541,6 +568,7 @@ static void test_slow_reader(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_requests),
+      cmocka_unit_test(test_limits),
       cmocka_unit_test(test_crowd_quality_on_the_stream),
       cmocka_unit_test(test_rate_pause_encoding_unsubscribe),
       cmocka_unit_test(test_callback_stream_and_state),
