@@ -112,6 +112,7 @@ anim_client_t *anim_client_connect(const char *host, int port, const anim_client
   }
   client->fd = fd;
   client->next_id = 1;
+  if (options && options->auth_token) snprintf(client->auth_token, sizeof client->auth_token, "%s", options->auth_token);
   anim_frame_reader_init(&client->reader, max_frame);
   *out_err = 0;
   return client;
@@ -259,6 +260,7 @@ static void complete_hello(anim_client_t *client, pending_t *p, int status, cons
     info.tick_rate = h->limits->tick_rate;
   }
   info.connection_id = h->connection_id;
+  info.admin = h->admin;
   if (cb) cb(client, p->id, 0, &info, p->data);
 }
 
@@ -443,6 +445,7 @@ int anim_client_hello_send(anim_client_t *client, const char *client_name, anim_
   Animserver__HelloRequest hello = ANIMSERVER__HELLO_REQUEST__INIT;
   hello.protocol_version = 1;
   hello.client_name = (char *)(client_name ? client_name : "");
+  hello.auth_token = client->auth_token;
   request.body_case = ANIMSERVER__REQUEST__BODY_HELLO;
   request.hello = &hello;
   pending_t *p = pending_new(ANIMSERVER__RESPONSE__BODY_HELLO, complete_hello, (void (*)(void))cb, data);

@@ -45,6 +45,7 @@ struct anim_client {
   uint64_t async_id;
   char last_error[256];
   struct client_streams *streams; /* character.c: subscriptions and queued frames */
+  char auth_token[128];
 };
 
 

@@ -44,6 +44,7 @@ typedef struct {
   uint64_t connection_id;
   uint32_t max_characters;   /* per connection */
   float tick_rate;           /* Hz */
+  int admin;                 /* this connection may load, reload and unload */
 } anim_hello_info_t;
 
 typedef struct {
@@ -61,6 +62,7 @@ typedef void (*anim_ping_cb)(anim_client_t *client, uint64_t id, int status, con
 typedef struct {
   int timeout_ms;            /* connect timeout; <= 0: 5000 */
   uint32_t max_frame_bytes;  /* largest response accepted; 0: 64 MiB */
+  const char *auth_token;    /* sent in every hello (copied); NULL: none */
 } anim_client_options_t;
 
 /* Connects to host:port (numeric address or name). Returns NULL on failure
@@ -205,7 +207,10 @@ void anim_pose_reply_free(anim_pose_reply_t *reply);
 
 /* ---- blocking calls --------------------------------------------------------- */
 
-/* Handshake: client_name is free text for the server's logs. */
+/* Handshake: client_name is free text for the server's logs. A server with
+ * an auth token refuses every other request (ANIM_EPERM) until a hello
+ * carries it (anim_client_options_t.auth_token); a wrong one closes the
+ * connection. */
 int anim_client_hello(anim_client_t *client, const char *client_name, anim_hello_info_t *out_info, int timeout_ms);
 
 /* Round trip; out_rtt_us (may be NULL) receives the measured round-trip time. */

@@ -166,8 +166,11 @@ static int convert_hello(convert_t *cv, const Animserver__HelloRequest *in, anim
   const char *name = in->client_name ? in->client_name : "";
   if (strlen(name) > CLIENT_NAME_MAX)
     return fail(cv->err, cv->errlen, ANIM_EINVAL, "hello.client_name: longer than %d bytes", CLIENT_NAME_MAX);
+  const char *token = in->auth_token ? in->auth_token : "";
+  if (strlen(token) > 127) return fail(cv->err, cv->errlen, ANIM_EINVAL, "hello.auth_token: longer than 127 bytes");
   out->protocol_version = in->protocol_version;
   out->client_name = name;
+  out->auth_token = token;
   return 0;
 }
 
@@ -1173,6 +1176,7 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     limits->tick_rate = h->limits.tick_rate;
     hello->limits = limits;
     hello->connection_id = h->connection_id;
+    hello->admin = h->admin;
     response->body_case = ANIMSERVER__RESPONSE__BODY_HELLO;
     response->hello = hello;
     break;

@@ -25,6 +25,8 @@ void anim_config_default(anim_config_t *config) {
   config->stream_soft_limit = 1u << 20;
   config->stream_soft_seconds = 10.0;
   config->log_level = ANIM_LOG_INFO;
+  snprintf(config->metrics_host, sizeof config->metrics_host, "127.0.0.1");
+  config->metrics_port = -1;
   snprintf(config->data_dir, sizeof config->data_dir, "data");
   config->default_database = 1;
 }
@@ -61,7 +63,20 @@ int anim_config_validate(const anim_config_t *c, char *err, int errlen) {
              "--stream-soft-seconds > 0", c->stream_soft_limit, c->output_hard_limit);
     return ANIM_EINVAL;
   }
+  if (!anim_config_host_is_loopback(c->host) && !c->auth_token[0]) {
+    snprintf(err, errlen, "--host %s is not a loopback address: protected mode refuses to serve it without "
+             "--auth-token (or --auth-token-file)", c->host);
+    return ANIM_EINVAL;
+  }
+  if (c->metrics_port < -1 || c->metrics_port > 65535 || !(c->idle_timeout >= 0)) {
+    snprintf(err, errlen, "--metrics-port must be 0..65535, --idle-timeout >= 0");
+    return ANIM_EINVAL;
+  }
   return 0;
+}
+
+int anim_config_host_is_loopback(const char *host) {
+  return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "localhost");
 }
 
 void anim_config_print_help(const char *program) {
@@ -87,6 +102,15 @@ void anim_config_print_help(const char *program) {
          "  --max-characters-per-connection N  (default %u)\n"
          "  --stream-soft-limit N    queued bytes above which pose frames are replaced, newest wins (default %zu)\n"
          "  --stream-soft-seconds S  a subscriber above the stream soft limit this long is closed (default %g)\n"
+         "  --config FILE            settings from FILE (\"name value\" lines, flag names), flags override\n"
+         "  --auth-token T           clients must present T in hello (required off loopback)\n"
+         "  --auth-token-file F      the auth token from the first line of F (keeps it out of ps)\n"
+         "  --admin-token T          load, reload and unload need T (default: the auth token)\n"
+         "  --admin-token-file F\n"
+         "  --metrics-port N         Prometheus metrics and readiness over HTTP on N (default off)\n"
+         "  --metrics-host ADDR      metrics listen address (default 127.0.0.1)\n"
+         "  --reuseport              SO_REUSEPORT: several instances share one port\n"
+         "  --idle-timeout S         close connections idle for S seconds (default 0: never)\n"
          "  --log-level LEVEL        debug, info, warn, error (default info)\n"
          "  --version                print the version and exit\n"
          "  --help                   this text\n",
@@ -111,7 +135,39 @@ static int parse_u64(const char *flag, const char *text, uint64_t min, uint64_t 
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MAX_CONN, OPT_IN_FLIGHT,
        OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE,
-       OPT_TICK_RATE, OPT_MAX_CHARS, OPT_MAX_CHARS_CONN, OPT_STREAM_SOFT, OPT_STREAM_SECONDS };
+       OPT_TICK_RATE, OPT_MAX_CHARS, OPT_MAX_CHARS_CONN, OPT_STREAM_SOFT, OPT_STREAM_SECONDS,
+       OPT_CONFIG, OPT_AUTH, OPT_AUTH_FILE, OPT_ADMIN, OPT_ADMIN_FILE, OPT_METRICS_PORT, OPT_METRICS_HOST,
+       OPT_REUSEPORT, OPT_IDLE };
+
+/* A token: 1..127 printable bytes without spaces. */
+static int set_token(char *out, size_t size, const char *flag, const char *value, char *err, int errlen) {
+  size_t n = strlen(value);
+  if (n == 0 || n >= size) {
+    snprintf(err, errlen, "%s: 1..%zu bytes", flag, size - 1);
+    return ANIM_EINVAL;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (value[i] <= ' ' || value[i] > '~') {
+      snprintf(err, errlen, "%s: printable bytes without spaces only", flag);
+      return ANIM_EINVAL;
+    }
+  memcpy(out, value, n + 1);
+  return 0;
+}
+
+/* A token from the first line of a file. */
+static int read_token(char *out, size_t size, const char *flag, const char *path, char *err, int errlen) {
+  char line[256] = "";
+  FILE *f = fopen(path, "r");
+  if (!f || !fgets(line, sizeof line, f)) {
+    snprintf(err, errlen, "%s %s: %s", flag, path, f ? "empty" : strerror(errno));
+    if (f) fclose(f);
+    return ANIM_EINVAL;
+  }
+  fclose(f);
+  line[strcspn(line, "\r\n")] = '\0';
+  return set_token(out, size, flag, line, err, errlen);
+}
 
 static int parse_double(const char *flag, const char *text, double min, double max, double *out, char *err,
                         int errlen) {
@@ -126,7 +182,8 @@ static int parse_double(const char *flag, const char *text, double min, double m
   return 0;
 }
 
-int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, int errlen) {
+/* One pass of getopt over argv (the command line, or one line of a file). */
+static int apply_options(anim_config_t *c, int argc, char **argv, int *stream_soft_given, char *err, int errlen) {
   static const struct option options[] = {
       {"host", required_argument, 0, OPT_HOST},
       {"port", required_argument, 0, OPT_PORT},
@@ -147,12 +204,21 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
       {"max-characters-per-connection", required_argument, 0, OPT_MAX_CHARS_CONN},
       {"stream-soft-limit", required_argument, 0, OPT_STREAM_SOFT},
       {"stream-soft-seconds", required_argument, 0, OPT_STREAM_SECONDS},
+      {"config", required_argument, 0, OPT_CONFIG},
+      {"auth-token", required_argument, 0, OPT_AUTH},
+      {"auth-token-file", required_argument, 0, OPT_AUTH_FILE},
+      {"admin-token", required_argument, 0, OPT_ADMIN},
+      {"admin-token-file", required_argument, 0, OPT_ADMIN_FILE},
+      {"metrics-port", required_argument, 0, OPT_METRICS_PORT},
+      {"metrics-host", required_argument, 0, OPT_METRICS_HOST},
+      {"reuseport", no_argument, 0, OPT_REUSEPORT},
+      {"idle-timeout", required_argument, 0, OPT_IDLE},
       {"version", no_argument, 0, OPT_VERSION},
       {"help", no_argument, 0, OPT_HELP},
       {0, 0, 0, 0}};
   optind = 1;
   opterr = 0;
-  int opt, stream_soft_given = 0;
+  int opt;
   uint64_t v = 0;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
     int rc = 0;
@@ -192,8 +258,20 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
     case OPT_TICK_RATE: rc = parse_double("--tick-rate", optarg, 1.0, 1000.0, &c->tick_rate, err, errlen); break;
     case OPT_MAX_CHARS: rc = parse_u64("--max-characters", optarg, 1, 10000000, &v, err, errlen); c->max_characters = (uint32_t)v; break;
     case OPT_MAX_CHARS_CONN: rc = parse_u64("--max-characters-per-connection", optarg, 1, 10000000, &v, err, errlen); c->max_characters_per_connection = (uint32_t)v; break;
-    case OPT_STREAM_SOFT: rc = parse_u64("--stream-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->stream_soft_limit = (size_t)v; stream_soft_given = 1; break;
+    case OPT_STREAM_SOFT: rc = parse_u64("--stream-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->stream_soft_limit = (size_t)v; *stream_soft_given = 1; break;
     case OPT_STREAM_SECONDS: rc = parse_double("--stream-soft-seconds", optarg, 0.001, 86400.0, &c->stream_soft_seconds, err, errlen); break;
+    case OPT_CONFIG: break; /* read before the command line */
+    case OPT_AUTH: rc = set_token(c->auth_token, sizeof c->auth_token, "--auth-token", optarg, err, errlen); break;
+    case OPT_AUTH_FILE: rc = read_token(c->auth_token, sizeof c->auth_token, "--auth-token-file", optarg, err, errlen); break;
+    case OPT_ADMIN: rc = set_token(c->admin_token, sizeof c->admin_token, "--admin-token", optarg, err, errlen); break;
+    case OPT_ADMIN_FILE: rc = read_token(c->admin_token, sizeof c->admin_token, "--admin-token-file", optarg, err, errlen); break;
+    case OPT_METRICS_PORT: rc = parse_u64("--metrics-port", optarg, 0, 65535, &v, err, errlen); c->metrics_port = (int)v; break;
+    case OPT_METRICS_HOST:
+      if (strlen(optarg) >= sizeof c->metrics_host) { snprintf(err, errlen, "--metrics-host: too long"); return ANIM_EINVAL; }
+      snprintf(c->metrics_host, sizeof c->metrics_host, "%s", optarg);
+      break;
+    case OPT_REUSEPORT: c->reuseport = 1; break;
+    case OPT_IDLE: rc = parse_double("--idle-timeout", optarg, 0.0, 86400.0 * 365, &c->idle_timeout, err, errlen); break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
     case OPT_HELP: anim_config_print_help(argv[0]); return 1;
     default:
@@ -206,6 +284,55 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
     snprintf(err, errlen, "unexpected argument %s (see --help)", argv[optind]);
     return ANIM_EINVAL;
   }
+  return 0;
+}
+
+/* The config file: each line becomes "--name value" (or "--name") through the
+ * same option table, so the file and the flags cannot disagree. */
+static int apply_file(anim_config_t *c, const char *path, int *stream_soft_given, char *err, int errlen) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+    return ANIM_EINVAL;
+  }
+  char line[2048], flag[300], message[400];
+  int number = 0, rc = 0;
+  while (!rc && fgets(line, sizeof line, f)) {
+    number++;
+    line[strcspn(line, "#\r\n")] = '\0';
+    char *name = line + strspn(line, " \t");
+    if (!*name) continue;
+    char *end = name + strcspn(name, " \t=");
+    char *value = end + strspn(end, " \t=");
+    *end = '\0';
+    value[strcspn(value, "\t")] = '\0';
+    for (char *t = value + strlen(value); t > value && t[-1] == ' ';) *--t = '\0';
+    if (!strcmp(name, "config") || !strcmp(name, "help") || !strcmp(name, "version")) {
+      snprintf(err, errlen, "%s:%d: %s is not a file setting", path, number, name);
+      rc = ANIM_EINVAL;
+      break;
+    }
+    snprintf(flag, sizeof flag, "--%s", name);
+    char *argv[] = {"animserver", flag, *value ? value : NULL, NULL};
+    rc = apply_options(c, *value ? 3 : 2, argv, stream_soft_given, message, sizeof message);
+    if (rc) snprintf(err, errlen, "%s:%d: %s", path, number, message);
+  }
+  fclose(f);
+  return rc;
+}
+
+int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, int errlen) {
+  int stream_soft_given = 0, rc;
+  for (int i = 1; i < argc; i++) {
+    const char *path = !strcmp(argv[i], "--config") && i + 1 < argc ? argv[i + 1]
+                       : !strncmp(argv[i], "--config=", 9)        ? argv[i] + 9
+                                                                  : NULL;
+    if (!path) continue;
+    if (strlen(path) >= sizeof c->config_path) { snprintf(err, errlen, "--config: path too long"); return ANIM_EINVAL; }
+    snprintf(c->config_path, sizeof c->config_path, "%s", path);
+    if ((rc = apply_file(c, path, &stream_soft_given, err, errlen))) return rc;
+  }
+  if ((rc = apply_options(c, argc, argv, &stream_soft_given, err, errlen))) return rc;
   /* The default stream limit follows a smaller hard limit down. */
   if (!stream_soft_given && c->stream_soft_limit > c->output_hard_limit / 2) c->stream_soft_limit = c->output_hard_limit / 2;
   return anim_config_validate(c, err, errlen);

@@ -8,7 +8,17 @@
  *  4. 0 < output_soft_limit <= output_hard_limit;
  *  5. decode_budget_bytes >= max_frame_bytes (a frame must be decodable);
  *  6. 1 <= tick_rate <= 1000 Hz; max_characters >= 1, per connection too;
- *  7. 0 < stream_soft_limit <= output_hard_limit.
+ *  7. 0 < stream_soft_limit <= output_hard_limit;
+ *  8. protected mode: a host other than a loopback address (127.0.0.0/8,
+ *     ::1, localhost) needs an auth token (as Redis refuses to serve the
+ *     network without a password);
+ *  9. tokens: at most 127 printable bytes, no spaces;
+ * 10. metrics_port -1 (no metrics endpoint) or 0..65535; idle_timeout >= 0.
+ *
+ * A config file (--config FILE) holds the same settings, one per line as
+ * "name value" or "name = value" with the long flag's name ("port 7878",
+ * "no-default-db"); '#' starts a comment. The file is read first, so flags on
+ * the command line override it.
  */
 #ifndef ANIM_CONFIG_H
 #define ANIM_CONFIG_H
@@ -37,6 +47,13 @@ typedef struct {
   size_t stream_soft_limit;     /* queued output above which pose frames are replaced (latest wins) */
   double stream_soft_seconds;   /* above the stream soft limit this long: the subscriber is closed */
   anim_log_level_t log_level;
+  char auth_token[128];         /* "" : no authentication (loopback only) */
+  char admin_token[128];        /* "" : admin requests need the auth token only */
+  char metrics_host[64];
+  int metrics_port;             /* -1: no metrics endpoint; 0: ephemeral */
+  int reuseport;                /* SO_REUSEPORT: several instances on one port */
+  double idle_timeout;          /* s without a request before a connection is closed; 0: never */
+  char config_path[1024];       /* --config, for reloads on SIGHUP; "" when none */
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */
   int npreload;                 /* --db NAME: loaded from data_dir at startup */
@@ -46,10 +63,14 @@ typedef struct {
 void anim_config_default(anim_config_t *config);
 int anim_config_validate(const anim_config_t *config, char *err, int errlen);
 
-/* Parses argv into config (starting from its current values). Returns 0,
- * 1 when --help or --version was printed (exit 0), or ANIM_EINVAL with a
- * message in err (exit 2). */
+/* Parses argv into config (starting from its current values), the config
+ * file named by --config first. Returns 0, 1 when --help or --version was
+ * printed (exit 0), or ANIM_EINVAL with a message in err (exit 2; a file's
+ * errors name file and line). */
 int anim_config_parse_args(anim_config_t *config, int argc, char **argv, char *err, int errlen);
 void anim_config_print_help(const char *program);
+
+/* 1 when host is a loopback address or name. */
+int anim_config_host_is_loopback(const char *host);
 
 #endif

@@ -225,8 +225,51 @@ static int dispatch_off_loop(anim_connection_t *c, const anim_service_t *service
 
 /* ---- reading ---------------------------------------------------------------------- */
 
+/* Constant time in the length of the expected token, so timing tells an
+ * attacker nothing about how much of a guess was right. */
+static int token_matches(const char *expected, const char *given) {
+  size_t n = strlen(expected), m = strlen(given);
+  unsigned char diff = (unsigned char)(n != m);
+  for (size_t i = 0; i < n; i++) diff |= (unsigned char)(expected[i] ^ given[i < m ? i : 0]);
+  return diff == 0;
+}
+
+/* Hello decides what the connection may do; 0, or an error already sent. */
+static int authenticate(anim_connection_t *c, const anim_request_t *request) {
+  const anim_config_t *config = &c->server->config;
+  if (request->type == ANIM_REQUEST_HELLO && config->auth_token[0]) {
+    const char *token = request->body.hello.auth_token;
+    int user = token_matches(config->auth_token, token);
+    int admin = config->admin_token[0] ? token_matches(config->admin_token, token) : user;
+    if (!user && !admin) {
+      c->server->stats.auth_failures++;
+      send_error(c, request->id, ANIM_EPERM, "wrong auth token");
+      flush_output(c); /* the answer goes out before the drain shuts the stream */
+      anim_connection_drain(c); /* one guess per connection */
+      return ANIM_EPERM;
+    }
+    c->authenticated = 1;
+    c->admin = admin;
+    return 0;
+  }
+  if (!c->authenticated) {
+    send_error(c, request->id, ANIM_EPERM, "this server needs authentication: send hello with the auth token first");
+    return ANIM_EPERM;
+  }
+  const anim_service_t *service = anim_service_for(request->type);
+  if (service->admin && !c->admin) {
+    send_error(c, request->id, ANIM_EPERM, "an administrative request: needs the admin token");
+    return ANIM_EPERM;
+  }
+  return 0;
+}
+
 static void dispatch(anim_connection_t *c, anim_request_t *request) {
   const anim_service_t *service = anim_service_for(request->type);
+  if (authenticate(c, request) != 0) {
+    anim_request_release(request);
+    return;
+  }
   if (service->crowd && c->server->crowd.ticking) { /* the pool owns the characters until the tick ends */
     if (c->in_flight >= c->server->config.max_in_flight)
       send_error(c, request->id, ANIM_ELIMIT, "too many requests in flight on this connection");
@@ -358,6 +401,8 @@ int anim_connection_accept(anim_server_t *server, uv_stream_t *listener) {
   c->tcp.data = c;
   c->server = server;
   c->id = ++server->next_connection_id;
+  /* Without an auth token every connection may do everything (loopback only, by protected mode). */
+  c->authenticated = c->admin = server->config.auth_token[0] == '\0';
   anim_frame_reader_init(&c->reader, server->config.max_frame_bytes);
   c->next = server->connections;
   if (server->connections) server->connections->prev = c;

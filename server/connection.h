@@ -41,6 +41,8 @@ typedef struct anim_connection {
   int closing;          /* uv_close called */
   int closed;           /* close callback ran */
   anim_streams_t streams; /* pose subscriptions */
+  int authenticated;    /* a hello carried the auth token (or the server has none) */
+  int admin;            /* may load, reload and unload */
   struct anim_connection *prev, *next;
 } anim_connection_t;
 

@@ -51,6 +51,7 @@ typedef enum {
 typedef struct {
   uint32_t protocol_version;
   const char *client_name; /* NUL-terminated, <= 256 bytes */
+  const char *auth_token;  /* NUL-terminated, <= 127 bytes; "" when none */
 } anim_hello_request_t;
 
 typedef struct {
@@ -248,6 +249,7 @@ typedef struct {
   int ncapabilities;
   anim_limits_t limits;
   uint64_t connection_id;
+  int admin;
 } anim_hello_response_t;
 
 typedef struct {

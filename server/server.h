@@ -23,6 +23,7 @@ typedef struct {
   uint64_t connections_accepted, connections_refused;
   uint64_t requests, errors, frames_rejected;
   uint64_t frames_sent, frames_dropped, stream_bytes, poses_sent, slow_subscribers_closed;
+  uint64_t auth_failures;
 } anim_server_stats_t;
 
 typedef struct anim_server {

@@ -42,6 +42,8 @@ typedef struct {
   int (*off_loop)(const anim_request_t *request, const anim_response_t *prepared);
   /* 1 when it reads or changes characters or subscriptions: it waits while a tick is in flight. */
   int crowd;
+  /* 1 for administration (load, reload, unload): the connection must be admin. */
+  int admin;
 } anim_service_t;
 
 /* The entry for type; NULL for an invalid type. */

@@ -2,6 +2,7 @@
 #include <time.h>
 #include "anim_error.h"
 #include "search.h"
+#include "connection.h"
 #include "services.h"
 
 static uint64_t wall_clock_us(void) {
@@ -34,6 +35,7 @@ int anim_session_hello(const anim_service_ctx_t *ctx, const anim_request_t *requ
   hello->limits.max_characters = c->max_characters_per_connection;
   hello->limits.tick_rate = (float)c->tick_rate;
   hello->connection_id = ctx->connection_id;
+  hello->admin = ctx->connection && ctx->connection->admin;
   return 0;
 }
 

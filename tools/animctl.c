@@ -46,7 +46,8 @@ static void usage(FILE *out) {
                "  --host H       server address (default 127.0.0.1)\n"
                "  --port P       server port (default 7878)\n"
                "  --timeout MS   per-request timeout (default 5000)\n"
-               "  --json         machine-readable output\n");
+               "  --json         machine-readable output\n"
+               "  --auth-token T the server's auth token (default $ANIM_AUTH_TOKEN), sent in a hello first\n");
 }
 
 int report_error(const char *what, int rc, anim_client_t *client) {
@@ -449,11 +450,12 @@ static const struct {
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream}};
 
 int main(int argc, char **argv) {
-  options_t o = {"127.0.0.1", 7878, 5000, 0};
+  options_t o = {"127.0.0.1", 7878, 5000, 0, getenv("ANIM_AUTH_TOKEN")};
   static const struct option long_options[] = {{"host", required_argument, 0, 'h'},
                                                {"port", required_argument, 0, 'p'},
                                                {"timeout", required_argument, 0, 't'},
                                                {"json", no_argument, 0, 'j'},
+                                               {"auth-token", required_argument, 0, 'a'},
                                                {"help", no_argument, 0, '?' + 256},
                                                {0, 0, 0, 0}};
   int opt;
@@ -463,6 +465,7 @@ int main(int argc, char **argv) {
     case 'p': o.port = atoi(optarg); break;
     case 't': o.timeout_ms = atoi(optarg); break;
     case 'j': o.json = 1; break;
+    case 'a': o.auth_token = optarg; break;
     case '?' + 256: usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
@@ -475,11 +478,17 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(commands[i].name, name) != 0) continue;
     int err;
-    anim_client_options_t copts = {o.timeout_ms, 0};
+    anim_client_options_t copts = {o.timeout_ms, 0, o.auth_token};
     anim_client_t *client = anim_client_connect(o.host, o.port, &copts, &err);
     if (!client) {
       fprintf(stderr, "animctl: cannot reach %s:%d: %s\n", o.host, o.port, anim_strerror(err));
       return 1;
+    }
+    anim_hello_info_t info;
+    if (o.auth_token && *o.auth_token && (err = anim_client_hello(client, "animctl", &info, o.timeout_ms)) != 0) {
+      int rc = report_error("authenticate", err, client);
+      anim_client_close(client);
+      return rc;
     }
     int rc = commands[i].run(client, &o, argc - optind, argv + optind);
     anim_client_close(client);

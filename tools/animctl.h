@@ -9,6 +9,7 @@ typedef struct {
   int port;
   int timeout_ms;
   int json;
+  const char *auth_token; /* --auth-token or $ANIM_AUTH_TOKEN: a hello carries it first */
 } options_t;
 
 /* Prints "animctl: what: error (NAME): server message" and returns 1. */

@@ -1,0 +1,119 @@
+/*
+ * test_config.c: the server's settings from flags and from a config file:
+ * bad values first (each naming the flag, or the file and line), then the
+ * file read before the flags so flags win, tokens from files, and protected
+ * mode refusing a non-loopback address without an auth token.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "../server/config.h"
+#include "anim_error.h"
+
+static char dir[64];
+
+static const char *write_file(const char *name, const char *text) {
+  static char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static int parse(anim_config_t *c, char *err, const char *a0, const char *a1, const char *a2, const char *a3) {
+  char *argv[] = {"animserver", (char *)a0, (char *)a1, (char *)a2, (char *)a3, NULL};
+  int argc = 1;
+  while (argc < 5 && argv[argc]) argc++;
+  anim_config_default(c);
+  return anim_config_parse_args(c, argc, argv, err, 256);
+}
+
+static int setup(void **state) {
+  snprintf(dir, sizeof dir, "/tmp/animconfig-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static void test_bad_values(void **state) {
+  anim_config_t c;
+  char err[256];
+  assert_int_equal(parse(&c, err, "--port", "70000", NULL, NULL), ANIM_EINVAL);
+  assert_non_null(strstr(err, "--port"));
+  assert_int_equal(parse(&c, err, "--auth-token", "has space", NULL, NULL), ANIM_EINVAL);
+  assert_int_equal(parse(&c, err, "--host", "0.0.0.0", NULL, NULL), ANIM_EINVAL);
+  assert_non_null(strstr(err, "protected mode"));
+  assert_int_equal(parse(&c, err, "--auth-token-file", "/nonexistent/token", NULL, NULL), ANIM_EINVAL);
+  const char *bad = write_file("bad.conf", "# comment\nport 7000\nmax-batch zero\n");
+  assert_int_equal(parse(&c, err, "--config", bad, NULL, NULL), ANIM_EINVAL);
+  assert_non_null(strstr(err, "bad.conf:3"));
+  assert_non_null(strstr(err, "--max-batch"));
+  const char *unknown = write_file("unknown.conf", "speed 11\n");
+  assert_int_equal(parse(&c, err, "--config", unknown, NULL, NULL), ANIM_EINVAL);
+  assert_non_null(strstr(err, "unknown.conf:1"));
+  const char *nested = write_file("nested.conf", "config other.conf\n");
+  assert_int_equal(parse(&c, err, "--config", nested, NULL, NULL), ANIM_EINVAL);
+  assert_int_equal(parse(&c, err, "--config", "/nonexistent.conf", NULL, NULL), ANIM_EINVAL);
+}
+
+static void test_file_then_flags(void **state) {
+  anim_config_t c;
+  char err[256];
+  const char *token = write_file("token", "s3cret-token\n");
+  char text[512];
+  snprintf(text, sizeof text,
+           "# animserver settings\n"
+           "port = 7001\n"
+           "max-batch 64          # a comment after a value\n"
+           "no-default-db\n"
+           "tick-rate 30\n"
+           "host 0.0.0.0\n"
+           "auth-token-file %s\n"
+           "metrics-port 9100\n"
+           "\n",
+           token);
+  const char *path = write_file("good.conf", text);
+  assert_int_equal(parse(&c, err, "--config", path, "--port", "7002"), 0);
+  assert_int_equal(c.port, 7002); /* the flag wins */
+  assert_int_equal(c.max_batch, 64);
+  assert_int_equal(c.default_database, 0);
+  assert_true(c.tick_rate == 30.0);
+  assert_string_equal(c.host, "0.0.0.0");
+  assert_string_equal(c.auth_token, "s3cret-token"); /* so protected mode lets 0.0.0.0 through */
+  assert_int_equal(c.metrics_port, 9100);
+  assert_string_equal(c.config_path, path);
+}
+
+static void test_loopback_names(void **state) {
+  assert_true(anim_config_host_is_loopback("127.0.0.1"));
+  assert_true(anim_config_host_is_loopback("127.1.2.3"));
+  assert_true(anim_config_host_is_loopback("::1"));
+  assert_false(anim_config_host_is_loopback("0.0.0.0"));
+  assert_false(anim_config_host_is_loopback("::"));
+  assert_false(anim_config_host_is_loopback("10.0.0.1"));
+}
+
+static int teardown(void **state) {
+  const char *names[] = {"bad.conf", "unknown.conf", "nested.conf", "token", "good.conf"};
+  char path[128];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  return rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bad_values),
+      cmocka_unit_test(test_file_then_flags),
+      cmocka_unit_test(test_loopback_names),
+  };
+  return cmocka_run_group_tests_name("config", tests, setup, teardown);
+}
