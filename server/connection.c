@@ -349,6 +349,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     anim_connection_close(c, uv_strerror((int)nread));
     return;
   }
+  c->last_activity_ms = uv_now(c->server->loop);
   c->batching = 1;
   int rc = anim_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)nread, on_frame, c);
   c->batching = 0;
@@ -401,6 +402,7 @@ int anim_connection_accept(anim_server_t *server, uv_stream_t *listener) {
   c->tcp.data = c;
   c->server = server;
   c->id = ++server->next_connection_id;
+  c->last_activity_ms = uv_now(server->loop);
   /* Without an auth token every connection may do everything (loopback only, by protected mode). */
   c->authenticated = c->admin = server->config.auth_token[0] == '\0';
   anim_frame_reader_init(&c->reader, server->config.max_frame_bytes);

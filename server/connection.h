@@ -43,6 +43,7 @@ typedef struct anim_connection {
   anim_streams_t streams; /* pose subscriptions */
   int authenticated;    /* a hello carried the auth token (or the server has none) */
   int admin;            /* may load, reload and unload */
+  uint64_t last_activity_ms; /* loop time of the last read (idle timeout) */
   struct anim_connection *prev, *next;
 } anim_connection_t;
 

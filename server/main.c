@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "animserver: %s\n", err);
     return 1;
   }
+  server.argc = argc, server.argv = argv; /* parsed again on SIGHUP */
   printf("listening on %s:%d\n", server.bound_host, server.bound_port);
   fflush(stdout);
   anim_log(ANIM_LOG_INFO, "animserver %s listening on %s:%d (protocol %d)", ANIM_VERSION, server.bound_host,

@@ -4,6 +4,7 @@
 #include "anim_error.h"
 #include "connection.h"
 #include "log.h"
+#include "reload.h"
 #include "server.h"
 
 static void on_connection(uv_stream_t *listener, int status) {
@@ -18,8 +19,32 @@ static void on_connection(uv_stream_t *listener, int status) {
 
 static void on_signal(uv_signal_t *handle, int signum) {
   anim_server_t *server = handle->data;
+  if (signum == SIGHUP) {
+    anim_log(ANIM_LOG_INFO, "received SIGHUP: reloading settings and databases");
+    anim_server_reload(server);
+    return;
+  }
   anim_log(ANIM_LOG_INFO, "received %s: shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
   anim_server_shutdown(server);
+}
+
+/* Four times a second: connections with nothing to do for idle_timeout are
+ * drained. A subscriber receiving frames, or one with work in flight, is not
+ * idle (as Redis spares pub/sub clients its timeout). */
+static void on_idle_sweep(uv_timer_t *timer) {
+  anim_server_t *server = timer->data;
+  double timeout = server->config.idle_timeout;
+  if (!(timeout > 0)) return;
+  uint64_t now = uv_now(server->loop);
+  for (anim_connection_t *c = server->connections, *next; c; c = next) {
+    next = c->next;
+    if (c->closing || c->draining || c->in_flight || anim_streams_active(&c->streams)) continue;
+    if ((double)(now - c->last_activity_ms) / 1000.0 < timeout) continue;
+    server->stats.idle_closed++;
+    anim_log(ANIM_LOG_INFO, "connection %llu from %s: idle for %g s, closing", (unsigned long long)c->id, c->peer,
+             timeout);
+    anim_connection_drain(c);
+  }
 }
 
 static int resolve(const char *host, int port, struct sockaddr_storage *out) {
@@ -71,6 +96,13 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
   server->sigint.data = server->sigterm.data = server;
   uv_signal_start(&server->sigint, on_signal, SIGINT);
   uv_signal_start(&server->sigterm, on_signal, SIGTERM);
+  uv_signal_init(loop, &server->sighup);
+  server->sighup.data = server;
+  uv_signal_start(&server->sighup, on_signal, SIGHUP);
+  uv_timer_init(loop, &server->idle_sweep);
+  server->idle_sweep.data = server;
+  uv_timer_start(&server->idle_sweep, on_idle_sweep, 250, 250);
+  uv_unref((uv_handle_t *)&server->idle_sweep);
   return 0;
 }
 
@@ -80,6 +112,8 @@ void anim_server_shutdown(anim_server_t *server) {
   uv_close((uv_handle_t *)&server->listener, NULL);
   uv_close((uv_handle_t *)&server->sigint, NULL);
   uv_close((uv_handle_t *)&server->sigterm, NULL);
+  uv_close((uv_handle_t *)&server->sighup, NULL);
+  uv_close((uv_handle_t *)&server->idle_sweep, NULL);
   anim_scheduler_close(&server->crowd.scheduler); /* a tick in flight still finishes */
   /* Drain may free a connection synchronously only through uv callbacks, so
    * walking the list here is safe. */

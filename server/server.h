@@ -23,14 +23,18 @@ typedef struct {
   uint64_t connections_accepted, connections_refused;
   uint64_t requests, errors, frames_rejected;
   uint64_t frames_sent, frames_dropped, stream_bytes, poses_sent, slow_subscribers_closed;
-  uint64_t auth_failures;
+  uint64_t auth_failures, idle_closed;
 } anim_server_stats_t;
 
 typedef struct anim_server {
   uv_loop_t *loop;
   anim_config_t config;
   uv_tcp_t listener;
-  uv_signal_t sigint, sigterm;
+  uv_signal_t sigint, sigterm, sighup;
+  uv_timer_t idle_sweep;       /* closes idle connections (--idle-timeout) */
+  int argc;                    /* the command line, parsed again on SIGHUP */
+  char **argv;
+  int reloading;               /* databases being reopened on the pool */
   struct anim_connection *connections; /* doubly linked */
   uint32_t nconnections;
   uint64_t next_connection_id;
@@ -47,8 +51,9 @@ typedef struct anim_server {
   char read_buffer[64 * 1024];
 } anim_server_t;
 
-/* Binds, listens and installs signal handlers on loop. 0 or a negative code
- * with a message in err (bad address, port in use). */
+/* Binds, listens and installs signal handlers on loop (SIGINT/SIGTERM drain
+ * and stop; SIGHUP reloads settings and databases, see reload.h). 0 or a
+ * negative code with a message in err (bad address, port in use). */
 int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_t *config, char *err, int errlen);
 
 /* Stops accepting and drains every connection; idempotent. */

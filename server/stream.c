@@ -33,6 +33,12 @@ void anim_streams_free(anim_streams_t *streams) {
   streams->count = 0;
 }
 
+int anim_streams_active(const anim_streams_t *streams) {
+  for (const anim_subscription_t *s = streams->subscriptions; s; s = s->next)
+    if (!s->paused) return 1;
+  return 0;
+}
+
 static anim_subscription_t *find(anim_connection_t *c, uint64_t id) {
   for (anim_subscription_t *s = c->streams.subscriptions; s; s = s->next)
     if (s->id == id) return s;

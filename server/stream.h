@@ -66,6 +66,8 @@ int anim_stream_update(struct anim_connection *connection, const anim_subscripti
                        anim_response_t *response);
 int anim_stream_unsubscribe(struct anim_connection *connection, const anim_subscription_request_t *request,
                             anim_response_t *response);
+/* 1 when a subscription is receiving frames (not paused). */
+int anim_streams_active(const anim_streams_t *streams);
 /* Frees every subscription and waiting frame of a closing connection. */
 void anim_streams_free(anim_streams_t *streams);
 
