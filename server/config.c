@@ -27,6 +27,7 @@ void anim_config_default(anim_config_t *config) {
   config->log_level = ANIM_LOG_INFO;
   snprintf(config->metrics_host, sizeof config->metrics_host, "127.0.0.1");
   config->metrics_port = -1;
+  config->max_databases = 64;
   snprintf(config->data_dir, sizeof config->data_dir, "data");
   config->default_database = 1;
 }
@@ -111,6 +112,8 @@ void anim_config_print_help(const char *program) {
          "  --metrics-host ADDR      metrics listen address (default 127.0.0.1)\n"
          "  --reuseport              SO_REUSEPORT: several instances share one port\n"
          "  --idle-timeout S         close connections idle for S seconds (default 0: never)\n"
+         "  --max-databases N        databases loaded at once, 1..64 (default 64)\n"
+         "  --max-database-memory N  bytes all databases may take (default 0: no limit)\n"
          "  --log-level LEVEL        debug, info, warn, error (default info)\n"
          "  --version                print the version and exit\n"
          "  --help                   this text\n",
@@ -137,7 +140,7 @@ enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MA
        OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE,
        OPT_TICK_RATE, OPT_MAX_CHARS, OPT_MAX_CHARS_CONN, OPT_STREAM_SOFT, OPT_STREAM_SECONDS,
        OPT_CONFIG, OPT_AUTH, OPT_AUTH_FILE, OPT_ADMIN, OPT_ADMIN_FILE, OPT_METRICS_PORT, OPT_METRICS_HOST,
-       OPT_REUSEPORT, OPT_IDLE };
+       OPT_REUSEPORT, OPT_IDLE, OPT_MAX_DBS, OPT_MAX_DB_MEMORY };
 
 /* A token: 1..127 printable bytes without spaces. */
 static int set_token(char *out, size_t size, const char *flag, const char *value, char *err, int errlen) {
@@ -213,6 +216,8 @@ static int apply_options(anim_config_t *c, int argc, char **argv, int *stream_so
       {"metrics-host", required_argument, 0, OPT_METRICS_HOST},
       {"reuseport", no_argument, 0, OPT_REUSEPORT},
       {"idle-timeout", required_argument, 0, OPT_IDLE},
+      {"max-databases", required_argument, 0, OPT_MAX_DBS},
+      {"max-database-memory", required_argument, 0, OPT_MAX_DB_MEMORY},
       {"version", no_argument, 0, OPT_VERSION},
       {"help", no_argument, 0, OPT_HELP},
       {0, 0, 0, 0}};
@@ -272,6 +277,8 @@ static int apply_options(anim_config_t *c, int argc, char **argv, int *stream_so
       break;
     case OPT_REUSEPORT: c->reuseport = 1; break;
     case OPT_IDLE: rc = parse_double("--idle-timeout", optarg, 0.0, 86400.0 * 365, &c->idle_timeout, err, errlen); break;
+    case OPT_MAX_DBS: rc = parse_u64("--max-databases", optarg, 1, 64, &v, err, errlen); c->max_databases = (int)v; break;
+    case OPT_MAX_DB_MEMORY: rc = parse_u64("--max-database-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen); c->max_database_memory = (size_t)v; break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
     case OPT_HELP: anim_config_print_help(argv[0]); return 1;
     default:

@@ -54,6 +54,8 @@ typedef struct {
   int reuseport;                /* SO_REUSEPORT: several instances on one port */
   double idle_timeout;          /* s without a request before a connection is closed; 0: never */
   char config_path[1024];       /* --config, for reloads on SIGHUP; "" when none */
+  int max_databases;            /* loaded at once, 1..ANIM_REGISTRY_MAX (64) */
+  size_t max_database_memory;   /* bytes of all databases (poses, features, indexes); 0: no limit */
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */
   int npreload;                 /* --db NAME: loaded from data_dir at startup */

@@ -69,6 +69,23 @@ int anim_registry_put(anim_registry_t *registry, anim_db_entry_t *entry) {
   return 0;
 }
 
+int anim_registry_fits(const anim_registry_t *registry, const anim_db_entry_t *entry, int max_count, size_t max_bytes,
+                       char *err, int errlen) {
+  int replaces = find((anim_registry_t *)registry, entry->db.name) >= 0;
+  size_t bytes = entry->memory_bytes;
+  for (int i = 0; i < registry->count; i++)
+    if (strcmp(registry->entries[i]->db.name, entry->db.name) != 0) bytes += registry->entries[i]->memory_bytes;
+  if (!replaces && registry->count >= max_count) {
+    snprintf(err, errlen, "the server holds %d databases, at most %d (--max-databases)", registry->count, max_count);
+    return ANIM_ELIMIT;
+  }
+  if (max_bytes && bytes > max_bytes) {
+    snprintf(err, errlen, "databases would take %zu bytes, at most %zu (--max-database-memory)", bytes, max_bytes);
+    return ANIM_ELIMIT;
+  }
+  return 0;
+}
+
 int anim_registry_remove(anim_registry_t *registry, const char *name) {
   int i = find(registry, name);
   if (i < 0) return ANIM_ENOTFOUND;

@@ -44,6 +44,11 @@ void anim_db_entry_release(anim_db_entry_t *entry);
  * name. The registry keeps the reference entry came with.
  * ANIM_ELIMIT when full. */
 int anim_registry_put(anim_registry_t *registry, anim_db_entry_t *entry);
+/* 0 when entry may join (or replace its namesake in) the registry within
+ * max_count databases and max_bytes of database memory (0: no memory limit);
+ * ANIM_ELIMIT with the reason in err otherwise. */
+int anim_registry_fits(const anim_registry_t *registry, const anim_db_entry_t *entry, int max_count, size_t max_bytes,
+                       char *err, int errlen);
 /* ANIM_ENOTFOUND when name is unknown. */
 int anim_registry_remove(anim_registry_t *registry, const char *name);
 void anim_registry_clear(anim_registry_t *registry);

@@ -73,7 +73,11 @@ static void install_all(uv_work_t *work, int status) {
     }
     /* Unloaded meanwhile: do not resurrect it. */
     anim_db_entry_t *current = anim_registry_acquire(&server->registry, job->names[i]);
-    if (!current || anim_registry_put(&server->registry, job->built[i]) != 0) {
+    char err[256] = "";
+    if (!current || anim_registry_fits(&server->registry, job->built[i], server->config.max_databases,
+                                       server->config.max_database_memory, err, sizeof err) != 0 ||
+        anim_registry_put(&server->registry, job->built[i]) != 0) {
+      if (err[0]) anim_log(ANIM_LOG_WARN, "reload: database %s keeps its last good version: %s", job->names[i], err);
       anim_db_entry_release(job->built[i]);
     } else {
       anim_log(ANIM_LOG_INFO, "reload: database %s version %016llx", job->names[i],

@@ -104,8 +104,11 @@ int anim_database_install(const anim_service_ctx_t *ctx, const anim_request_t *r
     if (!current) return anim_response_fail(out, ANIM_ENOTFOUND, "\"%s\" was unloaded meanwhile", request->body.db.name);
     anim_db_entry_release(current);
   }
-  int rc = anim_registry_put(registry, out->built);
-  if (rc) return anim_response_fail(out, rc, "the server holds %d databases already", ANIM_REGISTRY_MAX);
+  char err[256];
+  int rc = anim_registry_fits(registry, out->built, ctx->config->max_databases, ctx->config->max_database_memory, err,
+                              sizeof err);
+  if (rc == 0) rc = anim_registry_put(registry, out->built);
+  if (rc) return anim_response_fail(out, rc, "%s", rc == ANIM_ELIMIT && err[0] ? err : anim_strerror(rc));
   /* The registry took the built reference; the response keeps one to describe it. */
   anim_db_entry_release(out->entry);
   out->entry = out->built;

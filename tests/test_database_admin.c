@@ -133,10 +133,46 @@ static void test_load_reload_unload(void **state) {
   anim_client_close(admin);
 }
 
+/* The database limits: how many at once, and how much memory in all; each
+ * refusal says ERROR_LIMIT and leaves what was loaded serving. */
+static void test_database_limits(void **state) {
+  write_db("other", 30.0f, &version_30);
+  anim_test_server_t limited;
+  const char *args[] = {"--data-dir", dir, "--no-default-db", "--max-databases", "1", NULL};
+  assert_int_equal(anim_test_server_start(&limited, "database_admin_limits", args), 0);
+  int err;
+  anim_client_t *c = anim_client_connect(limited.host, limited.port, NULL, &err);
+  assert_non_null(c);
+  anim_db_summary_t summary;
+  assert_int_equal(anim_client_db_load(c, "mini", &summary, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_db_load(c, "other", NULL, TIMEOUT_MS), ANIM_ELIMIT);
+  assert_non_null(strstr(anim_client_last_error(c), "--max-databases"));
+  assert_int_equal(anim_client_db_reload(c, "mini", NULL, TIMEOUT_MS), 0); /* replacing is not adding */
+  anim_client_close(c);
+  assert_int_equal(anim_test_server_stop(&limited), 0);
+
+  /* Room for the first database's memory, not for a second. */
+  char bytes[32];
+  snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)(summary.memory_bytes + 4096));
+  const char *memory_args[] = {"--data-dir", dir, "--no-default-db", "--max-database-memory", bytes, NULL};
+  assert_int_equal(anim_test_server_start(&limited, "database_admin_memory", memory_args), 0);
+  c = anim_client_connect(limited.host, limited.port, NULL, &err);
+  assert_int_equal(anim_client_db_load(c, "mini", NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_db_load(c, "other", NULL, TIMEOUT_MS), ANIM_ELIMIT);
+  assert_non_null(strstr(anim_client_last_error(c), "--max-database-memory"));
+  anim_db_summary_t dbs[4];
+  int count = 0;
+  assert_int_equal(anim_client_db_list(c, dbs, 4, &count, TIMEOUT_MS), 0);
+  assert_int_equal(count, 1);
+  anim_client_close(c);
+  assert_int_equal(anim_test_server_stop(&limited), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refused_files),
       cmocka_unit_test(test_load_reload_unload),
+      cmocka_unit_test(test_database_limits),
   };
   return cmocka_run_group_tests_name("database_admin", tests, setup, teardown);
 }
