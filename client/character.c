@@ -609,6 +609,16 @@ static void complete_stats(anim_client_t *client, pending_t *p, int status, cons
   finish(p, status);
 }
 
+int anim_client_shutdown(anim_client_t *client, int timeout_ms) {
+  if (!client) return ANIM_EINVAL;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__ShutdownRequest shutdown = ANIMSERVER__SHUTDOWN_REQUEST__INIT;
+  request.body_case = ANIMSERVER__REQUEST__BODY_SHUTDOWN;
+  request.shutdown = &shutdown;
+  call_t c = {0};
+  return call(client, &request, ANIMSERVER__RESPONSE__BODY_SHUTDOWN, complete_changed, &c, timeout_ms);
+}
+
 int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_stats, int timeout_ms) {
   if (!client || !out_stats) return ANIM_EINVAL;
   memset(out_stats, 0, sizeof *out_stats);

@@ -454,6 +454,10 @@ void anim_stream_frame_free(anim_stream_frame_t *frame);
 
 int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_stats, int timeout_ms);
 
+/* Asks the server to shut down gracefully (an admin request: ANIM_EPERM
+ * without the admin token). 0 once the server has acknowledged it. */
+int anim_client_shutdown(anim_client_t *client, int timeout_ms);
+
 /* ---- non-blocking path --------------------------------------------------------- */
 
 int anim_client_fd(const anim_client_t *client);

@@ -708,6 +708,9 @@ static int convert_request(convert_t *cv, const Animserver__Request *in, anim_re
   case ANIMSERVER__REQUEST__BODY_SERVER_STATS:
     out->type = ANIM_REQUEST_SERVER_STATS;
     return 0;
+  case ANIMSERVER__REQUEST__BODY_SHUTDOWN:
+    out->type = ANIM_REQUEST_SHUTDOWN;
+    return 0;
   default:
     return fail(cv->err, cv->errlen, ANIM_EUNSUPPORTED, "request has no body, or one this server does not know");
   }
@@ -760,7 +763,7 @@ static const char *const request_type_names[ANIM_REQUEST_TYPE_COUNT] = {
     "hello", "ping", "list_databases", "describe_database", "load_database", "reload_database", "unload_database",
     "search", "batch_search", "pose", "inertialize_transition", "inertialize_evaluate", "transition_cost",
     "spring_tune", "create_characters", "destroy_characters", "set_inputs", "character_state", "subscribe",
-    "update_subscription", "unsubscribe", "server_stats"};
+    "update_subscription", "unsubscribe", "server_stats", "shutdown"};
 
 const char *anim_request_type_name(anim_request_type_t type) {
   return (unsigned)type < ANIM_REQUEST_TYPE_COUNT ? request_type_names[type] : "unknown";
@@ -1151,6 +1154,13 @@ static void encode_character(scratch_t *s, const anim_response_t *in, Animserver
     break;
   }
   case ANIM_REQUEST_SERVER_STATS: encode_stats(s, &in->body.stats, response); break;
+  case ANIM_REQUEST_SHUTDOWN: {
+    Animserver__ShutdownResponse *m = SCRATCH_NEW(s, Animserver__ShutdownResponse, ANIMSERVER__SHUTDOWN_RESPONSE__INIT);
+    if (!m) return;
+    response->body_case = ANIMSERVER__RESPONSE__BODY_SHUTDOWN;
+    response->shutdown = m;
+    break;
+  }
   default: break;
   }
 }
@@ -1266,6 +1276,7 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
   case ANIM_REQUEST_UPDATE_SUBSCRIPTION:
   case ANIM_REQUEST_UNSUBSCRIBE:
   case ANIM_REQUEST_SERVER_STATS:
+  case ANIM_REQUEST_SHUTDOWN:
     encode_character(s, in, response);
     break;
   case ANIM_REQUEST_TYPE_COUNT:

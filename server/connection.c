@@ -298,6 +298,11 @@ static void dispatch(anim_connection_t *c, anim_request_t *request) {
   run_step(service->handle, &ctx, request, &response);
   run_step(service->finish, &ctx, request, &response);
   complete(c, request, &response);
+  if (c->server->shutdown_requested && !c->server->shutting_down) {
+    flush_output(c); /* the answer goes out before the drain shuts the stream */
+    anim_log(ANIM_LOG_INFO, "shutdown requested by connection %llu from %s", (unsigned long long)c->id, c->peer);
+    anim_server_shutdown(c->server);
+  }
 }
 
 void anim_connection_job_done(anim_connection_t *c) {

@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
            server.bound_port, ANIM_PROTOCOL_VERSION);
 
   uv_run(loop, UV_RUN_DEFAULT);
+  anim_server_close(&server);
   anim_crowd_close(&server.crowd);
   anim_registry_clear(&server.registry);
   rc = uv_loop_close(loop);

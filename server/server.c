@@ -19,6 +19,10 @@ static void on_connection(uv_stream_t *listener, int status) {
 
 static void on_signal(uv_signal_t *handle, int signum) {
   anim_server_t *server = handle->data;
+  if (server->shutting_down) {
+    anim_log(ANIM_LOG_INFO, "received a signal while shutting down: still draining");
+    return;
+  }
   if (signum == SIGHUP) {
     anim_log(ANIM_LOG_INFO, "received SIGHUP: reloading settings and databases");
     anim_server_reload(server);
@@ -110,14 +114,24 @@ void anim_server_shutdown(anim_server_t *server) {
   if (server->shutting_down) return;
   server->shutting_down = 1;
   uv_close((uv_handle_t *)&server->listener, NULL);
-  uv_close((uv_handle_t *)&server->sigint, NULL);
-  uv_close((uv_handle_t *)&server->sigterm, NULL);
-  uv_close((uv_handle_t *)&server->sighup, NULL);
+  /* Signals stay handled while draining (a second SIGTERM must not kill a
+   * server that is finishing its work), but no longer keep the loop alive;
+   * anim_server_close closes them once the loop has run dry. */
+  uv_unref((uv_handle_t *)&server->sigint);
+  uv_unref((uv_handle_t *)&server->sigterm);
+  uv_unref((uv_handle_t *)&server->sighup);
   uv_close((uv_handle_t *)&server->idle_sweep, NULL);
   anim_scheduler_close(&server->crowd.scheduler); /* a tick in flight still finishes */
   /* Drain may free a connection synchronously only through uv callbacks, so
    * walking the list here is safe. */
   for (anim_connection_t *c = server->connections; c; c = c->next) anim_connection_drain(c);
+}
+
+void anim_server_close(anim_server_t *server) {
+  uv_close((uv_handle_t *)&server->sigint, NULL);
+  uv_close((uv_handle_t *)&server->sigterm, NULL);
+  uv_close((uv_handle_t *)&server->sighup, NULL);
+  uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
 }
 
 void anim_server_connection_closed(anim_server_t *server, anim_connection_t *c) {

@@ -35,6 +35,7 @@ typedef struct anim_server {
   int argc;                    /* the command line, parsed again on SIGHUP */
   char **argv;
   int reloading;               /* databases being reopened on the pool */
+  int shutdown_requested;      /* a shutdown request was answered: drain after it */
   struct anim_connection *connections; /* doubly linked */
   uint32_t nconnections;
   uint64_t next_connection_id;
@@ -58,6 +59,9 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
 
 /* Stops accepting and drains every connection; idempotent. */
 void anim_server_shutdown(anim_server_t *server);
+
+/* After uv_run returned (everything drained): closes the signal handles. */
+void anim_server_close(anim_server_t *server);
 
 /* Called by a connection when it has been closed and freed. */
 void anim_server_connection_closed(anim_server_t *server, struct anim_connection *connection);

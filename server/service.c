@@ -32,6 +32,7 @@ static const anim_service_t services[ANIM_REQUEST_TYPE_COUNT] = {
     [ANIM_REQUEST_UPDATE_SUBSCRIPTION] = {"update_subscription", NULL, anim_character_update_subscription, NULL, NULL, 1},
     [ANIM_REQUEST_UNSUBSCRIBE] = {"unsubscribe", NULL, anim_character_unsubscribe, NULL, NULL, 1},
     [ANIM_REQUEST_SERVER_STATS] = {"server_stats", NULL, anim_server_stats_handle, NULL, NULL, 0},
+    [ANIM_REQUEST_SHUTDOWN] = {"shutdown", NULL, anim_session_shutdown, NULL, NULL, 0, 1},
 };
 
 const anim_service_t *anim_service_for(anim_request_type_t type) {

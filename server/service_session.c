@@ -3,6 +3,7 @@
 #include "anim_error.h"
 #include "search.h"
 #include "connection.h"
+#include "server.h"
 #include "services.h"
 
 static uint64_t wall_clock_us(void) {
@@ -36,6 +37,11 @@ int anim_session_hello(const anim_service_ctx_t *ctx, const anim_request_t *requ
   hello->limits.tick_rate = (float)c->tick_rate;
   hello->connection_id = ctx->connection_id;
   hello->admin = ctx->connection && ctx->connection->admin;
+  return 0;
+}
+
+int anim_session_shutdown(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+  ctx->server->shutdown_requested = 1;
   return 0;
 }
 

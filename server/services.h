@@ -47,6 +47,8 @@ int anim_character_subscribe(const anim_service_ctx_t *ctx, const anim_request_t
 int anim_character_update_subscription(const anim_service_ctx_t *ctx, const anim_request_t *request,
                                        anim_response_t *response);
 int anim_character_unsubscribe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
+/* Marks the server for a graceful shutdown once this answer is out (an admin request). */
+int anim_session_shutdown(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
 int anim_server_stats_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *response);
 
 #endif

@@ -96,9 +96,13 @@ static void test_tokens(void **state) {
   assert_int_equal(anim_client_server_stats(admin, &st, TIMEOUT_MS), 0);
   assert_int_equal(st.characters, 1);
 
+  /* Shutdown is administrative: refused with the auth token, done with the admin token. */
+  assert_int_equal(anim_client_shutdown(user, TIMEOUT_MS), ANIM_EPERM);
+  assert_int_equal(anim_client_ping(user, "p", 1, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_shutdown(admin, TIMEOUT_MS), 0);
   anim_client_close(user);
   anim_client_close(admin);
-  assert_int_equal(anim_test_server_stop(&server), 0);
+  assert_int_equal(anim_test_server_stop(&server), 0); /* it had exited 0 by itself */
   unlink(path);
 }
 
