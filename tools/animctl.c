@@ -19,6 +19,8 @@ static void usage(FILE *out) {
   fprintf(out, "usage: animctl [--host H] [--port P] [--timeout MS] [--json] COMMAND [ARGS]\n\n"
                "commands:\n"
                "  hello                 handshake: protocol and server version, capabilities, limits\n"
+               "  stats                 server counters: connections, requests, characters, ticks, streams\n"
+               "  shutdown              graceful shutdown (admin token)\n"
                "  ping [--count N]      round trips, with their times\n"
                "  db list               loaded databases\n"
                "  db describe NAME      skeleton, ranges, feature schema\n"
@@ -442,10 +444,40 @@ static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **
   return 0;
 }
 
+static int cmd_stats(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  anim_server_stats_t s;
+  int rc = anim_client_server_stats(client, &s, o->timeout_ms);
+  if (rc) return report_error("stats", rc, client);
+  printf(o->json ? "{\"uptime_s\":%.3f,\"connections\":%u,\"requests\":%llu,\"errors\":%llu,\"characters\":%u,"
+                   "\"tick_rate\":%g,\"ticks\":%llu,\"ticks_late\":%llu,\"ticks_skipped\":%llu,"
+                   "\"lateness_p50_us\":%llu,\"lateness_p99_us\":%llu,\"tick_work_p50_us\":%llu,"
+                   "\"tick_work_p99_us\":%llu,\"frames_sent\":%llu,\"frames_dropped\":%llu,\"stream_bytes\":%llu,"
+                   "\"cpu_s\":%.3f,\"rss_bytes\":%llu}\n"
+                 : "uptime %.1f s, %u connections, %llu requests (%llu errors), %u characters\n"
+                   "ticks at %g Hz: %llu (%llu late, %llu skipped), lateness p50 %llu us p99 %llu us, "
+                   "work p50 %llu us p99 %llu us\n"
+                   "streams: %llu frames sent, %llu dropped, %llu bytes; CPU %.1f s, RSS %llu bytes\n",
+         (double)s.uptime_us / 1e6, s.connections, (unsigned long long)s.requests, (unsigned long long)s.errors,
+         s.characters, s.tick_rate, (unsigned long long)s.ticks, (unsigned long long)s.ticks_late,
+         (unsigned long long)s.ticks_skipped, (unsigned long long)s.lateness_p50_us,
+         (unsigned long long)s.lateness_p99_us, (unsigned long long)s.tick_work_p50_us,
+         (unsigned long long)s.tick_work_p99_us, (unsigned long long)s.frames_sent,
+         (unsigned long long)s.frames_dropped, (unsigned long long)s.stream_bytes, s.cpu_user_s + s.cpu_system_s,
+         (unsigned long long)s.rss_bytes);
+  return 0;
+}
+
+static int cmd_shutdown(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  int rc = anim_client_shutdown(client, o->timeout_ms);
+  if (rc) return report_error("shutdown", rc, client);
+  if (!o->json) printf("the server is shutting down (draining)\n");
+  return 0;
+}
+
 static const struct {
   const char *name;
   command_fn run;
-} commands[] = {{"hello", cmd_hello}, {"ping", cmd_ping}, {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
+} commands[] = {{"stats", cmd_stats}, {"shutdown", cmd_shutdown},{"hello", cmd_hello}, {"ping", cmd_ping}, {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream}};
 

@@ -89,8 +89,25 @@ def main():
         load = json.loads(ctl("load", "--connections", "4", "--pipeline", "4", "--duration", "0.5", "--mix",
                               "ping=1,search=1"))
         check(load["requests"] > 100 and load["errors"] == 0, "animctl load")
+        lines = run("animctl", "--port", port, "stream", "--create", "3", "--input", "goal:2,4,1.4", "--global",
+                    "--encoding", "quantized", "--frames", "20").splitlines()
+        header, frames = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+        check(header["type"] == "header" and len(header["bones"]) == len(header["parents"]), "animctl stream: header")
+        check(len(frames) == 20 and all(len(f["poses"]) == 3 for f in frames), "animctl stream: 20 frames of 3")
+        check(all(frames[i + 1]["tick"] == frames[i]["tick"] + 1 for i in range(19)), "animctl stream: every tick")
+        check(len(frames[0]["poses"][0]["global_positions"]) == 3 * len(header["bones"]), "animctl stream --global")
+        svg = os.path.join(data, "tour.svg")
+        run("animctl", "--port", port, "render", "--stream", "--create", "1", "--input", "script:tour",
+            "--seconds", "3", "--view", "top", "-o", svg)
+        drawing = open(svg).read()
+        check(drawing.startswith("<svg") and drawing.count("<line") > 100, "animctl render --stream draws a filmstrip")
+        stats = json.loads(ctl("stats"))
+        check(stats["ticks"] > 0 and stats["frames_sent"] >= 20 and stats["characters"] == 0, "animctl stats")
+        ctl("shutdown")
+        check(server.wait(timeout=10) == 0, "animctl shutdown: the server drains and exits 0")
     finally:
-        server.terminate()
+        if server.poll() is None:
+            server.terminate()
         code = server.wait(timeout=10)
     check(code == 0, "server exits 0")
     print("cli: passed")
