@@ -18,8 +18,8 @@ typedef struct {
   char errors[ANIM_REGISTRY_MAX][256];
 } reload_job_t;
 
-/* What a running server cannot change: kept, with a warning. */
-static void keep_restart_only(anim_config_t *next, const anim_config_t *now) {
+/* What a running server cannot change: reported, and left as it is. */
+static void warn_restart_only(const anim_config_t *next, const anim_config_t *now) {
   const char *changed = NULL;
   if (strcmp(next->host, now->host) || next->port != now->port) changed = "host/port";
   else if (strcmp(next->metrics_host, now->metrics_host) || next->metrics_port != now->metrics_port) changed = "metrics address";
@@ -27,16 +27,21 @@ static void keep_restart_only(anim_config_t *next, const anim_config_t *now) {
   else if (strcmp(next->data_dir, now->data_dir)) changed = "data-dir";
   else if (next->reuseport != now->reuseport) changed = "reuseport";
   if (changed) anim_log(ANIM_LOG_WARN, "reload: %s changed in the configuration: it takes a restart", changed);
-  memcpy(next->host, now->host, sizeof next->host);
-  next->port = now->port;
-  memcpy(next->metrics_host, now->metrics_host, sizeof next->metrics_host);
-  next->metrics_port = now->metrics_port;
-  next->tick_rate = now->tick_rate;
-  memcpy(next->data_dir, now->data_dir, sizeof next->data_dir);
-  next->reuseport = now->reuseport;
-  next->default_database = now->default_database;
-  next->npreload = now->npreload;
-  memcpy(next->preload, now->preload, sizeof next->preload);
+}
+
+/* Field by field, the settings a running server can change: jobs on the
+ * pool may be reading the others (the data directory) meanwhile. */
+static void apply_live(anim_config_t *c, const anim_config_t *n) {
+  c->max_frame_bytes = n->max_frame_bytes, c->decode_budget_bytes = n->decode_budget_bytes;
+  c->max_connections = n->max_connections, c->max_in_flight = n->max_in_flight;
+  c->max_batch = n->max_batch, c->max_pose_frames = n->max_pose_frames;
+  c->output_soft_limit = n->output_soft_limit, c->output_hard_limit = n->output_hard_limit;
+  c->max_characters = n->max_characters, c->max_characters_per_connection = n->max_characters_per_connection;
+  c->stream_soft_limit = n->stream_soft_limit, c->stream_soft_seconds = n->stream_soft_seconds;
+  c->idle_timeout = n->idle_timeout, c->log_level = n->log_level;
+  c->max_databases = n->max_databases, c->max_database_memory = n->max_database_memory;
+  memcpy(c->auth_token, n->auth_token, sizeof c->auth_token);
+  memcpy(c->admin_token, n->admin_token, sizeof c->admin_token);
 }
 
 static void reload_settings(anim_server_t *server) {
@@ -49,8 +54,8 @@ static void reload_settings(anim_server_t *server) {
     anim_log(ANIM_LOG_WARN, "reload: configuration unchanged: %s", rc == 1 ? "--help/--version given" : err);
     return;
   }
-  keep_restart_only(&next, &server->config);
-  server->config = next;
+  warn_restart_only(&next, &server->config);
+  apply_live(&server->config, &next);
   anim_log_set_level(next.log_level);
   anim_log(ANIM_LOG_INFO, "reload: configuration applied%s%s", next.config_path[0] ? " from " : "", next.config_path);
 }
