@@ -3,8 +3,10 @@
 on loopback, with the health check of deploy/haproxy.cfg (a real protobuf Ping
 frame sent, the echoed payload expected).
 
-1. Every backend passes the check (haproxy's own status: UP, L7OK), and the
-   check's bytes are exactly the Ping frame the generated module encodes.
+1. Every backend passes the check (haproxy's own status: UP, L7OK), the
+   check's bytes are exactly the Ping frame the generated module encodes, and
+   the same check fails at layer 7 on a server that accepts connections but
+   refuses the ping (one with an auth token: a ping before hello is refused).
 2. Clients through haproxy (hello, pings, a search, one character per
    connection) land on all three backends: each instance, asked directly,
    holds some of the characters, and they add up.
@@ -138,8 +140,8 @@ class Haproxy:
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen([binary, "-db", "-f", config_path], stdout=self.log, stderr=self.log)
 
-    def stat(self):
-        """haproxy's 'show stat' for the backend: {server: (status, check_status)}."""
+    def stat(self, backend="animservers"):
+        """haproxy's 'show stat' for a backend: {server: (status, check_status)}."""
         with socket.socket(socket.AF_UNIX) as s:
             s.settimeout(5)
             s.connect(self.socket_path)
@@ -152,9 +154,9 @@ class Haproxy:
                 data += chunk
         rows = csv.DictReader(io.StringIO(data.decode().lstrip("# ")))
         return {r["svname"]: (r["status"], r["check_status"]) for r in rows
-                if r["pxname"] == "animservers" and r["svname"] not in ("FRONTEND", "BACKEND")}
+                if r["pxname"] == backend and r["svname"] not in ("FRONTEND", "BACKEND")}
 
-    def wait_for(self, expected, what):
+    def wait_for(self, expected, what, backend="animservers"):
         """Polls the servers' states until they match expected (name -> status
         prefix), within CHECK_WAIT_S; fails naming the last states seen."""
         deadline = time.monotonic() + CHECK_WAIT_S
@@ -162,7 +164,7 @@ class Haproxy:
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, "haproxy exited (see its log)"
             try:
-                states = self.stat()
+                states = self.stat(backend)
             except OSError:
                 states = {}
             if states and all(states.get(n, ("", ""))[0].startswith(s) for n, s in expected.items()):
@@ -183,17 +185,20 @@ def main():
     pb = generate_module()
     os.makedirs(LOGS, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="animserver-haproxy-")
-    servers, haproxy = {}, None
+    servers, haproxy, locked = {}, None, None
     try:
-        # Three instances on ephemeral ports.
-        for name in ("a1", "a2", "a3"):
+        # Three instances on ephemeral ports, and a fourth with an auth token
+        # (it refuses a ping before hello) that the check must find bad.
+        for name in ("a1", "a2", "a3", "locked"):
             log = open(os.path.join(LOGS, f"haproxy_{name}.server.log"), "w")
-            proc = subprocess.Popen([os.path.join(BUILD, "animserver"), "--host", "127.0.0.1", "--port", "0"],
+            extra = ["--auth-token", "not-sent-by-the-check"] if name == "locked" else []
+            proc = subprocess.Popen([os.path.join(BUILD, "animserver"), "--host", "127.0.0.1", "--port", "0"] + extra,
                                     stdout=subprocess.PIPE, stderr=log, text=True)
             servers[name] = [proc, None]
             line = proc.stdout.readline().strip()
             assert line.startswith("listening on "), f"{name} did not start: {line!r}"
             servers[name][1] = int(line.rsplit(":", 1)[1])
+        locked = servers.pop("locked")
 
         # The health check of deploy/haproxy.cfg, and its bytes.
         rules = health_check_lines()
@@ -235,6 +240,11 @@ backend animservers
             f.write("    default-server inter 200ms fastinter 100ms downinter 200ms fall 2 rise 1\n")
             for name, (_, server_port) in servers.items():
                 f.write(f"    server {name} 127.0.0.1:{server_port} check\n")
+            # The same rules against a server that answers the ping with an error.
+            f.write("\nbackend decoy\n    option tcp-check\n    timeout check 1s\n")
+            for rule in rules:
+                f.write(f"    {rule}\n")
+            f.write(f"    server locked 127.0.0.1:{locked[1]} check inter 200ms fall 1 rise 1\n")
         haproxy = Haproxy(binary, config, stat_socket, os.path.join(LOGS, "haproxy.log"))
 
         states = haproxy.wait_for({n: "UP" for n in servers}, "startup")
@@ -244,6 +254,9 @@ backend animservers
             states = haproxy.stat()
         check(all(s == ("UP", "L7OK") for s in states.values()),
               f"haproxy's Ping check passes on all three backends (layer 7): {states}")
+        decoy = haproxy.wait_for({"locked": "DOWN"}, "a server refusing the ping", backend="decoy")
+        check(decoy["locked"][1].startswith("L7"),
+              f"the check fails at layer 7 on a server that accepts but refuses the ping: {decoy}")
 
         # Clients through haproxy: spread over every backend.
         clients = [exercise(pb, port, f"lb-{i}") for i in range(9)]
@@ -280,7 +293,7 @@ backend animservers
             haproxy.proc.kill()
             haproxy.proc.wait(timeout=10)
             haproxy.log.close()
-        for proc, _ in servers.values():
+        for proc, _ in list(servers.values()) + ([locked] if locked else []):
             if proc.poll() is None:
                 proc.terminate()
                 try:
