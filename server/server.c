@@ -1,6 +1,8 @@
 /* server.c: listener, connection set, signals and graceful shutdown (see server.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "anim_error.h"
 #include "connection.h"
 #include "log.h"
@@ -57,6 +59,28 @@ static int resolve(const char *host, int port, struct sockaddr_storage *out) {
   return ANIM_EINVAL;
 }
 
+/* The listening handle. With reuseport the socket must exist before bind to
+ * take SO_REUSEPORT (libuv 1.44 has no bind flag for it), so it is created
+ * for the address's family, set, and bound by the caller; the kernel then
+ * spreads new connections over every socket bound to the port with the
+ * option (same user). The handle is initialized even on failure (closed by
+ * the caller). */
+static int open_listener(anim_server_t *server, uv_loop_t *loop, const struct sockaddr_storage *addr, int reuseport) {
+  server->listener.data = server;
+  if (!reuseport) return uv_tcp_init(loop, &server->listener);
+  int rc = uv_tcp_init_ex(loop, &server->listener, addr->ss_family);
+  if (rc < 0) {
+    uv_tcp_init(loop, &server->listener);
+    server->listener.data = server;
+    return rc;
+  }
+  uv_os_fd_t fd;
+  if ((rc = uv_fileno((uv_handle_t *)&server->listener, &fd)) < 0) return rc;
+  int on = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) < 0) return uv_translate_sys_error(errno);
+  return 0;
+}
+
 static void record_bound_address(anim_server_t *server) {
   struct sockaddr_storage addr;
   int len = sizeof addr;
@@ -79,12 +103,14 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
     snprintf(err, errlen, "--host %s: not an IPv4 or IPv6 address", config->host);
     return ANIM_EINVAL;
   }
-  uv_tcp_init(loop, &server->listener);
-  server->listener.data = server;
-  int rc = uv_tcp_bind(&server->listener, (const struct sockaddr *)&addr, 0);
+  int rc = open_listener(server, loop, &addr, config->reuseport);
+  if (rc == 0) rc = uv_tcp_bind(&server->listener, (const struct sockaddr *)&addr, 0);
   if (rc == 0) rc = uv_listen((uv_stream_t *)&server->listener, 511, on_connection);
   if (rc < 0) {
-    snprintf(err, errlen, "cannot listen on %s:%d: %s", config->host, config->port, uv_strerror(rc));
+    snprintf(err, errlen, "cannot listen on %s:%d: %s%s", config->host, config->port, uv_strerror(rc),
+             rc == UV_EADDRINUSE ? (config->reuseport ? " (instances share a port only when every one has --reuseport)"
+                                                      : " (several instances on one port need --reuseport)")
+                                 : "");
     uv_close((uv_handle_t *)&server->listener, NULL);
     return ANIM_EIO;
   }

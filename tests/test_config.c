@@ -99,6 +99,45 @@ static void test_loopback_names(void **state) {
   assert_false(anim_config_host_is_loopback("10.0.0.1"));
 }
 
+/* deploy/animserver.conf, the example shipped for systemd and Kubernetes:
+ * it parses, holds the defaults (its data directory aside), and names every
+ * setting --help lists, so a new flag cannot be forgotten there. */
+static void test_example_file(void **state) {
+  const char *example = "deploy/animserver.conf";
+  anim_config_t c, d;
+  char err[256];
+  assert_int_equal(parse(&c, err, "--config", example, NULL, NULL), 0);
+  assert_string_equal(c.data_dir, "/var/lib/animserver");
+  anim_config_default(&d);
+  memcpy(d.data_dir, c.data_dir, sizeof d.data_dir);
+  memcpy(d.config_path, c.config_path, sizeof d.config_path);
+  assert_memory_equal(&c, &d, sizeof c);
+
+  FILE *f = fopen(example, "r");
+  assert_non_null(f);
+  static char text[16384];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  char command[1024], line[512];
+  const char *build = getenv("ANIM_BUILD_DIR");
+  snprintf(command, sizeof command, "%s/animserver --help", build && *build ? build : "build");
+  FILE *help = popen(command, "r");
+  assert_non_null(help);
+  int flags = 0;
+  while (fgets(line, sizeof line, help)) {
+    char name[64], setting[80], commented[80];
+    if (sscanf(line, " --%63[a-z-]", name) != 1) continue;
+    if (!strcmp(name, "config") || !strcmp(name, "help") || !strcmp(name, "version")) continue;
+    flags++;
+    snprintf(setting, sizeof setting, "\n%s", name);
+    snprintf(commented, sizeof commented, "\n# %s", name);
+    if (!strstr(text, setting) && !strstr(text, commented)) fail_msg("%s does not mention --%s", example, name);
+  }
+  assert_int_equal(pclose(help), 0);
+  assert_true(flags >= 20);
+}
+
 static int teardown(void **state) {
   const char *names[] = {"bad.conf", "unknown.conf", "nested.conf", "token", "good.conf"};
   char path[128];
@@ -114,6 +153,7 @@ int main(void) {
       cmocka_unit_test(test_bad_values),
       cmocka_unit_test(test_file_then_flags),
       cmocka_unit_test(test_loopback_names),
+      cmocka_unit_test(test_example_file),
   };
   return cmocka_run_group_tests_name("config", tests, setup, teardown);
 }

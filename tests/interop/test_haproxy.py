@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Scale-out behind HAProxy: three animserver instances and Debian's haproxy
+on loopback, with the health check of deploy/haproxy.cfg (a real protobuf Ping
+frame sent, the echoed payload expected).
+
+1. Every backend passes the check (haproxy's own status: UP, L7OK), the
+   check's bytes are exactly the Ping frame the generated module encodes, and
+   the same check fails at layer 7 on a server that accepts connections but
+   refuses the ping (one with an auth token: a ping before hello is refused).
+2. Clients through haproxy (hello, pings, a search, one character per
+   connection) land on all three backends: each instance, asked directly,
+   holds some of the characters, and they add up.
+3. One instance is drained (SIGTERM: exits 0), another killed (SIGKILL).
+   Once the checks mark them down (bounded wait, failure names the states),
+   new connections through haproxy still succeed, all on the survivor, which
+   answers directly as well.
+
+Every process started here is stopped in a finally block. Without haproxy the
+test prints "skipped: haproxy not installed" and exits 0, except under CI=true,
+where it fails. Run by tests/run.sh with ANIM_BUILD_DIR set.
+"""
+import csv
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from google.protobuf.internal.decoder import _DecodeVarint
+from google.protobuf.internal.encoder import _VarintBytes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("ANIM_BUILD_DIR", "build")
+LOGS = os.path.join(BUILD, "tests")
+CHECK_WAIT_S = 20.0  # bound on waiting for haproxy's checks to change a server's state
+
+
+def generate_module():
+    out = tempfile.mkdtemp(prefix="animserver-py-")
+    subprocess.run(["protoc", f"--python_out={out}", "-I", os.path.join(ROOT, "proto"),
+                    os.path.join(ROOT, "proto", "animserver.proto")], check=True)
+    sys.path.insert(0, out)
+    import animserver_pb2  # noqa: E402 (generated just above)
+    return animserver_pb2
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+    print(f"  ok: {what}")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Connection:
+    """Varint-delimited protobuf over TCP, as in test_python_client.py."""
+
+    def __init__(self, pb, port):
+        self.pb = pb
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buffer = b""
+        self.next_id = 1
+
+    def call(self, **body):
+        request_id = self.next_id
+        self.next_id += 1
+        payload = self.pb.Request(id=request_id, **body).SerializeToString()
+        self.sock.sendall(_VarintBytes(len(payload)) + payload)
+        while True:
+            if self.buffer:
+                try:
+                    length, start = _DecodeVarint(self.buffer, 0)
+                except IndexError:
+                    length, start = None, 0
+                if length is not None and len(self.buffer) >= start + length:
+                    message = self.pb.ServerMessage()
+                    message.ParseFromString(self.buffer[start:start + length])
+                    self.buffer = self.buffer[start + length:]
+                    if message.WhichOneof("kind") != "response":
+                        continue
+                    response = message.response
+                    assert response.id == request_id, (response.id, request_id)
+                    assert not response.HasField("error"), response.error.message
+                    return response
+            chunk = self.sock.recv(65536)
+            assert chunk, "the connection was closed"
+            self.buffer += chunk
+
+    def close(self):
+        self.sock.close()
+
+
+def exercise(pb, port, name):
+    """One client session: hello, pings, a search, a character. Returns the
+    open connection (its character lives as long as it does)."""
+    conn = Connection(pb, port)
+    hello = conn.call(hello=pb.HelloRequest(protocol_version=1, client_name=name)).hello
+    assert hello.protocol_version == 1
+    for i in range(3):
+        assert conn.call(ping=pb.PingRequest(payload=b"%s-%d" % (name.encode(), i))).ping.payload == \
+            b"%s-%d" % (name.encode(), i)
+    query = pb.SearchQuery(from_frame=pb.FrameIndex(frame=100), k=3)
+    matches = conn.call(search=pb.SearchRequest(database="default", query=query)).search.result.matches
+    assert len(matches) == 3 and matches[0].cost == 0.0
+    create = pb.CreateCharactersRequest(database="default", placements=[pb.Placement(x=0.0, z=0.0)])
+    assert len(conn.call(create_characters=create).create_characters.characters) == 1
+    return conn
+
+
+def server_stats(pb, port):
+    conn = Connection(pb, port)
+    try:
+        return conn.call(server_stats=pb.ServerStatsRequest()).server_stats
+    finally:
+        conn.close()
+
+
+def health_check_lines():
+    """The tcp-check rules of deploy/haproxy.cfg's animserver backend."""
+    lines = []
+    with open(os.path.join(ROOT, "deploy", "haproxy.cfg")) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if words[:1] == ["tcp-check"]:
+                lines.append(" ".join(words))
+    return lines
+
+
+class Haproxy:
+    def __init__(self, binary, config_path, socket_path, log_path):
+        self.socket_path = socket_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen([binary, "-db", "-f", config_path], stdout=self.log, stderr=self.log)
+
+    def stat(self, backend="animservers"):
+        """haproxy's 'show stat' for a backend: {server: (status, check_status)}."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(self.socket_path)
+            s.sendall(b"show stat\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        rows = csv.DictReader(io.StringIO(data.decode().lstrip("# ")))
+        return {r["svname"]: (r["status"], r["check_status"]) for r in rows
+                if r["pxname"] == backend and r["svname"] not in ("FRONTEND", "BACKEND")}
+
+    def wait_for(self, expected, what, backend="animservers"):
+        """Polls the servers' states until they match expected (name -> status
+        prefix), within CHECK_WAIT_S; fails naming the last states seen."""
+        deadline = time.monotonic() + CHECK_WAIT_S
+        states = {}
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, "haproxy exited (see its log)"
+            try:
+                states = self.stat(backend)
+            except OSError:
+                states = {}
+            if states and all(states.get(n, ("", ""))[0].startswith(s) for n, s in expected.items()):
+                return states
+            time.sleep(0.1)
+        raise AssertionError(f"{what}: haproxy's checks did not reach {expected} within {CHECK_WAIT_S:.0f} s; "
+                             f"last states {states}")
+
+
+def main():
+    # Debian installs haproxy in /usr/sbin, which a user's PATH may lack.
+    binary = shutil.which("haproxy", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            raise SystemExit("haproxy not installed, and CI=true: install it (tools/install-deps.sh test)")
+        print("skipped: haproxy not installed")
+        return
+    pb = generate_module()
+    os.makedirs(LOGS, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="animserver-haproxy-")
+    servers, haproxy, locked = {}, None, None
+    try:
+        # Three instances on ephemeral ports, and a fourth with an auth token
+        # (it refuses a ping before hello) that the check must find bad.
+        for name in ("a1", "a2", "a3", "locked"):
+            log = open(os.path.join(LOGS, f"haproxy_{name}.server.log"), "w")
+            extra = ["--auth-token", "not-sent-by-the-check"] if name == "locked" else []
+            proc = subprocess.Popen([os.path.join(BUILD, "animserver"), "--host", "127.0.0.1", "--port", "0"] + extra,
+                                    stdout=subprocess.PIPE, stderr=log, text=True)
+            servers[name] = [proc, None]
+            line = proc.stdout.readline().strip()
+            assert line.startswith("listening on "), f"{name} did not start: {line!r}"
+            servers[name][1] = int(line.rsplit(":", 1)[1])
+        locked = servers.pop("locked")
+
+        # The health check of deploy/haproxy.cfg, and its bytes.
+        rules = health_check_lines()
+        send = [r.split()[2] for r in rules if r.startswith("tcp-check send-binary ")]
+        expect = [r.split()[-1] for r in rules if r.startswith("tcp-check expect binary ")]
+        check(len(send) == 1 and len(expect) == 1, "deploy/haproxy.cfg has one send-binary and one expect binary")
+        body = pb.Request(id=1, ping=pb.PingRequest(payload=b"hchk")).SerializeToString()
+        frame = _VarintBytes(len(body)) + body
+        check(bytes.fromhex(send[0]) == frame, f"the check sends the Ping frame {frame.hex()}")
+        answer = pb.Response(id=1, ping=pb.PingResponse(payload=b"hchk")).SerializeToString()
+        check(bytes.fromhex(expect[0]) in answer, f"the check expects {expect[0]}, part of the Ping answer")
+
+        port = free_port()
+        config = os.path.join(scratch, "haproxy.cfg")
+        stat_socket = os.path.join(scratch, "haproxy.sock")
+        with open(config, "w") as f:
+            f.write(f"""global
+    maxconn 512
+    stats socket {stat_socket} mode 600 level admin
+
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 60s
+    timeout server 60s
+    retries 2
+    option redispatch
+
+frontend animserver
+    bind 127.0.0.1:{port}
+    default_backend animservers
+
+backend animservers
+    balance roundrobin
+    option tcp-check
+""")
+            for rule in rules:
+                f.write(f"    {rule}\n")
+            f.write("    default-server inter 200ms fastinter 100ms downinter 200ms fall 2 rise 1\n")
+            for name, (_, server_port) in servers.items():
+                f.write(f"    server {name} 127.0.0.1:{server_port} check\n")
+            # The same rules against a server that answers the ping with an error.
+            f.write("\nbackend decoy\n    option tcp-check\n    timeout check 1s\n")
+            for rule in rules:
+                f.write(f"    {rule}\n")
+            f.write(f"    server locked 127.0.0.1:{locked[1]} check inter 200ms fall 1 rise 1\n")
+        haproxy = Haproxy(binary, config, stat_socket, os.path.join(LOGS, "haproxy.log"))
+
+        states = haproxy.wait_for({n: "UP" for n in servers}, "startup")
+        deadline = time.monotonic() + CHECK_WAIT_S
+        while not all(s[1] == "L7OK" for s in states.values()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            states = haproxy.stat()
+        check(all(s == ("UP", "L7OK") for s in states.values()),
+              f"haproxy's Ping check passes on all three backends (layer 7): {states}")
+        decoy = haproxy.wait_for({"locked": "DOWN"}, "a server refusing the ping", backend="decoy")
+        check(decoy["locked"][1].startswith("L7"),
+              f"the check fails at layer 7 on a server that accepts but refuses the ping: {decoy}")
+
+        # Clients through haproxy: spread over every backend.
+        clients = [exercise(pb, port, f"lb-{i}") for i in range(9)]
+        print("  ok: 9 connections through haproxy: hello, 3 pings, a search, a character each")
+        shares = {n: server_stats(pb, p).characters for n, (_, p) in servers.items()}
+        check(all(v >= 1 for v in shares.values()) and sum(shares.values()) == 9,
+              f"the 9 connections' characters live on all three backends: {shares}")
+        for c in clients:
+            c.close()
+
+        # Drain a1 (graceful), kill a2.
+        servers["a1"][0].send_signal(signal.SIGTERM)
+        code = servers["a1"][0].wait(timeout=10)
+        check(code == 0, "a1 drained on SIGTERM and exited 0")
+        servers["a2"][0].kill()
+        servers["a2"][0].wait(timeout=10)
+        states = haproxy.wait_for({"a1": "DOWN", "a2": "DOWN", "a3": "UP"}, "after drain and kill")
+        check(True, f"haproxy's checks marked the drained and the killed backend down: {states}")
+
+        survivor = servers["a3"][1]
+        before = server_stats(pb, survivor).characters
+        clients = [exercise(pb, port, f"after-{i}") for i in range(6)]
+        print("  ok: 6 new connections through haproxy succeed with a1 and a2 gone")
+        after = server_stats(pb, survivor).characters
+        check(after - before == 6, f"all 6 landed on the survivor a3 ({before} -> {after} characters)")
+        for c in clients:
+            c.close()
+        direct = Connection(pb, survivor)
+        check(direct.call(ping=pb.PingRequest(payload=b"direct")).ping.payload == b"direct",
+              "the survivor answers directly")
+        direct.close()
+    finally:
+        if haproxy is not None:
+            haproxy.proc.kill()
+            haproxy.proc.wait(timeout=10)
+            haproxy.log.close()
+        for proc, _ in list(servers.values()) + ([locked] if locked else []):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
+    code = servers["a3"][0].returncode
+    check(code == 0, "the survivor exits 0 on SIGTERM")
+    print("haproxy scale-out: passed")
+
+
+if __name__ == "__main__":
+    main()
