@@ -14,17 +14,17 @@
 #include "server.h"
 #include "services.h"
 
-/* The embedded default database and the --db files, before serving: a
- * server that cannot serve what it was asked to exits instead. */
-static int load_startup_databases(anim_server_t *server, char *err, int errlen) {
-  const anim_config_t *config = &server->config;
+/* The embedded default database and the --db files, before the port is
+ * bound: a server that cannot serve what it was asked to exits instead, and
+ * one that accepts connections (a load balancer's TCP check) can answer. */
+static int load_startup_databases(anim_registry_t *registry, const anim_config_t *config, char *err, int errlen) {
   anim_db_entry_t *entry;
   int rc;
   if (config->default_database) {
     anim_database_t db;
     if ((rc = anim_procgen_database(&db, NULL, err, errlen))) return rc;
     if (!(entry = anim_db_entry_create(&db, "", err, errlen))) return ANIM_EFORMAT;
-    anim_registry_put(&server->registry, entry);
+    anim_registry_put(registry, entry);
     anim_log(ANIM_LOG_INFO, "database default: %d frames, %d bones, %d ranges (procedural)", entry->db.nframes,
              entry->db.nbones, entry->db.nranges);
   }
@@ -34,7 +34,7 @@ static int load_startup_databases(anim_server_t *server, char *err, int errlen) 
       snprintf(err, errlen, "--db %.63s: %s", config->preload[i], message);
       return rc;
     }
-    if ((rc = anim_registry_put(&server->registry, entry))) {
+    if ((rc = anim_registry_put(registry, entry))) {
       anim_db_entry_release(entry);
       snprintf(err, errlen, "--db %s: too many databases", config->preload[i]);
       return rc;
@@ -59,12 +59,15 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
 
   static anim_server_t server; /* large (read buffer): not on the stack */
+  static anim_registry_t startup;
   uv_loop_t *loop = uv_default_loop();
-  if (anim_server_start(&server, loop, &config, err, sizeof err) != 0 ||
-      load_startup_databases(&server, err, sizeof err) != 0) {
+  if (load_startup_databases(&startup, &config, err, sizeof err) != 0 ||
+      anim_server_start(&server, loop, &config, err, sizeof err) != 0) {
     fprintf(stderr, "animserver: %s\n", err);
+    anim_registry_clear(&startup);
     return 1;
   }
+  server.registry = startup;
   server.argc = argc, server.argv = argv; /* parsed again on SIGHUP */
   printf("listening on %s:%d\n", server.bound_host, server.bound_port);
   fflush(stdout);
