@@ -133,7 +133,10 @@ void anim_connection_write(anim_connection_t *c, uint8_t *buffer, size_t len) { 
 static void send_response(anim_connection_t *c, const anim_response_t *response) {
   uint8_t *buffer;
   size_t len;
-  if (response->error) c->server->stats.errors++, anim_metrics_error(&c->server->metrics, response->error);
+  if (response->error) {
+    c->server->stats.errors++;
+    anim_metrics_error(&c->server->metrics, response->error);
+  }
   if (anim_codec_encode_response(response, 0, &buffer, &len) != 0) {
     anim_connection_close(c, "out of memory encoding a response");
     return;
@@ -192,8 +195,10 @@ static void job_done(uv_work_t *work, int status) {
     anim_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
   }
   if (job->encoded) {
-    if (job->response.error)
-      c->server->stats.errors++, anim_metrics_error(&c->server->metrics, job->response.error);
+    if (job->response.error) {
+      c->server->stats.errors++;
+      anim_metrics_error(&c->server->metrics, job->response.error);
+    }
     write_buffer(c, job->encoded, job->encoded_len);
     anim_metrics_request(&c->server->metrics, job->request.type, job->request.received_ns);
     anim_response_release(&job->response);

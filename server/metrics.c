@@ -409,7 +409,12 @@ static void on_connection(uv_stream_t *listener, int status) {
   anim_metrics_t *m = &server->metrics;
   if (status < 0) return;
   metrics_conn_t *c = calloc(1, sizeof *c);
-  if (!c) return; /* the connection stays in the backlog; the next accept retries */
+  if (!c) {
+    /* libuv stops watching the listener until this connection is accepted,
+     * so without 4 KiB to spare the endpoint goes quiet: say so. */
+    anim_log(ANIM_LOG_ERROR, "metrics endpoint: out of memory accepting a connection");
+    return;
+  }
   c->server = server;
   uv_tcp_init(server->loop, &c->tcp);
   uv_timer_init(server->loop, &c->timer);
