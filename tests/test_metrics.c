@@ -186,6 +186,19 @@ static void test_http_refusals(void **state) {
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
+/* A metrics port that cannot be bound stops the server at startup (exit 1, no "listening on"). */
+static void test_metrics_port_in_use_fails_start(void **state) {
+  anim_test_server_t first, second;
+  int port;
+  assert_int_equal(anim_test_server_start_metrics(&first, "metrics_first", metrics_args, &port), 0);
+  char taken[16];
+  snprintf(taken, sizeof taken, "%d", port);
+  const char *const args[] = {"--metrics-port", taken, NULL};
+  assert_int_equal(anim_test_server_start(&second, "metrics_second", args), -1);
+  assert_int_equal(http(port, "GET", "/live", NULL), 200);
+  assert_int_equal(anim_test_server_stop(&first), 0);
+}
+
 static void test_ready_and_live(void **state) {
   anim_test_server_t server;
   int port;
@@ -335,6 +348,7 @@ static void test_scrape_during_crowd(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_http_refusals),
+      cmocka_unit_test(test_metrics_port_in_use_fails_start),
       cmocka_unit_test(test_ready_and_live),
       cmocka_unit_test(test_request_and_error_counters),
       cmocka_unit_test(test_characters_gauge_and_ticks),
