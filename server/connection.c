@@ -134,7 +134,10 @@ void anim_connection_write(anim_connection_t *c, uint8_t *buffer, size_t len) { 
 static void send_response(anim_connection_t *c, const anim_response_t *response) {
   uint8_t *buffer;
   size_t len;
-  if (response->error) c->server->stats.errors++;
+  if (response->error) {
+    c->server->stats.errors++;
+    anim_metrics_error(&c->server->metrics, response->error);
+  }
   if (anim_codec_encode_response(response, 0, &buffer, &len) != 0) {
     anim_connection_close(c, "out of memory encoding a response");
     return;
@@ -166,6 +169,7 @@ static void run_step(anim_service_step_fn step, const anim_service_ctx_t *ctx, c
 /* Answers and releases a request whose steps are done (loop thread). */
 static void complete(anim_connection_t *c, anim_request_t *request, anim_response_t *response) {
   send_response(c, response);
+  anim_metrics_request(&c->server->metrics, request->type, request->received_ns);
   anim_response_release(response);
   anim_request_release(request);
 }
@@ -191,8 +195,12 @@ static void job_done(uv_work_t *work, int status) {
     anim_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
   }
   if (job->encoded) {
-    if (job->response.error) c->server->stats.errors++;
+    if (job->response.error) {
+      c->server->stats.errors++;
+      anim_metrics_error(&c->server->metrics, job->response.error);
+    }
     write_buffer(c, job->encoded, job->encoded_len);
+    anim_metrics_request(&c->server->metrics, job->request.type, job->request.received_ns);
     anim_response_release(&job->response);
     anim_request_release(&job->request);
   } else {
@@ -266,6 +274,7 @@ static int authenticate(anim_connection_t *c, const anim_request_t *request) {
 static void dispatch(anim_connection_t *c, anim_request_t *request) {
   const anim_service_t *service = anim_service_for(request->type);
   if (authenticate(c, request) != 0) {
+    anim_metrics_request(&c->server->metrics, request->type, request->received_ns);
     anim_request_release(request);
     return;
   }
@@ -276,6 +285,7 @@ static void dispatch(anim_connection_t *c, anim_request_t *request) {
       return; /* the crowd holds the request now */
     else
       send_error(c, request->id, ANIM_ENOMEM, "out of memory");
+    anim_metrics_request(&c->server->metrics, request->type, request->received_ns);
     anim_request_release(request);
     return;
   }
@@ -325,12 +335,15 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
   anim_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
                                 config->max_pose_frames};
   c->server->stats.requests++;
+  uint64_t received_ns = anim_scheduler_now_ns();
   int rc = anim_codec_decode_request(frame, len, &limits, &request, err, sizeof err);
   if (rc != 0) {
     anim_log(ANIM_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)c->id, err);
     send_error(c, request.id, rc, err);
+    anim_metrics_request(&c->server->metrics, ANIM_REQUEST_TYPE_COUNT, received_ns);
     anim_request_release(&request);
   } else {
+    request.received_ns = received_ns;
     dispatch(c, &request);
   }
   /* Backpressure or an error may have stopped this connection mid-buffer. */

@@ -256,6 +256,15 @@ static void start_streams(anim_crowd_t *crowd) {
 
 /* ---- the tick ------------------------------------------------------------------------ */
 
+/* Every tick, idle or not, ends here: the scheduler's counters and the
+ * metrics' histograms then agree on how many ticks there were. */
+static void tick_done(anim_crowd_t *crowd) {
+  anim_scheduler_t *s = &crowd->scheduler;
+  uint64_t ticks = s->ticks;
+  anim_scheduler_tick_done(s);
+  if (s->ticks != ticks) anim_metrics_tick(&crowd->server->metrics, s->last_lateness_ns, s->last_work_ns);
+}
+
 static int by_database(const void *x, const void *y) {
   const anim_actor_t *a = *(anim_actor_t *const *)x, *b = *(anim_actor_t *const *)y;
   if (a->entry != b->entry) return a->entry < b->entry ? -1 : 1;
@@ -300,11 +309,11 @@ static void on_tick(anim_scheduler_t *scheduler, uint64_t tick, double dt) {
   anim_crowd_t *crowd = scheduler->data;
   if (crowd->count == 0) { /* idle: stop waking up */
     anim_scheduler_stop(scheduler);
-    anim_scheduler_tick_done(scheduler);
+    tick_done(crowd);
     return;
   }
   if (snapshot(crowd) != 0) {
-    anim_scheduler_tick_done(scheduler);
+    tick_done(crowd);
     return;
   }
   crowd->ticking = 1;
@@ -339,7 +348,7 @@ static void finish_tick(anim_crowd_t *crowd) {
   }
   crowd->ntick_actors = 0;
   crowd->ticking = 0;
-  anim_scheduler_tick_done(&crowd->scheduler);
+  tick_done(crowd);
   run_deferred(crowd);
   if (crowd->count == 0) anim_scheduler_stop(&crowd->scheduler);
 }

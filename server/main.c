@@ -70,6 +70,7 @@ int main(int argc, char **argv) {
   server.registry = startup;
   server.argc = argc, server.argv = argv; /* parsed again on SIGHUP */
   printf("listening on %s:%d\n", server.bound_host, server.bound_port);
+  if (server.metrics.listening) printf("metrics on %s:%d\n", server.metrics.bound_host, server.metrics.bound_port);
   fflush(stdout);
   anim_log(ANIM_LOG_INFO, "animserver %s listening on %s:%d (protocol %d)", ANIM_VERSION, server.bound_host,
            server.bound_port, ANIM_PROTOCOL_VERSION);

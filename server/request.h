@@ -235,6 +235,7 @@ typedef struct {
   void *decoded; /* the codec's message; owns what the views point to */
   void *budget;  /* the allocator state that decoded it (charges the arena too) */
   void *arena;   /* converted arrays, freed with the request */
+  uint64_t received_ns; /* set by the connection when the frame arrived, for latency metrics */
 } anim_request_t;
 
 typedef struct {

@@ -63,6 +63,7 @@ static void start_tick(anim_scheduler_t *s, uint64_t now) {
   if (lateness > s->period_ns / 10) s->late++;
   if (lateness > s->lateness_max_ns) s->lateness_max_ns = lateness;
   record(s->lateness_us, s->ticks, lateness);
+  s->last_lateness_ns = lateness;
   s->current = due;
   s->next = due + 1;
   s->busy = 1;
@@ -119,7 +120,8 @@ void anim_scheduler_tick_done(anim_scheduler_t *s) {
   if (!s->busy) return;
   s->busy = 0;
   uint64_t now = anim_scheduler_now_ns();
-  record(s->work_us, s->ticks, now - deadline_of(s, s->current));
+  s->last_work_ns = now - deadline_of(s, s->current);
+  record(s->work_us, s->ticks, s->last_work_ns);
   s->ticks++;
   if (!s->running || s->closed) return;
   /* A deadline already past fires at once: the timerfd reports it on the next poll. */

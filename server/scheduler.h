@@ -52,6 +52,7 @@ typedef struct anim_scheduler {
   anim_tick_cb cb;
   void *data;
   uint64_t ticks, late, skipped, lateness_max_ns;
+  uint64_t last_lateness_ns, last_work_ns; /* of the last tick done, for histograms */
   uint32_t lateness_us[ANIM_SCHEDULER_WINDOW], work_us[ANIM_SCHEDULER_WINDOW];
 } anim_scheduler_t;
 

@@ -116,9 +116,14 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
   }
   record_bound_address(server);
   server->start_ns = anim_scheduler_now_ns();
+  if ((rc = anim_metrics_start(server, err, errlen)) != 0) {
+    uv_close((uv_handle_t *)&server->listener, NULL);
+    return rc;
+  }
   if (anim_crowd_init(&server->crowd, server) != 0) {
     snprintf(err, errlen, "cannot create the tick timer (timerfd)");
     uv_close((uv_handle_t *)&server->listener, NULL);
+    anim_metrics_close(server);
     return ANIM_EIO;
   }
   uv_signal_init(loop, &server->sigint);
@@ -147,6 +152,8 @@ void anim_server_shutdown(anim_server_t *server) {
   uv_unref((uv_handle_t *)&server->sigterm);
   uv_unref((uv_handle_t *)&server->sighup);
   uv_close((uv_handle_t *)&server->idle_sweep, NULL);
+  /* /ready would say 503 from here on; the endpoint closes with the rest so the loop can end. */
+  anim_metrics_close(server);
   anim_scheduler_close(&server->crowd.scheduler); /* a tick in flight still finishes */
   /* Drain may free a connection synchronously only through uv callbacks, so
    * walking the list here is safe. */

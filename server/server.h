@@ -6,7 +6,8 @@
  * port, readable in bound_port); uv_run serves; SIGINT/SIGTERM or
  * anim_server_shutdown stop accepting, let in-flight work answer, flush and
  * close every connection, and close the server's handles, so uv_run returns
- * and uv_loop_close succeeds.
+ * and uv_loop_close succeeds. With config metrics_port >= 0 the metrics
+ * endpoint (metrics.h) listens too, from start until shutdown.
  */
 #ifndef ANIM_SERVER_H
 #define ANIM_SERVER_H
@@ -15,6 +16,7 @@
 #include <uv.h>
 #include "config.h"
 #include "crowd.h"
+#include "metrics.h"
 #include "registry.h"
 
 struct anim_connection;
@@ -43,6 +45,7 @@ typedef struct anim_server {
   char bound_host[64];
   int bound_port;
   anim_server_stats_t stats;
+  anim_metrics_t metrics;      /* by type and code, histograms, the HTTP endpoint; loop thread only */
   anim_registry_t registry;    /* loop thread only */
   anim_crowd_t crowd;          /* characters and their tick */
   uint64_t next_subscription_id;

@@ -38,7 +38,9 @@ static const char *build_dir(void) {
   return dir && *dir ? dir : "build";
 }
 
-int anim_test_server_start(anim_test_server_t *server, const char *log_name, const char *const *extra) {
+/* Spawns the server and reads its "listening on" line, and with
+ * out_metrics_port its "metrics on" line too. */
+static int spawn(anim_test_server_t *server, const char *log_name, const char *const *extra, int *out_metrics_port) {
   char binary[1024], log_path[1024];
   snprintf(binary, sizeof binary, "%s/animserver", build_dir());
   snprintf(log_path, sizeof log_path, "%s/tests/%s.server.log", build_dir(), log_name);
@@ -65,6 +67,9 @@ int anim_test_server_start(anim_test_server_t *server, const char *log_name, con
   char line[256] = "";
   int ok = stream && fgets(line, sizeof line, stream) &&
            sscanf(line, "listening on %63[^:]:%d", server->host, &server->port) == 2;
+  char metrics_host[64];
+  if (ok && out_metrics_port)
+    ok = fgets(line, sizeof line, stream) && sscanf(line, "metrics on %63[^:]:%d", metrics_host, out_metrics_port) == 2;
   if (stream) fclose(stream);
   server->pid = pid;
   track(pid, 1);
@@ -75,6 +80,15 @@ int anim_test_server_start(anim_test_server_t *server, const char *log_name, con
     return -1;
   }
   return 0;
+}
+
+int anim_test_server_start(anim_test_server_t *server, const char *log_name, const char *const *extra) {
+  return spawn(server, log_name, extra, NULL);
+}
+
+int anim_test_server_start_metrics(anim_test_server_t *server, const char *log_name, const char *const *extra,
+                                   int *out_metrics_port) {
+  return spawn(server, log_name, extra, out_metrics_port);
 }
 
 int anim_test_server_stop(anim_test_server_t *server) {

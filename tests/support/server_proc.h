@@ -20,6 +20,12 @@ typedef struct {
  * and waits for its "listening on" line. 0, or -1 (the test should fail). */
 int anim_test_server_start(anim_test_server_t *server, const char *log_name, const char *const *extra_args);
 
+/* As anim_test_server_start, and then reads the second stdout line,
+ * "metrics on HOST:PORT", into *out_metrics_port: extra_args must turn the
+ * endpoint on ("--metrics-port", "0"). 0, or -1. */
+int anim_test_server_start_metrics(anim_test_server_t *server, const char *log_name, const char *const *extra_args,
+                                   int *out_metrics_port);
+
 /* SIGTERM, then waits; returns the exit status (0 for a clean drain), or -1
  * if it died from a signal or did not stop within 10 s (then killed). */
 int anim_test_server_stop(anim_test_server_t *server);

@@ -1,0 +1,358 @@
+/*
+ * test_metrics.c: end to end for the metrics endpoint (server/metrics.h).
+ * Starts the real animserver with --metrics-port 0 on loopback, makes
+ * traffic with the real client library, and reads the endpoint with a plain
+ * blocking socket: HTTP refusals first, then readiness, then the values the
+ * scrape reports against the traffic that was sent.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <poll.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "anim_client.h"
+#include "frame.h"
+#include "server_proc.h"
+
+#define TIMEOUT_MS 5000
+
+static const char *const metrics_args[] = {"--metrics-host", "127.0.0.1", "--metrics-port", "0", NULL};
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int connect_port(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {0};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((uint16_t)port);
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Reads until the server closes (or timeout_ms passes); a malloc'd, NUL-terminated buffer. */
+static char *read_all(int fd, int timeout_ms, size_t *out_len) {
+  size_t cap = 65536, len = 0;
+  char *buf = malloc(cap + 1);
+  double deadline = now_s() + timeout_ms * 1e-3;
+  struct pollfd p = {fd, POLLIN, 0};
+  while (now_s() < deadline) {
+    if (poll(&p, 1, 50) <= 0) continue;
+    if (len == cap) buf = realloc(buf, (cap *= 2) + 1);
+    ssize_t n = recv(fd, buf + len, cap - len, 0);
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  buf[len] = '\0';
+  if (out_len) *out_len = len;
+  return buf;
+}
+
+/* Sends raw bytes as a request; returns the status code and, when out_body
+ * is not NULL, the body (malloc'd). -1 when nothing parseable came back. */
+static int http_raw(int port, const char *request, size_t request_len, char **out_body) {
+  int fd = connect_port(port);
+  assert_true(fd >= 0);
+  assert_int_equal(send(fd, request, request_len, 0), (ssize_t)request_len);
+  char *reply = read_all(fd, TIMEOUT_MS, NULL);
+  close(fd);
+  int status = -1;
+  if (sscanf(reply, "HTTP/1.1 %d ", &status) != 1) status = -1;
+  char *body = strstr(reply, "\r\n\r\n");
+  if (out_body) *out_body = strdup(body ? body + 4 : "");
+  free(reply);
+  return status;
+}
+
+static int http(int port, const char *method, const char *path, char **out_body) {
+  char request[512];
+  int n = snprintf(request, sizeof request, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\n\r\n", method,
+                   path);
+  return http_raw(port, request, (size_t)n, out_body);
+}
+
+static char *scrape(int port) {
+  char *body = NULL;
+  assert_int_equal(http(port, "GET", "/metrics", &body), 200);
+  return body;
+}
+
+/* The value of the sample whose name and labels are exactly series, or NAN. */
+static double sample(const char *text, const char *series) {
+  size_t n = strlen(series);
+  for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+    if (strncmp(line, series, n) == 0 && line[n] == ' ') return strtod(line + n + 1, NULL);
+  return NAN;
+}
+
+static double scrape_one(int port, const char *series) {
+  char *text = scrape(port);
+  double v = sample(text, series);
+  free(text);
+  return v;
+}
+
+static anim_client_t *connect_client(const anim_test_server_t *server) {
+  int err;
+  anim_client_t *client = anim_client_connect(server->host, server->port, NULL, &err);
+  assert_non_null(client);
+  return client;
+}
+
+/* Histogram series of name with label (`type="ping"`, or "" for none):
+ * buckets never decrease, +Inf equals _count, and _count is returned. */
+static double check_histogram(const char *text, const char *name, const char *label) {
+  static const char *const les[] = {"5e-05", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01",
+                                    "0.025", "0.05",   "0.1",     "0.25",   "0.5",   "1",      "2",     "2.5",
+                                    "+Inf"};
+  char series[256];
+  const char *sep = label[0] ? "," : "";
+  double previous = 0;
+  for (size_t i = 0; i < sizeof les / sizeof les[0]; i++) {
+    snprintf(series, sizeof series, "animserver_%s_bucket{%s%sle=\"%s\"}", name, label, sep, les[i]);
+    double v = sample(text, series);
+    if (isnan(v)) fail_msg("missing %s", series);
+    if (v < previous) fail_msg("%s = %g below the previous bucket's %g", series, v, previous);
+    previous = v;
+  }
+  if (label[0]) snprintf(series, sizeof series, "animserver_%s_count{%s}", name, label);
+  else snprintf(series, sizeof series, "animserver_%s_count", name);
+  double count = sample(text, series);
+  assert_true(count == previous);
+  return count;
+}
+
+/* ---- invalid input first ------------------------------------------------------------ */
+
+static void test_http_refusals(void **state) {
+  anim_test_server_t server;
+  int port;
+  assert_int_equal(anim_test_server_start_metrics(&server, "metrics_http", metrics_args, &port), 0);
+  assert_int_equal(http(port, "GET", "/nosuch", NULL), 404);
+  assert_int_equal(http(port, "GET", "/", NULL), 404);
+  assert_int_equal(http(port, "POST", "/metrics", NULL), 405);
+  assert_int_equal(http(port, "DELETE", "/ready", NULL), 405);
+  const char bad_line[] = "GET\r\n\r\n";
+  assert_int_equal(http_raw(port, bad_line, strlen(bad_line), NULL), 400);
+  const char bad_version[] = "GET /metrics SPDY/9\r\n\r\n";
+  assert_int_equal(http_raw(port, bad_version, strlen(bad_version), NULL), 400);
+  const char bad_header[] = "GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n";
+  assert_int_equal(http_raw(port, bad_header, strlen(bad_header), NULL), 400);
+  const char nul[] = "GET /metrics HTTP/1.1\r\nX: a\0b\r\n\r\n";
+  assert_int_equal(http_raw(port, nul, sizeof nul - 1, NULL), 400);
+
+  /* A head over 4 KiB is refused (431) without waiting for its end... */
+  size_t big = 16384;
+  char *oversize = malloc(big);
+  memset(oversize, 'a', big);
+  memcpy(oversize, "GET /metrics HTTP/1.1\r\nX-Filler: ", 33);
+  assert_int_equal(http_raw(port, oversize, big, NULL), 431);
+  free(oversize);
+  /* ... and the endpoint and the protocol port keep serving. */
+  assert_int_equal(http(port, "GET", "/live", NULL), 200);
+  anim_client_t *client = connect_client(&server);
+  assert_int_equal(anim_client_ping(client, "x", 1, NULL, TIMEOUT_MS), 0);
+  anim_client_close(client);
+
+  /* A connection that sends nothing is closed after 5 s; others are served meanwhile. */
+  int idle = connect_port(port);
+  assert_true(idle >= 0);
+  assert_int_equal(http(port, "GET", "/live", NULL), 200);
+  double start = now_s();
+  size_t len;
+  char *nothing = read_all(idle, 8000, &len);
+  double waited = now_s() - start;
+  close(idle);
+  free(nothing);
+  assert_int_equal(len, 0);
+  assert_true(waited > 4.0 && waited < 7.5);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
+/* A metrics port that cannot be bound stops the server at startup (exit 1, no "listening on"). */
+static void test_metrics_port_in_use_fails_start(void **state) {
+  anim_test_server_t first, second;
+  int port;
+  assert_int_equal(anim_test_server_start_metrics(&first, "metrics_first", metrics_args, &port), 0);
+  char taken[16];
+  snprintf(taken, sizeof taken, "%d", port);
+  const char *const args[] = {"--metrics-port", taken, NULL};
+  assert_int_equal(anim_test_server_start(&second, "metrics_second", args), -1);
+  assert_int_equal(http(port, "GET", "/live", NULL), 200);
+  assert_int_equal(anim_test_server_stop(&first), 0);
+}
+
+static void test_ready_and_live(void **state) {
+  anim_test_server_t server;
+  int port;
+  char *body = NULL;
+  assert_int_equal(anim_test_server_start_metrics(&server, "metrics_ready", metrics_args, &port), 0);
+  assert_int_equal(http(port, "GET", "/ready", &body), 200);
+  assert_string_equal(body, "ready\n");
+  free(body);
+  assert_int_equal(http(port, "GET", "/live?probe=1", &body), 200);
+  assert_string_equal(body, "live\n");
+  free(body);
+  assert_true(scrape_one(port, "animserver_ready") == 1);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+
+  /* No database: alive but not ready. */
+  const char *const empty_args[] = {"--no-default-db", "--metrics-port", "0", NULL};
+  assert_int_equal(anim_test_server_start_metrics(&server, "metrics_notready", empty_args, &port), 0);
+  assert_int_equal(http(port, "GET", "/ready", &body), 503);
+  free(body);
+  assert_int_equal(http(port, "GET", "/live", NULL), 200);
+  assert_true(scrape_one(port, "animserver_ready") == 0);
+  assert_true(scrape_one(port, "animserver_databases") == 0);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
+/* ---- behaviour --------------------------------------------------------------------------- */
+
+static void test_request_and_error_counters(void **state) {
+  anim_test_server_t server;
+  int port;
+  assert_int_equal(anim_test_server_start_metrics(&server, "metrics_requests", metrics_args, &port), 0);
+  char *text = scrape(port);
+  assert_true(strstr(text, "# TYPE animserver_requests_total counter\n") != NULL);
+  assert_true(strstr(text, "# HELP animserver_requests_total ") != NULL);
+  assert_true(sample(text, "animserver_requests_total{type=\"ping\"}") == 0);
+  assert_true(sample(text, "animserver_errors_total{code=\"ENOTFOUND\"}") == 0);
+  assert_true(sample(text, "animserver_database_memory_bytes{database=\"default\"}") > 1000);
+  assert_true(sample(text, "animserver_process_resident_memory_bytes") > 0);
+  free(text);
+
+  anim_client_t *client = connect_client(&server);
+  enum { PINGS = 17 };
+  for (int i = 0; i < PINGS; i++) assert_int_equal(anim_client_ping(client, "m", 1, NULL, TIMEOUT_MS), 0);
+  uint64_t id;
+  assert_int_equal(anim_client_characters_create(client, "nosuch", NULL, NULL, 1, &id, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_true(scrape_one(port, "animserver_connections") == 1);
+
+  /* A frame that is not a Request: counted as type unknown, answered with EPROTO. */
+  int fd = anim_test_server_raw_connect(&server);
+  assert_true(fd >= 0);
+  uint8_t garbage[8] = {0};
+  size_t n = anim_varint_encode(3, garbage);
+  memset(garbage + n, 0xff, 3);
+  assert_int_equal(send(fd, garbage, n + 3, 0), (ssize_t)(n + 3));
+  char reply[256];
+  struct pollfd p = {fd, POLLIN, 0};
+  assert_true(poll(&p, 1, TIMEOUT_MS) == 1 && recv(fd, reply, sizeof reply, 0) > 0);
+  close(fd);
+
+  text = scrape(port);
+  assert_true(sample(text, "animserver_requests_total{type=\"ping\"}") == PINGS);
+  assert_true(sample(text, "animserver_requests_total{type=\"create_characters\"}") == 1);
+  assert_true(sample(text, "animserver_requests_total{type=\"unknown\"}") == 1);
+  assert_true(sample(text, "animserver_errors_total{code=\"ENOTFOUND\"}") == 1);
+  assert_true(sample(text, "animserver_errors_total{code=\"EPROTO\"}") == 1);
+  assert_true(check_histogram(text, "request_duration_seconds", "type=\"ping\"") == PINGS);
+  assert_true(check_histogram(text, "request_duration_seconds", "type=\"create_characters\"") == 1);
+  /* A loopback ping answers well under 2.5 s; its sum is positive and below count * 2.5 s. */
+  double sum = sample(text, "animserver_request_duration_seconds_sum{type=\"ping\"}");
+  assert_true(sum > 0 && sum < PINGS * 2.5);
+  assert_true(sample(text, "animserver_connections_accepted_total") == 2);
+  free(text);
+  anim_client_close(client);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
+static void test_characters_gauge_and_ticks(void **state) {
+  anim_test_server_t server;
+  int port;
+  assert_int_equal(anim_test_server_start_metrics(&server, "metrics_characters", metrics_args, &port), 0);
+  anim_client_t *client = connect_client(&server);
+  uint64_t ids[5];
+  assert_int_equal(anim_client_characters_create(client, "default", NULL, NULL, 5, ids, TIMEOUT_MS), 0);
+  assert_true(scrape_one(port, "animserver_characters") == 5);
+  assert_int_equal(anim_client_characters_destroy(client, ids, 2, TIMEOUT_MS), 0);
+  assert_true(scrape_one(port, "animserver_characters") == 3);
+  /* Subscribed for a while: frames and ticks are counted. */
+  anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  for (int i = 0; i < 10; i++) {
+    anim_stream_frame_t *frame = NULL;
+    assert_int_equal(anim_client_next_frame(client, &frame, TIMEOUT_MS), 0);
+    anim_stream_frame_free(frame);
+  }
+  char *text = scrape(port);
+  double ticks = sample(text, "animserver_ticks_total");
+  assert_true(ticks >= 10);
+  /* Every tick is in both histograms, and only those. */
+  assert_true(check_histogram(text, "tick_lateness_seconds", "") == ticks);
+  assert_true(check_histogram(text, "tick_work_seconds", "") == ticks);
+  assert_true(sample(text, "animserver_stream_frames_sent_total") >= 10);
+  assert_true(sample(text, "animserver_stream_bytes_total") > 0);
+  assert_false(isnan(sample(text, "animserver_stream_frames_dropped_total")));
+  assert_false(isnan(sample(text, "animserver_slow_subscribers_closed_total")));
+  assert_false(isnan(sample(text, "animserver_ticks_late_total")));
+  assert_false(isnan(sample(text, "animserver_ticks_skipped_total")));
+  free(text);
+  /* A connection's characters go with it (noticed on the server's next read). */
+  anim_client_close(client);
+  double characters = -1;
+  for (int i = 0; i < 100 && characters != 0; i++) {
+    characters = scrape_one(port, "animserver_characters");
+    if (characters != 0) usleep(20000);
+  }
+  assert_true(characters == 0);
+  assert_true(scrape_one(port, "animserver_connections") == 0);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
+static void test_scrape_during_crowd(void **state) {
+  anim_test_server_t server;
+  int port;
+  assert_int_equal(anim_test_server_start_metrics(&server, "metrics_crowd", metrics_args, &port), 0);
+  anim_client_t *client = connect_client(&server);
+  enum { CROWD = 1000 };
+  uint64_t *ids = malloc(CROWD * sizeof *ids);
+  assert_int_equal(anim_client_characters_create(client, "default", NULL, NULL, CROWD, ids, TIMEOUT_MS), 0);
+  double first_ticks = -1;
+  for (int i = 0; i < 5; i++) {
+    double start = now_s();
+    char *text = scrape(port);
+    double took = now_s() - start;
+    assert_true(took < 1.0); /* the loop is not held up by the crowd */
+    assert_true(sample(text, "animserver_characters") == CROWD);
+    double ticks = sample(text, "animserver_ticks_total");
+    if (i == 0) first_ticks = ticks;
+    free(text);
+    usleep(100000);
+    if (i == 4) assert_true(ticks > first_ticks); /* ticking while scraped */
+  }
+  assert_int_equal(http(port, "GET", "/ready", NULL), 200);
+  free(ids);
+  anim_client_close(client);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_http_refusals),
+      cmocka_unit_test(test_metrics_port_in_use_fails_start),
+      cmocka_unit_test(test_ready_and_live),
+      cmocka_unit_test(test_request_and_error_counters),
+      cmocka_unit_test(test_characters_gauge_and_ticks),
+      cmocka_unit_test(test_scrape_during_crowd),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
