@@ -1122,10 +1122,14 @@ anim_inertializer_state_t *anim__state_from(const Animserver__InertializerState 
     return NULL;
   }
   s->nbones = (int)n;
-  s->offset_positions = block, memcpy(block, m->offset_positions, 3 * n * sizeof *block), block += 3 * n;
-  s->offset_velocities = block, memcpy(block, m->offset_velocities, 3 * n * sizeof *block), block += 3 * n;
-  s->offset_rotations = block, memcpy(block, m->offset_rotations, 4 * n * sizeof *block), block += 4 * n;
-  s->offset_angular_velocities = block, memcpy(block, m->offset_angular_velocities, 3 * n * sizeof *block);
+  s->offset_positions = block, s->offset_velocities = block + 3 * n;
+  s->offset_rotations = block + 6 * n, s->offset_angular_velocities = block + 10 * n;
+  if (n > 0) { /* no offsets (a state asked without them): the wire arrays are NULL */
+    memcpy(s->offset_positions, m->offset_positions, 3 * n * sizeof *block);
+    memcpy(s->offset_velocities, m->offset_velocities, 3 * n * sizeof *block);
+    memcpy(s->offset_rotations, m->offset_rotations, 4 * n * sizeof *block);
+    memcpy(s->offset_angular_velocities, m->offset_angular_velocities, 3 * n * sizeof *block);
+  }
   if (m->n_anchor == 14) memcpy(s->anchor, m->anchor, sizeof s->anchor);
   return s;
 }
