@@ -132,6 +132,7 @@ static void restored(anim_client_t *client, int fd) {
   anim__client_attach(client, fd);
   r->state = CONN_CONNECTED;
   r->proven = 0; /* attempts start over once it answers (anim__reconnect_answered) */
+  r->hello_status = 0;
   /* Pipelined before anything the caller sends in RESTORED: the server serves
    * nothing but hello until it has the token. */
   if (client->auth_token[0]) anim__client_hello_again(client);

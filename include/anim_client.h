@@ -70,7 +70,7 @@ enum {
 /* Called from anim_client_process / anim_client_poll or a blocking call. In
  * RESTORED the caller may use the whole API (blocking calls included) to
  * re-create what the lost server held; in the other events requests fail
- * with ANIM_ECLOSED. */
+ * with ANIM_ECLOSED. Never anim_client_close the client inside it. */
 typedef void (*anim_connection_cb)(anim_client_t *client, int event, int status, void *data);
 
 typedef struct {

@@ -8,11 +8,12 @@
  * Then: LOST with the pending request failed once; RESTORED within a bounded
  * wait, characters and a subscription re-created inside the event, frames
  * from the new server; a blocking call made during the outage waits for the
- * connection; the delay between attempts grows; GAVE_UP after the attempts
+ * connection; the same through the caller's own poll loop; the delay between attempts grows; GAVE_UP after the attempts
  * allowed; an auth-token server gets the token again, one with another
  * token makes the client give up. Waits are bounded and
  * say what they waited for; no wall-clock performance bound.
  */
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -247,6 +248,49 @@ static void test_blocking_call_waits_for_connection(void **state) {
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
+/* The caller's own loop: poll() on anim_client_fd() (-1 between attempts, a
+ * connecting socket wanting POLLOUT during one) no longer than
+ * anim_client_next_timeout(), then anim_client_process(). */
+static void own_loop_until(anim_client_t *client, const int *flag, int want, const char *what, int *saw_no_fd,
+                           int *saw_connecting) {
+  uint64_t deadline = now_us() + (uint64_t)EVENT_WAIT_MS * 1000u;
+  while (*flag < want) {
+    if (now_us() > deadline) fail_msg("no %s within %d ms (have %d, want %d)", what, EVENT_WAIT_MS, *flag, want);
+    int fd = anim_client_fd(client);
+    if (fd < 0) ++*saw_no_fd;
+    else if (!anim_client_connected(client) && anim_client_wants_write(client)) ++*saw_connecting;
+    struct pollfd p = {fd, (short)(POLLIN | (anim_client_wants_write(client) ? POLLOUT : 0)), 0};
+    int wait = anim_client_next_timeout(client);
+    if (wait < 0 || wait > 50) wait = 50;
+    poll(&p, 1, wait);
+    anim_client_process(client);
+  }
+}
+
+static void test_own_poll_loop(void **state) {
+  int port = free_port();
+  anim_test_server_t server;
+  start_on(&server, port, NULL);
+  events_t ev = {0};
+  anim_client_t *client = connect_to(port, &ev, 0, 20, 100, NULL);
+  int saw_no_fd = 0, saw_connecting = 0;
+  assert_int_equal(anim_test_server_kill(&server), 0);
+  own_loop_until(client, &ev.lost, 1, "LOST event in the caller's loop", &saw_no_fd, &saw_connecting);
+  own_loop_until(client, &ev.attempts_failed, 2, "failed attempts in the caller's loop", &saw_no_fd,
+                 &saw_connecting);
+  assert_true(saw_no_fd > 0); /* between attempts there is no socket to poll */
+  ev.recreate = 1;
+  start_on(&server, port, NULL);
+  own_loop_until(client, &ev.restored, 1, "RESTORED event in the caller's loop", &saw_no_fd, &saw_connecting);
+  assert_int_equal(ev.create_rc, 0);
+  assert_int_equal(ev.subscribe_rc, 0);
+  own_loop_until(client, &ev.frames, 3, "stream frames in the caller's loop", &saw_no_fd, &saw_connecting);
+  assert_int_equal(ev.stray_poses, 0);
+  assert_true(anim_client_fd(client) >= 0);
+  anim_client_close(client);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
 /* ---- backoff and giving up -------------------------------------------------------------- */
 
 #define BACKOFF_INITIAL_MS 10
@@ -361,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_without_reconnect_stays_closed),
       cmocka_unit_test(test_kill_and_restore),
       cmocka_unit_test(test_blocking_call_waits_for_connection),
+      cmocka_unit_test(test_own_poll_loop),
       cmocka_unit_test(test_backoff_grows),
       cmocka_unit_test(test_gives_up),
       cmocka_unit_test(test_auth_token_sent_again),
