@@ -518,6 +518,8 @@ int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_sta
 
 /* ---- non-blocking path --------------------------------------------------------- */
 
+/* The socket to poll. With reconnection it changes after a loss, and is -1
+ * between attempts (see anim_client_next_timeout). */
 int anim_client_fd(const anim_client_t *client);
 
 /* Queue requests; out_id (may be NULL) receives the id the callback will see. */
@@ -580,7 +582,10 @@ int anim_client_spring_from_constraint_send(anim_client_t *client, double erp, d
 
 /* Reads what the socket has, calls callbacks for complete messages, writes
  * queued output. Never blocks. 0, or ANIM_ECLOSED / ANIM_EPROTO /
- * ANIM_ETOOBIG when the connection is no longer usable. */
+ * ANIM_ETOOBIG when the connection is no longer usable. With reconnection it
+ * also tears a lost connection down and makes the attempt that is due (a
+ * connect in progress is never waited for here); ANIM_ECLOSED until
+ * connected again. */
 int anim_client_process(anim_client_t *client);
 
 /* 1 while queued output waits for the socket (poll for POLLOUT too). */
@@ -590,7 +595,10 @@ int anim_client_wants_write(const anim_client_t *client);
 int anim_client_pending(const anim_client_t *client);
 
 /* Waits up to timeout_ms for the socket and processes it once. 0, or
- * ANIM_ETIMEDOUT when nothing happened, or anim_client_process's errors. */
+ * ANIM_ETIMEDOUT when nothing happened, or anim_client_process's errors.
+ * While reconnecting: waits up to timeout_ms for the next attempt (or the
+ * connect in progress), makes it, and returns 0 if connected again, else
+ * ANIM_ECLOSED. */
 int anim_client_poll(anim_client_t *client, int timeout_ms);
 
 #ifdef __cplusplus
