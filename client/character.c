@@ -235,7 +235,8 @@ typedef struct {
 static int call(anim_client_t *client, Animserver__Request *request, Animserver__Response__BodyCase expect,
                 complete_fn complete, call_t *c, int timeout_ms) {
   uint64_t id;
-  int rc = anim__client_send(client, request, expect, complete, NULL, c, &id);
+  int rc = anim__client_await(client, &timeout_ms);
+  if (rc == 0) rc = anim__client_send(client, request, expect, complete, NULL, c, &id);
   if (rc) return rc;
   rc = anim__client_wait(client, &c->done, id, timeout_ms);
   return rc ? rc : c->status;

@@ -4,7 +4,8 @@
  * One non-blocking socket; an output buffer flushed as the socket allows; the
  * pure frame reader of wire/ for input; a list of pending requests matched
  * by id. Blocking calls are the non-blocking ones plus a poll loop that runs
- * until their own response arrives.
+ * until their own response arrives. Bringing a lost connection back, when
+ * asked, is reconnect.c's; this file only tears one down and takes a new one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,10 @@ int anim__client_set_error(anim_client_t *client, int code, const char *message)
 
 const char *anim_client_last_error(const anim_client_t *client) { return client->last_error; }
 int anim_client_fd(const anim_client_t *client) { return client->fd; }
-int anim_client_wants_write(const anim_client_t *client) { return client->out_pos < client->out_len; }
+int anim_client_wants_write(const anim_client_t *client) {
+  /* A reconnection's connect in progress completes as POLLOUT. */
+  return client->out_pos < client->out_len || client->reconnect.state == CONN_CONNECTING;
+}
 int anim_client_pending(const anim_client_t *client) { return client->npending; }
 
 /* ---- connecting ---------------------------------------------------------------- */
@@ -99,12 +103,17 @@ anim_client_t *anim_client_connect(const char *host, int port, const anim_client
   }
   int fd = -1, rc = ANIM_ECONNECT;
   for (struct addrinfo *ai = list; ai && fd < 0; ai = ai->ai_next) rc = connect_one(ai, timeout_ms, &fd);
+  anim_client_t *client = fd >= 0 ? calloc(1, sizeof *client) : NULL;
+  /* Reconnection needs every address the name gave, not only the one that answered. */
+  if (client && anim__reconnect_init(client, options, list) != 0) {
+    free(client);
+    client = NULL;
+  }
   freeaddrinfo(list);
   if (fd < 0) {
     *out_err = rc;
     return NULL;
   }
-  anim_client_t *client = calloc(1, sizeof *client);
   if (!client) {
     close(fd);
     *out_err = ANIM_ENOMEM;
@@ -150,10 +159,30 @@ void anim_client_close(anim_client_t *client) {
   set_error(client, ANIM_ECLOSED, "client closed");
   fail_all_pending(client, ANIM_ECLOSED);
   anim__client_streams_free(client);
-  close(client->fd);
+  if (client->fd >= 0) close(client->fd);
+  anim__reconnect_free(client);
   anim_frame_reader_free(&client->reader);
   free(client->out);
   free(client);
+}
+
+void anim__client_drop_connection(anim_client_t *client, int status) {
+  /* Refuse new requests first: callbacks below may try to send. */
+  if (!client->broken) client->broken = status;
+  if (client->fd >= 0) close(client->fd);
+  client->fd = -1;
+  client->out_pos = client->out_len = 0;
+  size_t max_frame = client->reader.max_frame;
+  anim_frame_reader_free(&client->reader);
+  anim_frame_reader_init(&client->reader, max_frame);
+  fail_all_pending(client, status);
+  anim__client_streams_free(client);
+}
+
+void anim__client_attach(anim_client_t *client, int fd) {
+  client->fd = fd;
+  client->broken = 0;
+  client->server_error = 0;
 }
 
 /* ---- output -------------------------------------------------------------------------- */
@@ -453,6 +482,16 @@ int anim_client_hello_send(anim_client_t *client, const char *client_name, anim_
   return send_request(client, &request, p, out_id);
 }
 
+/* The automatic hello of a new connection: a refused token is the reason the next LOST gives. */
+static void hello_again_done(anim_client_t *client, uint64_t id, int status, const anim_hello_info_t *info,
+                             void *data) {
+  if (status && status != ANIM_ECLOSED) client->reconnect.hello_status = status;
+}
+
+int anim__client_hello_again(anim_client_t *client) {
+  return anim_client_hello_send(client, "reconnect", hello_again_done, NULL, NULL);
+}
+
 int anim_client_ping_send(anim_client_t *client, const void *payload, size_t len, anim_ping_cb cb, void *data,
                           uint64_t *out_id) {
   if (len > 0 && !payload) return ANIM_EINVAL;
@@ -616,6 +655,7 @@ static void complete(anim_client_t *client, const Animserver__Response *r) {
     set_error(client, ANIM_EPROTO, "the server answered with another response type");
     pending_fail(client, p, ANIM_EPROTO);
   } else {
+    if (!client->reconnect.proven) anim__reconnect_answered(client);
     p->complete(client, p, 0, r);
   }
   free(p);
@@ -630,7 +670,8 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
   else if (message->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_STREAM && message->stream)
     anim__client_stream(client, message->stream, len);
   animserver__server_message__free_unpacked(message, NULL);
-  return 0;
+  /* With reconnection, bytes of a connection a callback saw break are not delivered. */
+  return client->reconnect.enabled ? client->broken : 0;
 }
 
 static int read_input(anim_client_t *client) {
@@ -638,7 +679,10 @@ static int read_input(anim_client_t *client) {
   for (;;) {
     ssize_t n = recv(client->fd, buffer, sizeof buffer, 0);
     if (n > 0) {
+      client->feeding++;
       int rc = anim_frame_reader_feed(&client->reader, buffer, (size_t)n, on_frame, client);
+      client->feeding--;
+      if (rc != 0 && client->broken) return client->broken; /* broken during a callback */
       if (rc != 0) {
         client->broken = rc;
         return set_error(client, rc, rc == ANIM_ETOOBIG ? "server frame over max_frame_bytes" : "malformed frame");
@@ -659,14 +703,23 @@ static int read_input(anim_client_t *client) {
 }
 
 int anim_client_process(anim_client_t *client) {
+  if (client->reconnect.enabled) {
+    int rc = anim__reconnect_drive(client);
+    if (rc) return rc;
+  }
   if (client->broken) return client->broken;
   int rc = flush_output(client);
   if (rc == 0) rc = read_input(client);
-  if (rc != 0) fail_all_pending(client, rc);
+  if (rc != 0) {
+    fail_all_pending(client, rc);
+    if (client->reconnect.enabled) anim__reconnect_drive(client); /* LOST now, not at the next call */
+  }
   return rc;
 }
 
 int anim_client_poll(anim_client_t *client, int timeout_ms) {
+  if (client->reconnect.enabled && (client->broken || client->reconnect.state != CONN_CONNECTED))
+    return anim__reconnect_poll(client, timeout_ms);
   if (client->broken) return client->broken;
   struct pollfd p = {client->fd, (short)(POLLIN | (anim_client_wants_write(client) ? POLLOUT : 0)), 0};
   int n = poll(&p, 1, timeout_ms);
@@ -732,7 +785,8 @@ int anim_client_hello(anim_client_t *client, const char *client_name, anim_hello
   waiter_t w = {0};
   w.hello = out_info;
   uint64_t id;
-  int rc = anim_client_hello_send(client, client_name, hello_done, &w, &id);
+  int rc = anim__client_await(client, &timeout_ms);
+  if (rc == 0) rc = anim_client_hello_send(client, client_name, hello_done, &w, &id);
   return rc ? rc : wait_for(client, &w, id, timeout_ms);
 }
 
@@ -745,9 +799,10 @@ static void ping_done(anim_client_t *client, uint64_t id, int status, const anim
 
 int anim_client_ping(anim_client_t *client, const void *payload, size_t len, uint64_t *out_rtt_us, int timeout_ms) {
   waiter_t w = {0};
-  w.sent_us = monotonic_us();
   uint64_t id;
-  int rc = anim_client_ping_send(client, payload, len, ping_done, &w, &id);
+  int rc = anim__client_await(client, &timeout_ms);
+  w.sent_us = monotonic_us();
+  if (rc == 0) rc = anim_client_ping_send(client, payload, len, ping_done, &w, &id);
   if (rc == 0) rc = wait_for(client, &w, id, timeout_ms);
   if (rc == 0 && out_rtt_us) *out_rtt_us = w.rtt_us;
   return rc;
@@ -809,7 +864,8 @@ static int call_raw(anim_client_t *client, Animserver__Request *request, Animser
     else client->async_id = id;
     return rc;
   }
-  int rc = send_raw(client, request, expect, raw_done, w, &id);
+  int rc = anim__client_await(client, &timeout_ms);
+  if (rc == 0) rc = send_raw(client, request, expect, raw_done, w, &id);
   return rc ? rc : wait_for(client, w, id, timeout_ms);
 }
 
@@ -998,7 +1054,8 @@ int anim_client_search_batch(anim_client_t *client, const char *database, const 
   waiter_t w = {0};
   w.out = out_reply;
   uint64_t id;
-  int rc = anim_client_search_send(client, database, queries, n, search_done, &w, &id);
+  int rc = anim__client_await(client, &timeout_ms);
+  if (rc == 0) rc = anim_client_search_send(client, database, queries, n, search_done, &w, &id);
   if (rc == 0) rc = wait_for(client, &w, id, timeout_ms);
   if (rc != 0) {
     anim_search_reply_free(*out_reply);
@@ -1122,10 +1179,14 @@ anim_inertializer_state_t *anim__state_from(const Animserver__InertializerState 
     return NULL;
   }
   s->nbones = (int)n;
-  s->offset_positions = block, memcpy(block, m->offset_positions, 3 * n * sizeof *block), block += 3 * n;
-  s->offset_velocities = block, memcpy(block, m->offset_velocities, 3 * n * sizeof *block), block += 3 * n;
-  s->offset_rotations = block, memcpy(block, m->offset_rotations, 4 * n * sizeof *block), block += 4 * n;
-  s->offset_angular_velocities = block, memcpy(block, m->offset_angular_velocities, 3 * n * sizeof *block);
+  s->offset_positions = block, s->offset_velocities = block + 3 * n;
+  s->offset_rotations = block + 6 * n, s->offset_angular_velocities = block + 10 * n;
+  if (n > 0) { /* no offsets (a state asked without them): the wire arrays are NULL */
+    memcpy(s->offset_positions, m->offset_positions, 3 * n * sizeof *block);
+    memcpy(s->offset_velocities, m->offset_velocities, 3 * n * sizeof *block);
+    memcpy(s->offset_rotations, m->offset_rotations, 4 * n * sizeof *block);
+    memcpy(s->offset_angular_velocities, m->offset_angular_velocities, 3 * n * sizeof *block);
+  }
   if (m->n_anchor == 14) memcpy(s->anchor, m->anchor, sizeof s->anchor);
   return s;
 }

@@ -3,7 +3,8 @@
  *
  * client.c owns the connection: output buffer, frame reader, pending
  * requests matched by id, blocking waits. character.c adds characters and
- * pose streams on top through the few functions below.
+ * pose streams on top through the few functions below; reconnect.c brings a
+ * lost connection back when the caller asked for it.
  */
 #ifndef ANIM_CLIENT_INTERNAL_H
 #define ANIM_CLIENT_INTERNAL_H
@@ -15,6 +16,34 @@
 #include "frame.h"
 
 struct pending;
+struct sockaddr;
+
+/* Where the connection stands (reconnect.c). */
+enum { CONN_CONNECTED = 0, CONN_WAITING, CONN_CONNECTING, CONN_GAVE_UP };
+
+typedef struct {
+  int family, socktype, protocol;
+  unsigned len;
+  unsigned char addr[128]; /* a struct sockaddr_storage */
+} client_address_t;
+
+typedef struct {
+  int enabled;
+  int initial_ms, max_ms, max_attempts, connect_timeout_ms;
+  anim_connection_cb cb;
+  void *data;
+  client_address_t *addresses; /* what getaddrinfo gave at connect time */
+  int naddresses;
+  int state;       /* CONN_* */
+  int attempts;    /* failed attempts since the last connection that answered */
+  int proven;      /* this connection has answered a request (a refused token never does) */
+  int address;     /* CONN_CONNECTING: the address being tried */
+  int last_status; /* the last attempt's failure */
+  uint64_t due_us; /* CONN_WAITING: next attempt; CONN_CONNECTING: its time limit */
+  int busy;        /* in a connection event or tearing down: no nested driving */
+  int hello_status; /* failure of the automatic hello (reported as LOST's reason) */
+  uint64_t rng;    /* jitter */
+} client_reconnect_t;
 
 /* Turns the response (NULL on failure, with status) into the caller's
  * C structs and calls the caller's callback. */
@@ -46,6 +75,8 @@ struct anim_client {
   char last_error[256];
   struct client_streams *streams; /* character.c: subscriptions and queued frames */
   char auth_token[128];
+  int feeding;      /* inside the frame reader's callbacks: the connection may not be torn down */
+  client_reconnect_t reconnect;
 };
 
 
@@ -63,5 +94,29 @@ anim_inertializer_state_t *anim__state_from(const Animserver__InertializerState 
 /* character.c: a stream message arrived (wire_bytes: its frame's size). */
 void anim__client_stream(anim_client_t *client, const Animserver__StreamMessage *message, size_t wire_bytes);
 void anim__client_streams_free(anim_client_t *client);
+
+/* client.c, for reconnect.c: fails pending requests with status, drops
+ * streams, closes the socket (fd -1) and resets the reader and output. */
+void anim__client_drop_connection(anim_client_t *client, int status);
+/* Takes a connected socket as the client's connection. */
+void anim__client_attach(anim_client_t *client, int fd);
+/* Sends the automatic hello carrying the auth token (no caller callback). */
+int anim__client_hello_again(anim_client_t *client);
+
+/* reconnect.c. Copies the options and addresses (list: a struct addrinfo *). */
+int anim__reconnect_init(anim_client_t *client, const anim_client_options_t *options, const void *list);
+void anim__reconnect_free(anim_client_t *client);
+/* At a safe point (not inside the reader's callbacks nor a connection
+ * event): tears a broken connection down (LOST), makes the attempt that is
+ * due, finishes one in progress (RESTORED). 0 when connected, else the
+ * connection's error (ANIM_ECLOSED while reconnecting). */
+int anim__reconnect_drive(anim_client_t *client);
+/* A response without error arrived: the connection serves us. */
+void anim__reconnect_answered(anim_client_t *client);
+/* anim_client_poll while not connected. */
+int anim__reconnect_poll(anim_client_t *client, int timeout_ms);
+/* Blocking calls, before sending: waits for the connection within
+ * *timeout_ms (reduced by the time spent). 0 or ANIM_ECLOSED. */
+int anim__client_await(anim_client_t *client, int *timeout_ms);
 
 #endif

@@ -39,7 +39,7 @@ static void test_protected_mode_refuses_to_start(void **state) {
 
 static anim_client_t *connect_with(const anim_test_server_t *s, const char *token) {
   int err;
-  anim_client_options_t o = {0, 0, token};
+  anim_client_options_t o = {.auth_token = token};
   anim_client_t *c = anim_client_connect(s->host, s->port, &o, &err);
   assert_non_null(c);
   return c;

@@ -510,7 +510,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(commands[i].name, name) != 0) continue;
     int err;
-    anim_client_options_t copts = {o.timeout_ms, 0, o.auth_token};
+    anim_client_options_t copts = {.timeout_ms = o.timeout_ms, .auth_token = o.auth_token};
     anim_client_t *client = anim_client_connect(o.host, o.port, &copts, &err);
     if (!client) {
       fprintf(stderr, "animctl: cannot reach %s:%d: %s\n", o.host, o.port, anim_strerror(err));

@@ -409,7 +409,7 @@ int animctl_load(anim_client_t *first, const options_t *g, int argc, char **argv
   load_conn_t *conns = calloc((size_t)o.connections, sizeof *conns);
   int rc = conns ? 0 : ANIM_ENOMEM;
   for (int i = 0; rc == 0 && i < o.connections; i++) {
-    anim_client_options_t copts = {g->timeout_ms, 0, NULL};
+    anim_client_options_t copts = {.timeout_ms = g->timeout_ms};
     conns[i].state = &s;
     conns[i].next_id = 1;
     anim_frame_reader_init(&conns[i].reader, 64u << 20);

@@ -106,6 +106,26 @@ int anim_test_server_stop(anim_test_server_t *server) {
   return -1;
 }
 
+int anim_test_server_kill(anim_test_server_t *server) {
+  track(server->pid, 0);
+  if (kill(server->pid, SIGKILL) < 0) return -1;
+  return waitpid(server->pid, NULL, 0) == server->pid ? 0 : -1;
+}
+
+int anim_test_free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  struct sockaddr_in addr = {0};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 && getsockname(fd, (struct sockaddr *)&addr, &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
 int anim_test_server_raw_connect(const anim_test_server_t *server) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in addr = {0};

@@ -1,6 +1,7 @@
 /*
  * server_proc.h: runs the real animserver binary for end-to-end tests, on an
- * ephemeral loopback port, and stops it with SIGTERM.
+ * ephemeral loopback port (or a fixed one: "--port N" in the extra arguments
+ * overrides the default), and stops it with SIGTERM or kills it.
  *
  * The binary is $ANIM_BUILD_DIR/animserver (the test runner sets it; default
  * build/). Its stderr log goes to $ANIM_BUILD_DIR/tests/<name>.server.log.
@@ -29,6 +30,14 @@ int anim_test_server_start_metrics(anim_test_server_t *server, const char *log_n
 /* SIGTERM, then waits; returns the exit status (0 for a clean drain), or -1
  * if it died from a signal or did not stop within 10 s (then killed). */
 int anim_test_server_stop(anim_test_server_t *server);
+
+/* SIGKILL, then waits: a crash, for tests of what clients do then. 0, or -1
+ * if it was not running. */
+int anim_test_server_kill(anim_test_server_t *server);
+
+/* A loopback port free right now (bound to port 0, then closed), for a
+ * server restarted on the same port; 0 on failure. */
+int anim_test_free_port(void);
 
 /* A raw loopback TCP socket to the server, blocking, for byte-level tests. */
 int anim_test_server_raw_connect(const anim_test_server_t *server);
