@@ -128,14 +128,20 @@ static const char *type_name(int type) {
   return type == ANIM_REQUEST_TYPE_COUNT ? "unknown" : anim_request_type_name((anim_request_type_t)type);
 }
 
-static uint64_t resident_bytes(void) {
+void anim_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64_t *out_rss_bytes) {
+  struct rusage usage;
+  *out_cpu_user_s = *out_cpu_system_s = 0.0;
+  if (getrusage(RUSAGE_SELF, &usage) == 0) {
+    *out_cpu_user_s = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6;
+    *out_cpu_system_s = (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec * 1e-6;
+  }
   FILE *f = fopen("/proc/self/statm", "r");
   unsigned long pages = 0, resident = 0;
   if (f) {
     if (fscanf(f, "%lu %lu", &pages, &resident) != 2) resident = 0;
     fclose(f);
   }
-  return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+  *out_rss_bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 static void render_requests(text_t *t, const anim_metrics_t *m) {
@@ -200,14 +206,11 @@ char *anim_metrics_render(const anim_server_t *server, size_t *out_len) {
     append(&t, "animserver_database_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->memory_bytes);
   }
-  struct rusage usage;
-  double cpu = 0;
-  if (getrusage(RUSAGE_SELF, &usage) == 0)
-    cpu = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6 + (double)usage.ru_stime.tv_sec +
-          (double)usage.ru_stime.tv_usec * 1e-6;
-  scalar(&t, "process_cpu_seconds_total", "counter", "User and system CPU seconds of the process.", cpu);
-  scalar(&t, "process_resident_memory_bytes", "gauge", "Resident memory of the process in bytes.",
-         (double)resident_bytes());
+  double user, system;
+  uint64_t rss;
+  anim_process_usage(&user, &system, &rss);
+  scalar(&t, "process_cpu_seconds_total", "counter", "User and system CPU seconds of the process.", user + system);
+  scalar(&t, "process_resident_memory_bytes", "gauge", "Resident memory of the process in bytes.", (double)rss);
   if (t.failed) {
     free(t.data);
     return NULL;

@@ -93,4 +93,8 @@ int anim_metrics_start(struct anim_server *server, char *err, int errlen);
 /* Closes the listener and every open HTTP connection; idempotent. */
 void anim_metrics_close(struct anim_server *server);
 
+/* The process's user and system CPU seconds and resident memory in bytes
+ * (also reported by the server_stats request). */
+void anim_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64_t *out_rss_bytes);
+
 #endif

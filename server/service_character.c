@@ -15,6 +15,7 @@
 #include "anim_error.h"
 #include "connection.h"
 #include "crowd.h"
+#include "metrics.h"
 #include "scheduler.h"
 #include "server.h"
 #include "services.h"
@@ -157,16 +158,6 @@ int anim_character_unsubscribe(const anim_service_ctx_t *ctx, const anim_request
   return anim_stream_unsubscribe(ctx->connection, &request->body.subscription, out);
 }
 
-static uint64_t rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  unsigned long pages = 0, resident = 0;
-  if (f) {
-    if (fscanf(f, "%lu %lu", &pages, &resident) != 2) resident = 0;
-    fclose(f);
-  }
-  return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 int anim_server_stats_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
   const anim_server_t *server = ctx->server;
   anim_stats_response_t *s = &out->body.stats;
@@ -184,12 +175,7 @@ int anim_server_stats_handle(const anim_service_ctx_t *ctx, const anim_request_t
   s->frames_sent = server->stats.frames_sent, s->frames_dropped = server->stats.frames_dropped;
   s->stream_bytes = server->stats.stream_bytes, s->poses_sent = server->stats.poses_sent;
   s->slow_subscribers_closed = server->stats.slow_subscribers_closed;
-  struct rusage usage;
-  if (getrusage(RUSAGE_SELF, &usage) == 0) {
-    s->cpu_user_s = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6;
-    s->cpu_system_s = (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec * 1e-6;
-  }
-  s->rss_bytes = rss_bytes();
+  anim_process_usage(&s->cpu_user_s, &s->cpu_system_s, &s->rss_bytes);
   s->character_bytes = anim_crowd_actor_bytes();
   anim_db_entry_t *def = anim_registry_acquire((anim_registry_t *)&server->registry, "default");
   if (def) {
