@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_util.h"
 #include "anim_client.h"
 #include "controller.h"
 #include "procgen.h"
@@ -59,17 +60,7 @@ typedef struct {
   pthread_t thread;
 } connection_t;
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static unsigned rng = 2463534242u;
-static float uniform(void) {
-  rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
-  return (float)(rng >> 8) / 16777216.0f;
-}
 
 /* ---- in-process baseline --------------------------------------------------------------- */
 
@@ -92,18 +83,18 @@ static double baseline_ticks_per_second(int search_interval) {
     in.stick_z = 0.8f;
     anim_character_set_input(&c[i], &in);
   }
-  double start = now_s();
+  double start = bench_now_s();
   for (int t = 0; t < TICKS; t++) {
     if (t % 60 == 0)
       for (int i = 0; i < N; i += 5) {
         anim_controller_input_t in = {0};
-        float a = 6.2831853f * uniform();
+        float a = 6.2831853f * bench_uniform(&rng);
         in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
         anim_character_set_input(&c[i], &in);
       }
     for (int i = 0; i < N; i++) anim_character_tick(&c[i], 1.0f / 60.0f);
   }
-  double elapsed = now_s() - start;
+  double elapsed = bench_now_s() - start;
   for (int i = 0; i < N; i++) anim_character_free(&c[i]);
   free(c);
   anim_search_index_free(index);
@@ -169,7 +160,7 @@ static int setup_connection(connection_t *c, const anim_test_server_t *server, c
   anim_character_placement_t *place = malloc((size_t)n * sizeof *place);
   for (int i = 0; i < n; i++)
     place[i] = (anim_character_placement_t){(float)(i % 100) * 2.0f, (float)(i / 100 + index * 60) * 2.0f,
-                                            6.2831853f * uniform(), (int)(uniform() * 4000)};
+                                            6.2831853f * bench_uniform(&rng), (int)(bench_uniform(&rng) * 4000)};
   anim_character_params_t params;
   anim_character_params_init(&params);
   params.search_interval = o->search_interval;
@@ -177,7 +168,7 @@ static int setup_connection(connection_t *c, const anim_test_server_t *server, c
   free(place);
   if (rc) return rc;
   anim_character_input_t *in = malloc((size_t)n * sizeof *in);
-  for (int i = 0; i < n; i++) anim_character_input_stick(&in[i], 0.0f, 0.8f, 6.2831853f * uniform(), 0);
+  for (int i = 0; i < n; i++) anim_character_input_stick(&in[i], 0.0f, 0.8f, 6.2831853f * bench_uniform(&rng), 0);
   rc = anim_client_characters_set_input(c->client, c->ids, in, n, NULL, TIMEOUT_MS);
   free(in);
   if (rc) return rc;
@@ -195,8 +186,8 @@ static void steer(connection_t *c) {
   anim_character_input_t *in = malloc((size_t)n * sizeof *in);
   uint64_t *ids = malloc((size_t)n * sizeof *ids);
   for (int i = 0; i < n; i++) {
-    ids[i] = c->ids[(int)(uniform() * (float)c->n) % c->n];
-    float a = 6.2831853f * uniform();
+    ids[i] = c->ids[(int)(bench_uniform(&rng) * (float)c->n) % c->n];
+    float a = 6.2831853f * bench_uniform(&rng);
     anim_character_input_stick(&in[i], 0.9f * sinf(a), 0.9f * cosf(a), 0.0f, 0);
   }
   anim_client_characters_set_input_send(c->client, ids, in, n, NULL, NULL, NULL);
@@ -227,7 +218,7 @@ static int run_size(const options_t *o, result_t *out) {
   if (!rc) {
     sleep((unsigned)o->warmup_s);
     anim_client_server_stats(control, &before, TIMEOUT_MS);
-    double start = now_s();
+    double start = bench_now_s();
     uint64_t frames0 = 0, bytes0 = 0;
     for (int i = 0; i < o->connections; i++) frames0 += conns[i].frames, bytes0 += conns[i].bytes;
     /* Each second: steer, then ping the server every 20 ms from the control connection. */
@@ -242,7 +233,7 @@ static int run_size(const options_t *o, result_t *out) {
         usleep(20000);
       }
     }
-    double elapsed = now_s() - start;
+    double elapsed = bench_now_s() - start;
     anim_client_server_stats(control, &after, TIMEOUT_MS);
     uint64_t frames = 0, bytes = 0;
     for (int i = 0; i < o->connections; i++) frames += conns[i].frames, bytes += conns[i].bytes;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_util.h"
 #include "anim_error.h"
 #include "import.h"
 #include "feature.h"
@@ -35,18 +36,8 @@ typedef struct {
   int nranges;
 } matrix_t;
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static unsigned rng = 2463534242u;
-static float uniform01(void) {
-  rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
-  return ((float)(rng >> 8) + 0.5f) / 16777216.0f;
-}
-static float gaussian(void) { return sqrtf(-2.0f * logf(uniform01())) * cosf(2.0f * ANIM_PI * uniform01()); }
+static float gaussian(void) { return sqrtf(-2.0f * logf(bench_uniform(&rng))) * cosf(2.0f * ANIM_PI * bench_uniform(&rng)); }
 
 /* The real database's features, or the procedural one's when shared data is missing. */
 static int base_features(const char *shared, matrix_t *out, char *source, size_t size) {
@@ -151,9 +142,9 @@ static void bench_size(const matrix_t *m, const float *queries, int nq, int k, F
     memset(r, 0, sizeof *r);
     r->method = method == ANIM_SEARCH_FAST ? "kdtree" : anim_search_method_name((anim_search_method_t)method);
     r->frames = m->rows, r->dims = m->cols, r->queries = nq;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     anim_search_index_t *index = anim_search_index_build((anim_search_method_t)method, &data, err, sizeof err);
-    r->build_ms = (now_s() - t0) * 1e3;
+    r->build_ms = (bench_now_s() - t0) * 1e3;
     if (!index) {
       fprintf(stderr, "animbench: %s\n", err);
       exit(1);
@@ -162,9 +153,9 @@ static void bench_size(const matrix_t *m, const float *queries, int nq, int k, F
     for (int i = 0; i < nq; i++) {
       anim_search_query_t q = {queries + (size_t)i * (size_t)m->cols, k, -1, 0.0f, 0, 0, 0};
       int n;
-      double s = now_s();
+      double s = bench_now_s();
       anim_search_run(index, &q, hits, &n, NULL);
-      times[i] = now_s() - s;
+      times[i] = bench_now_s() - s;
       if (method == ANIM_SEARCH_BRUTE) memcpy(ref + (size_t)i * (size_t)k, hits, (size_t)k * sizeof *hits);
       else
         for (int h = 0; h < k; h++)
@@ -188,15 +179,15 @@ static void bench_size(const matrix_t *m, const float *queries, int nq, int k, F
     result_t *r = &results[3 + p];
     memset(r, 0, sizeof *r);
     r->method = peers[p].name, r->frames = m->rows, r->dims = m->cols, r->queries = nq;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     void *handle = peers[p].build(m->x, m->rows, m->cols);
-    r->build_ms = (now_s() - t0) * 1e3;
+    r->build_ms = (bench_now_s() - t0) * 1e3;
     float dist[64];
     long index[64];
     for (int i = 0; i < nq; i++) {
-      double s = now_s();
+      double s = bench_now_s();
       peers[p].search(handle, queries + (size_t)i * (size_t)m->cols, k, dist, index);
-      times[i] = now_s() - s;
+      times[i] = bench_now_s() - s;
       for (int h = 0; h < k; h++)
         if (index[h] != ref[(size_t)i * (size_t)k + (size_t)h].frame) {
           r->mismatches++;
@@ -256,7 +247,7 @@ int bench_search(int argc, char **argv) {
   /* The query set: real rows plus noise 0.3, fixed for every size. */
   float *queries = malloc((size_t)nq * (size_t)base.cols * sizeof(float));
   for (int i = 0; i < nq; i++) {
-    int row = (int)(uniform01() * (float)base.rows) % base.rows;
+    int row = (int)(bench_uniform(&rng) * (float)base.rows) % base.rows;
     for (int j = 0; j < base.cols; j++)
       queries[(size_t)i * (size_t)base.cols + (size_t)j] = base.x[(size_t)row * (size_t)base.cols + (size_t)j] + 0.3f * gaussian();
   }

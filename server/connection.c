@@ -440,13 +440,7 @@ int anim_connection_accept(anim_server_t *server, uv_stream_t *listener) {
   if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&addr, &addrlen) == 0) {
     char ip[48] = "?";
     int port = 0;
-    if (addr.ss_family == AF_INET6) {
-      uv_ip6_name((struct sockaddr_in6 *)&addr, ip, sizeof ip);
-      port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
-    } else {
-      uv_ip4_name((struct sockaddr_in *)&addr, ip, sizeof ip);
-      port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
-    }
+    anim_address_name(&addr, ip, sizeof ip, &port);
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
   }
   if (server->nconnections > server->config.max_connections || server->shutting_down) {

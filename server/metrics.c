@@ -457,13 +457,7 @@ int anim_metrics_start(anim_server_t *server, char *err, int errlen) {
   }
   int len = sizeof addr;
   uv_tcp_getsockname(&m->listener, (struct sockaddr *)&addr, &len);
-  if (addr.ss_family == AF_INET6) {
-    uv_ip6_name((struct sockaddr_in6 *)&addr, m->bound_host, sizeof m->bound_host);
-    m->bound_port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
-  } else {
-    uv_ip4_name((struct sockaddr_in *)&addr, m->bound_host, sizeof m->bound_host);
-    m->bound_port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
-  }
+  anim_address_name(&addr, m->bound_host, sizeof m->bound_host, &m->bound_port);
   return 0;
 }
 

@@ -81,17 +81,21 @@ static int open_listener(anim_server_t *server, uv_loop_t *loop, const struct so
   return 0;
 }
 
+void anim_address_name(const struct sockaddr_storage *addr, char *out_host, size_t size, int *out_port) {
+  if (addr->ss_family == AF_INET6) {
+    uv_ip6_name((const struct sockaddr_in6 *)addr, out_host, size);
+    *out_port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+  } else {
+    uv_ip4_name((const struct sockaddr_in *)addr, out_host, size);
+    *out_port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
+  }
+}
+
 static void record_bound_address(anim_server_t *server) {
   struct sockaddr_storage addr;
   int len = sizeof addr;
   uv_tcp_getsockname(&server->listener, (struct sockaddr *)&addr, &len);
-  if (addr.ss_family == AF_INET6) {
-    uv_ip6_name((struct sockaddr_in6 *)&addr, server->bound_host, sizeof server->bound_host);
-    server->bound_port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
-  } else {
-    uv_ip4_name((struct sockaddr_in *)&addr, server->bound_host, sizeof server->bound_host);
-    server->bound_port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
-  }
+  anim_address_name(&addr, server->bound_host, sizeof server->bound_host, &server->bound_port);
 }
 
 int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_t *config, char *err, int errlen) {

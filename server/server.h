@@ -63,6 +63,9 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
 /* Stops accepting and drains every connection; idempotent. */
 void anim_server_shutdown(anim_server_t *server);
 
+/* The numeric address and port of a socket address (IPv4 or IPv6). */
+void anim_address_name(const struct sockaddr_storage *addr, char *out_host, size_t size, int *out_port);
+
 /* After uv_run returned (everything drained): closes the signal handles. */
 void anim_server_close(anim_server_t *server);
 
