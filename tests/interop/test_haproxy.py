@@ -30,28 +30,16 @@ import sys
 import tempfile
 import time
 
-from google.protobuf.internal.decoder import _DecodeVarint
 from google.protobuf.internal.encoder import _VarintBytes
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_python_client as interop  # noqa: E402 (the shared framing, module generation and checks)
+from test_python_client import check, generate_module  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("ANIM_BUILD_DIR", "build")
 LOGS = os.path.join(BUILD, "tests")
 CHECK_WAIT_S = 20.0  # bound on waiting for haproxy's checks to change a server's state
-
-
-def generate_module():
-    out = tempfile.mkdtemp(prefix="animserver-py-")
-    subprocess.run(["protoc", f"--python_out={out}", "-I", os.path.join(ROOT, "proto"),
-                    os.path.join(ROOT, "proto", "animserver.proto")], check=True)
-    sys.path.insert(0, out)
-    import animserver_pb2  # noqa: E402 (generated just above)
-    return animserver_pb2
-
-
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
-    print(f"  ok: {what}")
 
 
 def free_port():
@@ -60,39 +48,26 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Connection:
-    """Varint-delimited protobuf over TCP, as in test_python_client.py."""
+class Connection(interop.Connection):
+    """The Python client's framing (test_python_client.py), plus request ids and answers checked."""
 
     def __init__(self, pb, port):
-        self.pb = pb
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buffer = b""
+        super().__init__(pb, "127.0.0.1", port)
+        self.sock.settimeout(10)
         self.next_id = 1
 
     def call(self, **body):
         request_id = self.next_id
         self.next_id += 1
-        payload = self.pb.Request(id=request_id, **body).SerializeToString()
-        self.sock.sendall(_VarintBytes(len(payload)) + payload)
+        self.send(self.pb.Request(id=request_id, **body))
         while True:
-            if self.buffer:
-                try:
-                    length, start = _DecodeVarint(self.buffer, 0)
-                except IndexError:
-                    length, start = None, 0
-                if length is not None and len(self.buffer) >= start + length:
-                    message = self.pb.ServerMessage()
-                    message.ParseFromString(self.buffer[start:start + length])
-                    self.buffer = self.buffer[start + length:]
-                    if message.WhichOneof("kind") != "response":
-                        continue
-                    response = message.response
-                    assert response.id == request_id, (response.id, request_id)
-                    assert not response.HasField("error"), response.error.message
-                    return response
-            chunk = self.sock.recv(65536)
-            assert chunk, "the connection was closed"
-            self.buffer += chunk
+            message = self.receive()
+            if message.WhichOneof("kind") != "response":
+                continue
+            response = message.response
+            assert response.id == request_id, (response.id, request_id)
+            assert not response.HasField("error"), response.error.message
+            return response
 
     def close(self):
         self.sock.close()
