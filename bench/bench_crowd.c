@@ -71,17 +71,17 @@ static double baseline_ticks_per_second(int search_interval) {
   anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   enum { N = 500, TICKS = 240 };
-  anim_character_t *c = calloc(N, sizeof *c);
+  anim_controller_t *c = calloc(N, sizeof *c);
   anim_controller_params_t p;
   anim_controller_params_default(&p);
   p.search_interval = search_interval;
   for (int i = 0; i < N; i++) {
-    anim_character_init(&c[i], &db, index, &p, vec3_make((float)i, 0, 0), 0, 0);
-    anim_character_stagger(&c[i], i % search_interval);
+    anim_controller_init(&c[i], &db, index, &p, vec3_make((float)i, 0, 0), 0, 0);
+    anim_controller_stagger(&c[i], i % search_interval);
     anim_controller_input_t in = {0};
     in.kind = ANIM_INPUT_STICK;
     in.stick_z = 0.8f;
-    anim_character_set_input(&c[i], &in);
+    anim_controller_set_input(&c[i], &in);
   }
   double start = bench_now_s();
   for (int t = 0; t < TICKS; t++) {
@@ -90,12 +90,12 @@ static double baseline_ticks_per_second(int search_interval) {
         anim_controller_input_t in = {0};
         float a = 6.2831853f * bench_uniform(&rng);
         in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
-        anim_character_set_input(&c[i], &in);
+        anim_controller_set_input(&c[i], &in);
       }
-    for (int i = 0; i < N; i++) anim_character_tick(&c[i], 1.0f / 60.0f);
+    for (int i = 0; i < N; i++) anim_controller_tick(&c[i], 1.0f / 60.0f);
   }
   double elapsed = bench_now_s() - start;
-  for (int i = 0; i < N; i++) anim_character_free(&c[i]);
+  for (int i = 0; i < N; i++) anim_controller_free(&c[i]);
   free(c);
   anim_search_index_free(index);
   anim_database_free(&db);

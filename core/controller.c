@@ -62,7 +62,7 @@ static int range_stop(const anim_database_t *db, int frame) {
 static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
 static quat facing_of(vec3 direction) { return yaw_rotation(atan2f(direction.x, direction.z)); }
 
-static void desired_from_stick(anim_character_t *c, vec3 *out_velocity, quat *out_rotation) {
+static void desired_from_stick(anim_controller_t *c, vec3 *out_velocity, quat *out_rotation) {
   const anim_controller_input_t *in = &c->input;
   const anim_controller_params_t *p = &c->params;
   quat camera = yaw_rotation(in->camera_azimuth);
@@ -75,7 +75,7 @@ static void desired_from_stick(anim_character_t *c, vec3 *out_velocity, quat *ou
   else *out_rotation = c->desired_rotation;
 }
 
-static void desired_from_goal(anim_character_t *c, vec3 *out_velocity, quat *out_rotation) {
+static void desired_from_goal(anim_controller_t *c, vec3 *out_velocity, quat *out_rotation) {
   vec3 to = vec3_sub(c->input.goal, c->sim_position);
   to.y = 0.0f;
   float distance = vec3_length(to);
@@ -85,7 +85,7 @@ static void desired_from_goal(anim_character_t *c, vec3 *out_velocity, quat *out
   *out_rotation = speed > 0.05f ? facing_of(to) : c->desired_rotation;
 }
 
-static void update_desired(anim_character_t *c) {
+static void update_desired(anim_controller_t *c) {
   switch (c->input.kind) {
   case ANIM_INPUT_STICK: desired_from_stick(c, &c->desired_velocity, &c->desired_rotation); break;
   case ANIM_INPUT_VELOCITY:
@@ -107,7 +107,7 @@ int anim_controller_input_validate(const anim_controller_input_t *in) {
   return 0;
 }
 
-int anim_character_set_input(anim_character_t *c, const anim_controller_input_t *in) {
+int anim_controller_set_input(anim_controller_t *c, const anim_controller_input_t *in) {
   int rc = anim_controller_input_validate(in);
   if (rc == 0) c->input = *in;
   return rc;
@@ -123,7 +123,7 @@ static void rotation_spring(quat *io_rotation, vec3 *io_angular_velocity, quat g
 }
 
 /* Predicts n samples, frame_offsets[i] frames ahead, from the simulation state. */
-static void predict(const anim_character_t *c, vec3 target_velocity, const int *frame_offsets, int n, vec3 *out_positions,
+static void predict(const anim_controller_t *c, vec3 target_velocity, const int *frame_offsets, int n, vec3 *out_positions,
                     quat *out_rotations) {
   vec3 x = c->sim_position, v = c->sim_velocity, a = c->sim_acceleration, w = c->sim_angular_velocity;
   quat q = c->sim_rotation;
@@ -141,7 +141,7 @@ static void predict(const anim_character_t *c, vec3 target_velocity, const int *
 
 /* The current frame's features with its trajectory replaced by the prediction,
  * relative to the displayed root. */
-static void build_query(anim_character_t *c, vec3 target_velocity, float *out_query) {
+static void build_query(anim_controller_t *c, vec3 target_velocity, float *out_query) {
   const anim_features_t *f = &c->db->features;
   float raw[ANIM_MAX_FEATURE_DIMS];
   anim_features_denormalize(f, f->values + (size_t)c->frame * (size_t)f->cols, raw);
@@ -169,7 +169,7 @@ static void build_query(anim_character_t *c, vec3 target_velocity, float *out_qu
 
 /* Fills the search for this tick: the current frame competes unless the
  * clip is about to end (it has no future there). */
-static void prepare_search(anim_character_t *c, vec3 target_velocity, int must_leave, float *out_query,
+static void prepare_search(anim_controller_t *c, vec3 target_velocity, int must_leave, float *out_query,
                            anim_search_query_t *out_search) {
   const anim_controller_params_t *p = &c->params;
   build_query(c, target_velocity, out_query);
@@ -181,7 +181,7 @@ static void prepare_search(anim_character_t *c, vec3 target_velocity, int must_l
   c->velocity_at_last_search = target_velocity;
 }
 
-static void transition_to(anim_character_t *c, int frame) {
+static void transition_to(anim_controller_t *c, int frame) {
   anim_pose_view_t src = frame_view(c->db, c->frame), dst = frame_view(c->db, frame);
   if (anim_inertializer_transition(&c->inertializer, &src, &dst) != 0) return;
   c->frame = frame;
@@ -192,7 +192,7 @@ static void transition_to(anim_character_t *c, int frame) {
 
 /* ---- lifetime and tick ----------------------------------------------------------------- */
 
-void anim_character_free(anim_character_t *c) {
+void anim_controller_free(anim_controller_t *c) {
   free(c->offset_positions), free(c->offset_velocities), free(c->offset_angular_velocities);
   free(c->offset_rotations), free(c->pose_positions), free(c->pose_velocities);
   free(c->pose_angular_velocities), free(c->pose_rotations), free(c->global_positions), free(c->global_rotations);
@@ -205,7 +205,7 @@ static int has_trajectory(const anim_database_t *db) {
   return 0;
 }
 
-int anim_character_init(anim_character_t *c, const anim_database_t *db, const anim_search_index_t *index,
+int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const anim_search_index_t *index,
                         const anim_controller_params_t *params, vec3 position, float facing, int start_frame) {
   memset(c, 0, sizeof *c);
   anim_controller_params_t defaults;
@@ -225,7 +225,7 @@ int anim_character_init(anim_character_t *c, const anim_database_t *db, const an
   if (!c->offset_positions || !c->offset_velocities || !c->offset_angular_velocities || !c->offset_rotations ||
       !c->pose_positions || !c->pose_velocities || !c->pose_angular_velocities || !c->pose_rotations ||
       !c->global_positions || !c->global_rotations) {
-    anim_character_free(c);
+    anim_controller_free(c);
     return ANIM_ENOMEM;
   }
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
@@ -252,14 +252,14 @@ int anim_character_init(anim_character_t *c, const anim_database_t *db, const an
 }
 
 /* Whole frames dt brings, keeping the remainder for the next tick. */
-static int take_frames(anim_character_t *c, float dt) {
+static int take_frames(anim_controller_t *c, float dt) {
   c->frame_time_accum += dt;
   int frames = (int)floorf(c->frame_time_accum * c->db->frame_rate);
   c->frame_time_accum -= (float)frames / c->db->frame_rate;
   return frames;
 }
 
-int anim_character_tick_begin(anim_character_t *c, float dt, float *out_query, anim_search_query_t *out_search) {
+int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query, anim_search_query_t *out_search) {
   if (!(dt > 0.0f) || !isfinite(dt)) return ANIM_EINVAL;
   const anim_controller_params_t *p = &c->params;
   update_desired(c);
@@ -279,7 +279,7 @@ int anim_character_tick_begin(anim_character_t *c, float dt, float *out_query, a
   return c->tick_searching;
 }
 
-int anim_character_tick_end(anim_character_t *c, const anim_search_hit_t *best) {
+int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best) {
   const anim_controller_params_t *p = &c->params;
   float dt = c->tick_dt;
   if (!(dt > 0.0f)) return ANIM_EINVAL; /* no tick_begin */
@@ -308,20 +308,20 @@ int anim_character_tick_end(anim_character_t *c, const anim_search_hit_t *best) 
   return 0;
 }
 
-int anim_character_tick(anim_character_t *c, float dt) {
+int anim_controller_tick(anim_controller_t *c, float dt) {
   float query[ANIM_MAX_FEATURE_DIMS];
   anim_search_query_t search;
-  int searching = anim_character_tick_begin(c, dt, query, &search);
+  int searching = anim_controller_tick_begin(c, dt, query, &search);
   if (searching < 0) return searching;
   anim_search_hit_t best, scratch[1];
   int count = 0;
   int found = searching && anim_search_run(c->index, &search, &best, &count, scratch) == 0 && count > 0;
-  return anim_character_tick_end(c, found ? &best : NULL);
+  return anim_controller_tick_end(c, found ? &best : NULL);
 }
 
-void anim_character_stagger(anim_character_t *c, int frames) { c->frames_since_search -= frames; }
+void anim_controller_stagger(anim_controller_t *c, int frames) { c->frames_since_search -= frames; }
 
-void anim_character_global_pose(anim_character_t *c) {
+void anim_controller_global_pose(anim_controller_t *c) {
   if (c->globals_fresh) return;
   c->globals_fresh = 1;
   anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,

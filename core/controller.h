@@ -15,7 +15,7 @@
  * starts where the character is.
  *
  * The database and index are shared and read-only; a character owns its
- * arrays (allocated by anim_character_init, nothing allocated per tick).
+ * arrays (allocated by anim_controller_init, nothing allocated per tick).
  *
  * Validity rules (anim_controller_params_validate):
  *  1. search_interval >= 1 frames;
@@ -89,7 +89,7 @@ typedef struct {
   /* Animation. */
   int frame;
   int frames_since_search;
-  /* Between anim_character_tick_begin and _end. */
+  /* Between anim_controller_tick_begin and _end. */
   float tick_dt;
   int tick_frames;
   int tick_searching;
@@ -113,26 +113,26 @@ typedef struct {
   quat *global_rotations;
   int globals_fresh;      /* global_* hold this tick's FK (computed on demand, once) */
   anim_foot_locks_t feet;
-} anim_character_t;
+} anim_controller_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing
  * `facing` radians, playing `start_frame`. db and index must outlive it.
  * 0, ANIM_EINVAL (bad params, no trajectory terms in the schema), ANIM_ERANGE
- * (start frame), ANIM_ENOMEM. Free with anim_character_free. */
-int anim_character_init(anim_character_t *out_character, const anim_database_t *db, const anim_search_index_t *index,
+ * (start frame), ANIM_ENOMEM. Free with anim_controller_free. */
+int anim_controller_init(anim_controller_t *out_character, const anim_database_t *db, const anim_search_index_t *index,
                         const anim_controller_params_t *params, vec3 position, float facing, int start_frame);
-void anim_character_free(anim_character_t *character);
+void anim_controller_free(anim_controller_t *character);
 
 /* 0, ANIM_EINVAL (unknown kind, |stick| > 1.001, negative speed),
  * ANIM_ENONFINITE. */
 int anim_controller_input_validate(const anim_controller_input_t *input);
 /* Validates, then sets the input; it holds until changed. */
-int anim_character_set_input(anim_character_t *character, const anim_controller_input_t *input);
+int anim_controller_set_input(anim_controller_t *character, const anim_controller_input_t *input);
 
 /* Advances by dt seconds (> 0; a long dt is applied exactly by the springs
  * and advances the animation by as many frames). 0 or ANIM_EINVAL.
  * Equivalent to tick_begin, anim_search_run when it asks, then tick_end. */
-int anim_character_tick(anim_character_t *character, float dt);
+int anim_controller_tick(anim_controller_t *character, float dt);
 
 /* A tick in two halves, so that many characters' searches can run as one
  * batch in between. tick_begin takes the input and decides whether this tick
@@ -140,16 +140,16 @@ int anim_character_tick(anim_character_t *character, float dt);
  * out_search->query points to) when it does, 0 when it does not, or
  * ANIM_EINVAL (dt). tick_end takes the best hit (NULL: none, or no search)
  * and advances the animation and the simulation. Calls must alternate. */
-int anim_character_tick_begin(anim_character_t *character, float dt, float *out_query,
+int anim_controller_tick_begin(anim_controller_t *character, float dt, float *out_query,
                               anim_search_query_t *out_search);
-int anim_character_tick_end(anim_character_t *character, const anim_search_hit_t *best);
+int anim_controller_tick_end(anim_controller_t *character, const anim_search_hit_t *best);
 
 /* Delays the periodic search by `frames` (spreads a crowd's searches over
  * the ticks of a search interval). */
-void anim_character_stagger(anim_character_t *character, int frames);
+void anim_controller_stagger(anim_controller_t *character, int frames);
 
 /* Fills global_positions/global_rotations from the displayed pose (once a
  * tick: later calls find them there). */
-void anim_character_global_pose(anim_character_t *character);
+void anim_controller_global_pose(anim_controller_t *character);
 
 #endif

@@ -1,4 +1,4 @@
-/* codec.c: framed protobuf <-> anim_request_t / anim_response_t (see codec.h). */
+/* codec.c: framed protobuf <-> srv_request_t / srv_response_t (see codec.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,7 +93,7 @@ typedef struct arena_block {
   max_align_t data[];
 } arena_block_t;
 
-static void *arena_alloc(anim_request_t *request, size_t size) {
+static void *arena_alloc(srv_request_t *request, size_t size) {
   budget_t *budget = request->budget;
   if (size > budget->limit - budget->used) {
     budget->exceeded = 1;
@@ -107,7 +107,7 @@ static void *arena_alloc(anim_request_t *request, size_t size) {
   return block->data;
 }
 
-static void arena_free(anim_request_t *request) {
+static void arena_free(srv_request_t *request) {
   for (arena_block_t *b = request->arena, *next; b; b = next) {
     next = b->next;
     free(b);
@@ -118,8 +118,8 @@ static void arena_free(anim_request_t *request) {
 /* ---- field checks --------------------------------------------------------------- */
 
 typedef struct {
-  anim_request_t *request;
-  const anim_codec_limits_t *limits;
+  srv_request_t *request;
+  const srv_codec_limits_t *limits;
   char *err;
   int errlen;
 } convert_t;
@@ -133,7 +133,7 @@ static int check_finite(convert_t *cv, const char *field, const float *values, s
 
 static int check_name(convert_t *cv, const char *field, const char *name) {
   if (!name || !*name) return fail(cv->err, cv->errlen, ANIM_EBADNAME, "%s is empty", field);
-  if (anim_db_name_validate(name) != 0)
+  if (srv_db_name_validate(name) != 0)
     return fail(cv->err, cv->errlen, ANIM_EBADNAME,
                 "%s \"%.64s\" is not a plain name (1-63 of A-Z a-z 0-9 _ - ., not starting with '.')", field, name);
   return 0;
@@ -162,7 +162,7 @@ static int convert_vec2s(convert_t *cv, const char *field, Animserver__Vec2 **in
 
 /* ---- conversions ---------------------------------------------------------------- */
 
-static int convert_hello(convert_t *cv, const Animserver__HelloRequest *in, anim_hello_request_t *out) {
+static int convert_hello(convert_t *cv, const Animserver__HelloRequest *in, srv_hello_request_t *out) {
   const char *name = in->client_name ? in->client_name : "";
   if (strlen(name) > CLIENT_NAME_MAX)
     return fail(cv->err, cv->errlen, ANIM_EINVAL, "hello.client_name: longer than %d bytes", CLIENT_NAME_MAX);
@@ -192,7 +192,7 @@ static int convert_bones(convert_t *cv, const char *field, Animserver__BoneVecto
   return 0;
 }
 
-static int convert_query(convert_t *cv, const Animserver__SearchQuery *in, anim_query_request_t *out) {
+static int convert_query(convert_t *cv, const Animserver__SearchQuery *in, srv_query_request_t *out) {
   int rc;
   memset(out, 0, sizeof *out);
   out->from_frame = out->current_frame = -1;
@@ -242,8 +242,8 @@ static int convert_query(convert_t *cv, const Animserver__SearchQuery *in, anim_
   if ((rc = check_count(cv, "query.ignore_surrounding", in->ignore_surrounding, INT32_MAX))) return rc;
   out->ignore_range_end = (int)in->ignore_range_end;
   out->ignore_surrounding = (int)in->ignore_surrounding;
-  if (in->n_tags > ANIM_MAX_QUERY_TAGS)
-    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "query.tags: %zu tags, at most %d", in->n_tags, ANIM_MAX_QUERY_TAGS);
+  if (in->n_tags > SRV_MAX_QUERY_TAGS)
+    return fail(cv->err, cv->errlen, ANIM_ELIMIT, "query.tags: %zu tags, at most %d", in->n_tags, SRV_MAX_QUERY_TAGS);
   for (size_t i = 0; i < in->n_tags; i++) {
     if ((rc = check_name(cv, "query.tags[]", in->tags[i]))) return rc;
     out->tags[i] = in->tags[i];
@@ -262,7 +262,7 @@ static int convert_query(convert_t *cv, const Animserver__SearchQuery *in, anim_
 }
 
 static int convert_queries(convert_t *cv, const char *database, Animserver__SearchQuery **queries, size_t n,
-                           anim_search_request_t *out) {
+                           srv_search_request_t *out) {
   int rc;
   if ((rc = check_name(cv, "database", database))) return rc;
   if (n == 0) return fail(cv->err, cv->errlen, ANIM_EINVAL, "batch_search.queries is empty");
@@ -277,7 +277,7 @@ static int convert_queries(convert_t *cv, const char *database, Animserver__Sear
   return 0;
 }
 
-static int convert_pose(convert_t *cv, const Animserver__PoseRequest *in, anim_pose_request_t *out) {
+static int convert_pose(convert_t *cv, const Animserver__PoseRequest *in, srv_pose_request_t *out) {
   int rc;
   if ((rc = check_name(cv, "pose.database", in->database))) return rc;
   if ((rc = check_count(cv, "pose.frame", in->frame, INT32_MAX))) return rc;
@@ -296,7 +296,7 @@ static int convert_pose(convert_t *cv, const Animserver__PoseRequest *in, anim_p
   return 0;
 }
 
-static int convert_db(convert_t *cv, const char *name, anim_db_request_t *out) {
+static int convert_db(convert_t *cv, const char *name, srv_db_request_t *out) {
   out->name = name;
   return check_name(cv, "name", name);
 }
@@ -314,7 +314,7 @@ static int check_unit_quats(convert_t *cv, const char *field, const float *q, si
 }
 
 /* A pose's four arrays: all present, of one bone count, finite, unit rotations. */
-static int convert_pose_state(convert_t *cv, const char *field, const Animserver__PoseState *in, anim_pose_ref_t *out) {
+static int convert_pose_state(convert_t *cv, const char *field, const Animserver__PoseState *in, srv_pose_ref_t *out) {
   size_t n = in->n_positions / 3;
   if (n == 0 || n > ANIM_MAX_BONES || in->n_positions != 3 * n || in->n_velocities != 3 * n ||
       in->n_rotations != 4 * n || in->n_angular_velocities != 3 * n)
@@ -337,7 +337,7 @@ static int convert_pose_state(convert_t *cv, const char *field, const Animserver
   return 0;
 }
 
-static int convert_pose_ref(convert_t *cv, const char *field, const Animserver__PoseRef *in, anim_pose_ref_t *out,
+static int convert_pose_ref(convert_t *cv, const char *field, const Animserver__PoseRef *in, srv_pose_ref_t *out,
                             int *uses_frame) {
   memset(out, 0, sizeof *out);
   if (!in) return fail(cv->err, cv->errlen, ANIM_EINVAL, "%s is missing", field);
@@ -352,7 +352,7 @@ static int convert_pose_ref(convert_t *cv, const char *field, const Animserver__
   return fail(cv->err, cv->errlen, ANIM_EINVAL, "%s needs a frame or a pose", field);
 }
 
-static int convert_state(convert_t *cv, const char *field, const Animserver__InertializerState *in, anim_state_ref_t *out) {
+static int convert_state(convert_t *cv, const char *field, const Animserver__InertializerState *in, srv_state_ref_t *out) {
   memset(out, 0, sizeof *out);
   if (!in) return 0;
   size_t n = in->n_offset_positions / 3;
@@ -398,7 +398,7 @@ static int check_halflife(convert_t *cv, float halflife) {
 }
 
 static int convert_transition(convert_t *cv, const Animserver__InertializeTransitionRequest *in,
-                              anim_transition_request_t *out) {
+                              srv_transition_request_t *out) {
   int uses_frame = 0, rc;
   if ((rc = convert_pose_ref(cv, "source", in->source, &out->source, &uses_frame)) ||
       (rc = convert_pose_ref(cv, "destination", in->destination, &out->destination, &uses_frame)) ||
@@ -408,7 +408,7 @@ static int convert_transition(convert_t *cv, const Animserver__InertializeTransi
 }
 
 static int convert_evaluate(convert_t *cv, const Animserver__InertializeEvaluateRequest *in,
-                            anim_evaluate_request_t *out) {
+                            srv_evaluate_request_t *out) {
   int uses_frame = 0, rc;
   if (!in->state) return fail(cv->err, cv->errlen, ANIM_EINVAL, "state is missing");
   if ((rc = convert_state(cv, "state", in->state, &out->state)) ||
@@ -421,7 +421,7 @@ static int convert_evaluate(convert_t *cv, const Animserver__InertializeEvaluate
   return convert_optional_db(cv, in->database, uses_frame, &out->database);
 }
 
-static int convert_cost(convert_t *cv, const Animserver__TransitionCostRequest *in, anim_cost_request_t *out) {
+static int convert_cost(convert_t *cv, const Animserver__TransitionCostRequest *in, srv_cost_request_t *out) {
   int uses_frame = 0, rc;
   if ((rc = convert_pose_ref(cv, "source", in->source, &out->source, &uses_frame)) ||
       (rc = convert_pose_ref(cv, "destination", in->destination, &out->destination, &uses_frame)) ||
@@ -444,13 +444,13 @@ static int finite_positive(convert_t *cv, const char *field, double value, int a
   return 0;
 }
 
-static int convert_tune(convert_t *cv, const Animserver__SpringTuneRequest *in, anim_tune_request_t *out) {
+static int convert_tune(convert_t *cv, const Animserver__SpringTuneRequest *in, srv_tune_request_t *out) {
   int rc;
   memset(out, 0, sizeof *out);
   switch (in->problem_case) {
   case ANIMSERVER__SPRING_TUNE_REQUEST__PROBLEM_FRACTION: {
     const Animserver__SpringFraction *f = in->fraction;
-    out->problem = ANIM_TUNE_FRACTION;
+    out->problem = SRV_TUNE_FRACTION;
     if (!isfinite(f->alpha) || !isfinite(f->t) || !isfinite(f->x0) || !isfinite(f->v0) || !isfinite(f->mass))
       return fail(cv->err, cv->errlen, ANIM_ENONFINITE, "fraction: every field must be finite");
     if (!(f->alpha > 0.0 && f->alpha < 1.0)) return fail(cv->err, cv->errlen, ANIM_EINVAL, "fraction.alpha must be in (0, 1)");
@@ -461,7 +461,7 @@ static int convert_tune(convert_t *cv, const Animserver__SpringTuneRequest *in, 
   }
   case ANIMSERVER__SPRING_TUNE_REQUEST__PROBLEM_TO_CONSTRAINT: {
     const Animserver__SpringGains *g = in->to_constraint;
-    out->problem = ANIM_TUNE_TO_CONSTRAINT;
+    out->problem = SRV_TUNE_TO_CONSTRAINT;
     if ((rc = finite_positive(cv, "to_constraint.stiffness", g->stiffness, 1)) ||
         (rc = finite_positive(cv, "to_constraint.damping", g->damping, 1)) ||
         (rc = finite_positive(cv, "to_constraint.dt", g->dt, 0)))
@@ -471,7 +471,7 @@ static int convert_tune(convert_t *cv, const Animserver__SpringTuneRequest *in, 
   }
   case ANIMSERVER__SPRING_TUNE_REQUEST__PROBLEM_FROM_CONSTRAINT: {
     const Animserver__SpringConstraint *c = in->from_constraint;
-    out->problem = ANIM_TUNE_FROM_CONSTRAINT;
+    out->problem = SRV_TUNE_FROM_CONSTRAINT;
     if ((rc = finite_positive(cv, "from_constraint.erp", c->erp, 1)) ||
         (rc = finite_positive(cv, "from_constraint.cfm", c->cfm, 0)) ||
         (rc = finite_positive(cv, "from_constraint.dt", c->dt, 0)))
@@ -525,13 +525,13 @@ static int convert_params(convert_t *cv, const Animserver__ControllerParams *in,
   return 0;
 }
 
-static int convert_create(convert_t *cv, const Animserver__CreateCharactersRequest *in, anim_create_request_t *out) {
+static int convert_create(convert_t *cv, const Animserver__CreateCharactersRequest *in, srv_create_request_t *out) {
   int rc = check_name(cv, "database", in->database);
   if (rc) return rc;
   out->database = in->database;
   if ((rc = check_count(cv, "placements", in->n_placements, MAX_IDS_PER_REQUEST))) return rc;
   if ((rc = convert_params(cv, in->params, &out->params))) return rc;
-  anim_placement_t *placements = arena_alloc(cv->request, (in->n_placements + 1) * sizeof *placements);
+  srv_placement_t *placements = arena_alloc(cv->request, (in->n_placements + 1) * sizeof *placements);
   if (!placements) return fail(cv->err, cv->errlen, ANIM_ELIMIT, "placements: over the request memory budget");
   for (size_t i = 0; i < in->n_placements; i++) {
     const Animserver__Placement *p = in->placements[i];
@@ -540,7 +540,7 @@ static int convert_create(convert_t *cv, const Animserver__CreateCharactersReque
       return ANIM_ENONFINITE;
     if (fabsf(p->x) > 1e6f || fabsf(p->z) > 1e6f)
       return fail(cv->err, cv->errlen, ANIM_EINVAL, "placements[%zu]: |x|, |z| <= 1e6 m", i);
-    anim_placement_t q = {p->x, p->z, p->facing, -1};
+    srv_placement_t q = {p->x, p->z, p->facing, -1};
     if (p->start_frame) {
       if (p->start_frame->frame > INT32_MAX) return fail(cv->err, cv->errlen, ANIM_ERANGE, "placements[%zu].start_frame", i);
       q.start_frame = (int)p->start_frame->frame;
@@ -560,7 +560,7 @@ static int convert_ids(convert_t *cv, const char *field, const uint64_t *ids, si
   return 0;
 }
 
-static int convert_input(convert_t *cv, int index, const Animserver__CharacterInput *in, anim_input_item_t *out) {
+static int convert_input(convert_t *cv, int index, const Animserver__CharacterInput *in, srv_input_item_t *out) {
   memset(out, 0, sizeof *out);
   out->character = in->character;
   anim_controller_input_t *c = &out->input;
@@ -590,10 +590,10 @@ static int convert_input(convert_t *cv, int index, const Animserver__CharacterIn
   return 0;
 }
 
-static int convert_inputs(convert_t *cv, const Animserver__SetInputsRequest *in, anim_inputs_request_t *out) {
+static int convert_inputs(convert_t *cv, const Animserver__SetInputsRequest *in, srv_inputs_request_t *out) {
   int rc = check_count(cv, "inputs", in->n_inputs, MAX_IDS_PER_REQUEST);
   if (rc) return rc;
-  anim_input_item_t *items = arena_alloc(cv->request, (in->n_inputs + 1) * sizeof *items);
+  srv_input_item_t *items = arena_alloc(cv->request, (in->n_inputs + 1) * sizeof *items);
   if (!items) return fail(cv->err, cv->errlen, ANIM_ELIMIT, "inputs: over the request memory budget");
   for (size_t i = 0; i < in->n_inputs; i++)
     if ((rc = convert_input(cv, (int)i, in->inputs[i], &items[i]))) return rc;
@@ -602,10 +602,10 @@ static int convert_inputs(convert_t *cv, const Animserver__SetInputsRequest *in,
   return 0;
 }
 
-static int convert_encoding(convert_t *cv, int value, anim_encoding_t *out) {
-  if (value != ANIM_ENCODING_FLOAT && value != ANIM_ENCODING_QUANTIZED)
+static int convert_encoding(convert_t *cv, int value, srv_encoding_t *out) {
+  if (value != SRV_ENCODING_FLOAT && value != SRV_ENCODING_QUANTIZED)
     return fail(cv->err, cv->errlen, ANIM_EINVAL, "encoding %d: ENCODING_FLOAT or ENCODING_QUANTIZED", value);
-  *out = (anim_encoding_t)value;
+  *out = (srv_encoding_t)value;
   return 0;
 }
 
@@ -615,7 +615,7 @@ static int convert_divisor(convert_t *cv, uint32_t value, uint32_t *out) {
   return 0;
 }
 
-static int convert_subscribe(convert_t *cv, const Animserver__SubscribeRequest *in, anim_subscribe_request_t *out) {
+static int convert_subscribe(convert_t *cv, const Animserver__SubscribeRequest *in, srv_subscribe_request_t *out) {
   int rc = convert_ids(cv, "characters", in->characters, in->n_characters, &out->ids, &out->nids);
   if (!rc) rc = convert_divisor(cv, in->rate_divisor, &out->rate_divisor);
   if (!rc) rc = convert_encoding(cv, (int)in->encoding, &out->encoding);
@@ -625,98 +625,98 @@ static int convert_subscribe(convert_t *cv, const Animserver__SubscribeRequest *
   return rc;
 }
 
-static int convert_update(convert_t *cv, const Animserver__UpdateSubscriptionRequest *in, anim_subscription_request_t *out) {
+static int convert_update(convert_t *cv, const Animserver__UpdateSubscriptionRequest *in, srv_subscription_request_t *out) {
   out->subscription = in->subscription;
   out->paused = in->paused;
   int rc = convert_divisor(cv, in->rate_divisor, &out->rate_divisor);
   return rc ? rc : convert_encoding(cv, (int)in->encoding, &out->encoding);
 }
 
-static int convert_request(convert_t *cv, const Animserver__Request *in, anim_request_t *out) {
+static int convert_request(convert_t *cv, const Animserver__Request *in, srv_request_t *out) {
   switch (in->body_case) {
   case ANIMSERVER__REQUEST__BODY_HELLO:
-    out->type = ANIM_REQUEST_HELLO;
+    out->type = SRV_REQ_HELLO;
     return convert_hello(cv, in->hello, &out->body.hello);
   case ANIMSERVER__REQUEST__BODY_PING:
-    out->type = ANIM_REQUEST_PING;
+    out->type = SRV_REQ_PING;
     out->body.ping.payload = in->ping->payload.data;
     out->body.ping.payload_len = in->ping->payload.len;
     return 0;
   case ANIMSERVER__REQUEST__BODY_LIST_DATABASES:
-    out->type = ANIM_REQUEST_LIST_DATABASES;
+    out->type = SRV_REQ_LIST_DATABASES;
     return 0;
   case ANIMSERVER__REQUEST__BODY_DESCRIBE_DATABASE:
-    out->type = ANIM_REQUEST_DESCRIBE_DATABASE;
+    out->type = SRV_REQ_DESCRIBE_DATABASE;
     return convert_db(cv, in->describe_database->name, &out->body.db);
   case ANIMSERVER__REQUEST__BODY_LOAD_DATABASE:
-    out->type = ANIM_REQUEST_LOAD_DATABASE;
+    out->type = SRV_REQ_LOAD_DATABASE;
     return convert_db(cv, in->load_database->name, &out->body.db);
   case ANIMSERVER__REQUEST__BODY_RELOAD_DATABASE:
-    out->type = ANIM_REQUEST_RELOAD_DATABASE;
+    out->type = SRV_REQ_RELOAD_DATABASE;
     return convert_db(cv, in->reload_database->name, &out->body.db);
   case ANIMSERVER__REQUEST__BODY_UNLOAD_DATABASE:
-    out->type = ANIM_REQUEST_UNLOAD_DATABASE;
+    out->type = SRV_REQ_UNLOAD_DATABASE;
     return convert_db(cv, in->unload_database->name, &out->body.db);
   case ANIMSERVER__REQUEST__BODY_SEARCH:
-    out->type = ANIM_REQUEST_SEARCH;
+    out->type = SRV_REQ_SEARCH;
     return convert_queries(cv, in->search->database, &in->search->query, in->search->query ? 1 : 0,
                            &out->body.search);
   case ANIMSERVER__REQUEST__BODY_BATCH_SEARCH:
-    out->type = ANIM_REQUEST_BATCH_SEARCH;
+    out->type = SRV_REQ_BATCH_SEARCH;
     return convert_queries(cv, in->batch_search->database, in->batch_search->queries, in->batch_search->n_queries,
                            &out->body.search);
   case ANIMSERVER__REQUEST__BODY_POSE:
-    out->type = ANIM_REQUEST_POSE;
+    out->type = SRV_REQ_POSE;
     return convert_pose(cv, in->pose, &out->body.pose);
   case ANIMSERVER__REQUEST__BODY_INERTIALIZE_TRANSITION:
-    out->type = ANIM_REQUEST_INERTIALIZE_TRANSITION;
+    out->type = SRV_REQ_INERTIALIZE_TRANSITION;
     return convert_transition(cv, in->inertialize_transition, &out->body.transition);
   case ANIMSERVER__REQUEST__BODY_INERTIALIZE_EVALUATE:
-    out->type = ANIM_REQUEST_INERTIALIZE_EVALUATE;
+    out->type = SRV_REQ_INERTIALIZE_EVALUATE;
     return convert_evaluate(cv, in->inertialize_evaluate, &out->body.evaluate);
   case ANIMSERVER__REQUEST__BODY_TRANSITION_COST:
-    out->type = ANIM_REQUEST_TRANSITION_COST;
+    out->type = SRV_REQ_TRANSITION_COST;
     return convert_cost(cv, in->transition_cost, &out->body.cost);
   case ANIMSERVER__REQUEST__BODY_SPRING_TUNE:
-    out->type = ANIM_REQUEST_SPRING_TUNE;
+    out->type = SRV_REQ_SPRING_TUNE;
     return convert_tune(cv, in->spring_tune, &out->body.tune);
   case ANIMSERVER__REQUEST__BODY_CREATE_CHARACTERS:
-    out->type = ANIM_REQUEST_CREATE_CHARACTERS;
+    out->type = SRV_REQ_CREATE_CHARACTERS;
     return convert_create(cv, in->create_characters, &out->body.create);
   case ANIMSERVER__REQUEST__BODY_DESTROY_CHARACTERS:
-    out->type = ANIM_REQUEST_DESTROY_CHARACTERS;
+    out->type = SRV_REQ_DESTROY_CHARACTERS;
     return convert_ids(cv, "characters", in->destroy_characters->characters, in->destroy_characters->n_characters,
                        &out->body.destroy.ids, &out->body.destroy.n);
   case ANIMSERVER__REQUEST__BODY_SET_INPUTS:
-    out->type = ANIM_REQUEST_SET_INPUTS;
+    out->type = SRV_REQ_SET_INPUTS;
     return convert_inputs(cv, in->set_inputs, &out->body.inputs);
   case ANIMSERVER__REQUEST__BODY_CHARACTER_STATE:
-    out->type = ANIM_REQUEST_CHARACTER_STATE;
+    out->type = SRV_REQ_CHARACTER_STATE;
     out->body.state.character = in->character_state->character;
     out->body.state.offsets = in->character_state->offsets;
     return 0;
   case ANIMSERVER__REQUEST__BODY_SUBSCRIBE:
-    out->type = ANIM_REQUEST_SUBSCRIBE;
+    out->type = SRV_REQ_SUBSCRIBE;
     return convert_subscribe(cv, in->subscribe, &out->body.subscribe);
   case ANIMSERVER__REQUEST__BODY_UPDATE_SUBSCRIPTION:
-    out->type = ANIM_REQUEST_UPDATE_SUBSCRIPTION;
+    out->type = SRV_REQ_UPDATE_SUBSCRIPTION;
     return convert_update(cv, in->update_subscription, &out->body.subscription);
   case ANIMSERVER__REQUEST__BODY_UNSUBSCRIBE:
-    out->type = ANIM_REQUEST_UNSUBSCRIBE;
+    out->type = SRV_REQ_UNSUBSCRIBE;
     out->body.subscription.subscription = in->unsubscribe->subscription;
     return 0;
   case ANIMSERVER__REQUEST__BODY_SERVER_STATS:
-    out->type = ANIM_REQUEST_SERVER_STATS;
+    out->type = SRV_REQ_SERVER_STATS;
     return 0;
   case ANIMSERVER__REQUEST__BODY_SHUTDOWN:
-    out->type = ANIM_REQUEST_SHUTDOWN;
+    out->type = SRV_REQ_SHUTDOWN;
     return 0;
   default:
     return fail(cv->err, cv->errlen, ANIM_EUNSUPPORTED, "request has no body, or one this server does not know");
   }
 }
 
-int anim_codec_decode_request(const uint8_t *frame, size_t len, const anim_codec_limits_t *limits, anim_request_t *out,
+int srv_codec_decode_request(const uint8_t *frame, size_t len, const srv_codec_limits_t *limits, srv_request_t *out,
                               char *err, int errlen) {
   memset(out, 0, sizeof *out);
   out->id = peek_request_id(frame, len);
@@ -737,7 +737,7 @@ int anim_codec_decode_request(const uint8_t *frame, size_t len, const anim_codec
   return convert_request(&cv, request, out);
 }
 
-void anim_request_release(anim_request_t *request) {
+void srv_request_release(srv_request_t *request) {
   if (request->decoded) {
     ProtobufCAllocator allocator = {budget_alloc, budget_free, request->budget};
     animserver__request__free_unpacked(request->decoded, &allocator);
@@ -748,7 +748,7 @@ void anim_request_release(anim_request_t *request) {
   request->budget = NULL;
 }
 
-int anim_response_fail(anim_response_t *response, int code, const char *fmt, ...) {
+int srv_response_fail(srv_response_t *response, int code, const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
   vsnprintf(response->message, sizeof response->message, fmt, args);
@@ -759,14 +759,14 @@ int anim_response_fail(anim_response_t *response, int code, const char *fmt, ...
 
 /* ---- encoding ------------------------------------------------------------------ */
 
-static const char *const request_type_names[ANIM_REQUEST_TYPE_COUNT] = {
+static const char *const request_type_names[SRV_REQ_COUNT] = {
     "hello", "ping", "list_databases", "describe_database", "load_database", "reload_database", "unload_database",
     "search", "batch_search", "pose", "inertialize_transition", "inertialize_evaluate", "transition_cost",
     "spring_tune", "create_characters", "destroy_characters", "set_inputs", "character_state", "subscribe",
     "update_subscription", "unsubscribe", "server_stats", "shutdown"};
 
-const char *anim_request_type_name(anim_request_type_t type) {
-  return (unsigned)type < ANIM_REQUEST_TYPE_COUNT ? request_type_names[type] : "unknown";
+const char *srv_request_type_name(srv_request_type_t type) {
+  return (unsigned)type < SRV_REQ_COUNT ? request_type_names[type] : "unknown";
 }
 
 /* Scratch for the protobuf structs of one response: freed after packing. */
@@ -816,7 +816,7 @@ static int encode_framed(const ProtobufCMessage *message, size_t headroom, uint8
   return 0;
 }
 
-static Animserver__DatabaseSummary *encode_summary(scratch_t *s, const anim_db_entry_t *entry) {
+static Animserver__DatabaseSummary *encode_summary(scratch_t *s, const srv_db_entry_t *entry) {
   Animserver__DatabaseSummary *m = SCRATCH_NEW(s, Animserver__DatabaseSummary, ANIMSERVER__DATABASE_SUMMARY__INIT);
   if (!m) return NULL;
   const anim_database_t *db = &entry->db;
@@ -831,7 +831,7 @@ static Animserver__DatabaseSummary *encode_summary(scratch_t *s, const anim_db_e
   return m;
 }
 
-static void encode_list(scratch_t *s, const anim_registry_t *registry, Animserver__ListDatabasesResponse *out) {
+static void encode_list(scratch_t *s, const srv_registry_t *registry, Animserver__ListDatabasesResponse *out) {
   out->databases = scratch_alloc(s, (size_t)(registry->count + 1) * sizeof *out->databases);
   if (!out->databases) return;
   for (int i = 0; i < registry->count; i++) out->databases[out->n_databases++] = encode_summary(s, registry->entries[i]);
@@ -849,7 +849,7 @@ static void term_label(const anim_feature_term_t *term, char *out, size_t size) 
     snprintf(out, size, "%s %s", term->bone, kind);
 }
 
-static void encode_describe(scratch_t *s, const anim_db_entry_t *entry, Animserver__DescribeDatabaseResponse *out) {
+static void encode_describe(scratch_t *s, const srv_db_entry_t *entry, Animserver__DescribeDatabaseResponse *out) {
   const anim_database_t *db = &entry->db;
   const anim_features_t *f = &db->features;
   out->summary = encode_summary(s, entry);
@@ -897,7 +897,7 @@ static void encode_describe(scratch_t *s, const anim_db_entry_t *entry, Animserv
 }
 
 /* Pose arrays point straight into the database: vec3 and quat are packed floats. */
-static Animserver__Pose *encode_pose(scratch_t *s, const anim_database_t *db, int frame, anim_pose_options_t o) {
+static Animserver__Pose *encode_pose(scratch_t *s, const anim_database_t *db, int frame, srv_pose_options_t o) {
   Animserver__Pose *p = SCRATCH_NEW(s, Animserver__Pose, ANIMSERVER__POSE__INIT);
   if (!p) return NULL;
   size_t base = (size_t)frame * (size_t)db->nbones, n3 = 3 * (size_t)db->nbones, n4 = 4 * (size_t)db->nbones;
@@ -927,7 +927,7 @@ static Animserver__Pose *encode_pose(scratch_t *s, const anim_database_t *db, in
   return p;
 }
 
-static Animserver__SearchResult *encode_result(scratch_t *s, const anim_database_t *db, const anim_search_result_t *r) {
+static Animserver__SearchResult *encode_result(scratch_t *s, const anim_database_t *db, const srv_search_result_t *r) {
   Animserver__SearchResult *m = SCRATCH_NEW(s, Animserver__SearchResult, ANIMSERVER__SEARCH_RESULT__INIT);
   if (!m) return NULL;
   m->matches = scratch_alloc(s, (size_t)r->count * sizeof *m->matches + 1);
@@ -939,7 +939,7 @@ static Animserver__SearchResult *encode_result(scratch_t *s, const anim_database
     match->range = (uint32_t)(range < 0 ? 0 : range);
     match->range_name = range < 0 ? "" : (char *)db->ranges[range].name;
     match->cost = r->hits[i].cost;
-    anim_pose_options_t local = {1, 0, 0};
+    srv_pose_options_t local = {1, 0, 0};
     if (r->include_pose) match->pose = encode_pose(s, db, r->hits[i].frame, local);
     m->matches[m->n_matches++] = match;
   }
@@ -960,7 +960,7 @@ static Animserver__SearchResult *encode_result(scratch_t *s, const anim_database
   return m;
 }
 
-static Animserver__InertializerState *encode_state(scratch_t *s, const anim_inertialize_response_t *r) {
+static Animserver__InertializerState *encode_state(scratch_t *s, const srv_inertialize_response_t *r) {
   Animserver__InertializerState *m = SCRATCH_NEW(s, Animserver__InertializerState, ANIMSERVER__INERTIALIZER_STATE__INIT);
   if (!m) return NULL;
   size_t n = (size_t)r->nbones;
@@ -972,7 +972,7 @@ static Animserver__InertializerState *encode_state(scratch_t *s, const anim_iner
   return m;
 }
 
-static Animserver__PoseState *encode_pose_state(scratch_t *s, const anim_inertialize_response_t *r) {
+static Animserver__PoseState *encode_pose_state(scratch_t *s, const srv_inertialize_response_t *r) {
   Animserver__PoseState *m = SCRATCH_NEW(s, Animserver__PoseState, ANIMSERVER__POSE_STATE__INIT);
   if (!m) return NULL;
   size_t n = (size_t)r->nbones;
@@ -983,11 +983,11 @@ static Animserver__PoseState *encode_pose_state(scratch_t *s, const anim_inertia
   return m;
 }
 
-static uint64_t version_of(const anim_response_t *in) { return in->entry ? in->entry->db.version : 0; }
+static uint64_t version_of(const srv_response_t *in) { return in->entry ? in->entry->db.version : 0; }
 
-static void encode_inertialization(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+static void encode_inertialization(scratch_t *s, const srv_response_t *in, Animserver__Response *response) {
   switch (in->type) {
-  case ANIM_REQUEST_INERTIALIZE_TRANSITION: {
+  case SRV_REQ_INERTIALIZE_TRANSITION: {
     Animserver__InertializeTransitionResponse *r =
         SCRATCH_NEW(s, Animserver__InertializeTransitionResponse, ANIMSERVER__INERTIALIZE_TRANSITION_RESPONSE__INIT);
     if (!r) return;
@@ -997,7 +997,7 @@ static void encode_inertialization(scratch_t *s, const anim_response_t *in, Anim
     response->inertialize_transition = r;
     break;
   }
-  case ANIM_REQUEST_INERTIALIZE_EVALUATE: {
+  case SRV_REQ_INERTIALIZE_EVALUATE: {
     Animserver__InertializeEvaluateResponse *r =
         SCRATCH_NEW(s, Animserver__InertializeEvaluateResponse, ANIMSERVER__INERTIALIZE_EVALUATE_RESPONSE__INIT);
     if (!r) return;
@@ -1008,8 +1008,8 @@ static void encode_inertialization(scratch_t *s, const anim_response_t *in, Anim
     response->inertialize_evaluate = r;
     break;
   }
-  case ANIM_REQUEST_TRANSITION_COST: {
-    const anim_cost_response_t *c = &in->body.cost;
+  case SRV_REQ_TRANSITION_COST: {
+    const srv_cost_response_t *c = &in->body.cost;
     Animserver__TransitionCostResponse *r =
         SCRATCH_NEW(s, Animserver__TransitionCostResponse, ANIMSERVER__TRANSITION_COST_RESPONSE__INIT);
     if (!r) return;
@@ -1029,7 +1029,7 @@ static void encode_inertialization(scratch_t *s, const anim_response_t *in, Anim
     response->transition_cost = r;
     break;
   }
-  case ANIM_REQUEST_SPRING_TUNE: {
+  case SRV_REQ_SPRING_TUNE: {
     Animserver__SpringTuneResponse *r = SCRATCH_NEW(s, Animserver__SpringTuneResponse, ANIMSERVER__SPRING_TUNE_RESPONSE__INIT);
     if (!r) return;
     r->halflife = in->body.tune.halflife;
@@ -1058,11 +1058,11 @@ static Animserver__Quat *encode_quat(scratch_t *s, quat q) {
   return m;
 }
 
-static void encode_character_state(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+static void encode_character_state(scratch_t *s, const srv_response_t *in, Animserver__Response *response) {
   Animserver__CharacterStateResponse *m =
       SCRATCH_NEW(s, Animserver__CharacterStateResponse, ANIMSERVER__CHARACTER_STATE_RESPONSE__INIT);
   if (!m) return;
-  const anim_state_response_t *st = &in->body.state;
+  const srv_state_response_t *st = &in->body.state;
   const anim_database_t *db = &in->entry->db;
   m->database_version = db->version;
   m->tick = st->tick;
@@ -1086,7 +1086,7 @@ static void encode_character_state(scratch_t *s, const anim_response_t *in, Anim
   response->character_state = m;
 }
 
-static void encode_stats(scratch_t *s, const anim_stats_response_t *st, Animserver__Response *response) {
+static void encode_stats(scratch_t *s, const srv_stats_response_t *st, Animserver__Response *response) {
   Animserver__ServerStatsResponse *m = SCRATCH_NEW(s, Animserver__ServerStatsResponse, ANIMSERVER__SERVER_STATS_RESPONSE__INIT);
   if (!m) return;
   m->uptime_us = st->uptime_us, m->connections = st->connections, m->requests = st->requests;
@@ -1102,9 +1102,9 @@ static void encode_stats(scratch_t *s, const anim_stats_response_t *st, Animserv
   response->server_stats = m;
 }
 
-static void encode_character(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+static void encode_character(scratch_t *s, const srv_response_t *in, Animserver__Response *response) {
   switch (in->type) {
-  case ANIM_REQUEST_CREATE_CHARACTERS: {
+  case SRV_REQ_CREATE_CHARACTERS: {
     Animserver__CreateCharactersResponse *m =
         SCRATCH_NEW(s, Animserver__CreateCharactersResponse, ANIMSERVER__CREATE_CHARACTERS_RESPONSE__INIT);
     if (!m) return;
@@ -1115,7 +1115,7 @@ static void encode_character(scratch_t *s, const anim_response_t *in, Animserver
     response->create_characters = m;
     break;
   }
-  case ANIM_REQUEST_DESTROY_CHARACTERS: {
+  case SRV_REQ_DESTROY_CHARACTERS: {
     Animserver__DestroyCharactersResponse *m =
         SCRATCH_NEW(s, Animserver__DestroyCharactersResponse, ANIMSERVER__DESTROY_CHARACTERS_RESPONSE__INIT);
     if (!m) return;
@@ -1124,7 +1124,7 @@ static void encode_character(scratch_t *s, const anim_response_t *in, Animserver
     response->destroy_characters = m;
     break;
   }
-  case ANIM_REQUEST_SET_INPUTS: {
+  case SRV_REQ_SET_INPUTS: {
     Animserver__SetInputsResponse *m = SCRATCH_NEW(s, Animserver__SetInputsResponse, ANIMSERVER__SET_INPUTS_RESPONSE__INIT);
     if (!m) return;
     m->tick = in->body.tick;
@@ -1132,8 +1132,8 @@ static void encode_character(scratch_t *s, const anim_response_t *in, Animserver
     response->set_inputs = m;
     break;
   }
-  case ANIM_REQUEST_CHARACTER_STATE: encode_character_state(s, in, response); break;
-  case ANIM_REQUEST_SUBSCRIBE: {
+  case SRV_REQ_CHARACTER_STATE: encode_character_state(s, in, response); break;
+  case SRV_REQ_SUBSCRIBE: {
     Animserver__SubscribeResponse *m = SCRATCH_NEW(s, Animserver__SubscribeResponse, ANIMSERVER__SUBSCRIBE_RESPONSE__INIT);
     if (!m) return;
     m->subscription = in->body.subscribe.subscription;
@@ -1143,8 +1143,8 @@ static void encode_character(scratch_t *s, const anim_response_t *in, Animserver
     response->subscribe = m;
     break;
   }
-  case ANIM_REQUEST_UPDATE_SUBSCRIPTION:
-  case ANIM_REQUEST_UNSUBSCRIBE: {
+  case SRV_REQ_UPDATE_SUBSCRIPTION:
+  case SRV_REQ_UNSUBSCRIBE: {
     Animserver__SubscriptionChangedResponse *m =
         SCRATCH_NEW(s, Animserver__SubscriptionChangedResponse, ANIMSERVER__SUBSCRIPTION_CHANGED_RESPONSE__INIT);
     if (!m) return;
@@ -1153,8 +1153,8 @@ static void encode_character(scratch_t *s, const anim_response_t *in, Animserver
     response->subscription_changed = m;
     break;
   }
-  case ANIM_REQUEST_SERVER_STATS: encode_stats(s, &in->body.stats, response); break;
-  case ANIM_REQUEST_SHUTDOWN: {
+  case SRV_REQ_SERVER_STATS: encode_stats(s, &in->body.stats, response); break;
+  case SRV_REQ_SHUTDOWN: {
     Animserver__ShutdownResponse *m = SCRATCH_NEW(s, Animserver__ShutdownResponse, ANIMSERVER__SHUTDOWN_RESPONSE__INIT);
     if (!m) return;
     response->body_case = ANIMSERVER__RESPONSE__BODY_SHUTDOWN;
@@ -1165,10 +1165,10 @@ static void encode_character(scratch_t *s, const anim_response_t *in, Animserver
   }
 }
 
-static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Response *response) {
+static void encode_body(scratch_t *s, const srv_response_t *in, Animserver__Response *response) {
   switch (in->type) {
-  case ANIM_REQUEST_HELLO: {
-    const anim_hello_response_t *h = &in->body.hello;
+  case SRV_REQ_HELLO: {
+    const srv_hello_response_t *h = &in->body.hello;
     Animserver__HelloResponse *hello = SCRATCH_NEW(s, Animserver__HelloResponse, ANIMSERVER__HELLO_RESPONSE__INIT);
     Animserver__Limits *limits = SCRATCH_NEW(s, Animserver__Limits, ANIMSERVER__LIMITS__INIT);
     if (!hello || !limits) return;
@@ -1191,7 +1191,7 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->hello = hello;
     break;
   }
-  case ANIM_REQUEST_PING: {
+  case SRV_REQ_PING: {
     Animserver__PingResponse *ping = SCRATCH_NEW(s, Animserver__PingResponse, ANIMSERVER__PING_RESPONSE__INIT);
     if (!ping) return;
     ping->payload.data = (uint8_t *)in->body.ping.payload;
@@ -1201,7 +1201,7 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->ping = ping;
     break;
   }
-  case ANIM_REQUEST_LIST_DATABASES: {
+  case SRV_REQ_LIST_DATABASES: {
     Animserver__ListDatabasesResponse *list =
         SCRATCH_NEW(s, Animserver__ListDatabasesResponse, ANIMSERVER__LIST_DATABASES_RESPONSE__INIT);
     if (!list) return;
@@ -1210,7 +1210,7 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->list_databases = list;
     break;
   }
-  case ANIM_REQUEST_DESCRIBE_DATABASE: {
+  case SRV_REQ_DESCRIBE_DATABASE: {
     Animserver__DescribeDatabaseResponse *d =
         SCRATCH_NEW(s, Animserver__DescribeDatabaseResponse, ANIMSERVER__DESCRIBE_DATABASE_RESPONSE__INIT);
     if (!d) return;
@@ -1219,9 +1219,9 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->describe_database = d;
     break;
   }
-  case ANIM_REQUEST_LOAD_DATABASE:
-  case ANIM_REQUEST_RELOAD_DATABASE:
-  case ANIM_REQUEST_UNLOAD_DATABASE: {
+  case SRV_REQ_LOAD_DATABASE:
+  case SRV_REQ_RELOAD_DATABASE:
+  case SRV_REQ_UNLOAD_DATABASE: {
     Animserver__DatabaseChangedResponse *c =
         SCRATCH_NEW(s, Animserver__DatabaseChangedResponse, ANIMSERVER__DATABASE_CHANGED_RESPONSE__INIT);
     if (!c) return;
@@ -1230,7 +1230,7 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->database_changed = c;
     break;
   }
-  case ANIM_REQUEST_SEARCH: {
+  case SRV_REQ_SEARCH: {
     Animserver__SearchResponse *r = SCRATCH_NEW(s, Animserver__SearchResponse, ANIMSERVER__SEARCH_RESPONSE__INIT);
     if (!r) return;
     r->database_version = in->entry->db.version;
@@ -1239,7 +1239,7 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->search = r;
     break;
   }
-  case ANIM_REQUEST_BATCH_SEARCH: {
+  case SRV_REQ_BATCH_SEARCH: {
     Animserver__BatchSearchResponse *r =
         SCRATCH_NEW(s, Animserver__BatchSearchResponse, ANIMSERVER__BATCH_SEARCH_RESPONSE__INIT);
     if (!r) return;
@@ -1251,10 +1251,10 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->batch_search = r;
     break;
   }
-  case ANIM_REQUEST_POSE: {
+  case SRV_REQ_POSE: {
     Animserver__PoseResponse *r = SCRATCH_NEW(s, Animserver__PoseResponse, ANIMSERVER__POSE_RESPONSE__INIT);
     if (!r) return;
-    const anim_pose_response_t *p = &in->body.pose;
+    const srv_pose_response_t *p = &in->body.pose;
     r->database_version = in->entry->db.version;
     r->poses = scratch_alloc(s, (size_t)p->count * sizeof *r->poses + 1);
     for (int i = 0; r->poses && i < p->count; i++) r->poses[r->n_poses++] = encode_pose(s, &in->entry->db, p->frame + i, p->options);
@@ -1262,29 +1262,29 @@ static void encode_body(scratch_t *s, const anim_response_t *in, Animserver__Res
     response->pose = r;
     break;
   }
-  case ANIM_REQUEST_INERTIALIZE_TRANSITION:
-  case ANIM_REQUEST_INERTIALIZE_EVALUATE:
-  case ANIM_REQUEST_TRANSITION_COST:
-  case ANIM_REQUEST_SPRING_TUNE:
+  case SRV_REQ_INERTIALIZE_TRANSITION:
+  case SRV_REQ_INERTIALIZE_EVALUATE:
+  case SRV_REQ_TRANSITION_COST:
+  case SRV_REQ_SPRING_TUNE:
     encode_inertialization(s, in, response);
     break;
-  case ANIM_REQUEST_CREATE_CHARACTERS:
-  case ANIM_REQUEST_DESTROY_CHARACTERS:
-  case ANIM_REQUEST_SET_INPUTS:
-  case ANIM_REQUEST_CHARACTER_STATE:
-  case ANIM_REQUEST_SUBSCRIBE:
-  case ANIM_REQUEST_UPDATE_SUBSCRIPTION:
-  case ANIM_REQUEST_UNSUBSCRIBE:
-  case ANIM_REQUEST_SERVER_STATS:
-  case ANIM_REQUEST_SHUTDOWN:
+  case SRV_REQ_CREATE_CHARACTERS:
+  case SRV_REQ_DESTROY_CHARACTERS:
+  case SRV_REQ_SET_INPUTS:
+  case SRV_REQ_CHARACTER_STATE:
+  case SRV_REQ_SUBSCRIBE:
+  case SRV_REQ_UPDATE_SUBSCRIPTION:
+  case SRV_REQ_UNSUBSCRIBE:
+  case SRV_REQ_SERVER_STATS:
+  case SRV_REQ_SHUTDOWN:
     encode_character(s, in, response);
     break;
-  case ANIM_REQUEST_TYPE_COUNT:
+  case SRV_REQ_COUNT:
     break;
   }
 }
 
-int anim_codec_encode_response(const anim_response_t *in, size_t headroom, uint8_t **out_buffer, size_t *out_len) {
+int srv_codec_encode_response(const srv_response_t *in, size_t headroom, uint8_t **out_buffer, size_t *out_len) {
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
@@ -1306,7 +1306,7 @@ int anim_codec_encode_response(const anim_response_t *in, size_t headroom, uint8
 
 /* ---- stream frames --------------------------------------------------------------------- */
 
-int anim_codec_encode_stream(const anim_stream_frame_t *in, uint8_t **out_buffer, size_t *out_len) {
+int srv_codec_encode_stream(const srv_stream_frame_t *in, uint8_t **out_buffer, size_t *out_len) {
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__StreamMessage stream = ANIMSERVER__STREAM_MESSAGE__INIT;
   size_t n = (size_t)in->nposes;
@@ -1318,7 +1318,7 @@ int anim_codec_encode_stream(const anim_stream_frame_t *in, uint8_t **out_buffer
     return ANIM_ENOMEM;
   }
   for (size_t i = 0; i < n; i++) {
-    const anim_stream_pose_t *p = &in->poses[i];
+    const srv_stream_pose_t *p = &in->poses[i];
     Animserver__CharacterPose m = ANIMSERVER__CHARACTER_POSE__INIT;
     m.character = p->character;
     m.frame = p->frame;

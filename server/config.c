@@ -7,10 +7,10 @@
 #include "anim_error.h"
 #include "config.h"
 
-void anim_config_default(anim_config_t *config) {
+void srv_config_default(srv_config_t *config) {
   memset(config, 0, sizeof *config);
   snprintf(config->host, sizeof config->host, "127.0.0.1");
-  config->port = ANIM_DEFAULT_PORT;
+  config->port = SRV_DEFAULT_PORT;
   config->max_frame_bytes = 4u << 20;
   config->decode_budget_bytes = 16u << 20;
   config->max_connections = 10000;
@@ -24,7 +24,7 @@ void anim_config_default(anim_config_t *config) {
   config->max_characters_per_connection = 20000;
   config->stream_soft_limit = 1u << 20;
   config->stream_soft_seconds = 10.0;
-  config->log_level = ANIM_LOG_INFO;
+  config->log_level = SRV_LOG_INFO;
   snprintf(config->metrics_host, sizeof config->metrics_host, "127.0.0.1");
   config->metrics_port = -1;
   config->max_databases = 64;
@@ -32,7 +32,7 @@ void anim_config_default(anim_config_t *config) {
   config->default_database = 1;
 }
 
-int anim_config_validate(const anim_config_t *c, char *err, int errlen) {
+int srv_config_validate(const srv_config_t *c, char *err, int errlen) {
   if (c->port < 0 || c->port > 65535) {
     snprintf(err, errlen, "--port %d: must be 0..65535", c->port);
     return ANIM_EINVAL;
@@ -64,7 +64,7 @@ int anim_config_validate(const anim_config_t *c, char *err, int errlen) {
              "--stream-soft-seconds > 0", c->stream_soft_limit, c->output_hard_limit);
     return ANIM_EINVAL;
   }
-  if (!anim_config_host_is_loopback(c->host) && !c->auth_token[0]) {
+  if (!srv_config_host_is_loopback(c->host) && !c->auth_token[0]) {
     snprintf(err, errlen, "--host %s is not a loopback address: protected mode refuses to serve it without "
              "--auth-token (or --auth-token-file)", c->host);
     return ANIM_EINVAL;
@@ -76,13 +76,13 @@ int anim_config_validate(const anim_config_t *c, char *err, int errlen) {
   return 0;
 }
 
-int anim_config_host_is_loopback(const char *host) {
+int srv_config_host_is_loopback(const char *host) {
   return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "localhost");
 }
 
-void anim_config_print_help(const char *program) {
-  anim_config_t d;
-  anim_config_default(&d);
+void srv_config_print_help(const char *program) {
+  srv_config_t d;
+  srv_config_default(&d);
   printf("usage: %s [options]\n\n"
          "Serves motion databases, motion-matching search and pose streams over TCP.\n\n"
          "  --host ADDR              listen address (default %s)\n"
@@ -186,7 +186,7 @@ static int parse_double(const char *flag, const char *text, double min, double m
 }
 
 /* One pass of getopt over argv (the command line, or one line of a file). */
-static int apply_options(anim_config_t *c, int argc, char **argv, int *stream_soft_given, char *err, int errlen) {
+static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_soft_given, char *err, int errlen) {
   static const struct option options[] = {
       {"host", required_argument, 0, OPT_HOST},
       {"port", required_argument, 0, OPT_PORT},
@@ -246,14 +246,14 @@ static int apply_options(anim_config_t *c, int argc, char **argv, int *stream_so
     case OPT_SOFT: rc = parse_u64("--output-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->output_soft_limit = (size_t)v; break;
     case OPT_HARD: rc = parse_u64("--output-hard-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->output_hard_limit = (size_t)v; break;
     case OPT_LOG:
-      if (anim_log_parse_level(optarg, &c->log_level) != 0) {
+      if (srv_log_parse_level(optarg, &c->log_level) != 0) {
         snprintf(err, errlen, "--log-level %s: expected debug, info, warn or error", optarg);
         return ANIM_EINVAL;
       }
       break;
     case OPT_DB:
-      if (c->npreload == ANIM_MAX_PRELOAD || strlen(optarg) >= sizeof c->preload[0]) {
-        snprintf(err, errlen, "--db %s: at most %d names of at most 63 bytes", optarg, ANIM_MAX_PRELOAD);
+      if (c->npreload == SRV_MAX_PRELOAD || strlen(optarg) >= sizeof c->preload[0]) {
+        snprintf(err, errlen, "--db %s: at most %d names of at most 63 bytes", optarg, SRV_MAX_PRELOAD);
         return ANIM_EINVAL;
       }
       snprintf(c->preload[c->npreload++], sizeof c->preload[0], "%s", optarg);
@@ -280,7 +280,7 @@ static int apply_options(anim_config_t *c, int argc, char **argv, int *stream_so
     case OPT_MAX_DBS: rc = parse_u64("--max-databases", optarg, 1, 64, &v, err, errlen); c->max_databases = (int)v; break;
     case OPT_MAX_DB_MEMORY: rc = parse_u64("--max-database-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen); c->max_database_memory = (size_t)v; break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
-    case OPT_HELP: anim_config_print_help(argv[0]); return 1;
+    case OPT_HELP: srv_config_print_help(argv[0]); return 1;
     default:
       snprintf(err, errlen, "unknown or incomplete option %s (see --help)", flag);
       return ANIM_EINVAL;
@@ -296,7 +296,7 @@ static int apply_options(anim_config_t *c, int argc, char **argv, int *stream_so
 
 /* The config file: each line becomes "--name value" (or "--name") through the
  * same option table, so the file and the flags cannot disagree. */
-static int apply_file(anim_config_t *c, const char *path, int *stream_soft_given, char *err, int errlen) {
+static int apply_file(srv_config_t *c, const char *path, int *stream_soft_given, char *err, int errlen) {
   FILE *f = fopen(path, "r");
   if (!f) {
     snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
@@ -328,7 +328,7 @@ static int apply_file(anim_config_t *c, const char *path, int *stream_soft_given
   return rc;
 }
 
-int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, int errlen) {
+int srv_config_parse_args(srv_config_t *c, int argc, char **argv, char *err, int errlen) {
   int stream_soft_given = 0, rc;
   for (int i = 1; i < argc; i++) {
     const char *path = !strcmp(argv[i], "--config") && i + 1 < argc ? argv[i + 1]
@@ -342,5 +342,5 @@ int anim_config_parse_args(anim_config_t *c, int argc, char **argv, char *err, i
   if ((rc = apply_options(c, argc, argv, &stream_soft_given, err, errlen))) return rc;
   /* The default stream limit follows a smaller hard limit down. */
   if (!stream_soft_given && c->stream_soft_limit > c->output_hard_limit / 2) c->stream_soft_limit = c->output_hard_limit / 2;
-  return anim_config_validate(c, err, errlen);
+  return srv_config_validate(c, err, errlen);
 }

@@ -1,7 +1,7 @@
 /*
  * config.h: the server's settings, their defaults and the command line.
  *
- * Validity rules (anim_config_validate):
+ * Validity rules (srv_config_validate):
  *  1. port in [0, 65535]; 0 takes an ephemeral port;
  *  2. 64 <= max_frame_bytes <= 256 MiB;
  *  3. max_connections, max_in_flight, max_batch >= 1;
@@ -20,15 +20,15 @@
  * "no-default-db"); '#' starts a comment. The file is read first, so flags on
  * the command line override it.
  */
-#ifndef ANIM_CONFIG_H
-#define ANIM_CONFIG_H
+#ifndef SRV_CONFIG_H
+#define SRV_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "log.h"
 
-#define ANIM_DEFAULT_PORT 7878
-#define ANIM_MAX_PRELOAD 16
+#define SRV_DEFAULT_PORT 7878
+#define SRV_MAX_PRELOAD 16
 
 typedef struct {
   char host[256];
@@ -46,7 +46,7 @@ typedef struct {
   uint32_t max_characters_per_connection;
   size_t stream_soft_limit;     /* queued output above which pose frames are replaced (latest wins) */
   double stream_soft_seconds;   /* above the stream soft limit this long: the subscriber is closed */
-  anim_log_level_t log_level;
+  srv_log_level_t log_level;
   char auth_token[128];         /* "" : no authentication (loopback only) */
   char admin_token[128];        /* "" : admin requests need the auth token only */
   char metrics_host[64];
@@ -54,25 +54,25 @@ typedef struct {
   int reuseport;                /* SO_REUSEPORT: several instances on one port */
   double idle_timeout;          /* s without a request before a connection is closed; 0: never */
   char config_path[1024];       /* --config, for reloads on SIGHUP; "" when none */
-  int max_databases;            /* loaded at once, 1..ANIM_REGISTRY_MAX (64) */
+  int max_databases;            /* loaded at once, 1..SRV_REGISTRY_MAX (64) */
   size_t max_database_memory;   /* bytes of all databases (poses, features, indexes); 0: no limit */
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */
   int npreload;                 /* --db NAME: loaded from data_dir at startup */
-  char preload[ANIM_MAX_PRELOAD][64];
-} anim_config_t;
+  char preload[SRV_MAX_PRELOAD][64];
+} srv_config_t;
 
-void anim_config_default(anim_config_t *config);
-int anim_config_validate(const anim_config_t *config, char *err, int errlen);
+void srv_config_default(srv_config_t *config);
+int srv_config_validate(const srv_config_t *config, char *err, int errlen);
 
 /* Parses argv into config (starting from its current values), the config
  * file named by --config first. Returns 0, 1 when --help or --version was
  * printed (exit 0), or ANIM_EINVAL with a message in err (exit 2; a file's
  * errors name file and line). */
-int anim_config_parse_args(anim_config_t *config, int argc, char **argv, char *err, int errlen);
-void anim_config_print_help(const char *program);
+int srv_config_parse_args(srv_config_t *config, int argc, char **argv, char *err, int errlen);
+void srv_config_print_help(const char *program);
 
 /* 1 when host is a loopback address or name. */
-int anim_config_host_is_loopback(const char *host);
+int srv_config_host_is_loopback(const char *host);
 
 #endif

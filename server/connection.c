@@ -16,7 +16,7 @@
 
 typedef struct write_batch {
   uv_write_t req;
-  anim_connection_t *connection;
+  srv_connection_t *connection;
   size_t len;
   int n;
   uv_buf_t bufs[WRITE_BATCH_MAX];
@@ -25,40 +25,40 @@ typedef struct write_batch {
 /* A request sent to the thread pool. */
 typedef struct {
   uv_work_t work;
-  anim_connection_t *connection;
-  const anim_service_t *service;
-  anim_service_ctx_t ctx;
-  anim_request_t request;
-  anim_response_t response;
+  srv_connection_t *connection;
+  const srv_service_t *service;
+  srv_service_ctx_t ctx;
+  srv_request_t request;
+  srv_response_t response;
   uint8_t *encoded; /* encoded on the pool when no finish step follows */
   size_t encoded_len;
 } job_t;
 
-static void start_reading(anim_connection_t *c);
+static void start_reading(srv_connection_t *c);
 static void batch_free(write_batch_t *b);
-static void maybe_finish_drain(anim_connection_t *c);
-static void connection_free(anim_connection_t *c);
+static void maybe_finish_drain(srv_connection_t *c);
+static void connection_free(srv_connection_t *c);
 
-static void connection_free(anim_connection_t *c) {
+static void connection_free(srv_connection_t *c) {
   if (c->batch) batch_free(c->batch); /* answers that never went out */
-  anim_streams_free(&c->streams);
+  srv_streams_free(&c->streams);
   anim_frame_reader_free(&c->reader);
-  anim_server_connection_closed(c->server, c);
+  srv_server_connection_closed(c->server, c);
   free(c);
 }
 
 static void on_close(uv_handle_t *handle) {
-  anim_connection_t *c = handle->data;
+  srv_connection_t *c = handle->data;
   c->closed = 1;
   /* A job still on the pool holds a pointer: the last one frees. */
   if (c->in_flight == 0) connection_free(c);
 }
 
-void anim_connection_close(anim_connection_t *c, const char *reason) {
+void srv_connection_close(srv_connection_t *c, const char *reason) {
   if (c->closing) return;
   c->closing = 1;
-  anim_crowd_connection_closed(&c->server->crowd, c->id);
-  anim_log(ANIM_LOG_INFO, "connection %llu from %s closed: %s", (unsigned long long)c->id, c->peer, reason);
+  srv_crowd_connection_closed(&c->server->crowd, c->id);
+  srv_log(SRV_LOG_INFO, "connection %llu from %s closed: %s", (unsigned long long)c->id, c->peer, reason);
   uv_close((uv_handle_t *)&c->tcp, on_close);
 }
 
@@ -69,24 +69,24 @@ static void batch_free(write_batch_t *b) {
 
 static void on_write(uv_write_t *req, int status) {
   write_batch_t *b = (write_batch_t *)req;
-  anim_connection_t *c = b->connection;
+  srv_connection_t *c = b->connection;
   c->queued_bytes -= b->len;
   batch_free(b);
   if (c->closing) return;
   if (status < 0) {
-    anim_connection_close(c, uv_strerror(status));
+    srv_connection_close(c, uv_strerror(status));
     return;
   }
   if (c->paused && c->queued_bytes <= c->server->config.output_soft_limit / 2) {
     c->paused = 0;
     start_reading(c);
   }
-  anim_streams_on_drain(c);
+  srv_streams_on_drain(c);
   maybe_finish_drain(c);
 }
 
 /* Hands the batch being filled to libuv. */
-static void flush_output(anim_connection_t *c) {
+static void flush_output(srv_connection_t *c) {
   write_batch_t *b = c->batch;
   if (!b) return;
   c->batch = NULL;
@@ -94,20 +94,20 @@ static void flush_output(anim_connection_t *c) {
   if (rc < 0) {
     c->queued_bytes -= b->len;
     batch_free(b);
-    anim_connection_close(c, uv_strerror(rc));
+    srv_connection_close(c, uv_strerror(rc));
   }
 }
 
 /* Queues framed bytes (a malloc'd buffer; ownership taken). While a read is
  * being handled they wait in the batch; otherwise they go out at once. */
-static void write_buffer(anim_connection_t *c, uint8_t *buffer, size_t len) {
+static void write_buffer(srv_connection_t *c, uint8_t *buffer, size_t len) {
   if (c->closing || c->shutdown_sent) {
     free(buffer);
     return;
   }
   if (!c->batch && !(c->batch = calloc(1, sizeof *c->batch))) {
     free(buffer);
-    anim_connection_close(c, "out of memory");
+    srv_connection_close(c, "out of memory");
     return;
   }
   write_batch_t *b = c->batch;
@@ -116,11 +116,11 @@ static void write_buffer(anim_connection_t *c, uint8_t *buffer, size_t len) {
   b->len += len;
   c->queued_bytes += len;
   if (!c->batching || b->n == WRITE_BATCH_MAX) flush_output(c);
-  const anim_config_t *config = &c->server->config;
+  const srv_config_t *config = &c->server->config;
   if (c->queued_bytes > config->output_hard_limit) {
-    anim_log(ANIM_LOG_WARN, "connection %llu: %zu bytes of output queued, over the hard limit",
+    srv_log(SRV_LOG_WARN, "connection %llu: %zu bytes of output queued, over the hard limit",
              (unsigned long long)c->id, c->queued_bytes);
-    anim_connection_close(c, "output hard limit");
+    srv_connection_close(c, "output hard limit");
   } else if (c->queued_bytes > config->output_soft_limit && c->reading) {
     /* The client is not reading its answers: stop reading its requests. */
     uv_read_stop((uv_stream_t *)&c->tcp);
@@ -129,49 +129,49 @@ static void write_buffer(anim_connection_t *c, uint8_t *buffer, size_t len) {
   }
 }
 
-void anim_connection_write(anim_connection_t *c, uint8_t *buffer, size_t len) { write_buffer(c, buffer, len); }
+void srv_connection_write(srv_connection_t *c, uint8_t *buffer, size_t len) { write_buffer(c, buffer, len); }
 
-static void send_response(anim_connection_t *c, const anim_response_t *response) {
+static void send_response(srv_connection_t *c, const srv_response_t *response) {
   uint8_t *buffer;
   size_t len;
   if (response->error) {
     c->server->stats.errors++;
-    anim_metrics_error(&c->server->metrics, response->error);
+    srv_metrics_error(&c->server->metrics, response->error);
   }
-  if (anim_codec_encode_response(response, 0, &buffer, &len) != 0) {
-    anim_connection_close(c, "out of memory encoding a response");
+  if (srv_codec_encode_response(response, 0, &buffer, &len) != 0) {
+    srv_connection_close(c, "out of memory encoding a response");
     return;
   }
   write_buffer(c, buffer, len);
 }
 
-static void send_error(anim_connection_t *c, uint64_t id, int code, const char *message) {
-  anim_response_t response;
+static void send_error(srv_connection_t *c, uint64_t id, int code, const char *message) {
+  srv_response_t response;
   memset(&response, 0, sizeof response);
   response.id = id;
-  anim_response_fail(&response, code, "%s", message);
+  srv_response_fail(&response, code, "%s", message);
   send_response(c, &response);
 }
 
-static anim_service_ctx_t service_ctx(anim_connection_t *c) {
-  anim_service_ctx_t ctx = {c->server, &c->server->config, c->id, c};
+static srv_service_ctx_t service_ctx(srv_connection_t *c) {
+  srv_service_ctx_t ctx = {c->server, &c->server->config, c->id, c};
   return ctx;
 }
 
 /* Runs a step unless the request already failed; the step's code becomes the error. */
-static void run_step(anim_service_step_fn step, const anim_service_ctx_t *ctx, const anim_request_t *request,
-                     anim_response_t *response) {
+static void run_step(srv_service_step_fn step, const srv_service_ctx_t *ctx, const srv_request_t *request,
+                     srv_response_t *response) {
   if (!step || response->error) return;
   int rc = step(ctx, request, response);
-  if (rc && !response->error) anim_response_fail(response, rc, "%s", anim_strerror(rc));
+  if (rc && !response->error) srv_response_fail(response, rc, "%s", anim_strerror(rc));
 }
 
 /* Answers and releases a request whose steps are done (loop thread). */
-static void complete(anim_connection_t *c, anim_request_t *request, anim_response_t *response) {
+static void complete(srv_connection_t *c, srv_request_t *request, srv_response_t *response) {
   send_response(c, response);
-  anim_metrics_request(&c->server->metrics, request->type, request->received_ns);
-  anim_response_release(response);
-  anim_request_release(request);
+  srv_metrics_request(&c->server->metrics, request->type, request->received_ns);
+  srv_response_release(response);
+  srv_request_release(request);
 }
 
 /* ---- thread-pool path ------------------------------------------------------------- */
@@ -182,38 +182,38 @@ static void job_run(uv_work_t *work) {
   /* Encoding reads only the job's own data and read-only databases: do it
    * here too, unless a finish step on the loop may still change the answer. */
   if (!job->service->finish &&
-      anim_codec_encode_response(&job->response, 0, &job->encoded, &job->encoded_len) != 0)
+      srv_codec_encode_response(&job->response, 0, &job->encoded, &job->encoded_len) != 0)
     job->encoded = NULL;
 }
 
 static void job_done(uv_work_t *work, int status) {
   job_t *job = work->data;
-  anim_connection_t *c = job->connection;
+  srv_connection_t *c = job->connection;
   if (status < 0) {
     free(job->encoded);
     job->encoded = NULL;
-    anim_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
+    srv_response_fail(&job->response, ANIM_ESHUTDOWN, "request cancelled");
   }
   if (job->encoded) {
     if (job->response.error) {
       c->server->stats.errors++;
-      anim_metrics_error(&c->server->metrics, job->response.error);
+      srv_metrics_error(&c->server->metrics, job->response.error);
     }
     write_buffer(c, job->encoded, job->encoded_len);
-    anim_metrics_request(&c->server->metrics, job->request.type, job->request.received_ns);
-    anim_response_release(&job->response);
-    anim_request_release(&job->request);
+    srv_metrics_request(&c->server->metrics, job->request.type, job->request.received_ns);
+    srv_response_release(&job->response);
+    srv_request_release(&job->request);
   } else {
     if (status == 0) run_step(job->service->finish, &job->ctx, &job->request, &job->response);
     complete(c, &job->request, &job->response);
   }
   free(job);
-  anim_connection_job_done(c);
+  srv_connection_job_done(c);
 }
 
 /* Queues the prepared request on the pool; the job takes both structs over. */
-static int dispatch_off_loop(anim_connection_t *c, const anim_service_t *service, anim_request_t *request,
-                             anim_response_t *response) {
+static int dispatch_off_loop(srv_connection_t *c, const srv_service_t *service, srv_request_t *request,
+                             srv_response_t *response) {
   job_t *job = calloc(1, sizeof *job);
   if (!job) return ANIM_ENOMEM;
   job->work.data = job;
@@ -242,9 +242,9 @@ static int token_matches(const char *expected, const char *given) {
 }
 
 /* Hello decides what the connection may do; 0, or an error already sent. */
-static int authenticate(anim_connection_t *c, const anim_request_t *request) {
-  const anim_config_t *config = &c->server->config;
-  if (request->type == ANIM_REQUEST_HELLO && config->auth_token[0]) {
+static int authenticate(srv_connection_t *c, const srv_request_t *request) {
+  const srv_config_t *config = &c->server->config;
+  if (request->type == SRV_REQ_HELLO && config->auth_token[0]) {
     const char *token = request->body.hello.auth_token;
     int user = token_matches(config->auth_token, token);
     int admin = config->admin_token[0] ? token_matches(config->admin_token, token) : user;
@@ -252,7 +252,7 @@ static int authenticate(anim_connection_t *c, const anim_request_t *request) {
       c->server->stats.auth_failures++;
       send_error(c, request->id, ANIM_EPERM, "wrong auth token");
       flush_output(c); /* the answer goes out before the drain shuts the stream */
-      anim_connection_drain(c); /* one guess per connection */
+      srv_connection_drain(c); /* one guess per connection */
       return ANIM_EPERM;
     }
     c->authenticated = 1;
@@ -263,7 +263,7 @@ static int authenticate(anim_connection_t *c, const anim_request_t *request) {
     send_error(c, request->id, ANIM_EPERM, "this server needs authentication: send hello with the auth token first");
     return ANIM_EPERM;
   }
-  const anim_service_t *service = anim_service_for(request->type);
+  const srv_service_t *service = srv_service_for(request->type);
   if (service->admin && !c->admin) {
     send_error(c, request->id, ANIM_EPERM, "an administrative request: needs the admin token");
     return ANIM_EPERM;
@@ -271,77 +271,77 @@ static int authenticate(anim_connection_t *c, const anim_request_t *request) {
   return 0;
 }
 
-static void dispatch(anim_connection_t *c, anim_request_t *request) {
-  const anim_service_t *service = anim_service_for(request->type);
+static void dispatch(srv_connection_t *c, srv_request_t *request) {
+  const srv_service_t *service = srv_service_for(request->type);
   if (authenticate(c, request) != 0) {
-    anim_metrics_request(&c->server->metrics, request->type, request->received_ns);
-    anim_request_release(request);
+    srv_metrics_request(&c->server->metrics, request->type, request->received_ns);
+    srv_request_release(request);
     return;
   }
   if (service->crowd && c->server->crowd.ticking) { /* the pool owns the characters until the tick ends */
     if (c->in_flight >= c->server->config.max_in_flight)
       send_error(c, request->id, ANIM_ELIMIT, "too many requests in flight on this connection");
-    else if (anim_crowd_defer(&c->server->crowd, c, request) == 0)
+    else if (srv_crowd_defer(&c->server->crowd, c, request) == 0)
       return; /* the crowd holds the request now */
     else
       send_error(c, request->id, ANIM_ENOMEM, "out of memory");
-    anim_metrics_request(&c->server->metrics, request->type, request->received_ns);
-    anim_request_release(request);
+    srv_metrics_request(&c->server->metrics, request->type, request->received_ns);
+    srv_request_release(request);
     return;
   }
-  anim_service_ctx_t ctx = service_ctx(c);
-  anim_response_t response;
+  srv_service_ctx_t ctx = service_ctx(c);
+  srv_response_t response;
   memset(&response, 0, sizeof response);
   response.id = request->id;
   response.type = request->type;
   run_step(service->prepare, &ctx, request, &response);
   if (!response.error && service->off_loop && service->off_loop(request, &response)) {
     if (c->in_flight >= c->server->config.max_in_flight)
-      anim_response_fail(&response, ANIM_ELIMIT, "more than %u requests in flight on this connection",
+      srv_response_fail(&response, ANIM_ELIMIT, "more than %u requests in flight on this connection",
                          c->server->config.max_in_flight);
     else if (dispatch_off_loop(c, service, request, &response) == 0)
       return; /* the job owns request and response now */
     else
-      anim_response_fail(&response, ANIM_EINTERNAL, "cannot queue the request");
+      srv_response_fail(&response, ANIM_EINTERNAL, "cannot queue the request");
   }
   run_step(service->handle, &ctx, request, &response);
   run_step(service->finish, &ctx, request, &response);
   complete(c, request, &response);
   if (c->server->shutdown_requested && !c->server->shutting_down) {
     flush_output(c); /* the answer goes out before the drain shuts the stream */
-    anim_log(ANIM_LOG_INFO, "shutdown requested by connection %llu from %s", (unsigned long long)c->id, c->peer);
-    anim_server_shutdown(c->server);
+    srv_log(SRV_LOG_INFO, "shutdown requested by connection %llu from %s", (unsigned long long)c->id, c->peer);
+    srv_server_shutdown(c->server);
   }
 }
 
-void anim_connection_job_done(anim_connection_t *c) {
+void srv_connection_job_done(srv_connection_t *c) {
   c->in_flight--;
   if (c->closed && c->in_flight == 0) connection_free(c);
   else maybe_finish_drain(c);
 }
 
-void anim_connection_resume(anim_connection_t *c, void *parked) {
-  anim_request_t *request = parked;
-  if (c->closing) anim_request_release(request);
+void srv_connection_resume(srv_connection_t *c, void *parked) {
+  srv_request_t *request = parked;
+  if (c->closing) srv_request_release(request);
   else dispatch(c, request);
-  anim_connection_job_done(c);
+  srv_connection_job_done(c);
 }
 
 static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
-  anim_connection_t *c = ctx;
-  anim_request_t request;
-  char err[ANIM_ERROR_MESSAGE_MAX];
-  const anim_config_t *config = &c->server->config;
-  anim_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
+  srv_connection_t *c = ctx;
+  srv_request_t request;
+  char err[SRV_ERROR_MESSAGE_MAX];
+  const srv_config_t *config = &c->server->config;
+  srv_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
                                 config->max_pose_frames};
   c->server->stats.requests++;
-  uint64_t received_ns = anim_scheduler_now_ns();
-  int rc = anim_codec_decode_request(frame, len, &limits, &request, err, sizeof err);
+  uint64_t received_ns = srv_scheduler_now_ns();
+  int rc = srv_codec_decode_request(frame, len, &limits, &request, err, sizeof err);
   if (rc != 0) {
-    anim_log(ANIM_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)c->id, err);
+    srv_log(SRV_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)c->id, err);
     send_error(c, request.id, rc, err);
-    anim_metrics_request(&c->server->metrics, ANIM_REQUEST_TYPE_COUNT, received_ns);
-    anim_request_release(&request);
+    srv_metrics_request(&c->server->metrics, SRV_REQ_COUNT, received_ns);
+    srv_request_release(&request);
   } else {
     request.received_ns = received_ns;
     dispatch(c, &request);
@@ -351,19 +351,19 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
-  anim_connection_t *c = handle->data;
+  srv_connection_t *c = handle->data;
   buf->base = c->server->read_buffer;
   buf->len = sizeof c->server->read_buffer;
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
-  anim_connection_t *c = stream->data;
+  srv_connection_t *c = stream->data;
   if (nread == UV_EOF) {
-    anim_connection_close(c, "client closed");
+    srv_connection_close(c, "client closed");
     return;
   }
   if (nread < 0) {
-    anim_connection_close(c, uv_strerror((int)nread));
+    srv_connection_close(c, uv_strerror((int)nread));
     return;
   }
   c->last_activity_ms = uv_now(c->server->loop);
@@ -375,11 +375,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     c->server->stats.frames_rejected++;
     send_error(c, 0, rc,
                rc == ANIM_ETOOBIG ? "frame length over the server's max_frame_bytes" : "malformed frame length");
-    anim_connection_drain(c);
+    srv_connection_drain(c);
   }
 }
 
-static void start_reading(anim_connection_t *c) {
+static void start_reading(srv_connection_t *c) {
   if (c->reading || c->closing || c->draining) return;
   if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0) c->reading = 1;
 }
@@ -387,12 +387,12 @@ static void start_reading(anim_connection_t *c) {
 /* ---- drain and accept ------------------------------------------------------------ */
 
 static void on_shutdown(uv_shutdown_t *req, int status) {
-  anim_connection_t *c = req->data;
+  srv_connection_t *c = req->data;
   free(req);
-  anim_connection_close(c, "drained");
+  srv_connection_close(c, "drained");
 }
 
-static void maybe_finish_drain(anim_connection_t *c) {
+static void maybe_finish_drain(srv_connection_t *c) {
   if (!c->draining || c->shutdown_sent || c->closing || c->in_flight > 0) return;
   c->shutdown_sent = 1; /* no more writes; uv_shutdown flushes what is queued */
   uv_shutdown_t *req = malloc(sizeof *req);
@@ -401,10 +401,10 @@ static void maybe_finish_drain(anim_connection_t *c) {
     if (uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) == 0) return;
     free(req);
   }
-  anim_connection_close(c, "drained");
+  srv_connection_close(c, "drained");
 }
 
-void anim_connection_drain(anim_connection_t *c) {
+void srv_connection_drain(srv_connection_t *c) {
   if (c->draining || c->closing) return;
   c->draining = 1;
   if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
@@ -412,8 +412,8 @@ void anim_connection_drain(anim_connection_t *c) {
   maybe_finish_drain(c);
 }
 
-int anim_connection_accept(anim_server_t *server, uv_stream_t *listener) {
-  anim_connection_t *c = calloc(1, sizeof *c);
+int srv_connection_accept(srv_server_t *server, uv_stream_t *listener) {
+  srv_connection_t *c = calloc(1, sizeof *c);
   if (!c) return ANIM_ENOMEM;
   uv_tcp_init(server->loop, &c->tcp);
   c->tcp.data = c;
@@ -430,7 +430,7 @@ int anim_connection_accept(anim_server_t *server, uv_stream_t *listener) {
 
   int rc = uv_accept(listener, (uv_stream_t *)&c->tcp);
   if (rc < 0) {
-    anim_connection_close(c, uv_strerror(rc));
+    srv_connection_close(c, uv_strerror(rc));
     return rc;
   }
   uv_tcp_nodelay(&c->tcp, 1);
@@ -440,18 +440,18 @@ int anim_connection_accept(anim_server_t *server, uv_stream_t *listener) {
   if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&addr, &addrlen) == 0) {
     char ip[48] = "?";
     int port = 0;
-    anim_address_name(&addr, ip, sizeof ip, &port);
+    srv_address_name(&addr, ip, sizeof ip, &port);
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
   }
   if (server->nconnections > server->config.max_connections || server->shutting_down) {
     server->stats.connections_refused++;
     send_error(c, 0, server->shutting_down ? ANIM_ESHUTDOWN : ANIM_ELIMIT,
                server->shutting_down ? "server is shutting down" : "too many connections");
-    anim_connection_drain(c);
+    srv_connection_drain(c);
     return 0;
   }
   server->stats.connections_accepted++;
-  anim_log(ANIM_LOG_DEBUG, "connection %llu from %s", (unsigned long long)c->id, c->peer);
+  srv_log(SRV_LOG_DEBUG, "connection %llu from %s", (unsigned long long)c->id, c->peer);
   start_reading(c);
   return 0;
 }

@@ -10,11 +10,11 @@
  * connection; a frame that is not a valid Request is answered with an error
  * and the connection carries on (the stream is still in sync).
  *
- * Created by anim_connection_accept, torn down through uv_close and freed in
+ * Created by srv_connection_accept, torn down through uv_close and freed in
  * its close callback, once no thread-pool job refers to it.
  */
-#ifndef ANIM_CONNECTION_H
-#define ANIM_CONNECTION_H
+#ifndef SRV_CONNECTION_H
+#define SRV_CONNECTION_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,11 +22,11 @@
 #include "frame.h"
 #include "stream.h"
 
-struct anim_server;
+struct srv_server;
 
-typedef struct anim_connection {
+typedef struct srv_connection {
   uv_tcp_t tcp;
-  struct anim_server *server;
+  struct srv_server *server;
   uint64_t id;
   char peer[64];
   anim_frame_reader_t reader;
@@ -40,30 +40,30 @@ typedef struct anim_connection {
   int shutdown_sent;    /* uv_shutdown called: output is final */
   int closing;          /* uv_close called */
   int closed;           /* close callback ran */
-  anim_streams_t streams; /* pose subscriptions */
+  srv_streams_t streams; /* pose subscriptions */
   int authenticated;    /* a hello carried the auth token (or the server has none) */
   int admin;            /* may load, reload and unload */
   uint64_t last_activity_ms; /* loop time of the last read (idle timeout) */
-  struct anim_connection *prev, *next;
-} anim_connection_t;
+  struct srv_connection *prev, *next;
+} srv_connection_t;
 
 /* Accepts a pending connection on listener. 0 or a negative libuv/ANIM code. */
-int anim_connection_accept(struct anim_server *server, uv_stream_t *listener);
+int srv_connection_accept(struct srv_server *server, uv_stream_t *listener);
 
 /* Stops reading, lets in-flight requests answer and output flush, then closes. */
-void anim_connection_drain(anim_connection_t *connection);
+void srv_connection_drain(srv_connection_t *connection);
 
 /* Closes now; queued output is dropped. The connection's characters are destroyed. */
-void anim_connection_close(anim_connection_t *connection, const char *reason);
+void srv_connection_close(srv_connection_t *connection, const char *reason);
 
 /* Queues framed bytes for the client (a malloc'd buffer; ownership taken),
  * with the output limits applied. */
-void anim_connection_write(anim_connection_t *connection, uint8_t *buffer, size_t len);
+void srv_connection_write(srv_connection_t *connection, uint8_t *buffer, size_t len);
 
 /* A job that counted itself in in_flight is done (frees a closed connection). */
-void anim_connection_job_done(anim_connection_t *connection);
+void srv_connection_job_done(srv_connection_t *connection);
 
-/* Runs a request parked by anim_crowd_defer (or drops it if the connection closed). */
-void anim_connection_resume(anim_connection_t *connection, void *request);
+/* Runs a request parked by srv_crowd_defer (or drops it if the connection closed). */
+void srv_connection_resume(srv_connection_t *connection, void *request);
 
 #endif

@@ -14,49 +14,49 @@
 #define CHUNK_MAX 256
 
 struct deferred {
-  anim_connection_t *connection;
-  anim_request_t request;
+  srv_connection_t *connection;
+  srv_request_t request;
   struct deferred *next;
 };
 
 struct tick_job {
   uv_work_t work;
-  anim_crowd_t *crowd;
-  anim_actor_t **actors;      /* a run of crowd->tick_actors on one database */
+  srv_crowd_t *crowd;
+  srv_actor_t **actors;      /* a run of crowd->tick_actors on one database */
   int n;
-  anim_connection_t *connection; /* phase 2 */
+  srv_connection_t *connection; /* phase 2 */
 };
 
-static void finish_tick(anim_crowd_t *crowd);
+static void finish_tick(srv_crowd_t *crowd);
 
 /* ---- ids ------------------------------------------------------------------------- */
 
 /* id = generation << 32 | (slot + 1): never 0, never reused. */
 static uint64_t make_id(uint32_t slot, uint32_t generation) { return (uint64_t)generation << 32 | (uint64_t)(slot + 1); }
 
-anim_actor_t *anim_crowd_find(const anim_crowd_t *crowd, uint64_t id) {
+srv_actor_t *srv_crowd_find(const srv_crowd_t *crowd, uint64_t id) {
   uint64_t slot1 = id & 0xffffffffu;
   if (slot1 == 0 || slot1 > crowd->nslots) return NULL;
-  anim_actor_t *a = crowd->slots[slot1 - 1];
+  srv_actor_t *a = crowd->slots[slot1 - 1];
   return a && a->id == id && !a->doomed ? a : NULL;
 }
 
-anim_actor_t *anim_crowd_next(const anim_crowd_t *crowd, uint32_t *cursor) {
+srv_actor_t *srv_crowd_next(const srv_crowd_t *crowd, uint32_t *cursor) {
   while (*cursor < crowd->nslots) {
-    anim_actor_t *a = crowd->slots[(*cursor)++];
+    srv_actor_t *a = crowd->slots[(*cursor)++];
     if (a && !a->doomed) return a;
   }
   return NULL;
 }
 
-anim_actor_t *anim_crowd_first(const anim_crowd_t *crowd, uint32_t *cursor) {
+srv_actor_t *srv_crowd_first(const srv_crowd_t *crowd, uint32_t *cursor) {
   *cursor = 0;
-  return anim_crowd_next(crowd, cursor);
+  return srv_crowd_next(crowd, cursor);
 }
 
-static int grow_slots(anim_crowd_t *crowd) {
+static int grow_slots(srv_crowd_t *crowd) {
   uint32_t capacity = crowd->capacity ? crowd->capacity * 2 : 256;
-  anim_actor_t **slots = realloc(crowd->slots, capacity * sizeof *slots);
+  srv_actor_t **slots = realloc(crowd->slots, capacity * sizeof *slots);
   if (!slots) return ANIM_ENOMEM;
   crowd->slots = slots;
   uint32_t *generations = realloc(crowd->generations, capacity * sizeof *generations);
@@ -69,7 +69,7 @@ static int grow_slots(anim_crowd_t *crowd) {
   return 0;
 }
 
-static int take_slot(anim_crowd_t *crowd, uint32_t *out_slot) {
+static int take_slot(srv_crowd_t *crowd, uint32_t *out_slot) {
   if (crowd->nfree) {
     *out_slot = crowd->free_slots[--crowd->nfree];
     return 0;
@@ -83,34 +83,34 @@ static int take_slot(anim_crowd_t *crowd, uint32_t *out_slot) {
 
 /* ---- lifetime -------------------------------------------------------------------- */
 
-size_t anim_crowd_actor_bytes(void) { return sizeof(anim_actor_t) + 2 * sizeof(void *); }
+size_t srv_crowd_actor_bytes(void) { return sizeof(srv_actor_t) + 2 * sizeof(void *); }
 
-size_t anim_crowd_pose_buffer_bytes(const anim_database_t *db) {
+size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
   size_t n = (size_t)db->nbones;
   /* offsets (3 vec3 + quat), pose (3 vec3 + quat), global (vec3 + quat), quantized record */
   return n * (6 * sizeof(vec3) + 2 * sizeof(quat)) + n * (sizeof(vec3) + sizeof(quat)) +
          anim_pose_quantized_size(db->nbones, 0);
 }
 
-static void actor_free(anim_actor_t *a) {
-  anim_character_free(&a->character);
-  anim_db_entry_release(a->entry);
+static void actor_free(srv_actor_t *a) {
+  anim_controller_free(&a->character);
+  srv_db_entry_release(a->entry);
   free(a->quantized);
   free(a);
 }
 
-uint32_t anim_crowd_owned_count(const anim_crowd_t *crowd, uint64_t owner) {
+uint32_t srv_crowd_owned_count(const srv_crowd_t *crowd, uint64_t owner) {
   uint32_t n = 0, cursor;
-  for (anim_actor_t *a = anim_crowd_first(crowd, &cursor); a; a = anim_crowd_next(crowd, &cursor)) n += a->owner == owner;
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor)) n += a->owner == owner;
   return n;
 }
 
-int anim_crowd_create(anim_crowd_t *crowd, uint64_t owner, anim_db_entry_t *entry, const anim_controller_params_t *params,
+int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, const anim_controller_params_t *params,
                       vec3 position, float facing, int start_frame, uint64_t *out_id) {
   if (crowd->count >= crowd->server->config.max_characters) return ANIM_ELIMIT;
-  anim_actor_t *a = calloc(1, sizeof *a);
+  srv_actor_t *a = calloc(1, sizeof *a);
   if (!a) return ANIM_ENOMEM;
-  int rc = anim_character_init(&a->character, &entry->db, entry->indexes[ANIM_SEARCH_FAST], params, position, facing,
+  int rc = anim_controller_init(&a->character, &entry->db, entry->indexes[ANIM_SEARCH_FAST], params, position, facing,
                                start_frame);
   if (rc) {
     free(a);
@@ -119,7 +119,7 @@ int anim_crowd_create(anim_crowd_t *crowd, uint64_t owner, anim_db_entry_t *entr
   a->quantized = malloc(anim_pose_quantized_size(entry->db.nbones, 0));
   uint32_t slot;
   if (!a->quantized || take_slot(crowd, &slot) != 0) {
-    anim_character_free(&a->character);
+    anim_controller_free(&a->character);
     free(a->quantized);
     free(a);
     return ANIM_ENOMEM;
@@ -132,13 +132,13 @@ int anim_crowd_create(anim_crowd_t *crowd, uint64_t owner, anim_db_entry_t *entr
   crowd->count++;
   crowd->stats.created++;
   /* Spread periodic searches over the ticks of an interval. */
-  anim_character_stagger(&a->character, (int)(slot % (uint32_t)a->character.params.search_interval));
+  anim_controller_stagger(&a->character, (int)(slot % (uint32_t)a->character.params.search_interval));
   *out_id = a->id;
-  if (!crowd->scheduler.running) anim_scheduler_start(&crowd->scheduler);
+  if (!crowd->scheduler.running) srv_scheduler_start(&crowd->scheduler);
   return 0;
 }
 
-void anim_crowd_destroy(anim_crowd_t *crowd, anim_actor_t *a) {
+void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *a) {
   uint32_t slot = (uint32_t)(a->id & 0xffffffffu) - 1;
   crowd->slots[slot] = NULL;
   crowd->free_slots[crowd->nfree++] = slot;
@@ -149,29 +149,29 @@ void anim_crowd_destroy(anim_crowd_t *crowd, anim_actor_t *a) {
   else actor_free(a);
 }
 
-void anim_crowd_connection_closed(anim_crowd_t *crowd, uint64_t owner) {
+void srv_crowd_connection_closed(srv_crowd_t *crowd, uint64_t owner) {
   uint32_t cursor;
-  for (anim_actor_t *a = anim_crowd_first(crowd, &cursor); a; a = anim_crowd_next(crowd, &cursor))
-    if (a->owner == owner) anim_crowd_destroy(crowd, a);
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
+    if (a->owner == owner) srv_crowd_destroy(crowd, a);
 }
 
 /* ---- phase 1: simulate ------------------------------------------------------------- */
 
-static void fill_record(anim_actor_t *a) {
-  anim_character_t *c = &a->character;
+static void fill_record(srv_actor_t *a) {
+  anim_controller_t *c = &a->character;
   const anim_database_t *db = c->db;
   a->contacts = 0;
   for (int s = 0; s < db->ncontacts && s < 32; s++)
     if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) a->contacts |= 1u << s;
-  if (a->want & ANIM_WANT_GLOBAL) anim_character_global_pose(c);
-  if (a->want & ANIM_WANT_QUANTIZED) anim_pose_quantize(a->quantized, c->pose_positions, c->pose_rotations, db->nbones, 0);
+  if (a->want & SRV_WANT_GLOBAL) anim_controller_global_pose(c);
+  if (a->want & SRV_WANT_QUANTIZED) anim_pose_quantize(a->quantized, c->pose_positions, c->pose_rotations, db->nbones, 0);
 }
 
 /* Without scratch for a batch (out of memory), each actor searches alone. */
 static void simulate_one_by_one(tick_job_t *job, float dt) {
   for (int i = 0; i < job->n; i++) {
-    anim_actor_t *a = job->actors[i];
-    int rc = anim_character_tick(&a->character, dt);
+    srv_actor_t *a = job->actors[i];
+    int rc = anim_controller_tick(&a->character, dt);
     if (rc) a->error = rc;
     fill_record(a);
   }
@@ -180,7 +180,7 @@ static void simulate_one_by_one(tick_job_t *job, float dt) {
 static void simulate_run(uv_work_t *work) {
   tick_job_t *job = work->data;
   float dt = (float)job->crowd->tick_dt;
-  const anim_db_entry_t *entry = job->actors[0]->entry;
+  const srv_db_entry_t *entry = job->actors[0]->entry;
   size_t cols = (size_t)entry->db.features.cols, n = (size_t)job->n;
   float *queries = malloc(n * cols * sizeof *queries);
   anim_search_query_t *search = malloc(n * sizeof *search);
@@ -191,8 +191,8 @@ static void simulate_run(uv_work_t *work) {
   } else {
     int nsearch = 0;
     for (int i = 0; i < job->n; i++) {
-      anim_actor_t *a = job->actors[i];
-      int rc = anim_character_tick_begin(&a->character, dt, queries + (size_t)nsearch * cols, &search[nsearch]);
+      srv_actor_t *a = job->actors[i];
+      int rc = anim_controller_tick_begin(&a->character, dt, queries + (size_t)nsearch * cols, &search[nsearch]);
       searcher[i] = rc == 1 ? nsearch++ : -1;
       if (rc < 0) a->error = rc;
     }
@@ -200,9 +200,9 @@ static void simulate_run(uv_work_t *work) {
     if (nsearch && anim_search_batch(entry->indexes[ANIM_SEARCH_FAST], search, nsearch, 1, hits, counts) != 0)
       memset(counts, 0, (size_t)nsearch * sizeof *counts);
     for (int i = 0; i < job->n; i++) {
-      anim_actor_t *a = job->actors[i];
+      srv_actor_t *a = job->actors[i];
       const anim_search_hit_t *best = searcher[i] >= 0 && counts[searcher[i]] > 0 ? &hits[searcher[i]] : NULL;
-      int rc = anim_character_tick_end(&a->character, best);
+      int rc = anim_controller_tick_end(&a->character, best);
       if (rc) a->error = rc;
       fill_record(a);
     }
@@ -210,11 +210,11 @@ static void simulate_run(uv_work_t *work) {
   free(queries), free(search), free(hits), free(counts), free(searcher);
 }
 
-static void start_streams(anim_crowd_t *crowd);
+static void start_streams(srv_crowd_t *crowd);
 
 static void simulate_done(uv_work_t *work, int status) {
   tick_job_t *job = work->data;
-  anim_crowd_t *crowd = job->crowd;
+  srv_crowd_t *crowd = job->crowd;
   free(job);
   if (--crowd->jobs_pending == 0) start_streams(crowd);
 }
@@ -223,21 +223,21 @@ static void simulate_done(uv_work_t *work, int status) {
 
 static void encode_run(uv_work_t *work) {
   tick_job_t *job = work->data;
-  anim_streams_encode(job->connection, job->crowd, job->crowd->tick, job->crowd->tick_dt);
+  srv_streams_encode(job->connection, job->crowd, job->crowd->tick, job->crowd->tick_dt);
 }
 
 static void encode_done(uv_work_t *work, int status) {
   tick_job_t *job = work->data;
-  anim_crowd_t *crowd = job->crowd;
-  anim_connection_t *c = job->connection;
+  srv_crowd_t *crowd = job->crowd;
+  srv_connection_t *c = job->connection;
   free(job);
-  if (!c->closing) anim_streams_deliver(c);
-  anim_connection_job_done(c);
+  if (!c->closing) srv_streams_deliver(c);
+  srv_connection_job_done(c);
   if (--crowd->jobs_pending == 0) finish_tick(crowd);
 }
 
-static void start_streams(anim_crowd_t *crowd) {
-  for (anim_connection_t *c = crowd->server->connections; c; c = c->next) {
+static void start_streams(srv_crowd_t *crowd) {
+  for (srv_connection_t *c = crowd->server->connections; c; c = c->next) {
     if (!c->streams.firing || c->closing) continue;
     tick_job_t *job = calloc(1, sizeof *job);
     if (!job) continue; /* this tick's frames for c are lost; the next tick tries again */
@@ -258,35 +258,35 @@ static void start_streams(anim_crowd_t *crowd) {
 
 /* Every tick, idle or not, ends here: the scheduler's counters and the
  * metrics' histograms then agree on how many ticks there were. */
-static void tick_done(anim_crowd_t *crowd) {
-  anim_scheduler_t *s = &crowd->scheduler;
+static void tick_done(srv_crowd_t *crowd) {
+  srv_scheduler_t *s = &crowd->scheduler;
   uint64_t ticks = s->ticks;
-  anim_scheduler_tick_done(s);
-  if (s->ticks != ticks) anim_metrics_tick(&crowd->server->metrics, s->last_lateness_ns, s->last_work_ns);
+  srv_scheduler_tick_done(s);
+  if (s->ticks != ticks) srv_metrics_tick(&crowd->server->metrics, s->last_lateness_ns, s->last_work_ns);
 }
 
 static int by_database(const void *x, const void *y) {
-  const anim_actor_t *a = *(anim_actor_t *const *)x, *b = *(anim_actor_t *const *)y;
+  const srv_actor_t *a = *(srv_actor_t *const *)x, *b = *(srv_actor_t *const *)y;
   if (a->entry != b->entry) return a->entry < b->entry ? -1 : 1;
   return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static int snapshot(anim_crowd_t *crowd) {
+static int snapshot(srv_crowd_t *crowd) {
   if (crowd->tick_actors_capacity < crowd->count) {
-    anim_actor_t **grown = realloc(crowd->tick_actors, crowd->count * sizeof *grown);
+    srv_actor_t **grown = realloc(crowd->tick_actors, crowd->count * sizeof *grown);
     if (!grown) return ANIM_ENOMEM;
     crowd->tick_actors = grown;
     crowd->tick_actors_capacity = crowd->count;
   }
   uint32_t cursor, n = 0;
-  for (anim_actor_t *a = anim_crowd_first(crowd, &cursor); a; a = anim_crowd_next(crowd, &cursor))
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
     crowd->tick_actors[n++] = a;
   crowd->ntick_actors = n;
   qsort(crowd->tick_actors, n, sizeof *crowd->tick_actors, by_database);
   return 0;
 }
 
-static void queue_chunks(anim_crowd_t *crowd) {
+static void queue_chunks(srv_crowd_t *crowd) {
   uint32_t i = 0;
   while (i < crowd->ntick_actors) {
     uint32_t end = i + 1;
@@ -305,10 +305,10 @@ static void queue_chunks(anim_crowd_t *crowd) {
   }
 }
 
-static void on_tick(anim_scheduler_t *scheduler, uint64_t tick, double dt) {
-  anim_crowd_t *crowd = scheduler->data;
+static void on_tick(srv_scheduler_t *scheduler, uint64_t tick, double dt) {
+  srv_crowd_t *crowd = scheduler->data;
   if (crowd->count == 0) { /* idle: stop waking up */
-    anim_scheduler_stop(scheduler);
+    srv_scheduler_stop(scheduler);
     tick_done(crowd);
     return;
   }
@@ -319,29 +319,29 @@ static void on_tick(anim_scheduler_t *scheduler, uint64_t tick, double dt) {
   crowd->ticking = 1;
   crowd->tick = tick;
   crowd->tick_dt = dt;
-  anim_streams_prepare_tick(crowd, tick);
+  srv_streams_prepare_tick(crowd, tick);
   queue_chunks(crowd);
   if (crowd->jobs_pending == 0) start_streams(crowd);
 }
 
-static void run_deferred(anim_crowd_t *crowd) {
+static void run_deferred(srv_crowd_t *crowd) {
   /* Requests parked now (by a deferred one) wait for the next tick's end. */
   deferred_t *d = crowd->deferred_head;
   crowd->deferred_head = crowd->deferred_tail = NULL;
   while (d) {
     deferred_t *next = d->next;
-    anim_connection_resume(d->connection, &d->request);
+    srv_connection_resume(d->connection, &d->request);
     free(d);
     d = next;
   }
 }
 
-static void finish_tick(anim_crowd_t *crowd) {
+static void finish_tick(srv_crowd_t *crowd) {
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) {
-    anim_actor_t *a = crowd->tick_actors[i];
+    srv_actor_t *a = crowd->tick_actors[i];
     if (a->doomed) actor_free(a);
     else if (a->error) {
-      if (a->error != 1) anim_log(ANIM_LOG_WARN, "character %llu: tick failed: %s", (unsigned long long)a->id, anim_strerror(a->error));
+      if (a->error != 1) srv_log(SRV_LOG_WARN, "character %llu: tick failed: %s", (unsigned long long)a->id, anim_strerror(a->error));
       crowd->stats.tick_errors++;
       a->error = 1; /* logged once */
     }
@@ -350,14 +350,14 @@ static void finish_tick(anim_crowd_t *crowd) {
   crowd->ticking = 0;
   tick_done(crowd);
   run_deferred(crowd);
-  if (crowd->count == 0) anim_scheduler_stop(&crowd->scheduler);
+  if (crowd->count == 0) srv_scheduler_stop(&crowd->scheduler);
 }
 
-int anim_crowd_defer(anim_crowd_t *crowd, anim_connection_t *connection, void *request) {
+int srv_crowd_defer(srv_crowd_t *crowd, srv_connection_t *connection, void *request) {
   deferred_t *d = calloc(1, sizeof *d);
   if (!d) return ANIM_ENOMEM;
   d->connection = connection;
-  d->request = *(anim_request_t *)request;
+  d->request = *(srv_request_t *)request;
   if (crowd->deferred_tail) crowd->deferred_tail->next = d;
   else crowd->deferred_head = d;
   crowd->deferred_tail = d;
@@ -365,14 +365,14 @@ int anim_crowd_defer(anim_crowd_t *crowd, anim_connection_t *connection, void *r
   return 0;
 }
 
-int anim_crowd_init(anim_crowd_t *crowd, anim_server_t *server) {
+int srv_crowd_init(srv_crowd_t *crowd, srv_server_t *server) {
   memset(crowd, 0, sizeof *crowd);
   crowd->server = server;
-  return anim_scheduler_init(&crowd->scheduler, server->loop, server->config.tick_rate, on_tick, crowd);
+  return srv_scheduler_init(&crowd->scheduler, server->loop, server->config.tick_rate, on_tick, crowd);
 }
 
-void anim_crowd_close(anim_crowd_t *crowd) {
-  anim_scheduler_close(&crowd->scheduler);
+void srv_crowd_close(srv_crowd_t *crowd) {
+  srv_scheduler_close(&crowd->scheduler);
   for (uint32_t i = 0; i < crowd->nslots; i++)
     if (crowd->slots[i]) actor_free(crowd->slots[i]);
   free(crowd->slots), free(crowd->generations), free(crowd->free_slots), free(crowd->tick_actors);

@@ -6,21 +6,21 @@
 #include "anim_error.h"
 #include "log.h"
 
-static anim_log_level_t current_level = ANIM_LOG_INFO;
+static srv_log_level_t current_level = SRV_LOG_INFO;
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
-void anim_log_set_level(anim_log_level_t level) { current_level = level; }
+void srv_log_set_level(srv_log_level_t level) { current_level = level; }
 
-int anim_log_parse_level(const char *name, anim_log_level_t *out_level) {
+int srv_log_parse_level(const char *name, srv_log_level_t *out_level) {
   for (int i = 0; i < 4; i++)
     if (strcmp(name, level_names[i]) == 0) {
-      *out_level = (anim_log_level_t)i;
+      *out_level = (srv_log_level_t)i;
       return 0;
     }
   return ANIM_EINVAL;
 }
 
-void anim_log(anim_log_level_t level, const char *fmt, ...) {
+void srv_log(srv_log_level_t level, const char *fmt, ...) {
   if (level < current_level) return;
   struct timespec now;
   struct tm utc;

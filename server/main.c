@@ -17,54 +17,54 @@
 /* The embedded default database and the --db files, before the port is
  * bound: a server that cannot serve what it was asked to exits instead, and
  * one that accepts connections (a load balancer's TCP check) can answer. */
-static int load_startup_databases(anim_registry_t *registry, const anim_config_t *config, char *err, int errlen) {
-  anim_db_entry_t *entry;
+static int load_startup_databases(srv_registry_t *registry, const srv_config_t *config, char *err, int errlen) {
+  srv_db_entry_t *entry;
   int rc;
   if (config->default_database) {
     anim_database_t db;
     if ((rc = anim_procgen_database(&db, NULL, err, errlen))) return rc;
-    if (!(entry = anim_db_entry_create(&db, "", err, errlen))) return ANIM_EFORMAT;
-    anim_registry_put(registry, entry);
-    anim_log(ANIM_LOG_INFO, "database default: %d frames, %d bones, %d ranges (procedural)", entry->db.nframes,
+    if (!(entry = srv_db_entry_create(&db, "", err, errlen))) return ANIM_EFORMAT;
+    srv_registry_put(registry, entry);
+    srv_log(SRV_LOG_INFO, "database default: %d frames, %d bones, %d ranges (procedural)", entry->db.nframes,
              entry->db.nbones, entry->db.nranges);
   }
   for (int i = 0; i < config->npreload; i++) {
     char message[400];
-    if ((rc = anim_database_open(config, config->preload[i], &entry, message, sizeof message))) {
+    if ((rc = srv_database_open(config, config->preload[i], &entry, message, sizeof message))) {
       snprintf(err, errlen, "--db %.63s: %s", config->preload[i], message);
       return rc;
     }
-    if ((rc = anim_registry_put(registry, entry))) {
-      anim_db_entry_release(entry);
+    if ((rc = srv_registry_put(registry, entry))) {
+      srv_db_entry_release(entry);
       snprintf(err, errlen, "--db %s: too many databases", config->preload[i]);
       return rc;
     }
-    anim_log(ANIM_LOG_INFO, "database %s: %d frames from %s", entry->db.name, entry->db.nframes, entry->source);
+    srv_log(SRV_LOG_INFO, "database %s: %d frames from %s", entry->db.name, entry->db.nframes, entry->source);
   }
   return 0;
 }
 
 int main(int argc, char **argv) {
-  anim_config_t config;
+  srv_config_t config;
   char err[512];
-  anim_config_default(&config);
-  int rc = anim_config_parse_args(&config, argc, argv, err, sizeof err);
+  srv_config_default(&config);
+  int rc = srv_config_parse_args(&config, argc, argv, err, sizeof err);
   if (rc == 1) return 0;
   if (rc != 0) {
     fprintf(stderr, "animserver: %s\n", err);
     return 2;
   }
-  anim_log_set_level(config.log_level);
+  srv_log_set_level(config.log_level);
   /* A peer that vanishes mid-write must cost one connection, not the process. */
   signal(SIGPIPE, SIG_IGN);
 
-  static anim_server_t server; /* large (read buffer): not on the stack */
-  static anim_registry_t startup;
+  static srv_server_t server; /* large (read buffer): not on the stack */
+  static srv_registry_t startup;
   uv_loop_t *loop = uv_default_loop();
   if (load_startup_databases(&startup, &config, err, sizeof err) != 0 ||
-      anim_server_start(&server, loop, &config, err, sizeof err) != 0) {
+      srv_server_start(&server, loop, &config, err, sizeof err) != 0) {
     fprintf(stderr, "animserver: %s\n", err);
-    anim_registry_clear(&startup);
+    srv_registry_clear(&startup);
     return 1;
   }
   server.registry = startup;
@@ -72,15 +72,15 @@ int main(int argc, char **argv) {
   printf("listening on %s:%d\n", server.bound_host, server.bound_port);
   if (server.metrics.listening) printf("metrics on %s:%d\n", server.metrics.bound_host, server.metrics.bound_port);
   fflush(stdout);
-  anim_log(ANIM_LOG_INFO, "animserver %s listening on %s:%d (protocol %d)", ANIM_VERSION, server.bound_host,
+  srv_log(SRV_LOG_INFO, "animserver %s listening on %s:%d (protocol %d)", ANIM_VERSION, server.bound_host,
            server.bound_port, ANIM_PROTOCOL_VERSION);
 
   uv_run(loop, UV_RUN_DEFAULT);
-  anim_server_close(&server);
-  anim_crowd_close(&server.crowd);
-  anim_registry_clear(&server.registry);
+  srv_server_close(&server);
+  srv_crowd_close(&server.crowd);
+  srv_registry_clear(&server.registry);
   rc = uv_loop_close(loop);
-  anim_log(ANIM_LOG_INFO, "stopped: %llu connections, %llu requests, %llu errors",
+  srv_log(SRV_LOG_INFO, "stopped: %llu connections, %llu requests, %llu errors",
            (unsigned long long)server.stats.connections_accepted, (unsigned long long)server.stats.requests,
            (unsigned long long)server.stats.errors);
   return rc == 0 ? 0 : 1;

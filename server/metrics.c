@@ -21,16 +21,16 @@
 
 /* ---- counting ------------------------------------------------------------------------ */
 
-static const double bounds[ANIM_METRICS_BUCKETS] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+static const double bounds[SRV_METRICS_BUCKETS] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
                                                     0.005,   0.01,   0.025,   0.05,   0.1,   0.25,
                                                     0.5,     1.0,    2.0,     2.5};
 
-const double *anim_histogram_bounds(void) { return bounds; }
+const double *srv_histogram_bounds(void) { return bounds; }
 
-void anim_histogram_observe(anim_histogram_t *h, double seconds) {
+void srv_histogram_observe(srv_histogram_t *h, double seconds) {
   h->count++;
   h->sum += seconds;
-  for (int i = 0; i < ANIM_METRICS_BUCKETS; i++)
+  for (int i = 0; i < SRV_METRICS_BUCKETS; i++)
     if (seconds <= bounds[i]) {
       h->buckets[i]++;
       return;
@@ -38,24 +38,24 @@ void anim_histogram_observe(anim_histogram_t *h, double seconds) {
   /* Above the last bound: only in count (the +Inf bucket). */
 }
 
-void anim_metrics_request(anim_metrics_t *m, int type, uint64_t received_ns) {
-  if (type < 0 || type > ANIM_REQUEST_TYPE_COUNT) type = ANIM_REQUEST_TYPE_COUNT;
-  uint64_t now = anim_scheduler_now_ns();
+void srv_metrics_request(srv_metrics_t *m, int type, uint64_t received_ns) {
+  if (type < 0 || type > SRV_REQ_COUNT) type = SRV_REQ_COUNT;
+  uint64_t now = srv_scheduler_now_ns();
   m->requests[type]++;
-  anim_histogram_observe(&m->latency[type], now > received_ns ? (double)(now - received_ns) * 1e-9 : 0.0);
+  srv_histogram_observe(&m->latency[type], now > received_ns ? (double)(now - received_ns) * 1e-9 : 0.0);
 }
 
-void anim_metrics_error(anim_metrics_t *m, int code) {
+void srv_metrics_error(srv_metrics_t *m, int code) {
   /* libuv codes or anything outside the list land in slot 0 ("UNKNOWN"). */
   m->errors[code < 0 && code >= ANIM_ERRNO_MIN ? -code : 0]++;
 }
 
-void anim_metrics_tick(anim_metrics_t *m, uint64_t lateness_ns, uint64_t work_ns) {
-  anim_histogram_observe(&m->tick_lateness, (double)lateness_ns * 1e-9);
-  anim_histogram_observe(&m->tick_work, (double)work_ns * 1e-9);
+void srv_metrics_tick(srv_metrics_t *m, uint64_t lateness_ns, uint64_t work_ns) {
+  srv_histogram_observe(&m->tick_lateness, (double)lateness_ns * 1e-9);
+  srv_histogram_observe(&m->tick_work, (double)work_ns * 1e-9);
 }
 
-int anim_metrics_ready(const anim_server_t *server) {
+int srv_metrics_ready(const srv_server_t *server) {
   return !server->shutting_down && server->registry.count > 0;
 }
 
@@ -110,10 +110,10 @@ static void counter(text_t *t, const char *name, const char *help, uint64_t valu
 
 /* One histogram's series; label is "" or `key="value"`. Buckets are written
  * cumulative, as the format requires. */
-static void histogram_series(text_t *t, const char *name, const char *label, const anim_histogram_t *h) {
+static void histogram_series(text_t *t, const char *name, const char *label, const srv_histogram_t *h) {
   uint64_t cumulative = 0;
   const char *sep = label[0] ? "," : "";
-  for (int i = 0; i < ANIM_METRICS_BUCKETS; i++) {
+  for (int i = 0; i < SRV_METRICS_BUCKETS; i++) {
     cumulative += h->buckets[i];
     append(t, "animserver_%s_bucket{%s%sle=\"%g\"} %llu\n", name, label, sep, bounds[i],
            (unsigned long long)cumulative);
@@ -125,10 +125,10 @@ static void histogram_series(text_t *t, const char *name, const char *label, con
 }
 
 static const char *type_name(int type) {
-  return type == ANIM_REQUEST_TYPE_COUNT ? "unknown" : anim_request_type_name((anim_request_type_t)type);
+  return type == SRV_REQ_COUNT ? "unknown" : srv_request_type_name((srv_request_type_t)type);
 }
 
-void anim_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64_t *out_rss_bytes) {
+void srv_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64_t *out_rss_bytes) {
   struct rusage usage;
   *out_cpu_user_s = *out_cpu_system_s = 0.0;
   if (getrusage(RUSAGE_SELF, &usage) == 0) {
@@ -144,9 +144,9 @@ void anim_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64
   *out_rss_bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static void render_requests(text_t *t, const anim_metrics_t *m) {
+static void render_requests(text_t *t, const srv_metrics_t *m) {
   header(t, "requests_total", "counter", "Requests answered, by type (unknown: frames that did not decode).");
-  for (int i = 0; i <= ANIM_REQUEST_TYPE_COUNT; i++)
+  for (int i = 0; i <= SRV_REQ_COUNT; i++)
     append(t, "animserver_requests_total{type=\"%s\"} %llu\n", type_name(i), (unsigned long long)m->requests[i]);
   header(t, "errors_total", "counter", "Error responses sent, by error code.");
   for (int i = 0; i <= -ANIM_ERRNO_MIN; i++)
@@ -155,7 +155,7 @@ static void render_requests(text_t *t, const anim_metrics_t *m) {
   /* Only the types seen: two dozen empty histograms would triple every scrape. */
   header(t, "request_duration_seconds", "histogram",
          "Seconds from a request's frame decode to its response handed to libuv, by type.");
-  for (int i = 0; i <= ANIM_REQUEST_TYPE_COUNT; i++) {
+  for (int i = 0; i <= SRV_REQ_COUNT; i++) {
     if (m->latency[i].count == 0) continue;
     char label[64];
     snprintf(label, sizeof label, "type=\"%s\"", type_name(i));
@@ -163,17 +163,17 @@ static void render_requests(text_t *t, const anim_metrics_t *m) {
   }
 }
 
-char *anim_metrics_render(const anim_server_t *server, size_t *out_len) {
-  const anim_metrics_t *m = &server->metrics;
-  const anim_server_stats_t *s = &server->stats;
-  const anim_scheduler_t *sched = &server->crowd.scheduler;
+char *srv_metrics_render(const srv_server_t *server, size_t *out_len) {
+  const srv_metrics_t *m = &server->metrics;
+  const srv_counters_t *s = &server->stats;
+  const srv_scheduler_t *sched = &server->crowd.scheduler;
   text_t t = {malloc(16384), 0, 16384, 0};
   if (!t.data) return NULL;
   scalar(&t, "up", "gauge", "1 while the server's loop runs.", 1);
   scalar(&t, "ready", "gauge", "1 when the server accepts requests (what GET /ready answers).",
-         anim_metrics_ready(server));
+         srv_metrics_ready(server));
   scalar(&t, "uptime_seconds", "gauge", "Seconds since the server started.",
-         (double)(anim_scheduler_now_ns() - server->start_ns) * 1e-9);
+         (double)(srv_scheduler_now_ns() - server->start_ns) * 1e-9);
   scalar(&t, "connections", "gauge", "Client connections open on the protocol port.", server->nconnections);
   counter(&t, "connections_accepted_total", "Client connections accepted.", s->connections_accepted);
   counter(&t, "connections_refused_total", "Client connections refused (limit reached, shutting down).",
@@ -199,16 +199,16 @@ char *anim_metrics_render(const anim_server_t *server, size_t *out_len) {
   counter(&t, "slow_subscribers_closed_total", "Connections closed for reading their stream too slowly.",
           s->slow_subscribers_closed);
   scalar(&t, "databases", "gauge", "Databases loaded.", server->registry.count);
-  /* Names are [A-Za-z0-9_.-] (anim_db_name_validate): no label escaping needed. */
+  /* Names are [A-Za-z0-9_.-] (srv_db_name_validate): no label escaping needed. */
   header(&t, "database_memory_bytes", "gauge", "Bytes a loaded database takes (poses, features, indexes).");
   for (int i = 0; i < server->registry.count; i++) {
-    const anim_db_entry_t *e = server->registry.entries[i];
+    const srv_db_entry_t *e = server->registry.entries[i];
     append(&t, "animserver_database_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->memory_bytes);
   }
   double user, system;
   uint64_t rss;
-  anim_process_usage(&user, &system, &rss);
+  srv_process_usage(&user, &system, &rss);
   scalar(&t, "process_cpu_seconds_total", "counter", "User and system CPU seconds of the process.", user + system);
   scalar(&t, "process_resident_memory_bytes", "gauge", "Resident memory of the process in bytes.", (double)rss);
   if (t.failed) {
@@ -226,8 +226,8 @@ typedef struct metrics_conn {
   uv_timer_t timer;
   uv_write_t write;
   uv_shutdown_t shutdown;
-  anim_server_t *server;
-  char head[ANIM_METRICS_HEAD_MAX];
+  srv_server_t *server;
+  char head[SRV_METRICS_HEAD_MAX];
   size_t len;
   char *out;        /* the response being written */
   int answered;     /* after the answer, reads are discarded until the peer closes */
@@ -246,7 +246,7 @@ static void on_handle_closed(uv_handle_t *handle) {
 static void conn_close(metrics_conn_t *c) {
   if (c->closing) return;
   c->closing = 1;
-  anim_metrics_t *m = &c->server->metrics;
+  srv_metrics_t *m = &c->server->metrics;
   if (c->prev) c->prev->next = c->next;
   else m->conns = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -369,17 +369,17 @@ static void handle_head(metrics_conn_t *c, size_t head_len) {
   static const char plain[] = "text/plain; charset=utf-8";
   char *path = NULL;
   int status = parse_head(c->head, head_len, &path);
-  anim_server_t *server = c->server;
+  srv_server_t *server = c->server;
   if (status) {
     respond(c, status, plain, NULL, 0);
   } else if (strcmp(path, "/metrics") == 0) {
     size_t len;
-    char *text = anim_metrics_render(server, &len);
+    char *text = srv_metrics_render(server, &len);
     if (text) respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
     else respond(c, 500, plain, NULL, 0);
     free(text);
   } else if (strcmp(path, "/ready") == 0) {
-    int ready = anim_metrics_ready(server);
+    int ready = srv_metrics_ready(server);
     const char *body = ready ? "ready\n" : "not ready\n";
     respond(c, ready ? 200 : 503, plain, body, strlen(body));
   } else if (strcmp(path, "/live") == 0) {
@@ -408,14 +408,14 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 }
 
 static void on_connection(uv_stream_t *listener, int status) {
-  anim_server_t *server = listener->data;
-  anim_metrics_t *m = &server->metrics;
+  srv_server_t *server = listener->data;
+  srv_metrics_t *m = &server->metrics;
   if (status < 0) return;
   metrics_conn_t *c = calloc(1, sizeof *c);
   if (!c) {
     /* libuv stops watching the listener until this connection is accepted,
      * so without 4 KiB to spare the endpoint goes quiet: say so. */
-    anim_log(ANIM_LOG_ERROR, "metrics endpoint: out of memory accepting a connection");
+    srv_log(SRV_LOG_ERROR, "metrics endpoint: out of memory accepting a connection");
     return;
   }
   c->server = server;
@@ -426,17 +426,17 @@ static void on_connection(uv_stream_t *listener, int status) {
   if (m->conns) m->conns->prev = c;
   m->conns = c;
   m->nconns++;
-  if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0 || m->nconns > ANIM_METRICS_MAX_CONNECTIONS) {
+  if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0 || m->nconns > SRV_METRICS_MAX_CONNECTIONS) {
     conn_close(c);
     return;
   }
-  uv_timer_start(&c->timer, on_timeout, ANIM_METRICS_TIMEOUT_MS, 0);
+  uv_timer_start(&c->timer, on_timeout, SRV_METRICS_TIMEOUT_MS, 0);
   uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
-int anim_metrics_start(anim_server_t *server, char *err, int errlen) {
-  anim_metrics_t *m = &server->metrics;
-  const anim_config_t *config = &server->config;
+int srv_metrics_start(srv_server_t *server, char *err, int errlen) {
+  srv_metrics_t *m = &server->metrics;
+  const srv_config_t *config = &server->config;
   if (config->metrics_port < 0) return 0;
   struct sockaddr_storage addr;
   if (uv_ip4_addr(config->metrics_host, config->metrics_port, (struct sockaddr_in *)&addr) != 0 &&
@@ -452,17 +452,17 @@ int anim_metrics_start(anim_server_t *server, char *err, int errlen) {
   if (rc < 0) {
     snprintf(err, errlen, "cannot listen on %s:%d for metrics: %s", config->metrics_host, config->metrics_port,
              uv_strerror(rc));
-    anim_metrics_close(server);
+    srv_metrics_close(server);
     return ANIM_EIO;
   }
   int len = sizeof addr;
   uv_tcp_getsockname(&m->listener, (struct sockaddr *)&addr, &len);
-  anim_address_name(&addr, m->bound_host, sizeof m->bound_host, &m->bound_port);
+  srv_address_name(&addr, m->bound_host, sizeof m->bound_host, &m->bound_port);
   return 0;
 }
 
-void anim_metrics_close(anim_server_t *server) {
-  anim_metrics_t *m = &server->metrics;
+void srv_metrics_close(srv_server_t *server) {
+  srv_metrics_t *m = &server->metrics;
   if (!m->listening) return;
   m->listening = 0;
   uv_close((uv_handle_t *)&m->listener, NULL);

@@ -2,15 +2,15 @@
  * metrics.h: the server's metrics and the plain-HTTP endpoint that exposes
  * them to Prometheus, load balancers and Kubernetes probes.
  *
- * Counting: anim_metrics_t holds what the server's other counters
- * (anim_server_stats_t, the crowd, the scheduler) do not already: requests
+ * Counting: srv_metrics_t holds what the server's other counters
+ * (srv_counters_t, the crowd, the scheduler) do not already: requests
  * by type, errors by code, and latency and tick histograms. It is updated on
  * the loop thread only, so its fields are plain integers; pool threads never
  * touch it. A scrape reads these and the existing counters on the loop.
  *
  * The endpoint: a small HTTP/1.1 listener on the server's loop, on its own
  * address (config metrics_host:metrics_port; port -1 turns it off, 0 takes
- * an ephemeral port). It reads at most ANIM_METRICS_HEAD_MAX bytes of
+ * an ephemeral port). It reads at most SRV_METRICS_HEAD_MAX bytes of
  * request head, answers one GET and closes (Connection: close):
  *   GET /metrics  Prometheus text exposition format 0.0.4
  *   GET /ready    200 "ready" while the server accepts requests (listening,
@@ -18,13 +18,13 @@
  *   GET /live     200 "live" while the loop runs
  * 404 for another path, 405 for another method, 400 for a malformed head,
  * 431 for a head over the limit. A connection that has not sent a whole head
- * within ANIM_METRICS_TIMEOUT_MS is closed, and at most
- * ANIM_METRICS_MAX_CONNECTIONS are open at once (more are closed at accept),
+ * within SRV_METRICS_TIMEOUT_MS is closed, and at most
+ * SRV_METRICS_MAX_CONNECTIONS are open at once (more are closed at accept),
  * so the endpoint's memory is bounded. It is not the server's protocol and
  * carries no authentication: bind it to a private address.
  */
-#ifndef ANIM_METRICS_H
-#define ANIM_METRICS_H
+#ifndef SRV_METRICS_H
+#define SRV_METRICS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,28 +32,28 @@
 #include "anim_error.h"
 #include "request.h"
 
-#define ANIM_METRICS_HEAD_MAX 4096
-#define ANIM_METRICS_TIMEOUT_MS 5000
-#define ANIM_METRICS_MAX_CONNECTIONS 64
+#define SRV_METRICS_HEAD_MAX 4096
+#define SRV_METRICS_TIMEOUT_MS 5000
+#define SRV_METRICS_MAX_CONNECTIONS 64
 /* Upper bounds of the histogram buckets in seconds, 50 us to 2.5 s (+Inf implied). */
-#define ANIM_METRICS_BUCKETS 16
+#define SRV_METRICS_BUCKETS 16
 
-struct anim_server;
+struct srv_server;
 struct metrics_conn;
 
 typedef struct {
-  uint64_t buckets[ANIM_METRICS_BUCKETS]; /* per bucket, not cumulative (made so when written) */
+  uint64_t buckets[SRV_METRICS_BUCKETS]; /* per bucket, not cumulative (made so when written) */
   uint64_t count;                         /* includes observations above the last bound */
   double sum;                             /* seconds */
-} anim_histogram_t;
+} srv_histogram_t;
 
-typedef struct anim_metrics {
-  /* Index ANIM_REQUEST_TYPE_COUNT: frames that did not decode to a request. */
-  uint64_t requests[ANIM_REQUEST_TYPE_COUNT + 1];
-  anim_histogram_t latency[ANIM_REQUEST_TYPE_COUNT + 1];
+typedef struct srv_metrics {
+  /* Index SRV_REQ_COUNT: frames that did not decode to a request. */
+  uint64_t requests[SRV_REQ_COUNT + 1];
+  srv_histogram_t latency[SRV_REQ_COUNT + 1];
   /* Index -code for ANIM_E* codes; index 0: a code outside the list. */
   uint64_t errors[1 - ANIM_ERRNO_MIN];
-  anim_histogram_t tick_lateness, tick_work;
+  srv_histogram_t tick_lateness, tick_work;
   /* The endpoint. */
   int listening;
   uv_tcp_t listener;
@@ -62,39 +62,39 @@ typedef struct anim_metrics {
   struct metrics_conn *conns; /* open HTTP connections, doubly linked */
   uint32_t nconns;
   uint64_t http_requests;
-} anim_metrics_t;
+} srv_metrics_t;
 
 /* Adds an observation of seconds to histogram h. */
-void anim_histogram_observe(anim_histogram_t *h, double seconds);
-/* The bucket bounds, ANIM_METRICS_BUCKETS of them, in seconds. */
-const double *anim_histogram_bounds(void);
+void srv_histogram_observe(srv_histogram_t *h, double seconds);
+/* The bucket bounds, SRV_METRICS_BUCKETS of them, in seconds. */
+const double *srv_histogram_bounds(void);
 
 /* A request was answered (its response handed to libuv) received_ns after
- * its frame was decoded (anim_scheduler_now_ns clock). type may be
- * ANIM_REQUEST_TYPE_COUNT for a frame that did not decode. Loop thread. */
-void anim_metrics_request(anim_metrics_t *metrics, int type, uint64_t received_ns);
+ * its frame was decoded (srv_scheduler_now_ns clock). type may be
+ * SRV_REQ_COUNT for a frame that did not decode. Loop thread. */
+void srv_metrics_request(srv_metrics_t *metrics, int type, uint64_t received_ns);
 /* An error response with code went out. Loop thread. */
-void anim_metrics_error(anim_metrics_t *metrics, int code);
+void srv_metrics_error(srv_metrics_t *metrics, int code);
 /* One tick: how late it started and how long from its deadline to done, in ns. */
-void anim_metrics_tick(anim_metrics_t *metrics, uint64_t lateness_ns, uint64_t work_ns);
+void srv_metrics_tick(srv_metrics_t *metrics, uint64_t lateness_ns, uint64_t work_ns);
 
 /* Appends the exposition text of every metric of server to a malloc'd,
  * NUL-terminated buffer (caller frees). NULL when out of memory. Loop thread. */
-char *anim_metrics_render(const struct anim_server *server, size_t *out_len);
+char *srv_metrics_render(const struct srv_server *server, size_t *out_len);
 
 /* 1 when the server accepts requests: listening, not shutting down, at least one database. */
-int anim_metrics_ready(const struct anim_server *server);
+int srv_metrics_ready(const struct srv_server *server);
 
 /* Binds and listens on the server's metrics_host:metrics_port when
  * metrics_port >= 0 (a no-op otherwise). 0, or ANIM_EINVAL (address) or
  * ANIM_EIO (bind, listen) with a message in err. */
-int anim_metrics_start(struct anim_server *server, char *err, int errlen);
+int srv_metrics_start(struct srv_server *server, char *err, int errlen);
 
 /* Closes the listener and every open HTTP connection; idempotent. */
-void anim_metrics_close(struct anim_server *server);
+void srv_metrics_close(struct srv_server *server);
 
 /* The process's user and system CPU seconds and resident memory in bytes
  * (also reported by the server_stats request). */
-void anim_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64_t *out_rss_bytes);
+void srv_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64_t *out_rss_bytes);
 
 #endif

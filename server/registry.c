@@ -12,8 +12,8 @@ static size_t database_memory(const anim_database_t *db) {
   return poses + features + (size_t)db->nframes * (size_t)db->ncontacts + (size_t)db->nranges * sizeof(anim_range_t);
 }
 
-anim_db_entry_t *anim_db_entry_create(anim_database_t *db, const char *source, char *err, int errlen) {
-  anim_db_entry_t *entry = calloc(1, sizeof *entry);
+srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, char *err, int errlen) {
+  srv_db_entry_t *entry = calloc(1, sizeof *entry);
   if (!entry) {
     snprintf(err, errlen, "out of memory");
     anim_database_free(db);
@@ -29,7 +29,7 @@ anim_db_entry_t *anim_db_entry_create(anim_database_t *db, const char *source, c
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
     entry->indexes[m] = anim_search_index_build((anim_search_method_t)m, &data, err, errlen);
     if (!entry->indexes[m]) {
-      anim_db_entry_release(entry);
+      srv_db_entry_release(entry);
       return NULL;
     }
     entry->memory_bytes += anim_search_index_memory(entry->indexes[m]);
@@ -37,41 +37,41 @@ anim_db_entry_t *anim_db_entry_create(anim_database_t *db, const char *source, c
   return entry;
 }
 
-void anim_db_entry_release(anim_db_entry_t *entry) {
+void srv_db_entry_release(srv_db_entry_t *entry) {
   if (!entry || --entry->refs > 0) return;
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(entry->indexes[m]);
   anim_database_free(&entry->db);
   free(entry);
 }
 
-static int find(const anim_registry_t *registry, const char *name) {
+static int find(const srv_registry_t *registry, const char *name) {
   for (int i = 0; i < registry->count; i++)
     if (strcmp(registry->entries[i]->db.name, name) == 0) return i;
   return -1;
 }
 
-anim_db_entry_t *anim_registry_acquire(anim_registry_t *registry, const char *name) {
+srv_db_entry_t *srv_registry_acquire(srv_registry_t *registry, const char *name) {
   int i = find(registry, name);
   if (i < 0) return NULL;
   registry->entries[i]->refs++;
   return registry->entries[i];
 }
 
-int anim_registry_put(anim_registry_t *registry, anim_db_entry_t *entry) {
+int srv_registry_put(srv_registry_t *registry, srv_db_entry_t *entry) {
   int i = find(registry, entry->db.name);
   if (i >= 0) {
-    anim_db_entry_release(registry->entries[i]);
+    srv_db_entry_release(registry->entries[i]);
     registry->entries[i] = entry;
     return 0;
   }
-  if (registry->count == ANIM_REGISTRY_MAX) return ANIM_ELIMIT;
+  if (registry->count == SRV_REGISTRY_MAX) return ANIM_ELIMIT;
   registry->entries[registry->count++] = entry;
   return 0;
 }
 
-int anim_registry_fits(const anim_registry_t *registry, const anim_db_entry_t *entry, int max_count, size_t max_bytes,
+int srv_registry_fits(const srv_registry_t *registry, const srv_db_entry_t *entry, int max_count, size_t max_bytes,
                        char *err, int errlen) {
-  int replaces = find((anim_registry_t *)registry, entry->db.name) >= 0;
+  int replaces = find((srv_registry_t *)registry, entry->db.name) >= 0;
   size_t bytes = entry->memory_bytes;
   for (int i = 0; i < registry->count; i++)
     if (strcmp(registry->entries[i]->db.name, entry->db.name) != 0) bytes += registry->entries[i]->memory_bytes;
@@ -86,10 +86,10 @@ int anim_registry_fits(const anim_registry_t *registry, const anim_db_entry_t *e
   return 0;
 }
 
-int anim_registry_remove(anim_registry_t *registry, const char *name) {
+int srv_registry_remove(srv_registry_t *registry, const char *name) {
   int i = find(registry, name);
   if (i < 0) return ANIM_ENOTFOUND;
-  anim_db_entry_release(registry->entries[i]);
+  srv_db_entry_release(registry->entries[i]);
   /* Keep the remaining order: listings stay stable across unloads. */
   memmove(&registry->entries[i], &registry->entries[i + 1],
           (size_t)(registry->count - i - 1) * sizeof registry->entries[0]);
@@ -97,11 +97,11 @@ int anim_registry_remove(anim_registry_t *registry, const char *name) {
   return 0;
 }
 
-void anim_registry_clear(anim_registry_t *registry) {
-  while (registry->count > 0) anim_db_entry_release(registry->entries[--registry->count]);
+void srv_registry_clear(srv_registry_t *registry) {
+  while (registry->count > 0) srv_db_entry_release(registry->entries[--registry->count]);
 }
 
-int anim_db_name_validate(const char *name) {
+int srv_db_name_validate(const char *name) {
   size_t len = strlen(name);
   if (len == 0 || len >= ANIM_NAME_MAX || name[0] == '.') return ANIM_EBADNAME;
   for (size_t i = 0; i < len; i++) {

@@ -11,12 +11,12 @@
  * pool and swapped in on the loop when it is good, as a reload request does;
  * one that fails to open keeps serving its last good version.
  */
-#ifndef ANIM_RELOAD_H
-#define ANIM_RELOAD_H
+#ifndef SRV_RELOAD_H
+#define SRV_RELOAD_H
 
-struct anim_server;
+struct srv_server;
 
 /* Starts a reload (loop thread). Returns at once; work continues on the pool. */
-void anim_server_reload(struct anim_server *server);
+void srv_server_reload(struct srv_server *server);
 
 #endif

@@ -9,7 +9,7 @@
 #include "anim_error.h"
 #include "scheduler.h"
 
-uint64_t anim_scheduler_now_ns(void) {
+uint64_t srv_scheduler_now_ns(void) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
@@ -17,19 +17,19 @@ uint64_t anim_scheduler_now_ns(void) {
 
 /* In double: 1e9 / 60 is not a whole number of nanoseconds, and rounding the
  * period would drift by a third of a nanosecond a tick. */
-static uint64_t deadline_of(const anim_scheduler_t *s, uint64_t index) {
+static uint64_t deadline_of(const srv_scheduler_t *s, uint64_t index) {
   return s->start_ns + (uint64_t)llround((double)index * s->period_exact_ns);
 }
 
 /* The newest deadline at or before now. */
-static uint64_t due_at(const anim_scheduler_t *s, uint64_t now) {
+static uint64_t due_at(const srv_scheduler_t *s, uint64_t now) {
   uint64_t due = (uint64_t)((double)(now - s->start_ns) / s->period_exact_ns);
   while (deadline_of(s, due + 1) <= now) due++;
   while (due > 0 && deadline_of(s, due) > now) due--;
   return due;
 }
 
-static void arm(anim_scheduler_t *s, uint64_t at_ns) {
+static void arm(srv_scheduler_t *s, uint64_t at_ns) {
   struct itimerspec spec;
   memset(&spec, 0, sizeof spec);
   /* 0 would disarm: a deadline at the clock's origin is "now" anyway. */
@@ -39,7 +39,7 @@ static void arm(anim_scheduler_t *s, uint64_t at_ns) {
   timerfd_settime(s->fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
 
-static void disarm(anim_scheduler_t *s) {
+static void disarm(srv_scheduler_t *s) {
   struct itimerspec spec;
   memset(&spec, 0, sizeof spec);
   timerfd_settime(s->fd, 0, &spec, NULL);
@@ -47,10 +47,10 @@ static void disarm(anim_scheduler_t *s) {
 
 static void record(uint32_t *window, uint64_t index, uint64_t ns) {
   uint64_t us = ns / 1000u;
-  window[index % ANIM_SCHEDULER_WINDOW] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+  window[index % SRV_SCHEDULER_WINDOW] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 }
 
-static void start_tick(anim_scheduler_t *s, uint64_t now) {
+static void start_tick(srv_scheduler_t *s, uint64_t now) {
   if (now < deadline_of(s, s->next)) { /* woken early (or re-armed): wait for the deadline */
     arm(s, deadline_of(s, s->next));
     return;
@@ -73,15 +73,15 @@ static void start_tick(anim_scheduler_t *s, uint64_t now) {
 }
 
 static void on_timer(uv_poll_t *handle, int status, int events) {
-  anim_scheduler_t *s = handle->data;
+  srv_scheduler_t *s = handle->data;
   uint64_t expirations;
   while (read(s->fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {
   }
   if (!s->running || s->busy) return; /* tick_done arms again */
-  start_tick(s, anim_scheduler_now_ns());
+  start_tick(s, srv_scheduler_now_ns());
 }
 
-int anim_scheduler_init(anim_scheduler_t *s, uv_loop_t *loop, double rate, anim_tick_cb cb, void *data) {
+int srv_scheduler_init(srv_scheduler_t *s, uv_loop_t *loop, double rate, srv_tick_cb cb, void *data) {
   memset(s, 0, sizeof *s);
   s->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   if (s->fd < 0) return ANIM_EIO;
@@ -99,27 +99,27 @@ int anim_scheduler_init(anim_scheduler_t *s, uv_loop_t *loop, double rate, anim_
   return 0;
 }
 
-void anim_scheduler_start(anim_scheduler_t *s) {
+void srv_scheduler_start(srv_scheduler_t *s) {
   if (s->running || s->closed) return;
   s->running = 1;
-  s->start_ns = anim_scheduler_now_ns();
+  s->start_ns = srv_scheduler_now_ns();
   s->current = 0;
   s->next = 1;
   if (!s->busy) arm(s, deadline_of(s, s->next));
   uv_poll_start(&s->poll, UV_READABLE, on_timer);
 }
 
-void anim_scheduler_stop(anim_scheduler_t *s) {
+void srv_scheduler_stop(srv_scheduler_t *s) {
   if (!s->running) return;
   s->running = 0;
   disarm(s);
   uv_poll_stop(&s->poll);
 }
 
-void anim_scheduler_tick_done(anim_scheduler_t *s) {
+void srv_scheduler_tick_done(srv_scheduler_t *s) {
   if (!s->busy) return;
   s->busy = 0;
-  uint64_t now = anim_scheduler_now_ns();
+  uint64_t now = srv_scheduler_now_ns();
   s->last_work_ns = now - deadline_of(s, s->current);
   record(s->work_us, s->ticks, s->last_work_ns);
   s->ticks++;
@@ -129,14 +129,14 @@ void anim_scheduler_tick_done(anim_scheduler_t *s) {
 }
 
 static void on_close(uv_handle_t *handle) {
-  anim_scheduler_t *s = handle->data;
+  srv_scheduler_t *s = handle->data;
   close(s->fd);
   s->fd = -1;
 }
 
-void anim_scheduler_close(anim_scheduler_t *s) {
+void srv_scheduler_close(srv_scheduler_t *s) {
   if (s->closed) return;
-  anim_scheduler_stop(s);
+  srv_scheduler_stop(s);
   s->closed = 1;
   uv_close((uv_handle_t *)&s->poll, on_close);
 }
@@ -149,7 +149,7 @@ static int cmp_u32(const void *a, const void *b) {
 static void percentiles(const uint32_t *window, uint64_t n, uint64_t *out_p50_ns, uint64_t *out_p99_ns) {
   *out_p50_ns = *out_p99_ns = 0;
   if (n == 0) return;
-  if (n > ANIM_SCHEDULER_WINDOW) n = ANIM_SCHEDULER_WINDOW;
+  if (n > SRV_SCHEDULER_WINDOW) n = SRV_SCHEDULER_WINDOW;
   uint32_t *sorted = malloc(n * sizeof *sorted);
   if (!sorted) return;
   memcpy(sorted, window, n * sizeof *sorted);
@@ -159,7 +159,7 @@ static void percentiles(const uint32_t *window, uint64_t n, uint64_t *out_p50_ns
   free(sorted);
 }
 
-void anim_scheduler_stats(const anim_scheduler_t *s, anim_scheduler_stats_t *out) {
+void srv_scheduler_stats(const srv_scheduler_t *s, srv_scheduler_stats_t *out) {
   memset(out, 0, sizeof *out);
   out->ticks = s->ticks;
   out->late = s->late;

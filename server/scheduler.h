@@ -8,7 +8,7 @@
  * deadlines do not.
  *
  * The tick's work runs elsewhere (the thread pool): the owner calls
- * anim_scheduler_tick_done when it is finished, and no tick starts while one
+ * srv_scheduler_tick_done when it is finished, and no tick starts while one
  * is in flight. Catch-up policy: a tick whose deadline has passed starts at
  * once. When a tick starts after later deadlines have also passed (work that
  * took longer than a period, a stalled loop), those deadlines are not
@@ -17,29 +17,29 @@
  * at most max_dt), so simulated time keeps up with wall time and the crowd
  * degrades to a lower tick rate instead of falling ever further behind.
  * Lateness (start minus the earliest deadline not yet served) and work time
- * (the served deadline to done) of the last ANIM_SCHEDULER_WINDOW ticks are
+ * (the served deadline to done) of the last SRV_SCHEDULER_WINDOW ticks are
  * kept for percentiles.
  */
-#ifndef ANIM_SCHEDULER_H
-#define ANIM_SCHEDULER_H
+#ifndef SRV_SCHEDULER_H
+#define SRV_SCHEDULER_H
 
 #include <stdint.h>
 #include <uv.h>
 
-#define ANIM_SCHEDULER_WINDOW 4096
+#define SRV_SCHEDULER_WINDOW 4096
 
-struct anim_scheduler;
+struct srv_scheduler;
 
 /* tick: the index of the deadline being served; dt: seconds to simulate. */
-typedef void (*anim_tick_cb)(struct anim_scheduler *scheduler, uint64_t tick, double dt);
+typedef void (*srv_tick_cb)(struct srv_scheduler *scheduler, uint64_t tick, double dt);
 
 typedef struct {
   uint64_t ticks, late, skipped;
   uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
   uint64_t work_p50_ns, work_p99_ns;
-} anim_scheduler_stats_t;
+} srv_scheduler_stats_t;
 
-typedef struct anim_scheduler {
+typedef struct srv_scheduler {
   uv_poll_t poll;
   int fd;             /* timerfd, CLOCK_MONOTONIC */
   uint64_t period_ns;       /* rounded, for thresholds */
@@ -49,26 +49,26 @@ typedef struct anim_scheduler {
   uint64_t next;      /* the next deadline's index */
   uint64_t current;   /* the index of the tick in flight */
   int running, busy, closed;
-  anim_tick_cb cb;
+  srv_tick_cb cb;
   void *data;
   uint64_t ticks, late, skipped, lateness_max_ns;
   uint64_t last_lateness_ns, last_work_ns; /* of the last tick done, for histograms */
-  uint32_t lateness_us[ANIM_SCHEDULER_WINDOW], work_us[ANIM_SCHEDULER_WINDOW];
-} anim_scheduler_t;
+  uint32_t lateness_us[SRV_SCHEDULER_WINDOW], work_us[SRV_SCHEDULER_WINDOW];
+} srv_scheduler_t;
 
 /* The monotonic clock in nanoseconds (the one deadlines are on). */
-uint64_t anim_scheduler_now_ns(void);
+uint64_t srv_scheduler_now_ns(void);
 
 /* Sets up a stopped scheduler at rate Hz. 0 or a negative code (timerfd). */
-int anim_scheduler_init(anim_scheduler_t *scheduler, uv_loop_t *loop, double rate, anim_tick_cb cb, void *data);
+int srv_scheduler_init(srv_scheduler_t *scheduler, uv_loop_t *loop, double rate, srv_tick_cb cb, void *data);
 /* Starts ticking: deadline 1 is one period from now. No-op when running. */
-void anim_scheduler_start(anim_scheduler_t *scheduler);
+void srv_scheduler_start(srv_scheduler_t *scheduler);
 /* Stops after the tick in flight, if any (an idle server does not wake up). */
-void anim_scheduler_stop(anim_scheduler_t *scheduler);
+void srv_scheduler_stop(srv_scheduler_t *scheduler);
 /* The tick in flight is finished: records its work time, arms the next deadline. */
-void anim_scheduler_tick_done(anim_scheduler_t *scheduler);
+void srv_scheduler_tick_done(srv_scheduler_t *scheduler);
 /* Closes the handle (the loop can then end) and the timerfd. */
-void anim_scheduler_close(anim_scheduler_t *scheduler);
-void anim_scheduler_stats(const anim_scheduler_t *scheduler, anim_scheduler_stats_t *out_stats);
+void srv_scheduler_close(srv_scheduler_t *scheduler);
+void srv_scheduler_stats(const srv_scheduler_t *scheduler, srv_scheduler_stats_t *out_stats);
 
 #endif

@@ -10,46 +10,46 @@
 #include "server.h"
 
 static void on_connection(uv_stream_t *listener, int status) {
-  anim_server_t *server = listener->data;
+  srv_server_t *server = listener->data;
   if (status < 0) {
-    anim_log(ANIM_LOG_WARN, "accept failed: %s", uv_strerror(status));
+    srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(status));
     return;
   }
-  int rc = anim_connection_accept(server, listener);
-  if (rc < 0) anim_log(ANIM_LOG_WARN, "accept failed: %s", rc < ANIM_ERRNO_MIN ? uv_strerror(rc) : anim_strerror(rc));
+  int rc = srv_connection_accept(server, listener);
+  if (rc < 0) srv_log(SRV_LOG_WARN, "accept failed: %s", rc < ANIM_ERRNO_MIN ? uv_strerror(rc) : anim_strerror(rc));
 }
 
 static void on_signal(uv_signal_t *handle, int signum) {
-  anim_server_t *server = handle->data;
+  srv_server_t *server = handle->data;
   if (server->shutting_down) {
-    anim_log(ANIM_LOG_INFO, "received a signal while shutting down: still draining");
+    srv_log(SRV_LOG_INFO, "received a signal while shutting down: still draining");
     return;
   }
   if (signum == SIGHUP) {
-    anim_log(ANIM_LOG_INFO, "received SIGHUP: reloading settings and databases");
-    anim_server_reload(server);
+    srv_log(SRV_LOG_INFO, "received SIGHUP: reloading settings and databases");
+    srv_server_reload(server);
     return;
   }
-  anim_log(ANIM_LOG_INFO, "received %s: shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
-  anim_server_shutdown(server);
+  srv_log(SRV_LOG_INFO, "received %s: shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
+  srv_server_shutdown(server);
 }
 
 /* Four times a second: connections with nothing to do for idle_timeout are
  * drained. A subscriber receiving frames, or one with work in flight, is not
  * idle (as Redis spares pub/sub clients its timeout). */
 static void on_idle_sweep(uv_timer_t *timer) {
-  anim_server_t *server = timer->data;
+  srv_server_t *server = timer->data;
   double timeout = server->config.idle_timeout;
   if (!(timeout > 0)) return;
   uint64_t now = uv_now(server->loop);
-  for (anim_connection_t *c = server->connections, *next; c; c = next) {
+  for (srv_connection_t *c = server->connections, *next; c; c = next) {
     next = c->next;
-    if (c->closing || c->draining || c->in_flight || anim_streams_active(&c->streams)) continue;
+    if (c->closing || c->draining || c->in_flight || srv_streams_active(&c->streams)) continue;
     if ((double)(now - c->last_activity_ms) / 1000.0 < timeout) continue;
     server->stats.idle_closed++;
-    anim_log(ANIM_LOG_INFO, "connection %llu from %s: idle for %g s, closing", (unsigned long long)c->id, c->peer,
+    srv_log(SRV_LOG_INFO, "connection %llu from %s: idle for %g s, closing", (unsigned long long)c->id, c->peer,
              timeout);
-    anim_connection_drain(c);
+    srv_connection_drain(c);
   }
 }
 
@@ -65,7 +65,7 @@ static int resolve(const char *host, int port, struct sockaddr_storage *out) {
  * spreads new connections over every socket bound to the port with the
  * option (same user). The handle is initialized even on failure (closed by
  * the caller). */
-static int open_listener(anim_server_t *server, uv_loop_t *loop, const struct sockaddr_storage *addr, int reuseport) {
+static int open_listener(srv_server_t *server, uv_loop_t *loop, const struct sockaddr_storage *addr, int reuseport) {
   server->listener.data = server;
   if (!reuseport) return uv_tcp_init(loop, &server->listener);
   int rc = uv_tcp_init_ex(loop, &server->listener, addr->ss_family);
@@ -81,7 +81,7 @@ static int open_listener(anim_server_t *server, uv_loop_t *loop, const struct so
   return 0;
 }
 
-void anim_address_name(const struct sockaddr_storage *addr, char *out_host, size_t size, int *out_port) {
+void srv_address_name(const struct sockaddr_storage *addr, char *out_host, size_t size, int *out_port) {
   if (addr->ss_family == AF_INET6) {
     uv_ip6_name((const struct sockaddr_in6 *)addr, out_host, size);
     *out_port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
@@ -91,14 +91,14 @@ void anim_address_name(const struct sockaddr_storage *addr, char *out_host, size
   }
 }
 
-static void record_bound_address(anim_server_t *server) {
+static void record_bound_address(srv_server_t *server) {
   struct sockaddr_storage addr;
   int len = sizeof addr;
   uv_tcp_getsockname(&server->listener, (struct sockaddr *)&addr, &len);
-  anim_address_name(&addr, server->bound_host, sizeof server->bound_host, &server->bound_port);
+  srv_address_name(&addr, server->bound_host, sizeof server->bound_host, &server->bound_port);
 }
 
-int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_t *config, char *err, int errlen) {
+int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *config, char *err, int errlen) {
   memset(server, 0, sizeof *server);
   server->loop = loop;
   server->config = *config;
@@ -119,15 +119,15 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
     return ANIM_EIO;
   }
   record_bound_address(server);
-  server->start_ns = anim_scheduler_now_ns();
-  if ((rc = anim_metrics_start(server, err, errlen)) != 0) {
+  server->start_ns = srv_scheduler_now_ns();
+  if ((rc = srv_metrics_start(server, err, errlen)) != 0) {
     uv_close((uv_handle_t *)&server->listener, NULL);
     return rc;
   }
-  if (anim_crowd_init(&server->crowd, server) != 0) {
+  if (srv_crowd_init(&server->crowd, server) != 0) {
     snprintf(err, errlen, "cannot create the tick timer (timerfd)");
     uv_close((uv_handle_t *)&server->listener, NULL);
-    anim_metrics_close(server);
+    srv_metrics_close(server);
     return ANIM_EIO;
   }
   uv_signal_init(loop, &server->sigint);
@@ -145,33 +145,33 @@ int anim_server_start(anim_server_t *server, uv_loop_t *loop, const anim_config_
   return 0;
 }
 
-void anim_server_shutdown(anim_server_t *server) {
+void srv_server_shutdown(srv_server_t *server) {
   if (server->shutting_down) return;
   server->shutting_down = 1;
   uv_close((uv_handle_t *)&server->listener, NULL);
   /* Signals stay handled while draining (a second SIGTERM must not kill a
    * server that is finishing its work), but no longer keep the loop alive;
-   * anim_server_close closes them once the loop has run dry. */
+   * srv_server_close closes them once the loop has run dry. */
   uv_unref((uv_handle_t *)&server->sigint);
   uv_unref((uv_handle_t *)&server->sigterm);
   uv_unref((uv_handle_t *)&server->sighup);
   uv_close((uv_handle_t *)&server->idle_sweep, NULL);
   /* /ready would say 503 from here on; the endpoint closes with the rest so the loop can end. */
-  anim_metrics_close(server);
-  anim_scheduler_close(&server->crowd.scheduler); /* a tick in flight still finishes */
+  srv_metrics_close(server);
+  srv_scheduler_close(&server->crowd.scheduler); /* a tick in flight still finishes */
   /* Drain may free a connection synchronously only through uv callbacks, so
    * walking the list here is safe. */
-  for (anim_connection_t *c = server->connections; c; c = c->next) anim_connection_drain(c);
+  for (srv_connection_t *c = server->connections; c; c = c->next) srv_connection_drain(c);
 }
 
-void anim_server_close(anim_server_t *server) {
+void srv_server_close(srv_server_t *server) {
   uv_close((uv_handle_t *)&server->sigint, NULL);
   uv_close((uv_handle_t *)&server->sigterm, NULL);
   uv_close((uv_handle_t *)&server->sighup, NULL);
   uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
 }
 
-void anim_server_connection_closed(anim_server_t *server, anim_connection_t *c) {
+void srv_server_connection_closed(srv_server_t *server, srv_connection_t *c) {
   if (c->prev) c->prev->next = c->next;
   else server->connections = c->next;
   if (c->next) c->next->prev = c->prev;

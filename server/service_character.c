@@ -21,36 +21,36 @@
 #include "services.h"
 #include "stream.h"
 
-int anim_character_create(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_create_request_t *req = &request->body.create;
-  anim_crowd_t *crowd = &ctx->server->crowd;
-  const anim_config_t *config = ctx->config;
+int srv_character_create(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_create_request_t *req = &request->body.create;
+  srv_crowd_t *crowd = &ctx->server->crowd;
+  const srv_config_t *config = ctx->config;
   int n = req->nplacements ? req->nplacements : 1;
-  uint32_t owned = anim_crowd_owned_count(crowd, ctx->connection_id);
+  uint32_t owned = srv_crowd_owned_count(crowd, ctx->connection_id);
   if (owned + (uint32_t)n > config->max_characters_per_connection)
-    return anim_response_fail(out, ANIM_ELIMIT, "this connection would own %u characters, at most %u",
+    return srv_response_fail(out, ANIM_ELIMIT, "this connection would own %u characters, at most %u",
                               owned + (uint32_t)n, config->max_characters_per_connection);
   if (crowd->count + (uint32_t)n > config->max_characters)
-    return anim_response_fail(out, ANIM_ELIMIT, "the server would hold %u characters, at most %u",
+    return srv_response_fail(out, ANIM_ELIMIT, "the server would hold %u characters, at most %u",
                               crowd->count + (uint32_t)n, config->max_characters);
   int rc = anim_controller_params_validate(&req->params);
-  if (rc) return anim_response_fail(out, rc, "params: %s", anim_strerror(rc));
+  if (rc) return srv_response_fail(out, rc, "params: %s", anim_strerror(rc));
   const anim_database_t *db = &out->entry->db;
   for (int i = 0; i < req->nplacements; i++)
     if (req->placements[i].start_frame >= db->nframes)
-      return anim_response_fail(out, ANIM_ERANGE, "placements[%d].start_frame %d: the database has %d frames", i,
+      return srv_response_fail(out, ANIM_ERANGE, "placements[%d].start_frame %d: the database has %d frames", i,
                                 req->placements[i].start_frame, db->nframes);
   uint64_t *ids = malloc((size_t)n * sizeof *ids);
-  if (!ids) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  if (!ids) return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   for (int i = 0; i < n; i++) {
-    anim_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
-    const anim_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
-    rc = anim_crowd_create(crowd, ctx->connection_id, out->entry, &req->params, vec3_make(p->x, 0.0f, p->z), p->facing,
+    srv_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
+    const srv_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
+    rc = srv_crowd_create(crowd, ctx->connection_id, out->entry, &req->params, vec3_make(p->x, 0.0f, p->z), p->facing,
                            p->start_frame >= 0 ? p->start_frame : 0, &ids[i]);
     if (rc) { /* all or nothing */
-      for (int j = 0; j < i; j++) anim_crowd_destroy(crowd, anim_crowd_find(crowd, ids[j]));
+      for (int j = 0; j < i; j++) srv_crowd_destroy(crowd, srv_crowd_find(crowd, ids[j]));
       free(ids);
-      return anim_response_fail(out, rc, "placements[%d]: %s", i, anim_strerror(rc));
+      return srv_response_fail(out, rc, "placements[%d]: %s", i, anim_strerror(rc));
     }
   }
   out->body.create.ids = ids;
@@ -59,47 +59,47 @@ int anim_character_create(const anim_service_ctx_t *ctx, const anim_request_t *r
 }
 
 /* The actor named, steerable by this connection; else fails the response. */
-static anim_actor_t *owned_actor(const anim_service_ctx_t *ctx, uint64_t id, const char *field, int index,
-                                 anim_response_t *out) {
-  anim_actor_t *a = anim_crowd_find(&ctx->server->crowd, id);
-  if (!a) anim_response_fail(out, ANIM_ENOTFOUND, "%s[%d]: no character %llu", field, index, (unsigned long long)id);
+static srv_actor_t *owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
+                                 srv_response_t *out) {
+  srv_actor_t *a = srv_crowd_find(&ctx->server->crowd, id);
+  if (!a) srv_response_fail(out, ANIM_ENOTFOUND, "%s[%d]: no character %llu", field, index, (unsigned long long)id);
   else if (a->owner != ctx->connection_id)
-    anim_response_fail(out, ANIM_EPERM, "%s[%d]: character %llu belongs to another connection", field, index,
+    srv_response_fail(out, ANIM_EPERM, "%s[%d]: character %llu belongs to another connection", field, index,
                        (unsigned long long)id);
   else return a;
   return NULL;
 }
 
-int anim_character_destroy(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_ids_request_t *req = &request->body.destroy;
+int srv_character_destroy(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_ids_request_t *req = &request->body.destroy;
   for (int i = 0; i < req->n; i++)
     if (!owned_actor(ctx, req->ids[i], "characters", i, out)) return out->error;
   uint32_t destroyed = 0;
   for (int i = 0; i < req->n; i++) {
-    anim_actor_t *a = anim_crowd_find(&ctx->server->crowd, req->ids[i]);
-    if (a) anim_crowd_destroy(&ctx->server->crowd, a), destroyed++; /* a name given twice is destroyed once */
+    srv_actor_t *a = srv_crowd_find(&ctx->server->crowd, req->ids[i]);
+    if (a) srv_crowd_destroy(&ctx->server->crowd, a), destroyed++; /* a name given twice is destroyed once */
   }
   out->body.destroyed = destroyed;
   return 0;
 }
 
-int anim_character_set_inputs(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_inputs_request_t *req = &request->body.inputs;
+int srv_character_set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_inputs_request_t *req = &request->body.inputs;
   /* All checked before any is applied. */
   for (int i = 0; i < req->n; i++) {
     if (!owned_actor(ctx, req->items[i].character, "inputs", i, out)) return out->error;
     int rc = anim_controller_input_validate(&req->items[i].input);
-    if (rc) return anim_response_fail(out, rc, "inputs[%d]: %s (|stick| <= 1, speeds >= 0, finite values)", i,
+    if (rc) return srv_response_fail(out, rc, "inputs[%d]: %s (|stick| <= 1, speeds >= 0, finite values)", i,
                                       anim_strerror(rc));
   }
   for (int i = 0; i < req->n; i++)
-    anim_character_set_input(&anim_crowd_find(&ctx->server->crowd, req->items[i].character)->character,
+    anim_controller_set_input(&srv_crowd_find(&ctx->server->crowd, req->items[i].character)->character,
                              &req->items[i].input);
   out->body.tick = ctx->server->crowd.tick + 1;
   return 0;
 }
 
-static int snapshot_offsets(const anim_character_t *c, anim_inertialize_response_t *out) {
+static int snapshot_offsets(const anim_controller_t *c, srv_inertialize_response_t *out) {
   size_t n = (size_t)c->db->nbones;
   float *block = malloc(n * 13 * sizeof *block);
   if (!block) return ANIM_ENOMEM;
@@ -114,12 +114,12 @@ static int snapshot_offsets(const anim_character_t *c, anim_inertialize_response
   return 0;
 }
 
-int anim_character_state(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_state_request_t *req = &request->body.state;
-  anim_actor_t *a = anim_crowd_find(&ctx->server->crowd, req->character);
-  if (!a) return anim_response_fail(out, ANIM_ENOTFOUND, "no character %llu", (unsigned long long)req->character);
-  const anim_character_t *c = &a->character;
-  anim_state_response_t *s = &out->body.state;
+int srv_character_state(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_state_request_t *req = &request->body.state;
+  srv_actor_t *a = srv_crowd_find(&ctx->server->crowd, req->character);
+  if (!a) return srv_response_fail(out, ANIM_ENOTFOUND, "no character %llu", (unsigned long long)req->character);
+  const anim_controller_t *c = &a->character;
+  srv_state_response_t *s = &out->body.state;
   out->entry = a->entry;
   a->entry->refs++; /* the encoder reads the version and range names */
   s->tick = ctx->server->crowd.tick;
@@ -141,29 +141,29 @@ int anim_character_state(const anim_service_ctx_t *ctx, const anim_request_t *re
                       in->anchor_world_rotation.y, in->anchor_world_rotation.z};
   memcpy(s->inertializer.anchor, anchor, sizeof anchor);
   if (req->offsets && snapshot_offsets(c, &s->inertializer) != 0)
-    return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+    return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   return 0;
 }
 
-int anim_character_subscribe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  return anim_stream_subscribe(ctx->connection, &request->body.subscribe, out);
+int srv_character_subscribe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  return srv_stream_subscribe(ctx->connection, &request->body.subscribe, out);
 }
 
-int anim_character_update_subscription(const anim_service_ctx_t *ctx, const anim_request_t *request,
-                                       anim_response_t *out) {
-  return anim_stream_update(ctx->connection, &request->body.subscription, out);
+int srv_character_update_subscription(const srv_service_ctx_t *ctx, const srv_request_t *request,
+                                       srv_response_t *out) {
+  return srv_stream_update(ctx->connection, &request->body.subscription, out);
 }
 
-int anim_character_unsubscribe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  return anim_stream_unsubscribe(ctx->connection, &request->body.subscription, out);
+int srv_character_unsubscribe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  return srv_stream_unsubscribe(ctx->connection, &request->body.subscription, out);
 }
 
-int anim_server_stats_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_server_t *server = ctx->server;
-  anim_stats_response_t *s = &out->body.stats;
-  anim_scheduler_stats_t t;
-  anim_scheduler_stats(&server->crowd.scheduler, &t);
-  s->uptime_us = (anim_scheduler_now_ns() - server->start_ns) / 1000u;
+int srv_server_stats_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_server_t *server = ctx->server;
+  srv_stats_response_t *s = &out->body.stats;
+  srv_scheduler_stats_t t;
+  srv_scheduler_stats(&server->crowd.scheduler, &t);
+  s->uptime_us = (srv_scheduler_now_ns() - server->start_ns) / 1000u;
   s->connections = server->nconnections;
   s->characters = server->crowd.count;
   s->requests = server->stats.requests, s->errors = server->stats.errors;
@@ -175,12 +175,12 @@ int anim_server_stats_handle(const anim_service_ctx_t *ctx, const anim_request_t
   s->frames_sent = server->stats.frames_sent, s->frames_dropped = server->stats.frames_dropped;
   s->stream_bytes = server->stats.stream_bytes, s->poses_sent = server->stats.poses_sent;
   s->slow_subscribers_closed = server->stats.slow_subscribers_closed;
-  anim_process_usage(&s->cpu_user_s, &s->cpu_system_s, &s->rss_bytes);
-  s->character_bytes = anim_crowd_actor_bytes();
-  anim_db_entry_t *def = anim_registry_acquire((anim_registry_t *)&server->registry, "default");
+  srv_process_usage(&s->cpu_user_s, &s->cpu_system_s, &s->rss_bytes);
+  s->character_bytes = srv_crowd_actor_bytes();
+  srv_db_entry_t *def = srv_registry_acquire((srv_registry_t *)&server->registry, "default");
   if (def) {
-    s->pose_buffer_bytes = anim_crowd_pose_buffer_bytes(&def->db);
-    anim_db_entry_release(def);
+    s->pose_buffer_bytes = srv_crowd_pose_buffer_bytes(&def->db);
+    srv_db_entry_release(def);
   }
   return 0;
 }

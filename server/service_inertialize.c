@@ -26,12 +26,12 @@ static quat unit(const float *q) {
 }
 
 /* Views of a pose ref; explicit rotations are copied normalized into rotations_scratch. */
-static int view_pose(const anim_db_entry_t *entry, const anim_pose_ref_t *ref, const char *field, quat *rotations_scratch,
-                     anim_pose_view_t *out_view, anim_response_t *out) {
+static int view_pose(const srv_db_entry_t *entry, const srv_pose_ref_t *ref, const char *field, quat *rotations_scratch,
+                     anim_pose_view_t *out_view, srv_response_t *out) {
   if (ref->frame >= 0) {
     const anim_database_t *db = &entry->db;
     if (ref->frame >= db->nframes)
-      return anim_response_fail(out, ANIM_ERANGE, "%s frame %d: database %s has %d frames", field, ref->frame, db->name,
+      return srv_response_fail(out, ANIM_ERANGE, "%s frame %d: database %s has %d frames", field, ref->frame, db->name,
                                 db->nframes);
     size_t base = (size_t)ref->frame * (size_t)db->nbones;
     out_view->count = (size_t)db->nbones;
@@ -51,10 +51,10 @@ static int view_pose(const anim_db_entry_t *entry, const anim_pose_ref_t *ref, c
 }
 
 /* One block for offsets (and, when with_pose, an output pose) of n bones. */
-static int alloc_inertialize(anim_inertialize_response_t *r, int n, int with_pose, anim_response_t *out) {
+static int alloc_inertialize(srv_inertialize_response_t *r, int n, int with_pose, srv_response_t *out) {
   size_t floats = (size_t)n * (with_pose ? 26 : 13);
   float *block = calloc(floats, sizeof *block);
-  if (!block) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  if (!block) return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   r->block = block;
   r->nbones = n;
   r->offset_positions = block, block += 3 * n;
@@ -71,7 +71,7 @@ static int alloc_inertialize(anim_inertialize_response_t *r, int n, int with_pos
 }
 
 /* An inertializer over the response's offset arrays, starting from state. */
-static int load_state(anim_inertializer_t *s, anim_inertialize_response_t *r, const anim_state_ref_t *state) {
+static int load_state(anim_inertializer_t *s, srv_inertialize_response_t *r, const srv_state_ref_t *state) {
   int n = r->nbones;
   int rc = anim_inertializer_init(s, (size_t)n, (vec3 *)r->offset_positions, (vec3 *)r->offset_velocities,
                                   (quat *)r->offset_rotations, (vec3 *)r->offset_angular_velocities);
@@ -97,28 +97,28 @@ static void store_anchor(const anim_inertializer_t *s, float *anchor) {
   memcpy(anchor, values, sizeof values);
 }
 
-static int check_counts(size_t a, size_t b, int state_bones, anim_response_t *out) {
+static int check_counts(size_t a, size_t b, int state_bones, srv_response_t *out) {
   if (a != b || (state_bones && (size_t)state_bones != a))
-    return anim_response_fail(out, ANIM_EDIMENSION, "bone counts differ: %zu, %zu%s", a, b,
+    return srv_response_fail(out, ANIM_EDIMENSION, "bone counts differ: %zu, %zu%s", a, b,
                               state_bones ? " and the state's" : "");
   return 0;
 }
 
-int anim_inertialize_prepare(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+int srv_inertialize_prepare(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const char *name = NULL;
   switch (request->type) {
-  case ANIM_REQUEST_INERTIALIZE_TRANSITION: name = request->body.transition.database; break;
-  case ANIM_REQUEST_INERTIALIZE_EVALUATE: name = request->body.evaluate.database; break;
-  case ANIM_REQUEST_TRANSITION_COST: name = request->body.cost.database; break;
+  case SRV_REQ_INERTIALIZE_TRANSITION: name = request->body.transition.database; break;
+  case SRV_REQ_INERTIALIZE_EVALUATE: name = request->body.evaluate.database; break;
+  case SRV_REQ_TRANSITION_COST: name = request->body.cost.database; break;
   default: break;
   }
   if (!name) return 0; /* explicit poses only */
-  out->entry = anim_registry_acquire(&ctx->server->registry, name);
-  return out->entry ? 0 : anim_response_fail(out, ANIM_ENOTFOUND, "no database named \"%s\" is loaded", name);
+  out->entry = srv_registry_acquire(&ctx->server->registry, name);
+  return out->entry ? 0 : srv_response_fail(out, ANIM_ENOTFOUND, "no database named \"%s\" is loaded", name);
 }
 
-int anim_inertialize_transition(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_transition_request_t *req = &request->body.transition;
+int srv_inertialize_transition(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_transition_request_t *req = &request->body.transition;
   quat src_rot[ANIM_MAX_BONES], dst_rot[ANIM_MAX_BONES];
   anim_pose_view_t src, dst;
   anim_inertializer_t s;
@@ -129,29 +129,29 @@ int anim_inertialize_transition(const anim_service_ctx_t *ctx, const anim_reques
       (rc = alloc_inertialize(&out->body.inertialize, (int)src.count, 0, out)))
     return rc;
   if ((rc = load_state(&s, &out->body.inertialize, &req->state)))
-    return anim_response_fail(out, rc, "invalid inertializer state");
+    return srv_response_fail(out, rc, "invalid inertializer state");
   if ((rc = anim_inertializer_transition(&s, &src, &dst)))
-    return anim_response_fail(out, rc, "transition failed: %s", anim_strerror(rc));
+    return srv_response_fail(out, rc, "transition failed: %s", anim_strerror(rc));
   store_anchor(&s, out->body.inertialize.anchor);
   return 0;
 }
 
-int anim_inertialize_evaluate(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_evaluate_request_t *req = &request->body.evaluate;
+int srv_inertialize_evaluate(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_evaluate_request_t *req = &request->body.evaluate;
   quat in_rot[ANIM_MAX_BONES];
   anim_pose_view_t input;
   anim_inertializer_t s;
-  anim_inertialize_response_t *r = &out->body.inertialize;
+  srv_inertialize_response_t *r = &out->body.inertialize;
   int rc;
   if ((rc = view_pose(out->entry, &req->input, "input", in_rot, &input, out)) ||
       (rc = check_counts(input.count, (size_t)req->state.nbones, 0, out)) ||
       (rc = alloc_inertialize(r, (int)input.count, 1, out)))
     return rc;
-  if ((rc = load_state(&s, r, &req->state))) return anim_response_fail(out, rc, "invalid inertializer state");
+  if ((rc = load_state(&s, r, &req->state))) return srv_response_fail(out, rc, "invalid inertializer state");
   anim_pose_buffer_t pose = {input.count, (vec3 *)r->positions, (vec3 *)r->velocities, (quat *)r->rotations,
                              (vec3 *)r->angular_velocities};
   if ((rc = anim_inertializer_evaluate(&s, &pose, &input, req->halflife, req->t)))
-    return anim_response_fail(out, rc, "evaluate failed: %s", anim_strerror(rc));
+    return srv_response_fail(out, rc, "evaluate failed: %s", anim_strerror(rc));
   /* The offsets themselves, t seconds on (exact decay). */
   for (size_t b = 0; b < input.count; b++) {
     anim_spring_decay_vec3((vec3 *)r->offset_positions + b, (vec3 *)r->offset_velocities + b, req->halflife, req->t);
@@ -171,7 +171,7 @@ static void character_space(const anim_database_t *db, int frame, int b, vec3 *o
   *out_v = quat_inv_mul_vec3(root_q, db->global_velocities[base + (size_t)b]);
 }
 
-static void bone_state(const anim_db_entry_t *entry, const anim_pose_ref_t *ref, int b, vec3 *out_x, vec3 *out_v) {
+static void bone_state(const srv_db_entry_t *entry, const srv_pose_ref_t *ref, int b, vec3 *out_x, vec3 *out_v) {
   if (ref->frame >= 0) {
     character_space(&entry->db, ref->frame, b, out_x, out_v);
   } else {
@@ -180,11 +180,11 @@ static void bone_state(const anim_db_entry_t *entry, const anim_pose_ref_t *ref,
   }
 }
 
-static int cost_bones(const anim_db_entry_t *entry, const anim_cost_request_t *req, int *out_bones, int *out_count,
-                      anim_response_t *out) {
+static int cost_bones(const srv_db_entry_t *entry, const srv_cost_request_t *req, int *out_bones, int *out_count,
+                      srv_response_t *out) {
   int n = req->source.frame >= 0 ? entry->db.nbones : req->source.nbones;
   int m = req->destination.frame >= 0 ? entry->db.nbones : req->destination.nbones;
-  if (n != m) return anim_response_fail(out, ANIM_EDIMENSION, "source has %d bones, destination %d", n, m);
+  if (n != m) return srv_response_fail(out, ANIM_EDIMENSION, "source has %d bones, destination %d", n, m);
   if (req->nbones_named == 0) {
     for (int b = 0; b < n; b++) out_bones[b] = b;
     *out_count = n;
@@ -193,26 +193,26 @@ static int cost_bones(const anim_db_entry_t *entry, const anim_cost_request_t *r
   for (int i = 0; i < req->nbones_named; i++) {
     out_bones[i] = anim_skeleton_find(&entry->db.skeleton, req->bones[i]);
     if (out_bones[i] < 0)
-      return anim_response_fail(out, ANIM_ENOTFOUND, "database %s has no bone \"%.64s\"", entry->db.name, req->bones[i]);
+      return srv_response_fail(out, ANIM_ENOTFOUND, "database %s has no bone \"%.64s\"", entry->db.name, req->bones[i]);
   }
   *out_count = req->nbones_named;
   return 0;
 }
 
-int anim_transition_cost_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_cost_request_t *req = &request->body.cost;
-  anim_cost_response_t *c = &out->body.cost;
+int srv_transition_cost_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_cost_request_t *req = &request->body.cost;
+  srv_cost_response_t *c = &out->body.cost;
   int bones[ANIM_MAX_BONES], count = 0, rc;
   if ((rc = cost_bones(out->entry, req, bones, &count, out))) return rc;
-  const anim_pose_ref_t *refs[2] = {&req->source, &req->destination};
+  const srv_pose_ref_t *refs[2] = {&req->source, &req->destination};
   for (int i = 0; i < 2; i++)
     if (refs[i]->frame >= 0 && refs[i]->frame >= out->entry->db.nframes)
-      return anim_response_fail(out, ANIM_ERANGE, "%s frame %d: database %s has %d frames", i ? "destination" : "source",
+      return srv_response_fail(out, ANIM_ERANGE, "%s frame %d: database %s has %d frames", i ? "destination" : "source",
                                 refs[i]->frame, out->entry->db.name, out->entry->db.nframes);
   /* names (pointers + 16-byte fallback labels) and two float arrays in one block */
   size_t size = (size_t)count * (sizeof(char *) + 16 + 2 * sizeof(float));
   char *block = calloc(1, size + 1);
-  if (!block) return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+  if (!block) return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   c->block = block;
   c->names = (const char **)block;
   c->bone_exact = (float *)(block + (size_t)count * sizeof(char *));
@@ -238,24 +238,24 @@ int anim_transition_cost_handle(const anim_service_ctx_t *ctx, const anim_reques
   return 0;
 }
 
-int anim_spring_tune_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_tune_request_t *t = &request->body.tune;
-  anim_tune_response_t *r = &out->body.tune;
+int srv_spring_tune_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_tune_request_t *t = &request->body.tune;
+  srv_tune_response_t *r = &out->body.tune;
   int rc = 0;
   switch (t->problem) {
-  case ANIM_TUNE_FRACTION:
+  case SRV_TUNE_FRACTION:
     rc = anim_spring_halflife_reaching_with_velocity(&r->halflife, t->x0, t->v0, t->alpha, t->t);
     if (rc == 0) rc = anim_spring_critical_gains(&r->stiffness, &r->damping, r->halflife, t->mass);
     break;
-  case ANIM_TUNE_TO_CONSTRAINT:
+  case SRV_TUNE_TO_CONSTRAINT:
     r->stiffness = t->stiffness, r->damping = t->damping;
     rc = anim_spring_implicit_to_erp_cfm(&r->erp, &r->cfm, t->stiffness, t->damping, t->dt);
     break;
-  case ANIM_TUNE_FROM_CONSTRAINT:
+  case SRV_TUNE_FROM_CONSTRAINT:
     r->erp = t->erp, r->cfm = t->cfm;
     rc = anim_spring_erp_cfm_to_implicit(&r->stiffness, &r->damping, t->erp, t->cfm, t->dt);
     break;
   }
-  if (rc == ANIM_ERANGE) return anim_response_fail(out, rc, "no critically damped spring reaches that fraction at that time");
-  return rc ? anim_response_fail(out, rc, "spring tuning: %s", anim_strerror(rc)) : 0;
+  if (rc == ANIM_ERANGE) return srv_response_fail(out, rc, "no critically damped spring reaches that fraction at that time");
+  return rc ? srv_response_fail(out, rc, "spring tuning: %s", anim_strerror(rc)) : 0;
 }

@@ -15,8 +15,8 @@
 #include "services.h"
 
 /* Replaces the trajectory columns of a normalized row with raw values. */
-static int override_trajectory(const anim_features_t *f, const anim_query_request_t *q, float *row,
-                               anim_response_t *out, int index) {
+static int override_trajectory(const anim_features_t *f, const srv_query_request_t *q, float *row,
+                               srv_response_t *out, int index) {
   for (int t = 0; t < f->schema.nterms; t++) {
     const anim_feature_term_t *term = &f->schema.terms[t];
     const float *values;
@@ -26,7 +26,7 @@ static int override_trajectory(const anim_features_t *f, const anim_query_reques
     else continue;
     if (count == 0) continue;
     if (count != term->nsamples)
-      return anim_response_fail(out, ANIM_EDIMENSION, "queries[%d]: %d trajectory samples given, the schema has %d",
+      return srv_response_fail(out, ANIM_EDIMENSION, "queries[%d]: %d trajectory samples given, the schema has %d",
                                 index, count, term->nsamples);
     for (int d = 0; d < 2 * count; d++) {
       int col = f->group_start[t] + d;
@@ -43,15 +43,15 @@ static const float *find_bone(const char *const *names, const float (*values)[3]
 }
 
 /* Every named bone must be a skeleton bone some term uses. */
-static int check_bone_names(const anim_database_t *db, const char *const *names, int n, int index, anim_response_t *out) {
+static int check_bone_names(const anim_database_t *db, const char *const *names, int n, int index, srv_response_t *out) {
   for (int i = 0; i < n; i++) {
     if (anim_skeleton_find(&db->skeleton, names[i]) < 0)
-      return anim_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no bone \"%s\"", index, db->name,
+      return srv_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no bone \"%s\"", index, db->name,
                                 names[i]);
     int used = 0;
     for (int t = 0; t < db->features.schema.nterms; t++) used |= strcmp(db->features.schema.terms[t].bone, names[i]) == 0;
     if (!used)
-      return anim_response_fail(out, ANIM_EINVAL, "queries[%d]: bone \"%s\" is not in the feature schema", index,
+      return srv_response_fail(out, ANIM_EINVAL, "queries[%d]: bone \"%s\" is not in the feature schema", index,
                                 names[i]);
   }
   return 0;
@@ -61,8 +61,8 @@ static int check_bone_names(const anim_database_t *db, const char *const *names,
  * anim_features_compute_inputs); the wire lists positions and velocities
  * separately, so they are merged by bone name, and a term whose input is
  * missing is named in the error. */
-static int features_from_inputs(const anim_database_t *db, const anim_query_request_t *q, int index, float *raw,
-                                anim_response_t *out) {
+static int features_from_inputs(const anim_database_t *db, const srv_query_request_t *q, int index, float *raw,
+                                srv_response_t *out) {
   const anim_features_t *f = &db->features;
   int rc = check_bone_names(db, q->bone_position_names, q->nbone_positions, index, out);
   if (!rc) rc = check_bone_names(db, q->bone_velocity_names, q->nbone_velocities, index, out);
@@ -77,7 +77,7 @@ static int features_from_inputs(const anim_database_t *db, const anim_query_requ
     const float *v = find_bone(q->bone_velocity_names, (const float (*)[3])q->bone_velocities, q->nbone_velocities, term->bone);
     int need_p = term->kind != ANIM_FEATURE_BONE_VELOCITY, need_v = term->kind != ANIM_FEATURE_BONE_POSITION;
     if ((need_p && !p) || (need_v && !v))
-      return anim_response_fail(out, ANIM_EINVAL, "queries[%d]: feature term %d needs %s%s%s of bone %s", index, t,
+      return srv_response_fail(out, ANIM_EINVAL, "queries[%d]: feature term %d needs %s%s%s of bone %s", index, t,
                                 need_p ? "bone_positions" : "", need_p && need_v ? " and " : "",
                                 need_v ? "bone_velocities" : "", term->bone);
     names[n] = term->bone;
@@ -89,16 +89,16 @@ static int features_from_inputs(const anim_database_t *db, const anim_query_requ
                                   q->trajectory_directions, q->ntrajectory_directions};
   char err[160];
   rc = anim_features_compute_inputs(&f->schema, &inputs, raw, err, sizeof err);
-  return rc ? anim_response_fail(out, rc, "queries[%d]: %s", index, err) : 0;
+  return rc ? srv_response_fail(out, rc, "queries[%d]: %s", index, err) : 0;
 }
 
 /* Builds the normalized query vector and the core query of request query q. */
-static int build_query(const anim_database_t *db, const anim_query_request_t *q, int index, float *vector,
-                       anim_search_query_t *out_query, anim_response_t *out) {
+static int build_query(const anim_database_t *db, const srv_query_request_t *q, int index, float *vector,
+                       anim_search_query_t *out_query, srv_response_t *out) {
   const anim_features_t *f = &db->features;
   if (q->nfeatures > 0) {
     if (q->nfeatures != f->cols)
-      return anim_response_fail(out, ANIM_EDIMENSION, "queries[%d].features has %d values, database %s has %d",
+      return srv_response_fail(out, ANIM_EDIMENSION, "queries[%d].features has %d values, database %s has %d",
                                 index, q->nfeatures, db->name, f->cols);
     if (q->raw_features) anim_features_normalize(f, q->features, vector);
     else memcpy(vector, q->features, (size_t)f->cols * sizeof *vector);
@@ -109,20 +109,20 @@ static int build_query(const anim_database_t *db, const anim_query_request_t *q,
     anim_features_normalize(f, raw, vector);
   } else {
     if (q->from_frame >= db->nframes)
-      return anim_response_fail(out, ANIM_ERANGE, "queries[%d].from_frame %d: database %s has %d frames", index,
+      return srv_response_fail(out, ANIM_ERANGE, "queries[%d].from_frame %d: database %s has %d frames", index,
                                 q->from_frame, db->name, db->nframes);
     memcpy(vector, f->values + (size_t)q->from_frame * (size_t)f->cols, (size_t)f->cols * sizeof *vector);
     int rc = override_trajectory(f, q, vector, out, index);
     if (rc) return rc;
   }
   if (q->current_frame >= db->nframes)
-    return anim_response_fail(out, ANIM_ERANGE, "queries[%d].current_frame %d: database %s has %d frames", index,
+    return srv_response_fail(out, ANIM_ERANGE, "queries[%d].current_frame %d: database %s has %d frames", index,
                               q->current_frame, db->name, db->nframes);
   uint32_t mask = 0;
   for (int t = 0; t < q->ntags; t++) {
     int bit = anim_database_find_tag(db, q->tags[t]);
     if (bit < 0)
-      return anim_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no tag \"%s\"", index, db->name,
+      return srv_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no tag \"%s\"", index, db->name,
                                 q->tags[t]);
     mask |= 1u << bit;
   }
@@ -139,7 +139,7 @@ static int build_query(const anim_database_t *db, const anim_query_request_t *q,
 }
 
 /* Cost of the best match split by schema term, and the margin to the runner-up. */
-static void explain(const anim_database_t *db, const float *vector, anim_search_result_t *r) {
+static void explain(const anim_database_t *db, const float *vector, srv_search_result_t *r) {
   const anim_features_t *f = &db->features;
   r->explained = 1;
   if (r->count == 0) return;
@@ -149,9 +149,9 @@ static void explain(const anim_database_t *db, const float *vector, anim_search_
   r->margin = r->count > 1 ? r->hits[1].cost - r->hits[0].cost : 0.0f;
 }
 
-int anim_search_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_search_request_t *req = &request->body.search;
-  const anim_db_entry_t *entry = out->entry;
+int srv_search_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_search_request_t *req = &request->body.search;
+  const srv_db_entry_t *entry = out->entry;
   const anim_database_t *db = &entry->db;
   float vector[ANIM_MAX_FEATURE_DIMS];
   /* One scratch for every query of the request: no allocation per query. */
@@ -161,17 +161,17 @@ int anim_search_handle(const anim_service_ctx_t *ctx, const anim_request_t *requ
   out->body.search.results = calloc((size_t)req->nqueries, sizeof *out->body.search.results);
   if (!out->body.search.results || !scratch) {
     free(scratch);
-    return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+    return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   }
   out->body.search.nresults = req->nqueries;
   for (int i = 0; i < req->nqueries; i++) {
-    const anim_query_request_t *q = &req->queries[i];
-    anim_search_result_t *r = &out->body.search.results[i];
+    const srv_query_request_t *q = &req->queries[i];
+    srv_search_result_t *r = &out->body.search.results[i];
     anim_search_query_t query;
     int rc = build_query(db, q, i, vector, &query, out);
-    if (!rc && !(r->hits = malloc((size_t)query.k * sizeof *r->hits))) rc = anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+    if (!rc && !(r->hits = malloc((size_t)query.k * sizeof *r->hits))) rc = srv_response_fail(out, ANIM_ENOMEM, "out of memory");
     if (!rc && (rc = anim_search_run(entry->indexes[q->method], &query, r->hits, &r->count, scratch)))
-      anim_response_fail(out, rc, "queries[%d]: search failed: %s", i, anim_strerror(rc));
+      srv_response_fail(out, rc, "queries[%d]: search failed: %s", i, anim_strerror(rc));
     if (rc) {
       free(scratch);
       return rc;
@@ -186,8 +186,8 @@ int anim_search_handle(const anim_service_ctx_t *ctx, const anim_request_t *requ
 
 /* A handful of indexed queries is microseconds; big batches and the slow
  * reference methods on big databases go to the pool. */
-int anim_search_off_loop(const anim_request_t *request, const anim_response_t *prepared) {
-  const anim_search_request_t *req = &request->body.search;
+int srv_search_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
+  const srv_search_request_t *req = &request->body.search;
   if (req->nqueries > 16) return 1;
   size_t rows = prepared->entry ? (size_t)prepared->entry->db.nframes : 0;
   for (int i = 0; i < req->nqueries; i++)
@@ -195,11 +195,11 @@ int anim_search_off_loop(const anim_request_t *request, const anim_response_t *p
   return 0;
 }
 
-int anim_pose_handle(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  const anim_pose_request_t *p = &request->body.pose;
+int srv_pose_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_pose_request_t *p = &request->body.pose;
   const anim_database_t *db = &out->entry->db;
   if (p->frame >= db->nframes || p->count > db->nframes - p->frame)
-    return anim_response_fail(out, ANIM_ERANGE, "pose frames [%d, %d) are outside database %s's %d frames", p->frame,
+    return srv_response_fail(out, ANIM_ERANGE, "pose frames [%d, %d) are outside database %s's %d frames", p->frame,
                               p->frame + p->count, db->name, db->nframes);
   out->body.pose.frame = p->frame;
   out->body.pose.count = p->count;
@@ -208,6 +208,6 @@ int anim_pose_handle(const anim_service_ctx_t *ctx, const anim_request_t *reques
 }
 
 /* Encoding many frames is the cost: spans go to the pool (encoded there). */
-int anim_pose_off_loop(const anim_request_t *request, const anim_response_t *prepared) {
+int srv_pose_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
   return request->body.pose.count > 64;
 }

@@ -12,12 +12,12 @@ static uint64_t wall_clock_us(void) {
   return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
 }
 
-int anim_session_hello(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
-  anim_hello_response_t *hello = &out->body.hello;
-  const anim_config_t *c = ctx->config;
+int srv_session_hello(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  srv_hello_response_t *hello = &out->body.hello;
+  const srv_config_t *c = ctx->config;
   /* Version 0 means "unspecified"; a newer client is told ours and decides. */
   if (request->body.hello.protocol_version > ANIM_PROTOCOL_VERSION + 100u)
-    return anim_response_fail(out, ANIM_EVERSION, "protocol version %u is not supported (server speaks %d)",
+    return srv_response_fail(out, ANIM_EVERSION, "protocol version %u is not supported (server speaks %d)",
                               request->body.hello.protocol_version, ANIM_PROTOCOL_VERSION);
   static const char *const capabilities[] = {"ping",   "pipelining",  "databases",       "search",
                                              "batch_search", "pose", "inertialize", "transition_cost", "spring_tune",
@@ -40,12 +40,12 @@ int anim_session_hello(const anim_service_ctx_t *ctx, const anim_request_t *requ
   return 0;
 }
 
-int anim_session_shutdown(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+int srv_session_shutdown(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   ctx->server->shutdown_requested = 1;
   return 0;
 }
 
-int anim_session_ping(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
+int srv_session_ping(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   out->body.ping.payload = request->body.ping.payload;
   out->body.ping.payload_len = request->body.ping.payload_len;
   out->body.ping.server_time_us = wall_clock_us();

@@ -19,13 +19,13 @@ static uint64_t wall_clock_us(void) {
   return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
 }
 
-static void subscription_free(anim_subscription_t *s) {
+static void subscription_free(srv_subscription_t *s) {
   free(s->ids), free(s->gone), free(s->resolved), free(s->encoded), free(s->waiting);
   free(s);
 }
 
-void anim_streams_free(anim_streams_t *streams) {
-  for (anim_subscription_t *s = streams->subscriptions, *next; s; s = next) {
+void srv_streams_free(srv_streams_t *streams) {
+  for (srv_subscription_t *s = streams->subscriptions, *next; s; s = next) {
     next = s->next;
     subscription_free(s);
   }
@@ -33,42 +33,42 @@ void anim_streams_free(anim_streams_t *streams) {
   streams->count = 0;
 }
 
-int anim_streams_active(const anim_streams_t *streams) {
-  for (const anim_subscription_t *s = streams->subscriptions; s; s = s->next)
+int srv_streams_active(const srv_streams_t *streams) {
+  for (const srv_subscription_t *s = streams->subscriptions; s; s = s->next)
     if (!s->paused) return 1;
   return 0;
 }
 
-static anim_subscription_t *find(anim_connection_t *c, uint64_t id) {
-  for (anim_subscription_t *s = c->streams.subscriptions; s; s = s->next)
+static srv_subscription_t *find(srv_connection_t *c, uint64_t id) {
+  for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next)
     if (s->id == id) return s;
   return NULL;
 }
 
 /* ---- requests ---------------------------------------------------------------------- */
 
-int anim_stream_subscribe(anim_connection_t *c, const anim_subscribe_request_t *req, anim_response_t *out) {
-  anim_crowd_t *crowd = &c->server->crowd;
+int srv_stream_subscribe(srv_connection_t *c, const srv_subscribe_request_t *req, srv_response_t *out) {
+  srv_crowd_t *crowd = &c->server->crowd;
   if (c->streams.count >= MAX_SUBSCRIPTIONS)
-    return anim_response_fail(out, ANIM_ELIMIT, "at most %d subscriptions per connection", MAX_SUBSCRIPTIONS);
+    return srv_response_fail(out, ANIM_ELIMIT, "at most %d subscriptions per connection", MAX_SUBSCRIPTIONS);
   if (!req->owned && req->nids == 0)
-    return anim_response_fail(out, ANIM_EINVAL, "subscribe: name characters or set owned");
+    return srv_response_fail(out, ANIM_EINVAL, "subscribe: name characters or set owned");
   uint32_t bones = 0;
   for (int i = 0; i < req->nids; i++) {
-    anim_actor_t *a = anim_crowd_find(crowd, req->ids[i]);
-    if (!a) return anim_response_fail(out, ANIM_ENOTFOUND, "characters[%d]: no character %llu", i,
+    srv_actor_t *a = srv_crowd_find(crowd, req->ids[i]);
+    if (!a) return srv_response_fail(out, ANIM_ENOTFOUND, "characters[%d]: no character %llu", i,
                                       (unsigned long long)req->ids[i]);
     if (!bones) bones = (uint32_t)a->entry->db.nbones;
   }
   if (!bones && req->owned) {
     uint32_t cursor;
-    for (anim_actor_t *a = anim_crowd_first(crowd, &cursor); a && !bones; a = anim_crowd_next(crowd, &cursor))
+    for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a && !bones; a = srv_crowd_next(crowd, &cursor))
       if (a->owner == c->id) bones = (uint32_t)a->entry->db.nbones;
   }
-  anim_subscription_t *s = calloc(1, sizeof *s);
+  srv_subscription_t *s = calloc(1, sizeof *s);
   if (!s || (req->nids && !(s->ids = malloc((size_t)req->nids * sizeof *s->ids)))) {
     free(s);
-    return anim_response_fail(out, ANIM_ENOMEM, "out of memory");
+    return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   }
   if (req->nids) memcpy(s->ids, req->ids, (size_t)req->nids * sizeof *s->ids);
   s->nids = req->nids;
@@ -87,9 +87,9 @@ int anim_stream_subscribe(anim_connection_t *c, const anim_subscribe_request_t *
   return 0;
 }
 
-int anim_stream_update(anim_connection_t *c, const anim_subscription_request_t *req, anim_response_t *out) {
-  anim_subscription_t *s = find(c, req->subscription);
-  if (!s) return anim_response_fail(out, ANIM_ENOTFOUND, "no subscription %llu on this connection",
+int srv_stream_update(srv_connection_t *c, const srv_subscription_request_t *req, srv_response_t *out) {
+  srv_subscription_t *s = find(c, req->subscription);
+  if (!s) return srv_response_fail(out, ANIM_ENOTFOUND, "no subscription %llu on this connection",
                                     (unsigned long long)req->subscription);
   s->rate_divisor = req->rate_divisor;
   s->encoding = req->encoding;
@@ -98,29 +98,29 @@ int anim_stream_update(anim_connection_t *c, const anim_subscription_request_t *
   return 0;
 }
 
-int anim_stream_unsubscribe(anim_connection_t *c, const anim_subscription_request_t *req, anim_response_t *out) {
-  for (anim_subscription_t **p = &c->streams.subscriptions; *p; p = &(*p)->next) {
+int srv_stream_unsubscribe(srv_connection_t *c, const srv_subscription_request_t *req, srv_response_t *out) {
+  for (srv_subscription_t **p = &c->streams.subscriptions; *p; p = &(*p)->next) {
     if ((*p)->id != req->subscription) continue;
-    anim_subscription_t *s = *p;
+    srv_subscription_t *s = *p;
     *p = s->next;
     c->streams.count--;
     out->body.subscription = s->id;
     subscription_free(s);
     return 0;
   }
-  return anim_response_fail(out, ANIM_ENOTFOUND, "no subscription %llu on this connection",
+  return srv_response_fail(out, ANIM_ENOTFOUND, "no subscription %llu on this connection",
                             (unsigned long long)req->subscription);
 }
 
 /* ---- the tick: what to record, whom to send ------------------------------------------ */
 
-static uint32_t want_of(const anim_subscription_t *s) {
-  return (s->encoding == ANIM_ENCODING_QUANTIZED ? ANIM_WANT_QUANTIZED : 0u) | (s->global_positions ? ANIM_WANT_GLOBAL : 0u);
+static uint32_t want_of(const srv_subscription_t *s) {
+  return (s->encoding == SRV_ENCODING_QUANTIZED ? SRV_WANT_QUANTIZED : 0u) | (s->global_positions ? SRV_WANT_GLOBAL : 0u);
 }
 
 /* Resolves the named characters on the loop, so the encoding job never reads
  * the id table; names found gone are reported once, then forgotten. */
-static void resolve(anim_crowd_t *crowd, anim_subscription_t *s) {
+static void resolve(srv_crowd_t *crowd, srv_subscription_t *s) {
   if (!s->resolved && s->nids && !(s->resolved = malloc((size_t)s->nids * sizeof *s->resolved))) {
     s->fires = 0;
     return;
@@ -128,7 +128,7 @@ static void resolve(anim_crowd_t *crowd, anim_subscription_t *s) {
   s->nresolved = 0;
   int kept = 0;
   for (int i = 0; i < s->nids; i++) {
-    anim_actor_t *a = anim_crowd_find(crowd, s->ids[i]);
+    srv_actor_t *a = srv_crowd_find(crowd, s->ids[i]);
     if (a) {
       s->resolved[s->nresolved++] = a;
       a->want |= want_of(s);
@@ -141,14 +141,14 @@ static void resolve(anim_crowd_t *crowd, anim_subscription_t *s) {
   s->nids = kept;
 }
 
-int anim_streams_prepare_tick(anim_crowd_t *crowd, uint64_t tick) {
+int srv_streams_prepare_tick(srv_crowd_t *crowd, uint64_t tick) {
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) crowd->tick_actors[i]->want = 0;
   int connections = 0;
-  for (anim_connection_t *c = crowd->server->connections; c; c = c->next) {
+  for (srv_connection_t *c = crowd->server->connections; c; c = c->next) {
     c->streams.owned_want = 0;
     c->streams.firing = 0;
     if (c->closing) continue;
-    for (anim_subscription_t *s = c->streams.subscriptions; s; s = s->next) {
+    for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next) {
       s->fires = !s->paused && tick % s->rate_divisor == 0;
       if (!s->fires) continue;
       if (s->owned) c->streams.owned_want |= want_of(s);
@@ -158,7 +158,7 @@ int anim_streams_prepare_tick(anim_crowd_t *crowd, uint64_t tick) {
     connections += c->streams.firing > 0;
   }
   /* Owned subscriptions: one pass over the crowd, through each owner's mask. */
-  for (anim_connection_t *c = crowd->server->connections; c; c = c->next) {
+  for (srv_connection_t *c = crowd->server->connections; c; c = c->next) {
     if (!c->streams.owned_want) continue;
     for (uint32_t i = 0; i < crowd->ntick_actors; i++)
       if (crowd->tick_actors[i]->owner == c->id) crowd->tick_actors[i]->want |= c->streams.owned_want;
@@ -168,15 +168,15 @@ int anim_streams_prepare_tick(anim_crowd_t *crowd, uint64_t tick) {
 
 /* ---- encoding (pool thread) ---------------------------------------------------------- */
 
-static void pose_of(const anim_subscription_t *s, const anim_actor_t *a, anim_stream_pose_t *out) {
-  const anim_character_t *c = &a->character;
+static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_stream_pose_t *out) {
+  const anim_controller_t *c = &a->character;
   int n = c->db->nbones;
   memset(out, 0, sizeof *out);
   out->character = a->id;
   out->frame = (uint32_t)c->frame;
   out->contacts = a->contacts;
   out->transition = c->transitioned;
-  if (s->encoding == ANIM_ENCODING_QUANTIZED) {
+  if (s->encoding == SRV_ENCODING_QUANTIZED) {
     out->quantized = a->quantized;
     out->quantized_len = anim_pose_quantized_size(n, s->rotations_only); /* a prefix of the full record */
   } else {
@@ -191,51 +191,51 @@ static void pose_of(const anim_subscription_t *s, const anim_actor_t *a, anim_st
   }
 }
 
-static void encode_subscription(anim_connection_t *c, const anim_crowd_t *crowd, anim_subscription_t *s,
+static void encode_subscription(srv_connection_t *c, const srv_crowd_t *crowd, srv_subscription_t *s,
                                 uint64_t tick, double dt) {
   size_t capacity = (size_t)s->nresolved + (s->owned ? crowd->ntick_actors : 0);
-  anim_stream_pose_t *poses = malloc((capacity ? capacity : 1) * sizeof *poses);
+  srv_stream_pose_t *poses = malloc((capacity ? capacity : 1) * sizeof *poses);
   if (!poses) return;
   int n = 0;
   for (int i = 0; i < s->nresolved; i++) pose_of(s, s->resolved[i], &poses[n++]);
   if (s->owned)
     for (uint32_t i = 0; i < crowd->ntick_actors; i++)
       if (crowd->tick_actors[i]->owner == c->id) pose_of(s, crowd->tick_actors[i], &poses[n++]);
-  anim_stream_frame_t frame = {s->id, tick, wall_clock_us(), s->dropped, (int)s->encoding, (float)dt,
+  srv_stream_frame_t frame = {s->id, tick, wall_clock_us(), s->dropped, (int)s->encoding, (float)dt,
                                poses, n, s->gone, s->ngone};
-  if (anim_codec_encode_stream(&frame, &s->encoded, &s->encoded_len) != 0) s->encoded = NULL;
+  if (srv_codec_encode_stream(&frame, &s->encoded, &s->encoded_len) != 0) s->encoded = NULL;
   s->encoded_poses = n;
   free(poses);
 }
 
-void anim_streams_encode(anim_connection_t *c, const anim_crowd_t *crowd, uint64_t tick, double dt) {
-  for (anim_subscription_t *s = c->streams.subscriptions; s; s = s->next)
+void srv_streams_encode(srv_connection_t *c, const srv_crowd_t *crowd, uint64_t tick, double dt) {
+  for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next)
     if (s->fires) encode_subscription(c, crowd, s, tick, dt);
 }
 
 /* ---- delivery (loop thread) ------------------------------------------------------------ */
 
 /* Over the soft limit for too long: the subscriber is not keeping up at all. */
-static int too_slow(anim_connection_t *c) {
-  const anim_config_t *config = &c->server->config;
+static int too_slow(srv_connection_t *c) {
+  const srv_config_t *config = &c->server->config;
   if (c->queued_bytes <= config->stream_soft_limit) {
     c->streams.over_soft_since_ns = 0;
     return 0;
   }
-  uint64_t now = anim_scheduler_now_ns();
+  uint64_t now = srv_scheduler_now_ns();
   if (!c->streams.over_soft_since_ns) c->streams.over_soft_since_ns = now;
   return (double)(now - c->streams.over_soft_since_ns) * 1e-9 > config->stream_soft_seconds;
 }
 
-static void send_frame(anim_connection_t *c, uint8_t *frame, size_t len) {
+static void send_frame(srv_connection_t *c, uint8_t *frame, size_t len) {
   c->server->stats.frames_sent++;
   c->server->stats.stream_bytes += len;
-  anim_connection_write(c, frame, len);
+  srv_connection_write(c, frame, len);
 }
 
-void anim_streams_deliver(anim_connection_t *c) {
+void srv_streams_deliver(srv_connection_t *c) {
   int slow = too_slow(c);
-  for (anim_subscription_t *s = c->streams.subscriptions; s; s = s->next) {
+  for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next) {
     if (!s->fires) continue;
     s->fires = 0;
     if (s->ngone && s->encoded) { /* reported in this frame */
@@ -264,14 +264,14 @@ void anim_streams_deliver(anim_connection_t *c) {
   }
   if (slow) {
     c->server->stats.slow_subscribers_closed++;
-    anim_log(ANIM_LOG_WARN, "connection %llu: over the stream soft limit for %g s, closing",
+    srv_log(SRV_LOG_WARN, "connection %llu: over the stream soft limit for %g s, closing",
              (unsigned long long)c->id, c->server->config.stream_soft_seconds);
-    anim_connection_close(c, "slow subscriber");
+    srv_connection_close(c, "slow subscriber");
   }
 }
 
-void anim_streams_on_drain(anim_connection_t *c) {
-  for (anim_subscription_t *s = c->streams.subscriptions; s && !c->closing; s = s->next) {
+void srv_streams_on_drain(srv_connection_t *c) {
+  for (srv_subscription_t *s = c->streams.subscriptions; s && !c->closing; s = s->next) {
     if (!s->waiting || c->queued_bytes > c->server->config.stream_soft_limit) continue;
     uint8_t *frame = s->waiting;
     s->waiting = NULL;

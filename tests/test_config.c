@@ -28,12 +28,12 @@ static const char *write_file(const char *name, const char *text) {
   return path;
 }
 
-static int parse(anim_config_t *c, char *err, const char *a0, const char *a1, const char *a2, const char *a3) {
+static int parse(srv_config_t *c, char *err, const char *a0, const char *a1, const char *a2, const char *a3) {
   char *argv[] = {"animserver", (char *)a0, (char *)a1, (char *)a2, (char *)a3, NULL};
   int argc = 1;
   while (argc < 5 && argv[argc]) argc++;
-  anim_config_default(c);
-  return anim_config_parse_args(c, argc, argv, err, 256);
+  srv_config_default(c);
+  return srv_config_parse_args(c, argc, argv, err, 256);
 }
 
 static int setup(void **state) {
@@ -42,7 +42,7 @@ static int setup(void **state) {
 }
 
 static void test_bad_values(void **state) {
-  anim_config_t c;
+  srv_config_t c;
   char err[256];
   assert_int_equal(parse(&c, err, "--port", "70000", NULL, NULL), ANIM_EINVAL);
   assert_non_null(strstr(err, "--port"));
@@ -63,7 +63,7 @@ static void test_bad_values(void **state) {
 }
 
 static void test_file_then_flags(void **state) {
-  anim_config_t c;
+  srv_config_t c;
   char err[256];
   const char *token = write_file("token", "s3cret-token\n");
   char text[512];
@@ -91,12 +91,12 @@ static void test_file_then_flags(void **state) {
 }
 
 static void test_loopback_names(void **state) {
-  assert_true(anim_config_host_is_loopback("127.0.0.1"));
-  assert_true(anim_config_host_is_loopback("127.1.2.3"));
-  assert_true(anim_config_host_is_loopback("::1"));
-  assert_false(anim_config_host_is_loopback("0.0.0.0"));
-  assert_false(anim_config_host_is_loopback("::"));
-  assert_false(anim_config_host_is_loopback("10.0.0.1"));
+  assert_true(srv_config_host_is_loopback("127.0.0.1"));
+  assert_true(srv_config_host_is_loopback("127.1.2.3"));
+  assert_true(srv_config_host_is_loopback("::1"));
+  assert_false(srv_config_host_is_loopback("0.0.0.0"));
+  assert_false(srv_config_host_is_loopback("::"));
+  assert_false(srv_config_host_is_loopback("10.0.0.1"));
 }
 
 /* deploy/animserver.conf, the example shipped for systemd and Kubernetes:
@@ -104,11 +104,11 @@ static void test_loopback_names(void **state) {
  * setting --help lists, so a new flag cannot be forgotten there. */
 static void test_example_file(void **state) {
   const char *example = "deploy/animserver.conf";
-  anim_config_t c, d;
+  srv_config_t c, d;
   char err[256];
   assert_int_equal(parse(&c, err, "--config", example, NULL, NULL), 0);
   assert_string_equal(c.data_dir, "/var/lib/animserver");
-  anim_config_default(&d);
+  srv_config_default(&d);
   memcpy(d.data_dir, c.data_dir, sizeof d.data_dir);
   memcpy(d.config_path, c.config_path, sizeof d.config_path);
   assert_memory_equal(&c, &d, sizeof c);

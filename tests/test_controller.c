@@ -56,28 +56,28 @@ static int teardown(void **state) {
 }
 
 static void test_invalid_params_and_inputs(void **state) {
-  anim_character_t c;
+  anim_controller_t c;
   anim_controller_params_t p;
   anim_controller_params_default(&p);
   p.search_interval = 0;
-  assert_int_equal(anim_character_init(&c, &db, index_fast, &p, vec3_zero(), 0, 0), ANIM_EINVAL);
+  assert_int_equal(anim_controller_init(&c, &db, index_fast, &p, vec3_zero(), 0, 0), ANIM_EINVAL);
   anim_controller_params_default(&p);
   p.inertialize_halflife = NAN;
-  assert_int_equal(anim_character_init(&c, &db, index_fast, &p, vec3_zero(), 0, 0), ANIM_ENONFINITE);
-  assert_int_equal(anim_character_init(&c, &db, index_fast, NULL, vec3_zero(), 0, db.nframes), ANIM_ERANGE);
-  assert_int_equal(anim_character_init(&c, &db, index_fast, NULL, vec3_zero(), 0, 0), 0);
+  assert_int_equal(anim_controller_init(&c, &db, index_fast, &p, vec3_zero(), 0, 0), ANIM_ENONFINITE);
+  assert_int_equal(anim_controller_init(&c, &db, index_fast, NULL, vec3_zero(), 0, db.nframes), ANIM_ERANGE);
+  assert_int_equal(anim_controller_init(&c, &db, index_fast, NULL, vec3_zero(), 0, 0), 0);
   anim_controller_input_t in;
   memset(&in, 0, sizeof in);
   in.stick_x = 1.0f, in.stick_z = 1.0f; /* |stick| > 1 */
-  assert_int_equal(anim_character_set_input(&c, &in), ANIM_EINVAL);
+  assert_int_equal(anim_controller_set_input(&c, &in), ANIM_EINVAL);
   in.stick_x = NAN;
-  assert_int_equal(anim_character_set_input(&c, &in), ANIM_ENONFINITE);
+  assert_int_equal(anim_controller_set_input(&c, &in), ANIM_ENONFINITE);
   memset(&in, 0, sizeof in);
   in.kind = (anim_input_kind_t)7;
-  assert_int_equal(anim_character_set_input(&c, &in), ANIM_EINVAL);
-  assert_int_equal(anim_character_tick(&c, 0.0f), ANIM_EINVAL);
-  assert_int_equal(anim_character_tick(&c, NAN), ANIM_EINVAL);
-  anim_character_free(&c);
+  assert_int_equal(anim_controller_set_input(&c, &in), ANIM_EINVAL);
+  assert_int_equal(anim_controller_tick(&c, 0.0f), ANIM_EINVAL);
+  assert_int_equal(anim_controller_tick(&c, NAN), ANIM_EINVAL);
+  anim_controller_free(&c);
 }
 
 typedef struct {
@@ -96,8 +96,8 @@ static quality_t run_script_on(const anim_database_t *d, const anim_search_index
   anim_controller_params_t p;
   anim_controller_params_default(&p);
   p.inertialize_halflife = inertialize_halflife;
-  anim_character_t c;
-  assert_int_equal(anim_character_init(&c, d, index, &p, vec3_zero(), 0.0f, 0), 0);
+  anim_controller_t c;
+  assert_int_equal(anim_controller_init(&c, d, index, &p, vec3_zero(), 0.0f, 0), 0);
   const float dt = 1.0f / 60.0f;
   enum { TICKS = 12 * 60 };
   int nb = d->nbones, feet[2] = {d->contact_bones[0], d->contact_bones[1]};
@@ -118,9 +118,9 @@ static quality_t run_script_on(const anim_database_t *d, const anim_search_index
       in.facing = atan2f(1.0f, 0.0f);
       in.velocity = vec3_make(3.5f, 0.0f, 0.0f);
     } else in.kind = ANIM_INPUT_STICK;                                                       /* stop */
-    assert_int_equal(anim_character_set_input(&c, &in), 0);
-    assert_int_equal(anim_character_tick(&c, dt), 0);
-    anim_character_global_pose(&c);
+    assert_int_equal(anim_controller_set_input(&c, &in), 0);
+    assert_int_equal(anim_controller_tick(&c, dt), 0);
+    anim_controller_global_pose(&c);
     if (t == 0) start = c.global_positions[0];
     for (int b = 0; b < nb && t > 1; b++) {
       vec3 v = vec3_scale(vec3_sub(c.global_positions[b], prev[b]), 1.0f / dt);
@@ -149,7 +149,7 @@ static quality_t run_script_on(const anim_database_t *d, const anim_search_index
   q.transitions = (int)c.transitions;
   q.distance = vec3_length(vec3_sub(c.global_positions[0], start));
   free(prev), free(prev_velocity), free(slides);
-  anim_character_free(&c);
+  anim_controller_free(&c);
   return q;
 }
 
@@ -206,17 +206,17 @@ static void test_scripted_motion_on_mocap(void **state) {
  * exact for any step, so the character stays finite, keeps to its speed and
  * walks on through ordinary ticks afterwards. */
 static void test_lag_spikes(void **state) {
-  anim_character_t c;
-  assert_int_equal(anim_character_init(&c, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
+  anim_controller_t c;
+  assert_int_equal(anim_controller_init(&c, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
   anim_controller_input_t in;
   memset(&in, 0, sizeof in);
   in.kind = ANIM_INPUT_STICK, in.stick_z = 0.8f;
-  assert_int_equal(anim_character_set_input(&c, &in), 0);
+  assert_int_equal(anim_controller_set_input(&c, &in), 0);
   float top_speed = 0.0f;
   for (int t = 0; t < 180; t++) {
     float dt = t == 60 ? 1.0f : t == 100 ? 10.0f : 1.0f / 60.0f;
-    assert_int_equal(anim_character_tick(&c, dt), 0);
-    anim_character_global_pose(&c);
+    assert_int_equal(anim_controller_tick(&c, dt), 0);
+    anim_controller_global_pose(&c);
     for (int b = 0; b < db.nbones; b++) {
       vec3 p = c.global_positions[b];
       if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) fail_msg("bone %d not finite after tick %d", b, t);
@@ -228,7 +228,7 @@ static void test_lag_spikes(void **state) {
   printf("lag spikes: top simulation speed %.2f m/s (asked 0.8 x 1.75 = 1.40)\n", top_speed);
   assert_true(top_speed < 1.40f * 1.05f);                  /* a critically damped spring does not overshoot */
   assert_true(vec3_length(c.sim_velocity) > 1.40f * 0.9f); /* and still walks after them */
-  anim_character_free(&c);
+  anim_controller_free(&c);
 }
 
 /* The pop measure can fail: with inertialization all but off, transitions jump. */

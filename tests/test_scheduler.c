@@ -16,7 +16,7 @@
 #include "../server/scheduler.h"
 
 typedef struct {
-  anim_scheduler_t scheduler;
+  srv_scheduler_t scheduler;
   uv_timer_t stop_timer;
   int ticks, stall_at, stall_ms;
   uint64_t first, last;
@@ -24,7 +24,7 @@ typedef struct {
   int stopped_ticks;
 } run_t;
 
-static void on_tick(anim_scheduler_t *s, uint64_t tick, double dt) {
+static void on_tick(srv_scheduler_t *s, uint64_t tick, double dt) {
   run_t *r = s->data;
   if (r->ticks == 0) r->first = tick;
   else assert_true(tick > r->last);
@@ -33,23 +33,23 @@ static void on_tick(anim_scheduler_t *s, uint64_t tick, double dt) {
   r->last = tick;
   r->dt_sum += dt;
   if (r->ticks == r->stall_at) usleep((useconds_t)r->stall_ms * 1000u); /* a tick whose work overruns */
-  anim_scheduler_tick_done(s);
+  srv_scheduler_tick_done(s);
 }
 
 static void on_stop(uv_timer_t *t) {
   run_t *r = t->data;
-  anim_scheduler_close(&r->scheduler);
+  srv_scheduler_close(&r->scheduler);
   uv_close((uv_handle_t *)t, NULL);
 }
 
 static void run_for(run_t *r, double rate, int ms) {
   uv_loop_t loop;
   assert_int_equal(uv_loop_init(&loop), 0);
-  assert_int_equal(anim_scheduler_init(&r->scheduler, &loop, rate, on_tick, r), 0);
+  assert_int_equal(srv_scheduler_init(&r->scheduler, &loop, rate, on_tick, r), 0);
   uv_timer_init(&loop, &r->stop_timer);
   r->stop_timer.data = r;
   uv_timer_start(&r->stop_timer, on_stop, (uint64_t)ms, 0);
-  anim_scheduler_start(&r->scheduler);
+  srv_scheduler_start(&r->scheduler);
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_int_equal(uv_loop_close(&loop), 0); /* every handle closed */
 }
@@ -59,8 +59,8 @@ static void test_every_deadline_accounted_for(void **state) {
   memset(&r, 0, sizeof r);
   r.stall_at = -10;
   run_for(&r, 60.0, 1000);
-  anim_scheduler_stats_t st;
-  anim_scheduler_stats(&r.scheduler, &st);
+  srv_scheduler_stats_t st;
+  srv_scheduler_stats(&r.scheduler, &st);
   printf("60 Hz for 1 s: %d ticks, %llu skipped, lateness p50 %llu us p99 %llu us\n", r.ticks,
          (unsigned long long)st.skipped, (unsigned long long)(st.lateness_p50_ns / 1000),
          (unsigned long long)(st.lateness_p99_ns / 1000));
@@ -79,8 +79,8 @@ static void test_stall_is_caught_up_in_one_step(void **state) {
   r.stall_at = 5;
   r.stall_ms = 200; /* 12 periods at 60 Hz */
   run_for(&r, 60.0, 600);
-  anim_scheduler_stats_t st;
-  anim_scheduler_stats(&r.scheduler, &st);
+  srv_scheduler_stats_t st;
+  srv_scheduler_stats(&r.scheduler, &st);
   printf("a 200 ms stall: next dt %.4f s, %llu deadlines skipped\n", r.dt_after_stall, (unsigned long long)st.skipped);
   assert_true(st.skipped >= 11);
   assert_true(r.dt_after_stall >= 12.0 / 60.0 - 1e-9);
@@ -96,8 +96,8 @@ static void test_odd_rate(void **state) {
   memset(&r, 0, sizeof r);
   r.stall_at = -10;
   run_for(&r, 144.0, 500);
-  anim_scheduler_stats_t st;
-  anim_scheduler_stats(&r.scheduler, &st);
+  srv_scheduler_stats_t st;
+  srv_scheduler_stats(&r.scheduler, &st);
   assert_int_equal((uint64_t)r.ticks + st.skipped, r.last);
   assert_in_range(r.last, 71, 72);
   assert_float_equal(r.dt_sum, (double)r.last / 144.0, 1e-9);
@@ -105,7 +105,7 @@ static void test_odd_rate(void **state) {
 
 static void stop_now(uv_timer_t *t) {
   run_t *r = t->data;
-  anim_scheduler_stop(&r->scheduler);
+  srv_scheduler_stop(&r->scheduler);
   r->stopped_ticks = r->ticks;
   uv_close((uv_handle_t *)t, NULL);
 }
@@ -117,14 +117,14 @@ static void test_stopped_scheduler_is_quiet(void **state) {
   uv_loop_t loop;
   uv_timer_t stop;
   assert_int_equal(uv_loop_init(&loop), 0);
-  assert_int_equal(anim_scheduler_init(&r.scheduler, &loop, 60.0, on_tick, &r), 0);
+  assert_int_equal(srv_scheduler_init(&r.scheduler, &loop, 60.0, on_tick, &r), 0);
   uv_timer_init(&loop, &stop);
   stop.data = &r;
   uv_timer_start(&stop, stop_now, 100, 0);
   uv_timer_init(&loop, &r.stop_timer);
   r.stop_timer.data = &r;
   uv_timer_start(&r.stop_timer, on_stop, 300, 0);
-  anim_scheduler_start(&r.scheduler);
+  srv_scheduler_start(&r.scheduler);
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_int_equal(uv_loop_close(&loop), 0);
   assert_true(r.stopped_ticks >= 4);

@@ -2,14 +2,14 @@
  * fuzz_request.c: libFuzzer target for request decoding and the services.
  *
  * The input is one frame's payload (a protobuf Request, without its length
- * prefix). It is decoded with anim_codec_decode_request under the server's
+ * prefix). It is decoded with srv_codec_decode_request under the server's
  * default limits; a request that decodes is dispatched through the real
  * service table exactly as connection.c's dispatch does on the loop path
  * (prepare, handle, finish on the calling thread, each skipped once the
  * response has failed), and every response, failed or not, is encoded with
- * anim_codec_encode_response. Then everything is released, so leaks show.
+ * srv_codec_encode_response. Then everything is released, so leaks show.
  *
- * The server is a minimal anim_server_t with no listener: its config,
+ * The server is a minimal srv_server_t with no listener: its config,
  * registry and crowd (on a loop that never runs: no tick happens) are what
  * services use, and one connection struct, id 1, owns what the character and
  * stream requests create. Each input starts with one character of that
@@ -50,10 +50,10 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static anim_server_t server; /* large (read buffer): static */
-static anim_connection_t connection;
+static srv_server_t server; /* large (read buffer): static */
+static srv_connection_t connection;
 static uv_loop_t loop;
-static anim_db_entry_t *baseline[2];
+static srv_db_entry_t *baseline[2];
 static int nbaseline;
 static char data_dir[64];
 
@@ -98,7 +98,7 @@ static void write_small_database(const char *name) {
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   char err[512];
-  anim_log_set_level(ANIM_LOG_ERROR);
+  srv_log_set_level(SRV_LOG_ERROR);
   const char *tmp = getenv("TMPDIR");
   snprintf(data_dir, sizeof data_dir, "%.40s/fuzz_request.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(data_dir)) die("mkdtemp", data_dir);
@@ -109,7 +109,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   memset(&server, 0, sizeof server);
   if (uv_loop_init(&loop)) die("uv_loop_init", "");
   server.loop = &loop;
-  anim_config_default(&server.config);
+  srv_config_default(&server.config);
   server.config.max_batch = 64;
   server.config.max_pose_frames = 256;
   snprintf(server.config.data_dir, sizeof server.config.data_dir, "%s", data_dir);
@@ -117,16 +117,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   /* As main.c's load_startup_databases: the procedural default, then --db tiny. */
   anim_database_t db;
   if (anim_procgen_database(&db, NULL, err, sizeof err)) die("procgen", err);
-  anim_db_entry_t *entry = anim_db_entry_create(&db, "", err, sizeof err);
+  srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
   if (!entry) die("default entry", err);
   baseline[nbaseline++] = entry;
-  if (anim_database_open(&server.config, "tiny", &entry, err, sizeof err)) die("open tiny", err);
+  if (srv_database_open(&server.config, "tiny", &entry, err, sizeof err)) die("open tiny", err);
   baseline[nbaseline++] = entry;
   for (int i = 0; i < nbaseline; i++) {
     baseline[i]->refs++; /* the harness keeps one reference of its own */
-    anim_registry_put(&server.registry, baseline[i]);
+    srv_registry_put(&server.registry, baseline[i]);
   }
-  if (anim_crowd_init(&server.crowd, &server)) die("crowd", "timerfd");
+  if (srv_crowd_init(&server.crowd, &server)) die("crowd", "timerfd");
   connection.server = &server;
   connection.id = 1;
   return 0;
@@ -135,63 +135,63 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 /* One character of connection 1 at slot 0, generation 1. */
 static void add_character(void) {
   uint64_t id;
-  if (anim_crowd_create(&server.crowd, 1, baseline[0], NULL, vec3_zero(), 0.0f, 0, &id) || id != 4294967297u)
+  if (srv_crowd_create(&server.crowd, 1, baseline[0], NULL, vec3_zero(), 0.0f, 0, &id) || id != 4294967297u)
     die("character", "not created at slot 0, generation 1");
 }
 
 /* No characters, no subscriptions, and ids starting again at slot 0. */
 static void reset_crowd(void) {
-  anim_crowd_connection_closed(&server.crowd, 1);
-  anim_streams_free(&connection.streams);
+  srv_crowd_connection_closed(&server.crowd, 1);
+  srv_streams_free(&connection.streams);
   server.crowd.nslots = server.crowd.nfree = 0;
-  anim_scheduler_stop(&server.crowd.scheduler);
+  srv_scheduler_stop(&server.crowd.scheduler);
 }
 
 /* The registry as it was after LLVMFuzzerInitialize. */
 static void reset_registry(void) {
-  anim_registry_clear(&server.registry);
+  srv_registry_clear(&server.registry);
   for (int i = 0; i < nbaseline; i++) {
     baseline[i]->refs++;
-    anim_registry_put(&server.registry, baseline[i]);
+    srv_registry_put(&server.registry, baseline[i]);
   }
 }
 
 /* As connection.c's run_step: skipped once the response failed. */
-static void run_step(anim_service_step_fn step, const anim_service_ctx_t *ctx, const anim_request_t *request,
-                     anim_response_t *response) {
+static void run_step(srv_service_step_fn step, const srv_service_ctx_t *ctx, const srv_request_t *request,
+                     srv_response_t *response) {
   if (!step || response->error) return;
   int rc = step(ctx, request, response);
-  if (rc && !response->error) anim_response_fail(response, rc, "%s", anim_strerror(rc));
+  if (rc && !response->error) srv_response_fail(response, rc, "%s", anim_strerror(rc));
 }
 
-static void encode(const anim_response_t *response) {
+static void encode(const srv_response_t *response) {
   uint8_t *buffer = NULL;
   size_t len = 0;
-  if (anim_codec_encode_response(response, 0, &buffer, &len) == 0) free(buffer);
+  if (srv_codec_encode_response(response, 0, &buffer, &len) == 0) free(buffer);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const anim_config_t *config = &server.config;
-  anim_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
+  const srv_config_t *config = &server.config;
+  srv_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
                                 config->max_pose_frames};
-  anim_request_t request;
-  char err[ANIM_ERROR_MESSAGE_MAX];
-  anim_response_t response;
+  srv_request_t request;
+  char err[SRV_ERROR_MESSAGE_MAX];
+  srv_response_t response;
   memset(&response, 0, sizeof response);
-  int rc = anim_codec_decode_request(data, size, &limits, &request, err, sizeof err);
+  int rc = srv_codec_decode_request(data, size, &limits, &request, err, sizeof err);
   if (rc != 0) {
     /* connection.c's send_error: the error answered under the id peeked. */
     response.id = request.id;
-    anim_response_fail(&response, rc, "%s", err);
+    srv_response_fail(&response, rc, "%s", err);
     encode(&response);
     if (getenv("FUZZ_REQUEST_VERBOSE")) fprintf(stderr, "not decoded: %s\n", err);
-    anim_request_release(&request);
+    srv_request_release(&request);
     return 0;
   }
-  const anim_service_t *service = anim_service_for(request.type);
+  const srv_service_t *service = srv_service_for(request.type);
   if (!service) abort(); /* the codec produced a type with no service */
   add_character();
-  anim_service_ctx_t ctx = {&server, config, 1, &connection};
+  srv_service_ctx_t ctx = {&server, config, 1, &connection};
   response.id = request.id;
   response.type = request.type;
   run_step(service->prepare, &ctx, &request, &response);
@@ -201,9 +201,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   encode(&response);
   /* FUZZ_REQUEST_VERBOSE=1: what each input got (for checking seeds). */
   if (getenv("FUZZ_REQUEST_VERBOSE"))
-    fprintf(stderr, "%s: %s\n", anim_request_type_name(request.type), response.error ? response.message : "ok");
-  anim_response_release(&response);
-  anim_request_release(&request);
+    fprintf(stderr, "%s: %s\n", srv_request_type_name(request.type), response.error ? response.message : "ok");
+  srv_response_release(&response);
+  srv_request_release(&request);
   reset_crowd();
   reset_registry();
   return 0;
