@@ -172,10 +172,10 @@ int anim_search_run(const anim_search_index_t *index, const anim_search_query_t 
 }
 
 int anim_search_batch(const anim_search_index_t *index, const anim_search_query_t *queries, int n, int max_k,
-                      anim_search_hit_t *out_hits, int *out_counts) {
+                      anim_search_hit_t *out_hits, int *out_counts, void *scratch) {
   if (n < 0 || max_k < 1) return ANIM_EINVAL;
-  void *scratch = malloc(anim_search_scratch_size(index, max_k));
-  if (!scratch) return ANIM_ENOMEM;
+  void *owned = NULL;
+  if (!scratch && !(scratch = owned = malloc(anim_search_scratch_size(index, max_k)))) return ANIM_ENOMEM;
   int first_error = 0;
   for (int i = 0; i < n; i++) {
     int rc = queries[i].k > max_k ? ANIM_EINVAL
@@ -186,6 +186,6 @@ int anim_search_batch(const anim_search_index_t *index, const anim_search_query_
       if (!first_error) first_error = rc;
     }
   }
-  free(scratch);
+  free(owned);
   return first_error;
 }

@@ -87,9 +87,11 @@ int anim_search_run(const anim_search_index_t *index, const anim_search_query_t 
                     anim_search_hit_t *out_hits, int *out_count, void *scratch);
 
 /* Runs n queries; hits of query i at out_hits + i * max_k, its count at
- * out_counts[i]. max_k >= every query's k. Returns the first error. */
+ * out_counts[i]. max_k >= every query's k. scratch: anim_search_scratch_size
+ * (index, max_k) bytes, or NULL to let the call allocate (not on hot paths).
+ * Returns the first error. */
 int anim_search_batch(const anim_search_index_t *index, const anim_search_query_t *queries, int n,
-                      int max_k, anim_search_hit_t *out_hits, int *out_counts);
+                      int max_k, anim_search_hit_t *out_hits, int *out_counts, void *scratch);
 
 /* The one squared-distance kernel every method reports costs with. */
 static inline float anim_search_distance(const float *a, const float *b, int n) {

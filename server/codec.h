@@ -4,51 +4,61 @@
  * Decoding runs protobuf-c through an allocator that charges every
  * allocation to a per-request budget, so a small frame cannot expand into
  * unbounded memory (protobuf-c 1.4 has no such limit of its own; the schema
- * has no recursive messages, so depth is bounded already). Field checks that
- * need no server state (sizes, finiteness, string lengths) happen here, so
- * services receive validated structs.
+ * has no recursive messages, so depth is bounded already). Every string
+ * field of every request is checked in one place, on the raw bytes before
+ * conversion (protobuf-c would cut a string at an embedded NUL): at most
+ * SRV_MAX_STRING bytes, no NUL, valid UTF-8. Field checks that need no
+ * server state (sizes, finiteness, name syntax) follow, and every error
+ * message names the field as the proto spells it, with indices
+ * ("batch_search.queries[2].features[3]"), the value and the rule it broke.
+ *
+ * The codec is split by area (codec_<area>.c: one decode and one encode
+ * function per request type, dispatched from request_types.h) and by
+ * direction for streams (codec_stream.c). It touches no server state:
+ * encoding reads only the response (and the database it holds), so it runs
+ * on any thread.
  */
 #ifndef SRV_CODEC_H
 #define SRV_CODEC_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "buffer.h"
 #include "request.h"
+
+#define SRV_MAX_STRING 4096
 
 /* Bounds the codec enforces while converting. */
 typedef struct {
-  size_t budget_bytes;  /* memory one request's decode and conversion may use */
-  uint32_t max_batch;   /* queries in one batch search */
-  uint32_t max_k;       /* results per query */
+  size_t budget_bytes;      /* memory one request's decode and conversion may use */
+  uint32_t max_batch;       /* queries in one batch search */
+  uint32_t max_k;           /* results per query */
   uint32_t max_pose_frames; /* frames in one pose request */
+  uint32_t max_ids;         /* characters, placements or inputs in one request */
 } srv_codec_limits_t;
 
 /* Decodes one frame into out_request. On failure returns ANIM_EPROTO (not a
  * Request), ANIM_ELIMIT (over budget or a limit) or a validation code, fills
- * err (naming the field), and sets out_request->id when the id could be read
- * (0 otherwise) so the error can still be answered. Release with
- * srv_request_release in every case. */
+ * err (naming the field), and sets out_request->id (and ->type when known)
+ * so the error can still be answered. Release with srv_request_release in
+ * every case. */
 int srv_codec_decode_request(const uint8_t *frame, size_t len, const srv_codec_limits_t *limits,
-                              srv_request_t *out_request, char *err, int errlen);
+                             srv_request_t *out_request, char *err, int errlen);
 void srv_request_release(srv_request_t *request);
 
-/* Encodes response as one framed ServerMessage into a fresh buffer of
- * *out_len bytes starting headroom bytes in (the caller's header, e.g. a
- * uv_write_t). Caller frees *out_buffer with free(). 0 or ANIM_ENOMEM.
- * Runs on the loop thread (it may read the registry and database entries
- * the response refers to). */
-int srv_codec_encode_response(const srv_response_t *response, size_t headroom, uint8_t **out_buffer,
-                               size_t *out_len);
+/* Encodes response as one framed ServerMessage into a new buffer (refs 1,
+ * the caller's). 0 or ANIM_ENOMEM. Any thread. */
+int srv_codec_encode_response(const srv_response_t *response, srv_buffer_t **out_buffer);
 
 /* One character's pose in a stream frame: pointers into its pose record. */
 typedef struct {
   uint64_t character;
   uint32_t frame;
-  const float *positions;      /* ENCODING_FLOAT: npositions floats */
+  const float *positions; /* ENCODING_FLOAT: npositions floats */
   size_t npositions;
-  const float *rotations;      /* ENCODING_FLOAT: nrotations floats */
+  const float *rotations; /* ENCODING_FLOAT: nrotations floats */
   size_t nrotations;
-  const uint8_t *quantized;    /* ENCODING_QUANTIZED */
+  const uint8_t *quantized; /* ENCODING_QUANTIZED */
   size_t quantized_len;
   const float *global_positions; /* NULL, or nglobal floats */
   size_t nglobal;
@@ -66,11 +76,22 @@ typedef struct {
   int ngone;
 } srv_stream_frame_t;
 
-/* Encodes a stream frame as one framed ServerMessage (any thread). Caller
- * frees *out_buffer. 0 or ANIM_ENOMEM. */
-int srv_codec_encode_stream(const srv_stream_frame_t *frame, uint8_t **out_buffer, size_t *out_len);
+/* What encoding a stream frame needs besides the output: grown to the
+ * largest frame seen, kept by the caller across ticks (no allocation per
+ * tick in steady state). Zero-initialize; free with srv_stream_scratch_free. */
+typedef struct {
+  void *poses;    /* protobuf CharacterPose structs */
+  void *pointers; /* and the array pointing at them */
+  size_t capacity;
+} srv_stream_scratch_t;
 
-/* Name of a request type for logs ("hello"). */
-const char *srv_request_type_name(srv_request_type_t type);
+/* Encodes a stream frame as one framed ServerMessage into *io_buffer,
+ * growing it when needed (NULL: a new one); the caller must be its only
+ * holder. 0 or ANIM_ENOMEM. Any thread. */
+int srv_codec_encode_stream(const srv_stream_frame_t *frame, srv_stream_scratch_t *scratch,
+                            srv_buffer_t **io_buffer);
+void srv_stream_scratch_free(srv_stream_scratch_t *scratch);
+/* Heap bytes the scratch holds (memory accounting). */
+size_t srv_stream_scratch_bytes(const srv_stream_scratch_t *scratch);
 
 #endif

@@ -39,6 +39,8 @@ typedef struct {
   uint32_t max_in_flight;       /* requests per connection in flight at once */
   uint32_t max_batch;           /* queries per batch request */
   uint32_t max_pose_frames;     /* frames per pose request */
+  uint32_t max_ids_per_request; /* characters, placements or inputs in one request */
+  size_t max_output_memory;     /* output queued or held for all connections; 0: no limit */
   size_t output_soft_limit;     /* queued output at which reading pauses */
   size_t output_hard_limit;     /* queued output at which the connection is closed */
   double tick_rate;             /* character ticks per second */

@@ -1,17 +1,29 @@
 /*
- * connection.h: one client connection: reads frames, decodes and dispatches
- * requests, writes responses with accounting of queued bytes.
+ * connection.h: one client connection's bytes: reading, framing, writing
+ * with accounting, backpressure and draining. It knows nothing of requests:
+ * each complete frame goes to the owner's on_frame callback, and the owner
+ * hands back encoded buffers to write.
  *
- * Memory per connection is bounded: the frame reader keeps at most one
- * partial frame (<= max_frame_bytes); queued output above the soft limit
- * pauses reading (the client must read its answers before sending more), and
- * above the hard limit closes the connection. A framing error (oversize
- * length, bad varint) is answered with an error and closes only this
- * connection; a frame that is not a valid Request is answered with an error
- * and the connection carries on (the stream is still in sync).
+ * Memory is bounded per connection: the frame reader keeps at most one
+ * partial frame (<= max_frame_bytes). Output is what libuv has queued plus
+ * what the owner has waiting to send (srv_connection_set_held: stream
+ * frames held back by backpressure); above the output soft limit reading
+ * pauses (the client must read its answers before sending more). Memory is
+ * the queued output plus everything the owner holds for the connection
+ * (waiting frames, reusable encode buffers); above the output hard limit the
+ * connection is closed. Memory is summed for the whole server in
+ * counters->output_bytes.
  *
- * Created by srv_connection_accept, torn down through uv_close and freed in
- * its close callback, once no thread-pool job refers to it.
+ * Answers produced while one read is handled go out together in one
+ * uv_write (one writev), as pipelining clients expect. A framing error
+ * (oversize length, bad varint) is reported to the owner (on_bad_frame, to
+ * answer it) and the connection drains.
+ *
+ * Lifetime: caller-allocated (embedded in the owner's session), set up by
+ * srv_connection_init, accepted, started; torn down through uv_close. The
+ * owner's on_free runs once the handle is closed and no hold is left (pool
+ * jobs that point at the connection take a hold), and only then may the
+ * memory go. Loop thread only.
  */
 #ifndef SRV_CONNECTION_H
 #define SRV_CONNECTION_H
@@ -19,51 +31,83 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+#include "buffer.h"
+#include "config.h"
+#include "counters.h"
 #include "frame.h"
-#include "stream.h"
 
-struct srv_server;
+typedef struct srv_connection srv_connection_t;
 
-typedef struct srv_connection {
+typedef struct {
+  /* A complete frame; return non-zero to stop handling this read (closed). */
+  int (*on_frame)(srv_connection_t *c, const uint8_t *frame, size_t len);
+  /* The stream was not framed right (ANIM_ETOOBIG, ANIM_EPROTO): answer before the drain. */
+  void (*on_bad_frame)(srv_connection_t *c, int code);
+  /* A write completed (room may have opened for held output). */
+  void (*on_written)(srv_connection_t *c);
+  /* The connection is closing: drop what the owner keeps for it. */
+  void (*on_close)(srv_connection_t *c, const char *reason);
+  /* Closed and no holds left: the memory may be freed. */
+  void (*on_free)(srv_connection_t *c);
+} srv_connection_callbacks_t;
+
+struct write_batch;
+
+struct srv_connection {
   uv_tcp_t tcp;
-  struct srv_server *server;
+  const srv_connection_callbacks_t *callbacks;
+  const srv_config_t *config; /* limits, read live (SIGHUP may change them) */
+  srv_counters_t *counters;
   uint64_t id;
   char peer[64];
   anim_frame_reader_t reader;
-  size_t queued_bytes;  /* queued or written to libuv, not yet on the wire */
-  struct write_batch *batch; /* answers waiting for the end of the current read */
-  int batching;         /* inside on_read: answers join the batch */
-  uint32_t in_flight;   /* requests on the thread pool */
-  int reading;          /* uv_read_start is active */
-  int paused;           /* reading stopped by output backpressure */
-  int draining;         /* shutting down: answer in-flight work, then close */
-  int shutdown_sent;    /* uv_shutdown called: output is final */
-  int closing;          /* uv_close called */
-  int closed;           /* close callback ran */
-  srv_streams_t streams; /* pose subscriptions */
-  int authenticated;    /* a hello carried the auth token (or the server has none) */
-  int admin;            /* may load, reload and unload */
-  uint64_t last_activity_ms; /* loop time of the last read (idle timeout) */
-  struct srv_connection *prev, *next;
-} srv_connection_t;
+  size_t queued_bytes;        /* handed to libuv, not yet on the wire */
+  size_t pending_bytes;       /* the owner's frames waiting to be sent */
+  size_t held_bytes;          /* everything the owner holds for this connection (>= pending) */
+  struct write_batch *batch;  /* answers waiting for the end of the current read */
+  struct write_batch *spare;  /* a finished batch kept for the next write */
+  uint32_t holds;             /* the owner's work that points here (pool jobs, parked requests) */
+  uint32_t internal;          /* the connection's own: writes in flight, a read, the shutdown */
+  int batching;               /* inside a read: answers join the batch */
+  int reading, paused, draining, shutdown_sent, closing, closed;
+  uint64_t last_activity_ms;  /* loop time of the last read (idle timeout) */
+};
 
-/* Accepts a pending connection on listener. 0 or a negative libuv/ANIM code. */
-int srv_connection_accept(struct srv_server *server, uv_stream_t *listener);
+/* Sets up c on loop (the handle is initialized: close it to tear down). */
+void srv_connection_init(srv_connection_t *c, uv_loop_t *loop, uint64_t id, const srv_config_t *config,
+                         srv_counters_t *counters, const srv_connection_callbacks_t *callbacks);
+/* Accepts a pending connection from listener. 0 or a libuv code (then close c). */
+int srv_connection_accept(srv_connection_t *c, uv_stream_t *listener);
+/* Starts reading. */
+void srv_connection_start(srv_connection_t *c);
 
-/* Stops reading, lets in-flight requests answer and output flush, then closes. */
-void srv_connection_drain(srv_connection_t *connection);
+/* Queues an encoded frame, taking the caller's reference to buffer. While a
+ * read is handled it waits for the read's end; otherwise it goes out now.
+ * The output limits apply (this may close the connection). */
+void srv_connection_write(srv_connection_t *c, srv_buffer_t *buffer);
+/* Hands the answers of the current read to libuv now. */
+void srv_connection_flush(srv_connection_t *c);
 
-/* Closes now; queued output is dropped. The connection's characters are destroyed. */
-void srv_connection_close(srv_connection_t *connection, const char *reason);
+/* What the owner holds for this connection (replaces the previous figures):
+ * pending bytes waiting to be sent, and all its memory for it (>= pending).
+ * Over the hard limit together with the queued output, the connection closes. */
+void srv_connection_set_held(srv_connection_t *c, size_t pending, size_t memory);
+/* Output: queued plus pending bytes (what the soft limits compare). */
+size_t srv_connection_output(const srv_connection_t *c);
+/* Bytes handed to libuv and not yet written. */
+size_t srv_connection_queued(const srv_connection_t *c);
+/* Memory: queued plus held bytes (what the hard limit compares). */
+size_t srv_connection_memory(const srv_connection_t *c);
 
-/* Queues framed bytes for the client (a malloc'd buffer; ownership taken),
- * with the output limits applied. */
-void srv_connection_write(srv_connection_t *connection, uint8_t *buffer, size_t len);
+/* A hold keeps the memory alive past the close (a pool job that points here). */
+void srv_connection_hold(srv_connection_t *c);
+void srv_connection_release(srv_connection_t *c);
 
-/* A job that counted itself in in_flight is done (frees a closed connection). */
-void srv_connection_job_done(srv_connection_t *connection);
-
-/* Runs a request parked by srv_crowd_defer (or drops it if the connection closed). */
-void srv_connection_resume(srv_connection_t *connection, void *request);
+/* Stops reading, lets holds finish and output flush, then closes. */
+void srv_connection_drain(srv_connection_t *c);
+/* Closes now; queued output is dropped. */
+void srv_connection_close(srv_connection_t *c, const char *reason);
+/* 1 until a close starts. */
+int srv_connection_open(const srv_connection_t *c);
 
 #endif

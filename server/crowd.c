@@ -1,33 +1,31 @@
-/* crowd.c: characters, their ids, and the two-phase tick (see crowd.h). */
+/* crowd.c: characters, their ids, and the simulation half of the tick (see crowd.h). */
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "connection.h"
 #include "crowd.h"
 #include "log.h"
 #include "quantize.h"
-#include "server.h"
-#include "stream.h"
 
 /* Actors per simulation job: enough to amortize a job's overhead, small
  * enough that a crowd spreads over every pool thread. */
 #define CHUNK_MAX 256
 
-struct deferred {
-  srv_connection_t *connection;
-  srv_request_t request;
-  struct deferred *next;
-};
-
-struct tick_job {
+/* One simulation job and its scratch, kept and grown between ticks. */
+struct srv_chunk {
   uv_work_t work;
   srv_crowd_t *crowd;
-  srv_actor_t **actors;      /* a run of crowd->tick_actors on one database */
+  srv_actor_t **actors; /* a run of crowd->tick_actors on one database */
   int n;
-  srv_connection_t *connection; /* phase 2 */
+  size_t capacity, cols;  /* actors and feature columns the scratch holds */
+  float *queries;
+  anim_search_query_t *search;
+  anim_search_hit_t *hits;
+  int *counts, *searcher;
+  void *search_scratch;
+  size_t search_scratch_bytes;
 };
 
-static void finish_tick(srv_crowd_t *crowd);
+static void end_tick(srv_crowd_t *crowd);
 
 /* ---- ids ------------------------------------------------------------------------- */
 
@@ -54,17 +52,19 @@ srv_actor_t *srv_crowd_first(const srv_crowd_t *crowd, uint32_t *cursor) {
   return srv_crowd_next(crowd, cursor);
 }
 
+static int grow(void **array, size_t count, size_t size) {
+  void *grown = realloc(*array, count * size);
+  if (!grown) return ANIM_ENOMEM;
+  *array = grown;
+  return 0;
+}
+
 static int grow_slots(srv_crowd_t *crowd) {
   uint32_t capacity = crowd->capacity ? crowd->capacity * 2 : 256;
-  srv_actor_t **slots = realloc(crowd->slots, capacity * sizeof *slots);
-  if (!slots) return ANIM_ENOMEM;
-  crowd->slots = slots;
-  uint32_t *generations = realloc(crowd->generations, capacity * sizeof *generations);
-  if (!generations) return ANIM_ENOMEM;
-  crowd->generations = generations;
-  uint32_t *free_slots = realloc(crowd->free_slots, capacity * sizeof *free_slots);
-  if (!free_slots) return ANIM_ENOMEM;
-  crowd->free_slots = free_slots;
+  if (grow((void **)&crowd->slots, capacity, sizeof *crowd->slots) ||
+      grow((void **)&crowd->generations, capacity, sizeof *crowd->generations) ||
+      grow((void **)&crowd->free_slots, capacity, sizeof *crowd->free_slots))
+    return ANIM_ENOMEM;
   crowd->capacity = capacity;
   return 0;
 }
@@ -93,7 +93,7 @@ size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
 }
 
 static void actor_free(srv_actor_t *a) {
-  anim_controller_free(&a->character);
+  anim_controller_free(&a->controller);
   srv_db_entry_release(a->entry);
   free(a->quantized);
   free(a);
@@ -105,13 +105,17 @@ uint32_t srv_crowd_owned_count(const srv_crowd_t *crowd, uint64_t owner) {
   return n;
 }
 
+void srv_crowd_wake(srv_crowd_t *crowd) {
+  if (!crowd->scheduler.running && !crowd->scheduler.closed) srv_scheduler_start(&crowd->scheduler);
+}
+
 int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, const anim_controller_params_t *params,
-                      vec3 position, float facing, int start_frame, uint64_t *out_id) {
-  if (crowd->count >= crowd->server->config.max_characters) return ANIM_ELIMIT;
+                     vec3 position, float facing, int start_frame, uint64_t *out_id) {
+  if (crowd->count >= crowd->config->max_characters) return ANIM_ELIMIT;
   srv_actor_t *a = calloc(1, sizeof *a);
   if (!a) return ANIM_ENOMEM;
-  int rc = anim_controller_init(&a->character, &entry->db, entry->indexes[ANIM_SEARCH_FAST], params, position, facing,
-                               start_frame);
+  int rc = anim_controller_init(&a->controller, &entry->db, entry->indexes[ANIM_SEARCH_FAST], params, position, facing,
+                                start_frame);
   if (rc) {
     free(a);
     return rc;
@@ -119,22 +123,21 @@ int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, 
   a->quantized = malloc(anim_pose_quantized_size(entry->db.nbones, 0));
   uint32_t slot;
   if (!a->quantized || take_slot(crowd, &slot) != 0) {
-    anim_controller_free(&a->character);
+    anim_controller_free(&a->controller);
     free(a->quantized);
     free(a);
     return ANIM_ENOMEM;
   }
-  a->entry = entry;
-  entry->refs++;
+  a->entry = srv_db_entry_retain(entry);
   a->owner = owner;
   a->id = make_id(slot, ++crowd->generations[slot]);
   crowd->slots[slot] = a;
   crowd->count++;
   crowd->stats.created++;
   /* Spread periodic searches over the ticks of an interval. */
-  anim_controller_stagger(&a->character, (int)(slot % (uint32_t)a->character.params.search_interval));
+  anim_controller_stagger(&a->controller, (int)(slot % (uint32_t)a->controller.params.search_interval));
   *out_id = a->id;
-  if (!crowd->scheduler.running) srv_scheduler_start(&crowd->scheduler);
+  srv_crowd_wake(crowd);
   return 0;
 }
 
@@ -149,16 +152,16 @@ void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *a) {
   else actor_free(a);
 }
 
-void srv_crowd_connection_closed(srv_crowd_t *crowd, uint64_t owner) {
+void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner) {
   uint32_t cursor;
   for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
     if (a->owner == owner) srv_crowd_destroy(crowd, a);
 }
 
-/* ---- phase 1: simulate ------------------------------------------------------------- */
+/* ---- simulation (pool threads) ------------------------------------------------------ */
 
 static void fill_record(srv_actor_t *a) {
-  anim_controller_t *c = &a->character;
+  anim_controller_t *c = &a->controller;
   const anim_database_t *db = c->db;
   a->contacts = 0;
   for (int s = 0; s < db->ncontacts && s < 32; s++)
@@ -167,103 +170,94 @@ static void fill_record(srv_actor_t *a) {
   if (a->want & SRV_WANT_QUANTIZED) anim_pose_quantize(a->quantized, c->pose_positions, c->pose_rotations, db->nbones, 0);
 }
 
-/* Without scratch for a batch (out of memory), each actor searches alone. */
-static void simulate_one_by_one(tick_job_t *job, float dt) {
-  for (int i = 0; i < job->n; i++) {
-    srv_actor_t *a = job->actors[i];
-    int rc = anim_controller_tick(&a->character, dt);
+static void simulate_run(uv_work_t *work) {
+  srv_chunk_t *chunk = work->data;
+  float dt = (float)chunk->crowd->tick_dt;
+  const srv_db_entry_t *entry = chunk->actors[0]->entry;
+  size_t cols = chunk->cols;
+  int nsearch = 0;
+  for (int i = 0; i < chunk->n; i++) {
+    srv_actor_t *a = chunk->actors[i];
+    int rc = anim_controller_tick_begin(&a->controller, dt, chunk->queries + (size_t)nsearch * cols,
+                                        &chunk->search[nsearch]);
+    chunk->searcher[i] = rc == 1 ? nsearch++ : -1;
+    if (rc < 0) a->error = rc;
+  }
+  /* One batch for the chunk: the same database and index for all. */
+  if (nsearch && anim_search_batch(entry->indexes[ANIM_SEARCH_FAST], chunk->search, nsearch, 1, chunk->hits,
+                                   chunk->counts, chunk->search_scratch) != 0)
+    memset(chunk->counts, 0, (size_t)nsearch * sizeof *chunk->counts);
+  for (int i = 0; i < chunk->n; i++) {
+    srv_actor_t *a = chunk->actors[i];
+    int s = chunk->searcher[i];
+    const anim_search_hit_t *best = s >= 0 && chunk->counts[s] > 0 ? &chunk->hits[s] : NULL;
+    int rc = anim_controller_tick_end(&a->controller, best);
     if (rc) a->error = rc;
     fill_record(a);
   }
 }
 
-static void simulate_run(uv_work_t *work) {
-  tick_job_t *job = work->data;
-  float dt = (float)job->crowd->tick_dt;
-  const srv_db_entry_t *entry = job->actors[0]->entry;
-  size_t cols = (size_t)entry->db.features.cols, n = (size_t)job->n;
-  float *queries = malloc(n * cols * sizeof *queries);
-  anim_search_query_t *search = malloc(n * sizeof *search);
-  anim_search_hit_t *hits = malloc(n * sizeof *hits);
-  int *counts = malloc(n * sizeof *counts), *searcher = malloc(n * sizeof *searcher);
-  if (!queries || !search || !hits || !counts || !searcher) {
-    simulate_one_by_one(job, dt);
-  } else {
-    int nsearch = 0;
-    for (int i = 0; i < job->n; i++) {
-      srv_actor_t *a = job->actors[i];
-      int rc = anim_controller_tick_begin(&a->character, dt, queries + (size_t)nsearch * cols, &search[nsearch]);
-      searcher[i] = rc == 1 ? nsearch++ : -1;
-      if (rc < 0) a->error = rc;
-    }
-    /* One batch for the chunk: the same database and index for all. */
-    if (nsearch && anim_search_batch(entry->indexes[ANIM_SEARCH_FAST], search, nsearch, 1, hits, counts) != 0)
-      memset(counts, 0, (size_t)nsearch * sizeof *counts);
-    for (int i = 0; i < job->n; i++) {
-      srv_actor_t *a = job->actors[i];
-      const anim_search_hit_t *best = searcher[i] >= 0 && counts[searcher[i]] > 0 ? &hits[searcher[i]] : NULL;
-      int rc = anim_controller_tick_end(&a->character, best);
-      if (rc) a->error = rc;
-      fill_record(a);
-    }
-  }
-  free(queries), free(search), free(hits), free(counts), free(searcher);
-}
-
-static void start_streams(srv_crowd_t *crowd);
-
 static void simulate_done(uv_work_t *work, int status) {
-  tick_job_t *job = work->data;
-  srv_crowd_t *crowd = job->crowd;
-  free(job);
-  if (--crowd->jobs_pending == 0) start_streams(crowd);
+  srv_chunk_t *chunk = work->data;
+  srv_crowd_t *crowd = chunk->crowd;
+  if (--crowd->jobs_pending == 0) crowd->hooks.simulated(crowd, crowd->hooks.data);
 }
 
-/* ---- phase 2: streams ------------------------------------------------------------- */
+/* ---- chunks: grown on the loop between ticks, reused after ------------------------------ */
 
-static void encode_run(uv_work_t *work) {
-  tick_job_t *job = work->data;
-  srv_streams_encode(job->connection, job->crowd, job->crowd->tick, job->crowd->tick_dt);
+static void chunk_free(srv_chunk_t *c) {
+  free(c->queries), free(c->search), free(c->hits), free(c->counts), free(c->searcher), free(c->search_scratch);
 }
 
-static void encode_done(uv_work_t *work, int status) {
-  tick_job_t *job = work->data;
-  srv_crowd_t *crowd = job->crowd;
-  srv_connection_t *c = job->connection;
-  free(job);
-  if (!c->closing) srv_streams_deliver(c);
-  srv_connection_job_done(c);
-  if (--crowd->jobs_pending == 0) finish_tick(crowd);
-}
-
-static void start_streams(srv_crowd_t *crowd) {
-  for (srv_connection_t *c = crowd->server->connections; c; c = c->next) {
-    if (!c->streams.firing || c->closing) continue;
-    tick_job_t *job = calloc(1, sizeof *job);
-    if (!job) continue; /* this tick's frames for c are lost; the next tick tries again */
-    job->work.data = job;
-    job->crowd = crowd;
-    job->connection = c;
-    if (uv_queue_work(crowd->server->loop, &job->work, encode_run, encode_done) != 0) {
-      free(job);
-      continue;
-    }
-    c->in_flight++;
-    crowd->jobs_pending++;
+/* Room for n actors of a database with cols features. */
+static int chunk_reserve(srv_chunk_t *c, size_t n, size_t cols, const anim_search_index_t *index) {
+  if (n > c->capacity || cols > c->cols) {
+    size_t capacity = n > c->capacity ? n : c->capacity, width = cols > c->cols ? cols : c->cols;
+    if (grow((void **)&c->queries, capacity * width, sizeof *c->queries) ||
+        grow((void **)&c->search, capacity, sizeof *c->search) || grow((void **)&c->hits, capacity, sizeof *c->hits) ||
+        grow((void **)&c->counts, capacity, sizeof *c->counts) ||
+        grow((void **)&c->searcher, capacity, sizeof *c->searcher))
+      return ANIM_ENOMEM;
+    c->capacity = capacity;
+    c->cols = width;
   }
-  if (crowd->jobs_pending == 0) finish_tick(crowd);
+  size_t bytes = anim_search_scratch_size(index, 1);
+  if (bytes > c->search_scratch_bytes) {
+    if (grow(&c->search_scratch, bytes, 1)) return ANIM_ENOMEM;
+    c->search_scratch_bytes = bytes;
+  }
+  return 0;
+}
+
+static srv_chunk_t *next_chunk(srv_crowd_t *crowd) {
+  if (crowd->nchunks == crowd->chunks_capacity) {
+    int capacity = crowd->chunks_capacity ? 2 * crowd->chunks_capacity : 16;
+    if (grow((void **)&crowd->chunks, (size_t)capacity, sizeof *crowd->chunks)) return NULL;
+    memset(crowd->chunks + crowd->chunks_capacity, 0, (size_t)(capacity - crowd->chunks_capacity) * sizeof *crowd->chunks);
+    crowd->chunks_capacity = capacity;
+  }
+  return &crowd->chunks[crowd->nchunks++];
+}
+
+/* Splits the snapshot into runs of one database, at most CHUNK_MAX long. */
+static int plan_chunks(srv_crowd_t *crowd) {
+  crowd->nchunks = 0;
+  for (uint32_t i = 0, end; i < crowd->ntick_actors; i = end) {
+    const srv_db_entry_t *entry = crowd->tick_actors[i]->entry;
+    for (end = i + 1; end < crowd->ntick_actors && end - i < CHUNK_MAX && crowd->tick_actors[end]->entry == entry;) end++;
+    srv_chunk_t *chunk = next_chunk(crowd);
+    if (!chunk || chunk_reserve(chunk, end - i, (size_t)entry->db.features.cols, entry->indexes[ANIM_SEARCH_FAST]))
+      return ANIM_ENOMEM;
+    chunk->work.data = chunk;
+    chunk->crowd = crowd;
+    chunk->actors = crowd->tick_actors + i;
+    chunk->n = (int)(end - i);
+    chunk->cols = (size_t)entry->db.features.cols;
+  }
+  return 0;
 }
 
 /* ---- the tick ------------------------------------------------------------------------ */
-
-/* Every tick, idle or not, ends here: the scheduler's counters and the
- * metrics' histograms then agree on how many ticks there were. */
-static void tick_done(srv_crowd_t *crowd) {
-  srv_scheduler_t *s = &crowd->scheduler;
-  uint64_t ticks = s->ticks;
-  srv_scheduler_tick_done(s);
-  if (s->ticks != ticks) srv_metrics_tick(&crowd->server->metrics, s->last_lateness_ns, s->last_work_ns);
-}
 
 static int by_database(const void *x, const void *y) {
   const srv_actor_t *a = *(srv_actor_t *const *)x, *b = *(srv_actor_t *const *)y;
@@ -273,75 +267,64 @@ static int by_database(const void *x, const void *y) {
 
 static int snapshot(srv_crowd_t *crowd) {
   if (crowd->tick_actors_capacity < crowd->count) {
-    srv_actor_t **grown = realloc(crowd->tick_actors, crowd->count * sizeof *grown);
-    if (!grown) return ANIM_ENOMEM;
-    crowd->tick_actors = grown;
+    if (grow((void **)&crowd->tick_actors, crowd->count, sizeof *crowd->tick_actors)) return ANIM_ENOMEM;
     crowd->tick_actors_capacity = crowd->count;
   }
   uint32_t cursor, n = 0;
-  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
-    crowd->tick_actors[n++] = a;
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor)) crowd->tick_actors[n++] = a;
   crowd->ntick_actors = n;
-  qsort(crowd->tick_actors, n, sizeof *crowd->tick_actors, by_database);
-  return 0;
+  /* Slots are in id order already; only actors of several databases need grouping. */
+  int mixed = 0;
+  for (uint32_t i = 1; i < n && !mixed; i++) mixed = crowd->tick_actors[i]->entry != crowd->tick_actors[0]->entry;
+  if (mixed) qsort(crowd->tick_actors, n, sizeof *crowd->tick_actors, by_database);
+  return plan_chunks(crowd);
 }
 
-static void queue_chunks(srv_crowd_t *crowd) {
-  uint32_t i = 0;
-  while (i < crowd->ntick_actors) {
-    uint32_t end = i + 1;
-    while (end < crowd->ntick_actors && end - i < CHUNK_MAX && crowd->tick_actors[end]->entry == crowd->tick_actors[i]->entry)
-      end++;
-    tick_job_t *job = calloc(1, sizeof *job);
-    if (job) {
-      job->work.data = job;
-      job->crowd = crowd;
-      job->actors = crowd->tick_actors + i;
-      job->n = (int)(end - i);
-      if (uv_queue_work(crowd->server->loop, &job->work, simulate_run, simulate_done) == 0) crowd->jobs_pending++;
-      else free(job);
-    }
-    i = end;
-  }
+/* Every tick, idle or not, ends here: the scheduler's counters and the
+ * metrics' histograms then agree on how many ticks there were. */
+static void tick_done(srv_crowd_t *crowd) {
+  srv_scheduler_t *s = &crowd->scheduler;
+  uint64_t ticks = s->ticks;
+  srv_scheduler_tick_done(s);
+  if (s->ticks != ticks && crowd->hooks.counted)
+    crowd->hooks.counted(crowd, s->last_lateness_ns, s->last_work_ns, crowd->hooks.data);
+}
+
+static int wants_ticks(srv_crowd_t *crowd) {
+  return crowd->count > 0 || (crowd->hooks.wants_ticks && crowd->hooks.wants_ticks(crowd, crowd->hooks.data));
 }
 
 static void on_tick(srv_scheduler_t *scheduler, uint64_t tick, double dt) {
   srv_crowd_t *crowd = scheduler->data;
-  if (crowd->count == 0) { /* idle: stop waking up */
+  if (!wants_ticks(crowd)) { /* idle: stop waking up */
     srv_scheduler_stop(scheduler);
     tick_done(crowd);
     return;
   }
   if (snapshot(crowd) != 0) {
+    srv_log(SRV_LOG_WARN, "tick %llu skipped: out of memory", (unsigned long long)tick);
     tick_done(crowd);
     return;
   }
   crowd->ticking = 1;
   crowd->tick = tick;
   crowd->tick_dt = dt;
-  srv_streams_prepare_tick(crowd, tick);
-  queue_chunks(crowd);
-  if (crowd->jobs_pending == 0) start_streams(crowd);
+  for (uint32_t i = 0; i < crowd->ntick_actors; i++) crowd->tick_actors[i]->want = 0;
+  crowd->hooks.prepare(crowd, crowd->hooks.data);
+  for (int i = 0; i < crowd->nchunks; i++)
+    if (uv_queue_work(crowd->loop, &crowd->chunks[i].work, simulate_run, simulate_done) == 0) crowd->jobs_pending++;
+  if (crowd->jobs_pending == 0) crowd->hooks.simulated(crowd, crowd->hooks.data);
 }
 
-static void run_deferred(srv_crowd_t *crowd) {
-  /* Requests parked now (by a deferred one) wait for the next tick's end. */
-  deferred_t *d = crowd->deferred_head;
-  crowd->deferred_head = crowd->deferred_tail = NULL;
-  while (d) {
-    deferred_t *next = d->next;
-    srv_connection_resume(d->connection, &d->request);
-    free(d);
-    d = next;
-  }
-}
+void srv_crowd_tick_release(srv_crowd_t *crowd) { end_tick(crowd); }
 
-static void finish_tick(srv_crowd_t *crowd) {
+static void end_tick(srv_crowd_t *crowd) {
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) {
     srv_actor_t *a = crowd->tick_actors[i];
     if (a->doomed) actor_free(a);
     else if (a->error) {
-      if (a->error != 1) srv_log(SRV_LOG_WARN, "character %llu: tick failed: %s", (unsigned long long)a->id, anim_strerror(a->error));
+      if (a->error != 1)
+        srv_log(SRV_LOG_WARN, "character %llu: tick failed: %s", (unsigned long long)a->id, anim_strerror(a->error));
       crowd->stats.tick_errors++;
       a->error = 1; /* logged once */
     }
@@ -349,33 +332,29 @@ static void finish_tick(srv_crowd_t *crowd) {
   crowd->ntick_actors = 0;
   crowd->ticking = 0;
   tick_done(crowd);
-  run_deferred(crowd);
-  if (crowd->count == 0) srv_scheduler_stop(&crowd->scheduler);
+  crowd->hooks.ended(crowd, crowd->hooks.data);
+  if (!wants_ticks(crowd)) srv_scheduler_stop(&crowd->scheduler);
 }
 
-int srv_crowd_defer(srv_crowd_t *crowd, srv_connection_t *connection, void *request) {
-  deferred_t *d = calloc(1, sizeof *d);
-  if (!d) return ANIM_ENOMEM;
-  d->connection = connection;
-  d->request = *(srv_request_t *)request;
-  if (crowd->deferred_tail) crowd->deferred_tail->next = d;
-  else crowd->deferred_head = d;
-  crowd->deferred_tail = d;
-  connection->in_flight++;
-  return 0;
-}
+int srv_crowd_ticking(const srv_crowd_t *crowd) { return crowd->ticking; }
 
-int srv_crowd_init(srv_crowd_t *crowd, srv_server_t *server) {
+int srv_crowd_init(srv_crowd_t *crowd, uv_loop_t *loop, const srv_config_t *config, const srv_crowd_hooks_t *hooks) {
   memset(crowd, 0, sizeof *crowd);
-  crowd->server = server;
-  return srv_scheduler_init(&crowd->scheduler, server->loop, server->config.tick_rate, on_tick, crowd);
+  crowd->loop = loop;
+  crowd->config = config;
+  crowd->hooks = *hooks;
+  return srv_scheduler_init(&crowd->scheduler, loop, config->tick_rate, on_tick, crowd);
 }
+
+void srv_crowd_stop(srv_crowd_t *crowd) { srv_scheduler_close(&crowd->scheduler); }
 
 void srv_crowd_close(srv_crowd_t *crowd) {
   srv_scheduler_close(&crowd->scheduler);
   for (uint32_t i = 0; i < crowd->nslots; i++)
     if (crowd->slots[i]) actor_free(crowd->slots[i]);
-  free(crowd->slots), free(crowd->generations), free(crowd->free_slots), free(crowd->tick_actors);
-  crowd->slots = NULL, crowd->generations = crowd->free_slots = NULL, crowd->tick_actors = NULL;
+  for (int i = 0; i < crowd->chunks_capacity; i++) chunk_free(&crowd->chunks[i]);
+  free(crowd->slots), free(crowd->generations), free(crowd->free_slots), free(crowd->tick_actors), free(crowd->chunks);
+  crowd->slots = NULL, crowd->generations = crowd->free_slots = NULL, crowd->tick_actors = NULL, crowd->chunks = NULL;
   crowd->nslots = crowd->count = 0;
+  crowd->chunks_capacity = crowd->nchunks = 0;
 }

@@ -2,23 +2,26 @@
  * crowd.h: the server's characters and the tick that moves them.
  *
  * A character (an actor) is a motion-matching controller (core/controller.h)
- * on a database entry it holds a reference to, owned by the connection that
- * created it. Ids are a slot and a generation: lookups are an array index, and
- * the id of a destroyed character is never valid again.
+ * on a database entry it holds a reference to, owned by the connection id
+ * that created it. Ids are a slot and a generation: lookups are an array
+ * index, and the id of a destroyed character is never valid again.
  *
- * The tick (scheduler.h, 60 Hz by default) runs in two phases on the thread
- * pool while the loop stays free:
- *   1. simulate: the actors, grouped by database into chunks, each chunk a
- *      job: every actor's tick_begin, the chunk's searches as one batch,
- *      every tick_end, then the pose records the subscriptions want (global
- *      positions, quantized bytes);
- *   2. streams (stream.h): one job per subscribed connection encodes its
- *      frames from those records.
- * Then, on the loop, frames are handed to connections, destroyed actors are
- * freed and the requests that waited for the tick run. While a tick is in
- * flight the pool owns every actor: requests that touch characters or
- * subscriptions wait for its end (srv_crowd_defer), so no state is shared
- * between threads without the tick barrier.
+ * The tick (scheduler.h, 60 Hz by default) simulates on the thread pool
+ * while the loop stays free: the actors, grouped by database into chunks,
+ * each chunk one job (every actor's tick_begin, the chunk's searches as one
+ * batch, every tick_end, then the pose record its readers asked for). The
+ * crowd knows nothing of connections or streams: it tells whoever set its
+ * hooks what happens, on the loop thread:
+ *   prepare    a tick starts: mark what each actor's record must hold (want);
+ *   simulated  every actor is ticked: read them, then srv_crowd_tick_release;
+ *   ended      the tick is over: characters may change again.
+ * Between prepare and ended the pool and the readers own the actors, so a
+ * caller that changes characters waits for `ended` (srv_crowd_ticking).
+ * The crowd stops ticking when it is empty, unless wants_ticks says a reader
+ * still needs a tick (a subscriber owed a "gone").
+ *
+ * Nothing is allocated per tick in steady state: the snapshot and each
+ * chunk's scratch grow between ticks and are kept.
  */
 #ifndef SRV_CROWD_H
 #define SRV_CROWD_H
@@ -26,77 +29,95 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+#include "config.h"
 #include "controller.h"
 #include "registry.h"
 #include "scheduler.h"
 
-struct srv_server;
-struct srv_connection;
-
-/* What a tick must leave in an actor's pose record for its subscribers. */
+/* What a tick must leave in an actor's pose record for its readers. */
 enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
 
 typedef struct srv_actor {
-  anim_controller_t character;
+  anim_controller_t controller;
   uint64_t id;
-  uint64_t owner;             /* connection id */
-  srv_db_entry_t *entry;     /* a reference */
-  uint32_t want;              /* SRV_WANT_* for this tick, set by the stream layer */
-  uint8_t *quantized;         /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */
-  uint32_t contacts;          /* bit i: contact bone i planted in the displayed frame */
-  int doomed;                 /* destroyed during a tick: freed after it */
-  int error;                  /* the last tick failed for this actor (logged once) */
+  uint64_t owner;         /* connection id */
+  srv_db_entry_t *entry;  /* a reference */
+  uint32_t want;          /* SRV_WANT_* for this tick, set in the prepare hook */
+  uint8_t *quantized;     /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */
+  uint32_t contacts;      /* bit i: contact bone i planted in the displayed frame */
+  int doomed;             /* destroyed during a tick: freed after it */
+  int error;              /* the last tick failed for this actor (logged once) */
 } srv_actor_t;
+
+struct srv_crowd;
+
+typedef struct {
+  void *data;
+  void (*prepare)(struct srv_crowd *crowd, void *data);
+  void (*simulated)(struct srv_crowd *crowd, void *data);
+  void (*ended)(struct srv_crowd *crowd, void *data);
+  int (*wants_ticks)(struct srv_crowd *crowd, void *data); /* may be NULL */
+  /* every tick, idle or not, once the scheduler has counted it: its
+   * lateness and work in ns (metrics histograms); may be NULL */
+  void (*counted)(struct srv_crowd *crowd, uint64_t lateness_ns, uint64_t work_ns, void *data);
+} srv_crowd_hooks_t;
 
 typedef struct {
   uint64_t created, destroyed, tick_errors;
 } srv_crowd_stats_t;
 
-typedef struct deferred deferred_t;
-typedef struct tick_job tick_job_t;
+typedef struct srv_chunk srv_chunk_t;
 
 typedef struct srv_crowd {
-  struct srv_server *server;
+  uv_loop_t *loop;
+  const srv_config_t *config;  /* max_characters (live: SIGHUP may change it) */
+  srv_crowd_hooks_t hooks;
   srv_scheduler_t scheduler;
-  srv_actor_t **slots;       /* by slot index; NULL when free */
+  srv_actor_t **slots;         /* by slot index; NULL when free */
   uint32_t *generations;
   uint32_t nslots, capacity;
   uint32_t *free_slots;
   uint32_t nfree;
-  uint32_t count;             /* live actors */
+  uint32_t count;              /* live actors */
   /* The tick in flight. */
   int ticking;
-  uint64_t tick;              /* the last tick started */
+  uint64_t tick;               /* the last tick started (monotonic for the server's life) */
   double tick_dt;
-  srv_actor_t **tick_actors; /* snapshot, grouped by database */
+  srv_actor_t **tick_actors;   /* snapshot, grouped by database */
   uint32_t ntick_actors, tick_actors_capacity;
+  srv_chunk_t *chunks;         /* simulation jobs, kept across ticks */
+  int nchunks, chunks_capacity;
   int jobs_pending;
-  deferred_t *deferred_head, *deferred_tail;
   srv_crowd_stats_t stats;
 } srv_crowd_t;
 
-int srv_crowd_init(srv_crowd_t *crowd, struct srv_server *server);
-/* Frees every actor and closes the scheduler (shutdown). */
+/* A stopped crowd ticking at config->tick_rate. 0 or a negative code (timerfd). */
+int srv_crowd_init(srv_crowd_t *crowd, uv_loop_t *loop, const srv_config_t *config, const srv_crowd_hooks_t *hooks);
+/* Stops the clock (a tick in flight still finishes); the loop can then end. */
+void srv_crowd_stop(srv_crowd_t *crowd);
+/* Frees every actor and the crowd's arrays (after the loop has run dry). */
 void srv_crowd_close(srv_crowd_t *crowd);
 
-/* The actor with this id, or NULL (unknown, destroyed). Loop thread, not during a tick's phase 1. */
+/* 1 between a tick's prepare and ended: the actors may not change. */
+int srv_crowd_ticking(const srv_crowd_t *crowd);
+/* The simulated hook's reader is done with the actors: the tick ends. */
+void srv_crowd_tick_release(srv_crowd_t *crowd);
+
+/* The actor with this id, or NULL (unknown, destroyed). Loop thread. */
 srv_actor_t *srv_crowd_find(const srv_crowd_t *crowd, uint64_t id);
 
 /* Creates an actor on entry (takes its own reference). 0, or ANIM_ELIMIT
- * (server or connection limit), the controller's codes, ANIM_ENOMEM. */
-int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry,
-                      const anim_controller_params_t *params, vec3 position, float facing, int start_frame,
-                      uint64_t *out_id);
+ * (the server's limit), the controller's codes, ANIM_ENOMEM. Not while ticking. */
+int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, const anim_controller_params_t *params,
+                     vec3 position, float facing, int start_frame, uint64_t *out_id);
 /* Destroys the actor (caller checked ownership). */
 void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *actor);
 /* How many live actors owner has. */
 uint32_t srv_crowd_owned_count(const srv_crowd_t *crowd, uint64_t owner);
-/* Destroys every actor of a connection that closed. */
-void srv_crowd_connection_closed(srv_crowd_t *crowd, uint64_t owner);
-
-/* Parks a request until the tick in flight ends (the connection keeps it in
- * flight meanwhile). 0 or ANIM_ENOMEM. */
-int srv_crowd_defer(srv_crowd_t *crowd, struct srv_connection *connection, void *request);
+/* Destroys every actor of owner (a connection that closed). */
+void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner);
+/* Starts the clock if it is stopped (a reader now wants ticks). */
+void srv_crowd_wake(srv_crowd_t *crowd);
 
 /* Iterates live actors: for (a = first(crowd, &i); a; a = next(crowd, &i)). */
 srv_actor_t *srv_crowd_first(const srv_crowd_t *crowd, uint32_t *cursor);

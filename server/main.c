@@ -2,6 +2,7 @@
  * main.c: the animserver program: parse flags, start the server on the
  * default loop, serve until SIGINT/SIGTERM, exit 0 after a clean drain.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "procgen.h"
 #include "registry.h"
 #include "server.h"
-#include "services.h"
+#include "service.h"
 
 /* The embedded default database and the --db files, before the port is
  * bound: a server that cannot serve what it was asked to exits instead, and
@@ -44,6 +45,32 @@ static int load_startup_databases(srv_registry_t *registry, const srv_config_t *
   return 0;
 }
 
+static void nothing(uv_work_t *work) {}
+static void nothing_after(uv_work_t *work, int status) {}
+
+/* SIGINT, SIGTERM and SIGHUP blocked or unblocked in the calling thread. */
+static void mask_signals(int how) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(how, &set, NULL);
+}
+
+/* The thread pool's threads inherit the mask of the thread that starts
+ * them: started with the signals blocked, they never take one, so the loop
+ * thread handles every signal, and blocking them there at the end means a
+ * signal during the last steps of a shutdown waits, unhandled, instead of
+ * killing a server that is about to exit 0. */
+static void start_pool_without_signals(uv_loop_t *loop) {
+  uv_work_t work;
+  mask_signals(SIG_BLOCK);
+  uv_queue_work(loop, &work, nothing, nothing_after);
+  uv_run(loop, UV_RUN_DEFAULT);
+  mask_signals(SIG_UNBLOCK);
+}
+
 int main(int argc, char **argv) {
   srv_config_t config;
   char err[512];
@@ -58,16 +85,16 @@ int main(int argc, char **argv) {
   /* A peer that vanishes mid-write must cost one connection, not the process. */
   signal(SIGPIPE, SIG_IGN);
 
-  static srv_server_t server; /* large (read buffer): not on the stack */
+  static srv_server_t server; /* large: not on the stack */
   static srv_registry_t startup;
   uv_loop_t *loop = uv_default_loop();
+  start_pool_without_signals(loop);
   if (load_startup_databases(&startup, &config, err, sizeof err) != 0 ||
-      srv_server_start(&server, loop, &config, err, sizeof err) != 0) {
+      srv_server_start(&server, loop, &config, &startup, err, sizeof err) != 0) {
     fprintf(stderr, "animserver: %s\n", err);
     srv_registry_clear(&startup);
     return 1;
   }
-  server.registry = startup;
   server.argc = argc, server.argv = argv; /* parsed again on SIGHUP */
   printf("listening on %s:%d\n", server.bound_host, server.bound_port);
   if (server.metrics.listening) printf("metrics on %s:%d\n", server.metrics.bound_host, server.metrics.bound_port);
@@ -76,12 +103,11 @@ int main(int argc, char **argv) {
            server.bound_port, ANIM_PROTOCOL_VERSION);
 
   uv_run(loop, UV_RUN_DEFAULT);
+  mask_signals(SIG_BLOCK); /* from here the server exits 0 whatever arrives */
   srv_server_close(&server);
-  srv_crowd_close(&server.crowd);
-  srv_registry_clear(&server.registry);
   rc = uv_loop_close(loop);
   srv_log(SRV_LOG_INFO, "stopped: %llu connections, %llu requests, %llu errors",
-           (unsigned long long)server.stats.connections_accepted, (unsigned long long)server.stats.requests,
-           (unsigned long long)server.stats.errors);
+          (unsigned long long)server.counters.connections_accepted, (unsigned long long)server.counters.requests,
+          (unsigned long long)server.counters.errors);
   return rc == 0 ? 0 : 1;
 }

@@ -14,10 +14,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "codec.h"
 #include "log.h"
 #include "metrics.h"
-#include "server.h"
+#include "net.h"
 
 /* ---- counting ------------------------------------------------------------------------ */
 
@@ -55,9 +54,7 @@ void srv_metrics_tick(srv_metrics_t *m, uint64_t lateness_ns, uint64_t work_ns) 
   srv_histogram_observe(&m->tick_work, (double)work_ns * 1e-9);
 }
 
-int srv_metrics_ready(const srv_server_t *server) {
-  return !server->shutting_down && server->registry.count > 0;
-}
+int srv_metrics_ready(const srv_metrics_t *m) { return m->source.ready(m->source.data); }
 
 /* ---- exposition -------------------------------------------------------------------------- */
 
@@ -124,9 +121,7 @@ static void histogram_series(text_t *t, const char *name, const char *label, con
   append(t, "animserver_%s_count%s%s%s %llu\n", name, open, label, close, (unsigned long long)h->count);
 }
 
-static const char *type_name(int type) {
-  return type == SRV_REQ_COUNT ? "unknown" : srv_request_type_name((srv_request_type_t)type);
-}
+static const char *type_name(int type) { return type == SRV_REQ_COUNT ? "unknown" : srv_request_name(type); }
 
 void srv_process_usage(double *out_cpu_user_s, double *out_cpu_system_s, uint64_t *out_rss_bytes) {
   struct rusage usage;
@@ -163,18 +158,19 @@ static void render_requests(text_t *t, const srv_metrics_t *m) {
   }
 }
 
-char *srv_metrics_render(const srv_server_t *server, size_t *out_len) {
-  const srv_metrics_t *m = &server->metrics;
-  const srv_counters_t *s = &server->stats;
-  const srv_scheduler_t *sched = &server->crowd.scheduler;
+char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
+  const srv_counters_t *s = m->source.counters;
+  const srv_crowd_t *crowd = m->source.crowd;
+  const srv_registry_t *registry = m->source.registry;
+  const srv_scheduler_t *sched = &crowd->scheduler;
   text_t t = {malloc(16384), 0, 16384, 0};
   if (!t.data) return NULL;
   scalar(&t, "up", "gauge", "1 while the server's loop runs.", 1);
   scalar(&t, "ready", "gauge", "1 when the server accepts requests (what GET /ready answers).",
-         srv_metrics_ready(server));
+         srv_metrics_ready(m));
   scalar(&t, "uptime_seconds", "gauge", "Seconds since the server started.",
-         (double)(srv_scheduler_now_ns() - server->start_ns) * 1e-9);
-  scalar(&t, "connections", "gauge", "Client connections open on the protocol port.", server->nconnections);
+         (double)(srv_scheduler_now_ns() - m->source.start_ns) * 1e-9);
+  scalar(&t, "connections", "gauge", "Client connections open on the protocol port.", s->connections);
   counter(&t, "connections_accepted_total", "Client connections accepted.", s->connections_accepted);
   counter(&t, "connections_refused_total", "Client connections refused (limit reached, shutting down).",
           s->connections_refused);
@@ -182,7 +178,7 @@ char *srv_metrics_render(const srv_server_t *server, size_t *out_len) {
           s->frames_rejected);
   counter(&t, "auth_failures_total", "Hello requests with a wrong auth token.", s->auth_failures);
   render_requests(&t, m);
-  scalar(&t, "characters", "gauge", "Characters alive on the server.", server->crowd.count);
+  scalar(&t, "characters", "gauge", "Characters alive on the server.", crowd->count);
   counter(&t, "ticks_total", "Character ticks run.", sched->ticks);
   counter(&t, "ticks_late_total", "Ticks that started more than a tenth of a period after their deadline.",
           sched->late);
@@ -198,11 +194,13 @@ char *srv_metrics_render(const srv_server_t *server, size_t *out_len) {
   counter(&t, "stream_bytes_total", "Bytes of pose frames sent.", s->stream_bytes);
   counter(&t, "slow_subscribers_closed_total", "Connections closed for reading their stream too slowly.",
           s->slow_subscribers_closed);
-  scalar(&t, "databases", "gauge", "Databases loaded.", server->registry.count);
+  scalar(&t, "output_bytes", "gauge", "Bytes of output queued or held for every connection.", (double)s->output_bytes);
+  counter(&t, "output_limit_closed_total", "Connections closed at the output hard limit.", s->output_limit_closed);
+  scalar(&t, "databases", "gauge", "Databases loaded.", registry->count);
   /* Names are [A-Za-z0-9_.-] (srv_db_name_validate): no label escaping needed. */
   header(&t, "database_memory_bytes", "gauge", "Bytes a loaded database takes (poses, features, indexes).");
-  for (int i = 0; i < server->registry.count; i++) {
-    const srv_db_entry_t *e = server->registry.entries[i];
+  for (int i = 0; i < registry->count; i++) {
+    const srv_db_entry_t *e = registry->entries[i];
     append(&t, "animserver_database_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->memory_bytes);
   }
@@ -226,7 +224,7 @@ typedef struct metrics_conn {
   uv_timer_t timer;
   uv_write_t write;
   uv_shutdown_t shutdown;
-  srv_server_t *server;
+  srv_metrics_t *metrics;
   char head[SRV_METRICS_HEAD_MAX];
   size_t len;
   char *out;        /* the response being written */
@@ -246,7 +244,7 @@ static void on_handle_closed(uv_handle_t *handle) {
 static void conn_close(metrics_conn_t *c) {
   if (c->closing) return;
   c->closing = 1;
-  srv_metrics_t *m = &c->server->metrics;
+  srv_metrics_t *m = c->metrics;
   if (c->prev) c->prev->next = c->next;
   else m->conns = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -369,17 +367,17 @@ static void handle_head(metrics_conn_t *c, size_t head_len) {
   static const char plain[] = "text/plain; charset=utf-8";
   char *path = NULL;
   int status = parse_head(c->head, head_len, &path);
-  srv_server_t *server = c->server;
+  srv_metrics_t *m = c->metrics;
   if (status) {
     respond(c, status, plain, NULL, 0);
   } else if (strcmp(path, "/metrics") == 0) {
     size_t len;
-    char *text = srv_metrics_render(server, &len);
+    char *text = srv_metrics_render(m, &len);
     if (text) respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
     else respond(c, 500, plain, NULL, 0);
     free(text);
   } else if (strcmp(path, "/ready") == 0) {
-    int ready = srv_metrics_ready(server);
+    int ready = srv_metrics_ready(m);
     const char *body = ready ? "ready\n" : "not ready\n";
     respond(c, ready ? 200 : 503, plain, body, strlen(body));
   } else if (strcmp(path, "/live") == 0) {
@@ -400,7 +398,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   const char *end = head_end(c->head, c->len);
   if (end) {
     /* Reading goes on after the answer, discarding, until the peer closes. */
-    c->server->metrics.http_requests++;
+    c->metrics->http_requests++;
     handle_head(c, (size_t)(end - c->head));
   } else if (c->len == sizeof c->head) {
     respond(c, 431, "text/plain; charset=utf-8", NULL, 0);
@@ -408,8 +406,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 }
 
 static void on_connection(uv_stream_t *listener, int status) {
-  srv_server_t *server = listener->data;
-  srv_metrics_t *m = &server->metrics;
+  srv_metrics_t *m = listener->data;
   if (status < 0) return;
   metrics_conn_t *c = calloc(1, sizeof *c);
   if (!c) {
@@ -418,9 +415,9 @@ static void on_connection(uv_stream_t *listener, int status) {
     srv_log(SRV_LOG_ERROR, "metrics endpoint: out of memory accepting a connection");
     return;
   }
-  c->server = server;
-  uv_tcp_init(server->loop, &c->tcp);
-  uv_timer_init(server->loop, &c->timer);
+  c->metrics = m;
+  uv_tcp_init(m->loop, &c->tcp);
+  uv_timer_init(m->loop, &c->timer);
   c->tcp.data = c->timer.data = c;
   c->next = m->conns;
   if (m->conns) m->conns->prev = c;
@@ -434,35 +431,26 @@ static void on_connection(uv_stream_t *listener, int status) {
   uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
-int srv_metrics_start(srv_server_t *server, char *err, int errlen) {
-  srv_metrics_t *m = &server->metrics;
-  const srv_config_t *config = &server->config;
-  if (config->metrics_port < 0) return 0;
-  struct sockaddr_storage addr;
-  if (uv_ip4_addr(config->metrics_host, config->metrics_port, (struct sockaddr_in *)&addr) != 0 &&
-      uv_ip6_addr(config->metrics_host, config->metrics_port, (struct sockaddr_in6 *)&addr) != 0) {
-    snprintf(err, errlen, "--metrics-host %s: not an IPv4 or IPv6 address", config->metrics_host);
-    return ANIM_EINVAL;
-  }
-  uv_tcp_init(server->loop, &m->listener);
-  m->listener.data = server;
+int srv_metrics_start(srv_metrics_t *m, uv_loop_t *loop, const char *host, int port, const srv_metrics_source_t *source,
+                      char *err, int errlen) {
+  m->loop = loop;
+  m->source = *source;
+  if (port < 0) return 0;
+  m->listener.data = m;
   m->listening = 1;
-  int rc = uv_tcp_bind(&m->listener, (const struct sockaddr *)&addr, 0);
-  if (rc == 0) rc = uv_listen((uv_stream_t *)&m->listener, 64, on_connection);
-  if (rc < 0) {
-    snprintf(err, errlen, "cannot listen on %s:%d for metrics: %s", config->metrics_host, config->metrics_port,
-             uv_strerror(rc));
-    srv_metrics_close(server);
-    return ANIM_EIO;
+  int rc = srv_listen(&m->listener, loop, host, port, 0, 64, on_connection, m->bound_host, sizeof m->bound_host,
+                      &m->bound_port);
+  if (rc == ANIM_EINVAL) {
+    snprintf(err, errlen, "--metrics-host %s: not an IPv4 or IPv6 address", host);
+  } else if (rc < 0) {
+    snprintf(err, errlen, "cannot listen on %s:%d for metrics: %s", host, port, uv_strerror(rc));
+    rc = ANIM_EIO;
   }
-  int len = sizeof addr;
-  uv_tcp_getsockname(&m->listener, (struct sockaddr *)&addr, &len);
-  srv_address_name(&addr, m->bound_host, sizeof m->bound_host, &m->bound_port);
-  return 0;
+  if (rc) srv_metrics_close(m);
+  return rc;
 }
 
-void srv_metrics_close(srv_server_t *server) {
-  srv_metrics_t *m = &server->metrics;
+void srv_metrics_close(srv_metrics_t *m) {
   if (!m->listening) return;
   m->listening = 0;
   uv_close((uv_handle_t *)&m->listener, NULL);

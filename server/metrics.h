@@ -3,7 +3,7 @@
  * them to Prometheus, load balancers and Kubernetes probes.
  *
  * Counting: srv_metrics_t holds what the server's other counters
- * (srv_counters_t, the crowd, the scheduler) do not already: requests
+ * (counters.h, the crowd, the scheduler) do not already: requests
  * by type, errors by code, and latency and tick histograms. It is updated on
  * the loop thread only, so its fields are plain integers; pool threads never
  * touch it. A scrape reads these and the existing counters on the loop.
@@ -30,7 +30,10 @@
 #include <stdint.h>
 #include <uv.h>
 #include "anim_error.h"
-#include "request.h"
+#include "counters.h"
+#include "crowd.h"
+#include "registry.h"
+#include "request_types.h"
 
 #define SRV_METRICS_HEAD_MAX 4096
 #define SRV_METRICS_TIMEOUT_MS 5000
@@ -38,7 +41,6 @@
 /* Upper bounds of the histogram buckets in seconds, 50 us to 2.5 s (+Inf implied). */
 #define SRV_METRICS_BUCKETS 16
 
-struct srv_server;
 struct metrics_conn;
 
 typedef struct {
@@ -47,14 +49,26 @@ typedef struct {
   double sum;                             /* seconds */
 } srv_histogram_t;
 
+/* What a scrape reads besides the metrics' own counts (loop thread). */
+typedef struct {
+  const srv_counters_t *counters;
+  const srv_crowd_t *crowd;
+  const srv_registry_t *registry;
+  uint64_t start_ns;
+  int (*ready)(void *data); /* what GET /ready answers */
+  void *data;
+} srv_metrics_source_t;
+
 typedef struct srv_metrics {
-  /* Index SRV_REQ_COUNT: frames that did not decode to a request. */
+  /* By srv_request_type_t; index SRV_REQ_COUNT: frames that did not decode to a request. */
   uint64_t requests[SRV_REQ_COUNT + 1];
   srv_histogram_t latency[SRV_REQ_COUNT + 1];
   /* Index -code for ANIM_E* codes; index 0: a code outside the list. */
   uint64_t errors[1 - ANIM_ERRNO_MIN];
   srv_histogram_t tick_lateness, tick_work;
   /* The endpoint. */
+  uv_loop_t *loop;
+  srv_metrics_source_t source;
   int listening;
   uv_tcp_t listener;
   char bound_host[64];
@@ -78,20 +92,21 @@ void srv_metrics_error(srv_metrics_t *metrics, int code);
 /* One tick: how late it started and how long from its deadline to done, in ns. */
 void srv_metrics_tick(srv_metrics_t *metrics, uint64_t lateness_ns, uint64_t work_ns);
 
-/* Appends the exposition text of every metric of server to a malloc'd,
- * NUL-terminated buffer (caller frees). NULL when out of memory. Loop thread. */
-char *srv_metrics_render(const struct srv_server *server, size_t *out_len);
+/* Appends the exposition text of every metric to a malloc'd, NUL-terminated
+ * buffer (caller frees). NULL when out of memory. Loop thread. */
+char *srv_metrics_render(const srv_metrics_t *metrics, size_t *out_len);
 
-/* 1 when the server accepts requests: listening, not shutting down, at least one database. */
-int srv_metrics_ready(const struct srv_server *server);
+/* 1 when the server accepts requests (the source's ready). */
+int srv_metrics_ready(const srv_metrics_t *metrics);
 
-/* Binds and listens on the server's metrics_host:metrics_port when
- * metrics_port >= 0 (a no-op otherwise). 0, or ANIM_EINVAL (address) or
- * ANIM_EIO (bind, listen) with a message in err. */
-int srv_metrics_start(struct srv_server *server, char *err, int errlen);
+/* Keeps source, and listens on host:port when port >= 0 (a no-op
+ * otherwise). 0, or ANIM_EINVAL (address) or ANIM_EIO (bind, listen) with a
+ * message in err. */
+int srv_metrics_start(srv_metrics_t *metrics, uv_loop_t *loop, const char *host, int port,
+                      const srv_metrics_source_t *source, char *err, int errlen);
 
 /* Closes the listener and every open HTTP connection; idempotent. */
-void srv_metrics_close(struct srv_server *server);
+void srv_metrics_close(srv_metrics_t *metrics);
 
 /* The process's user and system CPU seconds and resident memory in bytes
  * (also reported by the server_stats request). */

@@ -37,6 +37,24 @@ srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, cha
   return entry;
 }
 
+srv_db_entry_t *srv_db_entry_retain(srv_db_entry_t *entry) {
+  if (entry) entry->refs++;
+  return entry;
+}
+
+void srv_db_entry_summary(const srv_db_entry_t *entry, srv_db_summary_t *out) {
+  const anim_database_t *db = &entry->db;
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "%s", db->name);
+  out->version = db->version;
+  out->frames = (uint32_t)db->nframes;
+  out->bones = (uint32_t)db->nbones;
+  out->frame_rate = db->frame_rate;
+  out->feature_dims = (uint32_t)db->features.cols;
+  out->ranges = (uint32_t)db->nranges;
+  out->memory_bytes = entry->memory_bytes;
+}
+
 void srv_db_entry_release(srv_db_entry_t *entry) {
   if (!entry || --entry->refs > 0) return;
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(entry->indexes[m]);
@@ -52,9 +70,7 @@ static int find(const srv_registry_t *registry, const char *name) {
 
 srv_db_entry_t *srv_registry_acquire(srv_registry_t *registry, const char *name) {
   int i = find(registry, name);
-  if (i < 0) return NULL;
-  registry->entries[i]->refs++;
-  return registry->entries[i];
+  return i < 0 ? NULL : srv_db_entry_retain(registry->entries[i]);
 }
 
 int srv_registry_put(srv_registry_t *registry, srv_db_entry_t *entry) {

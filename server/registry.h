@@ -38,7 +38,22 @@ srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, cha
 
 /* A reference for the caller (release it), or NULL when name is unknown. */
 srv_db_entry_t *srv_registry_acquire(srv_registry_t *registry, const char *name);
+
+/* The one pair that counts references (loop thread). retain returns entry;
+ * release frees the entry at zero; NULL is ignored by both. */
+srv_db_entry_t *srv_db_entry_retain(srv_db_entry_t *entry);
 void srv_db_entry_release(srv_db_entry_t *entry);
+
+/* A database as list_databases and the changed-database answers report it. */
+typedef struct {
+  char name[64];
+  uint64_t version;
+  uint32_t frames, bones, feature_dims, ranges;
+  float frame_rate;
+  uint64_t memory_bytes;
+} srv_db_summary_t;
+
+void srv_db_entry_summary(const srv_db_entry_t *entry, srv_db_summary_t *out);
 
 /* Adds entry under its db.name, replacing (and releasing) any entry of that
  * name. The registry keeps the reference entry came with.

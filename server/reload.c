@@ -6,7 +6,7 @@
 #include "registry.h"
 #include "reload.h"
 #include "server.h"
-#include "services.h"
+#include "service.h"
 
 typedef struct {
   uv_work_t work;
@@ -35,6 +35,7 @@ static void apply_live(srv_config_t *c, const srv_config_t *n) {
   c->max_frame_bytes = n->max_frame_bytes, c->decode_budget_bytes = n->decode_budget_bytes;
   c->max_connections = n->max_connections, c->max_in_flight = n->max_in_flight;
   c->max_batch = n->max_batch, c->max_pose_frames = n->max_pose_frames;
+  c->max_ids_per_request = n->max_ids_per_request, c->max_output_memory = n->max_output_memory;
   c->output_soft_limit = n->output_soft_limit, c->output_hard_limit = n->output_hard_limit;
   c->max_characters = n->max_characters, c->max_characters_per_connection = n->max_characters_per_connection;
   c->stream_soft_limit = n->stream_soft_limit, c->stream_soft_seconds = n->stream_soft_seconds;

@@ -17,15 +17,17 @@ uint64_t srv_scheduler_now_ns(void) {
 
 /* In double: 1e9 / 60 is not a whole number of nanoseconds, and rounding the
  * period would drift by a third of a nanosecond a tick. */
+/* Deadline index is start_ns + (index - base) periods: after a restart the
+ * indices go on from where they stopped, so tick numbers never go back. */
 static uint64_t deadline_of(const srv_scheduler_t *s, uint64_t index) {
-  return s->start_ns + (uint64_t)llround((double)index * s->period_exact_ns);
+  return s->start_ns + (uint64_t)llround((double)(index - s->base) * s->period_exact_ns);
 }
 
 /* The newest deadline at or before now. */
 static uint64_t due_at(const srv_scheduler_t *s, uint64_t now) {
-  uint64_t due = (uint64_t)((double)(now - s->start_ns) / s->period_exact_ns);
+  uint64_t due = s->base + (uint64_t)((double)(now - s->start_ns) / s->period_exact_ns);
   while (deadline_of(s, due + 1) <= now) due++;
-  while (due > 0 && deadline_of(s, due) > now) due--;
+  while (due > s->base && deadline_of(s, due) > now) due--;
   return due;
 }
 
@@ -103,8 +105,8 @@ void srv_scheduler_start(srv_scheduler_t *s) {
   if (s->running || s->closed) return;
   s->running = 1;
   s->start_ns = srv_scheduler_now_ns();
-  s->current = 0;
-  s->next = 1;
+  s->base = s->current; /* the last index served (0 before the first start) */
+  s->next = s->current + 1;
   if (!s->busy) arm(s, deadline_of(s, s->next));
   uv_poll_start(&s->poll, UV_READABLE, on_timer);
 }

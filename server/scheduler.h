@@ -1,7 +1,9 @@
 /*
  * scheduler.h: a fixed-rate tick on the event loop, without drift.
  *
- * Deadline n is start + n * period on the monotonic clock, in nanoseconds,
+ * Deadline n is start + (n - base) * period on the monotonic clock, in
+ * nanoseconds (base: the last index served before this start, so indices,
+ * the tick numbers clients see, only grow for the life of the scheduler),
  * armed as an absolute time on a timerfd that a uv_poll_t watches: a
  * repeating millisecond timer would round 16.667 ms to whole milliseconds
  * and add each wake-up's lateness to the next, so it drifts; absolute
@@ -46,6 +48,7 @@ typedef struct srv_scheduler {
   double period_exact_ns;
   double max_dt;      /* seconds */
   uint64_t start_ns;  /* deadline 0 */
+  uint64_t base;      /* the index deadline start_ns has (indices continue across restarts) */
   uint64_t next;      /* the next deadline's index */
   uint64_t current;   /* the index of the tick in flight */
   int running, busy, closed;

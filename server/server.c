@@ -1,13 +1,54 @@
-/* server.c: listener, connection set, signals and graceful shutdown (see server.h). */
-#include <errno.h>
+/* server.c: listener, sessions, signals, graceful shutdown and the routing between parts (see server.h). */
+#include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include "anim_error.h"
-#include "connection.h"
 #include "log.h"
+#include "net.h"
 #include "reload.h"
 #include "server.h"
+
+/* A connection that held this much output gives it back to the system when it goes. */
+#define TRIM_AFTER_BYTES (4u << 20)
+
+/* ---- sessions: the connections' callbacks ------------------------------------------------- */
+
+static srv_session_t *session_of(srv_connection_t *c) { return (srv_session_t *)c; }
+static srv_server_t *server_of(srv_session_t *s) { return s->dispatch->data; }
+
+static int on_frame(srv_connection_t *c, const uint8_t *frame, size_t len) {
+  return srv_dispatch_frame(session_of(c), frame, len);
+}
+
+static void on_bad_frame(srv_connection_t *c, int code) { srv_dispatch_bad_frame(session_of(c), code); }
+
+static void on_written(srv_connection_t *c) { srv_subscriber_on_written(&session_of(c)->subscriber); }
+
+/* The session's characters and subscriptions go with its connection. */
+static void on_close(srv_connection_t *c, const char *reason) {
+  srv_session_t *s = session_of(c);
+  srv_crowd_destroy_owned(&server_of(s)->crowd, c->id);
+  srv_subscriber_close(&s->subscriber);
+}
+
+static void on_free(srv_connection_t *c) {
+  srv_session_t *s = session_of(c);
+  srv_server_t *server = server_of(s);
+  if (s->prev) s->prev->next = s->next;
+  else server->sessions = s->next;
+  if (s->next) s->next->prev = s->prev;
+  server->counters.connections--;
+  free(s);
+  /* glibc keeps freed memory of big buffers in its arenas: after a client
+   * that held megabytes, give it back so the server's RSS follows its load. */
+  if (server->counters.output_bytes_peak >= TRIM_AFTER_BYTES) {
+    malloc_trim(0);
+    server->counters.output_bytes_peak = server->counters.output_bytes;
+  }
+}
+
+static const srv_connection_callbacks_t session_callbacks = {on_frame, on_bad_frame, on_written, on_close, on_free};
 
 static void on_connection(uv_stream_t *listener, int status) {
   srv_server_t *server = listener->data;
@@ -15,9 +56,56 @@ static void on_connection(uv_stream_t *listener, int status) {
     srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(status));
     return;
   }
-  int rc = srv_connection_accept(server, listener);
-  if (rc < 0) srv_log(SRV_LOG_WARN, "accept failed: %s", rc < ANIM_ERRNO_MIN ? uv_strerror(rc) : anim_strerror(rc));
+  srv_session_t *s = calloc(1, sizeof *s);
+  if (!s) {
+    srv_log(SRV_LOG_ERROR, "out of memory accepting a connection");
+    return;
+  }
+  srv_connection_init(&s->connection, server->loop, ++server->next_connection_id, &server->config, &server->counters,
+                      &session_callbacks);
+  srv_session_init(s, &server->dispatch);
+  s->next = server->sessions;
+  if (server->sessions) server->sessions->prev = s;
+  server->sessions = s;
+  server->counters.connections++;
+  int rc = srv_connection_accept(&s->connection, listener);
+  if (rc < 0) {
+    srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(rc));
+    srv_connection_close(&s->connection, uv_strerror(rc));
+    return;
+  }
+  if (server->counters.connections > server->config.max_connections || server->shutting_down) {
+    server->counters.connections_refused++;
+    srv_dispatch_refuse(s, server->shutting_down ? ANIM_ESHUTDOWN : ANIM_ELIMIT,
+                        server->shutting_down ? "server is shutting down" : "too many connections (--max-connections)");
+    srv_connection_drain(&s->connection);
+    return;
+  }
+  server->counters.connections_accepted++;
+  srv_log(SRV_LOG_DEBUG, "connection %llu from %s", (unsigned long long)s->connection.id, s->connection.peer);
+  srv_connection_start(&s->connection);
 }
+
+/* ---- the crowd's hooks, routed to the streams, the dispatcher and the metrics ------------ */
+
+static void crowd_prepare(srv_crowd_t *crowd, void *data) { srv_streams_prepare(&((srv_server_t *)data)->streams); }
+static void crowd_simulated(srv_crowd_t *crowd, void *data) { srv_streams_run(&((srv_server_t *)data)->streams); }
+static void crowd_ended(srv_crowd_t *crowd, void *data) { srv_dispatch_resume(&((srv_server_t *)data)->dispatch); }
+static int crowd_wants_ticks(srv_crowd_t *crowd, void *data) {
+  return srv_streams_want_ticks(&((srv_server_t *)data)->streams);
+}
+static void crowd_counted(srv_crowd_t *crowd, uint64_t lateness_ns, uint64_t work_ns, void *data) {
+  srv_metrics_tick(&((srv_server_t *)data)->metrics, lateness_ns, work_ns);
+}
+
+static int ready(void *data) {
+  const srv_server_t *server = data;
+  return !server->shutting_down && server->registry.count > 0;
+}
+
+static void on_shutdown_request(void *data) { srv_server_shutdown(data); }
+
+/* ---- signals and the idle sweep ------------------------------------------------------------ */
 
 static void on_signal(uv_signal_t *handle, int signum) {
   srv_server_t *server = handle->data;
@@ -42,102 +130,70 @@ static void on_idle_sweep(uv_timer_t *timer) {
   double timeout = server->config.idle_timeout;
   if (!(timeout > 0)) return;
   uint64_t now = uv_now(server->loop);
-  for (srv_connection_t *c = server->connections, *next; c; c = next) {
-    next = c->next;
-    if (c->closing || c->draining || c->in_flight || srv_streams_active(&c->streams)) continue;
+  for (srv_session_t *s = server->sessions, *next; s; s = next) {
+    next = s->next;
+    srv_connection_t *c = &s->connection;
+    if (c->closing || c->draining || s->in_flight || srv_subscriber_active(&s->subscriber)) continue;
     if ((double)(now - c->last_activity_ms) / 1000.0 < timeout) continue;
-    server->stats.idle_closed++;
-    srv_log(SRV_LOG_INFO, "connection %llu from %s: idle for %g s, closing", (unsigned long long)c->id, c->peer,
-             timeout);
+    server->counters.idle_closed++;
+    srv_log(SRV_LOG_INFO, "connection %llu from %s: idle for %g s, closing", (unsigned long long)c->id, c->peer, timeout);
     srv_connection_drain(c);
   }
 }
 
-static int resolve(const char *host, int port, struct sockaddr_storage *out) {
-  if (uv_ip4_addr(host, port, (struct sockaddr_in *)out) == 0) return 0;
-  if (uv_ip6_addr(host, port, (struct sockaddr_in6 *)out) == 0) return 0;
-  return ANIM_EINVAL;
-}
-
-/* The listening handle. With reuseport the socket must exist before bind to
- * take SO_REUSEPORT (libuv 1.44 has no bind flag for it), so it is created
- * for the address's family, set, and bound by the caller; the kernel then
- * spreads new connections over every socket bound to the port with the
- * option (same user). The handle is initialized even on failure (closed by
- * the caller). */
-static int open_listener(srv_server_t *server, uv_loop_t *loop, const struct sockaddr_storage *addr, int reuseport) {
-  server->listener.data = server;
-  if (!reuseport) return uv_tcp_init(loop, &server->listener);
-  int rc = uv_tcp_init_ex(loop, &server->listener, addr->ss_family);
-  if (rc < 0) {
-    uv_tcp_init(loop, &server->listener);
-    server->listener.data = server;
-    return rc;
-  }
-  uv_os_fd_t fd;
-  if ((rc = uv_fileno((uv_handle_t *)&server->listener, &fd)) < 0) return rc;
-  int on = 1;
-  if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) < 0) return uv_translate_sys_error(errno);
-  return 0;
-}
-
-void srv_address_name(const struct sockaddr_storage *addr, char *out_host, size_t size, int *out_port) {
-  if (addr->ss_family == AF_INET6) {
-    uv_ip6_name((const struct sockaddr_in6 *)addr, out_host, size);
-    *out_port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
-  } else {
-    uv_ip4_name((const struct sockaddr_in *)addr, out_host, size);
-    *out_port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
+static void start_signals(srv_server_t *server) {
+  uv_signal_t *handles[3] = {&server->sigint, &server->sigterm, &server->sighup};
+  const int signums[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; i++) {
+    uv_signal_init(server->loop, handles[i]);
+    handles[i]->data = server;
+    uv_signal_start(handles[i], on_signal, signums[i]);
   }
 }
 
-static void record_bound_address(srv_server_t *server) {
-  struct sockaddr_storage addr;
-  int len = sizeof addr;
-  uv_tcp_getsockname(&server->listener, (struct sockaddr *)&addr, &len);
-  srv_address_name(&addr, server->bound_host, sizeof server->bound_host, &server->bound_port);
-}
+/* ---- lifecycle ------------------------------------------------------------------------------ */
 
-int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *config, char *err, int errlen) {
+int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *config, srv_registry_t *registry,
+                     char *err, int errlen) {
   memset(server, 0, sizeof *server);
   server->loop = loop;
   server->config = *config;
-  struct sockaddr_storage addr;
-  if (resolve(config->host, config->port, &addr) != 0) {
-    snprintf(err, errlen, "--host %s: not an IPv4 or IPv6 address", config->host);
-    return ANIM_EINVAL;
+  if (registry) {
+    server->registry = *registry;
+    memset(registry, 0, sizeof *registry);
   }
-  int rc = open_listener(server, loop, &addr, config->reuseport);
-  if (rc == 0) rc = uv_tcp_bind(&server->listener, (const struct sockaddr *)&addr, 0);
-  if (rc == 0) rc = uv_listen((uv_stream_t *)&server->listener, 511, on_connection);
-  if (rc < 0) {
-    snprintf(err, errlen, "cannot listen on %s:%d: %s%s", config->host, config->port, uv_strerror(rc),
-             rc == UV_EADDRINUSE ? (config->reuseport ? " (instances share a port only when every one has --reuseport)"
-                                                      : " (several instances on one port need --reuseport)")
-                                 : "");
-    uv_close((uv_handle_t *)&server->listener, NULL);
-    return ANIM_EIO;
-  }
-  record_bound_address(server);
   server->start_ns = srv_scheduler_now_ns();
-  if ((rc = srv_metrics_start(server, err, errlen)) != 0) {
+  server->listener.data = server;
+  int rc = srv_listen(&server->listener, loop, config->host, config->port, config->reuseport, 511, on_connection,
+                      server->bound_host, sizeof server->bound_host, &server->bound_port);
+  if (rc < 0) {
+    if (rc == ANIM_EINVAL)
+      snprintf(err, errlen, "--host %s: not an IPv4 or IPv6 address", config->host);
+    else
+      snprintf(err, errlen, "cannot listen on %s:%d: %s%s", config->host, config->port, uv_strerror(rc),
+               rc == UV_EADDRINUSE ? (config->reuseport ? " (instances share a port only when every one has --reuseport)"
+                                                        : " (several instances on one port need --reuseport)")
+                                   : "");
     uv_close((uv_handle_t *)&server->listener, NULL);
-    return rc;
+    return rc == ANIM_EINVAL ? rc : ANIM_EIO;
   }
-  if (srv_crowd_init(&server->crowd, server) != 0) {
+  srv_crowd_hooks_t hooks = {server, crowd_prepare, crowd_simulated, crowd_ended, crowd_wants_ticks, crowd_counted};
+  if (srv_crowd_init(&server->crowd, loop, &server->config, &hooks) != 0) {
     snprintf(err, errlen, "cannot create the tick timer (timerfd)");
     uv_close((uv_handle_t *)&server->listener, NULL);
-    srv_metrics_close(server);
     return ANIM_EIO;
   }
-  uv_signal_init(loop, &server->sigint);
-  uv_signal_init(loop, &server->sigterm);
-  server->sigint.data = server->sigterm.data = server;
-  uv_signal_start(&server->sigint, on_signal, SIGINT);
-  uv_signal_start(&server->sigterm, on_signal, SIGTERM);
-  uv_signal_init(loop, &server->sighup);
-  server->sighup.data = server;
-  uv_signal_start(&server->sighup, on_signal, SIGHUP);
+  srv_streams_init(&server->streams, loop, &server->config, &server->counters, &server->crowd);
+  srv_service_env_t env = {&server->config, &server->registry, &server->crowd, &server->streams, &server->counters,
+                           server->start_ns};
+  srv_dispatch_init(&server->dispatch, loop, &env, &server->counters, &server->metrics, on_shutdown_request, server);
+  srv_metrics_source_t source = {&server->counters, &server->crowd, &server->registry, server->start_ns, ready, server};
+  if ((rc = srv_metrics_start(&server->metrics, loop, config->metrics_host, config->metrics_port, &source, err, errlen))) {
+    uv_close((uv_handle_t *)&server->listener, NULL);
+    srv_crowd_stop(&server->crowd);
+    return rc;
+  }
+  start_signals(server);
   uv_timer_init(loop, &server->idle_sweep);
   server->idle_sweep.data = server;
   uv_timer_start(&server->idle_sweep, on_idle_sweep, 250, 250);
@@ -157,11 +213,9 @@ void srv_server_shutdown(srv_server_t *server) {
   uv_unref((uv_handle_t *)&server->sighup);
   uv_close((uv_handle_t *)&server->idle_sweep, NULL);
   /* /ready would say 503 from here on; the endpoint closes with the rest so the loop can end. */
-  srv_metrics_close(server);
-  srv_scheduler_close(&server->crowd.scheduler); /* a tick in flight still finishes */
-  /* Drain may free a connection synchronously only through uv callbacks, so
-   * walking the list here is safe. */
-  for (srv_connection_t *c = server->connections; c; c = c->next) srv_connection_drain(c);
+  srv_metrics_close(&server->metrics);
+  srv_crowd_stop(&server->crowd); /* a tick in flight still finishes */
+  for (srv_session_t *s = server->sessions; s; s = s->next) srv_connection_drain(&s->connection);
 }
 
 void srv_server_close(srv_server_t *server) {
@@ -169,11 +223,6 @@ void srv_server_close(srv_server_t *server) {
   uv_close((uv_handle_t *)&server->sigterm, NULL);
   uv_close((uv_handle_t *)&server->sighup, NULL);
   uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
-}
-
-void srv_server_connection_closed(srv_server_t *server, srv_connection_t *c) {
-  if (c->prev) c->prev->next = c->next;
-  else server->connections = c->next;
-  if (c->next) c->next->prev = c->prev;
-  server->nconnections--;
+  srv_crowd_close(&server->crowd);
+  srv_registry_clear(&server->registry);
 }

@@ -1,8 +1,8 @@
 /*
- * service_character.c: create, destroy, steer and inspect characters;
- * subscribe to their poses; server statistics.
+ * service_character.c: create, destroy, steer and inspect characters, and
+ * subscribe to their poses.
  *
- * Every step here runs on the loop between ticks (the connection parks these
+ * Every step here runs on the loop between ticks (the dispatcher parks these
  * requests while a tick is in flight), so it may read and change actors
  * freely. A character is steered or destroyed only by the connection that
  * created it (ANIM_EPERM otherwise); anyone may read its state or stream it.
@@ -10,100 +10,90 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 #include "anim_error.h"
-#include "connection.h"
 #include "crowd.h"
-#include "metrics.h"
-#include "scheduler.h"
-#include "server.h"
-#include "services.h"
+#include "service.h"
 #include "stream.h"
 
-int srv_character_create(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_create_request_t *req = &request->body.create;
-  srv_crowd_t *crowd = &ctx->server->crowd;
-  const srv_config_t *config = ctx->config;
+static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_create_characters_request_t *req = &request->body.create_characters;
+  srv_crowd_t *crowd = ctx->env->crowd;
+  const srv_config_t *config = ctx->env->config;
   int n = req->nplacements ? req->nplacements : 1;
   uint32_t owned = srv_crowd_owned_count(crowd, ctx->connection_id);
   if (owned + (uint32_t)n > config->max_characters_per_connection)
-    return srv_response_fail(out, ANIM_ELIMIT, "this connection would own %u characters, at most %u",
-                              owned + (uint32_t)n, config->max_characters_per_connection);
+    return srv_response_fail(out, ANIM_ELIMIT,
+                             "create_characters: this connection would own %u characters, at most %u "
+                             "(--max-characters-per-connection)", owned + (uint32_t)n, config->max_characters_per_connection);
   if (crowd->count + (uint32_t)n > config->max_characters)
-    return srv_response_fail(out, ANIM_ELIMIT, "the server would hold %u characters, at most %u",
-                              crowd->count + (uint32_t)n, config->max_characters);
+    return srv_response_fail(out, ANIM_ELIMIT, "create_characters: the server would hold %u characters, at most %u "
+                             "(--max-characters)", crowd->count + (uint32_t)n, config->max_characters);
   int rc = anim_controller_params_validate(&req->params);
-  if (rc) return srv_response_fail(out, rc, "params: %s", anim_strerror(rc));
+  if (rc) return srv_response_fail(out, rc, "create_characters.params: %s", anim_strerror(rc));
   const anim_database_t *db = &out->entry->db;
   for (int i = 0; i < req->nplacements; i++)
     if (req->placements[i].start_frame >= db->nframes)
-      return srv_response_fail(out, ANIM_ERANGE, "placements[%d].start_frame %d: the database has %d frames", i,
-                                req->placements[i].start_frame, db->nframes);
-  uint64_t *ids = malloc((size_t)n * sizeof *ids);
-  if (!ids) return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
+      return srv_response_fail(out, ANIM_ERANGE, "create_characters.placements[%d].start_frame.frame = %d: database %s "
+                               "has frames 0..%d", i, req->placements[i].start_frame, db->name, db->nframes - 1);
+  uint64_t *ids = srv_response_alloc(out, (size_t)n * sizeof *ids);
+  if (!ids) return ANIM_ENOMEM;
   for (int i = 0; i < n; i++) {
     srv_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
     const srv_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
     rc = srv_crowd_create(crowd, ctx->connection_id, out->entry, &req->params, vec3_make(p->x, 0.0f, p->z), p->facing,
-                           p->start_frame >= 0 ? p->start_frame : 0, &ids[i]);
+                          p->start_frame >= 0 ? p->start_frame : 0, &ids[i]);
     if (rc) { /* all or nothing */
       for (int j = 0; j < i; j++) srv_crowd_destroy(crowd, srv_crowd_find(crowd, ids[j]));
-      free(ids);
-      return srv_response_fail(out, rc, "placements[%d]: %s", i, anim_strerror(rc));
+      return srv_response_fail(out, rc, "create_characters.placements[%d]: %s", i, anim_strerror(rc));
     }
   }
-  out->body.create.ids = ids;
-  out->body.create.n = n;
+  out->body.create_characters.ids = ids;
+  out->body.create_characters.n = n;
   return 0;
 }
 
-/* The actor named, steerable by this connection; else fails the response. */
+/* The actor named by field[index], steerable by this connection; else fails the response. */
 static srv_actor_t *owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
-                                 srv_response_t *out) {
-  srv_actor_t *a = srv_crowd_find(&ctx->server->crowd, id);
-  if (!a) srv_response_fail(out, ANIM_ENOTFOUND, "%s[%d]: no character %llu", field, index, (unsigned long long)id);
+                                srv_response_t *out) {
+  srv_actor_t *a = srv_crowd_find(ctx->env->crowd, id);
+  if (!a)
+    srv_response_fail(out, ANIM_ENOTFOUND, "%s[%d] = %llu: no such character", field, index, (unsigned long long)id);
   else if (a->owner != ctx->connection_id)
-    srv_response_fail(out, ANIM_EPERM, "%s[%d]: character %llu belongs to another connection", field, index,
-                       (unsigned long long)id);
-  else return a;
+    srv_response_fail(out, ANIM_EPERM, "%s[%d] = %llu: the character belongs to another connection", field, index,
+                      (unsigned long long)id);
+  else
+    return a;
   return NULL;
 }
 
-int srv_character_destroy(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_ids_request_t *req = &request->body.destroy;
+static int destroy(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_destroy_characters_request_t *req = &request->body.destroy_characters;
   for (int i = 0; i < req->n; i++)
-    if (!owned_actor(ctx, req->ids[i], "characters", i, out)) return out->error;
+    if (!owned_actor(ctx, req->ids[i], "destroy_characters.characters", i, out)) return out->error;
   uint32_t destroyed = 0;
   for (int i = 0; i < req->n; i++) {
-    srv_actor_t *a = srv_crowd_find(&ctx->server->crowd, req->ids[i]);
-    if (a) srv_crowd_destroy(&ctx->server->crowd, a), destroyed++; /* a name given twice is destroyed once */
+    srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->ids[i]);
+    if (a) srv_crowd_destroy(ctx->env->crowd, a), destroyed++; /* a name given twice is destroyed once */
   }
-  out->body.destroyed = destroyed;
+  out->body.destroy_characters.destroyed = destroyed;
   return 0;
 }
 
-int srv_character_set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_inputs_request_t *req = &request->body.inputs;
-  /* All checked before any is applied. */
-  for (int i = 0; i < req->n; i++) {
-    if (!owned_actor(ctx, req->items[i].character, "inputs", i, out)) return out->error;
-    int rc = anim_controller_input_validate(&req->items[i].input);
-    if (rc) return srv_response_fail(out, rc, "inputs[%d]: %s (|stick| <= 1, speeds >= 0, finite values)", i,
-                                      anim_strerror(rc));
-  }
+static int set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_set_inputs_request_t *req = &request->body.set_inputs;
+  /* All checked before any is applied (the codec checked every value). */
   for (int i = 0; i < req->n; i++)
-    anim_controller_set_input(&srv_crowd_find(&ctx->server->crowd, req->items[i].character)->character,
-                             &req->items[i].input);
-  out->body.tick = ctx->server->crowd.tick + 1;
+    if (!owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out)) return out->error;
+  for (int i = 0; i < req->n; i++)
+    anim_controller_set_input(&srv_crowd_find(ctx->env->crowd, req->items[i].character)->controller, &req->items[i].input);
+  out->body.set_inputs.tick = ctx->env->crowd->tick + 1;
   return 0;
 }
 
-static int snapshot_offsets(const anim_controller_t *c, srv_inertialize_response_t *out) {
+static int snapshot_offsets(const anim_controller_t *c, srv_inertializer_t *out, srv_response_t *response) {
   size_t n = (size_t)c->db->nbones;
-  float *block = malloc(n * 13 * sizeof *block);
+  float *block = srv_response_alloc(response, n * 13 * sizeof *block);
   if (!block) return ANIM_ENOMEM;
-  out->block = block;
   out->nbones = (int)n;
   out->offset_positions = block, out->offset_velocities = block + 3 * n;
   out->offset_rotations = block + 6 * n, out->offset_angular_velocities = block + 10 * n;
@@ -114,15 +104,16 @@ static int snapshot_offsets(const anim_controller_t *c, srv_inertialize_response
   return 0;
 }
 
-int srv_character_state(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_state_request_t *req = &request->body.state;
-  srv_actor_t *a = srv_crowd_find(&ctx->server->crowd, req->character);
-  if (!a) return srv_response_fail(out, ANIM_ENOTFOUND, "no character %llu", (unsigned long long)req->character);
-  const anim_controller_t *c = &a->character;
-  srv_state_response_t *s = &out->body.state;
-  out->entry = a->entry;
-  a->entry->refs++; /* the encoder reads the version and range names */
-  s->tick = ctx->server->crowd.tick;
+static int character_state(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_character_state_request_t *req = &request->body.character_state;
+  srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->character);
+  if (!a)
+    return srv_response_fail(out, ANIM_ENOTFOUND, "character_state.character = %llu: no such character",
+                             (unsigned long long)req->character);
+  const anim_controller_t *c = &a->controller;
+  srv_character_state_response_t *s = &out->body.character_state;
+  out->entry = srv_db_entry_retain(a->entry); /* the encoder reads the version and range names */
+  s->tick = ctx->env->crowd->tick;
   s->position = c->sim_position, s->velocity = c->sim_velocity, s->rotation = c->sim_rotation;
   s->angular_velocity = c->sim_angular_velocity, s->desired_velocity = c->desired_velocity;
   s->desired_rotation = c->desired_rotation;
@@ -140,47 +131,26 @@ int srv_character_state(const srv_service_ctx_t *ctx, const srv_request_t *reque
                       in->anchor_world_position.z, in->anchor_world_rotation.w, in->anchor_world_rotation.x,
                       in->anchor_world_rotation.y, in->anchor_world_rotation.z};
   memcpy(s->inertializer.anchor, anchor, sizeof anchor);
-  if (req->offsets && snapshot_offsets(c, &s->inertializer) != 0)
-    return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
-  return 0;
+  return req->offsets ? snapshot_offsets(c, &s->inertializer, out) : 0;
 }
 
-int srv_character_subscribe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  return srv_stream_subscribe(ctx->connection, &request->body.subscribe, out);
+static int subscribe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  return srv_stream_subscribe(ctx->subscriber, &request->body.subscribe, out);
 }
 
-int srv_character_update_subscription(const srv_service_ctx_t *ctx, const srv_request_t *request,
-                                       srv_response_t *out) {
-  return srv_stream_update(ctx->connection, &request->body.subscription, out);
+static int update_subscription(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  return srv_stream_update(ctx->subscriber, &request->body.update_subscription, out);
 }
 
-int srv_character_unsubscribe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  return srv_stream_unsubscribe(ctx->connection, &request->body.subscription, out);
+static int unsubscribe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  return srv_stream_unsubscribe(ctx->subscriber, request->body.unsubscribe.subscription, out);
 }
 
-int srv_server_stats_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_server_t *server = ctx->server;
-  srv_stats_response_t *s = &out->body.stats;
-  srv_scheduler_stats_t t;
-  srv_scheduler_stats(&server->crowd.scheduler, &t);
-  s->uptime_us = (srv_scheduler_now_ns() - server->start_ns) / 1000u;
-  s->connections = server->nconnections;
-  s->characters = server->crowd.count;
-  s->requests = server->stats.requests, s->errors = server->stats.errors;
-  s->tick_rate = (float)ctx->config->tick_rate;
-  s->ticks = t.ticks, s->ticks_late = t.late, s->ticks_skipped = t.skipped;
-  s->lateness_p50_us = t.lateness_p50_ns / 1000u, s->lateness_p99_us = t.lateness_p99_ns / 1000u;
-  s->lateness_max_us = t.lateness_max_ns / 1000u;
-  s->work_p50_us = t.work_p50_ns / 1000u, s->work_p99_us = t.work_p99_ns / 1000u;
-  s->frames_sent = server->stats.frames_sent, s->frames_dropped = server->stats.frames_dropped;
-  s->stream_bytes = server->stats.stream_bytes, s->poses_sent = server->stats.poses_sent;
-  s->slow_subscribers_closed = server->stats.slow_subscribers_closed;
-  srv_process_usage(&s->cpu_user_s, &s->cpu_system_s, &s->rss_bytes);
-  s->character_bytes = srv_crowd_actor_bytes();
-  srv_db_entry_t *def = srv_registry_acquire((srv_registry_t *)&server->registry, "default");
-  if (def) {
-    s->pose_buffer_bytes = srv_crowd_pose_buffer_bytes(&def->db);
-    srv_db_entry_release(def);
-  }
-  return 0;
-}
+const srv_service_t srv_service_create_characters = {
+    .prepare = srv_service_acquire_database, .handle = create, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_destroy_characters = {.handle = destroy, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_set_inputs = {.handle = set_inputs, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_character_state = {.handle = character_state, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_subscribe = {.handle = subscribe, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_update_subscription = {.handle = update_subscription, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_unsubscribe = {.handle = unsubscribe, .flags = SRV_SERVICE_CROWD};

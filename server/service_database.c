@@ -13,40 +13,36 @@
 #include "anim_error.h"
 #include "dbfile.h"
 #include "registry.h"
-#include "server.h"
-#include "services.h"
+#include "service.h"
 
-static const char *requested_name(const srv_request_t *request) {
-  switch (request->type) {
-  case SRV_REQ_SEARCH:
-  case SRV_REQ_BATCH_SEARCH: return request->body.search.database;
-  case SRV_REQ_POSE: return request->body.pose.database;
-  case SRV_REQ_CREATE_CHARACTERS: return request->body.create.database;
-  default: return request->body.db.name;
-  }
-}
-
-int srv_database_list(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  out->registry = &ctx->server->registry;
+int srv_service_acquire_database(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  if (!request->database) return 0;
+  out->entry = srv_registry_acquire(ctx->env->registry, request->database);
+  if (!out->entry)
+    return srv_response_fail(out, ANIM_ENOTFOUND, "%s.database = \"%s\": no database of that name is loaded",
+                             srv_request_name(request->type), request->database);
   return 0;
 }
 
-int srv_database_acquire(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const char *name = requested_name(request);
-  out->entry = srv_registry_acquire(&ctx->server->registry, name);
-  if (!out->entry) return srv_response_fail(out, ANIM_ENOTFOUND, "no database named \"%s\" is loaded", name);
+/* Copies the registry's summaries: the encoder reads no registry. */
+static int list(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_registry_t *registry = ctx->env->registry;
+  srv_list_databases_response_t *r = &out->body.list_databases;
+  if (!(r->summaries = srv_response_alloc(out, (size_t)(registry->count + 1) * sizeof *r->summaries))) return ANIM_ENOMEM;
+  for (int i = 0; i < registry->count; i++) srv_db_entry_summary(registry->entries[i], &r->summaries[r->count++]);
   return 0;
 }
 
-int srv_database_describe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+static int describe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   return 0; /* the entry acquired in prepare is all the encoder needs */
 }
 
-int srv_database_check_absent(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  srv_db_entry_t *existing = srv_registry_acquire(&ctx->server->registry, request->body.db.name);
+static int check_absent(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  srv_db_entry_t *existing = srv_registry_acquire(ctx->env->registry, request->database);
   if (!existing) return 0;
   srv_db_entry_release(existing);
-  return srv_response_fail(out, ANIM_EEXIST, "database \"%s\" is already loaded (use reload)", request->body.db.name);
+  return srv_response_fail(out, ANIM_EEXIST, "load_database.name = \"%s\": already loaded (use reload_database)",
+                           request->database);
 }
 
 /* data_dir/NAME.animdb, refused when it resolves outside data_dir (symlinks). */
@@ -88,37 +84,47 @@ int srv_database_open(const srv_config_t *config, const char *name, srv_db_entry
 }
 
 /* Thread pool: read, check and index the file. */
-int srv_database_read_file(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+static int read_file(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   char err[SRV_ERROR_MESSAGE_MAX];
-  int rc = srv_database_open(ctx->config, request->body.db.name, &out->built, err, sizeof err);
-  return rc ? srv_response_fail(out, rc, "%s", err) : 0;
+  int rc = srv_database_open(ctx->env->config, request->database, &out->built, err, sizeof err);
+  return rc ? srv_response_fail(out, rc, "%s.name: %s", srv_request_name(request->type), err) : 0;
 }
 
 /* Loop thread: put the built entry in the registry. */
-int srv_database_install(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  srv_registry_t *registry = &ctx->server->registry;
-  if (request->type == SRV_REQ_LOAD_DATABASE && srv_database_check_absent(ctx, request, out)) return out->error;
+static int install(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  srv_registry_t *registry = ctx->env->registry;
+  const srv_config_t *config = ctx->env->config;
+  if (request->type == SRV_REQ_LOAD_DATABASE && check_absent(ctx, request, out)) return out->error;
   if (request->type == SRV_REQ_RELOAD_DATABASE) {
     /* Unloaded while we were rebuilding: do not resurrect it. */
-    srv_db_entry_t *current = srv_registry_acquire(registry, request->body.db.name);
-    if (!current) return srv_response_fail(out, ANIM_ENOTFOUND, "\"%s\" was unloaded meanwhile", request->body.db.name);
+    srv_db_entry_t *current = srv_registry_acquire(registry, request->database);
+    if (!current)
+      return srv_response_fail(out, ANIM_ENOTFOUND, "reload_database.name = \"%s\": unloaded meanwhile",
+                               request->database);
     srv_db_entry_release(current);
   }
   char err[256];
-  int rc = srv_registry_fits(registry, out->built, ctx->config->max_databases, ctx->config->max_database_memory, err,
-                              sizeof err);
+  int rc = srv_registry_fits(registry, out->built, config->max_databases, config->max_database_memory, err, sizeof err);
   if (rc == 0) rc = srv_registry_put(registry, out->built);
   if (rc) return srv_response_fail(out, rc, "%s", rc == ANIM_ELIMIT && err[0] ? err : anim_strerror(rc));
   /* The registry took the built reference; the response keeps one to describe it. */
   srv_db_entry_release(out->entry);
-  out->entry = out->built;
+  out->entry = srv_db_entry_retain(out->built);
   out->built = NULL;
-  out->entry->refs++;
   return 0;
 }
 
-int srv_database_unload(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  return srv_registry_remove(&ctx->server->registry, request->body.db.name);
+static int unload(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  return srv_registry_remove(ctx->env->registry, request->database);
 }
 
-int srv_database_always_off_loop(const srv_request_t *request, const srv_response_t *prepared) { return 1; }
+static int always(const srv_request_t *request, const srv_response_t *prepared) { return 1; }
+
+const srv_service_t srv_service_list_databases = {.handle = list};
+const srv_service_t srv_service_describe_database = {.prepare = srv_service_acquire_database, .handle = describe};
+const srv_service_t srv_service_load_database = {
+    .prepare = check_absent, .handle = read_file, .finish = install, .off_loop = always, .flags = SRV_SERVICE_ADMIN};
+const srv_service_t srv_service_reload_database = {.prepare = srv_service_acquire_database, .handle = read_file,
+                                                   .finish = install, .off_loop = always, .flags = SRV_SERVICE_ADMIN};
+const srv_service_t srv_service_unload_database = {
+    .prepare = srv_service_acquire_database, .handle = unload, .flags = SRV_SERVICE_ADMIN};

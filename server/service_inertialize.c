@@ -5,7 +5,7 @@
  * The maths is core's (inertialize.h, transition_cost.h, spring.h); this file
  * turns requests into pose views (database frames point straight into the
  * database, explicit poses are checked by the codec and normalized here) and
- * fills responses whose arrays live in one block the response owns.
+ * fills responses whose arrays the response owns.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +13,7 @@
 #include "anim_error.h"
 #include "inertialize.h"
 #include "registry.h"
-#include "server.h"
-#include "services.h"
+#include "service.h"
 #include "spring.h"
 #include "transition_cost.h"
 
@@ -31,8 +30,8 @@ static int view_pose(const srv_db_entry_t *entry, const srv_pose_ref_t *ref, con
   if (ref->frame >= 0) {
     const anim_database_t *db = &entry->db;
     if (ref->frame >= db->nframes)
-      return srv_response_fail(out, ANIM_ERANGE, "%s frame %d: database %s has %d frames", field, ref->frame, db->name,
-                                db->nframes);
+      return srv_response_fail(out, ANIM_ERANGE, "%s.frame = %d: database %s has frames 0..%d", field, ref->frame,
+                               db->name, db->nframes - 1);
     size_t base = (size_t)ref->frame * (size_t)db->nbones;
     out_view->count = (size_t)db->nbones;
     out_view->positions = db->local_positions + base;
@@ -50,12 +49,10 @@ static int view_pose(const srv_db_entry_t *entry, const srv_pose_ref_t *ref, con
   return 0;
 }
 
-/* One block for offsets (and, when with_pose, an output pose) of n bones. */
-static int alloc_inertialize(srv_inertialize_response_t *r, int n, int with_pose, srv_response_t *out) {
-  size_t floats = (size_t)n * (with_pose ? 26 : 13);
-  float *block = calloc(floats, sizeof *block);
-  if (!block) return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
-  r->block = block;
+/* Offsets (and, when with_pose, an output pose) of n bones, response-owned. */
+static int alloc_inertialize(srv_inertializer_t *r, int n, int with_pose, srv_response_t *out) {
+  float *block = srv_response_alloc(out, (size_t)n * (with_pose ? 26 : 13) * sizeof *block);
+  if (!block) return ANIM_ENOMEM;
   r->nbones = n;
   r->offset_positions = block, block += 3 * n;
   r->offset_velocities = block, block += 3 * n;
@@ -71,7 +68,7 @@ static int alloc_inertialize(srv_inertialize_response_t *r, int n, int with_pose
 }
 
 /* An inertializer over the response's offset arrays, starting from state. */
-static int load_state(anim_inertializer_t *s, srv_inertialize_response_t *r, const srv_state_ref_t *state) {
+static int load_state(anim_inertializer_t *s, srv_inertializer_t *r, const srv_state_ref_t *state) {
   int n = r->nbones;
   int rc = anim_inertializer_init(s, (size_t)n, (vec3 *)r->offset_positions, (vec3 *)r->offset_velocities,
                                   (quat *)r->offset_rotations, (vec3 *)r->offset_angular_velocities);
@@ -97,61 +94,56 @@ static void store_anchor(const anim_inertializer_t *s, float *anchor) {
   memcpy(anchor, values, sizeof values);
 }
 
-static int check_counts(size_t a, size_t b, int state_bones, srv_response_t *out) {
-  if (a != b || (state_bones && (size_t)state_bones != a))
-    return srv_response_fail(out, ANIM_EDIMENSION, "bone counts differ: %zu, %zu%s", a, b,
-                              state_bones ? " and the state's" : "");
+/* names: what a and b are ("source", "destination") for the message. */
+static int check_counts(const char *request, const char *a_name, size_t a, const char *b_name, size_t b, int state_bones,
+                        srv_response_t *out) {
+  if (a != b)
+    return srv_response_fail(out, ANIM_EDIMENSION, "%s: %s has %zu bones, %s %zu: they must match", request, a_name, a,
+                             b_name, b);
+  if (state_bones && (size_t)state_bones != a)
+    return srv_response_fail(out, ANIM_EDIMENSION, "%s.state has %d bones, the poses %zu: they must match", request,
+                             state_bones, a);
   return 0;
 }
 
-int srv_inertialize_prepare(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const char *name = NULL;
-  switch (request->type) {
-  case SRV_REQ_INERTIALIZE_TRANSITION: name = request->body.transition.database; break;
-  case SRV_REQ_INERTIALIZE_EVALUATE: name = request->body.evaluate.database; break;
-  case SRV_REQ_TRANSITION_COST: name = request->body.cost.database; break;
-  default: break;
-  }
-  if (!name) return 0; /* explicit poses only */
-  out->entry = srv_registry_acquire(&ctx->server->registry, name);
-  return out->entry ? 0 : srv_response_fail(out, ANIM_ENOTFOUND, "no database named \"%s\" is loaded", name);
-}
-
-int srv_inertialize_transition(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_transition_request_t *req = &request->body.transition;
+static int transition(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_inertialize_transition_request_t *req = &request->body.inertialize_transition;
   quat src_rot[ANIM_MAX_BONES], dst_rot[ANIM_MAX_BONES];
   anim_pose_view_t src, dst;
   anim_inertializer_t s;
   int rc;
-  if ((rc = view_pose(out->entry, &req->source, "source", src_rot, &src, out)) ||
-      (rc = view_pose(out->entry, &req->destination, "destination", dst_rot, &dst, out)) ||
-      (rc = check_counts(src.count, dst.count, req->state.nbones, out)) ||
-      (rc = alloc_inertialize(&out->body.inertialize, (int)src.count, 0, out)))
+  srv_inertializer_t *r = &out->body.inertialize_transition;
+  if ((rc = view_pose(out->entry, &req->source, "inertialize_transition.source", src_rot, &src, out)) ||
+      (rc = view_pose(out->entry, &req->destination, "inertialize_transition.destination", dst_rot, &dst, out)) ||
+      (rc = check_counts("inertialize_transition", "source", src.count, "destination", dst.count, req->state.nbones,
+                         out)) ||
+      (rc = alloc_inertialize(r, (int)src.count, 0, out)))
     return rc;
-  if ((rc = load_state(&s, &out->body.inertialize, &req->state)))
-    return srv_response_fail(out, rc, "invalid inertializer state");
+  if ((rc = load_state(&s, r, &req->state)))
+    return srv_response_fail(out, rc, "inertialize_transition.state: %s", anim_strerror(rc));
   if ((rc = anim_inertializer_transition(&s, &src, &dst)))
-    return srv_response_fail(out, rc, "transition failed: %s", anim_strerror(rc));
-  store_anchor(&s, out->body.inertialize.anchor);
+    return srv_response_fail(out, rc, "inertialize_transition: %s", anim_strerror(rc));
+  store_anchor(&s, r->anchor);
   return 0;
 }
 
-int srv_inertialize_evaluate(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_evaluate_request_t *req = &request->body.evaluate;
+static int evaluate(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_inertialize_evaluate_request_t *req = &request->body.inertialize_evaluate;
   quat in_rot[ANIM_MAX_BONES];
   anim_pose_view_t input;
   anim_inertializer_t s;
-  srv_inertialize_response_t *r = &out->body.inertialize;
+  srv_inertializer_t *r = &out->body.inertialize_evaluate;
   int rc;
-  if ((rc = view_pose(out->entry, &req->input, "input", in_rot, &input, out)) ||
-      (rc = check_counts(input.count, (size_t)req->state.nbones, 0, out)) ||
+  if ((rc = view_pose(out->entry, &req->input, "inertialize_evaluate.input", in_rot, &input, out)) ||
+      (rc = check_counts("inertialize_evaluate", "input", input.count, "state", (size_t)req->state.nbones, 0, out)) ||
       (rc = alloc_inertialize(r, (int)input.count, 1, out)))
     return rc;
-  if ((rc = load_state(&s, r, &req->state))) return srv_response_fail(out, rc, "invalid inertializer state");
+  if ((rc = load_state(&s, r, &req->state)))
+    return srv_response_fail(out, rc, "inertialize_evaluate.state: %s", anim_strerror(rc));
   anim_pose_buffer_t pose = {input.count, (vec3 *)r->positions, (vec3 *)r->velocities, (quat *)r->rotations,
                              (vec3 *)r->angular_velocities};
   if ((rc = anim_inertializer_evaluate(&s, &pose, &input, req->halflife, req->t)))
-    return srv_response_fail(out, rc, "evaluate failed: %s", anim_strerror(rc));
+    return srv_response_fail(out, rc, "inertialize_evaluate: %s", anim_strerror(rc));
   /* The offsets themselves, t seconds on (exact decay). */
   for (size_t b = 0; b < input.count; b++) {
     anim_spring_decay_vec3((vec3 *)r->offset_positions + b, (vec3 *)r->offset_velocities + b, req->halflife, req->t);
@@ -180,11 +172,12 @@ static void bone_state(const srv_db_entry_t *entry, const srv_pose_ref_t *ref, i
   }
 }
 
-static int cost_bones(const srv_db_entry_t *entry, const srv_cost_request_t *req, int *out_bones, int *out_count,
-                      srv_response_t *out) {
+static int cost_bones(const srv_db_entry_t *entry, const srv_transition_cost_request_t *req, int *out_bones,
+                      int *out_count, srv_response_t *out) {
   int n = req->source.frame >= 0 ? entry->db.nbones : req->source.nbones;
   int m = req->destination.frame >= 0 ? entry->db.nbones : req->destination.nbones;
-  if (n != m) return srv_response_fail(out, ANIM_EDIMENSION, "source has %d bones, destination %d", n, m);
+  int rc = check_counts("transition_cost", "source", (size_t)n, "destination", (size_t)m, 0, out);
+  if (rc) return rc;
   if (req->nbones_named == 0) {
     for (int b = 0; b < n; b++) out_bones[b] = b;
     *out_count = n;
@@ -193,27 +186,28 @@ static int cost_bones(const srv_db_entry_t *entry, const srv_cost_request_t *req
   for (int i = 0; i < req->nbones_named; i++) {
     out_bones[i] = anim_skeleton_find(&entry->db.skeleton, req->bones[i]);
     if (out_bones[i] < 0)
-      return srv_response_fail(out, ANIM_ENOTFOUND, "database %s has no bone \"%.64s\"", entry->db.name, req->bones[i]);
+      return srv_response_fail(out, ANIM_ENOTFOUND, "transition_cost.bones[%d] = \"%.64s\": database %s has no such bone",
+                               i, req->bones[i], entry->db.name);
   }
   *out_count = req->nbones_named;
   return 0;
 }
 
-int srv_transition_cost_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_cost_request_t *req = &request->body.cost;
-  srv_cost_response_t *c = &out->body.cost;
+static int transition_cost(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_transition_cost_request_t *req = &request->body.transition_cost;
+  srv_transition_cost_response_t *c = &out->body.transition_cost;
   int bones[ANIM_MAX_BONES], count = 0, rc;
   if ((rc = cost_bones(out->entry, req, bones, &count, out))) return rc;
   const srv_pose_ref_t *refs[2] = {&req->source, &req->destination};
   for (int i = 0; i < 2; i++)
     if (refs[i]->frame >= 0 && refs[i]->frame >= out->entry->db.nframes)
-      return srv_response_fail(out, ANIM_ERANGE, "%s frame %d: database %s has %d frames", i ? "destination" : "source",
-                                refs[i]->frame, out->entry->db.name, out->entry->db.nframes);
+      return srv_response_fail(out, ANIM_ERANGE, "transition_cost.%s.frame = %d: database %s has frames 0..%d",
+                               i ? "destination" : "source", refs[i]->frame, out->entry->db.name,
+                               out->entry->db.nframes - 1);
   /* names (pointers + 16-byte fallback labels) and two float arrays in one block */
   size_t size = (size_t)count * (sizeof(char *) + 16 + 2 * sizeof(float));
-  char *block = calloc(1, size + 1);
-  if (!block) return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
-  c->block = block;
+  char *block = srv_response_alloc(out, size + 1);
+  if (!block) return ANIM_ENOMEM;
   c->names = (const char **)block;
   c->bone_exact = (float *)(block + (size_t)count * sizeof(char *));
   c->bone_approximate = c->bone_exact + count;
@@ -238,9 +232,9 @@ int srv_transition_cost_handle(const srv_service_ctx_t *ctx, const srv_request_t
   return 0;
 }
 
-int srv_spring_tune_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
-  const srv_tune_request_t *t = &request->body.tune;
-  srv_tune_response_t *r = &out->body.tune;
+static int spring_tune(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_spring_tune_request_t *t = &request->body.spring_tune;
+  srv_spring_tune_response_t *r = &out->body.spring_tune;
   int rc = 0;
   switch (t->problem) {
   case SRV_TUNE_FRACTION:
@@ -256,6 +250,13 @@ int srv_spring_tune_handle(const srv_service_ctx_t *ctx, const srv_request_t *re
     rc = anim_spring_erp_cfm_to_implicit(&r->stiffness, &r->damping, t->erp, t->cfm, t->dt);
     break;
   }
-  if (rc == ANIM_ERANGE) return srv_response_fail(out, rc, "no critically damped spring reaches that fraction at that time");
-  return rc ? srv_response_fail(out, rc, "spring tuning: %s", anim_strerror(rc)) : 0;
+  if (rc == ANIM_ERANGE)
+    return srv_response_fail(out, rc, "spring_tune.fraction: no critically damped spring reaches alpha = %g of x0 = %g "
+                             "with v0 = %g at t = %g s", t->alpha, t->x0, t->v0, t->t);
+  return rc ? srv_response_fail(out, rc, "spring_tune: %s", anim_strerror(rc)) : 0;
 }
+
+const srv_service_t srv_service_inertialize_transition = {.prepare = srv_service_acquire_database, .handle = transition};
+const srv_service_t srv_service_inertialize_evaluate = {.prepare = srv_service_acquire_database, .handle = evaluate};
+const srv_service_t srv_service_transition_cost = {.prepare = srv_service_acquire_database, .handle = transition_cost};
+const srv_service_t srv_service_spring_tune = {.handle = spring_tune};

@@ -12,11 +12,23 @@
 #include <string.h>
 #include "anim_error.h"
 #include "registry.h"
-#include "services.h"
+#include "service.h"
+
+/* "search.query" or "batch_search.queries[2]": how errors name a query. */
+typedef struct {
+  char text[48];
+} field_t;
+
+static field_t query_field(const srv_request_t *request, int index) {
+  field_t f;
+  if (request->type == SRV_REQ_BATCH_SEARCH) snprintf(f.text, sizeof f.text, "batch_search.queries[%d]", index);
+  else snprintf(f.text, sizeof f.text, "search.query");
+  return f;
+}
 
 /* Replaces the trajectory columns of a normalized row with raw values. */
-static int override_trajectory(const anim_features_t *f, const srv_query_request_t *q, float *row,
-                               srv_response_t *out, int index) {
+static int override_trajectory(const anim_features_t *f, const srv_query_t *q, float *row,
+                               srv_response_t *out, const char *field) {
   for (int t = 0; t < f->schema.nterms; t++) {
     const anim_feature_term_t *term = &f->schema.terms[t];
     const float *values;
@@ -26,8 +38,9 @@ static int override_trajectory(const anim_features_t *f, const srv_query_request
     else continue;
     if (count == 0) continue;
     if (count != term->nsamples)
-      return srv_response_fail(out, ANIM_EDIMENSION, "queries[%d]: %d trajectory samples given, the schema has %d",
-                                index, count, term->nsamples);
+      return srv_response_fail(out, ANIM_EDIMENSION, "%s.trajectory_%s has %d samples: the schema has %d", field,
+                               term->kind == ANIM_FEATURE_TRAJECTORY_POSITION ? "positions" : "directions", count,
+                               term->nsamples);
     for (int d = 0; d < 2 * count; d++) {
       int col = f->group_start[t] + d;
       row[col] = (values[d] - f->offset[col]) / f->scale[col];
@@ -43,16 +56,17 @@ static const float *find_bone(const char *const *names, const float (*values)[3]
 }
 
 /* Every named bone must be a skeleton bone some term uses. */
-static int check_bone_names(const anim_database_t *db, const char *const *names, int n, int index, srv_response_t *out) {
+static int check_bone_names(const anim_database_t *db, const char *const *names, int n, const char *field,
+                            const char *list, srv_response_t *out) {
   for (int i = 0; i < n; i++) {
     if (anim_skeleton_find(&db->skeleton, names[i]) < 0)
-      return srv_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no bone \"%s\"", index, db->name,
-                                names[i]);
+      return srv_response_fail(out, ANIM_ENOTFOUND, "%s.%s[%d].bone = \"%s\": database %s has no such bone", field, list,
+                               i, names[i], db->name);
     int used = 0;
     for (int t = 0; t < db->features.schema.nterms; t++) used |= strcmp(db->features.schema.terms[t].bone, names[i]) == 0;
     if (!used)
-      return srv_response_fail(out, ANIM_EINVAL, "queries[%d]: bone \"%s\" is not in the feature schema", index,
-                                names[i]);
+      return srv_response_fail(out, ANIM_EINVAL, "%s.%s[%d].bone = \"%s\": not in database %s's feature schema", field,
+                               list, i, names[i], db->name);
   }
   return 0;
 }
@@ -61,11 +75,11 @@ static int check_bone_names(const anim_database_t *db, const char *const *names,
  * anim_features_compute_inputs); the wire lists positions and velocities
  * separately, so they are merged by bone name, and a term whose input is
  * missing is named in the error. */
-static int features_from_inputs(const anim_database_t *db, const srv_query_request_t *q, int index, float *raw,
+static int features_from_inputs(const anim_database_t *db, const srv_query_t *q, const char *field, float *raw,
                                 srv_response_t *out) {
   const anim_features_t *f = &db->features;
-  int rc = check_bone_names(db, q->bone_position_names, q->nbone_positions, index, out);
-  if (!rc) rc = check_bone_names(db, q->bone_velocity_names, q->nbone_velocities, index, out);
+  int rc = check_bone_names(db, q->bone_position_names, q->nbone_positions, field, "bone_positions", out);
+  if (!rc) rc = check_bone_names(db, q->bone_velocity_names, q->nbone_velocities, field, "bone_velocities", out);
   if (rc) return rc;
   const char *names[2 * ANIM_MAX_FEATURE_TERMS];
   vec3 positions[2 * ANIM_MAX_FEATURE_TERMS], velocities[2 * ANIM_MAX_FEATURE_TERMS];
@@ -77,7 +91,7 @@ static int features_from_inputs(const anim_database_t *db, const srv_query_reque
     const float *v = find_bone(q->bone_velocity_names, (const float (*)[3])q->bone_velocities, q->nbone_velocities, term->bone);
     int need_p = term->kind != ANIM_FEATURE_BONE_VELOCITY, need_v = term->kind != ANIM_FEATURE_BONE_POSITION;
     if ((need_p && !p) || (need_v && !v))
-      return srv_response_fail(out, ANIM_EINVAL, "queries[%d]: feature term %d needs %s%s%s of bone %s", index, t,
+      return srv_response_fail(out, ANIM_EINVAL, "%s: feature term %d needs %s%s%s of bone %s", field, t,
                                 need_p ? "bone_positions" : "", need_p && need_v ? " and " : "",
                                 need_v ? "bone_velocities" : "", term->bone);
     names[n] = term->bone;
@@ -89,41 +103,41 @@ static int features_from_inputs(const anim_database_t *db, const srv_query_reque
                                   q->trajectory_directions, q->ntrajectory_directions};
   char err[160];
   rc = anim_features_compute_inputs(&f->schema, &inputs, raw, err, sizeof err);
-  return rc ? srv_response_fail(out, rc, "queries[%d]: %s", index, err) : 0;
+  return rc ? srv_response_fail(out, rc, "%s: %s", field, err) : 0;
 }
 
 /* Builds the normalized query vector and the core query of request query q. */
-static int build_query(const anim_database_t *db, const srv_query_request_t *q, int index, float *vector,
+static int build_query(const anim_database_t *db, const srv_query_t *q, const char *field, float *vector,
                        anim_search_query_t *out_query, srv_response_t *out) {
   const anim_features_t *f = &db->features;
   if (q->nfeatures > 0) {
     if (q->nfeatures != f->cols)
-      return srv_response_fail(out, ANIM_EDIMENSION, "queries[%d].features has %d values, database %s has %d",
-                                index, q->nfeatures, db->name, f->cols);
+      return srv_response_fail(out, ANIM_EDIMENSION, "%s.features has %d values: database %s has %d dimensions", field,
+                               q->nfeatures, db->name, f->cols);
     if (q->raw_features) anim_features_normalize(f, q->features, vector);
     else memcpy(vector, q->features, (size_t)f->cols * sizeof *vector);
   } else if (q->from_frame < 0) {
     float raw[ANIM_MAX_FEATURE_DIMS];
-    int rc = features_from_inputs(db, q, index, raw, out);
+    int rc = features_from_inputs(db, q, field, raw, out);
     if (rc) return rc;
     anim_features_normalize(f, raw, vector);
   } else {
     if (q->from_frame >= db->nframes)
-      return srv_response_fail(out, ANIM_ERANGE, "queries[%d].from_frame %d: database %s has %d frames", index,
-                                q->from_frame, db->name, db->nframes);
+      return srv_response_fail(out, ANIM_ERANGE, "%s.from_frame.frame = %d: database %s has frames 0..%d", field,
+                               q->from_frame, db->name, db->nframes - 1);
     memcpy(vector, f->values + (size_t)q->from_frame * (size_t)f->cols, (size_t)f->cols * sizeof *vector);
-    int rc = override_trajectory(f, q, vector, out, index);
+    int rc = override_trajectory(f, q, vector, out, field);
     if (rc) return rc;
   }
   if (q->current_frame >= db->nframes)
-    return srv_response_fail(out, ANIM_ERANGE, "queries[%d].current_frame %d: database %s has %d frames", index,
-                              q->current_frame, db->name, db->nframes);
+    return srv_response_fail(out, ANIM_ERANGE, "%s.current_frame.frame = %d: database %s has frames 0..%d", field,
+                             q->current_frame, db->name, db->nframes - 1);
   uint32_t mask = 0;
   for (int t = 0; t < q->ntags; t++) {
     int bit = anim_database_find_tag(db, q->tags[t]);
     if (bit < 0)
-      return srv_response_fail(out, ANIM_ENOTFOUND, "queries[%d]: database %s has no tag \"%s\"", index, db->name,
-                                q->tags[t]);
+      return srv_response_fail(out, ANIM_ENOTFOUND, "%s.tags[%d] = \"%s\": database %s has no such tag", field, t,
+                               q->tags[t], db->name);
     mask |= 1u << bit;
   }
   memset(out_query, 0, sizeof *out_query);
@@ -149,44 +163,40 @@ static void explain(const anim_database_t *db, const float *vector, srv_search_r
   r->margin = r->count > 1 ? r->hits[1].cost - r->hits[0].cost : 0.0f;
 }
 
-int srv_search_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+/* search and batch_search: one result per query, in order. */
+static int search(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_search_request_t *req = &request->body.search;
+  srv_search_response_t *res = &out->body.search;
   const srv_db_entry_t *entry = out->entry;
   const anim_database_t *db = &entry->db;
   float vector[ANIM_MAX_FEATURE_DIMS];
   /* One scratch for every query of the request: no allocation per query. */
   int max_k = 2;
   for (int i = 0; i < req->nqueries; i++) max_k = req->queries[i].k > max_k ? req->queries[i].k : max_k;
-  void *scratch = malloc(anim_search_scratch_size(entry->indexes[0], max_k));
-  out->body.search.results = calloc((size_t)req->nqueries, sizeof *out->body.search.results);
-  if (!out->body.search.results || !scratch) {
-    free(scratch);
-    return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
-  }
-  out->body.search.nresults = req->nqueries;
+  void *scratch = srv_response_alloc(out, anim_search_scratch_size(entry->indexes[0], max_k));
+  if (!scratch || !(res->results = srv_response_alloc(out, (size_t)req->nqueries * sizeof *res->results)))
+    return ANIM_ENOMEM;
+  res->nresults = req->nqueries;
   for (int i = 0; i < req->nqueries; i++) {
-    const srv_query_request_t *q = &req->queries[i];
-    srv_search_result_t *r = &out->body.search.results[i];
+    const srv_query_t *q = &req->queries[i];
+    srv_search_result_t *r = &res->results[i];
+    field_t field = query_field(request, i);
     anim_search_query_t query;
-    int rc = build_query(db, q, i, vector, &query, out);
-    if (!rc && !(r->hits = malloc((size_t)query.k * sizeof *r->hits))) rc = srv_response_fail(out, ANIM_ENOMEM, "out of memory");
+    int rc = build_query(db, q, field.text, vector, &query, out);
+    if (!rc && !(r->hits = srv_response_alloc(out, (size_t)query.k * sizeof *r->hits))) rc = ANIM_ENOMEM;
     if (!rc && (rc = anim_search_run(entry->indexes[q->method], &query, r->hits, &r->count, scratch)))
-      srv_response_fail(out, rc, "queries[%d]: search failed: %s", i, anim_strerror(rc));
-    if (rc) {
-      free(scratch);
-      return rc;
-    }
+      srv_response_fail(out, rc, "%s: search failed: %s", field.text, anim_strerror(rc));
+    if (rc) return rc;
     if (q->explain) explain(db, vector, r);
     if (r->count > q->k) r->count = q->k;
     r->include_pose = q->include_pose;
   }
-  free(scratch);
   return 0;
 }
 
 /* A handful of indexed queries is microseconds; big batches and the slow
  * reference methods on big databases go to the pool. */
-int srv_search_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
+static int search_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
   const srv_search_request_t *req = &request->body.search;
   if (req->nqueries > 16) return 1;
   size_t rows = prepared->entry ? (size_t)prepared->entry->db.nframes : 0;
@@ -195,12 +205,13 @@ int srv_search_off_loop(const srv_request_t *request, const srv_response_t *prep
   return 0;
 }
 
-int srv_pose_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+static int pose(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_pose_request_t *p = &request->body.pose;
   const anim_database_t *db = &out->entry->db;
   if (p->frame >= db->nframes || p->count > db->nframes - p->frame)
-    return srv_response_fail(out, ANIM_ERANGE, "pose frames [%d, %d) are outside database %s's %d frames", p->frame,
-                              p->frame + p->count, db->name, db->nframes);
+    return srv_response_fail(out, ANIM_ERANGE, "pose.frame = %d, pose.count = %d: frames [%d, %d) are outside database "
+                             "%s's frames 0..%d", p->frame, p->count, p->frame, p->frame + p->count, db->name,
+                             db->nframes - 1);
   out->body.pose.frame = p->frame;
   out->body.pose.count = p->count;
   out->body.pose.options = p->options;
@@ -208,6 +219,12 @@ int srv_pose_handle(const srv_service_ctx_t *ctx, const srv_request_t *request, 
 }
 
 /* Encoding many frames is the cost: spans go to the pool (encoded there). */
-int srv_pose_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
+static int pose_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
   return request->body.pose.count > 64;
 }
+
+const srv_service_t srv_service_search = {
+    .prepare = srv_service_acquire_database, .handle = search, .off_loop = search_off_loop};
+const srv_service_t srv_service_batch_search = {
+    .prepare = srv_service_acquire_database, .handle = search, .off_loop = search_off_loop};
+const srv_service_t srv_service_pose = {.prepare = srv_service_acquire_database, .handle = pose, .off_loop = pose_off_loop};

@@ -3,15 +3,9 @@
 #include <string.h>
 #include <time.h>
 #include "anim_error.h"
-#include "codec.h"
-#include "connection.h"
-#include "crowd.h"
 #include "log.h"
 #include "quantize.h"
-#include "server.h"
 #include "stream.h"
-
-#define MAX_SUBSCRIPTIONS 64
 
 static uint64_t wall_clock_us(void) {
   struct timespec now;
@@ -20,54 +14,116 @@ static uint64_t wall_clock_us(void) {
 }
 
 static void subscription_free(srv_subscription_t *s) {
-  free(s->ids), free(s->gone), free(s->resolved), free(s->encoded), free(s->waiting);
+  for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++) srv_buffer_release(s->buffers[i]);
+  srv_stream_scratch_free(&s->scratch);
+  free(s->ids), free(s->gone), free(s->resolved), free(s->poses);
   free(s);
 }
 
-void srv_streams_free(srv_streams_t *streams) {
-  for (srv_subscription_t *s = streams->subscriptions, *next; s; s = next) {
+/* ---- the subscriber and the hub's list ------------------------------------------------ */
+
+void srv_streams_init(srv_streams_t *hub, uv_loop_t *loop, const srv_config_t *config, srv_counters_t *counters,
+                      srv_crowd_t *crowd) {
+  memset(hub, 0, sizeof *hub);
+  hub->loop = loop;
+  hub->config = config;
+  hub->counters = counters;
+  hub->crowd = crowd;
+}
+
+void srv_subscriber_init(srv_subscriber_t *sub, srv_streams_t *hub, srv_connection_t *connection, uint64_t owner) {
+  memset(sub, 0, sizeof *sub);
+  sub->hub = hub;
+  sub->connection = connection;
+  sub->owner = owner;
+}
+
+static void list_add(srv_subscriber_t *sub) {
+  if (sub->listed) return;
+  srv_streams_t *hub = sub->hub;
+  sub->prev = NULL;
+  sub->next = hub->subscribers;
+  if (hub->subscribers) hub->subscribers->prev = sub;
+  hub->subscribers = sub;
+  sub->listed = 1;
+}
+
+static void list_remove(srv_subscriber_t *sub) {
+  if (!sub->listed) return;
+  if (sub->prev) sub->prev->next = sub->next;
+  else sub->hub->subscribers = sub->next;
+  if (sub->next) sub->next->prev = sub->prev;
+  sub->listed = 0;
+}
+
+static void free_subscriptions(srv_subscriber_t *sub) {
+  for (srv_subscription_t *s = sub->subscriptions, *next; s; s = next) {
     next = s->next;
     subscription_free(s);
   }
-  streams->subscriptions = NULL;
-  streams->count = 0;
+  sub->subscriptions = NULL;
+  sub->count = 0;
 }
 
-int srv_streams_active(const srv_streams_t *streams) {
-  for (const srv_subscription_t *s = streams->subscriptions; s; s = s->next)
+void srv_subscriber_close(srv_subscriber_t *sub) {
+  sub->closed = 1;
+  list_remove(sub);
+  if (!sub->encoding) free_subscriptions(sub); /* else after the job */
+}
+
+int srv_subscriber_active(const srv_subscriber_t *sub) {
+  for (const srv_subscription_t *s = sub->subscriptions; s; s = s->next)
     if (!s->paused) return 1;
   return 0;
 }
 
-static srv_subscription_t *find(srv_connection_t *c, uint64_t id) {
-  for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next)
+static srv_subscription_t *find(srv_subscriber_t *sub, uint64_t id) {
+  for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
     if (s->id == id) return s;
   return NULL;
 }
 
+/* ---- memory held for the connection -------------------------------------------------- */
+
+/* Memory: buffers only the subscription holds (waiting, or free for reuse)
+ * and the encoding scratch; buffers on the wire are the connection's queued
+ * bytes. Pending: the waiting frames. */
+static void update_held(srv_subscriber_t *sub) {
+  if (sub->closed || !srv_connection_open(sub->connection)) return;
+  size_t memory = 0, pending = 0;
+  for (const srv_subscription_t *s = sub->subscriptions; s; s = s->next) {
+    for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
+      if (s->buffers[i] && s->buffers[i]->refs == 1) memory += srv_buffer_footprint(s->buffers[i]);
+    memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch);
+    if (s->waiting) pending += s->waiting->len;
+  }
+  srv_connection_set_held(sub->connection, pending, memory);
+}
+
 /* ---- requests ---------------------------------------------------------------------- */
 
-int srv_stream_subscribe(srv_connection_t *c, const srv_subscribe_request_t *req, srv_response_t *out) {
-  srv_crowd_t *crowd = &c->server->crowd;
-  if (c->streams.count >= MAX_SUBSCRIPTIONS)
-    return srv_response_fail(out, ANIM_ELIMIT, "at most %d subscriptions per connection", MAX_SUBSCRIPTIONS);
-  if (!req->owned && req->nids == 0)
-    return srv_response_fail(out, ANIM_EINVAL, "subscribe: name characters or set owned");
+int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *req, srv_response_t *out) {
+  srv_crowd_t *crowd = sub->hub->crowd;
+  if (sub->count >= SRV_MAX_SUBSCRIPTIONS)
+    return srv_response_fail(out, ANIM_ELIMIT, "subscribe: this connection has %d subscriptions, at most %d", sub->count,
+                             SRV_MAX_SUBSCRIPTIONS);
   uint32_t bones = 0;
   for (int i = 0; i < req->nids; i++) {
     srv_actor_t *a = srv_crowd_find(crowd, req->ids[i]);
-    if (!a) return srv_response_fail(out, ANIM_ENOTFOUND, "characters[%d]: no character %llu", i,
-                                      (unsigned long long)req->ids[i]);
+    if (!a)
+      return srv_response_fail(out, ANIM_ENOTFOUND, "subscribe.characters[%d] = %llu: no such character", i,
+                               (unsigned long long)req->ids[i]);
     if (!bones) bones = (uint32_t)a->entry->db.nbones;
   }
   if (!bones && req->owned) {
     uint32_t cursor;
     for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a && !bones; a = srv_crowd_next(crowd, &cursor))
-      if (a->owner == c->id) bones = (uint32_t)a->entry->db.nbones;
+      if (a->owner == sub->owner) bones = (uint32_t)a->entry->db.nbones;
   }
   srv_subscription_t *s = calloc(1, sizeof *s);
-  if (!s || (req->nids && !(s->ids = malloc((size_t)req->nids * sizeof *s->ids)))) {
-    free(s);
+  if (!s || (req->nids && (!(s->ids = malloc((size_t)req->nids * sizeof *s->ids)) ||
+                           !(s->resolved = malloc((size_t)req->nids * sizeof *s->resolved))))) {
+    if (s) free(s->ids), free(s);
     return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   }
   if (req->nids) memcpy(s->ids, req->ids, (size_t)req->nids * sizeof *s->ids);
@@ -77,99 +133,213 @@ int srv_stream_subscribe(srv_connection_t *c, const srv_subscribe_request_t *req
   s->encoding = req->encoding;
   s->global_positions = req->global_positions;
   s->rotations_only = req->rotations_only;
-  s->id = ++c->server->next_subscription_id;
-  s->next = c->streams.subscriptions;
-  c->streams.subscriptions = s;
-  c->streams.count++;
+  s->id = ++sub->hub->next_subscription_id;
+  s->next = sub->subscriptions;
+  sub->subscriptions = s;
+  sub->count++;
+  list_add(sub);
+  srv_crowd_wake(crowd);
   out->body.subscribe.subscription = s->id;
-  out->body.subscribe.tick_rate = (float)c->server->config.tick_rate;
+  out->body.subscribe.tick_rate = (float)sub->hub->config->tick_rate;
   out->body.subscribe.bones = bones;
   return 0;
 }
 
-int srv_stream_update(srv_connection_t *c, const srv_subscription_request_t *req, srv_response_t *out) {
-  srv_subscription_t *s = find(c, req->subscription);
-  if (!s) return srv_response_fail(out, ANIM_ENOTFOUND, "no subscription %llu on this connection",
-                                    (unsigned long long)req->subscription);
+int srv_stream_update(srv_subscriber_t *sub, const srv_update_subscription_request_t *req, srv_response_t *out) {
+  srv_subscription_t *s = find(sub, req->subscription);
+  if (!s)
+    return srv_response_fail(out, ANIM_ENOTFOUND, "update_subscription.subscription = %llu: none on this connection",
+                             (unsigned long long)req->subscription);
   s->rate_divisor = req->rate_divisor;
   s->encoding = req->encoding;
   s->paused = req->paused;
-  out->body.subscription = s->id;
+  out->body.update_subscription.subscription = s->id;
+  if (!s->paused) srv_crowd_wake(sub->hub->crowd);
   return 0;
 }
 
-int srv_stream_unsubscribe(srv_connection_t *c, const srv_subscription_request_t *req, srv_response_t *out) {
-  for (srv_subscription_t **p = &c->streams.subscriptions; *p; p = &(*p)->next) {
-    if ((*p)->id != req->subscription) continue;
+int srv_stream_unsubscribe(srv_subscriber_t *sub, uint64_t subscription, srv_response_t *out) {
+  for (srv_subscription_t **p = &sub->subscriptions; *p; p = &(*p)->next) {
+    if ((*p)->id != subscription) continue;
     srv_subscription_t *s = *p;
     *p = s->next;
-    c->streams.count--;
-    out->body.subscription = s->id;
+    sub->count--;
+    out->body.unsubscribe.subscription = s->id;
     subscription_free(s);
+    if (sub->count == 0) list_remove(sub);
+    update_held(sub);
     return 0;
   }
-  return srv_response_fail(out, ANIM_ENOTFOUND, "no subscription %llu on this connection",
-                            (unsigned long long)req->subscription);
+  return srv_response_fail(out, ANIM_ENOTFOUND, "unsubscribe.subscription = %llu: none on this connection",
+                           (unsigned long long)subscription);
 }
 
-/* ---- the tick: what to record, whom to send ------------------------------------------ */
+/* ---- the tick: who fires, what each record must hold ------------------------------------ */
 
 static uint32_t want_of(const srv_subscription_t *s) {
   return (s->encoding == SRV_ENCODING_QUANTIZED ? SRV_WANT_QUANTIZED : 0u) | (s->global_positions ? SRV_WANT_GLOBAL : 0u);
 }
 
+/* An upper bound of the bytes one character's pose takes in s's frames. */
+static size_t pose_bytes(const srv_subscription_t *s, const srv_actor_t *a) {
+  size_t n = (size_t)a->entry->db.nbones, floats = s->global_positions ? 3 * n : 0;
+  size_t bytes = 48; /* ids, frame, contacts, tags and lengths */
+  if (s->encoding == SRV_ENCODING_QUANTIZED) bytes += anim_pose_quantized_size((int)n, s->rotations_only);
+  else floats += (s->rotations_only ? 3 : 3 * n) + 4 * n;
+  return bytes + 4 * floats;
+}
+
+static int note_gone(srv_subscription_t *s, uint64_t id) {
+  uint64_t *gone = realloc(s->gone, (size_t)(s->ngone + 1) * sizeof *gone);
+  if (!gone) return ANIM_ENOMEM;
+  s->gone = gone;
+  s->gone[s->ngone++] = id;
+  return 0;
+}
+
 /* Resolves the named characters on the loop, so the encoding job never reads
- * the id table; names found gone are reported once, then forgotten. */
-static void resolve(srv_crowd_t *crowd, srv_subscription_t *s) {
-  if (!s->resolved && s->nids && !(s->resolved = malloc((size_t)s->nids * sizeof *s->resolved))) {
-    s->fires = 0;
-    return;
-  }
-  s->nresolved = 0;
+ * the id table; names found gone are reported once, then forgotten. Returns
+ * the frame's estimated bytes from them. */
+static size_t resolve(srv_crowd_t *crowd, srv_subscription_t *s) {
+  size_t bytes = 64 + 10 * (size_t)s->ngone;
   int kept = 0;
+  s->nresolved = 0;
   for (int i = 0; i < s->nids; i++) {
     srv_actor_t *a = srv_crowd_find(crowd, s->ids[i]);
     if (a) {
       s->resolved[s->nresolved++] = a;
       a->want |= want_of(s);
+      bytes += pose_bytes(s, a);
       s->ids[kept++] = s->ids[i];
+    } else if (note_gone(s, s->ids[i]) == 0) {
+      bytes += 10;
     } else {
-      uint64_t *gone = realloc(s->gone, (size_t)(s->ngone + 1) * sizeof *gone);
-      if (gone) s->gone = gone, s->gone[s->ngone++] = s->ids[i];
+      s->ids[kept++] = s->ids[i]; /* reported next time */
     }
   }
   s->nids = kept;
+  return bytes;
 }
 
-int srv_streams_prepare_tick(srv_crowd_t *crowd, uint64_t tick) {
-  for (uint32_t i = 0; i < crowd->ntick_actors; i++) crowd->tick_actors[i]->want = 0;
-  int connections = 0;
-  for (srv_connection_t *c = crowd->server->connections; c; c = c->next) {
-    c->streams.owned_want = 0;
-    c->streams.firing = 0;
-    if (c->closing) continue;
-    for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next) {
-      s->fires = !s->paused && tick % s->rate_divisor == 0;
-      if (!s->fires) continue;
-      if (s->owned) c->streams.owned_want |= want_of(s);
-      resolve(crowd, s);
-      c->streams.firing += s->fires;
-    }
-    connections += c->streams.firing > 0;
+/* Over the stream soft limit for too long, or over it while the server is out of output memory. */
+static const char *too_slow(srv_subscriber_t *sub) {
+  const srv_config_t *config = sub->hub->config;
+  srv_connection_t *c = sub->connection;
+  if (srv_connection_output(c) <= config->stream_soft_limit) {
+    sub->over_soft_since_ns = 0;
+    return NULL;
   }
-  /* Owned subscriptions: one pass over the crowd, through each owner's mask. */
-  for (srv_connection_t *c = crowd->server->connections; c; c = c->next) {
-    if (!c->streams.owned_want) continue;
-    for (uint32_t i = 0; i < crowd->ntick_actors; i++)
-      if (crowd->tick_actors[i]->owner == c->id) crowd->tick_actors[i]->want |= c->streams.owned_want;
-  }
-  return connections;
+  if (config->max_output_memory && sub->hub->counters->output_bytes > config->max_output_memory)
+    return "slow subscriber while the server's output is over max-output-memory";
+  uint64_t now = srv_scheduler_now_ns();
+  if (!sub->over_soft_since_ns) sub->over_soft_since_ns = now;
+  if ((double)(now - sub->over_soft_since_ns) * 1e-9 > config->stream_soft_seconds) return "slow subscriber";
+  return NULL;
 }
 
-/* ---- encoding (pool thread) ---------------------------------------------------------- */
+/* The slot of a buffer of s that nobody but s holds and that is not waiting, or -1. */
+static int free_buffer(const srv_subscription_t *s) {
+  for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
+    if (s->buffers[i] && s->buffers[i]->refs == 1 && s->buffers[i] != s->waiting) return i;
+  return -1;
+}
+
+/* Decides whether s fires this tick; returns its frame's estimated bytes (0: it does not fire). */
+static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s, uint64_t tick, int over_soft) {
+  s->fires = !s->paused && tick % s->rate_divisor == 0;
+  if (!s->fires) return 0;
+  if (over_soft && s->waiting) { /* latest wins, without the work of encoding a frame to throw away */
+    s->fires = 0;
+    s->dropped++;
+    sub->hub->counters->frames_dropped++;
+    return 0;
+  }
+  s->target_slot = free_buffer(s);
+  s->target = s->target_slot >= 0 ? s->buffers[s->target_slot] : NULL;
+  s->encode_failed = 0;
+  if (s->owned) sub->owned_firing = 1, sub->owned_want |= want_of(s);
+  sub->firing++;
+  return resolve(sub->hub->crowd, s);
+}
+
+/* Owned subscriptions: one pass over the snapshot for the subscriber's mask.
+ * Returns the estimated bytes they add; *out_count the characters owned. */
+static size_t prepare_owned(srv_subscriber_t *sub, size_t *out_count) {
+  const srv_crowd_t *crowd = sub->hub->crowd;
+  size_t bytes = 0;
+  *out_count = 0;
+  if (!sub->owned_firing) return 0;
+  for (uint32_t i = 0; i < crowd->ntick_actors; i++) {
+    srv_actor_t *a = crowd->tick_actors[i];
+    if (a->owner != sub->owner) continue;
+    a->want |= sub->owned_want;
+    (*out_count)++;
+    for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+      if (s->fires && s->owned) bytes += pose_bytes(s, a);
+  }
+  return bytes;
+}
+
+/* Room for every pose of this tick's frame (named + owned), on the loop. */
+static int reserve_poses(srv_subscription_t *s, size_t owned) {
+  size_t n = (size_t)s->nresolved + (s->owned ? owned : 0);
+  if (n <= s->poses_capacity) return 0;
+  size_t capacity = n + n / 2 + 8;
+  srv_stream_pose_t *poses = realloc(s->poses, capacity * sizeof *poses);
+  if (!poses) return ANIM_ENOMEM;
+  s->poses = poses;
+  s->poses_capacity = capacity;
+  return 0;
+}
+
+static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
+  srv_connection_t *c = sub->connection;
+  const srv_config_t *config = sub->hub->config;
+  sub->owned_want = 0;
+  sub->owned_firing = 0;
+  sub->firing = 0;
+  if (!srv_connection_open(c)) return;
+  const char *slow = too_slow(sub);
+  if (slow) {
+    sub->hub->counters->slow_subscribers_closed++;
+    srv_log(SRV_LOG_WARN, "connection %llu: %s, closing", (unsigned long long)c->id, slow);
+    srv_connection_close(c, slow); /* unlists sub */
+    return;
+  }
+  int over_soft = srv_connection_queued(c) > config->stream_soft_limit;
+  size_t bytes = 0, owned;
+  for (srv_subscription_t *s = sub->subscriptions; s; s = s->next) bytes += prepare_subscription(sub, s, tick, over_soft);
+  bytes += prepare_owned(sub, &owned);
+  if (sub->firing && srv_connection_memory(c) + bytes > config->output_hard_limit) {
+    srv_log(SRV_LOG_WARN, "connection %llu: one tick of its stream frames (%zu bytes) passes the output hard limit",
+            (unsigned long long)c->id, bytes);
+    sub->hub->counters->output_limit_closed++;
+    srv_connection_close(c, "stream frames over the output hard limit");
+    return;
+  }
+  for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+    if (s->fires && reserve_poses(s, owned) != 0) s->fires = 0, sub->firing--;
+}
+
+void srv_streams_prepare(srv_streams_t *hub) {
+  uint64_t tick = hub->crowd->tick;
+  for (srv_subscriber_t *sub = hub->subscribers, *next; sub; sub = next) {
+    next = sub->next; /* a slow subscriber is closed (and unlisted) here */
+    prepare_subscriber(sub, tick);
+  }
+}
+
+int srv_streams_want_ticks(const srv_streams_t *hub) {
+  for (const srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next)
+    for (const srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+      if (!s->paused && (s->nids > 0 || s->ngone > 0)) return 1; /* a gone to report */
+  return 0;
+}
+
+/* ---- encoding (pool thread) ------------------------------------------------------------- */
 
 static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_stream_pose_t *out) {
-  const anim_controller_t *c = &a->character;
+  const anim_controller_t *c = &a->controller;
   int n = c->db->nbones;
   memset(out, 0, sizeof *out);
   out->character = a->id;
@@ -191,90 +361,113 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
   }
 }
 
-static void encode_subscription(srv_connection_t *c, const srv_crowd_t *crowd, srv_subscription_t *s,
-                                uint64_t tick, double dt) {
-  size_t capacity = (size_t)s->nresolved + (s->owned ? crowd->ntick_actors : 0);
-  srv_stream_pose_t *poses = malloc((capacity ? capacity : 1) * sizeof *poses);
-  if (!poses) return;
+static void encode_subscription(const srv_subscriber_t *sub, const srv_crowd_t *crowd, srv_subscription_t *s) {
   int n = 0;
-  for (int i = 0; i < s->nresolved; i++) pose_of(s, s->resolved[i], &poses[n++]);
+  for (int i = 0; i < s->nresolved; i++) pose_of(s, s->resolved[i], &s->poses[n++]);
   if (s->owned)
     for (uint32_t i = 0; i < crowd->ntick_actors; i++)
-      if (crowd->tick_actors[i]->owner == c->id) pose_of(s, crowd->tick_actors[i], &poses[n++]);
-  srv_stream_frame_t frame = {s->id, tick, wall_clock_us(), s->dropped, (int)s->encoding, (float)dt,
-                               poses, n, s->gone, s->ngone};
-  if (srv_codec_encode_stream(&frame, &s->encoded, &s->encoded_len) != 0) s->encoded = NULL;
+      if (crowd->tick_actors[i]->owner == sub->owner) pose_of(s, crowd->tick_actors[i], &s->poses[n++]);
+  srv_stream_frame_t frame = {s->id, crowd->tick, wall_clock_us(), s->dropped, (int)s->encoding,
+                              (float)crowd->tick_dt, s->poses, n, s->gone, s->ngone};
   s->encoded_poses = n;
-  free(poses);
+  s->encode_failed = srv_codec_encode_stream(&frame, &s->scratch, &s->target) != 0;
 }
 
-void srv_streams_encode(srv_connection_t *c, const srv_crowd_t *crowd, uint64_t tick, double dt) {
-  for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next)
-    if (s->fires) encode_subscription(c, crowd, s, tick, dt);
+static void encode_run(uv_work_t *work) {
+  srv_subscriber_t *sub = work->data;
+  for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+    if (s->fires) encode_subscription(sub, sub->hub->crowd, s);
 }
 
 /* ---- delivery (loop thread) ------------------------------------------------------------ */
 
-/* Over the soft limit for too long: the subscriber is not keeping up at all. */
-static int too_slow(srv_connection_t *c) {
-  const srv_config_t *config = &c->server->config;
-  if (c->queued_bytes <= config->stream_soft_limit) {
-    c->streams.over_soft_since_ns = 0;
-    return 0;
+static void send_frame(srv_subscriber_t *sub, srv_buffer_t *frame) {
+  sub->hub->counters->frames_sent++;
+  sub->hub->counters->stream_bytes += frame->len;
+  srv_connection_write(sub->connection, srv_buffer_retain(frame));
+}
+
+/* Keeps this tick's frame among s's buffers: in the slot it was encoded
+ * from (growing may have moved it), or, made by the job, in a free slot,
+ * forgetting one on the wire if all are taken. */
+static void adopt(srv_subscription_t *s, srv_buffer_t *buffer) {
+  if (s->target_slot >= 0) {
+    s->buffers[s->target_slot] = buffer;
+    return;
   }
-  uint64_t now = srv_scheduler_now_ns();
-  if (!c->streams.over_soft_since_ns) c->streams.over_soft_since_ns = now;
-  return (double)(now - c->streams.over_soft_since_ns) * 1e-9 > config->stream_soft_seconds;
+  int slot = -1;
+  for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
+    if (!s->buffers[i] && slot < 0) slot = i;
+  for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS && slot < 0; i++)
+    if (s->buffers[i] != s->waiting) slot = i;
+  srv_buffer_release(s->buffers[slot]); /* still on the wire: libuv's reference frees it */
+  s->buffers[slot] = buffer;
 }
 
-static void send_frame(srv_connection_t *c, uint8_t *frame, size_t len) {
-  c->server->stats.frames_sent++;
-  c->server->stats.stream_bytes += len;
-  srv_connection_write(c, frame, len);
-}
-
-void srv_streams_deliver(srv_connection_t *c) {
-  int slow = too_slow(c);
-  for (srv_subscription_t *s = c->streams.subscriptions; s; s = s->next) {
-    if (!s->fires) continue;
-    s->fires = 0;
-    if (s->ngone && s->encoded) { /* reported in this frame */
-      free(s->gone);
-      s->gone = NULL;
-      s->ngone = 0;
+static void deliver_subscription(srv_subscriber_t *sub, srv_subscription_t *s) {
+  s->fires = 0;
+  if (!s->target) return; /* out of memory: this tick's frame is lost */
+  adopt(s, s->target);
+  if (s->encode_failed) {
+    s->target = NULL;
+    return;
+  }
+  if (s->ngone) { /* reported in this frame */
+    free(s->gone);
+    s->gone = NULL;
+    s->ngone = 0;
+  }
+  srv_buffer_t *frame = s->target;
+  s->target = NULL;
+  sub->hub->counters->poses_sent += (uint64_t)s->encoded_poses;
+  if (srv_connection_queued(sub->connection) > sub->hub->config->stream_soft_limit) {
+    /* Latest wins: the frame still waiting is replaced, never queued behind. */
+    if (s->waiting) {
+      s->dropped++;
+      sub->hub->counters->frames_dropped++;
     }
-    if (!s->encoded) continue;
-    uint8_t *frame = s->encoded;
-    size_t len = s->encoded_len;
-    s->encoded = NULL;
-    c->server->stats.poses_sent += (uint64_t)s->encoded_poses;
-    if (c->queued_bytes > c->server->config.stream_soft_limit) {
-      /* Latest wins: the frame still waiting is replaced, never queued behind. */
-      if (s->waiting) {
-        free(s->waiting);
-        s->dropped++;
-        c->server->stats.frames_dropped++;
-      }
-      s->waiting = frame;
-      s->waiting_len = len;
-    } else {
-      send_frame(c, frame, len);
-    }
-    if (c->closing) return;
-  }
-  if (slow) {
-    c->server->stats.slow_subscribers_closed++;
-    srv_log(SRV_LOG_WARN, "connection %llu: over the stream soft limit for %g s, closing",
-             (unsigned long long)c->id, c->server->config.stream_soft_seconds);
-    srv_connection_close(c, "slow subscriber");
+    s->waiting = frame;
+  } else {
+    send_frame(sub, frame);
   }
 }
 
-void srv_streams_on_drain(srv_connection_t *c) {
-  for (srv_subscription_t *s = c->streams.subscriptions; s && !c->closing; s = s->next) {
-    if (!s->waiting || c->queued_bytes > c->server->config.stream_soft_limit) continue;
-    uint8_t *frame = s->waiting;
+static void deliver(srv_subscriber_t *sub) {
+  for (srv_subscription_t *s = sub->subscriptions; s && srv_connection_open(sub->connection); s = s->next)
+    if (s->fires) deliver_subscription(sub, s);
+  update_held(sub);
+}
+
+void srv_subscriber_on_written(srv_subscriber_t *sub) {
+  srv_connection_t *c = sub->connection;
+  for (srv_subscription_t *s = sub->subscriptions; s && srv_connection_open(c); s = s->next) {
+    if (!s->waiting || srv_connection_queued(c) > sub->hub->config->stream_soft_limit) continue;
+    srv_buffer_t *frame = s->waiting;
     s->waiting = NULL;
-    send_frame(c, frame, s->waiting_len);
+    send_frame(sub, frame);
   }
+  update_held(sub);
+}
+
+static void encode_done(uv_work_t *work, int status) {
+  srv_subscriber_t *sub = work->data;
+  srv_streams_t *hub = sub->hub;
+  srv_connection_t *c = sub->connection;
+  sub->encoding = 0;
+  if (sub->closed) free_subscriptions(sub);
+  else deliver(sub);
+  srv_connection_release(c); /* may free the session, and sub with it */
+  if (--hub->jobs_pending == 0) srv_crowd_tick_release(hub->crowd);
+}
+
+void srv_streams_run(srv_streams_t *hub) {
+  for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) {
+    if (!sub->firing || !srv_connection_open(sub->connection)) continue;
+    sub->work.data = sub;
+    if (uv_queue_work(hub->loop, &sub->work, encode_run, encode_done) != 0) continue; /* frames lost this tick */
+    sub->encoding = 1;
+    srv_connection_hold(sub->connection);
+    hub->jobs_pending++;
+  }
+  if (hub->jobs_pending == 0) srv_crowd_tick_release(hub->crowd);
 }

@@ -1,31 +1,50 @@
 /*
- * stream.h: pose subscriptions of a connection, their frames, and the
- * backpressure that keeps a slow reader from costing the server memory.
+ * stream.h: pose subscriptions, their frames, and the backpressure that
+ * keeps a slow reader from costing the server memory or work.
  *
- * A subscription names characters (any owner's) and/or "every character this
- * connection owns", a rate divisor (a frame every N ticks), an encoding
- * (floats, or quantized: see PoseEncoding in the proto) and options (global
- * positions, rotations only). Each firing tick it produces one
- * StreamMessage with all its characters' poses.
+ * A subscriber is one connection's set of subscriptions. A subscription
+ * names characters (any owner's) and/or "every character this connection
+ * owns", a rate divisor (a frame every N ticks), an encoding (floats, or
+ * quantized: see PoseEncoding in the proto) and options (global positions,
+ * rotations only). Each firing tick it produces one StreamMessage with all
+ * its characters' poses, encoded on the pool straight into a buffer the
+ * subscription keeps and reuses once the socket has taken it.
+ *
+ * The crowd's hooks drive it (the server routes them here): prepare marks
+ * what each actor's record must hold and which subscriptions fire;
+ * srv_streams_run encodes every firing subscriber's frames, one pool job
+ * per subscriber, delivers them on the loop, then releases the crowd's
+ * tick. A named character found gone is reported once in the next frame's
+ * `gone`, and the crowd keeps ticking until it has been (wants_ticks).
  *
  * Backpressure, as Redis does for pub/sub clients: while the connection's
- * queued output is above the stream soft limit, a new frame does not queue
- * behind the old ones: it replaces the subscription's frame still waiting
- * (latest wins; the replaced one is counted in dropped_frames, which every
- * frame reports). Waiting frames go out when the socket drains. A connection
- * that stays above the soft limit for stream_soft_seconds, or goes above the
- * output hard limit, is closed. The tick never waits on a socket: frames are
- * handed to libuv, or parked, and the tick moves on.
+ * output is above the stream soft limit, a new frame does not queue behind
+ * the old ones: it replaces the subscription's frame still waiting (latest
+ * wins; the replaced one is counted in dropped_frames, which every frame
+ * reports), and a subscription that already has a frame waiting is not
+ * encoded at all that tick (counted the same way). Everything held for a
+ * connection (waiting frames, encode buffers) counts against its output
+ * limits (connection.h): a subscriber whose one tick of frames would pass
+ * the output hard limit, that stays above the stream soft limit for
+ * stream_soft_seconds, or that is above the soft limit while the whole
+ * server's output is over max_output_memory, is closed. The tick never
+ * waits on a socket.
  */
 #ifndef SRV_STREAM_H
 #define SRV_STREAM_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
+#include "buffer.h"
+#include "codec.h"
+#include "connection.h"
+#include "counters.h"
+#include "crowd.h"
 #include "request.h"
 
-struct srv_connection;
-struct srv_crowd;
+#define SRV_MAX_SUBSCRIPTIONS 64
+#define SRV_SUBSCRIPTION_BUFFERS 3 /* one on the wire, one waiting, one being encoded */
 
 typedef struct srv_subscription {
   uint64_t id;
@@ -35,52 +54,74 @@ typedef struct srv_subscription {
   uint32_t rate_divisor;
   srv_encoding_t encoding;
   int global_positions, rotations_only, paused;
-  uint64_t dropped;           /* frames replaced before they were sent */
+  uint64_t dropped;           /* frames replaced or skipped before they were sent */
   uint64_t *gone;             /* named characters found gone, reported in the next frame */
   int ngone;
   int fires;                  /* this tick */
-  struct srv_actor **resolved; /* this tick: the named characters, resolved on the loop */
+  srv_actor_t **resolved;     /* this tick's named characters (resolved on the loop); nids long */
   int nresolved;
-  uint8_t *encoded;           /* this tick's frame, from the encoding job */
-  size_t encoded_len;
-  int encoded_poses;
-  uint8_t *waiting;           /* the newest frame the socket could not take yet */
-  size_t waiting_len;
+  srv_stream_pose_t *poses;   /* this tick's frame, kept across ticks */
+  size_t poses_capacity;
+  srv_stream_scratch_t scratch;
+  srv_buffer_t *buffers[SRV_SUBSCRIPTION_BUFFERS]; /* reused once the socket has taken them */
+  srv_buffer_t *target;       /* this tick's frame: buffers[target_slot], or NULL (the job makes one) */
+  int target_slot;            /* -1: the job makes a new buffer */
+  int encoded_poses, encode_failed;
+  srv_buffer_t *waiting;      /* the newest frame the socket could not take yet (one of buffers[]) */
   struct srv_subscription *next;
 } srv_subscription_t;
 
-/* A connection's streams (embedded in the connection). */
-typedef struct {
+struct srv_streams;
+
+typedef struct srv_subscriber {
+  struct srv_streams *hub;
+  srv_connection_t *connection;
+  uint64_t owner;             /* the connection id, for owned subscriptions */
   srv_subscription_t *subscriptions;
   int count;
   uint32_t owned_want;        /* this tick: SRV_WANT_* of the firing owned subscriptions */
+  int owned_firing;           /* this tick: an owned subscription fires */
   int firing;                 /* this tick: subscriptions that fire */
-  uint64_t over_soft_since_ns; /* queued output above the stream soft limit since; 0 when below */
+  int encoding;               /* a pool job is encoding this subscriber's frames */
+  int closed;                 /* the connection went: free after the job */
+  uint64_t over_soft_since_ns; /* output above the stream soft limit since; 0 when below */
+  uv_work_t work;
+  struct srv_subscriber *prev, *next; /* the hub's list (subscribers with subscriptions) */
+  int listed;
+} srv_subscriber_t;
+
+typedef struct srv_streams {
+  uv_loop_t *loop;
+  const srv_config_t *config;
+  srv_counters_t *counters;
+  srv_crowd_t *crowd;
+  srv_subscriber_t *subscribers;
+  uint64_t next_subscription_id;
+  int jobs_pending;
 } srv_streams_t;
 
-/* Requests (loop thread, between ticks). subscribe: ANIM_ENOTFOUND names an
- * unknown character, ANIM_ELIMIT too many subscriptions or names. */
-int srv_stream_subscribe(struct srv_connection *connection, const srv_subscribe_request_t *request,
-                          srv_response_t *response);
-int srv_stream_update(struct srv_connection *connection, const srv_subscription_request_t *request,
-                       srv_response_t *response);
-int srv_stream_unsubscribe(struct srv_connection *connection, const srv_subscription_request_t *request,
-                            srv_response_t *response);
-/* 1 when a subscription is receiving frames (not paused). */
-int srv_streams_active(const srv_streams_t *streams);
-/* Frees every subscription and waiting frame of a closing connection. */
-void srv_streams_free(srv_streams_t *streams);
+void srv_streams_init(srv_streams_t *hub, uv_loop_t *loop, const srv_config_t *config, srv_counters_t *counters,
+                      srv_crowd_t *crowd);
 
-/* The tick, loop thread: marks what each actor's pose record must hold this
- * tick and which subscriptions fire; returns how many connections have
- * frames to encode. */
-int srv_streams_prepare_tick(struct srv_crowd *crowd, uint64_t tick);
-/* Pool thread: encodes the connection's firing subscriptions' frames. */
-void srv_streams_encode(struct srv_connection *connection, const struct srv_crowd *crowd, uint64_t tick,
-                         double dt);
-/* Loop thread: hands the encoded frames to the socket, latest wins. */
-void srv_streams_deliver(struct srv_connection *connection);
-/* Loop thread: the socket drained; sends waiting frames if there is room. */
-void srv_streams_on_drain(struct srv_connection *connection);
+/* A connection's subscriber (embedded in its session). */
+void srv_subscriber_init(srv_subscriber_t *subscriber, srv_streams_t *hub, srv_connection_t *connection, uint64_t owner);
+/* The connection is closing: subscriptions go (after a job encoding them). */
+void srv_subscriber_close(srv_subscriber_t *subscriber);
+/* 1 when a subscription is receiving frames (not paused). */
+int srv_subscriber_active(const srv_subscriber_t *subscriber);
+/* The connection wrote: waiting frames go out if there is room. */
+void srv_subscriber_on_written(srv_subscriber_t *subscriber);
+
+/* Requests (loop thread, between ticks). subscribe: ANIM_ENOTFOUND names an
+ * unknown character, ANIM_ELIMIT too many subscriptions. */
+int srv_stream_subscribe(srv_subscriber_t *subscriber, const srv_subscribe_request_t *request, srv_response_t *response);
+int srv_stream_update(srv_subscriber_t *subscriber, const srv_update_subscription_request_t *request,
+                      srv_response_t *response);
+int srv_stream_unsubscribe(srv_subscriber_t *subscriber, uint64_t subscription, srv_response_t *response);
+
+/* The crowd's hooks, routed here by the server (loop thread). */
+void srv_streams_prepare(srv_streams_t *hub);
+void srv_streams_run(srv_streams_t *hub);
+int srv_streams_want_ticks(const srv_streams_t *hub);
 
 #endif

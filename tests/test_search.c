@@ -225,7 +225,7 @@ static void test_batch(void **state) {
   queries[7].k = K + 1; /* over max_k: this one fails, the others still answer */
   anim_search_hit_t hits[N * K], one[K + 1];
   int counts[N], n;
-  assert_int_equal(anim_search_batch(index, queries, N, K, hits, counts), ANIM_EINVAL);
+  assert_int_equal(anim_search_batch(index, queries, N, K, hits, counts, NULL), ANIM_EINVAL);
   assert_int_equal(counts[7], 0);
   for (int i = 0; i < N; i++) {
     if (i == 7) continue;

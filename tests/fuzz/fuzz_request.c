@@ -39,23 +39,35 @@
 #include "codec.h"
 #include "connection.h"
 #include "crowd.h"
+#include "codec.h"
+#include "crowd.h"
 #include "dbfile.h"
 #include "log.h"
 #include "procgen.h"
 #include "registry.h"
-#include "server.h"
 #include "service.h"
-#include "services.h"
+#include "stream.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static srv_server_t server; /* large (read buffer): static */
-static srv_connection_t connection;
 static uv_loop_t loop;
+static srv_config_t config;
+static srv_counters_t counters;
+static srv_registry_t registry;
+static srv_crowd_t crowd;
+static srv_streams_t streams;
+static srv_connection_t connection;
+static srv_subscriber_t subscriber;
+static srv_service_env_t env;
 static srv_db_entry_t *baseline[2];
 static int nbaseline;
 static char data_dir[64];
+
+static void nothing_close(srv_connection_t *c, const char *reason) {}
+static void nothing_free(srv_connection_t *c) {}
+static const srv_connection_callbacks_t callbacks = {NULL, NULL, NULL, nothing_close, nothing_free};
+static void no_hook(srv_crowd_t *c, void *data) {}
 
 static void die(const char *what, const char *err) {
   fprintf(stderr, "fuzz_request: %s: %s\n", what, err);
@@ -106,13 +118,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   write_small_database("tiny");
   write_small_database("spare");
 
-  memset(&server, 0, sizeof server);
   if (uv_loop_init(&loop)) die("uv_loop_init", "");
-  server.loop = &loop;
-  srv_config_default(&server.config);
-  server.config.max_batch = 64;
-  server.config.max_pose_frames = 256;
-  snprintf(server.config.data_dir, sizeof server.config.data_dir, "%s", data_dir);
+  srv_config_default(&config);
+  config.max_batch = 64;
+  config.max_pose_frames = 256;
+  snprintf(config.data_dir, sizeof config.data_dir, "%s", data_dir);
 
   /* As main.c's load_startup_databases: the procedural default, then --db tiny. */
   anim_database_t db;
@@ -120,67 +130,58 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
   if (!entry) die("default entry", err);
   baseline[nbaseline++] = entry;
-  if (srv_database_open(&server.config, "tiny", &entry, err, sizeof err)) die("open tiny", err);
+  if (srv_database_open(&config, "tiny", &entry, err, sizeof err)) die("open tiny", err);
   baseline[nbaseline++] = entry;
   for (int i = 0; i < nbaseline; i++) {
     baseline[i]->refs++; /* the harness keeps one reference of its own */
-    srv_registry_put(&server.registry, baseline[i]);
+    srv_registry_put(&registry, baseline[i]);
   }
-  if (srv_crowd_init(&server.crowd, &server)) die("crowd", "timerfd");
-  connection.server = &server;
-  connection.id = 1;
+  srv_crowd_hooks_t hooks = {NULL, no_hook, no_hook, no_hook, NULL, NULL};
+  if (srv_crowd_init(&crowd, &loop, &config, &hooks)) die("crowd", "timerfd");
+  srv_streams_init(&streams, &loop, &config, &counters, &crowd);
+  srv_connection_init(&connection, &loop, 1, &config, &counters, &callbacks);
+  srv_subscriber_init(&subscriber, &streams, &connection, 1);
+  env = (srv_service_env_t){&config, &registry, &crowd, &streams, &counters, 0};
   return 0;
 }
 
 /* One character of connection 1 at slot 0, generation 1. */
 static void add_character(void) {
   uint64_t id;
-  if (srv_crowd_create(&server.crowd, 1, baseline[0], NULL, vec3_zero(), 0.0f, 0, &id) || id != 4294967297u)
+  if (srv_crowd_create(&crowd, 1, baseline[0], NULL, vec3_zero(), 0.0f, 0, &id) || id != 4294967297u)
     die("character", "not created at slot 0, generation 1");
 }
 
 /* No characters, no subscriptions, and ids starting again at slot 0. */
 static void reset_crowd(void) {
-  srv_crowd_connection_closed(&server.crowd, 1);
-  srv_streams_free(&connection.streams);
-  server.crowd.nslots = server.crowd.nfree = 0;
-  srv_scheduler_stop(&server.crowd.scheduler);
+  srv_crowd_destroy_owned(&crowd, 1);
+  srv_subscriber_close(&subscriber);
+  srv_subscriber_init(&subscriber, &streams, &connection, 1);
+  crowd.nslots = crowd.nfree = 0;
+  srv_scheduler_stop(&crowd.scheduler);
 }
 
 /* The registry as it was after LLVMFuzzerInitialize. */
 static void reset_registry(void) {
-  srv_registry_clear(&server.registry);
-  for (int i = 0; i < nbaseline; i++) {
-    baseline[i]->refs++;
-    srv_registry_put(&server.registry, baseline[i]);
-  }
-}
-
-/* As connection.c's run_step: skipped once the response failed. */
-static void run_step(srv_service_step_fn step, const srv_service_ctx_t *ctx, const srv_request_t *request,
-                     srv_response_t *response) {
-  if (!step || response->error) return;
-  int rc = step(ctx, request, response);
-  if (rc && !response->error) srv_response_fail(response, rc, "%s", anim_strerror(rc));
+  srv_registry_clear(&registry);
+  for (int i = 0; i < nbaseline; i++) srv_registry_put(&registry, srv_db_entry_retain(baseline[i]));
 }
 
 static void encode(const srv_response_t *response) {
-  uint8_t *buffer = NULL;
-  size_t len = 0;
-  if (srv_codec_encode_response(response, 0, &buffer, &len) == 0) free(buffer);
+  srv_buffer_t *buffer = NULL;
+  if (srv_codec_encode_response(response, &buffer) == 0) srv_buffer_release(buffer);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const srv_config_t *config = &server.config;
-  srv_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
-                                config->max_pose_frames};
+  srv_codec_limits_t limits = {config.decode_budget_bytes, config.max_batch, ANIM_SEARCH_MAX_K, config.max_pose_frames,
+                               config.max_ids_per_request};
   srv_request_t request;
   char err[SRV_ERROR_MESSAGE_MAX];
   srv_response_t response;
   memset(&response, 0, sizeof response);
   int rc = srv_codec_decode_request(data, size, &limits, &request, err, sizeof err);
   if (rc != 0) {
-    /* connection.c's send_error: the error answered under the id peeked. */
+    /* dispatch.c's answer_error: the error answered under the id peeked. */
     response.id = request.id;
     srv_response_fail(&response, rc, "%s", err);
     encode(&response);
@@ -191,17 +192,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const srv_service_t *service = srv_service_for(request.type);
   if (!service) abort(); /* the codec produced a type with no service */
   add_character();
-  srv_service_ctx_t ctx = {&server, config, 1, &connection};
+  srv_service_ctx_t ctx = {&env, 1, 1, &subscriber};
   response.id = request.id;
   response.type = request.type;
-  run_step(service->prepare, &ctx, &request, &response);
+  srv_service_run_step(service->prepare, &ctx, &request, &response);
   if (!response.error && service->off_loop) service->off_loop(&request, &response);
-  run_step(service->handle, &ctx, &request, &response);
-  run_step(service->finish, &ctx, &request, &response);
+  srv_service_run_step(service->handle, &ctx, &request, &response);
+  srv_service_run_step(service->finish, &ctx, &request, &response);
   encode(&response);
   /* FUZZ_REQUEST_VERBOSE=1: what each input got (for checking seeds). */
   if (getenv("FUZZ_REQUEST_VERBOSE"))
-    fprintf(stderr, "%s: %s\n", srv_request_type_name(request.type), response.error ? response.message : "ok");
+    fprintf(stderr, "%s: %s\n", srv_request_name(request.type), response.error ? response.message : "ok");
   srv_response_release(&response);
   srv_request_release(&request);
   reset_crowd();

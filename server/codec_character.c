@@ -1,0 +1,318 @@
+/*
+ * codec_character.c: the character and stream requests on the wire: create,
+ * destroy, set_inputs, character_state, subscribe, update_subscription,
+ * unsubscribe (see codec.h). Stream frames themselves are codec.c's.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include "anim_error.h"
+#include "codec_internal.h"
+#include "registry.h"
+
+#define PLACEMENT_MAX_METRES 1e6f
+
+/* A ControllerParams float field: its name, where it goes, and its rule. A
+ * field left 0 keeps the server default, so only the sign is checked. */
+typedef struct {
+  const char *name;
+  size_t in_offset, out_offset;
+  int positive; /* 1: > 0 when given; 0: >= 0 */
+  const char *unit;
+} param_field_t;
+
+#define PARAM(field, positive, unit)                                                               \
+  {#field, offsetof(Animserver__ControllerParams, field), offsetof(anim_controller_params_t, field), \
+   positive, unit}
+static const param_field_t param_fields[] = {
+    PARAM(inertialize_halflife, 1, "s"), PARAM(velocity_halflife, 1, "s"), PARAM(rotation_halflife, 1, "s"),
+    PARAM(forward_speed, 0, "m/s"),      PARAM(side_speed, 0, "m/s"),      PARAM(back_speed, 0, "m/s"),
+    PARAM(transition_cost, 0, ""),       PARAM(replan_threshold, 0, "m/s"), PARAM(input_f, 1, "Hz"),
+    PARAM(input_zeta, 0, ""),            PARAM(input_r, -1, ""),
+};
+#undef PARAM
+
+static int decode_param(srv_decoder_t *d, const param_field_t *f, const Animserver__ControllerParams *in,
+                        anim_controller_params_t *out) {
+  float value = *(const float *)((const char *)in + f->in_offset);
+  int rc = srv_check_finite_value(d, f->name, value);
+  if (rc) return rc;
+  if (value == 0.0f) return 0; /* the default */
+  if (f->positive >= 0 && (value < 0.0f))
+    return srv_decode_fail(d, ANIM_EINVAL, ".%s = %g: must be %s 0%s%s (or 0 for the default)", f->name, value,
+                           f->positive ? ">" : ">=", *f->unit ? " " : "", f->unit);
+  *(float *)((char *)out + f->out_offset) = value;
+  return 0;
+}
+
+/* Server defaults with the client's non-zero fields on top. */
+static int decode_params(srv_decoder_t *d, const Animserver__ControllerParams *in, anim_controller_params_t *out) {
+  anim_controller_params_default(out);
+  if (!in) return 0;
+  size_t mark = srv_path_field(d, "params");
+  int rc = 0;
+  for (size_t i = 0; i < sizeof param_fields / sizeof param_fields[0] && rc == 0; i++)
+    rc = decode_param(d, &param_fields[i], in, out);
+  if (rc || (rc = srv_check_max(d, "search_interval", in->search_interval, 600, ANIM_EINVAL)) ||
+      (rc = srv_check_max(d, "ignore_surrounding", in->ignore_surrounding, 100000, ANIM_EINVAL)) ||
+      (rc = srv_check_max(d, "ignore_range_end", in->ignore_range_end, 100000, ANIM_EINVAL)))
+    return rc;
+  if (in->search_interval) out->search_interval = (int)in->search_interval;
+  if (in->ignore_surrounding) out->ignore_surrounding = (int)in->ignore_surrounding;
+  if (in->ignore_range_end) out->ignore_range_end = (int)in->ignore_range_end;
+  srv_path_restore(d, mark);
+  return 0;
+}
+
+static int decode_placement(srv_decoder_t *d, const Animserver__Placement *p, srv_placement_t *out) {
+  int rc;
+  if ((rc = srv_check_finite_value(d, "x", p->x)) || (rc = srv_check_finite_value(d, "z", p->z)) ||
+      (rc = srv_check_finite_value(d, "facing", p->facing)))
+    return rc;
+  if (fabsf(p->x) > PLACEMENT_MAX_METRES || fabsf(p->z) > PLACEMENT_MAX_METRES)
+    return srv_decode_fail(d, ANIM_EINVAL, " = (%g, %g): |x| and |z| must be at most %g m", p->x, p->z,
+                           (double)PLACEMENT_MAX_METRES);
+  *out = (srv_placement_t){p->x, p->z, p->facing, -1};
+  return p->start_frame ? srv_check_frame(d, "start_frame.frame", p->start_frame->frame, &out->start_frame) : 0;
+}
+
+int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateCharactersRequest *in, srv_request_t *out) {
+  srv_create_characters_request_t *r = &out->body.create_characters;
+  int rc;
+  if ((rc = srv_decode_database(d, in->database)) ||
+      (rc = srv_check_max(d, "placements", in->n_placements, d->limits->max_ids, ANIM_ELIMIT)) ||
+      (rc = decode_params(d, in->params, &r->params)))
+    return rc;
+  srv_placement_t *placements = srv_decode_alloc(d, (in->n_placements + 1) * sizeof *placements);
+  if (!placements) return ANIM_ELIMIT;
+  size_t mark = srv_path_field(d, "placements");
+  for (size_t i = 0; i < in->n_placements; i++) {
+    size_t item = srv_path_index(d, i);
+    if ((rc = decode_placement(d, in->placements[i], &placements[i]))) return rc;
+    srv_path_restore(d, item);
+  }
+  srv_path_restore(d, mark);
+  r->placements = placements;
+  r->nplacements = (int)in->n_placements;
+  return 0;
+}
+
+static int decode_ids(srv_decoder_t *d, const char *field, const uint64_t *ids, size_t n, const uint64_t **out,
+                      int *out_n) {
+  int rc = srv_check_max(d, field, n, d->limits->max_ids, ANIM_ELIMIT);
+  *out = ids;
+  *out_n = (int)n;
+  return rc;
+}
+
+int srv_decode_destroy_characters(srv_decoder_t *d, const Animserver__DestroyCharactersRequest *in, srv_request_t *out) {
+  srv_destroy_characters_request_t *r = &out->body.destroy_characters;
+  return decode_ids(d, "characters", in->characters, in->n_characters, &r->ids, &r->n);
+}
+
+static int decode_stick(srv_decoder_t *d, const Animserver__StickInput *s, anim_controller_input_t *c) {
+  size_t mark = srv_path_field(d, "stick");
+  int rc;
+  if ((rc = srv_check_finite_value(d, "x", s->x)) || (rc = srv_check_finite_value(d, "z", s->z)) ||
+      (rc = srv_check_finite_value(d, "camera_azimuth", s->camera_azimuth)))
+    return rc;
+  float length = sqrtf(s->x * s->x + s->z * s->z);
+  /* A unit stick rounded through float may come out a hair over 1. */
+  if (length > 1.001f) return srv_decode_fail(d, ANIM_EINVAL, " (%g, %g) has length %g: at most 1", s->x, s->z, length);
+  c->kind = ANIM_INPUT_STICK;
+  c->stick_x = s->x, c->stick_z = s->z, c->camera_azimuth = s->camera_azimuth, c->strafe = s->strafe;
+  srv_path_restore(d, mark);
+  return 0;
+}
+
+static int decode_velocity(srv_decoder_t *d, const Animserver__VelocityInput *v, anim_controller_input_t *c) {
+  size_t mark = srv_path_field(d, "velocity");
+  int rc;
+  if ((rc = srv_check_finite_value(d, "x", v->x)) || (rc = srv_check_finite_value(d, "z", v->z)) ||
+      (rc = srv_check_finite_value(d, "facing", v->facing)))
+    return rc;
+  c->kind = ANIM_INPUT_VELOCITY;
+  c->velocity = vec3_make(v->x, 0.0f, v->z);
+  c->facing = v->facing;
+  srv_path_restore(d, mark);
+  return 0;
+}
+
+static int decode_goal(srv_decoder_t *d, const Animserver__GoalInput *g, anim_controller_input_t *c) {
+  size_t mark = srv_path_field(d, "goal");
+  int rc;
+  if ((rc = srv_check_finite_value(d, "x", g->x)) || (rc = srv_check_finite_value(d, "z", g->z)) ||
+      (rc = srv_check_finite_value(d, "speed", g->speed)))
+    return rc;
+  if (g->speed < 0.0f) return srv_decode_fail(d, ANIM_EINVAL, ".speed = %g: must be >= 0 m/s", g->speed);
+  c->kind = ANIM_INPUT_GOAL;
+  c->goal = vec3_make(g->x, 0.0f, g->z);
+  c->goal_speed = g->speed;
+  srv_path_restore(d, mark);
+  return 0;
+}
+
+static int decode_input(srv_decoder_t *d, const Animserver__CharacterInput *in, srv_input_item_t *out) {
+  memset(out, 0, sizeof *out);
+  out->character = in->character;
+  switch (in->input_case) {
+  case ANIMSERVER__CHARACTER_INPUT__INPUT_STICK: return decode_stick(d, in->stick, &out->input);
+  case ANIMSERVER__CHARACTER_INPUT__INPUT_VELOCITY: return decode_velocity(d, in->velocity, &out->input);
+  case ANIMSERVER__CHARACTER_INPUT__INPUT_GOAL: return decode_goal(d, in->goal, &out->input);
+  default: return srv_decode_fail(d, ANIM_EINVAL, ": give stick, velocity or goal");
+  }
+}
+
+int srv_decode_set_inputs(srv_decoder_t *d, const Animserver__SetInputsRequest *in, srv_request_t *out) {
+  srv_set_inputs_request_t *r = &out->body.set_inputs;
+  int rc = srv_check_max(d, "inputs", in->n_inputs, d->limits->max_ids, ANIM_ELIMIT);
+  srv_input_item_t *items = rc ? NULL : srv_decode_alloc(d, (in->n_inputs + 1) * sizeof *items);
+  if (!items) return rc ? rc : ANIM_ELIMIT;
+  size_t mark = srv_path_field(d, "inputs");
+  for (size_t i = 0; i < in->n_inputs; i++) {
+    size_t item = srv_path_index(d, i);
+    if ((rc = decode_input(d, in->inputs[i], &items[i]))) return rc;
+    srv_path_restore(d, item);
+  }
+  srv_path_restore(d, mark);
+  r->items = items;
+  r->n = (int)in->n_inputs;
+  return 0;
+}
+
+int srv_decode_character_state(srv_decoder_t *d, const Animserver__CharacterStateRequest *in, srv_request_t *out) {
+  out->body.character_state.character = in->character;
+  out->body.character_state.offsets = in->offsets;
+  return 0;
+}
+
+static int decode_encoding(srv_decoder_t *d, int value, srv_encoding_t *out) {
+  if (value != SRV_ENCODING_FLOAT && value != SRV_ENCODING_QUANTIZED)
+    return srv_decode_fail(d, ANIM_EINVAL, ".encoding = %d: ENCODING_FLOAT (0) or ENCODING_QUANTIZED (1)", value);
+  *out = (srv_encoding_t)value;
+  return 0;
+}
+
+static int decode_divisor(srv_decoder_t *d, uint32_t value, uint32_t *out) {
+  *out = value ? value : 1;
+  return srv_check_max(d, "rate_divisor", value, 3600, ANIM_EINVAL);
+}
+
+int srv_decode_subscribe(srv_decoder_t *d, const Animserver__SubscribeRequest *in, srv_request_t *out) {
+  srv_subscribe_request_t *r = &out->body.subscribe;
+  int rc = decode_ids(d, "characters", in->characters, in->n_characters, &r->ids, &r->nids);
+  if (!rc) rc = decode_divisor(d, in->rate_divisor, &r->rate_divisor);
+  if (!rc) rc = decode_encoding(d, (int)in->encoding, &r->encoding);
+  if (!rc && !in->owned && in->n_characters == 0)
+    rc = srv_decode_fail(d, ANIM_EINVAL, ": name characters or set owned");
+  r->owned = in->owned;
+  r->global_positions = in->global_positions;
+  r->rotations_only = in->rotations_only;
+  return rc;
+}
+
+int srv_decode_update_subscription(srv_decoder_t *d, const Animserver__UpdateSubscriptionRequest *in,
+                                   srv_request_t *out) {
+  srv_update_subscription_request_t *r = &out->body.update_subscription;
+  r->subscription = in->subscription;
+  r->paused = in->paused;
+  int rc = decode_divisor(d, in->rate_divisor, &r->rate_divisor);
+  return rc ? rc : decode_encoding(d, (int)in->encoding, &r->encoding);
+}
+
+int srv_decode_unsubscribe(srv_decoder_t *d, const Animserver__UnsubscribeRequest *in, srv_request_t *out) {
+  out->body.unsubscribe.subscription = in->subscription;
+  return 0;
+}
+
+/* ---- encoding ---- */
+
+#define SET_BODY(out, CASE, field, value) ((out)->body_case = ANIMSERVER__RESPONSE__BODY_##CASE, (out)->field = (value))
+
+void srv_encode_create_characters(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  Animserver__CreateCharactersResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__CreateCharactersResponse, ANIMSERVER__CREATE_CHARACTERS_RESPONSE__INIT);
+  if (!m) return;
+  m->database_version = in->entry->db.version;
+  m->n_characters = (size_t)in->body.create_characters.n;
+  m->characters = in->body.create_characters.ids;
+  SET_BODY(out, CREATE_CHARACTERS, create_characters, m);
+}
+
+void srv_encode_destroy_characters(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  Animserver__DestroyCharactersResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__DestroyCharactersResponse, ANIMSERVER__DESTROY_CHARACTERS_RESPONSE__INIT);
+  if (!m) return;
+  m->destroyed = in->body.destroy_characters.destroyed;
+  SET_BODY(out, DESTROY_CHARACTERS, destroy_characters, m);
+}
+
+void srv_encode_set_inputs(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  Animserver__SetInputsResponse *m = SRV_ENCODER_NEW(e, Animserver__SetInputsResponse, ANIMSERVER__SET_INPUTS_RESPONSE__INIT);
+  if (!m) return;
+  m->tick = in->body.set_inputs.tick;
+  SET_BODY(out, SET_INPUTS, set_inputs, m);
+}
+
+static Animserver__Vec3 *encode_vec3(srv_encoder_t *e, vec3 v) {
+  Animserver__Vec3 *m = SRV_ENCODER_NEW(e, Animserver__Vec3, ANIMSERVER__VEC3__INIT);
+  if (m) m->x = v.x, m->y = v.y, m->z = v.z;
+  return m;
+}
+
+static Animserver__Quat *encode_quat(srv_encoder_t *e, quat q) {
+  Animserver__Quat *m = SRV_ENCODER_NEW(e, Animserver__Quat, ANIMSERVER__QUAT__INIT);
+  if (m) m->w = q.w, m->x = q.x, m->y = q.y, m->z = q.z;
+  return m;
+}
+
+void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  Animserver__CharacterStateResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__CharacterStateResponse, ANIMSERVER__CHARACTER_STATE_RESPONSE__INIT);
+  const srv_character_state_response_t *st = &in->body.character_state;
+  if (!m || !(m->trajectory = srv_encoder_alloc(e, (size_t)(st->ntrajectory + 1) * sizeof *m->trajectory))) return;
+  const anim_database_t *db = &in->entry->db;
+  m->database_version = db->version;
+  m->tick = st->tick;
+  m->position = encode_vec3(e, st->position);
+  m->velocity = encode_vec3(e, st->velocity);
+  m->rotation = encode_quat(e, st->rotation);
+  m->angular_velocity = encode_vec3(e, st->angular_velocity);
+  m->desired_velocity = encode_vec3(e, st->desired_velocity);
+  m->desired_rotation = encode_quat(e, st->desired_rotation);
+  for (int i = 0; i < st->ntrajectory; i++) m->trajectory[m->n_trajectory++] = encode_vec3(e, st->trajectory[i]);
+  m->frame = (uint32_t)st->frame;
+  m->range = st->range >= 0 ? (uint32_t)st->range : 0;
+  m->range_name = st->range >= 0 ? (char *)db->ranges[st->range].name : "";
+  m->time_since_transition = st->time_since_transition;
+  m->searches = st->searches;
+  m->transitions = st->transitions;
+  m->inertializer = srv_encode_inertializer(e, &st->inertializer);
+  m->inertialize_halflife = st->halflife;
+  SET_BODY(out, CHARACTER_STATE, character_state, m);
+}
+
+void srv_encode_subscribe(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  Animserver__SubscribeResponse *m = SRV_ENCODER_NEW(e, Animserver__SubscribeResponse, ANIMSERVER__SUBSCRIBE_RESPONSE__INIT);
+  if (!m) return;
+  m->subscription = in->body.subscribe.subscription;
+  m->tick_rate = in->body.subscribe.tick_rate;
+  m->bones = in->body.subscribe.bones;
+  SET_BODY(out, SUBSCRIBE, subscribe, m);
+}
+
+static void encode_subscription_changed(srv_encoder_t *e, uint64_t subscription, Animserver__Response *out) {
+  Animserver__SubscriptionChangedResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__SubscriptionChangedResponse, ANIMSERVER__SUBSCRIPTION_CHANGED_RESPONSE__INIT);
+  if (!m) return;
+  m->subscription = subscription;
+  SET_BODY(out, SUBSCRIPTION_CHANGED, subscription_changed, m);
+}
+
+void srv_encode_update_subscription(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  encode_subscription_changed(e, in->body.update_subscription.subscription, out);
+}
+
+void srv_encode_unsubscribe(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  encode_subscription_changed(e, in->body.unsubscribe.subscription, out);
+}

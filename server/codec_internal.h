@@ -1,0 +1,84 @@
+/*
+ * codec_internal.h: what the codec's files share (codec.c, codec_<area>.c):
+ * the decoder's state with its field path, the encoder's scratch, the field
+ * checks, and one decode and one encode function per request type, declared
+ * from request_types.h. Not used outside the codec.
+ */
+#ifndef SRV_CODEC_INTERNAL_H
+#define SRV_CODEC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "animserver.pb-c.h"
+#include "codec.h"
+#include "feature.h"
+
+/* ---- decoding ---- */
+
+typedef struct srv_decoder {
+  srv_request_t *request;
+  const srv_codec_limits_t *limits;
+  char path[192]; /* the field being converted: "batch_search.queries[2]" */
+  size_t len;
+  char *err;
+  int errlen;
+} srv_decoder_t;
+
+/* Append ".name" or "[i]" to the path; each returns the mark srv_path_restore takes. */
+size_t srv_path_field(srv_decoder_t *d, const char *name);
+size_t srv_path_index(srv_decoder_t *d, size_t index);
+void srv_path_restore(srv_decoder_t *d, size_t mark);
+
+/* err = "<path><message>" (message usually starts with a space or a
+ * subfield); returns code. */
+int srv_decode_fail(srv_decoder_t *d, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* size bytes from the request's arena, charged to its budget; NULL (and err
+ * set, ANIM_ELIMIT) when over it. */
+void *srv_decode_alloc(srv_decoder_t *d, size_t size);
+
+/* Field checks, named relative to the current path (field may be NULL for
+ * the path itself). 0 or the code with err set. */
+int srv_check_finite(srv_decoder_t *d, const char *field, const float *values, size_t n);
+int srv_check_finite_value(srv_decoder_t *d, const char *field, double value);
+/* value <= max, else code ("at most max"). */
+int srv_check_max(srv_decoder_t *d, const char *field, uint64_t value, uint64_t max, int code);
+/* A frame index: at most INT32_MAX (ANIM_ERANGE, as an index past the
+ * database's end is); *out the index. */
+int srv_check_frame(srv_decoder_t *d, const char *field, uint64_t value, int *out);
+/* A plain name (database, tag): ANIM_EBADNAME when empty or not plain. */
+int srv_check_name(srv_decoder_t *d, const char *field, const char *name);
+/* The request's database: a plain name, kept in out->database. */
+int srv_decode_database(srv_decoder_t *d, const char *name);
+
+/* ---- encoding ---- */
+
+/* Scratch for the protobuf structs of one response, freed after packing. */
+typedef struct srv_encoder {
+  void *blocks;
+  int failed;
+} srv_encoder_t;
+
+void *srv_encoder_alloc(srv_encoder_t *e, size_t size); /* zeroed; NULL marks the encoding failed */
+void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size);
+/* A scratch copy of a protobuf-c INIT value (a compound literal). */
+#define SRV_ENCODER_NEW(e, type, init) ((type *)srv_encoder_copy((e), &(type)init, sizeof(type)))
+
+/* ---- one decode and one encode per request type (codec_<area>.c) ---- */
+
+#define SRV_CODEC_DECLARE(TYPE, name, Message)                                                          \
+  int srv_decode_##name(srv_decoder_t *d, const Animserver__##Message##Request *in, srv_request_t *out); \
+  void srv_encode_##name(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out);
+SRV_REQUEST_TYPES(SRV_CODEC_DECLARE)
+#undef SRV_CODEC_DECLARE
+
+/* Shared by several areas' encoders. */
+struct anim_database;
+/* Database frame frame as a Pose (arrays point into the database). */
+Animserver__Pose *srv_encode_frame_pose(srv_encoder_t *e, const struct anim_database *db, int frame,
+                                        srv_pose_options_t options);
+Animserver__InertializerState *srv_encode_inertializer(srv_encoder_t *e, const srv_inertializer_t *state);
+/* "LeftFoot position", "trajectory direction": how explanations name a feature term. */
+void srv_feature_term_label(const anim_feature_term_t *term, char *out, size_t size);
+
+#endif

@@ -1,0 +1,54 @@
+/* request.c: request names and the lifetime of a response (see request.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "anim_error.h"
+#include "registry.h"
+#include "request.h"
+
+static const char *const names[SRV_REQ_COUNT] = {
+#define SRV_REQ_NAME(TYPE, name, Message) [SRV_REQ_##TYPE] = #name,
+    SRV_REQUEST_TYPES(SRV_REQ_NAME)
+#undef SRV_REQ_NAME
+};
+
+const char *srv_request_name(int type) {
+  if (type == SRV_REQ_COUNT) return "undecoded";
+  return type >= 0 && type < SRV_REQ_COUNT ? names[type] : "unknown";
+}
+
+int srv_response_fail(srv_response_t *response, int code, const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(response->message, sizeof response->message, fmt, args);
+  va_end(args);
+  response->error = code;
+  return code;
+}
+
+typedef struct block {
+  struct block *next;
+  max_align_t data[];
+} block_t;
+
+void *srv_response_alloc(srv_response_t *response, size_t size) {
+  block_t *block = calloc(1, sizeof *block + size);
+  if (!block) {
+    srv_response_fail(response, ANIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  block->next = response->arena;
+  response->arena = block;
+  return block->data;
+}
+
+void srv_response_release(srv_response_t *response) {
+  for (block_t *b = response->arena, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  response->arena = NULL;
+  srv_db_entry_release(response->entry);
+  srv_db_entry_release(response->built);
+  response->entry = response->built = NULL;
+}

@@ -1,0 +1,103 @@
+/*
+ * request_character.h: bodies of the character and stream requests:
+ * create, destroy, set_inputs, character_state, subscribe,
+ * update_subscription, unsubscribe (see request.h).
+ */
+#ifndef SRV_REQUEST_CHARACTER_H
+#define SRV_REQUEST_CHARACTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "controller.h"
+#include "request_inertialize.h"
+
+typedef struct {
+  float x, z, facing; /* metres, radians */
+  int start_frame;    /* -1: the database's first frame */
+} srv_placement_t;
+
+/* params: server defaults with the client's non-zero fields applied. */
+typedef struct {
+  anim_controller_params_t params;
+  const srv_placement_t *placements;
+  int nplacements;
+} srv_create_characters_request_t;
+
+typedef struct {
+  const uint64_t *ids;
+  int n;
+} srv_destroy_characters_request_t;
+
+typedef struct {
+  uint64_t character;
+  anim_controller_input_t input;
+} srv_input_item_t;
+
+typedef struct {
+  const srv_input_item_t *items;
+  int n;
+} srv_set_inputs_request_t;
+
+typedef struct {
+  uint64_t character;
+  int offsets;
+} srv_character_state_request_t;
+
+typedef enum { SRV_ENCODING_FLOAT = 0, SRV_ENCODING_QUANTIZED = 1 } srv_encoding_t;
+
+typedef struct {
+  const uint64_t *ids;
+  int nids;
+  int owned;
+  uint32_t rate_divisor; /* >= 1 */
+  srv_encoding_t encoding;
+  int global_positions, rotations_only;
+} srv_subscribe_request_t;
+
+/* update_subscription and unsubscribe (which reads subscription only). */
+typedef struct {
+  uint64_t subscription;
+  uint32_t rate_divisor;
+  srv_encoding_t encoding;
+  int paused;
+} srv_update_subscription_request_t;
+typedef srv_update_subscription_request_t srv_unsubscribe_request_t;
+
+typedef struct {
+  uint64_t *ids; /* response-owned */
+  int n;
+} srv_create_characters_response_t;
+
+typedef struct {
+  uint32_t destroyed;
+} srv_destroy_characters_response_t;
+
+typedef struct {
+  uint64_t tick; /* the tick that applies them */
+} srv_set_inputs_response_t;
+
+/* A snapshot of a character, taken between ticks. */
+typedef struct {
+  uint64_t tick;
+  vec3 position, velocity, angular_velocity, desired_velocity;
+  quat rotation, desired_rotation;
+  vec3 trajectory[ANIM_MAX_TRAJECTORY_SAMPLES];
+  int ntrajectory;
+  int frame, range;
+  float time_since_transition, halflife;
+  uint64_t searches, transitions;
+  srv_inertializer_t inertializer; /* offsets when asked, anchor always */
+} srv_character_state_response_t;
+
+typedef struct {
+  uint64_t subscription;
+  float tick_rate;
+  uint32_t bones;
+} srv_subscribe_response_t;
+
+typedef struct {
+  uint64_t subscription;
+} srv_update_subscription_response_t;
+typedef srv_update_subscription_response_t srv_unsubscribe_response_t;
+
+#endif
