@@ -10,9 +10,13 @@
  * produced while handling one read. */
 #define WRITE_BATCH_MAX 64
 
+/* Finished batches kept for the next writes: steady streaming allocates none. */
+#define SPARE_BATCHES 4
+
 typedef struct write_batch {
   uv_write_t req;
   srv_connection_t *connection;
+  struct write_batch *next_spare;
   size_t len;
   int n;
   srv_buffer_t *buffers[WRITE_BATCH_MAX];
@@ -47,8 +51,13 @@ static void batch_free(write_batch_t *b) {
 
 static void maybe_free(srv_connection_t *c) {
   if (!c->closed || c->holds > 0 || c->internal > 0) return;
-  batch_free(c->batch), batch_free(c->spare);
-  c->batch = c->spare = NULL;
+  batch_free(c->batch);
+  while (c->spare) {
+    write_batch_t *b = c->spare;
+    c->spare = b->next_spare;
+    free(b);
+  }
+  c->batch = NULL;
   anim_frame_reader_free(&c->reader);
   c->callbacks->on_free(c);
 }
@@ -125,8 +134,13 @@ static void on_write(uv_write_t *req, int status) {
   srv_connection_t *c = b->connection;
   account(c, c->queued_bytes - b->len, c->held_bytes);
   batch_clear(b);
-  if (!c->spare) c->spare = b; /* kept: steady streaming allocates no batch */
-  else free(b);
+  if (c->nspare < SPARE_BATCHES) {
+    b->next_spare = c->spare;
+    c->spare = b;
+    c->nspare++;
+  } else {
+    free(b);
+  }
   if (!c->closing && status < 0) {
     srv_connection_close(c, uv_strerror(status));
   } else if (!c->closing) {
@@ -144,6 +158,11 @@ void srv_connection_flush(srv_connection_t *c) {
   write_batch_t *b = c->batch;
   if (!b || b->n == 0) return;
   c->batch = NULL;
+  if (c->closing) { /* closed while corked: the answers go nowhere */
+    account(c, c->queued_bytes - b->len, c->held_bytes);
+    batch_free(b);
+    return;
+  }
   internal_hold(c);
   int rc = uv_write(&b->req, (uv_stream_t *)&c->tcp, b->bufs, (unsigned)b->n, on_write);
   if (rc < 0) {
@@ -158,7 +177,8 @@ static write_batch_t *take_batch(srv_connection_t *c) {
   if (c->batch) return c->batch;
   if (c->spare) {
     c->batch = c->spare;
-    c->spare = NULL;
+    c->spare = c->spare->next_spare;
+    c->nspare--;
   } else if (!(c->batch = calloc(1, sizeof *c->batch))) {
     return NULL;
   }
@@ -186,6 +206,12 @@ void srv_connection_write(srv_connection_t *c, srv_buffer_t *buffer) {
   enforce_limits(c);
 }
 
+void srv_connection_cork(srv_connection_t *c) { c->batching++; }
+
+void srv_connection_uncork(srv_connection_t *c) {
+  if (--c->batching == 0) srv_connection_flush(c);
+}
+
 /* ---- reading ----------------------------------------------------------------------- */
 
 static int on_frame(void *ctx, const uint8_t *frame, size_t len) {
@@ -211,11 +237,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     return;
   }
   c->last_activity_ms = uv_now(c->tcp.loop);
-  c->batching = 1;
   internal_hold(c); /* the callbacks may close it: keep the memory until the end of this read */
+  srv_connection_cork(c);
   int rc = anim_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)nread, on_frame, c);
-  c->batching = 0;
-  srv_connection_flush(c);
+  srv_connection_uncork(c);
   if (!c->closing && (rc == ANIM_ETOOBIG || rc == ANIM_EPROTO || rc == ANIM_ENOMEM)) {
     c->counters->frames_rejected++;
     c->callbacks->on_bad_frame(c, rc);

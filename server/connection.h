@@ -65,10 +65,11 @@ struct srv_connection {
   size_t pending_bytes;       /* the owner's frames waiting to be sent */
   size_t held_bytes;          /* everything the owner holds for this connection (>= pending) */
   struct write_batch *batch;  /* answers waiting for the end of the current read */
-  struct write_batch *spare;  /* a finished batch kept for the next write */
+  struct write_batch *spare;  /* finished batches kept for the next writes */
+  int nspare;
   uint32_t holds;             /* the owner's work that points here (pool jobs, parked requests) */
   uint32_t internal;          /* the connection's own: writes in flight, a read, the shutdown */
-  int batching;               /* inside a read: answers join the batch */
+  int batching;               /* corked (inside a read, a delivery): writes join the batch */
   int reading, paused, draining, shutdown_sent, closing, closed;
   uint64_t last_activity_ms;  /* loop time of the last read (idle timeout) */
 };
@@ -87,6 +88,10 @@ void srv_connection_start(srv_connection_t *c);
 void srv_connection_write(srv_connection_t *c, srv_buffer_t *buffer);
 /* Hands the answers of the current read to libuv now. */
 void srv_connection_flush(srv_connection_t *c);
+/* Between cork and uncork (nested) writes wait and then go out in one
+ * uv_write, as the answers to one read do. */
+void srv_connection_cork(srv_connection_t *c);
+void srv_connection_uncork(srv_connection_t *c);
 
 /* What the owner holds for this connection (replaces the previous figures):
  * pending bytes waiting to be sent, and all its memory for it (>= pending).

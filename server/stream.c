@@ -433,19 +433,23 @@ static void deliver_subscription(srv_subscriber_t *sub, srv_subscription_t *s) {
 }
 
 static void deliver(srv_subscriber_t *sub) {
+  srv_connection_cork(sub->connection); /* one write for every frame of this tick */
   for (srv_subscription_t *s = sub->subscriptions; s && srv_connection_open(sub->connection); s = s->next)
     if (s->fires) deliver_subscription(sub, s);
+  srv_connection_uncork(sub->connection);
   update_held(sub);
 }
 
 void srv_subscriber_on_written(srv_subscriber_t *sub) {
   srv_connection_t *c = sub->connection;
+  srv_connection_cork(c);
   for (srv_subscription_t *s = sub->subscriptions; s && srv_connection_open(c); s = s->next) {
     if (!s->waiting || srv_connection_queued(c) > sub->hub->config->stream_soft_limit) continue;
     srv_buffer_t *frame = s->waiting;
     s->waiting = NULL;
     send_frame(sub, frame);
   }
+  srv_connection_uncork(c);
   update_held(sub);
 }
 

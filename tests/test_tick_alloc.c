@@ -1,0 +1,192 @@
+/*
+ * test_tick_alloc.c: the server allocates nothing per tick in steady state.
+ *
+ * The real server runs in this process (srv_server_start on an ephemeral
+ * loopback port, its loop on this thread, its thread pool as usual); a
+ * client thread creates 1,000 characters on the default database, sends
+ * them walking, subscribes to them (quantized poses and float poses with
+ * global positions, so every record and both encoders are used) and reads
+ * every frame. After a warm-up, every allocation the server makes on any
+ * of its threads is counted over 600 ticks: simulation, searches, records,
+ * encoding, delivery and writes must reuse what earlier ticks grew.
+ *
+ * Counting: in a plain build this file defines malloc, calloc, realloc and
+ * free over glibc's __libc_* functions, so libuv's and protobuf-c's
+ * allocations count too; under AddressSanitizer (whose allocator must stay)
+ * it installs the sanitizer's malloc hook instead. The client thread marks
+ * itself and is not counted.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <execinfo.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "anim_client.h"
+#include "procgen.h"
+#include "../server/server.h"
+
+#define CHARACTERS 1000
+#define WARMUP_TICKS 120
+#define COUNTED_TICKS 600
+#define TIMEOUT_MS 20000
+
+static _Atomic int counting;
+static _Atomic long allocations;
+static __thread int not_counted; /* the client thread */
+
+/* ANIM_ALLOC_TRACE=N: the stacks of the first N counted allocations, to find them. */
+static int trace_left;
+
+static void note_allocation(void) {
+  if (!counting || not_counted) return;
+  allocations++;
+  if (trace_left > 0) {
+    trace_left--;
+    void *frames[16];
+    int n = backtrace(frames, 16);
+    not_counted = 1;
+    backtrace_symbols_fd(frames, n, 2);
+    write(2, "--\n", 3);
+    not_counted = 0;
+  }
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNTER "AddressSanitizer's malloc hook"
+/* From the sanitizer runtime (sanitizer/allocator_interface.h, not installed with every compiler). */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                              void (*free_hook)(const volatile void *));
+static void on_malloc(const volatile void *ptr, size_t size) { note_allocation(); }
+static void on_free(const volatile void *ptr) {}
+static void install_counter(void) { __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free); }
+#else
+#define COUNTER "interposed malloc"
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *ptr, size_t size);
+void __libc_free(void *ptr);
+void *malloc(size_t size) {
+  note_allocation();
+  return __libc_malloc(size);
+}
+void *calloc(size_t n, size_t size) {
+  note_allocation();
+  return __libc_calloc(n, size);
+}
+void *realloc(void *ptr, size_t size) {
+  note_allocation();
+  return __libc_realloc(ptr, size);
+}
+void free(void *ptr) { __libc_free(ptr); }
+static void install_counter(void) {}
+#endif
+
+static srv_server_t server;
+static uv_loop_t loop;
+static _Atomic int client_ready, client_stop, client_failed;
+static _Atomic long frames_read;
+static uint64_t window_start_tick;
+static long counted;
+static srv_crowd_hooks_t original;
+
+/* ---- the client ------------------------------------------------------------------------- */
+
+static void on_frame(anim_client_t *client, const anim_stream_frame_t *frame, void *data) { frames_read++; }
+
+static void *client_main(void *arg) {
+  not_counted = 1;
+  int err;
+  anim_client_t *c = anim_client_connect("127.0.0.1", server.bound_port, NULL, &err);
+  static uint64_t ids[CHARACTERS];
+  static anim_character_input_t inputs[CHARACTERS];
+  anim_subscribe_options_t quantized = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  anim_subscribe_options_t floats = {NULL, 0, 1, 2, ANIM_POSE_FLOAT, 1, 0};
+  if (!c || anim_client_characters_create(c, "default", NULL, NULL, CHARACTERS, ids, TIMEOUT_MS) != 0) {
+    client_failed = 1;
+    return NULL;
+  }
+  for (int i = 0; i < CHARACTERS; i++) anim_character_input_goal(&inputs[i], (float)(i % 40) * 5.0f - 100.0f, 80.0f, 1.4f);
+  if (anim_client_characters_set_input(c, ids, inputs, CHARACTERS, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe(c, &quantized, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe(c, &floats, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0) {
+    client_failed = 1;
+    anim_client_close(c);
+    return NULL;
+  }
+  client_ready = 1;
+  while (!client_stop) {
+    int rc = anim_client_poll(c, 50);
+    if (rc != 0 && rc != ANIM_ETIMEDOUT) {
+      client_failed = !client_stop; /* the server closes the connection when it stops */
+      break;
+    }
+  }
+  anim_client_close(c);
+  return NULL;
+}
+
+/* ---- the server side: counting between ticks ------------------------------------------------ */
+
+/* Wraps the crowd's ended hook: the window opens and closes between ticks. */
+static void on_ended(srv_crowd_t *crowd, void *data) {
+  original.ended(crowd, data);
+  uint64_t ticks = crowd->scheduler.ticks;
+  if (!client_ready) return;
+  if (!window_start_tick) window_start_tick = ticks + WARMUP_TICKS;
+  if (ticks == window_start_tick) {
+    allocations = 0;
+    counting = 1;
+  } else if (ticks == window_start_tick + COUNTED_TICKS) {
+    counting = 0;
+    counted = allocations;
+    client_stop = 1;
+    srv_server_shutdown(&server);
+  }
+}
+
+static void test_no_allocation_per_tick(void **state) {
+  char err[256];
+  srv_config_t config;
+  srv_config_default(&config);
+  config.port = 0;
+  srv_log_set_level(SRV_LOG_WARN);
+  install_counter();
+  const char *trace = getenv("ANIM_ALLOC_TRACE");
+  trace_left = trace ? atoi(trace) : 0;
+  if (trace_left) {
+    void *frames[4];
+    backtrace(frames, 4); /* loads what backtrace needs before the window */
+  }
+  assert_int_equal(uv_loop_init(&loop), 0);
+  srv_registry_t registry = {0};
+  anim_database_t db;
+  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
+  assert_non_null(entry);
+  assert_int_equal(srv_registry_put(&registry, entry), 0);
+  assert_int_equal(srv_server_start(&server, &loop, &config, &registry, err, sizeof err), 0);
+  original = server.crowd.hooks;
+  server.crowd.hooks.ended = on_ended;
+  pthread_t client;
+  assert_int_equal(pthread_create(&client, NULL, client_main, NULL), 0);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  pthread_join(client, NULL);
+  srv_server_close(&server);
+  assert_int_equal(uv_loop_close(&loop), 0);
+  printf("%d characters, %d ticks after a %d-tick warm-up: %ld allocations by the server (%s), %ld frames read\n",
+         CHARACTERS, COUNTED_TICKS, WARMUP_TICKS, counted, COUNTER, (long)frames_read);
+  assert_false(client_failed);
+  assert_true(frames_read >= COUNTED_TICKS); /* the client was served throughout */
+  assert_int_equal(counted, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_no_allocation_per_tick)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
