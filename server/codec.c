@@ -168,9 +168,9 @@ static int plain_name(srv_decoder_t *d, const char *name) {
 
 int srv_check_name(srv_decoder_t *d, const char *field, const char *name) { WITH_FIELD(d, field, plain_name(d, name)); }
 
-int srv_decode_database(srv_decoder_t *d, const char *name) {
-  int rc = srv_check_name(d, "database", name);
-  if (rc == 0) d->request->database = name;
+int srv_decode_database(srv_decoder_t *d, const char *field, const char *name) {
+  int rc = srv_check_name(d, field, name);
+  if (rc == 0) d->request->database = name, d->request->database_field = field;
   return rc;
 }
 

@@ -79,7 +79,7 @@ static int decode_placement(srv_decoder_t *d, const Animserver__Placement *p, sr
 int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateCharactersRequest *in, srv_request_t *out) {
   srv_create_characters_request_t *r = &out->body.create_characters;
   int rc;
-  if ((rc = srv_decode_database(d, in->database)) ||
+  if ((rc = srv_decode_database(d, "database", in->database)) ||
       (rc = srv_check_max(d, "placements", in->n_placements, d->limits->max_ids, ANIM_ELIMIT)) ||
       (rc = decode_params(d, in->params, &r->params)))
     return rc;

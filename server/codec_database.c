@@ -13,19 +13,19 @@ int srv_decode_list_databases(srv_decoder_t *d, const Animserver__ListDatabasesR
 }
 
 int srv_decode_describe_database(srv_decoder_t *d, const Animserver__DescribeDatabaseRequest *in, srv_request_t *out) {
-  return srv_decode_database(d, in->name);
+  return srv_decode_database(d, "name", in->name);
 }
 
 int srv_decode_load_database(srv_decoder_t *d, const Animserver__LoadDatabaseRequest *in, srv_request_t *out) {
-  return srv_decode_database(d, in->name);
+  return srv_decode_database(d, "name", in->name);
 }
 
 int srv_decode_reload_database(srv_decoder_t *d, const Animserver__ReloadDatabaseRequest *in, srv_request_t *out) {
-  return srv_decode_database(d, in->name);
+  return srv_decode_database(d, "name", in->name);
 }
 
 int srv_decode_unload_database(srv_decoder_t *d, const Animserver__UnloadDatabaseRequest *in, srv_request_t *out) {
-  return srv_decode_database(d, in->name);
+  return srv_decode_database(d, "name", in->name);
 }
 
 static Animserver__DatabaseSummary *encode_summary(srv_encoder_t *e, const srv_db_summary_t *s) {

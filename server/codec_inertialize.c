@@ -104,7 +104,7 @@ static int decode_state(srv_decoder_t *d, const char *field, const Animserver__I
 
 /* The database is required exactly when a frame is named. */
 static int decode_optional_database(srv_decoder_t *d, const char *name, int uses_frame) {
-  return uses_frame ? srv_decode_database(d, name) : 0;
+  return uses_frame ? srv_decode_database(d, "database", name) : 0;
 }
 
 static int decode_halflife(srv_decoder_t *d, float halflife) {

@@ -48,8 +48,8 @@ int srv_check_max(srv_decoder_t *d, const char *field, uint64_t value, uint64_t 
 int srv_check_frame(srv_decoder_t *d, const char *field, uint64_t value, int *out);
 /* A plain name (database, tag): ANIM_EBADNAME when empty or not plain. */
 int srv_check_name(srv_decoder_t *d, const char *field, const char *name);
-/* The request's database: a plain name, kept in out->database. */
-int srv_decode_database(srv_decoder_t *d, const char *name);
+/* The request's database (the field named field): a plain name, kept in out->database. */
+int srv_decode_database(srv_decoder_t *d, const char *field, const char *name);
 
 /* ---- encoding ---- */
 

@@ -135,20 +135,20 @@ static int decode_queries(srv_decoder_t *d, const char *field, Animserver__Searc
 }
 
 int srv_decode_search(srv_decoder_t *d, const Animserver__SearchRequest *in, srv_request_t *out) {
-  int rc = srv_decode_database(d, in->database);
+  int rc = srv_decode_database(d, "database", in->database);
   if (!rc && !in->query) return srv_decode_fail(d, ANIM_EINVAL, ".query is missing");
   return rc ? rc : decode_queries(d, "query", (Animserver__SearchQuery **)&in->query, 1, 0, out);
 }
 
 int srv_decode_batch_search(srv_decoder_t *d, const Animserver__BatchSearchRequest *in, srv_request_t *out) {
-  int rc = srv_decode_database(d, in->database);
+  int rc = srv_decode_database(d, "database", in->database);
   return rc ? rc : decode_queries(d, "queries", in->queries, in->n_queries, 1, out);
 }
 
 int srv_decode_pose(srv_decoder_t *d, const Animserver__PoseRequest *in, srv_request_t *out) {
   srv_pose_request_t *p = &out->body.pose;
   int rc;
-  if ((rc = srv_decode_database(d, in->database)) || (rc = srv_check_frame(d, "frame", in->frame, &p->frame)) ||
+  if ((rc = srv_decode_database(d, "database", in->database)) || (rc = srv_check_frame(d, "frame", in->frame, &p->frame)) ||
       (rc = srv_check_max(d, "count", in->count, d->limits->max_pose_frames, ANIM_ELIMIT)))
     return rc;
   p->count = in->count ? (int)in->count : 1;

@@ -44,6 +44,13 @@ void srv_encode_hello(srv_encoder_t *e, const srv_response_t *in, Animserver__Re
   limits->output_hard_limit_bytes = h->limits.output_hard_limit;
   limits->max_characters = h->limits.max_characters;
   limits->tick_rate = h->limits.tick_rate;
+  limits->max_pose_frames = h->limits.max_pose_frames;
+  limits->decode_budget_bytes = h->limits.decode_budget_bytes;
+  limits->stream_soft_limit_bytes = h->limits.stream_soft_limit;
+  limits->max_characters_total = h->limits.max_characters_total;
+  limits->max_subscriptions = h->limits.max_subscriptions;
+  limits->max_ids = h->limits.max_ids;
+  limits->max_string_bytes = SRV_MAX_STRING;
   hello->limits = limits;
   hello->connection_id = h->connection_id;
   hello->admin = h->admin;

@@ -92,7 +92,8 @@ size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
          anim_pose_quantized_size(db->nbones, 0);
 }
 
-static void actor_free(srv_actor_t *a) {
+static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
+  crowd->stats.freed_bytes += srv_crowd_actor_bytes() + srv_crowd_pose_buffer_bytes(&a->entry->db);
   anim_controller_free(&a->controller);
   srv_db_entry_release(a->entry);
   free(a->quantized);
@@ -149,7 +150,7 @@ void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *a) {
   crowd->stats.destroyed++;
   /* The tick in flight may still hold it in its snapshot. */
   if (crowd->ticking) a->doomed = 1;
-  else actor_free(a);
+  else actor_free(crowd, a);
 }
 
 void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner) {
@@ -321,7 +322,7 @@ void srv_crowd_tick_release(srv_crowd_t *crowd) { end_tick(crowd); }
 static void end_tick(srv_crowd_t *crowd) {
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) {
     srv_actor_t *a = crowd->tick_actors[i];
-    if (a->doomed) actor_free(a);
+    if (a->doomed) actor_free(crowd, a);
     else if (a->error) {
       if (a->error != 1)
         srv_log(SRV_LOG_WARN, "character %llu: tick failed: %s", (unsigned long long)a->id, anim_strerror(a->error));
@@ -351,7 +352,7 @@ void srv_crowd_stop(srv_crowd_t *crowd) { srv_scheduler_close(&crowd->scheduler)
 void srv_crowd_close(srv_crowd_t *crowd) {
   srv_scheduler_close(&crowd->scheduler);
   for (uint32_t i = 0; i < crowd->nslots; i++)
-    if (crowd->slots[i]) actor_free(crowd->slots[i]);
+    if (crowd->slots[i]) actor_free(crowd, crowd->slots[i]);
   for (int i = 0; i < crowd->chunks_capacity; i++) chunk_free(&crowd->chunks[i]);
   free(crowd->slots), free(crowd->generations), free(crowd->free_slots), free(crowd->tick_actors), free(crowd->chunks);
   crowd->slots = NULL, crowd->generations = crowd->free_slots = NULL, crowd->tick_actors = NULL, crowd->chunks = NULL;

@@ -64,6 +64,7 @@ typedef struct {
 
 typedef struct {
   uint64_t created, destroyed, tick_errors;
+  uint64_t freed_bytes; /* actors' memory given back to the allocator, in total */
 } srv_crowd_stats_t;
 
 typedef struct srv_chunk srv_chunk_t;

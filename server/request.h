@@ -41,6 +41,7 @@ typedef struct srv_request {
   uint64_t id;
   srv_request_type_t type;
   const char *database; /* the database the request names (a checked name), or NULL */
+  const char *database_field; /* the field that named it: "database", "name" */
   union {
 #define SRV_REQ_BODY(TYPE, name, Message) srv_##name##_request_t name;
     SRV_REQUEST_TYPES(SRV_REQ_BODY)

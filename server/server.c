@@ -9,10 +9,23 @@
 #include "reload.h"
 #include "server.h"
 
-/* A connection that held this much output gives it back to the system when it goes. */
+/* After this much memory went back to the allocator (a client's output, its
+ * characters), the server gives it back to the system. */
 #define TRIM_AFTER_BYTES (4u << 20)
 
 /* ---- sessions: the connections' callbacks ------------------------------------------------- */
+
+/* glibc keeps freed memory in its arenas; after a client that held many
+ * megabytes (output, characters) goes, trimming lets the server's RSS follow
+ * its load instead of its worst moment. */
+static void give_back_memory(srv_server_t *server) {
+  uint64_t freed = server->crowd.stats.freed_bytes;
+  int output = server->counters.output_bytes_peak >= server->counters.output_bytes + TRIM_AFTER_BYTES;
+  if (!output && freed < server->trimmed_freed_bytes + TRIM_AFTER_BYTES) return;
+  malloc_trim(0);
+  server->trimmed_freed_bytes = freed;
+  server->counters.output_bytes_peak = server->counters.output_bytes;
+}
 
 static srv_session_t *session_of(srv_connection_t *c) { return (srv_session_t *)c; }
 static srv_server_t *server_of(srv_session_t *s) { return s->dispatch->data; }
@@ -40,12 +53,7 @@ static void on_free(srv_connection_t *c) {
   if (s->next) s->next->prev = s->prev;
   server->counters.connections--;
   free(s);
-  /* glibc keeps freed memory of big buffers in its arenas: after a client
-   * that held megabytes, give it back so the server's RSS follows its load. */
-  if (server->counters.output_bytes_peak >= TRIM_AFTER_BYTES) {
-    malloc_trim(0);
-    server->counters.output_bytes_peak = server->counters.output_bytes;
-  }
+  give_back_memory(server);
 }
 
 static const srv_connection_callbacks_t session_callbacks = {on_frame, on_bad_frame, on_written, on_close, on_free};
@@ -90,7 +98,11 @@ static void on_connection(uv_stream_t *listener, int status) {
 
 static void crowd_prepare(srv_crowd_t *crowd, void *data) { srv_streams_prepare(&((srv_server_t *)data)->streams); }
 static void crowd_simulated(srv_crowd_t *crowd, void *data) { srv_streams_run(&((srv_server_t *)data)->streams); }
-static void crowd_ended(srv_crowd_t *crowd, void *data) { srv_dispatch_resume(&((srv_server_t *)data)->dispatch); }
+static void crowd_ended(srv_crowd_t *crowd, void *data) {
+  srv_server_t *server = data;
+  srv_dispatch_resume(&server->dispatch);
+  give_back_memory(server);
+}
 static int crowd_wants_ticks(srv_crowd_t *crowd, void *data) {
   return srv_streams_want_ticks(&((srv_server_t *)data)->streams);
 }

@@ -48,6 +48,7 @@ typedef struct srv_server {
   char bound_host[64];
   int bound_port;
   uint64_t start_ns;           /* monotonic, for uptime */
+  uint64_t trimmed_freed_bytes; /* the crowd's freed_bytes at the last malloc_trim */
   srv_counters_t counters;
   srv_metrics_t metrics;       /* by type and code, histograms, the HTTP endpoint; loop thread only */
   srv_registry_t registry;     /* loop thread only */

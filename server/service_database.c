@@ -19,8 +19,8 @@ int srv_service_acquire_database(const srv_service_ctx_t *ctx, const srv_request
   if (!request->database) return 0;
   out->entry = srv_registry_acquire(ctx->env->registry, request->database);
   if (!out->entry)
-    return srv_response_fail(out, ANIM_ENOTFOUND, "%s.database = \"%s\": no database of that name is loaded",
-                             srv_request_name(request->type), request->database);
+    return srv_response_fail(out, ANIM_ENOTFOUND, "%s.%s = \"%s\": no database of that name is loaded",
+                             srv_request_name(request->type), request->database_field, request->database);
   return 0;
 }
 

@@ -106,6 +106,37 @@ int anim_test_server_stop(anim_test_server_t *server) {
   return -1;
 }
 
+int anim_test_server_wait(anim_test_server_t *server, int timeout_ms) {
+  for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    int status;
+    if (waitpid(server->pid, &status, WNOHANG) == server->pid) {
+      track(server->pid, 0);
+      if (WIFSIGNALED(status)) fprintf(stderr, "server killed by signal %d\n", WTERMSIG(status));
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    if (waited < timeout_ms) {
+      struct timespec pause = {0, 10 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+    }
+  }
+  return -2;
+}
+
+int anim_test_server_memory(const anim_test_server_t *server, uint64_t *out_rss_bytes, uint64_t *out_peak_bytes) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)server->pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  unsigned long long kb;
+  *out_rss_bytes = *out_peak_bytes = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (sscanf(line, "VmRSS: %llu kB", &kb) == 1) *out_rss_bytes = kb * 1024u;
+    if (sscanf(line, "VmHWM: %llu kB", &kb) == 1) *out_peak_bytes = kb * 1024u;
+  }
+  fclose(f);
+  return *out_rss_bytes ? 0 : -1;
+}
+
 int anim_test_server_kill(anim_test_server_t *server) {
   track(server->pid, 0);
   if (kill(server->pid, SIGKILL) < 0) return -1;

@@ -9,6 +9,7 @@
 #ifndef ANIM_TEST_SERVER_PROC_H
 #define ANIM_TEST_SERVER_PROC_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct {
@@ -30,6 +31,15 @@ int anim_test_server_start_metrics(anim_test_server_t *server, const char *log_n
 /* SIGTERM, then waits; returns the exit status (0 for a clean drain), or -1
  * if it died from a signal or did not stop within 10 s (then killed). */
 int anim_test_server_stop(anim_test_server_t *server);
+
+/* Waits up to timeout_ms (0: just looks) for a server that exits by itself
+ * (a shutdown request), sending no signal: its exit status, -1 when a signal
+ * killed it, -2 when it is still running. */
+int anim_test_server_wait(anim_test_server_t *server, int timeout_ms);
+
+/* The server process's resident memory now and its peak so far (VmRSS,
+ * VmHWM). 0, or -1. */
+int anim_test_server_memory(const anim_test_server_t *server, uint64_t *out_rss_bytes, uint64_t *out_peak_bytes);
 
 /* SIGKILL, then waits: a crash, for tests of what clients do then. 0, or -1
  * if it was not running. */
