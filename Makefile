@@ -4,6 +4,7 @@
 #   make run        install missing Debian packages, build, run the server on the default database
 #   make test       install missing Debian packages, build, run every test
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
+#   make test-loaded  make test and make sanitize with every core kept busy (ROUNDS=1)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
@@ -74,7 +75,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize bench bench-crowd install uninstall clean fuzz
+.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
 deps:
@@ -158,6 +159,10 @@ all-tests: all $(TEST_BINS)
 sanitize: deps-test
 	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT=-O1 \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+ROUNDS ?= 1
+test-loaded:
+	@tools/test-loaded.sh $(ROUNDS)
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -89,7 +89,9 @@ static srv_subscription_t *find(srv_subscriber_t *sub, uint64_t id) {
  * and the encoding scratch; buffers on the wire are the connection's queued
  * bytes. Pending: the waiting frames. */
 static void update_held(srv_subscriber_t *sub) {
-  if (sub->closed || !srv_connection_open(sub->connection)) return;
+  /* While a job encodes, its target buffers may be moving (growing): the
+   * figure is brought up to date when the job's frames are delivered. */
+  if (sub->closed || sub->encoding || !srv_connection_open(sub->connection)) return;
   size_t memory = 0, pending = 0;
   for (const srv_subscription_t *s = sub->subscriptions; s; s = s->next) {
     for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
