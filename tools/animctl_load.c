@@ -225,6 +225,34 @@ static int raw_process(load_conn_t *c) {
   }
 }
 
+/* A hello carrying the auth token, answered before the load starts: a
+ * server with a token serves nothing else first. Blocking, up to timeout_ms. */
+static int raw_hello(load_conn_t *c, const char *token, int timeout_ms) {
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__HelloRequest hello = ANIMSERVER__HELLO_REQUEST__INIT;
+  hello.client_name = "animctl load";
+  hello.auth_token = (char *)token;
+  request.id = c->next_id++;
+  request.body_case = ANIMSERVER__REQUEST__BODY_HELLO;
+  request.hello = &hello;
+  int rc = raw_queue(c, &request);
+  c->in_flight++;
+  c->sent_ns[request.id % RAW_SLOTS] = now_ns();
+  load_state_t *s = c->state;
+  uint64_t errors = s->errors, deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+  while (rc == 0 && c->in_flight > 0) {
+    struct pollfd p = {c->fd, (short)(POLLIN | (c->out_len ? POLLOUT : 0)), 0};
+    if (now_ns() > deadline) return ANIM_ETIMEDOUT;
+    if (poll(&p, 1, 100) < 0 && errno != EINTR) return ANIM_EIO;
+    if ((rc = raw_flush(c)) == 0) rc = raw_process(c);
+  }
+  /* The hello is not part of the measurement. */
+  if (s->nlatencies > 0) s->nlatencies--;
+  if (rc == 0 && s->errors != errors) rc = ANIM_EPERM;
+  s->errors = errors;
+  return rc;
+}
+
 static int send_one(load_conn_t *c, uint64_t start_ns) {
   load_state_t *s = c->state;
   if (!s->o->library) {
@@ -409,12 +437,19 @@ int animctl_load(anim_client_t *first, const options_t *g, int argc, char **argv
   load_conn_t *conns = calloc((size_t)o.connections, sizeof *conns);
   int rc = conns ? 0 : ANIM_ENOMEM;
   for (int i = 0; rc == 0 && i < o.connections; i++) {
-    anim_client_options_t copts = {.timeout_ms = g->timeout_ms};
+    anim_client_options_t copts = {.timeout_ms = g->timeout_ms, .auth_token = g->auth_token};
+    int token = g->auth_token && *g->auth_token;
     conns[i].state = &s;
     conns[i].next_id = 1;
     anim_frame_reader_init(&conns[i].reader, 64u << 20);
-    if (o.library) conns[i].client = i == 0 ? first : anim_client_connect(g->host, g->port, &copts, &rc);
-    else if ((conns[i].fd = raw_connect(g->host, g->port)) < 0) rc = ANIM_ECONNECT;
+    if (o.library) {
+      conns[i].client = i == 0 ? first : anim_client_connect(g->host, g->port, &copts, &rc);
+      if (rc == 0 && i > 0 && token) rc = anim_client_hello(conns[i].client, "animctl load", NULL, g->timeout_ms);
+    } else if ((conns[i].fd = raw_connect(g->host, g->port)) < 0) {
+      rc = ANIM_ECONNECT;
+    } else if (token) {
+      rc = raw_hello(&conns[i], g->auth_token, g->timeout_ms);
+    }
   }
   uint64_t t0 = now_ns();
   if (rc == 0) rc = run_load(g, &o, &s, conns);
