@@ -12,6 +12,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
+#include "fields.h"
 #include "frame.h"
 #include "registry.h"
 
@@ -208,33 +209,16 @@ static int check_string(srv_decoder_t *d, const uint8_t *s, size_t n) {
 static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len) {
   uint32_t seen[64] = {0}; /* occurrences per field index, for "[i]" in paths */
   size_t pos = 0;
-  while (pos < len) {
-    uint64_t key, value;
-    int n = anim_varint_decode(data + pos, len - pos, &key);
-    if (n <= 0) return 0;
-    pos += (size_t)n;
-    unsigned wire = (unsigned)(key & 7);
-    if (wire != 2) { /* varint, fixed64, fixed32: no strings inside */
-      if (wire == 0) {
-        n = anim_varint_decode(data + pos, len - pos, &value);
-        if (n <= 0) return 0;
-        pos += (size_t)n;
-      } else {
-        pos += wire == 1 ? 8 : 4;
-      }
+  anim_wire_field_t f;
+  while (anim_wire_next_field(data, len, &pos, &f) == 1) {
+    const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(desc, f.number);
+    if (f.type != ANIM_WIRE_BYTES || !field ||
+        (field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE))
       continue;
-    }
-    n = anim_varint_decode(data + pos, len - pos, &value);
-    if (n <= 0 || value > len - pos - (size_t)n) return 0;
-    pos += (size_t)n;
-    const uint8_t *sub = data + pos;
-    pos += (size_t)value;
-    const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3));
-    if (!field || (field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE)) continue;
     size_t index = (size_t)(field - desc->fields), mark = srv_path_field(d, field->name);
     if (field->label == PROTOBUF_C_LABEL_REPEATED && index < 64) srv_path_index(d, seen[index]++);
-    int rc = field->type == PROTOBUF_C_TYPE_STRING ? check_string(d, sub, (size_t)value)
-                                                    : check_strings(d, field->descriptor, sub, (size_t)value);
+    int rc = field->type == PROTOBUF_C_TYPE_STRING ? check_string(d, f.data, f.len)
+                                                    : check_strings(d, field->descriptor, f.data, f.len);
     if (rc) return rc;
     srv_path_restore(d, mark);
   }
@@ -243,32 +227,13 @@ static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *des
 
 /* ---- decoding ------------------------------------------------------------------ */
 
-/* Reads field 1 (the id) of a Request without a full decode, so that even a
+/* Field 1 (the id) of a Request read without a full decode, so that even a
  * request that fails to decode can be answered by id. 0 when absent. */
 static uint64_t peek_request_id(const uint8_t *frame, size_t len) {
   size_t pos = 0;
-  while (pos < len) {
-    uint64_t key, value;
-    int n = anim_varint_decode(frame + pos, len - pos, &key);
-    if (n <= 0) return 0;
-    pos += (size_t)n;
-    switch (key & 7) {
-    case 0:
-      n = anim_varint_decode(frame + pos, len - pos, &value);
-      if (n <= 0) return 0;
-      if (key >> 3 == 1) return value;
-      pos += (size_t)n;
-      break;
-    case 1: pos += 8; break;
-    case 2:
-      n = anim_varint_decode(frame + pos, len - pos, &value);
-      if (n <= 0 || value > len) return 0;
-      pos += (size_t)n + (size_t)value;
-      break;
-    case 5: pos += 4; break;
-    default: return 0;
-    }
-  }
+  anim_wire_field_t f;
+  while (anim_wire_next_field(frame, len, &pos, &f) == 1)
+    if (f.number == 1 && f.type == ANIM_WIRE_VARINT) return f.value;
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "anim_error.h"
+#include "fields.h"
 #include "frame.h"
 
 #define MAX_FRAMES 512
@@ -219,6 +220,42 @@ static void test_random_chunking(void **state) {
   }
 }
 
+/* ---- fields read without a schema ---- */
+
+static void test_fields_refuse_malformed(void **state) {
+  anim_wire_field_t f;
+  size_t pos = 0;
+  const uint8_t zero_field[] = {0x00, 0x01};        /* field number 0 */
+  const uint8_t group[] = {0x0b};                   /* wire type 3: a group */
+  const uint8_t overlong[] = {0x0a, 0x05, 'a', 'b'}; /* 5 bytes announced, 2 there */
+  const uint8_t short_fixed[] = {0x0d, 1, 2, 3};    /* fixed32 with 3 bytes */
+  assert_int_equal(anim_wire_next_field(zero_field, sizeof zero_field, &pos, &f), ANIM_EPROTO);
+  pos = 0;
+  assert_int_equal(anim_wire_next_field(group, sizeof group, &pos, &f), ANIM_EPROTO);
+  pos = 0;
+  assert_int_equal(anim_wire_next_field(overlong, sizeof overlong, &pos, &f), ANIM_EPROTO);
+  pos = 0;
+  assert_int_equal(anim_wire_next_field(short_fixed, sizeof short_fixed, &pos, &f), ANIM_EPROTO);
+  assert_int_equal(pos, 0); /* nothing consumed on failure */
+}
+
+static void test_fields_walk_every_type(void **state) {
+  /* id = 300 (varint), name = "ab" (bytes), a fixed64 and a fixed32. */
+  const uint8_t m[] = {0x08, 0xac, 0x02, 0x12, 0x02, 'a', 'b', 0x19, 1, 2, 3, 4, 5, 6, 7, 8, 0x25, 9, 9, 9, 9};
+  anim_wire_field_t f;
+  size_t pos = 0;
+  assert_int_equal(anim_wire_next_field(m, sizeof m, &pos, &f), 1);
+  assert_int_equal(f.number, 1), assert_int_equal(f.type, ANIM_WIRE_VARINT), assert_int_equal(f.value, 300);
+  assert_int_equal(anim_wire_next_field(m, sizeof m, &pos, &f), 1);
+  assert_int_equal(f.number, 2), assert_int_equal(f.len, 2), assert_memory_equal(f.data, "ab", 2);
+  assert_int_equal(anim_wire_next_field(m, sizeof m, &pos, &f), 1);
+  assert_int_equal(f.number, 3), assert_int_equal(f.type, ANIM_WIRE_FIXED64), assert_int_equal(f.len, 8);
+  assert_int_equal(anim_wire_next_field(m, sizeof m, &pos, &f), 1);
+  assert_int_equal(f.number, 4), assert_int_equal(f.type, ANIM_WIRE_FIXED32), assert_int_equal(f.data[0], 9);
+  assert_int_equal(anim_wire_next_field(m, sizeof m, &pos, &f), 0);
+  assert_int_equal(pos, sizeof m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_oversize_length_rejected_before_allocation),
@@ -232,6 +269,8 @@ int main(void) {
       cmocka_unit_test(test_frame_split_across_many_reads),
       cmocka_unit_test(test_partial_frames_and_empty_frames),
       cmocka_unit_test(test_random_chunking),
+      cmocka_unit_test(test_fields_refuse_malformed),
+      cmocka_unit_test(test_fields_walk_every_type),
   };
   return cmocka_run_group_tests_name("frame", tests, NULL, NULL);
 }

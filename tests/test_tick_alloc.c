@@ -4,9 +4,11 @@
  * The real server runs in this process (srv_server_start on an ephemeral
  * loopback port, its loop on this thread, its thread pool as usual); a
  * client thread creates 1,000 characters on the default database, sends
- * them walking, subscribes to them (quantized poses and float poses with
- * global positions, so every record and both encoders are used) and reads
- * every frame. After a warm-up, every allocation the server makes on any
+ * them walking, subscribes to them (all of them quantized every third tick,
+ * 50 of them as floats with global positions every tick, so every record
+ * and both encoders are used) and reads every frame: a reader that keeps
+ * up, which is what steady state means (one that falls behind by more than
+ * a subscription's three buffers makes the server allocate a new one). After a warm-up, every allocation the server makes on any
  * of its threads is counted over 600 ticks: simulation, searches, records,
  * encoding, delivery and writes must reuse what earlier ticks grew.
  *
@@ -105,8 +107,8 @@ static void *client_main(void *arg) {
   anim_client_t *c = anim_client_connect("127.0.0.1", server.bound_port, NULL, &err);
   static uint64_t ids[CHARACTERS];
   static anim_character_input_t inputs[CHARACTERS];
-  anim_subscribe_options_t quantized = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
-  anim_subscribe_options_t floats = {NULL, 0, 1, 2, ANIM_POSE_FLOAT, 1, 0};
+  anim_subscribe_options_t quantized = {NULL, 0, 1, 3, ANIM_POSE_QUANTIZED, 0, 0};
+  anim_subscribe_options_t floats = {ids, 50, 0, 1, ANIM_POSE_FLOAT, 1, 0};
   if (!c || anim_client_characters_create(c, "default", NULL, NULL, CHARACTERS, ids, TIMEOUT_MS) != 0) {
     client_failed = 1;
     return NULL;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include "animctl.h"
 #include "animserver.pb-c.h"
+#include "fields.h"
 #include "frame.h"
 
 #define RAW_SLOTS 1024 /* pipeline depth bound: send times by id % RAW_SLOTS */
@@ -184,18 +185,15 @@ static int raw_flush(load_conn_t *c) {
 /* ServerMessage{response(1){id(1), error(2)?...}}: the id and whether an error came. */
 static int raw_on_frame(void *ctx, const uint8_t *frame, size_t len) {
   load_conn_t *c = ctx;
-  uint64_t inner, id = 0;
-  int n;
-  if (len < 2 || frame[0] != 0x0a || (n = anim_varint_decode(frame + 1, len - 1, &inner)) <= 0) return ANIM_EPROTO;
-  const uint8_t *r = frame + 1 + n;
-  size_t rlen = len - 1 - (size_t)n;
-  size_t pos = 0;
-  if (rlen > 0 && r[0] == 0x08) {
-    int m = anim_varint_decode(r + 1, rlen - 1, &id);
-    if (m <= 0) return ANIM_EPROTO;
-    pos = 1 + (size_t)m;
+  uint64_t id = 0;
+  int error = 0;
+  size_t pos = 0, inner = 0;
+  anim_wire_field_t f, g;
+  if (anim_wire_next_field(frame, len, &pos, &f) != 1 || f.number != 1 || f.type != ANIM_WIRE_BYTES) return ANIM_EPROTO;
+  while (anim_wire_next_field(f.data, f.len, &inner, &g) == 1) {
+    if (g.number == 1 && g.type == ANIM_WIRE_VARINT) id = g.value;
+    if (g.number == 2 && g.type == ANIM_WIRE_BYTES) error = 1;
   }
-  int error = pos < rlen && r[pos] == 0x12;
   load_state_t *s = c->state;
   c->in_flight--;
   if (error) s->errors++;
