@@ -25,6 +25,7 @@
 #include "anim_client.h"
 #include "anim_math.h"
 #include "quantize.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 10000
@@ -61,31 +62,14 @@
 #define MAX_LOCAL_POSITION_ERROR (0.5f * ANIM_LOCAL_POSITION_STEP + 1e-6f)
 #define MAX_ROOT_POSITION_ERROR (0.5f * ANIM_ROOT_POSITION_STEP + 4e-6f)
 
-static anim_test_server_t server;
-static anim_client_t *client;
-static anim_db_description_t *defaults;
+static anim_test_fixture_t fx; /* the server, a client, the default database's description */
 
 static int setup(void **state) {
   const char *args[] = {"--max-characters-per-connection", "300", NULL};
-  if (anim_test_server_start(&server, "characters", args) != 0) return -1;
-  int err;
-  client = anim_client_connect(server.host, server.port, NULL, &err);
-  if (!client) return -1;
-  return anim_client_db_describe(client, "default", &defaults, TIMEOUT_MS) == 0 ? 0 : -1;
+  return anim_test_fixture_start(&fx, "characters", args, 1);
 }
 
-static int teardown(void **state) {
-  anim_db_description_free(defaults);
-  anim_client_close(client);
-  return anim_test_server_stop(&server) == 0 ? 0 : -1;
-}
-
-static anim_client_t *connect_other(void) {
-  int err;
-  anim_client_t *c = anim_client_connect(server.host, server.port, NULL, &err);
-  assert_non_null(c);
-  return c;
-}
+static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
 
 /* Drops queued frames of earlier tests. */
 static void drain_frames(anim_client_t *c) {
@@ -99,61 +83,61 @@ static void test_invalid_requests(void **state) {
   uint64_t id, ids[2];
   anim_character_params_t p;
   anim_character_params_init(&p);
-  assert_int_equal(anim_client_characters_create(client, "nosuch", NULL, NULL, 1, &id, TIMEOUT_MS), ANIM_ENOTFOUND);
-  assert_int_equal(anim_client_characters_create(client, "../etc", NULL, NULL, 1, &id, TIMEOUT_MS), ANIM_EBADNAME);
+  assert_int_equal(anim_client_characters_create(fx.client, "nosuch", NULL, NULL, 1, &id, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_characters_create(fx.client, "../etc", NULL, NULL, 1, &id, TIMEOUT_MS), ANIM_EBADNAME);
   p.inertialize_halflife = NAN;
-  assert_int_equal(anim_client_characters_create(client, "default", &p, NULL, 1, &id, TIMEOUT_MS), ANIM_ENONFINITE);
+  assert_int_equal(anim_client_characters_create(fx.client, "default", &p, NULL, 1, &id, TIMEOUT_MS), ANIM_ENONFINITE);
   p.inertialize_halflife = -1.0f;
-  assert_int_equal(anim_client_characters_create(client, "default", &p, NULL, 1, &id, TIMEOUT_MS), ANIM_EINVAL);
-  anim_character_placement_t far = {0.0f, 0.0f, 0.0f, (int)defaults->summary.frames};
-  assert_int_equal(anim_client_characters_create(client, "default", NULL, &far, 1, &id, TIMEOUT_MS), ANIM_ERANGE);
+  assert_int_equal(anim_client_characters_create(fx.client, "default", &p, NULL, 1, &id, TIMEOUT_MS), ANIM_EINVAL);
+  anim_character_placement_t far = {0.0f, 0.0f, 0.0f, (int)fx.defaults->summary.frames};
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, &far, 1, &id, TIMEOUT_MS), ANIM_ERANGE);
   anim_character_placement_t nan_place = {NAN, 0.0f, 0.0f, -1};
-  assert_int_equal(anim_client_characters_create(client, "default", NULL, &nan_place, 1, &id, TIMEOUT_MS),
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, &nan_place, 1, &id, TIMEOUT_MS),
                    ANIM_ENONFINITE);
   /* The per-connection limit (300 here): all or nothing. */
   uint64_t *many = malloc(301 * sizeof *many);
-  assert_int_equal(anim_client_characters_create(client, "default", NULL, NULL, 301, many, TIMEOUT_MS), ANIM_ELIMIT);
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, NULL, 301, many, TIMEOUT_MS), ANIM_ELIMIT);
   free(many);
   anim_server_stats_t stats;
-  assert_int_equal(anim_client_server_stats(client, &stats, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_server_stats(fx.client, &stats, TIMEOUT_MS), 0);
   assert_int_equal(stats.characters, 0);
 
-  assert_int_equal(anim_client_characters_create(client, "default", NULL, NULL, 1, &ids[0], TIMEOUT_MS), 0);
-  anim_client_t *other = connect_other();
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, NULL, 1, &ids[0], TIMEOUT_MS), 0);
+  anim_client_t *other = anim_test_connect(&fx.server);
   assert_int_equal(anim_client_characters_create(other, "default", NULL, NULL, 1, &ids[1], TIMEOUT_MS), 0);
   anim_character_input_t in;
   anim_character_input_stick(&in, 0.0f, 1.0f, 0.0f, 0);
-  assert_int_equal(anim_client_characters_set_input(client, &ids[1], &in, 1, NULL, TIMEOUT_MS), ANIM_EPERM);
-  assert_int_equal(anim_client_characters_destroy(client, &ids[1], 1, TIMEOUT_MS), ANIM_EPERM);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &ids[1], &in, 1, NULL, TIMEOUT_MS), ANIM_EPERM);
+  assert_int_equal(anim_client_characters_destroy(fx.client, &ids[1], 1, TIMEOUT_MS), ANIM_EPERM);
   uint64_t unknown = ids[0] + 12345;
-  assert_int_equal(anim_client_characters_set_input(client, &unknown, &in, 1, NULL, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &unknown, &in, 1, NULL, TIMEOUT_MS), ANIM_ENOTFOUND);
   anim_character_input_stick(&in, 1.0f, 1.0f, 0.0f, 0); /* |stick| > 1 */
-  assert_int_equal(anim_client_characters_set_input(client, &ids[0], &in, 1, NULL, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &ids[0], &in, 1, NULL, TIMEOUT_MS), ANIM_EINVAL);
   anim_character_input_velocity(&in, INFINITY, 0.0f, 0.0f);
-  assert_int_equal(anim_client_characters_set_input(client, &ids[0], &in, 1, NULL, TIMEOUT_MS), ANIM_ENONFINITE);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &ids[0], &in, 1, NULL, TIMEOUT_MS), ANIM_ENONFINITE);
   anim_character_input_goal(&in, 1.0f, 1.0f, -1.0f);
-  assert_int_equal(anim_client_characters_set_input(client, &ids[0], &in, 1, NULL, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &ids[0], &in, 1, NULL, TIMEOUT_MS), ANIM_EINVAL);
   anim_character_state_t *st = NULL;
-  assert_int_equal(anim_client_character_state(client, unknown, 0, &st, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_character_state(fx.client, unknown, 0, &st, TIMEOUT_MS), ANIM_ENOTFOUND);
   anim_subscribe_options_t sub = {&unknown, 1, 0, 1, ANIM_POSE_FLOAT, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_subscribe(fx.client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_ENOTFOUND);
   anim_subscribe_options_t empty = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &empty, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_subscribe(fx.client, &empty, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_EINVAL);
   anim_subscribe_options_t rate = {ids, 1, 0, 100000, ANIM_POSE_FLOAT, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &rate, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_EINVAL);
-  assert_int_equal(anim_client_subscription_update(client, 999, 1, ANIM_POSE_FLOAT, 0, TIMEOUT_MS), ANIM_ENOTFOUND);
-  assert_int_equal(anim_client_unsubscribe(client, 999, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_subscribe(fx.client, &rate, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_subscription_update(fx.client, 999, 1, ANIM_POSE_FLOAT, 0, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_unsubscribe(fx.client, 999, TIMEOUT_MS), ANIM_ENOTFOUND);
   /* Still serving, and a connection's characters go with it. */
-  assert_int_equal(anim_client_ping(client, "x", 1, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_ping(fx.client, "x", 1, NULL, TIMEOUT_MS), 0);
   anim_client_close(other);
   for (int i = 0; i < 100; i++) { /* the server notices the close on its next read */
-    assert_int_equal(anim_client_server_stats(client, &stats, TIMEOUT_MS), 0);
+    assert_int_equal(anim_client_server_stats(fx.client, &stats, TIMEOUT_MS), 0);
     if (stats.characters == 1) break;
     usleep(10000);
   }
   assert_int_equal(stats.characters, 1);
-  assert_int_equal(anim_client_characters_destroy(client, ids, 1, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_character_state(client, ids[0], 0, &st, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_characters_destroy(fx.client, ids, 1, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_character_state(fx.client, ids[0], 0, &st, TIMEOUT_MS), ANIM_ENOTFOUND);
 }
 
 /* The server-wide character limit and the per-connection subscription limit,
@@ -238,8 +222,8 @@ static void measure(const anim_character_pose_t *p, float dt, int in_run, float 
       memcpy(&t->prev_velocity[3 * b], v, sizeof v);
     }
     t->have_velocity = 1;
-    for (int s = 0; s < defaults->ncontact_bones && s < 4; s++) {
-      int foot = defaults->contact_bones[s];
+    for (int s = 0; s < fx.defaults->ncontact_bones && s < 4; s++) {
+      int foot = fx.defaults->contact_bones[s];
       float dx = p->global_positions[3 * foot] - t->prev[3 * foot];
       float dz = p->global_positions[3 * foot + 2] - t->prev[3 * foot + 2];
       float speed = sqrtf(dx * dx + dz * dz) / dt;
@@ -295,17 +279,17 @@ static void test_crowd_quality_on_the_stream(void **state) {
   uint64_t ids[CROWD];
   anim_character_placement_t place[CROWD];
   for (int i = 0; i < CROWD; i++) place[i] = (anim_character_placement_t){(float)(i % 10) * 3.0f, (float)(i / 10) * 3.0f, 0.0f, -1};
-  assert_int_equal(anim_client_characters_create(client, "default", NULL, place, CROWD, ids, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, place, CROWD, ids, TIMEOUT_MS), 0);
   for (int i = 1; i < CROWD; i++) assert_true(ids[i] != ids[0]);
   uint64_t sub_float, sub_quant;
   anim_subscribe_options_t fo = {NULL, 0, 1, 1, ANIM_POSE_FLOAT, 1, 0};
   anim_subscribe_options_t qo = {ids, CROWD, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
   float rate = 0;
-  assert_int_equal(anim_client_subscribe(client, &fo, NULL, NULL, &sub_float, &rate, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe(fx.client, &fo, NULL, NULL, &sub_float, &rate, TIMEOUT_MS), 0);
   assert_float_equal(rate, 60.0f, 1e-3f);
-  assert_int_equal(anim_client_subscribe(client, &qo, NULL, NULL, &sub_quant, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe(fx.client, &qo, NULL, NULL, &sub_quant, NULL, TIMEOUT_MS), 0);
 
-  int nb = defaults->nbones;
+  int nb = fx.defaults->nbones;
   track_t tracks[CROWD];
   for (int i = 0; i < CROWD; i++) {
     memset(&tracks[i], 0, sizeof tracks[i]);
@@ -321,7 +305,7 @@ static void test_crowd_quality_on_the_stream(void **state) {
   int compared = 0;
   for (;;) {
     anim_stream_frame_t *f = NULL;
-    assert_int_equal(anim_client_next_frame(client, &f, TIMEOUT_MS), 0);
+    assert_int_equal(anim_client_next_frame(fx.client, &f, TIMEOUT_MS), 0);
     if (!first_tick) first_tick = f->tick;
     float t = (float)(f->tick - first_tick) / 60.0f;
     phase_t now = phase_at(t);
@@ -333,7 +317,7 @@ static void test_crowd_quality_on_the_stream(void **state) {
       anim_character_input_t in[CROWD];
       for (int i = 0; i < CROWD; i++) script_input(now, i, &in[i]);
       uint64_t applied = 0;
-      assert_int_equal(anim_client_characters_set_input(client, ids, in, CROWD, &applied, TIMEOUT_MS), 0);
+      assert_int_equal(anim_client_characters_set_input(fx.client, ids, in, CROWD, &applied, TIMEOUT_MS), 0);
       assert_true(applied > f->tick);
       if (now == RUN) run_tick = applied;
       phase = now;
@@ -367,8 +351,8 @@ static void test_crowd_quality_on_the_stream(void **state) {
   }
   anim_stream_frame_free(last_float);
   anim_stream_frame_free(last_quant);
-  assert_int_equal(anim_client_unsubscribe(client, sub_float, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_unsubscribe(client, sub_quant, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub_float, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub_quant, TIMEOUT_MS), 0);
 
   qsort(q.slides, (size_t)q.nslides, sizeof *q.slides, cmp_float);
   float slide_p95 = q.nslides ? q.slides[(int)(0.95f * (float)q.nslides)] : 0.0f;
@@ -400,8 +384,8 @@ static void test_crowd_quality_on_the_stream(void **state) {
   if (worst_angle > ANIM_QUAT_PACK_MAX_ANGLE) fail_msg("quantized rotation off by %.3g rad", worst_angle);
   if (worst_local > MAX_LOCAL_POSITION_ERROR) fail_msg("quantized local position off by %.3g m", worst_local);
   if (worst_root > MAX_ROOT_POSITION_ERROR) fail_msg("quantized root position off by %.3g m", worst_root);
-  assert_int_equal(anim_client_characters_destroy(client, ids, CROWD, TIMEOUT_MS), 0);
-  drain_frames(client);
+  assert_int_equal(anim_client_characters_destroy(fx.client, ids, CROWD, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
 }
 
 /* ---- stream controls ------------------------------------------------------------------- */
@@ -417,35 +401,35 @@ static anim_stream_frame_t *next_of(anim_client_t *c, uint64_t subscription) {
 
 static void test_rate_pause_encoding_unsubscribe(void **state) {
   uint64_t ids[3];
-  assert_int_equal(anim_client_characters_create(client, "default", NULL, NULL, 3, ids, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, NULL, 3, ids, TIMEOUT_MS), 0);
   uint64_t sub;
   anim_subscribe_options_t o = {ids, 2, 0, 3, ANIM_POSE_FLOAT, 0, 1};
-  assert_int_equal(anim_client_subscribe(client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
-  anim_stream_frame_t *a = next_of(client, sub), *b = next_of(client, sub);
+  assert_int_equal(anim_client_subscribe(fx.client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
+  anim_stream_frame_t *a = next_of(fx.client, sub), *b = next_of(fx.client, sub);
   assert_int_equal(b->tick - a->tick, 3);               /* every third tick */
   assert_int_equal(a->tick % 3, 0);
   assert_int_equal(a->nposes, 2);                        /* only the named ones */
-  assert_int_equal(a->poses[0].nbones, defaults->nbones);
+  assert_int_equal(a->poses[0].nbones, fx.defaults->nbones);
   assert_float_equal(b->dt, 1.0f / 60.0f, 1e-4f);
   anim_stream_frame_free(a), anim_stream_frame_free(b);
   /* Pause: nothing more; resume quantized every tick. */
-  assert_int_equal(anim_client_subscription_update(client, sub, 1, ANIM_POSE_FLOAT, 1, TIMEOUT_MS), 0);
-  drain_frames(client);
+  assert_int_equal(anim_client_subscription_update(fx.client, sub, 1, ANIM_POSE_FLOAT, 1, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
   anim_stream_frame_t *f = NULL;
-  assert_int_equal(anim_client_next_frame(client, &f, 200), ANIM_ETIMEDOUT);
-  assert_int_equal(anim_client_subscription_update(client, sub, 1, ANIM_POSE_QUANTIZED, 0, TIMEOUT_MS), 0);
-  a = next_of(client, sub), b = next_of(client, sub);
+  assert_int_equal(anim_client_next_frame(fx.client, &f, 200), ANIM_ETIMEDOUT);
+  assert_int_equal(anim_client_subscription_update(fx.client, sub, 1, ANIM_POSE_QUANTIZED, 0, TIMEOUT_MS), 0);
+  a = next_of(fx.client, sub), b = next_of(fx.client, sub);
   assert_int_equal(b->tick - a->tick, 1);
   assert_int_equal(b->encoding, ANIM_POSE_QUANTIZED);
   /* rotations_only: 7 bytes a bone plus the root, decoded to floats */
-  assert_int_equal(b->poses[0].nbones, defaults->nbones);
-  assert_true(b->wire_bytes < (size_t)(2 * (12 + 7 * defaults->nbones + 40)));
+  assert_int_equal(b->poses[0].nbones, fx.defaults->nbones);
+  assert_true(b->wire_bytes < (size_t)(2 * (12 + 7 * fx.defaults->nbones + 40)));
   anim_stream_frame_free(a), anim_stream_frame_free(b);
   /* A destroyed character is reported gone once, then left out. */
-  assert_int_equal(anim_client_characters_destroy(client, &ids[1], 1, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(fx.client, &ids[1], 1, TIMEOUT_MS), 0);
   int saw_gone = 0;
   for (int i = 0; i < 10 && !saw_gone; i++) {
-    f = next_of(client, sub);
+    f = next_of(fx.client, sub);
     if (f->ngone) {
       assert_int_equal(f->ngone, 1);
       assert_true(f->gone[0] == ids[1]);
@@ -455,14 +439,14 @@ static void test_rate_pause_encoding_unsubscribe(void **state) {
     anim_stream_frame_free(f);
   }
   assert_true(saw_gone);
-  f = next_of(client, sub);
+  f = next_of(fx.client, sub);
   assert_int_equal(f->ngone, 0);
   anim_stream_frame_free(f);
-  assert_int_equal(anim_client_unsubscribe(client, sub, TIMEOUT_MS), 0);
-  drain_frames(client);
-  assert_int_equal(anim_client_next_frame(client, &f, 200), ANIM_ETIMEDOUT);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
+  assert_int_equal(anim_client_next_frame(fx.client, &f, 200), ANIM_ETIMEDOUT);
   uint64_t rest[2] = {ids[0], ids[2]};
-  assert_int_equal(anim_client_characters_destroy(client, rest, 2, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(fx.client, rest, 2, TIMEOUT_MS), 0);
 }
 
 /* Non-blocking use: frames through a callback while the caller polls. */
@@ -475,19 +459,19 @@ static void count_frames(anim_client_t *c, const anim_stream_frame_t *frame, voi
 static void test_callback_stream_and_state(void **state) {
   uint64_t id;
   anim_character_placement_t at = {5.0f, -2.0f, 1.0f, 100};
-  assert_int_equal(anim_client_characters_create(client, "default", NULL, &at, 1, &id, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, &at, 1, &id, TIMEOUT_MS), 0);
   anim_character_input_t in;
   anim_character_input_goal(&in, 5.0f, 3.0f, 1.2f);
-  assert_int_equal(anim_client_characters_set_input(client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
   int count = 0;
   uint64_t sub;
   anim_subscribe_options_t o = {&id, 1, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &o, count_frames, &count, &sub, NULL, TIMEOUT_MS), 0);
-  for (int i = 0; i < 1000 && count < 30; i++) anim_client_poll(client, 100);
+  assert_int_equal(anim_client_subscribe(fx.client, &o, count_frames, &count, &sub, NULL, TIMEOUT_MS), 0);
+  for (int i = 0; i < 1000 && count < 30; i++) anim_client_poll(fx.client, 100);
   assert_true(count >= 30);
   anim_character_state_t *s = NULL;
-  assert_int_equal(anim_client_character_state(client, id, 1, &s, TIMEOUT_MS), 0);
-  assert_int_equal(s->inertializer.nbones, defaults->nbones);
+  assert_int_equal(anim_client_character_state(fx.client, id, 1, &s, TIMEOUT_MS), 0);
+  assert_int_equal(s->inertializer.nbones, fx.defaults->nbones);
   assert_int_equal(s->ntrajectory, 3);
   assert_true(s->tick > 0);
   assert_true(s->searches >= 1);
@@ -498,8 +482,8 @@ static void test_callback_stream_and_state(void **state) {
                             s->inertializer.anchor[5] * s->inertializer.anchor[5] + s->inertializer.anchor[6] * s->inertializer.anchor[6]);
   assert_float_equal(anchor_norm, 1.0f, 1e-4f);
   anim_character_state_free(s);
-  assert_int_equal(anim_client_unsubscribe(client, sub, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_characters_destroy(client, &id, 1, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
 }
 
 /* ---- backpressure --------------------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include "anim_client.h"
 #include "dbfile.h"
 #include "procgen.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 20000
@@ -141,8 +142,7 @@ static void test_database_limits(void **state) {
   const char *args[] = {"--data-dir", dir, "--no-default-db", "--max-databases", "1", NULL};
   assert_int_equal(anim_test_server_start(&limited, "database_admin_limits", args), 0);
   int err;
-  anim_client_t *c = anim_client_connect(limited.host, limited.port, NULL, &err);
-  assert_non_null(c);
+  anim_client_t *c = anim_test_connect(&limited);
   anim_db_summary_t summary;
   assert_int_equal(anim_client_db_load(c, "mini", &summary, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_db_load(c, "other", NULL, TIMEOUT_MS), ANIM_ELIMIT);

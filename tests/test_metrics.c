@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include "anim_client.h"
 #include "frame.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 5000
@@ -110,9 +111,7 @@ static double scrape_one(int port, const char *series) {
 }
 
 static anim_client_t *connect_client(const anim_test_server_t *server) {
-  int err;
-  anim_client_t *client = anim_client_connect(server->host, server->port, NULL, &err);
-  assert_non_null(client);
+  anim_client_t *client = anim_test_connect(server);
   return client;
 }
 

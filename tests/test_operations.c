@@ -26,6 +26,7 @@
 #include "anim_client.h"
 #include "dbfile.h"
 #include "procgen.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 20000
@@ -140,8 +141,7 @@ static void test_sighup_reloads_settings_and_databases(void **state) {
   const char *args[] = {"--config", config, NULL};
   assert_int_equal(anim_test_server_start(&server, "operations_sighup", args), 0);
   int err;
-  anim_client_t *client = anim_client_connect(server.host, server.port, NULL, &err);
-  assert_non_null(client);
+  anim_client_t *client = anim_test_connect(&server);
   anim_hello_info_t info;
   assert_int_equal(anim_client_hello(client, "ops", &info, TIMEOUT_MS), 0);
   assert_int_equal(info.max_batch, 100);

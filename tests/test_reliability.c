@@ -20,16 +20,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_client.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 20000
-
-static anim_client_t *connect_to(const anim_test_server_t *server) {
-  int err;
-  anim_client_t *c = anim_client_connect(server->host, server->port, NULL, &err);
-  if (!c) fail_msg("connect: %s", anim_strerror(err));
-  return c;
-}
 
 static void sleep_ms(int ms) {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -80,7 +74,7 @@ static void test_abusive_subscriber_is_bounded(void **state) {
   anim_test_server_t server;
   const char *args[] = {"--max-output-memory", "268435456", NULL};
   assert_int_equal(anim_test_server_start(&server, "reliability_abuse", args), 0);
-  anim_client_t *watcher = connect_to(&server);
+  anim_client_t *watcher = anim_test_connect(&server);
   /* A small stream (10 characters, 3 kB a frame): even a test process
    * starved of CPU on a loaded machine stays within its soft limit. */
   uint64_t mine[10], sub;
@@ -95,7 +89,7 @@ static void test_abusive_subscriber_is_bounded(void **state) {
   uint64_t rss_before, peak_before, rss, peak;
   assert_int_equal(anim_test_server_memory(&server, &rss_before, &peak_before), 0);
 
-  anim_client_t *abuser = connect_to(&server);
+  anim_client_t *abuser = anim_test_connect(&server);
   static uint64_t ids[2000];
   assert_int_equal(anim_client_characters_create(abuser, "default", NULL, NULL, 2000, ids, TIMEOUT_MS), 0);
   anim_subscribe_options_t all = {ids, 2000, 0, 1, ANIM_POSE_FLOAT, 1, 0};
@@ -145,7 +139,7 @@ static void test_abusive_subscriber_is_bounded(void **state) {
 static void test_gone_when_the_crowd_empties(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "reliability_gone", NULL), 0);
-  anim_client_t *owner = connect_to(&server), *viewer = connect_to(&server);
+  anim_client_t *owner = anim_test_connect(&server), *viewer = anim_test_connect(&server);
   uint64_t id, sub;
   assert_int_equal(anim_client_characters_create(owner, "default", NULL, NULL, 1, &id, TIMEOUT_MS), 0);
   anim_subscribe_options_t o = {&id, 1, 0, 1, ANIM_POSE_FLOAT, 0, 0};
@@ -169,7 +163,7 @@ static void test_gone_when_the_crowd_empties(void **state) {
 static void test_ticks_never_go_back(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "reliability_ticks", NULL), 0);
-  anim_client_t *c = connect_to(&server);
+  anim_client_t *c = anim_test_connect(&server);
   uint64_t last = 0;
   for (int round = 0; round < 3; round++) {
     uint64_t id, sub;
@@ -200,7 +194,7 @@ static void test_shutdown_survives_its_own_signal(void **state) {
   for (int round = 0; round < 5; round++) {
     anim_test_server_t server;
     assert_int_equal(anim_test_server_start(&server, "reliability_shutdown", NULL), 0);
-    anim_client_t *c = connect_to(&server);
+    anim_client_t *c = anim_test_connect(&server);
     assert_int_equal(anim_client_shutdown(c, TIMEOUT_MS), 0);
     int status = -2;
     for (int i = 0; i < 20000 && status == -2; i++) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_client.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 10000
@@ -70,9 +71,7 @@ static void test_second_server_without_reuseport_refuses(void **state) {
   assert_int_equal(WEXITSTATUS(status), 1);
 
   /* The first server is unaffected. */
-  int err;
-  anim_client_t *c = anim_client_connect(first.host, first.port, NULL, &err);
-  assert_non_null(c);
+  anim_client_t *c = anim_test_connect(&first);
   assert_int_equal(anim_client_ping(c, "p", 1, NULL, TIMEOUT_MS), 0);
   anim_client_close(c);
   assert_int_equal(anim_test_server_stop(&first), 0);

@@ -18,32 +18,23 @@
 #include "anim_math.h"
 #include "animserver.pb-c.h"
 #include "frame.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 10000
 
-static anim_test_server_t server;
-static anim_client_t *client;
-static anim_db_description_t *defaults;
+static anim_test_fixture_t fx; /* the server, a client, the default database's description */
 
 static int setup(void **state) {
   const char *args[] = {"--max-batch", "8192", NULL};
-  if (anim_test_server_start(&server, "search_service", args) != 0) return -1;
-  int err;
-  client = anim_client_connect(server.host, server.port, NULL, &err);
-  if (!client) return -1;
-  return anim_client_db_describe(client, "default", &defaults, TIMEOUT_MS) == 0 ? 0 : -1;
+  return anim_test_fixture_start(&fx, "search_service", args, 1);
 }
 
-static int teardown(void **state) {
-  anim_db_description_free(defaults);
-  anim_client_close(client);
-  return anim_test_server_stop(&server) == 0 ? 0 : -1;
-}
+static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
 
 static int search_status(const char *db, const anim_query_t *q) {
   anim_search_reply_t *reply = NULL;
-  int rc = anim_client_search(client, db, q, &reply, TIMEOUT_MS);
+  int rc = anim_client_search(fx.client, db, q, &reply, TIMEOUT_MS);
   anim_search_reply_free(reply);
   return rc;
 }
@@ -157,7 +148,7 @@ static const bad_case_t bad_cases[] = {
 };
 
 static int run_bad_case(const bad_case_t *c) {
-  int nframes = (int)defaults->summary.frames, dims = (int)defaults->summary.feature_dims;
+  int nframes = (int)fx.defaults->summary.frames, dims = (int)fx.defaults->summary.feature_dims;
   switch (c->kind) {
   case BAD_SEARCH: {
     anim_query_t q;
@@ -169,19 +160,19 @@ static int run_bad_case(const bad_case_t *c) {
     /* Negative frames in the table count from the end. */
     int frame = c->pose_frame >= 0 ? c->pose_frame : nframes + 1 + c->pose_frame;
     anim_pose_reply_t *reply = NULL;
-    int rc = anim_client_pose(client, c->database, frame, c->pose_count, NULL, &reply, TIMEOUT_MS);
+    int rc = anim_client_pose(fx.client, c->database, frame, c->pose_count, NULL, &reply, TIMEOUT_MS);
     anim_pose_reply_free(reply);
     return rc;
   }
   case BAD_DESCRIBE: {
     anim_db_description_t *d = NULL;
-    int rc = anim_client_db_describe(client, c->database, &d, TIMEOUT_MS);
+    int rc = anim_client_db_describe(fx.client, c->database, &d, TIMEOUT_MS);
     anim_db_description_free(d);
     return rc;
   }
-  case BAD_LOAD: return anim_client_db_load(client, c->database, NULL, TIMEOUT_MS);
-  case BAD_RELOAD: return anim_client_db_reload(client, c->database, NULL, TIMEOUT_MS);
-  case BAD_UNLOAD: return anim_client_db_unload(client, c->database, TIMEOUT_MS);
+  case BAD_LOAD: return anim_client_db_load(fx.client, c->database, NULL, TIMEOUT_MS);
+  case BAD_RELOAD: return anim_client_db_reload(fx.client, c->database, NULL, TIMEOUT_MS);
+  case BAD_UNLOAD: return anim_client_db_unload(fx.client, c->database, TIMEOUT_MS);
   }
   return 0;
 }
@@ -194,13 +185,13 @@ static void test_bad_input_table(void **state) {
     int rc = run_bad_case(&bad_cases[i]);
     if (rc != bad_cases[i].expect) {
       printf("bad input \"%s\": got %s (%s), want %s\n", bad_cases[i].what, anim_err_name(rc),
-             anim_client_last_error(client), anim_err_name(bad_cases[i].expect));
+             anim_client_last_error(fx.client), anim_err_name(bad_cases[i].expect));
       failures++;
     }
   }
   assert_int_equal(failures, 0);
   /* The server carries on. */
-  assert_int_equal(anim_client_ping(client, "ok", 2, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_ping(fx.client, "ok", 2, NULL, TIMEOUT_MS), 0);
   anim_query_t q;
   anim_query_init(&q);
   q.from_frame = 0;
@@ -212,7 +203,7 @@ static void test_empty_and_oversized_batch(void **state) {
   anim_query_init(&q[0]);
   q[0].from_frame = 0;
   /* An empty batch cannot be built with the client API: send it raw. */
-  int fd = anim_test_server_raw_connect(&server);
+  int fd = anim_test_server_raw_connect(&fx.server);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__BatchSearchRequest batch = ANIMSERVER__BATCH_SEARCH_REQUEST__INIT;
   batch.database = "default";
@@ -241,10 +232,10 @@ static void test_empty_and_oversized_batch(void **state) {
   anim_query_t *many = calloc((size_t)count, sizeof *many);
   for (int i = 0; i < count; i++) {
     anim_query_init(&many[i]);
-    many[i].from_frame = i % (int)defaults->summary.frames;
+    many[i].from_frame = i % (int)fx.defaults->summary.frames;
   }
   anim_search_reply_t *reply = NULL;
-  assert_int_equal(anim_client_search_batch(client, "default", many, count, &reply, TIMEOUT_MS), ANIM_ELIMIT);
+  assert_int_equal(anim_client_search_batch(fx.client, "default", many, count, &reply, TIMEOUT_MS), ANIM_ELIMIT);
   free(many);
 }
 
@@ -253,7 +244,7 @@ static void test_empty_and_oversized_batch(void **state) {
 static void test_list_and_describe_default(void **state) {
   anim_db_summary_t list[8];
   int count = 0;
-  assert_int_equal(anim_client_db_list(client, list, 8, &count, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_db_list(fx.client, list, 8, &count, TIMEOUT_MS), 0);
   assert_true(count >= 1);
   int found = -1;
   for (int i = 0; i < count && i < 8; i++)
@@ -262,24 +253,24 @@ static void test_list_and_describe_default(void **state) {
   assert_true(list[found].frames > 1000);
   assert_int_equal(list[found].feature_dims, 27);
   assert_true(list[found].version != 0);
-  assert_true(list[found].version == defaults->summary.version);
-  assert_true(defaults->nbones > 10);
-  assert_int_equal(defaults->bone_parents[0], -1);
-  for (int b = 1; b < defaults->nbones; b++) assert_true(defaults->bone_parents[b] < b);
-  assert_true(defaults->nranges > 5);
+  assert_true(list[found].version == fx.defaults->summary.version);
+  assert_true(fx.defaults->nbones > 10);
+  assert_int_equal(fx.defaults->bone_parents[0], -1);
+  for (int b = 1; b < fx.defaults->nbones; b++) assert_true(fx.defaults->bone_parents[b] < b);
+  assert_true(fx.defaults->nranges > 5);
   uint32_t covered = 0;
-  for (int r = 0; r < defaults->nranges; r++) covered += defaults->ranges[r].stop - defaults->ranges[r].start;
-  assert_int_equal(covered, defaults->summary.frames);
+  for (int r = 0; r < fx.defaults->nranges; r++) covered += fx.defaults->ranges[r].stop - fx.defaults->ranges[r].start;
+  assert_int_equal(covered, fx.defaults->summary.frames);
   int dims = 0;
-  for (int g = 0; g < defaults->ngroups; g++) dims += (int)defaults->groups[g].dims;
+  for (int g = 0; g < fx.defaults->ngroups; g++) dims += (int)fx.defaults->groups[g].dims;
   assert_int_equal(dims, 27);
-  for (int c = 0; c < dims; c++) assert_true(defaults->feature_scale[c] > 0.0f);
+  for (int c = 0; c < dims; c++) assert_true(fx.defaults->feature_scale[c] > 0.0f);
 }
 
 /* A frame's own features find that frame at cost 0, with every method. */
 static void test_search_finds_the_query_frame(void **state) {
   int methods[] = {ANIM_METHOD_BRUTE, ANIM_METHOD_BOXES, ANIM_METHOD_FAST, ANIM_METHOD_DEFAULT};
-  for (int frame = 0; frame < (int)defaults->summary.frames; frame += 997) {
+  for (int frame = 0; frame < (int)fx.defaults->summary.frames; frame += 997) {
     for (int m = 0; m < 4; m++) {
       anim_query_t q;
       anim_query_init(&q);
@@ -287,7 +278,7 @@ static void test_search_finds_the_query_frame(void **state) {
       q.k = 4;
       q.method = methods[m];
       anim_search_reply_t *reply;
-      assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), 0);
+      assert_int_equal(anim_client_search(fx.client, "default", &q, &reply, TIMEOUT_MS), 0);
       assert_int_equal(reply->nresults, 1);
       const anim_result_t *r = &reply->results[0];
       assert_int_equal(r->nmatches, 4);
@@ -297,7 +288,7 @@ static void test_search_finds_the_query_frame(void **state) {
       int has_frame = 0;
       for (int i = 0; i < 4; i++) has_frame |= r->matches[i].frame == (uint32_t)frame && r->matches[i].cost == 0.0f;
       assert_true(has_frame);
-      assert_true(reply->database_version == defaults->summary.version);
+      assert_true(reply->database_version == fx.defaults->summary.version);
       anim_search_reply_free(reply);
     }
   }
@@ -306,12 +297,12 @@ static void test_search_finds_the_query_frame(void **state) {
 /* Every method answers exactly what brute force answers, over the wire. */
 static void test_methods_agree_over_the_wire(void **state) {
   srand(7);
-  int dims = (int)defaults->summary.feature_dims;
+  int dims = (int)fx.defaults->summary.feature_dims;
   for (int trial = 0; trial < 200; trial++) {
     float features[128];
     for (int j = 0; j < dims; j++) features[j] = ((float)rand() / (float)RAND_MAX - 0.5f) * 3.0f;
     anim_search_reply_t *replies[3];
-    int current = trial % 3 == 0 ? rand() % (int)defaults->summary.frames : -1;
+    int current = trial % 3 == 0 ? rand() % (int)fx.defaults->summary.frames : -1;
     for (int m = 0; m < 3; m++) {
       anim_query_t q;
       anim_query_init(&q);
@@ -323,7 +314,7 @@ static void test_methods_agree_over_the_wire(void **state) {
       q.ignore_surrounding = trial % 5 == 0 ? 20 : 0;
       q.ignore_range_end = trial % 2 ? 10 : 0;
       q.method = m + 1;
-      assert_int_equal(anim_client_search(client, "default", &q, &replies[m], TIMEOUT_MS), 0);
+      assert_int_equal(anim_client_search(fx.client, "default", &q, &replies[m], TIMEOUT_MS), 0);
     }
     for (int m = 1; m < 3; m++) {
       assert_int_equal(replies[m]->results[0].nmatches, replies[0]->results[0].nmatches);
@@ -346,12 +337,12 @@ static void test_explain_and_pose(void **state) {
   q.explain = 1;
   q.include_pose = 1;
   anim_search_reply_t *reply;
-  assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_search(fx.client, "default", &q, &reply, TIMEOUT_MS), 0);
   const anim_result_t *r = &reply->results[0];
   assert_int_equal(r->nmatches, 1);
   /* The current frame competes at cost 0 and wins. */
   assert_int_equal(r->matches[0].frame, 100);
-  assert_int_equal(r->nexplain, defaults->ngroups);
+  assert_int_equal(r->nexplain, fx.defaults->ngroups);
   float sum = 0.0f;
   for (int i = 0; i < r->nexplain; i++) {
     assert_true(r->explain_costs[i] >= 0.0f);
@@ -360,12 +351,12 @@ static void test_explain_and_pose(void **state) {
   assert_true(fabsf(sum - r->matches[0].cost) < 1e-4f);
   assert_true(r->margin > 0.0f);
   assert_non_null(r->matches[0].pose);
-  assert_int_equal(r->matches[0].pose->nbones, defaults->nbones);
+  assert_int_equal(r->matches[0].pose->nbones, fx.defaults->nbones);
   anim_search_reply_free(reply);
 
   anim_pose_options_t opts = {1, 1, 1};
   anim_pose_reply_t *poses;
-  assert_int_equal(anim_client_pose(client, "default", 10, 3, &opts, &poses, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_pose(fx.client, "default", 10, 3, &opts, &poses, TIMEOUT_MS), 0);
   assert_int_equal(poses->nposes, 3);
   for (int i = 0; i < 3; i++) {
     const anim_pose_t *p = &poses->poses[i];
@@ -397,13 +388,13 @@ static void test_query_from_bone_inputs(void **state) {
   int frame = 600; /* the middle of the "walk" range: its future is in range */
   anim_pose_options_t opts = {0, 1, 1};
   anim_pose_reply_t *poses;
-  assert_int_equal(anim_client_pose(client, "default", frame, 61, &opts, &poses, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_pose(fx.client, "default", frame, 61, &opts, &poses, TIMEOUT_MS), 0);
   const anim_pose_t *now = &poses->poses[0];
   int bone_index[3] = {-1, -1, -1};
   const char *names[3] = {"LeftFoot", "RightFoot", "Hips"};
-  for (int b = 0; b < defaults->nbones; b++)
+  for (int b = 0; b < fx.defaults->nbones; b++)
     for (int i = 0; i < 3; i++)
-      if (!strcmp(defaults->bone_names[b], names[i])) bone_index[i] = b;
+      if (!strcmp(fx.defaults->bone_names[b], names[i])) bone_index[i] = b;
   float positions[6], velocities[9], traj_p[6], traj_d[6];
   for (int i = 0; i < 3; i++) {
     if (i < 2) to_character(now, now->global_positions + 3 * bone_index[i], 1, positions + 3 * i);
@@ -427,17 +418,17 @@ static void test_query_from_bone_inputs(void **state) {
   q.trajectory_positions = traj_p, q.ntrajectory_positions = 3;
   q.trajectory_directions = traj_d, q.ntrajectory_directions = 3;
   anim_search_reply_t *reply;
-  assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_search(fx.client, "default", &q, &reply, TIMEOUT_MS), 0);
   assert_int_equal(reply->results[0].matches[0].frame, frame);
   assert_true(reply->results[0].matches[0].cost < 1e-6f);
   anim_search_reply_free(reply);
   /* A missing input names what is missing. */
   q.nvelocities = 2;
-  assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), ANIM_EINVAL);
-  assert_non_null(strstr(anim_client_last_error(client), "Hips"));
+  assert_int_equal(anim_client_search(fx.client, "default", &q, &reply, TIMEOUT_MS), ANIM_EINVAL);
+  assert_non_null(strstr(anim_client_last_error(fx.client), "Hips"));
   const char *unknown[3] = {"LeftFoot", "RightFoot", "Tail"};
   q.nvelocities = 3, q.velocity_bones = unknown;
-  assert_int_equal(anim_client_search(client, "default", &q, &reply, TIMEOUT_MS), ANIM_ENOTFOUND);
+  assert_int_equal(anim_client_search(fx.client, "default", &q, &reply, TIMEOUT_MS), ANIM_ENOTFOUND);
   anim_pose_reply_free(poses);
 }
 
@@ -446,18 +437,18 @@ static void test_batch_matches_single(void **state) {
   anim_query_t q[N];
   for (int i = 0; i < N; i++) {
     anim_query_init(&q[i]);
-    q[i].from_frame = (i * 131) % (int)defaults->summary.frames;
+    q[i].from_frame = (i * 131) % (int)fx.defaults->summary.frames;
     q[i].k = 3;
     q[i].current_frame = q[i].from_frame;
     q[i].ignore_surrounding = 10;
     q[i].transition_cost = 0.01f;
   }
   anim_search_reply_t *batch;
-  assert_int_equal(anim_client_search_batch(client, "default", q, N, &batch, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_search_batch(fx.client, "default", q, N, &batch, TIMEOUT_MS), 0);
   assert_int_equal(batch->nresults, N);
   for (int i = 0; i < N; i++) {
     anim_search_reply_t *single;
-    assert_int_equal(anim_client_search(client, "default", &q[i], &single, TIMEOUT_MS), 0);
+    assert_int_equal(anim_client_search(fx.client, "default", &q[i], &single, TIMEOUT_MS), 0);
     assert_int_equal(single->results[0].nmatches, batch->results[i].nmatches);
     for (int j = 0; j < single->results[0].nmatches; j++) {
       assert_int_equal(single->results[0].matches[j].frame, batch->results[i].matches[j].frame);
@@ -485,22 +476,20 @@ static void test_long_batch_leaves_the_loop_responsive(void **state) {
   anim_query_t *q = calloc(N, sizeof *q);
   for (int i = 0; i < N; i++) {
     anim_query_init(&q[i]);
-    q[i].from_frame = (i * 7919) % (int)defaults->summary.frames;
+    q[i].from_frame = (i * 7919) % (int)fx.defaults->summary.frames;
     q[i].k = 16;
     q[i].method = ANIM_METHOD_BRUTE;
   }
   batch_wait_t w = {0, 0};
-  assert_int_equal(anim_client_search_send(client, "default", q, N, on_batch, &w, NULL), 0);
+  assert_int_equal(anim_client_search_send(fx.client, "default", q, N, on_batch, &w, NULL), 0);
   free(q);
-  int err;
-  anim_client_t *other = anim_client_connect(server.host, server.port, NULL, &err);
-  assert_non_null(other);
+  anim_client_t *other = anim_test_connect(&fx.server);
   int pings_during_batch = 0;
   while (!w.done) {
-    anim_client_poll(client, 0);
+    anim_client_poll(fx.client, 0);
     if (w.done) break;
     assert_int_equal(anim_client_ping(other, "x", 1, NULL, TIMEOUT_MS), 0);
-    anim_client_poll(client, 0);
+    anim_client_poll(fx.client, 0);
     if (!w.done) pings_during_batch++;
   }
   assert_int_equal(w.status, 0);

@@ -17,19 +17,13 @@
 #include "anim_client.h"
 #include "animserver.pb-c.h"
 #include "frame.h"
+#include "fixture.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 5000
 
-static anim_client_t *connect_client(const anim_test_server_t *server) {
-  int err;
-  anim_client_t *client = anim_client_connect(server->host, server->port, NULL, &err);
-  assert_non_null(client);
-  return client;
-}
-
 static void assert_server_serves(const anim_test_server_t *server) {
-  anim_client_t *client = connect_client(server);
+  anim_client_t *client = anim_test_connect(server);
   assert_int_equal(anim_client_ping(client, "still here", 10, NULL, TIMEOUT_MS), 0);
   anim_client_close(client);
 }
@@ -83,7 +77,7 @@ static void test_oversize_frame_closes_only_that_connection(void **state) {
   anim_test_server_t server;
   const char *args[] = {"--max-frame-bytes", "1024", NULL};
   assert_int_equal(anim_test_server_start(&server, "oversize", args), 0);
-  anim_client_t *bystander = connect_client(&server);
+  anim_client_t *bystander = anim_test_connect(&server);
 
   int fd = anim_test_server_raw_connect(&server);
   assert_true(fd >= 0);
@@ -200,7 +194,7 @@ static void test_connection_limit(void **state) {
   anim_test_server_t server;
   const char *args[] = {"--max-connections", "2", NULL};
   assert_int_equal(anim_test_server_start(&server, "maxconn", args), 0);
-  anim_client_t *a = connect_client(&server), *b = connect_client(&server), *c = connect_client(&server);
+  anim_client_t *a = anim_test_connect(&server), *b = anim_test_connect(&server), *c = anim_test_connect(&server);
   assert_int_equal(anim_client_ping(a, "a", 1, NULL, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_ping(b, "b", 1, NULL, TIMEOUT_MS), 0);
   int rc = anim_client_ping(c, "c", 1, NULL, TIMEOUT_MS);
@@ -210,7 +204,7 @@ static void test_connection_limit(void **state) {
   /* A slot is free again once a client leaves. */
   anim_client_t *d = NULL;
   for (int i = 0; i < 50 && !d; i++) {
-    d = connect_client(&server);
+    d = anim_test_connect(&server);
     if (anim_client_ping(d, "d", 1, NULL, TIMEOUT_MS) != 0) {
       anim_client_close(d);
       d = NULL;
@@ -237,7 +231,7 @@ static void test_in_flight_limit(void **state) {
   anim_test_server_t server;
   const char *args[] = {"--max-in-flight", "1", NULL};
   assert_int_equal(anim_test_server_start(&server, "inflight", args), 0);
-  anim_client_t *client = connect_client(&server);
+  anim_client_t *client = anim_test_connect(&server);
   enum { N = 4096 };
   anim_query_t *q = calloc(N, sizeof *q);
   for (int i = 0; i < N; i++) {
@@ -297,7 +291,7 @@ static void test_output_hard_limit(void **state) {
 static void test_hello_and_ping(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "hello", NULL), 0);
-  anim_client_t *client = connect_client(&server);
+  anim_client_t *client = anim_test_connect(&server);
   anim_hello_info_t info;
   assert_int_equal(anim_client_hello(client, "test_server", &info, TIMEOUT_MS), 0);
   assert_int_equal(info.protocol_version, 1);
@@ -334,7 +328,7 @@ static void on_pipelined_ping(anim_client_t *client, uint64_t id, int status, co
 static void test_pipelined_requests_matched_by_id(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "pipeline", NULL), 0);
-  anim_client_t *client = connect_client(&server);
+  anim_client_t *client = anim_test_connect(&server);
   pipeline_t p = {0, 0, 0};
   for (int i = 0; i < 500; i++) {
     char payload[32];
@@ -367,7 +361,7 @@ static void test_backpressure_pauses_and_resumes(void **state) {
   anim_test_server_t server;
   const char *args[] = {"--output-soft-limit", "262144", NULL};
   assert_int_equal(anim_test_server_start(&server, "backpressure", args), 0);
-  anim_client_t *client = connect_client(&server);
+  anim_client_t *client = anim_test_connect(&server);
   big_ping_t p = {0, 0};
   enum { N = 300, SIZE = 32768 };
   char *payload = malloc(SIZE);
@@ -399,7 +393,7 @@ static void test_abrupt_disconnects(void **state) {
     send(fd, half, sizeof half, 0);
     close(fd);
     /* Requests in flight, then gone without reading. */
-    anim_client_t *client = connect_client(&server);
+    anim_client_t *client = anim_test_connect(&server);
     for (int j = 0; j < 20; j++) anim_client_ping_send(client, "bye", 3, NULL, NULL, NULL);
     anim_client_close(client);
   }
@@ -410,7 +404,7 @@ static void test_abrupt_disconnects(void **state) {
 static void test_graceful_shutdown_with_clients(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "shutdown", NULL), 0);
-  anim_client_t *client = connect_client(&server);
+  anim_client_t *client = anim_test_connect(&server);
   assert_int_equal(anim_client_ping(client, "x", 1, NULL, TIMEOUT_MS), 0);
   /* SIGTERM with a client connected: the server closes it and exits 0. */
   assert_int_equal(anim_test_server_stop(&server), 0);

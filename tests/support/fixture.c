@@ -1,0 +1,34 @@
+/* fixture.c: shared set-ups of the end-to-end tests (see fixture.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "fixture.h"
+
+#define DESCRIBE_TIMEOUT_MS 20000
+
+anim_client_t *anim_test_connect(const anim_test_server_t *server) {
+  int err;
+  anim_client_t *client = anim_client_connect(server->host, server->port, NULL, &err);
+  if (!client) fail_msg("cannot connect to the test server on %s:%d: %s", server->host, server->port, anim_strerror(err));
+  return client;
+}
+
+int anim_test_fixture_start(anim_test_fixture_t *f, const char *log_name, const char *const *args, int describe) {
+  f->client = NULL;
+  f->defaults = NULL;
+  if (anim_test_server_start(&f->server, log_name, args) != 0) return -1;
+  int err;
+  if (!(f->client = anim_client_connect(f->server.host, f->server.port, NULL, &err))) return -1;
+  if (describe && anim_client_db_describe(f->client, "default", &f->defaults, DESCRIBE_TIMEOUT_MS) != 0) return -1;
+  return 0;
+}
+
+int anim_test_fixture_stop(anim_test_fixture_t *f) {
+  anim_db_description_free(f->defaults);
+  anim_client_close(f->client);
+  f->defaults = NULL;
+  f->client = NULL;
+  return anim_test_server_stop(&f->server) == 0 ? 0 : -1;
+}

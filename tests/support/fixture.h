@@ -1,0 +1,29 @@
+/*
+ * fixture.h: the set-ups end-to-end tests share: a client connected to a
+ * test server, and a server with one client and the default database's
+ * description (the group set-up of most service tests).
+ */
+#ifndef ANIM_TEST_FIXTURE_H
+#define ANIM_TEST_FIXTURE_H
+
+#include "anim_client.h"
+#include "server_proc.h"
+
+/* A client connected to server (no options); fails the running test when
+ * it cannot connect. */
+anim_client_t *anim_test_connect(const anim_test_server_t *server);
+
+typedef struct {
+  anim_test_server_t server;
+  anim_client_t *client;
+  anim_db_description_t *defaults; /* the "default" database, when asked for */
+} anim_test_fixture_t;
+
+/* Starts a server (log_name, extra arguments as anim_test_server_start),
+ * connects a client, and with describe reads the default database's
+ * description. 0, or -1 (a cmocka group set-up returns it). */
+int anim_test_fixture_start(anim_test_fixture_t *fixture, const char *log_name, const char *const *args, int describe);
+/* Frees the description, closes the client, stops the server: 0 when it exited 0. */
+int anim_test_fixture_stop(anim_test_fixture_t *fixture);
+
+#endif
