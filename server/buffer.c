@@ -15,9 +15,11 @@ srv_buffer_t *srv_buffer_new(size_t cap) {
 int srv_buffer_reserve(srv_buffer_t **buffer, size_t cap) {
   srv_buffer_t *b = *buffer;
   if (b && b->cap >= cap) return 0;
-  /* Grow by half again, so a frame that grows a little each tick does not reallocate each tick. */
+  /* Room to spare: a stream frame's size wanders by a few bytes from tick
+   * to tick (varints, flags), and a buffer reused every tick must not be
+   * reallocated for that; growing by half again keeps growth geometric. */
   size_t grown = b ? b->cap + b->cap / 2 : 0;
-  if (grown < cap) grown = cap;
+  if (grown < cap + cap / 8 + 256) grown = cap + cap / 8 + 256;
   srv_buffer_t *n = realloc(b, sizeof *n + grown);
   if (!n) return ANIM_ENOMEM;
   if (!b) n->refs = 1, n->len = 0;

@@ -94,7 +94,10 @@ def main():
         header, frames = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
         check(header["type"] == "header" and len(header["bones"]) == len(header["parents"]), "animctl stream: header")
         check(len(frames) == 20 and all(len(f["poses"]) == 3 for f in frames), "animctl stream: 20 frames of 3")
-        check(all(frames[i + 1]["tick"] == frames[i]["tick"] + 1 for i in range(19)), "animctl stream: every tick")
+        # Every tick the server ran: numbers grow by one, or by more where a loaded machine made the
+        # server skip deadlines (folded into the next tick), and no frame was dropped.
+        check(all(frames[i + 1]["tick"] > frames[i]["tick"] for i in range(19)) and
+              all(f["dropped"] == 0 for f in frames), "animctl stream: every tick")
         check(len(frames[0]["poses"][0]["global_positions"]) == 3 * len(header["bones"]), "animctl stream --global")
         svg = os.path.join(data, "tour.svg")
         run("animctl", "--port", port, "render", "--stream", "--create", "1", "--input", "script:tour",
