@@ -55,6 +55,9 @@ int anim_graph_options_validate(const anim_graph_options_t *o, const anim_databa
   return 0;
 }
 
+/* Rows of per-frame-pair sums computed together (see compute_m_rows). */
+#define M_BLOCK 4
+
 /* ---- the builder ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -197,7 +200,7 @@ int anim_graph_builder_strips(const anim_graph_builder_t *b) { return b->nstrips
 int anim_graph_builder_rows(const anim_graph_builder_t *b) { return b->k; }
 
 size_t anim_graph_builder_strip_memory(const anim_graph_builder_t *b) {
-  return (size_t)(b->w + b->spacing + 1) * 3 * (size_t)b->k * sizeof(double) +
+  return (size_t)(b->w + M_BLOCK + 2) * 3 * (size_t)b->k * sizeof(double) +
          (size_t)(2 * b->spacing + 2) * (size_t)b->k * sizeof(float);
 }
 
@@ -210,6 +213,7 @@ typedef struct {
   int drows;           /* rows in the ring of E: 2 * spacing + 1 */
   float *d;            /* [drows][k]: E of rows, by row % drows */
   float *report;       /* [k]: a row as RMS distances, for the row callback */
+  double *w;           /* [2][3][k]: window sums of the last two rows */
   vec3 *points;        /* two windows' points, for anim_umeyama_fit */
   float *weights;
   int next_m;          /* next M row to compute */
@@ -219,20 +223,41 @@ static double *m_row(const strip_t *s, int a, int which) {
   return s->m + ((size_t)(a % s->slots) * 3 + (size_t)which) * (size_t)s->b->k;
 }
 
-/* M(a, b) for every b >= a - 1: the per-frame-pair sums, bone by bone so the
- * loop over b vectorizes. */
-static void compute_m_row(strip_t *s, int a) {
+/* M(a, b) for rows a0 .. a0 + count - 1 (count <= M_BLOCK) and every b >=
+ * a0 - 1: the per-frame-pair sums, bone by bone so the loop over b
+ * vectorizes, several rows at once so each frame's coordinates are read
+ * once for all of them (on 30k frames the coordinates are 16 MB, and
+ * reading them per row made the build memory-bound). */
+static void compute_m_rows(strip_t *s, int a0, int count) {
   const anim_graph_builder_t *b = s->b;
-  int k = b->k, first = a > 0 ? a - 1 : 0;
-  double *m1 = m_row(s, a, 0), *m2 = m_row(s, a, 1), *m3 = m_row(s, a, 2);
-  for (int c = first; c < k; c++) m1[c] = m2[c] = m3[c] = 0.0;
+  int k = b->k, first = a0 > 0 ? a0 - 1 : 0;
+  double *m[M_BLOCK][3];
+  for (int q = 0; q < count; q++) {
+    for (int j = 0; j < 3; j++) {
+      m[q][j] = m_row(s, a0 + q, j);
+      memset(m[q][j] + first, 0, (size_t)(k - first) * sizeof(double));
+    }
+  }
   for (int i = 0; i < b->nb; i++) {
     const double *x = b->x + (size_t)i * (size_t)k, *y = b->y + (size_t)i * (size_t)k, *z = b->z + (size_t)i * (size_t)k;
-    double wb = b->bone_w[i], ax = wb * x[a], ay = wb * y[a], az = wb * z[a];
-    for (int c = first; c < k; c++) {
-      m1[c] += ax * x[c] + az * z[c];
-      m2[c] += ax * z[c] - az * x[c];
-      m3[c] += ay * y[c];
+    double wb = b->bone_w[i], ax[M_BLOCK], ay[M_BLOCK], az[M_BLOCK];
+    for (int q = 0; q < count; q++) ax[q] = wb * x[a0 + q], ay[q] = wb * y[a0 + q], az[q] = wb * z[a0 + q];
+    if (count == M_BLOCK) {
+      for (int c = first; c < k; c++) {
+        double xc = x[c], yc = y[c], zc = z[c];
+        for (int q = 0; q < M_BLOCK; q++) {
+          m[q][0][c] += ax[q] * xc + az[q] * zc;
+          m[q][1][c] += ax[q] * zc - az[q] * xc;
+          m[q][2][c] += ay[q] * yc;
+        }
+      }
+    } else {
+      for (int q = 0; q < count; q++)
+        for (int c = first; c < k; c++) {
+          m[q][0][c] += ax[q] * x[c] + az[q] * z[c];
+          m[q][1][c] += ax[q] * z[c] - az[q] * x[c];
+          m[q][2][c] += ay[q] * y[c];
+        }
     }
   }
 }
@@ -242,13 +267,39 @@ static int comparable(const anim_graph_builder_t *b, int i, int j) {
   return b->ranges[i] != b->ranges[j] || abs(i - j) >= b->min_gap;
 }
 
-/* The window sums of the pair (i, j), from the ring. */
-static void window_sums(const strip_t *s, int i, int j, double *out_m1, double *out_m2, double *out_m3) {
-  double m1 = 0.0, m2 = 0.0, m3 = 0.0;
-  for (int t = -s->b->h; t <= s->b->h; t++) {
-    m1 += m_row(s, i + t, 0)[j + t], m2 += m_row(s, i + t, 1)[j + t], m3 += m_row(s, i + t, 2)[j + t];
+/* M(a, b), zero outside the matrix (rows are computed for b >= a - 1). */
+static void m_at(const strip_t *s, int a, int c, double *io_m1, double *io_m2, double *io_m3, double sign) {
+  if (a < 0 || c < 0 || a >= s->b->k || c >= s->b->k) return;
+  *io_m1 += sign * m_row(s, a, 0)[c], *io_m2 += sign * m_row(s, a, 1)[c], *io_m3 += sign * m_row(s, a, 2)[c];
+}
+
+/* The window sums of (i, j) added up from the ring: sum over t in [-h, h]
+ * of M(i + t, j + t). */
+static void window_sums(const strip_t *s, int i, int j, double *out) {
+  out[0] = out[1] = out[2] = 0.0;
+  for (int t = -s->b->h; t <= s->b->h; t++) m_at(s, i + t, j + t, &out[0], &out[1], &out[2], 1.0);
+}
+
+/* The window sums of row r for every column c >= r - 1: along each
+ * diagonal, W(r, c) = W(r - 1, c - 1) + M(r + h, c + h) - M(r - h - 1,
+ * c - h - 1) (M zero outside the matrix, so this holds everywhere), added
+ * up afresh at the strip's first row and the first column. */
+static void compute_w_row(strip_t *s, int r, int first_row) {
+  const anim_graph_builder_t *b = s->b;
+  size_t k = (size_t)b->k;
+  double *cur = s->w + (size_t)(r & 1) * 3 * k, *prev = s->w + (size_t)((r - 1) & 1) * 3 * k;
+  int first = r > 0 ? r - 1 : 0, h = b->h;
+  for (int c = first; c < b->k; c++) {
+    double sums[3];
+    if (r == first_row || c == 0) {
+      window_sums(s, r, c, sums);
+    } else {
+      sums[0] = prev[c - 1], sums[1] = prev[k + (size_t)c - 1], sums[2] = prev[2 * k + (size_t)c - 1];
+      m_at(s, r + h, c + h, &sums[0], &sums[1], &sums[2], 1.0);
+      m_at(s, r - h - 1, c - h - 1, &sums[0], &sums[1], &sums[2], -1.0);
+    }
+    cur[c] = sums[0], cur[k + (size_t)c] = sums[1], cur[2 * k + (size_t)c] = sums[2];
   }
-  *out_m1 = m1, *out_m2 = m2, *out_m3 = m3;
 }
 
 /* The least weighted sum of squared distances between windows i and j over
@@ -264,23 +315,19 @@ static void window_sums(const strip_t *s, int i, int j, double *out_m1, double *
 static double pair_cost(const anim_graph_builder_t *b, int i, int j, double m1, double m2, double m3) {
   double a = m1 - (b->sx[i] * b->sx[j] + b->sz[i] * b->sz[j]) / b->wsum;
   double c = m2 - (b->sx[i] * b->sz[j] - b->sz[i] * b->sx[j]) / b->wsum;
-  double e = b->g[i] + b->g[j] - 2.0 * m3 - 2.0 * hypot(a, c);
+  double e = b->g[i] + b->g[j] - 2.0 * m3 - 2.0 * sqrt(a * a + c * c);
   return e > 0.0 ? e : 0.0;
 }
 
-static void compute_d_row(strip_t *s, int r) {
+static void compute_d_row(strip_t *s, int r, int first_row) {
   const anim_graph_builder_t *b = s->b;
-  float *d = s->d + (size_t)(r % s->drows) * (size_t)b->k;
+  size_t k = (size_t)b->k;
+  compute_w_row(s, r, first_row);
+  const double *w = s->w + (size_t)(r & 1) * 3 * k;
+  float *d = s->d + (size_t)(r % s->drows) * k;
   int first = r > 0 ? r - 1 : 0;
-  for (int c = first; c < b->k; c++) {
-    if (!comparable(b, r, c)) {
-      d[c] = INFINITY;
-      continue;
-    }
-    double m1, m2, m3;
-    window_sums(s, r, c, &m1, &m2, &m3);
-    d[c] = (float)pair_cost(b, r, c, m1, m2, m3);
-  }
+  for (int c = first; c < b->k; c++)
+    d[c] = comparable(b, r, c) ? (float)pair_cost(b, r, c, w[c], w[k + (size_t)c], w[2 * k + (size_t)c]) : INFINITY;
 }
 
 static float d_at(const strip_t *s, int r, int c, int r_lo, int r_hi) {
@@ -367,26 +414,31 @@ int anim_graph_builder_run(anim_graph_builder_t *b, int strip) {
   int r0 = strip * b->o.strip_rows, r1 = r0 + b->o.strip_rows < b->k ? r0 + b->o.strip_rows : b->k;
   /* Rows computed: the strip's and `spacing` either side. */
   int lo = r0 - n > 0 ? r0 - n : 0, hi = r1 - 1 + n < b->k ? r1 - 1 + n : b->k - 1;
-  /* The ring of M reaches back `spacing` rows further than a distance row
-   * needs: minima are found (and their alignment recomputed) that late. */
-  strip_t s = {.b = b, .slots = b->w + n + 1, .drows = 2 * n + 1};
+  /* The ring of M holds rows r - h - 1 .. r + h for the diagonal sums, and
+   * the rest of a block computed ahead. */
+  strip_t s = {.b = b, .slots = b->w + M_BLOCK, .drows = 2 * n + 1};
   s.m = malloc((size_t)s.slots * 3 * (size_t)b->k * sizeof(double));
   s.d = malloc((size_t)(s.drows + 1) * (size_t)b->k * sizeof(float));
   s.report = s.d ? s.d + (size_t)s.drows * (size_t)b->k : NULL;
   size_t window_points = (size_t)b->w * (size_t)b->db->nbones;
   s.points = malloc(2 * window_points * sizeof(vec3)), s.weights = malloc(window_points * sizeof(float));
+  s.w = malloc(6 * (size_t)b->k * sizeof(double));
   strip_result_t *out = &b->strips[strip];
   out->count = 0;
   int rc = 0;
-  if (!s.m || !s.d || !s.points || !s.weights) {
+  if (!s.m || !s.d || !s.points || !s.weights || !s.w) {
     rc = ANIM_ENOMEM;
     goto done;
   }
   s.next_m = lo - b->h > 0 ? lo - b->h : 0;
   for (int r = lo; r <= hi; r++) {
     int need = r + b->h < b->k ? r + b->h : b->k - 1;
-    while (s.next_m <= need) compute_m_row(&s, s.next_m++);
-    compute_d_row(&s, r);
+    while (s.next_m <= need) {
+      int count = b->k - s.next_m < M_BLOCK ? b->k - s.next_m : M_BLOCK;
+      compute_m_rows(&s, s.next_m, count);
+      s.next_m += count;
+    }
+    compute_d_row(&s, r, lo);
     if (r >= r0 && r < r1) report_row(&s, r);
     /* Row r - spacing has its whole neighbourhood now. */
     int e = r - n;
@@ -397,7 +449,7 @@ int anim_graph_builder_run(anim_graph_builder_t *b, int strip) {
     if (e >= r0 && e < r1 && e > hi - n && hi == b->k - 1 && (rc = find_minima(&s, e, lo, hi, out))) goto done;
   out->done = 1;
 done:
-  free(s.m), free(s.d), free(s.points), free(s.weights);
+  free(s.m), free(s.d), free(s.points), free(s.weights), free(s.w);
   return rc;
 }
 
