@@ -692,6 +692,7 @@ anim_motion_graph_t *anim_graph_builder_finish(anim_graph_builder_t *b, char *er
   g->transitions = malloc((size_t)total * sizeof *g->transitions);
   if (!g->transitions) goto oom;
   for (int s = 0; s < b->nstrips; s++) {
+    if (b->strips[s].count == 0) continue; /* its items may be NULL */
     memcpy(g->transitions + g->ntransitions, b->strips[s].items, (size_t)b->strips[s].count * sizeof *g->transitions);
     g->ntransitions += b->strips[s].count;
   }
