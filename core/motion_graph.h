@@ -23,9 +23,12 @@
  * first, a pair is kept only when each of its frames is a node already or
  * at least node_spacing frames from the nodes of its range: on the Bandai
  * Namco database (5.5k frames) the minima put a node every 2.7 frames,
- * which makes walks of two seconds 45 edges deep and path search hopeless;
- * with 0.1 s between nodes they are ~15 deep and a plan takes well under a
- * millisecond (figures in bench/bench_graph.c). Pairs of one range closer than
+ * which makes walks of two seconds 45 edges deep and path search hopeless
+ * (its budget runs out on every plan, and a circle is lost); with 0.1 s
+ * between nodes they are ~15 deep and a plan takes 0.1 to 0.7 ms on average
+ * (`animbench graph`). At the default threshold the Bandai graph's largest
+ * component is its walks: runs and dashes are too far from them and are
+ * pruned. Pairs of one range closer than
  * min_gap frames are not compared (a frame is always like its neighbours).
  * A transition i -> j means: after showing frame i, go on from frame j + 1
  * as if j had been shown (the character, inertialized, lands j's root on
