@@ -142,6 +142,10 @@ $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(CLIENT_LIB)
 $(BUILD)/animdb: $(call obj,tools/animdb.c) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm -lpthread
+# Pictures of motion graphs and state machines (not in `all`: needs libpng, bench group).
+$(BUILD)/animgraph: $(call obj,tools/animgraph.c) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpng -lm
 
 # ---- tests ------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(CORE_LIB)

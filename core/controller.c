@@ -230,24 +230,41 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   }
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
                          c->offset_angular_velocities);
-  c->frame = start_frame;
-  c->sim_position = vec3_make(position.x, 0.0f, position.z);
-  c->sim_rotation = c->desired_rotation = yaw_rotation(facing);
-  size_t base = (size_t)start_frame * n;
-  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
-                          c->sim_rotation);
   anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
-  anim_dynamics_vec3_reset(&c->smoothed_velocity, vec3_zero());
   c->input.kind = ANIM_INPUT_STICK;
-  /* A first displayed pose, so queries have a root from the start. */
-  anim_pose_view_t view = frame_view(db, start_frame);
-  anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
-  anim_inertializer_update(&c->inertializer, &out, &view, params->inertialize_halflife, 0.0f);
-  c->frames_since_search = params->search_interval; /* search on the first tick */
   /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
   if (params->foot_lock && anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
                                                 params->foot_release_halflife) != 0)
     c->feet.nfeet = 0;
+  anim_character_reset(c, position, facing, vec3_zero(), start_frame);
+  return 0;
+}
+
+int anim_character_reset(anim_character_t *c, vec3 position, float facing, vec3 velocity, int start_frame) {
+  if (!isfinite(position.x + position.z + facing + velocity.x + velocity.z)) return ANIM_ENONFINITE;
+  if (start_frame < 0 || start_frame >= c->db->nframes) return ANIM_ERANGE;
+  const anim_database_t *db = c->db;
+  size_t n = (size_t)db->nbones;
+  memset(c->offset_positions, 0, n * sizeof(vec3)), memset(c->offset_velocities, 0, n * sizeof(vec3));
+  memset(c->offset_angular_velocities, 0, n * sizeof(vec3));
+  for (size_t b = 0; b < n; b++) c->offset_rotations[b] = quat_identity();
+  c->frame = start_frame;
+  c->sim_position = vec3_make(position.x, 0.0f, position.z);
+  c->sim_velocity = c->desired_velocity = c->velocity_at_last_search = vec3_make(velocity.x, 0.0f, velocity.z);
+  c->sim_acceleration = c->sim_angular_velocity = vec3_zero();
+  c->sim_rotation = c->desired_rotation = yaw_rotation(facing);
+  anim_dynamics_vec3_reset(&c->smoothed_velocity, c->sim_velocity);
+  c->frame_time_accum = c->time_since_transition = c->tick_dt = 0.0f;
+  c->tick_frames = c->tick_searching = c->transitioned = c->globals_fresh = 0;
+  size_t base = (size_t)start_frame * n;
+  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
+                          c->sim_rotation);
+  /* A first displayed pose, so queries have a root from the start. */
+  anim_pose_view_t view = frame_view(db, start_frame);
+  anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
+  anim_inertializer_update(&c->inertializer, &out, &view, c->params.inertialize_halflife, 0.0f);
+  c->frames_since_search = c->params.search_interval; /* search on the first tick */
+  anim_foot_locks_reset(&c->feet);
   return 0;
 }
 

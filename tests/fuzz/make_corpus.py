@@ -183,6 +183,29 @@ def requests(pb):
     return seeds
 
 
+# ---- state machines (fuzz_machine): the procedural database's ranges and tags ----
+
+MACHINE_SEEDS = {
+    # The seed's text as written: binds nowhere (no range named like its states).
+    "seed.sm": "stand\t{JUMP_PRESS\tstand2crouch }\nstand2crouch\t\t\n{\t\t\n\tJUMP_RELEASE\thop\n\tEND\tcrouch\n}\n"
+               "crouch\t{JUMP_RELEASE\ttakeoff }\ntakeoff\t{END\tfloat }\nhop\t{END\tfloat }\n"
+               "float\t{NEAR_GROUND\tland }\nland\t{END\tstand }\n",
+    "jump.sm": "halflife 0.1\nmax_transitions 3\n"
+               "stand { clip idle [0 0.5] loop  JUMP_PRESS crouch }\n"
+               "crouch { clip walk_start [0 0.4]  JUMP_RELEASE takeoff halflife 0.2  END crouch }\n"
+               "takeoff { clip run_start [2 2.4]  END float }\n"
+               "float { clip run [0 0.3] loop  NEAR_GROUND land exit 0.1 }\n"
+               "land { clip run_stop [2.5 3.1]  END stand }\n",
+    "nested.sm": "# nested machines\nidle { tag idle loop  GO moving }\nmoving { machine loco  STOP idle  END idle }\n"
+                 "machine loco {\n  walk { clip walk [0 1] loop  FAST run  HALT stopping }\n"
+                 "  run { tag run loop  SLOW walk  STOP walk }\n  stopping { clip walk_stop [2 2.5] }\n}\n",
+    "blend.sm": "param speed 0.3\ncycle { blend speed ( 0 walk [0 1] 0.5 jog [0 0.8] 1 run ) AUTO other exit 2 }\n"
+                "other { clip \"sprint\" [0 0.5] END cycle }\n",
+    "match.sm": "loco { match (walk run)  JUMP jump }\njump { clip run [0 0.5]  END loco }\n",
+    "errors.sm": "a { clip walk GO x }\nb { clip run }\nc { clip run AUTO c }\nmachine m { d { machine m } }\n",
+}
+
+
 def varint(n):
     out = b""
     while n >= 0x80:
@@ -197,6 +220,9 @@ def main():
     write("fuzz_bvh", "odd.bvh", ODD_BVH)
     biped = biped_bvh()
     write("fuzz_bvh", "biped.bvh", biped)
+
+    for name, text in MACHINE_SEEDS.items():
+        write("fuzz_machine", name, text)
 
     # A database file from the biped, by the project's own animdb.
     animdb = os.path.join(ROOT, "build", "animdb")

@@ -1,0 +1,325 @@
+/*
+ * bench_graph.c: `animbench graph`, motion graphs and state machines.
+ *
+ *   animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds S] [--threads N]
+ *
+ * Build: the Bandai Namco database as the tests build it (every clip, 60 Hz,
+ * mirrored: ~6k frames) and a ~30k-frame one (the same clips at five
+ * playback speeds, 0.85x to 1.15x, each mirrored). For each: the graph's
+ * build time on the caller's thread and on N threads (strips shared out),
+ * the peak memory the build adds (VmHWM after clearing it, less the RSS
+ * before) beside the full matrix's size, and the graph. Baseline, same run:
+ * the one-pair distance (anim_umeyama_fit on the windows' points) timed on a
+ * sample of pairs, scaled to the whole upper triangle.
+ *
+ * Use: a graph character following a straight line and a circle (radius 3
+ * m) on the 6k graph for S seconds: distance of the root to the path after
+ * the first 5 s (mean, worst), and the planning done in the ticks that plan
+ * (per plan: mean and worst time, edges tried); baseline, same run: the
+ * mean tick of a motion-matching character on the same database. And the
+ * tick of a character running the seed's jump machine (test_state_machine.c).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "controller.h"
+#include "database.h"
+#include "feature.h"
+#include "graph_character.h"
+#include "import.h"
+#include "machine_character.h"
+#include "motion_graph.h"
+#include "search.h"
+#include "state_machine.h"
+
+int bench_graph(int argc, char **argv);
+
+static double cpu_now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- process memory -------------------------------------------------------------------- */
+
+static long status_kib(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long value = -1;
+  size_t n = strlen(field);
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, field, n) == 0) value = atol(line + n + 1);
+  if (f) fclose(f);
+  return value;
+}
+
+/* Resets VmHWM to the current RSS (Linux: "5" to clear_refs). */
+static int reset_peak(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  if (!f) return -1;
+  int ok = fputs("5", f) >= 0;
+  return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* ---- databases ------------------------------------------------------------------------------ */
+
+static int build_database(anim_database_t *out, const char *shared, int speeds, char *err, int errlen) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/data/mocap/bandai-namco", shared);
+  anim_clip_list_t list = {NULL, 0, 0};
+  anim_bvh_options_t bo = {0.01f};
+  int rc = anim_import_path(&list, dir, &bo, err, errlen);
+  if (rc) return rc;
+  static const float scales[] = {1.0f, 0.85f, 0.92f, 1.08f, 1.15f};
+  int n = list.count * speeds;
+  anim_clip_t *clips = calloc((size_t)n, sizeof *clips);
+  for (int s = 0; s < speeds && clips; s++)
+    for (int c = 0; c < list.count; c++) {
+      const anim_clip_t *a = &list.clips[c];
+      anim_clip_t *b = &clips[s * list.count + c];
+      anim_clip_alloc(b, &a->skeleton, a->nframes, a->frame_time / scales[s]);
+      snprintf(b->name, sizeof b->name, "%.48s_x%.2f", a->name, scales[s]);
+      size_t count = (size_t)a->nframes * (size_t)a->skeleton.nbones;
+      memcpy(b->local_positions, a->local_positions, count * sizeof(vec3));
+      memcpy(b->local_rotations, a->local_rotations, count * sizeof(quat));
+    }
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.mirror = 1;
+  rc = clips ? anim_database_build(out, "bench", clips, n, &o, err, errlen) : -1;
+  anim_feature_schema_t schema;
+  if (!rc && !(rc = anim_feature_schema_default(&schema, out))) rc = anim_features_build(out, &schema, err, errlen);
+  for (int i = 0; clips && i < n; i++) anim_clip_free(&clips[i]);
+  free(clips);
+  anim_clip_list_free(&list);
+  return rc;
+}
+
+/* ---- build ----------------------------------------------------------------------------------- */
+
+typedef struct {
+  anim_graph_builder_t *builder;
+  int next, count;
+  pthread_mutex_t lock;
+} pool_t;
+
+static void *run_strips(void *arg) {
+  pool_t *p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->lock);
+    int s = p->next < p->count ? p->next++ : -1;
+    pthread_mutex_unlock(&p->lock);
+    if (s < 0 || anim_graph_builder_run(p->builder, s)) return NULL;
+  }
+}
+
+static anim_motion_graph_t *build_threads(const anim_database_t *db, int threads, double *out_seconds) {
+  char err[256];
+  double t0 = bench_now_s();
+  *out_seconds = 0.0;
+  anim_graph_builder_t *b = anim_graph_builder_create(db, NULL, err, sizeof err);
+  if (!b) return NULL;
+  pool_t pool = {b, 0, anim_graph_builder_strips(b), PTHREAD_MUTEX_INITIALIZER};
+  pthread_t ids[16];
+  for (int i = 0; i < threads; i++) pthread_create(&ids[i], NULL, run_strips, &pool);
+  for (int i = 0; i < threads; i++) pthread_join(ids[i], NULL);
+  anim_motion_graph_t *g = anim_graph_builder_finish(b, err, sizeof err);
+  *out_seconds = bench_now_s() - t0;
+  anim_graph_builder_free(b);
+  return g;
+}
+
+static void bench_build(const anim_database_t *db, int threads, anim_motion_graph_t **out_graph) {
+  char err[256];
+  long rss = status_kib("VmRSS:");
+  int peak_ok = reset_peak() == 0;
+  double t0 = bench_now_s(), c0 = cpu_now_s();
+  anim_motion_graph_t *g = anim_motion_graph_build(db, NULL, err, sizeof err);
+  double seconds = bench_now_s() - t0, cpu = cpu_now_s() - c0;
+  long hwm = status_kib("VmHWM:");
+  if (!g) {
+    printf("  build failed: %s\n", err);
+    return;
+  }
+  anim_graph_builder_t *b = anim_graph_builder_create(db, NULL, err, sizeof err);
+  double rows = anim_graph_builder_rows(b);
+  size_t strip = anim_graph_builder_strip_memory(b);
+  anim_graph_builder_free(b);
+  printf("  graph: %d frames compared, %d candidates, %d -> %d nodes, %d -> %d edges, %d components, %d transitions\n",
+         g->nframes, g->candidates, g->nodes_built, g->nnodes, g->edges_built, g->nedges, g->components, g->ntransitions);
+  printf("  build, 1 thread: %.2f s wall, %.2f s CPU (%.1f ns CPU per matrix entry of the upper triangle)\n", seconds,
+         cpu, cpu * 1e9 / (rows * rows / 2.0));
+  if (peak_ok)
+    printf("  peak memory added: %.1f MiB (a strip's scratch %.1f MiB; the full matrix in float would be %.0f MiB)\n",
+           (double)(hwm - rss) / 1024.0, (double)strip / 1048576.0, rows * rows * 4.0 / 1048576.0);
+  if (threads > 1) {
+    double tn = 0.0;
+    anim_motion_graph_t *gn = build_threads(db, threads, &tn);
+    printf("  build, %d threads: %.2f s (%.2fx), same transitions: %s\n", threads, tn, seconds / tn,
+           gn && gn->ntransitions == g->ntransitions && gn->nnodes == g->nnodes ? "yes" : "NO");
+    anim_motion_graph_free(gn);
+  }
+  /* Baseline: anim_umeyama_fit on the points of sampled pairs. */
+  unsigned seed = 12345;
+  int sampled = 0;
+  double b0 = bench_now_s();
+  while (sampled < 2000) {
+    int i = (int)(bench_uniform(&seed) * (float)db->nframes), j = (int)(bench_uniform(&seed) * (float)db->nframes);
+    float d;
+    if (anim_graph_distance(db, NULL, i, j, &d, NULL, NULL, NULL) == 0) sampled++;
+  }
+  double per_pair = (bench_now_s() - b0) / sampled;
+  printf("  baseline, anim_umeyama_fit per pair: %.0f ns a pair, %.1f s for the upper triangle (%.0fx the build)\n",
+         per_pair * 1e9, per_pair * rows * rows / 2.0, per_pair * rows * rows / 2.0 / seconds);
+  *out_graph = g;
+}
+
+/* ---- use ---------------------------------------------------------------------------------------- */
+
+static int walk_node(const anim_motion_graph_t *g, const anim_database_t *db) {
+  for (int u = 0; u < g->nnodes; u++)
+    if (strstr(db->ranges[g->nodes[u].range].name, "dataset-2_walk_normal_001") &&
+        !strstr(db->ranges[g->nodes[u].range].name, "mirror") && g->nodes[u].frame > db->ranges[g->nodes[u].range].start + 120)
+      return u;
+  return 0;
+}
+
+static void bench_follow(const anim_motion_graph_t *g, const anim_database_t *db, const char *what, const float *points,
+                         int count, int closed, float facing, float seconds, double mm_tick) {
+  anim_graph_character_t c;
+  if (anim_graph_character_init(&c, g, db, NULL, 0.1f, vec3_zero(), facing, walk_node(g, db))) return;
+  anim_path_t path = {points, count, closed};
+  anim_graph_character_set_path(&c, &path);
+  double sum = 0.0, worst = 0.0, plan_time = 0.0, plan_worst = 0.0, tick_time = 0.0;
+  int n = 0, exhausted = 0, ticks = (int)(seconds * 60.0f);
+  for (int t = 0; t < ticks; t++) {
+    double t0 = bench_now_s();
+    anim_graph_character_tick(&c, 1.0f / 60.0f);
+    double spent = bench_now_s() - t0;
+    if (c.replanned) {
+      plan_time += spent, plan_worst = spent > plan_worst ? spent : plan_worst;
+      exhausted += c.planner.exhausted;
+    } else {
+      tick_time += spent;
+    }
+    if (t < 5 * 60) continue;
+    float d;
+    anim_path_planner_project(&c.planner, c.pose_positions[0].x, c.pose_positions[0].z, 0.0f, -1.0f, &d);
+    sum += d, worst = d > worst ? d : worst, n++;
+  }
+  double plans = (double)(c.plans ? c.plans : 1);
+  printf("  %s: root to path %.3f m mean, %.3f m worst; %llu plans, %.3f ms mean (%.0fx a motion-matching tick), %.3f ms "
+         "worst, %.0f edges tried a plan, %d ran out of budget; other ticks %.1f us\n",
+         what, sum / (n ? n : 1), worst, (unsigned long long)c.plans, plan_time / plans * 1e3, plan_time / plans / mm_tick,
+         plan_worst * 1e3, (double)c.expansions / plans, exhausted, tick_time / (double)(ticks - (int)c.plans) * 1e6);
+  anim_graph_character_free(&c);
+}
+
+static double controller_tick(const anim_database_t *db, const anim_search_index_t *index) {
+  anim_character_t c;
+  if (anim_character_init(&c, db, index, NULL, vec3_zero(), 0.0f, 0)) return 1.0;
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.kind = ANIM_INPUT_STICK, in.stick_z = 1.0f;
+  anim_character_set_input(&c, &in);
+  double t0 = bench_now_s();
+  int ticks = 1800;
+  for (int t = 0; t < ticks; t++) {
+    if (t % 240 == 120) in.stick_x = in.stick_x > 0 ? -0.7f : 0.7f, anim_character_set_input(&c, &in);
+    anim_character_tick(&c, 1.0f / 60.0f);
+  }
+  double per = (bench_now_s() - t0) / ticks;
+  anim_character_free(&c);
+  return per;
+}
+
+static const char jump_text[] =
+    "halflife 0.1\n"
+    "stand        { clip dataset-2_walk_normal_001_x1.00 [0 0.5] loop   JUMP_PRESS stand2crouch }\n"
+    "stand2crouch { clip dataset-2_walk_normal_001_x1.00 [0.5 1.2]  JUMP_RELEASE hop   END crouch }\n"
+    "crouch       { clip dataset-2_run_normal_001_x1.00 [0 0.3] loop    JUMP_RELEASE takeoff halflife 0.15 }\n"
+    "takeoff      { clip dataset-2_run_normal_001_x1.00 [0.3 0.8]       END float }\n"
+    "hop          { clip dataset-1_run_normal_001_x1.00 [0 0.4]         END float }\n"
+    "float        { clip dataset-1_run_active_001_x1.00 [0.15 0.45] loop NEAR_GROUND land exit 0.2 }\n"
+    "land         { clip dataset-1_run_normal_001_x1.00 [0.4 0.76]      END stand }\n";
+
+static void bench_machine(const anim_database_t *db, double mm_tick) {
+  char err[256];
+  anim_state_machine_t *sm = anim_state_machine_parse(jump_text, strlen(jump_text), "jump", NULL, err, sizeof err);
+  if (!sm || anim_state_machine_bind(sm, db, NULL, err, sizeof err)) {
+    printf("  jump machine: %s\n", err);
+    anim_state_machine_free(sm);
+    return;
+  }
+  anim_machine_character_t c;
+  anim_machine_character_init(&c, sm, db, NULL, NULL, vec3_zero(), 0.0f);
+  static const char *script[] = {"JUMP_PRESS", "JUMP_RELEASE", "NEAR_GROUND"};
+  int ticks = 60 * 60;
+  double t0 = bench_now_s();
+  for (int t = 0; t < ticks; t++) {
+    if (t % 60 == 30) anim_machine_character_send_name(&c, script[(t / 60) % 3]);
+    anim_machine_character_tick(&c, 1.0f / 60.0f);
+  }
+  double per = (bench_now_s() - t0) / ticks;
+  printf("  jump machine: %.2f us a tick (%.2fx a motion-matching tick), %llu transitions in %d ticks\n", per * 1e6,
+         per / mm_tick, (unsigned long long)c.transitions, ticks);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+}
+
+int bench_graph(int argc, char **argv) {
+  const char *shared = "../shared", *sizes = "6k,30k";
+  float seconds = 30.0f;
+  int threads = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--shared")) shared = argv[i + 1];
+    else if (!strcmp(argv[i], "--sizes")) sizes = argv[i + 1];
+    else if (!strcmp(argv[i], "--seconds")) seconds = (float)atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    else {
+      fprintf(stderr, "animbench graph: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (threads < 1 || threads > 16) threads = 2;
+  char err[512];
+  for (const char *s = sizes; *s;) {
+    int speeds = strncmp(s, "30k", 3) == 0 ? 5 : 1;
+    anim_database_t db;
+    double t0 = bench_now_s();
+    if (build_database(&db, shared, speeds, err, sizeof err)) {
+      fprintf(stderr, "animbench graph: %s\n", err);
+      return 1;
+    }
+    printf("database %s: %d frames, %d ranges (built in %.1f s)\n", speeds == 5 ? "30k" : "6k", db.nframes, db.nranges,
+           bench_now_s() - t0);
+    anim_motion_graph_t *g = NULL;
+    bench_build(&db, threads, &g);
+    if (speeds == 1 && g) {
+      anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+      anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+      double mm = controller_tick(&db, index);
+      printf("  baseline, motion-matching character: %.1f us a tick\n", mm * 1e6);
+      float line[] = {0.0f, 0.0f, 0.0f, 200.0f};
+      bench_follow(g, &db, "line", line, 2, 0, 0.0f, seconds, mm);
+      float circle[128];
+      for (int i = 0; i < 64; i++) {
+        float a = 2.0f * (float)M_PI * (float)i / 64.0f;
+        circle[2 * i] = 3.0f * sinf(a), circle[2 * i + 1] = 3.0f - 3.0f * cosf(a);
+      }
+      bench_follow(g, &db, "circle r=3 m", circle, 64, 1, (float)M_PI / 2, seconds, mm);
+      bench_machine(&db, mm);
+      anim_search_index_free(index);
+    }
+    anim_motion_graph_free(g);
+    anim_database_free(&db);
+    s = strchr(s, ',');
+    if (!s) break;
+    s++;
+  }
+  return 0;
+}

@@ -1,0 +1,278 @@
+/*
+ * graph_path.c: branch-and-bound path synthesis on a motion graph (see
+ * graph_path.h). The error of a walk is the paper's path error (Kovar et
+ * al. 2002, section 5: squared distance between the motion's root path and
+ * the desired path at equal arc length), summed per frame.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anim_error.h"
+#include "graph_path.h"
+
+void anim_path_options_default(anim_path_options_t *o) {
+  o->horizon = 2.0f;
+  o->keep = 0.5f;
+  o->max_expansions = 20000;
+}
+
+int anim_path_options_validate(const anim_path_options_t *o) {
+  if (!o) return ANIM_EINVAL;
+  if (!isfinite(o->horizon) || !isfinite(o->keep)) return ANIM_ENONFINITE;
+  if (!(o->horizon > 0.0f) || o->horizon > 60.0f || !(o->keep > 0.0f) || o->keep > o->horizon || o->max_expansions < 1)
+    return ANIM_EINVAL;
+  return 0;
+}
+
+/* ---- ground maps ---------------------------------------------------------------------- */
+
+static void rotate(float angle, float x, float z, float *out_x, float *out_z) {
+  float c = cosf(angle), s = sinf(angle);
+  *out_x = c * x + s * z, *out_z = -s * x + c * z;
+}
+
+void anim_ground_map_apply(const anim_ground_map_t *map, const anim_database_t *db, int frame, float *out_x,
+                           float *out_z) {
+  vec3 p = db->local_positions[(size_t)frame * (size_t)db->nbones];
+  rotate(map->angle, p.x, p.z, out_x, out_z);
+  *out_x += map->x, *out_z += map->z;
+}
+
+anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_path_planner_t *p, int i, int j) {
+  float xi, zi, xj, zj;
+  anim_ground_map_apply(map, p->db, i, &xi, &zi);
+  anim_ground_map_t out = {map->angle + p->root_angle[i] - p->root_angle[j], 0.0f, 0.0f};
+  vec3 pj = p->db->local_positions[(size_t)j * (size_t)p->db->nbones];
+  rotate(out.angle, pj.x, pj.z, &xj, &zj);
+  out.x = xi - xj, out.z = zi - zj;
+  return out;
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+void anim_path_planner_free(anim_path_planner_t *p) {
+  free(p->root_angle), free(p->points), free(p->cumulative), free(p->children), free(p->best_walk), free(p->walk);
+  free(p->plan), free(p->count_per_depth), free(p->cursor);
+  memset(p, 0, sizeof *p);
+}
+
+int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *graph, const anim_database_t *db,
+                           const anim_path_options_t *options) {
+  memset(p, 0, sizeof *p);
+  anim_path_options_t defaults;
+  if (!options) anim_path_options_default(&defaults), options = &defaults;
+  int rc = anim_path_options_validate(options);
+  if (rc) return rc;
+  if (!graph || !db || graph->db_version != db->version || graph->nnodes < 1) return ANIM_EINVAL;
+  p->graph = graph, p->db = db, p->options = *options;
+  p->horizon_frames = (int)ceilf(options->horizon * db->frame_rate);
+  p->keep_frames = (int)ceilf(options->keep * db->frame_rate);
+  size_t depth = (size_t)p->horizon_frames + 2;
+  for (int u = 0; u < graph->nnodes; u++)
+    if (graph->nodes[u].nedges > p->max_degree) p->max_degree = graph->nodes[u].nedges;
+  p->depth_capacity = (int)depth;
+  p->root_angle = malloc((size_t)db->nframes * sizeof(float));
+  p->children = malloc(depth * (size_t)(p->max_degree + 1) * sizeof *p->children);
+  p->count_per_depth = malloc(depth * sizeof(int)), p->cursor = malloc(depth * sizeof(int));
+  p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int)), p->plan = malloc(depth * sizeof(int));
+  /* Room for a two-point path (a goal's segment) from the start. */
+  p->points = malloc(4 * sizeof(float)), p->cumulative = malloc(3 * sizeof(float)), p->capacity = 2;
+  if (!p->root_angle || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk || !p->walk || !p->plan ||
+      !p->points || !p->cumulative) {
+    anim_path_planner_free(p);
+    return ANIM_ENOMEM;
+  }
+  for (int f = 0; f < db->nframes; f++) {
+    vec3 forward = quat_mul_vec3(db->local_rotations[(size_t)f * (size_t)db->nbones], vec3_make(0.0f, 0.0f, 1.0f));
+    p->root_angle[f] = atan2f(forward.x, forward.z);
+  }
+  return 0;
+}
+
+int anim_path_planner_set_path(anim_path_planner_t *p, const anim_path_t *path) {
+  if (!path || !path->points || path->count < 2 || path->count > ANIM_PATH_MAX_POINTS) return ANIM_EINVAL;
+  for (int i = 0; i < 2 * path->count; i++)
+    if (!isfinite(path->points[i])) return ANIM_ENONFINITE;
+  if (path->count > p->capacity) {
+    float *points = realloc(p->points, 2 * (size_t)path->count * sizeof(float));
+    if (!points) return ANIM_ENOMEM;
+    p->points = points;
+    float *cumulative = realloc(p->cumulative, ((size_t)path->count + 1) * sizeof(float));
+    if (!cumulative) return ANIM_ENOMEM;
+    p->cumulative = cumulative, p->capacity = path->count;
+  }
+  memcpy(p->points, path->points, 2 * (size_t)path->count * sizeof(float));
+  p->count = path->count, p->closed = path->closed != 0;
+  int segments = p->closed ? p->count : p->count - 1;
+  p->cumulative[0] = 0.0f;
+  for (int k = 0; k < segments; k++) {
+    int next = (k + 1) % p->count;
+    p->cumulative[k + 1] = p->cumulative[k] + hypotf(p->points[2 * next] - p->points[2 * k],
+                                                      p->points[2 * next + 1] - p->points[2 * k + 1]);
+  }
+  p->length = p->cumulative[segments];
+  if (!(p->length > 0.0f)) {
+    p->count = 0;
+    return ANIM_EINVAL;
+  }
+  return 0;
+}
+
+/* ---- the path ----------------------------------------------------------------------------- */
+
+static int segments_of(const anim_path_planner_t *p) { return p->closed ? p->count : p->count - 1; }
+
+void anim_path_planner_point(const anim_path_planner_t *p, float s, float *out_x, float *out_z) {
+  if (p->closed) {
+    s = fmodf(s, p->length);
+    if (s < 0.0f) s += p->length;
+  } else {
+    s = clampf(s, 0.0f, p->length);
+  }
+  int lo = 0, hi = segments_of(p) - 1;
+  while (lo < hi) { /* the last segment whose start is <= s */
+    int mid = (lo + hi + 1) / 2;
+    if (p->cumulative[mid] <= s) lo = mid;
+    else hi = mid - 1;
+  }
+  int next = (lo + 1) % p->count;
+  float span = p->cumulative[lo + 1] - p->cumulative[lo];
+  float u = span > 0.0f ? clampf((s - p->cumulative[lo]) / span, 0.0f, 1.0f) : 0.0f;
+  *out_x = p->points[2 * lo] + u * (p->points[2 * next] - p->points[2 * lo]);
+  *out_z = p->points[2 * lo + 1] + u * (p->points[2 * next + 1] - p->points[2 * lo + 1]);
+}
+
+/* The parameter in [u_lo, u_hi] of segment a->b nearest (x, z). */
+static float nearest_on_segment(float ax, float az, float bx, float bz, float x, float z, float u_lo, float u_hi) {
+  float dx = bx - ax, dz = bz - az, len2 = dx * dx + dz * dz;
+  float u = len2 > 0.0f ? ((x - ax) * dx + (z - az) * dz) / len2 : 0.0f;
+  return clampf(u, u_lo, u_hi);
+}
+
+float anim_path_planner_project(const anim_path_planner_t *p, float x, float z, float s_hint, float window,
+                                float *out_distance) {
+  float best = INFINITY, best_s = 0.0f;
+  for (int pass = 0; pass < 2 && !isfinite(best); pass++) {
+    int windowed = pass == 0 && window >= 0.0f;
+    for (int k = 0; k < segments_of(p); k++) {
+      float a0 = p->cumulative[k], a1 = p->cumulative[k + 1], span = a1 - a0;
+      int next = (k + 1) % p->count;
+      /* Where the allowed arc interval meets this segment (closed paths: the
+       * interval shifted by a lap either way too). */
+      for (int lap = -1; lap <= 1; lap++) {
+        float u_lo = 0.0f, u_hi = 1.0f;
+        if (windowed) {
+          if (lap != 0 && !p->closed) continue;
+          float lo = s_hint - window + (float)lap * p->length, hi = s_hint + window + (float)lap * p->length;
+          if (hi < a0 || lo > a1 || !(span > 0.0f)) continue;
+          u_lo = fmaxf(0.0f, (lo - a0) / span), u_hi = fminf(1.0f, (hi - a0) / span);
+        } else if (lap != 0) {
+          continue;
+        }
+        float u = nearest_on_segment(p->points[2 * k], p->points[2 * k + 1], p->points[2 * next],
+                                     p->points[2 * next + 1], x, z, u_lo, u_hi);
+        float px = p->points[2 * k] + u * (p->points[2 * next] - p->points[2 * k]);
+        float pz = p->points[2 * k + 1] + u * (p->points[2 * next + 1] - p->points[2 * k + 1]);
+        float d = hypotf(px - x, pz - z);
+        if (d < best) best = d, best_s = a0 + u * span;
+      }
+    }
+  }
+  if (out_distance) *out_distance = best;
+  return best_s;
+}
+
+/* ---- search --------------------------------------------------------------------------------- */
+
+/* Extends `from` by edge e into *out; stops counting at the horizon and the
+ * end of an open path. Returns 1 when the walk is complete, 0 when it goes
+ * on, -1 when its error reached bound (dropped). */
+static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, int e, float s0, float bound,
+                  anim_path_step_t *out) {
+  const anim_motion_graph_t *g = p->graph;
+  const anim_graph_edge_t *edge = &g->edges[e];
+  *out = *from;
+  out->node = edge->target;
+  if (edge->transition >= 0) out->map = anim_ground_map_jump(&from->map, p, g->nodes[from->node].frame, edge->first_frame - 1);
+  int last = g->nodes[edge->target].frame;
+  for (int f = edge->first_frame; f <= last; f++) {
+    if (out->frames >= p->horizon_frames) return 1;
+    float x, z, tx, tz;
+    anim_ground_map_apply(&out->map, p->db, f, &x, &z);
+    out->s += hypotf(x - out->x, z - out->z);
+    out->x = x, out->z = z;
+    anim_path_planner_point(p, s0 + out->s, &tx, &tz);
+    out->error += (x - tx) * (x - tx) + (z - tz) * (z - tz);
+    out->frames++;
+    if (out->error >= bound) return -1;
+    if (!p->closed && s0 + out->s >= p->length) return 1;
+  }
+  return out->frames >= p->horizon_frames;
+}
+
+/* Every edge out of `from` that keeps the walk's error under bound, as
+ * children of depth d, best first: by the error per frame of the edge
+ * itself, so that the first walk down is the greedy one and sets a bound
+ * early. Returns 0, or 1 when the budget ran out. */
+static int compare_children(const void *pa, const void *pb) {
+  const anim_path_child_t *a = pa, *b = pb;
+  return (a->key > b->key) - (a->key < b->key);
+}
+
+static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, float s0, float bound) {
+  const anim_graph_node_t *node = &p->graph->nodes[from->node];
+  anim_path_child_t *children = p->children + (size_t)d * (size_t)p->max_degree;
+  int n = 0;
+  p->count_per_depth[d] = 0, p->cursor[d] = 0;
+  for (int i = 0; i < node->nedges; i++) {
+    if (p->expansions >= p->options.max_expansions) return 1;
+    p->expansions++;
+    anim_path_child_t *c = &children[n];
+    c->edge = node->first_edge + i;
+    c->done = extend(p, from, c->edge, s0, bound, &c->step);
+    if (c->done < 0) continue;
+    int frames = c->step.frames - from->frames;
+    c->key = (c->step.error - from->error) / (float)(frames > 0 ? frames : 1);
+    n++;
+  }
+  qsort(children, (size_t)n, sizeof *children, compare_children);
+  p->count_per_depth[d] = n;
+  return 0;
+}
+
+int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t map, float s0) {
+  const anim_motion_graph_t *g = p->graph;
+  if (p->count < 2 || start < 0 || start >= g->nnodes || !isfinite(map.angle + map.x + map.z + s0))
+    return ANIM_EINVAL;
+  p->expansions = 0, p->exhausted = 0, p->best_length = 0, p->nplan = 0, p->plan_frames = 0;
+  anim_path_step_t root;
+  root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.frames = 0;
+  anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
+  float best = INFINITY;
+  p->exhausted = expand(p, 0, &root, s0, best);
+  int depth = 0;
+  while (depth >= 0 && !p->exhausted) {
+    if (p->cursor[depth] >= p->count_per_depth[depth]) {
+      depth--;
+      continue;
+    }
+    const anim_path_child_t *c = &p->children[(size_t)depth * (size_t)p->max_degree + (size_t)p->cursor[depth]++];
+    if (c->step.error >= best) continue; /* the bound moved since it was made */
+    p->walk[depth] = c->edge;
+    if (c->done || depth + 1 >= p->depth_capacity) {
+      best = c->step.error;
+      memcpy(p->best_walk, p->walk, (size_t)(depth + 1) * sizeof(int));
+      p->best_length = depth + 1;
+      continue;
+    }
+    depth++;
+    p->exhausted = expand(p, depth, &c->step, s0, best);
+  }
+  p->plan_error = best;
+  for (int i = 0; i < p->best_length && p->plan_frames < p->keep_frames; i++) {
+    p->plan[p->nplan++] = p->best_walk[i];
+    p->plan_frames += anim_graph_edge_frames(g, &g->edges[p->best_walk[i]]);
+  }
+  return 0;
+}

@@ -1,0 +1,150 @@
+/*
+ * graph_path.h: path synthesis on a motion graph (Kovar, Gleicher and
+ * Pighin 2002, sections 4 and 5): the graph walk whose root path best
+ * follows a 2-D polyline, by branch and bound with a horizon.
+ *
+ * A walk's root path: from the start node's frame, placed in the world by a
+ * ground transform (angle about +Y and translation), each frame's root
+ * (database bone 0, projected on the ground) is mapped by that transform;
+ * an edge that jumps from frame i to frame j re-places the clip so that j's
+ * root lands on i's, position and facing (what the inertializer's anchor
+ * does when the character takes it). Its error is the paper's path error,
+ * the sum over its frames of |root(f) - P(s0 + s(f))|^2, where s(f) is the
+ * arc length the root has travelled since the start and P(s) the point of
+ * the polyline at arc length s from its start (wrapping round when closed).
+ * The search ends a walk at the horizon (frames beyond it are not counted)
+ * or, on an open path, when s0 + s reaches the path's end.
+ *
+ * The search is a depth-first branch and bound: at each depth the edges are
+ * tried best first (least error per frame of the edge), so the first walk
+ * down is the greedy one and sets a bound at once; every walk is extended
+ * edge by edge and dropped as soon as its error reaches the best complete
+ * walk's (errors only grow). A budget of edge expansions
+ * bounds the work of one plan; when it runs out the best walk so far is the
+ * answer. Of the best walk only the first `keep` seconds (whole edges, at
+ * least one) are returned: the caller plays them and plans again from where
+ * they end, so the plan follows a path as the character advances along it.
+ *
+ * The horizon matters (measured on the Bandai graph, a circle of radius 3
+ * m): 1.5 s is too short, the plans walk into stretches of clip without a
+ * transition that turns and lose the circle; 2 s (default) follows it
+ * within 0.15 m with searches that finish (~2800 edges tried a plan); 3 s
+ * needs more than 20000 edges a plan, and a search cut short returns
+ * little better than the greedy walk, which loses the circle too.
+ *
+ * A planner owns its scratch (allocated by anim_path_planner_init and when a
+ * longer path is set), so planning allocates nothing. The graph and
+ * database are shared and read-only.
+ */
+#ifndef ANIM_GRAPH_PATH_H
+#define ANIM_GRAPH_PATH_H
+
+#include <stdint.h>
+#include "database.h"
+#include "motion_graph.h"
+
+/* A rigid map of the ground: world = R(angle) p + (x, z), R(a) turning +Z
+ * toward +X by a radians (a rotation about +Y). */
+typedef struct {
+  float angle;
+  float x, z;
+} anim_ground_map_t;
+
+/* A polyline in the world's ground plane. Validity (set_path): 2 to
+ * ANIM_PATH_MAX_POINTS finite points, total length > 0. */
+#define ANIM_PATH_MAX_POINTS 4096
+typedef struct {
+  const float *points;   /* x0 z0 x1 z1 ... (m) */
+  int count;
+  int closed;            /* the last point joins the first; P(s) wraps */
+} anim_path_t;
+
+/* Validity rules (anim_path_options_validate): horizon > 0 s, keep in
+ * (0, horizon], max_expansions >= 1; finite. */
+typedef struct {
+  float horizon;         /* s searched ahead (default 2) */
+  float keep;            /* s of each plan returned (default 0.5) */
+  int max_expansions;    /* edges tried per plan (default 20000) */
+} anim_path_options_t;
+
+void anim_path_options_default(anim_path_options_t *out_options);
+int anim_path_options_validate(const anim_path_options_t *options);
+
+typedef struct {
+  int node;
+  anim_ground_map_t map; /* places the node's frame */
+  float s;               /* arc length travelled (m) */
+  float error;           /* m^2 */
+  int frames;
+  float x, z;            /* last root (world) */
+} anim_path_step_t;
+
+typedef struct {
+  anim_path_step_t step; /* the walk after the edge */
+  int edge;
+  int done;              /* complete (horizon or path end) */
+  float key;             /* error per frame of the edge: the order tried */
+} anim_path_child_t;
+
+typedef struct anim_path_planner {
+  const anim_motion_graph_t *graph;
+  const anim_database_t *db;
+  anim_path_options_t options;
+  int horizon_frames, keep_frames;
+  float *root_angle;     /* per database frame: the root's yaw (rad) */
+
+  /* The path: points and cumulative arc lengths. */
+  float *points, *cumulative;
+  int count, capacity, closed;
+  float length;
+
+  /* Search scratch: per depth (every edge plays >= 1 frame, so at most
+   * horizon + 1), the children of the walk so far, best first. */
+  anim_path_child_t *children; /* [depth][max_degree] */
+  int *count_per_depth, *cursor;
+  int max_degree, depth_capacity;
+  int *best_walk, *walk;
+  int best_length;
+
+  /* The last plan: edges (indices in graph->edges) to play. */
+  int *plan;
+  int nplan;
+  int plan_frames;
+  float plan_error;      /* m^2, of the whole best walk */
+  int expansions;        /* edges tried */
+  int exhausted;         /* the budget ran out before the search ended */
+} anim_path_planner_t;
+
+/* 0, ANIM_EINVAL (bad options; graph not built on db: its version),
+ * ANIM_ENOMEM. Free with anim_path_planner_free. */
+int anim_path_planner_init(anim_path_planner_t *out_planner, const anim_motion_graph_t *graph,
+                           const anim_database_t *db, const anim_path_options_t *options);
+void anim_path_planner_free(anim_path_planner_t *planner);
+
+/* Copies the path (allocating only past the largest path set so far). 0,
+ * ANIM_EINVAL, ANIM_ENONFINITE, ANIM_ENOMEM. */
+int anim_path_planner_set_path(anim_path_planner_t *planner, const anim_path_t *path);
+
+/* The point at arc length s of the path (wrapping when closed, clamped when
+ * open). */
+void anim_path_planner_point(const anim_path_planner_t *planner, float s, float *out_x, float *out_z);
+/* Arc length of the path point nearest (x, z): among all points when
+ * window < 0, else within [s_hint - window, s_hint + window] (along a closed
+ * path, or one that passes near itself, the hint keeps the answer on the
+ * part of the path being followed). out_distance (optional): how far. */
+float anim_path_planner_project(const anim_path_planner_t *planner, float x, float z, float s_hint, float window,
+                                float *out_distance);
+
+/* Plans from node `start`, its frame placed by map, the walk's arc length
+ * starting at s0 on the path. Fills plan/nplan/plan_frames (the kept part)
+ * and plan_error, expansions, exhausted. 0, ANIM_EINVAL (no path set, bad
+ * node, non-finite map). */
+int anim_path_planner_plan(anim_path_planner_t *planner, int start, anim_ground_map_t map, float s0);
+
+/* Where a frame's root is, and the map after a jump from frame i (placed by
+ * map) to frame j. */
+void anim_ground_map_apply(const anim_ground_map_t *map, const anim_database_t *db, int frame, float *out_x,
+                           float *out_z);
+anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_path_planner_t *planner, int i, int j);
+
+#endif
