@@ -220,20 +220,20 @@ static void bench_follow(const anim_motion_graph_t *g, const anim_database_t *db
 }
 
 static double controller_tick(const anim_database_t *db, const anim_search_index_t *index) {
-  anim_character_t c;
-  if (anim_character_init(&c, db, index, NULL, vec3_zero(), 0.0f, 0)) return 1.0;
+  anim_controller_t c;
+  if (anim_controller_init(&c, db, index, NULL, vec3_zero(), 0.0f, 0)) return 1.0;
   anim_controller_input_t in;
   memset(&in, 0, sizeof in);
   in.kind = ANIM_INPUT_STICK, in.stick_z = 1.0f;
-  anim_character_set_input(&c, &in);
+  anim_controller_set_input(&c, &in);
   double t0 = bench_now_s();
   int ticks = 1800;
   for (int t = 0; t < ticks; t++) {
-    if (t % 240 == 120) in.stick_x = in.stick_x > 0 ? -0.7f : 0.7f, anim_character_set_input(&c, &in);
-    anim_character_tick(&c, 1.0f / 60.0f);
+    if (t % 240 == 120) in.stick_x = in.stick_x > 0 ? -0.7f : 0.7f, anim_controller_set_input(&c, &in);
+    anim_controller_tick(&c, 1.0f / 60.0f);
   }
   double per = (bench_now_s() - t0) / ticks;
-  anim_character_free(&c);
+  anim_controller_free(&c);
   return per;
 }
 

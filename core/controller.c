@@ -236,11 +236,11 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   if (params->foot_lock && anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
                                                 params->foot_release_halflife) != 0)
     c->feet.nfeet = 0;
-  anim_character_reset(c, position, facing, vec3_zero(), start_frame);
+  anim_controller_reset(c, position, facing, vec3_zero(), start_frame);
   return 0;
 }
 
-int anim_character_reset(anim_character_t *c, vec3 position, float facing, vec3 velocity, int start_frame) {
+int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec3 velocity, int start_frame) {
   if (!isfinite(position.x + position.z + facing + velocity.x + velocity.z)) return ANIM_ENONFINITE;
   if (start_frame < 0 || start_frame >= c->db->nframes) return ANIM_ERANGE;
   const anim_database_t *db = c->db;

@@ -123,12 +123,12 @@ int anim_controller_init(anim_controller_t *out_character, const anim_database_t
                         const anim_controller_params_t *params, vec3 position, float facing, int start_frame);
 void anim_controller_free(anim_controller_t *character);
 
-/* Starts the character over without allocating, as anim_character_init
+/* Starts the character over without allocating, as anim_controller_init
  * leaves it (no offsets, no foot locks, a search on the next tick) but at
  * position (y ignored) facing `facing` radians, playing start_frame, its
  * simulation already moving at velocity (m/s, world; y ignored). Keeps db,
  * index, params, input and counters. 0, ANIM_ENONFINITE, ANIM_ERANGE. */
-int anim_character_reset(anim_character_t *character, vec3 position, float facing, vec3 velocity, int start_frame);
+int anim_controller_reset(anim_controller_t *character, vec3 position, float facing, vec3 velocity, int start_frame);
 
 /* 0, ANIM_EINVAL (unknown kind, |stick| > 1.001, negative speed),
  * ANIM_ENONFINITE. */

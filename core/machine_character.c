@@ -222,9 +222,9 @@ static void start_motion(anim_machine_character_t *c, int state, float t0, int f
     break;
   case ANIM_SM_MOTION_MATCH: {
     int frame = match_start(c, st, from);
-    anim_character_reset(&c->matcher, c->pose.positions[0], yaw_of(c->pose.rotations[0]), c->pose.velocities[0],
+    anim_controller_reset(&c->matcher, c->pose.positions[0], yaw_of(c->pose.rotations[0]), c->pose.velocities[0],
                          frame);
-    anim_character_set_input(&c->matcher, &c->input);
+    anim_controller_set_input(&c->matcher, &c->input);
     break;
   }
   default: break;
@@ -398,18 +398,18 @@ static void advance(anim_machine_character_t *c, float dt) {
   anim_search_query_t q;
   anim_search_hit_t hit;
   int count = 0;
-  int searching = anim_character_tick_begin(&c->matcher, run, query, &q);
+  int searching = anim_controller_tick_begin(&c->matcher, run, query, &q);
   if (searching > 0) {
     q.tag_mask = st->tag_mask;
     if (anim_search_run(c->index, &q, &hit, &count, c->search_scratch) != 0) count = 0;
   }
-  if (searching >= 0) anim_character_tick_end(&c->matcher, count > 0 ? &hit : NULL);
+  if (searching >= 0) anim_controller_tick_end(&c->matcher, count > 0 ? &hit : NULL);
 }
 
 /* ---- public ------------------------------------------------------------------------- */
 
 void anim_machine_character_free(anim_machine_character_t *c) {
-  if (c->machine && c->machine->has_match) anim_character_free(&c->matcher);
+  if (c->machine && c->machine->has_match) anim_controller_free(&c->matcher);
   free(c->search_scratch);
   free(c->memory);
   memset(c, 0, sizeof *c);
@@ -456,10 +456,10 @@ int anim_machine_character_init(anim_machine_character_t *c, const anim_state_ma
   c->halflife = sm->halflife;
   c->input.kind = ANIM_INPUT_STICK;
   if (sm->has_match) {
-    int rc = anim_character_init(&c->matcher, db, index, controller_params, position, facing, 0);
+    int rc = anim_controller_init(&c->matcher, db, index, controller_params, position, facing, 0);
     c->search_scratch = rc ? NULL : malloc(anim_search_scratch_size(index, 1) + 1);
     if (rc || !c->search_scratch) {
-      if (!rc) anim_character_free(&c->matcher);
+      if (!rc) anim_controller_free(&c->matcher);
       free(c->memory), free(c->search_scratch);
       memset(c, 0, sizeof *c);
       return rc ? rc : ANIM_ENOMEM;
@@ -503,7 +503,7 @@ int anim_machine_character_set_input(anim_machine_character_t *c, const anim_con
   int rc = anim_controller_input_validate(input);
   if (rc) return rc;
   c->input = *input;
-  if (c->machine->has_match) anim_character_set_input(&c->matcher, input);
+  if (c->machine->has_match) anim_controller_set_input(&c->matcher, input);
   return 0;
 }
 

@@ -87,7 +87,7 @@ typedef struct anim_machine_character {
   quat blend_root_rotation;
   int *tag_cursor;                        /* per state: next range a TAG state plays */
 
-  anim_character_t matcher;               /* MATCH states (machine->has_match) */
+  anim_controller_t matcher;               /* MATCH states (machine->has_match) */
   anim_controller_input_t input;
   void *search_scratch;
 
