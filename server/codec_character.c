@@ -83,6 +83,7 @@ int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateChara
       (rc = srv_check_max(d, "placements", in->n_placements, d->limits->max_ids, ANIM_ELIMIT)) ||
       (rc = decode_params(d, in->params, &r->params)))
     return rc;
+  r->mode = (int)in->mode;
   srv_placement_t *placements = srv_decode_alloc(d, (in->n_placements + 1) * sizeof *placements);
   if (!placements) return ANIM_ELIMIT;
   size_t mark = srv_path_field(d, "placements");

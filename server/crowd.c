@@ -14,15 +14,10 @@
 struct srv_chunk {
   uv_work_t work;
   srv_crowd_t *crowd;
-  srv_actor_t **actors; /* a run of crowd->tick_actors on one database */
+  srv_actor_t **actors; /* a run of crowd->tick_actors of one kind on one database */
   int n;
-  size_t capacity, cols;  /* actors and feature columns the scratch holds */
-  float *queries;
-  anim_search_query_t *search;
-  anim_search_hit_t *hits;
-  int *counts, *searcher;
-  void *search_scratch;
-  size_t search_scratch_bytes;
+  void *scratch;        /* the kind's, kept across ticks */
+  size_t scratch_bytes;
 };
 
 static void end_tick(srv_crowd_t *crowd);
@@ -83,7 +78,7 @@ static int take_slot(srv_crowd_t *crowd, uint32_t *out_slot) {
 
 /* ---- lifetime -------------------------------------------------------------------- */
 
-size_t srv_crowd_actor_bytes(void) { return sizeof(srv_actor_t) + 2 * sizeof(void *); }
+size_t srv_crowd_actor_bytes(void) { return sizeof(srv_actor_t) + sizeof(anim_controller_t) + 2 * sizeof(void *); }
 
 size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
   size_t n = (size_t)db->nbones;
@@ -93,8 +88,8 @@ size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
 }
 
 static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
-  crowd->stats.freed_bytes += srv_crowd_actor_bytes() + srv_crowd_pose_buffer_bytes(&a->entry->db);
-  anim_controller_free(&a->controller);
+  crowd->stats.freed_bytes += sizeof *a + a->kind->size + srv_crowd_pose_buffer_bytes(&a->entry->db);
+  a->kind->free(a->character);
   srv_db_entry_release(a->entry);
   free(a->quantized);
   free(a);
@@ -110,33 +105,40 @@ void srv_crowd_wake(srv_crowd_t *crowd) {
   if (!crowd->scheduler.running && !crowd->scheduler.closed) srv_scheduler_start(&crowd->scheduler);
 }
 
-int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, const anim_controller_params_t *params,
-                     vec3 position, float facing, int start_frame, uint64_t *out_id) {
+int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, const srv_actor_kind_t *kind,
+                     srv_actor_setup_t *setup, uint64_t *out_id, char *err, int errlen) {
   if (crowd->count >= crowd->config->max_characters) return ANIM_ELIMIT;
-  srv_actor_t *a = calloc(1, sizeof *a);
-  if (!a) return ANIM_ENOMEM;
-  int rc = anim_controller_init(&a->controller, &entry->db, entry->indexes[ANIM_SEARCH_FAST], params, position, facing,
-                                start_frame);
-  if (rc) {
-    free(a);
-    return rc;
-  }
-  a->quantized = malloc(anim_pose_quantized_size(entry->db.nbones, 0));
   uint32_t slot;
-  if (!a->quantized || take_slot(crowd, &slot) != 0) {
-    anim_controller_free(&a->controller);
-    free(a->quantized);
-    free(a);
+  if (take_slot(crowd, &slot) != 0) return ANIM_ENOMEM;
+  /* The kind's character right after the actor: one allocation, one place in memory. */
+  size_t head = (sizeof(srv_actor_t) + 63) & ~(size_t)63;
+  srv_actor_t *a = calloc(1, head + kind->size);
+  if (!a) {
+    crowd->free_slots[crowd->nfree++] = slot;
     return ANIM_ENOMEM;
   }
+  a->kind = kind;
+  a->character = (char *)a + head;
+  setup->slot = slot;
+  int rc = kind->init(a->character, entry, setup, err, errlen);
+  if (rc) {
+    free(a);
+    crowd->free_slots[crowd->nfree++] = slot;
+    return rc;
+  }
   a->entry = srv_db_entry_retain(entry);
+  /* The record's size comes from the skeleton the kind animates. */
+  kind->report(a);
+  if (!(a->quantized = malloc(anim_pose_quantized_size(a->pose.nbones, 0)))) {
+    actor_free(crowd, a);
+    crowd->free_slots[crowd->nfree++] = slot;
+    return ANIM_ENOMEM;
+  }
   a->owner = owner;
   a->id = make_id(slot, ++crowd->generations[slot]);
   crowd->slots[slot] = a;
   crowd->count++;
   crowd->stats.created++;
-  /* Spread periodic searches over the ticks of an interval. */
-  anim_controller_stagger(&a->controller, (int)(slot % (uint32_t)a->controller.params.search_interval));
   *out_id = a->id;
   srv_crowd_wake(crowd);
   return 0;
@@ -161,41 +163,10 @@ void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner) {
 
 /* ---- simulation (pool threads) ------------------------------------------------------ */
 
-static void fill_record(srv_actor_t *a) {
-  anim_controller_t *c = &a->controller;
-  const anim_database_t *db = c->db;
-  a->contacts = 0;
-  for (int s = 0; s < db->ncontacts && s < 32; s++)
-    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) a->contacts |= 1u << s;
-  if (a->want & SRV_WANT_GLOBAL) anim_controller_global_pose(c);
-  if (a->want & SRV_WANT_QUANTIZED) anim_pose_quantize(a->quantized, c->pose_positions, c->pose_rotations, db->nbones, 0);
-}
-
 static void simulate_run(uv_work_t *work) {
   srv_chunk_t *chunk = work->data;
-  float dt = (float)chunk->crowd->tick_dt;
-  const srv_db_entry_t *entry = chunk->actors[0]->entry;
-  size_t cols = chunk->cols;
-  int nsearch = 0;
-  for (int i = 0; i < chunk->n; i++) {
-    srv_actor_t *a = chunk->actors[i];
-    int rc = anim_controller_tick_begin(&a->controller, dt, chunk->queries + (size_t)nsearch * cols,
-                                        &chunk->search[nsearch]);
-    chunk->searcher[i] = rc == 1 ? nsearch++ : -1;
-    if (rc < 0) a->error = rc;
-  }
-  /* One batch for the chunk: the same database and index for all. */
-  if (nsearch && anim_search_batch(entry->indexes[ANIM_SEARCH_FAST], chunk->search, nsearch, 1, chunk->hits,
-                                   chunk->counts, chunk->search_scratch) != 0)
-    memset(chunk->counts, 0, (size_t)nsearch * sizeof *chunk->counts);
-  for (int i = 0; i < chunk->n; i++) {
-    srv_actor_t *a = chunk->actors[i];
-    int s = chunk->searcher[i];
-    const anim_search_hit_t *best = s >= 0 && chunk->counts[s] > 0 ? &chunk->hits[s] : NULL;
-    int rc = anim_controller_tick_end(&a->controller, best);
-    if (rc) a->error = rc;
-    fill_record(a);
-  }
+  chunk->actors[0]->kind->simulate(chunk->actors, chunk->n, (float)chunk->crowd->tick_dt, chunk->scratch);
+  for (int i = 0; i < chunk->n; i++) srv_actor_record(chunk->actors[i]);
 }
 
 static void simulate_done(uv_work_t *work, int status) {
@@ -205,30 +176,6 @@ static void simulate_done(uv_work_t *work, int status) {
 }
 
 /* ---- chunks: grown on the loop between ticks, reused after ------------------------------ */
-
-static void chunk_free(srv_chunk_t *c) {
-  free(c->queries), free(c->search), free(c->hits), free(c->counts), free(c->searcher), free(c->search_scratch);
-}
-
-/* Room for n actors of a database with cols features. */
-static int chunk_reserve(srv_chunk_t *c, size_t n, size_t cols, const anim_search_index_t *index) {
-  if (n > c->capacity || cols > c->cols) {
-    size_t capacity = n > c->capacity ? n : c->capacity, width = cols > c->cols ? cols : c->cols;
-    if (grow((void **)&c->queries, capacity * width, sizeof *c->queries) ||
-        grow((void **)&c->search, capacity, sizeof *c->search) || grow((void **)&c->hits, capacity, sizeof *c->hits) ||
-        grow((void **)&c->counts, capacity, sizeof *c->counts) ||
-        grow((void **)&c->searcher, capacity, sizeof *c->searcher))
-      return ANIM_ENOMEM;
-    c->capacity = capacity;
-    c->cols = width;
-  }
-  size_t bytes = anim_search_scratch_size(index, 1);
-  if (bytes > c->search_scratch_bytes) {
-    if (grow(&c->search_scratch, bytes, 1)) return ANIM_ENOMEM;
-    c->search_scratch_bytes = bytes;
-  }
-  return 0;
-}
 
 static srv_chunk_t *next_chunk(srv_crowd_t *crowd) {
   if (crowd->nchunks == crowd->chunks_capacity) {
@@ -240,28 +187,35 @@ static srv_chunk_t *next_chunk(srv_crowd_t *crowd) {
   return &crowd->chunks[crowd->nchunks++];
 }
 
-/* Splits the snapshot into runs of one database, at most CHUNK_MAX long. */
+static int same_chunk(const srv_actor_t *a, const srv_actor_t *b) { return a->entry == b->entry && a->kind == b->kind; }
+
+/* Splits the snapshot into runs of one kind on one database, at most CHUNK_MAX long. */
 static int plan_chunks(srv_crowd_t *crowd) {
   crowd->nchunks = 0;
   for (uint32_t i = 0, end; i < crowd->ntick_actors; i = end) {
-    const srv_db_entry_t *entry = crowd->tick_actors[i]->entry;
-    for (end = i + 1; end < crowd->ntick_actors && end - i < CHUNK_MAX && crowd->tick_actors[end]->entry == entry;) end++;
+    const srv_actor_t *first = crowd->tick_actors[i];
+    for (end = i + 1; end < crowd->ntick_actors && end - i < CHUNK_MAX && same_chunk(crowd->tick_actors[end], first);)
+      end++;
     srv_chunk_t *chunk = next_chunk(crowd);
-    if (!chunk || chunk_reserve(chunk, end - i, (size_t)entry->db.features.cols, entry->indexes[ANIM_SEARCH_FAST]))
-      return ANIM_ENOMEM;
+    if (!chunk) return ANIM_ENOMEM;
+    size_t bytes = first->kind->scratch_bytes ? first->kind->scratch_bytes(first->entry, (int)(end - i)) : 0;
+    if (bytes > chunk->scratch_bytes) {
+      if (grow(&chunk->scratch, bytes, 1)) return ANIM_ENOMEM;
+      chunk->scratch_bytes = bytes;
+    }
     chunk->work.data = chunk;
     chunk->crowd = crowd;
     chunk->actors = crowd->tick_actors + i;
     chunk->n = (int)(end - i);
-    chunk->cols = (size_t)entry->db.features.cols;
   }
   return 0;
 }
 
 /* ---- the tick ------------------------------------------------------------------------ */
 
-static int by_database(const void *x, const void *y) {
+static int by_chunk(const void *x, const void *y) {
   const srv_actor_t *a = *(srv_actor_t *const *)x, *b = *(srv_actor_t *const *)y;
+  if (a->kind != b->kind) return (uintptr_t)a->kind < (uintptr_t)b->kind ? -1 : 1;
   if (a->entry != b->entry) return a->entry < b->entry ? -1 : 1;
   return a->id < b->id ? -1 : a->id > b->id;
 }
@@ -274,10 +228,10 @@ static int snapshot(srv_crowd_t *crowd) {
   uint32_t cursor, n = 0;
   for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor)) crowd->tick_actors[n++] = a;
   crowd->ntick_actors = n;
-  /* Slots are in id order already; only actors of several databases need grouping. */
+  /* Slots are in id order already; only actors of several kinds or databases need grouping. */
   int mixed = 0;
-  for (uint32_t i = 1; i < n && !mixed; i++) mixed = crowd->tick_actors[i]->entry != crowd->tick_actors[0]->entry;
-  if (mixed) qsort(crowd->tick_actors, n, sizeof *crowd->tick_actors, by_database);
+  for (uint32_t i = 1; i < n && !mixed; i++) mixed = !same_chunk(crowd->tick_actors[i], crowd->tick_actors[0]);
+  if (mixed) qsort(crowd->tick_actors, n, sizeof *crowd->tick_actors, by_chunk);
   return plan_chunks(crowd);
 }
 
@@ -353,7 +307,7 @@ void srv_crowd_close(srv_crowd_t *crowd) {
   srv_scheduler_close(&crowd->scheduler);
   for (uint32_t i = 0; i < crowd->nslots; i++)
     if (crowd->slots[i]) actor_free(crowd, crowd->slots[i]);
-  for (int i = 0; i < crowd->chunks_capacity; i++) chunk_free(&crowd->chunks[i]);
+  for (int i = 0; i < crowd->chunks_capacity; i++) free(crowd->chunks[i].scratch);
   free(crowd->slots), free(crowd->generations), free(crowd->free_slots), free(crowd->tick_actors), free(crowd->chunks);
   crowd->slots = NULL, crowd->generations = crowd->free_slots = NULL, crowd->tick_actors = NULL, crowd->chunks = NULL;
   crowd->nslots = crowd->count = 0;

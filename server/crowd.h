@@ -1,15 +1,16 @@
 /*
  * crowd.h: the server's characters and the tick that moves them.
  *
- * A character (an actor) is a motion-matching controller (core/controller.h)
- * on a database entry it holds a reference to, owned by the connection id
- * that created it. Ids are a slot and a generation: lookups are an array
- * index, and the id of a destroyed character is never valid again.
+ * A character (an actor, actor.h) is a core character of some kind (motion
+ * matching, ...) on a database entry it holds a reference to, owned by the
+ * connection id that created it. Ids are a slot and a generation: lookups
+ * are an array index, and the id of a destroyed character is never valid
+ * again.
  *
  * The tick (scheduler.h, 60 Hz by default) simulates on the thread pool
- * while the loop stays free: the actors, grouped by database into chunks,
- * each chunk one job (every actor's tick_begin, the chunk's searches as one
- * batch, every tick_end, then the pose record its readers asked for). The
+ * while the loop stays free: the actors, grouped by kind and database into
+ * chunks, each chunk one job (the kind's simulate, which batches what it
+ * can across the chunk, then the pose records readers asked for). The
  * crowd knows nothing of connections or streams: it tells whoever set its
  * hooks what happens, on the loop thread:
  *   prepare    a tick starts: mark what each actor's record must hold (want);
@@ -29,25 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+#include "actor.h"
 #include "config.h"
-#include "controller.h"
 #include "registry.h"
 #include "scheduler.h"
-
-/* What a tick must leave in an actor's pose record for its readers. */
-enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
-
-typedef struct srv_actor {
-  anim_controller_t controller;
-  uint64_t id;
-  uint64_t owner;         /* connection id */
-  srv_db_entry_t *entry;  /* a reference */
-  uint32_t want;          /* SRV_WANT_* for this tick, set in the prepare hook */
-  uint8_t *quantized;     /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */
-  uint32_t contacts;      /* bit i: contact bone i planted in the displayed frame */
-  int doomed;             /* destroyed during a tick: freed after it */
-  int error;              /* the last tick failed for this actor (logged once) */
-} srv_actor_t;
 
 struct srv_crowd;
 
@@ -107,10 +93,11 @@ void srv_crowd_tick_release(srv_crowd_t *crowd);
 /* The actor with this id, or NULL (unknown, destroyed). Loop thread. */
 srv_actor_t *srv_crowd_find(const srv_crowd_t *crowd, uint64_t id);
 
-/* Creates an actor on entry (takes its own reference). 0, or ANIM_ELIMIT
- * (the server's limit), the controller's codes, ANIM_ENOMEM. Not while ticking. */
-int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, const anim_controller_params_t *params,
-                     vec3 position, float facing, int start_frame, uint64_t *out_id);
+/* Creates an actor of kind on entry (takes its own reference); setup's
+ * slot is filled here. 0, or ANIM_ELIMIT (the server's limit), the kind's
+ * codes with a message in err, ANIM_ENOMEM. Not while ticking. */
+int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, const srv_actor_kind_t *kind,
+                     srv_actor_setup_t *setup, uint64_t *out_id, char *err, int errlen);
 /* Destroys the actor (caller checked ownership). */
 void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *actor);
 /* How many live actors owner has. */
@@ -124,7 +111,7 @@ void srv_crowd_wake(srv_crowd_t *crowd);
 srv_actor_t *srv_crowd_first(const srv_crowd_t *crowd, uint32_t *cursor);
 srv_actor_t *srv_crowd_next(const srv_crowd_t *crowd, uint32_t *cursor);
 
-/* Bytes one actor takes beyond its pose buffers, and its pose buffers on db. */
+/* Bytes one motion-matching actor takes beyond its pose buffers, and its pose buffers on db. */
 size_t srv_crowd_actor_bytes(void);
 size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db);
 

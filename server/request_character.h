@@ -18,6 +18,7 @@ typedef struct {
 
 /* params: server defaults with the client's non-zero fields applied. */
 typedef struct {
+  int mode; /* the proto's CharacterMode */
   anim_controller_params_t params;
   const srv_placement_t *placements;
   int nplacements;

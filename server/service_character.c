@@ -28,6 +28,10 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   if (crowd->count + (uint32_t)n > config->max_characters)
     return srv_response_fail(out, ANIM_ELIMIT, "create_characters: the server would hold %u characters, at most %u "
                              "(--max-characters)", crowd->count + (uint32_t)n, config->max_characters);
+  const srv_actor_kind_t *kind = srv_actor_kind_for(req->mode);
+  if (!kind)
+    return srv_response_fail(out, ANIM_EUNSUPPORTED, "create_characters.mode = %d: not a CharacterMode this server has",
+                             req->mode);
   int rc = anim_controller_params_validate(&req->params);
   if (rc) return srv_response_fail(out, rc, "create_characters.params: %s", anim_strerror(rc));
   const anim_database_t *db = &out->entry->db;
@@ -40,11 +44,12 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   for (int i = 0; i < n; i++) {
     srv_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
     const srv_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
-    rc = srv_crowd_create(crowd, ctx->connection_id, out->entry, &req->params, vec3_make(p->x, 0.0f, p->z), p->facing,
-                          p->start_frame >= 0 ? p->start_frame : 0, &ids[i]);
+    srv_actor_setup_t setup = {req, vec3_make(p->x, 0.0f, p->z), p->facing, p->start_frame >= 0 ? p->start_frame : 0, 0};
+    char err[160] = "";
+    rc = srv_crowd_create(crowd, ctx->connection_id, out->entry, kind, &setup, &ids[i], err, sizeof err);
     if (rc) { /* all or nothing */
       for (int j = 0; j < i; j++) srv_crowd_destroy(crowd, srv_crowd_find(crowd, ids[j]));
-      return srv_response_fail(out, rc, "create_characters.placements[%d]: %s", i, anim_strerror(rc));
+      return srv_response_fail(out, rc, "create_characters.placements[%d]: %s", i, err[0] ? err : anim_strerror(rc));
     }
   }
   out->body.create_characters.ids = ids;
@@ -82,25 +87,19 @@ static int destroy(const srv_service_ctx_t *ctx, const srv_request_t *request, s
 static int set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_set_inputs_request_t *req = &request->body.set_inputs;
   /* All checked before any is applied (the codec checked every value). */
-  for (int i = 0; i < req->n; i++)
-    if (!owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out)) return out->error;
-  for (int i = 0; i < req->n; i++)
-    anim_controller_set_input(&srv_crowd_find(ctx->env->crowd, req->items[i].character)->controller, &req->items[i].input);
+  for (int i = 0; i < req->n; i++) {
+    const srv_actor_t *a = owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out);
+    if (!a) return out->error;
+    if (!a->kind->set_input)
+      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) is not steered by input",
+                               i, (unsigned long long)a->id, a->kind->name);
+  }
+  for (int i = 0; i < req->n; i++) {
+    srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->items[i].character);
+    int rc = a->kind->set_input(a->character, &req->items[i].input);
+    if (rc) return srv_response_fail(out, rc, "set_inputs.inputs[%d]: %s", i, anim_strerror(rc));
+  }
   out->body.set_inputs.tick = ctx->env->crowd->tick + 1;
-  return 0;
-}
-
-static int snapshot_offsets(const anim_controller_t *c, srv_inertializer_t *out, srv_response_t *response) {
-  size_t n = (size_t)c->db->nbones;
-  float *block = srv_response_alloc(response, n * 13 * sizeof *block);
-  if (!block) return ANIM_ENOMEM;
-  out->nbones = (int)n;
-  out->offset_positions = block, out->offset_velocities = block + 3 * n;
-  out->offset_rotations = block + 6 * n, out->offset_angular_velocities = block + 10 * n;
-  memcpy(out->offset_positions, c->offset_positions, n * sizeof(vec3));
-  memcpy(out->offset_velocities, c->offset_velocities, n * sizeof(vec3));
-  memcpy(out->offset_rotations, c->offset_rotations, n * sizeof(quat));
-  memcpy(out->offset_angular_velocities, c->offset_angular_velocities, n * sizeof(vec3));
   return 0;
 }
 
@@ -110,28 +109,10 @@ static int character_state(const srv_service_ctx_t *ctx, const srv_request_t *re
   if (!a)
     return srv_response_fail(out, ANIM_ENOTFOUND, "character_state.character = %llu: no such character",
                              (unsigned long long)req->character);
-  const anim_controller_t *c = &a->controller;
-  srv_character_state_response_t *s = &out->body.character_state;
   out->entry = srv_db_entry_retain(a->entry); /* the encoder reads the version and range names */
-  s->tick = ctx->env->crowd->tick;
-  s->position = c->sim_position, s->velocity = c->sim_velocity, s->rotation = c->sim_rotation;
-  s->angular_velocity = c->sim_angular_velocity, s->desired_velocity = c->desired_velocity;
-  s->desired_rotation = c->desired_rotation;
-  s->ntrajectory = c->ntrajectory;
-  memcpy(s->trajectory, c->trajectory_positions, sizeof s->trajectory);
-  s->frame = c->frame;
-  s->range = anim_database_range_of(c->db, c->frame);
-  s->time_since_transition = c->time_since_transition;
-  s->halflife = c->params.inertialize_halflife;
-  s->searches = c->searches, s->transitions = c->transitions;
-  const anim_inertializer_t *in = &c->inertializer;
-  float anchor[14] = {in->anchor_anim_position.x,  in->anchor_anim_position.y,  in->anchor_anim_position.z,
-                      in->anchor_anim_rotation.w,  in->anchor_anim_rotation.x,  in->anchor_anim_rotation.y,
-                      in->anchor_anim_rotation.z,  in->anchor_world_position.x, in->anchor_world_position.y,
-                      in->anchor_world_position.z, in->anchor_world_rotation.w, in->anchor_world_rotation.x,
-                      in->anchor_world_rotation.y, in->anchor_world_rotation.z};
-  memcpy(s->inertializer.anchor, anchor, sizeof anchor);
-  return req->offsets ? snapshot_offsets(c, &s->inertializer, out) : 0;
+  out->body.character_state.tick = ctx->env->crowd->tick;
+  out->body.character_state.range = -1;
+  return a->kind->state(a->character, req->offsets, out);
 }
 
 static int subscribe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {

@@ -115,12 +115,12 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
     if (!a)
       return srv_response_fail(out, ANIM_ENOTFOUND, "subscribe.characters[%d] = %llu: no such character", i,
                                (unsigned long long)req->ids[i]);
-    if (!bones) bones = (uint32_t)a->entry->db.nbones;
+    if (!bones) bones = (uint32_t)a->pose.nbones;
   }
   if (!bones && req->owned) {
     uint32_t cursor;
     for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a && !bones; a = srv_crowd_next(crowd, &cursor))
-      if (a->owner == sub->owner) bones = (uint32_t)a->entry->db.nbones;
+      if (a->owner == sub->owner) bones = (uint32_t)a->pose.nbones;
   }
   srv_subscription_t *s = calloc(1, sizeof *s);
   if (!s || (req->nids && (!(s->ids = malloc((size_t)req->nids * sizeof *s->ids)) ||
@@ -184,7 +184,7 @@ static uint32_t want_of(const srv_subscription_t *s) {
 
 /* An upper bound of the bytes one character's pose takes in s's frames. */
 static size_t pose_bytes(const srv_subscription_t *s, const srv_actor_t *a) {
-  size_t n = (size_t)a->entry->db.nbones, floats = s->global_positions ? 3 * n : 0;
+  size_t n = (size_t)a->pose.nbones, floats = s->global_positions ? 3 * n : 0;
   size_t bytes = 48; /* ids, frame, contacts, tags and lengths */
   if (s->encoding == SRV_ENCODING_QUANTIZED) bytes += anim_pose_quantized_size((int)n, s->rotations_only);
   else floats += (s->rotations_only ? 3 : 3 * n) + 4 * n;
@@ -341,25 +341,24 @@ int srv_streams_want_ticks(const srv_streams_t *hub) {
 /* ---- encoding (pool thread) ------------------------------------------------------------- */
 
 static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_stream_pose_t *out) {
-  const anim_controller_t *c = &a->controller;
-  int n = c->db->nbones;
+  const srv_actor_pose_t *p = &a->pose;
   memset(out, 0, sizeof *out);
   out->character = a->id;
-  out->frame = (uint32_t)c->frame;
-  out->contacts = a->contacts;
-  out->transition = c->transitioned;
+  out->frame = p->frame >= 0 ? (uint32_t)p->frame : 0;
+  out->contacts = p->contacts;
+  out->transition = p->transitioned;
   if (s->encoding == SRV_ENCODING_QUANTIZED) {
     out->quantized = a->quantized;
-    out->quantized_len = anim_pose_quantized_size(n, s->rotations_only); /* a prefix of the full record */
+    out->quantized_len = anim_pose_quantized_size(p->nbones, s->rotations_only); /* a prefix of the full record */
   } else {
-    out->positions = (const float *)c->pose_positions;
-    out->npositions = s->rotations_only ? 3 : 3 * (size_t)n;
-    out->rotations = (const float *)c->pose_rotations;
-    out->nrotations = 4 * (size_t)n;
+    out->positions = (const float *)p->positions;
+    out->npositions = s->rotations_only ? 3 : 3 * (size_t)p->nbones;
+    out->rotations = (const float *)p->rotations;
+    out->nrotations = 4 * (size_t)p->nbones;
   }
   if (s->global_positions) {
-    out->global_positions = (const float *)c->global_positions;
-    out->nglobal = 3 * (size_t)n;
+    out->global_positions = (const float *)p->global_positions;
+    out->nglobal = 3 * (size_t)p->nbones;
   }
 }
 

@@ -148,7 +148,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 /* One character of connection 1 at slot 0, generation 1. */
 static void add_character(void) {
   uint64_t id;
-  if (srv_crowd_create(&crowd, 1, baseline[0], NULL, vec3_zero(), 0.0f, 0, &id) || id != 4294967297u)
+  static srv_create_characters_request_t request;
+  anim_controller_params_default(&request.params);
+  srv_actor_setup_t setup = {&request, vec3_zero(), 0.0f, 0, 0};
+  char err[128];
+  if (srv_crowd_create(&crowd, 1, baseline[0], &srv_actor_matching, &setup, &id, err, sizeof err) || id != 4294967297u)
     die("character", "not created at slot 0, generation 1");
 }
 

@@ -1,0 +1,98 @@
+/*
+ * actor.h: a server-side character, whatever animates it.
+ *
+ * An actor is the crowd's handle on a character: its id, owner, the
+ * database entry it holds a reference to, its pose record for streams. What
+ * moves it is a kind (srv_actor_kind_t): motion matching (actor_matching.c)
+ * and the other character modes each implement the same few operations
+ * over their own core character, which the actor carries inline after
+ * itself. The crowd groups actors by kind and database into chunks and
+ * calls the kind's simulate for each chunk on the thread pool, so a kind
+ * can batch work across its characters (one search batch, one matrix
+ * product); the streams read only the displayed pose the kind reports.
+ *
+ * Adding a character mode: its core character type, one file
+ * actor_<mode>.c defining `const srv_actor_kind_t srv_actor_<mode>`, one row
+ * in SRV_ACTOR_KINDS below, and its value in the proto's CharacterMode.
+ */
+#ifndef SRV_ACTOR_H
+#define SRV_ACTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "controller.h"
+#include "registry.h"
+#include "request.h"
+
+/* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
+#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching)
+
+/* What a tick must leave in an actor's pose record for its readers. */
+enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
+
+/* The displayed pose after a tick: views into the kind's character. */
+typedef struct {
+  int nbones;
+  const vec3 *positions;        /* local, bone 0 (the root) in the world */
+  const quat *rotations;
+  const vec3 *global_positions; /* world; set when the tick wanted them */
+  int frame;                    /* the database frame shown, or -1 */
+  uint32_t contacts;            /* bit i: contact bone i planted */
+  int transitioned;             /* a transition started this tick */
+} srv_actor_pose_t;
+
+/* What create_characters asks of one character. */
+typedef struct {
+  const srv_create_characters_request_t *request; /* params and the mode's options */
+  vec3 position;  /* y ignored */
+  float facing;   /* radians about +Y */
+  int start_frame;
+  uint32_t slot;  /* the actor's slot: kinds with periodic work spread it over ticks by it */
+} srv_actor_setup_t;
+
+typedef struct srv_actor srv_actor_t;
+
+typedef struct {
+  const char *name;
+  size_t size; /* bytes of the kind's character, allocated zeroed after the actor */
+  /* Loop: sets up the character on entry. 0, or an ANIM_E* code with a message in err. */
+  int (*init)(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen);
+  void (*free)(void *character);
+  /* Loop: bytes of scratch simulate needs for n characters on entry (kept across ticks). */
+  size_t (*scratch_bytes)(const srv_db_entry_t *entry, int n);
+  /* Pool: advances actors[0..n) (this kind, one entry) by dt seconds, sets
+   * each one's pose (report), and an actor's error when its tick failed. */
+  void (*simulate)(srv_actor_t *const *actors, int n, float dt, void *scratch);
+  /* Sets actor->pose from the character (global positions when its want
+   * asks): after each tick, and once at creation (the loop). */
+  void (*report)(srv_actor_t *actor);
+  /* Loop: steering input; ANIM_EUNSUPPORTED for a kind steered otherwise. */
+  int (*set_input)(void *character, const anim_controller_input_t *input);
+  /* Loop: character_state (with offsets when asked); 0 or a code. */
+  int (*state)(const void *character, int offsets, srv_response_t *out);
+} srv_actor_kind_t;
+
+struct srv_actor {
+  const srv_actor_kind_t *kind;
+  void *character;        /* the kind's character (after this struct) */
+  uint64_t id;
+  uint64_t owner;         /* connection id */
+  srv_db_entry_t *entry;  /* a reference */
+  uint32_t want;          /* SRV_WANT_* for this tick, set in the crowd's prepare hook */
+  srv_actor_pose_t pose;  /* after the last tick */
+  uint8_t *quantized;     /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */
+  int doomed;             /* destroyed during a tick: freed after it */
+  int error;              /* the last tick failed for this actor (logged once) */
+};
+
+#define SRV_ACTOR_DECLARE(MODE, name) extern const srv_actor_kind_t srv_actor_##name;
+SRV_ACTOR_KINDS(SRV_ACTOR_DECLARE)
+#undef SRV_ACTOR_DECLARE
+
+/* The kind of a proto CharacterMode value, or NULL. */
+const srv_actor_kind_t *srv_actor_kind_for(int mode);
+
+/* Fills the pose record the streams read (quantized bytes, when wanted). Pool. */
+void srv_actor_record(srv_actor_t *actor);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * actor_matching.c: the motion-matching character kind (core/controller.h).
+ *
+ * A chunk's characters tick in two halves around one batch search: every
+ * character's tick_begin (the ones due for a search write their query into
+ * the chunk's scratch), the batch on the database's index, every tick_end
+ * with its best match. Steering is the controller's input; character_state
+ * reports its simulation, trajectory and inertializer.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "actor.h"
+#include "anim_error.h"
+
+/* Scratch of one chunk of n characters on a database of cols feature columns. */
+typedef struct {
+  float *queries;
+  anim_search_query_t *search;
+  anim_search_hit_t *hits;
+  int *counts, *searcher;
+  void *search_scratch;
+} scratch_t;
+
+static size_t align(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+static size_t layout(const srv_db_entry_t *entry, int n, void *base, scratch_t *out) {
+  size_t cols = (size_t)entry->db.features.cols, count = (size_t)n, at = 0;
+  char *b = base;
+  size_t sizes[6] = {align(count * cols * sizeof(float)), align(count * sizeof(anim_search_query_t)),
+                     align(count * sizeof(anim_search_hit_t)), align(count * sizeof(int)), align(count * sizeof(int)),
+                     align(anim_search_scratch_size(entry->indexes[ANIM_SEARCH_FAST], 1))};
+  if (out) {
+    out->queries = (float *)(b + at), at += sizes[0];
+    out->search = (anim_search_query_t *)(b + at), at += sizes[1];
+    out->hits = (anim_search_hit_t *)(b + at), at += sizes[2];
+    out->counts = (int *)(b + at), at += sizes[3];
+    out->searcher = (int *)(b + at), at += sizes[4];
+    out->search_scratch = b + at;
+    return 0;
+  }
+  for (int i = 0; i < 6; i++) at += sizes[i];
+  return at;
+}
+
+static size_t scratch_bytes(const srv_db_entry_t *entry, int n) { return layout(entry, n, NULL, NULL); }
+
+static void report_pose(srv_actor_t *a) {
+  anim_controller_t *c = a->character;
+  const anim_database_t *db = c->db;
+  srv_actor_pose_t *p = &a->pose;
+  p->nbones = db->nbones;
+  p->positions = c->pose_positions;
+  p->rotations = c->pose_rotations;
+  p->frame = c->frame;
+  p->transitioned = c->transitioned;
+  p->contacts = 0;
+  for (int s = 0; s < db->ncontacts && s < 32; s++)
+    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) p->contacts |= 1u << s;
+  if (a->want & SRV_WANT_GLOBAL) anim_controller_global_pose(c);
+  p->global_positions = c->global_positions;
+}
+
+static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch) {
+  const srv_db_entry_t *entry = actors[0]->entry;
+  scratch_t s;
+  layout(entry, n, scratch, &s);
+  size_t cols = (size_t)entry->db.features.cols;
+  int nsearch = 0;
+  for (int i = 0; i < n; i++) {
+    int rc = anim_controller_tick_begin(actors[i]->character, dt, s.queries + (size_t)nsearch * cols, &s.search[nsearch]);
+    s.searcher[i] = rc == 1 ? nsearch++ : -1;
+    if (rc < 0) actors[i]->error = rc;
+  }
+  /* One batch for the chunk: the same database and index for all. */
+  if (nsearch && anim_search_batch(entry->indexes[ANIM_SEARCH_FAST], s.search, nsearch, 1, s.hits, s.counts,
+                                   s.search_scratch) != 0)
+    memset(s.counts, 0, (size_t)nsearch * sizeof *s.counts);
+  for (int i = 0; i < n; i++) {
+    int k = s.searcher[i];
+    int rc = anim_controller_tick_end(actors[i]->character, k >= 0 && s.counts[k] > 0 ? &s.hits[k] : NULL);
+    if (rc) actors[i]->error = rc;
+    report_pose(actors[i]);
+  }
+}
+
+static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {
+  anim_controller_t *c = character;
+  int rc = anim_controller_init(c, &entry->db, entry->indexes[ANIM_SEARCH_FAST], &setup->request->params,
+                                setup->position, setup->facing, setup->start_frame);
+  if (rc) {
+    snprintf(err, (size_t)errlen, "%s", anim_strerror(rc));
+    return rc;
+  }
+  /* Spread periodic searches over the ticks of an interval. */
+  anim_controller_stagger(c, (int)(setup->slot % (uint32_t)c->params.search_interval));
+  return 0;
+}
+
+static void character_free(void *character) { anim_controller_free(character); }
+
+static int set_input(void *character, const anim_controller_input_t *input) {
+  return anim_controller_set_input(character, input);
+}
+
+static int snapshot_offsets(const anim_controller_t *c, srv_inertializer_t *out, srv_response_t *response) {
+  size_t n = (size_t)c->db->nbones;
+  float *block = srv_response_alloc(response, n * 13 * sizeof *block);
+  if (!block) return ANIM_ENOMEM;
+  out->nbones = (int)n;
+  out->offset_positions = block, out->offset_velocities = block + 3 * n;
+  out->offset_rotations = block + 6 * n, out->offset_angular_velocities = block + 10 * n;
+  memcpy(out->offset_positions, c->offset_positions, n * sizeof(vec3));
+  memcpy(out->offset_velocities, c->offset_velocities, n * sizeof(vec3));
+  memcpy(out->offset_rotations, c->offset_rotations, n * sizeof(quat));
+  memcpy(out->offset_angular_velocities, c->offset_angular_velocities, n * sizeof(vec3));
+  return 0;
+}
+
+static int state(const void *character, int offsets, srv_response_t *out) {
+  const anim_controller_t *c = character;
+  srv_character_state_response_t *s = &out->body.character_state;
+  s->position = c->sim_position, s->velocity = c->sim_velocity, s->rotation = c->sim_rotation;
+  s->angular_velocity = c->sim_angular_velocity, s->desired_velocity = c->desired_velocity;
+  s->desired_rotation = c->desired_rotation;
+  s->ntrajectory = c->ntrajectory;
+  memcpy(s->trajectory, c->trajectory_positions, sizeof s->trajectory);
+  s->frame = c->frame;
+  s->range = anim_database_range_of(c->db, c->frame);
+  s->time_since_transition = c->time_since_transition;
+  s->halflife = c->params.inertialize_halflife;
+  s->searches = c->searches, s->transitions = c->transitions;
+  const anim_inertializer_t *in = &c->inertializer;
+  const float anchor[14] = {in->anchor_anim_position.x,  in->anchor_anim_position.y,  in->anchor_anim_position.z,
+                            in->anchor_anim_rotation.w,  in->anchor_anim_rotation.x,  in->anchor_anim_rotation.y,
+                            in->anchor_anim_rotation.z,  in->anchor_world_position.x, in->anchor_world_position.y,
+                            in->anchor_world_position.z, in->anchor_world_rotation.w, in->anchor_world_rotation.x,
+                            in->anchor_world_rotation.y, in->anchor_world_rotation.z};
+  memcpy(s->inertializer.anchor, anchor, sizeof anchor);
+  return offsets ? snapshot_offsets(c, &s->inertializer, out) : 0;
+}
+
+const srv_actor_kind_t srv_actor_matching = {
+    .name = "motion_matching",
+    .size = sizeof(anim_controller_t),
+    .init = init,
+    .free = character_free,
+    .scratch_bytes = scratch_bytes,
+    .simulate = simulate,
+    .report = report_pose,
+    .set_input = set_input,
+    .state = state,
+};
