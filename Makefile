@@ -187,7 +187,7 @@ bench-crowd: deps-bench
 
 bench-fit: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
-	$(BUILD)/animbench fit --shared $(SHARED_DIR) --json $(BUILD)/bench-fit.json $(FIT_ARGS)
+	$(BUILD)/animbench fit --shared $(SHARED_DIR) --json $(BUILD)/bench-fit.json --svg $(BUILD)/fit-filmstrip.svg $(FIT_ARGS)
 
 # ---- install -------------------------------------------------------------------
 install: all

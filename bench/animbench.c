@@ -21,6 +21,6 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "fit") == 0) return bench_fit(argc - 1, argv + 1);
   fprintf(stderr, "usage: animbench search [--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE]\n"
                   "       animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] ...\n"
-                  "       animbench fit [--shared DIR] [--noise M] [--repeat N] [--json FILE]\n");
+                  "       animbench fit [--shared DIR] [--noise M] [--repeat N] [--json FILE] [--svg FILE]\n");
   return 2;
 }
