@@ -11,7 +11,9 @@
  * The database holds the Bandai Namco clips but the held-out ones
  * (tests/support/heldout.h); those are played back, their head, hands and
  * pelvis fed as trackers with Gaussian noise; a second run drops the left
- * hand for one second; a third scales the user by 1.1 (calibration).
+ * hand for one second; a third scales the user by 1.1 (calibration, errors
+ * in the user's metres); a fourth gives the four trackers' orientations too
+ * (as headsets, controllers and pelvis trackers do).
  * --svg draws a filmstrip of the held-out turn, fit against truth.
  */
 #include <math.h>
@@ -213,15 +215,21 @@ int bench_fit(int argc, char **argv) {
     const char *name;
     int drop;
     float scale;
-  } runs[] = {{"head+hands+pelvis", -1, 1.0f}, {"left hand dropped 1 s", 1, 1.0f}, {"user scaled 1.1", -1, 1.1f}};
-  int nruns = (int)(sizeof runs / sizeof *runs);
-  fit_eval_result_t results[3];
+    unsigned orientations;
+  } runs[] = {{"head+hands+pelvis", -1, 1.0f, 0},
+              {"left hand dropped 1 s", 1, 1.0f, 0},
+              {"user scaled 1.1", -1, 1.1f, 0},
+              {"with orientations", -1, 1.0f, 15}};
+  enum { NRUNS = sizeof runs / sizeof *runs };
+  int nruns = NRUNS;
+  fit_eval_result_t results[NRUNS];
   for (int r = 0; r < nruns && !rc; r++) {
     fit_eval_options_t o;
     fit_eval_options_default(&o);
     o.noise = noise;
     o.drop_tracker = runs[r].drop, o.drop_start = 1.0f, o.drop_seconds = 1.0f;
     o.tracker_scale = runs[r].scale;
+    o.orientations = runs[r].orientations;
     double best = 1e9;
     for (int rep = 0; rep < repeat && !rc; rep++) { /* the quality is deterministic; the time takes the best run */
       rc = fit_eval_run(&model, &params, &truth, &o, &results[r]);

@@ -239,7 +239,7 @@ void anim_pose_fit_params_default(anim_pose_fit_params_t *p) {
   p->limit_margin = 0.3f;
   p->limit_joints = 1;
   p->iterations = 2;
-  p->search_interval = 1;
+  p->search_interval = 2;
   p->transition_cost = 0.5f;
   p->ignore_range_end = 10;
   p->root_halflife = 0.1f;

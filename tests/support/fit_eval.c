@@ -84,6 +84,8 @@ int fit_eval_run(const anim_pose_fit_model_t *model, const anim_pose_fit_params_
         in[k].present = !(dropping && k == o->drop_tracker);
         in[k].position = vec3_add(point, vec3_scale(noise, o->noise));
         in[k].weight = 1.0f;
+        in[k].has_orientation = (o->orientations >> k) & 1u;
+        in[k].orientation = tr[b];
       }
       double t0 = now_s();
       rc = anim_pose_fitter_step(&fitter, in, dt);

@@ -30,6 +30,7 @@ typedef struct {
   float drop_start;     /* s into each range */
   float drop_seconds;   /* s */
   float tracker_scale;  /* the user's size: trackers scaled about the ground point under the first pelvis (1 = truth) */
+  unsigned orientations; /* bit k: tracker k also gives its bone's true rotation (no noise) */
   unsigned seed;
   /* Called after each frame when not NULL: the fit's and the truth's global
    * positions (nbones each; truth scaled like the trackers). */
