@@ -7,6 +7,7 @@
 #   make test-loaded  make test and make sanitize with every core kept busy (ROUNDS=1)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
+#   make bench-fit  pose fitting from tracked points on held-out mocap (animbench fit)
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
 #   make clean
@@ -75,7 +76,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd install uninstall clean fuzz
+.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
 deps:
@@ -181,7 +182,7 @@ $(BUILD)/obj/bench/%.o: bench/%.cpp
 	$(Q)$(CXX) -std=c++17 $(OPT) -g -Wall -Wextra -MMD -MP -Icore -Iinclude $(SAN_FLAGS) -c $< -o $@
 $(call obj,$(BENCH_C)): | $(GEN_H)
 $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
-    $(call obj,tests/support/server_proc.c) $(CLIENT_LIB) $(CORE_LIB)
+    $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
 
@@ -192,6 +193,10 @@ bench: deps-bench
 bench-crowd: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
 	ANIM_BUILD_DIR=$(BUILD) $(BUILD)/animbench crowd $(CROWD_ARGS)
+
+bench-fit: deps-bench
+	@$(MAKE) --no-print-directory all $(BUILD)/animbench
+	$(BUILD)/animbench fit --shared $(SHARED_DIR) --json $(BUILD)/bench-fit.json --svg $(BUILD)/fit-filmstrip.svg $(FIT_ARGS)
 
 # ---- install -------------------------------------------------------------------
 install: all

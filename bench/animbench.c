@@ -4,9 +4,11 @@
  *   animbench search [options]   search latency of every method (bench_search.c)
  *   animbench crowd [options]    characters ticked and streamed by the server (bench_crowd.c)
  *   animbench graph [options]    motion graph build, path following, state machines (bench_graph.c)
+ *   animbench fit [options]      pose fitting from tracked points on held-out mocap (bench_fit.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
+ * A mode is one row of the table below.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,13 +16,23 @@
 int bench_search(int argc, char **argv);
 int bench_crowd(int argc, char **argv);
 int bench_graph(int argc, char **argv);
+int bench_fit(int argc, char **argv);
+
+static const struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *usage;
+} modes[] = {
+    {"search", bench_search, "[--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE]"},
+    {"crowd", bench_crowd, "[--sizes 1000,2000,10k] [--connections 10] [--seconds 5] ..."},
+    {"graph", bench_graph, "[--shared DIR] [--sizes 6k,30k] [--seconds 30] [--threads 2]"},
+    {"fit", bench_fit, "[--shared DIR] [--noise M] [--repeat N] [--json FILE] [--svg FILE]"},
+};
 
 int main(int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "search") == 0) return bench_search(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "crowd") == 0) return bench_crowd(argc - 1, argv + 1);
-  if (argc >= 2 && strcmp(argv[1], "graph") == 0) return bench_graph(argc - 1, argv + 1);
-  fprintf(stderr, "usage: animbench search [--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE]\n"
-                  "       animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] ...\n"
-                  "       animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds 30] [--threads 2]\n");
+  for (size_t i = 0; argc >= 2 && i < sizeof modes / sizeof modes[0]; i++)
+    if (strcmp(argv[1], modes[i].name) == 0) return modes[i].run(argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    fprintf(stderr, "%s animbench %s %s\n", i ? "      " : "usage:", modes[i].name, modes[i].usage);
   return 2;
 }
