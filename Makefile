@@ -32,7 +32,7 @@ endif
 OPT ?= -O2
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -MMD -MP \
-  -Iinclude -Icore -Iwire -Itests/support -I$(BUILD)/gen \
+  -Iinclude -Icore -Icore/build -Iwire -Itests/support -I$(BUILD)/gen \
   -DANIM_VERSION='"$(VERSION)"' -DANIM_PROTOCOL_VERSION=$(PROTOCOL_VERSION) \
   $(SAN_FLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
@@ -49,7 +49,7 @@ Q := @
 endif
 
 # ---- sources per layer ---------------------------------------------------
-CORE_SRC := $(sort $(wildcard core/*.c))
+CORE_SRC := $(sort $(wildcard core/*.c core/build/*.c))
 WIRE_SRC := $(sort $(wildcard wire/*.c))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 SERVER_SRC := $(filter-out server/main.c,$(sort $(wildcard server/*.c)))

@@ -26,8 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "anim_error.h"
-#include "dbfile.h"
-#include "feature.h"
+#include "dbfile_write.h"
 #include "import.h"
 #include "procgen.h"
 #include "search.h"
@@ -393,9 +392,11 @@ static void print_info_text(const anim_database_t *db) {
          "tags       %d\nfeatures   %d dims\n",
          db->name, (unsigned long long)db->version, db->nframes, db->frame_rate, db->nframes / db->frame_rate,
          db->nbones, db->nranges, db->ntags, db->features.cols);
+  const anim_dbfile_storage_t *storage = db->storage;
   printf("memory     poses %.2f MiB (8 arrays), features %.2f MiB, contacts %.2f MiB, ranges %.3f MiB;"
-         " file %.2f MiB, mapped read-only\n",
-         mib(s.poses), mib(s.features), mib(s.contacts), mib(s.ranges), mib(db->mapping_size));
+         " file %.2f MiB, %s\n",
+         mib(s.poses), mib(s.features), mib(s.contacts), mib(s.ranges), mib(db->storage_size),
+         storage && storage->mapped ? "mapped read-only" : "read into memory");
   printf("skeleton:\n");
   for (int b = 0; b < db->nbones; b++)
     printf("  %3d %-24s parent %s\n", b, db->skeleton.names[b], b ? db->skeleton.names[db->skeleton.parents[b]] : "-");
@@ -477,7 +478,7 @@ static void print_info_json(const anim_database_t *db) {
     putchar('}');
   }
   printf("]},\"memory\":{\"poses\":%zu,\"features\":%zu,\"contacts\":%zu,\"ranges\":%zu},\"file_bytes\":%zu}\n",
-         s.poses, s.features, s.contacts, s.ranges, db->mapping_size);
+         s.poses, s.features, s.contacts, s.ranges, db->storage_size);
 }
 
 static int cmd_info(int argc, char **argv) {

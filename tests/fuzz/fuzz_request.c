@@ -39,7 +39,7 @@
 #include "codec.h"
 #include "connection.h"
 #include "crowd.h"
-#include "dbfile.h"
+#include "dbfile_write.h"
 #include "log.h"
 #include "procgen.h"
 #include "registry.h"
