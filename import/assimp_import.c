@@ -1,4 +1,4 @@
-/* assimp_import.c: FBX, glTF and Collada animations as clips through assimp (see assimp_import.h). */
+/* assimp_import.c: FBX and glTF animations as clips through assimp (see assimp_import.h). */
 #include <assimp/cimport.h>
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
@@ -17,7 +17,7 @@
 #define MAX_FRAME_BONES ((size_t)1 << 25)
 
 const anim_importer_t anim_assimp_importers[] = {
-    {".fbx", anim_assimp_import}, {".gltf", anim_assimp_import}, {".glb", anim_assimp_import}, {".dae", anim_assimp_import}};
+    {".fbx", anim_assimp_import}, {".gltf", anim_assimp_import}, {".glb", anim_assimp_import}};
 const int anim_assimp_importer_count = (int)(sizeof anim_assimp_importers / sizeof anim_assimp_importers[0]);
 
 static int fail(char *err, int errlen, int code, const char *path, const char *fmt, ...)

@@ -1,6 +1,6 @@
 /*
- * assimp_import.h: FBX, glTF (.gltf, .glb) and Collada (.dae) animations
- * as clips, through the Open Asset Import Library (assimp, Debian
+ * assimp_import.h: FBX and glTF (.gltf, .glb) animations as clips, through
+ * the Open Asset Import Library (assimp, Debian
  * libassimp-dev), for animdb and the tests. It sits outside the core, which
  * stays libc + libm: only animdb and the tests that need it link it (and
  * -lassimp); the server never does.
@@ -23,7 +23,7 @@
  *  - Units: positions times options->scale (metres per file unit); scale 0
  *    takes the file's own: FBX's UnitScaleFactor (centimetres per unit,
  *    x 0.01; 0.01 when absent, as Mixamo's centimetres), 1 for glTF (metres
- *    by its specification) and Collada.
+ *    by its specification).
  *  - Up axis: glTF is Y-up; FBX states its up axis (UpAxis, UpAxisSign),
  *    and a Z-up or X-up file is turned so its up becomes +Y. The facing is
  *    not needed: the builder finds it from the hips.
@@ -39,7 +39,9 @@
 
 #include "import.h"
 
-/* The importers for import.h's table: .fbx, .gltf, .glb, .dae. */
+/* The importers for import.h's table: .fbx, .gltf, .glb. (Other formats
+ * assimp reads would load the same way, but are not offered untested:
+ * assimp 5.2.5 cannot read back its own Collada export.) */
 extern const anim_importer_t anim_assimp_importers[];
 extern const int anim_assimp_importer_count;
 

@@ -39,7 +39,7 @@
 
 static const char build_help[] =
     "usage: animdb build -o OUT [options] PATH...     files or folders of them (name order):\n"
-    "                                                  BVH (.bvh), FBX (.fbx), glTF (.gltf, .glb), Collada (.dae)\n"
+    "                                                  BVH (.bvh), FBX (.fbx), glTF (.gltf, .glb)\n"
     "       animdb build -o OUT --procgen [options]   the embedded procedural locomotion database\n"
     "\n"
     "  -o FILE                output database file (written atomically)\n"
