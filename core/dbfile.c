@@ -304,7 +304,16 @@ static loaded_t *map_file(int fd, const char *path, const struct stat *st, char 
   return l;
 }
 
-void anim_dbfile_options_default(anim_dbfile_options_t *o) { o->copy_max_bytes = ANIM_DBFILE_COPY_MAX_DEFAULT; }
+void anim_dbfile_options_default(anim_dbfile_options_t *o) {
+  o->copy_max_bytes = ANIM_DBFILE_COPY_MAX_DEFAULT;
+  const char *env = getenv("ANIM_DBFILE_COPY_MAX");
+  if (env && *env >= '0' && *env <= '9') {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (!errno && !*end) o->copy_max_bytes = (size_t)v;
+  }
+}
 
 int anim_dbfile_load_with(anim_database_t *out, const char *path, const anim_dbfile_options_t *options, char *err,
                           int errlen) {

@@ -23,7 +23,8 @@
  * per-array copy). Checksums use anim_hash64 (hash.h).
  *
  * Where the bytes live, and why (a file changed under a running server):
- *  - A file up to copy_max_bytes (1 GiB by default) is read into private
+ *  - A file up to copy_max_bytes (1 GiB by default, the environment's
+ *    ANIM_DBFILE_COPY_MAX when set) is read into private
  *    memory. Nothing done to the file afterwards (truncated in place,
  *    rewritten, deleted) can reach the loaded database: the checksums
  *    verified at load stay true for its whole life. Reading costs no extra
@@ -58,6 +59,10 @@ typedef struct {
   size_t copy_max_bytes; /* files up to this size are read into memory, larger ones mapped; 0: always map */
 } anim_dbfile_options_t;
 
+/* copy_max_bytes = ANIM_DBFILE_COPY_MAX_DEFAULT, or the environment's
+ * ANIM_DBFILE_COPY_MAX (a byte count) when set: the operator's knob for a
+ * server that loads through anim_dbfile_load (and the tests' way to make
+ * the real server map its files). */
 void anim_dbfile_options_default(anim_dbfile_options_t *options);
 
 /* What db->storage points to for a database loaded from a file. */

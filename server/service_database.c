@@ -35,7 +35,12 @@ int anim_database_acquire(const anim_service_ctx_t *ctx, const anim_request_t *r
   const char *name = requested_name(request);
   out->entry = anim_registry_acquire(&ctx->server->registry, name);
   if (!out->entry) return anim_response_fail(out, ANIM_ENOTFOUND, "no database named \"%s\" is loaded", name);
-  return 0;
+  /* A mapped file changed under it (dbfile.h): answer an error instead of reading it; reload and unload still go. */
+  char why[ANIM_ERROR_MESSAGE_MAX];
+  int rc = request->type == ANIM_REQUEST_RELOAD_DATABASE || request->type == ANIM_REQUEST_UNLOAD_DATABASE
+               ? 0
+               : anim_database_check(&out->entry->db, why, sizeof why);
+  return rc ? anim_response_fail(out, rc, "%s", why) : 0;
 }
 
 int anim_database_describe(const anim_service_ctx_t *ctx, const anim_request_t *request, anim_response_t *out) {
