@@ -17,11 +17,6 @@
 #include "dbfile_format.h"
 #include "hash.h"
 
-static int fail(char *err, int errlen, int code, const char *path, const char *what) {
-  if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s: %s", path, what);
-  return code;
-}
-
 typedef struct {
   const uint8_t *base;
   const section_t *table;
@@ -47,25 +42,25 @@ static int all_zero(const uint8_t *p, size_t n) {
 }
 
 static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char *name, char *err, int errlen) {
-  if (len < HEADER_SIZE) return fail(err, errlen, ANIM_ETRUNCATED, name, "shorter than the 64-byte header");
+  if (len < HEADER_SIZE) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "shorter than the 64-byte header");
   header_t h;
   memcpy(&h, bytes, sizeof h);
-  if (memcmp(h.magic, MAGIC, 8) != 0) return fail(err, errlen, ANIM_EFORMAT, name, "not an animserver database (bad magic)");
-  if (h.endian != ENDIAN_TAG) return fail(err, errlen, ANIM_EVERSION, name, "written with another byte order");
-  if (h.version != ANIM_DBFILE_VERSION) return fail(err, errlen, ANIM_EVERSION, name, "unsupported format version");
+  if (memcmp(h.magic, MAGIC, 8) != 0) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "not an animserver database (bad magic)");
+  if (h.endian != ENDIAN_TAG) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "written with another byte order");
+  if (h.version != ANIM_DBFILE_VERSION) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "unsupported format version");
   if (h.header_size != HEADER_SIZE || h.nsections == 0 || h.nsections > MAX_SECTIONS)
-    return fail(err, errlen, ANIM_EFORMAT, name, "bad header size or section count");
+    return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "bad header size or section count");
   for (size_t i = 0; i < sizeof h.reserved; i++)
-    if (h.reserved[i]) return fail(err, errlen, ANIM_EFORMAT, name, "reserved header bytes are not zero");
-  if (h.file_size > len) return fail(err, errlen, ANIM_ETRUNCATED, name, "file is shorter than its header says");
-  if (h.file_size < len) return fail(err, errlen, ANIM_EFORMAT, name, "file is longer than its header says");
+    if (h.reserved[i]) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "reserved header bytes are not zero");
+  if (h.file_size > len) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "file is shorter than its header says");
+  if (h.file_size < len) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "file is longer than its header says");
   size_t table_end = HEADER_SIZE + (size_t)h.nsections * sizeof(section_t);
-  if (table_end > len) return fail(err, errlen, ANIM_ETRUNCATED, name, "section table runs past the end");
+  if (table_end > len) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "section table runs past the end");
   v->base = bytes;
   v->table = (const section_t *)(bytes + HEADER_SIZE);
   v->count = h.nsections;
   if (anim_hash64(v->table, (size_t)h.nsections * sizeof(section_t), h.db_version) != h.checksum)
-    return fail(err, errlen, ANIM_ECHECKSUM, name, "header checksum mismatch");
+    return anim_dbfile_fail(err, errlen, ANIM_ECHECKSUM, name, "header checksum mismatch");
   /* Bounds first, for every section, so a damaged table is reported as such
    * before any section is read. Sections come in file order. */
   uint64_t previous_end = table_end;
@@ -74,12 +69,12 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
     char what[96];
     if (s->offset % ALIGN || s->offset < previous_end || s->offset > len || s->size > len - s->offset) {
       snprintf(what, sizeof what, "section %u (%.4s) is misaligned, overlaps another or leaves the file", i, s->tag);
-      return fail(err, errlen, ANIM_EFORMAT, name, what);
+      return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, what);
     }
     previous_end = s->offset + s->size;
   }
   if (anim_dbfile_align_up(previous_end) != len)
-    return fail(err, errlen, ANIM_EFORMAT, name, "the file does not end after its last section");
+    return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "the file does not end after its last section");
   /* Every byte is now accounted for: header fields by value, the table by the
    * header checksum, sections by theirs, and the alignment padding by being
    * zero (so nothing in the file goes unchecked). */
@@ -87,7 +82,7 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
   for (uint32_t i = 0; i <= v->count; i++) {
     uint64_t end = i < v->count ? v->table[i].offset : len;
     if (!all_zero(bytes + at, (size_t)(end - at)))
-      return fail(err, errlen, ANIM_EFORMAT, name, "padding between sections is not zero");
+      return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "padding between sections is not zero");
     if (i < v->count) at = v->table[i].offset + v->table[i].size;
   }
   for (uint32_t i = 0; i < v->count; i++) {
@@ -95,14 +90,14 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
     if (anim_hash64(bytes + s->offset, s->size, 0) != s->checksum) {
       char what[64];
       snprintf(what, sizeof what, "section %.4s checksum mismatch", s->tag);
-      return fail(err, errlen, ANIM_ECHECKSUM, name, what);
+      return anim_dbfile_fail(err, errlen, ANIM_ECHECKSUM, name, what);
     }
   }
   return 0;
 }
 
 static int bad(char *err, int errlen, const char *name, const char *what) {
-  return fail(err, errlen, ANIM_EFORMAT, name, what);
+  return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, what);
 }
 
 static int fill_meta(anim_database_t *db, const view_t *v, const char *name, char *err, int errlen) {
@@ -189,11 +184,11 @@ static int fill_arrays(anim_database_t *db, const view_t *v, const char *name, c
 
 int anim_dbfile_parse(anim_database_t *out, const void *bytes, size_t len, const char *name, char *err, int errlen) {
   memset(out, 0, sizeof *out);
-  if (!anim_dbfile_host_is_little_endian()) return fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
+  if (!anim_dbfile_host_is_little_endian()) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
   /* Arrays are used in place, and sections sit at multiples of 64 from the
    * start: a base aligned to 8 (as malloc's is) aligns every field. */
   if (!bytes || (uintptr_t)bytes % 8)
-    return fail(err, errlen, ANIM_EINVAL, name, "the buffer must be 8-byte aligned (as from malloc or mmap)");
+    return anim_dbfile_fail(err, errlen, ANIM_EINVAL, name, "the buffer must be 8-byte aligned (as from malloc or mmap)");
   view_t v;
   int rc = check_layout(bytes, len, &v, name, err, errlen);
   if (!rc) rc = fill_meta(out, &v, name, err, errlen);
@@ -235,9 +230,9 @@ static int check_mapped(const anim_database_t *db, char *err, int errlen) {
   struct stat st;
   if (!l || !l->pub.mapped) return 0;
   if (fstat(l->fd, &st) != 0)
-    return fail(err, errlen, ANIM_EIO, l->path, "cannot check the mapped file (fstat failed)");
+    return anim_dbfile_fail(err, errlen, ANIM_EIO, l->path, "cannot check the mapped file (fstat failed)");
   if (st.st_size != l->size || st.st_mtim.tv_sec != l->mtime.tv_sec || st.st_mtim.tv_nsec != l->mtime.tv_nsec)
-    return fail(err, errlen, ANIM_EIO, l->path,
+    return anim_dbfile_fail(err, errlen, ANIM_EIO, l->path,
                 st.st_size < l->size ? "the file was truncated since it was loaded: reload it"
                                      : "the file was rewritten in place since it was loaded: reload it");
   return 0;
@@ -260,7 +255,7 @@ static loaded_t *copy_file(int fd, const char *path, size_t len, char *err, int 
   uint8_t *bytes;
   loaded_t *l = new_record(path, len, &bytes);
   if (!l) {
-    *out_rc = fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
+    *out_rc = anim_dbfile_fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
     return NULL;
   }
   size_t at = 0;
@@ -268,8 +263,8 @@ static loaded_t *copy_file(int fd, const char *path, size_t len, char *err, int 
     ssize_t n = read(fd, bytes + at, len - at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      *out_rc = n < 0 ? fail(err, errlen, ANIM_EIO, path, strerror(errno))
-                      : fail(err, errlen, ANIM_ETRUNCATED, path, "the file shrank while it was read");
+      *out_rc = n < 0 ? anim_dbfile_fail(err, errlen, ANIM_EIO, path, strerror(errno))
+                      : anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, path, "the file shrank while it was read");
       free(l);
       return NULL;
     }
@@ -284,14 +279,14 @@ static loaded_t *copy_file(int fd, const char *path, size_t len, char *err, int 
 static loaded_t *map_file(int fd, const char *path, const struct stat *st, char *err, int errlen, int *out_rc) {
   loaded_t *l = new_record(path, 0, NULL);
   if (!l) {
-    *out_rc = fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
+    *out_rc = anim_dbfile_fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
     return NULL;
   }
   /* Every byte is read for its checksum: populate the mapping in one go
    * rather than one page fault per 4 KiB. */
   void *map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (map == MAP_FAILED) {
-    *out_rc = fail(err, errlen, ANIM_EIO, path, strerror(errno));
+    *out_rc = anim_dbfile_fail(err, errlen, ANIM_EIO, path, strerror(errno));
     free(l);
     return NULL;
   }
@@ -321,16 +316,16 @@ int anim_dbfile_load_with(anim_database_t *out, const char *path, const anim_dbf
   if (!options) anim_dbfile_options_default(&defaults), options = &defaults;
   memset(out, 0, sizeof *out);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(err, errlen, errno == ENOENT ? ANIM_ENOTFOUND : ANIM_EIO, path, strerror(errno));
+  if (fd < 0) return anim_dbfile_fail(err, errlen, errno == ENOENT ? ANIM_ENOTFOUND : ANIM_EIO, path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return fail(err, errlen, ANIM_EIO, path, "not a regular file");
+    return anim_dbfile_fail(err, errlen, ANIM_EIO, path, "not a regular file");
   }
   size_t len = (size_t)st.st_size;
   if (len < HEADER_SIZE) {
     close(fd);
-    return fail(err, errlen, ANIM_ETRUNCATED, path, "shorter than the 64-byte header");
+    return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, path, "shorter than the 64-byte header");
   }
   int rc = 0, mapped = len > options->copy_max_bytes;
   loaded_t *l = mapped ? map_file(fd, path, &st, err, errlen, &rc) : copy_file(fd, path, len, err, errlen, &rc);

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "database.h"
 
 #define MAGIC "ANIMDB\r\n"
@@ -61,6 +62,12 @@ _Static_assert(sizeof(anim_range_t) == 76, "ranges are stored as they are in mem
 static inline int anim_dbfile_host_is_little_endian(void) {
   const uint32_t x = 1;
   return *(const uint8_t *)&x == 1;
+}
+
+/* "path: what" into err; returns code. */
+static inline int anim_dbfile_fail(char *err, int errlen, int code, const char *path, const char *what) {
+  if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s: %s", path, what);
+  return code;
 }
 
 static inline size_t anim_dbfile_align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }

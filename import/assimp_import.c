@@ -4,6 +4,7 @@
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,37 +142,40 @@ static quat up_to_y(const struct aiScene *scene, const char *path) {
 
 /* ---- sampling keys ---------------------------------------------------------------------- */
 
-/* Index k of the last key at or before time t (0 when t is before the first). */
-#define LAST_KEY_AT(keys, n, t, tps, out)                                \
-  do {                                                                   \
-    unsigned lo_ = 0, hi_ = (n) - 1;                                     \
-    while (lo_ < hi_) {                                                  \
-      unsigned mid_ = (lo_ + hi_ + 1) / 2;                               \
-      if ((keys)[mid_].mTime / (tps) <= (t)) lo_ = mid_;                 \
-      else hi_ = mid_ - 1;                                               \
-    }                                                                    \
-    (out) = lo_;                                                         \
-  } while (0)
+/* Where time t (s) falls among n keys whose times (ticks, tps per second)
+ * lead each stride-byte record (assimp's vector and quaternion keys both
+ * start with `double mTime`): the key at or before t (*out_k; 0 before the
+ * first) and how far t is toward the next (*out_a in [0, 1]; 0 at the last). */
+static void key_span(const void *keys, size_t stride, unsigned n, double t, double tps, unsigned *out_k, float *out_a) {
+  const unsigned char *base = keys;
+  unsigned lo = 0, hi = n - 1;
+  while (lo < hi) {
+    unsigned mid = (lo + hi + 1) / 2;
+    if (*(const double *)(base + mid * stride) / tps <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  *out_k = lo, *out_a = 0.0f;
+  if (lo + 1 >= n) return;
+  double t0 = *(const double *)(base + lo * stride) / tps, t1 = *(const double *)(base + (lo + 1) * stride) / tps;
+  if (t1 > t0 && t > t0) *out_a = (float)((t - t0) / (t1 - t0));
+}
 
 static vec3 sample_position(const struct aiNodeAnim *ch, double t, double tps, vec3 rest) {
   if (!ch || ch->mNumPositionKeys == 0) return rest;
   unsigned k;
-  LAST_KEY_AT(ch->mPositionKeys, ch->mNumPositionKeys, t, tps, k);
-  if (k + 1 >= ch->mNumPositionKeys) return from_ai_vec(ch->mPositionKeys[k].mValue);
-  double t0 = ch->mPositionKeys[k].mTime / tps, t1 = ch->mPositionKeys[k + 1].mTime / tps;
-  float a = t1 > t0 && t > t0 ? (float)((t - t0) / (t1 - t0)) : 0.0f;
-  return vec3_lerp(from_ai_vec(ch->mPositionKeys[k].mValue), from_ai_vec(ch->mPositionKeys[k + 1].mValue), a);
+  float a;
+  key_span(ch->mPositionKeys, sizeof ch->mPositionKeys[0], ch->mNumPositionKeys, t, tps, &k, &a);
+  vec3 p0 = from_ai_vec(ch->mPositionKeys[k].mValue);
+  return a > 0.0f ? vec3_lerp(p0, from_ai_vec(ch->mPositionKeys[k + 1].mValue), a) : p0;
 }
 
 static quat sample_rotation(const struct aiNodeAnim *ch, double t, double tps, quat rest) {
   if (!ch || ch->mNumRotationKeys == 0) return rest;
   unsigned k;
-  LAST_KEY_AT(ch->mRotationKeys, ch->mNumRotationKeys, t, tps, k);
-  if (k + 1 >= ch->mNumRotationKeys) return from_ai_quat(ch->mRotationKeys[k].mValue);
-  double t0 = ch->mRotationKeys[k].mTime / tps, t1 = ch->mRotationKeys[k + 1].mTime / tps;
-  float a = t1 > t0 && t > t0 ? (float)((t - t0) / (t1 - t0)) : 0.0f;
-  return quat_slerp_shortest(from_ai_quat(ch->mRotationKeys[k].mValue), from_ai_quat(ch->mRotationKeys[k + 1].mValue),
-                             a);
+  float a;
+  key_span(ch->mRotationKeys, sizeof ch->mRotationKeys[0], ch->mNumRotationKeys, t, tps, &k, &a);
+  quat q0 = from_ai_quat(ch->mRotationKeys[k].mValue);
+  return a > 0.0f ? quat_slerp_shortest(q0, from_ai_quat(ch->mRotationKeys[k + 1].mValue), a) : q0;
 }
 
 static int compare_doubles(const void *a, const void *b) {

@@ -40,15 +40,14 @@ static int fail(char *err, int errlen, int code, const char *fmt, ...) {
   return code;
 }
 
-static void warn(const anim_build_options_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(const anim_build_options_t *o, const char *fmt, ...) {
-  if (!o->warn) return;
+void anim_build_warn(anim_build_warn_cb warn, void *ctx, const char *fmt, ...) {
+  if (!warn) return;
   char message[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
-  o->warn(o->warn_ctx, message);
+  warn(ctx, message);
 }
 
 /* ---- ownership ------------------------------------------------------------------------ */
@@ -90,7 +89,7 @@ static int check_inputs(const char *name, const anim_clip_t *clips, int nclips, 
                   clips[0].name, why);
     for (int b = 0; b < ref->nbones; b++) reordered |= map[b] != b;
     if (reordered)
-      warn(o, "%s: joints listed in another order than in the first clip (%s); matched by name", clips[c].name,
+      anim_build_warn(o->warn, o->warn_ctx, "%s: joints listed in another order than in the first clip (%s); matched by name", clips[c].name,
            clips[0].name);
   }
   return 0;
@@ -131,7 +130,7 @@ static int choose_contact_bones(anim_database_t *db, const int *roles, const ani
     int b = roles[toes[side]] >= 0 ? roles[toes[side]] : roles[feet[side]];
     if (b >= 0) db->contact_bones[db->ncontacts++] = b + 1;
     else
-      warn(o, "%s: no %s toe or foot found by name: no contacts for that side (name it with --bone %s=NAME)",
+      anim_build_warn(o->warn, o->warn_ctx, "%s: no %s toe or foot found by name: no contacts for that side (name it with --bone %s=NAME)",
            db->name, side ? "right" : "left", anim_bone_role_name(toes[side]));
   }
   return 0;

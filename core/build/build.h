@@ -51,6 +51,9 @@
  * vary, joints reordered, no contact bones): one line, no newline. */
 typedef void (*anim_build_warn_cb)(void *ctx, const char *message);
 
+/* Formats a warning and hands it to warn (nothing when warn is NULL). */
+void anim_build_warn(anim_build_warn_cb warn, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* How clips become a database. */
 typedef struct {
   float frame_rate;          /* target rate, Hz; 60 by default */

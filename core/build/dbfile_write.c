@@ -15,11 +15,6 @@
 #include "dbfile_write.h"
 #include "hash.h"
 
-static int fail(char *err, int errlen, int code, const char *path, const char *what) {
-  if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s: %s", path, what);
-  return code;
-}
-
 typedef struct {
   const char *tag;
   const void *data;
@@ -115,19 +110,19 @@ static int write_file(int fd, const anim_database_t *db, out_section_t *s, int c
 }
 
 int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, int errlen) {
-  if (!anim_dbfile_host_is_little_endian()) return fail(err, errlen, ANIM_EVERSION, path, "big-endian hosts are not supported");
+  if (!anim_dbfile_host_is_little_endian()) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, path, "big-endian hosts are not supported");
   int rc = anim_database_validate(db, err, errlen);
   if (rc) return rc;
   meta_t meta;
   bone_record_t *skel = calloc((size_t)db->nbones, sizeof *skel);
-  if (!skel) return fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
+  if (!skel) return anim_dbfile_fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
   out_section_t sections[MAX_SECTIONS];
   int count = collect(db, &meta, skel, sections);
   size_t len = strlen(path);
   char *tmp = malloc(len + 16), *dir_copy = strdup(path);
   if (!tmp || !dir_copy) {
     free(skel), free(tmp), free(dir_copy);
-    return fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
+    return anim_dbfile_fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
   }
   snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp);
@@ -151,7 +146,7 @@ int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, in
   if (rc) {
     char what[160];
     snprintf(what, sizeof what, "cannot write: %s", strerror(saved));
-    return fail(err, errlen, ANIM_EIO, path, what);
+    return anim_dbfile_fail(err, errlen, ANIM_EIO, path, what);
   }
   return 0;
 }

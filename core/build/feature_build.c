@@ -2,7 +2,6 @@
  * feature_build.c: features of a built database (see feature_build.h):
  * the default schema, raw rows from frames, normalization with floors.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,17 +146,6 @@ float anim_feature_scale_floor(const anim_feature_term_t *t) {
   return FLOOR_POSITION_M;
 }
 
-static void warn(const anim_feature_build_options_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(const anim_feature_build_options_t *o, const char *fmt, ...) {
-  if (!o || !o->warn) return;
-  char message[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(message, sizeof message, fmt, ap);
-  va_end(ap);
-  o->warn(o->warn_ctx, message);
-}
-
 /* Per-dimension mean; one scale per group: the mean of its dims' std, at
  * least the floor, over the weight. */
 static int normalize_group(anim_features_t *f, int term, const anim_feature_build_options_t *o, char *err,
@@ -185,7 +173,7 @@ static int normalize_group(anim_features_t *f, int term, const anim_feature_buil
     return ANIM_EINVAL;
   }
   if (!(std >= floor)) {
-    warn(o, "feature term %d (%s%s%s) hardly varies over the database (std %.3g): normalized by the floor %g instead",
+    anim_build_warn(o ? o->warn : NULL, o ? o->warn_ctx : NULL, "feature term %d (%s%s%s) hardly varies over the database (std %.3g): normalized by the floor %g instead",
          term, kind_name(t->kind), of, bone, (double)std, (double)floor);
     std = floor;
   }
