@@ -34,7 +34,7 @@ endif
 OPT ?= -O2
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -MMD -MP \
-  -Iinclude -Icore -Iwire -Itests/support -I$(BUILD)/gen \
+  -Iinclude -Icore -Icore/build -Iimport -Iwire -Itests/support -I$(BUILD)/gen \
   -DANIM_VERSION='"$(VERSION)"' -DANIM_PROTOCOL_VERSION=$(PROTOCOL_VERSION) \
   $(SAN_FLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
@@ -51,7 +51,9 @@ Q := @
 endif
 
 # ---- sources per layer ---------------------------------------------------
-CORE_SRC := $(sort $(wildcard core/*.c))
+CORE_SRC := $(sort $(wildcard core/*.c core/build/*.c))
+# Importers that need a library beyond libc (assimp): animdb and their tests only, never the server.
+IMPORT_SRC := $(sort $(wildcard import/*.c))
 WIRE_SRC := $(sort $(wildcard wire/*.c))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 SERVER_SRC := $(filter-out server/main.c,$(sort $(wildcard server/*.c)))
@@ -65,6 +67,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 picobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 CORE_LIB := $(BUILD)/libanimcore.a
+IMPORT_LIB := $(BUILD)/libanimimport.a
 SERVER_LIB := $(BUILD)/libanimsrv.a
 CLIENT_LIB := $(BUILD)/libanimclient.a
 CLIENT_SO := $(BUILD)/libanimclient.so
@@ -117,6 +120,9 @@ $(BUILD)/pic/%.o: %.c
 $(CORE_LIB): $(call obj,$(CORE_SRC))
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(IMPORT_LIB): $(call obj,$(IMPORT_SRC))
+	@echo "  AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
 $(SERVER_LIB): $(call obj,$(SERVER_SRC) $(WIRE_SRC)) $(BUILD)/gen/animserver.pb-c.o
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -140,9 +146,9 @@ ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
 $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(CLIENT_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lm
-$(BUILD)/animdb: $(call obj,tools/animdb.c) $(CORE_LIB)
+$(BUILD)/animdb: $(call obj,tools/animdb.c) $(IMPORT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lassimp -lm -lpthread
 # Pictures of motion graphs and state machines (not in `all`: needs libpng, bench group).
 $(BUILD)/animgraph: $(call obj,tools/animgraph.c) $(CORE_LIB)
 	@echo "  LINK  $@"
@@ -153,6 +159,17 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(call obj,$(TEST_SUPPORT_SRC)) $(SERVE
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+
+# The assimp importer's test also converts BVH files with assimp's exporter (C++, tests/support/assimp_convert.cpp).
+$(BUILD)/obj/tests/support/%.o: tests/support/%.cpp
+	@mkdir -p $(dir $@)
+	@echo "  CXX   $<"
+	$(Q)$(CXX) -std=c++17 $(OPT) -g -Wall -Wextra -MMD -MP -Itests/support $(SAN_FLAGS) -c $< -o $@
+$(BUILD)/tests/test_assimp_import: $(BUILD)/obj/tests/test_assimp_import.o $(BUILD)/obj/tests/support/assimp_convert.o \
+    $(call obj,$(TEST_SUPPORT_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lassimp $(PKG_PBC_LIBS) -lm -lpthread
 
 test: deps-test
 	@$(MAKE) --no-print-directory all-tests

@@ -1,7 +1,11 @@
-/* dbfile.c: the binary database file (see dbfile.h). */
+/*
+ * dbfile.c: loading database files (see dbfile.h): the checks, a private
+ * copy or a checked mapping, and the release and check hooks of a loaded
+ * database. What it does not: write files (core/build/dbfile_write.c) or
+ * build databases; it depends on database.h only.
+ */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,207 +14,8 @@
 #include <unistd.h>
 #include "anim_error.h"
 #include "dbfile.h"
+#include "dbfile_format.h"
 #include "hash.h"
-
-#define MAGIC "ANIMDB\r\n"
-#define ENDIAN_TAG 0x01020304u
-#define HEADER_SIZE 64
-#define ALIGN 64
-#define MAX_SECTIONS 24
-
-typedef struct {
-  char magic[8];
-  uint32_t version, endian, nsections, header_size;
-  uint64_t file_size, checksum, db_version;
-  uint8_t reserved[16];
-} header_t;
-
-typedef struct {
-  char tag[4];
-  uint32_t reserved;
-  uint64_t offset, size, checksum;
-} section_t;
-
-typedef struct {
-  int32_t kind;
-  char bone[64];
-  float weight, halflife;
-  int32_t nsamples;
-  int32_t frame_offsets[8];
-} term_record_t;
-
-/* Counts and small fields: only 4-byte members, so the layout has no padding. */
-typedef struct {
-  char name[64];
-  float frame_rate;
-  int32_t nframes, nbones, nranges, ntags, ncontacts;
-  int32_t contact_bones[ANIM_MAX_CONTACTS];
-  int32_t rows, cols, nterms;
-  int32_t group_start[ANIM_MAX_FEATURE_TERMS], group_dims[ANIM_MAX_FEATURE_TERMS];
-  term_record_t terms[ANIM_MAX_FEATURE_TERMS];
-} meta_t;
-
-typedef struct {
-  char name[64];
-  int32_t parent;
-  float offset[3];
-} bone_record_t;
-
-_Static_assert(sizeof(header_t) == HEADER_SIZE, "header is 64 bytes");
-_Static_assert(sizeof(section_t) == 32, "section entries are 32 bytes");
-_Static_assert(sizeof(anim_range_t) == 76, "ranges are stored as they are in memory");
-
-static int host_is_little_endian(void) {
-  const uint32_t x = 1;
-  return *(const uint8_t *)&x == 1;
-}
-
-static int fail(char *err, int errlen, int code, const char *path, const char *what) {
-  if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s: %s", path, what);
-  return code;
-}
-
-/* ---- writing ------------------------------------------------------------------------- */
-
-typedef struct {
-  const char *tag;
-  const void *data;
-  size_t size;
-} out_section_t;
-
-static int collect(const anim_database_t *db, meta_t *meta, bone_record_t *skel, out_section_t *s) {
-  size_t n = (size_t)db->nframes * (size_t)db->nbones;
-  const anim_features_t *f = &db->features;
-  memset(meta, 0, sizeof *meta);
-  memcpy(meta->name, db->name, sizeof meta->name);
-  meta->frame_rate = db->frame_rate;
-  meta->nframes = db->nframes, meta->nbones = db->nbones, meta->nranges = db->nranges;
-  meta->ntags = db->ntags, meta->ncontacts = db->ncontacts;
-  memcpy(meta->contact_bones, db->contact_bones, sizeof meta->contact_bones);
-  meta->rows = f->rows, meta->cols = f->cols, meta->nterms = f->schema.nterms;
-  memcpy(meta->group_start, f->group_start, sizeof meta->group_start);
-  memcpy(meta->group_dims, f->group_dims, sizeof meta->group_dims);
-  for (int t = 0; t < f->schema.nterms; t++) {
-    const anim_feature_term_t *term = &f->schema.terms[t];
-    meta->terms[t].kind = (int32_t)term->kind;
-    memcpy(meta->terms[t].bone, term->bone, sizeof meta->terms[t].bone);
-    meta->terms[t].weight = term->weight, meta->terms[t].halflife = term->halflife;
-    meta->terms[t].nsamples = term->nsamples;
-    memcpy(meta->terms[t].frame_offsets, term->frame_offsets, sizeof meta->terms[t].frame_offsets);
-  }
-  for (int b = 0; b < db->nbones; b++) {
-    memset(&skel[b], 0, sizeof skel[b]);
-    memcpy(skel[b].name, db->skeleton.names[b], sizeof skel[b].name);
-    skel[b].parent = db->skeleton.parents[b];
-    memcpy(skel[b].offset, &db->skeleton.offsets[b], sizeof skel[b].offset);
-  }
-  size_t fcount = (size_t)f->rows * (size_t)f->cols;
-  out_section_t list[] = {
-      {"META", meta, sizeof *meta},
-      {"SKEL", skel, (size_t)db->nbones * sizeof *skel},
-      {"RANG", db->ranges, (size_t)db->nranges * sizeof *db->ranges},
-      {"TAGS", db->tag_names, (size_t)db->ntags * ANIM_NAME_MAX},
-      {"LPOS", db->local_positions, n * sizeof(vec3)},
-      {"LVEL", db->local_velocities, n * sizeof(vec3)},
-      {"LROT", db->local_rotations, n * sizeof(quat)},
-      {"LANG", db->local_angular_velocities, n * sizeof(vec3)},
-      {"GPOS", db->global_positions, n * sizeof(vec3)},
-      {"GVEL", db->global_velocities, n * sizeof(vec3)},
-      {"GROT", db->global_rotations, n * sizeof(quat)},
-      {"GANG", db->global_angular_velocities, n * sizeof(vec3)},
-      {"CONT", db->contacts, (size_t)db->nframes * (size_t)db->ncontacts},
-      {"FEAT", f->values, fcount * sizeof(float)},
-      {"FOFF", f->offset, (size_t)f->cols * sizeof(float)},
-      {"FSCL", f->scale, (size_t)f->cols * sizeof(float)},
-  };
-  memcpy(s, list, sizeof list);
-  return (int)(sizeof list / sizeof list[0]);
-}
-
-static size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
-
-static int write_all(int fd, const void *data, size_t len) {
-  const uint8_t *p = data;
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return -1;
-    p += n, len -= (size_t)n;
-  }
-  return 0;
-}
-
-static int write_file(int fd, const anim_database_t *db, out_section_t *s, int count) {
-  section_t table[MAX_SECTIONS];
-  size_t offset = align_up(HEADER_SIZE + (size_t)count * sizeof(section_t));
-  memset(table, 0, sizeof table);
-  for (int i = 0; i < count; i++) {
-    memcpy(table[i].tag, s[i].tag, 4);
-    table[i].offset = offset;
-    table[i].size = s[i].size;
-    table[i].checksum = anim_hash64(s[i].data, s[i].size, 0);
-    offset = align_up(offset + s[i].size);
-  }
-  header_t h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, MAGIC, 8);
-  h.version = ANIM_DBFILE_VERSION, h.endian = ENDIAN_TAG, h.nsections = (uint32_t)count;
-  h.header_size = HEADER_SIZE, h.file_size = offset, h.db_version = db->version;
-  /* The file checksum covers the table, whose entries carry each section's checksum. */
-  h.checksum = anim_hash64(table, (size_t)count * sizeof(section_t), db->version);
-  static const uint8_t zeros[ALIGN];
-  if (write_all(fd, &h, sizeof h) || write_all(fd, table, (size_t)count * sizeof(section_t))) return -1;
-  size_t at = HEADER_SIZE + (size_t)count * sizeof(section_t);
-  for (int i = 0; i < count; i++) {
-    if (write_all(fd, zeros, table[i].offset - at) || write_all(fd, s[i].data, s[i].size)) return -1;
-    at = table[i].offset + s[i].size;
-  }
-  return write_all(fd, zeros, offset - at);
-}
-
-int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, int errlen) {
-  if (!host_is_little_endian()) return fail(err, errlen, ANIM_EVERSION, path, "big-endian hosts are not supported");
-  int rc = anim_database_validate(db, err, errlen);
-  if (rc) return rc;
-  meta_t meta;
-  bone_record_t *skel = calloc((size_t)db->nbones, sizeof *skel);
-  if (!skel) return fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
-  out_section_t sections[MAX_SECTIONS];
-  int count = collect(db, &meta, skel, sections);
-  size_t len = strlen(path);
-  char *tmp = malloc(len + 16), *dir_copy = strdup(path);
-  if (!tmp || !dir_copy) {
-    free(skel), free(tmp), free(dir_copy);
-    return fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
-  }
-  snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  /* mkstemp creates 0600; a database file is meant to be read by the server's user and others. */
-  if (fd >= 0) fchmod(fd, 0644);
-  /* saved: the errno of the first failing step, for the message. */
-  int saved = 0;
-  rc = fd < 0 ? -1 : write_file(fd, db, sections, count);
-  if (rc) saved = errno;
-  if (rc == 0 && fsync(fd) != 0) rc = -1, saved = errno;
-  if (fd >= 0 && close(fd) != 0 && rc == 0) rc = -1, saved = errno;
-  if (rc == 0 && rename(tmp, path) != 0) rc = -1, saved = errno;
-  if (rc == 0) {
-    /* The rename itself is durable only once the directory is synced. */
-    int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) fsync(dfd), close(dfd);
-  } else if (fd >= 0) {
-    unlink(tmp);
-  }
-  free(skel), free(tmp), free(dir_copy);
-  if (rc) {
-    char what[160];
-    snprintf(what, sizeof what, "cannot write: %s", strerror(saved));
-    return fail(err, errlen, ANIM_EIO, path, what);
-  }
-  return 0;
-}
-
-/* ---- reading ------------------------------------------------------------------------- */
 
 typedef struct {
   const uint8_t *base;
@@ -237,25 +42,25 @@ static int all_zero(const uint8_t *p, size_t n) {
 }
 
 static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char *name, char *err, int errlen) {
-  if (len < HEADER_SIZE) return fail(err, errlen, ANIM_ETRUNCATED, name, "shorter than the 64-byte header");
+  if (len < HEADER_SIZE) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "shorter than the 64-byte header");
   header_t h;
   memcpy(&h, bytes, sizeof h);
-  if (memcmp(h.magic, MAGIC, 8) != 0) return fail(err, errlen, ANIM_EFORMAT, name, "not an animserver database (bad magic)");
-  if (h.endian != ENDIAN_TAG) return fail(err, errlen, ANIM_EVERSION, name, "written with another byte order");
-  if (h.version != ANIM_DBFILE_VERSION) return fail(err, errlen, ANIM_EVERSION, name, "unsupported format version");
+  if (memcmp(h.magic, MAGIC, 8) != 0) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "not an animserver database (bad magic)");
+  if (h.endian != ENDIAN_TAG) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "written with another byte order");
+  if (h.version != ANIM_DBFILE_VERSION) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "unsupported format version");
   if (h.header_size != HEADER_SIZE || h.nsections == 0 || h.nsections > MAX_SECTIONS)
-    return fail(err, errlen, ANIM_EFORMAT, name, "bad header size or section count");
+    return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "bad header size or section count");
   for (size_t i = 0; i < sizeof h.reserved; i++)
-    if (h.reserved[i]) return fail(err, errlen, ANIM_EFORMAT, name, "reserved header bytes are not zero");
-  if (h.file_size > len) return fail(err, errlen, ANIM_ETRUNCATED, name, "file is shorter than its header says");
-  if (h.file_size < len) return fail(err, errlen, ANIM_EFORMAT, name, "file is longer than its header says");
+    if (h.reserved[i]) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "reserved header bytes are not zero");
+  if (h.file_size > len) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "file is shorter than its header says");
+  if (h.file_size < len) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "file is longer than its header says");
   size_t table_end = HEADER_SIZE + (size_t)h.nsections * sizeof(section_t);
-  if (table_end > len) return fail(err, errlen, ANIM_ETRUNCATED, name, "section table runs past the end");
+  if (table_end > len) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "section table runs past the end");
   v->base = bytes;
   v->table = (const section_t *)(bytes + HEADER_SIZE);
   v->count = h.nsections;
   if (anim_hash64(v->table, (size_t)h.nsections * sizeof(section_t), h.db_version) != h.checksum)
-    return fail(err, errlen, ANIM_ECHECKSUM, name, "header checksum mismatch");
+    return anim_dbfile_fail(err, errlen, ANIM_ECHECKSUM, name, "header checksum mismatch");
   /* Bounds first, for every section, so a damaged table is reported as such
    * before any section is read. Sections come in file order. */
   uint64_t previous_end = table_end;
@@ -264,12 +69,12 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
     char what[96];
     if (s->offset % ALIGN || s->offset < previous_end || s->offset > len || s->size > len - s->offset) {
       snprintf(what, sizeof what, "section %u (%.4s) is misaligned, overlaps another or leaves the file", i, s->tag);
-      return fail(err, errlen, ANIM_EFORMAT, name, what);
+      return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, what);
     }
     previous_end = s->offset + s->size;
   }
-  if (align_up(previous_end) != len)
-    return fail(err, errlen, ANIM_EFORMAT, name, "the file does not end after its last section");
+  if (anim_dbfile_align_up(previous_end) != len)
+    return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "the file does not end after its last section");
   /* Every byte is now accounted for: header fields by value, the table by the
    * header checksum, sections by theirs, and the alignment padding by being
    * zero (so nothing in the file goes unchecked). */
@@ -277,7 +82,7 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
   for (uint32_t i = 0; i <= v->count; i++) {
     uint64_t end = i < v->count ? v->table[i].offset : len;
     if (!all_zero(bytes + at, (size_t)(end - at)))
-      return fail(err, errlen, ANIM_EFORMAT, name, "padding between sections is not zero");
+      return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "padding between sections is not zero");
     if (i < v->count) at = v->table[i].offset + v->table[i].size;
   }
   for (uint32_t i = 0; i < v->count; i++) {
@@ -285,14 +90,14 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
     if (anim_hash64(bytes + s->offset, s->size, 0) != s->checksum) {
       char what[64];
       snprintf(what, sizeof what, "section %.4s checksum mismatch", s->tag);
-      return fail(err, errlen, ANIM_ECHECKSUM, name, what);
+      return anim_dbfile_fail(err, errlen, ANIM_ECHECKSUM, name, what);
     }
   }
   return 0;
 }
 
 static int bad(char *err, int errlen, const char *name, const char *what) {
-  return fail(err, errlen, ANIM_EFORMAT, name, what);
+  return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, what);
 }
 
 static int fill_meta(anim_database_t *db, const view_t *v, const char *name, char *err, int errlen) {
@@ -379,55 +184,162 @@ static int fill_arrays(anim_database_t *db, const view_t *v, const char *name, c
 
 int anim_dbfile_parse(anim_database_t *out, const void *bytes, size_t len, const char *name, char *err, int errlen) {
   memset(out, 0, sizeof *out);
-  if (!host_is_little_endian()) return fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
+  if (!anim_dbfile_host_is_little_endian()) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
   /* Arrays are used in place, and sections sit at multiples of 64 from the
    * start: a base aligned to 8 (as malloc's is) aligns every field. */
   if (!bytes || (uintptr_t)bytes % 8)
-    return fail(err, errlen, ANIM_EINVAL, name, "the buffer must be 8-byte aligned (as from malloc or mmap)");
+    return anim_dbfile_fail(err, errlen, ANIM_EINVAL, name, "the buffer must be 8-byte aligned (as from malloc or mmap)");
   view_t v;
   int rc = check_layout(bytes, len, &v, name, err, errlen);
   if (!rc) rc = fill_meta(out, &v, name, err, errlen);
   if (!rc) rc = fill_arrays(out, &v, name, err, errlen);
   if (!rc) rc = anim_database_validate(out, err, errlen);
-  if (!rc) memcpy(&out->version, bytes + offsetof(header_t, db_version), sizeof out->version);
-  /* Borrowed bytes: mapping set, size 0, so free touches neither. */
-  out->mapping = (void *)bytes;
-  out->mapping_size = 0;
+  if (!rc) memcpy(&out->version, (const uint8_t *)bytes + offsetof(header_t, db_version), sizeof out->version);
+  /* Borrowed bytes: no release hook, so free touches nothing. */
   if (rc) memset(out, 0, sizeof *out);
   return rc;
 }
 
-int anim_dbfile_load(anim_database_t *out, const char *path, char *err, int errlen) {
+
+/* ---- where a loaded file lives ------------------------------------------------------- */
+
+/* A loaded file: the public part first (db->storage points here), then what
+ * the hooks need. A copied file's bytes follow the record in the same
+ * allocation, at a multiple of 64 from its start. */
+typedef struct {
+  anim_dbfile_storage_t pub;
+  int fd;                     /* mapped: the open file; -1 when copied */
+  off_t size;                 /* mapped: size and modification time at load */
+  struct timespec mtime;
+  char path[];                /* for messages */
+} loaded_t;
+
+static void release_loaded(anim_database_t *db) {
+  loaded_t *l = db->storage;
+  if (!l) return;
+  if (l->pub.mapped) {
+    munmap((void *)l->pub.bytes, l->pub.size);
+    close(l->fd);
+  }
+  free(l);
+}
+
+/* A mapped file is sound while it has the size and modification time it had when loaded. */
+static int check_mapped(const anim_database_t *db, char *err, int errlen) {
+  const loaded_t *l = db->storage;
+  struct stat st;
+  if (!l || !l->pub.mapped) return 0;
+  if (fstat(l->fd, &st) != 0)
+    return anim_dbfile_fail(err, errlen, ANIM_EIO, l->path, "cannot check the mapped file (fstat failed)");
+  if (st.st_size != l->size || st.st_mtim.tv_sec != l->mtime.tv_sec || st.st_mtim.tv_nsec != l->mtime.tv_nsec)
+    return anim_dbfile_fail(err, errlen, ANIM_EIO, l->path,
+                st.st_size < l->size ? "the file was truncated since it was loaded: reload it"
+                                     : "the file was rewritten in place since it was loaded: reload it");
+  return 0;
+}
+
+/* A record for path with extra bytes after it, at a multiple of 64 from its start (*out_extra). */
+static loaded_t *new_record(const char *path, size_t extra, uint8_t **out_extra) {
+  size_t plen = strlen(path) + 1, head = anim_dbfile_align_up(sizeof(loaded_t) + plen);
+  loaded_t *l = malloc(head + extra);
+  if (!l) return NULL;
+  memset(l, 0, sizeof *l);
+  l->fd = -1;
+  memcpy(l->path, path, plen);
+  if (out_extra) *out_extra = (uint8_t *)l + head;
+  return l;
+}
+
+/* Reads len bytes of fd into memory after a record. */
+static loaded_t *copy_file(int fd, const char *path, size_t len, char *err, int errlen, int *out_rc) {
+  uint8_t *bytes;
+  loaded_t *l = new_record(path, len, &bytes);
+  if (!l) {
+    *out_rc = anim_dbfile_fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
+    return NULL;
+  }
+  size_t at = 0;
+  while (at < len) {
+    ssize_t n = read(fd, bytes + at, len - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *out_rc = n < 0 ? anim_dbfile_fail(err, errlen, ANIM_EIO, path, strerror(errno))
+                      : anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, path, "the file shrank while it was read");
+      free(l);
+      return NULL;
+    }
+    at += (size_t)n;
+  }
+  l->pub.bytes = bytes;
+  l->pub.size = len;
+  return l;
+}
+
+/* Maps fd read-only and records what the check compares. */
+static loaded_t *map_file(int fd, const char *path, const struct stat *st, char *err, int errlen, int *out_rc) {
+  loaded_t *l = new_record(path, 0, NULL);
+  if (!l) {
+    *out_rc = anim_dbfile_fail(err, errlen, ANIM_ENOMEM, path, "out of memory");
+    return NULL;
+  }
+  /* Every byte is read for its checksum: populate the mapping in one go
+   * rather than one page fault per 4 KiB. */
+  void *map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (map == MAP_FAILED) {
+    *out_rc = anim_dbfile_fail(err, errlen, ANIM_EIO, path, strerror(errno));
+    free(l);
+    return NULL;
+  }
+  l->pub.bytes = map;
+  l->pub.size = (size_t)st->st_size;
+  l->pub.mapped = 1;
+  l->fd = fd;
+  l->size = st->st_size;
+  l->mtime = st->st_mtim;
+  return l;
+}
+
+void anim_dbfile_options_default(anim_dbfile_options_t *o) {
+  o->copy_max_bytes = ANIM_DBFILE_COPY_MAX_DEFAULT;
+  const char *env = getenv("ANIM_DBFILE_COPY_MAX");
+  if (env && *env >= '0' && *env <= '9') {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (!errno && !*end) o->copy_max_bytes = (size_t)v;
+  }
+}
+
+int anim_dbfile_load_with(anim_database_t *out, const char *path, const anim_dbfile_options_t *options, char *err,
+                          int errlen) {
+  anim_dbfile_options_t defaults;
+  if (!options) anim_dbfile_options_default(&defaults), options = &defaults;
   memset(out, 0, sizeof *out);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(err, errlen, errno == ENOENT ? ANIM_ENOTFOUND : ANIM_EIO, path, strerror(errno));
+  if (fd < 0) return anim_dbfile_fail(err, errlen, errno == ENOENT ? ANIM_ENOTFOUND : ANIM_EIO, path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return fail(err, errlen, ANIM_EIO, path, "not a regular file");
+    return anim_dbfile_fail(err, errlen, ANIM_EIO, path, "not a regular file");
   }
   size_t len = (size_t)st.st_size;
   if (len < HEADER_SIZE) {
     close(fd);
-    return fail(err, errlen, ANIM_ETRUNCATED, path, "shorter than the 64-byte header");
+    return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, path, "shorter than the 64-byte header");
   }
-  /* Every byte is read for its checksum: populate the mapping in one go
-   * rather than one page fault per 4 KiB. */
-  void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return fail(err, errlen, ANIM_EIO, path, strerror(errno));
-  int rc = anim_dbfile_parse(out, map, len, path, err, errlen);
-  if (rc) {
-    munmap(map, len);
-    return rc;
-  }
-  out->mapping = map;
-  out->mapping_size = len;
-  return 0;
+  int rc = 0, mapped = len > options->copy_max_bytes;
+  loaded_t *l = mapped ? map_file(fd, path, &st, err, errlen, &rc) : copy_file(fd, path, len, err, errlen, &rc);
+  if (!mapped || !l) close(fd);
+  if (!l) return rc;
+  rc = anim_dbfile_parse(out, l->pub.bytes, l->pub.size, path, err, errlen);
+  out->storage = l;
+  out->storage_size = l->pub.size;
+  out->release = release_loaded;
+  out->check = mapped ? check_mapped : NULL;
+  if (rc) anim_database_free(out);
+  return rc;
 }
 
-void anim_dbfile_release(anim_database_t *db) {
-  if (db->mapping && db->mapping_size) munmap(db->mapping, db->mapping_size);
-  db->mapping = NULL;
-  db->mapping_size = 0;
+int anim_dbfile_load(anim_database_t *out, const char *path, char *err, int errlen) {
+  return anim_dbfile_load_with(out, path, NULL, err, errlen);
 }

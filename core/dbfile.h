@@ -1,5 +1,6 @@
 /*
- * dbfile.h: the binary database file: write atomically, load by mmap.
+ * dbfile.h: loading the binary database file (the runtime side; the offline
+ * side writes it: core/build/dbfile_write.h).
  *
  * Layout (all little-endian; big-endian hosts are refused with ANIM_EVERSION):
  *   header, 64 bytes: magic "ANIMDB\r\n", format version (u32), endianness
@@ -16,31 +17,67 @@
  * Integrity: header fields are checked by value, the section table by the
  * header checksum (seeded with the database version), each section by its own
  * checksum, padding by being zero, so every byte of the file is covered.
- * The loader maps the file read-only and points the big arrays straight into
- * the mapping (no copy); it checks magic, version, sizes against the file,
- * section bounds, alignment and overlaps, every checksum, then the database's
- * own validity rules. Checksums use anim_hash64 (hash.h).
+ * The loader checks magic, version, sizes against the file, section bounds,
+ * alignment and overlaps, every checksum, then the database's own validity
+ * rules, and points the big arrays straight into the file's bytes (no
+ * per-array copy). Checksums use anim_hash64 (hash.h).
  *
- * A loaded database has db->mapping set; anim_database_free then calls
- * anim_dbfile_release (declared in database.h), which unmaps the file and
- * frees nothing else: every array of a loaded database lives in the mapping.
+ * Where the bytes live, and why (a file changed under a running server):
+ *  - A file up to copy_max_bytes (1 GiB by default, the environment's
+ *    ANIM_DBFILE_COPY_MAX when set) is read into private
+ *    memory. Nothing done to the file afterwards (truncated in place,
+ *    rewritten, deleted) can reach the loaded database: the checksums
+ *    verified at load stay true for its whole life. Reading costs no extra
+ *    I/O (every byte is read for its checksum anyway); the price is that the
+ *    bytes count as the process's memory rather than as page cache.
+ *  - A larger file is mapped read-only (MAP_PRIVATE), so gigabytes of data
+ *    stay evictable page cache. A mapped file truncated in place would make
+ *    the next read of a vanished page raise SIGBUS, and one rewritten in place
+ *    would change the arrays under their readers; so the loader keeps the
+ *    file open, and anim_database_check compares its size and modification
+ *    time with those it had when loaded (one fstat): callers check before
+ *    each use of the database (the server does before every request on it)
+ *    and answer an error instead of reading. Replacing the file by rename (as
+ *    anim_dbfile_write does) never disturbs a loaded database: the mapping
+ *    keeps the old file alive. What the check cannot catch is a truncation
+ *    during the few microseconds of one request after its check.
+ * Either way anim_database_free releases what the loader took (its release
+ * hook frees the copy, or unmaps and closes the file).
  */
 #ifndef ANIM_DBFILE_H
 #define ANIM_DBFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "database.h"
 
 #define ANIM_DBFILE_VERSION 1
+#define ANIM_DBFILE_COPY_MAX_DEFAULT ((size_t)1 << 30) /* 1 GiB */
 
-/* Writes db to path atomically (temporary file in the same directory, fsync,
- * rename, fsync of the directory): a crash leaves the old file or the new
- * one, never a half file. 0, ANIM_EIO or ANIM_EINVAL with a message. */
-int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, int errlen);
+/* How anim_dbfile_load_with holds a file. */
+typedef struct {
+  size_t copy_max_bytes; /* files up to this size are read into memory, larger ones mapped; 0: always map */
+} anim_dbfile_options_t;
 
-/* Loads path into out_db (arrays in a read-only mapping; free with
- * anim_database_free). 0, or ANIM_EIO, ANIM_EFORMAT, ANIM_EVERSION,
- * ANIM_ETRUNCATED, ANIM_ECHECKSUM with a message naming the file. */
+/* copy_max_bytes = ANIM_DBFILE_COPY_MAX_DEFAULT, or the environment's
+ * ANIM_DBFILE_COPY_MAX (a byte count) when set: the operator's knob for a
+ * server that loads through anim_dbfile_load (and the tests' way to make
+ * the real server map its files). */
+void anim_dbfile_options_default(anim_dbfile_options_t *options);
+
+/* What db->storage points to for a database loaded from a file. */
+typedef struct {
+  const uint8_t *bytes; /* the file: a private copy or a read-only mapping */
+  size_t size;
+  int mapped;           /* 1: mapped (see the top), 0: copied into memory */
+} anim_dbfile_storage_t;
+
+/* Loads path into out_db (free with anim_database_free). options may be
+ * NULL (defaults). 0, or ANIM_ENOTFOUND, ANIM_EIO, ANIM_EFORMAT,
+ * ANIM_EVERSION, ANIM_ETRUNCATED, ANIM_ECHECKSUM, ANIM_ENOMEM with a message
+ * naming the file. */
+int anim_dbfile_load_with(anim_database_t *out_db, const char *path, const anim_dbfile_options_t *options, char *err,
+                          int errlen);
 int anim_dbfile_load(anim_database_t *out_db, const char *path, char *err, int errlen);
 
 /* The same checks over a buffer (for tests and fuzzing). bytes must be 8-byte

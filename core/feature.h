@@ -1,12 +1,16 @@
 /*
- * feature.h: the motion-matching feature schema, feature extraction and
- * z-score normalization.
+ * feature.h: the motion-matching feature schema and what the runtime does
+ * with features: a query row from explicit inputs, normalization.
  *
  * A schema is a list of weighted terms over named bones (so it fits any
  * skeleton); each term contributes a group of dimensions. Normalization is
  * per group: offset = per-dimension mean, scale = (mean over the group's
- * dimensions of the per-dimension std) / weight. Queries are normalized with
- * the same offset and scale, stored with the database.
+ * dimensions of the per-dimension std, floored) / weight. Queries are
+ * normalized with the same offset and scale, stored with the database.
+ *
+ * What it does not: extract features from database frames or compute the
+ * offsets and scales (the builder, core/build/feature_build.h); this file
+ * only reads a schema and a built feature matrix.
  *
  * Validity rules (anim_feature_schema_validate):
  *  1. 1 <= nterms <= ANIM_MAX_FEATURE_TERMS; total dims <= ANIM_MAX_FEATURE_DIMS;
@@ -19,6 +23,7 @@
 #define ANIM_FEATURES_H
 
 #include "anim_math.h"
+#include "clip.h"
 
 #define ANIM_MAX_FEATURE_TERMS 16
 #define ANIM_MAX_FEATURE_DIMS 128
@@ -58,33 +63,21 @@ typedef struct {
   int group_dims[ANIM_MAX_FEATURE_TERMS];
 } anim_features_t;
 
-struct anim_database;
-
-/* The seed's 27-dim layout for a skeleton: both feet positions and velocities,
- * hip velocity, trajectory positions and directions at 20/40/60 frames.
- * Bone names are guessed from common conventions (LeftFoot, Foot_L, ...).
- * ANIM_ENOTFOUND when the skeleton has no recognizable feet/hips. */
-int anim_feature_schema_default(anim_feature_schema_t *out_schema, const struct anim_database *db);
 /* Dimensions the schema produces, and one term's (3 for bone terms, 2 per
  * sample for trajectory terms). */
 int anim_feature_schema_dims(const anim_feature_schema_t *schema);
 int anim_feature_term_dims(const anim_feature_term_t *term);
-int anim_feature_schema_validate(const anim_feature_schema_t *schema, const struct anim_database *db,
-                                 char *err, int errlen);
+/* 1 for the terms over one bone (position, velocity, inertialization). */
+int anim_feature_term_is_bone(const anim_feature_term_t *term);
+/* 0 when the rules above hold for skeleton; else ANIM_EINVAL with a message
+ * naming the term. */
+int anim_feature_schema_validate(const anim_feature_schema_t *schema, const anim_skeleton_t *skeleton, char *err,
+                                 int errlen);
 
-/* Computes and normalizes db->features from schema. ANIM_EINVAL (invalid
- * schema, zero-variance group: message names the term), ANIM_ENOMEM. */
-int anim_features_build(struct anim_database *db, const anim_feature_schema_t *schema, char *err, int errlen);
-void anim_features_free(anim_features_t *features);
-
-/* The raw (unnormalized) feature row of database frame `frame` under schema
- * (which must be valid for db): character space is the simulation bone's
- * (bone 0) position and yaw at that frame; trajectory samples past the end of
- * the frame's range clamp to the range's last frame (the clip "stops
- * there": positions stay, directions hold). 0, ANIM_ERANGE (frame), or
- * ANIM_EINVAL (a bone term naming no bone of db). */
-int anim_features_compute_frame(const struct anim_database *db, const anim_feature_schema_t *schema, int frame,
-                                float *out_raw);
+/* The 3 raw values of a bone term from the bone's character-space position
+ * (m) and velocity (m/s): the position, the velocity, or the
+ * inertialization value 2 pos / y + vel / y^2 (feature.c says why). */
+void anim_feature_bone_values(const anim_feature_term_t *term, vec3 position, vec3 velocity, float *out_values);
 
 /* What a query is made of when it does not come from a database frame, all
  * in character space (relative to the simulation bone's position and yaw):

@@ -11,6 +11,7 @@
 
 #include "anim_error.h"
 #include "kinematics.h"
+#include "feature_build.h"
 #include "pose_fit.h"
 #include "spring.h"
 #include "umeyama.h"
@@ -124,9 +125,8 @@ static void root_weights(anim_pose_fit_model_t *m) {
   }
 }
 
-/* The model's features, built by feature.c on a shallow copy of the
- * database so that db->features (the controller's) is left alone; the copy
- * shares every array and only its features (and version) are written. */
+/* The model's features: the trackers' own schema over the database, beside
+ * (not instead of) the database's features, so a loaded database serves too. */
 static int build_features(anim_pose_fit_model_t *m, const anim_pose_fit_model_options_t *o, char *err, int errlen) {
   anim_feature_schema_t schema;
   memset(&schema, 0, sizeof schema);
@@ -137,12 +137,11 @@ static int build_features(anim_pose_fit_model_t *m, const anim_pose_fit_model_op
       snprintf(t->bone, sizeof t->bone, "%s", m->db->skeleton.names[m->tracker_bones[k]]);
       t->weight = kind ? o->velocity_weight : o->position_weight;
     }
-  anim_database_t copy = *m->db;
-  memset(&copy.features, 0, sizeof copy.features);
-  int rc = anim_features_build(&copy, &schema, err, errlen);
-  if (rc) return rc;
-  m->features = copy.features;
-  return 0;
+  /* Tracked bones of small spread (the pelvis in character space) are what
+   * the trackers tell most precisely: normalized by their own spread, not
+   * the floor the database's schema gets for degenerate groups. */
+  anim_feature_build_options_t options = {NULL, NULL, 1};
+  return anim_features_compute(m->db, &schema, &options, &m->features, err, errlen);
 }
 
 int anim_pose_fit_model_build(anim_pose_fit_model_t *out, const anim_database_t *db,

@@ -21,7 +21,13 @@ int srv_service_acquire_database(const srv_service_ctx_t *ctx, const srv_request
   if (!out->entry)
     return srv_response_fail(out, ANIM_ENOTFOUND, "%s.%s = \"%s\": no database of that name is loaded",
                              srv_request_name(request->type), request->database_field, request->database);
-  return 0;
+  /* A mapped file changed under it (dbfile.h): answer an error instead of reading it; reload and unload still go. */
+  if (request->type == SRV_REQ_RELOAD_DATABASE || request->type == SRV_REQ_UNLOAD_DATABASE) return 0;
+  char why[SRV_ERROR_MESSAGE_MAX];
+  int rc = anim_database_check(&out->entry->db, why, sizeof why);
+  return rc ? srv_response_fail(out, rc, "%s.%s = \"%s\": %s", srv_request_name(request->type),
+                                request->database_field, request->database, why)
+            : 0;
 }
 
 /* Copies the registry's summaries: the encoder reads no registry. */

@@ -2,8 +2,10 @@
  * test_database.c: databases built from real motion capture (all 14 Bandai
  * Namco clips, 60 Hz, mirrored). Invalid builds first; then ranges, the
  * simulation bone on the ground facing the travel, velocities against finite
- * differences of forward kinematics, foot contacts, mirroring. Failures name
- * the worst bone and frame.
+ * differences of forward kinematics, foot contacts, mirroring. Then clips
+ * matched by bone name (joint order free, the first difference of other
+ * skeletons named, GAMES-105's two orders in one database, Mixamo names),
+ * and bones named explicitly. Failures name the worst bone and frame.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,7 +19,7 @@
 #include <cmocka.h>
 #include "anim_error.h"
 #include "bvh.h"
-#include "database.h"
+#include "import.h"
 #include "kinematics.h"
 #include "procgen.h"
 #include "shared_data.h"
@@ -310,6 +312,234 @@ static void test_source_root_folded_poses_kept(void **state) {
   anim_clip_free(&clip);
 }
 
+/* ---- skeletons matched by name ---------------------------------------------------------- */
+
+/* Collects warnings: how many, and the last. */
+typedef struct {
+  int count;
+  char last[512];
+} warnings_t;
+
+static void collect_warning(void *ctx, const char *message) {
+  warnings_t *w = ctx;
+  w->count++;
+  snprintf(w->last, sizeof w->last, "%s", message);
+}
+
+/* out: clip with every bone's children listed in reverse order (parents
+ * still first): the same skeleton in another joint order. */
+static void reverse_children(const anim_clip_t *in, anim_clip_t *out) {
+  const anim_skeleton_t *s = &in->skeleton;
+  int order[ANIM_MAX_BONES], stack[ANIM_MAX_BONES], n = 0, top = 0, new_index[ANIM_MAX_BONES];
+  stack[top++] = 0;
+  while (top) {
+    int b = stack[--top];
+    order[n++] = b;
+    /* Pushed in index order, so popped (visited) in reverse. */
+    for (int c = 1; c < s->nbones; c++)
+      if (s->parents[c] == b) stack[top++] = c;
+  }
+  assert_int_equal(n, s->nbones);
+  anim_skeleton_t r = *s;
+  for (int i = 0; i < n; i++) new_index[order[i]] = i;
+  for (int i = 0; i < n; i++) {
+    snprintf(r.names[i], ANIM_NAME_MAX, "%s", s->names[order[i]]);
+    r.parents[i] = s->parents[order[i]] < 0 ? -1 : new_index[s->parents[order[i]]];
+    r.offsets[i] = s->offsets[order[i]];
+  }
+  assert_int_equal(anim_clip_alloc(out, &r, in->nframes, in->frame_time), 0);
+  snprintf(out->name, sizeof out->name, "%.40s_reordered", in->name);
+  for (int f = 0; f < in->nframes; f++)
+    for (int i = 0; i < n; i++) {
+      out->local_positions[(size_t)f * (size_t)n + (size_t)i] = in->local_positions[(size_t)f * (size_t)n + (size_t)order[i]];
+      out->local_rotations[(size_t)f * (size_t)n + (size_t)i] = in->local_rotations[(size_t)f * (size_t)n + (size_t)order[i]];
+    }
+}
+
+/* Joints listed in another order join the first clip's database, reordered
+ * to its order: the database is the one the first order would give (same
+ * version), and a warning names the clip. */
+static void test_joint_order_does_not_matter(void **state) {
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  anim_clip_t clips[2], reordered;
+  assert_int_equal(anim_procgen_clip(&clips[0], &specs[2], 60.0f), 0); /* walk */
+  assert_int_equal(anim_procgen_clip(&clips[1], &specs[6], 60.0f), 0); /* walk_turn_left */
+  reverse_children(&clips[1], &reordered);
+  assert_string_not_equal(reordered.skeleton.names[1], clips[1].skeleton.names[1]);
+  anim_database_t same, mixed;
+  char err[256];
+  warnings_t w = {0, ""};
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.warn = collect_warning, o.warn_ctx = &w;
+  assert_int_equal(anim_database_build(&same, "x", clips, 2, &o, err, sizeof err), 0);
+  assert_int_equal(w.count, 0);
+  anim_clip_t both[2] = {clips[0], reordered};
+  snprintf(both[1].name, sizeof both[1].name, "%s", clips[1].name); /* the same range names */
+  if (anim_database_build(&mixed, "x", both, 2, &o, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(w.count, 1);
+  assert_non_null(strstr(w.last, "walk_turn_left"));
+  assert_non_null(strstr(w.last, "matched by name"));
+  assert_true(mixed.version == same.version);
+  anim_database_free(&mixed);
+  /* The other way round: the database takes the reordered clip's order. */
+  anim_clip_t swapped[2] = {reordered, clips[0]};
+  assert_int_equal(anim_database_build(&mixed, "x", swapped, 2, NULL, err, sizeof err), 0);
+  int nb = same.nbones;
+  for (int f = 0; f < same.nframes; f++)
+    for (int b = 0; b < nb; b++) {
+      int m = anim_skeleton_find(&mixed.skeleton, same.skeleton.names[b]);
+      /* Range 1 of one is range 0 of the other: compare by range. */
+      int fs = f, fm = f < same.ranges[1].start ? f + mixed.ranges[1].start : f - same.ranges[1].start;
+      vec3 d = vec3_sub(same.global_positions[(size_t)fs * (size_t)nb + (size_t)b],
+                        mixed.global_positions[(size_t)fm * (size_t)nb + (size_t)m]);
+      if (vec3_length(d) > 1e-5f) fail_msg("bone %s frame %d: %.6f m apart", same.skeleton.names[b], f, (double)vec3_length(d));
+    }
+  anim_database_free(&mixed);
+  anim_database_free(&same);
+  anim_clip_free(&reordered);
+  anim_clip_free(&clips[0]);
+  anim_clip_free(&clips[1]);
+}
+
+/* Skeletons that differ beyond their order: the error names the clip and the first difference. */
+static void test_different_skeletons_named(void **state) {
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  anim_clip_t a, b;
+  anim_database_t out;
+  char err[256];
+  assert_int_equal(anim_procgen_clip(&a, &specs[2], 60.0f), 0);
+  assert_int_equal(anim_procgen_clip(&b, &specs[3], 60.0f), 0);
+  int foot = anim_skeleton_find(&a.skeleton, "LeftFoot"), hips = anim_skeleton_find(&a.skeleton, "Hips");
+  anim_clip_t pair[2] = {a, b};
+  snprintf(pair[1].skeleton.names[foot], ANIM_NAME_MAX, "LeftAnkle");
+  assert_int_equal(anim_database_build(&out, "x", pair, 2, NULL, err, sizeof err), ANIM_EINVAL);
+  assert_non_null(strstr(err, "jog"));
+  assert_non_null(strstr(err, "has no bone \"LeftFoot\""));
+  pair[1] = b;
+  pair[1].skeleton.parents[foot] = hips;
+  assert_int_equal(anim_database_build(&out, "x", pair, 2, NULL, err, sizeof err), ANIM_EINVAL);
+  assert_non_null(strstr(err, "bone \"LeftFoot\" hangs from \"Hips\" here, from \"LeftLeg\""));
+  /* A bone the first clip lacks (the last bone is a leaf: dropping it keeps the rest valid). */
+  pair[0] = a, pair[1] = b;
+  pair[0].skeleton.nbones--;
+  anim_clip_t shorter;
+  assert_int_equal(anim_clip_alloc(&shorter, &pair[0].skeleton, 2, a.frame_time), 0);
+  snprintf(shorter.name, sizeof shorter.name, "short");
+  pair[0] = shorter;
+  assert_int_equal(anim_database_build(&out, "x", pair, 2, NULL, err, sizeof err), ANIM_EINVAL);
+  char expect[128];
+  snprintf(expect, sizeof expect, "has a bone \"%s\" the first clip lacks", a.skeleton.names[a.skeleton.nbones - 1]);
+  assert_non_null(strstr(err, expect));
+  anim_clip_free(&shorter);
+  anim_clip_free(&a);
+  anim_clip_free(&b);
+}
+
+/* The GAMES-105 folder: four clips in one joint order, two in another. */
+static void test_games105_orders_join(void **state) {
+  char path[1024], err[512];
+  if (!anim_test_shared_path(path, sizeof path, "data/mocap/games105")) return;
+  anim_clip_list_t clips = {NULL, 0, 0};
+  anim_bvh_options_t bo = {1.0f};
+  assert_int_equal(anim_import_path(&clips, path, &bo, err, sizeof err), 0);
+  warnings_t w = {0, ""};
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.warn = collect_warning, o.warn_ctx = &w;
+  anim_database_t g;
+  if (anim_database_build(&g, "games105", clips.clips, clips.count, &o, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(g.nranges, 6);
+  assert_int_equal(w.count, 2); /* run_forward, walkF */
+  assert_int_equal(g.ncontacts, 2);
+  assert_string_equal(g.skeleton.names[g.contact_bones[0]], "lToeJoint");
+  anim_database_free(&g);
+  anim_clip_list_free(&clips);
+}
+
+/* A Mixamo-rigged BVH (every joint "mixamorig:..."): CMU MotionBuilder's
+ * 02_01 with its joints renamed as Mixamo names them builds with the
+ * default schema and contacts. */
+static void test_mixamo_names(void **state) {
+  char path[1024], err[512];
+  if (!anim_test_shared_path(path, sizeof path, "data/mocap/cmu-motionbuilder/02_01.bvh")) return;
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)len), *renamed = malloc((size_t)len * 2);
+  assert_true(text && renamed && fread(text, 1, (size_t)len, f) == (size_t)len);
+  fclose(f);
+  size_t at = 0;
+  for (long i = 0; i < len; i++) {
+    renamed[at++] = text[i];
+    int joint = i >= 5 && !memcmp(text + i - 5, "JOINT ", 6), root = i >= 4 && !memcmp(text + i - 4, "ROOT ", 5);
+    if (joint || root) at += (size_t)sprintf(renamed + at, "mixamorig:");
+  }
+  anim_clip_t clip;
+  anim_bvh_options_t bo = {0.056444f};
+  if (anim_bvh_parse(&clip, renamed, at, "mixamo.bvh", &bo, err, sizeof err)) fail_msg("%s", err);
+  assert_string_equal(clip.skeleton.names[0], "mixamorig:Hips");
+  anim_database_t m;
+  if (anim_database_build(&m, "mixamo", &clip, 1, NULL, err, sizeof err)) fail_msg("%s", err);
+  assert_string_equal(m.skeleton.names[m.contact_bones[0]], "mixamorig:LeftToeBase");
+  anim_feature_schema_t schema;
+  assert_int_equal(anim_feature_schema_default(&schema, &m), 0);
+  assert_string_equal(schema.terms[0].bone, "mixamorig:LeftFoot");
+  assert_string_equal(schema.terms[4].bone, "mixamorig:Hips");
+  assert_int_equal(anim_features_build(&m, &schema, err, sizeof err), 0);
+  anim_database_free(&m);
+  anim_clip_free(&clip);
+  free(text), free(renamed);
+}
+
+/* options.bones names the bones a role plays: contacts, the default schema;
+ * a name the skeleton lacks is an error naming the role. Without toes or
+ * feet the database builds without contacts, with a warning. */
+static void test_explicit_bones(void **state) {
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  anim_clip_t a;
+  anim_database_t out;
+  char err[256];
+  assert_int_equal(anim_procgen_clip(&a, &specs[2], 60.0f), 0);
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.bones.names[ANIM_BONE_TOE_LEFT] = "LeftFoot";
+  assert_int_equal(anim_database_build(&out, "x", &a, 1, &o, err, sizeof err), 0);
+  assert_string_equal(out.skeleton.names[out.contact_bones[0]], "LeftFoot");
+  assert_string_equal(out.skeleton.names[out.contact_bones[1]], "RightToe");
+  anim_feature_schema_t schema;
+  anim_bone_names_t feet = {{NULL}};
+  feet.names[ANIM_BONE_FOOT_RIGHT] = "RightToe";
+  assert_int_equal(anim_feature_schema_make(&schema, &out, &feet, err, sizeof err), 0);
+  assert_string_equal(schema.terms[1].bone, "RightToe");
+  feet.names[ANIM_BONE_FOOT_RIGHT] = "RightPaw";
+  assert_int_equal(anim_feature_schema_make(&schema, &out, &feet, err, sizeof err), ANIM_ENOTFOUND);
+  assert_non_null(strstr(err, "foot-right"));
+  anim_database_free(&out);
+  o.bones.names[ANIM_BONE_TOE_LEFT] = "LeftPaw";
+  assert_int_equal(anim_database_build(&out, "x", &a, 1, &o, err, sizeof err), ANIM_ENOTFOUND);
+  assert_non_null(strstr(err, "toe-left"));
+  /* No toes or feet by name: no contacts, a warning per side. */
+  anim_clip_t odd = a;
+  for (int b = 0; b < odd.skeleton.nbones; b++) snprintf(odd.skeleton.names[b], ANIM_NAME_MAX, "bone%d", b);
+  warnings_t w = {0, ""};
+  anim_build_options_default(&o);
+  o.warn = collect_warning, o.warn_ctx = &w;
+  assert_int_equal(anim_database_build(&out, "x", &odd, 1, &o, err, sizeof err), 0);
+  assert_int_equal(out.ncontacts, 0);
+  assert_int_equal(w.count, 2);
+  assert_non_null(strstr(w.last, "--bone toe-right=NAME"));
+  assert_int_equal(anim_feature_schema_make(&schema, &out, NULL, err, sizeof err), ANIM_ENOTFOUND);
+  assert_non_null(strstr(err, "foot-left"));
+  anim_database_free(&out);
+  anim_clip_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_builds),
@@ -321,6 +551,11 @@ int main(void) {
       cmocka_unit_test(test_mirror_reflects),
       cmocka_unit_test(test_mirror_keeps_bone_frames),
       cmocka_unit_test(test_source_root_folded_poses_kept),
+      cmocka_unit_test(test_joint_order_does_not_matter),
+      cmocka_unit_test(test_different_skeletons_named),
+      cmocka_unit_test(test_games105_orders_join),
+      cmocka_unit_test(test_mixamo_names),
+      cmocka_unit_test(test_explicit_bones),
   };
   return cmocka_run_group_tests_name("database", tests, load_bandai, free_db);
 }

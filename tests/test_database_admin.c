@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_client.h"
-#include "dbfile.h"
+#include "dbfile_write.h"
 #include "procgen.h"
 #include "fixture.h"
 #include "server_proc.h"

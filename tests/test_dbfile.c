@@ -6,7 +6,9 @@
  * contents), then the round trip: every array and the version come back bit
  * for bit; the write is atomic (no temporary file left, an existing file
  * replaced whole, a failed write leaves the old file untouched); a
- * 1M-frame file round-trips (its load time is printed, not asserted).
+ * 1M-frame file round-trips mapped (its load time is printed, not
+ * asserted); a file truncated or rewritten in place under a loaded database
+ * never reaches a copied one, and makes a mapped one's check fail.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -17,12 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_error.h"
-#include "dbfile.h"
+#include "dbfile_write.h"
 #include "hash.h"
 #include "procgen.h"
 
@@ -122,7 +126,8 @@ static void test_invalid_arguments(void **state) {
   assert_non_null(strstr(err, "aligned"));
   assert_int_equal(anim_dbfile_load(&out, "/nonexistent/x.animdb", err, sizeof err), ANIM_ENOTFOUND);
   assert_int_equal(anim_dbfile_load(&out, dir, err, sizeof err), ANIM_EIO); /* a folder */
-  assert_null(out.mapping);
+  assert_null(out.storage);
+  assert_null(out.release);
   assert_int_equal(anim_dbfile_write(&db, "/nonexistent-dir/x.animdb", err, sizeof err), ANIM_EIO);
   assert_non_null(strstr(err, "/nonexistent-dir/x.animdb"));
   anim_database_t invalid = db;
@@ -366,10 +371,16 @@ static void test_round_trip(void **state) {
   assert_memory_equal(back.features.scale, db.features.scale, (size_t)db.features.cols * sizeof(float));
   assert_int_equal(back.features.schema.nterms, db.features.schema.nterms);
   assert_string_equal(back.features.schema.terms[0].bone, db.features.schema.terms[0].bone);
-  /* Loaded arrays live in the file mapping, not in copies. */
-  assert_true((uint8_t *)back.local_positions > (uint8_t *)back.mapping &&
-              (uint8_t *)back.local_positions < (uint8_t *)back.mapping + back.mapping_size);
+  /* A small file is read into memory, and the arrays point into that one copy. */
+  const anim_dbfile_storage_t *storage = back.storage;
+  assert_non_null(storage);
+  assert_false(storage->mapped);
+  assert_int_equal(storage->size, nbytes);
+  assert_true((const uint8_t *)back.local_positions > storage->bytes &&
+              (const uint8_t *)back.local_positions < storage->bytes + storage->size);
+  assert_int_equal(anim_database_check(&back, err, sizeof err), 0);
   anim_database_free(&back);
+  assert_null(back.storage);
 }
 
 static void test_atomic_overwrite(void **state) {
@@ -448,8 +459,17 @@ static void test_failed_write_keeps_old_file(void **state) {
  * without a second copy. */
 static int big_value(size_t i) { return (int)(i % 1000003u); }
 
+/* The release hook of a database put together by hand. */
+static void release_big(anim_database_t *big) {
+  free(big->local_positions), free(big->local_velocities), free(big->local_rotations);
+  free(big->local_angular_velocities), free(big->global_positions), free(big->global_velocities);
+  free(big->global_rotations), free(big->global_angular_velocities), free(big->contacts), free(big->ranges);
+  free(big->features.values), free(big->features.offset), free(big->features.scale);
+}
+
 static void make_big(anim_database_t *big, int frames, int nbones) {
   memset(big, 0, sizeof *big);
+  big->release = release_big;
   snprintf(big->name, sizeof big->name, "big");
   big->frame_rate = 60.0f;
   big->nframes = frames, big->nbones = nbones;
@@ -512,8 +532,9 @@ static double seconds(void) {
 }
 
 /* The file of a million frames (ANIM_DBFILE_BIG_FRAMES and _BONES change the
- * size) opens in place: arrays point into the mapping and hold what was
- * written. Times are printed for the record only. */
+ * size), loaded as a file above the copy threshold is (mapped): arrays point
+ * into the mapping and hold what was written. Times are printed for the
+ * record only. */
 static void test_million_frames(void **state) {
   const char *frames_env = getenv("ANIM_DBFILE_BIG_FRAMES"), *bones_env = getenv("ANIM_DBFILE_BIG_BONES");
   int frames = frames_env ? atoi(frames_env) : 1000000, nbones = bones_env ? atoi(bones_env) : 2;
@@ -525,15 +546,18 @@ static void test_million_frames(void **state) {
   double t0 = seconds();
   assert_int_equal(anim_dbfile_write(&big, big_path, err, sizeof err), 0);
   double t1 = seconds();
-  int rc = anim_dbfile_load(&back, big_path, err, sizeof err);
+  anim_dbfile_options_t map_always = {0};
+  int rc = anim_dbfile_load_with(&back, big_path, &map_always, err, sizeof err);
   double t2 = seconds();
   if (rc) fail_msg("%s", err);
   printf("  %d frames x %d bones, %.1f MiB: write %.3f s, load (map + verify) %.3f s\n", frames, nbones,
-         (double)back.mapping_size / (1024.0 * 1024.0), t1 - t0, t2 - t1);
+         (double)back.storage_size / (1024.0 * 1024.0), t1 - t0, t2 - t1);
   assert_true(back.version == big.version);
   assert_int_equal(back.nframes, frames);
-  assert_true((uint8_t *)back.features.values >= (uint8_t *)back.mapping &&
-              (uint8_t *)back.features.values < (uint8_t *)back.mapping + back.mapping_size);
+  const anim_dbfile_storage_t *storage = back.storage;
+  assert_true(storage->mapped);
+  assert_true((const uint8_t *)back.features.values >= storage->bytes &&
+              (const uint8_t *)back.features.values < storage->bytes + storage->size);
   size_t n = (size_t)frames * (size_t)nbones;
   for (size_t i = 0; i < n; i += 997) {
     assert_true(back.global_velocities[i].x == (float)big_value(i));
@@ -543,9 +567,55 @@ static void test_million_frames(void **state) {
   assert_int_equal(back.ranges[9].stop, frames);
   assert_int_equal(back.contacts[frames - 1], (frames - 1) & 1);
   anim_database_free(&back);
-  assert_null(back.mapping);
+  assert_null(back.storage);
   anim_database_free(&big);
   unlink(big_path);
+}
+
+/* Rewrites path's first bytes in place (same size) and moves its
+ * modification time, as an editor or `cp` over it would. */
+static void rewrite_in_place(const char *file) {
+  int fd = open(file, O_WRONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(pwrite(fd, "XXXX", 4, 0), 4);
+  struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 678}};
+  assert_int_equal(futimens(fd, times), 0);
+  close(fd);
+}
+
+/* Issue 11: a database file truncated in place under a loaded database. A
+ * copied one never notices (every array is read here, which would raise
+ * SIGBUS on a vanished mapped page); a mapped one's check reports it, and
+ * the caller reads nothing. Rewritten in place: the same. */
+static void test_file_changed_under_a_loaded_database(void **state) {
+  char err[256], victim[160];
+  snprintf(victim, sizeof victim, "%s/victim.animdb", dir);
+  anim_dbfile_options_t map_always = {0};
+  for (int mapped = 0; mapped < 2; mapped++)
+    for (int truncate_it = 0; truncate_it < 2; truncate_it++) {
+      anim_database_t back;
+      assert_int_equal(anim_dbfile_write(&db, victim, err, sizeof err), 0);
+      assert_int_equal(anim_dbfile_load_with(&back, victim, mapped ? &map_always : NULL, err, sizeof err), 0);
+      assert_int_equal(((const anim_dbfile_storage_t *)back.storage)->mapped, mapped);
+      assert_int_equal(anim_database_check(&back, err, sizeof err), 0);
+      if (truncate_it) assert_int_equal(truncate(victim, 100), 0);
+      else rewrite_in_place(victim);
+      if (mapped) {
+        assert_int_equal(anim_database_check(&back, err, sizeof err), ANIM_EIO);
+        assert_non_null(strstr(err, truncate_it ? "truncated" : "rewritten"));
+        assert_non_null(strstr(err, "victim.animdb"));
+      } else {
+        assert_int_equal(anim_database_check(&back, err, sizeof err), 0);
+        size_t n = (size_t)back.nframes * (size_t)back.nbones;
+        assert_memory_equal(back.global_positions, db.global_positions, n * sizeof(vec3));
+        assert_memory_equal(back.features.values, db.features.values,
+                            (size_t)db.features.rows * (size_t)db.features.cols * sizeof(float));
+      }
+      anim_database_free(&back);
+      /* The damaged file itself is refused whole. */
+      assert_int_not_equal(anim_dbfile_load(&back, victim, err, sizeof err), 0);
+    }
+  unlink(victim);
 }
 
 int main(void) {
@@ -561,6 +631,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_atomic_overwrite),
       cmocka_unit_test(test_failed_write_keeps_old_file),
+      cmocka_unit_test(test_file_changed_under_a_loaded_database),
       cmocka_unit_test(test_million_frames),
   };
   return cmocka_run_group_tests_name("dbfile", tests, setup, teardown);

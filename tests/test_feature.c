@@ -1,8 +1,9 @@
 /*
  * test_feature.c: feature schemas, extraction and normalization. Invalid
  * schemas first; then normalization statistics, the stored row equal to a
- * fresh computation, the inertialization feature against its formula, and the
- * default schema on every shared skeleton.
+ * fresh computation, the inertialization feature against its formula, the
+ * default schema on every shared skeleton; groups that hardly vary (one
+ * straight walk, one frame) build with a warning and the floor as scale.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -43,26 +44,25 @@ static void test_invalid_schemas(void **state) {
   char err[256];
   anim_feature_schema_t s;
   memset(&s, 0, sizeof s);
-  assert_int_equal(anim_feature_schema_validate(&s, &db, err, sizeof err), ANIM_EINVAL); /* no terms */
+  assert_int_equal(anim_feature_schema_validate(&s, &db.skeleton, err, sizeof err), ANIM_EINVAL); /* no terms */
   s.nterms = 1;
   s.terms[0] = bone_term(ANIM_FEATURE_BONE_POSITION, "LeftFoot", 0.0f);
-  assert_int_equal(anim_feature_schema_validate(&s, &db, err, sizeof err), ANIM_EINVAL);
+  assert_int_equal(anim_feature_schema_validate(&s, &db.skeleton, err, sizeof err), ANIM_EINVAL);
   s.terms[0] = bone_term(ANIM_FEATURE_BONE_POSITION, "NoSuchBone", 1.0f);
-  assert_int_equal(anim_feature_schema_validate(&s, &db, err, sizeof err), ANIM_EINVAL);
+  assert_int_equal(anim_feature_schema_validate(&s, &db.skeleton, err, sizeof err), ANIM_EINVAL);
   s.terms[0] = bone_term(ANIM_FEATURE_INERTIALIZE, "LeftFoot", 1.0f); /* halflife 0 */
-  assert_int_equal(anim_feature_schema_validate(&s, &db, err, sizeof err), ANIM_EINVAL);
+  assert_int_equal(anim_feature_schema_validate(&s, &db.skeleton, err, sizeof err), ANIM_EINVAL);
   s.terms[0] = bone_term(ANIM_FEATURE_TRAJECTORY_POSITION, "", 1.0f);
   s.terms[0].nsamples = 9;
-  assert_int_equal(anim_feature_schema_validate(&s, &db, err, sizeof err), ANIM_EINVAL);
+  assert_int_equal(anim_feature_schema_validate(&s, &db.skeleton, err, sizeof err), ANIM_EINVAL);
   s.terms[0].nsamples = 1, s.terms[0].frame_offsets[0] = 0;
-  assert_int_equal(anim_feature_schema_validate(&s, &db, err, sizeof err), ANIM_EINVAL);
-  /* The simulation bone never moves in its own space: zero variance, named in the error. */
-  s.terms[0] = bone_term(ANIM_FEATURE_BONE_POSITION, "Simulation", 1.0f);
-  anim_database_t copy = db;
-  memset(&copy.features, 0, sizeof copy.features);
-  assert_int_equal(anim_features_build(&copy, &s, err, sizeof err), ANIM_EINVAL);
-  assert_non_null(strstr(err, "does not vary"));
-  assert_non_null(strstr(err, "bone position of Simulation"));
+  assert_int_equal(anim_feature_schema_validate(&s, &db.skeleton, err, sizeof err), ANIM_EINVAL);
+  /* Features are built on a built database only: a loaded one is read-only. */
+  s.terms[0] = bone_term(ANIM_FEATURE_BONE_POSITION, "LeftFoot", 1.0f);
+  anim_database_t loaded = db;
+  loaded.release = NULL;
+  assert_int_equal(anim_features_build(&loaded, &s, err, sizeof err), ANIM_EINVAL);
+  assert_non_null(strstr(err, "read-only"));
   /* A frame out of range; a schema that names a bone db lacks. */
   float raw[ANIM_MAX_FEATURE_DIMS];
   assert_int_equal(anim_features_compute_frame(&db, &db.features.schema, -1, raw), ANIM_ERANGE);
@@ -257,6 +257,93 @@ static void test_default_schema_on_every_skeleton(void **state) {
   }
 }
 
+/* ---- degenerate groups ------------------------------------------------------------------- */
+
+typedef struct {
+  int count;
+  unsigned terms; /* bit t: term t was reported */
+} floored_t;
+
+static void collect_floored(void *ctx, const char *message) {
+  floored_t *f = ctx;
+  int term;
+  f->count++;
+  if (sscanf(message, "feature term %d", &term) == 1 && term >= 0 && term < 32) f->terms |= 1u << term;
+}
+
+/* Features of a database built from clips, with the floored groups reported. */
+static void build_reporting(anim_database_t *out, const anim_clip_t *clips, int n, floored_t *floored) {
+  char err[256];
+  if (anim_database_build(out, "degenerate", clips, n, NULL, err, sizeof err)) fail_msg("%s", err);
+  anim_feature_schema_t schema;
+  assert_int_equal(anim_feature_schema_default(&schema, out), 0);
+  anim_feature_build_options_t o = {collect_floored, floored};
+  if (anim_features_build_with(out, &schema, &o, err, sizeof err)) fail_msg("%s", err);
+  const anim_features_t *f = &out->features;
+  for (size_t i = 0; i < (size_t)f->rows * (size_t)f->cols; i++)
+    if (!isfinite(f->values[i])) fail_msg("row %zu column %zu is not finite", i / (size_t)f->cols, i % (size_t)f->cols);
+  /* A floored group's scale is the floor over the weight; the others' std is above it. */
+  for (int t = 0; t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    float std = f->scale[f->group_start[t]] * term->weight, floor = anim_feature_scale_floor(term);
+    if (floored->terms & (1u << t)) assert_true(fabsf(std - floor) < 1e-6f * floor);
+    else assert_true(std > floor);
+  }
+}
+
+/* One straight walk at constant speed: its trajectory does not turn, so the
+ * direction group (and the future positions, always the same, and here the
+ * steady hips' velocity) are floored; the feet still vary and keep their std. */
+static void test_straight_walk_floored(void **state) {
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  anim_clip_t walk;
+  assert_int_equal(anim_procgen_clip(&walk, &specs[2], 60.0f), 0); /* walk, 1.5 m/s, straight */
+  anim_database_t one;
+  floored_t floored = {0, 0};
+  build_reporting(&one, &walk, 1, &floored);
+  assert_true(floored.terms & (1u << 6)); /* trajectory direction */
+  assert_false(floored.terms & 0xfu);     /* the feet vary */
+  /* Searching its own rows still finds them: the floor keeps costs finite and ordered. */
+  const anim_features_t *f = &one.features;
+  for (int i = 0; i < f->rows; i += 17) {
+    int best = -1;
+    float best_cost = INFINITY;
+    for (int j = 0; j < f->rows; j++) {
+      float c = 0.0f;
+      for (int k = 0; k < f->cols; k++) {
+        float d = f->values[(size_t)i * (size_t)f->cols + (size_t)k] - f->values[(size_t)j * (size_t)f->cols + (size_t)k];
+        c += d * d;
+      }
+      if (c < best_cost) best_cost = c, best = j;
+    }
+    assert_int_equal(best, i);
+  }
+  anim_database_free(&one);
+  anim_clip_free(&walk);
+}
+
+/* One frame: nothing varies, every group is floored, all values finite. */
+static void test_one_frame_floored(void **state) {
+  int n;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&n);
+  anim_clip_t walk, single;
+  assert_int_equal(anim_procgen_clip(&walk, &specs[2], 60.0f), 0);
+  assert_int_equal(anim_clip_alloc(&single, &walk.skeleton, 1, walk.frame_time), 0);
+  size_t nb = (size_t)walk.skeleton.nbones;
+  memcpy(single.local_positions, walk.local_positions + 30 * nb, nb * sizeof(vec3));
+  memcpy(single.local_rotations, walk.local_rotations + 30 * nb, nb * sizeof(quat));
+  snprintf(single.name, sizeof single.name, "pose");
+  anim_database_t one;
+  floored_t floored = {0, 0};
+  build_reporting(&one, &single, 1, &floored);
+  assert_int_equal(one.nframes, 1);
+  assert_int_equal(floored.count, 7);
+  anim_database_free(&one);
+  anim_clip_free(&single);
+  anim_clip_free(&walk);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_schemas),
@@ -267,6 +354,8 @@ int main(void) {
       cmocka_unit_test(test_weights_scale_groups),
       cmocka_unit_test(test_inputs_equal_frame),
       cmocka_unit_test(test_default_schema_on_every_skeleton),
+      cmocka_unit_test(test_straight_walk_floored),
+      cmocka_unit_test(test_one_frame_floored),
   };
   return cmocka_run_group_tests_name("feature", tests, setup, teardown);
 }

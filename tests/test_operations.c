@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_client.h"
-#include "dbfile.h"
+#include "dbfile_write.h"
 #include "procgen.h"
 #include "fixture.h"
 #include "server_proc.h"
@@ -201,7 +201,7 @@ static void test_kill_during_writes_keeps_a_whole_file(void **state) {
     assert_int_equal(anim_dbfile_load(&db, path, err, sizeof err), 0);
     if (!versions[1] && db.version != versions[0]) versions[1] = db.version;
     assert_true(db.version == versions[0] || db.version == versions[1]);
-    anim_dbfile_release(&db);
+    anim_database_free(&db);
   }
   /* A server restarted on it serves it. */
   anim_test_server_t server;

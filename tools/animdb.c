@@ -1,8 +1,8 @@
 /*
  * animdb: builds, inspects and searches database files, on the core library.
  *
- *   animdb build -o OUT.animdb [--name N] [--rate HZ] [--scale M] [--mirror]
- *                [--tag PATTERN=TAG]... [--weights SPEC] (BVH files or folders)...
+ *   animdb build -o OUT.animdb [--name N] [--rate HZ] [--scale M] [--mirror] [--tag PATTERN=TAG]...
+ *                [--weights SPEC] [--bone ROLE=NAME]... (BVH, FBX, glTF files or folders)...
  *   animdb build -o OUT.animdb --procgen [--name N] [--rate HZ] [--tag ...] [--weights SPEC]
  *   animdb info FILE [--json]
  *   animdb search FILE (--frame N | --query v1,v2,...) [--k K] [--method M]
@@ -10,24 +10,24 @@
  *                [--ignore-range-end N] [--tag T]...
  *   animdb help [COMMAND]          (or COMMAND --help)
  *
- * Exit status: 0 ok, 1 failure (message on stderr), 2 usage error. What it
- * does not do: anything the core library does not already do; this file only
- * parses arguments, reports progress and prints.
+ * Exit status: 0 ok, 1 failure (message on stderr), 2 usage error. Every
+ * message on stderr is one line "animdb: ...", ended by a newline, also when
+ * a progress bar was being drawn (say() ends the bar's line first).
+ * What it does not: anything the core library and the importers do not
+ * already do; this file only parses arguments, reports progress and prints.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "anim_error.h"
-#include "dbfile.h"
-#include "feature.h"
+#include "assimp_import.h"
+#include "dbfile_write.h"
 #include "import.h"
 #include "procgen.h"
 #include "search.h"
@@ -38,20 +38,28 @@
 /* ---- help --------------------------------------------------------------------------- */
 
 static const char build_help[] =
-    "usage: animdb build -o OUT [options] PATH...     BVH files or folders of them (*.bvh, name order)\n"
+    "usage: animdb build -o OUT [options] PATH...     files or folders of them (name order):\n"
+    "                                                  BVH (.bvh), FBX (.fbx), glTF (.gltf, .glb)\n"
     "       animdb build -o OUT --procgen [options]   the embedded procedural locomotion database\n"
     "\n"
     "  -o FILE                output database file (written atomically)\n"
     "  --name N               database name (default: \"database\", or \"default\" with --procgen)\n"
     "  --rate HZ              database frame rate (default 60)\n"
-    "  --scale M              metres per BVH unit (default 0.01: centimetres)\n"
-    "  --mirror               also add left/right mirrored copies of every clip (BVH only)\n"
+    "  --scale M              metres per file unit (default: the file's own: BVH 0.01 (centimetres),\n"
+    "                         FBX its UnitScaleFactor (centimetres without one), glTF 1)\n"
+    "  --mirror               also add left/right mirrored copies of every clip\n"
     "  --tag PATTERN=TAG      tag every range whose name contains PATTERN (repeatable)\n"
     "  --weights SPEC         feature weights of the default schema, either one number per term\n"
     "                         in schema order (\"0.75,0.75,1,1,1,1,1.5\") or KIND[:BONE]=W items\n"
     "                         (\"position=1,velocity:Hips=2,trajectory-direction=1\"); kinds: position,\n"
     "                         velocity, trajectory-position, trajectory-direction, inertialize\n"
-    "A progress bar is drawn on stderr when it is a terminal.\n";
+    "  --bone ROLE=NAME       the bone that plays ROLE, when the names do not tell (repeatable); roles:\n"
+    "                         hips, thigh-left, thigh-right (facing), foot-left, foot-right (features),\n"
+    "                         toe-left, toe-right (contacts). Found by name otherwise: Mixamo, CMU,\n"
+    "                         Bandai Namco, LaFAN1, GAMES-105, Unreal, Blender and Biped names.\n"
+    "Clips must share one skeleton (bones matched by name, joint order free). A feature group that\n"
+    "hardly varies (one straight walk) builds with a warning. A progress bar is drawn on stderr when\n"
+    "it is a terminal.\n";
 
 static const char info_help[] =
     "usage: animdb info FILE [--json]\n"
@@ -77,7 +85,7 @@ static const char search_help[] =
 static void print_usage(FILE *to) {
   fprintf(to,
           "usage: animdb build -o OUT [--name N] [--rate HZ] [--scale M] [--mirror] [--tag PATTERN=TAG]...\n"
-          "                    [--weights SPEC] (PATH... | --procgen)\n"
+          "                    [--weights SPEC] [--bone ROLE=NAME]... (PATH... | --procgen)\n"
           "       animdb info FILE [--json]\n"
           "       animdb search FILE (--frame N | --query v1,v2,...) [--k K] [--method brute|boxes|fast]\n"
           "                     [--current F] [--transition-cost C] [--ignore-surrounding N] [--ignore-range-end N]\n"
@@ -85,15 +93,49 @@ static void print_usage(FILE *to) {
           "       animdb help [build|info|search]\n");
 }
 
+/* ---- messages and progress -------------------------------------------------------------------- */
+
+/* 1 while a progress bar's line is on stderr without its newline. */
+static int progress_open;
+
+/* The one way a message reaches stderr: "animdb: " + message + one newline
+ * (trailing newlines of the message folded), after ending an open progress line. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  char message[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  size_t len = strlen(message);
+  while (len > 0 && message[len - 1] == '\n') message[--len] = '\0';
+  if (progress_open) fputc('\n', stderr), progress_open = 0;
+  fprintf(stderr, "animdb: %s\n", message);
+  fflush(stderr);
+}
+
+static void warn_cb(void *ctx, const char *message) { say("warning: %s", message); }
+
+static void progress(const char *what, int done, int total, const char *item) {
+  if (!isatty(STDERR_FILENO)) return;
+  int width = 30, filled = total > 0 ? done * width / total : width;
+  fprintf(stderr, "\r%-9s [%.*s%*s] %d/%d %-32.32s", what, filled, "##############################",
+          width - filled, "", done, total, item ? item : "");
+  progress_open = done != total;
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
 static int usage(void) {
   print_usage(stderr);
   return EXIT_USAGE;
 }
 
+static int usage_error(const char *fmt, const char *arg) __attribute__((format(printf, 1, 0)));
 static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "animdb: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n");
+  char message[512];
+  snprintf(message, sizeof message, fmt, arg);
+  say("%s", message);
   return usage();
 }
 
@@ -123,17 +165,6 @@ static int parse_float(const char *text, float min, float *out) {
   return 0;
 }
 
-/* ---- progress ----------------------------------------------------------------------------- */
-
-static void progress(const char *what, int done, int total, const char *item) {
-  if (!isatty(STDERR_FILENO)) return;
-  int width = 30, filled = total > 0 ? done * width / total : width;
-  fprintf(stderr, "\r%-9s [%.*s%*s] %d/%d %-32.32s", what, filled, "##############################",
-          width - filled, "", done, total, item ? item : "");
-  if (done == total) fputc('\n', stderr);
-  fflush(stderr);
-}
-
 /* ---- build ----------------------------------------------------------------------------- */
 
 static const char *const kind_names[] = {"position", "velocity", "trajectory-position", "trajectory-direction",
@@ -142,23 +173,21 @@ static const char *const kind_names[] = {"position", "velocity", "trajectory-pos
 /* Applies SPEC (see build_help) to schema. 0, or -1 with a message printed. */
 static int apply_weights(anim_feature_schema_t *schema, const char *spec) {
   char copy[1024];
-  if (strlen(spec) >= sizeof copy) return fprintf(stderr, "animdb: --weights is too long\n"), -1;
+  if (strlen(spec) >= sizeof copy) return say("--weights is too long"), -1;
   snprintf(copy, sizeof copy, "%s", spec);
   int positional = strchr(copy, '=') == NULL, index = 0;
   for (char *save = NULL, *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(item, '=');
     float w;
     if (positional) {
-      if (parse_float(item, 0.0f, &w) || !(w > 0.0f))
-        return fprintf(stderr, "animdb: --weights: \"%s\" is not a weight > 0\n", item), -1;
+      if (parse_float(item, 0.0f, &w) || !(w > 0.0f)) return say("--weights: \"%s\" is not a weight > 0", item), -1;
       if (index < schema->nterms) schema->terms[index].weight = w;
       index++;
       continue;
     }
-    if (!eq) return fprintf(stderr, "animdb: --weights: mix of plain numbers and KIND=W in \"%s\"\n", spec), -1;
+    if (!eq) return say("--weights: mix of plain numbers and KIND=W in \"%s\"", spec), -1;
     *eq = '\0';
-    if (parse_float(eq + 1, 0.0f, &w) || !(w > 0.0f))
-      return fprintf(stderr, "animdb: --weights: \"%s\" is not a weight > 0\n", eq + 1), -1;
+    if (parse_float(eq + 1, 0.0f, &w) || !(w > 0.0f)) return say("--weights: \"%s\" is not a weight > 0", eq + 1), -1;
     char *bone = strchr(item, ':');
     if (bone) *bone++ = '\0';
     int matched = 0;
@@ -169,117 +198,102 @@ static int apply_weights(anim_feature_schema_t *schema, const char *spec) {
       matched++;
     }
     if (!matched)
-      return fprintf(stderr, "animdb: --weights: no term %s%s%s in the schema (see animdb info)\n", item,
-                     bone ? ":" : "", bone ? bone : ""),
+      return say("--weights: no term %s%s%s in the schema (see animdb info)", item, bone ? ":" : "", bone ? bone : ""),
              -1;
   }
   if (positional && index != schema->nterms) {
-    fprintf(stderr, "animdb: --weights: %d numbers for %d terms (see animdb info)\n", index, schema->nterms);
+    say("--weights: %d numbers for %d terms (see animdb info)", index, schema->nterms);
     return -1;
   }
   return 0;
 }
 
-static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* The BVH files of PATH arguments (folders expanded to their *.bvh files in
- * name order, as anim_import_path reads them), so progress is per file. */
-static int list_inputs(char **paths, int npaths, char ***out_files, int *out_count) {
-  char **files = NULL;
-  int n = 0, cap = 0;
-  for (int i = 0; i < npaths; i++) {
-    struct stat st;
-    int is_dir = stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode);
-    char **names = NULL;
-    int nnames = 0;
-    DIR *d = is_dir ? opendir(paths[i]) : NULL;
-    for (struct dirent *e; d && (e = readdir(d));) {
-      size_t len = strlen(e->d_name);
-      if (len < 5 || strcasecmp(e->d_name + len - 4, ".bvh") != 0) continue;
-      char **grown = realloc(names, (size_t)(nnames + 1) * sizeof *names);
-      if (!grown) break;
-      names = grown;
-      names[nnames] = malloc(strlen(paths[i]) + len + 2);
-      if (!names[nnames]) break;
-      sprintf(names[nnames++], "%s/%s", paths[i], e->d_name);
-    }
-    if (d) closedir(d);
-    if (!is_dir) {
-      /* A file (or a missing path: the import reports it). */
-      names = malloc(sizeof *names);
-      if (names && (names[0] = strdup(paths[i]))) nnames = 1;
-    }
-    qsort(names, (size_t)nnames, sizeof *names, compare_names);
-    for (int k = 0; k < nnames; k++) {
-      if (n == cap) {
-        cap = cap ? 2 * cap : 64;
-        char **grown = realloc(files, (size_t)cap * sizeof *files);
-        if (!grown) return ANIM_ENOMEM;
-        files = grown;
-      }
-      files[n++] = names[k];
-    }
-    free(names);
-  }
-  *out_files = files;
-  *out_count = n;
-  return 0;
+/* Every importer animdb knows: BVH (the core's), then assimp's formats. */
+static int importer_table(anim_importer_t *out, int max) {
+  int n = 0;
+  out[n++] = anim_importer_bvh;
+  for (int i = 0; i < anim_assimp_importer_count && n < max; i++) out[n++] = anim_assimp_importers[i];
+  return n;
 }
 
-static int build_from_bvh(anim_database_t *db, const char *name, char **paths, int npaths, float rate, float scale,
-                          int mirror) {
-  char err[512];
-  anim_bvh_options_t bo;
-  anim_bvh_options_default(&bo);
-  bo.scale = scale;
-  anim_clip_list_t clips = {NULL, 0, 0};
-  char **files = NULL;
-  int nfiles = 0, rc = list_inputs(paths, npaths, &files, &nfiles);
-  if (rc) snprintf(err, sizeof err, "out of memory");
-  if (!rc && nfiles == 0) snprintf(err, sizeof err, "no BVH files in the given paths"), rc = ANIM_ENOTFOUND;
-  for (int i = 0; i < nfiles && !rc; i++) {
-    const char *base = strrchr(files[i], '/');
-    progress("reading", i, nfiles, base ? base + 1 : files[i]);
-    rc = anim_import_path(&clips, files[i], &bo, err, sizeof err);
-    if (!rc) progress("reading", i + 1, nfiles, base ? base + 1 : files[i]);
+/* What `animdb build` was asked for. */
+typedef struct {
+  const char *out, *name, *weights;
+  float rate, scale; /* scale 0: each file's own */
+  int mirror, procgen, nrules, npaths;
+  char rules[MAX_TAG_RULES][2][64];
+  anim_bone_names_t bones;
+  char **paths;
+} build_args_t;
+
+/* The clips of every PATH, one file at a time (so progress is per file). 0 or 1 (message printed). */
+static int read_clips(const build_args_t *a, anim_clip_list_t *clips) {
+  anim_importer_t importers[16];
+  int nimporters = importer_table(importers, 16), total = 0, done = 0, rc = 0;
+  anim_import_options_t o = {a->scale};
+  char err[512], **files[256];
+  int counts[256];
+  if (a->npaths > 256) return say("at most 256 input paths"), 1;
+  for (int p = 0; p < a->npaths; p++) files[p] = NULL, counts[p] = 0;
+  for (int p = 0; p < a->npaths && !rc; p++) {
+    if ((rc = anim_import_list(a->paths[p], importers, nimporters, &files[p], &counts[p], err, sizeof err))) say("%s", err);
+    total += counts[p];
   }
-  for (int i = 0; i < nfiles; i++) free(files[i]);
-  free(files);
+  if (!rc && total == 0) say("no BVH, FBX or glTF files in the given paths"), rc = 1;
+  for (int p = 0; p < a->npaths && !rc; p++)
+    for (int i = 0; i < counts[p] && !rc; i++) {
+      const char *base = strrchr(files[p][i], '/') ? strrchr(files[p][i], '/') + 1 : files[p][i];
+      progress("reading", done, total, base);
+      if ((rc = anim_import_file(clips, files[p][i], importers, nimporters, &o, err, sizeof err))) say("%s", err);
+      else progress("reading", ++done, total, base);
+    }
+  for (int p = 0; p < a->npaths; p++) anim_import_files_free(files[p], counts[p]);
+  return rc ? 1 : 0;
+}
+
+static int build_from_files(anim_database_t *db, const build_args_t *a) {
+  anim_clip_list_t clips = {NULL, 0, 0};
+  char err[512];
+  int rc = read_clips(a, &clips);
   anim_build_options_t o;
   anim_build_options_default(&o);
-  o.frame_rate = rate;
-  o.mirror = mirror;
+  o.frame_rate = a->rate;
+  o.mirror = a->mirror;
+  o.bones = a->bones;
+  o.warn = warn_cb;
   if (!rc) {
     progress("building", 0, 1, "resampling, kinematics, contacts");
-    rc = anim_database_build(db, name, clips.clips, clips.count, &o, err, sizeof err);
+    if ((rc = anim_database_build(db, a->name ? a->name : "database", clips.clips, clips.count, &o, err, sizeof err)))
+      say("%s", err);
+    else
+      progress("building", 1, 1, "resampling, kinematics, contacts");
   }
   anim_clip_list_free(&clips);
-  if (rc) fprintf(stderr, "%sanimdb: %s\n", isatty(STDERR_FILENO) ? "\n" : "", err);
   return rc;
 }
 
-/* Tags, then the default schema with the requested weights; rebuilds the
- * features (so also the version). Frees db on failure. */
-static int finish_database(anim_database_t *db, char rules[][2][64], int nrules, const char *weights, int rebuild) {
+/* Tags, then the default schema with the requested weights and bones;
+ * rebuilds the features (so also the version). Frees db on failure. */
+static int finish_database(anim_database_t *db, const build_args_t *a, int rebuild) {
   char err[512];
   int rc = 0;
   for (int r = 0; r < db->nranges && !rc; r++)
-    for (int k = 0; k < nrules && !rc; k++)
-      if (strstr(db->ranges[r].name, rules[k][0]) && anim_database_tag_range(db, r, rules[k][1])) {
-        fprintf(stderr, "animdb: cannot tag %s with %s (at most %d tags of < %d characters)\n", db->ranges[r].name,
-                rules[k][1], ANIM_MAX_TAGS, ANIM_NAME_MAX);
+    for (int k = 0; k < a->nrules && !rc; k++)
+      if (strstr(db->ranges[r].name, a->rules[k][0]) && anim_database_tag_range(db, r, a->rules[k][1])) {
+        say("cannot tag %s with %s (at most %d tags of < %d characters)", db->ranges[r].name, a->rules[k][1],
+            ANIM_MAX_TAGS, ANIM_NAME_MAX);
         rc = ANIM_ELIMIT;
       }
   anim_feature_schema_t schema;
-  if (!rc && (rebuild || weights)) {
+  if (!rc && (rebuild || a->weights)) {
     progress("features", 0, 1, "");
-    if ((rc = anim_feature_schema_default(&schema, db)))
-      fprintf(stderr, "animdb: cannot find feet and hips in the skeleton for the default feature schema\n");
-    else if (weights && apply_weights(&schema, weights))
+    if ((rc = anim_feature_schema_make(&schema, db, &a->bones, err, sizeof err)))
+      say("default feature schema: %s; name it with --bone ROLE=NAME (animdb help build)", err);
+    else if (a->weights && apply_weights(&schema, a->weights))
       rc = ANIM_EINVAL;
     if (!rc) {
-      anim_features_free(&db->features);
-      if ((rc = anim_features_build(db, &schema, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
+      anim_feature_build_options_t fo = {warn_cb, NULL};
+      if ((rc = anim_features_build_with(db, &schema, &fo, err, sizeof err))) say("%s", err);
     }
     if (!rc) progress("features", 1, 1, "");
   }
@@ -288,74 +302,92 @@ static int finish_database(anim_database_t *db, char rules[][2][64], int nrules,
   return rc;
 }
 
-static int cmd_build(int argc, char **argv) {
-  if (wants_help(argc, argv)) return fputs(build_help, stdout), 0;
-  const char *out = NULL, *name = NULL, *weights = NULL;
-  float rate = 60.0f, scale = 0.01f;
-  int mirror = 0, procgen = 0, nrules = 0, npaths = 0;
-  static char rules[MAX_TAG_RULES][2][64];
-  char **paths = calloc((size_t)argc, sizeof *paths);
-  if (!paths) return fprintf(stderr, "animdb: out of memory\n"), 1;
+/* ROLE=NAME into bones; 0 or a usage error. */
+static int parse_bone(const char *v, anim_bone_names_t *bones) {
+  const char *eq = strchr(v, '=');
+  char role[32];
+  if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof role || strlen(eq + 1) >= ANIM_NAME_MAX)
+    return usage_error("--bone %s: expected ROLE=NAME", v);
+  snprintf(role, sizeof role, "%.*s", (int)(eq - v), v);
+  int r = anim_bone_role_parse(role);
+  if (r < 0)
+    return usage_error("--bone %s: roles are hips, thigh-left, thigh-right, foot-left, foot-right, toe-left, toe-right",
+                       v);
+  bones->names[r] = eq + 1;
+  return 0;
+}
+
+static int parse_build_args(int argc, char **argv, build_args_t *a) {
   int rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes_value = !strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--rate") || !strcmp(a, "--scale") ||
-                      !strcmp(a, "--tag") || !strcmp(a, "--weights");
-    if (takes_value && !v) {
-      rc = usage_error("%s needs a value", a);
-      break;
-    }
+    const char *arg = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int takes_value = !strcmp(arg, "-o") || !strcmp(arg, "--name") || !strcmp(arg, "--rate") ||
+                      !strcmp(arg, "--scale") || !strcmp(arg, "--tag") || !strcmp(arg, "--weights") ||
+                      !strcmp(arg, "--bone");
+    if (takes_value && !v) return usage_error("%s needs a value", arg);
     if (takes_value) i++;
-    if (!strcmp(a, "--mirror")) mirror = 1;
-    else if (!strcmp(a, "--procgen")) procgen = 1;
-    else if (!strcmp(a, "-o")) out = v;
-    else if (!strcmp(a, "--name")) name = v;
-    else if (!strcmp(a, "--weights")) weights = v;
-    else if (!strcmp(a, "--rate")) rc = parse_float(v, 0.0f, &rate) || !(rate > 0.0f) || rate > 1000.0f ? usage_error("--rate %s: not in (0, 1000] Hz", v) : 0;
-    else if (!strcmp(a, "--scale")) rc = parse_float(v, 0.0f, &scale) || !(scale > 0.0f) ? usage_error("--scale %s: not a number > 0", v) : 0;
-    else if (!strcmp(a, "--tag")) {
+    if (!strcmp(arg, "--mirror")) a->mirror = 1;
+    else if (!strcmp(arg, "--procgen")) a->procgen = 1;
+    else if (!strcmp(arg, "-o")) a->out = v;
+    else if (!strcmp(arg, "--name")) a->name = v;
+    else if (!strcmp(arg, "--weights")) a->weights = v;
+    else if (!strcmp(arg, "--bone")) rc = parse_bone(v, &a->bones);
+    else if (!strcmp(arg, "--rate")) rc = parse_float(v, 0.0f, &a->rate) || !(a->rate > 0.0f) || a->rate > 1000.0f ? usage_error("--rate %s: not in (0, 1000] Hz", v) : 0;
+    else if (!strcmp(arg, "--scale")) rc = parse_float(v, 0.0f, &a->scale) || !(a->scale > 0.0f) ? usage_error("--scale %s: not a number > 0", v) : 0;
+    else if (!strcmp(arg, "--tag")) {
       const char *eq = strchr(v, '=');
       if (!eq || eq == v || !eq[1] || strlen(eq + 1) >= 64 || eq - v >= 64) rc = usage_error("--tag %s: expected PATTERN=TAG", v);
-      else if (nrules == MAX_TAG_RULES) rc = usage_error("too many --tag rules (at most %s)", "64");
+      else if (a->nrules == MAX_TAG_RULES) rc = usage_error("too many --tag rules (at most %s)", "64");
       else {
-        snprintf(rules[nrules][0], 64, "%.*s", (int)(eq - v), v);
-        snprintf(rules[nrules][1], 64, "%s", eq + 1);
-        nrules++;
+        snprintf(a->rules[a->nrules][0], 64, "%.*s", (int)(eq - v), v);
+        snprintf(a->rules[a->nrules][1], 64, "%s", eq + 1);
+        a->nrules++;
       }
-    } else if (a[0] == '-' && a[1]) rc = usage_error("unknown option %s", a);
-    else paths[npaths++] = (char *)a;
+    } else if (arg[0] == '-' && arg[1]) rc = usage_error("unknown option %s", arg);
+    else a->paths[a->npaths++] = (char *)arg;
   }
-  if (!rc && !out) rc = usage_error("%s", "build needs -o OUT");
-  if (!rc && procgen && npaths) rc = usage_error("%s", "--procgen takes no input paths");
-  if (!rc && !procgen && !npaths) rc = usage_error("%s", "build needs BVH files or folders (or --procgen)");
-  if (!rc && name && (!*name || strlen(name) >= ANIM_NAME_MAX)) rc = usage_error("--name %s: empty or too long", name);
+  if (!rc && !a->out) rc = usage_error("%s", "build needs -o OUT");
+  if (!rc && a->procgen && a->npaths) rc = usage_error("%s", "--procgen takes no input paths");
+  if (!rc && !a->procgen && !a->npaths) rc = usage_error("%s", "build needs files or folders (or --procgen)");
+  if (!rc && a->name && (!*a->name || strlen(a->name) >= ANIM_NAME_MAX)) rc = usage_error("--name %s: empty or too long", a->name);
+  return rc;
+}
+
+static int cmd_build(int argc, char **argv) {
+  if (wants_help(argc, argv)) return fputs(build_help, stdout), 0;
+  static build_args_t a; /* 8 KiB of tag rules: not on the stack */
+  memset(&a, 0, sizeof a);
+  a.rate = 60.0f;
+  if (!(a.paths = calloc((size_t)argc, sizeof *a.paths))) return say("out of memory"), 1;
+  int rc = parse_build_args(argc, argv, &a);
   if (rc) {
-    free(paths);
+    free(a.paths);
     return rc;
   }
   anim_database_t db;
   char err[512];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (procgen) {
+  if (a.procgen) {
     anim_build_options_t o;
     anim_build_options_default(&o);
-    o.frame_rate = rate;
+    o.frame_rate = a.rate;
+    o.warn = warn_cb;
     progress("building", 0, 1, "procedural locomotion");
-    if ((rc = anim_procgen_database(&db, &o, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
+    if ((rc = anim_procgen_database(&db, &o, err, sizeof err))) say("%s", err);
     else progress("building", 1, 1, "procedural locomotion");
   } else {
-    rc = build_from_bvh(&db, name ? name : "database", paths, npaths, rate, scale, mirror);
+    rc = build_from_files(&db, &a);
   }
-  free(paths);
   /* A failed build has freed what it made; so does a failed finish. */
-  if (!rc) rc = finish_database(&db, rules, nrules, weights, !procgen);
+  if (!rc) rc = finish_database(&db, &a, !a.procgen);
+  free(a.paths);
   if (rc) return 1;
-  if (name) snprintf(db.name, sizeof db.name, "%s", name);
-  if ((rc = anim_dbfile_write(&db, out, err, sizeof err))) fprintf(stderr, "animdb: %s\n", err);
+  if (a.name) snprintf(db.name, sizeof db.name, "%s", a.name);
+  if ((rc = anim_dbfile_write(&db, a.out, err, sizeof err))) say("%s", err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (!rc)
-    printf("%s: %d frames, %d bones, %d ranges, %d feature dims, version %016llx (%.2f s)\n", out, db.nframes,
+    printf("%s: %d frames, %d bones, %d ranges, %d feature dims, version %016llx (%.2f s)\n", a.out, db.nframes,
            db.nbones, db.nranges, db.features.cols, (unsigned long long)db.version,
            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   anim_database_free(&db);
@@ -367,7 +399,7 @@ static int cmd_build(int argc, char **argv) {
 static int open_db(anim_database_t *db, const char *path) {
   char err[512];
   int rc = anim_dbfile_load(db, path, err, sizeof err);
-  if (rc) fprintf(stderr, "animdb: %s (%s)\n", err, anim_err_name(rc));
+  if (rc) say("%s (%s)", err, anim_err_name(rc));
   return rc;
 }
 
@@ -393,9 +425,11 @@ static void print_info_text(const anim_database_t *db) {
          "tags       %d\nfeatures   %d dims\n",
          db->name, (unsigned long long)db->version, db->nframes, db->frame_rate, db->nframes / db->frame_rate,
          db->nbones, db->nranges, db->ntags, db->features.cols);
+  const anim_dbfile_storage_t *storage = db->storage;
   printf("memory     poses %.2f MiB (8 arrays), features %.2f MiB, contacts %.2f MiB, ranges %.3f MiB;"
-         " file %.2f MiB, mapped read-only\n",
-         mib(s.poses), mib(s.features), mib(s.contacts), mib(s.ranges), mib(db->mapping_size));
+         " file %.2f MiB, %s\n",
+         mib(s.poses), mib(s.features), mib(s.contacts), mib(s.ranges), mib(db->storage_size),
+         storage && storage->mapped ? "mapped read-only" : "read into memory");
   printf("skeleton:\n");
   for (int b = 0; b < db->nbones; b++)
     printf("  %3d %-24s parent %s\n", b, db->skeleton.names[b], b ? db->skeleton.names[db->skeleton.parents[b]] : "-");
@@ -477,7 +511,7 @@ static void print_info_json(const anim_database_t *db) {
     putchar('}');
   }
   printf("]},\"memory\":{\"poses\":%zu,\"features\":%zu,\"contacts\":%zu,\"ranges\":%zu},\"file_bytes\":%zu}\n",
-         s.poses, s.features, s.contacts, s.ranges, db->mapping_size);
+         s.poses, s.features, s.contacts, s.ranges, db->storage_size);
 }
 
 static int cmd_info(int argc, char **argv) {
@@ -543,23 +577,23 @@ static int cmd_search(int argc, char **argv) {
   if (open_db(&db, argv[2])) return 1;
   for (int t = 0; t < ntags && !rc; t++) {
     int bit = anim_database_find_tag(&db, tags[t]);
-    if (bit < 0) fprintf(stderr, "animdb: no tag %s in %s\n", tags[t], argv[2]), rc = 1;
+    if (bit < 0) say("no tag %s in %s", tags[t], argv[2]), rc = 1;
     else q.tag_mask |= 1u << bit;
   }
   /* Frame numbers and vector lengths depend on the file: still usage errors. */
   if (!rc && n < 0 && frame >= db.nframes) {
-    fprintf(stderr, "animdb: --frame must be in [0, %d)\n", db.nframes);
+    say("--frame must be in [0, %d)", db.nframes);
     rc = EXIT_USAGE;
   }
   if (!rc && q.current_frame >= db.nframes) {
-    fprintf(stderr, "animdb: --current must be in [-1, %d)\n", db.nframes);
+    say("--current must be in [-1, %d)", db.nframes);
     rc = EXIT_USAGE;
   }
   if (!rc && n >= 0 && n != db.features.cols) {
-    fprintf(stderr, "animdb: --query has %d values, the database has %d dims\n", n, db.features.cols);
+    say("--query has %d values, the database has %d dims", n, db.features.cols);
     rc = EXIT_USAGE;
   }
-  if (!rc && db.features.cols == 0) fprintf(stderr, "animdb: %s has no features\n", argv[2]), rc = 1;
+  if (!rc && db.features.cols == 0) say("%s has no features", argv[2]), rc = 1;
   if (!rc) {
     if (n < 0)
       memcpy(vector, db.features.values + (size_t)frame * (size_t)db.features.cols,
@@ -570,10 +604,10 @@ static int cmd_search(int argc, char **argv) {
     anim_search_index_t *index = anim_search_index_build(method, &data, err, sizeof err);
     anim_search_hit_t *hits = malloc((size_t)q.k * sizeof *hits);
     int count = 0;
-    if (!index) fprintf(stderr, "animdb: %s\n", err), rc = 1;
-    else if (!hits) fprintf(stderr, "animdb: out of memory\n"), rc = 1;
+    if (!index) say("%s", err), rc = 1;
+    else if (!hits) say("out of memory"), rc = 1;
     else if ((rc = anim_search_run(index, &q, hits, &count, NULL))) {
-      fprintf(stderr, "animdb: search: %s\n", anim_strerror(rc));
+      say("search: %s", anim_strerror(rc));
       rc = 1;
     }
     for (int i = 0; !rc && i < count; i++) {

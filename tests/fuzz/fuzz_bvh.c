@@ -7,7 +7,11 @@
  * otherwise: the importer promises a usable clip). When it is small enough
  * (at most 20000 frame-bones once resampled to 60 Hz, to keep each run fast
  * and inside libFuzzer's memory limit) it is then built into a database with
- * the default feature schema, as `animdb build` does with files it is given.
+ * the default feature schema, as `animdb build` does with files it is given
+ * (bone roles read from whatever names the input has). Then, mirrored, next
+ * to a copy of itself whose joints are listed in another order (children
+ * reversed): that must build too, into the database two plain copies give
+ * (the same version: joints are matched by name, abort otherwise).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,12 +19,65 @@
 #include <string.h>
 #include "anim_error.h"
 #include "bvh.h"
-#include "database.h"
-#include "feature.h"
+#include "feature_build.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_BUILD_FRAME_BONES 20000.0
+
+/* out: clip with every bone's children in reverse order (parents still first). */
+static int reverse_children(const anim_clip_t *in, anim_clip_t *out) {
+  const anim_skeleton_t *s = &in->skeleton;
+  int order[ANIM_MAX_BONES], stack[ANIM_MAX_BONES], where[ANIM_MAX_BONES], n = 0, top = 0;
+  stack[top++] = 0;
+  while (top) {
+    int b = stack[--top];
+    order[n++] = b;
+    for (int c = 1; c < s->nbones; c++)
+      if (s->parents[c] == b) stack[top++] = c;
+  }
+  anim_skeleton_t r = *s;
+  for (int i = 0; i < n; i++) where[order[i]] = i;
+  for (int i = 0; i < n; i++) {
+    memcpy(r.names[i], s->names[order[i]], ANIM_NAME_MAX);
+    r.parents[i] = s->parents[order[i]] < 0 ? -1 : where[s->parents[order[i]]];
+    r.offsets[i] = s->offsets[order[i]];
+  }
+  if (anim_clip_alloc(out, &r, in->nframes, in->frame_time)) return -1;
+  memcpy(out->name, in->name, ANIM_NAME_MAX);
+  for (int f = 0; f < in->nframes; f++)
+    for (int i = 0; i < n; i++) {
+      size_t to = (size_t)f * (size_t)n + (size_t)i, from = (size_t)f * (size_t)n + (size_t)order[i];
+      out->local_positions[to] = in->local_positions[from];
+      out->local_rotations[to] = in->local_rotations[from];
+    }
+  return 0;
+}
+
+/* Two clips the same but for their joint order build the database two copies build. */
+static void build_reordered(const anim_clip_t *clip) {
+  anim_clip_t reordered, pair[2];
+  if (reverse_children(clip, &reordered)) return;
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.mirror = 1;
+  anim_database_t same, mixed;
+  char err[256];
+  pair[0] = *clip, pair[1] = *clip;
+  int rc = anim_database_build(&same, "fuzz", pair, 2, &o, err, sizeof err);
+  pair[1] = reordered;
+  int rc_mixed = anim_database_build(&mixed, "fuzz", pair, 2, &o, err, sizeof err);
+  if (rc != rc_mixed) {
+    fprintf(stderr, "joint order changed the build: %d vs %d (%s)\n", rc, rc_mixed, err);
+    abort();
+  }
+  if (rc == 0 && same.version != mixed.version) {
+    fprintf(stderr, "joint order changed the database\n");
+    abort();
+  }
+  if (rc == 0) anim_database_free(&same), anim_database_free(&mixed);
+  anim_clip_free(&reordered);
+}
 
 static void build_database(const anim_clip_t *clip) {
   double frames = (double)clip->nframes * (double)clip->frame_time * 60.0 + 2.0;
@@ -32,6 +89,7 @@ static void build_database(const anim_clip_t *clip) {
   anim_feature_schema_t schema;
   if (anim_feature_schema_default(&schema, &db) == 0) anim_features_build(&db, &schema, err, sizeof err);
   anim_database_free(&db);
+  build_reordered(clip);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -101,7 +101,7 @@ static void query_from_inputs(const anim_database_t *db, float *out_normalized) 
 static void check_schema(const anim_database_t *db) {
   const anim_features_t *f = &db->features;
   char err[160];
-  if (anim_feature_schema_validate(&f->schema, db, err, sizeof err) != 0) {
+  if (anim_feature_schema_validate(&f->schema, &db->skeleton, err, sizeof err) != 0) {
     fprintf(stderr, "a loaded database has an invalid feature schema: %s\n", err);
     abort();
   }

@@ -42,6 +42,7 @@
 #include "codec.h"
 #include "crowd.h"
 #include "dbfile.h"
+#include "dbfile_write.h"
 #include "log.h"
 #include "procgen.h"
 #include "registry.h"

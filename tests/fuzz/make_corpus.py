@@ -220,6 +220,14 @@ def main():
     write("fuzz_bvh", "odd.bvh", ODD_BVH)
     biped = biped_bvh()
     write("fuzz_bvh", "biped.bvh", biped)
+    # The same biped as other rigs name it (bone roles are read from names).
+    write("fuzz_bvh", "mixamo.bvh", biped.replace("ROOT ", "ROOT mixamorig:").replace("JOINT ", "JOINT mixamorig:"))
+    games105 = biped.replace("ROOT Hips", "ROOT RootJoint")
+    for left, right, ours in (("lHip", "rHip", "UpLeg"), ("lKnee", "rKnee", "Leg"), ("lAnkle", "rAnkle", "Foot"),
+                              ("lToeJoint", "rToeJoint", "Toe")):
+        games105 = games105.replace("JOINT Left" + ours + "\n", "JOINT " + left + "\n")
+        games105 = games105.replace("JOINT Right" + ours + "\n", "JOINT " + right + "\n")
+    write("fuzz_bvh", "games105.bvh", games105)
 
     for name, text in MACHINE_SEEDS.items():
         write("fuzz_machine", name, text)

@@ -5,6 +5,8 @@
 #include "anim_error.h"
 #include "database.h"
 #include "feature.h"
+#include "build.h"
+#include "feature_build.h"
 #include "heldout.h"
 #include "import.h"
 

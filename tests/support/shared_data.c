@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "database.h"
+#include "feature_build.h"
 #include "import.h"
 #include "shared_data.h"
 

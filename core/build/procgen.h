@@ -20,7 +20,7 @@
 #define ANIM_PROCGEN_H
 
 #include "clip.h"
-#include "database.h"
+#include "feature_build.h" /* builds a database with features: its options and results */
 
 /* One clip of the generator: a speed profile and a turn rate. */
 typedef struct {

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "feature.h"
 #include "kinematics.h"
 #include "procgen.h"
 

@@ -1,0 +1,21 @@
+/*
+ * dbfile_write.h: writing a database to its binary file (layout: dbfile.h),
+ * the offline side of dbfile.h.
+ *
+ * What it does: validates the database, then writes header, section table
+ * and sections to a temporary file beside the target, fsyncs it, renames it
+ * over the target and fsyncs the directory, so a crash leaves the old file
+ * or the new one, never a half file, and a server that has the old file
+ * loaded keeps reading the old inode. What it does not: load files.
+ */
+#ifndef ANIM_DBFILE_WRITE_H
+#define ANIM_DBFILE_WRITE_H
+
+#include "dbfile.h"
+
+/* Writes db to path atomically (see above). 0, ANIM_EIO, ANIM_EVERSION
+ * (big-endian host), ANIM_ENOMEM or ANIM_EFORMAT (db invalid) with a
+ * message. */
+int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, int errlen);
+
+#endif
