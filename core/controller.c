@@ -45,18 +45,6 @@ int anim_controller_params_validate(const anim_controller_params_t *p) {
 
 /* ---- views of the database ------------------------------------------------------------ */
 
-static anim_pose_view_t frame_view(const anim_database_t *db, int frame) {
-  size_t base = (size_t)frame * (size_t)db->nbones;
-  anim_pose_view_t v = {(size_t)db->nbones, db->local_positions + base, db->local_velocities + base,
-                        db->local_rotations + base, db->local_angular_velocities + base};
-  return v;
-}
-
-static int range_stop(const anim_database_t *db, int frame) {
-  int r = anim_database_range_of(db, frame);
-  return r >= 0 ? db->ranges[r].stop : db->nframes;
-}
-
 /* ---- input -> desired velocity and facing ------------------------------------------------ */
 
 static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
@@ -182,7 +170,7 @@ static void prepare_search(anim_controller_t *c, vec3 target_velocity, int must_
 }
 
 static void transition_to(anim_controller_t *c, int frame) {
-  anim_pose_view_t src = frame_view(c->db, c->frame), dst = frame_view(c->db, frame);
+  anim_pose_view_t src = anim_database_frame_pose(c->db, c->frame), dst = anim_database_frame_pose(c->db, frame);
   if (anim_inertializer_transition(&c->inertializer, &src, &dst) != 0) return;
   c->frame = frame;
   c->time_since_transition = 0.0f;
@@ -260,7 +248,7 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
                           c->sim_rotation);
   /* A first displayed pose, so queries have a root from the start. */
-  anim_pose_view_t view = frame_view(db, start_frame);
+  anim_pose_view_t view = anim_database_frame_pose(db, start_frame);
   anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
   anim_inertializer_update(&c->inertializer, &out, &view, c->params.inertialize_halflife, 0.0f);
   c->frames_since_search = c->params.search_interval; /* search on the first tick */
@@ -289,7 +277,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   c->globals_fresh = 0;
   /* Search from the pose shown last (the transition's source must be the
    * input of the last update), before advancing. */
-  int near_end = c->frame + c->tick_frames >= range_stop(c->db, c->frame) - 1;
+  int near_end = c->frame + c->tick_frames >= anim_database_range_stop(c->db, c->frame) - 1;
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
   c->tick_searching = c->frames_since_search >= p->search_interval || replan || near_end;
   if (c->tick_searching) prepare_search(c, target, near_end, out_query, out_search);
@@ -302,13 +290,13 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   if (!(dt > 0.0f)) return ANIM_EINVAL; /* no tick_begin */
   if (c->tick_searching && best && best->frame != c->frame && best->frame >= 0 && best->frame < c->db->nframes)
     transition_to(c, best->frame);
-  int stop = range_stop(c->db, c->frame);
+  int stop = anim_database_range_stop(c->db, c->frame);
   c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
   /* Simulation springs, then the displayed pose. */
   vec3 target = c->smoothed_velocity.y;
   anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife, dt);
   rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife, dt);
-  anim_pose_view_t view = frame_view(c->db, c->frame);
+  anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
   int rc = anim_inertializer_update(&c->inertializer, &out, &view, p->inertialize_halflife, dt);

@@ -32,6 +32,18 @@ int anim_database_range_of(const anim_database_t *db, int frame) {
   return -1;
 }
 
+int anim_database_range_stop(const anim_database_t *db, int frame) {
+  int r = anim_database_range_of(db, frame);
+  return r >= 0 ? db->ranges[r].stop : db->nframes;
+}
+
+anim_pose_view_t anim_database_frame_pose(const anim_database_t *db, int frame) {
+  size_t base = (size_t)frame * (size_t)db->nbones;
+  anim_pose_view_t v = {(size_t)db->nbones, db->local_positions + base, db->local_velocities + base,
+                        db->local_rotations + base, db->local_angular_velocities + base};
+  return v;
+}
+
 void anim_database_free(anim_database_t *db) {
   if (!db) return;
   if (db->release) db->release(db);

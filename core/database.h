@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include "clip.h"
 #include "feature.h"
+#include "pose.h"
 
 #define ANIM_MAX_TAGS 32
 #define ANIM_MAX_CONTACTS 4
@@ -111,5 +112,9 @@ int anim_database_find_tag(const anim_database_t *db, const char *tag);
 
 /* Range holding frame, or -1. */
 int anim_database_range_of(const anim_database_t *db, int frame);
+/* The end (exclusive) of the range holding frame; nframes outside any. */
+int anim_database_range_stop(const anim_database_t *db, int frame);
+/* Frame frame's local pose (bone 0 in its clip's animation space): views into the database. */
+anim_pose_view_t anim_database_frame_pose(const anim_database_t *db, int frame);
 
 #endif

@@ -7,13 +7,6 @@
 #include "graph_character.h"
 #include "kinematics.h"
 
-static anim_pose_view_t frame_view(const anim_database_t *db, int frame) {
-  size_t base = (size_t)frame * (size_t)db->nbones;
-  anim_pose_view_t v = {(size_t)db->nbones, db->local_positions + base, db->local_velocities + base,
-                        db->local_rotations + base, db->local_angular_velocities + base};
-  return v;
-}
-
 static float yaw_of(quat q) {
   vec3 f = quat_mul_vec3(q, vec3_make(0.0f, 0.0f, 1.0f));
   return atan2f(f.x, f.z);
@@ -52,7 +45,7 @@ int anim_graph_character_init(anim_graph_character_t *c, const anim_motion_graph
   size_t base = (size_t)c->frame * n;
   anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base],
                           vec3_make(position.x, 0.0f, position.z), quat_from_angle_axis(facing, vec3_make(0, 1, 0)));
-  anim_pose_view_t view = frame_view(db, c->frame);
+  anim_pose_view_t view = anim_database_frame_pose(db, c->frame);
   anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
   anim_inertializer_update(&c->inertializer, &out, &view, halflife, 0.0f);
   return 0;
@@ -133,7 +126,7 @@ static void step_frame(anim_graph_character_t *c) {
   if (e < 0) return; /* a dead end of an unpruned graph: hold */
   const anim_graph_edge_t *edge = &g->edges[e];
   if (edge->transition >= 0) {
-    anim_pose_view_t src = frame_view(c->db, c->frame), dst = frame_view(c->db, edge->first_frame - 1);
+    anim_pose_view_t src = anim_database_frame_pose(c->db, c->frame), dst = anim_database_frame_pose(c->db, edge->first_frame - 1);
     if (anim_inertializer_transition(&c->inertializer, &src, &dst) == 0) c->jumps++;
   }
   c->edge = e, c->frame = edge->first_frame;
@@ -146,7 +139,7 @@ int anim_graph_character_tick(anim_graph_character_t *c, float dt) {
   int frames = (int)floorf(c->frame_time_accum * c->db->frame_rate);
   c->frame_time_accum -= (float)frames / c->db->frame_rate;
   for (int i = 0; i < frames; i++) step_frame(c);
-  anim_pose_view_t view = frame_view(c->db, c->frame);
+  anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
   int rc = anim_inertializer_update(&c->inertializer, &out, &view, c->halflife, dt);

@@ -40,6 +40,7 @@
 #include <stddef.h>
 
 #include "anim_math.h"
+#include "pose.h"
 
 /* ---- one bone ------------------------------------------------------------------ */
 
@@ -67,25 +68,7 @@ void anim_inertialize_evaluate_quat(quat *out_q, vec3 *out_w, quat off_q, vec3 o
 
 /* ---- whole pose ----------------------------------------------------------------- */
 
-/* A read-only pose: count bones; bone 0 the root in its clip's animation
- * space, the others local to their parent. Velocities in the same frames. */
-typedef struct {
-  size_t count;
-  const vec3 *positions;
-  const vec3 *velocities;
-  const quat *rotations;
-  const vec3 *angular_velocities;
-} anim_pose_view_t;
-
-/* A pose to write into (caller-owned arrays of count entries); bone 0 is
- * written in world space. */
-typedef struct {
-  size_t count;
-  vec3 *positions;
-  vec3 *velocities;
-  quat *rotations;
-  vec3 *angular_velocities;
-} anim_pose_buffer_t;
+/* anim_pose_view_t and anim_pose_buffer_t: pose.h. */
 
 /* Inertializer state over caller-owned offset arrays.
  * Validity rules (anim_inertializer_validate):

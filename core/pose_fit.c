@@ -140,7 +140,7 @@ static int build_features(anim_pose_fit_model_t *m, const anim_pose_fit_model_op
   /* Tracked bones of small spread (the pelvis in character space) are what
    * the trackers tell most precisely: normalized by their own spread, not
    * the floor the database's schema gets for degenerate groups. */
-  anim_feature_build_options_t options = {NULL, NULL, 1};
+  anim_feature_build_options_t options = {.exact_scales = 1};
   return anim_features_compute(m->db, &schema, &options, &m->features, err, errlen);
 }
 
@@ -372,18 +372,6 @@ int anim_pose_fitter_init(anim_pose_fitter_t *out, const anim_pose_fit_model_t *
 }
 
 /* ---- small helpers ------------------------------------------------------------------------ */
-
-static anim_pose_view_t frame_view(const anim_database_t *db, int frame) {
-  size_t base = (size_t)frame * (size_t)db->nbones;
-  anim_pose_view_t v = {(size_t)db->nbones, db->local_positions + base, db->local_velocities + base,
-                        db->local_rotations + base, db->local_angular_velocities + base};
-  return v;
-}
-
-static int range_stop(const anim_database_t *db, int frame) {
-  int r = anim_database_range_of(db, frame);
-  return r >= 0 ? db->ranges[r].stop : db->nframes;
-}
 
 /* Whole database frames dt brings, the remainder kept. */
 static int take_frames(anim_pose_fitter_t *f, float dt) {
@@ -823,7 +811,7 @@ static void advance_prior(anim_pose_fitter_t *f, const goals_t *g, int travel, f
   }
   int frames = take_frames(f, dt);
   f->frames_since_search += frames;
-  int stop = range_stop(db, f->prior_frame);
+  int stop = anim_database_range_stop(db, f->prior_frame);
   int near_end = f->prior_frame + frames >= stop - 1;
   if (g->npresent > 0 && (f->frames_since_search >= f->params.search_interval || near_end)) {
     float query[ANIM_MAX_FEATURE_DIMS];
@@ -831,9 +819,9 @@ static void advance_prior(anim_pose_fitter_t *f, const goals_t *g, int travel, f
     int best = search(f, query, near_end ? -1 : f->prior_frame, NULL);
     f->frames_since_search = 0;
     if (best >= 0 && best != f->prior_frame) {
-      anim_pose_view_t src = frame_view(db, f->prior_frame), dst = frame_view(db, best);
+      anim_pose_view_t src = anim_database_frame_pose(db, f->prior_frame), dst = anim_database_frame_pose(db, best);
       if (anim_inertializer_transition(&f->prior_inertializer, &src, &dst) == 0) f->prior_frame = best, f->transitions++;
-      stop = range_stop(db, f->prior_frame);
+      stop = anim_database_range_stop(db, f->prior_frame);
     }
   }
   f->prior_frame = f->prior_frame + frames < stop ? f->prior_frame + frames : stop - 1;
@@ -899,7 +887,7 @@ int anim_pose_fitter_step(anim_pose_fitter_t *f, const anim_tracker_input_t *inp
   }
   f->reference_tracker = travel;
   if (travel >= 0) f->pelvis_reference = g.goals[travel];
-  anim_pose_view_t view = frame_view(db, f->prior_frame);
+  anim_pose_view_t view = anim_database_frame_pose(db, f->prior_frame);
   anim_pose_buffer_t prior = {(size_t)f->nbones, f->prior_positions, f->prior_velocities, f->prior_rotations,
                               f->prior_angular};
   rc = anim_inertializer_update(&f->prior_inertializer, &prior, &view, p->inertialize_halflife, f->started ? dt : 0.0f);

@@ -74,7 +74,7 @@ static int build_dataset(int d, anim_database_t *out_db) {
   anim_clip_list_free(&clips);
   anim_feature_schema_t schema;
   if (anim_feature_schema_make(&schema, out_db, NULL, err, sizeof err)) fail_msg("%s: %s", datasets[d].folder, err);
-  anim_feature_build_options_t fo = {count_warning, &warnings};
+  anim_feature_build_options_t fo = {.warn = count_warning, .warn_ctx = &warnings};
   if (anim_features_build_with(out_db, &schema, &fo, err, sizeof err)) fail_msg("%s: %s", datasets[d].folder, err);
   printf("  %-18s %6d frames, %2d ranges, %d warnings\n", datasets[d].folder, out_db->nframes, out_db->nranges, warnings);
   return 1;

@@ -292,7 +292,7 @@ static int finish_database(anim_database_t *db, const build_args_t *a, int rebui
     else if (a->weights && apply_weights(&schema, a->weights))
       rc = ANIM_EINVAL;
     if (!rc) {
-      anim_feature_build_options_t fo = {warn_cb, NULL};
+      anim_feature_build_options_t fo = {.warn = warn_cb};
       if ((rc = anim_features_build_with(db, &schema, &fo, err, sizeof err))) say("%s", err);
     }
     if (!rc) progress("features", 1, 1, "");
