@@ -277,7 +277,7 @@ static void build_reporting(anim_database_t *out, const anim_clip_t *clips, int 
   if (anim_database_build(out, "degenerate", clips, n, NULL, err, sizeof err)) fail_msg("%s", err);
   anim_feature_schema_t schema;
   assert_int_equal(anim_feature_schema_default(&schema, out), 0);
-  anim_feature_build_options_t o = {collect_floored, floored};
+  anim_feature_build_options_t o = {.warn = collect_floored, .warn_ctx = floored};
   if (anim_features_build_with(out, &schema, &o, err, sizeof err)) fail_msg("%s", err);
   const anim_features_t *f = &out->features;
   for (size_t i = 0; i < (size_t)f->rows * (size_t)f->cols; i++)
