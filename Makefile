@@ -6,6 +6,9 @@
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
+#   make bench-lmm  learned-motion-matching networks and frames against PyTorch (build/bench-lmm.json)
+#   make lmm-normalization  recover the LMM features' normalization into core/lmm_normalization.c
+#   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
 #   make clean
@@ -69,13 +72,15 @@ CLIENT_SO := $(BUILD)/libanimclient.so
 CLIENT_SOVER := $(CLIENT_SO).0
 SERVER_BIN := $(BUILD)/animserver
 TOOLS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/animctl.c tools/animdb.c))
+LMM_TOOLS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/lmm_*.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize bench bench-crowd install uninstall clean fuzz
-all: $(SERVER_BIN) $(TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
+.PHONY: all deps deps-test deps-bench run test sanitize bench bench-crowd bench-lmm lmm-normalization lmm-filmstrip \
+  install uninstall clean fuzz
+all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
 deps:
 	@tools/install-deps.sh build
@@ -141,6 +146,15 @@ $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(CLIENT_LIB)
 $(BUILD)/animdb: $(call obj,tools/animdb.c) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm -lpthread
+# Learned motion matching: core only.
+$(BUILD)/lmm_%: $(call obj,tools/lmm_%.c) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+
+lmm-normalization: $(BUILD)/lmm_recover
+	$(BUILD)/lmm_recover --shared $(SHARED_DIR) --out core/lmm_normalization.c
+lmm-filmstrip: $(BUILD)/lmm_filmstrip
+	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
 
 # ---- tests ------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(CORE_LIB)
