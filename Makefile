@@ -178,7 +178,7 @@ run: deps
 	$(SERVER_BIN) $(ARGS)
 
 # ---- benchmarks -----------------------------------------------------------------
-BENCH_C := $(sort $(wildcard bench/*.c))
+BENCH_C := $(filter-out bench/bench_lmm.c,$(sort $(wildcard bench/*.c)))
 BENCH_CXX := $(sort $(wildcard bench/*.cpp))
 $(BUILD)/obj/bench/%.o: bench/%.cpp
 	@mkdir -p $(dir $@)
@@ -193,6 +193,15 @@ $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/b
 bench: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
 	$(BUILD)/animbench search --shared $(SHARED_DIR) --json $(BUILD)/bench-search.json $(BENCH_ARGS)
+
+# The LMM benchmark: core + OpenBLAS (a peer, never linked into the core).
+$(BUILD)/bench_lmm: $(call obj,bench/bench_lmm.c) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lopenblas -lm
+
+bench-lmm: deps-bench
+	@$(MAKE) --no-print-directory $(BUILD)/bench_lmm
+	$(BUILD)/bench_lmm --shared $(SHARED_DIR) --json $(BUILD)/bench-lmm.json $(BENCH_ARGS)
 
 bench-crowd: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench

@@ -4,8 +4,10 @@
  * accumulated in registers over all k, then written to a small MR x NR
  * buffer) and a one-row path (the nonzero inputs of a single row times every
  * panel, two panels at a time so that four independent accumulator chains
- * hide the latency of the fused multiply-adds). The driver adds the bias,
+ * hide the latency of the fused multiply-adds). Both skip the inputs that
+ * are zero (in every row of the block, for a tile): after ReLU most are. The driver adds the bias,
  * applies ReLU and copies the tile's valid rows into C. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
@@ -60,14 +62,16 @@ static inline v4f v4f_relu(v4f v) {
 
 /* Two rows times a panel, in two halves of 16 columns (8 accumulators + 4
  * weights fit the 16 SSE registers). */
-static void tile_generic(float *c, int ldc, int count, const float *const *a, int k, const float *panel,
-                         const float *bias, int relu) {
+static void tile_generic(float *c, int ldc, int count, const float *const *a, const int *ks, int nk,
+                         const float *panel, const float *bias, int relu) {
   for (int h = 0; h < 2; h++) {
     const float *bh = bias + 16 * h;
     v4f c00 = v4f_load(bh), c01 = v4f_load(bh + 4), c02 = v4f_load(bh + 8), c03 = v4f_load(bh + 12);
     v4f c10 = c00, c11 = c01, c12 = c02, c13 = c03;
-    const float *b = panel + 16 * h, *a0 = a[0], *a1 = a[1];
-    for (int r = 0; r < k; r++, b += NR) {
+    const float *a0 = a[0], *a1 = a[1];
+    for (int t = 0; t < nk; t++) {
+      int r = ks[t];
+      const float *b = panel + (size_t)r * NR + 16 * h;
       v4f b0 = v4f_load(b), b1 = v4f_load(b + 4), b2 = v4f_load(b + 8), b3 = v4f_load(b + 12);
       v4f s0 = {a0[r], a0[r], a0[r], a0[r]}, s1 = {a1[r], a1[r], a1[r], a1[r]};
       c00 += s0 * b0, c01 += s0 * b1, c02 += s0 * b2, c03 += s0 * b3;
@@ -104,20 +108,32 @@ static void row_generic(float *out, const float *x, const int *nz, int nnz, int 
   }
 }
 
+/* out bit r (of words[r / 32]) = some of the count rows has a nonzero input r. */
+static void used_generic(uint32_t *words, const float *const *rows, int count, int k) {
+  memset(words, 0, sizeof(uint32_t) * (size_t)((k + 31) / 32));
+  for (int r = 0; r < k; r++) {
+    int used = 0;
+    for (int j = 0; j < count; j++) used |= rows[j][r] != 0.0f;
+    words[r / 32] |= (uint32_t)used << (r % 32);
+  }
+}
+
 /* ---- x86-64 AVX2 + FMA ----------------------------------------------------------------- */
 #if GEMM_X86
 #define AVX2_MR 6
 
 /* Six rows times a panel, in two halves of 16 columns: 12 accumulators, two
  * weight vectors and a broadcast in the 16 YMM registers. */
-__attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, int count, const float *const *a, int k,
-                                                          const float *panel, const float *bias, int relu) {
+__attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, int count, const float *const *a,
+                                                          const int *ks, int nk, const float *panel, const float *bias,
+                                                          int relu) {
   for (int h = 0; h < 2; h++) {
     __m256 c00 = _mm256_loadu_ps(bias + 16 * h), c01 = _mm256_loadu_ps(bias + 16 * h + 8);
     __m256 c10 = c00, c11 = c01, c20 = c00, c21 = c01, c30 = c00, c31 = c01, c40 = c00, c41 = c01, c50 = c00, c51 = c01;
-    const float *b = panel + 16 * h;
     const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-    for (int r = 0; r < k; r++, b += NR) {
+    for (int t = 0; t < nk; t++) {
+      int r = ks[t];
+      const float *b = panel + (size_t)r * NR + 16 * h;
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), s;
       s = _mm256_broadcast_ss(a0 + r), c00 = _mm256_fmadd_ps(s, b0, c00), c01 = _mm256_fmadd_ps(s, b1, c01);
       s = _mm256_broadcast_ss(a1 + r), c10 = _mm256_fmadd_ps(s, b0, c10), c11 = _mm256_fmadd_ps(s, b1, c11);
@@ -159,19 +175,38 @@ __attribute__((target("avx2,fma"))) static void row_avx2(float *out, const float
   }
 }
 
+__attribute__((target("avx2,fma"))) static void used_avx2(uint32_t *words, const float *const *rows, int count,
+                                                          int k) {
+  __m256 zero = _mm256_setzero_ps();
+  memset(words, 0, sizeof(uint32_t) * (size_t)((k + 31) / 32));
+  int r = 0;
+  for (; r + 8 <= k; r += 8) {
+    int bits = 0;
+    for (int j = 0; j < count; j++) bits |= _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(rows[j] + r), zero, _CMP_NEQ_UQ));
+    words[r / 32] |= (uint32_t)bits << (r % 32);
+  }
+  for (; r < k; r++) {
+    int used = 0;
+    for (int j = 0; j < count; j++) used |= rows[j][r] != 0.0f;
+    words[r / 32] |= (uint32_t)used << (r % 32);
+  }
+}
+
 /* ---- x86-64 AVX-512F ---------------------------------------------------------------- */
 #define AVX512_MR 12
 
 /* Twelve rows times a whole panel (two ZMM each): 24 accumulators and two
  * weight vectors; the broadcasts are memory operands. */
-__attribute__((target("avx512f"))) static void tile_avx512(float *c, int ldc, int count, const float *const *a, int k,
-                                                           const float *panel, const float *bias, int relu) {
+__attribute__((target("avx512f"))) static void tile_avx512(float *c, int ldc, int count, const float *const *a,
+                                                           const int *ks, int nk, const float *panel, const float *bias,
+                                                           int relu) {
   __m512 acc[AVX512_MR][2];
   __m512 bias0 = _mm512_loadu_ps(bias), bias1 = _mm512_loadu_ps(bias + 16);
 #pragma GCC unroll 12
   for (int i = 0; i < AVX512_MR; i++) acc[i][0] = bias0, acc[i][1] = bias1;
-  const float *b = panel;
-  for (int r = 0; r < k; r++, b += NR) {
+  for (int t = 0; t < nk; t++) {
+    int r = ks[t];
+    const float *b = panel + (size_t)r * NR;
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
     for (int i = 0; i < AVX512_MR; i++) {
@@ -188,6 +223,19 @@ __attribute__((target("avx512f"))) static void tile_avx512(float *c, int ldc, in
     if (relu) v0 = _mm512_max_ps(v0, zero), v1 = _mm512_max_ps(v1, zero);
     _mm512_storeu_ps(c + (size_t)i * (size_t)ldc, v0);
     _mm512_storeu_ps(c + (size_t)i * (size_t)ldc + 16, v1);
+  }
+}
+
+__attribute__((target("avx512f"))) static void used_avx512(uint32_t *words, const float *const *rows, int count,
+                                                           int k) {
+  __m512 zero = _mm512_setzero_ps();
+  memset(words, 0, sizeof(uint32_t) * (size_t)((k + 31) / 32));
+  for (int r = 0; r < k; r += 16) {
+    __mmask16 load = r + 16 <= k ? (__mmask16)0xffff : (__mmask16)((1u << (k - r)) - 1u);
+    unsigned bits = 0;
+    for (int j = 0; j < count; j++)
+      bits |= _mm512_mask_cmp_ps_mask(load, _mm512_maskz_loadu_ps(load, rows[j] + r), zero, _CMP_NEQ_UQ);
+    words[r / 32] |= (uint32_t)bits << (r % 32);
   }
 }
 
@@ -230,26 +278,29 @@ __attribute__((target("avx512f"))) static void row_avx512(float *out, const floa
 
 /* ---- choice and driver ------------------------------------------------------------------ */
 
-typedef void (*tile_fn)(float *c, int ldc, int count, const float *const *a, int k, const float *panel,
-                        const float *bias, int relu);
+typedef void (*tile_fn)(float *c, int ldc, int count, const float *const *a, const int *ks, int nk,
+                        const float *panel, const float *bias, int relu);
 typedef void (*row_fn)(float *out, const float *x, const int *nz, int nnz, int k, const float *packed, int panels,
                        const float *bias, int relu);
+
+typedef void (*used_fn)(uint32_t *words, const float *const *rows, int count, int k);
 
 typedef struct {
   const char *name;
   int mr;
   tile_fn tile;
   row_fn row;
+  used_fn used;
 } kernel_t;
 
 static const kernel_t kernels[ANIM_GEMM_KERNEL_COUNT] = {
-    {"generic", GENERIC_MR, tile_generic, row_generic},
+    {"generic", GENERIC_MR, tile_generic, row_generic, used_generic},
 #if GEMM_X86
-    {"avx2", AVX2_MR, tile_avx2, row_avx2},
-    {"avx512", AVX512_MR, tile_avx512, row_avx512},
+    {"avx2", AVX2_MR, tile_avx2, row_avx2, used_avx2},
+    {"avx512", AVX512_MR, tile_avx512, row_avx512, used_avx512},
 #else
-    {"avx2", 0, NULL, NULL},
-    {"avx512", 0, NULL, NULL},
+    {"avx2", 0, NULL, NULL, NULL},
+    {"avx512", 0, NULL, NULL, NULL},
 #endif
 };
 
@@ -293,6 +344,8 @@ void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a,
     return;
   }
   const float *rows[MR_MAX];
+  int ks[ANIM_GEMM_MAX_K];
+  uint32_t words[ANIM_GEMM_MAX_K / 32];
   /* A group of panels small enough to stay in the L2 cache (1 MiB per core
    * on current x86) while every row of A passes over it: without this, a
    * 512 x 512 layer (1 MiB of weights) is evicted by the rows of a large
@@ -305,8 +358,14 @@ void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a,
       int count = m - i < kern->mr ? m - i : kern->mr;
       /* Rows past the end repeat the last one: computed, never stored. */
       for (int r = 0; r < kern->mr; r++) rows[r] = a + (size_t)(i + (r < count ? r : count - 1)) * (size_t)lda;
+      /* The inputs some row of the block uses: after a ReLU, a third to
+       * half of them are zero in every row of a 12-row block. */
+      kern->used(words, rows, count, k);
+      int nk = 0;
+      for (int w = 0; w < (k + 31) / 32; w++)
+        for (uint32_t bits = words[w]; bits; bits &= bits - 1u) ks[nk++] = 32 * w + __builtin_ctz(bits);
       for (int p = p0; p < p1; p++)
-        kern->tile(c + (size_t)i * (size_t)ldc + (size_t)p * NR, ldc, count, rows, k,
+        kern->tile(c + (size_t)i * (size_t)ldc + (size_t)p * NR, ldc, count, rows, ks, nk,
                    packed_b + (size_t)p * (size_t)k * NR, bias + (size_t)p * NR, relu);
     }
   }

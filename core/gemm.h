@@ -15,11 +15,16 @@
  * x86-64 AVX2+FMA and AVX-512F ones compiled with target attributes and
  * chosen at run time from what the CPU reports, so the default build stays
  * portable (no -march=native). One row (a single character) takes a
- * matrix-vector path that skips the inputs ReLU zeroed; several rows take a
- * register-blocked matrix product. All kernels compute the same sums in the
- * same order per output (the bias, then k ascending), with fused
- * multiply-adds on AVX2/AVX-512 and separate ones in the portable kernel, so
- * results agree to rounding, not bit for bit.
+ * matrix-vector path; several rows take a register-blocked matrix product
+ * over blocks of rows (12 for AVX-512, 6 for AVX2, 2 portable). Both skip
+ * the inputs that are zero (in every row of the block): after ReLU, 45-90%
+ * of a hidden layer's values are zero, a third to a half of them in all 12
+ * rows of a block. Every kernel computes each output as the bias plus the
+ * products over the used inputs in ascending order (an input zero in this
+ * row but used by another adds an exact zero), so the one-row and blocked
+ * paths of a kernel give identical results; fused multiply-adds on
+ * AVX2/AVX-512 and separate ones in the portable kernel make kernels agree
+ * to rounding, not bit for bit.
  *
  * Nothing here allocates or fails; arguments are the caller's contract.
  */

@@ -99,6 +99,22 @@ anim_lmm_networks_t *anim_lmm_networks_create(anim_nnet_t *projector, anim_nnet_
         sd[2] < ANIM_LMM_CONSTANT_BONE_STD)
       nets->constant_bones |= 1u << b;
   }
+  /* The outputs decoding reads: all but the constant bones' positions and velocities. */
+  int columns[ANIM_LMM_POSE_OUTPUTS], ncolumns = 0;
+  for (int o = 0; o < ANIM_LMM_POSE_OUTPUTS; o++) {
+    int in_positions = o < 3 * (ANIM_LMM_BONES - 1);
+    int in_velocities = o >= 9 * (ANIM_LMM_BONES - 1) && o < 12 * (ANIM_LMM_BONES - 1);
+    int bone = in_positions ? 1 + o / 3 : in_velocities ? 1 + (o - 9 * (ANIM_LMM_BONES - 1)) / 3 : 0;
+    int skipped = (in_positions || in_velocities) && (nets->constant_bones >> bone & 1u);
+    nets->pose_column[o] = (int16_t)(skipped ? -1 : ncolumns);
+    if (!skipped) columns[ncolumns++] = o;
+  }
+  nets->pose_network = anim_nnet_select_outputs(decompressor, columns, ncolumns, &code, err, errlen);
+  if (!nets->pose_network) {
+    free(nets);
+    if (out_code) *out_code = code;
+    return NULL;
+  }
   return nets;
 }
 
@@ -122,11 +138,13 @@ anim_lmm_networks_t *anim_lmm_networks_load(const char *dir, const anim_lmm_norm
 void anim_lmm_networks_free(anim_lmm_networks_t *nets) {
   if (!nets) return;
   anim_nnet_free(nets->projector), anim_nnet_free(nets->stepper), anim_nnet_free(nets->decompressor);
+  anim_nnet_free(nets->pose_network);
   free(nets);
 }
 
 size_t anim_lmm_networks_memory(const anim_lmm_networks_t *nets) {
-  return sizeof *nets + nets->projector->bytes + nets->stepper->bytes + nets->decompressor->bytes;
+  return sizeof *nets + nets->projector->bytes + nets->stepper->bytes + nets->decompressor->bytes +
+         nets->pose_network->bytes;
 }
 
 /* ---- poses and features ------------------------------------------------------------------------- */
@@ -163,19 +181,26 @@ static quat quat_from_two_columns(const float *m) {
 
 void anim_lmm_decode(const float *row, const anim_lmm_networks_t *nets, anim_lmm_pose_t *out, vec3 *out_root_velocity,
                      vec3 *out_root_angular_velocity, float *out_contacts) {
-  enum { NB = ANIM_LMM_BONES - 1 };
-  const float *pos = row, *rot = row + 3 * NB, *vel = row + 9 * NB, *ang = row + 12 * NB, *root = row + 15 * NB;
+  enum { NB = ANIM_LMM_BONES - 1, POS = 0, ROT = 3 * NB, VEL = 9 * NB, ANG = 12 * NB, ROOT = 15 * NB };
+  const int16_t *col = nets ? nets->pose_column : NULL;
+#define AT(i) (col ? row[col[i]] : row[i])
   for (int b = 1; b < ANIM_LMM_BONES; b++) {
     int i = b - 1;
-    out->positions[b] = vec3_make(pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]);
-    out->rotations[b] = quat_from_two_columns(rot + 6 * i);
-    out->velocities[b] = vec3_make(vel[3 * i], vel[3 * i + 1], vel[3 * i + 2]);
-    out->angular_velocities[b] = vec3_make(ang[3 * i], ang[3 * i + 1], ang[3 * i + 2]);
-    if (nets && (nets->constant_bones >> b & 1u)) out->positions[b] = nets->skeleton.offsets[b], out->velocities[b] = vec3_zero();
+    if (nets && (nets->constant_bones >> b & 1u)) {
+      out->positions[b] = nets->skeleton.offsets[b], out->velocities[b] = vec3_zero();
+    } else {
+      out->positions[b] = vec3_make(AT(POS + 3 * i), AT(POS + 3 * i + 1), AT(POS + 3 * i + 2));
+      out->velocities[b] = vec3_make(AT(VEL + 3 * i), AT(VEL + 3 * i + 1), AT(VEL + 3 * i + 2));
+    }
+    float m[6];
+    for (int e = 0; e < 6; e++) m[e] = AT(ROT + 6 * i + e);
+    out->rotations[b] = quat_from_two_columns(m);
+    out->angular_velocities[b] = vec3_make(AT(ANG + 3 * i), AT(ANG + 3 * i + 1), AT(ANG + 3 * i + 2));
   }
-  if (out_root_velocity) *out_root_velocity = vec3_make(root[0], root[1], root[2]);
-  if (out_root_angular_velocity) *out_root_angular_velocity = vec3_make(root[3], root[4], root[5]);
-  if (out_contacts) out_contacts[0] = root[6], out_contacts[1] = root[7];
+  if (out_root_velocity) *out_root_velocity = vec3_make(AT(ROOT), AT(ROOT + 1), AT(ROOT + 2));
+  if (out_root_angular_velocity) *out_root_angular_velocity = vec3_make(AT(ROOT + 3), AT(ROOT + 4), AT(ROOT + 5));
+  if (out_contacts) out_contacts[0] = AT(ROOT + 6), out_contacts[1] = AT(ROOT + 7);
+#undef AT
 }
 
 void anim_lmm_pose_features(float *out_raw, const anim_lmm_pose_t *pose, vec3 root_velocity,
@@ -221,7 +246,7 @@ size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n) {
   size_t nn = anim_nnet_scratch_floats(nets->projector, (int)rows);
   size_t t = anim_nnet_scratch_floats(nets->stepper, (int)rows);
   if (t > nn) nn = t;
-  t = anim_nnet_scratch_floats(nets->decompressor, (int)(2 * rows));
+  t = anim_nnet_scratch_floats(nets->pose_network, (int)(2 * rows));
   if (t > nn) nn = t;
   /* queries, projections, stepper outputs, decompressor inputs (2 rows per
    * character at most), decompressor outputs, network scratch */
@@ -302,7 +327,7 @@ int anim_lmm_character_init(anim_lmm_character_t *c, const anim_lmm_networks_t *
   build_query(c, vec3_zero(), s.queries);
   memset(s.queries, 0, 15 * sizeof(float));
   anim_nnet_run(nets->projector, s.queries, ANIM_LMM_FEATURES, c->state, nets->nstate, 1, s.nn);
-  anim_nnet_run(nets->decompressor, c->state, nets->nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, 1, s.nn);
+  anim_nnet_run(nets->pose_network, c->state, nets->nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, 1, s.nn);
   float contacts[ANIM_LMM_CONTACTS];
   decode_rooted(nets, &c->decoded, s.poses, c->sim_position, c->sim_rotation, contacts);
   for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f;
@@ -428,7 +453,7 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
     for (size_t j = 0; j < (size_t)n * (size_t)nstate; j++) s.states[j] += h * s.steps[j];
   }
   /* 3. One decompressor product: the new states, then the transitions' destinations. */
-  anim_nnet_run(nets->decompressor, s.states, nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, n + ndest, s.nn);
+  anim_nnet_run(nets->pose_network, s.states, nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, n + ndest, s.nn);
   int rc = 0;
   for (int i = 0; i < n; i++) {
     anim_lmm_character_t *c = cs[i];

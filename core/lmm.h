@@ -160,6 +160,11 @@ extern const anim_lmm_normalization_t anim_lmm_normalization_recovered;
  *     networks_hash is 0 or these networks' hash. */
 struct anim_lmm_networks {
   anim_nnet_t *projector, *stepper, *decompressor; /* owned */
+  /* The decompressor without the outputs decoding replaces by constants
+   * (positions and velocities of the constant bones: 126 of 338 columns,
+   * a third of its work): what characters run (owned). */
+  anim_nnet_t *pose_network;
+  int16_t pose_column[ANIM_LMM_POSE_OUTPUTS]; /* decompressor output -> pose_network column, -1: not computed */
   int nstate;                                       /* S */
   anim_lmm_normalization_t normalization;
   anim_skeleton_t skeleton; /* names, parents; offsets: the decompressor's mean bone positions */
@@ -205,14 +210,15 @@ typedef struct {
   vec3 angular_velocities[ANIM_LMM_BONES];
 } anim_lmm_pose_t;
 
-/* Decodes one decompressor output row: bones 1..22 of out_pose (bone 0 left
- * as it was), the root's velocity and angular velocity in its own frame, and
- * the two contact outputs (on above 0.5). With nets, the bones whose
- * position the decompressor holds constant (nets->constant_bones) take the
- * skeleton's offset and zero velocity instead of the output, which varies
- * around it by a fraction of a millimetre (the mirrored training data's
- * rounding): bone lengths are then exactly constant. Any out_ may be NULL
- * but out_pose. */
+/* Decodes one output row: bones 1..22 of out_pose (bone 0 left as it was),
+ * the root's velocity and angular velocity in its own frame, and the two
+ * contact outputs (on above 0.5). Without nets, row holds the
+ * decompressor's 338 outputs. With nets, row holds nets->pose_network's
+ * outputs, and the bones whose position the decompressor holds constant
+ * (nets->constant_bones) take the skeleton's offset and zero velocity (the
+ * decompressor's output varies around them by a fraction of a millimetre,
+ * the mirrored training data's rounding): bone lengths are then exactly
+ * constant. Any out_ may be NULL but out_pose. */
 void anim_lmm_decode(const float *row, const anim_lmm_networks_t *nets, anim_lmm_pose_t *out_pose,
                      vec3 *out_root_velocity, vec3 *out_root_angular_velocity, float *out_contacts);
 

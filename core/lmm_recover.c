@@ -45,7 +45,7 @@ static void run_batch(const anim_lmm_networks_t *nets, const anim_lmm_recover_op
   size_t nn_floats = anim_nnet_scratch_floats(nets->projector, rollouts);
   size_t t = anim_nnet_scratch_floats(nets->stepper, rollouts);
   if (t > nn_floats) nn_floats = t;
-  t = anim_nnet_scratch_floats(nets->decompressor, rollouts);
+  t = anim_nnet_scratch_floats(nets->pose_network, rollouts);
   if (t > nn_floats) nn_floats = t;
   float *nn = buf, *queries = nn + nn_floats, *states = queries + (size_t)rollouts * ANIM_LMM_FEATURES;
   float *steps = states + (size_t)rollouts * nstate, *poses = steps + (size_t)rollouts * nstate;
@@ -62,7 +62,7 @@ static void run_batch(const anim_lmm_networks_t *nets, const anim_lmm_recover_op
   anim_lmm_pose_t pose;
   memset(&pose, 0, sizeof pose);
   for (int f = 0; f < frames; f++) {
-    anim_nnet_run(nets->decompressor, states, nstate, poses, ANIM_LMM_POSE_OUTPUTS, rollouts, nn);
+    anim_nnet_run(nets->pose_network, states, nstate, poses, ANIM_LMM_POSE_OUTPUTS, rollouts, nn);
     for (int i = 0; i < rollouts; i++) {
       vec3 v, w;
       size_t at = (size_t)i * frames + (size_t)f;
@@ -125,7 +125,7 @@ int anim_lmm_recover(const anim_lmm_networks_t *nets, const anim_lmm_recover_opt
     return ANIM_EINVAL;
   }
   int batch = o->batch < o->rollouts ? o->batch : o->rollouts;
-  size_t nn_floats = anim_nnet_scratch_floats(nets->decompressor, batch) + anim_nnet_scratch_floats(nets->projector, batch) +
+  size_t nn_floats = anim_nnet_scratch_floats(nets->pose_network, batch) + anim_nnet_scratch_floats(nets->projector, batch) +
                      anim_nnet_scratch_floats(nets->stepper, batch);
   size_t floats = nn_floats + (size_t)batch * (ANIM_LMM_FEATURES + 2 * (size_t)nets->nstate + ANIM_LMM_POSE_OUTPUTS) +
                   (size_t)batch * (size_t)o->frames * (ANIM_LMM_FEATURES + 15 + 3);

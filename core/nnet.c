@@ -268,6 +268,80 @@ done:
   return nn;
 }
 
+anim_nnet_t *anim_nnet_select_outputs(const anim_nnet_t *nn, const int *outputs, int count, int *out_code, char *err,
+                                      int errlen) {
+  int code = 0;
+  anim_nnet_t *out = NULL;
+  float *block = NULL, *column = NULL;
+  if (!nn || !outputs || count < 1 || count > ANIM_NNET_MAX_WIDTH) code = ANIM_EINVAL;
+  for (int j = 0; code == 0 && j < count; j++)
+    if (outputs[j] < 0 || outputs[j] >= nn->noutputs) code = ANIM_EINVAL;
+  if (code) {
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, "bad output selection");
+    goto done;
+  }
+  /* The same layout as a parsed network's block, the last layer narrower. */
+  const anim_nnet_layer_t *last = &nn->layers[nn->nlayers - 1];
+  size_t floats = 2 * round_up((size_t)nn->ninputs) + 2 * round_up((size_t)count);
+  for (int l = 0; l < nn->nlayers; l++) {
+    int cols = l + 1 < nn->nlayers ? nn->layers[l].cols : count;
+    floats += round_up(anim_gemm_packed_floats(nn->layers[l].rows, cols)) + round_up((size_t)anim_gemm_padded(cols));
+  }
+  out = malloc(sizeof *out);
+  block = aligned_alloc(64, floats * sizeof(float));
+  column = malloc(sizeof(float) * (size_t)last->rows * (size_t)count);
+  if (!out || !block || !column) {
+    code = ANIM_ENOMEM;
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, "out of memory");
+    goto done;
+  }
+  *out = *nn;
+  out->storage = block;
+  out->noutputs = count;
+  float *cursor = block;
+  float *in_mean = cursor; cursor += round_up((size_t)nn->ninputs);
+  float *in_std = cursor; cursor += round_up((size_t)nn->ninputs);
+  float *out_mean = cursor; cursor += round_up((size_t)count);
+  float *out_std = cursor; cursor += round_up((size_t)count);
+  memcpy(in_mean, nn->input_mean, sizeof(float) * (size_t)nn->ninputs);
+  memcpy(in_std, nn->input_std, sizeof(float) * (size_t)nn->ninputs);
+  for (int j = 0; j < count; j++) out_mean[j] = nn->output_mean[outputs[j]], out_std[j] = nn->output_std[outputs[j]];
+  out->input_mean = in_mean, out->input_std = in_std, out->output_mean = out_mean, out->output_std = out_std;
+  out->widest = anim_gemm_padded(nn->ninputs);
+  for (int l = 0; l < nn->nlayers; l++) {
+    const anim_nnet_layer_t *from = &nn->layers[l];
+    anim_nnet_layer_t *to = &out->layers[l];
+    int cols = l + 1 < nn->nlayers ? from->cols : count;
+    float *packed = cursor;
+    cursor += round_up(anim_gemm_packed_floats(from->rows, cols));
+    float *bias = cursor;
+    cursor += round_up((size_t)anim_gemm_padded(cols));
+    memset(bias, 0, sizeof(float) * (size_t)anim_gemm_padded(cols));
+    if (l + 1 < nn->nlayers) {
+      memcpy(packed, from->packed, sizeof(float) * anim_gemm_packed_floats(from->rows, cols));
+      memcpy(bias, from->bias, sizeof(float) * (size_t)cols);
+    } else {
+      for (int r = 0; r < from->rows; r++)
+        for (int j = 0; j < count; j++)
+          column[(size_t)r * (size_t)count + (size_t)j] = anim_gemm_packed_at(from->packed, from->rows, from->cols, r, outputs[j]);
+      anim_gemm_pack(packed, column, from->rows, count);
+      for (int j = 0; j < count; j++) bias[j] = from->bias[outputs[j]];
+    }
+    to->rows = from->rows, to->cols = cols, to->packed = packed, to->bias = bias;
+    if (anim_gemm_padded(cols) > out->widest) out->widest = anim_gemm_padded(cols);
+  }
+  out->bytes = sizeof *out + floats * sizeof(float);
+done:
+  free(column);
+  if (code) {
+    free(block);
+    free(out);
+    out = NULL;
+  }
+  if (out_code) *out_code = code;
+  return out;
+}
+
 float anim_nnet_weight(const anim_nnet_t *nn, int layer, int r, int c) {
   const anim_nnet_layer_t *l = &nn->layers[layer];
   return anim_gemm_packed_at(l->packed, l->rows, l->cols, r, c);

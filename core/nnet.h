@@ -73,6 +73,16 @@ anim_nnet_t *anim_nnet_load(const char *path, int *out_code, char *err, int errl
 
 void anim_nnet_free(anim_nnet_t *nn);
 
+/* A network computing only some of nn's outputs: output j of the result is
+ * output outputs[j] of nn (0 <= outputs[j] < nn->noutputs, count >= 1), the
+ * hidden layers copied, the last layer's weight and bias columns and the
+ * output normalization selected. Evaluates to exactly nn's values in those
+ * columns (same kernels, same sums), for less work when a caller never reads
+ * the others. Its hash is nn's. NULL on bad arguments (ANIM_EINVAL) or
+ * ANIM_ENOMEM, with a message. Free with anim_nnet_free. */
+anim_nnet_t *anim_nnet_select_outputs(const anim_nnet_t *nn, const int *outputs, int count, int *out_code, char *err,
+                                      int errlen);
+
 /* Weight (r, c) of layer l, for checks (not hot paths). */
 float anim_nnet_weight(const anim_nnet_t *nn, int layer, int r, int c);
 

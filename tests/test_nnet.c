@@ -423,6 +423,42 @@ static void test_batch_equals_rows(void **state) {
   anim_nnet_free(nn);
 }
 
+/* A network of selected outputs computes exactly those outputs of the
+ * original (same kernels, same sums); bad selections are refused. */
+static void test_select_outputs(void **state) {
+  (void)state;
+  int widths[] = {59, 512, 338};
+  anim_nnet_t *nn = parse_widths(widths, 2);
+  int outputs[] = {337, 0, 5, 100, 33, 34, 200, 5};
+  enum { N = sizeof outputs / sizeof *outputs, ROWS = 15 };
+  char err[128];
+  int code = 0;
+  anim_nnet_t *sel = anim_nnet_select_outputs(nn, outputs, N, &code, err, sizeof err);
+  assert_non_null(sel);
+  assert_int_equal(sel->noutputs, N);
+  assert_true(sel->hash == nn->hash);
+  float in[ROWS * 59], full[ROWS * 338], part[ROWS * N];
+  float *scratch = malloc(sizeof(float) * anim_nnet_scratch_floats(nn, ROWS));
+  for (int i = 0; i < ROWS * 59; i++) in[i] = uniform();
+  for (int rows = 1; rows <= ROWS; rows += ROWS - 1) {
+    anim_nnet_run(nn, in, 59, full, 338, rows, scratch);
+    anim_nnet_run(sel, in, 59, part, N, rows, scratch);
+    for (int i = 0; i < rows; i++)
+      for (int j = 0; j < N; j++)
+        if (part[i * N + j] != full[i * 338 + outputs[j]])
+          fail_msg("%d rows: row %d selected output %d (output %d) is %g, the full network's %g", rows, i, j, outputs[j],
+                   (double)part[i * N + j], (double)full[i * 338 + outputs[j]]);
+  }
+  int bad[] = {338};
+  assert_null(anim_nnet_select_outputs(nn, bad, 1, &code, err, sizeof err));
+  assert_int_equal(code, ANIM_EINVAL);
+  assert_null(anim_nnet_select_outputs(nn, outputs, 0, &code, err, sizeof err));
+  assert_int_equal(code, ANIM_EINVAL);
+  free(scratch);
+  anim_nnet_free(sel);
+  anim_nnet_free(nn);
+}
+
 /* ---- the real networks ------------------------------------------------------------------------- */
 
 static anim_nnet_t *load_shared(const char *file) {
@@ -523,6 +559,7 @@ int main(void) {
       cmocka_unit_test(test_load_errors),
       cmocka_unit_test(test_kernels_against_reference),
       cmocka_unit_test(test_batch_equals_rows),
+      cmocka_unit_test(test_select_outputs),
       cmocka_unit_test(test_real_networks),
       cmocka_unit_test(test_against_pytorch),
   };
