@@ -3,7 +3,7 @@
  * whole learned-character frame, ours against PyTorch, one thread each,
  * measured in the same run.
  *
- *   bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--no-torch]
+ *   bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--rounds N] [--no-torch]
  *
  * Rows {"impl", "net", "batch", "us_per_item"} (one JSON object per line,
  * written to --json and echoed), for net in projector, stepper,
@@ -21,9 +21,11 @@
  * the projector on a sixth of them, the stepper on all, the decompressor on
  * all plus the sixth that transition; then decoding, root,
  * inertialization, springs); PyTorch's is its networks alone (stepper +
- * decompressor + projector / 6). Each figure is the best of three timings
- * of at least --seconds / 3 each, so other load on the machine inflates
- * neither side much. Then memory: a learned character, the shared networks,
+ * decompressor + projector / 6), to be read against our "networks" row.
+ * Each figure is the best of three timings of at least --seconds / 3 each,
+ * and the best over --rounds rounds (default 3) of ours then PyTorch, so
+ * other load on the machine inflates neither side much. Progress goes to
+ * stderr; the rows and a Markdown table to stdout at the end. Then memory: a learned character, the shared networks,
  * and a database character on the data the networks were trained on.
  */
 #include <cblas.h>
@@ -36,40 +38,61 @@
 
 static FILE *json;
 
-/* Ours and PyTorch's figures, for the closing table. */
-#define MAX_ROWS 64
+/* Every figure, the best over the rounds, printed at the end. */
+#define MAX_ROWS 128
 static struct {
-  char net[16];
+  char impl[24], net[16], kernel[16];
   int batch;
-  double ours, torch;
-} table[MAX_ROWS];
-static int table_rows;
+  double us;
+} results[MAX_ROWS];
+static int nresults;
 
-static void remember(const char *net, int batch, double us, int is_torch) {
-  int i = 0;
-  while (i < table_rows && !(strcmp(table[i].net, net) == 0 && table[i].batch == batch)) i++;
-  if (i == table_rows) {
-    if (table_rows == MAX_ROWS) return;
-    snprintf(table[i].net, sizeof table[i].net, "%s", net);
-    table[i].batch = batch, table[i].ours = table[i].torch = 0.0;
-    table_rows++;
-  }
-  if (is_torch) table[i].torch = us;
-  else table[i].ours = us;
+static int find(const char *impl, const char *net, int batch) {
+  for (int i = 0; i < nresults; i++)
+    if (strcmp(results[i].impl, impl) == 0 && strcmp(results[i].net, net) == 0 && results[i].batch == batch) return i;
+  return -1;
 }
 
+/* Records a figure (keeping the lowest of the rounds) and shows progress on stderr. */
 static void row(const char *impl, const char *net, int batch, double us, const char *kernel) {
-  char line[256];
-  if (strcmp(impl, "ours") == 0) remember(net, batch, us, 0);
-  if (kernel)
-    snprintf(line, sizeof line, "{\"impl\": \"%s\", \"net\": \"%s\", \"batch\": %d, \"us_per_item\": %.3f, \"kernel\": \"%s\"}",
-             impl, net, batch, us, kernel);
-  else
-    snprintf(line, sizeof line, "{\"impl\": \"%s\", \"net\": \"%s\", \"batch\": %d, \"us_per_item\": %.3f}", impl, net,
-             batch, us);
-  printf("%s\n", line);
-  if (json) fprintf(json, "%s\n", line);
-  fflush(stdout);
+  fprintf(stderr, "  %-14s %-13s batch %4d: %9.3f us/item\n", impl, net, batch, us);
+  int i = find(impl, net, batch);
+  if (i < 0) {
+    if (nresults == MAX_ROWS) return;
+    i = nresults++;
+    snprintf(results[i].impl, sizeof results[i].impl, "%s", impl);
+    snprintf(results[i].net, sizeof results[i].net, "%s", net);
+    snprintf(results[i].kernel, sizeof results[i].kernel, "%s", kernel ? kernel : "");
+    results[i].batch = batch, results[i].us = us;
+  } else if (us < results[i].us) {
+    results[i].us = us;
+  }
+}
+
+static void print_results(void) {
+  for (int i = 0; i < nresults; i++) {
+    char line[256];
+    if (results[i].kernel[0])
+      snprintf(line, sizeof line, "{\"impl\": \"%s\", \"net\": \"%s\", \"batch\": %d, \"us_per_item\": %.3f, \"kernel\": \"%s\"}",
+               results[i].impl, results[i].net, results[i].batch, results[i].us, results[i].kernel);
+    else
+      snprintf(line, sizeof line, "{\"impl\": \"%s\", \"net\": \"%s\", \"batch\": %d, \"us_per_item\": %.3f}",
+               results[i].impl, results[i].net, results[i].batch, results[i].us);
+    printf("%s\n", line);
+    if (json) fprintf(json, "%s\n", line);
+  }
+  printf("\n| net | batch | ours us/item | PyTorch us/item | PyTorch / ours | OpenBLAS us/item |\n|---|---|---|---|---|---|\n");
+  for (int i = 0; i < nresults; i++) {
+    if (strcmp(results[i].impl, "ours") != 0) continue;
+    /* Our "networks" row is PyTorch's "frame" formula: compare those two. */
+    int t = find("pytorch", strcmp(results[i].net, "networks") == 0 ? "frame" : results[i].net, results[i].batch);
+    int o = find("openblas", results[i].net, results[i].batch);
+    double torch = t >= 0 ? results[t].us : 0.0;
+    char blas[32] = "-";
+    if (o >= 0) snprintf(blas, sizeof blas, "%.2f", results[o].us);
+    printf("| %s | %d | %.2f | %.2f | %.2fx | %s |\n", results[i].net, results[i].batch, results[i].us, torch,
+           torch > 0.0 ? torch / results[i].us : 0.0, blas);
+  }
 }
 
 /* Best of three timings, each of at least seconds/3, of fn(arg): seconds per call. */
@@ -256,14 +279,12 @@ static void run_torch(const char *dir, const char *batches, double seconds) {
     return;
   }
   while (fgets(line, sizeof line, p)) {
-    fputs(line, stdout);
-    if (json) fputs(line, json);
     char net[16];
     int batch;
     double us;
     if (sscanf(line, "{\"impl\": \"pytorch\", \"net\": \"%15[a-z]\", \"batch\": %d, \"us_per_item\": %lf", net, &batch,
                &us) == 3)
-      remember(net, batch, us, 1);
+      row("pytorch", net, batch, us, NULL);
   }
   if (pclose(p) != 0) fprintf(stderr, "bench_lmm: %s failed (is python3-torch installed?)\n", cmd);
 }
@@ -271,15 +292,16 @@ static void run_torch(const char *dir, const char *batches, double seconds) {
 int main(int argc, char **argv) {
   const char *shared = "../shared", *json_path = NULL, *batches = "1,64,1000";
   double seconds = 1.5;
-  int torch = 1;
+  int torch = 1, rounds = 3;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--no-torch") == 0) torch = 0;
     else if (i + 1 < argc && strcmp(argv[i], "--shared") == 0) shared = argv[++i];
     else if (i + 1 < argc && strcmp(argv[i], "--json") == 0) json_path = argv[++i];
     else if (i + 1 < argc && strcmp(argv[i], "--batches") == 0) batches = argv[++i];
     else if (i + 1 < argc && strcmp(argv[i], "--seconds") == 0) seconds = atof(argv[++i]);
+    else if (i + 1 < argc && strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--no-torch]\n");
+      fprintf(stderr, "usage: bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--rounds N] [--no-torch]\n");
       return 2;
     }
   }
@@ -298,22 +320,24 @@ int main(int argc, char **argv) {
   }
   const anim_nnet_t *nn[3] = {nets->projector, nets->stepper, nets->decompressor};
   const char *names[3] = {"projector", "stepper", "decompressor"};
-  char list[256];
-  snprintf(list, sizeof list, "%s", batches);
-  for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-    int b = atoi(tok);
-    if (b < 1) continue;
-    double us[3];
-    for (int i = 0; i < 3; i++) us[i] = bench_network(nn[i], names[i], b, seconds);
-    /* The networks of a frame by PyTorch's formula, for a like-for-like figure. */
-    row("ours", "networks", b, us[1] + us[2] + us[0] / 6.0, anim_gemm_kernel_name(nets->projector->kernel));
-    bench_frame(nets, b, seconds);
+  /* Rounds of ours then PyTorch: load from other processes on the machine
+   * comes and goes, and the best of the rounds is the figure. */
+  for (int round = 0; round < rounds; round++) {
+    fprintf(stderr, "round %d of %d\n", round + 1, rounds);
+    char list[256];
+    snprintf(list, sizeof list, "%s", batches);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+      int b = atoi(tok);
+      if (b < 1) continue;
+      double us[3];
+      for (int i = 0; i < 3; i++) us[i] = bench_network(nn[i], names[i], b, seconds);
+      /* The networks of a frame by PyTorch's formula, for a like-for-like figure. */
+      row("ours", "networks", b, us[1] + us[2] + us[0] / 6.0, anim_gemm_kernel_name(nets->projector->kernel));
+      bench_frame(nets, b, seconds);
+    }
+    if (torch) run_torch(dir, batches, seconds);
   }
-  if (torch) run_torch(dir, batches, seconds);
-  printf("\n| net | batch | ours us/item | PyTorch us/item | PyTorch / ours |\n|---|---|---|---|---|\n");
-  for (int i = 0; i < table_rows; i++)
-    printf("| %s | %d | %.2f | %.2f | %.2fx |\n", table[i].net, table[i].batch, table[i].ours, table[i].torch,
-           table[i].ours > 0.0 ? table[i].torch / table[i].ours : 0.0);
+  print_results();
   report_memory(nets);
   if (json) fclose(json);
   anim_lmm_networks_free(nets);

@@ -330,8 +330,13 @@ anim_gemm_kernel_t anim_gemm_kernel_best(void) {
   return ANIM_GEMM_GENERIC;
 }
 
+size_t anim_gemm_mask_words(int m, int k) {
+  /* One mask of k bits per block of rows; the smallest block is the portable kernel's. */
+  return (size_t)((m + GENERIC_MR - 1) / GENERIC_MR) * (size_t)((k + 31) / 32);
+}
+
 void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a, int lda, int m, int k,
-                   const float *packed_b, const float *bias, int n, int relu) {
+                   const float *packed_b, const float *bias, int n, int relu, uint32_t *masks) {
   if ((unsigned)kernel >= ANIM_GEMM_KERNEL_COUNT || !anim_gemm_kernel_available(kernel)) kernel = ANIM_GEMM_GENERIC;
   const kernel_t *kern = &kernels[kernel];
   int padded = anim_gemm_padded(n), panels = padded / NR;
@@ -345,7 +350,8 @@ void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a,
   }
   const float *rows[MR_MAX];
   int ks[ANIM_GEMM_MAX_K];
-  uint32_t words[ANIM_GEMM_MAX_K / 32];
+  uint32_t local[ANIM_GEMM_MAX_K / 32];
+  int kw = (k + 31) / 32;
   /* A group of panels small enough to stay in the L2 cache (1 MiB per core
    * on current x86) while every row of A passes over it: without this, a
    * 512 x 512 layer (1 MiB of weights) is evicted by the rows of a large
@@ -360,9 +366,10 @@ void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a,
       for (int r = 0; r < kern->mr; r++) rows[r] = a + (size_t)(i + (r < count ? r : count - 1)) * (size_t)lda;
       /* The inputs some row of the block uses: after a ReLU, a third to
        * half of them are zero in every row of a 12-row block. */
-      kern->used(words, rows, count, k);
+      uint32_t *words = masks ? masks + (size_t)(i / kern->mr) * (size_t)kw : local;
+      if (!masks || p0 == 0) kern->used(words, rows, count, k);
       int nk = 0;
-      for (int w = 0; w < (k + 31) / 32; w++)
+      for (int w = 0; w < kw; w++)
         for (uint32_t bits = words[w]; bits; bits &= bits - 1u) ks[nk++] = 32 * w + __builtin_ctz(bits);
       for (int p = p0; p < p1; p++)
         kern->tile(c + (size_t)i * (size_t)ldc + (size_t)p * NR, ldc, count, rows, ks, nk,

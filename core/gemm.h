@@ -32,6 +32,7 @@
 #define ANIM_GEMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define ANIM_GEMM_NR 32      /* columns per packed panel */
 #define ANIM_GEMM_MAX_K 4096 /* inputs per layer a kernel accepts (the one-row path keeps k indices on the stack) */
@@ -63,12 +64,18 @@ int anim_gemm_kernel_available(anim_gemm_kernel_t kernel);
 anim_gemm_kernel_t anim_gemm_kernel_best(void);
 const char *anim_gemm_kernel_name(anim_gemm_kernel_t kernel);
 
+/* Words of mask scratch anim_gemm_run may use for m rows of k inputs. */
+size_t anim_gemm_mask_words(int m, int k);
+
 /* C = A B + bias, then ReLU when relu != 0.
  *  c: m rows with stride ldc >= anim_gemm_padded(n); columns [0, padded(n)) written;
  *  a: m rows with stride lda >= k; read-only, must not overlap c;
  *  packed_b: anim_gemm_pack of the k x n weights; bias: padded(n) floats (zeros past n);
+ *  masks: anim_gemm_mask_words(m, k) words of scratch (which inputs each block
+ *  of rows uses, found once and kept across the panel groups), or NULL to
+ *  find them again for each group;
  *  1 <= k <= ANIM_GEMM_MAX_K, n >= 1, m >= 0. An unavailable kernel runs the portable one. */
 void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a, int lda, int m, int k,
-                   const float *packed_b, const float *bias, int n, int relu);
+                   const float *packed_b, const float *bias, int n, int relu, uint32_t *masks);
 
 #endif

@@ -150,32 +150,37 @@ size_t anim_lmm_networks_memory(const anim_lmm_networks_t *nets) {
 /* ---- poses and features ------------------------------------------------------------------------- */
 
 /* The rotation whose matrix has columns x, y, z (orthonormal), by the
- * largest of the four quaternion components (Shepperd's method). */
+ * largest of the four quaternion components (Shepperd's method); unit to
+ * rounding for an orthonormal matrix. */
 static quat quat_from_columns(vec3 x, vec3 y, vec3 z) {
   float m00 = x.x, m10 = x.y, m20 = x.z, m01 = y.x, m11 = y.y, m21 = y.z, m02 = z.x, m12 = z.y, m22 = z.z;
   float trace = m00 + m11 + m22;
-  quat q;
   if (trace > 0.0f) {
-    float s = 2.0f * sqrtf(1.0f + trace);
-    q = quat_make(0.25f * s, (m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s);
-  } else if (m00 > m11 && m00 > m22) {
-    float s = 2.0f * sqrtf(1.0f + m00 - m11 - m22);
-    q = quat_make((m21 - m12) / s, 0.25f * s, (m01 + m10) / s, (m02 + m20) / s);
-  } else if (m11 > m22) {
-    float s = 2.0f * sqrtf(1.0f + m11 - m00 - m22);
-    q = quat_make((m02 - m20) / s, (m01 + m10) / s, 0.25f * s, (m12 + m21) / s);
-  } else {
-    float s = 2.0f * sqrtf(1.0f + m22 - m00 - m11);
-    q = quat_make((m10 - m01) / s, (m02 + m20) / s, (m12 + m21) / s, 0.25f * s);
+    float s = 2.0f * sqrtf(1.0f + trace), r = 1.0f / s;
+    return quat_make(0.25f * s, (m21 - m12) * r, (m02 - m20) * r, (m10 - m01) * r);
   }
-  return quat_normalize(q);
+  if (m00 > m11 && m00 > m22) {
+    float s = 2.0f * sqrtf(1.0f + m00 - m11 - m22), r = 1.0f / s;
+    return quat_make((m21 - m12) * r, 0.25f * s, (m01 + m10) * r, (m02 + m20) * r);
+  }
+  if (m11 > m22) {
+    float s = 2.0f * sqrtf(1.0f + m11 - m00 - m22), r = 1.0f / s;
+    return quat_make((m02 - m20) * r, (m01 + m10) * r, 0.25f * s, (m12 + m21) * r);
+  }
+  float s = 2.0f * sqrtf(1.0f + m22 - m00 - m11), r = 1.0f / s;
+  return quat_make((m10 - m01) * r, (m02 + m20) * r, (m12 + m21) * r, 0.25f * s);
 }
 
 /* The rotation from the first two matrix columns as the decompressor gives
- * them (m00 m01 m10 m11 m20 m21), made orthonormal by Gram-Schmidt. */
+ * them (m00 m01 m10 m11 m20 m21), made orthonormal by Gram-Schmidt (x kept
+ * as it points, z = x cross y, y = z cross x). Degenerate columns (zero or
+ * parallel) give the identity. */
 static quat quat_from_two_columns(const float *m) {
-  vec3 x = vec3_normalize(vec3_make(m[0], m[2], m[4])), y = vec3_make(m[1], m[3], m[5]);
-  vec3 z = vec3_normalize(vec3_cross(x, y));
+  vec3 x = vec3_make(m[0], m[2], m[4]), y = vec3_make(m[1], m[3], m[5]);
+  vec3 z = vec3_cross(x, y);
+  float xx = vec3_dot(x, x), zz = vec3_dot(z, z);
+  if (!(xx > 1e-12f) || !(zz > 1e-12f)) return quat_identity();
+  x = vec3_scale(x, 1.0f / sqrtf(xx)), z = vec3_scale(z, 1.0f / sqrtf(zz));
   return quat_from_columns(x, vec3_cross(z, x), z);
 }
 
@@ -429,9 +434,9 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
 int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float *scratch) {
   if (n < 0 || !(dt > 0.0f) || !(dt <= 1.0f) || (n > 0 && (!cs || !scratch))) return ANIM_EINVAL;
   if (n == 0) return 0;
-  const anim_lmm_networks_t *nets = cs[0]->nets;
   for (int i = 0; i < n; i++)
-    if (!cs[i] || cs[i]->nets != nets || !nets) return ANIM_EINVAL;
+    if (!cs[i] || !cs[i]->nets || cs[i]->nets != cs[0]->nets) return ANIM_EINVAL;
+  const anim_lmm_networks_t *nets = cs[0]->nets;
   int nstate = nets->nstate;
   scratch_t s = scratch_layout(nets, n, scratch);
   /* 1. Inputs and queries; one projector product for those that project. */

@@ -245,7 +245,10 @@ void anim_lmm_params_default(anim_controller_params_t *out_params);
 
 typedef struct {
   const anim_lmm_networks_t *nets;
-  anim_controller_params_t params; /* search_interval: frames between projections; the search-only fields unused */
+  /* search_interval: frames between projections; transition_cost: the
+   * feature distance a projection must exceed to be taken; ignore_*,
+   * foot_lock and its radii are not used (no search, no foot locking). */
+  anim_controller_params_t params;
   anim_controller_input_t input;
 
   /* Simulation (world, metres, seconds), as controller.h's. */

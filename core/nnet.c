@@ -93,7 +93,7 @@ static int scan(reader_t *rd, anim_nnet_t *nn, size_t *out_floats) {
   if (skip_array(rd, "input std", nn->ninputs, &n)) return rd->code;
   if (skip_array(rd, "output mean", 0, &nn->noutputs)) return rd->code;
   if (skip_array(rd, "output std", nn->noutputs, &n)) return rd->code;
-  floats += 2 * round_up((size_t)nn->ninputs) + 2 * round_up((size_t)nn->noutputs);
+  floats += 3 * round_up((size_t)nn->ninputs) + 2 * round_up((size_t)nn->noutputs);
   if (rd->len - rd->pos < 4)
     return fail(rd, ANIM_ETRUNCATED, "layer count at byte %zu needs 4 bytes, %zu left", rd->pos, rd->len - rd->pos);
   int32_t layers = (int32_t)le32(rd->bytes + rd->pos);
@@ -157,10 +157,16 @@ static int fill(reader_t *rd, anim_nnet_t *nn, float *block, float *weights_tmp)
   float *in_std = cursor; cursor += round_up((size_t)nn->ninputs);
   float *out_mean = cursor; cursor += round_up((size_t)nn->noutputs);
   float *out_std = cursor; cursor += round_up((size_t)nn->noutputs);
+  float *in_scale = cursor; cursor += round_up((size_t)nn->ninputs);
   if (copy_array(rd, "input mean", in_mean, 0, 0) || copy_array(rd, "input std", in_std, 1, 1) ||
       copy_array(rd, "output mean", out_mean, 0, 0) || copy_array(rd, "output std", out_std, 1, 0))
     return rd->code;
+  for (int j = 0; j < nn->ninputs; j++) {
+    in_scale[j] = 1.0f / in_std[j];
+    if (!isfinite(in_scale[j])) return fail(rd, ANIM_EFORMAT, "input std value %d is %g, too small to divide by", j, (double)in_std[j]);
+  }
   nn->input_mean = in_mean, nn->input_std = in_std, nn->output_mean = out_mean, nn->output_std = out_std;
+  nn->input_scale = in_scale;
   rd->pos += 4; /* layer count */
   for (int l = 0; l < nn->nlayers; l++) {
     anim_nnet_layer_t *layer = &nn->layers[l];
@@ -282,7 +288,7 @@ anim_nnet_t *anim_nnet_select_outputs(const anim_nnet_t *nn, const int *outputs,
   }
   /* The same layout as a parsed network's block, the last layer narrower. */
   const anim_nnet_layer_t *last = &nn->layers[nn->nlayers - 1];
-  size_t floats = 2 * round_up((size_t)nn->ninputs) + 2 * round_up((size_t)count);
+  size_t floats = 3 * round_up((size_t)nn->ninputs) + 2 * round_up((size_t)count);
   for (int l = 0; l < nn->nlayers; l++) {
     int cols = l + 1 < nn->nlayers ? nn->layers[l].cols : count;
     floats += round_up(anim_gemm_packed_floats(nn->layers[l].rows, cols)) + round_up((size_t)anim_gemm_padded(cols));
@@ -303,6 +309,9 @@ anim_nnet_t *anim_nnet_select_outputs(const anim_nnet_t *nn, const int *outputs,
   float *in_std = cursor; cursor += round_up((size_t)nn->ninputs);
   float *out_mean = cursor; cursor += round_up((size_t)count);
   float *out_std = cursor; cursor += round_up((size_t)count);
+  float *in_scale = cursor; cursor += round_up((size_t)nn->ninputs);
+  memcpy(in_scale, nn->input_scale, sizeof(float) * (size_t)nn->ninputs);
+  out->input_scale = in_scale;
   memcpy(in_mean, nn->input_mean, sizeof(float) * (size_t)nn->ninputs);
   memcpy(in_std, nn->input_std, sizeof(float) * (size_t)nn->ninputs);
   for (int j = 0; j < count; j++) out_mean[j] = nn->output_mean[outputs[j]], out_std[j] = nn->output_std[outputs[j]];
@@ -348,7 +357,9 @@ float anim_nnet_weight(const anim_nnet_t *nn, int layer, int r, int c) {
 }
 
 size_t anim_nnet_scratch_floats(const anim_nnet_t *nn, int rows) {
-  return 2 * (size_t)(rows > 0 ? rows : 0) * (size_t)nn->widest;
+  /* Two activation buffers, then the kernels' masks (one word per float). */
+  size_t r = (size_t)(rows > 0 ? rows : 0);
+  return 2 * r * (size_t)nn->widest + anim_gemm_mask_words((int)r, nn->widest);
 }
 
 void anim_nnet_run_kernel(const anim_nnet_t *nn, anim_gemm_kernel_t kernel, const float *in, int in_stride, float *out,
@@ -356,15 +367,17 @@ void anim_nnet_run_kernel(const anim_nnet_t *nn, anim_gemm_kernel_t kernel, cons
   if (rows <= 0) return;
   int ld = nn->widest;
   float *x = scratch, *y = scratch + (size_t)rows * (size_t)ld;
+  uint32_t *masks = (uint32_t *)(scratch + 2 * (size_t)rows * (size_t)ld);
+  const float *mean = nn->input_mean, *scale = nn->input_scale;
   for (int i = 0; i < rows; i++) {
     const float *src = in + (size_t)i * (size_t)in_stride;
     float *dst = x + (size_t)i * (size_t)ld;
-    for (int j = 0; j < nn->ninputs; j++) dst[j] = (src[j] - nn->input_mean[j]) / nn->input_std[j];
+    for (int j = 0; j < nn->ninputs; j++) dst[j] = (src[j] - mean[j]) * scale[j];
   }
   for (int l = 0; l < nn->nlayers; l++) {
     const anim_nnet_layer_t *layer = &nn->layers[l];
     anim_gemm_run(kernel, y, ld, x, ld, rows, layer->rows, layer->packed, layer->bias, layer->cols,
-                  l + 1 < nn->nlayers);
+                  l + 1 < nn->nlayers, masks);
     float *t = x;
     x = y, y = t;
   }

@@ -21,8 +21,8 @@
  *  3. shapes chain: len(in mean) = len(in std) = rows of layer 0; rows of
  *     layer i = cols of layer i-1; bias count = cols; cols of the last layer
  *     = len(out mean) = len(out std);
- *  4. every value finite (else ANIM_ENONFINITE); input std > 0 (it
- *     divides) and output std >= 0 (else ANIM_EFORMAT).
+ *  4. every value finite (else ANIM_ENONFINITE); input std > 0 with a
+ *     finite reciprocal (it divides) and output std >= 0 (else ANIM_EFORMAT).
  *
  * A loaded network is immutable and shared read-only by any number of
  * threads and characters. Its weights are packed for the kernels of gemm.h
@@ -51,6 +51,7 @@ typedef struct {
   int ninputs, noutputs, nlayers;
   const float *input_mean, *input_std;   /* ninputs each */
   const float *output_mean, *output_std; /* noutputs each */
+  const float *input_scale;              /* 1 / input_std, ninputs (a multiply per input instead of a divide) */
   anim_nnet_layer_t layers[ANIM_NNET_MAX_LAYERS];
   anim_gemm_kernel_t kernel; /* anim_gemm_kernel_best() at load */
   uint64_t hash;             /* anim_hash64 of the file's bytes: which weights these are */

@@ -291,6 +291,11 @@ static void test_rotation_decoding(void **state) {
       fail_msg("trial %d bone %d: (%g %g %g %g) decoded as (%g %g %g %g)", trial, bone, (double)q.w, (double)q.x,
                (double)q.y, (double)q.z, (double)r.w, (double)r.x, (double)r.y, (double)r.z);
   }
+  /* Degenerate columns (zero, or parallel) decode as the identity, not NaN. */
+  memset(row, 0, sizeof row);
+  row[3 * (ANIM_LMM_BONES - 1) + 0] = 1.0f, row[3 * (ANIM_LMM_BONES - 1) + 1] = 2.0f; /* x = y = (1 0 0) * k */
+  anim_lmm_decode(row, NULL, &pose, NULL, NULL, NULL);
+  for (int b = 1; b < ANIM_LMM_BONES; b++) assert_true(quat_dot(pose.rotations[b], quat_identity()) == 1.0f);
 }
 
 static void test_skeleton_from_decompressor(void **state) {

@@ -214,6 +214,8 @@ static void test_std_out_of_range(void **state) {
   /* An input std of 0 would divide by zero. */
   assert_int_equal(parse_with_f32(&f, f.array_values[1], 0.0f, err, sizeof err), ANIM_EFORMAT);
   assert_message(err, "input std");
+  assert_int_equal(parse_with_f32(&f, f.array_values[1], 1e-39f, err, sizeof err), ANIM_EFORMAT); /* 1/std overflows */
+  assert_message(err, "input std");
   assert_int_equal(parse_with_f32(&f, f.array_values[3], -1.0f, err, sizeof err), ANIM_EFORMAT);
   assert_message(err, "output std");
   /* An output std of 0 is a constant output (the decompressor has them). */

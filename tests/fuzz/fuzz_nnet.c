@@ -30,7 +30,7 @@ static void check_shapes_and_weights(const anim_nnet_t *nn, const uint8_t *bytes
   if (nn->nlayers < 1 || nn->nlayers > ANIM_NNET_MAX_LAYERS) abort();
   if (nn->layers[0].rows != nn->ninputs || nn->layers[nn->nlayers - 1].cols != nn->noutputs) abort();
   for (int j = 0; j < nn->ninputs; j++)
-    if (!(nn->input_std[j] > 0.0f)) abort();
+    if (!(nn->input_std[j] > 0.0f) || !isfinite(nn->input_scale[j])) abort();
   /* Layer l's weights start after the four arrays, the layer count and, per
    * earlier layer, rows/cols, weights and the bias array. */
   size_t pos = 4 * 4 + 4 * (2 * (size_t)nn->ninputs + 2 * (size_t)nn->noutputs) + 4;
