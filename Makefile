@@ -8,6 +8,9 @@
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
 #   make bench-fit  pose fitting from tracked points on held-out mocap (animbench fit)
+#   make bench-lmm  learned-motion-matching networks and frames against PyTorch (build/bench-lmm.json)
+#   make lmm-normalization  recover the LMM features' normalization into core/lmm_normalization.c
+#   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
 #   make clean
@@ -74,13 +77,15 @@ CLIENT_SO := $(BUILD)/libanimclient.so
 CLIENT_SOVER := $(CLIENT_SO).0
 SERVER_BIN := $(BUILD)/animserver
 TOOLS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/animctl.c tools/animdb.c))
+LMM_TOOLS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/lmm_*.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit install uninstall clean fuzz
-all: $(SERVER_BIN) $(TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
+.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit bench-lmm \
+  lmm-normalization lmm-filmstrip install uninstall clean fuzz
+all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
 deps:
 	@tools/install-deps.sh build
@@ -153,6 +158,15 @@ $(BUILD)/animdb: $(call obj,tools/animdb.c) $(IMPORT_LIB) $(CORE_LIB)
 $(BUILD)/animgraph: $(call obj,tools/animgraph.c) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpng -lm
+# Learned motion matching: core only.
+$(BUILD)/lmm_%: $(call obj,tools/lmm_%.c) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+
+lmm-normalization: $(BUILD)/lmm_recover
+	$(BUILD)/lmm_recover --shared $(SHARED_DIR) --out core/lmm_normalization.c
+lmm-filmstrip: $(BUILD)/lmm_filmstrip
+	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
 
 # ---- tests ------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(CORE_LIB)
@@ -191,7 +205,7 @@ run: deps
 	$(SERVER_BIN) $(ARGS)
 
 # ---- benchmarks -----------------------------------------------------------------
-BENCH_C := $(sort $(wildcard bench/*.c))
+BENCH_C := $(filter-out bench/bench_lmm.c,$(sort $(wildcard bench/*.c)))
 BENCH_CXX := $(sort $(wildcard bench/*.cpp))
 $(BUILD)/obj/bench/%.o: bench/%.cpp
 	@mkdir -p $(dir $@)
@@ -206,6 +220,15 @@ $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/b
 bench: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
 	$(BUILD)/animbench search --shared $(SHARED_DIR) --json $(BUILD)/bench-search.json $(BENCH_ARGS)
+
+# The LMM benchmark: core + OpenBLAS (a peer, never linked into the core).
+$(BUILD)/bench_lmm: $(call obj,bench/bench_lmm.c) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lopenblas -lm
+
+bench-lmm: deps-bench
+	@$(MAKE) --no-print-directory $(BUILD)/bench_lmm
+	$(BUILD)/bench_lmm --shared $(SHARED_DIR) --json $(BUILD)/bench-lmm.json $(BENCH_ARGS)
 
 bench-crowd: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench

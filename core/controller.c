@@ -5,6 +5,7 @@
 #include "controller.h"
 #include "kinematics.h"
 #include "spring.h"
+#include "steering.h"
 
 static const vec3 up = {0.0f, 1.0f, 0.0f};
 
@@ -45,43 +46,13 @@ int anim_controller_params_validate(const anim_controller_params_t *p) {
 
 /* ---- views of the database ------------------------------------------------------------ */
 
-/* ---- input -> desired velocity and facing ------------------------------------------------ */
+/* ---- input -> desired velocity and facing (steering.h, shared with the learned controller) ---- */
 
 static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
-static quat facing_of(vec3 direction) { return yaw_rotation(atan2f(direction.x, direction.z)); }
-
-static void desired_from_stick(anim_controller_t *c, vec3 *out_velocity, quat *out_rotation) {
-  const anim_controller_input_t *in = &c->input;
-  const anim_controller_params_t *p = &c->params;
-  quat camera = yaw_rotation(in->camera_azimuth);
-  vec3 stick = quat_mul_vec3(camera, vec3_make(in->stick_x, 0.0f, in->stick_z));
-  vec3 local = quat_inv_mul_vec3(c->sim_rotation, stick);
-  local = vec3_make(local.x * p->side_speed, 0.0f, local.z * (local.z > 0.0f ? p->forward_speed : p->back_speed));
-  *out_velocity = quat_mul_vec3(c->sim_rotation, local);
-  if (in->strafe) *out_rotation = camera;
-  else if (vec3_length(stick) > 0.01f) *out_rotation = facing_of(*out_velocity);
-  else *out_rotation = c->desired_rotation;
-}
-
-static void desired_from_goal(anim_controller_t *c, vec3 *out_velocity, quat *out_rotation) {
-  vec3 to = vec3_sub(c->input.goal, c->sim_position);
-  to.y = 0.0f;
-  float distance = vec3_length(to);
-  /* Arrive: full speed far away, slowing over the last half second. */
-  float speed = distance < 0.05f ? 0.0f : fminf(c->input.goal_speed, 2.0f * distance);
-  *out_velocity = distance > 1e-4f ? vec3_scale(to, speed / distance) : vec3_zero();
-  *out_rotation = speed > 0.05f ? facing_of(to) : c->desired_rotation;
-}
 
 static void update_desired(anim_controller_t *c) {
-  switch (c->input.kind) {
-  case ANIM_INPUT_STICK: desired_from_stick(c, &c->desired_velocity, &c->desired_rotation); break;
-  case ANIM_INPUT_VELOCITY:
-    c->desired_velocity = vec3_make(c->input.velocity.x, 0.0f, c->input.velocity.z);
-    c->desired_rotation = yaw_rotation(c->input.facing);
-    break;
-  case ANIM_INPUT_GOAL: desired_from_goal(c, &c->desired_velocity, &c->desired_rotation); break;
-  }
+  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->input, &c->params, c->sim_position,
+                        c->sim_rotation);
 }
 
 int anim_controller_input_validate(const anim_controller_input_t *in) {
@@ -103,26 +74,14 @@ int anim_controller_set_input(anim_controller_t *c, const anim_controller_input_
 
 /* ---- simulation and trajectory ---------------------------------------------------------- */
 
-/* Critically damped facing: the offset from the goal decays exactly. */
-static void rotation_spring(quat *io_rotation, vec3 *io_angular_velocity, quat goal, float halflife, float dt) {
-  quat offset = quat_abs(quat_inv_mul(goal, *io_rotation));
-  anim_spring_decay_quat(&offset, io_angular_velocity, halflife, dt);
-  *io_rotation = quat_normalize(quat_mul(goal, offset));
-}
-
 /* Predicts n samples, frame_offsets[i] frames ahead, from the simulation state. */
 static void predict(const anim_controller_t *c, vec3 target_velocity, const int *frame_offsets, int n, vec3 *out_positions,
                     quat *out_rotations) {
-  vec3 x = c->sim_position, v = c->sim_velocity, a = c->sim_acceleration, w = c->sim_angular_velocity;
-  quat q = c->sim_rotation;
-  float t = 0.0f;
-  for (int i = 0; i < n; i++) {
-    float next = (float)frame_offsets[i] / c->db->frame_rate, dt = next - t;
-    anim_spring_character_vec3(&x, &v, &a, target_velocity, c->params.velocity_halflife, dt);
-    rotation_spring(&q, &w, c->desired_rotation, c->params.rotation_halflife, dt);
-    out_positions[i] = x, out_rotations[i] = q;
-    t = next;
-  }
+  float times[ANIM_MAX_TRAJECTORY_SAMPLES];
+  for (int i = 0; i < n; i++) times[i] = (float)frame_offsets[i] / c->db->frame_rate;
+  anim_steering_predict(out_positions, out_rotations, c->sim_position, c->sim_velocity, c->sim_acceleration,
+                        c->sim_rotation, c->sim_angular_velocity, target_velocity, c->desired_rotation,
+                        c->params.velocity_halflife, c->params.rotation_halflife, times, n);
 }
 
 /* ---- search --------------------------------------------------------------------------- */
@@ -295,7 +254,8 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   /* Simulation springs, then the displayed pose. */
   vec3 target = c->smoothed_velocity.y;
   anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife, dt);
-  rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife, dt);
+  anim_steering_rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife,
+                                dt);
   anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};

@@ -87,6 +87,29 @@ def biped_bvh(frames=24, frame_time=1.0 / 12.0):
     return text
 
 
+# ---- learned-motion-matching network files (nnet.h) ---------------------------------
+
+def nnet_file(widths, seed):
+    """A network widths[0] -> ... -> widths[-1] in the format of ../shared/README.md."""
+    state = [seed]
+
+    def value():  # deterministic, in (-1, 1)
+        state[0] = (state[0] * 1103515245 + 12345) % (1 << 31)
+        return state[0] / float(1 << 30) - 1.0
+
+    def array(values):
+        return struct.pack("<i", len(values)) + struct.pack("<%df" % len(values), *values)
+
+    nin, nout = widths[0], widths[-1]
+    out = array([0.1 * value() for _ in range(nin)]) + array([1.0 + 0.5 * abs(value()) for _ in range(nin)])
+    out += array([0.1 * value() for _ in range(nout)]) + array([abs(value()) for _ in range(nout)])
+    out += struct.pack("<i", len(widths) - 1)
+    for rows, cols in zip(widths, widths[1:]):
+        out += struct.pack("<ii", rows, cols) + struct.pack("<%df" % (rows * cols), *[value() for _ in range(rows * cols)])
+        out += array([0.1 * value() for _ in range(cols)])
+    return out
+
+
 # ---- protobuf requests ------------------------------------------------------------
 
 
@@ -258,6 +281,14 @@ def main():
     write("fuzz_frame", "empty_frames", struct.pack("<HHB", 100, 1, 0) + b"\x00\x00\x03abc\x00")
     write("fuzz_frame", "long_varint", struct.pack("<HHB", 65535, 5, 0) + b"\x80" * 9 + b"\x01" + b"xyz")
     write("fuzz_frame", "split_frame", struct.pack("<HHB", 1000, 9, 0) + varint(300) + bytes(range(256)) + bytes(44))
+
+    # Network files: the shapes of the three LMM networks, shrunk (hidden 512 -> 8).
+    write("fuzz_nnet", "tiny.bin", nnet_file([2, 3, 1], 1))
+    write("fuzz_nnet", "projector_like.bin", nnet_file([27, 8, 8, 8, 8, 59], 2))
+    write("fuzz_nnet", "stepper_like.bin", nnet_file([59, 8, 8, 59], 3))
+    write("fuzz_nnet", "decompressor_like.bin", nnet_file([59, 8, 338], 4))
+    write("fuzz_nnet", "wide_panel.bin", nnet_file([33, 40, 65], 5))
+    write("fuzz_nnet", "truncated.bin", nnet_file([3, 5, 4], 6)[:-7])
 
 
 if __name__ == "__main__":
