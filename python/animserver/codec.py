@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
 
 from . import errors
-from ._proto import pb
+from ._proto import StreamView, pb
 
 __all__ = ["REQUEST_KINDS", "RESPONSE_KINDS", "encode_varint", "encode_request", "FrameReader", "body_message"]
 
@@ -27,7 +27,11 @@ RESPONSE_KINDS: Dict[str, type] = {f.name: getattr(pb, f.message_type.name)
                                    for f in pb.Response.DESCRIPTOR.oneofs_by_name["body"].fields}
 """Response oneof name -> response message class."""
 
-DEFAULT_MAX_FRAME = 64 << 20  # as the C library: the largest response accepted
+DEFAULT_MAX_FRAME = 64 << 20
+# A ServerMessage holding a stream frame starts with the tag of field `stream`
+# (length-delimited): such frames are parsed with the stream view (packed
+# floats as bytes, see _proto.StreamView), every other one as ServerMessage.
+_STREAM_TAG = pb.ServerMessage.DESCRIPTOR.fields_by_name["stream"].number << 3 | 2  # as the C library: the largest response accepted
 
 Fields = Union[None, Mapping[str, Any], Any]
 
@@ -98,7 +102,7 @@ class FrameReader:
                 raise errors.make(pb.ERROR_TOO_LARGE, f"frame of {length} bytes over {self.max_frame_bytes}")
             if pos + length > end:
                 break
-            message = pb.ServerMessage()
+            message = StreamView() if length and buffer[pos] == _STREAM_TAG else pb.ServerMessage()
             try:
                 message.ParseFromString(bytes(buffer[pos:pos + length]))
             except Exception as e:  # the runtime's DecodeError

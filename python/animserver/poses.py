@@ -22,6 +22,7 @@ So a pose is ``12 + 7n + 6(n - 1)`` bytes (``12 + 7n`` with rotations only).
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -217,6 +218,7 @@ class StreamFrame:
     @classmethod
     def from_message(cls, message: Any, rotations_only: bool = False) -> "StreamFrame":
         """Decodes a ``pb.StreamMessage`` (either encoding)."""
+        message = _unpacked(message)
         poses = message.poses
         count = len(poses)
         quantized = message.encoding == pb.ENCODING_QUANTIZED
@@ -268,22 +270,47 @@ def _decode_grouped(blobs: List[bytes], rotations_only: bool) -> Tuple[np.ndarra
     return positions, rotations, bones
 
 
-def _stack_ragged(arrays: List[Any], width: int, bones: np.ndarray) -> np.ndarray:
-    lengths = np.fromiter((len(a) for a in arrays), dtype=np.int64, count=len(arrays))
-    if len(arrays) and (lengths == lengths[0]).all():
-        return np.asarray(arrays, dtype=np.float32).reshape(len(arrays), -1, width)
-    n = int(lengths.max() // width) if len(arrays) else 0
-    out = np.full((len(arrays), n, width), np.nan, np.float32)
+def _stack_ragged(arrays: List[Any], width: int, bones: Any = None) -> np.ndarray:
+    """Per-pose float arrays stacked (C, n, width), NaN-padded when their
+    lengths differ. Each array is either packed little-endian bytes (the
+    stream view, see ``_proto.StreamView``) or a repeated float field."""
+    count = len(arrays)
+    if count == 0:
+        return np.zeros((0, 0, width), np.float32)
+    packed = isinstance(arrays[0], (bytes, bytearray))
+    lengths = np.fromiter((len(a) for a in arrays), dtype=np.int64, count=count)
+    if packed:
+        lengths //= 4
+    if (lengths == lengths[0]).all():
+        if packed:
+            flat = np.frombuffer(b"".join(arrays), dtype="<f4").astype(np.float32)
+        else:
+            flat = np.fromiter(itertools.chain.from_iterable(arrays), dtype=np.float32, count=int(lengths.sum()))
+        return flat.reshape(count, -1, width)
+    out = np.full((count, int(lengths.max()) // width, width), np.nan, np.float32)
     for i, a in enumerate(arrays):
-        out[i, :len(a) // width] = np.asarray(a, dtype=np.float32).reshape(-1, width)
+        values = np.frombuffer(a, dtype="<f4") if packed else np.asarray(a, dtype=np.float32)
+        out[i, :len(values) // width] = values.reshape(-1, width)
     return out
 
 
 def _floats_grouped(poses: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rotations = _stack_ragged([p.rotations for p in poses], 4, np.zeros(0))
-    bones = np.fromiter((len(p.rotations) // 4 for p in poses), dtype=np.int32, count=len(poses))
-    positions = _stack_ragged([p.positions for p in poses], 3, bones)
+    rotations = _stack_ragged([p.rotations for p in poses], 4)
+    bones = np.fromiter((len(p.rotations) for p in poses), dtype=np.int32, count=len(poses))
+    bones //= 16 if len(poses) and isinstance(poses[0].rotations, bytes) else 4
+    positions = _stack_ragged([p.positions for p in poses], 3)
     return positions, rotations, bones
+
+
+def _unpacked(message: Any) -> Any:
+    """The ordinary StreamMessage of a view whose floats were not packed (the
+    view's bytes fields then stay empty and the floats sit in unknown fields)."""
+    if message.encoding != pb.ENCODING_FLOAT or not len(message.poses):
+        return message
+    first = message.poses[0]
+    if not isinstance(first.rotations, bytes) or len(first.rotations):
+        return message
+    return pb.StreamMessage.FromString(message.SerializeToString())
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -191,6 +191,16 @@ def test_characters_and_streams(client, db):
           np.linalg.norm(gp - a.global_positions, axis=-1), FK_M, names)
     flags = a.contact_flags(len(db.contact_bones))
     check(flags.shape == (100, 2) and flags.any(), "contact bits as flags")
+    ordinary = animserver.StreamFrame.from_message(pb.StreamMessage.FromString(a.message.SerializeToString()))
+    check(np.array_equal(ordinary.rotations, a.rotations) and np.array_equal(ordinary.positions, a.positions) and
+          np.array_equal(ordinary.global_positions, a.global_positions),
+          "floats through the stream view (bytes) = through the ordinary class")
+    unpacked = b"".join(bytes([0x25]) + struct.pack("<f", v) for v in a.rotations[0, 0])  # field 4, fixed32 each
+    pose = bytes([0x08, 0x07, 0x1a, 12]) + struct.pack("<3f", *a.positions[0, 0]) + unpacked
+    view = animserver._proto.StreamView.FromString(bytes([0x12, len(pose) + 2, 0x22, len(pose)]) + pose).stream
+    decoded = animserver.StreamFrame.from_message(view)
+    check(np.array_equal(decoded.rotations[0, 0], a.rotations[0, 0]) and decoded.characters[0] == 7,
+          "floats a sender did not pack decode through the ordinary class")
     frame = lean.next()
     check(frame.positions.shape == (10, 1, 3) and frame.rotations.shape == (10, 22, 4),
           "rotations_only: root position and 22 rotations")
