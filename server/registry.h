@@ -25,6 +25,7 @@ typedef struct srv_db_entry {
   size_t memory_bytes;   /* poses + features + indexes */
   char source[1024];     /* file it came from; "" when built in memory */
   int refs;              /* the registry's own + one per request using it */
+  struct srv_graph_slot *graph; /* its motion graph, built on request (graphs.h); NULL until then */
 } srv_db_entry_t;
 
 typedef struct srv_registry {
