@@ -6,7 +6,7 @@
 #include "hash.h"
 #include "machines.h"
 
-srv_machine_def_t *srv_machine_def_create(const char *name, const char *source, const char *text, size_t len,
+srv_machine_def_t *srv_machine_def_create(const char *name, int from_file, const char *text, size_t len,
                                           anim_sm_diagnostics_t *out_diagnostics, int *out_code, char *err,
                                           int errlen) {
   srv_machine_def_t *def = calloc(1, sizeof *def);
@@ -18,12 +18,14 @@ srv_machine_def_t *srv_machine_def_create(const char *name, const char *source, 
     return NULL;
   }
   snprintf(def->name, sizeof def->name, "%s", name);
-  snprintf(def->source, sizeof def->source, "%s", source);
+  if (from_file) snprintf(def->source, sizeof def->source, "%s.machine", name);
+  else snprintf(def->source, sizeof def->source, "request");
+  snprintf(def->label, sizeof def->label, from_file ? "%s.machine" : "%s", name);
   memcpy(def->text, text, len);
   def->text[len] = '\0';
   def->len = len;
   def->version = anim_hash64(text, len, 0);
-  def->parsed = anim_state_machine_parse(def->text, len, source, out_diagnostics, err, errlen);
+  def->parsed = anim_state_machine_parse(def->text, len, def->label, out_diagnostics, err, errlen);
   if (!def->parsed) {
     *out_code = strcmp(err, "out of memory") == 0 ? ANIM_ENOMEM : ANIM_EFORMAT;
     srv_machine_def_free(def);
@@ -80,7 +82,7 @@ int srv_machines_bind(srv_machines_t *m, const srv_machine_def_t *def, const srv
     if (b->def_id == def->id && b->entry == entry) return *out_bound = srv_bound_machine_retain(b), 0;
   srv_bound_machine_t *b = calloc(1, sizeof *b);
   /* A machine is bound in place (state_machine.h): each database gets its own parse. */
-  if (b) b->machine = anim_state_machine_parse(def->text, def->len, def->source, out_diagnostics, err, errlen);
+  if (b) b->machine = anim_state_machine_parse(def->text, def->len, def->label, out_diagnostics, err, errlen);
   if (!b || !b->machine) {
     free(b);
     snprintf(err, (size_t)errlen, "out of memory");

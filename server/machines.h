@@ -27,6 +27,7 @@
 typedef struct srv_machine_def {
   char name[64];
   char source[80];                  /* "NAME.machine" or "request" */
+  char label[80];                   /* what messages call it: "NAME.machine", or NAME */
   uint64_t id;                      /* unique per load, set by srv_machines_put */
   uint64_t version;                 /* hash of the text */
   char *text;
@@ -51,11 +52,12 @@ typedef struct srv_machines {
   srv_bound_machine_t *bound;
 } srv_machines_t;
 
-/* Parses text (len bytes, copied) as machine `name`; source names it in
- * messages ("jump.machine"). The def, or NULL with every problem in
+/* Parses text (len bytes, copied) as machine `name`, from a file of the
+ * data directory (NAME.machine, which messages name) or not (a request's
+ * text: messages name it NAME). The def, or NULL with every problem in
  * out_diagnostics (optional) and the first in err (ANIM_EFORMAT then, or
  * ANIM_ENOMEM: *out_code). Any thread. */
-srv_machine_def_t *srv_machine_def_create(const char *name, const char *source, const char *text, size_t len,
+srv_machine_def_t *srv_machine_def_create(const char *name, int from_file, const char *text, size_t len,
                                           anim_sm_diagnostics_t *out_diagnostics, int *out_code, char *err,
                                           int errlen);
 void srv_machine_def_free(srv_machine_def_t *def);

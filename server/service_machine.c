@@ -44,8 +44,8 @@ static int read_machine_file(const srv_config_t *config, const char *name, char 
 typedef struct {
   const char *text;
   size_t len;
-  char *owned; /* a file's text */
-  char source[80];
+  char *owned;     /* a file's text */
+  char source[80]; /* what messages call it: NAME.machine, NAME or "request" */
 } machine_text_t;
 
 /* The request's text, or its file's; fails the response. */
@@ -94,13 +94,11 @@ static int parse(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
   anim_sm_diagnostics_t diagnostics;
   char err[200];
   int rc;
-  srv_machine_def_t *def = srv_machine_def_create(req->name, t.source, t.text, t.len, &diagnostics, &rc, err, sizeof err);
+  srv_machine_def_t *def = srv_machine_def_create(req->name, req->len == 0, t.text, t.len, &diagnostics, &rc, err, sizeof err);
   free(t.owned);
   if (!def)
     return srv_response_fail(out, rc, "load_machine.%s: %s%s", req->len ? "text" : "name", err,
                              diagnostics.total > 1 ? " (and more problems: check_machine lists them)" : "");
-  if (req->len == 0) snprintf(def->source, sizeof def->source, "%s", t.source);
-  else snprintf(def->source, sizeof def->source, "request");
   out->held = def, out->release_held = def_free;
   return 0;
 }
@@ -140,7 +138,7 @@ static int check(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
     r->ok = 1;
     srv_machine_def_t def = {.len = t.len, .parsed = sm};
     snprintf(def.name, sizeof def.name, "%s", req->name);
-    snprintf(def.source, sizeof def.source, "%s", t.source);
+    snprintf(def.source, sizeof def.source, "%s", req->len ? "request" : t.source);
     summarize(&def, 0, &r->summary);
   }
   free(t.owned);
