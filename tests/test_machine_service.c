@@ -416,11 +416,10 @@ static void test_jump_machine(void **state) {
   const char *expected[] = {"stand", "stand2crouch", "crouch", "takeoff", "float", "land", "stand"};
   const char *visited[16];
   int nvisited = 0, pressed = 0, released = 0, landed = 0, frames_in_state = 0;
-  uint64_t first_tick = 0;
+  double time = 0.0;
   for (int f = 0; f < 60 * 6 && nvisited < 7; f++) {
     Animserver__ServerMessage *m = next_frame(s);
     const Animserver__CharacterPose *p = m->stream->poses[0];
-    if (!first_tick) first_tick = m->stream->tick;
     assert_int_equal(p->n_state_path, 1);
     const char *name = summary->states[p->state_path[0]]->name;
     if (nvisited == 0 || strcmp(visited[nvisited - 1], name) != 0) {
@@ -441,7 +440,8 @@ static void test_jump_machine(void **state) {
         fail_msg("state %s shows frame %u, outside its span %d..%d of %s", name, p->frame, lo, hi, spans[k].range);
     }
     if (f > 0) assert_true(p->state_times[0] >= 0.0f && p->state_times[0] < 3.0f);
-    anim_stream_record_frame(record, m->stream->tick - first_tick, name, p);
+    anim_stream_record_frame(record, time, name, p);
+    time += m->stream->dt;
     const char *event = NULL;
     if (!pressed && strcmp(name, "stand") == 0 && frames_in_state == 30) event = "JUMP_PRESS", pressed = 1;
     if (!released && strcmp(name, "crouch") == 0 && frames_in_state == 20) event = "JUMP_RELEASE", released = 1;
@@ -452,8 +452,8 @@ static void test_jump_machine(void **state) {
   /* Half a second more of standing for the picture. */
   for (int f = 0; f < 30; f++) {
     Animserver__ServerMessage *m = next_frame(s);
-    anim_stream_record_frame(record, m->stream->tick - first_tick, summary->states[m->stream->poses[0]->state_path[0]]->name,
-                             m->stream->poses[0]);
+    anim_stream_record_frame(record, time, summary->states[m->stream->poses[0]->state_path[0]]->name, m->stream->poses[0]);
+    time += m->stream->dt;
     anim_wire_free(m);
   }
   anim_stream_record_close(record);

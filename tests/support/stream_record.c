@@ -14,9 +14,9 @@ FILE *anim_stream_record_open(const char *name, int nbones, const int32_t *paren
   return f;
 }
 
-void anim_stream_record_frame(FILE *f, uint64_t tick, const char *label, const Animserver__CharacterPose *p) {
+void anim_stream_record_frame(FILE *f, double time, const char *label, const Animserver__CharacterPose *p) {
   if (!f || p->n_rotations < 4) return;
-  fprintf(f, "frame %llu %s %d %.5f %.5f %.5f %.5f", (unsigned long long)tick, label && *label ? label : "-",
+  fprintf(f, "frame %.4f %s %d %.5f %.5f %.5f %.5f", time, label && *label ? label : "-",
           p->transition ? 1 : 0, p->rotations[0], p->rotations[1], p->rotations[2], p->rotations[3]);
   for (size_t i = 0; i < p->n_global_positions; i++) fprintf(f, " %.4f", p->global_positions[i]);
   fprintf(f, "\n");
