@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build.h"
+#include "feature_build.h"
 #include "bench_util.h"
 #include "controller.h"
 #include "database.h"
