@@ -114,8 +114,11 @@ static void destroy(uint64_t id) {
   anim_wire_free(anim_wire_ok(&wire, &r, TIMEOUT_MS));
 }
 
-/* Sends events (n of them, all to id) without waiting: the answer comes later. */
-static void post_events(uint64_t id, const char *const *events, int n) {
+/* Events (n of them, all to id) on w: with wait, the answer is checked (an
+ * error of code naming `contains`, or none when code is 0); without, it is
+ * left to come later. */
+static void events_to(anim_wire_t *w, uint64_t id, const char *const *events, int n, int wait, int code,
+                      const char *contains) {
   Animserver__CharacterEvent items[40], *pointers[40];
   for (int i = 0; i < n; i++) {
     items[i] = (Animserver__CharacterEvent)ANIMSERVER__CHARACTER_EVENT__INIT;
@@ -126,22 +129,15 @@ static void post_events(uint64_t id, const char *const *events, int n) {
   body.n_events = (size_t)n, body.events = pointers;
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
   r.body_case = ANIMSERVER__REQUEST__BODY_SEND_EVENTS, r.send_events = &body;
-  anim_wire_send(&wire, &r);
+  if (!wait) anim_wire_send(w, &r);
+  else if (code) anim_wire_expect_error(w, &r, code, contains);
+  else anim_wire_free(anim_wire_ok(w, &r, TIMEOUT_MS));
 }
 
+static void post_events(uint64_t id, const char *const *events, int n) { events_to(&wire, id, events, n, 0, 0, NULL); }
+
 static void send_events(anim_wire_t *w, uint64_t id, const char *const *events, int n, int code, const char *contains) {
-  Animserver__CharacterEvent items[40], *pointers[40];
-  for (int i = 0; i < n; i++) {
-    items[i] = (Animserver__CharacterEvent)ANIMSERVER__CHARACTER_EVENT__INIT;
-    items[i].character = id, items[i].event = (char *)events[i];
-    pointers[i] = &items[i];
-  }
-  Animserver__SendEventsRequest body = ANIMSERVER__SEND_EVENTS_REQUEST__INIT;
-  body.n_events = (size_t)n, body.events = pointers;
-  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
-  r.body_case = ANIMSERVER__REQUEST__BODY_SEND_EVENTS, r.send_events = &body;
-  if (code) anim_wire_expect_error(w, &r, code, contains);
-  else anim_wire_free(anim_wire_ok(w, &r, TIMEOUT_MS));
+  events_to(w, id, events, n, 1, code, contains);
 }
 
 static void set_param(uint64_t id, const char *name, float value, int code, const char *contains) {
