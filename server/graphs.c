@@ -7,7 +7,7 @@
 #include "graphs.h"
 
 srv_graph_slot_t *srv_graph_slot_of(srv_db_entry_t *entry) {
-  if (!entry->graph) entry->graph = calloc(1, sizeof *entry->graph);
+  if (!entry->graph && (entry->graph = calloc(1, sizeof *entry->graph))) entry->graph_free = srv_graph_slot_free;
   return entry->graph;
 }
 

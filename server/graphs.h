@@ -66,7 +66,7 @@ typedef struct srv_graph_build {
 
 /* The entry's slot, made on first use; NULL when out of memory. */
 srv_graph_slot_t *srv_graph_slot_of(srv_db_entry_t *entry);
-/* The entry is freed (registry.c). */
+/* The entry is freed (its graph_free). */
 void srv_graph_slot_free(srv_graph_slot_t *slot);
 
 srv_graph_t *srv_graph_retain(srv_graph_t *graph);
