@@ -11,6 +11,8 @@
 #   make bench-lmm  learned-motion-matching networks and frames against PyTorch (build/bench-lmm.json)
 #   make lmm-normalization  recover the LMM features' normalization into core/lmm_normalization.c
 #   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
+#   make seq-filmstrips     docs/machine_filmstrip.svg, docs/graph_filmstrip.svg: the jump machine and a
+#                           circle on a motion graph, drawn from what the server streamed to the tests
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
 #   make clean
@@ -84,7 +86,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
 .PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit bench-lmm \
-  lmm-normalization lmm-filmstrip install uninstall clean fuzz
+  lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
 deps:
@@ -167,6 +169,13 @@ lmm-normalization: $(BUILD)/lmm_recover
 	$(BUILD)/lmm_recover --shared $(SHARED_DIR) --out core/lmm_normalization.c
 lmm-filmstrip: $(BUILD)/lmm_filmstrip
 	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
+
+# The streams test_machine_service and test_graph_service record, drawn.
+seq-filmstrips: $(SERVER_BIN) $(BUILD)/animgraph $(BUILD)/tests/test_machine_service $(BUILD)/tests/test_graph_service
+	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) $(BUILD)/tests/test_machine_service
+	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) $(BUILD)/tests/test_graph_service
+	$(BUILD)/animgraph strip --stream $(BUILD)/tests/jump.stream -o docs/machine_filmstrip.svg
+	$(BUILD)/animgraph strip --stream $(BUILD)/tests/circle.stream --radius 3 -o docs/graph_filmstrip.svg
 
 # ---- tests ------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(CORE_LIB)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feature_build.h"
 #include "anim_error.h"
 #include "bench_util.h"
 #include "database.h"

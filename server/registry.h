@@ -25,6 +25,10 @@ typedef struct srv_db_entry {
   size_t memory_bytes;   /* poses + features + indexes */
   char source[1024];     /* file it came from; "" when built in memory */
   int refs;              /* the registry's own + one per request using it */
+  /* Its motion graph, built on request (graphs.h, which sets graph_free
+   * so the entry frees it without knowing it); NULL until then. */
+  struct srv_graph_slot *graph;
+  void (*graph_free)(struct srv_graph_slot *graph);
 } srv_db_entry_t;
 
 typedef struct srv_registry {

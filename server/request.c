@@ -48,6 +48,8 @@ void srv_response_release(srv_response_t *response) {
     free(b);
   }
   response->arena = NULL;
+  if (response->held && response->release_held) response->release_held(response->held);
+  response->held = NULL;
   srv_db_entry_release(response->entry);
   srv_db_entry_release(response->built);
   response->entry = response->built = NULL;

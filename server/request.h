@@ -34,6 +34,8 @@ typedef struct {
 #include "request_search.h"
 #include "request_inertialize.h"
 #include "request_character.h"
+#include "request_machine.h"
+#include "request_graph.h"
 
 struct srv_db_entry;
 
@@ -64,6 +66,11 @@ typedef struct srv_response {
   struct srv_db_entry *entry; /* the database that answers (a reference) */
   struct srv_db_entry *built; /* a database built off the loop, installed by the finish step */
   unsigned after;             /* SRV_AFTER_* */
+  /* Something made for the finish step or held for the work off the loop (a
+   * parsed machine, a graph build, a graph reference): release_held(held)
+   * on release, before the database references go. */
+  void *held;
+  void (*release_held)(void *held);
   void *arena;                /* blocks of srv_response_alloc */
   union {
 #define SRV_RESP_BODY(TYPE, name, Message) srv_##name##_response_t name;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "controller.h"
+#include "graph_path.h"
 #include "request_inertialize.h"
 
 typedef struct {
@@ -19,6 +20,8 @@ typedef struct {
 /* params: server defaults with the client's non-zero fields applied. */
 typedef struct {
   int mode; /* the proto's CharacterMode */
+  const char *machine;      /* MODE_MACHINE: the machine's name (checked plain) */
+  anim_path_options_t path; /* MODE_GRAPH: the planner's options */
   anim_controller_params_t params;
   const srv_placement_t *placements;
   int nplacements;
@@ -88,6 +91,17 @@ typedef struct {
   float time_since_transition, halflife;
   uint64_t searches, transitions;
   srv_inertializer_t inertializer; /* offsets when asked, anchor always */
+  int mode;                        /* the proto's CharacterMode */
+  /* MODE_MACHINE: response-owned copies. */
+  char machine[64];
+  char (*state_path)[64];
+  float *state_times;
+  int depth;
+  uint64_t events_dropped;
+  /* MODE_GRAPH */
+  const char *follow;              /* a static string */
+  float path_arc;
+  uint64_t plans, expansions;
 } srv_character_state_response_t;
 
 typedef struct {

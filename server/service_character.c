@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
+#include "animserver.pb-c.h"
 #include "crowd.h"
 #include "service.h"
 #include "stream.h"
@@ -41,24 +42,31 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
                                "has frames 0..%d", i, req->placements[i].start_frame, db->name, db->nframes - 1);
   uint64_t *ids = srv_response_alloc(out, (size_t)n * sizeof *ids);
   if (!ids) return ANIM_ENOMEM;
-  for (int i = 0; i < n; i++) {
+  void *shared = NULL;
+  void (*release)(void *) = NULL;
+  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE) rc = srv_service_machine_shared(ctx, request, out, &shared, &release);
+  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_GRAPH) rc = srv_service_graph_shared(ctx, request, out, &shared, &release);
+  if (rc) return rc;
+  for (int i = 0; i < n && rc == 0; i++) {
     srv_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
     const srv_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
-    srv_actor_setup_t setup = {req, vec3_make(p->x, 0.0f, p->z), p->facing, p->start_frame >= 0 ? p->start_frame : 0, 0};
+    srv_actor_setup_t setup = {req, vec3_make(p->x, 0.0f, p->z), p->facing, p->start_frame >= 0 ? p->start_frame : 0, 0,
+                               shared};
     char err[160] = "";
     rc = srv_crowd_create(crowd, ctx->connection_id, out->entry, kind, &setup, &ids[i], err, sizeof err);
     if (rc) { /* all or nothing */
       for (int j = 0; j < i; j++) srv_crowd_destroy(crowd, srv_crowd_find(crowd, ids[j]));
-      return srv_response_fail(out, rc, "create_characters.placements[%d]: %s", i, err[0] ? err : anim_strerror(rc));
+      srv_response_fail(out, rc, "create_characters.placements[%d]: %s", i, err[0] ? err : anim_strerror(rc));
     }
   }
+  if (release) release(shared); /* the characters hold their own references */
+  if (rc) return rc;
   out->body.create_characters.ids = ids;
   out->body.create_characters.n = n;
   return 0;
 }
 
-/* The actor named by field[index], steerable by this connection; else fails the response. */
-static srv_actor_t *owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
+srv_actor_t *srv_service_owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
                                 srv_response_t *out) {
   srv_actor_t *a = srv_crowd_find(ctx->env->crowd, id);
   if (!a)
@@ -74,7 +82,7 @@ static srv_actor_t *owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const
 static int destroy(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_destroy_characters_request_t *req = &request->body.destroy_characters;
   for (int i = 0; i < req->n; i++)
-    if (!owned_actor(ctx, req->ids[i], "destroy_characters.characters", i, out)) return out->error;
+    if (!srv_service_owned_actor(ctx, req->ids[i], "destroy_characters.characters", i, out)) return out->error;
   uint32_t destroyed = 0;
   for (int i = 0; i < req->n; i++) {
     srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->ids[i]);
@@ -88,11 +96,12 @@ static int set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request
   const srv_set_inputs_request_t *req = &request->body.set_inputs;
   /* All checked before any is applied (the codec checked every value). */
   for (int i = 0; i < req->n; i++) {
-    const srv_actor_t *a = owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out);
+    const srv_actor_t *a = srv_service_owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out);
     if (!a) return out->error;
-    if (!a->kind->set_input)
-      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) is not steered by input",
-                               i, (unsigned long long)a->id, a->kind->name);
+    if (!a->kind->set_input || !(a->kind->inputs & (1u << req->items[i].input.kind)))
+      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) does not take this "
+                               "input%s", i, (unsigned long long)a->id, a->kind->name,
+                               a->kind->inputs == 1u << ANIM_INPUT_GOAL ? " (a goal only)" : "");
   }
   for (int i = 0; i < req->n; i++) {
     srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->items[i].character);
