@@ -26,9 +26,11 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "build.h"
 #include "controller.h"
 #include "database.h"
 #include "feature.h"
+#include "feature_build.h"
 #include "graph_character.h"
 #include "import.h"
 #include "machine_character.h"

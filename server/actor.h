@@ -25,7 +25,7 @@
 #include "request.h"
 
 /* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
-#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching)
+#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(TRACKER, tracker)
 
 /* What a tick must leave in an actor's pose record for its readers. */
 enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
@@ -48,6 +48,7 @@ typedef struct {
   float facing;   /* radians about +Y */
   int start_frame;
   uint32_t slot;  /* the actor's slot: kinds with periodic work spread it over ticks by it */
+  struct srv_fit_model *fit_model; /* MODE_TRACKER: the model of its tracked bones (the kind takes a reference) */
 } srv_actor_setup_t;
 
 typedef struct srv_actor srv_actor_t;
@@ -68,6 +69,10 @@ typedef struct {
   void (*report)(srv_actor_t *actor);
   /* Loop: steering input; ANIM_EUNSUPPORTED for a kind steered otherwise. */
   int (*set_input)(void *character, const anim_controller_input_t *input);
+  /* Loop: tracked points (MODE_TRACKER; NULL for kinds steered otherwise).
+   * With apply 0 only checks them against the character: 0, or a code with
+   * err naming the subfield ("trackers[1].bone ..."); with apply 1 takes them. */
+  int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
 } srv_actor_kind_t;
@@ -94,5 +99,10 @@ const srv_actor_kind_t *srv_actor_kind_for(int mode);
 
 /* Fills the pose record the streams read (quantized bytes, when wanted). Pool. */
 void srv_actor_record(srv_actor_t *actor);
+
+/* A character_state's inertializer: in's anchor, and (when offsets) a copy
+ * of its nbones offsets in memory of response. 0 or ANIM_ENOMEM. Loop. */
+int srv_actor_inertializer_state(const anim_inertializer_t *in, size_t nbones, int offsets, srv_inertializer_t *out,
+                                 srv_response_t *response);
 
 #endif

@@ -84,6 +84,11 @@ int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateChara
       (rc = decode_params(d, in->params, &r->params)))
     return rc;
   r->mode = (int)in->mode;
+  int tracker_mode = in->mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER;
+  if (tracker_mode != (in->tracker != NULL))
+    return srv_decode_fail(d, ANIM_EINVAL, tracker_mode ? ".tracker is missing: MODE_TRACKER needs its tracked bones"
+                                                        : ".tracker: only for MODE_TRACKER");
+  if ((rc = srv_decode_tracker_setup(d, in->tracker, &r->tracker))) return rc;
   srv_placement_t *placements = srv_decode_alloc(d, (in->n_placements + 1) * sizeof *placements);
   if (!placements) return ANIM_ELIMIT;
   size_t mark = srv_path_field(d, "placements");
@@ -290,6 +295,9 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->transitions = st->transitions;
   m->inertializer = srv_encode_inertializer(e, &st->inertializer);
   m->inertialize_halflife = st->halflife;
+  m->scale = st->scale;
+  m->n_tracker_residuals = (size_t)st->ntracker_residuals;
+  m->tracker_residuals = (float *)st->tracker_residuals;
   SET_BODY(out, CHARACTER_STATE, character_state, m);
 }
 

@@ -72,6 +72,10 @@ void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size);
 SRV_REQUEST_TYPES(SRV_CODEC_DECLARE)
 #undef SRV_CODEC_DECLARE
 
+/* create_characters' MODE_TRACKER options (codec_fit.c): *out with the
+ * defaults when in is NULL (present 0). */
+int srv_decode_tracker_setup(srv_decoder_t *d, const Animserver__TrackerSetup *in, srv_tracker_setup_t *out);
+
 /* Shared by several areas' encoders. */
 struct anim_database;
 /* Database frame frame as a Pose (arrays point into the database). */

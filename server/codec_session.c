@@ -2,6 +2,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
+#include "fit_models.h"
 
 #define CLIENT_NAME_MAX 256
 #define TOKEN_MAX 127
@@ -51,6 +52,9 @@ void srv_encode_hello(srv_encoder_t *e, const srv_response_t *in, Animserver__Re
   limits->max_subscriptions = h->limits.max_subscriptions;
   limits->max_ids = h->limits.max_ids;
   limits->max_string_bytes = SRV_MAX_STRING;
+  limits->max_align_points = SRV_ALIGN_MAX_POINTS;
+  limits->max_trackers = SRV_MAX_TRACKERS;
+  limits->fit_models_per_database = SRV_FIT_MODELS_PER_DATABASE;
   hello->limits = limits;
   hello->connection_id = h->connection_id;
   hello->admin = h->admin;

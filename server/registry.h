@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include "database.h"
+#include "fit_models.h"
 #include "search.h"
 
 #define SRV_REGISTRY_MAX 64
@@ -25,6 +26,7 @@ typedef struct srv_db_entry {
   size_t memory_bytes;   /* poses + features + indexes */
   char source[1024];     /* file it came from; "" when built in memory */
   int refs;              /* the registry's own + one per request using it */
+  srv_fit_cache_t fit_models; /* pose-fit models built for it (loop thread) */
 } srv_db_entry_t;
 
 typedef struct srv_registry {

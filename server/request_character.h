@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "controller.h"
+#include "request_fit.h"
 #include "request_inertialize.h"
 
 typedef struct {
@@ -22,6 +23,7 @@ typedef struct {
   anim_controller_params_t params;
   const srv_placement_t *placements;
   int nplacements;
+  srv_tracker_setup_t tracker; /* MODE_TRACKER */
 } srv_create_characters_request_t;
 
 typedef struct {
@@ -67,6 +69,7 @@ typedef srv_update_subscription_request_t srv_unsubscribe_request_t;
 typedef struct {
   uint64_t *ids; /* response-owned */
   int n;
+  int model_built; /* MODE_TRACKER: the fit model was built for this request (finish caches it) */
 } srv_create_characters_response_t;
 
 typedef struct {
@@ -88,6 +91,9 @@ typedef struct {
   float time_since_transition, halflife;
   uint64_t searches, transitions;
   srv_inertializer_t inertializer; /* offsets when asked, anchor always */
+  float scale;                     /* MODE_TRACKER: the user's size, and each tracker's residual (m, -1: lost) */
+  float tracker_residuals[SRV_MAX_TRACKERS];
+  int ntracker_residuals;
 } srv_character_state_response_t;
 
 typedef struct {
