@@ -54,6 +54,7 @@ typedef struct {
   float hold_seconds;
   double clock;           /* simulated seconds */
   int started;            /* the fitter has shown a pose */
+  int stagger;            /* frames the first search interval is shortened by (the slot's share) */
   int reset;              /* forget the user at the next tick */
   uint64_t transitions;   /* the fitter's count at the last report */
   int start_frame;
@@ -160,6 +161,7 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   for (int i = 0; i < c->ntrackers; i++) c->bones[i] = c->db->skeleton.names[key.bones[c->order[i]]];
   c->hold_seconds = ts->hold_seconds;
   c->start_frame = setup->start_frame;
+  c->stagger = (int)(setup->slot % (uint32_t)ts->params.search_interval);
   if ((rc = anim_pose_fitter_init(&c->fitter, &setup->fit_model->model, &ts->params, NULL, 0)) ||
       (rc = idle_pose(c, setup))) {
     character_free(c);
@@ -201,6 +203,9 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
     memset(in, 0, sizeof in);
     for (int k = 0; k < c->ntrackers; k++) in[c->order[k]] = predict(&c->trackers[k], c->clock, c->hold_seconds);
     int rc = anim_pose_fitter_step(&c->fitter, in, dt);
+    /* Characters that start together would search on the same ticks:
+     * spread their searches over the interval, as motion matching does. */
+    if (rc == 0 && !c->started) c->fitter.frames_since_search += c->stagger;
     if (rc == 0) c->started = 1;
     else if (rc != ANIM_ENOTFOUND) actors[i]->error = rc; /* ENOTFOUND: no tracker yet, the idle pose stays */
     report(actors[i]);

@@ -15,41 +15,58 @@
 #define OFFSET_MAX_METRES 10.0f  /* |coordinate| of a tracked point in its bone's frame */
 #define WEIGHT_MAX 1e6f
 
-/* ---- shared pieces ---- */
+/* ---- shared pieces ----
+ * set_trackers carries thousands of points a tick: values are checked
+ * first and the field path is only built for an error (building it costs
+ * a formatted print per field, most of the decode's time). */
 
 static int decode_vec3(srv_decoder_t *d, const char *field, const Animserver__Vec3 *v, float bound, const char *unit,
                        vec3 *out) {
-  size_t mark = field ? srv_path_field(d, field) : d->len;
+  int finite = isfinite(v->x) && isfinite(v->y) && isfinite(v->z);
+  if (finite && (bound <= 0.0f || (fabsf(v->x) <= bound && fabsf(v->y) <= bound && fabsf(v->z) <= bound))) {
+    *out = vec3_make(v->x, v->y, v->z);
+    return 0;
+  }
+  if (field) srv_path_field(d, field);
   int rc;
   if ((rc = srv_check_finite_value(d, "x", v->x)) || (rc = srv_check_finite_value(d, "y", v->y)) ||
       (rc = srv_check_finite_value(d, "z", v->z)))
     return rc;
-  if (bound > 0.0f && !(fabsf(v->x) <= bound && fabsf(v->y) <= bound && fabsf(v->z) <= bound))
-    return srv_decode_fail(d, ANIM_EINVAL, " = (%g, %g, %g): each coordinate at most %g %s", v->x, v->y, v->z,
-                           (double)bound, unit);
-  *out = vec3_make(v->x, v->y, v->z);
-  srv_path_restore(d, mark);
-  return 0;
+  return srv_decode_fail(d, ANIM_EINVAL, " = (%g, %g, %g): each coordinate at most %g %s", v->x, v->y, v->z,
+                         (double)bound, unit);
 }
+
+/* Runs decode on item index of a list; only when it fails is it run again
+ * with "[index]" on the path, so the error names the item. */
+#define DECODE_ITEM(d, index, call)                 \
+  do {                                             \
+    size_t mark_ = (d)->len;                       \
+    if ((call) != 0) {                             \
+      srv_path_restore((d), mark_);                \
+      srv_path_index((d), (index));                \
+      int rc_ = (call);                            \
+      if (rc_ != 0) return rc_;                    \
+    }                                              \
+  } while (0)
 
 /* A unit quaternion (w, x, y, z) within 1e-2, as the other codecs take
  * rotations; normalized here so the core's tighter check passes. */
 static int decode_orientation(srv_decoder_t *d, const Animserver__Quat *q, quat *out) {
-  size_t mark = srv_path_field(d, "orientation");
+  float norm = sqrtf(q->w * q->w + q->x * q->x + q->y * q->y + q->z * q->z);
+  if (isfinite(norm) && fabsf(norm - 1.0f) <= 1e-2f) {
+    *out = quat_make(q->w / norm, q->x / norm, q->y / norm, q->z / norm);
+    return 0;
+  }
+  srv_path_field(d, "orientation");
   float values[4] = {q->w, q->x, q->y, q->z};
   int rc = srv_check_finite(d, NULL, values, 4);
-  if (rc) return rc;
-  float norm = sqrtf(q->w * q->w + q->x * q->x + q->y * q->y + q->z * q->z);
-  if (fabsf(norm - 1.0f) > 1e-2f)
-    return srv_decode_fail(d, ANIM_EINVAL, " has norm %g: a rotation is a unit quaternion (w, x, y, z)", norm);
-  *out = quat_make(q->w / norm, q->x / norm, q->y / norm, q->z / norm);
-  srv_path_restore(d, mark);
-  return 0;
+  return rc ? rc : srv_decode_fail(d, ANIM_EINVAL, " has norm %g: a rotation is a unit quaternion (w, x, y, z)", norm);
 }
 
 static int decode_bone_name(srv_decoder_t *d, const char *name, int required) {
   if (required && (!name || !*name)) return srv_decode_fail(d, ANIM_EINVAL, ".bone is empty: name the tracked bone");
-  return srv_check_max(d, "bone", name ? strlen(name) : 0, ANIM_NAME_MAX - 1, ANIM_EBADNAME);
+  size_t len = name ? strlen(name) : 0;
+  return len < ANIM_NAME_MAX ? 0 : srv_check_max(d, "bone", len, ANIM_NAME_MAX - 1, ANIM_EBADNAME);
 }
 
 /* Bone i must not repeat an earlier one (names[0..i)). */
@@ -86,7 +103,7 @@ static int decode_tracker(srv_decoder_t *d, const Animserver__TrackerInput *in, 
     if ((rc = decode_vec3(d, "velocity", in->velocity, TRACKER_MAX_SPEED, "m/s", &t->velocity))) return rc;
     t->has_velocity = 1;
   }
-  if ((rc = srv_check_finite_value(d, "weight", in->weight))) return rc;
+  if (!isfinite(in->weight)) return srv_check_finite_value(d, "weight", in->weight);
   if (in->weight < 0.0f || in->weight > WEIGHT_MAX)
     return srv_decode_fail(d, ANIM_EINVAL, ".weight = %g: in (0, %g] (or 0 for 1)", in->weight, (double)WEIGHT_MAX);
   t->weight = in->weight > 0.0f ? in->weight : 1.0f;
@@ -94,24 +111,32 @@ static int decode_tracker(srv_decoder_t *d, const Animserver__TrackerInput *in, 
   return 0;
 }
 
+/* One tracker of a list: decoded, and (fit) its bone not a repeat. */
+static int decode_listed_tracker(srv_decoder_t *d, const Animserver__TrackerInput *in, int fit, srv_tracker_item_t *items,
+                                 const char **names, int i) {
+  int rc = decode_tracker(d, in, fit, &items[i]);
+  names[i] = items[i].tracked.bone ? items[i].tracked.bone : "";
+  return rc ? rc : fit ? check_repeated(d, names, i) : 0;
+}
+
 /* n TrackerInputs at the current path + field, 1..SRV_MAX_TRACKERS. */
 static int decode_trackers(srv_decoder_t *d, const char *field, Animserver__TrackerInput *const *in, size_t n, int fit,
                            srv_tracker_item_t **out) {
-  int rc = srv_check_max(d, field, n, SRV_MAX_TRACKERS, ANIM_ELIMIT);
-  if (rc) return rc;
-  size_t mark = srv_path_field(d, field);
-  if (n == 0) return srv_decode_fail(d, ANIM_EINVAL, " is empty: give 1 to %d trackers", SRV_MAX_TRACKERS);
+  if (n == 0 || n > SRV_MAX_TRACKERS) {
+    int rc = srv_check_max(d, field, n, SRV_MAX_TRACKERS, ANIM_ELIMIT);
+    return rc ? rc : srv_decode_fail(d, ANIM_EINVAL, ".%s is empty: give 1 to %d trackers", field, SRV_MAX_TRACKERS);
+  }
   srv_tracker_item_t *items = srv_decode_alloc(d, n * sizeof *items);
   if (!items) return ANIM_ELIMIT;
   const char *names[SRV_MAX_TRACKERS];
-  for (size_t i = 0; i < n; i++) {
-    size_t item = srv_path_index(d, i);
-    if ((rc = decode_tracker(d, in[i], fit, &items[i]))) return rc;
-    names[i] = items[i].tracked.bone ? items[i].tracked.bone : "";
-    if (fit && (rc = check_repeated(d, names, (int)i))) return rc;
-    srv_path_restore(d, item);
-  }
-  srv_path_restore(d, mark);
+  size_t mark = d->len;
+  for (size_t i = 0; i < n; i++)
+    if (decode_listed_tracker(d, in[i], fit, items, names, (int)i) != 0) { /* again, naming it */
+      srv_path_restore(d, mark);
+      srv_path_field(d, field);
+      srv_path_index(d, i);
+      return decode_listed_tracker(d, in[i], fit, items, names, (int)i);
+    }
   *out = items;
   return 0;
 }
@@ -233,10 +258,10 @@ int srv_decode_set_trackers(srv_decoder_t *d, const Animserver__SetTrackersReque
   if (!items) return rc ? rc : ANIM_ELIMIT;
   size_t mark = srv_path_field(d, "characters");
   for (size_t i = 0; i < in->n_characters; i++) {
-    size_t item = srv_path_index(d, i);
+    size_t item = d->len;
     const Animserver__CharacterTrackers *c = in->characters[i];
     srv_tracker_item_t *trackers = NULL;
-    if ((rc = decode_trackers(d, "trackers", c->trackers, c->n_trackers, 0, &trackers))) return rc;
+    DECODE_ITEM(d, i, decode_trackers(d, "trackers", c->trackers, c->n_trackers, 0, &trackers));
     items[i] = (srv_character_trackers_t){c->character, trackers, (int)c->n_trackers, c->reset};
     srv_path_restore(d, item);
   }
