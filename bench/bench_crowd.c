@@ -401,7 +401,7 @@ int bench_crowd(int argc, char **argv) {
     printf("server: %d connections of tracker characters (database %s, fit: search every %d frames, %d iterations), "
            "trackers sent every %d tick(s), raw readers, %d s measured after %d s warm-up\n", o.connections,
            crowd_trackers_database(o.trackers), o.fit.search_interval ? o.fit.search_interval : 2,
-           o.fit.iterations ? o.fit.iterations : 2, o.tracker_every, o.seconds, o.warmup_s);
+           o.fit.iterations ? o.fit.iterations : 1, o.tracker_every, o.seconds, o.warmup_s);
   else
     printf("server: %d connections, search every %d frames, %s readers, %d s measured after %d s warm-up\n",
            o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds, o.warmup_s);

@@ -126,6 +126,7 @@ int bench_fit_stream(int argc, char **argv) {
     e.drop_tracker = o.drop_tracker, e.drop_start = o.drop_start, e.drop_seconds = o.drop_seconds;
     anim_pose_fit_params_t params;
     anim_pose_fit_params_default(&params);
+    params.iterations = 1; /* a tracker character's default (server/request_fit.h) */
     int have_core = o.every == 1 && fit_eval_run(&model, &params, &truth, &e, &core) == 0;
     print_run(json, runs[run].name, &result, have_core ? &core : NULL, &truth, run == NRUNS - 1);
   }

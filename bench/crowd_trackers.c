@@ -77,6 +77,7 @@ double crowd_trackers_baseline(const crowd_trackers_t *t, const crowd_trackers_f
   int ok = fitters != NULL;
   anim_pose_fit_params_t params;
   anim_pose_fit_params_default(&params);
+  params.iterations = 1; /* a tracker character's default (server/request_fit.h) */
   if (fit->search_interval) params.search_interval = fit->search_interval;
   if (fit->iterations) params.iterations = fit->iterations;
   for (int i = 0; i < N && ok; i++) ok = anim_pose_fitter_init(&fitters[i], &model, &params, NULL, 0) == 0;

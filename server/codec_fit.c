@@ -160,9 +160,8 @@ static const fit_field_t fit_fields[] = {
 };
 #undef FIT
 
-/* Server defaults (the core's) with the client's non-zero fields on top. */
+/* The client's non-zero fields on top of the defaults already in *out. */
 static int decode_fit_params(srv_decoder_t *d, const Animserver__FitParams *in, anim_pose_fit_params_t *out) {
-  anim_pose_fit_params_default(out);
   if (!in) return 0;
   size_t mark = srv_path_field(d, "params");
   int rc = 0;
@@ -240,6 +239,7 @@ int srv_decode_fit_pose(srv_decoder_t *d, const Animserver__FitPoseRequest *in, 
   srv_fit_pose_request_t *r = &out->body.fit_pose;
   srv_tracker_item_t *items = NULL;
   int rc;
+  anim_pose_fit_params_default(&r->params);
   if ((rc = srv_decode_database(d, "database", in->database)) ||
       (rc = decode_trackers(d, "trackers", in->trackers, in->n_trackers, 1, &items)) ||
       (rc = decode_fit_params(d, in->params, &r->params)))
@@ -276,6 +276,7 @@ int srv_decode_set_trackers(srv_decoder_t *d, const Animserver__SetTrackersReque
 int srv_decode_tracker_setup(srv_decoder_t *d, const Animserver__TrackerSetup *in, srv_tracker_setup_t *out) {
   memset(out, 0, sizeof *out);
   anim_pose_fit_params_default(&out->params);
+  out->params.iterations = SRV_TRACKER_ITERATIONS;
   out->hold_seconds = SRV_TRACKER_HOLD_SECONDS;
   if (!in) return 0;
   size_t mark = srv_path_field(d, "tracker");

@@ -21,6 +21,11 @@
 #define SRV_ALIGN_MAX_POINTS 65536 /* point pairs in one align (Limits.max_align_points) */
 #define SRV_MAX_TRACKERS ANIM_POSE_FIT_MAX_TRACKERS /* tracked points of one fit or character */
 #define SRV_TRACKER_HOLD_SECONDS 0.5f /* TrackerSetup.hold_seconds default */
+/* Gauss-Newton steps per tick of a tracker character by default (the
+ * core's default, 2, stays fit_pose's): on the held-out clips one step
+ * gives the same mean error (3.55 cm) with 12% more jerk, and costs a
+ * third less, which lets 1,000 characters keep 60 Hz on 2 cores. */
+#define SRV_TRACKER_ITERATIONS 1
 #define SRV_TRACKER_HOLD_MAX_SECONDS 60.0f
 
 typedef struct {
