@@ -385,10 +385,7 @@ int bench_crowd(int argc, char **argv) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
-  const char *build = getenv("ANIM_BUILD_DIR");
-  char tests_dir[1024];
-  snprintf(tests_dir, sizeof tests_dir, "%s/tests", build && *build ? build : "build");
-  mkdir(tests_dir, 0755);
+  bench_make_log_dir();
   if (trackers && !(o.trackers = crowd_trackers_open(shared))) return 1;
   double base = o.trackers ? crowd_trackers_baseline(o.trackers, &o.fit) : baseline_ticks_per_second(o.search_interval);
   if (o.trackers)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "anim_error.h"
+#include "bench_util.h"
 #include "database.h"
 #include "fit_eval.h"
 #include "fit_strip.h"
@@ -76,10 +77,7 @@ int bench_fit_stream(int argc, char **argv) {
     fprintf(stderr, "animbench fit-stream: model or database file failed\n");
     return 1;
   }
-  const char *build = getenv("ANIM_BUILD_DIR");
-  char tests_dir[1024];
-  snprintf(tests_dir, sizeof tests_dir, "%s/tests", build && *build ? build : "build");
-  mkdir(tests_dir, 0755);
+  bench_make_log_dir();
   anim_test_server_t server;
   const char *args[] = {"--data-dir", dir, "--log-level", "warn", NULL};
   anim_test_raw_t c;

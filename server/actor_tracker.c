@@ -151,11 +151,8 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
     return ANIM_EINVAL;
   }
   c->db = &entry->db;
-  const char *names[ANIM_POSE_FIT_MAX_TRACKERS];
-  vec3 offsets[ANIM_POSE_FIT_MAX_TRACKERS];
-  for (int i = 0; i < ts->ntrackers; i++) names[i] = ts->trackers[i].bone, offsets[i] = ts->trackers[i].offset;
   srv_fit_key_t key;
-  int rc = srv_fit_key_make(&key, c->db, names, offsets, ts->ntrackers, c->order, err, errlen);
+  int rc = srv_fit_key_make(&key, c->db, ts->trackers, sizeof ts->trackers[0], ts->ntrackers, c->order, err, errlen);
   if (rc) return rc;
   c->ntrackers = ts->ntrackers;
   for (int i = 0; i < c->ntrackers; i++) c->bones[i] = c->db->skeleton.names[key.bones[c->order[i]]];

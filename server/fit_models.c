@@ -6,28 +6,29 @@
 #include "anim_error.h"
 #include "fit_models.h"
 
-int srv_fit_key_make(srv_fit_key_t *out, const anim_database_t *db, const char *const *names, const vec3 *offsets,
+int srv_fit_key_make(srv_fit_key_t *out, const anim_database_t *db, const srv_tracked_bone_t *bones, size_t stride,
                      int n, int *out_order, char *err, int errlen) {
+#define BONE(i) ((const srv_tracked_bone_t *)((const char *)bones + (size_t)(i) * stride))
   memset(out, 0, sizeof *out);
   if (n < 1 || n > ANIM_POSE_FIT_MAX_TRACKERS) {
     snprintf(err, (size_t)errlen, " has %d trackers: 1 to %d", n, ANIM_POSE_FIT_MAX_TRACKERS);
     return ANIM_EINVAL;
   }
-  int bones[ANIM_POSE_FIT_MAX_TRACKERS];
+  int index[ANIM_POSE_FIT_MAX_TRACKERS];
   for (int i = 0; i < n; i++) {
-    bones[i] = anim_skeleton_find(&db->skeleton, names[i]);
-    if (bones[i] < 0) {
-      snprintf(err, (size_t)errlen, "[%d].bone = \"%s\": database %s has no such bone", i, names[i], db->name);
+    index[i] = anim_skeleton_find(&db->skeleton, BONE(i)->bone);
+    if (index[i] < 0) {
+      snprintf(err, (size_t)errlen, "[%d].bone = \"%s\": database %s has no such bone", i, BONE(i)->bone, db->name);
       return ANIM_ENOTFOUND;
     }
-    vec3 o = offsets[i];
+    vec3 o = BONE(i)->offset;
     if (!isfinite(o.x) || !isfinite(o.y) || !isfinite(o.z)) {
       snprintf(err, (size_t)errlen, "[%d].offset: not finite", i);
       return ANIM_EINVAL;
     }
     for (int j = 0; j < i; j++)
-      if (bones[j] == bones[i]) {
-        snprintf(err, (size_t)errlen, "[%d].bone = \"%s\": given twice (also [%d])", i, names[i], j);
+      if (index[j] == index[i]) {
+        snprintf(err, (size_t)errlen, "[%d].bone = \"%s\": given twice (also [%d])", i, BONE(i)->bone, j);
         return ANIM_EINVAL;
       }
   }
@@ -35,12 +36,13 @@ int srv_fit_key_make(srv_fit_key_t *out, const anim_database_t *db, const char *
   out->ntrackers = n;
   for (int i = 0; i < n; i++) {
     int rank = 0;
-    for (int j = 0; j < n; j++) rank += bones[j] < bones[i];
-    out->bones[rank] = bones[i];
-    out->offsets[rank] = offsets[i];
+    for (int j = 0; j < n; j++) rank += index[j] < index[i];
+    out->bones[rank] = index[i];
+    out->offsets[rank] = BONE(i)->offset;
     out_order[i] = rank;
   }
   return 0;
+#undef BONE
 }
 
 int srv_fit_model_build(const anim_database_t *db, const srv_fit_key_t *key, srv_fit_model_t **out, char *err,

@@ -25,6 +25,12 @@
 
 #define SRV_FIT_MODELS_PER_DATABASE 8
 
+/* A tracked bone as a request names it, and the tracked point in its frame. */
+typedef struct {
+  const char *bone;
+  vec3 offset;
+} srv_tracked_bone_t;
+
 /* What a model is built for: tracked bones (skeleton indices, increasing)
  * and the tracked points' offsets in their frames. Model tracker k is key
  * entry k. */
@@ -49,12 +55,13 @@ typedef struct srv_fit_cache {
   uint64_t builds, hits, evictions;
 } srv_fit_cache_t;
 
-/* The key of n tracked bones (names[i], offsets[i]; names resolved in db's
- * skeleton), and out_order[i]: the model tracker of bone i. 0; ANIM_ENOTFOUND (a name not in the
+/* The key of n tracked bones (the i-th at bones + i * stride bytes, so
+ * that a list of structs that start with one serves; names resolved in
+ * db's skeleton), and out_order[i]: the model tracker of bone i. 0; ANIM_ENOTFOUND (a name not in the
  * skeleton), ANIM_EINVAL (a bone twice, none, more than ANIM_POSE_FIT_MAX_TRACKERS,
  * an offset not finite); err then starts with "[i].bone" / "[i].offset" for
  * the caller's field path. */
-int srv_fit_key_make(srv_fit_key_t *out, const anim_database_t *db, const char *const *names, const vec3 *offsets,
+int srv_fit_key_make(srv_fit_key_t *out, const anim_database_t *db, const srv_tracked_bone_t *bones, size_t stride,
                      int n, int *out_order, char *err, int errlen);
 
 /* Builds the model of key on db (any thread; db read-only and outliving

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "fit_models.h"
 #include "pose_fit.h"
 #include "umeyama.h"
 
@@ -39,15 +40,11 @@ typedef struct {
   anim_umeyama_t fit;
 } srv_align_response_t;
 
-/* A tracked bone: its name (in the request) and the tracked point in its frame. */
-typedef struct {
-  const char *bone;
-  vec3 offset;
-} srv_tracked_bone_t;
-
 /* One tracker of a fit_pose or set_trackers: the core's input (present
  * false when lost; velocity and orientation flagged when given) and, for
- * fit_pose, the tracked bone. bone is NULL when not given. */
+ * fit_pose, the tracked bone (srv_tracked_bone_t, fit_models.h; its first
+ * member, so a list of items is a strided list of bones). bone is NULL
+ * when not given. */
 typedef struct {
   srv_tracked_bone_t tracked;
   anim_tracker_input_t input;

@@ -28,12 +28,9 @@ static int tracker_mode(const srv_request_t *request) {
 
 static int tracker_key(const srv_tracker_setup_t *setup, const anim_database_t *db, srv_fit_key_t *key,
                        srv_response_t *out) {
-  const char *names[SRV_MAX_TRACKERS];
-  vec3 offsets[SRV_MAX_TRACKERS];
   int order[SRV_MAX_TRACKERS];
-  for (int i = 0; i < setup->ntrackers; i++) names[i] = setup->trackers[i].bone, offsets[i] = setup->trackers[i].offset;
   char err[160];
-  int rc = srv_fit_key_make(key, db, names, offsets, setup->ntrackers, order, err, sizeof err);
+  int rc = srv_fit_key_make(key, db, setup->trackers, sizeof setup->trackers[0], setup->ntrackers, order, err, sizeof err);
   return rc ? srv_response_fail(out, rc, "create_characters.tracker.trackers%s", err) : 0;
 }
 

@@ -54,11 +54,9 @@ static int align_off_loop(const srv_request_t *request, const srv_response_t *pr
 /* The model key of the request's trackers; order[i]: model tracker of trackers[i]. */
 static int fit_key(const srv_fit_pose_request_t *req, const anim_database_t *db, srv_fit_key_t *key, int *order,
                    srv_response_t *out) {
-  const char *names[SRV_MAX_TRACKERS];
-  vec3 offsets[SRV_MAX_TRACKERS];
-  for (int i = 0; i < req->ntrackers; i++) names[i] = req->trackers[i].tracked.bone, offsets[i] = req->trackers[i].tracked.offset;
   char err[160];
-  int rc = srv_fit_key_make(key, db, names, offsets, req->ntrackers, order, err, sizeof err);
+  int rc = srv_fit_key_make(key, db, &req->trackers[0].tracked, sizeof req->trackers[0], req->ntrackers, order, err,
+                            sizeof err);
   return rc ? srv_response_fail(out, rc, "fit_pose.trackers%s", err) : 0;
 }
 
