@@ -33,6 +33,81 @@ static void strip_frame(void *user, int range, int frame, const vec3 *fit, const
   fit_strip_add(user, range, frame, fit, truth, sent, nsent);
 }
 
+/* One fit_pose of truth frame `frame` from the bones (5 mm noise, velocities from the clip); the
+ * round trip in *out_seconds, the mean per-joint error at or below the pelvis in *out_error. */
+static int fit_one(anim_test_raw_t *c, const anim_database_t *truth, const char *database, const char *const *bones,
+                   int nbones, int pelvis, int frame, unsigned *seed, double *out_seconds, double *out_error) {
+  Animserver__TrackerInput in[4], *list[4];
+  Animserver__Vec3 p[4], v[4];
+  int nb = truth->nbones;
+  const vec3 *g = truth->global_positions + (size_t)frame * (size_t)nb, *before = g - nb;
+  for (int k = 0; k < nbones; k++) {
+    int b = anim_skeleton_find(&truth->skeleton, bones[k]);
+    animserver__tracker_input__init(&in[k]), animserver__vec3__init(&p[k]), animserver__vec3__init(&v[k]);
+    vec3 noise = vec3_make(fit_eval_gaussian(seed), fit_eval_gaussian(seed), fit_eval_gaussian(seed));
+    vec3 x = vec3_add(g[b], vec3_scale(noise, 0.005f)), u = vec3_scale(vec3_sub(g[b], before[b]), truth->frame_rate);
+    p[k].x = x.x, p[k].y = x.y, p[k].z = x.z, v[k].x = u.x, v[k].y = u.y, v[k].z = u.z;
+    in[k].bone = (char *)bones[k], in[k].position = &p[k], in[k].velocity = &v[k];
+    list[k] = &in[k];
+  }
+  Animserver__FitPoseRequest fit = ANIMSERVER__FIT_POSE_REQUEST__INIT;
+  fit.database = (char *)database, fit.n_trackers = (size_t)nbones, fit.trackers = list;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  request.body_case = ANIMSERVER__REQUEST__BODY_FIT_POSE, request.fit_pose = &fit;
+  double t0 = bench_now_s();
+  Animserver__Response *r = anim_test_raw_call(c, &request, 20000);
+  *out_seconds = bench_now_s() - t0;
+  int rc = !r || r->error ? -1 : 0;
+  double sum = 0.0;
+  int n = 0;
+  for (int b = 0; b < nb && !rc; b++) {
+    int below = 0;
+    for (int a = b; a >= 0; a = truth->skeleton.parents[a]) below |= a == pelvis;
+    if (!below) continue;
+    const float *q = r->fit_pose->pose->global_positions + 3 * b;
+    sum += vec3_length(vec3_sub(vec3_make(q[0], q[1], q[2]), g[b])), n++;
+  }
+  *out_error = n ? sum / n : 0.0;
+  if (r) animserver__response__free_unpacked(r, NULL);
+  return rc;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One-shot fits: the first with a tracker set the server has no model for
+ * (built on the pool), then every 7th held-out frame from head, hands and
+ * pelvis (the model cached); pings between them, for the round trip alone. */
+static int one_shots(anim_test_raw_t *c, const anim_database_t *truth, const char *database, const char *const *bones,
+                     int pelvis, FILE *json) {
+  unsigned seed = 11;
+  double first, error, sum = 0.0, times[512], pings[512];
+  int n = 0;
+  if (fit_one(c, truth, database, bones, 3, pelvis, 1, &seed, &first, &error) != 0) return -1; /* head and hands: new model */
+  for (int r = 0; r < truth->nranges; r++)
+    for (int f = truth->ranges[r].start + 1; f < truth->ranges[r].stop && n < 512; f += 7, n++) {
+      if (fit_one(c, truth, database, bones, 4, pelvis, f, &seed, &times[n], &error) != 0) return -1;
+      sum += error;
+      Animserver__PingRequest ping = ANIMSERVER__PING_REQUEST__INIT;
+      Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+      request.body_case = ANIMSERVER__REQUEST__BODY_PING, request.ping = &ping;
+      double t0 = bench_now_s();
+      Animserver__Response *pr = anim_test_raw_call(c, &request, 20000);
+      pings[n] = bench_now_s() - t0;
+      if (pr) animserver__response__free_unpacked(pr, NULL);
+    }
+  qsort(times, (size_t)n, sizeof *times, cmp_double), qsort(pings, (size_t)n, sizeof *pings, cmp_double);
+  printf("  %-28s %d held-out frames (velocities given): mean %5.2f cm; round trip median %.0f us (ping %.0f us), "
+         "first fit of a new tracker set %.1f ms (model built on the pool)\n",
+         "one-shot fit_pose", n, 100 * sum / n, 1e6 * times[n / 2], 1e6 * pings[n / 2], 1e3 * first);
+  if (json)
+    fprintf(json, "  \"fit_pose\": {\"frames\": %d, \"mean_error_m\": %.5f, \"round_trip_us\": %.1f, \"ping_us\": %.1f, "
+                  "\"first_ms\": %.2f},\n", n, sum / n, 1e6 * times[n / 2], 1e6 * pings[n / 2], 1e3 * first);
+  return 0;
+}
+
 static void print_run(FILE *json, const char *name, const tracker_feed_result_t *r, const fit_eval_result_t *core,
                       const anim_database_t *truth, int last) {
   printf("  %-28s mean %5.2f cm (tracked %4.2f, others %5.2f)  worst %5.1f cm (%s)  ", name, 100 * r->mean_error,
@@ -92,7 +167,12 @@ int bench_fit_stream(int argc, char **argv) {
   } runs[] = {{"every tick", -1, 1}, {"left hand lost 1 s", 1, 1}, {"trackers every other tick", -1, 2}};
   enum { NRUNS = sizeof runs / sizeof *runs };
   FILE *json = json_path ? fopen(json_path, "w") : NULL;
-  if (json) fprintf(json, "{\n  \"runs\": {\n");
+  if (json) fprintf(json, "{\n");
+  if (!rc && one_shots(&c, &truth, db.name, defaults.tracker_bones, model.pelvis, json) != 0) {
+    fprintf(stderr, "animbench fit-stream: fit_pose failed\n");
+    rc = 1;
+  }
+  if (json) fprintf(json, "  \"runs\": {\n");
   static fit_strip_t strip;
   memset(&strip, 0, sizeof strip);
   strip.truth = &truth, strip.pelvis = model.pelvis, strip.step = (int)(truth.frame_rate / 4);
@@ -113,7 +193,7 @@ int bench_fit_stream(int argc, char **argv) {
       fprintf(stderr, "animbench fit-stream: create_characters: %s\n", anim_strerror(rc));
       break;
     }
-    if ((rc = tracker_feed_run(&c, id, &o, &result, err, sizeof err)) != 0) {
+    if ((rc = tracker_feed_run(&c, id, &o, &result, err, sizeof err)) != 0 || (rc = tracker_feed_destroy(&c, id)) != 0) {
       fprintf(stderr, "animbench fit-stream: %s\n", err);
       break;
     }

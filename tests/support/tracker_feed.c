@@ -71,6 +71,17 @@ int tracker_feed_create(anim_test_raw_t *c, const char *database, const tracker_
   return rc;
 }
 
+int tracker_feed_destroy(anim_test_raw_t *c, uint64_t id) {
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__DestroyCharactersRequest d = ANIMSERVER__DESTROY_CHARACTERS_REQUEST__INIT;
+  d.n_characters = 1, d.characters = &id;
+  request.body_case = ANIMSERVER__REQUEST__BODY_DESTROY_CHARACTERS, request.destroy_characters = &d;
+  Animserver__Response *r = anim_test_raw_call(c, &request, TIMEOUT_MS);
+  int rc = code_of(r);
+  if (r) animserver__response__free_unpacked(r, NULL);
+  return rc;
+}
+
 /* ---- one run ---- */
 
 typedef struct {

@@ -63,6 +63,9 @@ int tracker_feed_load(anim_test_raw_t *c, const char *name);
  * 0, or the error code. */
 int tracker_feed_create(anim_test_raw_t *c, const char *database, const tracker_feed_options_t *o, uint64_t *out_id);
 
+/* Destroys character id (owned by c). 0, or the error code. */
+int tracker_feed_destroy(anim_test_raw_t *c, uint64_t id);
+
 /* Plays the clip into character id (owned by c; subscribed here, float
  * poses with global positions) and measures. 0, or -1 with a message in err. */
 int tracker_feed_run(anim_test_raw_t *c, uint64_t id, const tracker_feed_options_t *o, tracker_feed_result_t *out,
