@@ -8,6 +8,7 @@
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
 #   make bench-fit  pose fitting from tracked points on held-out mocap (animbench fit)
+#   make bench-fit-stream  a tracker character fed held-out mocap over the wire; docs/fit_stream_filmstrip.svg
 #   make bench-lmm  learned-motion-matching networks and frames against PyTorch (build/bench-lmm.json)
 #   make lmm-normalization  recover the LMM features' normalization into core/lmm_normalization.c
 #   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
@@ -85,7 +86,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit bench-lmm \
+.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm \
   lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
@@ -222,7 +223,7 @@ $(BUILD)/obj/bench/%.o: bench/%.cpp
 	$(Q)$(CXX) -std=c++17 $(OPT) -g -Wall -Wextra -MMD -MP -Icore -Iinclude $(SAN_FLAGS) -c $< -o $@
 $(call obj,$(BENCH_C)): | $(GEN_H)
 $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
-    $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c) $(CLIENT_LIB) $(CORE_LIB)
+    $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c tests/support/raw_client.c tests/support/tracker_feed.c) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
 
@@ -246,6 +247,11 @@ bench-crowd: deps-bench
 bench-fit: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
 	$(BUILD)/animbench fit --shared $(SHARED_DIR) --json $(BUILD)/bench-fit.json --svg $(BUILD)/fit-filmstrip.svg $(FIT_ARGS)
+
+bench-fit-stream: deps-bench
+	@$(MAKE) --no-print-directory all $(BUILD)/animbench
+	ANIM_BUILD_DIR=$(BUILD) $(BUILD)/animbench fit-stream --shared $(SHARED_DIR) --json $(BUILD)/bench-fit-stream.json \
+	  --svg docs/fit_stream_filmstrip.svg
 
 # ---- install -------------------------------------------------------------------
 install: all

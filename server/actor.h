@@ -26,7 +26,7 @@
 #include "state_machine.h"
 
 /* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
-#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph)
+#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph) X(TRACKER, tracker)
 
 /* What a tick must leave in an actor's pose record for its readers. */
 enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
@@ -58,8 +58,9 @@ typedef struct {
   int start_frame;
   uint32_t slot;  /* the actor's slot: kinds with periodic work spread it over ticks by it */
   void *shared;   /* what the mode's characters share, resolved by the service: a
-                     bound machine (machines.h), a graph (graphs.h); the kind takes
-                     its own reference */
+                     bound machine (machines.h), a graph (graphs.h), the fit model
+                     of the tracked bones (fit_models.h); the kind takes its own
+                     reference */
 } srv_actor_setup_t;
 
 typedef struct srv_actor srv_actor_t;
@@ -81,6 +82,10 @@ typedef struct {
   /* Loop: steering input of a kind in `inputs`; NULL for a kind steered otherwise. */
   int (*set_input)(void *character, const anim_controller_input_t *input);
   uint32_t inputs; /* bit k: takes input kind k (ANIM_INPUT_*) */
+  /* Loop: tracked points (MODE_TRACKER; NULL for kinds steered otherwise).
+   * With apply 0 only checks them against the character: 0, or a code with
+   * err naming the subfield ("trackers[1].bone ..."); with apply 1 takes them. */
+  int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
 } srv_actor_kind_t;

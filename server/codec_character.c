@@ -89,6 +89,11 @@ int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateChara
   if (in->mode != ANIMSERVER__CHARACTER_MODE__MODE_MACHINE && in->machine[0])
     return srv_decode_fail(d, ANIM_EINVAL, ".machine = \"%.64s\": only with mode MODE_MACHINE", in->machine);
   if ((rc = srv_decode_path_options(d, "path", in->path, &r->path))) return rc;
+  int tracker_mode = in->mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER;
+  if (tracker_mode != (in->tracker != NULL))
+    return srv_decode_fail(d, ANIM_EINVAL, tracker_mode ? ".tracker is missing: MODE_TRACKER needs its tracked bones"
+                                                        : ".tracker: only for MODE_TRACKER");
+  if ((rc = srv_decode_tracker_setup(d, in->tracker, &r->tracker))) return rc;
   srv_placement_t *placements = srv_decode_alloc(d, (in->n_placements + 1) * sizeof *placements);
   if (!placements) return ANIM_ELIMIT;
   size_t mark = srv_path_field(d, "placements");
@@ -306,6 +311,9 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->follow = (char *)(st->follow ? st->follow : "");
   m->path_arc = st->path_arc;
   m->plans = st->plans, m->expansions = st->expansions;
+  m->scale = st->scale;
+  m->n_tracker_residuals = (size_t)st->ntracker_residuals;
+  m->tracker_residuals = (float *)st->tracker_residuals;
   SET_BODY(out, CHARACTER_STATE, character_state, m);
 }
 

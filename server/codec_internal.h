@@ -80,6 +80,10 @@ int srv_decode_placement(srv_decoder_t *d, const Animserver__Placement *in, srv_
 int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserver__PathOptions *in,
                             anim_path_options_t *out);
 
+/* create_characters' MODE_TRACKER options (codec_fit.c): *out with the
+ * defaults when in is NULL (present 0). */
+int srv_decode_tracker_setup(srv_decoder_t *d, const Animserver__TrackerSetup *in, srv_tracker_setup_t *out);
+
 /* Shared by several areas' encoders. */
 struct anim_database;
 /* Database frame frame as a Pose (arrays point into the database). */

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include "database.h"
+#include "fit_models.h"
 #include "search.h"
 
 #define SRV_REGISTRY_MAX 64
@@ -29,6 +30,7 @@ typedef struct srv_db_entry {
    * so the entry frees it without knowing it); NULL until then. */
   struct srv_graph_slot *graph;
   void (*graph_free)(struct srv_graph_slot *graph);
+  srv_fit_cache_t fit_models; /* pose-fit models built for it (loop thread) */
 } srv_db_entry_t;
 
 typedef struct srv_registry {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "controller.h"
 #include "graph_path.h"
+#include "request_fit.h"
 #include "request_inertialize.h"
 
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
   anim_controller_params_t params;
   const srv_placement_t *placements;
   int nplacements;
+  srv_tracker_setup_t tracker; /* MODE_TRACKER */
 } srv_create_characters_request_t;
 
 typedef struct {
@@ -70,6 +72,7 @@ typedef srv_update_subscription_request_t srv_unsubscribe_request_t;
 typedef struct {
   uint64_t *ids; /* response-owned */
   int n;
+  int model_built; /* MODE_TRACKER: the fit model was built for this request (finish caches it) */
 } srv_create_characters_response_t;
 
 typedef struct {
@@ -102,6 +105,9 @@ typedef struct {
   const char *follow;              /* a static string */
   float path_arc;
   uint64_t plans, expansions;
+  float scale;                     /* MODE_TRACKER: the user's size, and each tracker's residual (m, -1: lost) */
+  float tracker_residuals[SRV_MAX_TRACKERS];
+  int ntracker_residuals;
 } srv_character_state_response_t;
 
 typedef struct {

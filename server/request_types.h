@@ -36,6 +36,8 @@
   X(SEARCH, search, Search)                                                \
   X(BATCH_SEARCH, batch_search, BatchSearch)                               \
   X(POSE, pose, Pose)                                                      \
+  X(ALIGN, align, Align)                                                   \
+  X(FIT_POSE, fit_pose, FitPose)                                           \
   X(INERTIALIZE_TRANSITION, inertialize_transition, InertializeTransition) \
   X(INERTIALIZE_EVALUATE, inertialize_evaluate, InertializeEvaluate)       \
   X(TRANSITION_COST, transition_cost, TransitionCost)                      \
@@ -47,6 +49,7 @@
   X(SUBSCRIBE, subscribe, Subscribe)                                       \
   X(UPDATE_SUBSCRIPTION, update_subscription, UpdateSubscription)          \
   X(UNSUBSCRIBE, unsubscribe, Unsubscribe)                                 \
+  X(SET_TRACKERS, set_trackers, SetTrackers)                               \
   X(SERVER_STATS, server_stats, ServerStats)                               \
   X(SHUTDOWN, shutdown, Shutdown)                                          \
   X(LOAD_MACHINE, load_machine, LoadMachine)                               \

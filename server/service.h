@@ -49,7 +49,8 @@ typedef int (*srv_service_step_fn)(const srv_service_ctx_t *ctx, const srv_reque
                                    srv_response_t *response);
 
 enum {
-  SRV_SERVICE_CROWD = 1, /* reads or changes characters or subscriptions: waits while a tick is in flight */
+  SRV_SERVICE_CROWD = 1, /* reads or changes characters or subscriptions: waits while a tick is in flight
+                          * (and so does its finish step after a pool handle) */
   SRV_SERVICE_ADMIN = 2  /* administration (load, reload, unload, shutdown): the connection must be admin */
 };
 

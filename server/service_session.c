@@ -41,7 +41,8 @@ static int hello(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
   static const char *const capabilities[] = {"ping",       "pipelining",  "databases",       "search",
                                              "batch_search", "pose",      "inertialize",     "transition_cost",
                                              "spring_tune", "characters", "stream",          "stats",
-                                             "machines",    "graphs"};
+                                             "machines",    "graphs",     "align",           "fit_pose",
+                                             "trackers"};
   h->protocol_version = ANIM_PROTOCOL_VERSION;
   h->server_version = ANIM_VERSION;
   for (size_t i = 0; i < sizeof capabilities / sizeof capabilities[0]; i++) h->capabilities[h->ncapabilities++] = capabilities[i];
