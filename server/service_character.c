@@ -147,7 +147,10 @@ static int set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request
   for (int i = 0; i < req->n; i++) {
     const srv_actor_t *a = srv_service_owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out);
     if (!a) return out->error;
-    if (!a->kind->set_input || !(a->kind->inputs & (1u << req->items[i].input.kind)))
+    if (!a->kind->set_input)
+      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) is not steered by "
+                               "input", i, (unsigned long long)a->id, a->kind->name);
+    if (!(a->kind->inputs & (1u << req->items[i].input.kind)))
       return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) does not take this "
                                "input%s", i, (unsigned long long)a->id, a->kind->name,
                                a->kind->inputs == 1u << ANIM_INPUT_GOAL ? " (a goal only)" : "");
