@@ -32,6 +32,7 @@
 #include "procgen.h"
 #include "follow_limits.h"
 #include "shared_data.h"
+#include "procgen_db.h"
 
 /* Distances of a window with itself, and with its rotated copy, m RMS: the
  * sums are in double, what remains is float rounding of the database's
@@ -67,8 +68,7 @@ static int bandai_graph(void) {
 
 static void test_invalid(void **state) {
   anim_database_t db;
-  char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   anim_graph_options_t o;
   anim_graph_options_default(&o);
   assert_int_equal(anim_graph_options_validate(&o, &db), 0);
@@ -162,8 +162,7 @@ static int cancel_at_half(int done, int total, void *data) {
 
 static void test_cancel(void **state) {
   anim_database_t db;
-  char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   anim_graph_options_t o;
   anim_graph_options_default(&o);
   int calls = 0;

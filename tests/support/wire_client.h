@@ -13,12 +13,11 @@
 #include "animserver.pb-c.h"
 #include "server_proc.h"
 
-typedef struct {
-  int fd;
-  uint8_t *buffer;
-  size_t have, capacity;
-  uint64_t next_id;
-} anim_wire_t;
+#include "raw_client.h"
+
+/* The raw client (raw_client.h), each step failing the test instead of
+ * returning an error. */
+typedef anim_test_raw_t anim_wire_t;
 
 /* Connects to server; fails the running test when it cannot. */
 void anim_wire_open(anim_wire_t *wire, const anim_test_server_t *server);
