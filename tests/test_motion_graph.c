@@ -68,6 +68,7 @@ static int bandai_graph(void) {
 
 static void test_invalid(void **state) {
   anim_database_t db;
+  char err[256];
   anim_test_procgen(&db);
   anim_graph_options_t o;
   anim_graph_options_default(&o);
@@ -162,6 +163,7 @@ static int cancel_at_half(int done, int total, void *data) {
 
 static void test_cancel(void **state) {
   anim_database_t db;
+  char err[256];
   anim_test_procgen(&db);
   anim_graph_options_t o;
   anim_graph_options_default(&o);

@@ -212,6 +212,7 @@ static void test_procedural_database(void **state) {
  * fails alone. */
 static void test_batch(void **state) {
   anim_database_t db;
+  char err[256];
   anim_test_procgen(&db);
   anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
