@@ -15,6 +15,14 @@ const srv_actor_kind_t *srv_actor_kind_for(int mode) {
   }
 }
 
+int srv_actor_kind_mode(const srv_actor_kind_t *kind) {
+#define SRV_ACTOR_MODE(MODE, name) \
+  if (kind == &srv_actor_##name) return ANIMSERVER__CHARACTER_MODE__MODE_##MODE;
+  SRV_ACTOR_KINDS(SRV_ACTOR_MODE)
+#undef SRV_ACTOR_MODE
+  return -1;
+}
+
 void srv_actor_record(srv_actor_t *a) {
   if (a->want & SRV_WANT_QUANTIZED)
     anim_pose_quantize(a->quantized, a->pose.positions, a->pose.rotations, a->pose.nbones, 0);

@@ -109,6 +109,8 @@ SRV_ACTOR_KINDS(SRV_ACTOR_DECLARE)
 
 /* The kind of a proto CharacterMode value, or NULL. */
 const srv_actor_kind_t *srv_actor_kind_for(int mode);
+/* The proto CharacterMode value of a kind (-1: not a kind of the table). */
+int srv_actor_kind_mode(const srv_actor_kind_t *kind);
 
 /* character_state's inertializer from a kind's: the anchor, and with
  * offsets the per-bone offsets (copied into the response). 0 or ANIM_ENOMEM. */

@@ -93,7 +93,6 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
   srv_character_state_response_t *s = &out->body.character_state;
   static const char *const follows[] = {"wander", "path", "goal"};
-  s->mode = ANIMSERVER__CHARACTER_MODE__MODE_GRAPH;
   s->position = c->pose_positions[0], s->rotation = c->pose_rotations[0];
   s->velocity = c->pose_velocities[0], s->angular_velocity = c->pose_angular_velocities[0];
   s->frame = c->frame;

@@ -93,7 +93,6 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   const machine_actor_t *m = character;
   const anim_machine_character_t *c = &m->c;
   srv_character_state_response_t *s = &out->body.character_state;
-  s->mode = ANIMSERVER__CHARACTER_MODE__MODE_MACHINE;
   s->position = c->pose.positions[0];
   s->rotation = c->pose.rotations[0];
   s->velocity = c->pose.velocities[0];

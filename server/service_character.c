@@ -194,6 +194,7 @@ static int character_state(const srv_service_ctx_t *ctx, const srv_request_t *re
   out->entry = srv_db_entry_retain(a->entry); /* the encoder reads the version and range names */
   out->body.character_state.tick = ctx->env->crowd->tick;
   out->body.character_state.range = -1;
+  out->body.character_state.mode = srv_actor_kind_mode(a->kind);
   return a->kind->state(a->character, req->offsets, out);
 }
 
