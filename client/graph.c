@@ -37,7 +37,7 @@ static int convert_description(anim_client_t *client, const Animserver__Response
     rc = ANIM_ENOMEM;
   for (size_t i = 0; !rc && i < m->n_transition_list; i++) {
     const Animserver__GraphTransition *t = m->transition_list[i];
-    d->transition_list[i] = (anim_graph_transition_t){t->from_frame, t->to_frame, t->distance, t->angle};
+    d->transition_list[i] = (anim_graph_transition_info_t){t->from_frame, t->to_frame, t->distance, t->angle};
   }
   if (!rc) d->ntransitions = (int)m->n_transition_list;
   if (!rc && m->n_matrix) {
@@ -50,7 +50,7 @@ static int convert_description(anim_client_t *client, const Animserver__Response
   return rc;
 }
 
-int anim_client_graph_build(anim_client_t *client, const char *database, const anim_graph_options_t *options,
+int anim_client_graph_build(anim_client_t *client, const char *database, const anim_graph_build_options_t *options,
                             anim_graph_description_t **out_description, int timeout_ms) {
   if (out_description) *out_description = NULL;
   if (!client || !database || !out_description) return ANIM_EINVAL;

@@ -24,12 +24,12 @@ typedef struct {
   int min_gap, spacing, node_spacing; /* frames */
   int keep_all;        /* do not prune to the largest strongly connected component */
   int matrix_size;     /* keep an N x N picture of the distance matrix (16..1024; 0 none) */
-} anim_graph_options_t;
+} anim_graph_build_options_t;
 
 typedef struct {
   uint32_t from_frame, to_frame; /* after from_frame, play on from to_frame + 1 */
   float distance, angle;         /* m RMS; rad about +Y */
-} anim_graph_transition_t;
+} anim_graph_transition_info_t;
 
 /* A graph's description; anim_graph_description_free. */
 typedef struct {
@@ -42,7 +42,7 @@ typedef struct {
   double build_seconds;
   uint64_t memory_bytes, strip_memory_bytes;
   int ntransitions;         /* when asked */
-  anim_graph_transition_t *transition_list;
+  anim_graph_transition_info_t *transition_list;
   int matrix_size;          /* when asked and kept: matrix_size^2 distances, row-major (+Inf: not compared) */
   float *matrix;
 } anim_graph_description_t;
@@ -50,7 +50,7 @@ typedef struct {
 void anim_graph_description_free(anim_graph_description_t *description);
 
 /* Starts a build (one at a time on the server: ANIM_EBUSY). */
-int anim_client_graph_build(anim_client_t *client, const char *database, const anim_graph_options_t *options,
+int anim_client_graph_build(anim_client_t *client, const char *database, const anim_graph_build_options_t *options,
                             anim_graph_description_t **out_description, int timeout_ms);
 int anim_client_graph_describe(anim_client_t *client, const char *database, int transitions, int matrix,
                                anim_graph_description_t **out_description, int timeout_ms);
@@ -59,14 +59,14 @@ typedef struct {
   float horizon;        /* s searched ahead [2] */
   float keep;           /* s of each plan played before planning again [0.5] */
   int max_expansions;   /* edges tried per plan [20000] */
-} anim_path_options_t;
+} anim_walk_options_t;
 
 typedef struct {
   const float *points;  /* x, z pairs, m */
   int npoints;          /* 2..4096 */
   int closed;
   float start_x, start_z, start_facing;
-  const anim_path_options_t *options; /* NULL: defaults */
+  const anim_walk_options_t *options; /* NULL: defaults */
   float seconds;        /* simulated at most [120] */
   float settle;         /* s at the start left out of the error [0] */
   int roots;            /* return the root's path */

@@ -141,7 +141,7 @@ static void test_machine_character_events_in_the_stream(void **state) {
 
 static anim_graph_description_t *graph_ready(void) {
   anim_graph_description_t *d = NULL;
-  anim_graph_options_t o = {.matrix_size = 64};
+  anim_graph_build_options_t o = {.matrix_size = 64};
   int rc = anim_client_graph_build(fx.client, "default", &o, &d, TIMEOUT_MS);
   assert_true(rc == 0 || rc == ANIM_EBUSY);
   for (int i = 0; i < 600; i++) {

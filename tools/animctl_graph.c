@@ -38,7 +38,7 @@ static void print_description(const anim_graph_description_t *d, int json) {
 }
 
 static int graph_build(anim_client_t *client, const options_t *o, int argc, char **argv) {
-  anim_graph_options_t go = {0};
+  anim_graph_build_options_t go = {0};
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--keep-all")) go.keep_all = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "--threshold")) go.threshold = strtof(argv[++i], NULL);
