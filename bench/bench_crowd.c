@@ -44,6 +44,7 @@
 #include "bench_util.h"
 #include "anim_client.h"
 #include "controller.h"
+#include "lmm.h"
 #include "crowd_trackers.h"
 #include "procgen.h"
 #include "search.h"
@@ -58,6 +59,7 @@ typedef struct {
   crowd_trackers_t *trackers; /* --trackers: tracker characters, fed every tracker_every ticks */
   int tracker_every;
   crowd_trackers_fit_t fit;   /* --fit-search-interval, --fit-iterations */
+  const char *lmm_dir;        /* --learned: learned characters (MODE_LEARNED) on the networks in this folder */
 } options_t;
 
 typedef struct {
@@ -74,6 +76,44 @@ typedef struct {
 static unsigned rng = 2463534242u;
 
 /* ---- in-process baseline --------------------------------------------------------------- */
+
+/* --learned: the same networks ticked in this process on one thread, in
+ * batches of the server's chunk size (256), steered like the server's. */
+static double baseline_learned_ticks_per_second(const char *dir, int search_interval) {
+  enum { N = 512, BATCH = 256, TICKS = 240 };
+  char err[256];
+  int code;
+  anim_lmm_networks_t *nets = anim_lmm_networks_load(dir, NULL, &code, err, sizeof err);
+  if (!nets) return fprintf(stderr, "animbench crowd --learned: %s\n", err), 0.0;
+  anim_lmm_character_t *c = calloc(N, sizeof *c), *list[N];
+  float *scratch = malloc(anim_lmm_scratch_floats(nets, BATCH) * sizeof *scratch);
+  anim_controller_params_t p;
+  anim_lmm_params_default(&p);
+  p.search_interval = search_interval;
+  for (int i = 0; i < N; i++) {
+    anim_lmm_character_init(&c[i], nets, &p, vec3_make((float)i, 0, 0), 0, scratch);
+    anim_lmm_stagger(&c[i], i % search_interval);
+    anim_controller_input_t in = {0};
+    in.kind = ANIM_INPUT_STICK, in.stick_z = 0.8f;
+    anim_lmm_set_input(&c[i], &in);
+    list[i] = &c[i];
+  }
+  double start = bench_now_s();
+  for (int t = 0; t < TICKS; t++) {
+    if (t % 60 == 0)
+      for (int i = 0; i < N; i += 5) {
+        anim_controller_input_t in = {0};
+        float a = 6.2831853f * bench_uniform(&rng);
+        in.stick_x = 0.9f * sinf(a), in.stick_z = 0.9f * cosf(a);
+        anim_lmm_set_input(&c[i], &in);
+      }
+    for (int i = 0; i < N; i += BATCH) anim_lmm_tick_batch(list + i, BATCH, 1.0f / 60.0f, scratch);
+  }
+  double elapsed = bench_now_s() - start;
+  free(c), free(scratch);
+  anim_lmm_networks_free(nets);
+  return (double)N * TICKS / elapsed;
+}
 
 static double baseline_ticks_per_second(int search_interval) {
   anim_database_t db;
@@ -206,7 +246,9 @@ static int setup_connection(connection_t *c, const anim_test_server_t *server, c
   anim_character_params_t params;
   anim_character_params_init(&params);
   params.search_interval = o->search_interval;
-  int rc = anim_client_characters_create(c->client, "default", &params, place, n, c->ids, TIMEOUT_MS);
+  anim_character_mode_t mode = {.mode = o->lmm_dir ? ANIM_MODE_LEARNED : ANIM_MODE_MOTION_MATCHING};
+  int rc = anim_client_characters_create_mode(c->client, o->lmm_dir ? "lmm" : "default", &mode, &params, place, n,
+                                              c->ids, TIMEOUT_MS);
   free(place);
   if (rc) return rc;
   anim_character_input_t *in = malloc((size_t)n * sizeof *in);
@@ -242,8 +284,8 @@ static int run_size(const options_t *o, result_t *out) {
   snprintf(rate, sizeof rate, "%g", o->rate);
   snprintf(interval, sizeof interval, "%d", o->characters);
   const char *args[] = {"--tick-rate", rate, "--max-characters", "1000000", "--max-characters-per-connection", interval,
-                        "--log-level", "warn", o->trackers ? "--data-dir" : NULL,
-                        o->trackers ? crowd_trackers_dir(o->trackers) : NULL, NULL};
+                        "--log-level", "warn", o->trackers ? "--data-dir" : o->lmm_dir ? "--lmm" : NULL,
+                        o->trackers ? crowd_trackers_dir(o->trackers) : o->lmm_dir, NULL};
   if (anim_test_server_start(&server, "bench_crowd", args) != 0) return -1;
   int err;
   anim_client_t *control = anim_client_connect(server.host, server.port, NULL, &err);
@@ -353,8 +395,9 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
-  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}};
-  int trackers = 0;
+  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL};
+  int trackers = 0, learned = 0;
+  static char lmm_dir[1024];
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
   int sizes[32], nsizes = parse_sizes("1000,2000,4000,6000,8000,10000", sizes, 32);
   const char *encodings = "quantized,float";
@@ -369,6 +412,7 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--rotations-only")) o.rotations_only = 1;
     else if (!strcmp(a, "--readers") && v) o.lib_readers = !strcmp(v, "lib"), i++;
     else if (!strcmp(a, "--trackers")) trackers = 1;
+    else if (!strcmp(a, "--learned")) learned = 1;
     else if (!strcmp(a, "--tracker-every") && v) o.tracker_every = atoi(v), i++;
     else if (!strcmp(a, "--fit-search-interval") && v) o.fit.search_interval = atoi(v), i++;
     else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
@@ -376,18 +420,24 @@ int bench_crowd(int argc, char **argv) {
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
-                      "[--readers raw|lib] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N] [--shared DIR]]\n");
+                      "[--readers raw|lib] [--learned] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
+                      "[--shared DIR]\n");
       return 2;
     }
   }
   if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1 ||
-      o.tracker_every < 1 || (trackers && o.lib_readers)) {
+      o.tracker_every < 1 || (trackers && (o.lib_readers || learned))) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
   bench_make_log_dir();
   if (trackers && !(o.trackers = crowd_trackers_open(shared))) return 1;
-  double base = o.trackers ? crowd_trackers_baseline(o.trackers, &o.fit) : baseline_ticks_per_second(o.search_interval);
+  if (learned) snprintf(lmm_dir, sizeof lmm_dir, "%s/data/lmm", shared), o.lmm_dir = lmm_dir;
+  double base = o.trackers  ? crowd_trackers_baseline(o.trackers, &o.fit)
+                : learned   ? baseline_learned_ticks_per_second(lmm_dir, o.search_interval)
+                            : baseline_ticks_per_second(o.search_interval);
+  if (learned) printf("learned characters (MODE_LEARNED, networks from %s): the baseline is the networks in process, "
+                      "batches of 256\n", lmm_dir);
   if (o.trackers)
     printf("baseline: %.0f tracker fits/s on one core in process (head, hands, pelvis), i.e. %.0f characters at %.0f Hz "
            "per core\n", base, base / o.rate, o.rate);

@@ -311,7 +311,7 @@ typedef struct {
 
 static int mode_to_wire(const anim_character_mode_t *mode, mode_wire_t *w, Animserver__CreateCharactersRequest *create) {
   if (!mode) return 0;
-  if (mode->mode < ANIM_MODE_MOTION_MATCHING || mode->mode > ANIM_MODE_TRACKER) return ANIM_EINVAL;
+  if (mode->mode < ANIM_MODE_MOTION_MATCHING || mode->mode > ANIM_MODE_LEARNED) return ANIM_EINVAL;
   create->mode = (Animserver__CharacterMode)mode->mode;
   if (mode->mode == ANIM_MODE_MACHINE) {
     if (!mode->machine) return ANIM_EINVAL;

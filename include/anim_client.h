@@ -34,11 +34,13 @@ extern "C" {
 
 typedef struct anim_client anim_client_t;
 
+#define ANIM_MAX_CAPABILITIES 32
+
 typedef struct {
   uint32_t protocol_version;
   char server_version[64];
   int ncapabilities;
-  char capabilities[16][32];
+  char capabilities[ANIM_MAX_CAPABILITIES][32]; /* the first ANIM_MAX_CAPABILITIES the server lists */
   uint32_t max_frame_bytes, max_in_flight, max_batch, max_k;
   uint64_t output_soft_limit, output_hard_limit;
   uint64_t connection_id;
@@ -506,7 +508,8 @@ int anim_client_characters_create(anim_client_t *client, const char *database, c
                                   int timeout_ms);
 
 /* How a character is driven (anim_client_characters_create_mode). */
-enum { ANIM_MODE_MOTION_MATCHING = 0, ANIM_MODE_MACHINE = 1, ANIM_MODE_GRAPH = 2, ANIM_MODE_TRACKER = 3 };
+/* LEARNED: learned motion matching (a server started with --lmm), on the database "lmm". */
+enum { ANIM_MODE_MOTION_MATCHING = 0, ANIM_MODE_MACHINE = 1, ANIM_MODE_GRAPH = 2, ANIM_MODE_TRACKER = 3, ANIM_MODE_LEARNED = 4 };
 
 /* A tracked bone of a tracker character: its name, and the tracked point in its frame. */
 typedef struct {

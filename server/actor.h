@@ -26,7 +26,8 @@
 #include "state_machine.h"
 
 /* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
-#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph) X(TRACKER, tracker)
+#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph) X(TRACKER, tracker) \
+  X(LEARNED, learned)
 
 /* What a tick must leave in an actor's pose record for its readers. */
 enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
@@ -70,7 +71,7 @@ typedef struct {
   size_t size; /* bytes of the kind's character, allocated zeroed after the actor */
   /* Loop: sets up the character on entry. 0, or an ANIM_E* code with a message in err. */
   int (*init)(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen);
-  void (*free)(void *character);
+  void (*free)(void *character); /* NULL: nothing to free */
   /* Loop: bytes of scratch simulate needs for n characters on entry (kept across ticks). */
   size_t (*scratch_bytes)(const srv_db_entry_t *entry, int n);
   /* Pool: advances actors[0..n) (this kind, one entry) by dt seconds, sets

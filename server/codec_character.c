@@ -83,6 +83,7 @@ int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateChara
       (rc = srv_check_max(d, "placements", in->n_placements, d->limits->max_ids, ANIM_ELIMIT)) ||
       (rc = decode_params(d, in->params, &r->params)))
     return rc;
+  r->search_interval_given = in->params && in->params->search_interval;
   r->mode = (int)in->mode;
   r->machine = in->machine;
   if (in->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE && (rc = srv_check_name(d, "machine", in->machine))) return rc;

@@ -89,7 +89,7 @@ size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
 
 static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
   crowd->stats.freed_bytes += sizeof *a + a->kind->size + srv_crowd_pose_buffer_bytes(&a->entry->db);
-  a->kind->free(a->character);
+  if (a->kind->free) a->kind->free(a->character); /* NULL: a kind with nothing of its own to free */
   srv_db_entry_release(a->entry);
   free(a->quantized);
   free(a);

@@ -31,6 +31,9 @@ typedef struct srv_db_entry {
   struct srv_graph_slot *graph;
   void (*graph_free)(struct srv_graph_slot *graph);
   srv_fit_cache_t fit_models; /* pose-fit models built for it (loop thread) */
+  /* The learned networks whose skeleton this database is (--lmm: the
+   * database "lmm"; not owned, they outlive every entry); NULL otherwise. */
+  const struct anim_lmm_networks *lmm;
 } srv_db_entry_t;
 
 typedef struct srv_registry {

@@ -24,6 +24,7 @@ typedef struct {
   const char *machine;      /* MODE_MACHINE: the machine's name (checked plain) */
   anim_path_options_t path; /* MODE_GRAPH: the planner's options */
   anim_controller_params_t params;
+  int search_interval_given; /* params.search_interval came with the request (learned characters default to 6) */
   const srv_placement_t *placements;
   int nplacements;
   srv_tracker_setup_t tracker; /* MODE_TRACKER */

@@ -38,7 +38,7 @@ static void usage(FILE *out) {
                "  render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE.svg]   stick-figure filmstrip\n"
                "  render --stream (--create N [--input SPEC] | --id ID...) [--character K] [--step S] [--view V]\n"
                "         [--frames N | --seconds S] [-o FILE.svg]   filmstrip of a character the server animates\n"
-               "  stream (--create N [--database DB] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
+               "  stream (--create N [--database DB | --mode learned] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
                "         [--encoding float|quantized] [--global] [--rotations-only] [--frames N | --seconds S]\n"
                "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
                "         goal:X,Z[,SPEED] script:tour script:wander\n"
