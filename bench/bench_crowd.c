@@ -242,7 +242,8 @@ static int setup_connection(connection_t *c, const anim_test_server_t *server, c
   anim_character_placement_t *place = malloc((size_t)n * sizeof *place);
   for (int i = 0; i < n; i++)
     place[i] = (anim_character_placement_t){(float)(i % 100) * 2.0f, (float)(i / 100 + index * 60) * 2.0f,
-                                            6.2831853f * bench_uniform(&rng), (int)(bench_uniform(&rng) * 4000)};
+                                            6.2831853f * bench_uniform(&rng),
+                                            o->lmm_dir ? -1 : (int)(bench_uniform(&rng) * 4000)};
   anim_character_params_t params;
   anim_character_params_init(&params);
   params.search_interval = o->search_interval;
