@@ -12,7 +12,8 @@
  * characters of an action state machine changing state every second
  * (their state paths streamed) and 50 on a motion graph, each following a
  * circle (planning as it goes), made on the server before the client
- * starts and streamed as floats. After a warm-up, every allocation the server makes on any
+ * starts and streamed as floats, and (with the shared networks; under CI
+ * always) 50 learned characters walking in circles, ticked as one batch. After a warm-up, every allocation the server makes on any
  * of its threads is counted over 600 ticks: simulation, searches, plans, records,
  * encoding, delivery and writes must reuse what earlier ticks grew.
  *
@@ -35,7 +36,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_client.h"
+#include "lmm.h"
+#include "lmm_database.h"
 #include "procgen.h"
+#include "shared_data.h"
 #include "../server/actor_graph.h"
 #include "../server/graphs.h"
 #include "../server/server.h"
@@ -198,6 +202,40 @@ static void add_others(srv_db_entry_t *entry) {
   srv_bound_machine_release(bound);
 }
 
+/* 50 learned characters on the database lmm, walking in circles, when the
+ * shared networks are at hand (under CI they must be). NULL without. */
+static anim_lmm_networks_t *add_learned(srv_registry_t *registry) {
+  char dir[1024], err[256];
+  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
+  int code;
+  anim_lmm_networks_t *nets = anim_lmm_networks_load(dir, NULL, &code, err, sizeof err);
+  if (!nets) {
+    if (getenv("CI") && !strcmp(getenv("CI"), "true")) fail_msg("learned networks under CI: %s", err);
+    printf("learned characters left out: %s (set ANIM_SHARED_DIR)\n", err);
+    return NULL;
+  }
+  anim_database_t db;
+  assert_int_equal(anim_lmm_database(&db, "lmm", nets, err, sizeof err), 0);
+  srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
+  assert_non_null(entry);
+  entry->lmm = nets;
+  assert_int_equal(srv_registry_put(registry, entry), 0);
+  return nets;
+}
+
+static void create_learned(srv_db_entry_t *entry) {
+  static srv_create_characters_request_t request;
+  anim_controller_params_default(&request.params);
+  char err[160];
+  for (int i = 0; i < OTHERS; i++) {
+    srv_actor_setup_t setup = {&request, vec3_make((float)i * 3.0f, 0.0f, -20.0f), 0.0f, 0, (uint32_t)i, NULL};
+    uint64_t id;
+    assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_learned, &setup, &id, err, sizeof err), 0);
+    anim_controller_input_t in = {.kind = ANIM_INPUT_STICK, .stick_x = 0.5f, .stick_z = 0.8f, .camera_azimuth = 0.1f * (float)i};
+    assert_int_equal(srv_actor_learned.set_input(srv_crowd_find(&server.crowd, id)->character, &in), 0);
+  }
+}
+
 static void test_no_allocation_per_tick(void **state) {
   char err[256];
   srv_config_t config;
@@ -218,8 +256,14 @@ static void test_no_allocation_per_tick(void **state) {
   srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
   assert_non_null(entry);
   assert_int_equal(srv_registry_put(&registry, entry), 0);
+  anim_lmm_networks_t *nets = add_learned(&registry);
   assert_int_equal(srv_server_start(&server, &loop, &config, &registry, err, sizeof err), 0);
   add_others(entry);
+  if (nets) {
+    srv_db_entry_t *lmm = srv_registry_acquire(&server.registry, "lmm");
+    create_learned(lmm);
+    srv_db_entry_release(lmm);
+  }
   original = server.crowd.hooks;
   server.crowd.hooks.ended = on_ended;
   pthread_t client;
@@ -228,6 +272,7 @@ static void test_no_allocation_per_tick(void **state) {
   pthread_join(client, NULL);
   srv_server_close(&server);
   assert_int_equal(uv_loop_close(&loop), 0);
+  anim_lmm_networks_free(nets);
   printf("%d characters, %d ticks after a %d-tick warm-up: %ld allocations by the server (%s), %ld frames read\n",
          CHARACTERS, COUNTED_TICKS, WARMUP_TICKS, counted, COUNTER, (long)frames_read);
   assert_false(client_failed);
