@@ -3,6 +3,7 @@
 #   make            build server, client library, tools
 #   make run        install missing Debian packages, build, run the server on the default database
 #   make test       install missing Debian packages, build, run every test
+#   make preview    the browser previewer against a server on PORT (started on the default database if none)
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make test-loaded  make test and make sanitize with every core kept busy (ROUNDS=1)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
@@ -86,7 +87,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm \
+.PHONY: all deps deps-test deps-bench run preview test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm \
   lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
@@ -213,6 +214,17 @@ test-loaded:
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(SERVER_BIN) $(ARGS)
+
+# The previewer (web/): its npm packages (web/npm-ci.sh, pinned by
+# web/package-lock.json), the page built into build/web, websockify serving it
+# and bridging to the server on PORT (web/preview.sh). PREVIEW_PORT: the page's.
+PORT ?= 7878
+PREVIEW_PORT ?= 8080
+preview: deps-test
+	@$(MAKE) --no-print-directory all
+	@[ -f $(BUILD)/npm/node_modules/.installed ] || web/npm-ci.sh $(BUILD)/npm
+	@web/build.sh $(BUILD)/web $(BUILD)/npm/node_modules
+	@web/preview.sh $(BUILD) $(PORT) $(PREVIEW_PORT)
 
 # ---- benchmarks -----------------------------------------------------------------
 BENCH_C := $(filter-out bench/bench_lmm.c,$(sort $(wildcard bench/*.c)))
