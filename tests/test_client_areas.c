@@ -23,8 +23,12 @@
 /* fit_pose of a database frame's own tracked points: each tracker within 3 cm
  * (the fit gives the trackers sigma 5 mm of give and keeps joints in range). */
 #define FIT_RESIDUAL_MAX 0.03f
-/* A graph walk along a straight 12 m line: the server's own figure is 1-4 cm
- * mean (README); 0.25 m leaves room for the default database's few clips. */
+/* A graph walk along a straight 12 m line: its root within 0.25 m of the path
+ * on average (the server's own figure on Bandai Namco is 1-4 cm, README).
+ * Progress along it is not asserted here: on the procedural default
+ * database the planner may stand on the idle loop at the path's start (the
+ * path error of Kovar et al. scores that 0; test_graph_service checks
+ * progress on real mocap). */
 #define PATH_ERROR_MEAN_MAX 0.25f
 
 static anim_test_fixture_t fx;
@@ -170,8 +174,9 @@ static void test_graph_build_describe_query(void **state) {
   assert_int_equal(anim_client_graph_query(fx.client, "default", &q, &w, TIMEOUT_MS), 0);
   assert_true(w->nsteps > 0 && w->plans > 0);
   assert_true(w->nroots > 60);
-  printf("graph walk on a 12 m line: error mean %.3f m, max %.3f m, %d steps, %u plans\n", w->error_mean, w->error_max,
-         w->nsteps, w->plans);
+  printf("graph walk on a 12 m line: error mean %.3f m, max %.3f m, %.1f m of it in %.1f s, %d steps, %u plans\n",
+         w->error_mean, w->error_max, w->arc, w->seconds, w->nsteps, w->plans);
+  assert_int_equal(w->nroots, (int)lroundf(w->seconds * 60.0f));
   assert_true(w->error_mean < PATH_ERROR_MEAN_MAX);
   anim_graph_walk_free(w);
   q.npoints = 1;
