@@ -89,6 +89,13 @@ static int decode_pose(const Animserver__CharacterPose *m, int quantized, int ro
   out->nbones = n;
   out->contacts = m->contacts;
   out->transition = m->transition;
+  out->depth = 0;
+  for (size_t l = 0; l < m->n_state_path && l < 8; l++) {
+    out->state_path[l] = m->state_path[l];
+    out->state_times[l] = l < m->n_state_times ? m->state_times[l] : 0.0f;
+    out->depth = (int)l + 1;
+  }
+  out->state_changed = m->state_changed;
   float *positions = floats, *rotations = floats + npos, *global = rotations + 4 * (size_t)n;
   if (quantized) {
     /* Decode into vec3/quat arrays laid out as plain floats. */
@@ -291,9 +298,62 @@ static void complete_create(anim_client_t *client, pending_t *p, int status, con
 int anim_client_characters_create(anim_client_t *client, const char *database, const anim_character_params_t *params,
                                   const anim_character_placement_t *placements, int n, uint64_t *out_ids,
                                   int timeout_ms) {
+  return anim_client_characters_create_mode(client, database, NULL, params, placements, n, out_ids, timeout_ms);
+}
+
+/* The mode's part of a create request, in wire structs the caller owns. */
+typedef struct {
+  Animserver__PathOptions path;
+  Animserver__TrackerSetup tracker;
+  Animserver__TrackedBone bones[8], *list[8];
+  Animserver__Vec3 offsets[8];
+} mode_wire_t;
+
+static int mode_to_wire(const anim_character_mode_t *mode, mode_wire_t *w, Animserver__CreateCharactersRequest *create) {
+  if (!mode) return 0;
+  if (mode->mode < ANIM_MODE_MOTION_MATCHING || mode->mode > ANIM_MODE_LEARNED) return ANIM_EINVAL;
+  create->mode = (Animserver__CharacterMode)mode->mode;
+  if (mode->mode == ANIM_MODE_MACHINE) {
+    if (!mode->machine) return ANIM_EINVAL;
+    create->machine = (char *)mode->machine;
+  }
+  if (mode->mode == ANIM_MODE_GRAPH) {
+    Animserver__PathOptions init = ANIMSERVER__PATH_OPTIONS__INIT;
+    w->path = init;
+    w->path.horizon = mode->path_horizon, w->path.keep = mode->path_keep;
+    w->path.max_expansions = mode->path_max_expansions > 0 ? (uint32_t)mode->path_max_expansions : 0;
+    create->path = &w->path;
+  }
+  if (mode->mode == ANIM_MODE_TRACKER) {
+    if (!mode->trackers || mode->ntrackers < 1 || mode->ntrackers > 8) return ANIM_EINVAL;
+    Animserver__TrackerSetup init = ANIMSERVER__TRACKER_SETUP__INIT;
+    w->tracker = init;
+    for (int i = 0; i < mode->ntrackers; i++) {
+      Animserver__TrackedBone bone = ANIMSERVER__TRACKED_BONE__INIT;
+      Animserver__Vec3 offset = ANIMSERVER__VEC3__INIT;
+      w->bones[i] = bone, w->offsets[i] = offset;
+      w->offsets[i].x = mode->trackers[i].offset[0], w->offsets[i].y = mode->trackers[i].offset[1];
+      w->offsets[i].z = mode->trackers[i].offset[2];
+      w->bones[i].bone = (char *)(mode->trackers[i].bone ? mode->trackers[i].bone : "");
+      w->bones[i].offset = &w->offsets[i];
+      w->list[i] = &w->bones[i];
+    }
+    w->tracker.n_trackers = (size_t)mode->ntrackers, w->tracker.trackers = w->list;
+    w->tracker.hold_seconds = mode->hold_seconds;
+    create->tracker = &w->tracker;
+  }
+  return 0;
+}
+
+int anim_client_characters_create_mode(anim_client_t *client, const char *database, const anim_character_mode_t *mode,
+                                       const anim_character_params_t *params,
+                                       const anim_character_placement_t *placements, int n, uint64_t *out_ids,
+                                       int timeout_ms) {
   if (!client || !database || n < 1 || !out_ids) return ANIM_EINVAL;
-  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  mode_wire_t mode_wire;
   Animserver__CreateCharactersRequest create = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
+  if (mode_to_wire(mode, &mode_wire, &create)) return ANIM_EINVAL;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__ControllerParams wire_params = ANIMSERVER__CONTROLLER_PARAMS__INIT;
   Animserver__Placement *items = calloc((size_t)n, sizeof *items);
   Animserver__Placement **pointers = calloc((size_t)n, sizeof *pointers);
@@ -427,11 +487,6 @@ int anim_client_characters_set_input(anim_client_t *client, const uint64_t *ids,
   return rc;
 }
 
-static void complete_status_cb(anim_client_t *client, pending_t *p, int status, const Animserver__Response *r) {
-  anim_status_cb cb = (anim_status_cb)p->cb;
-  if (cb) cb(client, p->id, status, p->data);
-}
-
 int anim_client_characters_set_input_send(anim_client_t *client, const uint64_t *ids,
                                           const anim_character_input_t *inputs, int n, anim_status_cb cb, void *data,
                                           uint64_t *out_id) {
@@ -440,18 +495,9 @@ int anim_client_characters_set_input_send(anim_client_t *client, const uint64_t 
   void *block = NULL;
   int rc = build_inputs(ids, inputs, n, &request, &set, &block);
   if (rc) return rc;
-  rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SET_INPUTS, complete_status_cb,
-                         (void (*)(void))cb, data, out_id);
+  rc = anim__client_send_status(client, &request, ANIMSERVER__RESPONSE__BODY_SET_INPUTS, cb, data, out_id);
   free_inputs(block);
   return rc;
-}
-
-static void copy_vec3(float *out, const Animserver__Vec3 *v) {
-  out[0] = v ? v->x : 0.0f, out[1] = v ? v->y : 0.0f, out[2] = v ? v->z : 0.0f;
-}
-
-static void copy_quat(float *out, const Animserver__Quat *q) {
-  out[0] = q ? q->w : 1.0f, out[1] = q ? q->x : 0.0f, out[2] = q ? q->y : 0.0f, out[3] = q ? q->z : 0.0f;
 }
 
 static void complete_state(anim_client_t *client, pending_t *p, int status, const Animserver__Response *r) {
@@ -466,10 +512,10 @@ static void complete_state(anim_client_t *client, pending_t *p, int status, cons
       return;
     }
     s->database_version = m->database_version, s->tick = m->tick;
-    copy_vec3(s->position, m->position), copy_vec3(s->velocity, m->velocity), copy_quat(s->rotation, m->rotation);
-    copy_vec3(s->angular_velocity, m->angular_velocity), copy_vec3(s->desired_velocity, m->desired_velocity);
-    copy_quat(s->desired_rotation, m->desired_rotation);
-    for (size_t i = 0; i < m->n_trajectory && i < 8; i++) copy_vec3(s->trajectory[s->ntrajectory++], m->trajectory[i]);
+    anim__copy_vec3(s->position, m->position), anim__copy_vec3(s->velocity, m->velocity), anim__copy_quat(s->rotation, m->rotation);
+    anim__copy_vec3(s->angular_velocity, m->angular_velocity), anim__copy_vec3(s->desired_velocity, m->desired_velocity);
+    anim__copy_quat(s->desired_rotation, m->desired_rotation);
+    for (size_t i = 0; i < m->n_trajectory && i < 8; i++) anim__copy_vec3(s->trajectory[s->ntrajectory++], m->trajectory[i]);
     s->frame = m->frame, s->range = m->range;
     snprintf(s->range_name, sizeof s->range_name, "%s", m->range_name ? m->range_name : "");
     s->time_since_transition = m->time_since_transition;
@@ -477,6 +523,19 @@ static void complete_state(anim_client_t *client, pending_t *p, int status, cons
     s->inertialize_halflife = m->inertialize_halflife;
     s->inertializer = *in;
     free(in); /* the arrays now belong to s */
+    s->mode = (int)m->mode;
+    snprintf(s->machine, sizeof s->machine, "%s", m->machine ? m->machine : "");
+    for (size_t l = 0; l < m->n_state_path && l < 8; l++) {
+      snprintf(s->state_path[l], sizeof s->state_path[l], "%s", m->state_path[l]);
+      s->state_times[l] = l < m->n_state_times ? m->state_times[l] : 0.0f;
+      s->depth = (int)l + 1;
+    }
+    s->events_dropped = m->events_dropped;
+    snprintf(s->follow, sizeof s->follow, "%s", m->follow ? m->follow : "");
+    s->path_arc = m->path_arc, s->plans = m->plans, s->expansions = m->expansions;
+    s->scale = m->scale;
+    for (size_t k = 0; k < m->n_tracker_residuals && k < 8; k++)
+      s->tracker_residuals[s->ntracker_residuals++] = m->tracker_residuals[k];
     *(anim_character_state_t **)c->out = s;
   }
   finish(p, status);

@@ -276,7 +276,7 @@ static void complete_hello(anim_client_t *client, pending_t *p, int status, cons
   memset(&info, 0, sizeof info);
   info.protocol_version = h->protocol_version;
   copy_string(info.server_version, sizeof info.server_version, h->server_version);
-  for (size_t i = 0; i < h->n_capabilities && info.ncapabilities < 16; i++)
+  for (size_t i = 0; i < h->n_capabilities && info.ncapabilities < ANIM_MAX_CAPABILITIES; i++)
     copy_string(info.capabilities[info.ncapabilities++], sizeof info.capabilities[0], h->capabilities[i]);
   if (h->limits) {
     info.max_frame_bytes = h->limits->max_frame_bytes;

@@ -119,4 +119,20 @@ int anim__reconnect_poll(anim_client_t *client, int timeout_ms);
  * *timeout_ms (reduced by the time spent). 0 or ANIM_ECLOSED. */
 int anim__client_await(anim_client_t *client, int *timeout_ms);
 
+/* call.c: the two shapes most requests take. A blocking request whose
+ * answer convert turns into the caller's out (0 or a code; it may allocate
+ * what out points to): send, wait for its id, convert. */
+typedef int (*anim__convert_fn)(anim_client_t *client, const Animserver__Response *response, void *out);
+int anim__client_call(anim_client_t *client, Animserver__Request *request, Animserver__Response__BodyCase expect,
+                      anim__convert_fn convert, void *out, int timeout_ms);
+/* A request whose answer is only its status (and a tick): queued, cb runs
+ * when it is answered. */
+int anim__client_send_status(anim_client_t *client, Animserver__Request *request,
+                             Animserver__Response__BodyCase expect, anim_status_cb cb, void *data, uint64_t *out_id);
+/* Copies of wire vectors (absent: zero, identity). */
+void anim__copy_vec3(float *out, const Animserver__Vec3 *v);
+void anim__copy_quat(float *out, const Animserver__Quat *q);
+/* A NUL-terminated copy into out[size] (size >= 1); ANIM_EPROTO when it does not fit. */
+int anim__copy_name(char *out, size_t size, const char *s);
+
 #endif

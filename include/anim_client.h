@@ -34,11 +34,13 @@ extern "C" {
 
 typedef struct anim_client anim_client_t;
 
+#define ANIM_MAX_CAPABILITIES 32
+
 typedef struct {
   uint32_t protocol_version;
   char server_version[64];
   int ncapabilities;
-  char capabilities[16][32];
+  char capabilities[ANIM_MAX_CAPABILITIES][32]; /* the first ANIM_MAX_CAPABILITIES the server lists */
   uint32_t max_frame_bytes, max_in_flight, max_batch, max_k;
   uint64_t output_soft_limit, output_hard_limit;
   uint64_t connection_id;
@@ -417,6 +419,18 @@ typedef struct {
   uint64_t searches, transitions;
   float inertialize_halflife;
   anim_inertializer_state_t inertializer; /* offsets (nbones 0 unless asked) and anchor */
+  int mode;                         /* ANIM_MODE_* */
+  char machine[64];                 /* MACHINE: its machine, the active states (root first) and seconds in each */
+  int depth;
+  char state_path[8][64];
+  float state_times[8];
+  uint64_t events_dropped;          /* events no state took */
+  char follow[16];                  /* GRAPH: "wander", "path" or "goal"; m of path covered; plans and edges tried */
+  float path_arc;
+  uint64_t plans, expansions;
+  float scale;                      /* TRACKER: the user's size, each tracker's residual (m, -1 lost) */
+  int ntracker_residuals;
+  float tracker_residuals[8];
 } anim_character_state_t;
 
 enum { ANIM_POSE_FLOAT = 0, ANIM_POSE_QUANTIZED = 1 };
@@ -442,6 +456,10 @@ typedef struct {
   const float *global_positions; /* 3 per bone, or NULL */
   uint32_t contacts;           /* bit i: contact bone i planted */
   int transition;              /* a transition started this tick */
+  int depth;                   /* MACHINE characters: the active state path, root first, as */
+  uint32_t state_path[8];      /* indices into the machine's states (anim_machine_summary_t), */
+  float state_times[8];        /* seconds in each; */
+  int state_changed;           /* a transition was taken this tick */
 } anim_character_pose_t;
 
 /* Owned by the library: valid during a callback, or until
@@ -488,6 +506,32 @@ void anim_character_input_goal(anim_character_input_t *out, float x, float z, fl
 int anim_client_characters_create(anim_client_t *client, const char *database, const anim_character_params_t *params,
                                   const anim_character_placement_t *placements, int n, uint64_t *out_ids,
                                   int timeout_ms);
+
+/* How a character is driven (anim_client_characters_create_mode). */
+/* LEARNED: learned motion matching (a server started with --lmm), on the database "lmm". */
+enum { ANIM_MODE_MOTION_MATCHING = 0, ANIM_MODE_MACHINE = 1, ANIM_MODE_GRAPH = 2, ANIM_MODE_TRACKER = 3, ANIM_MODE_LEARNED = 4 };
+
+/* A tracked bone of a tracker character: its name, and the tracked point in its frame. */
+typedef struct {
+  const char *bone;
+  float offset[3];
+} anim_tracked_bone_t;
+
+typedef struct {
+  int mode;                        /* ANIM_MODE_* */
+  const char *machine;             /* MACHINE: a loaded machine's name */
+  float path_horizon, path_keep;   /* GRAPH: its planner (0: defaults) */
+  int path_max_expansions;
+  const anim_tracked_bone_t *trackers; /* TRACKER: 1..8 bones, the order anim_client_trackers_set lists them */
+  int ntrackers;
+  float hold_seconds;              /* TRACKER: without an update a tracker counts as lost after this [0.5] */
+} anim_character_mode_t;
+
+/* anim_client_characters_create for a mode (NULL: motion matching). */
+int anim_client_characters_create_mode(anim_client_t *client, const char *database, const anim_character_mode_t *mode,
+                                       const anim_character_params_t *params,
+                                       const anim_character_placement_t *placements, int n, uint64_t *out_ids,
+                                       int timeout_ms);
 int anim_client_characters_destroy(anim_client_t *client, const uint64_t *ids, int n, int timeout_ms);
 /* Input for n characters, all checked before any is applied; it holds until
  * changed. out_tick (may be NULL): the tick that applies it. */
@@ -604,6 +648,10 @@ int anim_client_pending(const anim_client_t *client);
  * connect in progress), makes it, and returns 0 if connected again, else
  * ANIM_ECLOSED. */
 int anim_client_poll(anim_client_t *client, int timeout_ms);
+
+#include "anim_client_machine.h"
+#include "anim_client_graph.h"
+#include "anim_client_fit.h"
 
 #ifdef __cplusplus
 }

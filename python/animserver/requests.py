@@ -112,6 +112,14 @@ def goal(character: int, x: float, z: float, speed: float = 1.4) -> Message:
     return pb.CharacterInput(character=character, goal=pb.GoalInput(x=x, z=z, speed=speed))
 
 
+def _bytes(text: Union[str, bytes]) -> bytes:
+    return text.encode() if isinstance(text, str) else bytes(text)
+
+
+def _vec3s(points: Any) -> List[Dict[str, float]]:
+    return [{"x": float(p[0]), "y": float(p[1]), "z": float(p[2])} for p in np.asarray(points, np.float32).reshape(-1, 3)]
+
+
 def _search_result(response: Message) -> SearchResult:
     return SearchResult.from_proto(response.result, response.database_version)
 
@@ -274,6 +282,72 @@ class Requests:
         """Ends a subscription."""
         return self._call("unsubscribe", {"subscription": _subscription_id(subscription)}, timeout,
                           getattr(self, "_unsubscribed", None))
+
+    # ---- state machines ---------------------------------------------------------
+    def load_machine(self, name: str, text: Union[str, bytes], replace: bool = False, *,
+                     timeout: Optional[float] = None) -> Message:
+        """Loads a machine from its text (README "The machine text format"); ``.machine`` its summary."""
+        return self._call("load_machine", {"name": name, "text": _bytes(text), "replace": replace}, timeout)
+
+    def check_machine(self, name: str, text: Union[str, bytes], database: str = "", *,
+                      timeout: Optional[float] = None) -> Message:
+        """Checks a machine without loading it (``.ok``, ``.diagnostics`` with line and column)."""
+        return self._call("check_machine", {"name": name, "text": _bytes(text), "database": database}, timeout)
+
+    def list_machines(self, *, timeout: Optional[float] = None) -> Message:
+        """The loaded machines' summaries (``.machines``)."""
+        return self._call("list_machines", None, timeout)
+
+    def unload_machine(self, name: str, *, timeout: Optional[float] = None) -> Message:
+        """Unloads a machine (running characters keep theirs)."""
+        return self._call("unload_machine", {"name": name}, timeout)
+
+    def send_events(self, events: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+        """Events for machine characters: ``{"character": id, "event": "JUMP"}`` items; ``.tick`` takes them."""
+        return self._call("send_events", {"events": list(events)}, timeout)
+
+    def set_params(self, params: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+        """Named parameters of machine characters: ``{"character", "name", "value"}`` items."""
+        return self._call("set_params", {"params": list(params)}, timeout)
+
+    # ---- motion graphs ----------------------------------------------------------
+    def build_graph(self, database: str = "default", options: Any = None, *,
+                    timeout: Optional[float] = None) -> Message:
+        """Starts a graph build on the server's pool (``.graph``: its progress)."""
+        return self._call("build_graph", {"database": database, "options": options}, timeout)
+
+    def describe_graph(self, database: str = "default", transitions: bool = False, matrix: bool = False, *,
+                       timeout: Optional[float] = None) -> Message:
+        """The graph (or the build's progress); transitions and the distance picture when asked."""
+        return self._call("describe_graph", {"database": database, "transitions": transitions, "matrix": matrix},
+                          timeout)
+
+    def query_graph(self, database: str, points: Iterable[Sequence[float]], closed: bool = False, *,
+                    timeout: Optional[float] = None, **fields: Any) -> Message:
+        """A walk planned along a polyline of (x, z) points; its steps and error."""
+        return self._call("query_graph", {"database": database, "points": [{"x": p[0], "z": p[1]} for p in points],
+                                          "closed": closed, **fields}, timeout)
+
+    def set_paths(self, paths: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+        """Paths for graph characters: ``{"character", "points": [{"x", "z"}...], "closed"}`` items."""
+        return self._call("set_paths", {"paths": list(paths)}, timeout)
+
+    # ---- poses from tracked points ----------------------------------------------
+    def align(self, source: Any, target: Any, weights: Sequence[float] = (), mode: Union[str, int] = "rigid", *,
+              timeout: Optional[float] = None) -> Message:
+        """The transform taking (n, 3) ``source`` onto ``target`` (mode rigid, similarity or yaw)."""
+        mode = pb.AlignMode.Value("ALIGN_" + mode.upper()) if isinstance(mode, str) else int(mode)
+        return self._call("align", {"source": _vec3s(source), "target": _vec3s(target), "weights": list(weights),
+                                    "mode": mode}, timeout)
+
+    def fit_pose(self, database: str, trackers: Iterable[Any], params: Any = None, *,
+                 timeout: Optional[float] = None) -> Message:
+        """A full-body pose from tracked bones: ``{"bone", "position": {"x", "y", "z"}, ...}`` items."""
+        return self._call("fit_pose", {"database": database, "trackers": list(trackers), "params": params}, timeout)
+
+    def set_trackers(self, characters: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+        """Trackers of tracker characters: ``{"character", "trackers": [...]}`` items, in creation order."""
+        return self._call("set_trackers", {"characters": list(characters)}, timeout)
 
     # ---- any request by name ----------------------------------------------------
     def call(self, kind: str, fields: Any = None, *, timeout: Optional[float] = None, **kw: Any) -> Any:

@@ -310,6 +310,58 @@ async def async_test(port, ids_expected):
     await client.close()
 
 
+NESTED = """idle { clip idle loop GO moving }
+moving { machine loco STOP idle END idle }
+machine loco {
+  walk { clip walk [0 1] loop FAST run }
+  run { clip run [0 1] loop SLOW walk }
+}
+"""
+
+
+def test_machines_graphs_fit(client):
+    """The state-machine, motion-graph and pose-fitting requests through the package."""
+    check(not client.check_machine("broken", "stand { JUMP nowhere }\n").ok, "check_machine: a bad target reported")
+    summary = client.load_machine("nested_py", NESTED).machine
+    check([st.name for st in summary.states] == ["idle", "moving", "walk", "run"], "load_machine: the states")
+    check(any(m.name == "nested_py" for m in client.list_machines().machines), "list_machines")
+    ids = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=1, machine="nested_py").characters)
+    check(client.send_events([{"character": ids[0], "event": "GO"}]).tick > 0, "send_events answers its tick")
+    try:
+        client.set_params([{"character": ids[0], "name": "speed", "value": 1.0}])
+        check(False, "set_params: an unknown parameter refused")
+    except animserver.AnimError as e:
+        check("speed" in str(e), "set_params: an unknown parameter refused, named")
+    client.destroy_characters(ids)
+    client.unload_machine("nested_py")
+    client.build_graph("default")
+    for _ in range(600):
+        graph = client.describe_graph("default").graph
+        if graph.ready:
+            break
+        client.ping()
+    check(graph.ready and graph.nodes > 0, "build_graph / describe_graph: a graph")
+    walk = client.query_graph("default", [(0, 0), (0, 10)], seconds=6.0, settle=2.0)
+    check(len(walk.steps) > 0 and walk.error_mean < 0.25, f"query_graph: a walk near the line ({walk.error_mean:.3f} m)")
+    gid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=2).characters)
+    check(client.set_paths([{"character": gid[0], "points": [{"x": 0, "z": 0}, {"x": 0, "z": 5}]}]).tick > 0, "set_paths")
+    client.destroy_characters(gid)
+    source = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float32)
+    aligned = client.align(source, source + [1, 2, 3])
+    check(abs(aligned.translation.x - 1) < 1e-4 and aligned.rms < 1e-4, "align recovers a translation")
+    trackers = [{"bone": "Head", "position": {"x": 0, "y": 1.6, "z": 0}},
+                {"bone": "LeftHand", "position": {"x": -0.3, "y": 1.0, "z": 0.1}},
+                {"bone": "RightHand", "position": {"x": 0.3, "y": 1.0, "z": 0.1}},
+                {"bone": "Hips", "position": {"x": 0, "y": 0.95, "z": 0}}]
+    fit = client.fit_pose("default", trackers)
+    check(len(fit.residuals) == 4 and max(fit.residuals) < 0.1, "fit_pose: a pose near the trackers")
+    tid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=3,
+                                        tracker={"trackers": [{"bone": t["bone"]} for t in trackers]}).characters)
+    check(client.set_trackers([{"character": tid[0], "trackers": [{"position": t["position"]} for t in trackers]}]).tick > 0,
+          "set_trackers")
+    client.destroy_characters(tid)
+
+
 def main():
     check(all(callable(getattr(animserver.Client, kind, None)) for kind in animserver.REQUEST_KINDS),
           f"a method for every request in the proto ({len(animserver.REQUEST_KINDS)})")
@@ -321,6 +373,7 @@ def main():
         test_poses_and_search(client, db)
         test_inertialization(client)
         test_characters_and_streams(client, db)
+        test_machines_graphs_fit(client)
         test_errors(client, server.port)
         asyncio.run(async_test(server.port, 5))
         test_auth()

@@ -10,6 +10,7 @@ asyncio clients. Run by tests/run.sh."""
 import asyncio
 import os
 import random
+import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
@@ -63,6 +64,7 @@ def test_blocking():
     first = crowd.sub.next()
     old_ids, old_sub = list(crowd.ids), crowd.sub
     check(sorted(first.characters.tolist()) == sorted(old_ids), "frames of the first server's characters")
+    os.kill(server.proc.pid, signal.SIGSTOP)  # it cannot answer what is sent now: the ping is surely pending
     pending = client.send("ping", {"payload": b"lost"})
     client.flush()
     server.kill()
