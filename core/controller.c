@@ -86,11 +86,15 @@ static void predict(const anim_controller_t *c, vec3 target_velocity, const int 
 
 /* ---- search --------------------------------------------------------------------------- */
 
-/* The current frame's features with its trajectory replaced by the prediction,
- * relative to the displayed root. */
-static void build_query(anim_controller_t *c, vec3 target_velocity, float *out_query) {
+/* The current frame's features with its trajectory replaced by the
+ * prediction toward target_velocity, relative to the displayed root. The
+ * trajectory-position term's predicted samples (world space) go to
+ * out_positions/out_rotations and their count is returned (0 without one). */
+static int query_for(const anim_controller_t *c, vec3 target_velocity, float *out_query, vec3 *out_positions,
+                     quat *out_rotations) {
   const anim_features_t *f = &c->db->features;
   float raw[ANIM_MAX_FEATURE_DIMS];
+  int npredicted = 0;
   anim_features_denormalize(f, f->values + (size_t)c->frame * (size_t)f->cols, raw);
   vec3 root = c->pose_positions[0];
   quat root_rotation = c->pose_rotations[0];
@@ -108,10 +112,23 @@ static void build_query(anim_controller_t *c, vec3 target_velocity, float *out_q
       raw[f->group_start[t] + 2 * s] = local.x;
       raw[f->group_start[t] + 2 * s + 1] = local.z;
       if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION && s < ANIM_MAX_TRAJECTORY_SAMPLES)
-        c->trajectory_positions[s] = positions[s], c->trajectory_rotations[s] = rotations[s], c->ntrajectory = term->nsamples;
+        out_positions[s] = positions[s], out_rotations[s] = rotations[s], npredicted = term->nsamples;
     }
   }
   anim_features_normalize(f, raw, out_query);
+  return npredicted;
+}
+
+/* The query of a search made now; keeps its predicted trajectory. */
+static void build_query(anim_controller_t *c, vec3 target_velocity, float *out_query) {
+  int n = query_for(c, target_velocity, out_query, c->trajectory_positions, c->trajectory_rotations);
+  if (n) c->ntrajectory = n;
+}
+
+void anim_controller_query(const anim_controller_t *c, float *out_query) {
+  vec3 positions[ANIM_MAX_TRAJECTORY_SAMPLES];
+  quat rotations[ANIM_MAX_TRAJECTORY_SAMPLES];
+  query_for(c, c->smoothed_velocity.y, out_query, positions, rotations);
 }
 
 /* Fills the search for this tick: the current frame competes unless the

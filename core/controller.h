@@ -155,6 +155,13 @@ int anim_controller_tick_end(anim_controller_t *character, const anim_search_hit
  * the ticks of a search interval). */
 void anim_controller_stagger(anim_controller_t *character, int frames);
 
+/* The query the character would search with if it searched now: its
+ * playing frame's features with the trajectory predicted from the current
+ * simulation and smoothed input, relative to the displayed root, normalized
+ * (db->features.cols floats into out_query). Reads only: for inspection
+ * between ticks (a previewer); a tick's own search builds the same way. */
+void anim_controller_query(const anim_controller_t *character, float *out_query);
+
 /* Fills global_positions/global_rotations from the displayed pose (once a
  * tick: later calls find them there). */
 void anim_controller_global_pose(anim_controller_t *character);

@@ -5,7 +5,8 @@
  * character's tick_begin (the ones due for a search write their query into
  * the chunk's scratch), the batch on the database's index, every tick_end
  * with its best match. Steering is the controller's input; character_state
- * reports its simulation, trajectory and inertializer.
+ * reports its simulation, trajectory, inertializer and foot locks, and when
+ * asked the query it would search with now.
  */
 #include <stdio.h>
 #include <string.h>
@@ -115,6 +116,17 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->time_since_transition = c->time_since_transition;
   s->halflife = c->params.inertialize_halflife;
   s->searches = c->searches, s->transitions = c->transitions;
+  if (s->query) {
+    anim_controller_query(c, s->query);
+    s->nquery = c->db->features.cols;
+  }
+  for (int i = 0; i < c->feet.nfeet && i < ANIM_MAX_CONTACTS; i++) {
+    const anim_foot_lock_t *foot = &c->feet.feet[i];
+    s->feet[i].bone = foot->toe;
+    s->feet[i].locked = foot->locked, s->feet[i].released = foot->released;
+    s->feet[i].position = foot->lock_position;
+    s->nfeet = i + 1;
+  }
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 

@@ -195,6 +195,7 @@ int srv_decode_set_inputs(srv_decoder_t *d, const Animserver__SetInputsRequest *
 int srv_decode_character_state(srv_decoder_t *d, const Animserver__CharacterStateRequest *in, srv_request_t *out) {
   out->body.character_state.character = in->character;
   out->body.character_state.offsets = in->offsets;
+  out->body.character_state.query = in->query;
   return 0;
 }
 
@@ -315,6 +316,18 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->scale = st->scale;
   m->n_tracker_residuals = (size_t)st->ntracker_residuals;
   m->tracker_residuals = (float *)st->tracker_residuals;
+  m->n_query = (size_t)st->nquery;
+  m->query = st->query;
+  if (st->nfeet && (m->feet = srv_encoder_alloc(e, (size_t)st->nfeet * sizeof *m->feet))) {
+    for (int i = 0; i < st->nfeet; i++) {
+      Animserver__FootLock *f = SRV_ENCODER_NEW(e, Animserver__FootLock, ANIMSERVER__FOOT_LOCK__INIT);
+      if (!f) return;
+      f->bone = (char *)db->skeleton.names[st->feet[i].bone];
+      f->locked = st->feet[i].locked, f->released = st->feet[i].released;
+      f->position = encode_vec3(e, st->feet[i].position);
+      m->feet[m->n_feet++] = f;
+    }
+  }
   SET_BODY(out, CHARACTER_STATE, character_state, m);
 }
 

@@ -105,6 +105,7 @@ static int decode_query_options(srv_decoder_t *d, const Animserver__SearchQuery 
   out->ntags = (int)in->n_tags;
   out->include_pose = in->include_pose;
   out->explain = in->explain;
+  out->include_features = in->include_features;
   return decode_method(d, (int)in->method, &out->method);
 }
 
@@ -219,9 +220,14 @@ static Animserver__SearchResult *encode_result(srv_encoder_t *e, const anim_data
     match->cost = r->hits[i].cost;
     srv_pose_options_t local = {1, 0, 0};
     if (r->include_pose) match->pose = srv_encode_frame_pose(e, db, r->hits[i].frame, local);
+    if (r->query) { /* the row itself: the database outlives the encoding */
+      match->n_features = (size_t)db->features.cols;
+      match->features = (float *)(db->features.values + (size_t)r->hits[i].frame * (size_t)db->features.cols);
+    }
     m->matches[m->n_matches++] = match;
   }
   if (r->explained) encode_explanation(e, db, r, m);
+  if (r->query) m->n_query = (size_t)db->features.cols, m->query = r->query;
   return m;
 }
 

@@ -48,6 +48,7 @@ typedef struct {
 typedef struct {
   uint64_t character;
   int offsets;
+  int query; /* MODE_MOTION_MATCHING: the query it would search with now */
 } srv_character_state_request_t;
 
 typedef enum { SRV_ENCODING_FLOAT = 0, SRV_ENCODING_QUANTIZED = 1 } srv_encoding_t;
@@ -109,6 +110,17 @@ typedef struct {
   float scale;                     /* MODE_TRACKER: the user's size, and each tracker's residual (m, -1: lost) */
   float tracker_residuals[SRV_MAX_TRACKERS];
   int ntracker_residuals;
+  /* MODE_MOTION_MATCHING. query: when asked, a response-owned buffer of the
+   * database's feature columns the service provides; the kind fills nquery.
+   * feet: each contact bone's foot lock. */
+  float *query;
+  int nquery;
+  struct {
+    int bone; /* index into the skeleton */
+    int locked, released;
+    vec3 position;
+  } feet[ANIM_MAX_CONTACTS];
+  int nfeet;
 } srv_character_state_response_t;
 
 typedef struct {

@@ -30,6 +30,7 @@ typedef struct {
   const char *tags[SRV_MAX_QUERY_TAGS];
   int ntags;
   int include_pose, explain;
+  int include_features; /* the normalized query and each match's feature row */
   int method; /* anim_search_method_t */
   /* Bone inputs (character space): names and x, y, z triples. */
   const char *bone_position_names[ANIM_MAX_FEATURE_TERMS];
@@ -62,6 +63,7 @@ typedef struct {
   anim_search_hit_t *hits; /* response-owned */
   int count;
   int include_pose;
+  float *query;  /* include_features: the normalized query (response-owned, the database's columns) */
   int explained;
   float group_costs[ANIM_MAX_FEATURE_TERMS]; /* best match, per schema term */
   float margin;                              /* runner-up cost - best cost */

@@ -188,6 +188,10 @@ static int search(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
       srv_response_fail(out, rc, "%s: search failed: %s", field.text, anim_strerror(rc));
     if (rc) return rc;
     if (q->explain) explain(db, vector, r);
+    if (q->include_features) {
+      if (!(r->query = srv_response_alloc(out, (size_t)db->features.cols * sizeof *r->query))) return ANIM_ENOMEM;
+      memcpy(r->query, vector, (size_t)db->features.cols * sizeof *r->query);
+    }
     if (r->count > q->k) r->count = q->k;
     r->include_pose = q->include_pose;
   }

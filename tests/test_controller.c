@@ -232,6 +232,48 @@ static void test_lag_spikes(void **state) {
   anim_controller_free(&c);
 }
 
+/* anim_controller_query (for inspection between ticks) reads only, and is the
+ * query the next search builds: after two seconds of one stick input (the
+ * input smoothing settled), a tick forced to search builds the same vector;
+ * columns other than the trajectory's are the playing frame's own (up to the
+ * rounding of denormalizing and normalizing again). */
+static void test_query_for_inspection(void **state) {
+  anim_controller_t c;
+  assert_int_equal(anim_controller_init(&c, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.kind = ANIM_INPUT_STICK, in.stick_x = 0.6f, in.stick_z = 0.6f;
+  assert_int_equal(anim_controller_set_input(&c, &in), 0);
+  for (int t = 0; t < 120; t++) assert_int_equal(anim_controller_tick(&c, 1.0f / 60.0f), 0);
+  const anim_features_t *f = &db.features;
+  float query[ANIM_MAX_FEATURE_DIMS], searched[ANIM_MAX_FEATURE_DIMS];
+  anim_controller_t before = c;
+  vec3 trajectory[ANIM_MAX_TRAJECTORY_SAMPLES];
+  memcpy(trajectory, c.trajectory_positions, sizeof trajectory);
+  anim_controller_query(&c, query);
+  assert_memory_equal(&before, &c, sizeof c);
+  assert_memory_equal(trajectory, c.trajectory_positions, sizeof trajectory);
+  const float *row = f->values + (size_t)c.frame * (size_t)f->cols;
+  for (int t = 0; t < f->schema.nterms; t++) {
+    anim_feature_kind_t kind = f->schema.terms[t].kind;
+    if (kind == ANIM_FEATURE_TRAJECTORY_POSITION || kind == ANIM_FEATURE_TRAJECTORY_DIRECTION) continue;
+    for (int i = f->group_start[t]; i < f->group_start[t] + f->group_dims[t]; i++)
+      if (fabsf(query[i] - row[i]) > 1e-5f * (1.0f + fabsf(row[i])))
+        fail_msg("term %d column %d: %g, the playing frame's %g", t, i, query[i], row[i]);
+  }
+  c.frames_since_search = c.params.search_interval;
+  anim_search_query_t search;
+  assert_int_equal(anim_controller_tick_begin(&c, 1.0f / 60.0f, searched, &search), 1);
+  float worst = 0.0f;
+  int worst_col = 0;
+  for (int i = 0; i < f->cols; i++)
+    if (fabsf(query[i] - searched[i]) > worst) worst = fabsf(query[i] - searched[i]), worst_col = i;
+  printf("inspection query against the search's: worst %.2e (column %d)\n", worst, worst_col);
+  if (worst > 1e-3f) fail_msg("column %d: %g inspected, %g searched", worst_col, query[worst_col], searched[worst_col]);
+  assert_int_equal(anim_controller_tick_end(&c, NULL), 0);
+  anim_controller_free(&c);
+}
+
 /* The pop measure can fail: with inertialization all but off, transitions jump. */
 static void test_pops_without_inertialization(void **state) {
   quality_t q = run_script(1e-4f);
@@ -245,6 +287,7 @@ int main(void) {
       cmocka_unit_test(test_scripted_motion_quality),
       cmocka_unit_test(test_scripted_motion_on_mocap),
       cmocka_unit_test(test_lag_spikes),
+      cmocka_unit_test(test_query_for_inspection),
       cmocka_unit_test(test_pops_without_inertialization),
   };
   return cmocka_run_group_tests_name("controller", tests, setup, teardown);
