@@ -34,30 +34,37 @@ PoseRefLike = Union[int, Mapping[str, Any], Message]
 
 @dataclass
 class Match:
-    """One search result: database frame, its range, the cost, and its local
-    pose when ``include_pose`` was asked."""
+    """One search result: database frame, its range, the cost, its local
+    pose when ``include_pose`` was asked, and its normalized feature row
+    (float32, the database's columns) when ``include_features`` was."""
     frame: int
     range: int
     range_name: str
     cost: float
     pose: Optional[Pose] = None
+    features: Optional[np.ndarray] = None
 
 
 @dataclass
 class SearchResult:
     """The matches by ascending cost; with ``explain``, the best match's cost
     split by feature group (``explanation``: group name -> cost) and the margin
-    to the runner-up."""
+    to the runner-up; with ``include_features``, the normalized query searched
+    with (``query``, float32)."""
     database_version: int
     matches: List[Match]
     explanation: Dict[str, float] = field(default_factory=dict)
     margin: float = 0.0
+    query: Optional[np.ndarray] = None
 
     @classmethod
     def from_proto(cls, result: Message, database_version: int) -> "SearchResult":
-        matches = [Match(m.frame, m.range, m.range_name, m.cost, Pose.from_proto(m.pose) if m.HasField("pose") else None)
-                   for m in result.matches]
-        return cls(database_version, matches, {g.name: g.cost for g in result.explanation}, result.margin)
+        def floats(values: Any) -> Optional[np.ndarray]:
+            return np.array(values, dtype=np.float32) if len(values) else None
+        matches = [Match(m.frame, m.range, m.range_name, m.cost, Pose.from_proto(m.pose) if m.HasField("pose") else None,
+                         floats(m.features)) for m in result.matches]
+        return cls(database_version, matches, {g.name: g.cost for g in result.explanation}, result.margin,
+                   floats(result.query))
 
     @property
     def best(self) -> Match:
@@ -256,10 +263,14 @@ class Requests:
         """Inputs for many characters (:func:`stick`, :func:`velocity`, :func:`goal`)."""
         return self._call("set_inputs", {"inputs": list(inputs)}, timeout)
 
-    def character_state(self, character: int, offsets: bool = False, *,
+    def character_state(self, character: int, offsets: bool = False, query: bool = False, *,
                         timeout: Optional[float] = None) -> Message:
-        """Simulation, trajectory, frame, inertializer (per-bone offsets when asked)."""
-        return self._call("character_state", {"character": int(character), "offsets": offsets}, timeout)
+        """Simulation, trajectory, frame, inertializer (per-bone offsets when
+        asked), foot locks (``.feet``); with ``query``, the normalized query a
+        motion-matching character would search with now (``.query``: pass it
+        to :meth:`search` as ``features=``)."""
+        return self._call("character_state", {"character": int(character), "offsets": offsets, "query": query},
+                          timeout)
 
     def subscribe(self, characters: Iterable[int] = (), owned: bool = False, rate_divisor: int = 1,
                   encoding: Union[str, int] = "float", global_positions: bool = False, rotations_only: bool = False,

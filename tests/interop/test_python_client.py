@@ -210,6 +210,23 @@ def test_characters_and_streams(client, db):
     state = client.character_state(ids[1], offsets=True)
     check(len(state.trajectory) > 0 and len(state.inertializer.offset_rotations) == 88,
           "character_state: trajectory and per-bone offsets")
+    check(len(state.query) == 0 and [f.bone for f in state.feet] == list(db.contact_bones),
+          "character_state: a foot lock per contact bone, no query unless asked")
+    state = client.character_state(ids[1], query=True)
+    check(len(state.query) == db.summary.feature_dims, f"character_state query: {len(state.query)} normalized features")
+    found = client.search("default", features=list(state.query), current_frame={"frame": state.frame},
+                          ignore_surrounding=20, ignore_range_end=20, k=2, explain=True, include_features=True)
+    query, row = found.query, found.best.features
+    check(query is not None and np.allclose(query, np.asarray(state.query, np.float32)) and row is not None,
+          "search include_features: the query searched with and the match's feature row")
+    split = {}
+    for group, label in zip(db.features, found.explanation):  # the explanation is in schema order
+        cols = slice(group.first_column, group.first_column + group.dims)
+        split[label] = float(np.sum((query[cols].astype(np.float64) - row[cols]) ** 2))
+    worst_group = max(split, key=lambda g: abs(split[g] - found.explanation[g]))
+    check(all(abs(split[g] - found.explanation[g]) <= 1e-4 * (1 + found.explanation[g]) for g in split),
+          f"each group's cost is the squared distance of its columns (worst {worst_group}: "
+          f"{split[worst_group]:.6f} against {found.explanation[worst_group]:.6f})")
     client.update_subscription(exact, encoding="quantized")
     switched = exact.next()
     while switched.encoding != pb.ENCODING_QUANTIZED:
