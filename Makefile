@@ -4,6 +4,7 @@
 #   make run        install missing Debian packages, build, run the server on the default database
 #   make test       install missing Debian packages, build, run every test
 #   make preview    the browser previewer against a server on PORT (started on the default database if none)
+#   make previewer-screenshots  docs/previewer-*.png, taken by the previewer's browser test
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make test-loaded  make test and make sanitize with every core kept busy (ROUNDS=1)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
@@ -87,7 +88,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run preview test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm \
+.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm \
   lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
@@ -222,9 +223,16 @@ PORT ?= 7878
 PREVIEW_PORT ?= 8080
 preview: deps-test
 	@$(MAKE) --no-print-directory all
-	@[ -f $(BUILD)/npm/node_modules/.installed ] || web/npm-ci.sh $(BUILD)/npm
+	@[ $(BUILD)/npm/node_modules/.installed -nt web/package-lock.json ] || web/npm-ci.sh $(BUILD)/npm
 	@web/build.sh $(BUILD)/web $(BUILD)/npm/node_modules
 	@web/preview.sh $(BUILD) $(PORT) $(PREVIEW_PORT)
+
+# The previewer test's screenshots, for the README (docs/previewer-*.png).
+previewer-screenshots: deps-test
+	@$(MAKE) --no-print-directory all
+	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) /usr/bin/python3 tests/interop/test_previewer.py
+	cp $(BUILD)/tests/previewer/previewer-character.png $(BUILD)/tests/previewer/previewer-crowd.png \
+	  $(BUILD)/tests/previewer/previewer-database.png docs/
 
 # ---- benchmarks -----------------------------------------------------------------
 BENCH_C := $(filter-out bench/bench_lmm.c,$(sort $(wildcard bench/*.c)))

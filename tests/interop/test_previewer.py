@@ -6,9 +6,12 @@ an auth token (the page says hello with it, as any client). A crowd of six
 characters walking to goals, owned by another connection (the Python
 package), is there for the page to subscribe to. The page lists and describes
 the default database, plays a range, drives a character with two seconds of
-simulated key presses and checks from its own state that the skeleton moved
-where the input asked, subscribes to the crowd and switches encodings.
-Screenshots: BUILD/tests/previewer/*.png.
+simulated key presses and a simulated gamepad and checks from its own state
+that the skeleton moved where the input asked, checks the matching view (the
+character's query and its match, the cost split agreeing with the two
+vectors) and the foot locks, subscribes to the crowd and switches encodings.
+Screenshots: BUILD/tests/previewer/*.png (make previewer-screenshots copies
+three into docs/).
 
 Needs chromium, websockify, node (tools/debian-packages.txt, group test) and
 the npm packages (web/npm-ci.sh, run by `make test`; run here when missing).
@@ -52,7 +55,9 @@ def main():
         missing("no Node.js (Debian package nodejs) on this machine")
     npm_dir = os.path.join(BUILD, "npm")
     modules = os.path.join(npm_dir, "node_modules")
-    if not os.path.exists(os.path.join(modules, ".installed")):
+    stamp = os.path.join(modules, ".installed")
+    lock = os.path.join(ROOT, "web", "package-lock.json")
+    if not os.path.exists(stamp) or os.path.getmtime(stamp) <= os.path.getmtime(lock):
         subprocess.run([os.path.join(ROOT, "web", "npm-ci.sh"), npm_dir], check=True)
     out = os.path.join(BUILD, "tests", "previewer")
     os.makedirs(out, exist_ok=True)
@@ -67,8 +72,9 @@ def main():
                                   stdout=open(os.path.join(out, "websockify.log"), "w"), stderr=subprocess.STDOUT)
         crowd = animserver.Client(server.host, server.port, auth_token=TOKEN, client_name="previewer-crowd")
         ids = crowd.create_characters("default", [{"x": 3.0 + 1.2 * i, "z": -3.0} for i in range(6)]).characters
-        crowd.set_inputs([animserver.goal(c, 3.0 + 1.2 * i + 30.0 * math.cos(0.4 * i), -3.0 - 30.0 * math.sin(0.4 * i), 0.9)
-                          for i, c in enumerate(ids)])
+        # Goals 80 m off in a narrow fan: still walking at the end of the test, spread slowly, in one view.
+        crowd.set_inputs([animserver.goal(c, 3.0 + 1.2 * i + 80.0 * math.cos(0.05 * i), -3.0 - 80.0 * math.sin(0.05 * i),
+                                          0.9) for i, c in enumerate(ids)])
         check(True, f"crowd of {len(ids)} characters walking to goals (another connection's)")
         for _ in range(100):  # bound on waiting for websockify to listen
             with socket.socket() as s:

@@ -5,7 +5,9 @@
 // Everything the page shows comes from a request: list_databases and
 // describe_database (databases), pose (the timeline), create_characters,
 // set_inputs, character_state, subscribe / update_subscription / unsubscribe
-// (characters and crowds), search with explain (matching). window.previewer
+// (characters and crowds), character_state with the query the character
+// would search with now and its foot locks, search of that query with
+// explain and include_features (matching). window.previewer
 // exposes the page's state (tests read it instead of pixels).
 import { Connection, loadProtocol } from './protocol.js';
 import { decodeQuantized, quantizedBones } from './quantized.js';
@@ -18,13 +20,17 @@ const STATE_POLL_MS = 100; // character_state
 const MATCH_EVERY = 3; // a search with explain every third state poll
 const INPUT_RESEND_MS = 250; // set_inputs at least this often while a key is held
 const CHART_SECONDS = 6;
+// The controller's search settings (ControllerParams defaults, which the
+// page's characters keep), so the page's search of a character's query finds
+// what the character's own search would.
+const CONTROLLER_SEARCH = { ignore_surrounding: 20, ignore_range_end: 20, transition_cost: 0 };
 
 const state = {
   connected: false, server: null, databases: [], skeletons: {}, database: null, describe: null,
   encoding: 'ENCODING_FLOAT', streamFrames: 0, errors: [],
   playback: { range: -1, start: 0, stop: 0, frame: 0, playing: false, speed: 1, framesShown: 0, root: null },
   character: { id: null, subscription: null, frames: 0, tick: 0, root: null, joints: null, contacts: 0,
-    touchdowns: [], state: null, states: 0 },
+    touchdowns: [], state: null, states: 0, feet: [], locks: [] },
   input: { stick: [0, 0], strafe: false, azimuth: 0, sent: 0, source: 'keyboard' },
   crowd: { subscription: null, characters: {} },
   match: null,
@@ -230,9 +236,11 @@ async function selectRange(index, play) {
   clip = { globals, contacts };
   Object.assign(state.playback, { range: index, start: r.start, stop: r.stop, frame: r.start, playing: play });
   if (clipRig) clipRig.dispose();
+  clipRig = null;
   clipRig = new Rig(viewer, d.parents, 0xb0bec5, { contactBones: d.contactBones, names: d.names });
   if (!clipTrail) clipTrail = new Trail(viewer, 0x90a4ae, 100000, 0.5);
   clipTrail.set(globals.map((g) => [g[0], 0.01, g[2]]));
+  showClip(true);
   $('scrub').min = r.start;
   $('scrub').max = r.stop - 1;
   $('play').innerHTML = play ? '&#10074;&#10074;' : '&#9654;';
@@ -254,9 +262,18 @@ function showFrame(frame) {
   $('frame-label').textContent = `frame ${f}  ${((f - p.start) / rate).toFixed(2)} s`;
 }
 
+// The clip's skeleton and path: hidden while a character is driven (they
+// share the ground), back with play or another range.
+function showClip(visible) {
+  state.playback.visible = visible;
+  if (clipRig) clipRig.setVisible(visible);
+  if (clipTrail) clipTrail.line.visible = visible;
+}
+
 let playhead = 0;
 $('play').onclick = () => {
   state.playback.playing = !state.playback.playing;
+  if (state.playback.playing) showClip(true);
   $('play').innerHTML = state.playback.playing ? '&#10074;&#10074;' : '&#9654;';
   playhead = state.playback.frame;
 };
@@ -289,10 +306,14 @@ viewer.hooks.push((t) => {
 async function createCharacter() {
   if (!state.connected) return;
   await destroyCharacter();
+  state.playback.playing = false;
+  $('play').innerHTML = '&#9654;';
+  showClip(false);
   const created = await call('create_characters', { database: state.database || 'default', placements: [{ x: 0, z: 0 }] });
   const id = created.characters[0];
   const skeleton = state.skeletons[state.database || 'default'];
-  Object.assign(state.character, { id: id.toString(), frames: 0, root: null, joints: null, touchdowns: [], states: 0 });
+  Object.assign(state.character, { id: id.toString(), frames: 0, root: null, joints: null, touchdowns: [], states: 0,
+    feet: [], locks: [], database: state.database || 'default' });
   characterRig = new Rig(viewer, skeleton.parents, 0x4fc3f7, { contactBones: skeleton.contactBones, names: skeleton.names });
   characterTrail = new Trail(viewer, 0x4fc3f7, 1200, 0.8);
   trajectory.setVisible(true);
@@ -334,7 +355,7 @@ async function pollState(id, skeleton) {
   while (conn && state.character.id === id.toString()) {
     const started = performance.now();
     try {
-      const s = await conn.call('character_state', { character: id, offsets: true });
+      const s = await conn.call('character_state', { character: id, offsets: true, query: true });
       state.character.state = s;
       state.character.states++;
       showState(s, skeleton);
@@ -347,16 +368,37 @@ async function pollState(id, skeleton) {
   }
 }
 
+// Seconds ahead of the trajectory samples (the schema's trajectory-position offsets).
+function trajectoryTimes(skeleton) {
+  const term = skeleton.describe.features.find((f) => proto.FeatureKind.valuesById[f.kind] === 'FEATURE_TRAJECTORY_POSITION');
+  return term ? term.frame_offsets.map((o) => o / skeleton.frameRate) : [];
+}
+
 function showState(s, skeleton) {
-  trajectory.update(s, yaw);
+  const times = trajectoryTimes(skeleton);
+  trajectory.update(s, yaw, times);
   const v = s.velocity, dv = s.desired_velocity;
+  const c = state.character;
+  c.feet = s.feet.map((f) => ({ bone: f.bone, locked: f.locked, released: f.released,
+    position: [f.position.x, f.position.y, f.position.z] }));
+  c.desired = [[s.position.x, s.position.z], ...times.map((t) => [s.position.x + dv.x * t, s.position.z + dv.z * t])];
+  // A locked foot's latest streamed toe against where it is held (the
+  // lock's slip on the ground; the last 200 samples).
+  s.feet.forEach((f) => {
+    const b = skeleton.names.indexOf(f.bone);
+    if (f.locked && c.joints && b >= 0) {
+      c.locks.push(Math.hypot(c.joints[3 * b] - f.position.x, c.joints[3 * b + 2] - f.position.z));
+      if (c.locks.length > 200) c.locks.shift();
+    }
+  });
   const rows = [
     ['tick', s.tick], ['frame', `${s.frame}  (${s.range_name})`], ['since transition', `${fmt(s.time_since_transition, 2)} s`],
     ['searches / transitions', `${s.searches} / ${s.transitions}`],
     ['position', `${fmt(s.position.x, 2)}, ${fmt(s.position.z, 2)}`],
     ['speed / desired', `${fmt(Math.hypot(v.x, v.z), 2)} / ${fmt(Math.hypot(dv.x, dv.z), 2)} m/s`],
     ['facing / desired', `${fmt(yaw(s.rotation) * 180 / Math.PI, 0)}° / ${fmt(yaw(s.desired_rotation) * 180 / Math.PI, 0)}°`],
-    ['trajectory', s.trajectory.map((p) => `(${fmt(p.x, 1)},${fmt(p.z, 1)})`).join(' ')],
+    ['predicted', s.trajectory.map((p) => `(${fmt(p.x, 1)},${fmt(p.z, 1)})`).join(' ')],
+    ['desired', c.desired.slice(1).map((p) => `(${fmt(p[0], 1)},${fmt(p[1], 1)})`).join(' ')],
     ['halflife', `${fmt(s.inertialize_halflife, 2)} s`],
   ];
   $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd>${val}</dd>`).join('');
@@ -376,39 +418,80 @@ function showState(s, skeleton) {
   drawChart();
 }
 
-// The character's current query, as far as requests expose it: the playing
-// frame's features with the trajectory positions replaced by the predicted
-// ones (character space); the predicted trajectory directions are not in
-// character_state, so the frame's own stay. Searched with explain.
+// The character's query as it would search now (character_state with
+// query), searched with the controller's settings, explained (cost split by
+// feature group, margin to the runner-up) and with the feature rows: the
+// match the character's next search would find, and why.
 async function explainMatch(s, skeleton) {
-  const h = yaw(s.rotation), c = Math.cos(h), sn = Math.sin(h);
-  const local = s.trajectory.map((p) => {
-    const dx = p.x - s.position.x, dz = p.z - s.position.z;
-    return { x: dx * c - dz * sn, z: dx * sn + dz * c };
-  });
+  if (!s.query.length) return;
   const query = {
-    from_frame: { frame: s.frame }, trajectory_positions: local, current_frame: { frame: s.frame },
-    ignore_surrounding: 20, ignore_range_end: 20, k: 2, explain: true,
+    features: s.query, current_frame: { frame: s.frame }, ...CONTROLLER_SEARCH, k: 2, explain: true,
+    include_features: true,
   };
-  const answer = await conn.call('search', { database: state.database || 'default', query });
+  const answer = await conn.call('search', { database: state.character.database, query });
   const r = answer.result;
   const best = r.matches[0];
+  const groups = skeleton.describe.features.map((f, i) => ({
+    name: r.explanation[i].name, cost: r.explanation[i].cost, first: f.first_column, dims: f.dims,
+  }));
   state.match = {
     frame: best.frame, range: best.range_name, cost: best.cost, margin: r.margin, current: s.frame,
-    groups: r.explanation.map((g) => ({ name: g.name, cost: g.cost })),
+    groups, query: Array.from(r.query), features: Array.from(best.features),
+    runnerUp: r.matches[1] ? { frame: r.matches[1].frame, range: r.matches[1].range_name, cost: r.matches[1].cost } : null,
   };
-  $('match-info').textContent = `playing ${s.frame} (${s.range_name})\nbest ${best.frame} (${best.range_name}) ` +
-    `cost ${fmt(best.cost, 4)}\nrunner-up margin ${fmt(r.margin, 4)}` +
-    `${best.frame === s.frame ? '\n= the current frame: no transition' : ''}\n` +
-    `query trajectory (char space): ${local.map((p) => `(${fmt(p.x, 2)},${fmt(p.z, 2)})`).join(' ')}`;
-  const total = Math.max(1e-9, r.explanation.reduce((a, g) => a + g.cost, 0));
-  $('cost-bars').innerHTML = r.explanation.map((g) => `<div class="bar"><span>${g.name}</span>` +
-    `<div class="track"><div class="fill" style="width:${(100 * g.cost / total).toFixed(1)}%"></div></div>` +
+  const stays = best.frame === s.frame;
+  $('match-info').textContent = `playing ${s.frame} (${s.range_name})\n` +
+    `best    ${best.frame} (${best.range_name}) cost ${fmt(best.cost, 4)}${stays ? '  = playing: stays' : ''}\n` +
+    (r.matches[1] ? `runner-up ${r.matches[1].frame} (${r.matches[1].range_name}), margin ${fmt(r.margin, 4)}` : '');
+  const total = r.explanation.reduce((a, g) => a + g.cost, 0);
+  const scale = Math.max(total, 1e-3); // below this the split is noise: short bars
+  $('cost-bars').innerHTML = groups.map((g) => `<div class="bar"><span>${g.name}</span>` +
+    `<div class="track"><div class="fill" style="width:${(100 * g.cost / scale).toFixed(1)}%"></div></div>` +
     `<span class="val">${fmt(g.cost, 4)}</span></div>`).join('');
+  drawFeatures(state.match);
 }
-$('match-note').textContent = 'Not exposed by any request, so not shown: the normalized feature vectors of the ' +
-  'query and of the match (search returns costs, not vectors), and the predicted trajectory directions the ' +
-  'controller searches with (character_state has positions only: this query keeps the playing frame\'s).';
+
+// Query (blue) against match (orange), column by column, grouped by feature
+// group: normalized values, clipped to +-CLIP.
+function drawFeatures(m) {
+  const canvas = $('feature-chart');
+  const ctx = canvas.getContext('2d');
+  const w = canvas.width, h = canvas.height, CLIP = 3, top = 6, bottom = h - 16;
+  const mid = (top + bottom) / 2, unit = (bottom - top) / (2 * CLIP);
+  ctx.clearRect(0, 0, w, h);
+  const cols = m.query.length, gap = 4;
+  const colW = (w - gap * (m.groups.length - 1)) / cols;
+  const y = (v) => mid - Math.max(-CLIP, Math.min(CLIP, v)) * unit;
+  ctx.strokeStyle = '#2e343c';
+  ctx.beginPath(); ctx.moveTo(0, mid); ctx.lineTo(w, mid); ctx.stroke();
+  ctx.font = '9px monospace';
+  let x = 0;
+  m.groups.forEach((g, gi) => {
+    const x0 = x;
+    const worst = g.cost / Math.max(1e-9, ...m.groups.map((o) => o.cost));
+    ctx.fillStyle = `rgba(229,115,115,${(0.08 + 0.25 * worst).toFixed(3)})`;
+    ctx.fillRect(x0, top, colW * g.dims, bottom - top);
+    for (let c = g.first; c < g.first + g.dims; c++) {
+      const bw = Math.max(1, colW / 2 - 1);
+      ctx.fillStyle = '#4fc3f7';
+      ctx.fillRect(x + 0.5, Math.min(mid, y(m.query[c])), bw, Math.abs(y(m.query[c]) - mid) || 1);
+      ctx.fillStyle = '#ffb74d';
+      ctx.fillRect(x + colW / 2, Math.min(mid, y(m.features[c])), bw, Math.abs(y(m.features[c]) - mid) || 1);
+      x += colW;
+    }
+    ctx.fillStyle = '#8a94a0';
+    ctx.fillText(shortGroup(g.name), x0 + 1, h - 4, colW * g.dims);
+    x += gi < m.groups.length - 1 ? gap : 0;
+  });
+}
+
+// "LeftFoot position" -> "LFoot p", "trajectory direction" -> "traj d".
+function shortGroup(name) {
+  const [what, ...rest] = name.split(' ');
+  const kind = rest.join(' ');
+  const head = what === 'trajectory' ? 'traj' : what.replace(/^Left/, 'L').replace(/^Right/, 'R');
+  return `${head} ${kind ? kind[0] : ''}`;
+}
 
 function drawChart() {
   const canvas = $('offsets-chart');
@@ -439,7 +522,8 @@ function drawChart() {
 }
 
 function contactsPanel(skeleton) {
-  $('contacts').innerHTML = skeleton.contactBones.map((b, i) => `<div class="foot" id="foot-${i}">${b}<br><b>-</b></div>`).join('');
+  $('contacts').innerHTML = skeleton.contactBones.map((b, i) =>
+    `<div class="foot" id="foot-${i}">${b}<br><b>-</b><br><small></small></div>`).join('');
 }
 
 function updateContacts(skeleton, bits) {
@@ -447,8 +531,12 @@ function updateContacts(skeleton, bits) {
     const el = $(`foot-${i}`);
     if (!el) return;
     const down = ((bits >> i) & 1) === 1;
+    const foot = state.character.feet.find((f) => f.bone === b);
+    const lock = foot ? (foot.locked ? 'locked' : foot.released ? 'released' : 'free') : 'no lock';
     el.classList.toggle('down', down);
-    el.querySelector('b').textContent = `${down ? 'planted' : 'swing'} · ${state.character.touchdowns[i] || 0} steps`;
+    el.classList.toggle('locked', !!(foot && foot.locked));
+    el.querySelector('b').textContent = `${down ? 'planted' : 'swing'} · ${lock}`;
+    el.querySelector('small').textContent = `${state.character.touchdowns[i] || 0} steps`;
   });
 }
 
@@ -558,7 +646,17 @@ async function subscribeCrowd() {
     li.innerHTML = `<i style="background:#${color.toString(16).padStart(6, '0')}"></i>${id} <span></span>`;
     list.appendChild(li);
   });
+  state.crowd.framed = false;
   conn.onStream(sub.subscription, crowdFrame);
+}
+
+// The camera on the whole crowd (once all have a pose; the Frame button).
+function frameCrowd() {
+  const roots = Object.values(state.crowd.characters).filter((e) => e.root && !e.gone).map((e) => [e.root[0], e.root[2]]);
+  if (!roots.length) return;
+  $('follow').checked = false;
+  viewer.frameAll(roots);
+  state.crowd.framed = true;
 }
 
 function crowdFrame(message) {
@@ -575,10 +673,16 @@ function crowdFrame(message) {
       entry.trail = new Trail(viewer, entry.color, 400, 0.6);
     }
     const g = poseGlobals(pose, message.encoding, skeleton);
+    const encoding = encodingName(message.encoding), tick = Number(message.tick.toString());
+    // An encoding switch: how far the root moved from the last frame of the
+    // old encoding to the first of the new, and over how many ticks.
+    if (entry.encoding && entry.encoding !== encoding && entry.root) {
+      entry.switched = { from: entry.encoding, to: encoding, ticks: tick - entry.tick,
+        move: Math.hypot(g[0] - entry.root[0], g[1] - entry.root[1], g[2] - entry.root[2]) };
+    }
     entry.rig.update(g, pose.contacts);
     entry.trail.push(g[0], 0.012, g[2]);
-    entry.root = [g[0], g[1], g[2]];
-    entry.frames++;
+    Object.assign(entry, { root: [g[0], g[1], g[2]], encoding, tick, frames: entry.frames + 1 });
   }
   for (const gone of message.gone) {
     const entry = state.crowd.characters[gone.toString()];
@@ -588,6 +692,7 @@ function crowdFrame(message) {
     const li = $(`crowd-${gone.toString()}`);
     if (li) li.querySelector('span').textContent = 'gone';
   }
+  if (!state.crowd.framed && Object.values(state.crowd.characters).every((e) => e.root)) frameCrowd();
   for (const [id, e] of Object.entries(state.crowd.characters)) {
     const li = $(`crowd-${id}`);
     if (li && e.root && !e.gone) li.querySelector('span').textContent = `(${fmt(e.root[0], 1)}, ${fmt(e.root[2], 1)})`;
@@ -608,6 +713,7 @@ function clearCrowd() {
 
 $('crowd-subscribe').onclick = () => subscribeCrowd();
 $('crowd-clear').onclick = () => clearCrowd();
+$('crowd-frame').onclick = () => frameCrowd();
 
 // ---- encodings --------------------------------------------------------------------
 $('encoding').onchange = async () => {
@@ -639,5 +745,5 @@ $('url').value = params.get('bridge') || `${location.protocol === 'https:' ? 'ws
 $('token').value = params.get('token') || '';
 $('connect').onclick = () => connect();
 $('disconnect').onclick = () => disconnect();
-Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, viewer });
+Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, frameCrowd, viewer });
 if (params.get('connect') !== '0') connect();

@@ -32,7 +32,11 @@ export class Viewer {
     const minor = grid(80, 1, 0x3b434d);
     const major = grid(80, 5, 0x5d6875);
     major.position.y = 0.001;
-    this.scene.add(ground, minor, major);
+    // The grid moves with the orbit target in whole 5 m steps: an endless
+    // floor wherever the characters walk.
+    this.floor = new THREE.Group();
+    this.floor.add(ground, minor, major);
+    this.scene.add(this.floor);
     this.scene.add(axes());
     this.hooks = [];
     this.resize();
@@ -40,6 +44,12 @@ export class Viewer {
     const loop = (t) => {
       for (const hook of this.hooks) hook(t);
       this.controls.update();
+      const target = this.controls.target;
+      this.floor.position.set(Math.round(target.x / 5) * 5, 0, Math.round(target.z / 5) * 5);
+      // Fog from beyond what is looked at, however far the camera is.
+      const distance = this.camera.position.distanceTo(target);
+      this.scene.fog.near = distance + 12;
+      this.scene.fog.far = distance + 45;
       this.renderer.render(this.scene, this.camera);
       requestAnimationFrame(loop);
     };
@@ -90,10 +100,30 @@ export class Viewer {
     this.camera.position.copy(this.controls.target).add(offset);
   }
 
+  // Looks at (x, y, z) from `distance` metres, keeping the direction the
+  // camera looks from (taken before the target moves: a far target would
+  // otherwise lay the camera flat on the ground).
   frame(x, y, z, distance = 6) {
-    this.controls.target.set(x, y, z);
     const dir = this.camera.position.clone().sub(this.controls.target).normalize();
+    this.controls.target.set(x, y, z);
     this.camera.position.copy(this.controls.target).addScaledVector(dir, distance);
+  }
+
+  // Frames a set of ground points [[x, z], ...]: their centre, far enough
+  // back for the widest of them to fit the view, from at least 25 degrees up.
+  frameAll(points, height = 0.9) {
+    if (!points.length) return;
+    const cx = points.reduce((a, p) => a + p[0], 0) / points.length;
+    const cz = points.reduce((a, p) => a + p[1], 0) / points.length;
+    const radius = Math.max(1.5, ...points.map((p) => Math.hypot(p[0] - cx, p[1] - cz))) + 1.0;
+    const half = (this.camera.fov * Math.PI) / 360;
+    const fit = Math.min(half, Math.atan(Math.tan(half) * this.camera.aspect));
+    const offset = this.camera.position.clone().sub(this.controls.target);
+    const s = new THREE.Spherical().setFromVector3(offset);
+    s.phi = Math.min(s.phi, Math.PI / 2 - (25 * Math.PI) / 180);
+    s.radius = radius / Math.sin(fit);
+    this.controls.target.set(cx, height, cz);
+    this.camera.position.copy(this.controls.target).add(new THREE.Vector3().setFromSpherical(s));
   }
 }
 
@@ -231,8 +261,9 @@ export class Trail {
   dispose() { this.viewer.scene.remove(this.line); this.geometry.dispose(); }
 }
 
-// Predicted trajectory (points and a line), desired velocity and facing,
-// current facing: what character_state says about the controller.
+// Predicted trajectory (points and a line), desired trajectory (where the
+// input's velocity leads, dashed), desired velocity and facing, current
+// facing, foot locks: what character_state says about the controller.
 export class TrajectoryView {
   constructor(viewer) {
     this.viewer = viewer;
@@ -246,6 +277,29 @@ export class TrajectoryView {
       this.dots.push(dot);
       this.group.add(dot);
     }
+    this.desiredGeometry = new THREE.BufferGeometry();
+    this.desiredGeometry.setAttribute('position', new THREE.BufferAttribute(new Float32Array(3 * 9), 3));
+    this.desired = new THREE.Line(this.desiredGeometry,
+      new THREE.LineDashedMaterial({ color: 0xff7043, dashSize: 0.12, gapSize: 0.08 }));
+    this.desired.frustumCulled = false;
+    this.desiredDots = [];
+    for (let i = 0; i < 8; i++) {
+      const ring = new THREE.Mesh(new THREE.RingGeometry(0.035, 0.055, 16).rotateX(-Math.PI / 2),
+        new THREE.MeshBasicMaterial({ color: 0xff7043, side: THREE.DoubleSide }));
+      ring.visible = false;
+      this.desiredDots.push(ring);
+      this.group.add(ring);
+    }
+    this.group.add(this.desired);
+    // A foot lock: a square frame where a planted foot is held.
+    this.locks = [];
+    for (let i = 0; i < 4; i++) {
+      const lock = new THREE.Mesh(new THREE.RingGeometry(0.07, 0.1, 4, 1).rotateZ(Math.PI / 4).rotateX(-Math.PI / 2),
+        new THREE.MeshBasicMaterial({ color: 0xf06292, side: THREE.DoubleSide }));
+      lock.visible = false;
+      this.locks.push(lock);
+      this.group.add(lock);
+    }
     const arrow = (color) => new THREE.ArrowHelper(new THREE.Vector3(0, 0, 1), new THREE.Vector3(), 1, color, 0.16,
       0.09);
     this.desiredVelocity = arrow(0xff7043);
@@ -255,14 +309,31 @@ export class TrajectoryView {
     viewer.scene.add(this.group);
   }
 
-  // state: CharacterStateResponse (world space).
-  update(state, headingOf) {
+  // state: CharacterStateResponse (world space); times: seconds of the
+  // trajectory samples ahead (the schema's frame offsets / frame rate).
+  update(state, headingOf, times = []) {
     const p = state.position || { x: 0, y: 0, z: 0 };
     const trajectory = (state.trajectory || []).map((t) => [t.x, 0.02, t.z]);
     this.predicted.set([[p.x, 0.02, p.z], ...trajectory]);
     this.dots.forEach((dot, i) => {
       dot.visible = i < trajectory.length;
       if (dot.visible) dot.position.set(...trajectory[i]);
+    });
+    const dv = state.desired_velocity || { x: 0, z: 0 };
+    const desired = [[p.x, 0.025, p.z], ...times.slice(0, 8).map((t) => [p.x + dv.x * t, 0.025, p.z + dv.z * t])];
+    const a = this.desiredGeometry.attributes.position.array;
+    desired.forEach((q, i) => a.set(q, 3 * i));
+    this.desiredGeometry.attributes.position.needsUpdate = true;
+    this.desiredGeometry.setDrawRange(0, desired.length);
+    this.desired.computeLineDistances();
+    this.desiredDots.forEach((ring, i) => {
+      ring.visible = i + 1 < desired.length;
+      if (ring.visible) ring.position.set(...desired[i + 1]);
+    });
+    this.locks.forEach((lock, i) => {
+      const foot = (state.feet || [])[i];
+      lock.visible = !!(foot && foot.locked);
+      if (lock.visible) lock.position.set(foot.position.x, 0.006, foot.position.z);
     });
     const base = new THREE.Vector3(p.x, 0.03, p.z);
     const v = state.desired_velocity || { x: 0, z: 0 };

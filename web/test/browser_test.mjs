@@ -16,6 +16,9 @@ const crowdIds = crowdArg.split(',');
 const WAIT_MS = 30000; // bound on any wait for the page
 const ANGLE_DEG = 30; // moved within this of the asked direction
 const MIN_DISTANCE_M = 0.8; // in two seconds at full stick (1.75 m/s once the springs catch up)
+const COST_TOLERANCE = 1e-3; // a group's cost from the two vectors against the server's split (relative, + 1e-6)
+const SWITCH_M_PER_TICK = 0.05; // a root across the encoding switch (the crowd walks 0.9 m/s: 1.5 cm a tick)
+const LOCK_SLIP_M = 0.02; // median distance of a locked foot's streamed toe from where it is held
 
 let failures = 0;
 function ok(condition, what) {
@@ -36,6 +39,12 @@ const browser = await puppeteer.launch({
 try {
   const page = await browser.newPage();
   await page.setViewport({ width: 1600, height: 900 });
+  // A gamepad the page can poll (navigator.getGamepads), its sticks set by the test.
+  await page.evaluateOnNewDocument(() => {
+    window.testPad = { id: 'test pad (simulated)', connected: true, axes: [0, 0, 0, 0],
+      buttons: Array.from({ length: 17 }, () => ({ pressed: false, value: 0 })) };
+    Object.defineProperty(Navigator.prototype, 'getGamepads', { value: () => [window.testPad], configurable: true });
+  });
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
   const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.previewer.state, (k, v) =>
@@ -111,6 +120,10 @@ try {
   const desired = s.character.state.desired_velocity;
   ok(angle([desired.x, desired.z], camera.forward) < 5,
     `the server's desired velocity points where the camera looks (${angle([desired.x, desired.z], camera.forward).toFixed(1)} deg)`);
+  const far = s.character.desired[s.character.desired.length - 1];
+  const ahead = [far[0] - s.character.desired[0][0], far[1] - s.character.desired[0][1]];
+  ok(s.character.desired.length > 1 && angle(ahead, camera.forward) < 5 && Math.hypot(...ahead) > 0.5,
+    `the desired trajectory runs ${Math.hypot(...ahead).toFixed(2)} m ahead, ${angle(ahead, camera.forward).toFixed(1)} deg from the camera's forward`);
   await sleep(1000);
   await page.keyboard.up('KeyW');
   s = await state();
@@ -135,12 +148,51 @@ try {
   const along = right[0] * camera.right[0] + right[1] * camera.right[1];
   ok(along > 0.5 * Math.hypot(...right) && along > 0.3,
     `then D: it turned to the camera's right (${along.toFixed(2)} m of ${Math.hypot(...right).toFixed(2)} m along it)`);
+  // The left stick of a gamepad (simulated: the page polls navigator.getGamepads), from a stop, pulled
+  // toward the player (axis 1 positive): toward the camera, a quarter turn from where it faces.
+  await waitFor(() => {
+    const v = window.previewer.state.character.state.velocity;
+    return Math.hypot(v.x, v.z) < 0.1;
+  });
+  s = await state();
+  const beforePad = s.character.root;
+  await page.evaluate(() => { window.testPad.axes[1] = 1; });
+  await sleep(900);
+  const padInput = (await state()).input;
+  await sleep(900);
+  await page.evaluate(() => { window.testPad.axes[1] = 0; });
+  s = await state();
+  const back = [s.character.root[0] - beforePad[0], s.character.root[2] - beforePad[2]];
+  const toward = -(back[0] * camera.forward[0] + back[1] * camera.forward[1]);
+  ok(padInput.source.startsWith('gamepad') && Math.hypot(...padInput.stick) > 0.98,
+    `gamepad input read (${padInput.source}: stick ${padInput.stick.map((v) => v.toFixed(2))})`);
+  ok(toward > 0.5 * Math.hypot(...back) && toward > 0.3,
+    `gamepad stick pulled back: it came toward the camera (${toward.toFixed(2)} m of ${Math.hypot(...back).toFixed(2)} m along it)`);
+
   await waitFor(() => window.previewer.state.match && window.previewer.state.character.offsets);
   s = await state();
-  ok(s.match.groups.length === s.describe.features.length && s.match.margin >= 0,
-    `matching: cost split by ${s.match.groups.length} feature groups, margin ${s.match.margin.toFixed(4)}, best frame ${s.match.frame}`);
+  const m = s.match;
+  ok(m.groups.length === s.describe.features.length && m.margin >= 0,
+    `matching: cost split by ${m.groups.length} feature groups, margin ${m.margin.toFixed(4)}, best frame ${m.frame}`);
+  const dims = s.databases.find((d) => d.name === 'default').feature_dims;
+  ok(m.query.length === dims && m.features.length === dims, `query and match feature vectors (${dims} columns each)`);
+  let worstGroup = null, worstError = 0;
+  for (const g of m.groups) {
+    let sum = 0;
+    for (let c = g.first; c < g.first + g.dims; c++) sum += (m.query[c] - m.features[c]) ** 2;
+    const error = Math.abs(sum - g.cost) / (Math.abs(g.cost) + 1e-6 / COST_TOLERANCE);
+    if (error >= worstError) { worstError = error; worstGroup = `${g.name} (${sum.toFixed(5)} from the vectors, ${g.cost.toFixed(5)} from the server)`; }
+  }
+  ok(worstError < COST_TOLERANCE, `each group's cost is the squared distance of the two vectors' columns (worst: ${worstGroup})`);
+  const total = m.groups.reduce((a, g) => a + g.cost, 0);
+  ok(Math.abs(total - m.cost) <= COST_TOLERANCE * Math.max(m.cost, 1e-3), `the groups add up to the best cost (${total.toFixed(5)} / ${m.cost.toFixed(5)})`);
   ok(s.character.state.trajectory.length > 0, `predicted trajectory of ${s.character.state.trajectory.length} points`);
   ok(s.character.touchdowns.some((t) => t > 0), `foot contacts seen: ${s.character.touchdowns.join(', ')} touchdowns`);
+  const slips = [...s.character.locks].sort((a, b) => a - b);
+  const median = slips.length ? slips[Math.floor(slips.length / 2)] : Infinity;
+  ok(slips.length > 0 && median < LOCK_SLIP_M,
+    `foot locks seen (${s.character.feet.map((f) => f.bone).join(', ')}); a locked toe stays where it is held ` +
+    `(median ${(100 * median).toFixed(2)} cm, max ${slips.length ? (100 * slips[slips.length - 1]).toFixed(2) : '-'} cm over ${slips.length} samples)`);
 
   // 4. A running crowd (another connection's characters), then the encoding switched.
   await page.click('#follow');
@@ -148,9 +200,8 @@ try {
   await page.click('#crowd-subscribe');
   await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 20), crowdIds);
   s = await state();
+  ok(s.crowd.framed, 'the camera framed the crowd');
   const first = crowdIds.map((id) => s.crowd.characters[id].root);
-  const cx = first.reduce((a, p) => a + p[0], 0) / first.length, cz = first.reduce((a, p) => a + p[2], 0) / first.length;
-  await page.evaluate((x, z) => window.previewer.viewer.frame(x, 0.9, z, 11), cx, cz);
   await sleep(1000);
   s = await state();
   const walked = crowdIds.map((id, i) => Math.hypot(s.crowd.characters[id].root[0] - first[i][0],
@@ -158,19 +209,16 @@ try {
   ok(walked.every((d) => d > 0.3), `${crowdIds.length} crowd characters streamed and walking (${walked.map((d) => d.toFixed(2)).join(' ')} m)`);
   await page.select('#encoding', 'ENCODING_QUANTIZED');
   await waitFor(() => document.getElementById('stream-info').textContent.startsWith('ENCODING_QUANTIZED'));
+  await waitFor((ids) => ids.every((id) => window.previewer.state.crowd.characters[id].switched), crowdIds);
   s = await state();
-  const framesBefore = crowdIds.map((id) => s.crowd.characters[id].frames);
-  const rootsBefore = crowdIds.map((id) => s.crowd.characters[id].root);
-  await waitFor((ids, f) => ids.every((id, i) => window.previewer.state.crowd.characters[id].frames > f[i] + 5), crowdIds, framesBefore);
-  s = await state();
-  const jump = Math.max(...crowdIds.map((id, i) => Math.hypot(s.crowd.characters[id].root[0] - rootsBefore[i][0],
-    s.crowd.characters[id].root[2] - rootsBefore[i][2])));
-  ok(s.encoding === 'ENCODING_QUANTIZED' && jump < 0.5, `quantized frames decode to the same crowd (largest move ${jump.toFixed(3)} m over a few frames)`);
-  await page.evaluate((ids) => {
-    const roots = ids.map((id) => window.previewer.state.crowd.characters[id].root);
-    const x = roots.reduce((a, p) => a + p[0], 0) / roots.length, z = roots.reduce((a, p) => a + p[2], 0) / roots.length;
-    window.previewer.viewer.frame(x, 0.9, z, 9);
-  }, crowdIds);
+  const perTick = crowdIds.map((id) => {
+    const w = s.crowd.characters[id].switched;
+    return w.move / Math.max(1, w.ticks);
+  });
+  ok(s.encoding === 'ENCODING_QUANTIZED' && Math.max(...perTick) < SWITCH_M_PER_TICK,
+    `quantized frames decode to the same crowd: across the switch the roots moved ${perTick.map((v) => (100 * v).toFixed(2)).join(' ')} cm a tick`);
+  await page.click('#crowd-frame');
+  await page.evaluate(() => document.getElementById('crowd-list').scrollIntoView({ block: 'end' }));
   await sleep(800);
   await page.screenshot({ path: path.join(shots, 'previewer-crowd.png') });
   await page.click('.tabs button[data-tab="features"]');
