@@ -1,0 +1,132 @@
+/*
+ * anim_client_character.h: characters the server ticks (part of the client
+ * library; include anim_client.h).
+ *
+ * A character is a controller the server ticks (60 Hz by default; motion
+ * matching so far): the client steers it with input and subscribes to its poses.
+ * Characters belong to the connection that created them (only it steers or
+ * destroys them) and are destroyed when it closes; any connection may
+ * subscribe to any character (anim_client_stream.h).
+ *
+ * This header: creating characters (in a mode: motion matching so far),
+ * steering them with input, reading their state, destroying them. Their
+ * poses arrive through subscriptions (anim_client_stream.h). Every request
+ * has a blocking form and a _send form with a typed callback (results valid
+ * during the callback only).
+ */
+#ifndef ANIM_CLIENT_CHARACTER_H
+#define ANIM_CLIENT_CHARACTER_H
+
+#include "anim_client_inertialize.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How the server animates a character (CharacterMode on the wire). */
+enum { ANIM_CHARACTER_MODE_MOTION_MATCHING = 0 };
+
+/* Controller parameters; a field left 0 takes the server default. */
+typedef struct {
+  int search_interval;          /* frames between searches [10] */
+  float inertialize_halflife;   /* s [0.1] */
+  float velocity_halflife, rotation_halflife; /* s [0.27, 0.27] */
+  float forward_speed, side_speed, back_speed; /* m/s [1.75, 1.5, 1.25] */
+  int ignore_surrounding, ignore_range_end;   /* frames [20, 20] */
+  float transition_cost;        /* [0] */
+  float replan_threshold;       /* m/s change of desired velocity forcing a search [0.5] */
+  float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity [4 Hz, 1, 0] */
+} anim_character_params_t;
+
+typedef struct {
+  float x, z;        /* metres */
+  float facing;      /* radians about +Y, 0 faces +Z */
+  int start_frame;   /* -1: the database's first frame */
+} anim_character_placement_t;
+
+enum { ANIM_INPUT_KIND_STICK = 0, ANIM_INPUT_KIND_VELOCITY = 1, ANIM_INPUT_KIND_GOAL = 2 };
+
+/* One of: a stick (x right, z forward, |stick| <= 1) relative to the camera
+ * azimuth, strafe keeping the camera's facing; a desired world velocity
+ * (m/s) and facing (radians); a goal position to walk to at goal_speed. */
+typedef struct {
+  int kind;                         /* ANIM_INPUT_KIND_* */
+  float stick_x, stick_z, camera_azimuth;
+  int strafe;
+  float velocity_x, velocity_z, facing;
+  float goal_x, goal_z, goal_speed;
+} anim_character_input_t;
+
+/* A character's state between two ticks. Owned by the library:
+ * anim_character_state_free. */
+typedef struct {
+  uint64_t database_version, tick;
+  float position[3], velocity[3], rotation[4], angular_velocity[3]; /* simulation, world space */
+  float desired_velocity[3], desired_rotation[4];
+  int ntrajectory;
+  float trajectory[8][3];           /* predicted positions */
+  uint32_t frame, range;
+  char range_name[64];
+  float time_since_transition;      /* s */
+  uint64_t searches, transitions;
+  float inertialize_halflife;
+  anim_inertializer_state_t inertializer; /* offsets (nbones 0 unless asked) and anchor */
+} anim_character_state_t;
+
+/* What a creation needs. Start from anim_characters_create_options_init;
+ * new modes add their fields here.
+ *  1. database names a loaded database; n >= 1;
+ *  2. placements is NULL (n characters at the origin) or has n entries;
+ *  3. params NULL: the server's defaults. */
+typedef struct {
+  const char *database;
+  int mode;                                     /* ANIM_CHARACTER_MODE_* */
+  const anim_character_params_t *params;
+  const anim_character_placement_t *placements;
+  int n;
+} anim_characters_create_options_t;
+
+void anim_characters_create_options_init(anim_characters_create_options_t *options);
+void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */
+void anim_character_input_stick(anim_character_input_t *out, float x, float z, float camera_azimuth, int strafe);
+void anim_character_input_velocity(anim_character_input_t *out, float vx, float vz, float facing);
+void anim_character_input_goal(anim_character_input_t *out, float x, float z, float speed);
+/* NULL is ignored. */
+void anim_character_state_free(anim_character_state_t *state);
+
+/* characters: the ids created, in the order of the placements. */
+typedef void (*anim_characters_created_cb)(anim_client_t *client, uint64_t id, int status, const uint64_t *characters,
+                                           int n, void *data);
+typedef void (*anim_character_state_cb)(anim_client_t *client, uint64_t id, int status,
+                                        const anim_character_state_t *state, void *data);
+
+/* Creates options->n characters; out_ids receives n ids. All or nothing. */
+int anim_client_characters_create_with(anim_client_t *client, const anim_characters_create_options_t *options,
+                                       uint64_t *out_ids, int timeout_ms);
+int anim_client_characters_create_send(anim_client_t *client, const anim_characters_create_options_t *options,
+                                       anim_characters_created_cb cb, void *data, uint64_t *out_id);
+/* The same in motion-matching mode: n >= 1 characters (placements may be
+ * NULL for n at the origin) on database. params may be NULL. */
+int anim_client_characters_create(anim_client_t *client, const char *database, const anim_character_params_t *params,
+                                  const anim_character_placement_t *placements, int n, uint64_t *out_ids,
+                                  int timeout_ms);
+int anim_client_characters_destroy(anim_client_t *client, const uint64_t *ids, int n, int timeout_ms);
+int anim_client_characters_destroy_send(anim_client_t *client, const uint64_t *ids, int n, anim_status_cb cb,
+                                        void *data, uint64_t *out_id);
+/* Input for n characters, all checked before any is applied; it holds until
+ * changed. out_tick (may be NULL): the tick that applies it. */
+int anim_client_characters_set_input(anim_client_t *client, const uint64_t *ids, const anim_character_input_t *inputs,
+                                     int n, uint64_t *out_tick, int timeout_ms);
+int anim_client_characters_set_input_send(anim_client_t *client, const uint64_t *ids,
+                                          const anim_character_input_t *inputs, int n, anim_status_cb cb, void *data,
+                                          uint64_t *out_id);
+/* offsets: include the inertializer's per-bone offsets. */
+int anim_client_character_state(anim_client_t *client, uint64_t id, int offsets, anim_character_state_t **out_state,
+                                int timeout_ms);
+int anim_client_character_state_send(anim_client_t *client, uint64_t id, int offsets, anim_character_state_cb cb,
+                                     void *data, uint64_t *out_id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
