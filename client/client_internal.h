@@ -11,9 +11,10 @@
  *
  * Adding a request (client side): in the area's api_<area>.c, a completion
  * (`foo_complete`: convert with anim__foo_from, then anim__pending_deliver
- * or the typed callback), `anim_client_foo_send` (build, anim__client_send)
- * and `anim_client_foo` (ready, send, wait); the converter in convert.c; the
- * two prototypes and the callback type in include/anim_client_<area>.h.
+ * to a blocking caller or the typed callback), `anim_client_foo_send`
+ * (check, build, anim__client_send) and `anim_client_foo` (ready, send,
+ * wait); the converter in convert*.c; the two prototypes and the callback
+ * type in include/anim_client_<area>.h.
  */
 #ifndef ANIM_CLIENT_INTERNAL_H
 #define ANIM_CLIENT_INTERNAL_H
@@ -84,6 +85,15 @@ int anim__client_send(anim_client_t *client, Animserver__Request *request, Anims
 int anim__client_send_with(anim_client_t *client, Animserver__Request *request, Animserver__Response__BodyCase expect,
                            anim__complete_fn complete, anim__cb_fn cb, void *data, void *extra, uint64_t *out_id);
 
+/* The completion of a request answered by its status and one number (a
+ * tick, a count): value goes to a blocking caller (a uint64_t), else
+ * p->cb, an anim_status_cb, runs. */
+void anim__client_complete_status(anim_client_t *client, anim__pending_t *p, int status, uint64_t value);
+/* The completion of a request answered by its status alone (an
+ * anim__complete_fn: anim__client_complete_status with value 0). */
+void anim__client_status_complete(anim_client_t *client, anim__pending_t *p, int status,
+                                  const Animserver__Response *r);
+
 /* Blocking calls, before sending: with reconnection, waits for the
  * connection within *timeout_ms (reduced by the time spent). 0 or
  * ANIM_ECLOSED. */
@@ -94,8 +104,6 @@ int anim__client_ready(anim_client_t *client, int *timeout_ms);
  * (the request is then forgotten: a late answer is ignored) or a
  * connection error. */
 int anim__client_wait(anim_client_t *client, int rc, uint64_t id, void *out, size_t out_size, int timeout_ms);
-/* The same with the caller's waiter (w->size: what the completion delivered). */
-int anim__client_wait_for(anim_client_t *client, int rc, uint64_t id, anim__waiter_t *w, int timeout_ms);
 
 /* api_stream.c: stream messages go to fn(ctx, ...); drop(client, ctx) when
  * the connection is dropped or the client closed (the handler is then

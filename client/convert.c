@@ -72,7 +72,7 @@ int anim__summaries_from(const Animserver__ListDatabasesResponse *m, anim_db_sum
   if (m->n_databases == 0) return 0;
   anim_db_summary_t *s = calloc(m->n_databases, sizeof *s);
   if (!s) return ANIM_ENOMEM;
-  for (size_t i = 0; i < m->n_databases; i++) anim__summary_from(&s[i], m->databases[i]);
+  for (size_t i = 0; i < m->n_databases; i++) anim__summary_from(m->databases[i], &s[i]);
   *out_summaries = s;
   *out_count = (int)m->n_databases;
   return 0;
@@ -112,7 +112,7 @@ int anim__description_from(const Animserver__DescribeDatabaseResponse *m, anim_d
   if (!m) return ANIM_EPROTO;
   anim_db_description_t *d = calloc(1, sizeof *d);
   if (!d) return ANIM_ENOMEM;
-  anim__summary_from(&d->summary, m->summary);
+  anim__summary_from(m->summary, &d->summary);
   size_t dims = d->summary.feature_dims;
   d->bone_names = calloc(m->n_bones + 1, sizeof *d->bone_names);
   d->bone_parents = calloc(m->n_bones + 1, sizeof *d->bone_parents);

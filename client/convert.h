@@ -86,7 +86,11 @@ typedef struct {
 int anim__query_to_proto(const anim_query_t *in, anim__query_views_t *out);
 int anim__pose_source_to_proto(const anim_pose_source_t *in, anim__pose_source_views_t *out);
 void anim__inertializer_state_to_proto(const anim_inertializer_state_t *in, Animserver__InertializerState *out);
-int anim__create_to_proto(const anim_characters_create_options_t *in, anim__create_views_t *out);
+/* Checks the creation's arguments (database, 1 <= n, a known mode) and
+ * builds its request. */
+int anim__create_to_proto(const char *database, const anim_character_mode_t *mode,
+                          const anim_character_params_t *params, const anim_character_placement_t *placements, int n,
+                          anim__create_views_t *out);
 void anim__create_views_free(anim__create_views_t *views);
 int anim__inputs_to_proto(const uint64_t *ids, const anim_character_input_t *inputs, int n, anim__input_views_t *out);
 void anim__input_views_free(anim__input_views_t *views);

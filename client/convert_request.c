@@ -142,14 +142,16 @@ void anim__create_views_free(anim__create_views_t *views) {
   views->items = NULL, views->pointers = NULL, views->frames = NULL;
 }
 
-int anim__create_to_proto(const anim_characters_create_options_t *in, anim__create_views_t *out) {
+int anim__create_to_proto(const char *database, const anim_character_mode_t *mode,
+                          const anim_character_params_t *params, const anim_character_placement_t *placements, int count,
+                          anim__create_views_t *out) {
   memset(out, 0, sizeof *out);
-  if (!in || !in->database || in->n < 1 || in->mode < 0) return ANIM_EINVAL;
-  size_t n = (size_t)in->n;
+  if (!database || count < 1 || (mode && mode->mode != ANIM_MODE_MOTION_MATCHING)) return ANIM_EINVAL;
+  size_t n = (size_t)count;
   Animserver__CreateCharactersRequest create = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
-  Animserver__ControllerParams params = ANIMSERVER__CONTROLLER_PARAMS__INIT;
+  Animserver__ControllerParams params_init = ANIMSERVER__CONTROLLER_PARAMS__INIT;
   out->create = create;
-  out->params = params;
+  out->params = params_init;
   out->items = calloc(n, sizeof *out->items);
   out->pointers = calloc(n, sizeof *out->pointers);
   out->frames = calloc(n, sizeof *out->frames);
@@ -162,7 +164,7 @@ int anim__create_to_proto(const anim_characters_create_options_t *in, anim__crea
     Animserver__FrameIndex frame = ANIMSERVER__FRAME_INDEX__INIT;
     out->items[i] = item;
     out->frames[i] = frame;
-    const anim_character_placement_t *p = in->placements ? &in->placements[i] : NULL;
+    const anim_character_placement_t *p = placements ? &placements[i] : NULL;
     if (p) {
       out->items[i].x = p->x, out->items[i].z = p->z, out->items[i].facing = p->facing;
       if (p->start_frame >= 0) {
@@ -172,9 +174,9 @@ int anim__create_to_proto(const anim_characters_create_options_t *in, anim__crea
     }
     out->pointers[i] = &out->items[i];
   }
-  out->create.database = (char *)in->database;
-  out->create.mode = (Animserver__CharacterMode)in->mode;
-  if (in->params) params_to_proto(&out->params, in->params), out->create.params = &out->params;
+  out->create.database = (char *)database;
+  out->create.mode = mode ? (Animserver__CharacterMode)mode->mode : ANIMSERVER__CHARACTER_MODE__MODE_MOTION_MATCHING;
+  if (params) params_to_proto(&out->params, params), out->create.params = &out->params;
   out->create.n_placements = n;
   out->create.placements = out->pointers;
   return 0;

@@ -24,7 +24,13 @@ extern "C" {
 #endif
 
 /* How the server animates a character (CharacterMode on the wire). */
-enum { ANIM_CHARACTER_MODE_MOTION_MATCHING = 0 };
+enum { ANIM_MODE_MOTION_MATCHING = 0 };
+
+/* A character's mode and what that mode needs (anim_client_characters_create_mode);
+ * new modes add their fields here. */
+typedef struct {
+  int mode;                        /* ANIM_MODE_* */
+} anim_character_mode_t;
 
 /* Controller parameters; a field left 0 takes the server default. */
 typedef struct {
@@ -73,20 +79,6 @@ typedef struct {
   anim_inertializer_state_t inertializer; /* offsets (nbones 0 unless asked) and anchor */
 } anim_character_state_t;
 
-/* What a creation needs. Start from anim_characters_create_options_init;
- * new modes add their fields here.
- *  1. database names a loaded database; n >= 1;
- *  2. placements is NULL (n characters at the origin) or has n entries;
- *  3. params NULL: the server's defaults. */
-typedef struct {
-  const char *database;
-  int mode;                                     /* ANIM_CHARACTER_MODE_* */
-  const anim_character_params_t *params;
-  const anim_character_placement_t *placements;
-  int n;
-} anim_characters_create_options_t;
-
-void anim_characters_create_options_init(anim_characters_create_options_t *options);
 void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */
 void anim_character_input_stick(anim_character_input_t *out, float x, float z, float camera_azimuth, int strafe);
 void anim_character_input_velocity(anim_character_input_t *out, float vx, float vz, float facing);
@@ -100,13 +92,19 @@ typedef void (*anim_characters_created_cb)(anim_client_t *client, uint64_t id, i
 typedef void (*anim_character_state_cb)(anim_client_t *client, uint64_t id, int status,
                                         const anim_character_state_t *state, void *data);
 
-/* Creates options->n characters; out_ids receives n ids. All or nothing. */
-int anim_client_characters_create_with(anim_client_t *client, const anim_characters_create_options_t *options,
-                                       uint64_t *out_ids, int timeout_ms);
-int anim_client_characters_create_send(anim_client_t *client, const anim_characters_create_options_t *options,
+/* Creates n >= 1 characters on database (placements NULL: n at the
+ * origin; params NULL: the server's defaults) driven as mode says (NULL:
+ * motion matching); out_ids receives n ids, in the order of the
+ * placements. All or nothing. */
+int anim_client_characters_create_mode(anim_client_t *client, const char *database, const anim_character_mode_t *mode,
+                                       const anim_character_params_t *params,
+                                       const anim_character_placement_t *placements, int n, uint64_t *out_ids,
+                                       int timeout_ms);
+int anim_client_characters_create_send(anim_client_t *client, const char *database, const anim_character_mode_t *mode,
+                                       const anim_character_params_t *params,
+                                       const anim_character_placement_t *placements, int n,
                                        anim_characters_created_cb cb, void *data, uint64_t *out_id);
-/* The same in motion-matching mode: n >= 1 characters (placements may be
- * NULL for n at the origin) on database. params may be NULL. */
+/* The same in motion-matching mode. */
 int anim_client_characters_create(anim_client_t *client, const char *database, const anim_character_params_t *params,
                                   const anim_character_placement_t *placements, int n, uint64_t *out_ids,
                                   int timeout_ms);
