@@ -41,7 +41,7 @@ int anim__reader_space(anim__reader_t *reader, size_t min, uint8_t **out_space, 
     reader->end -= reader->start;
     reader->start = 0;
   }
-  if (reader->cap - reader->end < min) {
+  if (!reader->buf || reader->cap - reader->end < min) {
     size_t cap = reader->cap ? reader->cap : 16384;
     while (cap - reader->end < min) cap *= 2;
     uint8_t *grown = realloc(reader->buf, cap);
@@ -57,21 +57,23 @@ int anim__reader_space(anim__reader_t *reader, size_t min, uint8_t **out_space, 
 void anim__reader_commit(anim__reader_t *reader, size_t n) { reader->end += n; }
 
 int anim__reader_feed(anim__reader_t *reader, const uint8_t *data, size_t len) {
+  if (len == 0) return 0;
   uint8_t *space;
   size_t room;
   int rc = anim__reader_space(reader, len, &space, &room);
   if (rc) return rc;
-  if (len) memcpy(space, data, len);
+  memcpy(space, data, len);
   anim__reader_commit(reader, len);
   return 0;
 }
 
 /* The next frame's payload in place: 1 (found), 0 (incomplete) or an error. */
 static int next_frame(anim__reader_t *reader, const uint8_t **out_payload, size_t *out_len) {
-  const uint8_t *data = reader->buf + reader->start;
   size_t avail = reader->end - reader->start;
+  if (avail == 0) return 0; /* also before the first feed, with no buffer yet */
+  const uint8_t *data = reader->buf + reader->start;
   uint64_t len;
-  int header = avail ? anim_varint_decode(data, avail, &len) : 0;
+  int header = anim_varint_decode(data, avail, &len);
   if (header < 0) return ANIM_EPROTO;
   if (header == 0) return 0;
   /* Refused on its header, before a byte of it is waited for. */
