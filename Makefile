@@ -3,14 +3,18 @@
 #   make            build server, client library, tools
 #   make run        install missing Debian packages, build, run the server on the default database
 #   make test       install missing Debian packages, build, run every test
+#   make preview    the browser previewer against a server on PORT (started on the default database if none)
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make test-loaded  make test and make sanitize with every core kept busy (ROUNDS=1)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
 #   make bench-fit  pose fitting from tracked points on held-out mocap (animbench fit)
+#   make bench-fit-stream  a tracker character fed held-out mocap over the wire; docs/fit_stream_filmstrip.svg
 #   make bench-lmm  learned-motion-matching networks and frames against PyTorch (build/bench-lmm.json)
 #   make lmm-normalization  recover the LMM features' normalization into core/lmm_normalization.c
 #   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
+#   make seq-filmstrips     docs/machine_filmstrip.svg, docs/graph_filmstrip.svg: the jump machine and a
+#                           circle on a motion graph, drawn from what the server streamed to the tests
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
 #   make clean
@@ -83,8 +87,8 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run test sanitize test-loaded bench bench-crowd bench-fit bench-lmm \
-  lmm-normalization lmm-filmstrip install uninstall clean fuzz
+.PHONY: all deps deps-test deps-bench run preview test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm \
+  lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
 deps:
@@ -168,6 +172,13 @@ lmm-normalization: $(BUILD)/lmm_recover
 lmm-filmstrip: $(BUILD)/lmm_filmstrip
 	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
 
+# The streams test_machine_service and test_graph_service record, drawn.
+seq-filmstrips: $(SERVER_BIN) $(BUILD)/animgraph $(BUILD)/tests/test_machine_service $(BUILD)/tests/test_graph_service
+	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) $(BUILD)/tests/test_machine_service
+	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) $(BUILD)/tests/test_graph_service
+	$(BUILD)/animgraph strip --stream $(BUILD)/tests/jump.stream -o docs/machine_filmstrip.svg
+	$(BUILD)/animgraph strip --stream $(BUILD)/tests/circle.stream --radius 3 -o docs/graph_filmstrip.svg
+
 # ---- tests ------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -204,6 +215,17 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	$(SERVER_BIN) $(ARGS)
 
+# The previewer (web/): its npm packages (web/npm-ci.sh, pinned by
+# web/package-lock.json), the page built into build/web, websockify serving it
+# and bridging to the server on PORT (web/preview.sh). PREVIEW_PORT: the page's.
+PORT ?= 7878
+PREVIEW_PORT ?= 8080
+preview: deps-test
+	@$(MAKE) --no-print-directory all
+	@[ -f $(BUILD)/npm/node_modules/.installed ] || web/npm-ci.sh $(BUILD)/npm
+	@web/build.sh $(BUILD)/web $(BUILD)/npm/node_modules
+	@web/preview.sh $(BUILD) $(PORT) $(PREVIEW_PORT)
+
 # ---- benchmarks -----------------------------------------------------------------
 BENCH_C := $(filter-out bench/bench_lmm.c,$(sort $(wildcard bench/*.c)))
 BENCH_CXX := $(sort $(wildcard bench/*.cpp))
@@ -213,7 +235,7 @@ $(BUILD)/obj/bench/%.o: bench/%.cpp
 	$(Q)$(CXX) -std=c++17 $(OPT) -g -Wall -Wextra -MMD -MP -Icore -Iinclude $(SAN_FLAGS) -c $< -o $@
 $(call obj,$(BENCH_C)): | $(GEN_H)
 $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
-    $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c) $(CLIENT_LIB) $(CORE_LIB)
+    $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c tests/support/raw_client.c tests/support/tracker_feed.c) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
 
@@ -237,6 +259,11 @@ bench-crowd: deps-bench
 bench-fit: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
 	$(BUILD)/animbench fit --shared $(SHARED_DIR) --json $(BUILD)/bench-fit.json --svg $(BUILD)/fit-filmstrip.svg $(FIT_ARGS)
+
+bench-fit-stream: deps-bench
+	@$(MAKE) --no-print-directory all $(BUILD)/animbench
+	ANIM_BUILD_DIR=$(BUILD) $(BUILD)/animbench fit-stream --shared $(SHARED_DIR) --json $(BUILD)/bench-fit-stream.json \
+	  --svg docs/fit_stream_filmstrip.svg
 
 # ---- install -------------------------------------------------------------------
 install: all

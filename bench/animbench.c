@@ -5,6 +5,7 @@
  *   animbench crowd [options]    characters ticked and streamed by the server (bench_crowd.c)
  *   animbench graph [options]    motion graph build, path following, state machines (bench_graph.c)
  *   animbench fit [options]      pose fitting from tracked points on held-out mocap (bench_fit.c)
+ *   animbench fit-stream [options] a tracker character of the server fed a held-out clip over the wire (bench_fit_stream.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
@@ -17,6 +18,7 @@ int bench_search(int argc, char **argv);
 int bench_crowd(int argc, char **argv);
 int bench_graph(int argc, char **argv);
 int bench_fit(int argc, char **argv);
+int bench_fit_stream(int argc, char **argv);
 
 static const struct {
   const char *name;
@@ -27,6 +29,7 @@ static const struct {
     {"crowd", bench_crowd, "[--sizes 1000,2000,10k] [--connections 10] [--seconds 5] ..."},
     {"graph", bench_graph, "[--shared DIR] [--sizes 6k,30k] [--seconds 30] [--threads 2]"},
     {"fit", bench_fit, "[--shared DIR] [--noise M] [--repeat N] [--json FILE] [--svg FILE]"},
+    {"fit-stream", bench_fit_stream, "[--shared DIR] [--json FILE] [--svg FILE]"},
 };
 
 int main(int argc, char **argv) {

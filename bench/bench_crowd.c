@@ -20,6 +20,12 @@
  * (character-ticks per second of one core), so the server's figures read as a
  * fraction of what the bare algorithm allows.
  *
+ * --trackers: tracker-driven characters (MODE_TRACKER) instead, on the
+ * Bandai Namco database without its held-out clips, each fed head, hands
+ * and pelvis points of a held-out clip every --tracker-every ticks by a
+ * sender thread (bench/crowd_trackers.h); the baseline is then the fit in
+ * process on one core.
+ *
  * Readers are raw by default: they count frames with the wire framing only,
  * so the benchmark's own clients take little of the two cores the server
  * needs (--readers lib decodes every pose through the client library, as a
@@ -38,6 +44,8 @@
 #include "bench_util.h"
 #include "anim_client.h"
 #include "controller.h"
+#include "lmm.h"
+#include "crowd_trackers.h"
 #include "procgen.h"
 #include "search.h"
 #include "server_proc.h"
@@ -48,10 +56,15 @@
 typedef struct {
   int characters, connections, seconds, search_interval, encoding, rotations_only, lib_readers, warmup_s;
   double rate;
+  crowd_trackers_t *trackers; /* --trackers: tracker characters, fed every tracker_every ticks */
+  int tracker_every;
+  crowd_trackers_fit_t fit;   /* --fit-search-interval, --fit-iterations */
+  const char *lmm_dir;        /* --learned: learned characters (MODE_LEARNED) on the networks in this folder */
 } options_t;
 
 typedef struct {
   anim_client_t *client;
+  anim_test_raw_t raw; /* --trackers: the connection, raw frames */
   uint64_t *ids;
   int n;
   volatile int stop;
@@ -63,6 +76,44 @@ typedef struct {
 static unsigned rng = 2463534242u;
 
 /* ---- in-process baseline --------------------------------------------------------------- */
+
+/* --learned: the same networks ticked in this process on one thread, in
+ * batches of the server's chunk size (256), steered like the server's. */
+static double baseline_learned_ticks_per_second(const char *dir, int search_interval) {
+  enum { N = 512, BATCH = 256, TICKS = 240 };
+  char err[256];
+  int code;
+  anim_lmm_networks_t *nets = anim_lmm_networks_load(dir, NULL, &code, err, sizeof err);
+  if (!nets) return fprintf(stderr, "animbench crowd --learned: %s\n", err), 0.0;
+  anim_lmm_character_t *c = calloc(N, sizeof *c), *list[N];
+  float *scratch = malloc(anim_lmm_scratch_floats(nets, BATCH) * sizeof *scratch);
+  anim_controller_params_t p;
+  anim_lmm_params_default(&p);
+  p.search_interval = search_interval;
+  for (int i = 0; i < N; i++) {
+    anim_lmm_character_init(&c[i], nets, &p, vec3_make((float)i, 0, 0), 0, scratch);
+    anim_lmm_stagger(&c[i], i % search_interval);
+    anim_controller_input_t in = {0};
+    in.kind = ANIM_INPUT_STICK, in.stick_z = 0.8f;
+    anim_lmm_set_input(&c[i], &in);
+    list[i] = &c[i];
+  }
+  double start = bench_now_s();
+  for (int t = 0; t < TICKS; t++) {
+    if (t % 60 == 0)
+      for (int i = 0; i < N; i += 5) {
+        anim_controller_input_t in = {0};
+        float a = 6.2831853f * bench_uniform(&rng);
+        in.stick_x = 0.9f * sinf(a), in.stick_z = 0.9f * cosf(a);
+        anim_lmm_set_input(&c[i], &in);
+      }
+    for (int i = 0; i < N; i += BATCH) anim_lmm_tick_batch(list + i, BATCH, 1.0f / 60.0f, scratch);
+  }
+  double elapsed = bench_now_s() - start;
+  free(c), free(scratch);
+  anim_lmm_networks_free(nets);
+  return (double)N * TICKS / elapsed;
+}
 
 static double baseline_ticks_per_second(int search_interval) {
   anim_database_t db;
@@ -118,7 +169,7 @@ static void *reader_main(void *arg) {
   }
   /* Raw: this thread drains the socket and counts bytes (the library may
    * have read part of a frame already, so frames are not parsed here). */
-  int fd = anim_client_fd(c->client);
+  int fd = c->client ? anim_client_fd(c->client) : c->raw.fd;
   static __thread uint8_t buffer[1 << 18];
   while (!c->stop) {
     struct pollfd p = {fd, POLLIN, 0};
@@ -129,6 +180,30 @@ static void *reader_main(void *arg) {
       break;
     }
     c->bytes += (uint64_t)n;
+  }
+  return NULL;
+}
+
+/* --trackers: every connection's characters get the next clip frame every
+ * tracker_every ticks, on the server's clock as this process keeps it. */
+typedef struct {
+  const options_t *o;
+  connection_t *conns;
+  volatile int stop;
+  long sent, failed;
+} sender_t;
+
+static void *sender_main(void *arg) {
+  sender_t *s = arg;
+  double period = s->o->tracker_every / s->o->rate, next = bench_now_s();
+  for (long step = 0; !s->stop; step += s->o->tracker_every) {
+    for (int i = 0; i < s->o->connections; i++)
+      if (crowd_trackers_send(s->o->trackers, &s->conns[i].raw, s->conns[i].ids, s->conns[i].n, step) == 0) s->sent++;
+      else s->failed++;
+    next += period;
+    double wait = next - bench_now_s();
+    if (wait > 0) usleep((useconds_t)(wait * 1e6));
+    else next = bench_now_s(); /* behind: no burst to catch up */
   }
   return NULL;
 }
@@ -152,6 +227,13 @@ typedef struct {
 static int setup_connection(connection_t *c, const anim_test_server_t *server, const options_t *o, int n, int index) {
   int err;
   memset(c, 0, sizeof *c);
+  c->raw.fd = -1;
+  if (o->trackers) {
+    c->n = n;
+    c->ids = malloc((size_t)n * sizeof *c->ids);
+    if (anim_test_raw_open(&c->raw, server) != 0) return ANIM_ECONNECT;
+    return crowd_trackers_setup(o->trackers, &c->raw, n, o->encoding == ANIM_POSE_FLOAT ? 0 : 1, &o->fit, c->ids);
+  }
   c->client = anim_client_connect(server->host, server->port, NULL, &err);
   if (!c->client) return err;
   c->n = n;
@@ -160,11 +242,14 @@ static int setup_connection(connection_t *c, const anim_test_server_t *server, c
   anim_character_placement_t *place = malloc((size_t)n * sizeof *place);
   for (int i = 0; i < n; i++)
     place[i] = (anim_character_placement_t){(float)(i % 100) * 2.0f, (float)(i / 100 + index * 60) * 2.0f,
-                                            6.2831853f * bench_uniform(&rng), (int)(bench_uniform(&rng) * 4000)};
+                                            6.2831853f * bench_uniform(&rng),
+                                            o->lmm_dir ? -1 : (int)(bench_uniform(&rng) * 4000)};
   anim_character_params_t params;
   anim_character_params_init(&params);
   params.search_interval = o->search_interval;
-  int rc = anim_client_characters_create(c->client, "default", &params, place, n, c->ids, TIMEOUT_MS);
+  anim_character_mode_t mode = {.mode = o->lmm_dir ? ANIM_MODE_LEARNED : ANIM_MODE_MOTION_MATCHING};
+  int rc = anim_client_characters_create_mode(c->client, o->lmm_dir ? "lmm" : "default", &mode, &params, place, n,
+                                              c->ids, TIMEOUT_MS);
   free(place);
   if (rc) return rc;
   anim_character_input_t *in = malloc((size_t)n * sizeof *in);
@@ -200,7 +285,8 @@ static int run_size(const options_t *o, result_t *out) {
   snprintf(rate, sizeof rate, "%g", o->rate);
   snprintf(interval, sizeof interval, "%d", o->characters);
   const char *args[] = {"--tick-rate", rate, "--max-characters", "1000000", "--max-characters-per-connection", interval,
-                        "--log-level", "warn", NULL};
+                        "--log-level", "warn", o->trackers ? "--data-dir" : o->lmm_dir ? "--lmm" : NULL,
+                        o->trackers ? crowd_trackers_dir(o->trackers) : o->lmm_dir, NULL};
   if (anim_test_server_start(&server, "bench_crowd", args) != 0) return -1;
   int err;
   anim_client_t *control = anim_client_connect(server.host, server.port, NULL, &err);
@@ -209,12 +295,17 @@ static int run_size(const options_t *o, result_t *out) {
   uint64_t rss_empty = before.rss_bytes;
   connection_t *conns = calloc((size_t)o->connections, sizeof *conns);
   int rc = 0;
+  if (o->trackers && (rc = anim_client_db_load(control, crowd_trackers_database(o->trackers), NULL, TIMEOUT_MS)))
+    fprintf(stderr, "crowd: load_database: %s\n", anim_strerror(rc));
+  sender_t sender = {o, conns, 0, 0, 0};
+  pthread_t sender_thread = 0;
   for (int i = 0; i < o->connections && !rc; i++) {
     int n = o->characters / o->connections + (i < o->characters % o->connections);
     rc = setup_connection(&conns[i], &server, o, n, i);
   }
   if (rc) fprintf(stderr, "crowd: setup failed: %s\n", anim_strerror(rc));
   for (int i = 0; i < o->connections && !rc; i++) pthread_create(&conns[i].thread, NULL, reader_main, &conns[i]);
+  if (!rc && o->trackers) pthread_create(&sender_thread, NULL, sender_main, &sender);
   if (!rc) {
     sleep((unsigned)o->warmup_s);
     anim_client_server_stats(control, &before, TIMEOUT_MS);
@@ -225,7 +316,7 @@ static int run_size(const options_t *o, result_t *out) {
     double *rtts = malloc((size_t)o->seconds * 50 * sizeof *rtts);
     int nrtt = 0;
     for (int s = 0; s < o->seconds; s++) {
-      if (!o->lib_readers)
+      if (!o->lib_readers && !o->trackers)
         for (int i = 0; i < o->connections; i++) steer(&conns[i]);
       for (int k = 0; k < 50; k++) {
         uint64_t rtt_us;
@@ -260,10 +351,14 @@ static int run_size(const options_t *o, result_t *out) {
     free(rtts);
     (void)frames, (void)frames0;
   }
+  sender.stop = 1;
+  if (sender_thread) pthread_join(sender_thread, NULL);
+  if (sender.failed) fprintf(stderr, "crowd: %ld of %ld set_trackers could not be sent\n", sender.failed, sender.sent + sender.failed);
   for (int i = 0; i < o->connections; i++) {
     conns[i].stop = 1;
     if (conns[i].thread) pthread_join(conns[i].thread, NULL);
-    anim_client_close(conns[i].client);
+    if (conns[i].client) anim_client_close(conns[i].client);
+    if (o->trackers) anim_test_raw_close(&conns[i].raw);
     free(conns[i].ids);
   }
   free(conns);
@@ -301,7 +396,10 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
-  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0};
+  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL};
+  int trackers = 0, learned = 0;
+  static char lmm_dir[1024];
+  const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
   int sizes[32], nsizes = parse_sizes("1000,2000,4000,6000,8000,10000", sizes, 32);
   const char *encodings = "quantized,float";
   for (int i = 1; i < argc; i++) {
@@ -314,26 +412,47 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--encodings") && v) encodings = v, i++;
     else if (!strcmp(a, "--rotations-only")) o.rotations_only = 1;
     else if (!strcmp(a, "--readers") && v) o.lib_readers = !strcmp(v, "lib"), i++;
+    else if (!strcmp(a, "--trackers")) trackers = 1;
+    else if (!strcmp(a, "--learned")) learned = 1;
+    else if (!strcmp(a, "--tracker-every") && v) o.tracker_every = atoi(v), i++;
+    else if (!strcmp(a, "--fit-search-interval") && v) o.fit.search_interval = atoi(v), i++;
+    else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
+    else if (!strcmp(a, "--shared") && v) shared = v, i++;
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
-                      "[--readers raw|lib]\n");
+                      "[--readers raw|lib] [--learned] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
+                      "[--shared DIR]\n");
       return 2;
     }
   }
-  if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1) {
+  if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1 ||
+      o.tracker_every < 1 || (trackers && (o.lib_readers || learned))) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
-  const char *build = getenv("ANIM_BUILD_DIR");
-  char tests_dir[1024];
-  snprintf(tests_dir, sizeof tests_dir, "%s/tests", build && *build ? build : "build");
-  mkdir(tests_dir, 0755);
-  double base = baseline_ticks_per_second(o.search_interval);
-  printf("baseline: %.0f character-ticks/s on one core in process (search every %d frames), i.e. %.0f characters "
-         "at %.0f Hz per core\n", base, o.search_interval, base / o.rate, o.rate);
-  printf("server: %d connections, search every %d frames, %s readers, %d s measured after %d s warm-up\n",
-         o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds, o.warmup_s);
+  bench_make_log_dir();
+  if (trackers && !(o.trackers = crowd_trackers_open(shared))) return 1;
+  if (learned) snprintf(lmm_dir, sizeof lmm_dir, "%s/data/lmm", shared), o.lmm_dir = lmm_dir;
+  double base = o.trackers  ? crowd_trackers_baseline(o.trackers, &o.fit)
+                : learned   ? baseline_learned_ticks_per_second(lmm_dir, o.search_interval)
+                            : baseline_ticks_per_second(o.search_interval);
+  if (learned) printf("learned characters (MODE_LEARNED, networks from %s): the baseline is the networks in process, "
+                      "batches of 256\n", lmm_dir);
+  if (o.trackers)
+    printf("baseline: %.0f tracker fits/s on one core in process (head, hands, pelvis), i.e. %.0f characters at %.0f Hz "
+           "per core\n", base, base / o.rate, o.rate);
+  else
+    printf("baseline: %.0f character-ticks/s on one core in process (search every %d frames), i.e. %.0f characters "
+           "at %.0f Hz per core\n", base, o.search_interval, base / o.rate, o.rate);
+  if (o.trackers)
+    printf("server: %d connections of tracker characters (database %s, fit: search every %d frames, %d iterations), "
+           "trackers sent every %d tick(s), raw readers, %d s measured after %d s warm-up\n", o.connections,
+           crowd_trackers_database(o.trackers), o.fit.search_interval ? o.fit.search_interval : 2,
+           o.fit.iterations ? o.fit.iterations : 1, o.tracker_every, o.seconds, o.warmup_s);
+  else
+    printf("server: %d connections, search every %d frames, %s readers, %d s measured after %d s warm-up\n",
+           o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds, o.warmup_s);
   for (const char *e = encodings; *e;) {
     o.encoding = !strncmp(e, "float", 5) ? ANIM_POSE_FLOAT : ANIM_POSE_QUANTIZED;
     printf("\nencoding %s%s\n", o.encoding == ANIM_POSE_FLOAT ? "float" : "quantized",
@@ -343,7 +462,7 @@ int bench_crowd(int argc, char **argv) {
     result_t r = {0};
     for (int s = 0; s < nsizes; s++) {
       o.characters = sizes[s];
-      if (run_size(&o, &r) != 0) return 1;
+      if (run_size(&o, &r) != 0) return crowd_trackers_close(o.trackers), 1;
       print_row(&r);
       if (r.keeps_up && sizes[s] > largest) largest = sizes[s];
     }
@@ -352,5 +471,6 @@ int bench_crowd(int argc, char **argv) {
     const char *comma = strchr(e, ',');
     e = comma ? comma + 1 : e + strlen(e);
   }
+  crowd_trackers_close(o.trackers);
   return 0;
 }

@@ -13,7 +13,8 @@
  * pelvis fed as trackers with Gaussian noise; a second run drops the left
  * hand for one second; a third scales the user by 1.1 (calibration, errors
  * in the user's metres); a fourth gives the four trackers' orientations too
- * (as headsets, controllers and pelvis trackers do).
+ * (as headsets, controllers and pelvis trackers do); a fifth takes one
+ * Gauss-Newton step a frame (the server's tracker characters' default).
  * --svg draws a filmstrip of the held-out turn, fit against truth.
  */
 #include <math.h>
@@ -21,10 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feature_build.h"
 #include "anim_error.h"
 #include "bench_util.h"
 #include "database.h"
+#include "feature_build.h"
 #include "fit_eval.h"
+#include "fit_strip.h"
 #include "heldout.h"
 #include "kinematics.h"
 #include "pose_fit.h"
@@ -50,85 +54,10 @@ static void print_result(FILE *out, const char *name, const fit_eval_result_t *r
             last ? "" : ",");
 }
 
-/* ---- filmstrip ------------------------------------------------------------------------- */
-
-#define STRIP_MAX 24
-typedef struct {
-  const anim_database_t *db;
-  int range, step, count;
-  vec3 fit[STRIP_MAX][ANIM_MAX_BONES], truth[STRIP_MAX][ANIM_MAX_BONES], goals[STRIP_MAX][ANIM_POSE_FIT_MAX_TRACKERS];
-  float yaw[STRIP_MAX];
-  int frame[STRIP_MAX];
-  double error[STRIP_MAX];
-} strip_t;
+/* ---- filmstrip (fit_strip.h) ---------------------------------------------------------------- */
 
 static void strip_frame(void *user, int range, int frame, const anim_pose_fitter_t *f, const vec3 *truth) {
-  strip_t *s = user;
-  int i = frame - s->db->ranges[range].start;
-  if (range != s->range || i % s->step || s->count >= STRIP_MAX) return;
-  int n = s->count++, nb = f->nbones;
-  memcpy(s->fit[n], f->global_positions, sizeof(vec3) * (size_t)nb);
-  memcpy(s->truth[n], truth, sizeof(vec3) * (size_t)nb);
-  for (int k = 0; k < f->model->ntrackers; k++) s->goals[n][k] = f->goal_position[k];
-  quat facing = s->db->global_rotations[(size_t)frame * (size_t)nb]; /* the truth's simulation bone */
-  vec3 fwd = quat_mul_vec3(facing, vec3_make(0, 0, 1));
-  s->yaw[n] = atan2f(fwd.x, fwd.z);
-  s->frame[n] = frame;
-  double e = 0.0;
-  int m = 0;
-  for (int b = 0; b < nb; b++)
-    for (int a = b; a >= 0; a = s->db->skeleton.parents[a])
-      if (a == f->model->pelvis) e += vec3_length(vec3_sub(f->global_positions[b], truth[b])), m++;
-  s->error[n] = m ? e / m : 0.0;
-}
-
-/* Two rows of panels, side view (forward against up) and front view (right
- * against up), both in the true pose's facing frame and centred on its
- * pelvis: the truth in grey, the fit in blue, the tracker goals in red. */
-static void strip_write(const strip_t *s, const anim_pose_fit_model_t *model, const char *path, const char *title) {
-  FILE *out = fopen(path, "w");
-  if (!out) return;
-  const float panel = 170.0f, height = 230.0f, ppm = 95.0f; /* pixels, pixels per metre */
-  const int *parents = s->db->skeleton.parents;
-  float width = panel * (float)s->count;
-  fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
-               "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-          width, 2 * height + 40);
-  fprintf(out, "<text x=\"8\" y=\"16\">%s: truth grey, fit blue, tracker goals red; side view (top row), front view "
-               "(bottom row)</text>\n", title);
-  for (int n = 0; n < s->count; n++) {
-    quat inv = quat_inv(quat_from_angle_axis(s->yaw[n], vec3_make(0, 1, 0)));
-    vec3 centre = s->truth[n][model->pelvis];
-    centre.y = 0.0f;
-    for (int row = 0; row < 2; row++) {
-      float ox = panel * ((float)n + 0.5f), oy = 40 + height * (float)(row + 1) - 15;
-#define U(p) (ox + ppm * (row ? -quat_mul_vec3(inv, vec3_sub(p, centre)).x : quat_mul_vec3(inv, vec3_sub(p, centre)).z))
-#define V(p) (oy - ppm * (p).y)
-      fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\"/>\n", ox - panel / 2 + 6, oy,
-              ox + panel / 2 - 6, oy);
-      for (int pass = 0; pass < 2; pass++) {
-        const vec3 *g = pass ? s->fit[n] : s->truth[n];
-        for (int b = 1; b < s->db->nbones; b++) {
-          int a = parents[b];
-          int below = 0; /* draw the pelvis and what hangs from it */
-          for (int c = a; c >= 0; c = parents[c]) below |= c == model->pelvis;
-          if (!below && a != model->pelvis) continue;
-          fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\" "
-                       "stroke-linecap=\"round\"/>\n",
-                  U(g[a]), V(g[a]), U(g[b]), V(g[b]), pass ? "#1f5fd6" : "#999", pass ? "2" : "5");
-        }
-      }
-      for (int k = 0; k < model->ntrackers; k++)
-        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#d62020\"/>\n", U(s->goals[n][k]),
-                V(s->goals[n][k]));
-#undef U
-#undef V
-    }
-    fprintf(out, "<text x=\"%.0f\" y=\"34\" text-anchor=\"middle\">%.2f s: %.1f cm</text>\n", panel * (n + 0.5f),
-            (double)(s->frame[n] - s->db->ranges[s->range].start) / s->db->frame_rate, 100 * s->error[n]);
-  }
-  fprintf(out, "</svg>\n");
-  fclose(out);
+  fit_strip_add(user, range, frame, f->global_positions, truth, f->goal_position, f->model->ntrackers);
 }
 
 /* Baselines over the same frames: the FK of each pose, and one search of
@@ -216,10 +145,12 @@ int bench_fit(int argc, char **argv) {
     int drop;
     float scale;
     unsigned orientations;
-  } runs[] = {{"head+hands+pelvis", -1, 1.0f, 0},
-              {"left hand dropped 1 s", 1, 1.0f, 0},
-              {"user scaled 1.1", -1, 1.1f, 0},
-              {"with orientations", -1, 1.0f, 15}};
+    int iterations; /* 0: the default */
+  } runs[] = {{"head+hands+pelvis", -1, 1.0f, 0, 0},
+              {"left hand dropped 1 s", 1, 1.0f, 0, 0},
+              {"user scaled 1.1", -1, 1.1f, 0, 0},
+              {"with orientations", -1, 1.0f, 15, 0},
+              {"one step a frame", -1, 1.0f, 0, 1}}; /* tracker characters' default (server/request_fit.h) */
   enum { NRUNS = sizeof runs / sizeof *runs };
   int nruns = NRUNS;
   fit_eval_result_t results[NRUNS];
@@ -230,9 +161,11 @@ int bench_fit(int argc, char **argv) {
     o.drop_tracker = runs[r].drop, o.drop_start = 1.0f, o.drop_seconds = 1.0f;
     o.tracker_scale = runs[r].scale;
     o.orientations = runs[r].orientations;
+    anim_pose_fit_params_t run_params = params;
+    if (runs[r].iterations) run_params.iterations = runs[r].iterations;
     double best = 1e9;
     for (int rep = 0; rep < repeat && !rc; rep++) { /* the quality is deterministic; the time takes the best run */
-      rc = fit_eval_run(&model, &params, &truth, &o, &results[r]);
+      rc = fit_eval_run(&model, &run_params, &truth, &o, &results[r]);
       if (results[r].step_seconds < best) best = results[r].step_seconds;
     }
     results[r].step_seconds = best;
@@ -240,9 +173,9 @@ int bench_fit(int argc, char **argv) {
   }
   if (rc) fprintf(stderr, "animbench fit: %s\n", anim_strerror(rc));
   if (!rc && svg) { /* the turn, every 1/4 s, fitted with the default parameters */
-    static strip_t strip;
+    static fit_strip_t strip;
     memset(&strip, 0, sizeof strip);
-    strip.db = &truth, strip.step = (int)(truth.frame_rate / 4), strip.range = 0;
+    strip.truth = &truth, strip.pelvis = model.pelvis, strip.step = (int)(truth.frame_rate / 4), strip.range = 0;
     for (int r = 0; r < truth.nranges; r++)
       if (strstr(truth.ranges[r].name, "turn")) strip.range = r;
     fit_eval_options_t o;
@@ -253,7 +186,7 @@ int bench_fit(int argc, char **argv) {
     char title[160];
     snprintf(title, sizeof title, "%s (held out), head + hands + pelvis, %.0f mm noise", truth.ranges[strip.range].name,
              1e3 * noise);
-    strip_write(&strip, &model, svg, title);
+    fit_strip_write(&strip, svg, title, "fit");
     printf("  filmstrip: %s\n", svg);
   }
   double fk_us = 0, search_us = 0;

@@ -1,7 +1,11 @@
 /*
  * bench_graph.c: `animbench graph`, motion graphs and state machines.
  *
- *   animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds S] [--threads N]
+ *   animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds S] [--threads N] [--write DIR]
+ *
+ * With --write, nothing is timed: the databases are written as
+ * DIR/graph-6k.animdb and DIR/graph-30k.animdb, for a server to load
+ * (bench/graph_wire.py measures the same over the wire).
  *
  * Build: the Bandai Namco database as the tests build it (every clip, 60 Hz,
  * mirrored: ~6k frames) and a ~30k-frame one (the same clips at five
@@ -25,10 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build.h"
+#include "feature_build.h"
 #include "bench_util.h"
+#include "build.h"
 #include "controller.h"
 #include "database.h"
+#include "dbfile_write.h"
 #include "feature.h"
+#include "feature_build.h"
 #include "graph_character.h"
 #include "import.h"
 #include "machine_character.h"
@@ -272,7 +281,7 @@ static void bench_machine(const anim_database_t *db, double mm_tick) {
 }
 
 int bench_graph(int argc, char **argv) {
-  const char *shared = "../shared", *sizes = "6k,30k";
+  const char *shared = "../shared", *sizes = "6k,30k", *write = NULL;
   float seconds = 30.0f;
   int threads = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -280,6 +289,7 @@ int bench_graph(int argc, char **argv) {
     else if (!strcmp(argv[i], "--sizes")) sizes = argv[i + 1];
     else if (!strcmp(argv[i], "--seconds")) seconds = (float)atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--write")) write = argv[i + 1];
     else {
       fprintf(stderr, "animbench graph: unknown option %s\n", argv[i]);
       return 2;
@@ -298,7 +308,17 @@ int bench_graph(int argc, char **argv) {
     printf("database %s: %d frames, %d ranges (built in %.1f s)\n", speeds == 5 ? "30k" : "6k", db.nframes, db.nranges,
            bench_now_s() - t0);
     anim_motion_graph_t *g = NULL;
-    bench_build(&db, threads, &g);
+    if (write) {
+      char path[1200];
+      snprintf(path, sizeof path, "%s/graph-%s.animdb", write, speeds == 5 ? "30k" : "6k");
+      if (anim_dbfile_write(&db, path, err, sizeof err)) {
+        fprintf(stderr, "animbench graph: %s\n", err);
+        return 1;
+      }
+      printf("  written to %s\n", path);
+    } else {
+      bench_build(&db, threads, &g);
+    }
     if (speeds == 1 && g) {
       anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
       anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);

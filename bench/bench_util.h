@@ -1,8 +1,12 @@
-/* bench_util.h: what the benchmarks share: a monotonic clock and a small
- * deterministic random generator (xorshift32), so runs are repeatable. */
+/* bench_util.h: what the benchmarks share: a monotonic clock, a small
+ * deterministic random generator (xorshift32), so runs are repeatable, and
+ * the folder the servers they start log to. */
 #ifndef ANIM_BENCH_UTIL_H
 #define ANIM_BENCH_UTIL_H
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static inline double bench_now_s(void) {
@@ -15,6 +19,15 @@ static inline double bench_now_s(void) {
 static inline float bench_uniform(unsigned *state) {
   *state ^= *state << 13, *state ^= *state >> 17, *state ^= *state << 5;
   return ((float)(*state >> 8) + 0.5f) / 16777216.0f;
+}
+
+/* Makes $ANIM_BUILD_DIR/tests (default build/tests), where a started
+ * server's log goes (tests/support/server_proc.h). */
+static inline void bench_make_log_dir(void) {
+  const char *build = getenv("ANIM_BUILD_DIR");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/tests", build && *build ? build : "build");
+  mkdir(dir, 0755);
 }
 
 #endif

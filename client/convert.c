@@ -16,6 +16,21 @@
 
 static void copy_string(char *out, size_t size, const char *in) { snprintf(out, size, "%s", in ? in : ""); }
 
+int anim__name_from(char *out, size_t size, const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  if (n >= size) return ANIM_EPROTO;
+  memcpy(out, s ? s : "", n + 1);
+  return 0;
+}
+
+void anim__vec3_from(float *out, const Animserver__Vec3 *v) {
+  out[0] = v ? v->x : 0.0f, out[1] = v ? v->y : 0.0f, out[2] = v ? v->z : 0.0f;
+}
+
+void anim__quat_from(float *out, const Animserver__Quat *q) {
+  out[0] = q ? q->w : 1.0f, out[1] = q ? q->x : 0.0f, out[2] = q ? q->y : 0.0f, out[3] = q ? q->z : 0.0f;
+}
+
 int anim__error_code(const Animserver__Error *m) {
   /* Codes cross the wire as the positive value of an ANIM_E*; a newer
    * server's unknown code still passes (anim_strerror names it unknown). */
@@ -30,7 +45,7 @@ int anim__hello_info_from(const Animserver__HelloResponse *m, anim_hello_info_t 
   if (!m) return ANIM_EPROTO;
   out->protocol_version = m->protocol_version;
   copy_string(out->server_version, sizeof out->server_version, m->server_version);
-  for (size_t i = 0; i < m->n_capabilities && out->ncapabilities < 16; i++)
+  for (size_t i = 0; i < m->n_capabilities && out->ncapabilities < ANIM_MAX_CAPABILITIES; i++)
     copy_string(out->capabilities[out->ncapabilities++], sizeof out->capabilities[0], m->capabilities[i]);
   const Animserver__Limits *l = m->limits;
   if (l) {
@@ -475,14 +490,6 @@ void anim_character_state_free(anim_character_state_t *state) {
   free(state);
 }
 
-static void vec3_from(float *out, const Animserver__Vec3 *v) {
-  out[0] = v ? v->x : 0.0f, out[1] = v ? v->y : 0.0f, out[2] = v ? v->z : 0.0f;
-}
-
-static void quat_from(float *out, const Animserver__Quat *q) {
-  out[0] = q ? q->w : 1.0f, out[1] = q ? q->x : 0.0f, out[2] = q ? q->y : 0.0f, out[3] = q ? q->z : 0.0f;
-}
-
 int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim_character_state_t **out) {
   *out = NULL;
   if (!m) return ANIM_EPROTO;
@@ -494,15 +501,29 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
     return rc;
   }
   s->database_version = m->database_version, s->tick = m->tick;
-  vec3_from(s->position, m->position), vec3_from(s->velocity, m->velocity), quat_from(s->rotation, m->rotation);
-  vec3_from(s->angular_velocity, m->angular_velocity), vec3_from(s->desired_velocity, m->desired_velocity);
-  quat_from(s->desired_rotation, m->desired_rotation);
-  for (size_t i = 0; i < m->n_trajectory && i < 8; i++) vec3_from(s->trajectory[s->ntrajectory++], m->trajectory[i]);
+  anim__vec3_from(s->position, m->position), anim__vec3_from(s->velocity, m->velocity), anim__quat_from(s->rotation, m->rotation);
+  anim__vec3_from(s->angular_velocity, m->angular_velocity), anim__vec3_from(s->desired_velocity, m->desired_velocity);
+  anim__quat_from(s->desired_rotation, m->desired_rotation);
+  for (size_t i = 0; i < m->n_trajectory && i < 8; i++) anim__vec3_from(s->trajectory[s->ntrajectory++], m->trajectory[i]);
   s->frame = m->frame, s->range = m->range;
   copy_string(s->range_name, sizeof s->range_name, m->range_name);
   s->time_since_transition = m->time_since_transition;
   s->searches = m->searches, s->transitions = m->transitions;
   s->inertialize_halflife = m->inertialize_halflife;
+  /* What the character's mode reports (an empty part for the others). */
+  s->mode = (int)m->mode;
+  copy_string(s->machine, sizeof s->machine, m->machine);
+  for (size_t l = 0; l < m->n_state_path && l < 8; l++) {
+    copy_string(s->state_path[l], sizeof s->state_path[l], m->state_path[l]);
+    s->state_times[l] = l < m->n_state_times ? m->state_times[l] : 0.0f;
+    s->depth = (int)l + 1;
+  }
+  s->events_dropped = m->events_dropped;
+  copy_string(s->follow, sizeof s->follow, m->follow);
+  s->path_arc = m->path_arc, s->plans = m->plans, s->expansions = m->expansions;
+  s->scale = m->scale;
+  for (size_t k = 0; k < m->n_tracker_residuals && k < 8; k++)
+    s->tracker_residuals[s->ntracker_residuals++] = m->tracker_residuals[k];
   *out = s;
   return 0;
 }

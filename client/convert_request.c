@@ -12,6 +12,18 @@
 #include <string.h>
 #include "convert.h"
 
+void anim__vec3_to_proto(Animserver__Vec3 *out, const float *v) {
+  Animserver__Vec3 init = ANIMSERVER__VEC3__INIT;
+  *out = init;
+  out->x = v[0], out->y = v[1], out->z = v[2];
+}
+
+void anim__quat_to_proto(Animserver__Quat *out, const float *q) {
+  Animserver__Quat init = ANIMSERVER__QUAT__INIT;
+  *out = init;
+  out->w = q[0], out->x = q[1], out->y = q[2], out->z = q[3];
+}
+
 /* ---- search queries ------------------------------------------------------------------- */
 
 static void bones_to_proto(const char *const *names, const float *xyz, int n, Animserver__BoneVector *vecs,
@@ -142,16 +154,52 @@ void anim__create_views_free(anim__create_views_t *views) {
   views->items = NULL, views->pointers = NULL, views->frames = NULL;
 }
 
+/* The mode's part of a create request. */
+static int mode_to_proto(const anim_character_mode_t *mode, anim__create_views_t *v) {
+  if (!mode) return 0;
+  if (mode->mode < ANIM_MODE_MOTION_MATCHING || mode->mode > ANIM_MODE_LEARNED) return ANIM_EINVAL;
+  v->create.mode = (Animserver__CharacterMode)mode->mode;
+  if (mode->mode == ANIM_MODE_MACHINE) {
+    if (!mode->machine) return ANIM_EINVAL;
+    v->create.machine = (char *)mode->machine;
+  }
+  if (mode->mode == ANIM_MODE_GRAPH) {
+    Animserver__PathOptions init = ANIMSERVER__PATH_OPTIONS__INIT;
+    v->path = init;
+    v->path.horizon = mode->path_horizon, v->path.keep = mode->path_keep;
+    v->path.max_expansions = mode->path_max_expansions > 0 ? (uint32_t)mode->path_max_expansions : 0;
+    v->create.path = &v->path;
+  }
+  if (mode->mode == ANIM_MODE_TRACKER) {
+    if (!mode->trackers || mode->ntrackers < 1 || mode->ntrackers > 8) return ANIM_EINVAL;
+    Animserver__TrackerSetup init = ANIMSERVER__TRACKER_SETUP__INIT;
+    v->tracker = init;
+    for (int i = 0; i < mode->ntrackers; i++) {
+      Animserver__TrackedBone bone = ANIMSERVER__TRACKED_BONE__INIT;
+      v->bones[i] = bone;
+      anim__vec3_to_proto(&v->offsets[i], mode->trackers[i].offset);
+      v->bones[i].bone = (char *)(mode->trackers[i].bone ? mode->trackers[i].bone : "");
+      v->bones[i].offset = &v->offsets[i];
+      v->bone_pointers[i] = &v->bones[i];
+    }
+    v->tracker.n_trackers = (size_t)mode->ntrackers, v->tracker.trackers = v->bone_pointers;
+    v->tracker.hold_seconds = mode->hold_seconds;
+    v->create.tracker = &v->tracker;
+  }
+  return 0;
+}
+
 int anim__create_to_proto(const char *database, const anim_character_mode_t *mode,
                           const anim_character_params_t *params, const anim_character_placement_t *placements, int count,
                           anim__create_views_t *out) {
   memset(out, 0, sizeof *out);
-  if (!database || count < 1 || (mode && mode->mode != ANIM_MODE_MOTION_MATCHING)) return ANIM_EINVAL;
+  if (!database || count < 1) return ANIM_EINVAL;
   size_t n = (size_t)count;
   Animserver__CreateCharactersRequest create = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
   Animserver__ControllerParams params_init = ANIMSERVER__CONTROLLER_PARAMS__INIT;
   out->create = create;
   out->params = params_init;
+  if (mode_to_proto(mode, out) != 0) return ANIM_EINVAL;
   out->items = calloc(n, sizeof *out->items);
   out->pointers = calloc(n, sizeof *out->pointers);
   out->frames = calloc(n, sizeof *out->frames);
@@ -175,7 +223,6 @@ int anim__create_to_proto(const char *database, const anim_character_mode_t *mod
     out->pointers[i] = &out->items[i];
   }
   out->create.database = (char *)database;
-  out->create.mode = mode ? (Animserver__CharacterMode)mode->mode : ANIMSERVER__CHARACTER_MODE__MODE_MOTION_MATCHING;
   if (params) params_to_proto(&out->params, params), out->create.params = &out->params;
   out->create.n_placements = n;
   out->create.placements = out->pointers;

@@ -44,6 +44,13 @@ static int decode_pose(const Animserver__CharacterPose *m, int quantized, int ro
   out->nbones = n;
   out->contacts = m->contacts;
   out->transition = m->transition;
+  out->depth = 0; /* a machine character's active states */
+  for (size_t l = 0; l < m->n_state_path && l < 8; l++) {
+    out->state_path[l] = m->state_path[l];
+    out->state_times[l] = l < m->n_state_times ? m->state_times[l] : 0.0f;
+    out->depth = (int)l + 1;
+  }
+  out->state_changed = m->state_changed;
   float *positions = floats, *rotations = floats + npos, *global = rotations + 4 * (size_t)n;
   if (quantized) {
     /* Decode into vec3/quat arrays laid out as plain floats. */

@@ -541,6 +541,8 @@ int anim_machine_character_path(const anim_machine_character_t *c, int *out_stat
   return c->depth;
 }
 
+int anim_machine_character_frame(const anim_machine_character_t *c) { return playing_frame(c); }
+
 void anim_machine_character_global_pose(anim_machine_character_t *c) {
   if (c->globals_fresh) return;
   c->globals_fresh = 1;

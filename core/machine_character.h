@@ -142,6 +142,10 @@ int anim_machine_character_tick(anim_machine_character_t *character, float dt);
  * machine->states) and times in state (s) and returns the depth. */
 int anim_machine_character_path(const anim_machine_character_t *character, int *out_states, float *out_times, int max);
 
+/* The database frame nearest to what plays now (the innermost state's
+ * motion; a blend's heavier clip), or -1 before the first tick. */
+int anim_machine_character_frame(const anim_machine_character_t *character);
+
 /* Fills global_positions/global_rotations from the displayed pose (once a
  * tick). */
 void anim_machine_character_global_pose(anim_machine_character_t *character);

@@ -8,6 +8,9 @@
  *   anim_client_inertialize.h  inertialization, transition cost, springs
  *   anim_client_character.h    characters: create (by mode), input, state, destroy
  *   anim_client_stream.h       subscriptions and pose frames
+ *   anim_client_machine.h      action state machines: load, check, list, events, parameters
+ *   anim_client_graph.h        motion graphs: build, describe, query, paths
+ *   anim_client_fit.h          poses from tracked points: align, fit_pose, trackers
  *   anim_client_admin.h        server statistics, shutdown
  *
  * One mechanism: every request is a send with a typed completion callback,
@@ -43,6 +46,9 @@
 #include "anim_client_inertialize.h"
 #include "anim_client_character.h"
 #include "anim_client_stream.h"
+#include "anim_client_machine.h"
+#include "anim_client_graph.h"
+#include "anim_client_fit.h"
 #include "anim_client_admin.h"
 
 #endif

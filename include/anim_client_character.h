@@ -2,13 +2,15 @@
  * anim_client_character.h: characters the server ticks (part of the client
  * library; include anim_client.h).
  *
- * A character is a controller the server ticks (60 Hz by default; motion
- * matching so far): the client steers it with input and subscribes to its poses.
+ * A character is a controller the server ticks (60 Hz by default) in a
+ * mode: motion matching, a state machine, a motion graph, trackers, a
+ * learned model. The client steers it (input, events, paths, trackers, each
+ * in its area's header) and subscribes to its poses.
  * Characters belong to the connection that created them (only it steers or
  * destroys them) and are destroyed when it closes; any connection may
  * subscribe to any character (anim_client_stream.h).
  *
- * This header: creating characters (in a mode: motion matching so far),
+ * This header: creating characters (in a mode),
  * steering them with input, reading their state, destroying them. Their
  * poses arrive through subscriptions (anim_client_stream.h). Every request
  * has a blocking form and a _send form with a typed callback (results valid
@@ -23,13 +25,29 @@
 extern "C" {
 #endif
 
-/* How the server animates a character (CharacterMode on the wire). */
-enum { ANIM_MODE_MOTION_MATCHING = 0 };
+/* How the server animates a character (CharacterMode on the wire).
+ * MACHINE: an action state machine (anim_client_machine.h); GRAPH: walks a
+ * motion graph (anim_client_graph.h); TRACKER: follows tracked points
+ * (anim_client_fit.h); LEARNED: learned motion matching (a server started
+ * with --lmm), on the database "lmm". */
+enum { ANIM_MODE_MOTION_MATCHING = 0, ANIM_MODE_MACHINE = 1, ANIM_MODE_GRAPH = 2, ANIM_MODE_TRACKER = 3, ANIM_MODE_LEARNED = 4 };
+
+/* A tracked bone of a tracker character: its name, and the tracked point in its frame. */
+typedef struct {
+  const char *bone;
+  float offset[3];
+} anim_tracked_bone_t;
 
 /* A character's mode and what that mode needs (anim_client_characters_create_mode);
  * new modes add their fields here. */
 typedef struct {
   int mode;                        /* ANIM_MODE_* */
+  const char *machine;             /* MACHINE: a loaded machine's name */
+  float path_horizon, path_keep;   /* GRAPH: its planner (0: defaults) */
+  int path_max_expansions;
+  const anim_tracked_bone_t *trackers; /* TRACKER: 1..8 bones, the order anim_client_trackers_set lists them */
+  int ntrackers;
+  float hold_seconds;              /* TRACKER: without an update a tracker counts as lost after this [0.5] */
 } anim_character_mode_t;
 
 /* Controller parameters; a field left 0 takes the server default. */
@@ -77,6 +95,18 @@ typedef struct {
   uint64_t searches, transitions;
   float inertialize_halflife;
   anim_inertializer_state_t inertializer; /* offsets (nbones 0 unless asked) and anchor */
+  int mode;                         /* ANIM_MODE_* */
+  char machine[64];                 /* MACHINE: its machine, the active states (root first) and seconds in each */
+  int depth;
+  char state_path[8][64];
+  float state_times[8];
+  uint64_t events_dropped;          /* events no state took */
+  char follow[16];                  /* GRAPH: "wander", "path" or "goal"; m of path covered; plans and edges tried */
+  float path_arc;
+  uint64_t plans, expansions;
+  float scale;                      /* TRACKER: the user's size, each tracker's residual (m, -1 lost) */
+  int ntracker_residuals;
+  float tracker_residuals[8];
 } anim_character_state_t;
 
 void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */

@@ -22,12 +22,14 @@ extern "C" {
 
 typedef struct anim_client anim_client_t;
 
+#define ANIM_MAX_CAPABILITIES 32
+
 /* What the server said of itself and its limits in its hello answer. */
 typedef struct {
   uint32_t protocol_version;
   char server_version[64];
   int ncapabilities;
-  char capabilities[16][32];
+  char capabilities[ANIM_MAX_CAPABILITIES][32]; /* the first ANIM_MAX_CAPABILITIES the server lists */
   uint32_t max_frame_bytes, max_in_flight, max_batch, max_k;
   uint64_t output_soft_limit, output_hard_limit;
   uint64_t connection_id;

@@ -42,6 +42,10 @@ typedef struct {
   const float *global_positions; /* 3 per bone, or NULL */
   uint32_t contacts;           /* bit i: contact bone i planted */
   int transition;              /* a transition started this tick */
+  int depth;                   /* MACHINE characters: the active state path, root first, as */
+  uint32_t state_path[8];      /* indices into the machine's states (anim_machine_summary_t), */
+  float state_times[8];        /* seconds in each; */
+  int state_changed;           /* a transition was taken this tick */
 } anim_character_pose_t;
 
 /* Owned by the library: valid during a callback, or until

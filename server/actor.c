@@ -1,5 +1,7 @@
 /* actor.c: the kinds of character by mode, and the pose record (see actor.h). */
+#include <string.h>
 #include "actor.h"
+#include "anim_error.h"
 #include "animserver.pb-c.h"
 #include "quantize.h"
 
@@ -13,7 +15,37 @@ const srv_actor_kind_t *srv_actor_kind_for(int mode) {
   }
 }
 
+int srv_actor_kind_mode(const srv_actor_kind_t *kind) {
+#define SRV_ACTOR_MODE(MODE, name) \
+  if (kind == &srv_actor_##name) return ANIMSERVER__CHARACTER_MODE__MODE_##MODE;
+  SRV_ACTOR_KINDS(SRV_ACTOR_MODE)
+#undef SRV_ACTOR_MODE
+  return -1;
+}
+
 void srv_actor_record(srv_actor_t *a) {
   if (a->want & SRV_WANT_QUANTIZED)
     anim_pose_quantize(a->quantized, a->pose.positions, a->pose.rotations, a->pose.nbones, 0);
+}
+
+int srv_actor_state_inertializer(const anim_inertializer_t *in, int offsets, srv_response_t *out) {
+  srv_inertializer_t *s = &out->body.character_state.inertializer;
+  const float anchor[14] = {in->anchor_anim_position.x,  in->anchor_anim_position.y,  in->anchor_anim_position.z,
+                            in->anchor_anim_rotation.w,  in->anchor_anim_rotation.x,  in->anchor_anim_rotation.y,
+                            in->anchor_anim_rotation.z,  in->anchor_world_position.x, in->anchor_world_position.y,
+                            in->anchor_world_position.z, in->anchor_world_rotation.w, in->anchor_world_rotation.x,
+                            in->anchor_world_rotation.y, in->anchor_world_rotation.z};
+  memcpy(s->anchor, anchor, sizeof anchor);
+  if (!offsets) return 0;
+  size_t n = in->count;
+  float *block = srv_response_alloc(out, n * 13 * sizeof *block);
+  if (!block) return ANIM_ENOMEM;
+  s->nbones = (int)n;
+  s->offset_positions = block, s->offset_velocities = block + 3 * n;
+  s->offset_rotations = block + 6 * n, s->offset_angular_velocities = block + 10 * n;
+  memcpy(s->offset_positions, in->offset_positions, n * sizeof(vec3));
+  memcpy(s->offset_velocities, in->offset_velocities, n * sizeof(vec3));
+  memcpy(s->offset_rotations, in->offset_rotations, n * sizeof(quat));
+  memcpy(s->offset_angular_velocities, in->offset_angular_velocities, n * sizeof(vec3));
+  return 0;
 }

@@ -23,9 +23,11 @@
 #include "controller.h"
 #include "registry.h"
 #include "request.h"
+#include "state_machine.h"
 
 /* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
-#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching)
+#define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph) X(TRACKER, tracker) \
+  X(LEARNED, learned)
 
 /* What a tick must leave in an actor's pose record for its readers. */
 enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
@@ -39,6 +41,14 @@ typedef struct {
   int frame;                    /* the database frame shown, or -1 */
   uint32_t contacts;            /* bit i: contact bone i planted */
   int transitioned;             /* a transition started this tick */
+  /* Machine characters: the active state path, root first (indices into
+   * their machine's states), seconds in each, whether it changed this tick
+   * and its state names. depth 0 for every other kind. */
+  int depth;
+  const uint32_t *state_path;
+  const float *state_times;
+  int state_changed;
+  char *const *state_names;
 } srv_actor_pose_t;
 
 /* What create_characters asks of one character. */
@@ -48,6 +58,10 @@ typedef struct {
   float facing;   /* radians about +Y */
   int start_frame;
   uint32_t slot;  /* the actor's slot: kinds with periodic work spread it over ticks by it */
+  void *shared;   /* what the mode's characters share, resolved by the service: a
+                     bound machine (machines.h), a graph (graphs.h), the fit model
+                     of the tracked bones (fit_models.h); the kind takes its own
+                     reference */
 } srv_actor_setup_t;
 
 typedef struct srv_actor srv_actor_t;
@@ -57,7 +71,7 @@ typedef struct {
   size_t size; /* bytes of the kind's character, allocated zeroed after the actor */
   /* Loop: sets up the character on entry. 0, or an ANIM_E* code with a message in err. */
   int (*init)(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen);
-  void (*free)(void *character);
+  void (*free)(void *character); /* NULL: nothing to free */
   /* Loop: bytes of scratch simulate needs for n characters on entry (kept across ticks). */
   size_t (*scratch_bytes)(const srv_db_entry_t *entry, int n);
   /* Pool: advances actors[0..n) (this kind, one entry) by dt seconds, sets
@@ -66,8 +80,13 @@ typedef struct {
   /* Sets actor->pose from the character (global positions when its want
    * asks): after each tick, and once at creation (the loop). */
   void (*report)(srv_actor_t *actor);
-  /* Loop: steering input; ANIM_EUNSUPPORTED for a kind steered otherwise. */
+  /* Loop: steering input of a kind in `inputs`; NULL for a kind steered otherwise. */
   int (*set_input)(void *character, const anim_controller_input_t *input);
+  uint32_t inputs; /* bit k: takes input kind k (ANIM_INPUT_*) */
+  /* Loop: tracked points (MODE_TRACKER; NULL for kinds steered otherwise).
+   * With apply 0 only checks them against the character: 0, or a code with
+   * err naming the subfield ("trackers[1].bone ..."); with apply 1 takes them. */
+  int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
 } srv_actor_kind_t;
@@ -91,6 +110,12 @@ SRV_ACTOR_KINDS(SRV_ACTOR_DECLARE)
 
 /* The kind of a proto CharacterMode value, or NULL. */
 const srv_actor_kind_t *srv_actor_kind_for(int mode);
+/* The proto CharacterMode value of a kind (-1: not a kind of the table). */
+int srv_actor_kind_mode(const srv_actor_kind_t *kind);
+
+/* character_state's inertializer from a kind's: the anchor, and with
+ * offsets the per-bone offsets (copied into the response). 0 or ANIM_ENOMEM. */
+int srv_actor_state_inertializer(const anim_inertializer_t *inertializer, int offsets, srv_response_t *out);
 
 /* Fills the pose record the streams read (quantized bytes, when wanted). Pool. */
 void srv_actor_record(srv_actor_t *actor);

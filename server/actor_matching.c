@@ -102,20 +102,6 @@ static int set_input(void *character, const anim_controller_input_t *input) {
   return anim_controller_set_input(character, input);
 }
 
-static int snapshot_offsets(const anim_controller_t *c, srv_inertializer_t *out, srv_response_t *response) {
-  size_t n = (size_t)c->db->nbones;
-  float *block = srv_response_alloc(response, n * 13 * sizeof *block);
-  if (!block) return ANIM_ENOMEM;
-  out->nbones = (int)n;
-  out->offset_positions = block, out->offset_velocities = block + 3 * n;
-  out->offset_rotations = block + 6 * n, out->offset_angular_velocities = block + 10 * n;
-  memcpy(out->offset_positions, c->offset_positions, n * sizeof(vec3));
-  memcpy(out->offset_velocities, c->offset_velocities, n * sizeof(vec3));
-  memcpy(out->offset_rotations, c->offset_rotations, n * sizeof(quat));
-  memcpy(out->offset_angular_velocities, c->offset_angular_velocities, n * sizeof(vec3));
-  return 0;
-}
-
 static int state(const void *character, int offsets, srv_response_t *out) {
   const anim_controller_t *c = character;
   srv_character_state_response_t *s = &out->body.character_state;
@@ -129,14 +115,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->time_since_transition = c->time_since_transition;
   s->halflife = c->params.inertialize_halflife;
   s->searches = c->searches, s->transitions = c->transitions;
-  const anim_inertializer_t *in = &c->inertializer;
-  const float anchor[14] = {in->anchor_anim_position.x,  in->anchor_anim_position.y,  in->anchor_anim_position.z,
-                            in->anchor_anim_rotation.w,  in->anchor_anim_rotation.x,  in->anchor_anim_rotation.y,
-                            in->anchor_anim_rotation.z,  in->anchor_world_position.x, in->anchor_world_position.y,
-                            in->anchor_world_position.z, in->anchor_world_rotation.w, in->anchor_world_rotation.x,
-                            in->anchor_world_rotation.y, in->anchor_world_rotation.z};
-  memcpy(s->inertializer.anchor, anchor, sizeof anchor);
-  return offsets ? snapshot_offsets(c, &s->inertializer, out) : 0;
+  return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
 const srv_actor_kind_t srv_actor_matching = {
@@ -148,5 +127,6 @@ const srv_actor_kind_t srv_actor_matching = {
     .simulate = simulate,
     .report = report_pose,
     .set_input = set_input,
+    .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,
 };

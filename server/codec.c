@@ -205,8 +205,12 @@ static int check_string(srv_decoder_t *d, const uint8_t *s, size_t n) {
 }
 
 /* Walks a message's wire bytes (already known to unpack) with its
- * descriptor: every string field, at any depth, through check_string. */
-static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len) {
+ * descriptor: every string field, at any depth, through check_string.
+ * With paths 0 the field path is not built (a formatted print per field:
+ * most of the time of a request with thousands of small messages); a
+ * caller that gets an error runs it again with paths 1 to name the field. */
+static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                         int paths) {
   uint32_t seen[64] = {0}; /* occurrences per field index, for "[i]" in paths */
   size_t pos = 0;
   anim_wire_field_t f;
@@ -215,10 +219,10 @@ static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *des
     if (f.type != ANIM_WIRE_BYTES || !field ||
         (field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE))
       continue;
-    size_t index = (size_t)(field - desc->fields), mark = srv_path_field(d, field->name);
-    if (field->label == PROTOBUF_C_LABEL_REPEATED && index < 64) srv_path_index(d, seen[index]++);
+    size_t index = (size_t)(field - desc->fields), mark = paths ? srv_path_field(d, field->name) : d->len;
+    if (paths && field->label == PROTOBUF_C_LABEL_REPEATED && index < 64) srv_path_index(d, seen[index]++);
     int rc = field->type == PROTOBUF_C_TYPE_STRING ? check_string(d, f.data, f.len)
-                                                    : check_strings(d, field->descriptor, f.data, f.len);
+                                                    : check_strings(d, field->descriptor, f.data, f.len, paths);
     if (rc) return rc;
     srv_path_restore(d, mark);
   }
@@ -270,7 +274,8 @@ int srv_codec_decode_request(const uint8_t *frame, size_t len, const srv_codec_l
   }
   out->decoded = request;
   out->id = request->id;
-  int rc = check_strings(&d, &animserver__request__descriptor, frame, len);
+  int rc = check_strings(&d, &animserver__request__descriptor, frame, len, 0);
+  if (rc) rc = check_strings(&d, &animserver__request__descriptor, frame, len, 1);
   if (rc) return rc;
   srv_path_restore(&d, 0);
   if (request->id == 0)
@@ -390,6 +395,10 @@ int srv_codec_encode_stream(const srv_stream_frame_t *in, srv_stream_scratch_t *
     m.n_global_positions = p->nglobal, m.global_positions = (float *)p->global_positions;
     m.contacts = p->contacts;
     m.transition = p->transition;
+    m.n_state_path = m.n_state_times = (size_t)p->depth;
+    m.state_path = (uint32_t *)p->state_path, m.state_times = (float *)p->state_times;
+    m.state_changed = p->state_changed;
+    if (p->state_changed) m.n_state_names = (size_t)p->depth, m.state_names = (char **)p->state_names;
     poses[i] = m;
     pointers[i] = &poses[i];
   }

@@ -64,6 +64,13 @@ typedef struct {
   size_t nglobal;
   uint32_t contacts;
   int transition;
+  /* Machine characters' state path (depth 0 for the others): indices,
+   * seconds in each, and, when it changed this tick, names. */
+  int depth;
+  const uint32_t *state_path;
+  const float *state_times;
+  int state_changed;
+  char *const *state_names;
 } srv_stream_pose_t;
 
 typedef struct {

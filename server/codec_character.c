@@ -64,7 +64,7 @@ static int decode_params(srv_decoder_t *d, const Animserver__ControllerParams *i
   return 0;
 }
 
-static int decode_placement(srv_decoder_t *d, const Animserver__Placement *p, srv_placement_t *out) {
+int srv_decode_placement(srv_decoder_t *d, const Animserver__Placement *p, srv_placement_t *out) {
   int rc;
   if ((rc = srv_check_finite_value(d, "x", p->x)) || (rc = srv_check_finite_value(d, "z", p->z)) ||
       (rc = srv_check_finite_value(d, "facing", p->facing)))
@@ -83,13 +83,24 @@ int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateChara
       (rc = srv_check_max(d, "placements", in->n_placements, d->limits->max_ids, ANIM_ELIMIT)) ||
       (rc = decode_params(d, in->params, &r->params)))
     return rc;
+  r->search_interval_given = in->params && in->params->search_interval;
   r->mode = (int)in->mode;
+  r->machine = in->machine;
+  if (in->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE && (rc = srv_check_name(d, "machine", in->machine))) return rc;
+  if (in->mode != ANIMSERVER__CHARACTER_MODE__MODE_MACHINE && in->machine[0])
+    return srv_decode_fail(d, ANIM_EINVAL, ".machine = \"%.64s\": only with mode MODE_MACHINE", in->machine);
+  if ((rc = srv_decode_path_options(d, "path", in->path, &r->path))) return rc;
+  int tracker_mode = in->mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER;
+  if (tracker_mode != (in->tracker != NULL))
+    return srv_decode_fail(d, ANIM_EINVAL, tracker_mode ? ".tracker is missing: MODE_TRACKER needs its tracked bones"
+                                                        : ".tracker: only for MODE_TRACKER");
+  if ((rc = srv_decode_tracker_setup(d, in->tracker, &r->tracker))) return rc;
   srv_placement_t *placements = srv_decode_alloc(d, (in->n_placements + 1) * sizeof *placements);
   if (!placements) return ANIM_ELIMIT;
   size_t mark = srv_path_field(d, "placements");
   for (size_t i = 0; i < in->n_placements; i++) {
     size_t item = srv_path_index(d, i);
-    if ((rc = decode_placement(d, in->placements[i], &placements[i]))) return rc;
+    if ((rc = srv_decode_placement(d, in->placements[i], &placements[i]))) return rc;
     srv_path_restore(d, item);
   }
   srv_path_restore(d, mark);
@@ -290,6 +301,20 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->transitions = st->transitions;
   m->inertializer = srv_encode_inertializer(e, &st->inertializer);
   m->inertialize_halflife = st->halflife;
+  m->mode = (Animserver__CharacterMode)st->mode;
+  if (st->depth && (m->state_path = srv_encoder_alloc(e, (size_t)st->depth * sizeof *m->state_path))) {
+    for (int l = 0; l < st->depth; l++) m->state_path[l] = (char *)st->state_path[l];
+    m->n_state_path = m->n_state_times = (size_t)st->depth;
+    m->state_times = st->state_times;
+  }
+  m->machine = (char *)st->machine;
+  m->events_dropped = st->events_dropped;
+  m->follow = (char *)(st->follow ? st->follow : "");
+  m->path_arc = st->path_arc;
+  m->plans = st->plans, m->expansions = st->expansions;
+  m->scale = st->scale;
+  m->n_tracker_residuals = (size_t)st->ntracker_residuals;
+  m->tracker_residuals = (float *)st->tracker_residuals;
   SET_BODY(out, CHARACTER_STATE, character_state, m);
 }
 

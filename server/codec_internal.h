@@ -72,6 +72,18 @@ void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size);
 SRV_REQUEST_TYPES(SRV_CODEC_DECLARE)
 #undef SRV_CODEC_DECLARE
 
+/* Shared by several areas' decoders: a Placement (|x|, |z| bounded, finite);
+ * PathOptions (NULL: defaults; else defaults with the non-zero fields,
+ * checked: core/graph_path.h's rules and max_expansions at most
+ * SRV_PATH_MAX_EXPANSIONS). */
+int srv_decode_placement(srv_decoder_t *d, const Animserver__Placement *in, srv_placement_t *out);
+int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserver__PathOptions *in,
+                            anim_path_options_t *out);
+
+/* create_characters' MODE_TRACKER options (codec_fit.c): *out with the
+ * defaults when in is NULL (present 0). */
+int srv_decode_tracker_setup(srv_decoder_t *d, const Animserver__TrackerSetup *in, srv_tracker_setup_t *out);
+
 /* Shared by several areas' encoders. */
 struct anim_database;
 /* Database frame frame as a Pose (arrays point into the database). */

@@ -2,6 +2,10 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
+#include "graphs.h"
+#include "machine_character.h"
+#include "machines.h"
+#include "fit_models.h"
 
 #define CLIENT_NAME_MAX 256
 #define TOKEN_MAX 127
@@ -51,6 +55,16 @@ void srv_encode_hello(srv_encoder_t *e, const srv_response_t *in, Animserver__Re
   limits->max_subscriptions = h->limits.max_subscriptions;
   limits->max_ids = h->limits.max_ids;
   limits->max_string_bytes = SRV_MAX_STRING;
+  limits->max_machines = SRV_MACHINES_MAX;
+  limits->max_machine_bytes = SRV_MACHINE_MAX_TEXT;
+  limits->max_events_waiting = ANIM_MACHINE_QUEUE;
+  limits->max_path_points = ANIM_PATH_MAX_POINTS;
+  limits->max_query_seconds = SRV_QUERY_MAX_SECONDS;
+  limits->max_graph_builds = SRV_GRAPH_MAX_BUILDS;
+  limits->max_path_expansions = SRV_PATH_MAX_EXPANSIONS;
+  limits->max_align_points = SRV_ALIGN_MAX_POINTS;
+  limits->max_trackers = SRV_MAX_TRACKERS;
+  limits->fit_models_per_database = SRV_FIT_MODELS_PER_DATABASE;
   hello->limits = limits;
   hello->connection_id = h->connection_id;
   hello->admin = h->admin;

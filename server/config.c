@@ -92,6 +92,8 @@ void srv_config_print_help(const char *program) {
          "  --data-dir DIR           databases are loaded by name from DIR only (default %s)\n"
          "  --db NAME                load DIR/NAME.animdb at startup (repeatable, up to 16)\n"
          "  --no-default-db          do not build the embedded procedural \"default\" database\n"
+         "  --lmm DIR                load DIR/{projector,stepper,decompressor}.bin: learned characters\n"
+         "                           (MODE_LEARNED) on the database \"lmm\" of their skeleton\n"
          "  --max-frame-bytes N      largest request frame (default %u)\n"
          "  --decode-budget-bytes N  memory one request's decode may use (default %zu)\n"
          "  --max-connections N      simultaneous connections (default %u)\n"
@@ -145,7 +147,7 @@ enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MA
        OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE,
        OPT_TICK_RATE, OPT_MAX_CHARS, OPT_MAX_CHARS_CONN, OPT_STREAM_SOFT, OPT_STREAM_SECONDS,
        OPT_CONFIG, OPT_AUTH, OPT_AUTH_FILE, OPT_ADMIN, OPT_ADMIN_FILE, OPT_METRICS_PORT, OPT_METRICS_HOST,
-       OPT_REUSEPORT, OPT_IDLE, OPT_MAX_DBS, OPT_MAX_DB_MEMORY, OPT_MAX_IDS, OPT_MAX_OUTPUT };
+       OPT_REUSEPORT, OPT_IDLE, OPT_MAX_DBS, OPT_MAX_DB_MEMORY, OPT_MAX_IDS, OPT_MAX_OUTPUT, OPT_LMM };
 
 /* A token: 1..127 printable bytes without spaces. */
 static int set_token(char *out, size_t size, const char *flag, const char *value, char *err, int errlen) {
@@ -206,6 +208,7 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
       {"log-level", required_argument, 0, OPT_LOG},
       {"db", required_argument, 0, OPT_DB},
       {"no-default-db", no_argument, 0, OPT_NO_DEFAULT},
+      {"lmm", required_argument, 0, OPT_LMM},
       {"max-pose-frames", required_argument, 0, OPT_POSE},
       {"tick-rate", required_argument, 0, OPT_TICK_RATE},
       {"max-characters", required_argument, 0, OPT_MAX_CHARS},
@@ -266,6 +269,10 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
       snprintf(c->preload[c->npreload++], sizeof c->preload[0], "%s", optarg);
       break;
     case OPT_NO_DEFAULT: c->default_database = 0; break;
+    case OPT_LMM:
+      if (strlen(optarg) >= sizeof c->lmm_dir) { snprintf(err, errlen, "--lmm: too long"); return ANIM_EINVAL; }
+      snprintf(c->lmm_dir, sizeof c->lmm_dir, "%s", optarg);
+      break;
     case OPT_POSE: rc = parse_u64("--max-pose-frames", optarg, 1, 1000000, &v, err, errlen); c->max_pose_frames = (uint32_t)v; break;
     case OPT_TICK_RATE: rc = parse_double("--tick-rate", optarg, 1.0, 1000.0, &c->tick_rate, err, errlen); break;
     case OPT_MAX_CHARS: rc = parse_u64("--max-characters", optarg, 1, 10000000, &v, err, errlen); c->max_characters = (uint32_t)v; break;

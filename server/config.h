@@ -60,6 +60,7 @@ typedef struct {
   size_t max_database_memory;   /* bytes of all databases (poses, features, indexes); 0: no limit */
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */
+  char lmm_dir[1024];           /* --lmm DIR: learned-motion-matching networks; "" none */
   int npreload;                 /* --db NAME: loaded from data_dir at startup */
   char preload[SRV_MAX_PRELOAD][64];
 } srv_config_t;

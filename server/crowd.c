@@ -89,7 +89,7 @@ size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
 
 static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
   crowd->stats.freed_bytes += sizeof *a + a->kind->size + srv_crowd_pose_buffer_bytes(&a->entry->db);
-  a->kind->free(a->character);
+  if (a->kind->free) a->kind->free(a->character); /* NULL: a kind with nothing of its own to free */
   srv_db_entry_release(a->entry);
   free(a->quantized);
   free(a);
@@ -213,16 +213,54 @@ static int plan_chunks(srv_crowd_t *crowd) {
 
 /* ---- the tick ------------------------------------------------------------------------ */
 
-static int by_chunk(const void *x, const void *y) {
-  const srv_actor_t *a = *(srv_actor_t *const *)x, *b = *(srv_actor_t *const *)y;
-  if (a->kind != b->kind) return (uintptr_t)a->kind < (uintptr_t)b->kind ? -1 : 1;
-  if (a->entry != b->entry) return a->entry < b->entry ? -1 : 1;
-  return a->id < b->id ? -1 : a->id > b->id;
+/* A (kind, database) pair of the snapshot: how many actors, where they go. */
+struct srv_chunk_key {
+  const srv_actor_kind_t *kind;
+  const srv_db_entry_t *entry;
+  uint32_t count, at;
+};
+
+static int key_of(srv_crowd_t *crowd, const srv_actor_t *a, int hint) {
+  if (hint < crowd->nkeys && crowd->keys[hint].kind == a->kind && crowd->keys[hint].entry == a->entry) return hint;
+  for (int k = 0; k < crowd->nkeys; k++)
+    if (crowd->keys[k].kind == a->kind && crowd->keys[k].entry == a->entry) return k;
+  if (crowd->nkeys == crowd->keys_capacity) {
+    int capacity = crowd->keys_capacity ? 2 * crowd->keys_capacity : 8;
+    if (grow((void **)&crowd->keys, (size_t)capacity, sizeof *crowd->keys)) return -1;
+    crowd->keys_capacity = capacity;
+  }
+  crowd->keys[crowd->nkeys] = (struct srv_chunk_key){a->kind, a->entry, 0, 0};
+  return crowd->nkeys++;
+}
+
+/* Groups the snapshot by (kind, database), in id order within a group: one
+ * counting pass over the few distinct pairs and a scatter, in O(n) with
+ * nothing allocated once the arrays have grown (a sort would allocate, and
+ * cost every character for the presence of another kind). */
+static int group(srv_crowd_t *crowd) {
+  uint32_t n = crowd->ntick_actors;
+  srv_actor_t **in = crowd->grouping;
+  memcpy(in, crowd->tick_actors, n * sizeof *in);
+  crowd->nkeys = 0;
+  for (uint32_t i = 0, k = 0; i < n; i++) {
+    int key = key_of(crowd, in[i], (int)k);
+    if (key < 0) return ANIM_ENOMEM;
+    crowd->keys[key].count++;
+    k = (uint32_t)key;
+  }
+  for (int k = 1; k < crowd->nkeys; k++) crowd->keys[k].at = crowd->keys[k - 1].at + crowd->keys[k - 1].count;
+  for (uint32_t i = 0, k = 0; i < n; i++) {
+    k = (uint32_t)key_of(crowd, in[i], (int)k);
+    crowd->tick_actors[crowd->keys[k].at++] = in[i];
+  }
+  return 0;
 }
 
 static int snapshot(srv_crowd_t *crowd) {
   if (crowd->tick_actors_capacity < crowd->count) {
-    if (grow((void **)&crowd->tick_actors, crowd->count, sizeof *crowd->tick_actors)) return ANIM_ENOMEM;
+    if (grow((void **)&crowd->tick_actors, crowd->count, sizeof *crowd->tick_actors) ||
+        grow((void **)&crowd->grouping, crowd->count, sizeof *crowd->grouping))
+      return ANIM_ENOMEM;
     crowd->tick_actors_capacity = crowd->count;
   }
   uint32_t cursor, n = 0;
@@ -231,7 +269,7 @@ static int snapshot(srv_crowd_t *crowd) {
   /* Slots are in id order already; only actors of several kinds or databases need grouping. */
   int mixed = 0;
   for (uint32_t i = 1; i < n && !mixed; i++) mixed = !same_chunk(crowd->tick_actors[i], crowd->tick_actors[0]);
-  if (mixed) qsort(crowd->tick_actors, n, sizeof *crowd->tick_actors, by_chunk);
+  if (mixed && group(crowd)) return ANIM_ENOMEM;
   return plan_chunks(crowd);
 }
 
@@ -309,6 +347,8 @@ void srv_crowd_close(srv_crowd_t *crowd) {
     if (crowd->slots[i]) actor_free(crowd, crowd->slots[i]);
   for (int i = 0; i < crowd->chunks_capacity; i++) free(crowd->chunks[i].scratch);
   free(crowd->slots), free(crowd->generations), free(crowd->free_slots), free(crowd->tick_actors), free(crowd->chunks);
+  free(crowd->grouping), free(crowd->keys);
+  crowd->grouping = NULL, crowd->keys = NULL, crowd->nkeys = crowd->keys_capacity = 0;
   crowd->slots = NULL, crowd->generations = crowd->free_slots = NULL, crowd->tick_actors = NULL, crowd->chunks = NULL;
   crowd->nslots = crowd->count = 0;
   crowd->chunks_capacity = crowd->nchunks = 0;

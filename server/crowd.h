@@ -70,8 +70,11 @@ typedef struct srv_crowd {
   int ticking;
   uint64_t tick;               /* the last tick started (monotonic for the server's life) */
   double tick_dt;
-  srv_actor_t **tick_actors;   /* snapshot, grouped by database */
+  srv_actor_t **tick_actors;   /* snapshot, grouped by kind and database */
   uint32_t ntick_actors, tick_actors_capacity;
+  srv_actor_t **grouping;      /* the snapshot before grouping (tick_actors_capacity) */
+  struct srv_chunk_key *keys;  /* the (kind, database) pairs of a snapshot, with counts */
+  int nkeys, keys_capacity;
   srv_chunk_t *chunks;         /* simulation jobs, kept across ticks */
   int nchunks, chunks_capacity;
   int jobs_pending;

@@ -18,14 +18,18 @@ typedef struct {
   srv_buffer_t *encoded; /* encoded on the pool when no finish step follows */
 } job_t;
 
-/* A request waiting for the crowd's tick to end; it holds the connection. */
+/* A request waiting for the crowd's tick to end; it holds the connection.
+ * With job set, a pool job whose finish step changes characters (the
+ * request and response are the job's). */
 struct parked {
   srv_session_t *session;
   srv_request_t request;
+  job_t *job;
   struct parked *next;
 };
 
 static void run(srv_session_t *s, srv_request_t *request);
+static int park_job(job_t *job);
 
 void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env_t *env, srv_counters_t *counters,
                        srv_metrics_t *metrics, void (*on_shutdown)(void *data), void *data) {
@@ -117,6 +121,22 @@ static void job_run(uv_work_t *work) {
   if (!job->service->finish && srv_codec_encode_response(&job->response, &job->encoded) != 0) job->encoded = NULL;
 }
 
+/* The job's answer is out (or dropped): it lets go of its connection. */
+static void job_end(job_t *job) {
+  srv_session_t *s = job->session;
+  free(job);
+  s->in_flight--;
+  srv_connection_release(&s->connection);
+}
+
+/* Runs the job's finish step and answers (loop thread, not during a tick
+ * when the step changes characters). */
+static void job_finish(job_t *job) {
+  srv_service_run_step(job->service->finish, &job->ctx, &job->request, &job->response);
+  complete(job->session, &job->request, &job->response);
+  job_end(job);
+}
+
 static void job_done(uv_work_t *work, int status) {
   job_t *job = work->data;
   srv_session_t *s = job->session;
@@ -131,13 +151,15 @@ static void job_done(uv_work_t *work, int status) {
     write_answer(s, job->encoded);
     srv_response_release(&job->response);
     srv_request_release(&job->request);
+  } else if (status == 0 && job->service->finish) {
+    /* A crowd request's finish step waits for the tick's end, as the request did. */
+    if (!((job->service->flags & SRV_SERVICE_CROWD) && srv_crowd_ticking(s->dispatch->env.crowd) && park_job(job) == 0))
+      job_finish(job);
+    return;
   } else {
-    if (status == 0) srv_service_run_step(job->service->finish, &job->ctx, &job->request, &job->response);
     complete(s, &job->request, &job->response);
   }
-  free(job);
-  s->in_flight--;
-  srv_connection_release(&s->connection);
+  job_end(job);
 }
 
 /* Queues the prepared request on the pool; the job takes both structs over. */
@@ -176,6 +198,19 @@ static int park(srv_session_t *s, srv_request_t *request) {
   return 0;
 }
 
+/* Parks a pool job before its finish step; it keeps its hold on the connection. */
+static int park_job(job_t *job) {
+  srv_dispatch_t *d = job->session->dispatch;
+  parked_t *p = calloc(1, sizeof *p);
+  if (!p) return ANIM_ENOMEM;
+  p->session = job->session;
+  p->job = job;
+  if (d->parked_tail) d->parked_tail->next = p;
+  else d->parked_head = p;
+  d->parked_tail = p;
+  return 0;
+}
+
 void srv_dispatch_resume(srv_dispatch_t *d) {
   /* Requests parked now (by a resumed one) wait for the next tick's end. */
   parked_t *p = d->parked_head;
@@ -183,6 +218,13 @@ void srv_dispatch_resume(srv_dispatch_t *d) {
   while (p) {
     parked_t *next = p->next;
     srv_session_t *s = p->session;
+    if (p->job) { /* a closed connection's characters would have no owner: answer without finishing */
+      if (srv_connection_open(&s->connection)) job_finish(p->job);
+      else srv_response_release(&p->job->response), srv_request_release(&p->job->request), job_end(p->job);
+      free(p);
+      p = next;
+      continue;
+    }
     s->in_flight--;
     if (srv_connection_open(&s->connection)) run(s, &p->request);
     else srv_request_release(&p->request);

@@ -7,7 +7,8 @@
  * prepare on the loop, handle on the loop or, when the service says the
  * work is long, on the libuv thread pool (the job holds the connection),
  * finish on the loop; a request that reads or changes characters while a
- * tick is in flight is parked and run when the crowd's tick ends; then
+ * tick is in flight is parked and run when the crowd's tick ends (and such
+ * a request's finish step after the pool likewise); then
  * encode the answer (on the pool when no finish step follows) and hand it
  * to the connection. Counting (requests, errors, latency) happens here, once
  * per answer. A service that asks for a shutdown (SRV_AFTER_SHUTDOWN) gets

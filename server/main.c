@@ -9,11 +9,44 @@
 #include <uv.h>
 #include "anim_error.h"
 #include "config.h"
+#include "lmm.h"
+#include "lmm_database.h"
 #include "log.h"
 #include "procgen.h"
 #include "registry.h"
 #include "server.h"
 #include "service.h"
+
+/* --lmm: the three networks, shared read-only by every learned character for
+ * the life of the process, and the database "lmm" of their skeleton, which
+ * learned characters are created on (entry->lmm says so). */
+static anim_lmm_networks_t *lmm_networks;
+
+static int load_learned(srv_registry_t *registry, const srv_config_t *config, char *err, int errlen) {
+  int rc;
+  char message[400];
+  if (!(lmm_networks = anim_lmm_networks_load(config->lmm_dir, NULL, &rc, message, sizeof message))) {
+    snprintf(err, (size_t)errlen, "--lmm %.100s: %.300s", config->lmm_dir, message);
+    return rc;
+  }
+  anim_database_t db;
+  srv_db_entry_t *entry;
+  if ((rc = anim_lmm_database(&db, "lmm", lmm_networks, message, sizeof message))) {
+    snprintf(err, (size_t)errlen, "--lmm: the learned skeleton's database: %.300s", message);
+    return rc;
+  }
+  if (!(entry = srv_db_entry_create(&db, "", err, errlen))) return ANIM_EFORMAT;
+  entry->lmm = lmm_networks;
+  if ((rc = srv_registry_put(registry, entry))) {
+    srv_db_entry_release(entry);
+    snprintf(err, (size_t)errlen, "--lmm: too many databases");
+    return rc;
+  }
+  srv_log(SRV_LOG_INFO, "learned networks from %s: %d bones, state %d, %.1f MiB shared; database lmm: %d frames",
+          config->lmm_dir, ANIM_LMM_BONES, lmm_networks->nstate,
+          (double)anim_lmm_networks_memory(lmm_networks) / (1024.0 * 1024.0), entry->db.nframes);
+  return 0;
+}
 
 /* The embedded default database and the --db files, before the port is
  * bound: a server that cannot serve what it was asked to exits instead, and
@@ -29,6 +62,7 @@ static int load_startup_databases(srv_registry_t *registry, const srv_config_t *
     srv_log(SRV_LOG_INFO, "database default: %d frames, %d bones, %d ranges (procedural)", entry->db.nframes,
              entry->db.nbones, entry->db.nranges);
   }
+  if (config->lmm_dir[0] && (rc = load_learned(registry, config, err, errlen))) return rc;
   for (int i = 0; i < config->npreload; i++) {
     char message[400];
     if ((rc = srv_database_open(config, config->preload[i], &entry, message, sizeof message))) {
@@ -106,6 +140,7 @@ int main(int argc, char **argv) {
   mask_signals(SIG_BLOCK); /* from here the server exits 0 whatever arrives */
   srv_server_close(&server);
   rc = uv_loop_close(loop);
+  anim_lmm_networks_free(lmm_networks); /* after every character and database is gone */
   srv_log(SRV_LOG_INFO, "stopped: %llu connections, %llu requests, %llu errors",
           (unsigned long long)server.counters.connections_accepted, (unsigned long long)server.counters.requests,
           (unsigned long long)server.counters.errors);

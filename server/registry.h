@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include "database.h"
+#include "fit_models.h"
 #include "search.h"
 
 #define SRV_REGISTRY_MAX 64
@@ -25,6 +26,14 @@ typedef struct srv_db_entry {
   size_t memory_bytes;   /* poses + features + indexes */
   char source[1024];     /* file it came from; "" when built in memory */
   int refs;              /* the registry's own + one per request using it */
+  /* Its motion graph, built on request (graphs.h, which sets graph_free
+   * so the entry frees it without knowing it); NULL until then. */
+  struct srv_graph_slot *graph;
+  void (*graph_free)(struct srv_graph_slot *graph);
+  srv_fit_cache_t fit_models; /* pose-fit models built for it (loop thread) */
+  /* The learned networks whose skeleton this database is (--lmm: the
+   * database "lmm"; not owned, they outlive every entry); NULL otherwise. */
+  const struct anim_lmm_networks *lmm;
 } srv_db_entry_t;
 
 typedef struct srv_registry {

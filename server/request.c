@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "anim_error.h"
+#include "fit_models.h"
 #include "registry.h"
 #include "request.h"
 
@@ -48,6 +49,10 @@ void srv_response_release(srv_response_t *response) {
     free(b);
   }
   response->arena = NULL;
+  if (response->held && response->release_held) response->release_held(response->held);
+  response->held = NULL;
+  srv_fit_model_release(response->fit_model); /* before its database */
+  response->fit_model = NULL;
   srv_db_entry_release(response->entry);
   srv_db_entry_release(response->built);
   response->entry = response->built = NULL;

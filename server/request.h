@@ -33,9 +33,13 @@ typedef struct {
 #include "request_database.h"
 #include "request_search.h"
 #include "request_inertialize.h"
+#include "request_fit.h"
 #include "request_character.h"
+#include "request_machine.h"
+#include "request_graph.h"
 
 struct srv_db_entry;
+struct srv_fit_model;
 
 typedef struct srv_request {
   uint64_t id;
@@ -63,7 +67,13 @@ typedef struct srv_response {
   char message[SRV_ERROR_MESSAGE_MAX];
   struct srv_db_entry *entry; /* the database that answers (a reference) */
   struct srv_db_entry *built; /* a database built off the loop, installed by the finish step */
+  struct srv_fit_model *fit_model; /* a pose-fit model reference (fit_pose, tracker characters) */
   unsigned after;             /* SRV_AFTER_* */
+  /* Something made for the finish step or held for the work off the loop (a
+   * parsed machine, a graph build, a graph reference): release_held(held)
+   * on release, before the database references go. */
+  void *held;
+  void (*release_held)(void *held);
   void *arena;                /* blocks of srv_response_alloc */
   union {
 #define SRV_RESP_BODY(TYPE, name, Message) srv_##name##_response_t name;
@@ -79,7 +89,7 @@ int srv_response_fail(srv_response_t *response, int code, const char *fmt, ...) 
  * or NULL when out of memory (the response is then failed with ANIM_ENOMEM). */
 void *srv_response_alloc(srv_response_t *response, size_t size);
 
-/* Frees the response's blocks and drops its database references. Loop thread
+/* Frees the response's blocks and drops its database and model references. Loop thread
  * (references are counted there). */
 void srv_response_release(srv_response_t *response);
 

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "controller.h"
+#include "graph_path.h"
+#include "request_fit.h"
 #include "request_inertialize.h"
 
 typedef struct {
@@ -19,9 +21,13 @@ typedef struct {
 /* params: server defaults with the client's non-zero fields applied. */
 typedef struct {
   int mode; /* the proto's CharacterMode */
+  const char *machine;      /* MODE_MACHINE: the machine's name (checked plain) */
+  anim_path_options_t path; /* MODE_GRAPH: the planner's options */
   anim_controller_params_t params;
+  int search_interval_given; /* params.search_interval came with the request (learned characters default to 6) */
   const srv_placement_t *placements;
   int nplacements;
+  srv_tracker_setup_t tracker; /* MODE_TRACKER */
 } srv_create_characters_request_t;
 
 typedef struct {
@@ -67,6 +73,7 @@ typedef srv_update_subscription_request_t srv_unsubscribe_request_t;
 typedef struct {
   uint64_t *ids; /* response-owned */
   int n;
+  int model_built; /* MODE_TRACKER: the fit model was built for this request (finish caches it) */
 } srv_create_characters_response_t;
 
 typedef struct {
@@ -88,6 +95,20 @@ typedef struct {
   float time_since_transition, halflife;
   uint64_t searches, transitions;
   srv_inertializer_t inertializer; /* offsets when asked, anchor always */
+  int mode;                        /* the proto's CharacterMode */
+  /* MODE_MACHINE: response-owned copies. */
+  char machine[64];
+  char (*state_path)[64];
+  float *state_times;
+  int depth;
+  uint64_t events_dropped;
+  /* MODE_GRAPH */
+  const char *follow;              /* a static string */
+  float path_arc;
+  uint64_t plans, expansions;
+  float scale;                     /* MODE_TRACKER: the user's size, and each tracker's residual (m, -1: lost) */
+  float tracker_residuals[SRV_MAX_TRACKERS];
+  int ntracker_residuals;
 } srv_character_state_response_t;
 
 typedef struct {

@@ -36,6 +36,8 @@
   X(SEARCH, search, Search)                                                \
   X(BATCH_SEARCH, batch_search, BatchSearch)                               \
   X(POSE, pose, Pose)                                                      \
+  X(ALIGN, align, Align)                                                   \
+  X(FIT_POSE, fit_pose, FitPose)                                           \
   X(INERTIALIZE_TRANSITION, inertialize_transition, InertializeTransition) \
   X(INERTIALIZE_EVALUATE, inertialize_evaluate, InertializeEvaluate)       \
   X(TRANSITION_COST, transition_cost, TransitionCost)                      \
@@ -47,8 +49,19 @@
   X(SUBSCRIBE, subscribe, Subscribe)                                       \
   X(UPDATE_SUBSCRIPTION, update_subscription, UpdateSubscription)          \
   X(UNSUBSCRIBE, unsubscribe, Unsubscribe)                                 \
+  X(SET_TRACKERS, set_trackers, SetTrackers)                               \
   X(SERVER_STATS, server_stats, ServerStats)                               \
-  X(SHUTDOWN, shutdown, Shutdown)
+  X(SHUTDOWN, shutdown, Shutdown)                                          \
+  X(LOAD_MACHINE, load_machine, LoadMachine)                               \
+  X(CHECK_MACHINE, check_machine, CheckMachine)                            \
+  X(LIST_MACHINES, list_machines, ListMachines)                            \
+  X(UNLOAD_MACHINE, unload_machine, UnloadMachine)                         \
+  X(SEND_EVENTS, send_events, SendEvents)                                  \
+  X(SET_PARAMS, set_params, SetParams)                                     \
+  X(BUILD_GRAPH, build_graph, BuildGraph)                                  \
+  X(DESCRIBE_GRAPH, describe_graph, DescribeGraph)                         \
+  X(QUERY_GRAPH, query_graph, QueryGraph)                                  \
+  X(SET_PATHS, set_paths, SetPaths)
 
 typedef enum {
 #define SRV_REQ_ENUM(TYPE, name, Message) SRV_REQ_##TYPE,

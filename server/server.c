@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
+#include "graphs.h"
 #include "log.h"
 #include "net.h"
 #include "reload.h"
@@ -197,7 +198,7 @@ int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *
   }
   srv_streams_init(&server->streams, loop, &server->config, &server->counters, &server->crowd);
   srv_service_env_t env = {&server->config, &server->registry, &server->crowd, &server->streams, &server->counters,
-                           server->start_ns};
+                           server->start_ns, &server->machines};
   srv_dispatch_init(&server->dispatch, loop, &env, &server->counters, &server->metrics, on_shutdown_request, server);
   srv_metrics_source_t source = {&server->counters, &server->crowd, &server->registry, server->start_ns, ready, server};
   if ((rc = srv_metrics_start(&server->metrics, loop, config->metrics_host, config->metrics_port, &source, err, errlen))) {
@@ -227,6 +228,7 @@ void srv_server_shutdown(srv_server_t *server) {
   /* /ready would say 503 from here on; the endpoint closes with the rest so the loop can end. */
   srv_metrics_close(&server->metrics);
   srv_crowd_stop(&server->crowd); /* a tick in flight still finishes */
+  srv_graphs_cancel(&server->registry); /* graph builds stop at their next strip */
   for (srv_session_t *s = server->sessions; s; s = s->next) srv_connection_drain(&s->connection);
 }
 
@@ -236,5 +238,6 @@ void srv_server_close(srv_server_t *server) {
   uv_close((uv_handle_t *)&server->sighup, NULL);
   uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
   srv_crowd_close(&server->crowd);
+  srv_machines_clear(&server->machines);
   srv_registry_clear(&server->registry);
 }

@@ -29,6 +29,7 @@
 #include "counters.h"
 #include "crowd.h"
 #include "dispatch.h"
+#include "machines.h"
 #include "metrics.h"
 #include "registry.h"
 #include "stream.h"
@@ -52,6 +53,7 @@ typedef struct srv_server {
   srv_counters_t counters;
   srv_metrics_t metrics;       /* by type and code, histograms, the HTTP endpoint; loop thread only */
   srv_registry_t registry;     /* loop thread only */
+  srv_machines_t machines;     /* loaded state machines; loop thread only */
   srv_crowd_t crowd;           /* characters and their tick */
   srv_streams_t streams;       /* subscriptions and their frames */
   srv_dispatch_t dispatch;     /* requests */

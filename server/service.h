@@ -22,6 +22,7 @@
 #include "config.h"
 #include "counters.h"
 #include "crowd.h"
+#include "machines.h"
 #include "registry.h"
 #include "request.h"
 #include "stream.h"
@@ -34,6 +35,7 @@ typedef struct {
   srv_streams_t *streams;
   const srv_counters_t *counters;
   uint64_t start_ns; /* srv_scheduler_now_ns at startup, for uptime */
+  srv_machines_t *machines; /* loaded state machines */
 } srv_service_env_t;
 
 typedef struct {
@@ -47,7 +49,8 @@ typedef int (*srv_service_step_fn)(const srv_service_ctx_t *ctx, const srv_reque
                                    srv_response_t *response);
 
 enum {
-  SRV_SERVICE_CROWD = 1, /* reads or changes characters or subscriptions: waits while a tick is in flight */
+  SRV_SERVICE_CROWD = 1, /* reads or changes characters or subscriptions: waits while a tick is in flight
+                          * (and so does its finish step after a pool handle) */
   SRV_SERVICE_ADMIN = 2  /* administration (load, reload, unload, shutdown): the connection must be admin */
 };
 
@@ -76,6 +79,26 @@ void srv_service_run_step(srv_service_step_fn step, const srv_service_ctx_t *ctx
 /* prepare step shared by the requests that name a database: a reference to
  * request->database when it is set (ANIM_ENOTFOUND when it is not loaded). */
 int srv_service_acquire_database(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *response);
+
+/* data_dir/NAME<suffix> in out_path (PATH_MAX bytes): ANIM_ENOTFOUND when
+ * there is no such file, ANIM_EBADNAME when it resolves outside data_dir
+ * (symlinks). err says which. Any thread (reads config only). */
+int srv_data_file_path(const srv_config_t *config, const char *name, const char *suffix, char *out_path, char *err,
+                       int errlen);
+
+/* The character id names as field[index], when this connection may steer
+ * it; else NULL with the response failed (ANIM_ENOTFOUND, ANIM_EPERM). */
+srv_actor_t *srv_service_owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
+                                     srv_response_t *out);
+
+/* What the characters of a mode share, for create_characters (setup.shared),
+ * a reference released with *out_release: MODE_MACHINE's bound machine
+ * (service_machine.c), MODE_GRAPH's graph (service_graph.c). 0, or an
+ * error already set in out. */
+int srv_service_machine_shared(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out,
+                               void **out_shared, void (**out_release)(void *shared));
+int srv_service_graph_shared(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out,
+                             void **out_shared, void (**out_release)(void *shared));
 
 /* Opens data_dir/NAME.animdb as a registry entry (any thread: reads config
  * only). 0 or an ANIM_E* code with a message in err. */

@@ -4,19 +4,68 @@
  *
  * Every step here runs on the loop between ticks (the dispatcher parks these
  * requests while a tick is in flight), so it may read and change actors
- * freely. A character is steered or destroyed only by the connection that
- * created it (ANIM_EPERM otherwise); anyone may read its state or stream it.
+ * freely (a create that built a tracker model on the pool makes its
+ * characters in its finish step, which waits for the tick's end too). A
+ * character is steered (set_inputs, set_trackers) or destroyed only by the
+ * connection that created it (ANIM_EPERM otherwise); anyone may read its
+ * state or stream it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
+#include "animserver.pb-c.h"
 #include "crowd.h"
+#include "fit_models.h"
 #include "service.h"
 #include "stream.h"
 
+/* ---- create: tracker characters need the fit model of their bones ---- */
+
+static int tracker_mode(const srv_request_t *request) {
+  return request->body.create_characters.mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER;
+}
+
+static int tracker_key(const srv_tracker_setup_t *setup, const anim_database_t *db, srv_fit_key_t *key,
+                       srv_response_t *out) {
+  int order[SRV_MAX_TRACKERS];
+  char err[160];
+  int rc = srv_fit_key_make(key, db, setup->trackers, sizeof setup->trackers[0], setup->ntrackers, order, err, sizeof err);
+  return rc ? srv_response_fail(out, rc, "create_characters.tracker.trackers%s", err) : 0;
+}
+
+/* The database, and for MODE_TRACKER the cached model of its bones. */
+static int create_prepare(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  int rc = srv_service_acquire_database(ctx, request, out);
+  srv_fit_key_t key;
+  if (rc || !tracker_mode(request) ||
+      (rc = tracker_key(&request->body.create_characters.tracker, &out->entry->db, &key, out)))
+    return rc;
+  out->fit_model = srv_fit_cache_find(&out->entry->fit_models, &key);
+  return 0;
+}
+
+/* A model to build goes to the pool; the characters are made by finish. */
+static int create_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
+  return tracker_mode(request) && !prepared->fit_model;
+}
+
+static int create_model(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  (void)ctx;
+  if (!tracker_mode(request) || out->fit_model) return 0;
+  srv_fit_key_t key;
+  char err[160];
+  int rc = tracker_key(&request->body.create_characters.tracker, &out->entry->db, &key, out);
+  if (!rc && (rc = srv_fit_model_build(&out->entry->db, &key, &out->fit_model, err, sizeof err)))
+    return srv_response_fail(out, rc, "create_characters.tracker.trackers: %s", err);
+  out->body.create_characters.model_built = !rc;
+  return rc;
+}
+
 static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_create_characters_request_t *req = &request->body.create_characters;
+  if (out->body.create_characters.model_built)
+    out->fit_model = srv_fit_cache_put(&out->entry->fit_models, out->fit_model);
   srv_crowd_t *crowd = ctx->env->crowd;
   const srv_config_t *config = ctx->env->config;
   int n = req->nplacements ? req->nplacements : 1;
@@ -32,7 +81,7 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   if (!kind)
     return srv_response_fail(out, ANIM_EUNSUPPORTED, "create_characters.mode = %d: not a CharacterMode this server has",
                              req->mode);
-  int rc = anim_controller_params_validate(&req->params);
+  int rc = anim_controller_params_validate(&req->params); /* defaults when another mode ignores them */
   if (rc) return srv_response_fail(out, rc, "create_characters.params: %s", anim_strerror(rc));
   const anim_database_t *db = &out->entry->db;
   for (int i = 0; i < req->nplacements; i++)
@@ -41,24 +90,32 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
                                "has frames 0..%d", i, req->placements[i].start_frame, db->name, db->nframes - 1);
   uint64_t *ids = srv_response_alloc(out, (size_t)n * sizeof *ids);
   if (!ids) return ANIM_ENOMEM;
-  for (int i = 0; i < n; i++) {
+  void *shared = NULL;
+  void (*release)(void *) = NULL;
+  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE) rc = srv_service_machine_shared(ctx, request, out, &shared, &release);
+  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_GRAPH) rc = srv_service_graph_shared(ctx, request, out, &shared, &release);
+  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER) shared = out->fit_model; /* the response holds it */
+  if (rc) return rc;
+  for (int i = 0; i < n && rc == 0; i++) {
     srv_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
     const srv_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
-    srv_actor_setup_t setup = {req, vec3_make(p->x, 0.0f, p->z), p->facing, p->start_frame >= 0 ? p->start_frame : 0, 0};
+    srv_actor_setup_t setup = {req, vec3_make(p->x, 0.0f, p->z), p->facing, p->start_frame >= 0 ? p->start_frame : 0, 0,
+                               shared};
     char err[160] = "";
     rc = srv_crowd_create(crowd, ctx->connection_id, out->entry, kind, &setup, &ids[i], err, sizeof err);
     if (rc) { /* all or nothing */
       for (int j = 0; j < i; j++) srv_crowd_destroy(crowd, srv_crowd_find(crowd, ids[j]));
-      return srv_response_fail(out, rc, "create_characters.placements[%d]: %s", i, err[0] ? err : anim_strerror(rc));
+      srv_response_fail(out, rc, "create_characters.placements[%d]: %s", i, err[0] ? err : anim_strerror(rc));
     }
   }
+  if (release) release(shared); /* the characters hold their own references */
+  if (rc) return rc;
   out->body.create_characters.ids = ids;
   out->body.create_characters.n = n;
   return 0;
 }
 
-/* The actor named by field[index], steerable by this connection; else fails the response. */
-static srv_actor_t *owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
+srv_actor_t *srv_service_owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
                                 srv_response_t *out) {
   srv_actor_t *a = srv_crowd_find(ctx->env->crowd, id);
   if (!a)
@@ -74,7 +131,7 @@ static srv_actor_t *owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const
 static int destroy(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_destroy_characters_request_t *req = &request->body.destroy_characters;
   for (int i = 0; i < req->n; i++)
-    if (!owned_actor(ctx, req->ids[i], "destroy_characters.characters", i, out)) return out->error;
+    if (!srv_service_owned_actor(ctx, req->ids[i], "destroy_characters.characters", i, out)) return out->error;
   uint32_t destroyed = 0;
   for (int i = 0; i < req->n; i++) {
     srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->ids[i]);
@@ -88,11 +145,15 @@ static int set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request
   const srv_set_inputs_request_t *req = &request->body.set_inputs;
   /* All checked before any is applied (the codec checked every value). */
   for (int i = 0; i < req->n; i++) {
-    const srv_actor_t *a = owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out);
+    const srv_actor_t *a = srv_service_owned_actor(ctx, req->items[i].character, "set_inputs.inputs", i, out);
     if (!a) return out->error;
     if (!a->kind->set_input)
-      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) is not steered by input",
-                               i, (unsigned long long)a->id, a->kind->name);
+      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) is not steered by "
+                               "input", i, (unsigned long long)a->id, a->kind->name);
+    if (!(a->kind->inputs & (1u << req->items[i].input.kind)))
+      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_inputs.inputs[%d]: character %llu (%s) does not take this "
+                               "input%s", i, (unsigned long long)a->id, a->kind->name,
+                               a->kind->inputs == 1u << ANIM_INPUT_GOAL ? " (a goal only)" : "");
   }
   for (int i = 0; i < req->n; i++) {
     srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->items[i].character);
@@ -100,6 +161,27 @@ static int set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request
     if (rc) return srv_response_fail(out, rc, "set_inputs.inputs[%d]: %s", i, anim_strerror(rc));
   }
   out->body.set_inputs.tick = ctx->env->crowd->tick + 1;
+  return 0;
+}
+
+/* set_trackers: every character's trackers checked before any is applied. */
+static int set_trackers(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  const srv_set_trackers_request_t *req = &request->body.set_trackers;
+  char err[160];
+  for (int i = 0; i < req->n; i++) {
+    srv_actor_t *a = srv_service_owned_actor(ctx, req->characters[i].character, "set_trackers.characters", i, out);
+    if (!a) return out->error;
+    if (!a->kind->set_trackers)
+      return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_trackers.characters[%d]: character %llu (%s) is not driven "
+                               "by trackers (MODE_TRACKER)", i, (unsigned long long)a->id, a->kind->name);
+    int rc = a->kind->set_trackers(a->character, &req->characters[i], 0, err, sizeof err);
+    if (rc) return srv_response_fail(out, rc, "set_trackers.characters[%d]%s", i, err);
+  }
+  for (int i = 0; i < req->n; i++) {
+    srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->characters[i].character);
+    a->kind->set_trackers(a->character, &req->characters[i], 1, err, sizeof err);
+  }
+  out->body.set_trackers.tick = ctx->env->crowd->tick + 1;
   return 0;
 }
 
@@ -112,6 +194,7 @@ static int character_state(const srv_service_ctx_t *ctx, const srv_request_t *re
   out->entry = srv_db_entry_retain(a->entry); /* the encoder reads the version and range names */
   out->body.character_state.tick = ctx->env->crowd->tick;
   out->body.character_state.range = -1;
+  out->body.character_state.mode = srv_actor_kind_mode(a->kind);
   return a->kind->state(a->character, req->offsets, out);
 }
 
@@ -127,10 +210,14 @@ static int unsubscribe(const srv_service_ctx_t *ctx, const srv_request_t *reques
   return srv_stream_unsubscribe(ctx->subscriber, request->body.unsubscribe.subscription, out);
 }
 
-const srv_service_t srv_service_create_characters = {
-    .prepare = srv_service_acquire_database, .handle = create, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_create_characters = {.prepare = create_prepare,
+                                                     .handle = create_model,
+                                                     .finish = create,
+                                                     .off_loop = create_off_loop,
+                                                     .flags = SRV_SERVICE_CROWD};
 const srv_service_t srv_service_destroy_characters = {.handle = destroy, .flags = SRV_SERVICE_CROWD};
 const srv_service_t srv_service_set_inputs = {.handle = set_inputs, .flags = SRV_SERVICE_CROWD};
+const srv_service_t srv_service_set_trackers = {.handle = set_trackers, .flags = SRV_SERVICE_CROWD};
 const srv_service_t srv_service_character_state = {.handle = character_state, .flags = SRV_SERVICE_CROWD};
 const srv_service_t srv_service_subscribe = {.handle = subscribe, .flags = SRV_SERVICE_CROWD};
 const srv_service_t srv_service_update_subscription = {.handle = update_subscription, .flags = SRV_SERVICE_CROWD};

@@ -51,21 +51,21 @@ static int check_absent(const srv_service_ctx_t *ctx, const srv_request_t *reque
                            request->database);
 }
 
-/* data_dir/NAME.animdb, refused when it resolves outside data_dir (symlinks). */
-static int resolve_path(const srv_config_t *config, const char *name, char *out_path, char *err, int errlen) {
+int srv_data_file_path(const srv_config_t *config, const char *name, const char *suffix, char *out_path, char *err,
+                       int errlen) {
   char dir[PATH_MAX], candidate[PATH_MAX + 80];
   if (!realpath(config->data_dir, dir)) {
     snprintf(err, errlen, "data directory %s does not exist", config->data_dir);
     return ANIM_ENOTFOUND;
   }
-  snprintf(candidate, sizeof candidate, "%s/%s.animdb", dir, name);
+  snprintf(candidate, sizeof candidate, "%s/%s%s", dir, name, suffix);
   if (!realpath(candidate, out_path)) {
-    snprintf(err, errlen, "no file %s.animdb in the data directory", name);
+    snprintf(err, errlen, "no file %s%s in the data directory", name, suffix);
     return ANIM_ENOTFOUND;
   }
   size_t len = strlen(dir);
   if (strncmp(out_path, dir, len) != 0 || out_path[len] != '/') {
-    snprintf(err, errlen, "%s.animdb resolves outside the data directory", name);
+    snprintf(err, errlen, "%s%s resolves outside the data directory", name, suffix);
     return ANIM_EBADNAME;
   }
   return 0;
@@ -80,7 +80,7 @@ int srv_database_open(const srv_config_t *config, const char *name, srv_db_entry
     snprintf(err, errlen, "\"%s\" is not a plain database name", name);
     return rc;
   }
-  if ((rc = resolve_path(config, name, path, err, errlen))) return rc;
+  if ((rc = srv_data_file_path(config, name, ".animdb", path, err, errlen))) return rc;
   anim_database_t db;
   memset(&db, 0, sizeof db);
   if ((rc = anim_dbfile_load(&db, path, err, errlen))) return rc;

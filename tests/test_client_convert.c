@@ -176,7 +176,7 @@ static void test_builders_refuse_invalid_arguments(void **state) {
   assert_int_equal(anim__pose_source_to_proto(&explicit_pose, &source), ANIM_EINVAL);
 
   anim__create_views_t create;
-  anim_character_mode_t mode = {99};
+  anim_character_mode_t mode = {.mode = 99};
   assert_int_equal(anim__create_to_proto("default", NULL, NULL, NULL, 0, &create), ANIM_EINVAL);
   assert_int_equal(anim__create_to_proto(NULL, NULL, NULL, NULL, 1, &create), ANIM_EINVAL);
   assert_int_equal(anim__create_to_proto("default", &mode, NULL, NULL, 1, &create), ANIM_EINVAL);

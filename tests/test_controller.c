@@ -18,6 +18,7 @@
 #include "anim_error.h"
 #include "controller.h"
 #include "procgen.h"
+#include "procgen_db.h"
 #include "shared_data.h"
 
 /* Horizontal speed of a foot in the middle of a contact (two ticks in from
@@ -43,7 +44,7 @@ static anim_search_index_t *index_fast;
 
 static int setup(void **state) {
   char err[256];
-  if (anim_procgen_database(&db, NULL, err, sizeof err)) return -1;
+  if (anim_test_procgen_load(&db)) return -1;
   anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
   index_fast = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   return index_fast ? 0 : -1;

@@ -19,13 +19,11 @@
 #include "feature.h"
 #include "procgen.h"
 #include "shared_data.h"
+#include "procgen_db.h"
 
 static anim_database_t db;
 
-static int setup(void **state) {
-  char err[256];
-  return anim_procgen_database(&db, NULL, err, sizeof err) == 0 ? 0 : -1;
-}
+static int setup(void **state) { return anim_test_procgen_load(&db); }
 static int teardown(void **state) {
   anim_database_free(&db);
   return 0;

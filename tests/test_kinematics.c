@@ -18,6 +18,7 @@
 #include "kinematics.h"
 #include "procgen.h"
 #include "shared_data.h"
+#include "procgen_db.h"
 
 /* FK velocity (from differenced local transforms) vs the central difference
  * of FK positions on 120 Hz mocap, m/s: both approximate the true velocity
@@ -31,8 +32,7 @@
 
 static void test_round_trip_and_single_bone(void **state) {
   anim_database_t db;
-  char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   int nb = db.nbones;
   vec3 lp[ANIM_MAX_BONES], gp[ANIM_MAX_BONES];
   quat lr[ANIM_MAX_BONES], gr[ANIM_MAX_BONES];

@@ -30,7 +30,9 @@
 #include "import.h"
 #include "motion_graph.h"
 #include "procgen.h"
+#include "follow_limits.h"
 #include "shared_data.h"
+#include "procgen_db.h"
 
 /* Distances of a window with itself, and with its rotated copy, m RMS: the
  * sums are in double, what remains is float rounding of the database's
@@ -41,18 +43,6 @@
 /* Recovered yaw (rad) and translation (m) of the copy. */
 #define MAX_ANGLE_ERROR 1e-3f
 #define MAX_TRANSLATION_ERROR 2e-3f
-/* Following a path, distance of the displayed root from it (m) once the
- * first SETTLE_TICKS have passed: mean and worst. Measured on the Bandai graph
- * (defaults): line 0.011 / 0.036, circle of radius 3 m 0.028 / 0.116. */
-#define MAX_PATH_MEAN_ERROR 0.1f
-#define MAX_PATH_ERROR 0.3f
-/* Ticks before the error counts: the character starts on a straight walk
- * and needs a turning clip to join a circle (the worst error, 0.43 m, is
- * 2 s in). */
-#define SETTLE_TICKS (5 * 60)
-/* Largest change of a joint's velocity in a tick while following (m/s):
- * as test_state_machine.c; jumps are inertialized. */
-#define MAX_VELOCITY_JUMP 5.0f
 
 static anim_database_t bandai;
 static int have_bandai;
@@ -79,7 +69,7 @@ static int bandai_graph(void) {
 static void test_invalid(void **state) {
   anim_database_t db;
   char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   anim_graph_options_t o;
   anim_graph_options_default(&o);
   assert_int_equal(anim_graph_options_validate(&o, &db), 0);
@@ -174,7 +164,7 @@ static int cancel_at_half(int done, int total, void *data) {
 static void test_cancel(void **state) {
   anim_database_t db;
   char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   anim_graph_options_t o;
   anim_graph_options_default(&o);
   int calls = 0;

@@ -20,6 +20,7 @@
 #include "hash.h"
 #include "kinematics.h"
 #include "procgen.h"
+#include "procgen_db.h"
 
 /* Horizontal speed of feet in the middle of each contact (two frames in from
  * either end), m/s, 95th percentile. Footprints are fixed through each
@@ -44,10 +45,7 @@
 
 static anim_database_t db;
 
-static int setup(void **state) {
-  char err[256];
-  return anim_procgen_database(&db, NULL, err, sizeof err) == 0 ? 0 : -1;
-}
+static int setup(void **state) { return anim_test_procgen_load(&db); }
 static int teardown(void **state) {
   anim_database_free(&db);
   return 0;
@@ -107,8 +105,7 @@ static void test_deterministic(void **state) {
   anim_procgen_clips_free(b, nb);
   double t0 = seconds();
   anim_database_t again;
-  char err[256];
-  assert_int_equal(anim_procgen_database(&again, NULL, err, sizeof err), 0);
+  anim_test_procgen(&again);
   printf("  default database: %d frames, %d bones, built in %.3f s\n", again.nframes, again.nbones, seconds() - t0);
   assert_true(again.version == db.version);
   assert_memory_equal(again.features.values, db.features.values,

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include "procgen.h"
 #include "quantize.h"
+#include "procgen_db.h"
 
 /* In double: acos near 1 in float cannot see angles below ~1e-3. The
  * relative rotation's vector part gives the angle without that loss. */
@@ -48,8 +49,7 @@ static void test_random_and_real_rotations(void **state) {
     check_rotation(q, &worst);
   }
   anim_database_t db;
-  char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   for (size_t i = 0; i < (size_t)db.nframes * (size_t)db.nbones; i++) check_rotation(db.local_rotations[i], &worst);
   anim_database_free(&db);
   printf("worst rotation error %.3g rad (bound %.3g)\n", worst, ANIM_QUAT_PACK_MAX_ANGLE);

@@ -17,6 +17,7 @@
 #include "procgen.h"
 #include "search.h"
 #include "shared_data.h"
+#include "procgen_db.h"
 
 static anim_search_index_t *build(anim_search_method_t m, const float *x, int rows, int cols, const anim_range_t *r,
                                   int nr) {
@@ -202,8 +203,7 @@ static void test_random_data_with_ties(void **state) {
 
 static void test_procedural_database(void **state) {
   anim_database_t db;
-  char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   check_exact(db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges, db.ntags, 3000, 11);
   anim_database_free(&db);
 }
@@ -213,7 +213,7 @@ static void test_procedural_database(void **state) {
 static void test_batch(void **state) {
   anim_database_t db;
   char err[256];
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  anim_test_procgen(&db);
   anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   enum { N = 50, K = 6 };

@@ -38,10 +38,19 @@ static void usage(FILE *out) {
                "  render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE.svg]   stick-figure filmstrip\n"
                "  render --stream (--create N [--input SPEC] | --id ID...) [--character K] [--step S] [--view V]\n"
                "         [--frames N | --seconds S] [-o FILE.svg]   filmstrip of a character the server animates\n"
-               "  stream (--create N [--database DB] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
+               "  stream (--create N [--database DB | --mode learned] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
                "         [--encoding float|quantized] [--global] [--rotations-only] [--frames N | --seconds S]\n"
                "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
                "         goal:X,Z[,SPEED] script:tour script:wander\n"
+               "  machine check FILE [--name N] [--database DB] | machine load FILE [--name N] [--replace]\n"
+               "  machine list | machine unload NAME\n"
+               "  machine attach NAME [--database DB] [--seconds S] [--event T:EVENT]... [--set T:PARAM=V]...\n"
+               "         a character running the machine, scripted events and parameters, its state changes\n"
+               "  graph build DB [--threshold M] [--window S] [--keep-all] [--matrix N]\n"
+               "  graph info DB [--transitions] [--svg FILE]   the graph; the distance matrix picture\n"
+               "  graph path DB X,Z X,Z ... [--closed] [--seconds S] [--settle S]   a walk along a polyline\n"
+               "  align --source x,y,z ... --target x,y,z ... [--weights w,...] [--mode rigid|similarity|yaw]\n"
+               "  fit DB BONE=x,y,z[@vx,vy,vz] ...   a full-body pose from tracked bones\n"
                "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
                "       [--mix ping=W,search=W] [--database DB] [--k K]   load generator\n\n"
                "options:\n"
@@ -479,7 +488,8 @@ static const struct {
   command_fn run;
 } commands[] = {{"stats", cmd_stats}, {"shutdown", cmd_shutdown},{"hello", cmd_hello}, {"ping", cmd_ping}, {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
-                {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream}};
+                {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream},
+                {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit}};
 
 int main(int argc, char **argv) {
   options_t o = {"127.0.0.1", 7878, 5000, 0, getenv("ANIM_AUTH_TOKEN")};

@@ -24,4 +24,9 @@ int animctl_spring(anim_client_t *client, const options_t *options, int argc, ch
 int animctl_render(anim_client_t *client, const options_t *options, int argc, char **argv);
 int animctl_stream(anim_client_t *client, const options_t *options, int argc, char **argv);
 
+int animctl_machine(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_graph(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_align(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_fit(anim_client_t *client, const options_t *options, int argc, char **argv);
+
 #endif

@@ -63,6 +63,13 @@ int stream_session_parse(stream_session_t *s, int argc, char **argv, int first, 
     else if (!v) return fprintf(stderr, "animctl: %s: %s needs a value\n", command, a), -1;
     else if (!strcmp(a, "--create")) s->create = atoi(v), i++;
     else if (!strcmp(a, "--database")) s->database = v, i++;
+    else if (!strcmp(a, "--mode")) {
+      if (strcmp(v, "learned") && strcmp(v, "matching"))
+        return fprintf(stderr, "animctl: %s: --mode matching|learned\n", command), -1;
+      s->mode = strcmp(v, "learned") ? ANIM_MODE_MOTION_MATCHING : ANIM_MODE_LEARNED;
+      if (s->mode == ANIM_MODE_LEARNED) s->database = "lmm"; /* the learned skeleton's */
+      i++;
+    }
     else if (!strcmp(a, "--input")) {
       if (parse_input(v, s) != 0) return fprintf(stderr, "animctl: %s: bad --input %s\n", command, v), -1;
       i++;
@@ -137,7 +144,8 @@ int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_m
     int side = (int)ceilf(sqrtf((float)s->create));
     for (int i = 0; i < s->create; i++)
       place[i] = (anim_character_placement_t){(float)(i % side) * 3.0f, (float)(i / side) * 3.0f, 0.0f, -1};
-    rc = anim_client_characters_create(client, s->database, NULL, place, s->create, s->created, timeout_ms);
+    anim_character_mode_t mode = {.mode = s->mode};
+    rc = anim_client_characters_create_mode(client, s->database, &mode, NULL, place, s->create, s->created, timeout_ms);
     free(place);
     if (rc) return report_error("create", rc, client);
     if ((rc = steer(client, s, 0.0f, timeout_ms))) return report_error("input", rc, client);

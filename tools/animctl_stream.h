@@ -15,6 +15,7 @@ typedef int (*stream_frame_fn)(struct stream_session *session, const anim_stream
 
 typedef struct stream_session {
   const char *database;
+  int mode; /* --mode: ANIM_MODE_MOTION_MATCHING or ANIM_MODE_LEARNED (database "lmm") */
   int create;                 /* characters to create and steer */
   anim_character_input_t input;
   int script;                 /* SCRIPT_*: overrides input */

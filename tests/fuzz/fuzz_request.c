@@ -28,7 +28,12 @@
  * holds its own reference to each entry), so inputs do not depend on each
  * other. Limits: the defaults, except max_batch 64 and max_pose_frames 256 to
  * keep each execution in milliseconds (both still above the 16-query and
- * 64-frame thresholds where the real server moves work to the pool).
+ * 64-frame thresholds where the real server moves work to the pool); for
+ * the same reason graph queries simulate at most QUERY_SECONDS and graphs
+ * are built on tiny only (a build of default takes seconds under ASan).
+ * State machines: "walker" is loaded (a machine on tiny's ranges) and tiny
+ * has a motion graph, both put back after every input as they were, so the
+ * machine and graph requests reach their real paths.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +48,8 @@
 #include "crowd.h"
 #include "dbfile.h"
 #include "dbfile_write.h"
+#include "graphs.h"
+#include "machines.h"
 #include "log.h"
 #include "procgen.h"
 #include "registry.h"
@@ -61,10 +68,16 @@ static srv_streams_t streams;
 static srv_connection_t connection;
 static srv_subscriber_t subscriber;
 static srv_service_env_t env;
+static srv_machines_t machines;
+static srv_graph_t *tiny_graph;
+#define QUERY_SECONDS 5.0f
+static const char walker_text[] = "turning { clip walk_turn_left loop  STOP stopping }\n"
+                                  "stopping { clip walk_stop  END turning  GO turning }\n";
 static srv_db_entry_t *baseline[2];
 static int nbaseline;
 static char data_dir[64];
 
+static void reset_machines(void);
 static void nothing_close(srv_connection_t *c, const char *reason) {}
 static void nothing_free(srv_connection_t *c) {}
 static const srv_connection_callbacks_t callbacks = {NULL, NULL, NULL, nothing_close, nothing_free};
@@ -142,7 +155,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   srv_streams_init(&streams, &loop, &config, &counters, &crowd);
   srv_connection_init(&connection, &loop, 1, &config, &counters, &callbacks);
   srv_subscriber_init(&subscriber, &streams, &connection, 1);
-  env = (srv_service_env_t){&config, &registry, &crowd, &streams, &counters, 0};
+  env = (srv_service_env_t){&config, &registry, &crowd, &streams, &counters, 0, &machines};
+  /* tiny's graph, built as build_graph does, kept by the harness. */
+  srv_graph_options_t go;
+  memset(&go, 0, sizeof go);
+  anim_graph_options_default(&go.core);
+  srv_graph_build_t *job = srv_graph_build_begin(srv_graph_slot_of(baseline[1]), &baseline[1]->db, &go);
+  if (!job || srv_graph_build_run(job)) die("tiny graph", job ? job->err : "out of memory");
+  srv_graph_build_end(job);
+  tiny_graph = srv_graph_retain(baseline[1]->graph->ready);
+  reset_machines();
   return 0;
 }
 
@@ -151,10 +173,30 @@ static void add_character(void) {
   uint64_t id;
   static srv_create_characters_request_t request;
   anim_controller_params_default(&request.params);
-  srv_actor_setup_t setup = {&request, vec3_zero(), 0.0f, 0, 0};
+  srv_actor_setup_t setup = {&request, vec3_zero(), 0.0f, 0, 0, NULL};
   char err[128];
   if (srv_crowd_create(&crowd, 1, baseline[0], &srv_actor_matching, &setup, &id, err, sizeof err) || id != 4294967297u)
     die("character", "not created at slot 0, generation 1");
+}
+
+/* Only "walker" loaded, as text. */
+static void reset_machines(void) {
+  srv_machines_clear(&machines);
+  int rc;
+  char err[256];
+  srv_machine_def_t *def = srv_machine_def_create("walker", 0, walker_text, sizeof walker_text - 1, NULL, &rc, err, sizeof err);
+  if (!def || srv_machines_put(&machines, def, 0)) die("walker", err);
+}
+
+/* tiny's graph as built at the start; no other database has one. */
+static void reset_graphs(void) {
+  for (int i = 0; i < nbaseline; i++) {
+    srv_graph_slot_t *slot = baseline[i]->graph;
+    if (!slot) continue;
+    srv_graph_release(slot->ready);
+    memset(slot, 0, sizeof *slot);
+    slot->ready = i == 1 ? srv_graph_retain(tiny_graph) : NULL;
+  }
 }
 
 /* No characters, no subscriptions, and ids starting again at slot 0. */
@@ -196,6 +238,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   const srv_service_t *service = srv_service_for(request.type);
   if (!service) abort(); /* the codec produced a type with no service */
+  if (request.type == SRV_REQ_QUERY_GRAPH && request.body.query_graph.seconds > QUERY_SECONDS)
+    request.body.query_graph.seconds = QUERY_SECONDS, request.body.query_graph.settle = 0.0f;
+  if (request.type == SRV_REQ_BUILD_GRAPH && request.database && strcmp(request.database, "tiny") != 0)
+    request.database = "tiny";
   add_character();
   srv_service_ctx_t ctx = {&env, 1, 1, &subscriber};
   response.id = request.id;
@@ -211,6 +257,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   srv_response_release(&response);
   srv_request_release(&request);
   reset_crowd();
+  reset_machines();
   reset_registry();
+  reset_graphs();
   return 0;
 }

@@ -203,6 +203,33 @@ def requests(pb):
         subscription=1, rate_divisor=3, encoding=pb.ENCODING_FLOAT, paused=True))
     add("unsubscribe", id=22, unsubscribe=pb.UnsubscribeRequest(subscription=1))
     add("stats", id=23, server_stats=pb.ServerStatsRequest())
+    # State machines ("walker" is loaded, on tiny's ranges) and motion graphs (tiny has one).
+    walker = b"turning { clip walk_turn_left loop  STOP stopping }\nstopping { clip walk_stop  END turning  GO turning }\n"
+    add("load_machine", id=24, load_machine=pb.LoadMachineRequest(name="walker2", text=walker))
+    add("load_machine_replace", id=24, load_machine=pb.LoadMachineRequest(name="walker", text=walker + b"# again\n",
+                                                                          replace=True))
+    add("load_machine_file", id=24, load_machine=pb.LoadMachineRequest(name="missing"))
+    add("check_machine", id=25, check_machine=pb.CheckMachineRequest(text=walker, database="tiny"))
+    add("check_machine_errors", id=25, check_machine=pb.CheckMachineRequest(
+        name="bad", text=b"a { clip walk GO x }\nb { clip run }\nmachine m { d { machine m } }\n", database="default"))
+    add("list_machines", id=26, list_machines=pb.ListMachinesRequest())
+    add("unload_machine", id=27, unload_machine=pb.UnloadMachineRequest(name="walker"))
+    add("create_machine", id=28, create_characters=pb.CreateCharactersRequest(
+        database="tiny", mode=pb.MODE_MACHINE, machine="walker", placements=[pb.Placement(x=1.0), pb.Placement(z=1.0)]))
+    add("events", id=29, send_events=pb.SendEventsRequest(events=[pb.CharacterEvent(character=ch, event="STOP"),
+                                                                 pb.CharacterEvent(character=ch, event="GO")]))
+    add("params", id=30, set_params=pb.SetParamsRequest(params=[pb.CharacterParam(character=ch, name="speed", value=0.5)]))
+    add("build_graph", id=31, build_graph=pb.BuildGraphRequest(database="tiny", options=pb.GraphOptions(
+        window=0.4, threshold=0.08, tags=["turn"], keep_all=True, matrix_size=16)))
+    add("describe_graph", id=32, describe_graph=pb.DescribeGraphRequest(database="tiny", transitions=True, matrix=True))
+    add("query_graph", id=33, query_graph=pb.QueryGraphRequest(
+        database="tiny", points=[pb.Vec2(x=0, z=0), pb.Vec2(x=0, z=3), pb.Vec2(x=2, z=3)], closed=True,
+        start=pb.Placement(facing=0.5, start_frame=pb.FrameIndex(frame=10)), options=pb.PathOptions(horizon=1.0, keep=0.3),
+        seconds=2.0, settle=0.5, roots=True))
+    add("create_graph", id=34, create_characters=pb.CreateCharactersRequest(
+        database="tiny", mode=pb.MODE_GRAPH, path=pb.PathOptions(max_expansions=500)))
+    add("set_paths", id=35, set_paths=pb.SetPathsRequest(paths=[
+        pb.CharacterPath(character=ch, points=[pb.Vec2(x=0, z=0), pb.Vec2(x=1, z=1)]), pb.CharacterPath(character=ch)]))
     return seeds
 
 

@@ -26,6 +26,48 @@ def run(*args, expect=0):
     return result.stdout
 
 
+NESTED = """idle { clip idle loop GO moving }
+moving { machine loco STOP idle END idle }
+machine loco {
+  walk { clip walk [0 1] loop FAST run }
+  run { clip run [0 1] loop SLOW walk }
+}
+"""
+
+
+def machines_and_graphs(ctl, data, port):
+    """animctl machine, graph, align and fit on the default database."""
+    path = os.path.join(data, "nested.machine")
+    with open(path, "w") as f:
+        f.write(NESTED)
+    broken = os.path.join(data, "broken.machine")
+    with open(broken, "w") as f:
+        f.write("stand { JUMP nowhere }\n")
+    problems = [json.loads(line) for line in ctl("machine", "check", broken, expect=1).splitlines()]
+    check(problems[0]["problem"] == "UNKNOWN_TARGET" and problems[0]["line"] == 1, "animctl machine check: the problem, where")
+    summary = json.loads(ctl("machine", "load", path))
+    check([s["name"] for s in summary["states"]] == ["idle", "moving", "walk", "run"], "animctl machine load")
+    check(any(json.loads(line)["name"] == "nested" for line in ctl("machine", "list").splitlines()), "animctl machine list")
+    states = [json.loads(line)["state_path"] for line in
+              ctl("machine", "attach", "nested", "--seconds", "2", "--event", "0.3:GO", "--event", "1.0:FAST").splitlines()]
+    check(states == [["idle"], ["moving", "walk"], ["moving", "run"]], "animctl machine attach: the scripted states, in order")
+    ctl("machine", "unload", "nested")
+    ctl("machine", "unload", "nested", expect=1)
+    built = json.loads(ctl("graph", "build", "default", "--matrix", "64"))
+    check(built["ready"] and built["nodes"] > 0 and built["transitions"] > 0, "animctl graph build")
+    svg = os.path.join(data, "graph.svg")
+    ctl("graph", "info", "default", "--svg", svg)
+    check(open(svg).read().count("<rect") > 64, "animctl graph info --svg draws the distance matrix")
+    walk = json.loads(ctl("graph", "path", "default", "0,0", "0,12", "--seconds", "8", "--settle", "2"))
+    check(walk["steps"] > 0 and walk["plans"] > 0 and walk["error_mean"] < 0.25, "animctl graph path: a walk near the line")
+    aligned = json.loads(ctl("align", "--source", "0,0,0", "1,0,0", "0,1,0", "--target", "1,2,3", "2,2,3", "1,3,3"))
+    check(abs(aligned["translation"][0] - 1) < 1e-4 and aligned["rms"] < 1e-4, "animctl align recovers a translation")
+    ctl("align", "--source", "0,0,0", "--target", "1,1,1", expect=1)
+    fit = json.loads(ctl("fit", "default", "Head=0,1.6,0", "LeftHand=-0.3,1.0,0.1", "RightHand=0.3,1.0,0.1", "Hips=0,0.95,0"))
+    check(len(fit["residuals"]) == 4 and max(fit["residuals"]) < 0.1, "animctl fit: a pose near the trackers")
+    ctl("fit", "default", "Tail=0,1,0", expect=1)
+
+
 def main():
     data = tempfile.mkdtemp(prefix="animserver-cli-")
     bandai = os.path.join(SHARED, "data", "mocap", "bandai-namco")
@@ -104,6 +146,7 @@ def main():
             "--seconds", "3", "--view", "top", "-o", svg)
         drawing = open(svg).read()
         check(drawing.startswith("<svg") and drawing.count("<line") > 100, "animctl render --stream draws a filmstrip")
+        machines_and_graphs(ctl, data, port)
         stats = json.loads(ctl("stats"))
         check(stats["ticks"] > 0 and stats["frames_sent"] >= 20 and stats["characters"] == 0, "animctl stats")
         ctl("shutdown")

@@ -30,12 +30,10 @@ import sys
 import tempfile
 import time
 
-from google.protobuf.internal.encoder import _VarintBytes
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from animtest import animserver, check  # noqa: E402 (the Python package from python/)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_python_client as interop  # noqa: E402 (the shared framing, module generation and checks)
-from test_python_client import check, generate_module  # noqa: E402
-
+pb = animserver.pb
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("ANIM_BUILD_DIR", "build")
 LOGS = os.path.join(BUILD, "tests")
@@ -48,54 +46,27 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Connection(interop.Connection):
-    """The Python client's framing (test_python_client.py), plus request ids and answers checked."""
-
-    def __init__(self, pb, port):
-        super().__init__(pb, "127.0.0.1", port)
-        self.sock.settimeout(10)
-        self.next_id = 1
-
-    def call(self, **body):
-        request_id = self.next_id
-        self.next_id += 1
-        self.send(self.pb.Request(id=request_id, **body))
-        while True:
-            message = self.receive()
-            if message.WhichOneof("kind") != "response":
-                continue
-            response = message.response
-            assert response.id == request_id, (response.id, request_id)
-            assert not response.HasField("error"), response.error.message
-            return response
-
-    def close(self):
-        self.sock.close()
+def connect(port, name="haproxy-test"):
+    return animserver.Client("127.0.0.1", port, client_name=name, timeout=10)
 
 
-def exercise(pb, port, name):
+def exercise(port, name):
     """One client session: hello, pings, a search, a character. Returns the
     open connection (its character lives as long as it does)."""
-    conn = Connection(pb, port)
-    hello = conn.call(hello=pb.HelloRequest(protocol_version=1, client_name=name)).hello
-    assert hello.protocol_version == 1
+    conn = connect(port, name)
+    assert conn.server.protocol_version == 1
     for i in range(3):
-        assert conn.call(ping=pb.PingRequest(payload=b"%s-%d" % (name.encode(), i))).ping.payload == \
-            b"%s-%d" % (name.encode(), i)
-    query = pb.SearchQuery(from_frame=pb.FrameIndex(frame=100), k=3)
-    matches = conn.call(search=pb.SearchRequest(database="default", query=query)).search.result.matches
+        payload = b"%s-%d" % (name.encode(), i)
+        assert conn.ping(payload).payload == payload
+    matches = conn.search("default", from_frame={"frame": 100}, k=3).matches
     assert len(matches) == 3 and matches[0].cost == 0.0
-    create = pb.CreateCharactersRequest(database="default", placements=[pb.Placement(x=0.0, z=0.0)])
-    assert len(conn.call(create_characters=create).create_characters.characters) == 1
+    assert len(conn.create_characters("default", [{"x": 0.0, "z": 0.0}]).characters) == 1
     return conn
 
 
-def server_stats(pb, port):
-    conn = Connection(pb, port)
-    try:
-        return conn.call(server_stats=pb.ServerStatsRequest()).server_stats
-    finally:
-        conn.close()
+def server_stats(port):
+    with connect(port) as conn:
+        return conn.server_stats()
 
 
 def health_check_lines():
@@ -157,7 +128,6 @@ def main():
             raise SystemExit("haproxy not installed, and CI=true: install it (tools/install-deps.sh test)")
         print("skipped: haproxy not installed")
         return
-    pb = generate_module()
     os.makedirs(LOGS, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="animserver-haproxy-")
     servers, haproxy, locked = {}, None, None
@@ -180,8 +150,7 @@ def main():
         send = [r.split()[2] for r in rules if r.startswith("tcp-check send-binary ")]
         expect = [r.split()[-1] for r in rules if r.startswith("tcp-check expect binary ")]
         check(len(send) == 1 and len(expect) == 1, "deploy/haproxy.cfg has one send-binary and one expect binary")
-        body = pb.Request(id=1, ping=pb.PingRequest(payload=b"hchk")).SerializeToString()
-        frame = _VarintBytes(len(body)) + body
+        frame = animserver.codec.encode_request(1, "ping", {"payload": b"hchk"})
         check(bytes.fromhex(send[0]) == frame, f"the check sends the Ping frame {frame.hex()}")
         answer = pb.Response(id=1, ping=pb.PingResponse(payload=b"hchk")).SerializeToString()
         check(bytes.fromhex(expect[0]) in answer, f"the check expects {expect[0]}, part of the Ping answer")
@@ -234,9 +203,9 @@ backend animservers
               f"the check fails at layer 7 on a server that accepts but refuses the ping: {decoy}")
 
         # Clients through haproxy: spread over every backend.
-        clients = [exercise(pb, port, f"lb-{i}") for i in range(9)]
+        clients = [exercise(port, f"lb-{i}") for i in range(9)]
         print("  ok: 9 connections through haproxy: hello, 3 pings, a search, a character each")
-        shares = {n: server_stats(pb, p).characters for n, (_, p) in servers.items()}
+        shares = {n: server_stats(p).characters for n, (_, p) in servers.items()}
         check(all(v >= 1 for v in shares.values()) and sum(shares.values()) == 9,
               f"the 9 connections' characters live on all three backends: {shares}")
         for c in clients:
@@ -252,15 +221,15 @@ backend animservers
         check(True, f"haproxy's checks marked the drained and the killed backend down: {states}")
 
         survivor = servers["a3"][1]
-        before = server_stats(pb, survivor).characters
-        clients = [exercise(pb, port, f"after-{i}") for i in range(6)]
+        before = server_stats(survivor).characters
+        clients = [exercise(port, f"after-{i}") for i in range(6)]
         print("  ok: 6 new connections through haproxy succeed with a1 and a2 gone")
-        after = server_stats(pb, survivor).characters
+        after = server_stats(survivor).characters
         check(after - before == 6, f"all 6 landed on the survivor a3 ({before} -> {after} characters)")
         for c in clients:
             c.close()
-        direct = Connection(pb, survivor)
-        check(direct.call(ping=pb.PingRequest(payload=b"direct")).ping.payload == b"direct",
+        direct = connect(survivor)
+        check(direct.ping(b"direct").payload == b"direct",
               "the survivor answers directly")
         direct.close()
     finally:

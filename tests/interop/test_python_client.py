@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Interoperability: a Python client built only from Debian's python3-protobuf
-and the code protoc generates from proto/ talks to the real server.
-
-It proves the wire format is standard varint-delimited protobuf: no animserver
-C code is involved on this side. Run by tests/run.sh with ANIM_BUILD_DIR set.
+"""The Python package (python/animserver) against the real server: every
+request kind through the blocking client (the test fails when the proto has a
+request the package has no method for), the asyncio client, errors as
+exceptions with the server's code and message, poses as numpy arrays (forward
+kinematics of the local pose = the server's global pose), and the two stream
+encodings of the same ticks agreeing within the quantization steps, decoded by
+the package's vectorised numpy decoder and by a scalar decoder written here
+from the README's description. Run by tests/run.sh with ANIM_BUILD_DIR set.
 """
+import asyncio
 import math
 import os
 import socket
@@ -13,197 +17,374 @@ import subprocess
 import sys
 import tempfile
 
-from google.protobuf.internal.decoder import _DecodeVarint  # standard delimited framing
-from google.protobuf.internal.encoder import _VarintBytes
+import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("ANIM_BUILD_DIR", "build")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from animtest import BUILD, Server, animserver, check  # noqa: E402
 
+pb = animserver.pb
+errors = animserver.errors
 
-def generate_module():
-    out = tempfile.mkdtemp(prefix="animserver-py-")
-    subprocess.run(["protoc", f"--python_out={out}", "-I", os.path.join(ROOT, "proto"),
-                    os.path.join(ROOT, "proto", "animserver.proto")], check=True)
-    sys.path.insert(0, out)
-    import animserver_pb2  # noqa: E402 (generated just above)
-    return animserver_pb2
-
-
-def start_server():
-    proc = subprocess.Popen([os.path.join(BUILD, "animserver"), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline().strip()
-    assert line.startswith("listening on "), line
-    host, port = line[len("listening on "):].rsplit(":", 1)
-    return proc, host, int(port)
+# Quantization bounds on the received stream (README, "Characters and pose
+# streams": 16-bit smallest-three rotations, 1/8192 m local steps, 1e-4 m root
+# steps; half a step is the rounding error, plus float32 noise).
+ROTATION_RAD = 1e-4
+LOCAL_POSITION_M = 0.5 / 8192 + 1e-6
+ROOT_POSITION_M = 0.5e-4 + 1e-6
+FK_M = 1e-4  # forward kinematics in float32 against the server's global positions
 
 
-class Connection:
-    def __init__(self, pb, host, port):
-        self.pb = pb
-        self.sock = socket.create_connection((host, port), timeout=5)
-        self.buffer = b""
+class Recording(animserver.Client):
+    """The blocking client, remembering which request kinds it sent."""
+    sent = set()
 
-    def send(self, request):
-        body = request.SerializeToString()
-        self.sock.sendall(_VarintBytes(len(body)) + body)
-
-    def receive(self):
-        while True:
-            if self.buffer:
-                try:
-                    length, start = _DecodeVarint(self.buffer, 0)
-                except IndexError:
-                    length, start = None, 0
-                if length is not None and len(self.buffer) >= start + length:
-                    message = self.pb.ServerMessage()
-                    message.ParseFromString(self.buffer[start:start + length])
-                    self.buffer = self.buffer[start + length:]
-                    return message
-            chunk = self.sock.recv(65536)
-            assert chunk, "server closed the connection"
-            self.buffer += chunk
+    def send(self, kind, fields=None, convert=None):
+        Recording.sent.add(kind)
+        return super().send(kind, fields, convert)
 
 
-def unpack_quantized(data, rotations_only):
-    """The ENCODING_QUANTIZED layout, from the proto's comment alone: root
-    position 3 x int32 (1e-4 m); then 7 bytes per bone rotation (smallest
-    three: largest component's index in bits 48-49, the other three in 16-bit
-    slots of 1/32767 of 1/sqrt 2, in w, x, y, z order without the dropped one);
-    then, unless rotations_only, 3 x int16 per bone from bone 1 (1/8192 m)."""
+def scalar_quantized(data, rotations_only):
+    """The ENCODING_QUANTIZED layout decoded one value at a time, from the
+    README's description alone (the reference for the numpy decoder)."""
     root = [v * 1e-4 for v in struct.unpack_from("<3i", data, 0)]
-    body = len(data) - 12
-    n = body // 7 if rotations_only else (body + 6) // 13
+    n = (len(data) - 12) // 7 if rotations_only else (len(data) - 12 + 6) // 13
     rotations = []
     for b in range(n):
         code = int.from_bytes(data[12 + 7 * b:19 + 7 * b], "little")
-        largest = (code >> 48) & 3
+        dropped = (code >> 48) & 3
         parts = [struct.unpack("<h", struct.pack("<H", (code >> (16 * i)) & 0xFFFF))[0] / 32767.0 / math.sqrt(2.0)
                  for i in range(3)]
-        q, slot = [0.0] * 4, 0
+        q = [0.0] * 4
+        slots = iter(parts)
         for i in range(4):
-            if i != largest:
-                q[i] = parts[slot]
-                slot += 1
-        q[largest] = math.sqrt(max(0.0, 1.0 - sum(c * c for c in q)))
+            if i != dropped:
+                q[i] = next(slots)
+        q[dropped] = math.sqrt(max(0.0, 1.0 - sum(c * c for c in q)))
         rotations.append(q)
     positions = [root]
     if not rotations_only:
-        base = 12 + 7 * n
         for b in range(1, n):
-            positions.append([v / 8192.0 for v in struct.unpack_from("<3h", data, base + 6 * (b - 1))])
-    return positions, rotations
+            positions.append([v / 8192.0 for v in struct.unpack_from("<3h", data, 12 + 7 * n + 6 * (b - 1))])
+    return np.array(positions), np.array(rotations)
 
 
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
-    print(f"  ok: {what}")
+def angle_between(a, b):
+    """Rotation angle between (..., 4) quaternions (q and -q are one rotation),
+    as 2 atan2(|v|, |w|) of a^-1 b: arccos of a dot product near 1 would turn
+    float32 rounding into 1e-3 rad."""
+    a = a.astype(np.float64) * np.array([1.0, -1.0, -1.0, -1.0])
+    relative = animserver.quat_mul(a, b.astype(np.float64))
+    return 2.0 * np.arctan2(np.linalg.norm(relative[..., 1:], axis=-1), np.abs(relative[..., 0]))
+
+
+def worst(what, err, limit, names):
+    """Checks max(err) <= limit, naming the worst character/bone."""
+    index = np.unravel_index(np.argmax(err), err.shape)
+    bone = names[index[-1]] if len(index) and err.ndim >= 2 else "-"
+    check(float(err.max()) <= limit, f"{what}: worst {float(err.max()):.2e} (<= {limit:.1e}) at {index}, bone {bone}")
+
+
+def same_ticks(float_sub, quant_sub):
+    """A frame of each subscription from the same tick."""
+    a, b = float_sub.next(), quant_sub.next()
+    while a.tick != b.tick:
+        if a.tick < b.tick:
+            a = float_sub.next()
+        else:
+            b = quant_sub.next()
+    return a, b
+
+
+def test_session_and_databases(client, data_dir):
+    check(client.server.protocol_version == 1 and "ping" in client.server.capabilities,
+          "hello on connect: protocol 1, capabilities")
+    check(client.server.admin, "no tokens: the connection is admin")
+    check(client.ping(b"hi").payload == b"hi", "ping echoes its payload")
+    pings = [client.send("ping", {"payload": b"p%d" % i}) for i in range(50)]
+    answers = [p.result() for p in reversed(pings)]
+    check([a.payload for a in reversed(answers)] == [b"p%d" % i for i in range(50)],
+          "50 pipelined pings, matched by id")
+    names = [d.name for d in client.list_databases().databases]
+    check("default" in names, f"list_databases: {names}")
+    db = client.describe_database("default")
+    check(len(db.bones) == 22 and db.bones[0].parent == -1, "describe_database: 22 bones, root first")
+    check(all(0 <= b.parent < i for i, b in enumerate(db.bones) if i), "parents precede children")
+    subprocess.run([os.path.join(BUILD, "animdb"), "build", "-o", os.path.join(data_dir, "small.animdb"),
+                    "--procgen", "--name", "small"], check=True, stdout=subprocess.DEVNULL)
+    loaded = client.load_database("small")
+    check(loaded.summary.name == "small" and loaded.summary.frames > 0, "load_database from the data directory")
+    check(client.reload_database("small").summary.version == loaded.summary.version,
+          "reload_database: same file, same version")
+    client.unload_database("small")
+    check("small" not in [d.name for d in client.list_databases().databases], "unload_database")
+    return db
+
+
+def test_poses_and_search(client, db):
+    frames = client.pose("default", 200, count=30, local=True, global_=True, velocities=True)
+    check(frames.local_positions.shape == (30, 22, 3) and frames.global_rotations.shape == (30, 22, 4),
+          "pose: (frames, bones, 3|4) arrays")
+    check(frames.local_velocities is not None and frames.contacts.shape == (30, len(db.contact_bones)),
+          "pose: velocities and contacts")
+    parents = [b.parent for b in db.bones]
+    gp, gr = animserver.forward_kinematics(parents, frames.local_positions, frames.local_rotations)
+    worst("forward kinematics of the local pose = the server's global positions (m)",
+          np.linalg.norm(gp - frames.global_positions, axis=-1), FK_M, [b.name for b in db.bones])
+    worst("... and global rotations (rad)", angle_between(gr, frames.global_rotations), 1e-5,
+          [b.name for b in db.bones])
+
+    result = client.search("default", from_frame={"frame": 100}, k=3, explain=True, include_pose=True)
+    check(result.best.frame == 100 and result.best.cost == 0.0, "search: a frame's own features find it at cost 0")
+    check([m.cost for m in result.matches] == sorted(m.cost for m in result.matches), "matches by ascending cost")
+    check(len(result.explanation) == len(db.features) and result.margin >= 0.0,
+          f"explain: the cost split by {len(db.features)} feature groups, margin {result.margin:.3g}")
+    check(result.best.pose is not None and result.best.pose.local_rotations.shape == (22, 4),
+          "include_pose: the match's pose as arrays")
+    batch = client.batch_search("default", [{"from_frame": {"frame": f}} for f in (10, 500, 900)])
+    check([r.best.frame for r in batch] == [10, 500, 900], "batch_search answered in order")
+
+
+def test_inertialization(client):
+    def pose(x, v):
+        return animserver.pose_state([[0, 0, 0], [x, 0, 0]], [[1, 0, 0, 0], [1, 0, 0, 0]], [[0, 0, 0], [v, 0, 0]])
+    state = client.inertialize_transition(pose(1.0, 0.0), pose(0.0, 0.0)).state
+    check(abs(state.offset_positions[3] - 1.0) < 1e-6 and len(state.anchor) == 14,
+          "inertialize_transition: offset = source - destination, anchor of 14")
+    evaluated = client.inertialize_evaluate(state, pose(0.0, 0.0), halflife=0.2, t=0.1)
+    y = 2.0 * math.log(2.0) / 0.2
+    expect = math.exp(-y * 0.1) * (1.0 + y * 0.1)
+    check(abs(evaluated.output.positions[3] - expect) < 1e-5, "inertialize_evaluate: closed-form decay")
+    cost = client.transition_cost(100, 900, halflife=0.1, database="default")
+    check(cost.exact > 0.0 and len(cost.bones) == 22, f"transition_cost: exact {cost.exact:.3f} over 22 bones")
+    tuned = client.spring_tune(fraction={"alpha": 0.5, "t": 0.3})
+    yt = 2.0 * math.log(2.0) / tuned.halflife * 0.3
+    check(abs(math.exp(-yt) * (1.0 + yt) - 0.5) < 1e-6, f"spring_tune: half-life {tuned.halflife:.4f} s "
+          "puts a spring from rest at half its offset after 0.3 s")
+
+
+def test_characters_and_streams(client, db):
+    names = [b.name for b in db.bones]
+    ids = client.create_characters("default", [{"x": (i % 10) * 2.0, "z": (i // 10) * 2.0} for i in range(100)],
+                                   params={"search_interval": 6}).characters
+    check(len(ids) == 100, "create_characters: 100 ids")
+    client.set_inputs([animserver.stick(c, 0.0, 0.8) if i % 2 else animserver.goal(c, 5.0, 5.0)
+                       for i, c in enumerate(ids)])
+    exact = client.subscribe(owned=True, encoding="float", global_positions=True)
+    packed = client.subscribe(owned=True, encoding="quantized")
+    lean = client.subscribe(ids[:10], encoding="quantized", rotations_only=True)
+    for _ in range(30):
+        a, b = same_ticks(exact, packed)
+    check(a.positions.shape == (100, 22, 3) and b.rotations.shape == (100, 22, 4),
+          "both encodings: (characters, bones, 3|4) arrays of the same tick")
+    check((a.characters == b.characters).all() and (a.frames == b.frames).all() and (a.contacts == b.contacts).all(),
+          "same characters, frames and contacts in both encodings")
+    worst("quantized rotations vs floats (rad)", angle_between(a.rotations, b.rotations), ROTATION_RAD, names)
+    worst("quantized root positions vs floats (m)", np.abs(a.positions[:, :1] - b.positions[:, :1]).max(axis=-1), ROOT_POSITION_M,
+          ["root"])
+    worst("quantized local positions vs floats (m)", np.abs(a.positions[:, 1:] - b.positions[:, 1:]).max(axis=-1),
+          LOCAL_POSITION_M, names[1:])
+    reference = [scalar_quantized(p.quantized, False) for p in b.message.poses]
+    check(all(np.allclose(r[0], b.positions[i], atol=1e-6) and np.allclose(r[1], b.rotations[i], atol=1e-6)
+              for i, r in enumerate(reference)), "numpy decoder = scalar decoder on 100 characters")
+    gp, _ = a.global_pose([bone.parent for bone in db.bones])
+    worst("forward kinematics of the stream = its global positions (m)",
+          np.linalg.norm(gp - a.global_positions, axis=-1), FK_M, names)
+    flags = a.contact_flags(len(db.contact_bones))
+    check(flags.shape == (100, 2) and flags.any(), "contact bits as flags")
+    ordinary = animserver.StreamFrame.from_message(pb.StreamMessage.FromString(a.message.SerializeToString()))
+    check(np.array_equal(ordinary.rotations, a.rotations) and np.array_equal(ordinary.positions, a.positions) and
+          np.array_equal(ordinary.global_positions, a.global_positions),
+          "floats through the stream view (bytes) = through the ordinary class")
+    unpacked = b"".join(bytes([0x25]) + struct.pack("<f", v) for v in a.rotations[0, 0])  # field 4, fixed32 each
+    pose = bytes([0x08, 0x07, 0x1a, 12]) + struct.pack("<3f", *a.positions[0, 0]) + unpacked
+    view = animserver._proto.StreamView.FromString(bytes([0x12, len(pose) + 2, 0x22, len(pose)]) + pose).stream
+    decoded = animserver.StreamFrame.from_message(view)
+    check(np.array_equal(decoded.rotations[0, 0], a.rotations[0, 0]) and decoded.characters[0] == 7,
+          "floats a sender did not pack decode through the ordinary class")
+    frame = lean.next()
+    check(frame.positions.shape == (10, 1, 3) and frame.rotations.shape == (10, 22, 4),
+          "rotations_only: root position and 22 rotations")
+    ref = scalar_quantized(frame.message.poses[0].quantized, True)
+    check(np.allclose(ref[1], frame.rotations[0], atol=1e-6), "rotations_only decoded as the scalar reference")
+
+    state = client.character_state(ids[1], offsets=True)
+    check(len(state.trajectory) > 0 and len(state.inertializer.offset_rotations) == 88,
+          "character_state: trajectory and per-bone offsets")
+    client.update_subscription(exact, encoding="quantized")
+    switched = exact.next()
+    while switched.encoding != pb.ENCODING_QUANTIZED:
+        switched = exact.next()
+    check(switched.rotations.shape == (100, 22, 4), "update_subscription switches the encoding")
+    lean.close()
+    check(lean.next() is None and list(lean) == [], "unsubscribe ends the stream")
+    named = client.subscribe(ids[:12], rate_divisor=2)
+    check(client.destroy_characters(ids[:10]).destroyed == 10, "destroy_characters")
+    gone = set()
+    for _ in range(60):  # a bound: the next frame reports them
+        gone.update(named.next().gone)
+        if len(gone) >= 10:
+            break
+    check(gone == set(ids[:10]), "destroyed characters reported in a named subscription's gone")
+    check(named.next().characters.tolist() == ids[10:12], "... and dropped from it")
+    named.close()
+    frame = client.next_frame()
+    check(frame.subscription in (exact.id, packed.id), "next_frame: any subscription's oldest frame")
+    stats = client.server_stats()
+    check(stats.characters >= 90 and stats.frames_sent > 0, f"server_stats: {stats.characters} characters")
+
+
+def test_errors(client, port):
+    try:
+        client.describe_database("nope")
+        raise AssertionError("describe_database('nope') succeeded")
+    except errors.NotFoundError as e:
+        check(e.code == pb.ERROR_NOT_FOUND and "nope" in e.message and isinstance(e, animserver.AnimError),
+              f"NotFoundError carries the code and message: {e}")
+    for call, cls in ((lambda: client.pose("default", 10 ** 9), errors.OutOfRangeError),
+                      (lambda: client.describe_database("default\0junk"), errors.BadNameError),
+                      (lambda: client.search("default", features=[float("nan")]), errors.NonFiniteError),
+                      (lambda: client.set_inputs([animserver.stick(1, 1.2, 0.9)]), animserver.AnimError),
+                      (lambda: client.hello(protocol_version=99), errors.VersionError),
+                      (lambda: client.call("no_such_request"), errors.UnsupportedError)):
+        try:
+            call()
+            raise AssertionError(f"{cls.__name__} expected")
+        except cls as e:
+            check(e.message != "", f"{type(e).__name__}: {e.message}")
+    # An empty body, sent raw: the server answers ERROR_UNSUPPORTED under the request's id.
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        body = pb.Request(id=20).SerializeToString()
+        raw.sendall(animserver.codec.encode_varint(len(body)) + body)
+        reader = animserver.codec.FrameReader()
+        messages = []
+        while not messages:
+            messages = reader.feed(raw.recv(65536))
+        try:
+            animserver.codec.response_result(messages[0].response)
+            raise AssertionError("empty request accepted")
+        except errors.UnsupportedError as e:
+            check(e.request_id == 20, "an empty request: UnsupportedError for its id")
+
+
+def test_auth():
+    with Server("--auth-token", "s3cret", "--admin-token", "adm1n") as server:
+        anonymous = animserver.Client(server.host, server.port, hello=False)
+        try:
+            anonymous.ping()
+            raise AssertionError("ping before hello accepted")
+        except errors.NotPermittedError as e:
+            check(True, f"a server with a token refuses requests before hello: {e.message}")
+        anonymous.close()
+        with animserver.Client(server.host, server.port, auth_token="s3cret") as client:
+            check(client.ping(b"in").payload == b"in" and not client.server.admin, "the auth token lets a client in")
+            try:
+                client.load_database("x")
+                raise AssertionError("load without the admin token")
+            except errors.NotPermittedError:
+                check(True, "load_database needs the admin token")
+
+
+async def async_test(port, ids_expected):
+    client = await animserver.AsyncClient.connect("127.0.0.1", port, client_name="python-asyncio")
+    check(client.server.protocol_version == 1, "asyncio: hello on connect")
+    results = await asyncio.gather(*[client.search("default", from_frame={"frame": f}) for f in range(0, 1000, 50)])
+    check([r.best.frame for r in results] == list(range(0, 1000, 50)), "asyncio: 20 concurrent searches")
+    try:
+        await client.describe_database("nope")
+        raise AssertionError("asyncio: no error")
+    except errors.NotFoundError as e:
+        check(e.code == pb.ERROR_NOT_FOUND, "asyncio: errors are the same exceptions")
+    ids = (await client.create_characters("default", [{"x": 0.0, "z": float(i)} for i in range(ids_expected)])).characters
+    await client.set_inputs([animserver.velocity(c, 0.0, 1.4, 0.0) for c in ids])
+    frames = []
+    async with await client.subscribe(ids, encoding="quantized") as stream:
+        async for frame in stream:
+            frames.append(frame)
+            if len(frames) == 90:
+                break
+    check(all(f.positions.shape == (ids_expected, 22, 3) for f in frames), "asyncio: a stream as an async iterator")
+    moved = frames[-1].positions[:, 0, 2] - frames[0].positions[:, 0, 2]
+    check(bool((moved > 0.5).all()), f"asyncio: characters walking +z moved {moved.min():.2f}..{moved.max():.2f} m")
+    pose = await client.pose("default", 5, count=2)
+    check(pose.local_rotations.shape == (2, 22, 4), "asyncio: poses as arrays")
+    await client.close()
+
+
+NESTED = """idle { clip idle loop GO moving }
+moving { machine loco STOP idle END idle }
+machine loco {
+  walk { clip walk [0 1] loop FAST run }
+  run { clip run [0 1] loop SLOW walk }
+}
+"""
+
+
+def test_machines_graphs_fit(client):
+    """The state-machine, motion-graph and pose-fitting requests through the package."""
+    check(not client.check_machine("broken", "stand { JUMP nowhere }\n").ok, "check_machine: a bad target reported")
+    summary = client.load_machine("nested_py", NESTED).machine
+    check([st.name for st in summary.states] == ["idle", "moving", "walk", "run"], "load_machine: the states")
+    check(any(m.name == "nested_py" for m in client.list_machines().machines), "list_machines")
+    ids = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=1, machine="nested_py").characters)
+    check(client.send_events([{"character": ids[0], "event": "GO"}]).tick > 0, "send_events answers its tick")
+    try:
+        client.set_params([{"character": ids[0], "name": "speed", "value": 1.0}])
+        check(False, "set_params: an unknown parameter refused")
+    except animserver.AnimError as e:
+        check("speed" in str(e), "set_params: an unknown parameter refused, named")
+    client.destroy_characters(ids)
+    client.unload_machine("nested_py")
+    client.build_graph("default")
+    for _ in range(600):
+        graph = client.describe_graph("default").graph
+        if graph.ready:
+            break
+        client.ping()
+    check(graph.ready and graph.nodes > 0, "build_graph / describe_graph: a graph")
+    walk = client.query_graph("default", [(0, 0), (0, 10)], seconds=6.0, settle=2.0)
+    check(len(walk.steps) > 0 and walk.error_mean < 0.25, f"query_graph: a walk near the line ({walk.error_mean:.3f} m)")
+    gid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=2).characters)
+    check(client.set_paths([{"character": gid[0], "points": [{"x": 0, "z": 0}, {"x": 0, "z": 5}]}]).tick > 0, "set_paths")
+    client.destroy_characters(gid)
+    source = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float32)
+    aligned = client.align(source, source + [1, 2, 3])
+    check(abs(aligned.translation.x - 1) < 1e-4 and aligned.rms < 1e-4, "align recovers a translation")
+    trackers = [{"bone": "Head", "position": {"x": 0, "y": 1.6, "z": 0}},
+                {"bone": "LeftHand", "position": {"x": -0.3, "y": 1.0, "z": 0.1}},
+                {"bone": "RightHand", "position": {"x": 0.3, "y": 1.0, "z": 0.1}},
+                {"bone": "Hips", "position": {"x": 0, "y": 0.95, "z": 0}}]
+    fit = client.fit_pose("default", trackers)
+    check(len(fit.residuals) == 4 and max(fit.residuals) < 0.1, "fit_pose: a pose near the trackers")
+    tid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=3,
+                                        tracker={"trackers": [{"bone": t["bone"]} for t in trackers]}).characters)
+    check(client.set_trackers([{"character": tid[0], "trackers": [{"position": t["position"]} for t in trackers]}]).tick > 0,
+          "set_trackers")
+    client.destroy_characters(tid)
 
 
 def main():
-    pb = generate_module()
-    proc, host, port = start_server()
+    check(all(callable(getattr(animserver.Client, kind, None)) for kind in animserver.REQUEST_KINDS),
+          f"a method for every request in the proto ({len(animserver.REQUEST_KINDS)})")
+    data_dir = tempfile.mkdtemp(prefix="animserver-py-")
+    server = Server("--data-dir", data_dir)
     try:
-        conn = Connection(pb, host, port)
-        conn.send(pb.Request(id=1, hello=pb.HelloRequest(protocol_version=1, client_name="python-interop")))
-        reply = conn.receive().response
-        check(reply.id == 1 and reply.WhichOneof("body") == "hello", "hello answered by id")
-        check(reply.hello.protocol_version == 1, "protocol version 1")
-        check("ping" in reply.hello.capabilities, "capabilities list ping")
-        check(reply.hello.limits.max_frame_bytes > 0, "limits carried")
-
-        # Pipelined: three requests in one write, answers matched by id.
-        frames = b""
-        for i in (10, 11, 12):
-            body = pb.Request(id=i, ping=pb.PingRequest(payload=b"p%d" % i)).SerializeToString()
-            frames += _VarintBytes(len(body)) + body
-        conn.sock.sendall(frames)
-        answers = {}
-        for _ in range(3):
-            response = conn.receive().response
-            answers[response.id] = response.ping.payload
-        check(answers == {10: b"p10", 11: b"p11", 12: b"p12"}, "pipelined pings echoed by id")
-
-        # A search on the embedded default database, by frame.
-        query = pb.SearchQuery(from_frame=pb.FrameIndex(frame=100), k=3, explain=True)
-        conn.send(pb.Request(id=30, search=pb.SearchRequest(database="default", query=query)))
-        reply = conn.receive().response
-        check(reply.id == 30 and reply.WhichOneof("body") == "search", "search answered")
-        matches = reply.search.result.matches
-        check(len(matches) == 3 and matches[0].cost == 0.0, "a frame's own features find it at cost 0")
-        check(all(a.cost <= b.cost for a, b in zip(matches, matches[1:])), "matches by ascending cost")
-        check(reply.search.database_version != 0, "the answer names the database version")
-        check(len(reply.search.result.explanation) == 7, "explanation per feature group")
-
-        # Inertialization of explicit two-bone poses (root, child): the child's
-        # offset is source - destination and decays as e^-yt (x0 + (v0 + y x0) t).
-        def pose(x, v):
-            return pb.PoseRef(pose=pb.PoseState(positions=[0, 0, 0, x, 0, 0], velocities=[0, 0, 0, v, 0, 0],
-                                                rotations=[1, 0, 0, 0, 1, 0, 0, 0], angular_velocities=[0] * 6))
-        transition = pb.InertializeTransitionRequest(source=pose(1.0, 0.0), destination=pose(0.0, 0.0))
-        conn.send(pb.Request(id=31, inertialize_transition=transition))
-        reply = conn.receive().response
-        check(reply.WhichOneof("body") == "inertialize_transition", "inertialize transition answered")
-        state = reply.inertialize_transition.state
-        check(len(state.offset_positions) == 6 and len(state.anchor) == 14, "offsets and anchor returned")
-        check(abs(state.offset_positions[3] - 1.0) < 1e-6, "child offset is source - destination")
-        evaluate = pb.InertializeEvaluateRequest(state=state, input=pose(0.0, 0.0), halflife=0.2, t=0.1)
-        conn.send(pb.Request(id=32, inertialize_evaluate=evaluate))
-        reply = conn.receive().response
-        check(reply.WhichOneof("body") == "inertialize_evaluate", "inertialize evaluate answered")
-        out = reply.inertialize_evaluate.output
-        y = 2.0 * math.log(2.0) / 0.2
-        expect = math.exp(-y * 0.1) * (1.0 + y * 0.1)
-        check(abs(reply.inertialize_evaluate.state.offset_positions[3] - expect) < 1e-5, "offset decays in closed form")
-        check(abs(out.positions[3] - expect) < 1e-5, "displayed child = destination + decayed offset")
-
-        # Characters and a stream: two subscriptions (floats and quantized) of
-        # the same character; the quantized bytes, decoded here from the
-        # documented layout, agree with the floats of the same tick.
-        create = pb.CreateCharactersRequest(database="default", placements=[pb.Placement(x=1.0, z=2.0)])
-        conn.send(pb.Request(id=40, create_characters=create))
-        reply = conn.receive().response
-        check(reply.WhichOneof("body") == "create_characters", "a character created")
-        character = reply.create_characters.characters[0]
-        steer = pb.CharacterInput(character=character, velocity=pb.VelocityInput(x=0.0, z=1.4, facing=0.0))
-        conn.send(pb.Request(id=41, set_inputs=pb.SetInputsRequest(inputs=[steer])))
-        check(conn.receive().response.WhichOneof("body") == "set_inputs", "input set")
-        for request_id, encoding in ((42, pb.ENCODING_FLOAT), (43, pb.ENCODING_QUANTIZED)):
-            conn.send(pb.Request(id=request_id, subscribe=pb.SubscribeRequest(characters=[character], encoding=encoding)))
-        subscriptions = {}
-        frames = {}
-        while len(subscriptions) < 2 or not any(t in frames.get(pb.ENCODING_QUANTIZED, {}) for t in
-                                                 frames.get(pb.ENCODING_FLOAT, {})):
-            message = conn.receive()
-            if message.WhichOneof("kind") == "response":
-                subscriptions[message.response.subscribe.subscription] = message.response.id
-            else:
-                frames.setdefault(message.stream.encoding, {})[message.stream.tick] = message.stream
-        tick = next(t for t in frames[pb.ENCODING_FLOAT] if t in frames[pb.ENCODING_QUANTIZED])
-        exact = frames[pb.ENCODING_FLOAT][tick].poses[0]
-        packed = frames[pb.ENCODING_QUANTIZED][tick].poses[0]
-        check(exact.character == character and len(exact.rotations) == 4 * 22, "float pose: 22 bones")
-        positions, rotations = unpack_quantized(packed.quantized, False)
-        check(len(rotations) == 22 and len(packed.quantized) == 12 + 7 * 22 + 6 * 21, "quantized pose: 292 bytes")
-        worst_angle = max(2.0 * math.acos(min(1.0, abs(sum(a * b for a, b in zip(q, exact.rotations[4 * i:4 * i + 4])))))
-                          for i, q in enumerate(rotations))
-        worst_position = max(abs(positions[i][k] - exact.positions[3 * i + k]) for i in range(22) for k in range(3))
-        check(worst_angle < 1e-3 and worst_position < 1e-4, "quantized layout decodes to the float pose "
-              f"(rotations within {worst_angle:.1e} rad, positions {worst_position:.1e} m)")
-
-        conn.send(pb.Request(id=20))  # no body
-        reply = conn.receive()
-        while reply.WhichOneof("kind") == "stream":  # frames still arriving
-            reply = conn.receive()
-        reply = reply.response
-        check(reply.id == 20 and reply.error.code == pb.ERROR_UNSUPPORTED, "empty request gets ERROR_UNSUPPORTED")
-        conn.sock.close()
+        client = Recording(server.host, server.port, client_name="python-interop")
+        db = test_session_and_databases(client, data_dir)
+        test_poses_and_search(client, db)
+        test_inertialization(client)
+        test_characters_and_streams(client, db)
+        test_machines_graphs_fit(client)
+        test_errors(client, server.port)
+        asyncio.run(async_test(server.port, 5))
+        test_auth()
+        client.shutdown()
+        check(server.proc.wait(timeout=10) == 0, "shutdown: the server drains and exits 0")
+        missing = set(animserver.REQUEST_KINDS) - Recording.sent
+        check(not missing, f"every request kind exercised ({len(Recording.sent & set(animserver.REQUEST_KINDS))}){': missing ' if missing else ''}"
+              f"{', '.join(sorted(missing))}")
     finally:
-        proc.terminate()
-        code = proc.wait(timeout=10)
-    check(code == 0, "server exits 0 on SIGTERM")
-    print("python interop: passed")
+        server.stop()
+    print("python client: passed")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ void fit_eval_options_default(fit_eval_options_t *o) {
   o->seed = 0x9e3779b9u;
 }
 
-static float gaussian(unsigned *s) { /* Box-Muller on xorshift32 */
+float fit_eval_gaussian(unsigned *s) { /* Box-Muller on xorshift32 */
   float u[2];
   for (int i = 0; i < 2; i++) {
     *s ^= *s << 13, *s ^= *s >> 17, *s ^= *s << 5;
@@ -80,7 +80,7 @@ int fit_eval_run(const anim_pose_fit_model_t *model, const anim_pose_fit_params_
       for (int k = 0; k < model->ntrackers; k++) {
         int b = model->tracker_bones[k];
         vec3 point = vec3_add(truth_scaled[b], quat_mul_vec3(tr[b], vec3_scale(model->tracker_offsets[k], o->tracker_scale)));
-        vec3 noise = vec3_make(gaussian(&seed), gaussian(&seed), gaussian(&seed));
+        vec3 noise = vec3_make(fit_eval_gaussian(&seed), fit_eval_gaussian(&seed), fit_eval_gaussian(&seed));
         in[k].present = !(dropping && k == o->drop_tracker);
         in[k].position = vec3_add(point, vec3_scale(noise, o->noise));
         in[k].weight = 1.0f;

@@ -53,6 +53,9 @@ typedef struct {
 
 void fit_eval_options_default(fit_eval_options_t *out_options);
 
+/* A standard normal sample from the xorshift32 state *seed (the trackers' noise). */
+float fit_eval_gaussian(unsigned *seed);
+
 /* Runs the fit over every range of truth (same skeleton as the model's
  * database). 0, or the first error of the fitter (init, step). */
 int fit_eval_run(const anim_pose_fit_model_t *model, const anim_pose_fit_params_t *params,

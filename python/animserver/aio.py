@@ -1,0 +1,349 @@
+"""The asyncio client: the same requests as :class:`animserver.Client`, each a
+coroutine; pose streams as async iterators; reconnection driven by the loop.
+
+    import asyncio, animserver
+
+    async def main():
+        client = await animserver.AsyncClient.connect("127.0.0.1", 7878)
+        ids = (await client.create_characters("default", [{"x": 0, "z": 0}])).characters
+        await client.set_inputs([animserver.stick(ids[0], 0.0, 0.8)])
+        async with await client.subscribe(ids) as stream:
+            async for frame in stream:
+                print(frame.tick, frame.positions[0, 0])     # the root, world space
+        await client.close()
+
+    asyncio.run(main())
+
+Requests are written at once and may be in flight together
+(``asyncio.gather``); one task reads and hands each response to its waiter and
+each stream frame to its subscription (at most ``queue_frames`` kept, the
+oldest dropped and counted in ``client_dropped``). With a
+:class:`~animserver.reconnect.Reconnect` policy a lost connection is retried
+in the background with the C library's backoff; ``on_connection`` (a function
+or coroutine function) is told of each event; calls made meanwhile wait up to
+their timeout for the connection.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import itertools
+import socket
+from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Optional, Union
+
+from . import errors
+from ._proto import pb
+from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
+from .poses import StreamFrame
+from .reconnect import Backoff, ConnectionEvent, Reconnect
+from .requests import Requests
+
+__all__ = ["AsyncClient", "AsyncSubscription"]
+
+OnConnection = Callable[["AsyncClient", ConnectionEvent, Optional[errors.AnimError]], Union[None, Awaitable[None]]]
+
+
+class AsyncSubscription:
+    """A pose stream: ``async for frame in subscription``. Ends when
+    unsubscribed; raises ClosedError when the connection is lost."""
+
+    def __init__(self, client: "AsyncClient", response: Any, rotations_only: bool, queue: Deque[Any]):
+        self.client = client
+        self.id: int = response.subscription
+        self.tick_rate: float = response.tick_rate
+        self.bones: int = response.bones
+        self.rotations_only = rotations_only
+        self.client_dropped = 0
+        self.closed = False
+        self.lost: Optional[errors.AnimError] = None
+        self._queue = queue
+        self._ready = asyncio.Event()
+        if queue:
+            self._ready.set()
+
+    def _push(self, message: Any) -> None:
+        if len(self._queue) == self._queue.maxlen:
+            self.client_dropped += 1
+        self._queue.append(message)
+        self._ready.set()
+
+    def _end(self, lost: Optional[errors.AnimError]) -> None:
+        self.closed = True
+        self.lost = lost
+        self._queue.clear()
+        self._ready.set()
+
+    async def next_message(self, timeout: Optional[float] = None) -> Optional[Any]:
+        """The next raw ``pb.StreamMessage`` (None once unsubscribed)."""
+        while not self._queue:
+            if self.lost:
+                raise self.lost
+            if self.closed:
+                return None
+            self._ready.clear()
+            try:
+                await asyncio.wait_for(self._ready.wait(), self.client.timeout if timeout is None else timeout)
+            except asyncio.TimeoutError:
+                raise errors.TimedOutError(pb.ERROR_TIMED_OUT, "no stream frame in time") from None
+        return self._queue.popleft()
+
+    async def next(self, timeout: Optional[float] = None) -> Optional[StreamFrame]:
+        """The next decoded frame (None once unsubscribed)."""
+        message = await self.next_message(timeout)
+        return None if message is None else StreamFrame.from_message(message, self.rotations_only)
+
+    def __aiter__(self) -> AsyncIterator[StreamFrame]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[StreamFrame]:
+        while True:
+            frame = await self.next()
+            if frame is None:
+                return
+            yield frame
+
+    async def update(self, rate_divisor: int = 1, encoding: Any = "float", paused: bool = False) -> Any:
+        """Changes rate, encoding, pause state."""
+        return await self.client.update_subscription(self, rate_divisor, encoding, paused)
+
+    async def close(self) -> None:
+        """Unsubscribes (nothing to do after the connection was lost)."""
+        if not self.closed and self.lost is None:
+            await self.client.unsubscribe(self)
+        self.closed = True
+
+    async def __aenter__(self) -> "AsyncSubscription":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
+class AsyncClient(Requests):
+    """An asyncio connection to an animserver; create it with
+    :meth:`connect`. Arguments as for :class:`animserver.Client`."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 7878, *, auth_token: Optional[str] = None,
+                 client_name: str = "animserver-python", timeout: float = 5.0, connect_timeout: float = 5.0,
+                 hello: bool = True, reconnect: Optional[Reconnect] = None,
+                 on_connection: Optional[OnConnection] = None, max_frame_bytes: int = DEFAULT_MAX_FRAME,
+                 queue_frames: int = 256) -> None:
+        self.host, self.port = host, port
+        self.auth_token = auth_token
+        self.client_name = client_name
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.server: Any = None
+        self._say_hello = hello
+        self._backoff = Backoff(reconnect) if reconnect else None
+        self._on_connection = on_connection
+        self._max_frame_bytes = max_frame_bytes
+        self._queue_frames = queue_frames
+        self._ids = itertools.count(1)
+        self._pending: Dict[int, "asyncio.Future[Any]"] = {}
+        self._kinds: Dict[int, str] = {}
+        self._subs: Dict[int, AsyncSubscription] = {}
+        self._early: Dict[int, Deque[Any]] = {}
+        self._writer: Optional[asyncio.StreamWriter] = None
+        self._read_task: Optional["asyncio.Task[None]"] = None
+        self._reconnect_task: Optional["asyncio.Task[None]"] = None
+        self._connected = asyncio.Event()
+        self._state = "closed"
+        self._proven = False
+        self._connection_error: Optional[errors.AnimError] = None
+
+    @classmethod
+    async def connect(cls, host: str = "127.0.0.1", port: int = 7878, **options: Any) -> "AsyncClient":
+        """Connects (not retried) and, unless ``hello=False``, says hello."""
+        client = cls(host, port, **options)
+        await client._open()
+        if client._say_hello:
+            await client.hello()
+        return client
+
+    async def _open(self) -> None:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port),
+                                                    self.connect_timeout)
+        except asyncio.TimeoutError:
+            raise errors.TimedOutError(pb.ERROR_TIMED_OUT, f"connecting to {self.host}:{self.port}") from None
+        except OSError as e:
+            raise errors.CannotConnectError(pb.ERROR_CANNOT_CONNECT, f"{self.host}:{self.port}: {e.strerror or e}") \
+                from None
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._writer = writer
+        self._state = "connected"
+        self._proven = False
+        self._connection_error = None
+        self._connected.set()
+        self._read_task = asyncio.get_running_loop().create_task(self._read_loop(reader, FrameReader(
+            self._max_frame_bytes)))
+
+    @property
+    def connected(self) -> bool:
+        return self._state == "connected"
+
+    async def close(self) -> None:
+        """Closes the connection; pending requests fail with ClosedError."""
+        self._state = "closed"
+        self._connected.clear()
+        for task in (self._reconnect_task, self._read_task):
+            if task and task is not asyncio.current_task():
+                task.cancel()
+        if self._writer:
+            self._writer.close()
+            self._writer = None
+        self._fail_all(errors.ClosedError(pb.ERROR_CLOSED, "client closed"))
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    # ---- reading -------------------------------------------------------------------
+    async def _read_loop(self, reader: asyncio.StreamReader, frames: FrameReader) -> None:
+        try:
+            while True:
+                data = await reader.read(1 << 18)
+                if not data:
+                    raise errors.ClosedError(pb.ERROR_CLOSED, "the server closed the connection")
+                for message in frames.feed(data):
+                    self._dispatch(message)
+        except asyncio.CancelledError:
+            raise
+        except errors.AnimError as e:
+            await self._lost(e)
+        except OSError as e:
+            await self._lost(errors.ClosedError(pb.ERROR_CLOSED, f"read: {e.strerror or e}"))
+
+    def _dispatch(self, message: Any) -> None:
+        if message.WhichOneof("kind") == "stream":
+            stream = message.stream
+            sub = self._subs.get(stream.subscription_id)
+            if sub is not None:
+                sub._push(stream)
+            else:
+                self._early.setdefault(stream.subscription_id,
+                                       collections.deque(maxlen=self._queue_frames)).append(stream)
+            return
+        response = message.response
+        failed = response.error.code != 0
+        if not failed and not self._proven:
+            self._proven = True
+            if self._backoff:
+                self._backoff.answered()
+        future = self._pending.pop(response.id, None)
+        kind = self._kinds.pop(response.id, None)
+        if future is not None:
+            if failed and kind == "hello":
+                self._connection_error = errors.from_proto(response.error, response.id)
+            if not future.done():
+                future.set_result(response)
+        elif response.id == 0 and failed:
+            self._connection_error = errors.from_proto(response.error, 0)
+
+    def _fail_all(self, error: errors.AnimError) -> None:
+        pending, self._pending = self._pending, {}
+        self._kinds.clear()
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # retrieved: nobody may be waiting any more
+        subs, self._subs = self._subs, {}
+        for sub in subs.values():
+            sub._end(error)
+        self._early.clear()
+
+    async def _event(self, event: ConnectionEvent, error: Optional[errors.AnimError]) -> None:
+        if self._on_connection:
+            result = self._on_connection(self, event, error)
+            if inspect.isawaitable(result):
+                await result
+
+    async def _lost(self, error: errors.AnimError) -> None:
+        if self._writer:
+            self._writer.close()
+            self._writer = None
+        self._connected.clear()
+        if self._connection_error is not None:
+            error = self._connection_error
+        self._fail_all(error)
+        if not self._backoff or self._state == "closed":
+            self._state = "closed"
+            return
+        self._state = "waiting"
+        await self._event(ConnectionEvent.LOST, error)
+        if not self._proven and self._backoff.failed():
+            self._state = "gave_up"
+            await self._event(ConnectionEvent.GAVE_UP, error)
+            return
+        self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        assert self._backoff
+        while self._state == "waiting":
+            await asyncio.sleep(self._backoff.next_delay())
+            try:
+                await self._open()
+            except errors.AnimError as e:
+                await self._event(ConnectionEvent.ATTEMPT_FAILED, e)
+                if self._backoff.failed():
+                    self._state = "gave_up"
+                    await self._event(ConnectionEvent.GAVE_UP, e)
+                continue
+            if self.auth_token or self._say_hello:
+                hello = asyncio.get_running_loop().create_task(self.hello())  # goes out first, pipelined
+                hello.add_done_callback(lambda t: t.cancelled() or t.exception())
+                await asyncio.sleep(0)
+            await self._event(ConnectionEvent.RESTORED, None)
+            return
+
+    # ---- requests ------------------------------------------------------------------
+    async def _call(self, kind: str, fields: Any, timeout: Optional[float] = None,
+                    convert: Optional[Callable[[Any], Any]] = None) -> Any:
+        timeout = self.timeout if timeout is None else timeout
+        if self._state != "connected":
+            if self._state == "waiting":
+                try:
+                    await asyncio.wait_for(self._connected.wait(), timeout)
+                except asyncio.TimeoutError:
+                    pass
+            if self._state != "connected" or self._writer is None:
+                raise errors.ClosedError(pb.ERROR_CLOSED, "not connected")
+        request_id = next(self._ids)
+        future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        self._kinds[request_id] = kind
+        assert self._writer is not None
+        self._writer.write(encode_request(request_id, kind, fields))
+        if self._writer.transport.get_write_buffer_size() > (1 << 20):
+            await self._writer.drain()
+        try:
+            response = await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            self._pending.pop(request_id, None)
+            self._kinds.pop(request_id, None)
+            raise errors.TimedOutError(pb.ERROR_TIMED_OUT, f"{kind}: no answer in time") from None
+        body = response_result(response)
+        return convert(body) if convert else body
+
+    def _hello_done(self, body: Any) -> Any:
+        self.server = body
+        return body
+
+    def _subscription(self, response: Any, rotations_only: bool) -> AsyncSubscription:
+        queue = self._early.pop(response.subscription, None) or collections.deque(maxlen=self._queue_frames)
+        sub = AsyncSubscription(self, response, rotations_only, queue)
+        self._subs[sub.id] = sub
+        return sub
+
+    def _unsubscribed(self, response: Any) -> Any:
+        sub = self._subs.pop(response.subscription, None)
+        if sub:
+            sub._end(None)
+        return response
+

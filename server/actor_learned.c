@@ -1,0 +1,99 @@
+/*
+ * actor_learned.c: the learned-motion-matching character kind (core/lmm.h):
+ * three networks instead of a database's poses and search.
+ *
+ * Learned characters live on the database "lmm" (--lmm), whose skeleton is
+ * the networks' (core/build/lmm_database.h), so describe_database, pose
+ * buffers and streams serve them as any other. A chunk's characters tick
+ * as one batch (one product per network for the chunk), in the chunk's
+ * scratch: their pointers, then the networks' floats. Steering is the
+ * controller's input; character_state reports the simulation, the
+ * predicted trajectory and the inertializer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "actor.h"
+#include "anim_error.h"
+#include "lmm.h"
+
+static size_t pointers_bytes(int n) { return ((size_t)n * sizeof(anim_lmm_character_t *) + 63) & ~(size_t)63; }
+
+static size_t scratch_bytes(const srv_db_entry_t *entry, int n) {
+  return pointers_bytes(n) + anim_lmm_scratch_floats(entry->lmm, n) * sizeof(float);
+}
+
+static void report(srv_actor_t *a) {
+  anim_lmm_character_t *c = a->character;
+  srv_actor_pose_t *p = &a->pose;
+  p->nbones = ANIM_LMM_BONES;
+  p->positions = c->pose.positions;
+  p->rotations = c->pose.rotations;
+  p->frame = -1; /* no database frame: the networks' own pose */
+  p->transitioned = c->transitioned;
+  p->contacts = (uint32_t)(c->contacts[0] ? 1u : 0u) | (c->contacts[1] ? 2u : 0u);
+  if (a->want & SRV_WANT_GLOBAL) anim_lmm_global_pose(c);
+  p->global_positions = c->global_positions;
+}
+
+static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch) {
+  anim_lmm_character_t **characters = scratch;
+  for (int i = 0; i < n; i++) characters[i] = actors[i]->character;
+  int rc = anim_lmm_tick_batch(characters, n, dt, (float *)((char *)scratch + pointers_bytes(n)));
+  for (int i = 0; i < n; i++) {
+    if (rc) actors[i]->error = rc;
+    report(actors[i]);
+  }
+}
+
+static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {
+  anim_lmm_character_t *c = character;
+  if (!entry->lmm) {
+    snprintf(err, (size_t)errlen, "database %s is not the learned skeleton's: MODE_LEARNED runs on database lmm "
+             "(a server started with --lmm DIR)", entry->db.name);
+    return ANIM_EUNSUPPORTED;
+  }
+  anim_controller_params_t params = setup->request->params;
+  if (!setup->request->search_interval_given) params.search_interval = 6; /* anim_lmm_params_default's */
+  params.foot_lock = 0;
+  float *scratch = malloc(anim_lmm_scratch_floats(entry->lmm, 1) * sizeof *scratch); /* once, at creation */
+  int rc = scratch ? anim_lmm_character_init(c, entry->lmm, &params, setup->position, setup->facing, scratch)
+                   : ANIM_ENOMEM;
+  free(scratch);
+  if (rc) {
+    snprintf(err, (size_t)errlen, "%s", anim_strerror(rc));
+    return rc;
+  }
+  /* Spread periodic projections over the frames of an interval. */
+  anim_lmm_stagger(c, (int)(setup->slot % (uint32_t)params.search_interval));
+  return 0;
+}
+
+static int set_input(void *character, const anim_controller_input_t *input) { return anim_lmm_set_input(character, input); }
+
+static int state(const void *character, int offsets, srv_response_t *out) {
+  const anim_lmm_character_t *c = character;
+  srv_character_state_response_t *s = &out->body.character_state;
+  s->position = c->sim_position, s->velocity = c->sim_velocity, s->rotation = c->sim_rotation;
+  s->angular_velocity = c->sim_angular_velocity, s->desired_velocity = c->desired_velocity;
+  s->desired_rotation = c->desired_rotation;
+  s->ntrajectory = ANIM_LMM_TRAJECTORY;
+  memcpy(s->trajectory, c->trajectory_positions, sizeof c->trajectory_positions);
+  s->frame = 0, s->range = -1;
+  s->time_since_transition = c->time_since_projection;
+  s->halflife = c->params.inertialize_halflife;
+  s->searches = c->projections, s->transitions = c->transitions;
+  return srv_actor_state_inertializer(&c->inertializer, offsets, out);
+}
+
+const srv_actor_kind_t srv_actor_learned = {
+    .name = "learned",
+    .size = sizeof(anim_lmm_character_t),
+    .init = init,
+    .scratch_bytes = scratch_bytes,
+    .simulate = simulate,
+    .report = report,
+    .set_input = set_input,
+    .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
+    .state = state,
+};

@@ -1,0 +1,3 @@
+¢t
+walker2iturning { clip walk_turn_left loop  STOP stopping }
+stopping { clip walk_stop  END turning  GO turning }

@@ -1,0 +1,5 @@
+¢}
+walkerqturning { clip walk_turn_left loop  STOP stopping }
+stopping { clip walk_stop  END turning  GO turning }
+# again
+

@@ -1,0 +1,91 @@
+/* raw_client.c: the protocol over a raw socket with protobuf-c (see raw_client.h). */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "frame.h"
+#include "raw_client.h"
+
+int anim_test_raw_open(anim_test_raw_t *c, const anim_test_server_t *server) {
+  memset(c, 0, sizeof *c);
+  c->fd = anim_test_server_raw_connect(server);
+  c->next_id = 1;
+  return c->fd >= 0 ? 0 : -1;
+}
+
+void anim_test_raw_close(anim_test_raw_t *c) {
+  if (c->fd >= 0) close(c->fd);
+  free(c->buffer);
+  memset(c, 0, sizeof *c);
+  c->fd = -1;
+}
+
+int anim_test_raw_send(anim_test_raw_t *c, Animserver__Request *request) {
+  if (request->id == 0) request->id = c->next_id++;
+  size_t size = animserver__request__get_packed_size(request);
+  uint8_t *frame = malloc(size + ANIM_VARINT_MAX);
+  if (!frame) return -1;
+  size_t n = anim_varint_encode(size, frame);
+  animserver__request__pack(request, frame + n);
+  size_t sent = 0;
+  while (sent < n + size) {
+    ssize_t w = send(c->fd, frame + sent, n + size - sent, MSG_NOSIGNAL);
+    if (w <= 0) break;
+    sent += (size_t)w;
+  }
+  free(frame);
+  return sent == n + size ? 0 : -1;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+Animserver__ServerMessage *anim_test_raw_next(anim_test_raw_t *c, int timeout_ms) {
+  double deadline = now_ms() + timeout_ms;
+  for (;;) {
+    uint64_t len;
+    int n = anim_varint_decode(c->buffer, c->have, &len);
+    if (n > 0 && c->have >= (size_t)n + len) {
+      Animserver__ServerMessage *m = animserver__server_message__unpack(NULL, (size_t)len, c->buffer + n);
+      memmove(c->buffer, c->buffer + n + len, c->have - (size_t)n - len);
+      c->have -= (size_t)n + len;
+      return m;
+    }
+    if (n < 0) return NULL;
+    if (c->capacity - c->have < 65536) {
+      size_t capacity = c->capacity ? 2 * c->capacity : 1 << 20;
+      uint8_t *grown = realloc(c->buffer, capacity);
+      if (!grown) return NULL;
+      c->buffer = grown, c->capacity = capacity;
+    }
+    int left = (int)(deadline - now_ms());
+    struct pollfd p = {c->fd, POLLIN, 0};
+    if (left <= 0 || poll(&p, 1, left) <= 0) return NULL;
+    ssize_t got = recv(c->fd, c->buffer + c->have, c->capacity - c->have, 0);
+    if (got <= 0) return NULL;
+    c->have += (size_t)got;
+  }
+}
+
+Animserver__Response *anim_test_raw_call(anim_test_raw_t *c, Animserver__Request *request, int timeout_ms) {
+  if (anim_test_raw_send(c, request) != 0) return NULL;
+  double deadline = now_ms() + timeout_ms;
+  for (;;) {
+    int left = (int)(deadline - now_ms());
+    Animserver__ServerMessage *m = left > 0 ? anim_test_raw_next(c, left) : NULL;
+    if (!m) return NULL;
+    if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE && m->response->id == request->id) {
+      Animserver__Response *r = m->response;
+      m->response = NULL;
+      animserver__server_message__free_unpacked(m, NULL);
+      return r;
+    }
+    if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_STREAM && c->on_stream) c->on_stream(m->stream, c->user);
+    animserver__server_message__free_unpacked(m, NULL);
+  }
+}

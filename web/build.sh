@@ -1,0 +1,29 @@
+#!/bin/sh
+# Builds the previewer into OUT: the page, its scripts, the protocol
+# (proto/animserver.proto, fetched and parsed by protobufjs at start, so the
+# page always speaks the proto of this tree) and the npm packages it uses
+# (three, protobufjs, long) from NODE_MODULES (installed by `npm ci`).
+# No bundler: ES modules and an import map.
+# Usage: web/build.sh OUT NODE_MODULES
+set -eu
+out=$1
+modules=$2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+for f in three/build/three.module.js three/build/three.core.js three/examples/jsm/controls/OrbitControls.js \
+         protobufjs/dist/protobuf.min.js long/umd/index.js; do
+  [ -f "$modules/$f" ] || { echo "web/build.sh: $modules/$f missing (npm ci in web/)" >&2; exit 1; }
+done
+# Into the folder itself, not a replacement of it: a running websockify serves
+# from the folder it started in (make preview rebuilds under it).
+mkdir -p "$out"
+rm -rf "${out:?}"/*
+mkdir -p "$out/js" "$out/css" "$out/vendor/three/addons/controls"
+cp "$here/index.html" "$out/"
+cp "$here"/js/*.js "$out/js/"
+cp "$here"/css/*.css "$out/css/"
+cp "$root/proto/animserver.proto" "$out/"
+cp "$modules/three/build/three.module.js" "$modules/three/build/three.core.js" "$out/vendor/three/"
+cp "$modules/three/examples/jsm/controls/OrbitControls.js" "$out/vendor/three/addons/controls/"
+cp "$modules/protobufjs/dist/protobuf.min.js" "$out/vendor/"
+cp "$modules/long/umd/index.js" "$out/vendor/long.js"

@@ -1,0 +1,643 @@
+// main.js: the previewer's panels and loops. Connection and messages:
+// protocol.js (protobufjs over the websockify bridge); drawing: viewer.js;
+// quantized poses: quantized.js; forward kinematics: kinematics.js.
+//
+// Everything the page shows comes from a request: list_databases and
+// describe_database (databases), pose (the timeline), create_characters,
+// set_inputs, character_state, subscribe / update_subscription / unsubscribe
+// (characters and crowds), search with explain (matching). window.previewer
+// exposes the page's state (tests read it instead of pixels).
+import { Connection, loadProtocol } from './protocol.js';
+import { decodeQuantized, quantizedBones } from './quantized.js';
+import { forwardKinematics, heading } from './kinematics.js';
+import { Footprints, PALETTE, Rig, Trail, TrajectoryView, Viewer } from './viewer.js';
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const STATE_POLL_MS = 100; // character_state
+const MATCH_EVERY = 3; // a search with explain every third state poll
+const INPUT_RESEND_MS = 250; // set_inputs at least this often while a key is held
+const CHART_SECONDS = 6;
+
+const state = {
+  connected: false, server: null, databases: [], skeletons: {}, database: null, describe: null,
+  encoding: 'ENCODING_FLOAT', streamFrames: 0, errors: [],
+  playback: { range: -1, start: 0, stop: 0, frame: 0, playing: false, speed: 1, framesShown: 0, root: null },
+  character: { id: null, subscription: null, frames: 0, tick: 0, root: null, joints: null, contacts: 0,
+    touchdowns: [], state: null, states: 0 },
+  input: { stick: [0, 0], strafe: false, azimuth: 0, sent: 0, source: 'keyboard' },
+  crowd: { subscription: null, characters: {} },
+  match: null,
+};
+const app = { state };
+window.previewer = app;
+
+let proto = null;
+let conn = null;
+const viewer = new Viewer($('view'));
+const footprints = new Footprints(viewer);
+const trajectory = new TrajectoryView(viewer);
+trajectory.setVisible(false);
+let clipRig = null;
+let clipTrail = null;
+let clip = null; // {globals: Float32Array[], contacts: number[]}
+let characterRig = null;
+let characterTrail = null;
+const chart = [];
+
+// ---- helpers --------------------------------------------------------------------
+function toast(text) {
+  state.errors.push(text);
+  const el = $('toast');
+  el.textContent = text;
+  el.style.display = 'block';
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { el.style.display = 'none'; }, 5000);
+}
+
+async function call(kind, body) {
+  try {
+    return await conn.call(kind, body);
+  } catch (e) {
+    toast(e.message);
+    throw e;
+  }
+}
+
+const hex = (v) => (v && v.toString ? BigInt.asUintN(64, BigInt(v.toString())).toString(16).padStart(16, '0') : '');
+const fmt = (v, d = 3) => (typeof v === 'number' ? v.toFixed(d) : String(v));
+const yaw = (q) => (q ? heading([q.w, q.x, q.y, q.z]) : 0);
+
+function skeletonFor(bones) {
+  if (state.describe && state.describe.bones.length === bones) return state.skeletons[state.database];
+  return Object.values(state.skeletons).find((s) => s.parents.length === bones) || null;
+}
+
+// Local pose of a CharacterPose (either encoding) -> world positions of every joint.
+function poseGlobals(pose, encoding, skeleton) {
+  let positions, rotations;
+  if (encoding === 'ENCODING_QUANTIZED' || encoding === 1) {
+    ({ positions, rotations } = decodeQuantized(pose.quantized));
+  } else {
+    positions = pose.positions;
+    rotations = pose.rotations;
+  }
+  return forwardKinematics(skeleton.parents, positions, rotations).positions;
+}
+
+const encodingName = (e) => (typeof e === 'string' ? e : proto.PoseEncoding.valuesById[e]);
+
+// ---- connection -----------------------------------------------------------------
+async function connect() {
+  disconnect();
+  try {
+    proto = proto || await loadProtocol('animserver.proto');
+    conn = new Connection(proto, $('url').value);
+    await conn.open();
+  } catch (e) {
+    toast(e.message);
+    return;
+  }
+  conn.onclose = (why) => {
+    state.connected = false;
+    $('status').textContent = `disconnected: ${why}`;
+    $('status').className = 'status off';
+  };
+  const hello = await call('hello', { protocol_version: 1, client_name: 'previewer', auth_token: $('token').value });
+  state.server = hello;
+  state.connected = true;
+  $('status').textContent = `connected: animserver ${hello.server_version}`;
+  $('status').className = 'status on';
+  const l = hello.limits;
+  $('server-info').textContent = `protocol ${hello.protocol_version}, connection ${hello.connection_id}` +
+    `${hello.admin ? ', admin' : ''}\ntick ${l.tick_rate} Hz, max pose frames ${l.max_pose_frames}\n` +
+    `capabilities: ${hello.capabilities.join(' ')}`;
+  await listDatabases();
+}
+
+function disconnect() {
+  if (conn) conn.close();
+  conn = null;
+  state.connected = false;
+  resetCharacter();
+  clearCrowd();
+}
+
+async function listDatabases() {
+  const list = await call('list_databases', {});
+  state.databases = list.databases.map((d) => ({
+    name: d.name, version: hex(d.version), frames: d.frames, bones: d.bones, frame_rate: d.frame_rate,
+    feature_dims: d.feature_dims, ranges: d.ranges, memory_bytes: Number(d.memory_bytes.toString()),
+  }));
+  const body = $('databases').querySelector('tbody');
+  body.innerHTML = '';
+  for (const d of state.databases) {
+    const row = body.insertRow();
+    row.innerHTML = `<td>${d.name}</td><td>${d.frames}</td><td>${d.bones}</td><td>${d.frame_rate}</td>` +
+      `<td>${d.feature_dims}</td><td>${d.ranges}</td><td>${(d.memory_bytes / 1048576).toFixed(1)}</td>`;
+    row.title = `version ${d.version}`;
+    row.onclick = () => describe(d.name);
+  }
+  for (const d of state.databases) await loadSkeleton(d.name);
+  if (state.databases.length) await describe(state.databases.some((d) => d.name === 'default') ? 'default'
+    : state.databases[0].name);
+}
+
+async function loadSkeleton(name) {
+  const d = await call('describe_database', { name });
+  state.skeletons[name] = {
+    describe: d, parents: d.bones.map((b) => b.parent), names: d.bones.map((b) => b.name),
+    contactBones: d.contact_bones, frameRate: d.summary.frame_rate,
+  };
+  return d;
+}
+
+// ---- databases ------------------------------------------------------------------
+async function describe(name) {
+  const d = await loadSkeleton(name);
+  state.database = name;
+  state.describe = {
+    name, bones: d.bones.map((b) => ({ name: b.name, parent: b.parent })),
+    ranges: d.ranges.map((r) => ({ name: r.name, start: r.start, stop: r.stop, tags: r.tags })),
+    features: d.features.map((f) => ({
+      kind: proto.FeatureKind.valuesById[f.kind], bone: f.bone, weight: f.weight, first_column: f.first_column,
+      dims: f.dims, frame_offsets: f.frame_offsets, halflife: f.halflife,
+    })),
+    contact_bones: d.contact_bones,
+  };
+  [...$('databases').querySelectorAll('tbody tr')].forEach((tr, i) => {
+    tr.classList.toggle('on', state.databases[i].name === name);
+  });
+  $('describe').classList.remove('hidden');
+  const s = d.summary;
+  $('db-summary').textContent = `${s.name}  version ${hex(s.version)}\n${s.frames} frames at ${s.frame_rate} Hz` +
+    ` (${(s.frames / s.frame_rate).toFixed(1)} s), ${s.bones} bones, ${s.feature_dims} feature dims`;
+  const tree = $('skeleton');
+  tree.innerHTML = '';
+  const depth = (b) => (b < 0 ? -1 : 1 + depth(d.bones[b].parent));
+  d.bones.forEach((b, i) => {
+    const li = document.createElement('li');
+    const contact = d.contact_bones.includes(b.name);
+    li.textContent = `${String(i).padStart(2)} ${'  '.repeat(depth(i))}${b.name}${contact ? '  (contact)' : ''}`;
+    if (contact) li.className = 'contact';
+    tree.appendChild(li);
+  });
+  const ranges = $('ranges').querySelector('tbody');
+  ranges.innerHTML = '';
+  d.ranges.forEach((r, i) => {
+    const row = ranges.insertRow();
+    row.innerHTML = `<td>${i}</td><td>${r.name}</td><td>${r.start}-${r.stop - 1}</td>` +
+      `<td>${r.tags.map((t) => `<span class="tag">${t}</span>`).join('')}</td>`;
+    row.onclick = () => { $('range').value = String(i); selectRange(i, true); };
+  });
+  const features = $('features').querySelector('tbody');
+  features.innerHTML = '';
+  for (const f of d.features) {
+    const kind = proto.FeatureKind.valuesById[f.kind].replace('FEATURE_', '').toLowerCase().replace('_', ' ');
+    const row = features.insertRow();
+    const norm = f.offset.map((o, i) => `(${fmt(o, 2)}/${fmt(f.scale[i], 2)})`).slice(0, 3).join(' ');
+    row.innerHTML = `<td>${f.bone ? `${f.bone} ` : ''}${kind}${f.halflife ? ` h=${f.halflife}` : ''}</td>` +
+      `<td>${fmt(f.weight, 2)}</td><td>${f.first_column}+${f.dims}</td>` +
+      `<td>${f.frame_offsets.join(',')}</td><td title="offset/scale per column">${norm}${f.offset.length > 3 ? ' ...' : ''}</td>`;
+  }
+  const select = $('range');
+  select.innerHTML = d.ranges.map((r, i) => `<option value="${i}">${i}: ${r.name} (${r.stop - r.start})</option>`).join('');
+  await selectRange(0, false);
+}
+
+for (const b of document.querySelectorAll('.tabs button')) {
+  b.onclick = () => {
+    for (const other of document.querySelectorAll('.tabs button')) other.classList.toggle('on', other === b);
+    for (const t of document.querySelectorAll('.tab')) t.classList.toggle('hidden', t.id !== `tab-${b.dataset.tab}`);
+  };
+}
+
+// ---- timeline (pose requests) ---------------------------------------------------
+async function selectRange(index, play) {
+  const d = state.skeletons[state.database];
+  const r = d.describe.ranges[index];
+  const limit = state.server.limits.max_pose_frames || 1000;
+  const globals = [];
+  const contacts = [];
+  for (let f = r.start; f < r.stop; f += limit) {
+    const count = Math.min(limit, r.stop - f);
+    const answer = await call('pose', { database: state.database, frame: f, count, options: { global: true } });
+    for (const p of answer.poses) {
+      globals.push(Float32Array.from(p.global_positions));
+      contacts.push(p.contacts.reduce((bits, c, i) => bits | (c ? 1 << i : 0), 0));
+    }
+  }
+  clip = { globals, contacts };
+  Object.assign(state.playback, { range: index, start: r.start, stop: r.stop, frame: r.start, playing: play });
+  if (clipRig) clipRig.dispose();
+  clipRig = new Rig(viewer, d.parents, 0xb0bec5, { contactBones: d.contactBones, names: d.names });
+  if (!clipTrail) clipTrail = new Trail(viewer, 0x90a4ae, 100000, 0.5);
+  clipTrail.set(globals.map((g) => [g[0], 0.01, g[2]]));
+  $('scrub').min = r.start;
+  $('scrub').max = r.stop - 1;
+  $('play').innerHTML = play ? '&#10074;&#10074;' : '&#9654;';
+  showFrame(r.start);
+  if (!state.character.id) viewer.frame(globals[0][0], 0.9, globals[0][2], 5);
+}
+
+function showFrame(frame) {
+  if (!clip) return;
+  const p = state.playback;
+  const f = Math.min(Math.max(Math.round(frame), p.start), p.stop - 1);
+  p.frame = f;
+  const g = clip.globals[f - p.start];
+  clipRig.update(g, clip.contacts[f - p.start]);
+  p.root = [g[0], g[1], g[2]];
+  p.framesShown++;
+  $('scrub').value = f;
+  const rate = state.skeletons[state.database].frameRate;
+  $('frame-label').textContent = `frame ${f}  ${((f - p.start) / rate).toFixed(2)} s`;
+}
+
+let playhead = 0;
+$('play').onclick = () => {
+  state.playback.playing = !state.playback.playing;
+  $('play').innerHTML = state.playback.playing ? '&#10074;&#10074;' : '&#9654;';
+  playhead = state.playback.frame;
+};
+$('step-back').onclick = () => { state.playback.playing = false; showFrame(state.playback.frame - 1); };
+$('step-fwd').onclick = () => { state.playback.playing = false; showFrame(state.playback.frame + 1); };
+$('speed').onchange = () => { state.playback.speed = Number($('speed').value); };
+$('scrub').oninput = () => showFrame(Number($('scrub').value));
+$('range').onchange = () => selectRange(Number($('range').value), state.playback.playing);
+
+let lastTime = 0;
+viewer.hooks.push((t) => {
+  const dt = Math.min(0.1, (t - (lastTime || t)) / 1000);
+  lastTime = t;
+  const p = state.playback;
+  if (p.playing && clip) {
+    if (Math.abs(playhead - p.frame) > 1) playhead = p.frame;
+    playhead += dt * state.skeletons[state.database].frameRate * p.speed;
+    if (playhead >= p.stop) playhead = p.start;
+    showFrame(Math.floor(playhead));
+  }
+  steer(dt, t);
+  if ($('follow').checked) {
+    const target = state.character.root || (p.playing ? p.root : null);
+    if (target) viewer.follow(target[0], 0.9, target[2]);
+  }
+  meters(t);
+});
+
+// ---- characters -----------------------------------------------------------------
+async function createCharacter() {
+  if (!state.connected) return;
+  await destroyCharacter();
+  const created = await call('create_characters', { database: state.database || 'default', placements: [{ x: 0, z: 0 }] });
+  const id = created.characters[0];
+  const skeleton = state.skeletons[state.database || 'default'];
+  Object.assign(state.character, { id: id.toString(), frames: 0, root: null, joints: null, touchdowns: [], states: 0 });
+  characterRig = new Rig(viewer, skeleton.parents, 0x4fc3f7, { contactBones: skeleton.contactBones, names: skeleton.names });
+  characterTrail = new Trail(viewer, 0x4fc3f7, 1200, 0.8);
+  trajectory.setVisible(true);
+  footprints.clear();
+  chart.length = 0;
+  const sub = await call('subscribe', { characters: [id], encoding: state.encoding });
+  state.character.subscription = sub.subscription.toString();
+  conn.onStream(sub.subscription, (m) => characterFrame(m, skeleton));
+  contactsPanel(skeleton);
+  state.input.sent = 0;
+  pollState(id, skeleton);
+}
+
+function characterFrame(message, skeleton) {
+  state.streamFrames++;
+  for (const pose of message.poses) {
+    const g = poseGlobals(pose, message.encoding, skeleton);
+    const c = state.character;
+    const before = c.contacts;
+    Object.assign(c, { frames: c.frames + 1, tick: Number(message.tick.toString()), root: [g[0], g[1], g[2]],
+      joints: Array.from(g), contacts: pose.contacts, frame: pose.frame });
+    characterRig.update(g, pose.contacts);
+    characterTrail.push(g[0], 0.015, g[2]);
+    skeleton.contactBones.forEach((name, i) => {
+      if ((pose.contacts >> i) & 1 && !((before >> i) & 1)) {
+        const b = skeleton.names.indexOf(name);
+        footprints.add(g[3 * b], g[3 * b + 2], i ? 0xffb74d : 0x81c784);
+        c.touchdowns[i] = (c.touchdowns[i] || 0) + 1;
+      }
+    });
+    updateContacts(skeleton, pose.contacts);
+  }
+  $('stream-info').textContent = `${encodingName(message.encoding)}: tick ${message.tick}, ` +
+    `dropped ${message.dropped_frames}, dt ${fmt(message.dt, 4)} s`;
+}
+
+async function pollState(id, skeleton) {
+  let n = 0;
+  while (conn && state.character.id === id.toString()) {
+    const started = performance.now();
+    try {
+      const s = await conn.call('character_state', { character: id, offsets: true });
+      state.character.state = s;
+      state.character.states++;
+      showState(s, skeleton);
+      if (n++ % MATCH_EVERY === 0) await explainMatch(s, skeleton);
+    } catch (e) {
+      if (state.character.id === id.toString()) toast(e.message);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, STATE_POLL_MS - (performance.now() - started))));
+  }
+}
+
+function showState(s, skeleton) {
+  trajectory.update(s, yaw);
+  const v = s.velocity, dv = s.desired_velocity;
+  const rows = [
+    ['tick', s.tick], ['frame', `${s.frame}  (${s.range_name})`], ['since transition', `${fmt(s.time_since_transition, 2)} s`],
+    ['searches / transitions', `${s.searches} / ${s.transitions}`],
+    ['position', `${fmt(s.position.x, 2)}, ${fmt(s.position.z, 2)}`],
+    ['speed / desired', `${fmt(Math.hypot(v.x, v.z), 2)} / ${fmt(Math.hypot(dv.x, dv.z), 2)} m/s`],
+    ['facing / desired', `${fmt(yaw(s.rotation) * 180 / Math.PI, 0)}° / ${fmt(yaw(s.desired_rotation) * 180 / Math.PI, 0)}°`],
+    ['trajectory', s.trajectory.map((p) => `(${fmt(p.x, 1)},${fmt(p.z, 1)})`).join(' ')],
+    ['halflife', `${fmt(s.inertialize_halflife, 2)} s`],
+  ];
+  $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd>${val}</dd>`).join('');
+  const o = s.inertializer;
+  let position = 0, rotation = 0;
+  const n = o.offset_positions.length / 3;
+  for (let b = 1; b < n; b++) {
+    position += Math.hypot(o.offset_positions[3 * b], o.offset_positions[3 * b + 1], o.offset_positions[3 * b + 2]);
+    const w = Math.min(1, Math.abs(o.offset_rotations[4 * b]));
+    rotation = Math.max(rotation, 2 * Math.acos(w) * 180 / Math.PI);
+  }
+  const last = chart[chart.length - 1];
+  const transitions = Number(s.transitions.toString());
+  chart.push({ t: performance.now() / 1000, position, rotation, transition: last && transitions > last.transitions, transitions });
+  while (chart.length && chart[0].t < chart[chart.length - 1].t - CHART_SECONDS) chart.shift();
+  state.character.offsets = { position, rotation };
+  drawChart();
+}
+
+// The character's current query, as far as requests expose it: the playing
+// frame's features with the trajectory positions replaced by the predicted
+// ones (character space); the predicted trajectory directions are not in
+// character_state, so the frame's own stay. Searched with explain.
+async function explainMatch(s, skeleton) {
+  const h = yaw(s.rotation), c = Math.cos(h), sn = Math.sin(h);
+  const local = s.trajectory.map((p) => {
+    const dx = p.x - s.position.x, dz = p.z - s.position.z;
+    return { x: dx * c - dz * sn, z: dx * sn + dz * c };
+  });
+  const query = {
+    from_frame: { frame: s.frame }, trajectory_positions: local, current_frame: { frame: s.frame },
+    ignore_surrounding: 20, ignore_range_end: 20, k: 2, explain: true,
+  };
+  const answer = await conn.call('search', { database: state.database || 'default', query });
+  const r = answer.result;
+  const best = r.matches[0];
+  state.match = {
+    frame: best.frame, range: best.range_name, cost: best.cost, margin: r.margin, current: s.frame,
+    groups: r.explanation.map((g) => ({ name: g.name, cost: g.cost })),
+  };
+  $('match-info').textContent = `playing ${s.frame} (${s.range_name})\nbest ${best.frame} (${best.range_name}) ` +
+    `cost ${fmt(best.cost, 4)}\nrunner-up margin ${fmt(r.margin, 4)}` +
+    `${best.frame === s.frame ? '\n= the current frame: no transition' : ''}\n` +
+    `query trajectory (char space): ${local.map((p) => `(${fmt(p.x, 2)},${fmt(p.z, 2)})`).join(' ')}`;
+  const total = Math.max(1e-9, r.explanation.reduce((a, g) => a + g.cost, 0));
+  $('cost-bars').innerHTML = r.explanation.map((g) => `<div class="bar"><span>${g.name}</span>` +
+    `<div class="track"><div class="fill" style="width:${(100 * g.cost / total).toFixed(1)}%"></div></div>` +
+    `<span class="val">${fmt(g.cost, 4)}</span></div>`).join('');
+}
+$('match-note').textContent = 'Not exposed by any request, so not shown: the normalized feature vectors of the ' +
+  'query and of the match (search returns costs, not vectors), and the predicted trajectory directions the ' +
+  'controller searches with (character_state has positions only: this query keeps the playing frame\'s).';
+
+function drawChart() {
+  const canvas = $('offsets-chart');
+  const ctx = canvas.getContext('2d');
+  const w = canvas.width, h = canvas.height;
+  ctx.clearRect(0, 0, w, h);
+  if (chart.length < 2) return;
+  const t1 = chart[chart.length - 1].t, t0 = t1 - CHART_SECONDS;
+  const x = (t) => ((t - t0) / CHART_SECONDS) * w;
+  const maxP = Math.max(0.05, ...chart.map((c) => c.position));
+  const maxR = Math.max(5, ...chart.map((c) => c.rotation));
+  ctx.strokeStyle = '#2e343c';
+  for (let i = 1; i < 4; i++) { ctx.beginPath(); ctx.moveTo(0, (h * i) / 4); ctx.lineTo(w, (h * i) / 4); ctx.stroke(); }
+  ctx.strokeStyle = '#e57373';
+  for (const c of chart) if (c.transition) { ctx.beginPath(); ctx.moveTo(x(c.t), 0); ctx.lineTo(x(c.t), h); ctx.stroke(); }
+  const line = (key, max, color) => {
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    chart.forEach((c, i) => { const y = h - 4 - (c[key] / max) * (h - 10); if (i) ctx.lineTo(x(c.t), y); else ctx.moveTo(x(c.t), y); });
+    ctx.stroke();
+  };
+  line('position', maxP, '#4fc3f7');
+  line('rotation', maxR, '#ffb74d');
+  ctx.fillStyle = '#8a94a0';
+  ctx.font = '10px monospace';
+  ctx.fillText(`${maxP.toFixed(2)} m / ${maxR.toFixed(0)}°`, 4, 11);
+}
+
+function contactsPanel(skeleton) {
+  $('contacts').innerHTML = skeleton.contactBones.map((b, i) => `<div class="foot" id="foot-${i}">${b}<br><b>-</b></div>`).join('');
+}
+
+function updateContacts(skeleton, bits) {
+  skeleton.contactBones.forEach((b, i) => {
+    const el = $(`foot-${i}`);
+    if (!el) return;
+    const down = ((bits >> i) & 1) === 1;
+    el.classList.toggle('down', down);
+    el.querySelector('b').textContent = `${down ? 'planted' : 'swing'} · ${state.character.touchdowns[i] || 0} steps`;
+  });
+}
+
+async function destroyCharacter() {
+  const c = state.character;
+  if (!c.id) return;
+  const id = c.id;
+  c.id = null;
+  if (conn && c.subscription) { conn.offStream(c.subscription); await conn.call('unsubscribe', { subscription: c.subscription }).catch(() => {}); }
+  if (conn) await conn.call('destroy_characters', { characters: [id] }).catch(() => {});
+  resetCharacter();
+}
+
+function resetCharacter() {
+  const c = state.character;
+  Object.assign(c, { id: null, subscription: null, root: null, joints: null, state: null });
+  if (characterRig) characterRig.dispose();
+  if (characterTrail) characterTrail.dispose();
+  characterRig = characterTrail = null;
+  trajectory.setVisible(false);
+}
+
+$('create').onclick = () => createCharacter();
+$('destroy').onclick = () => destroyCharacter();
+
+// ---- input: keyboard and gamepad, relative to the camera as in the seed ----------
+const keys = new Set();
+const typing = () => ['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement && document.activeElement.tagName);
+window.addEventListener('keydown', (e) => {
+  if (typing()) return;
+  keys.add(e.code);
+  if (e.code === 'Space' || e.code.startsWith('Arrow')) e.preventDefault();
+});
+window.addEventListener('keyup', (e) => keys.delete(e.code));
+window.addEventListener('blur', () => keys.clear());
+
+function steer(dt, now) {
+  const c = state.character;
+  let sx = 0, sy = 0, strafe = false, orbit = 0;
+  if (keys.has('KeyW') || keys.has('ArrowUp')) sy += 1;
+  if (keys.has('KeyS') || keys.has('ArrowDown')) sy -= 1;
+  if (keys.has('KeyD') || keys.has('ArrowRight')) sx += 1;
+  if (keys.has('KeyA') || keys.has('ArrowLeft')) sx -= 1;
+  if (keys.has('KeyQ')) orbit += 1;
+  if (keys.has('KeyE')) orbit -= 1;
+  strafe = keys.has('Space');
+  let source = 'keyboard';
+  const pad = navigator.getGamepads ? [...navigator.getGamepads()].find((g) => g && g.connected) : null;
+  if (pad) {
+    const dead = (v) => (Math.abs(v) < 0.15 ? 0 : v);
+    const lx = dead(pad.axes[0] || 0), ly = dead(pad.axes[1] || 0), rx = dead(pad.axes[2] || 0);
+    if (lx || ly || rx || (pad.buttons[6] && pad.buttons[6].value > 0.5)) {
+      source = `gamepad ${pad.id.slice(0, 24)}`;
+      sx += lx; sy -= ly; orbit -= rx * 1.5;
+      strafe = strafe || (pad.buttons[6] && pad.buttons[6].value > 0.5) || (pad.buttons[4] && pad.buttons[4].pressed);
+    }
+  }
+  if (orbit) viewer.orbit(orbit * 1.6 * dt);
+  let length = Math.hypot(sx, sy);
+  if (length > 1) { sx /= length; sy /= length; length = 1; }
+  if (keys.has('ShiftLeft') || keys.has('ShiftRight')) { sx *= 0.45; sy *= 0.45; }
+  // Screen directions -> world -> the server's stick frame: world = yaw(azimuth) (x, z).
+  const { forward, right } = viewer.groundBasis();
+  const wx = forward[0] * sy + right[0] * sx, wz = forward[1] * sy + right[1] * sx;
+  const azimuth = viewer.cameraAzimuth();
+  const ca = Math.cos(azimuth), sa = Math.sin(azimuth);
+  const stick = [wx * ca - wz * sa, wx * sa + wz * ca];
+  const input = state.input;
+  const changed = Math.hypot(stick[0] - input.stick[0], stick[1] - input.stick[1]) > 0.01 || strafe !== input.strafe ||
+    (Math.hypot(...stick) > 0 && Math.abs(azimuth - input.azimuth) > 0.02);
+  Object.assign(input, { source, world: [wx, wz] });
+  $('hud-input').textContent = c.id ? `${source}: stick (${fmt(stick[0], 2)}, ${fmt(stick[1], 2)})  camera ` +
+    `${fmt(azimuth * 180 / Math.PI, 0)}°${strafe ? '  strafe' : ''}` : 'create a character to drive it';
+  if (!c.id || !conn) return;
+  if (!changed && (Math.hypot(...stick) === 0 || now - input.sent < INPUT_RESEND_MS)) return;
+  Object.assign(input, { stick, strafe, azimuth, sent: now });
+  conn.call('set_inputs', { inputs: [{ character: c.id, stick: { x: stick[0], z: stick[1], camera_azimuth: azimuth, strafe } }] })
+    .catch((e) => toast(e.message));
+}
+
+// ---- crowds -----------------------------------------------------------------------
+function parseIds(text) {
+  const ids = [];
+  for (const part of text.split(/[\s,]+/).filter(Boolean)) {
+    const m = part.match(/^(\d+)-(\d+)$/);
+    if (m) for (let i = BigInt(m[1]); i <= BigInt(m[2]) && ids.length < 10000; i++) ids.push(i.toString());
+    else if (/^\d+$/.test(part)) ids.push(part);
+    else throw new Error(`not a character id: ${part}`);
+  }
+  return ids;
+}
+
+async function subscribeCrowd() {
+  let ids;
+  try { ids = parseIds($('crowd-ids').value); } catch (e) { toast(e.message); return; }
+  if (!ids.length || !conn) return;
+  clearCrowd();
+  const sub = await call('subscribe', { characters: ids, encoding: state.encoding });
+  state.crowd.subscription = sub.subscription.toString();
+  const list = $('crowd-list');
+  list.innerHTML = '';
+  ids.forEach((id, i) => {
+    const color = PALETTE[i % PALETTE.length];
+    state.crowd.characters[id] = { color, frames: 0, root: null, rig: null, trail: null, gone: false };
+    const li = document.createElement('li');
+    li.id = `crowd-${id}`;
+    li.innerHTML = `<i style="background:#${color.toString(16).padStart(6, '0')}"></i>${id} <span></span>`;
+    list.appendChild(li);
+  });
+  conn.onStream(sub.subscription, crowdFrame);
+}
+
+function crowdFrame(message) {
+  state.streamFrames++;
+  for (const pose of message.poses) {
+    const id = pose.character.toString();
+    const entry = state.crowd.characters[id];
+    if (!entry) continue;
+    const bones = encodingName(message.encoding) === 'ENCODING_QUANTIZED' ? quantizedBones(pose.quantized.length, false) : pose.rotations.length / 4;
+    const skeleton = skeletonFor(bones);
+    if (!skeleton) continue;
+    if (!entry.rig) {
+      entry.rig = new Rig(viewer, skeleton.parents, entry.color, { contactBones: skeleton.contactBones, names: skeleton.names });
+      entry.trail = new Trail(viewer, entry.color, 400, 0.6);
+    }
+    const g = poseGlobals(pose, message.encoding, skeleton);
+    entry.rig.update(g, pose.contacts);
+    entry.trail.push(g[0], 0.012, g[2]);
+    entry.root = [g[0], g[1], g[2]];
+    entry.frames++;
+  }
+  for (const gone of message.gone) {
+    const entry = state.crowd.characters[gone.toString()];
+    if (!entry) continue;
+    entry.gone = true;
+    if (entry.rig) entry.rig.setVisible(false);
+    const li = $(`crowd-${gone.toString()}`);
+    if (li) li.querySelector('span').textContent = 'gone';
+  }
+  for (const [id, e] of Object.entries(state.crowd.characters)) {
+    const li = $(`crowd-${id}`);
+    if (li && e.root && !e.gone) li.querySelector('span').textContent = `(${fmt(e.root[0], 1)}, ${fmt(e.root[2], 1)})`;
+  }
+}
+
+function clearCrowd() {
+  const crowd = state.crowd;
+  if (conn && crowd.subscription) {
+    conn.offStream(crowd.subscription);
+    conn.call('unsubscribe', { subscription: crowd.subscription }).catch(() => {});
+  }
+  for (const e of Object.values(crowd.characters)) { if (e.rig) e.rig.dispose(); if (e.trail) e.trail.dispose(); }
+  crowd.subscription = null;
+  crowd.characters = {};
+  $('crowd-list').innerHTML = '';
+}
+
+$('crowd-subscribe').onclick = () => subscribeCrowd();
+$('crowd-clear').onclick = () => clearCrowd();
+
+// ---- encodings --------------------------------------------------------------------
+$('encoding').onchange = async () => {
+  state.encoding = $('encoding').value;
+  for (const s of [state.character.subscription, state.crowd.subscription]) {
+    if (s && conn) await call('update_subscription', { subscription: s, rate_divisor: 1, encoding: state.encoding });
+  }
+};
+
+// ---- meters -----------------------------------------------------------------------
+let meterT = 0, meterFrames = 0, meterBytes = 0, frameCount = 0;
+function meters(t) {
+  frameCount++;
+  if (t - meterT < 1000) return;
+  const s = (t - meterT) / 1000;
+  $('fps').textContent = `${Math.round(frameCount / s)} fps`;
+  if (conn) {
+    $('traffic').textContent = `${Math.round((state.streamFrames - meterFrames) / s)} frames/s  ` +
+      `${((conn.bytesIn - meterBytes) / 1024 / s).toFixed(1)} KiB/s in`;
+    meterBytes = conn.bytesIn;
+  }
+  meterFrames = state.streamFrames;
+  frameCount = 0;
+  meterT = t;
+}
+
+// ---- start --------------------------------------------------------------------------
+$('url').value = params.get('bridge') || `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`;
+$('token').value = params.get('token') || '';
+$('connect').onclick = () => connect();
+$('disconnect').onclick = () => disconnect();
+Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, viewer });
+if (params.get('connect') !== '0') connect();

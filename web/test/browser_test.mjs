@@ -1,0 +1,187 @@
+// browser_test.mjs: the previewer in headless Chromium (Debian's), driven by
+// puppeteer-core, against a real server through the real websockify bridge.
+// Started by tests/interop/test_previewer.py, which starts the server (with an
+// auth token), the bridge and a crowd, and passes:
+//   node browser_test.mjs URL SHOT_DIR CROWD_IDS   (env NPM_MODULES: the node_modules with puppeteer-core)
+// Checks read the page's state (window.previewer.state), not pixels; the
+// screenshots are for people. Waits are bounds on waiting, never pass/fail
+// timings; the two-second key presses are the input itself.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const [url, shots, crowdArg] = process.argv.slice(2);
+const require = createRequire(path.join(path.resolve(process.env.NPM_MODULES), "noop.js"));
+const puppeteer = require('puppeteer-core');
+const crowdIds = crowdArg.split(',');
+const WAIT_MS = 30000; // bound on any wait for the page
+const ANGLE_DEG = 30; // moved within this of the asked direction
+const MIN_DISTANCE_M = 0.8; // in two seconds at full stick (1.75 m/s once the springs catch up)
+
+let failures = 0;
+function ok(condition, what) {
+  if (condition) console.log(`  ok: ${what}`);
+  else { console.log(`  FAILED: ${what}`); failures++; }
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const angle = (a, b) => (Math.acos(Math.max(-1, Math.min(1, (a[0] * b[0] + a[1] * b[1]) /
+  (Math.hypot(...a) * Math.hypot(...b) || 1)))) * 180) / Math.PI;
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-swiftshader', '--use-angle=swiftshader',
+    '--window-size=1600,900'],
+});
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1600, height: 900 });
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.previewer.state, (k, v) =>
+    (k === 'rig' || k === 'trail' ? undefined : typeof v === 'bigint' ? v.toString() : v))));
+  const waitFor = async (fn, ...args) => {
+    try {
+      await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
+    } catch (e) {
+      const errors = await page.evaluate(() => window.previewer && window.previewer.state.errors).catch(() => []);
+      throw new Error(`waiting for ${fn.toString().slice(0, 160)}: ${e.message}; page errors: ` +
+        `${pageErrors.join('; ') || 'none'}; request errors: ${(errors || []).join('; ') || 'none'}`);
+    }
+  };
+
+  // 1. Connect (hello with the token from the URL), list and describe the default database.
+  await page.goto(url);
+  await waitFor(() => window.previewer && window.previewer.state.describe && window.previewer.state.playback.framesShown > 0);
+  let s = await state();
+  ok(s.connected && s.server.protocol_version === 1, `connected through the bridge with the auth token (server ${s.server.server_version})`);
+  ok(s.databases.some((d) => d.name === 'default'), `list_databases: ${s.databases.map((d) => d.name).join(', ')}`);
+  const db = s.databases.find((d) => d.name === 'default');
+  const rows = await page.$$eval('#databases tbody tr', (trs) => trs.map((tr) => tr.innerText));
+  ok(rows.some((r) => r.startsWith('default')), 'the databases table lists default');
+  ok(s.describe.bones.length === db.bones && s.describe.ranges.length === db.ranges && s.describe.features.length > 0,
+    `describe_database: ${s.describe.bones.length} bones, ${s.describe.ranges.length} ranges, ${s.describe.features.length} feature groups`);
+  const skeletonLines = await page.$$eval('#skeleton li', (lis) => lis.length);
+  ok(skeletonLines === db.bones, 'the skeleton tree shows every bone');
+
+  // 2. Play a range from the ranges table; pause, step, speed.
+  await page.click('.tabs button[data-tab="ranges"]');
+  const index = s.describe.ranges.findIndex((r) => r.tags.includes('walk') || r.tags.includes('run'));
+  const chosen = index >= 0 ? index : 1;
+  await page.click(`#ranges tbody tr:nth-child(${chosen + 1})`);
+  await waitFor((i) => window.previewer.state.playback.range === i && window.previewer.state.playback.playing, chosen);
+  s = await state();
+  const shown0 = s.playback.framesShown, root0 = s.playback.root;
+  await waitFor((n) => window.previewer.state.playback.framesShown > n + 40, shown0);
+  s = await state();
+  const range = s.describe.ranges[chosen];
+  ok(s.playback.frame >= range.start && s.playback.frame < range.stop,
+    `playing range ${chosen} (${range.name}, tags ${range.tags.join(' ')}): frame ${s.playback.frame} in [${range.start}, ${range.stop})`);
+  ok(Math.hypot(s.playback.root[0] - root0[0], s.playback.root[2] - root0[2]) > 0.05, 'the clip skeleton moves as it plays');
+  await page.screenshot({ path: path.join(shots, 'previewer-playback.png') });
+  await page.click('#play');
+  s = await state();
+  const paused = s.playback.frame;
+  await sleep(300);
+  s = await state();
+  ok(!s.playback.playing && s.playback.frame === paused, `pause holds frame ${paused}`);
+  await page.click('#step-fwd');
+  s = await state();
+  ok(s.playback.frame === paused + 1, `step forward: frame ${s.playback.frame}`);
+  await page.click('#step-back');
+  await page.click('#step-back');
+  s = await state();
+  ok(s.playback.frame === paused - 1, `step back twice: frame ${s.playback.frame}`);
+  await page.select('#speed', '2');
+  s = await state();
+  ok(s.playback.speed === 2, 'speed 2');
+
+  // 3. A character driven with the keyboard, relative to the camera.
+  await page.click('#create');
+  await waitFor(() => window.previewer.state.character.frames > 30 && window.previewer.state.character.states > 3);
+  await page.mouse.click(800, 450);
+  const camera = await page.evaluate(() => window.previewer.viewer.groundBasis());
+  s = await state();
+  const start = s.character.root, joints0 = s.character.joints;
+  await page.keyboard.down('KeyW');
+  await sleep(1000);
+  s = await state();
+  const stick = s.input.stick;
+  ok(Math.abs(stick[0]) < 0.02 && stick[1] > 0.98, `W is the stick straight ahead of the camera: (${stick.map((v) => v.toFixed(3))})`);
+  const desired = s.character.state.desired_velocity;
+  ok(angle([desired.x, desired.z], camera.forward) < 5,
+    `the server's desired velocity points where the camera looks (${angle([desired.x, desired.z], camera.forward).toFixed(1)} deg)`);
+  await sleep(1000);
+  await page.keyboard.up('KeyW');
+  s = await state();
+  const moved = [s.character.root[0] - start[0], s.character.root[2] - start[2]];
+  ok(Math.hypot(...moved) > MIN_DISTANCE_M && angle(moved, camera.forward) < ANGLE_DEG,
+    `2 s of W: the character moved ${Math.hypot(...moved).toFixed(2)} m, ${angle(moved, camera.forward).toFixed(1)} deg from the camera's forward`);
+  const n = joints0.length / 3;
+  let worst = 0;
+  for (let b = 0; b < n; b++) {
+    const d = [s.character.joints[3 * b] - joints0[3 * b], s.character.joints[3 * b + 2] - joints0[3 * b + 2]];
+    worst = Math.max(worst, angle(d, camera.forward));
+  }
+  ok(worst < ANGLE_DEG + 15, `every joint of the skeleton moved forward with it (worst ${worst.toFixed(1)} deg)`);
+  const before = s.character.root;
+  await page.keyboard.down('KeyD');
+  await sleep(900);
+  await page.screenshot({ path: path.join(shots, 'previewer-character.png') });
+  await sleep(900);
+  await page.keyboard.up('KeyD');
+  s = await state();
+  const right = [s.character.root[0] - before[0], s.character.root[2] - before[2]];
+  const along = right[0] * camera.right[0] + right[1] * camera.right[1];
+  ok(along > 0.5 * Math.hypot(...right) && along > 0.3,
+    `then D: it turned to the camera's right (${along.toFixed(2)} m of ${Math.hypot(...right).toFixed(2)} m along it)`);
+  await waitFor(() => window.previewer.state.match && window.previewer.state.character.offsets);
+  s = await state();
+  ok(s.match.groups.length === s.describe.features.length && s.match.margin >= 0,
+    `matching: cost split by ${s.match.groups.length} feature groups, margin ${s.match.margin.toFixed(4)}, best frame ${s.match.frame}`);
+  ok(s.character.state.trajectory.length > 0, `predicted trajectory of ${s.character.state.trajectory.length} points`);
+  ok(s.character.touchdowns.some((t) => t > 0), `foot contacts seen: ${s.character.touchdowns.join(', ')} touchdowns`);
+
+  // 4. A running crowd (another connection's characters), then the encoding switched.
+  await page.click('#follow');
+  await page.type('#crowd-ids', crowdIds.join(', '));
+  await page.click('#crowd-subscribe');
+  await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 20), crowdIds);
+  s = await state();
+  const first = crowdIds.map((id) => s.crowd.characters[id].root);
+  const cx = first.reduce((a, p) => a + p[0], 0) / first.length, cz = first.reduce((a, p) => a + p[2], 0) / first.length;
+  await page.evaluate((x, z) => window.previewer.viewer.frame(x, 0.9, z, 11), cx, cz);
+  await sleep(1000);
+  s = await state();
+  const walked = crowdIds.map((id, i) => Math.hypot(s.crowd.characters[id].root[0] - first[i][0],
+    s.crowd.characters[id].root[2] - first[i][2]));
+  ok(walked.every((d) => d > 0.3), `${crowdIds.length} crowd characters streamed and walking (${walked.map((d) => d.toFixed(2)).join(' ')} m)`);
+  await page.select('#encoding', 'ENCODING_QUANTIZED');
+  await waitFor(() => document.getElementById('stream-info').textContent.startsWith('ENCODING_QUANTIZED'));
+  s = await state();
+  const framesBefore = crowdIds.map((id) => s.crowd.characters[id].frames);
+  const rootsBefore = crowdIds.map((id) => s.crowd.characters[id].root);
+  await waitFor((ids, f) => ids.every((id, i) => window.previewer.state.crowd.characters[id].frames > f[i] + 5), crowdIds, framesBefore);
+  s = await state();
+  const jump = Math.max(...crowdIds.map((id, i) => Math.hypot(s.crowd.characters[id].root[0] - rootsBefore[i][0],
+    s.crowd.characters[id].root[2] - rootsBefore[i][2])));
+  ok(s.encoding === 'ENCODING_QUANTIZED' && jump < 0.5, `quantized frames decode to the same crowd (largest move ${jump.toFixed(3)} m over a few frames)`);
+  await page.evaluate((ids) => {
+    const roots = ids.map((id) => window.previewer.state.crowd.characters[id].root);
+    const x = roots.reduce((a, p) => a + p[0], 0) / roots.length, z = roots.reduce((a, p) => a + p[2], 0) / roots.length;
+    window.previewer.viewer.frame(x, 0.9, z, 9);
+  }, crowdIds);
+  await sleep(800);
+  await page.screenshot({ path: path.join(shots, 'previewer-crowd.png') });
+  await page.click('.tabs button[data-tab="features"]');
+  await page.evaluate(() => window.previewer.viewer.frame(...window.previewer.state.character.root, 6));
+  await sleep(600);
+  await page.screenshot({ path: path.join(shots, 'previewer-database.png') });
+  ok(pageErrors.length === 0, `no page errors${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
+  s = await state();
+  ok(s.errors.length === 0, `no request failed${s.errors.length ? `: ${s.errors.join('; ')}` : ''}`);
+} finally {
+  await browser.close();
+}
+console.log(failures ? `previewer: ${failures} failed` : 'previewer: passed');
+process.exit(failures ? 1 : 0);
