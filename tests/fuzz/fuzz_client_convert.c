@@ -57,6 +57,12 @@ static void walk_search(const anim_search_reply_t *s) {
   }
 }
 
+static void walk_machine(const anim_machine_summary_t *m) {
+  for (int i = 0; i < m->nstates; i++) sink = (float)strlen(m->states[i].name) + (float)strlen(m->states[i].motion);
+  for (int i = 0; i < m->nevents; i++) sink = (float)strlen(m->events[i]);
+  for (int i = 0; i < m->nparams; i++) sink = (float)strlen(m->params[i]);
+}
+
 static void walk_state(const anim_inertializer_state_t *s) {
   size_t n = (size_t)s->nbones;
   walk_floats(s->offset_positions, 3 * n), walk_floats(s->offset_velocities, 3 * n);
@@ -72,7 +78,8 @@ static void convert_response(void *ctx, const Animserver__Response *r, size_t wi
   case ANIMSERVER__RESPONSE__BODY_HELLO: {
     anim_hello_info_t hello;
     rc = anim__hello_info_from(r->hello, &hello);
-    if (rc == 0 && (hello.ncapabilities > 16 || !memchr(hello.server_version, 0, sizeof hello.server_version))) abort();
+    if (rc == 0 && (hello.ncapabilities > ANIM_MAX_CAPABILITIES || !memchr(hello.server_version, 0, sizeof hello.server_version)))
+      abort();
     break;
   }
   case ANIMSERVER__RESPONSE__BODY_LIST_DATABASES: {
@@ -164,6 +171,67 @@ static void convert_response(void *ctx, const Animserver__Response *r, size_t wi
     rc = anim__server_stats_from(r->server_stats, &stats);
     break;
   }
+  case ANIMSERVER__RESPONSE__BODY_LOAD_MACHINE: {
+    anim_machine_summary_t *m;
+    if ((rc = anim__machine_load_from(r->load_machine, &m)) == 0) walk_machine(m), anim_machine_summary_free(m);
+    break;
+  }
+  case ANIMSERVER__RESPONSE__BODY_CHECK_MACHINE: {
+    anim_machine_check_t *c;
+    if ((rc = anim__machine_check_from(r->check_machine, &c)) == 0) {
+      for (int i = 0; i < c->ndiagnostics; i++) sink = (float)strlen(c->diagnostics[i].message);
+      if (c->machine) walk_machine(c->machine);
+      anim_machine_check_free(c);
+    }
+    break;
+  }
+  case ANIMSERVER__RESPONSE__BODY_LIST_MACHINES: {
+    anim_machine_summary_t **list;
+    int count;
+    if ((rc = anim__machine_list_from(r->list_machines, &list, &count)) == 0) {
+      for (int i = 0; i < count; i++) walk_machine(list[i]);
+      anim__machine_list_free(list, count);
+    }
+    break;
+  }
+  case ANIMSERVER__RESPONSE__BODY_BUILD_GRAPH:
+  case ANIMSERVER__RESPONSE__BODY_DESCRIBE_GRAPH: {
+    const Animserver__GraphDescription *g = r->body_case == ANIMSERVER__RESPONSE__BODY_BUILD_GRAPH
+                                                ? r->build_graph->graph
+                                                : r->describe_graph->graph;
+    anim_graph_description_t *d;
+    if ((rc = anim__graph_description_from(g, &d)) == 0) {
+      for (int i = 0; i < d->ntransitions; i++) sink = d->transition_list[i].distance;
+      walk_floats(d->matrix, (size_t)d->matrix_size * (size_t)d->matrix_size);
+      anim_graph_description_free(d);
+    }
+    break;
+  }
+  case ANIMSERVER__RESPONSE__BODY_QUERY_GRAPH: {
+    anim_graph_walk_t *w;
+    if ((rc = anim__graph_walk_from(r->query_graph, &w)) == 0) {
+      for (int i = 0; i < w->nsteps; i++) sink = w->steps[i].time;
+      walk_floats(w->roots, 2 * (size_t)w->nroots);
+      anim_graph_walk_free(w);
+    }
+    break;
+  }
+  case ANIMSERVER__RESPONSE__BODY_ALIGN: {
+    anim_align_result_t a;
+    rc = anim__align_from(r->align, &a);
+    break;
+  }
+  case ANIMSERVER__RESPONSE__BODY_FIT_POSE: {
+    anim_fit_result_t *f;
+    if ((rc = anim__fit_from(r->fit_pose, &f)) == 0) {
+      size_t n = (size_t)f->nbones;
+      walk_floats(f->local_positions, 3 * n), walk_floats(f->local_rotations, 4 * n);
+      walk_floats(f->global_positions, 3 * n), walk_floats(f->global_rotations, 4 * n);
+      walk_floats(f->residuals, (size_t)f->nresiduals);
+      anim_fit_result_free(f);
+    }
+    break;
+  }
   default:
     break;
   }
@@ -182,6 +250,8 @@ static void convert_stream(void *ctx, const Animserver__StreamMessage *m, size_t
     walk_floats(p->positions, rotations_only ? 3 : 3 * (size_t)p->nbones);
     walk_floats(p->rotations, 4 * (size_t)p->nbones);
     walk_floats(p->global_positions, 3 * (size_t)p->nbones);
+    if (p->depth < 0 || p->depth > 8) abort();
+    walk_floats(p->state_times, (size_t)p->depth);
   }
   for (int i = 0; i < f->ngone; i++) sink = (float)f->gone[i];
   anim_stream_frame_free(f);

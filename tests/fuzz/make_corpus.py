@@ -276,8 +276,36 @@ def server_messages(pb):
         tick=99, position=pb.Vec3(x=1, y=0, z=2), rotation=pb.Quat(w=1), trajectory=[pb.Vec3(z=0.5 * i) for i in range(3)],
         frame=5, range_name="walk", inertializer=state))
     r("stats", id=13, server_stats=pb.ServerStatsResponse(uptime_us=5, connections=2, ticks=600, tick_rate=60))
+    machine = pb.MachineSummary(name="jump", version=9, source="request", text_bytes=120,
+                                states=[pb.MachineState(name=n, motion="clip") for n in ("stand", "crouch", "float")],
+                                machines=[""], events=["END", "AUTO", "JUMP_PRESS"],
+                                params=[pb.MachineParam(name="speed", initial=0.3)], max_transitions=4, depth=1)
+    r("load_machine", id=14, load_machine=pb.LoadMachineResponse(machine=machine))
+    r("check_machine", id=15, check_machine=pb.CheckMachineResponse(ok=False, total=2, diagnostics=[
+        pb.MachineDiagnostic(problem="UNKNOWN_TARGET", line=1, column=9, message="request:1:9: no state 'nowhere'")]))
+    r("check_machine_ok", id=15, check_machine=pb.CheckMachineResponse(ok=True, machine=machine))
+    r("list_machines", id=16, list_machines=pb.ListMachinesResponse(machines=[machine, pb.MachineSummary(name="x")]))
+    graph = pb.GraphDescription(status=pb.GRAPH_READY, ready=True, frames=100, nodes=4, edges=6, transitions=2,
+                                transition_list=[pb.GraphTransition(from_frame=10, to_frame=50, distance=0.02)],
+                                matrix_size=2, matrix=[0.0, 0.1, 0.1, float("inf")])
+    r("describe_graph", id=17, describe_graph=pb.DescribeGraphResponse(graph=graph))
+    r("build_graph", 3, id=18, build_graph=pb.BuildGraphResponse(graph=pb.GraphDescription(status=pb.GRAPH_BUILDING,
+                                                                                         progress=0.5)))
+    r("query_graph", id=19, query_graph=pb.QueryGraphResponse(
+        steps=[pb.GraphStep(edge=1, first_frame=0, last_frame=30, time=0.0),
+               pb.GraphStep(edge=2, first_frame=50, last_frame=80, jump=True, time=0.5)],
+        error_mean=0.02, seconds=1.0, plans=2, roots=[pb.Vec2(x=0, z=0.1 * i) for i in range(4)]))
+    r("align", id=20, align=pb.AlignResponse(rotation=pb.Quat(w=1), matrix=[1, 0, 0, 0, 1, 0, 0, 0, 1],
+                                            translation=pb.Vec3(x=1), scale=1, cost=0.0, rms=0.0))
+    r("fit_pose", id=21, fit_pose=pb.FitPoseResponse(pose=pb.Pose(
+        frame=3, local_positions=[0.0] * 6, local_rotations=[1, 0, 0, 0] * 2, global_positions=[0.0] * 6,
+        global_rotations=[1, 0, 0, 0] * 2), residuals=[0.01, 0.02], scale=1.02))
     floats = pb.CharacterPose(character=4294967297, frame=3, positions=[0.1 * i for i in range(6)],
                               rotations=[1, 0, 0, 0] * 2, global_positions=[0.0] * 6, contacts=1, transition=True)
+    machine_pose = pb.CharacterPose(character=3, positions=[0.0] * 3, rotations=[1, 0, 0, 0],
+                                    state_path=[0, 2], state_times=[1.5, 0.25], state_changed=True)
+    seeds.append(("stream_machine", 0, pb.ServerMessage(stream=pb.StreamMessage(
+        subscription_id=4, tick=14, poses=[machine_pose]))))
     seeds.append(("stream_float", 0, pb.ServerMessage(stream=pb.StreamMessage(
         subscription_id=1, tick=10, poses=[floats], gone=[5], dt=1 / 60))))
     root_only = pb.CharacterPose(character=2, positions=[1, 2, 3], rotations=[1, 0, 0, 0] * 3)
