@@ -44,8 +44,8 @@ int anim_client_shutdown_send(anim_client_t *client, anim_status_cb cb, void *da
   Animserver__ShutdownRequest shutdown = ANIMSERVER__SHUTDOWN_REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SHUTDOWN;
   request.shutdown = &shutdown;
-  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SHUTDOWN, anim__client_status_complete, (anim__cb_fn)cb,
-                           data, out_id);
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SHUTDOWN, anim__client_status_complete,
+                           (anim__cb_fn)cb, data, out_id);
 }
 
 int anim_client_shutdown(anim_client_t *client, int timeout_ms) {

@@ -89,7 +89,8 @@ int anim_client_characters_create(anim_client_t *client, const char *database, c
 /* ---- destroy, input: answered by a status and a number ------------------------------------------ */
 
 static void destroy_complete(anim_client_t *client, anim__pending_t *p, int status, const Animserver__Response *r) {
-  anim__client_complete_status(client, p, status, status == 0 && r->destroy_characters ? r->destroy_characters->destroyed : 0);
+  uint64_t destroyed = status == 0 && r->destroy_characters ? r->destroy_characters->destroyed : 0;
+  anim__client_complete_status(client, p, status, destroyed);
 }
 
 int anim_client_characters_destroy_send(anim_client_t *client, const uint64_t *ids, int n, anim_status_cb cb,

@@ -233,8 +233,8 @@ int anim_client_subscription_update_send(anim_client_t *client, uint64_t subscri
   update.paused = paused ? 1 : 0;
   request.body_case = ANIMSERVER__REQUEST__BODY_UPDATE_SUBSCRIPTION;
   request.update_subscription = &update;
-  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SUBSCRIPTION_CHANGED, anim__client_status_complete,
-                           (anim__cb_fn)cb, data, out_id);
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SUBSCRIPTION_CHANGED,
+                           anim__client_status_complete, (anim__cb_fn)cb, data, out_id);
 }
 
 int anim_client_subscription_update(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,
@@ -242,7 +242,8 @@ int anim_client_subscription_update(anim_client_t *client, uint64_t subscription
   if (!client) return ANIM_EINVAL;
   uint64_t id = 0, unused;
   int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_subscription_update_send(client, subscription, rate_divisor, encoding, paused, NULL, NULL, &id);
+  if (rc == 0)
+    rc = anim_client_subscription_update_send(client, subscription, rate_divisor, encoding, paused, NULL, NULL, &id);
   return anim__client_wait(client, rc, id, &unused, sizeof unused, timeout_ms);
 }
 
@@ -267,8 +268,8 @@ int anim_client_unsubscribe_send(anim_client_t *client, uint64_t subscription, a
   unsub.subscription = subscription;
   request.body_case = ANIMSERVER__REQUEST__BODY_UNSUBSCRIBE;
   request.unsubscribe = &unsub;
-  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SUBSCRIPTION_CHANGED, anim__client_status_complete,
-                           (anim__cb_fn)cb, data, out_id);
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SUBSCRIPTION_CHANGED,
+                           anim__client_status_complete, (anim__cb_fn)cb, data, out_id);
 }
 
 int anim_client_unsubscribe(anim_client_t *client, uint64_t subscription, int timeout_ms) {

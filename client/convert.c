@@ -6,8 +6,11 @@
  * knows of sockets, ids or callbacks. Every array a result exposes next to a
  * count is checked against that count (a pose's arrays all describe the same
  * bones), so a caller indexing by the count never reads past an array,
- * whatever the server sent. Stream frames are convert_stream.c's; requests
- * are built in convert_request.c.
+ * whatever the server sent. Here: the session, databases, search, poses,
+ * inertialization, characters and the server's counters, and the helpers
+ * the area converters share. Stream frames are convert_stream.c's;
+ * machines, graphs and fitting convert_machine.c's, convert_graph.c's and
+ * convert_fit.c's; the other requests are built in convert_request.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,10 +504,11 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
     return rc;
   }
   s->database_version = m->database_version, s->tick = m->tick;
-  anim__vec3_from(s->position, m->position), anim__vec3_from(s->velocity, m->velocity), anim__quat_from(s->rotation, m->rotation);
-  anim__vec3_from(s->angular_velocity, m->angular_velocity), anim__vec3_from(s->desired_velocity, m->desired_velocity);
-  anim__quat_from(s->desired_rotation, m->desired_rotation);
-  for (size_t i = 0; i < m->n_trajectory && i < 8; i++) anim__vec3_from(s->trajectory[s->ntrajectory++], m->trajectory[i]);
+  anim__vec3_from(s->position, m->position), anim__vec3_from(s->velocity, m->velocity);
+  anim__quat_from(s->rotation, m->rotation), anim__vec3_from(s->angular_velocity, m->angular_velocity);
+  anim__vec3_from(s->desired_velocity, m->desired_velocity), anim__quat_from(s->desired_rotation, m->desired_rotation);
+  for (size_t i = 0; i < m->n_trajectory && i < 8; i++)
+    anim__vec3_from(s->trajectory[s->ntrajectory++], m->trajectory[i]);
   s->frame = m->frame, s->range = m->range;
   copy_string(s->range_name, sizeof s->range_name, m->range_name);
   s->time_since_transition = m->time_since_transition;

@@ -30,7 +30,13 @@ extern "C" {
  * motion graph (anim_client_graph.h); TRACKER: follows tracked points
  * (anim_client_fit.h); LEARNED: learned motion matching (a server started
  * with --lmm), on the database "lmm". */
-enum { ANIM_MODE_MOTION_MATCHING = 0, ANIM_MODE_MACHINE = 1, ANIM_MODE_GRAPH = 2, ANIM_MODE_TRACKER = 3, ANIM_MODE_LEARNED = 4 };
+enum {
+  ANIM_MODE_MOTION_MATCHING = 0,
+  ANIM_MODE_MACHINE = 1,
+  ANIM_MODE_GRAPH = 2,
+  ANIM_MODE_TRACKER = 3,
+  ANIM_MODE_LEARNED = 4
+};
 
 /* A tracked bone of a tracker character: its name, and the tracked point in its frame. */
 typedef struct {

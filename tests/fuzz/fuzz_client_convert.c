@@ -78,8 +78,8 @@ static void convert_response(void *ctx, const Animserver__Response *r, size_t wi
   case ANIMSERVER__RESPONSE__BODY_HELLO: {
     anim_hello_info_t hello;
     rc = anim__hello_info_from(r->hello, &hello);
-    if (rc == 0 && (hello.ncapabilities > ANIM_MAX_CAPABILITIES || !memchr(hello.server_version, 0, sizeof hello.server_version)))
-      abort();
+    if (rc == 0 && hello.ncapabilities > ANIM_MAX_CAPABILITIES) abort();
+    if (rc == 0 && !memchr(hello.server_version, 0, sizeof hello.server_version)) abort();
     break;
   }
   case ANIMSERVER__RESPONSE__BODY_LIST_DATABASES: {
