@@ -318,6 +318,10 @@ $(BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c | $(GEN_H)
 $(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(SERVER_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+# The client's reader and conversions: the client library, not the server.
+$(BUILD)/fuzz_client_convert: $(BUILD)/obj/tests/fuzz/fuzz_client_convert.o $(CLIENT_LIB) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_PBC_LIBS) -lm
 # ---- end of fuzzing ----------------------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,26 +1,21 @@
 /*
  * reconnect.c: bringing a lost connection back (see "reconnection" in
- * include/anim_client.h).
+ * include/anim_client_session.h).
  *
  * A small state machine driven from the caller's own calls, never from a
  * thread or a timer: CONNECTED; WAITING for the next attempt (no socket);
  * CONNECTING (a non-blocking connect in progress, polled for POLLOUT);
- * GAVE_UP. It acts only at safe points: not inside the frame reader's
- * callbacks (the reader still holds bytes of the old connection) and not
- * inside a connection event, where the caller may be making blocking calls.
- * A break seen there is torn down when the outer call gets back here.
+ * GAVE_UP. It acts only at safe points: not inside a message's dispatch
+ * (a callback of the old connection is running) and not inside a
+ * connection event, where the caller may be making blocking calls. A break
+ * seen there is torn down when the outer call gets back here. Sockets are
+ * net.c's; this file only decides when to open one.
  *
  * What the old server held (characters, subscriptions) is not replayed: the
  * caller re-creates what it still wants in the RESTORED event.
  */
-#include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "client_internal.h"
 
@@ -28,12 +23,12 @@
 #define DEFAULT_MAX_MS 5000
 #define DEFAULT_CONNECT_TIMEOUT_MS 5000
 
-int anim__reconnect_init(anim_client_t *client, const anim_client_options_t *options, const void *list) {
-  client_reconnect_t *r = &client->reconnect;
+void anim__reconnect_init(anim_client_t *client, const anim_client_options_t *options) {
+  anim__reconnect_t *r = &client->reconnect;
   memset(r, 0, sizeof *r);
-  r->state = CONN_CONNECTED;
+  r->state = ANIM__CONN_CONNECTED;
   r->proven = 1; /* the first connection is not retried, whatever it does */
-  if (!options || !options->reconnect) return 0;
+  if (!options || !options->reconnect) return;
   r->enabled = 1;
   r->initial_ms = options->reconnect_initial_ms > 0 ? options->reconnect_initial_ms : DEFAULT_INITIAL_MS;
   r->max_ms = options->reconnect_max_ms > 0 ? options->reconnect_max_ms : DEFAULT_MAX_MS;
@@ -42,44 +37,26 @@ int anim__reconnect_init(anim_client_t *client, const anim_client_options_t *opt
   r->connect_timeout_ms = options->timeout_ms > 0 ? options->timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;
   r->cb = options->on_connection;
   r->data = options->connection_data;
-  int n = 0;
-  for (const struct addrinfo *ai = list; ai; ai = ai->ai_next) n++;
-  r->addresses = calloc((size_t)n + 1, sizeof *r->addresses);
-  if (!r->addresses) return ANIM_ENOMEM;
-  for (const struct addrinfo *ai = list; ai; ai = ai->ai_next) {
-    if (ai->ai_addrlen > sizeof r->addresses[0].addr) continue;
-    client_address_t *a = &r->addresses[r->naddresses++];
-    a->family = ai->ai_family, a->socktype = ai->ai_socktype, a->protocol = ai->ai_protocol;
-    a->len = (unsigned)ai->ai_addrlen;
-    memcpy(a->addr, ai->ai_addr, ai->ai_addrlen);
-  }
   /* Jitter differs between clients and runs: the clock and this client's address. */
   r->rng = anim__monotonic_us() ^ ((uint64_t)(uintptr_t)client << 16) ^ 0x9e3779b97f4a7c15ull;
-  return 0;
-}
-
-void anim__reconnect_free(anim_client_t *client) {
-  free(client->reconnect.addresses);
-  client->reconnect.addresses = NULL;
-  client->reconnect.naddresses = 0;
 }
 
 int anim_client_connected(const anim_client_t *client) {
-  return client && !client->broken && client->reconnect.state == CONN_CONNECTED;
+  return client && !client->broken && client->reconnect.state == ANIM__CONN_CONNECTED;
 }
 
 int anim_client_next_timeout(const anim_client_t *client) {
-  const client_reconnect_t *r = &client->reconnect;
+  const anim__reconnect_t *r = &client->reconnect;
   if (!r->enabled) return -1;
-  if (r->state == CONN_CONNECTED) return client->broken ? 0 : -1; /* a break to report */
-  if (r->state == CONN_GAVE_UP) return -1;
+  if (r->state == ANIM__CONN_CONNECTED) return client->broken ? 0 : -1; /* a break to report */
+  if (r->state == ANIM__CONN_GAVE_UP) return -1;
   uint64_t now = anim__monotonic_us();
   return r->due_us <= now ? 0 : (int)((r->due_us - now + 999) / 1000);
 }
 
 /* ---- backoff ------------------------------------------------------------------------ */
 
-static uint64_t next_random(client_reconnect_t *r) { /* xorshift64* */
+static uint64_t next_random(anim__reconnect_t *r) { /* xorshift64* */
   r->rng ^= r->rng >> 12;
   r->rng ^= r->rng << 25;
   r->rng ^= r->rng >> 27;
@@ -88,7 +65,7 @@ static uint64_t next_random(client_reconnect_t *r) { /* xorshift64* */
 
 /* The delay before attempt number `failed` (0 first): initial doubled per
  * failure up to max, drawn uniformly from [delay / 2, delay]. */
-static uint64_t backoff_us(client_reconnect_t *r, int failed) {
+static uint64_t backoff_us(anim__reconnect_t *r, int failed) {
   uint64_t delay_ms = (uint64_t)r->initial_ms;
   for (int i = 0; i < failed && delay_ms < (uint64_t)r->max_ms; i++) delay_ms *= 2;
   if (delay_ms > (uint64_t)r->max_ms) delay_ms = (uint64_t)r->max_ms;
@@ -103,16 +80,16 @@ static void event(anim_client_t *client, int what, int status) {
 /* ---- the state machine ------------------------------------------------------------- */
 
 static void give_up(anim_client_t *client, int status) {
-  client->reconnect.state = CONN_GAVE_UP;
+  client->reconnect.state = ANIM__CONN_GAVE_UP;
   anim__client_set_error(client, ANIM_ECLOSED, "connection lost: gave up reconnecting");
   event(client, ANIM_CONNECTION_GAVE_UP, status);
 }
 
 static void lose(anim_client_t *client) {
-  client_reconnect_t *r = &client->reconnect;
+  anim__reconnect_t *r = &client->reconnect;
   int why = r->hello_status ? r->hello_status : client->broken;
   r->hello_status = 0;
-  r->state = CONN_WAITING;
+  r->state = ANIM__CONN_WAITING;
   /* A connection lost before it answered anything (a refused token, a server
    * that accepts and closes) counts as a failed attempt: the backoff keeps
    * growing instead of starting over. */
@@ -122,15 +99,13 @@ static void lose(anim_client_t *client) {
   anim__client_set_error(client, ANIM_ECLOSED, "connection lost: reconnecting");
   r->due_us = anim__monotonic_us() + backoff_us(r, r->attempts);
   event(client, ANIM_CONNECTION_LOST, why);
-  if (r->max_attempts && r->attempts >= r->max_attempts && r->state == CONN_WAITING) give_up(client, why);
+  if (r->max_attempts && r->attempts >= r->max_attempts && r->state == ANIM__CONN_WAITING) give_up(client, why);
 }
 
 static void restored(anim_client_t *client, int fd) {
-  client_reconnect_t *r = &client->reconnect;
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  anim__reconnect_t *r = &client->reconnect;
   anim__client_attach(client, fd);
-  r->state = CONN_CONNECTED;
+  r->state = ANIM__CONN_CONNECTED;
   r->proven = 0; /* attempts start over once it answers (anim__reconnect_answered) */
   r->hello_status = 0;
   /* Pipelined before anything the caller sends in RESTORED: the server serves
@@ -140,15 +115,15 @@ static void restored(anim_client_t *client, int fd) {
 }
 
 static void attempt_failed(anim_client_t *client, int status) {
-  client_reconnect_t *r = &client->reconnect;
+  anim__reconnect_t *r = &client->reconnect;
   if (client->fd >= 0) close(client->fd);
   client->fd = -1;
   r->attempts++;
   r->last_status = status;
-  r->state = CONN_WAITING;
+  r->state = ANIM__CONN_WAITING;
   r->due_us = anim__monotonic_us() + backoff_us(r, r->attempts);
   event(client, ANIM_CONNECTION_ATTEMPT_FAILED, status);
-  if (r->max_attempts && r->attempts >= r->max_attempts && r->state == CONN_WAITING) give_up(client, status);
+  if (r->max_attempts && r->attempts >= r->max_attempts && r->state == ANIM__CONN_WAITING) give_up(client, status);
 }
 
 void anim__reconnect_answered(anim_client_t *client) {
@@ -160,29 +135,21 @@ void anim__reconnect_answered(anim_client_t *client) {
  * connects at once or is in progress wins. 1 when connected, 0 when in
  * progress, a code when none could start. */
 static int start_connect(anim_client_t *client, int from, int *out_fd) {
-  client_reconnect_t *r = &client->reconnect;
-  for (int i = from; i < r->naddresses; i++) {
-    const client_address_t *a = &r->addresses[i];
-    int fd = socket(a->family, a->socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->protocol);
-    if (fd < 0) continue;
-    if (connect(fd, (const struct sockaddr *)a->addr, (socklen_t)a->len) == 0) {
-      *out_fd = fd;
-      return 1;
-    }
-    if (errno == EINPROGRESS) {
+  anim__reconnect_t *r = &client->reconnect;
+  for (int i = from; i < client->naddresses; i++) {
+    int rc = anim__net_connect_start(&client->addresses[i], out_fd);
+    if (rc == 0) {
       r->address = i;
       r->due_us = anim__monotonic_us() + (uint64_t)r->connect_timeout_ms * 1000u;
-      *out_fd = fd;
-      return 0;
     }
-    close(fd);
+    if (rc >= 0) return rc;
   }
   return ANIM_ECONNECT;
 }
 
 /* Moves a connect in progress (fd in client->fd) on to the next address. */
 static void try_next(anim_client_t *client, int status) {
-  client_reconnect_t *r = &client->reconnect;
+  anim__reconnect_t *r = &client->reconnect;
   close(client->fd);
   client->fd = -1;
   int fd = -1;
@@ -194,34 +161,31 @@ static void try_next(anim_client_t *client, int status) {
 
 /* One step; 1 when something changed (another step may follow). */
 static int step(anim_client_t *client) {
-  client_reconnect_t *r = &client->reconnect;
+  anim__reconnect_t *r = &client->reconnect;
   uint64_t now = anim__monotonic_us();
   switch (r->state) {
-  case CONN_CONNECTED:
+  case ANIM__CONN_CONNECTED:
     if (!client->broken) return 0;
     lose(client);
     return 1;
-  case CONN_WAITING: {
+  case ANIM__CONN_WAITING: {
     if (now < r->due_us) return 0;
     int fd = -1;
-    r->state = CONN_CONNECTING;
+    r->state = ANIM__CONN_CONNECTING;
     int rc = start_connect(client, 0, &fd);
     if (rc == 1) restored(client, fd);
     else if (rc == 0) client->fd = fd;
-    else r->state = CONN_WAITING, attempt_failed(client, ANIM_ECONNECT);
+    else r->state = ANIM__CONN_WAITING, attempt_failed(client, ANIM_ECONNECT);
     return 1;
   }
-  case CONN_CONNECTING: {
-    struct pollfd p = {client->fd, POLLOUT, 0};
-    int n = poll(&p, 1, 0);
-    if (n == 0) {
+  case ANIM__CONN_CONNECTING: {
+    int rc = anim__net_connect_check(client->fd, 0);
+    if (rc == 0) {
       if (now < r->due_us) return 0;
       try_next(client, ANIM_ETIMEDOUT);
       return 1;
     }
-    int soerr = 0;
-    socklen_t len = sizeof soerr;
-    if (n < 0 || getsockopt(client->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr != 0) {
+    if (rc < 0) {
       try_next(client, ANIM_ECONNECT);
       return 1;
     }
@@ -236,48 +200,45 @@ static int step(anim_client_t *client) {
 }
 
 static int can_drive(const anim_client_t *client) {
-  return client->reconnect.enabled && !client->reconnect.busy && client->feeding == 0;
+  return client->reconnect.enabled && !client->reconnect.busy && client->dispatching == 0;
 }
 
 int anim__reconnect_drive(anim_client_t *client) {
-  client_reconnect_t *r = &client->reconnect;
+  anim__reconnect_t *r = &client->reconnect;
   if (!can_drive(client)) return client->broken;
   r->busy = 1;
   /* Bounded: an attempt due now is made once; the next is scheduled later. */
   for (int i = 0; i < 8 && step(client); i++) {
   }
   r->busy = 0;
-  if (r->state == CONN_CONNECTED) return client->broken;
+  if (r->state == ANIM__CONN_CONNECTED) return client->broken;
   return ANIM_ECLOSED;
 }
 
 int anim__reconnect_poll(anim_client_t *client, int timeout_ms) {
-  client_reconnect_t *r = &client->reconnect;
+  anim__reconnect_t *r = &client->reconnect;
   if (!can_drive(client)) return client->broken ? client->broken : ANIM_ECLOSED;
   anim__reconnect_drive(client);
-  if (r->state == CONN_CONNECTED) return client->broken ? anim__reconnect_drive(client) : 0;
-  if (r->state == CONN_GAVE_UP) return ANIM_ECLOSED;
+  if (r->state == ANIM__CONN_CONNECTED) return client->broken ? anim__reconnect_drive(client) : 0;
+  if (r->state == ANIM__CONN_GAVE_UP) return ANIM_ECLOSED;
   /* Sleep until the attempt is due or the connect resolves, within the caller's timeout. */
   uint64_t now = anim__monotonic_us();
   int wait = r->due_us <= now ? 0 : (int)((r->due_us - now + 999) / 1000);
   if (timeout_ms >= 0 && wait > timeout_ms) wait = timeout_ms;
-  struct pollfd p = {client->fd, POLLOUT, 0};
-  int n;
-  do n = poll(&p, r->state == CONN_CONNECTING ? 1 : 0, wait);
-  while (n < 0 && errno == EINTR);
+  if (r->state == ANIM__CONN_CONNECTING) anim__net_connect_check(client->fd, wait);
+  else if (wait > 0) usleep((useconds_t)wait * 1000u);
   anim__reconnect_drive(client);
-  return r->state == CONN_CONNECTED && !client->broken ? 0 : ANIM_ECLOSED;
+  return r->state == ANIM__CONN_CONNECTED && !client->broken ? 0 : ANIM_ECLOSED;
 }
 
-int anim__client_await(anim_client_t *client, int *timeout_ms) {
-  client_reconnect_t *r = &client->reconnect;
-  if (!r->enabled) return 0;
+int anim__reconnect_await(anim_client_t *client, int *timeout_ms) {
+  anim__reconnect_t *r = &client->reconnect;
   uint64_t start = anim__monotonic_us();
   uint64_t deadline = start + (uint64_t)(*timeout_ms > 0 ? *timeout_ms : 0) * 1000u;
   for (;;) {
     if (can_drive(client)) anim__reconnect_drive(client);
-    if (r->state == CONN_CONNECTED && !client->broken) break;
-    if (!can_drive(client) || r->state == CONN_GAVE_UP)
+    if (r->state == ANIM__CONN_CONNECTED && !client->broken) break;
+    if (!can_drive(client) || r->state == ANIM__CONN_GAVE_UP)
       return anim__client_set_error(client, ANIM_ECLOSED, "not connected");
     uint64_t now = anim__monotonic_us();
     if (now >= deadline) return anim__client_set_error(client, ANIM_ECLOSED, "not connected: reconnecting");

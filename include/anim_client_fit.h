@@ -1,18 +1,22 @@
 /*
- * anim_client_fit.h: poses from tracked points (part of anim_client.h).
+ * anim_client_fit.h: poses from tracked points (part of the client
+ * library; include anim_client.h).
  *
  * align: the least-squares transform between two point sets (Umeyama).
  * fit_pose: a full-body pose of a database's skeleton from a few tracked
  * bones, once. Tracker characters (ANIM_MODE_TRACKER) do it every tick
- * from the trackers anim_client_trackers_set gives them.
+ * from the trackers anim_client_trackers_set gives them. Every request has
+ * a blocking form and a _send form with a typed callback (results valid
+ * during the callback only, NULL when status != 0).
  */
 #ifndef ANIM_CLIENT_FIT_H
 #define ANIM_CLIENT_FIT_H
 
-#include <stdint.h>
+#include "anim_client_session.h"
 
-typedef struct anim_client anim_client_t;
-typedef void (*anim_status_cb)(anim_client_t *client, uint64_t id, int status, void *data);
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum { ANIM_ALIGN_RIGID = 0, ANIM_ALIGN_SIMILARITY = 1, ANIM_ALIGN_YAW = 2 };
 
@@ -28,8 +32,13 @@ typedef struct {
 /* n points (x, y, z each) of source and target; weights NULL (all 1) or n
  * values >= 0. Fewer than 3 points (2 for yaw), collinear or equal points
  * are refused (ANIM_EINVAL with the reason). */
+typedef void (*anim_align_cb)(anim_client_t *client, uint64_t id, int status, const anim_align_result_t *result,
+                              void *data);
+
 int anim_client_align(anim_client_t *client, const float *source, const float *target, const float *weights, int n,
                       int mode, anim_align_result_t *out_result, int timeout_ms);
+int anim_client_align_send(anim_client_t *client, const float *source, const float *target, const float *weights,
+                           int n, int mode, anim_align_cb cb, void *data, uint64_t *out_id);
 
 /* One tracked point: a bone by name, its world position, optionally its
  * world orientation and velocity (has_* 0: not measured), a confidence. */
@@ -58,8 +67,13 @@ typedef struct {
 
 void anim_fit_result_free(anim_fit_result_t *result);
 
+typedef void (*anim_fit_cb)(anim_client_t *client, uint64_t id, int status, const anim_fit_result_t *result,
+                            void *data);
+
 int anim_client_fit_pose(anim_client_t *client, const char *database, const anim_tracker_t *trackers, int n,
                          anim_fit_result_t **out_result, int timeout_ms);
+int anim_client_fit_pose_send(anim_client_t *client, const char *database, const anim_tracker_t *trackers, int n,
+                              anim_fit_cb cb, void *data, uint64_t *out_id);
 
 /* Trackers for this connection's tracker characters: counts[k] trackers of
  * characters[k], laid one character after another in trackers (creation
@@ -69,4 +83,7 @@ int anim_client_trackers_set(anim_client_t *client, const uint64_t *characters, 
 int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
                                   const int *counts, int n, anim_status_cb cb, void *data, uint64_t *out_id);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

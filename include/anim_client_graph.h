@@ -1,19 +1,23 @@
 /*
- * anim_client_graph.h: motion graphs over the wire (part of anim_client.h).
+ * anim_client_graph.h: motion graphs over the wire (part of the client
+ * library; include anim_client.h).
  *
  * A database's graph is built on the server's thread pool on request
  * (anim_client_graph_build answers at once with the build in flight;
  * anim_client_graph_describe reports its progress, then the graph);
  * anim_client_graph_query plans a walk along a path on it; characters
- * created with ANIM_MODE_GRAPH wander on it until given a path.
+ * created with ANIM_MODE_GRAPH wander on it until given a path. Every
+ * request has a blocking form and a _send form with a typed callback
+ * (results valid during the callback only, NULL when status != 0).
  */
 #ifndef ANIM_CLIENT_GRAPH_H
 #define ANIM_CLIENT_GRAPH_H
 
-#include <stdint.h>
+#include "anim_client_session.h"
 
-typedef struct anim_client anim_client_t;
-typedef void (*anim_status_cb)(anim_client_t *client, uint64_t id, int status, void *data);
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum { ANIM_GRAPH_NONE = 0, ANIM_GRAPH_BUILDING = 1, ANIM_GRAPH_READY = 2, ANIM_GRAPH_FAILED = 3 };
 
@@ -49,11 +53,19 @@ typedef struct {
 
 void anim_graph_description_free(anim_graph_description_t *description);
 
+typedef void (*anim_graph_description_cb)(anim_client_t *client, uint64_t id, int status,
+                                          const anim_graph_description_t *description, void *data);
+
 /* Starts a build (one at a time on the server: ANIM_EBUSY). */
 int anim_client_graph_build(anim_client_t *client, const char *database, const anim_graph_build_options_t *options,
                             anim_graph_description_t **out_description, int timeout_ms);
+int anim_client_graph_build_send(anim_client_t *client, const char *database, const anim_graph_build_options_t *options,
+                                 anim_graph_description_cb cb, void *data, uint64_t *out_id);
+/* transitions, matrix: include the transition list, the distance matrix's picture (when the build kept one). */
 int anim_client_graph_describe(anim_client_t *client, const char *database, int transitions, int matrix,
                                anim_graph_description_t **out_description, int timeout_ms);
+int anim_client_graph_describe_send(anim_client_t *client, const char *database, int transitions, int matrix,
+                                    anim_graph_description_cb cb, void *data, uint64_t *out_id);
 
 typedef struct {
   float horizon;        /* s searched ahead [2] */
@@ -94,12 +106,23 @@ typedef struct {
 
 void anim_graph_walk_free(anim_graph_walk_t *walk);
 
+typedef void (*anim_graph_walk_cb)(anim_client_t *client, uint64_t id, int status, const anim_graph_walk_t *walk,
+                                   void *data);
+
 int anim_client_graph_query(anim_client_t *client, const char *database, const anim_graph_query_t *query,
                             anim_graph_walk_t **out_walk, int timeout_ms);
+int anim_client_graph_query_send(anim_client_t *client, const char *database, const anim_graph_query_t *query,
+                                 anim_graph_walk_cb cb, void *data, uint64_t *out_id);
 
 /* Paths for this connection's graph characters: points[i] (npoints[i]
  * x, z pairs; 0: wander) to characters[i]. */
 int anim_client_graph_paths(anim_client_t *client, const uint64_t *characters, const float *const *points,
                             const int *npoints, const int *closed, int n, uint64_t *out_tick, int timeout_ms);
+int anim_client_graph_paths_send(anim_client_t *client, const uint64_t *characters, const float *const *points,
+                                 const int *npoints, const int *closed, int n, anim_status_cb cb, void *data,
+                                 uint64_t *out_id);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

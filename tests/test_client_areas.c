@@ -2,7 +2,9 @@
  * test_client_areas.c: the client library's state-machine, motion-graph
  * and pose-fitting functions against the real server on its embedded
  * default database: every answer converted into C structs, errors with
- * the server's message, characters of each mode streamed.
+ * the server's message, characters of each mode streamed; then the _send
+ * forms of the same requests pipelined, each answered once through its
+ * typed callback (callbacks sending more, one making blocking calls).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -290,6 +292,102 @@ static void test_fit_pose_and_tracker_character(void **state) {
   assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
 }
 
+/* ---- the _send forms, pipelined ---- */
+
+typedef struct {
+  int calls[8];          /* per request, in the order below */
+  int failures;
+  uint64_t ids[8];
+  int ncalled;
+} areas_t;
+
+enum { SEND_CHECK, SEND_LOAD, SEND_LIST, SEND_UNLOAD, SEND_DESCRIBE, SEND_ALIGN, SEND_FIT, SEND_COUNT };
+
+static void called(areas_t *a, int which, uint64_t id, int ok) {
+  a->calls[which]++;
+  if (id != a->ids[which] || !ok) a->failures++;
+  a->ncalled++;
+}
+
+static void list_cb(anim_client_t *c, uint64_t id, int status, const anim_machine_summary_t *const *machines,
+                    int count, void *data);
+static void unload_cb(anim_client_t *c, uint64_t id, int status, void *data);
+
+static void check_cb(anim_client_t *c, uint64_t id, int status, const anim_machine_check_t *check, void *data) {
+  called(data, SEND_CHECK, id, status == 0 && check && check->ok && check->machine && check->machine->nstates >= 4);
+}
+
+/* Pipelined requests may run in any order on the server: list and unload
+ * are sent once the load is answered, from its callback. */
+static void load_cb(anim_client_t *c, uint64_t id, int status, const anim_machine_summary_t *s, void *data) {
+  areas_t *a = data;
+  called(a, SEND_LOAD, id, status == 0 && s && !strcmp(s->name, "piped"));
+  if (anim_client_machine_list_send(c, list_cb, a, &a->ids[SEND_LIST]) != 0) a->failures++;
+}
+
+static void list_cb(anim_client_t *c, uint64_t id, int status, const anim_machine_summary_t *const *machines,
+                    int count, void *data) {
+  int found = 0;
+  for (int i = 0; status == 0 && i < count; i++) found += !strcmp(machines[i]->name, "piped");
+  areas_t *a = data;
+  called(a, SEND_LIST, id, status == 0 && found == 1);
+  if (anim_client_machine_unload_send(c, "piped", unload_cb, a, &a->ids[SEND_UNLOAD]) != 0) a->failures++;
+}
+
+static void unload_cb(anim_client_t *c, uint64_t id, int status, void *data) {
+  called(data, SEND_UNLOAD, id, status == 0);
+}
+
+static void describe_cb(anim_client_t *c, uint64_t id, int status, const anim_graph_description_t *d, void *data) {
+  called(data, SEND_DESCRIBE, id, status == 0 && d && d->ready && d->ntransitions == 0);
+}
+
+static void align_cb(anim_client_t *c, uint64_t id, int status, const anim_align_result_t *r, void *data) {
+  called(data, SEND_ALIGN, id, status == 0 && r && r->rms < ALIGN_TOLERANCE);
+  /* A blocking call in a callback: the later answers arrive in here. */
+  anim_machine_summary_t **list = NULL;
+  int n = 0;
+  if (anim_client_machine_list(c, &list, &n, TIMEOUT_MS) != 0) ((areas_t *)data)->failures++;
+  for (int i = 0; i < n; i++) anim_machine_summary_free(list[i]);
+  free(list);
+}
+
+static void fit_cb(anim_client_t *c, uint64_t id, int status, const anim_fit_result_t *fit, void *data) {
+  called(data, SEND_FIT, id, status == 0 && fit && fit->nresiduals == 4 && fit->residuals[0] < FIT_RESIDUAL_MAX);
+}
+
+static void test_send_forms_pipelined(void **state) {
+  areas_t a;
+  memset(&a, 0, sizeof a);
+  /* Invalid arguments: refused at once, no callback ever. */
+  assert_int_equal(anim_client_machine_load_send(fx.client, NULL, nested_text, 4, 0, load_cb, &a, NULL), ANIM_EINVAL);
+  assert_int_equal(anim_client_align_send(fx.client, NULL, NULL, NULL, 3, ANIM_ALIGN_RIGID, align_cb, &a, NULL),
+                   ANIM_EINVAL);
+  assert_int_equal(anim_client_fit_pose_send(fx.client, "default", NULL, 4, fit_cb, &a, NULL), ANIM_EINVAL);
+  anim_graph_query_t bad = {.npoints = 1};
+  assert_int_equal(anim_client_graph_query_send(fx.client, "default", &bad, NULL, &a, NULL), ANIM_EINVAL);
+  assert_int_equal(anim_client_pending(fx.client), 0);
+
+  const float source[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  float target[12];
+  for (int i = 0; i < 12; i++) target[i] = source[i] + (i % 3 == 1 ? 0.5f : 0.0f);
+  anim_tracker_t t[4];
+  trackers_of_frame(300, t);
+  const size_t len = sizeof nested_text - 1;
+  assert_int_equal(anim_client_machine_check_send(fx.client, "piped", nested_text, len, "default", check_cb, &a,
+                                                  &a.ids[SEND_CHECK]), 0);
+  assert_int_equal(anim_client_align_send(fx.client, source, target, NULL, 4, ANIM_ALIGN_RIGID, align_cb, &a,
+                                          &a.ids[SEND_ALIGN]), 0);
+  assert_int_equal(anim_client_machine_load_send(fx.client, "piped", nested_text, len, 0, load_cb, &a,
+                                                 &a.ids[SEND_LOAD]), 0);
+  assert_int_equal(anim_client_graph_describe_send(fx.client, "default", 0, 0, describe_cb, &a, &a.ids[SEND_DESCRIBE]), 0);
+  assert_int_equal(anim_client_fit_pose_send(fx.client, "default", t, 4, fit_cb, &a, &a.ids[SEND_FIT]), 0);
+  while (a.ncalled < SEND_COUNT) assert_int_equal(anim_client_poll(fx.client, TIMEOUT_MS), 0);
+  assert_int_equal(a.failures, 0);
+  for (int k = 0; k < SEND_COUNT; k++) assert_int_equal(a.calls[k], 1);
+  assert_int_equal(anim_client_pending(fx.client), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_machine_check_load_list_unload),
@@ -297,6 +395,7 @@ int main(void) {
       cmocka_unit_test(test_graph_build_describe_query),
       cmocka_unit_test(test_align_recovers_a_transform),
       cmocka_unit_test(test_fit_pose_and_tracker_character),
+      cmocka_unit_test(test_send_forms_pipelined),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -233,6 +233,94 @@ def requests(pb):
     return seeds
 
 
+# ---- server messages (fuzz_client_convert): one of each answer and stream frame ----
+
+
+def server_messages(pb):
+    """(name, flags byte, ServerMessage) seeds: every answer the client converts, and stream frames."""
+    seeds = []
+    r = lambda name, flags=0, **kw: seeds.append((name, flags, pb.ServerMessage(response=pb.Response(**kw))))
+    r("hello", id=1, hello=pb.HelloResponse(protocol_version=1, server_version="0.1.0", capabilities=["ping", "stream"],
+                                            limits=pb.Limits(max_frame_bytes=1 << 20, max_k=64, tick_rate=60),
+                                            connection_id=3, admin=True))
+    r("error", 5, id=2, error=pb.Error(code=pb.ERROR_NOT_FOUND, message="no database 'x'"))
+    summary = pb.DatabaseSummary(name="default", version=7, frames=100, bones=2, frame_rate=60, feature_dims=4, ranges=1)
+    r("list", id=3, list_databases=pb.ListDatabasesResponse(databases=[summary, pb.DatabaseSummary(name="tiny")]))
+    r("describe", 9, id=4, describe_database=pb.DescribeDatabaseResponse(
+        summary=summary, bones=[pb.Bone(name="Hips", parent=-1), pb.Bone(name="LeftFoot", parent=0)],
+        ranges=[pb.Range(name="walk", start=0, stop=100, tags=["walk", "loop"])],
+        features=[pb.FeatureGroup(kind=pb.FEATURE_BONE_POSITION, bone="LeftFoot", weight=1, first_column=0, dims=3,
+                                  offset=[0.1, 0.2, 0.3], scale=[1, 2, 3]),
+                  pb.FeatureGroup(kind=pb.FEATURE_TRAJECTORY_POSITION, frame_offsets=[20, 40], first_column=3, dims=4,
+                                  offset=[0] * 4, scale=[1] * 4)],
+        contact_bones=["LeftFoot", "Nope"]))
+    pose = pb.Pose(frame=5, local_positions=[0.1 * i for i in range(6)], local_rotations=[1, 0, 0, 0] * 2,
+                   global_positions=[0.2 * i for i in range(6)], contacts=[True, False])
+    result = pb.SearchResult(matches=[pb.Match(frame=5, range=0, range_name="walk", cost=0.5, pose=pose),
+                                      pb.Match(frame=9, cost=0.7)],
+                             explanation=[pb.GroupCost(name="LeftFoot position", cost=0.2)], margin=0.2)
+    r("search", id=5, search=pb.SearchResponse(database_version=7, result=result))
+    r("batch", 17, id=6, batch_search=pb.BatchSearchResponse(database_version=7, results=[result, pb.SearchResult()]))
+    r("pose", id=7, pose=pb.PoseResponse(database_version=7, poses=[pose, pb.Pose(frame=6)]))
+    state = pb.InertializerState(offset_positions=[0.0] * 6, offset_velocities=[0.1] * 6,
+                                 offset_rotations=[1.0, 0.0, 0.0, 0.0] * 2, offset_angular_velocities=[0.0] * 6,
+                                 anchor=[0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 1, 0, 0, 0])
+    r("transition", id=8, inertialize_transition=pb.InertializeTransitionResponse(database_version=7, state=state))
+    r("evaluate", id=9, inertialize_evaluate=pb.InertializeEvaluateResponse(
+        state=state, output=pb.PoseState(positions=[0.0] * 6, velocities=[0.0] * 6, rotations=[1, 0, 0, 0] * 2,
+                                         angular_velocities=[0.0] * 6)))
+    r("cost", id=10, transition_cost=pb.TransitionCostResponse(exact=1.5, approximate=1.4, bones=[
+        pb.BoneCost(bone="Hips", exact=1.0, approximate=0.9), pb.BoneCost(bone="LeftFoot", exact=0.5, approximate=0.5)]))
+    r("spring", id=11, spring_tune=pb.SpringTuneResponse(halflife=0.2, stiffness=100, damping=20, erp=0.3, cfm=0.01))
+    r("character_state", id=12, character_state=pb.CharacterStateResponse(
+        tick=99, position=pb.Vec3(x=1, y=0, z=2), rotation=pb.Quat(w=1), trajectory=[pb.Vec3(z=0.5 * i) for i in range(3)],
+        frame=5, range_name="walk", inertializer=state))
+    r("stats", id=13, server_stats=pb.ServerStatsResponse(uptime_us=5, connections=2, ticks=600, tick_rate=60))
+    machine = pb.MachineSummary(name="jump", version=9, source="request", text_bytes=120,
+                                states=[pb.MachineState(name=n, motion="clip") for n in ("stand", "crouch", "float")],
+                                machines=[""], events=["END", "AUTO", "JUMP_PRESS"],
+                                params=[pb.MachineParam(name="speed", initial=0.3)], max_transitions=4, depth=1)
+    r("load_machine", id=14, load_machine=pb.LoadMachineResponse(machine=machine))
+    r("check_machine", id=15, check_machine=pb.CheckMachineResponse(ok=False, total=2, diagnostics=[
+        pb.MachineDiagnostic(problem="UNKNOWN_TARGET", line=1, column=9, message="request:1:9: no state 'nowhere'")]))
+    r("check_machine_ok", id=15, check_machine=pb.CheckMachineResponse(ok=True, machine=machine))
+    r("list_machines", id=16, list_machines=pb.ListMachinesResponse(machines=[machine, pb.MachineSummary(name="x")]))
+    graph = pb.GraphDescription(status=pb.GRAPH_READY, ready=True, frames=100, nodes=4, edges=6, transitions=2,
+                                transition_list=[pb.GraphTransition(from_frame=10, to_frame=50, distance=0.02)],
+                                matrix_size=2, matrix=[0.0, 0.1, 0.1, float("inf")])
+    r("describe_graph", id=17, describe_graph=pb.DescribeGraphResponse(graph=graph))
+    r("build_graph", 3, id=18, build_graph=pb.BuildGraphResponse(graph=pb.GraphDescription(status=pb.GRAPH_BUILDING,
+                                                                                         progress=0.5)))
+    r("query_graph", id=19, query_graph=pb.QueryGraphResponse(
+        steps=[pb.GraphStep(edge=1, first_frame=0, last_frame=30, time=0.0),
+               pb.GraphStep(edge=2, first_frame=50, last_frame=80, jump=True, time=0.5)],
+        error_mean=0.02, seconds=1.0, plans=2, roots=[pb.Vec2(x=0, z=0.1 * i) for i in range(4)]))
+    r("align", id=20, align=pb.AlignResponse(rotation=pb.Quat(w=1), matrix=[1, 0, 0, 0, 1, 0, 0, 0, 1],
+                                            translation=pb.Vec3(x=1), scale=1, cost=0.0, rms=0.0))
+    r("fit_pose", id=21, fit_pose=pb.FitPoseResponse(pose=pb.Pose(
+        frame=3, local_positions=[0.0] * 6, local_rotations=[1, 0, 0, 0] * 2, global_positions=[0.0] * 6,
+        global_rotations=[1, 0, 0, 0] * 2), residuals=[0.01, 0.02], scale=1.02))
+    floats = pb.CharacterPose(character=4294967297, frame=3, positions=[0.1 * i for i in range(6)],
+                              rotations=[1, 0, 0, 0] * 2, global_positions=[0.0] * 6, contacts=1, transition=True)
+    machine_pose = pb.CharacterPose(character=3, positions=[0.0] * 3, rotations=[1, 0, 0, 0],
+                                    state_path=[0, 2], state_times=[1.5, 0.25], state_changed=True)
+    seeds.append(("stream_machine", 0, pb.ServerMessage(stream=pb.StreamMessage(
+        subscription_id=4, tick=14, poses=[machine_pose]))))
+    seeds.append(("stream_float", 0, pb.ServerMessage(stream=pb.StreamMessage(
+        subscription_id=1, tick=10, poses=[floats], gone=[5], dt=1 / 60))))
+    root_only = pb.CharacterPose(character=2, positions=[1, 2, 3], rotations=[1, 0, 0, 0] * 3)
+    seeds.append(("stream_rotations_only", 1, pb.ServerMessage(stream=pb.StreamMessage(
+        subscription_id=2, tick=11, poses=[root_only]))))
+    # Quantized: 12 bytes of root, then 7 per bone (rotations only) or 13 per bone less 6 (quantize.h).
+    seeds.append(("stream_quantized", 1, pb.ServerMessage(stream=pb.StreamMessage(
+        subscription_id=3, tick=12, encoding=pb.ENCODING_QUANTIZED,
+        poses=[pb.CharacterPose(character=2, quantized=bytes(range(12 + 7 * 2)))]))))
+    seeds.append(("stream_quantized_full", 0, pb.ServerMessage(stream=pb.StreamMessage(
+        subscription_id=3, tick=13, encoding=pb.ENCODING_QUANTIZED,
+        poses=[pb.CharacterPose(character=2, quantized=bytes(12 + 13 * 3 - 6))]))))
+    return seeds
+
+
 # ---- state machines (fuzz_machine): the procedural database's ranges and tags ----
 
 MACHINE_SEEDS = {
@@ -308,6 +396,10 @@ def main():
     write("fuzz_frame", "empty_frames", struct.pack("<HHB", 100, 1, 0) + b"\x00\x00\x03abc\x00")
     write("fuzz_frame", "long_varint", struct.pack("<HHB", 65535, 5, 0) + b"\x80" * 9 + b"\x01" + b"xyz")
     write("fuzz_frame", "split_frame", struct.pack("<HHB", 1000, 9, 0) + varint(300) + bytes(range(256)) + bytes(44))
+
+    # Server messages for the client's reader and conversions: flags byte, then the payload.
+    for name, flags, message in server_messages(pb):
+        write("fuzz_client_convert", name, bytes([flags]) + message.SerializeToString())
 
     # Network files: the shapes of the three LMM networks, shrunk (hidden 512 -> 8).
     write("fuzz_nnet", "tiny.bin", nnet_file([2, 3, 1], 1))

@@ -1,0 +1,57 @@
+/*
+ * api_admin.c: the server's counters and its shutdown (see
+ * include/anim_client_admin.h).
+ *
+ * Each a _send with its typed completion, the blocking form that send plus
+ * a wait for its id. Database administration (load, reload, unload) is
+ * api_database.c's.
+ */
+#include <string.h>
+#include "client_internal.h"
+#include "convert.h"
+
+static void stats_complete(anim_client_t *client, anim__pending_t *p, int status, const Animserver__Response *r) {
+  anim_server_stats_t stats;
+  memset(&stats, 0, sizeof stats);
+  if (status == 0) status = anim__client_check_answer(client, anim__server_stats_from(r->server_stats, &stats));
+  if (anim__pending_deliver(p, status, &stats, sizeof stats)) return;
+  anim_server_stats_cb cb = (anim_server_stats_cb)p->cb;
+  if (cb) cb(client, p->id, status, status ? NULL : &stats, p->data);
+}
+
+int anim_client_server_stats_send(anim_client_t *client, anim_server_stats_cb cb, void *data, uint64_t *out_id) {
+  if (!client) return ANIM_EINVAL;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__ServerStatsRequest stats = ANIMSERVER__SERVER_STATS_REQUEST__INIT;
+  request.body_case = ANIMSERVER__REQUEST__BODY_SERVER_STATS;
+  request.server_stats = &stats;
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SERVER_STATS, stats_complete, (anim__cb_fn)cb,
+                           data, out_id);
+}
+
+int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_stats, int timeout_ms) {
+  if (!client || !out_stats) return ANIM_EINVAL;
+  memset(out_stats, 0, sizeof *out_stats);
+  uint64_t id = 0;
+  int rc = anim__client_ready(client, &timeout_ms);
+  if (rc == 0) rc = anim_client_server_stats_send(client, NULL, NULL, &id);
+  return anim__client_wait(client, rc, id, out_stats, sizeof *out_stats, timeout_ms);
+}
+
+int anim_client_shutdown_send(anim_client_t *client, anim_status_cb cb, void *data, uint64_t *out_id) {
+  if (!client) return ANIM_EINVAL;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__ShutdownRequest shutdown = ANIMSERVER__SHUTDOWN_REQUEST__INIT;
+  request.body_case = ANIMSERVER__REQUEST__BODY_SHUTDOWN;
+  request.shutdown = &shutdown;
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SHUTDOWN, anim__client_status_complete,
+                           (anim__cb_fn)cb, data, out_id);
+}
+
+int anim_client_shutdown(anim_client_t *client, int timeout_ms) {
+  if (!client) return ANIM_EINVAL;
+  uint64_t id = 0, unused;
+  int rc = anim__client_ready(client, &timeout_ms);
+  if (rc == 0) rc = anim_client_shutdown_send(client, NULL, NULL, &id);
+  return anim__client_wait(client, rc, id, &unused, sizeof unused, timeout_ms);
+}

@@ -1,0 +1,99 @@
+/*
+ * api_session.c: hello and ping (see include/anim_client_session.h).
+ *
+ * The handshake, which carries the auth token (also sent again by itself
+ * after a reconnection), and the round trip. Each request is a _send with
+ * its typed completion; the blocking form is that send plus a wait for its
+ * id. The connection itself (connect, process, poll, close) is client.c's.
+ */
+#include <string.h>
+#include "client_internal.h"
+#include "convert.h"
+
+/* ---- hello -------------------------------------------------------------------------------- */
+
+static void hello_complete(anim_client_t *client, anim__pending_t *p, int status, const Animserver__Response *r) {
+  anim_hello_info_t info;
+  memset(&info, 0, sizeof info);
+  if (status == 0) status = anim__client_check_answer(client, anim__hello_info_from(r->hello, &info));
+  if (anim__pending_deliver(p, status, &info, sizeof info)) return;
+  anim_hello_cb cb = (anim_hello_cb)p->cb;
+  if (cb) cb(client, p->id, status, status ? NULL : &info, p->data);
+}
+
+int anim_client_hello_send(anim_client_t *client, const char *client_name, anim_hello_cb cb, void *data,
+                           uint64_t *out_id) {
+  if (!client) return ANIM_EINVAL;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__HelloRequest hello = ANIMSERVER__HELLO_REQUEST__INIT;
+  hello.protocol_version = ANIM_PROTOCOL_VERSION;
+  hello.client_name = (char *)(client_name ? client_name : "");
+  hello.auth_token = client->auth_token;
+  request.body_case = ANIMSERVER__REQUEST__BODY_HELLO;
+  request.hello = &hello;
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_HELLO, hello_complete, (anim__cb_fn)cb, data,
+                           out_id);
+}
+
+int anim_client_hello(anim_client_t *client, const char *client_name, anim_hello_info_t *out_info, int timeout_ms) {
+  if (!client) return ANIM_EINVAL;
+  anim_hello_info_t info;
+  uint64_t id = 0;
+  int rc = anim__client_ready(client, &timeout_ms);
+  if (rc == 0) rc = anim_client_hello_send(client, client_name, NULL, NULL, &id);
+  rc = anim__client_wait(client, rc, id, &info, sizeof info, timeout_ms);
+  if (rc == 0 && out_info) *out_info = info;
+  return rc;
+}
+
+/* The automatic hello of a new connection: a refused token is the reason the next LOST gives. */
+static void hello_again_done(anim_client_t *client, uint64_t id, int status, const anim_hello_info_t *info,
+                             void *data) {
+  if (status && status != ANIM_ECLOSED) client->reconnect.hello_status = status;
+}
+
+int anim__client_hello_again(anim_client_t *client) {
+  return anim_client_hello_send(client, "reconnect", hello_again_done, NULL, NULL);
+}
+
+/* ---- ping ------------------------------------------------------------------------------------ */
+
+static void ping_complete(anim_client_t *client, anim__pending_t *p, int status, const Animserver__Response *r) {
+  anim_ping_result_t result;
+  memset(&result, 0, sizeof result);
+  if (status == 0 && !r->ping) status = anim__client_check_answer(client, ANIM_EPROTO);
+  if (status == 0) {
+    result.payload = r->ping->payload.data;
+    result.payload_len = r->ping->payload.len;
+    result.server_time_us = r->ping->server_time_us;
+    result.rtt_us = anim__monotonic_us() - p->sent_us;
+  }
+  /* A blocking caller reads rtt_us only: the payload dies with the message. */
+  if (anim__pending_deliver(p, status, &result, sizeof result)) return;
+  anim_ping_cb cb = (anim_ping_cb)p->cb;
+  if (cb) cb(client, p->id, status, status ? NULL : &result, p->data);
+}
+
+int anim_client_ping_send(anim_client_t *client, const void *payload, size_t len, anim_ping_cb cb, void *data,
+                          uint64_t *out_id) {
+  if (!client || (len > 0 && !payload)) return ANIM_EINVAL;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  Animserver__PingRequest ping = ANIMSERVER__PING_REQUEST__INIT;
+  ping.payload.data = (uint8_t *)payload;
+  ping.payload.len = len;
+  request.body_case = ANIMSERVER__REQUEST__BODY_PING;
+  request.ping = &ping;
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_PING, ping_complete, (anim__cb_fn)cb, data,
+                           out_id);
+}
+
+int anim_client_ping(anim_client_t *client, const void *payload, size_t len, uint64_t *out_rtt_us, int timeout_ms) {
+  if (!client) return ANIM_EINVAL;
+  anim_ping_result_t result;
+  uint64_t id = 0;
+  int rc = anim__client_ready(client, &timeout_ms);
+  if (rc == 0) rc = anim_client_ping_send(client, payload, len, NULL, NULL, &id);
+  rc = anim__client_wait(client, rc, id, &result, sizeof result, timeout_ms);
+  if (rc == 0 && out_rtt_us) *out_rtt_us = result.rtt_us;
+  return rc;
+}
