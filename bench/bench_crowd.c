@@ -354,7 +354,7 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
   options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}};
-  int trackers = 0;
+  int trackers = 0, baseline_only = 0;
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
   int sizes[32], nsizes = parse_sizes("1000,2000,4000,6000,8000,10000", sizes, 32);
   const char *encodings = "quantized,float";
@@ -369,6 +369,7 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--rotations-only")) o.rotations_only = 1;
     else if (!strcmp(a, "--readers") && v) o.lib_readers = !strcmp(v, "lib"), i++;
     else if (!strcmp(a, "--trackers")) trackers = 1;
+    else if (!strcmp(a, "--baseline-only")) baseline_only = 1; /* the in-process figure alone (profiling) */
     else if (!strcmp(a, "--tracker-every") && v) o.tracker_every = atoi(v), i++;
     else if (!strcmp(a, "--fit-search-interval") && v) o.fit.search_interval = atoi(v), i++;
     else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
@@ -376,7 +377,7 @@ int bench_crowd(int argc, char **argv) {
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
-                      "[--readers raw|lib] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N] [--shared DIR]]\n");
+                      "[--readers raw|lib] [--baseline-only] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N] [--shared DIR]]\n");
       return 2;
     }
   }
@@ -394,6 +395,7 @@ int bench_crowd(int argc, char **argv) {
   else
     printf("baseline: %.0f character-ticks/s on one core in process (search every %d frames), i.e. %.0f characters "
            "at %.0f Hz per core\n", base, o.search_interval, base / o.rate, o.rate);
+  if (baseline_only) return crowd_trackers_close(o.trackers), 0;
   if (o.trackers)
     printf("server: %d connections of tracker characters (database %s, fit: search every %d frames, %d iterations), "
            "trackers sent every %d tick(s), raw readers, %d s measured after %d s warm-up\n", o.connections,
