@@ -81,7 +81,7 @@ static double baseline_ticks_per_second(int search_interval) {
   if (anim_procgen_database(&db, NULL, err, sizeof err)) return 0;
   anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-  enum { N = 500, TICKS = 240 };
+  enum { N = 500, TICKS = 120, ROUNDS = 5 };
   anim_controller_t *c = calloc(N, sizeof *c);
   anim_controller_params_t p;
   anim_controller_params_default(&p);
@@ -94,18 +94,24 @@ static double baseline_ticks_per_second(int search_interval) {
     in.stick_z = 0.8f;
     anim_controller_set_input(&c[i], &in);
   }
-  double start = bench_now_s();
-  for (int t = 0; t < TICKS; t++) {
-    if (t % 60 == 0)
-      for (int i = 0; i < N; i += 5) {
-        anim_controller_input_t in = {0};
-        float a = 6.2831853f * bench_uniform(&rng);
-        in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
-        anim_controller_set_input(&c[i], &in);
-      }
-    for (int i = 0; i < N; i++) anim_controller_tick(&c[i], 1.0f / 60.0f);
+  /* The best of ROUNDS rounds of TICKS ticks: on a machine shared with other
+   * work the best round is the one that had the core to itself. */
+  double elapsed = 1e30;
+  for (int round = 0; round < ROUNDS; round++) {
+    double start = bench_now_s();
+    for (int t = 0; t < TICKS; t++) {
+      if (t % 60 == 0)
+        for (int i = 0; i < N; i += 5) {
+          anim_controller_input_t in = {0};
+          float a = 6.2831853f * bench_uniform(&rng);
+          in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
+          anim_controller_set_input(&c[i], &in);
+        }
+      for (int i = 0; i < N; i++) anim_controller_tick(&c[i], 1.0f / 60.0f);
+    }
+    double took = bench_now_s() - start;
+    if (took < elapsed) elapsed = took;
   }
-  double elapsed = bench_now_s() - start;
   for (int i = 0; i < N; i++) anim_controller_free(&c[i]);
   free(c);
   anim_search_index_free(index);

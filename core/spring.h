@@ -64,7 +64,8 @@ void anim_spring_decayer_vec3(const anim_spring_decayer_t *decayer, vec3 *io_x, 
  * seen as 3 n floats): the same decay as anim_spring_decayer_vec3's. */
 void anim_spring_decayer_floats(const anim_spring_decayer_t *decayer, float *io_x, float *io_v, size_t n);
 void anim_spring_decayer_quat(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w);
-/* anim_spring_decayer_quat over n offsets (a pose's): the same values. */
+/* anim_spring_decayer_quat over n offsets (a pose's), four at a time in
+ * vectors: the same to a float's rounding (tests/test_spring.c). */
 void anim_spring_decayer_quats(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w, size_t n);
 
 /* ---- springs toward a goal ------------------------------------------------- */
