@@ -396,6 +396,11 @@ void srv_request_release(srv_request_t *request) {
 /* ---- encoding ------------------------------------------------------------------ */
 
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size) {
+  size_t align = sizeof(max_align_t), at = (e->inline_used + align - 1) / align * align;
+  if (at <= sizeof e->inline_data && size <= sizeof e->inline_data - at) {
+    e->inline_used = at + size;
+    return memset((char *)e->inline_data + at, 0, size);
+  }
   arena_block_t *block = calloc(1, sizeof *block + size);
   if (!block) {
     e->failed = 1;
@@ -438,7 +443,8 @@ int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffe
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
-  srv_encoder_t e = {NULL, 0};
+  srv_encoder_t e;
+  e.blocks = NULL, e.failed = 0, e.inline_used = 0; /* the inline scratch is zeroed as it is handed out */
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE;
   message.response = &response;
   response.id = in->id;
