@@ -25,7 +25,7 @@ static const struct {
   int (*run)(int argc, char **argv);
   const char *usage;
 } modes[] = {
-    {"search", bench_search, "[--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE]"},
+    {"search", bench_search, "[--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE] [--schema default|wide] [--methods brute,kdtree,...]"},
     {"crowd", bench_crowd, "[--sizes 1000,2000,10k] [--connections 10] [--seconds 5] ..."},
     {"graph", bench_graph, "[--shared DIR] [--sizes 6k,30k] [--seconds 30] [--threads 2]"},
     {"fit", bench_fit, "[--shared DIR] [--noise M] [--repeat N] [--json FILE] [--svg FILE]"},

@@ -121,7 +121,7 @@ static double baseline_ticks_per_second(int search_interval) {
   if (anim_procgen_database(&db, NULL, err, sizeof err)) return 0;
   anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-  enum { N = 500, TICKS = 240 };
+  enum { N = 500, TICKS = 120, ROUNDS = 5 };
   anim_controller_t *c = calloc(N, sizeof *c);
   anim_controller_params_t p;
   anim_controller_params_default(&p);
@@ -134,18 +134,24 @@ static double baseline_ticks_per_second(int search_interval) {
     in.stick_z = 0.8f;
     anim_controller_set_input(&c[i], &in);
   }
-  double start = bench_now_s();
-  for (int t = 0; t < TICKS; t++) {
-    if (t % 60 == 0)
-      for (int i = 0; i < N; i += 5) {
-        anim_controller_input_t in = {0};
-        float a = 6.2831853f * bench_uniform(&rng);
-        in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
-        anim_controller_set_input(&c[i], &in);
-      }
-    for (int i = 0; i < N; i++) anim_controller_tick(&c[i], 1.0f / 60.0f);
+  /* The best of ROUNDS rounds of TICKS ticks: on a machine shared with other
+   * work the best round is the one that had the core to itself. */
+  double elapsed = 1e30;
+  for (int round = 0; round < ROUNDS; round++) {
+    double start = bench_now_s();
+    for (int t = 0; t < TICKS; t++) {
+      if (t % 60 == 0)
+        for (int i = 0; i < N; i += 5) {
+          anim_controller_input_t in = {0};
+          float a = 6.2831853f * bench_uniform(&rng);
+          in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
+          anim_controller_set_input(&c[i], &in);
+        }
+      for (int i = 0; i < N; i++) anim_controller_tick(&c[i], 1.0f / 60.0f);
+    }
+    double took = bench_now_s() - start;
+    if (took < elapsed) elapsed = took;
   }
-  double elapsed = bench_now_s() - start;
   for (int i = 0; i < N; i++) anim_controller_free(&c[i]);
   free(c);
   anim_search_index_free(index);
@@ -397,7 +403,7 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
   options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL};
-  int trackers = 0, learned = 0;
+  int trackers = 0, learned = 0, baseline_only = 0;
   static char lmm_dir[1024];
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
   int sizes[32], nsizes = parse_sizes("1000,2000,4000,6000,8000,10000", sizes, 32);
@@ -414,6 +420,7 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--readers") && v) o.lib_readers = !strcmp(v, "lib"), i++;
     else if (!strcmp(a, "--trackers")) trackers = 1;
     else if (!strcmp(a, "--learned")) learned = 1;
+    else if (!strcmp(a, "--baseline-only")) baseline_only = 1; /* the in-process figure alone (profiling) */
     else if (!strcmp(a, "--tracker-every") && v) o.tracker_every = atoi(v), i++;
     else if (!strcmp(a, "--fit-search-interval") && v) o.fit.search_interval = atoi(v), i++;
     else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
@@ -421,7 +428,7 @@ int bench_crowd(int argc, char **argv) {
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
-                      "[--readers raw|lib] [--learned] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
+                      "[--readers raw|lib] [--learned] [--baseline-only] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
                       "[--shared DIR]\n");
       return 2;
     }
@@ -445,6 +452,7 @@ int bench_crowd(int argc, char **argv) {
   else
     printf("baseline: %.0f character-ticks/s on one core in process (search every %d frames), i.e. %.0f characters "
            "at %.0f Hz per core\n", base, o.search_interval, base / o.rate, o.rate);
+  if (baseline_only) return crowd_trackers_close(o.trackers), 0;
   if (o.trackers)
     printf("server: %d connections of tracker characters (database %s, fit: search every %d frames, %d iterations), "
            "trackers sent every %d tick(s), raw readers, %d s measured after %d s warm-up\n", o.connections,

@@ -1,4 +1,6 @@
 /* quantize.c: smallest-three rotations and fixed-point positions (see quantize.h). */
+#include <string.h>
+
 #include "anim_error.h"
 #include "quantize.h"
 
@@ -79,16 +81,36 @@ size_t anim_pose_quantized_size(int nbones, int rotations_only) {
   return 12 + 7 * (size_t)nbones + (rotations_only ? 0 : 6 * (size_t)(nbones - 1));
 }
 
+/* Little-endian hosts store a record's fields as whole words (one store
+ * each instead of a byte loop); others go byte by byte. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_LITTLE_ENDIAN 1
+#else
+#define HOST_LITTLE_ENDIAN 0
+#endif
+
+_Static_assert(sizeof(vec3) == 3 * sizeof(float), "vec3 arrays are read as flat floats");
+
 void anim_pose_quantize(uint8_t *out, const vec3 *positions, const quat *rotations, int nbones, int rotations_only) {
   out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].x), 4);
   out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].y), 4);
   out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].z), 4);
-  for (int b = 0; b < nbones; b++) out = put_le(out, anim_quat_pack(rotations[b]), 7);
+  for (int b = 0; b < nbones; b++) {
+    uint64_t code = anim_quat_pack(rotations[b]);
+    /* 8 bytes where 7 belong: the next record's first byte is written again
+     * right after; the last rotation of the record, which may end the
+     * buffer, takes exactly its 7. */
+    if (HOST_LITTLE_ENDIAN && b + 1 < nbones) memcpy(out, &code, 8), out += 7;
+    else out = put_le(out, code, 7);
+  }
   if (rotations_only) return;
-  for (int b = 1; b < nbones; b++) {
-    out = put_le(out, (uint16_t)anim_local_position_pack(positions[b].x), 2);
-    out = put_le(out, (uint16_t)anim_local_position_pack(positions[b].y), 2);
-    out = put_le(out, (uint16_t)anim_local_position_pack(positions[b].z), 2);
+  /* The local positions as one flat run of 3 (nbones - 1) values. */
+  const float *x = &positions[1].x;
+  size_t n = 3 * (size_t)(nbones - 1);
+  for (size_t j = 0; j < n; j++) {
+    uint16_t v = (uint16_t)anim_local_position_pack(x[j]);
+    if (HOST_LITTLE_ENDIAN) memcpy(out + 2 * j, &v, 2);
+    else put_le(out + 2 * j, v, 2);
   }
 }
 

@@ -92,6 +92,11 @@ static int validate_data(const anim_search_data_t *d, char *err, int errlen) {
 
 anim_search_index_t *anim_search_index_build(anim_search_method_t method, const anim_search_data_t *data, char *err,
                                              int errlen) {
+  return anim_search_index_build_parallel(method, data, NULL, err, errlen);
+}
+
+anim_search_index_t *anim_search_index_build_parallel(anim_search_method_t method, const anim_search_data_t *data,
+                                                      const anim_task_runner_t *runner, char *err, int errlen) {
   if ((unsigned)method >= ANIM_SEARCH_METHOD_COUNT) {
     fail(err, errlen, "unknown method");
     return NULL;
@@ -113,7 +118,7 @@ anim_search_index_t *anim_search_index_build(anim_search_method_t method, const 
   index->memory = (size_t)data->rows * sizeof *row_range;
   int rc = method == ANIM_SEARCH_BRUTE   ? anim_search_brute_init(index, err, errlen)
            : method == ANIM_SEARCH_BOXES ? anim_search_boxes_init(index, err, errlen)
-                                         : anim_search_kdtree_init(index, err, errlen);
+                                         : anim_search_kdtree_init(index, runner, err, errlen);
   if (rc) {
     anim_search_index_free(index);
     return NULL;

@@ -1,17 +1,37 @@
 /*
  * search_kdtree.c: this project's fast exact method: a k-d tree over the
- * normalized features with tight per-node bounding boxes, rows reordered so
- * every leaf is a contiguous block, and a depth-first search that visits the
- * nearer child first and skips any node whose box already costs more than the
- * k-th best.
+ * normalized features, rows reordered so every node is a contiguous block,
+ * each node bounded twice (a tight axis-aligned box and a sphere around the
+ * box's centre), and a depth-first search that visits the nearer child first
+ * and skips any node whose bound already costs more than the k-th best.
  *
  * Why it beats the seed's boxes: those bound runs of consecutive frames, which
  * sweep a whole gait cycle and are loose in every dimension; the tree groups
  * frames that are near in feature space, so its boxes are tight and most of
- * the database is skipped. Exactness: box bounds are summed like distances
- * (never above them), pruning is strict (a tie may still win on frame index)
- * and costs are computed on the original rows, so results equal brute force's.
+ * the database is skipped.
+ *
+ * Why spheres too: in 27 or 50 dimensions a query is typically a little off
+ * in every dimension at once, by less than a node's width, so the box bound
+ * (which sums only the parts outside the box) keeps a small fraction of the
+ * true distance and far nodes survive; |q - c| - r keeps most of it. The two
+ * are both lower bounds, so their maximum is one; which is larger varies from
+ * node to node (boxes near the root, spheres near the leaves and around
+ * clusters such as the tiled copies of the benchmark), and it is the hard
+ * queries, far from every frame, that the spheres cut short.
+ *
+ * Exactness: box bounds are summed like distances (never above them), the
+ * sphere bound is shrunk by more than the rounding of a distance (see
+ * sphere_bound), pruning is strict (a tie may still win on frame index), and
+ * costs are computed on bit-exact copies of the rows, so results equal brute
+ * force's.
+ *
+ * Building: the nodes are numbered in preorder and their count below a node
+ * depends only on its row count, so the subtrees under the top levels are
+ * independent tasks (rows, nodes and bounds each in their own slice) run
+ * through the caller's task runner (task.h); the tree is the same whether
+ * one thread builds it or several.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,93 +39,215 @@
 #include "search_internal.h"
 
 #define LEAF_ROWS 24
+/* Subtree tasks per runner thread: enough to even out unequal subtrees. */
+#define TASKS_PER_THREAD 8
+/* Below this many rows a build is a few milliseconds: threads cost more than they save. */
+#define PARALLEL_MIN_ROWS 65536
+/* Nodes this near the root cover a sixteenth of the rows or more: their
+ * spheres are far wider than their boxes and never prune, so they get none
+ * (radius infinity), which spares the build full passes over the rows. */
+#define SPHERE_MIN_DEPTH 4
+/* The sphere bound's shrink: far above the relative rounding of a distance
+ * over ANIM_MAX_FEATURE_DIMS terms, (128 + 3) 2^-24 = 7.8e-6 (sphere_bound). */
+#define SPHERE_SHRINK 1e-4f
 
 typedef struct {
-  int first, count;    /* rows [first, first + count) of the reordered copy */
-  int left, right;     /* children, -1 for a leaf */
-  int min_frame;       /* lowest original frame below: a tie there cannot win if it is higher */
+  int first, count; /* rows [first, first + count) of the reordered copy */
+  int right;        /* right child (the left one is the next node); -1 for a leaf */
+  int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
+  float radius;     /* every row below is within radius of the centre (rounded up) */
 } node_t;
 
+/* A reordered row's frame and its range's end and tags (stop -1: outside
+ * every range), so a leaf's candidate checks read memory in order instead of
+ * the index's per-frame table and the range list. */
 typedef struct {
-  int nnodes, cap;
+  int frame, stop;
+  uint32_t tag_mask;
+} row_meta_t;
+
+typedef struct {
+  int nnodes;
   node_t *nodes;
-  float *lo, *hi;      /* per node, cols each */
-  float *rows;         /* features reordered leaf by leaf */
-  int *frame;          /* original frame of each reordered row */
-  int cols;
+  float *bounds;    /* per node: lo, hi, centre; stride each */
+  float *rows;      /* features reordered node by node, stride apart, zero-padded */
+  row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
+  int cols, stride; /* stride: cols rounded up to the kernel's 8 lanes */
 } kdtree_t;
 
 static void kdtree_free(void *impl) {
   kdtree_t *t = impl;
   if (!t) return;
-  free(t->nodes), free(t->lo), free(t->hi), free(t->rows), free(t->frame);
+  free(t->nodes), free(t->bounds), free(t->rows), free(t->meta);
   free(t);
 }
 
-/* Partitions order[0..n) so the rows at order[0..mid) have dim values <= the
- * rest (quickselect). */
-static void select_median(const float *x, int cols, int dim, int *order, int n, int mid) {
-  int lo = 0, hi = n - 1;
+static inline const float *node_lo(const kdtree_t *t, int id) { return t->bounds + (size_t)id * 3 * (size_t)t->stride; }
+static inline const float *row_at(const kdtree_t *t, int i) { return t->rows + (size_t)i * (size_t)t->stride; }
+
+/* Nodes below (and including) a node of count rows: a leaf at LEAF_ROWS or
+ * fewer, else two halves. Ids are preorder, so a node's right child is
+ * id + 1 + subtree_nodes(its left half). */
+static int subtree_nodes(int count) {
+  if (count <= LEAF_ROWS) return 1;
+  int half = count / 2;
+  /* Sizes at one depth differ by at most one: recurse on both only when they differ. */
+  if (count % 2 == 0) return 1 + 2 * subtree_nodes(half);
+  return 1 + subtree_nodes(half) + subtree_nodes(count - half);
+}
+
+/* ---- build --------------------------------------------------------------------------- */
+
+static void swap_rows(kdtree_t *t, int a, int b) {
+  float tmp[ANIM_MAX_FEATURE_DIMS];
+  size_t bytes = (size_t)t->stride * sizeof(float);
+  float *ra = t->rows + (size_t)a * (size_t)t->stride, *rb = t->rows + (size_t)b * (size_t)t->stride;
+  memcpy(tmp, ra, bytes), memcpy(ra, rb, bytes), memcpy(rb, tmp, bytes);
+  row_meta_t m = t->meta[a];
+  t->meta[a] = t->meta[b], t->meta[b] = m;
+}
+
+/* Partitions rows [first, first + n) so those before first + mid have dim
+ * values <= the rest (quickselect, moving whole rows: every later pass over
+ * a node reads its rows in order). */
+static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
+  const float *x = t->rows + dim;
+  size_t cols = (size_t)t->stride;
+  int lo = first, hi = first + n - 1, target = first + mid;
   while (lo < hi) {
-    float pivot = x[(size_t)order[(lo + hi) / 2] * (size_t)cols + (size_t)dim];
+    float pivot = x[(size_t)((lo + hi) / 2) * cols];
     int i = lo, j = hi;
     while (i <= j) {
-      while (x[(size_t)order[i] * (size_t)cols + (size_t)dim] < pivot) i++;
-      while (x[(size_t)order[j] * (size_t)cols + (size_t)dim] > pivot) j--;
-      if (i <= j) {
-        int tmp = order[i];
-        order[i++] = order[j];
-        order[j--] = tmp;
-      }
+      while (x[(size_t)i * cols] < pivot) i++;
+      while (x[(size_t)j * cols] > pivot) j--;
+      if (i <= j) swap_rows(t, i++, j--);
     }
-    if (mid <= j) hi = j;
-    else if (mid >= i) lo = i;
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
     else return;
   }
 }
 
-static int build(kdtree_t *t, const float *x, int *order, int first, int count) {
-  int id = t->nnodes++;
+/* The box, its centre, the sphere around the centre (from SPHERE_MIN_DEPTH
+ * down) and the lowest frame of node id, at depth, over rows [first, first + count). */
+static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
+  int cols = t->cols, stride = t->stride;
   node_t *node = &t->nodes[id];
-  node->first = first, node->count = count, node->left = node->right = -1;
-  float *lo = t->lo + (size_t)id * (size_t)t->cols, *hi = t->hi + (size_t)id * (size_t)t->cols;
-  for (int j = 0; j < t->cols; j++) lo[j] = INFINITY, hi[j] = -INFINITY;
-  for (int i = first; i < first + count; i++) {
-    const float *row = x + (size_t)order[i] * (size_t)t->cols;
-    for (int j = 0; j < t->cols; j++) {
-      if (row[j] < lo[j]) lo[j] = row[j];
-      if (row[j] > hi[j]) hi[j] = row[j];
-    }
-  }
+  node->first = first, node->count = count, node->right = -1;
+  float *lo = t->bounds + (size_t)id * 3 * (size_t)stride, *hi = lo + stride, *centre = hi + stride;
+  for (int j = 0; j < stride; j++) lo[j] = j < cols ? INFINITY : 0.0f, hi[j] = j < cols ? -INFINITY : 0.0f;
+  for (int j = cols; j < stride; j++) centre[j] = 0.0f;
   node->min_frame = INT32_MAX;
-  for (int i = first; i < first + count; i++)
-    if (order[i] < node->min_frame) node->min_frame = order[i];
-  if (count <= LEAF_ROWS) return id;
+  for (int i = first; i < first + count; i++) {
+    const float *row = row_at(t, i);
+    for (int j = 0; j < cols; j++) {
+      lo[j] = row[j] < lo[j] ? row[j] : lo[j];
+      hi[j] = row[j] > hi[j] ? row[j] : hi[j];
+    }
+    if (t->meta[i].frame < node->min_frame) node->min_frame = t->meta[i].frame;
+  }
+  for (int j = 0; j < cols; j++) centre[j] = 0.5f * lo[j] + 0.5f * hi[j];
+  if (depth < SPHERE_MIN_DEPTH) {
+    node->radius = INFINITY;
+    return;
+  }
+  /* In doubles, then rounded up past a float's rounding: no row is outside. */
+  double r2 = 0.0;
+  for (int i = first; i < first + count; i++) {
+    const float *row = row_at(t, i);
+    double s = 0.0;
+    for (int j = 0; j < cols; j++) {
+      double d = (double)row[j] - (double)centre[j];
+      s += d * d;
+    }
+    if (s > r2) r2 = s;
+  }
+  node->radius = (float)(sqrt(r2) * (1.0 + 1e-6));
+}
+
+/* Splits node id at the median of its widest dimension; 0 when it stays a
+ * leaf (few rows, or all rows equal). */
+static int node_split(kdtree_t *t, int id) {
+  node_t *node = &t->nodes[id];
+  if (node->count <= LEAF_ROWS) return 0;
+  const float *lo = node_lo(t, id), *hi = lo + t->stride;
   int dim = 0;
   for (int j = 1; j < t->cols; j++)
     if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
-  if (!(hi[dim] > lo[dim])) return id; /* all rows equal: keep as a leaf */
-  int mid = count / 2;
-  select_median(x, t->cols, dim, order + first, count, mid);
-  int left = build(t, x, order, first, mid);
-  int right = build(t, x, order, first + mid, count - mid);
-  t->nodes[id].left = left;
-  t->nodes[id].right = right;
-  return id;
+  if (!(hi[dim] > lo[dim])) return 0;
+  select_median(t, dim, node->first, node->count, node->count / 2);
+  return 1;
 }
 
-/* The box bound, summed in distance order; it may stop early once the cost is
- * over limit (the partial sum is then over too, and the node is skipped). */
-static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit) {
-  const float *lo = t->lo + (size_t)id * (size_t)t->cols, *hi = t->hi + (size_t)id * (size_t)t->cols;
-  float sum = 0.0f;
-  for (int j = 0; j < t->cols; j++) {
-    float c = q[j] < lo[j] ? lo[j] : (q[j] > hi[j] ? hi[j] : q[j]);
-    float d = q[j] - c;
-    sum += d * d;
-    if ((j & 3) == 3 && transition_cost + sum > limit) return sum;
+typedef struct {
+  int id, first, count, depth;
+} subtree_task_t;
+
+typedef struct {
+  kdtree_t *t;
+  subtree_task_t *tasks;
+  int ntasks, depth; /* nodes at depth become tasks (cut on the calling thread) */
+} builder_t;
+
+/* Builds node id at depth and below; with cut, the nodes at b->depth are
+ * left to tasks instead (the top levels, on the calling thread). */
+static void build_node(builder_t *b, int id, int first, int count, int depth, int cut) {
+  if (cut && depth == b->depth && count > LEAF_ROWS) {
+    b->tasks[b->ntasks++] = (subtree_task_t){id, first, count, depth};
+    return;
   }
-  return sum;
+  kdtree_t *t = b->t;
+  node_fill(t, id, first, count, depth);
+  if (!node_split(t, id)) return;
+  int mid = count / 2, right = id + 1 + subtree_nodes(mid);
+  t->nodes[id].right = right;
+  build_node(b, id + 1, first, mid, depth + 1, cut);
+  build_node(b, right, first + mid, count - mid, depth + 1, cut);
+}
+
+static void run_subtree(void *arg, int i) {
+  builder_t *b = arg;
+  const subtree_task_t *task = &b->tasks[i];
+  build_node(b, task->id, task->first, task->count, task->depth, 0);
+}
+
+/* ---- search -------------------------------------------------------------------------- */
+
+/* The box bound (anim_box_distance); it may stop early once the cost is over
+ * limit (the partial sum is then over too, and the node is skipped). n is a
+ * multiple of 8. */
+static float box_bound(const float *q, const float *lo, const float *hi, int n, float transition_cost, float limit) {
+  anim_search_lanes_t s = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+  for (int j = 0; j < n; j += 8) {
+    anim_box_lanes_add(&s, q, lo, hi, j);
+    if ((j & 15) == 8 && j + 8 < n) {
+      float partial = anim_search_lanes_sum(s);
+      if (transition_cost + partial > limit) return partial;
+    }
+  }
+  return anim_search_lanes_sum(s);
+}
+
+/* (|q - c| - r)^2 when q is outside the sphere, else 0: no row x within r of
+ * c is nearer (triangle inequality). Against rounding: the float |q - c|^2
+ * and the float |q - x|^2 the cost is made of are each within (cols + 3)
+ * 2^-24 (relative) of their exact values (a sum of non-negative terms, in
+ * any order), so shrinking |q - c|^2 and the result by SPHERE_SHRINK, far
+ * more than that, keeps the bound at or below the cost computed for any row. */
+static float sphere_bound(const float *q, const float *centre, float radius, int n) {
+  float dc = anim_search_distance(q, centre, n);
+  float s = sqrtf(dc * (1.0f - SPHERE_SHRINK)) - radius;
+  return s > 0.0f ? s * s * (1.0f - SPHERE_SHRINK) : 0.0f;
+}
+
+/* The larger of the two bounds; the sphere is tried only when the box does
+ * not already prune. q is padded to stride. */
+static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit) {
+  const float *lo = node_lo(t, id), *hi = lo + t->stride, *centre = hi + t->stride;
+  float box = box_bound(q, lo, hi, t->stride, transition_cost, limit);
+  if (transition_cost + box > limit) return box;
+  float sphere = sphere_bound(q, centre, t->nodes[id].radius, t->stride);
+  return sphere > box ? sphere : box;
 }
 
 /* Skip a node whose bound beats nothing: over the k-th best, or tied with it
@@ -116,77 +258,89 @@ static int node_skippable(const anim_topk_t *topk, const node_t *node, float cos
   return cost_bound == limit && topk->count == topk->k && node->min_frame > topk->heap[0].frame;
 }
 
-static void search_leaf(const anim_search_index_t *index, const kdtree_t *t, const anim_search_query_t *q,
-                        anim_topk_t *topk, const node_t *node) {
+/* qp: the query padded with zeros to stride. */
+static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, anim_topk_t *topk,
+                        const node_t *node) {
+  /* Every line of the leaf's rows at once: the misses overlap instead of queueing. */
+  const char *line = (const char *)row_at(t, node->first), *end = (const char *)row_at(t, node->first + node->count);
+  for (; line < end; line += 64) __builtin_prefetch(line);
   for (int i = node->first; i < node->first + node->count; i++) {
-    int frame = t->frame[i];
-    if (!anim_search_candidate(index, q, frame)) continue;
+    const row_meta_t *m = &t->meta[i];
+    int frame = m->frame;
+    if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) continue;
     float limit = anim_topk_threshold(topk);
-    /* The reordered row is a bit-exact copy: its cost is the original row's. */
-    float dist = anim_search_distance_bounded(q->query, t->rows + (size_t)i * (size_t)t->cols, t->cols,
-                                              q->transition_cost, limit);
+    /* The reordered row is a bit-exact copy, its padding zeros: its cost is the original row's. */
+    float dist = anim_search_distance_bounded(qp, row_at(t, i), t->stride, q->transition_cost, limit);
     float cost = q->transition_cost + dist;
     if (cost <= limit) anim_topk_push(topk, frame, cost);
   }
 }
 
-static void search_node(const anim_search_index_t *index, const kdtree_t *t, const anim_search_query_t *q,
-                        anim_topk_t *topk, int id, float bound) {
+static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, anim_topk_t *topk, int id,
+                        float bound) {
   const node_t *node = &t->nodes[id];
   if (node_skippable(topk, node, q->transition_cost + bound)) return;
-  if (node->left < 0) {
-    search_leaf(index, t, q, topk, node);
+  if (node->right < 0) {
+    search_leaf(t, q, qp, topk, node);
     return;
   }
   float limit = anim_topk_threshold(topk);
-  float bl = node_bound(t, q->query, node->left, q->transition_cost, limit);
-  float br = node_bound(t, q->query, node->right, q->transition_cost, limit);
+  int left = id + 1, right = node->right;
+  /* The right child's bounds are far from the left's (preorder): start its misses now. */
+  for (int j = 0; j < 3 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
+  __builtin_prefetch(&t->nodes[right]);
+  float bl = node_bound(t, qp, left, q->transition_cost, limit);
+  float br = node_bound(t, qp, right, q->transition_cost, limit);
   if (bl <= br) {
-    search_node(index, t, q, topk, node->left, bl);
-    search_node(index, t, q, topk, node->right, br);
+    search_node(t, q, qp, topk, left, bl);
+    search_node(t, q, qp, topk, right, br);
   } else {
-    search_node(index, t, q, topk, node->right, br);
-    search_node(index, t, q, topk, node->left, bl);
+    search_node(t, q, qp, topk, right, br);
+    search_node(t, q, qp, topk, left, bl);
   }
 }
 
 static void scan(const anim_search_index_t *index, const anim_search_query_t *q, anim_topk_t *topk) {
   const kdtree_t *t = index->impl;
-  search_node(index, t, q, topk, 0, node_bound(t, q->query, 0, q->transition_cost, anim_topk_threshold(topk)));
+  float qp[ANIM_MAX_FEATURE_DIMS] = {0.0f};
+  memcpy(qp, q->query, (size_t)t->cols * sizeof(float));
+  search_node(t, q, qp, topk, 0, node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
 }
 
-int anim_search_kdtree_init(anim_search_index_t *index, char *err, int errlen) {
+int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t *runner, char *err, int errlen) {
   const anim_search_data_t *d = &index->data;
   kdtree_t *t = calloc(1, sizeof *t);
-  int *order = malloc((size_t)d->rows * sizeof *order);
-  if (!t || !order) {
-    free(t), free(order);
-    return ANIM_ENOMEM;
-  }
+  if (!t) return ANIM_ENOMEM;
   t->cols = d->cols;
-  t->cap = 2 * (d->rows / (LEAF_ROWS / 2) + 1) + 1;
-  t->nodes = malloc((size_t)t->cap * sizeof *t->nodes);
-  t->lo = malloc((size_t)t->cap * (size_t)d->cols * sizeof(float));
-  t->hi = malloc((size_t)t->cap * (size_t)d->cols * sizeof(float));
-  t->rows = malloc((size_t)d->rows * (size_t)d->cols * sizeof(float));
-  t->frame = malloc((size_t)d->rows * sizeof *t->frame);
-  if (!t->nodes || !t->lo || !t->hi || !t->rows || !t->frame) {
-    free(order);
+  t->stride = (d->cols + 7) & ~7;
+  t->nnodes = subtree_nodes(d->rows);
+  t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
+  t->bounds = malloc((size_t)t->nnodes * 3 * (size_t)t->stride * sizeof(float));
+  t->rows = calloc((size_t)d->rows * (size_t)t->stride, sizeof(float));
+  t->meta = malloc((size_t)d->rows * sizeof *t->meta);
+  /* Depth whose 2^depth nodes give every thread TASKS_PER_THREAD subtrees. */
+  builder_t b = {t, NULL, 0, 0};
+  while ((1 << b.depth) < TASKS_PER_THREAD * anim_task_runner_threads(runner) && b.depth < 16) b.depth++;
+  if (anim_task_runner_threads(runner) == 1 || d->rows < PARALLEL_MIN_ROWS) b.depth = 0; /* one task: the whole tree */
+  b.tasks = malloc(((size_t)1 << b.depth) * sizeof *b.tasks);
+  if (!t->nodes || !t->bounds || !t->rows || !t->meta || !b.tasks) {
+    free(b.tasks);
     kdtree_free(t);
     return ANIM_ENOMEM;
   }
-  for (int i = 0; i < d->rows; i++) order[i] = i;
-  build(t, d->features, order, 0, d->rows);
   for (int i = 0; i < d->rows; i++) {
-    t->frame[i] = order[i];
-    memcpy(t->rows + (size_t)i * (size_t)d->cols, d->features + (size_t)order[i] * (size_t)d->cols,
+    memcpy(t->rows + (size_t)i * (size_t)t->stride, d->features + (size_t)i * (size_t)d->cols,
            (size_t)d->cols * sizeof(float));
+    int r = index->row_range[i];
+    t->meta[i] = (row_meta_t){i, r < 0 ? -1 : d->ranges[r].stop, r < 0 ? 0u : d->ranges[r].tag_mask};
   }
-  free(order);
+  build_node(&b, 0, 0, d->rows, 0, 1);
+  anim_task_run(runner, run_subtree, &b, b.ntasks);
+  free(b.tasks);
   index->impl = t;
   index->free_impl = kdtree_free;
   index->scan = scan;
-  index->memory += (size_t)t->nnodes * (sizeof(node_t) + 2 * (size_t)d->cols * sizeof(float)) +
-                   (size_t)d->rows * ((size_t)d->cols * sizeof(float) + sizeof(int));
+  index->memory += (size_t)t->nnodes * (sizeof(node_t) + 3 * (size_t)t->stride * sizeof(float)) +
+                   (size_t)d->rows * ((size_t)t->stride * sizeof(float) + sizeof(row_meta_t));
   return 0;
 }

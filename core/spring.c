@@ -9,6 +9,7 @@
  * Its ERP/CFM formulas and their inverse are right.
  */
 #include <math.h>
+#include <stdint.h>
 
 #include "anim_error.h"
 #include "lambertw.h"
@@ -35,11 +36,16 @@ void anim_spring_decay(float *io_x, float *io_v, float halflife, float dt) {
   decay_axis(io_x, io_v, y, exp(-y * dt), dt);
 }
 
+/* decay_axis written as a matrix: x' = e ((1 + y dt) x + dt v),
+ * v' = e (-y^2 dt x + (1 - y dt) v), the same in double to a few ulps, in a
+ * loop with no dependency from one value to the next (it vectorizes). */
 void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float dt) {
-  out->y = halflife_to_y(halflife);
-  out->e = exp(-out->y * dt);
-  out->dt = dt;
+  double y = halflife_to_y(halflife), e = exp(-y * dt);
+  out->y = y, out->e = e, out->dt = dt;
+  out->xx = e * (1.0 + y * dt), out->xv = e * dt;
+  out->vx = -e * y * y * dt, out->vv = e * (1.0 - y * dt);
 }
+
 
 void anim_spring_decayer_vec3(const anim_spring_decayer_t *d, vec3 *io_x, vec3 *io_v) {
   decay_axis(&io_x->x, &io_v->x, d->y, d->e, d->dt);
@@ -47,11 +53,144 @@ void anim_spring_decayer_vec3(const anim_spring_decayer_t *d, vec3 *io_x, vec3 *
   decay_axis(&io_x->z, &io_v->z, d->y, d->e, d->dt);
 }
 
-void anim_spring_decayer_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) {
+void anim_spring_decayer_floats(const anim_spring_decayer_t *d, float *io_x, float *io_v, size_t n) {
+  double xx = d->xx, xv = d->xv, vx = d->vx, vv = d->vv;
+  for (size_t i = 0; i < n; i++) {
+    double x = io_x[i], v = io_v[i];
+    io_x[i] = (float)(xx * x + xv * v);
+    io_v[i] = (float)(vx * x + vv * v);
+  }
+}
+
+/* The log map of a unit quaternion (c, v) = (cos phi, sin phi u), phi in
+ * [0, pi/2] (the short way), without atan2: r = 2 phi u = 2 (phi / sin phi) v,
+ * and phi / sin phi = acos(c) / sqrt(1 - c^2) is, in t = 1 - c, the series
+ * sum_k a_k t^k with a_0 = 1, a_k = a_{k-1} k / (2k + 1) (1, 1/3, 2/15, 2/35,
+ * 8/315, ...: sympy's series of acos(1 - t) / sqrt(t (2 - t)), radius 2).
+ * Up to t = LOG_SERIES_MAX_T (phi 72.5 degrees, a 145-degree offset) the
+ * terms through t^8 leave a relative error under 1.2e-8 (mpmath), below a
+ * float's rounding; larger offsets take the exact map. */
+#define LOG_SERIES_MAX_T 0.3f
+static inline float phi_over_sin_phi(float t) {
+  /* Horner, unrolled: a chain of eight multiply-adds per bone, which the
+   * bones of a pose overlap (anim_spring_decayer_quats). */
+  float f = 128.0f / 109395.0f;
+  f = f * t + 16.0f / 6435.0f;
+  f = f * t + 16.0f / 3003.0f;
+  f = f * t + 8.0f / 693.0f;
+  f = f * t + 8.0f / 315.0f;
+  f = f * t + 2.0f / 35.0f;
+  f = f * t + 2.0f / 15.0f;
+  f = f * t + 1.0f / 3.0f;
+  return f * t + 1.0f;
+}
+
+/* The exp map's two factors as series in p = phi^2 (no square root, no
+ * trigonometry): cos phi = sum (-p)^k / (2k)! and sin phi / phi = sum
+ * (-p)^k / (2k + 1)!, through k = 7: at phi = pi/2 (p = 2.47, the short
+ * way's end) the first dropped terms are 6e-9 and 4e-10. */
+#define EXP_SERIES_MAX_P 2.4674011f /* (pi/2)^2 */
+static inline void cos_sinc_of_square(float p, float *out_cos, float *out_sinc) {
+  float m = -p;
+  float c = 1.0f / 87178291200.0f, s = 1.0f / 1307674368000.0f; /* 1/14!, 1/15! */
+  c = c * m + 1.0f / 479001600.0f, s = s * m + 1.0f / 6227020800.0f;
+  c = c * m + 1.0f / 3628800.0f, s = s * m + 1.0f / 39916800.0f;
+  c = c * m + 1.0f / 40320.0f, s = s * m + 1.0f / 362880.0f;
+  c = c * m + 1.0f / 720.0f, s = s * m + 1.0f / 5040.0f;
+  c = c * m + 1.0f / 24.0f, s = s * m + 1.0f / 120.0f;
+  c = c * m + 1.0f / 2.0f, s = s * m + 1.0f / 6.0f;
+  *out_cos = c * m + 1.0f, *out_sinc = s * m + 1.0f;
+}
+
+/* The decay of a rotation offset: its rotation vector r = log map of q decays
+ * like a vec3 with w, and the offset is exp(r). Both maps are the series
+ * above on the usual offsets (the exact maps past their domains), so a tick
+ * costs a few multiply-adds per bone instead of atan2, sin and cos
+ * (tests/test_spring.c checks the two against the exact maps). */
+static inline void decay_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) {
   /* quat_abs picks the short way round, so q and -q decay identically. */
-  vec3 r = quat_to_scaled_angle_axis(quat_abs(*io_q));
-  anim_spring_decayer_vec3(d, &r, io_w);
-  *io_q = quat_from_scaled_angle_axis(r);
+  quat q = quat_abs(*io_q);
+  float t = 1.0f - q.w;
+  vec3 r = t <= LOG_SERIES_MAX_T ? vec3_scale(vec3_make(q.x, q.y, q.z), 2.0f * phi_over_sin_phi(t))
+                                 : quat_to_scaled_angle_axis(q);
+  anim_spring_decayer_floats(d, &r.x, &io_w->x, 3);
+  vec3 h = vec3_scale(r, 0.5f); /* phi u */
+  float p = vec3_dot(h, h);
+  if (!(p <= EXP_SERIES_MAX_P)) {
+    *io_q = quat_from_scaled_angle_axis(r);
+    return;
+  }
+  float c, sinc;
+  cos_sinc_of_square(p, &c, &sinc);
+  *io_q = quat_make(c, sinc * h.x, sinc * h.y, sinc * h.z);
+}
+
+void anim_spring_decayer_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) { decay_quat(d, io_q, io_w); }
+
+/* Four offsets at once, one per lane: the same series in four-wide vectors
+ * (the pose's quaternions and velocities gathered lane by lane), the decay
+ * matrix in float (the scalar path's double decay differs by a float's
+ * rounding); a lane outside either series' domain is done again by the
+ * scalar path from its input, still in place. */
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+static inline v4f v4_splat(float x) { return (v4f){x, x, x, x}; }
+
+static void decay_quat4(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) {
+  v4f qw, qx, qy, qz, wx, wy, wz;
+  for (int l = 0; l < 4; l++) {
+    quat q = io_q[l];
+    float sign = q.w < 0.0f ? -1.0f : 1.0f; /* quat_abs */
+    qw[l] = sign * q.w, qx[l] = sign * q.x, qy[l] = sign * q.y, qz[l] = sign * q.z;
+    wx[l] = io_w[l].x, wy[l] = io_w[l].y, wz[l] = io_w[l].z;
+  }
+  v4f t = v4_splat(1.0f) - qw;
+  v4f f = v4_splat(128.0f / 109395.0f);
+  f = f * t + 16.0f / 6435.0f;
+  f = f * t + 16.0f / 3003.0f;
+  f = f * t + 8.0f / 693.0f;
+  f = f * t + 8.0f / 315.0f;
+  f = f * t + 2.0f / 35.0f;
+  f = f * t + 2.0f / 15.0f;
+  f = f * t + 1.0f / 3.0f;
+  f = (f * t + 1.0f) * 2.0f;
+  v4f rx = f * qx, ry = f * qy, rz = f * qz;
+  float xx = (float)d->xx, xv = (float)d->xv, vx = (float)d->vx, vv = (float)d->vv;
+  v4f nrx = xx * rx + xv * wx, nry = xx * ry + xv * wy, nrz = xx * rz + xv * wz;
+  wx = vx * rx + vv * wx, wy = vx * ry + vv * wy, wz = vx * rz + vv * wz;
+  v4f hx = nrx * 0.5f, hy = nry * 0.5f, hz = nrz * 0.5f;
+  v4f p = hx * hx + hy * hy + hz * hz, m = -p;
+  v4f c = v4_splat(1.0f / 87178291200.0f), sn = v4_splat(1.0f / 1307674368000.0f);
+  c = c * m + 1.0f / 479001600.0f, sn = sn * m + 1.0f / 6227020800.0f;
+  c = c * m + 1.0f / 3628800.0f, sn = sn * m + 1.0f / 39916800.0f;
+  c = c * m + 1.0f / 40320.0f, sn = sn * m + 1.0f / 362880.0f;
+  c = c * m + 1.0f / 720.0f, sn = sn * m + 1.0f / 5040.0f;
+  c = c * m + 1.0f / 24.0f, sn = sn * m + 1.0f / 120.0f;
+  c = c * m + 1.0f / 2.0f, sn = sn * m + 1.0f / 6.0f;
+  c = c * m + 1.0f, sn = sn * m + 1.0f;
+  /* NaN compares false: such a lane goes the scalar way too. */
+  v4i inside = (t <= LOG_SERIES_MAX_T) & (p <= EXP_SERIES_MAX_P);
+  for (int l = 0; l < 4; l++) {
+    if (!inside[l]) {
+      decay_quat(d, &io_q[l], &io_w[l]);
+      continue;
+    }
+    io_q[l] = quat_make(c[l], sn[l] * hx[l], sn[l] * hy[l], sn[l] * hz[l]);
+    io_w[l] = vec3_make(wx[l], wy[l], wz[l]);
+  }
+}
+
+void anim_spring_decayer_quats(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) decay_quat4(d, io_q + i, io_w + i);
+  if (i == n) return;
+  /* The last one to three in a padded group (identity offsets decay to themselves). */
+  quat q[4] = {quat_identity(), quat_identity(), quat_identity(), quat_identity()};
+  vec3 w[4] = {vec3_zero(), vec3_zero(), vec3_zero(), vec3_zero()};
+  for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l];
+  decay_quat4(d, q, w);
+  for (size_t l = 0; i + l < n; l++) io_q[i + l] = q[l], io_w[i + l] = w[l];
 }
 
 void anim_spring_decay_vec3(vec3 *io_x, vec3 *io_v, float halflife, float dt) {

@@ -23,6 +23,8 @@
 #ifndef ANIM_SPRING_H
 #define ANIM_SPRING_H
 
+#include <stddef.h>
+
 #include "anim_math.h"
 
 /* ---- critical-damping conversions (per unit mass) -------------------------- */
@@ -53,10 +55,18 @@ void anim_spring_decay_quat(quat *io_q, vec3 *io_w, float halflife, float dt);
  * (one exp) and applied to many: a whole pose's offsets in one tick. */
 typedef struct {
   double y, e, dt; /* rate 2 ln 2 / halflife (1/s), exp(-y dt), dt (s) */
+  /* The decay as a matrix: x' = xx x + xv v, v' = vx x + vv v. */
+  double xx, xv, vx, vv;
 } anim_spring_decayer_t;
 void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float dt);
 void anim_spring_decayer_vec3(const anim_spring_decayer_t *decayer, vec3 *io_x, vec3 *io_v);
+/* n values of x with their velocities v, one flat loop (a pose's positions
+ * seen as 3 n floats): the same decay as anim_spring_decayer_vec3's. */
+void anim_spring_decayer_floats(const anim_spring_decayer_t *decayer, float *io_x, float *io_v, size_t n);
 void anim_spring_decayer_quat(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w);
+/* anim_spring_decayer_quat over n offsets (a pose's), four at a time in
+ * vectors: the same to a float's rounding (tests/test_spring.c). */
+void anim_spring_decayer_quats(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w, size_t n);
 
 /* ---- springs toward a goal ------------------------------------------------- */
 

@@ -16,11 +16,32 @@
 #include "frame.h"
 #include "registry.h"
 
-/* ---- budgeted allocator ---------------------------------------------------- */
+/* ---- budgeted allocator, and the connection's arena ------------------------- */
+
+/* A block of a connection's arena (codec.h): requests bump-allocate from it
+ * and count themselves in live; the block starts over when live is back to
+ * zero and it is still its arena's current one, else the last release frees
+ * it (owner NULL: the arena itself is gone). */
+typedef struct arena_chunk {
+  struct srv_decode_arena *owner;
+  int live;
+  size_t used, cap;
+  max_align_t data[];
+} arena_chunk_t;
+
+struct srv_decode_arena {
+  arena_chunk_t *current;
+};
+
+#define ARENA_CHUNK_BYTES ((size_t)64 * 1024)
+/* A pinned block with less room than this is left for a new one. */
+#define ARENA_CHUNK_MIN_FREE ((size_t)8 * 1024)
 
 typedef struct {
   size_t used, limit;
   int exceeded;
+  arena_chunk_t *chunk; /* NULL: every block from malloc */
+  int foreign;          /* blocks from malloc although chunk is set (it was full) */
 } budget_t;
 
 /* Each block carries its size in front so frees give the budget back. */
@@ -38,13 +59,59 @@ static int charge(budget_t *budget, size_t size) {
   return 1;
 }
 
+/* size bytes from the chunk, aligned like malloc's, or NULL when it is full. */
+static void *chunk_take(arena_chunk_t *c, size_t size) {
+  if (!c) return NULL;
+  size_t align = sizeof(max_align_t), at = (c->used + align - 1) / align * align;
+  if (at > c->cap || size > c->cap - at) return NULL;
+  c->used = at + size;
+  return (char *)c->data + at;
+}
+
+static int chunk_holds(const arena_chunk_t *c, const void *p) {
+  return c && (const char *)p >= (const char *)c->data && (const char *)p < (const char *)c->data + c->cap;
+}
+
+static void chunk_release(arena_chunk_t *c) {
+  if (--c->live > 0) return;
+  if (c->owner && c->owner->current == c) c->used = 0; /* reused by the next request */
+  else free(c);
+}
+
+srv_decode_arena_t *srv_decode_arena_new(void) { return calloc(1, sizeof(srv_decode_arena_t)); }
+
+void srv_decode_arena_free(srv_decode_arena_t *arena) {
+  if (!arena) return;
+  arena_chunk_t *c = arena->current;
+  if (c && c->live == 0) free(c);
+  else if (c) c->owner = NULL;
+  free(arena);
+}
+
+/* The block the next request decodes into (live counted), or NULL. */
+static arena_chunk_t *arena_enter(srv_decode_arena_t *arena) {
+  arena_chunk_t *c = arena->current;
+  if (!c || (c->live > 0 && c->cap - c->used < ARENA_CHUNK_MIN_FREE)) {
+    arena_chunk_t *fresh = malloc(sizeof *fresh + ARENA_CHUNK_BYTES);
+    if (!fresh) return NULL;
+    fresh->owner = arena, fresh->live = 0, fresh->used = 0, fresh->cap = ARENA_CHUNK_BYTES;
+    if (c) c->owner = NULL; /* pinned: its last request frees it */
+    arena->current = c = fresh;
+  }
+  c->live++;
+  return c;
+}
+
 static void *budget_alloc(void *data, size_t size) {
   budget_t *budget = data;
   if (!charge(budget, size)) return NULL;
-  block_header_t *block = malloc(sizeof *block + size);
+  block_header_t *block = budget->chunk ? chunk_take(budget->chunk, sizeof *block + size) : NULL;
   if (!block) {
-    budget->used -= size;
-    return NULL;
+    if (!(block = malloc(sizeof *block + size))) {
+      budget->used -= size;
+      return NULL;
+    }
+    if (budget->chunk) budget->foreign++;
   }
   block->size = size;
   return block + 1;
@@ -55,7 +122,7 @@ static void budget_free(void *data, void *pointer) {
   budget_t *budget = data;
   block_header_t *block = (block_header_t *)pointer - 1;
   budget->used -= block->size;
-  free(block);
+  if (!chunk_holds(budget->chunk, block)) free(block);
 }
 
 /* ---- request arena: converted arrays, charged to the same budget ------------ */
@@ -67,8 +134,14 @@ typedef struct arena_block {
 
 void *srv_decode_alloc(srv_decoder_t *d, size_t size) {
   srv_request_t *request = d->request;
+  budget_t *budget = request->budget;
+  if (budget->chunk && charge(budget, size)) {
+    void *p = chunk_take(budget->chunk, size);
+    if (p) return memset(p, 0, size);
+    budget->used -= size;
+  }
   arena_block_t *block = NULL;
-  if (charge(request->budget, size) && !(block = calloc(1, sizeof *block + size))) ((budget_t *)request->budget)->used -= size;
+  if (charge(budget, size) && !(block = calloc(1, sizeof *block + size))) budget->used -= size;
   if (!block) {
     srv_decode_fail(d, ANIM_ELIMIT, ": over the request memory budget (%zu bytes)", d->limits->budget_bytes);
     return NULL;
@@ -87,17 +160,33 @@ static void arena_free(arena_block_t *arena) {
 
 /* ---- field paths and checks ------------------------------------------------------ */
 
+/* Appends n bytes of text to the path, truncated to fit (a path is built for
+ * every field a request converts, so no formatted print here: it was a
+ * sixth of a pipelined search's time). */
+static void path_append(srv_decoder_t *d, const char *text, size_t n) {
+  size_t room = sizeof d->path - 1 - d->len;
+  if (n > room) n = room;
+  memcpy(d->path + d->len, text, n);
+  d->len += n;
+  d->path[d->len] = '\0';
+}
+
 size_t srv_path_field(srv_decoder_t *d, const char *name) {
   size_t mark = d->len;
-  int n = snprintf(d->path + d->len, sizeof d->path - d->len, "%s%s", d->len ? "." : "", name);
-  if (n > 0) d->len += (size_t)n < sizeof d->path - d->len ? (size_t)n : sizeof d->path - d->len - 1;
+  if (d->len) path_append(d, ".", 1);
+  path_append(d, name, strlen(name));
   return mark;
 }
 
 size_t srv_path_index(srv_decoder_t *d, size_t index) {
   size_t mark = d->len;
-  int n = snprintf(d->path + d->len, sizeof d->path - d->len, "[%zu]", index);
-  if (n > 0) d->len += (size_t)n < sizeof d->path - d->len ? (size_t)n : sizeof d->path - d->len - 1;
+  char digits[24];
+  size_t at = sizeof digits;
+  digits[--at] = ']';
+  do digits[--at] = (char)('0' + index % 10), index /= 10;
+  while (index);
+  digits[--at] = '[';
+  path_append(d, digits + at, sizeof digits - at);
   return mark;
 }
 
@@ -257,12 +346,20 @@ static int decode_body(srv_decoder_t *d, const Animserver__Request *in, srv_requ
 
 int srv_codec_decode_request(const uint8_t *frame, size_t len, const srv_codec_limits_t *limits, srv_request_t *out,
                              char *err, int errlen) {
+  return srv_codec_decode_request_in(frame, len, limits, NULL, out, err, errlen);
+}
+
+int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_codec_limits_t *limits,
+                                srv_decode_arena_t *arena, srv_request_t *out, char *err, int errlen) {
   memset(out, 0, sizeof *out);
   out->type = SRV_REQ_COUNT;
   out->id = peek_request_id(frame, len);
   srv_decoder_t d = {out, limits, "", 0, err, errlen};
-  budget_t *budget = calloc(1, sizeof *budget);
-  if (!budget) return srv_decode_fail(&d, ANIM_ENOMEM, "out of memory");
+  arena_chunk_t *chunk = arena ? arena_enter(arena) : NULL;
+  budget_t *budget = chunk ? chunk_take(chunk, sizeof *budget) : NULL;
+  if (budget) memset(budget, 0, sizeof *budget), budget->chunk = chunk;
+  else if (chunk) chunk_release(chunk); /* a fresh chunk always has room: not reached */
+  if (!budget && !(budget = calloc(1, sizeof *budget))) return srv_decode_fail(&d, ANIM_ENOMEM, "out of memory");
   budget->limit = limits->budget_bytes;
   out->budget = budget;
   ProtobufCAllocator allocator = {budget_alloc, budget_free, budget};
@@ -284,18 +381,26 @@ int srv_codec_decode_request(const uint8_t *frame, size_t len, const srv_codec_l
 }
 
 void srv_request_release(srv_request_t *request) {
-  if (request->decoded) {
-    ProtobufCAllocator allocator = {budget_alloc, budget_free, request->budget};
+  budget_t *budget = request->budget;
+  /* A message wholly in the arena's block needs no walk to free it. */
+  if (request->decoded && (!budget->chunk || budget->foreign)) {
+    ProtobufCAllocator allocator = {budget_alloc, budget_free, budget};
     animserver__request__free_unpacked(request->decoded, &allocator);
   }
   arena_free(request->arena);
-  free(request->budget);
+  if (budget && budget->chunk) chunk_release(budget->chunk); /* the budget lives in it: last */
+  else free(budget);
   request->arena = request->decoded = request->budget = NULL;
 }
 
 /* ---- encoding ------------------------------------------------------------------ */
 
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size) {
+  size_t align = sizeof(max_align_t), at = (e->inline_used + align - 1) / align * align;
+  if (at <= sizeof e->inline_data && size <= sizeof e->inline_data - at) {
+    e->inline_used = at + size;
+    return memset((char *)e->inline_data + at, 0, size);
+  }
   arena_block_t *block = calloc(1, sizeof *block + size);
   if (!block) {
     e->failed = 1;
@@ -338,7 +443,8 @@ int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffe
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
-  srv_encoder_t e = {NULL, 0};
+  srv_encoder_t e;
+  e.blocks = NULL, e.failed = 0, e.inline_used = 0; /* the inline scratch is zeroed as it is handed out */
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE;
   message.response = &response;
   response.id = in->id;

@@ -46,6 +46,22 @@ int srv_codec_decode_request(const uint8_t *frame, size_t len, const srv_codec_l
                              srv_request_t *out_request, char *err, int errlen);
 void srv_request_release(srv_request_t *request);
 
+/* A connection's decode memory. Requests decoded from it take their memory
+ * (the protobuf message, the converted arrays, the budget) from one block
+ * by bumping a pointer, and the block starts over when no request decoded
+ * from it is alive: pipelined requests answered on the loop, each released
+ * before the next is decoded, allocate nothing. A request kept longer (on
+ * the pool, parked) pins its block; when it runs short the next request
+ * starts a new one, and the pinned one is freed by its last release.
+ * Loop thread, the releases of its requests included. */
+typedef struct srv_decode_arena srv_decode_arena_t;
+srv_decode_arena_t *srv_decode_arena_new(void);
+/* The connection is done with it; blocks still pinned go with their last request. */
+void srv_decode_arena_free(srv_decode_arena_t *arena);
+/* srv_codec_decode_request from arena (NULL: malloc, as above). */
+int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_codec_limits_t *limits,
+                                srv_decode_arena_t *arena, srv_request_t *out_request, char *err, int errlen);
+
 /* Encodes response as one framed ServerMessage into a new buffer (refs 1,
  * the caller's). 0 or ANIM_ENOMEM. Any thread. */
 int srv_codec_encode_response(const srv_response_t *response, srv_buffer_t **out_buffer);

@@ -54,9 +54,15 @@ int srv_decode_database(srv_decoder_t *d, const char *field, const char *name);
 /* ---- encoding ---- */
 
 /* Scratch for the protobuf structs of one response, freed after packing. */
+/* Scratch for one response's protobuf-c messages: the first few kilobytes
+ * on the encoding thread's stack (most answers fit: nothing allocated),
+ * then heap blocks. */
+#define SRV_ENCODER_INLINE_BYTES 2048
 typedef struct srv_encoder {
   void *blocks;
   int failed;
+  size_t inline_used;
+  max_align_t inline_data[SRV_ENCODER_INLINE_BYTES / sizeof(max_align_t)];
 } srv_encoder_t;
 
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size); /* zeroed; NULL marks the encoding failed */

@@ -203,7 +203,6 @@ static int plan_chunks(srv_crowd_t *crowd) {
       if (grow(&chunk->scratch, bytes, 1)) return ANIM_ENOMEM;
       chunk->scratch_bytes = bytes;
     }
-    chunk->work.data = chunk;
     chunk->crowd = crowd;
     chunk->actors = crowd->tick_actors + i;
     chunk->n = (int)(end - i);
@@ -304,8 +303,11 @@ static void on_tick(srv_scheduler_t *scheduler, uint64_t tick, double dt) {
   crowd->tick_dt = dt;
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) crowd->tick_actors[i]->want = 0;
   crowd->hooks.prepare(crowd, crowd->hooks.data);
-  for (int i = 0; i < crowd->nchunks; i++)
+  /* work.data is set here, not while planning: a later chunk may grow (move) the array. */
+  for (int i = 0; i < crowd->nchunks; i++) {
+    crowd->chunks[i].work.data = &crowd->chunks[i];
     if (uv_queue_work(crowd->loop, &crowd->chunks[i].work, simulate_run, simulate_done) == 0) crowd->jobs_pending++;
+  }
   if (crowd->jobs_pending == 0) crowd->hooks.simulated(crowd, crowd->hooks.data);
 }
 

@@ -49,6 +49,11 @@ void srv_session_init(srv_session_t *s, srv_dispatch_t *d) {
   srv_subscriber_init(&s->subscriber, d->env.streams, &s->connection, s->connection.id);
 }
 
+void srv_session_release(srv_session_t *s) {
+  srv_decode_arena_free(s->arena);
+  s->arena = NULL;
+}
+
 static srv_service_ctx_t service_ctx(srv_session_t *s) {
   srv_service_ctx_t ctx = {&s->dispatch->env, s->connection.id, s->admin, &s->subscriber};
   return ctx;
@@ -319,7 +324,8 @@ int srv_dispatch_frame(srv_session_t *s, const uint8_t *frame, size_t len) {
   char err[SRV_ERROR_MESSAGE_MAX];
   d->counters->requests++;
   uint64_t received_ns = srv_scheduler_now_ns();
-  int rc = srv_codec_decode_request(frame, len, &limits, &request, err, sizeof err);
+  if (!s->arena) s->arena = srv_decode_arena_new(); /* NULL: requests decode with malloc */
+  int rc = srv_codec_decode_request_in(frame, len, &limits, s->arena, &request, err, sizeof err);
   request.received_ns = received_ns;
   if (rc != 0) {
     srv_log(SRV_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)s->connection.id, err);

@@ -47,6 +47,7 @@ typedef struct srv_session {
   int authenticated;           /* a hello carried the auth token (or the server has none) */
   int admin;                   /* may run administrative requests */
   uint32_t in_flight;          /* requests on the pool or parked */
+  struct srv_decode_arena *arena; /* its requests' decode memory (codec.h); made at the first */
   struct srv_session *prev, *next;
 } srv_session_t;
 
@@ -56,6 +57,8 @@ void srv_dispatch_init(srv_dispatch_t *dispatch, uv_loop_t *loop, const srv_serv
 /* A session on an initialized connection: authenticated when the server
  * has no auth token, then everything is allowed. */
 void srv_session_init(srv_session_t *session, srv_dispatch_t *dispatch);
+/* What the session holds beyond its connection, once the connection is freed. */
+void srv_session_release(srv_session_t *session);
 
 /* A frame the session's connection read: decode, check, run, answer.
  * Returns non-zero when the connection stops reading this buffer. */

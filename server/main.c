@@ -12,6 +12,7 @@
 #include "lmm.h"
 #include "lmm_database.h"
 #include "log.h"
+#include "pool_tasks.h"
 #include "procgen.h"
 #include "registry.h"
 #include "server.h"
@@ -123,6 +124,11 @@ int main(int argc, char **argv) {
   static srv_registry_t startup;
   uv_loop_t *loop = uv_default_loop();
   start_pool_without_signals(loop);
+  /* Search indexes build on the pool's threads, one per core (startup's too). */
+  static srv_pool_tasks_t pool_tasks;
+  unsigned cores = uv_available_parallelism();
+  int pool_tasks_ok = srv_pool_tasks_init(&pool_tasks, loop, cores < 4 ? (int)cores : 4) == 0;
+  if (pool_tasks_ok) srv_db_entry_set_build_runner(srv_pool_tasks_runner(&pool_tasks));
   if (load_startup_databases(&startup, &config, err, sizeof err) != 0 ||
       srv_server_start(&server, loop, &config, &startup, err, sizeof err) != 0) {
     fprintf(stderr, "animserver: %s\n", err);
@@ -139,6 +145,11 @@ int main(int argc, char **argv) {
   uv_run(loop, UV_RUN_DEFAULT);
   mask_signals(SIG_BLOCK); /* from here the server exits 0 whatever arrives */
   srv_server_close(&server);
+  srv_db_entry_set_build_runner(NULL);
+  if (pool_tasks_ok) {
+    srv_pool_tasks_close(&pool_tasks);
+    uv_run(loop, UV_RUN_DEFAULT); /* its close callback */
+  }
   rc = uv_loop_close(loop);
   anim_lmm_networks_free(lmm_networks); /* after every character and database is gone */
   srv_log(SRV_LOG_INFO, "stopped: %llu connections, %llu requests, %llu errors",

@@ -1,4 +1,5 @@
 /* registry.c: named databases with reference-counted entries (see registry.h). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,11 @@ static size_t database_memory(const anim_database_t *db) {
   size_t features = (size_t)db->features.rows * (size_t)db->features.cols * sizeof(float);
   return poses + features + (size_t)db->nframes * (size_t)db->ncontacts + (size_t)db->nranges * sizeof(anim_range_t);
 }
+
+/* Read by builds on any thread, written only while none runs. */
+static _Atomic(const anim_task_runner_t *) build_runner;
+
+void srv_db_entry_set_build_runner(const anim_task_runner_t *runner) { atomic_store(&build_runner, runner); }
 
 srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, char *err, int errlen) {
   srv_db_entry_t *entry = calloc(1, sizeof *entry);
@@ -27,7 +33,8 @@ srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, cha
                              entry->db.ranges, entry->db.nranges};
   entry->memory_bytes = database_memory(&entry->db);
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
-    entry->indexes[m] = anim_search_index_build((anim_search_method_t)m, &data, err, errlen);
+    entry->indexes[m] =
+        anim_search_index_build_parallel((anim_search_method_t)m, &data, atomic_load(&build_runner), err, errlen);
     if (!entry->indexes[m]) {
       srv_db_entry_release(entry);
       return NULL;

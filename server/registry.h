@@ -42,8 +42,14 @@ typedef struct srv_registry {
 } srv_registry_t;
 
 /* Takes ownership of *db (moved into the entry; *db is zeroed) and builds
- * every search index. NULL with a message in err on failure (db freed). */
+ * every search index (through the build runner when one is set). NULL with
+ * a message in err on failure (db freed). Any thread. */
 srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, char *err, int errlen);
+
+/* The runner every later srv_db_entry_create builds its indexes through
+ * (pool_tasks.h; NULL: the calling thread alone). Set on the loop thread
+ * while no build runs: at startup, and back to NULL before the pool closes. */
+void srv_db_entry_set_build_runner(const anim_task_runner_t *runner);
 
 /* A reference for the caller (release it), or NULL when name is unknown. */
 srv_db_entry_t *srv_registry_acquire(srv_registry_t *registry, const char *name);

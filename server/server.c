@@ -53,6 +53,7 @@ static void on_free(srv_connection_t *c) {
   else server->sessions = s->next;
   if (s->next) s->next->prev = s->prev;
   server->counters.connections--;
+  srv_session_release(s);
   free(s);
   give_back_memory(server);
 }

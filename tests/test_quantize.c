@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 #include "procgen.h"
 #include "quantize.h"
@@ -69,11 +70,51 @@ static void test_positions(void **state) {
   assert_true(anim_local_position_unpack(anim_local_position_pack(-100.0f)) < -3.99f);
 }
 
+/* A whole record is the documented layout byte for byte (root x, y, z as
+ * 4-byte little-endian steps; 7 bytes per rotation code; 2 per local position
+ * value), with and without positions, and not a byte past its end. */
+static void test_record_layout(void **state) {
+  enum { BONES = 23 };
+  vec3 p[BONES];
+  quat q[BONES];
+  unsigned seed = 4;
+  for (int b = 0; b < BONES; b++) {
+    p[b] = vec3_make((float)rand_r(&seed) / RAND_MAX - 0.5f, (float)rand_r(&seed) / RAND_MAX, 0.3f * (float)b);
+    q[b] = quat_normalize(quat_make((float)rand_r(&seed) / RAND_MAX - 0.5f, (float)rand_r(&seed) / RAND_MAX - 0.5f,
+                                    (float)rand_r(&seed) / RAND_MAX - 0.5f, (float)rand_r(&seed) / RAND_MAX - 0.5f));
+  }
+  p[0] = vec3_make(1234.5f, 0.9f, -77.25f);
+  for (int rotations_only = 0; rotations_only < 2; rotations_only++) {
+    size_t size = anim_pose_quantized_size(BONES, rotations_only);
+    uint8_t got[1024], want[1024];
+    memset(got, 0xAB, sizeof got);
+    anim_pose_quantize(got, p, q, BONES, rotations_only);
+    size_t at = 0;
+    for (int i = 0; i < 3; i++) {
+      uint32_t v = (uint32_t)anim_root_position_pack(i == 0 ? p[0].x : i == 1 ? p[0].y : p[0].z);
+      for (int k = 0; k < 4; k++) want[at++] = (uint8_t)(v >> (8 * k));
+    }
+    for (int b = 0; b < BONES; b++) {
+      uint64_t code = anim_quat_pack(q[b]);
+      for (int k = 0; k < 7; k++) want[at++] = (uint8_t)(code >> (8 * k));
+    }
+    for (int b = 1; b < BONES && !rotations_only; b++)
+      for (int i = 0; i < 3; i++) {
+        uint16_t v = (uint16_t)anim_local_position_pack(i == 0 ? p[b].x : i == 1 ? p[b].y : p[b].z);
+        want[at++] = (uint8_t)v, want[at++] = (uint8_t)(v >> 8);
+      }
+    assert_int_equal(at, size);
+    assert_memory_equal(got, want, size);
+    for (size_t k = size; k < size + 16; k++) assert_int_equal(got[k], 0xAB);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rotation_edge_cases),
       cmocka_unit_test(test_random_and_real_rotations),
       cmocka_unit_test(test_positions),
+      cmocka_unit_test(test_record_layout),
   };
   return cmocka_run_group_tests_name("quantize", tests, NULL, NULL);
 }

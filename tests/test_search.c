@@ -1,8 +1,11 @@
 /*
  * test_search.c: exact k-nearest search. Invalid input first; then each rule
  * of search.h on hand-made data; then every method against brute force on
- * random data (with heavy ties) and on real databases, with random k,
- * current frame, exclusions and tags.
+ * random data (with heavy ties), on clustered data like the benchmark's
+ * tiles (the k-d tree's sphere bounds), at widths with and without padding to
+ * the distance kernel's 8 lanes, with indexes built on one thread and on
+ * several, and on real databases, with random k, current frame, exclusions
+ * and tags.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -18,12 +21,17 @@
 #include "search.h"
 #include "shared_data.h"
 #include "procgen_db.h"
+#include "task_threads.h"
+
+/* Threads the fast method's builds use (check_exact builds it both ways). */
+static int build_threads = 1;
 
 static anim_search_index_t *build(anim_search_method_t m, const float *x, int rows, int cols, const anim_range_t *r,
                                   int nr) {
   anim_search_data_t d = {x, rows, cols, r, nr};
   char err[128];
-  anim_search_index_t *index = anim_search_index_build(m, &d, err, sizeof err);
+  anim_task_runner_t runner = anim_test_task_runner(build_threads);
+  anim_search_index_t *index = anim_search_index_build_parallel(m, &d, &runner, err, sizeof err);
   if (!index) fail_msg("build %s: %s", anim_search_method_name(m), err);
   return index;
 }
@@ -153,9 +161,14 @@ static float gaussian(unsigned *seed) {
 /* Random queries (near rows, with noise) against every method; 0 mismatches or fail naming the first. */
 static void check_exact(const float *x, int rows, int cols, const anim_range_t *ranges, int nranges, int ntags,
                         int queries, unsigned seed) {
-  anim_search_index_t *index[ANIM_SEARCH_METHOD_COUNT];
+  /* The fast method twice: built on one thread and on three (more tasks than
+   * threads, so tasks queue); the last slot is the latter. */
+  anim_search_index_t *index[ANIM_SEARCH_METHOD_COUNT + 1];
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++)
     index[m] = build((anim_search_method_t)m, x, rows, cols, ranges, nranges);
+  build_threads = 3;
+  index[ANIM_SEARCH_METHOD_COUNT] = build(ANIM_SEARCH_FAST, x, rows, cols, ranges, nranges);
+  build_threads = 1;
   float *q = malloc((size_t)cols * sizeof *q);
   anim_search_hit_t ref[64], got[64];
   for (int i = 0; i < queries; i++) {
@@ -170,17 +183,18 @@ static void check_exact(const float *x, int rows, int cols, const anim_range_t *
     if (ntags && i % 6 == 0) s.tag_mask = 1u << (rand_r(&seed) % ntags);
     int nref, n;
     assert_int_equal(anim_search_run(index[0], &s, ref, &nref, NULL), 0);
-    for (int m = 1; m < ANIM_SEARCH_METHOD_COUNT; m++) {
+    for (int m = 1; m <= ANIM_SEARCH_METHOD_COUNT; m++) {
+      const char *name = m < ANIM_SEARCH_METHOD_COUNT ? anim_search_method_name(m) : "fast (built on 3 threads)";
       assert_int_equal(anim_search_run(index[m], &s, got, &n, NULL), 0);
-      if (n != nref) fail_msg("query %d: %s found %d, brute force %d", i, anim_search_method_name(m), n, nref);
+      if (n != nref) fail_msg("query %d (%d cols): %s found %d, brute force %d", i, cols, name, n, nref);
       for (int h = 0; h < n; h++)
         if (got[h].frame != ref[h].frame || got[h].cost != ref[h].cost)
-          fail_msg("query %d hit %d: %s says frame %d cost %.9g, brute force frame %d cost %.9g", i, h,
-                   anim_search_method_name(m), got[h].frame, got[h].cost, ref[h].frame, ref[h].cost);
+          fail_msg("query %d hit %d (%d cols): %s says frame %d cost %.9g, brute force frame %d cost %.9g", i, h, cols,
+                   name, got[h].frame, got[h].cost, ref[h].frame, ref[h].cost);
     }
   }
   free(q);
-  for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(index[m]);
+  for (int m = 0; m <= ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(index[m]);
 }
 
 static void test_random_data_with_ties(void **state) {
@@ -199,6 +213,60 @@ static void test_random_data_with_ties(void **state) {
   }
   check_exact(x, rows, cols, ranges, 5, 3, 3000, 7);
   free(x);
+}
+
+/* The kernel's order (search.h): term j in lane j % 8, lanes added pairwise;
+ * zero padding changes no bit; the bounded form is exact under its limit. */
+static void test_distance_kernel(void **state) {
+  unsigned seed = 5;
+  float a[128], b[128], pa[136] = {0}, pb[136] = {0};
+  for (int n = 1; n <= 128; n++) {
+    for (int j = 0; j < n; j++) a[j] = pa[j] = gaussian(&seed) * 10.0f, b[j] = pb[j] = gaussian(&seed);
+    float lane[8] = {0};
+    for (int j = 0; j < n; j++) lane[j % 8] += (a[j] - b[j]) * (a[j] - b[j]);
+    float expect = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+    float got = anim_search_distance(a, b, n);
+    if (got != expect) fail_msg("%d dims: kernel %.9g, lanes %.9g", n, got, expect);
+    int padded = (n + 7) & ~7;
+    assert_true(anim_search_distance(pa, pb, padded) == got);
+    for (int j = n; j < padded; j++) pa[j] = pb[j] = 0.0f;
+  }
+}
+
+/* Clusters of near-copies far from each other, as the benchmark tiles the
+ * real features: the sphere bounds prune here, and (at 72,000 rows) several
+ * subtree tasks build the tree. Widths 8 (no padding), 27 (the default schema), 48 (the
+ * wide one) and 128 (the most), far from the origin too. */
+static void test_clustered_data(void **state) {
+  static const int widths[4] = {8, 27, 48, 128};
+  for (int w = 0; w < 4; w++) {
+    unsigned seed = 100u + (unsigned)w;
+    /* 72,000 rows at the narrow widths: past the size the tree builds in parallel from. */
+    int cols = widths[w], centres = 60, copies = cols <= 27 ? 1200 : 150, rows = centres * copies;
+    float *x = malloc((size_t)rows * (size_t)cols * sizeof *x), *c = malloc((size_t)centres * (size_t)cols * sizeof *c);
+    float offset = w == 3 ? 1000.0f : 0.0f; /* large values, small differences */
+    for (int i = 0; i < centres * cols; i++) c[i] = offset + gaussian(&seed);
+    for (int i = 0; i < rows; i++)
+      for (int j = 0; j < cols; j++)
+        x[(size_t)i * (size_t)cols + (size_t)j] = c[(size_t)(i % centres) * (size_t)cols + (size_t)j] +
+                                                  (i < centres ? 0.0f : 0.05f * gaussian(&seed));
+    anim_range_t ranges[3];
+    for (int r = 0; r < 3; r++) {
+      ranges[r].start = r * (rows / 3), ranges[r].stop = (r + 1) * (rows / 3), ranges[r].tag_mask = 1u << r;
+      snprintf(ranges[r].name, sizeof ranges[r].name, "r%d", r);
+    }
+    check_exact(x, rows, cols, ranges, 3, 3, 600, 17u + (unsigned)w);
+    free(x), free(c);
+  }
+}
+
+/* A runner with one thread, or none, builds on the calling thread. */
+static void test_task_runner(void **state) {
+  assert_int_equal(anim_task_runner_threads(NULL), 1);
+  anim_task_runner_t one = anim_test_task_runner(1), four = anim_test_task_runner(4), broken = {4, NULL, NULL};
+  assert_int_equal(anim_task_runner_threads(&one), 1);
+  assert_int_equal(anim_task_runner_threads(&four), 4);
+  assert_int_equal(anim_task_runner_threads(&broken), 1);
 }
 
 static void test_procedural_database(void **state) {
@@ -249,7 +317,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_data_and_queries),
       cmocka_unit_test(test_rules),
+      cmocka_unit_test(test_distance_kernel),
       cmocka_unit_test(test_random_data_with_ties),
+      cmocka_unit_test(test_clustered_data),
+      cmocka_unit_test(test_task_runner),
       cmocka_unit_test(test_procedural_database),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_bandai_database),

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <math.h>
+#include <stdlib.h>
 #include <cmocka.h>
 #include "anim_error.h"
 #include "lambertw.h"
@@ -203,6 +204,58 @@ static void test_decay_quat_double_cover(void **state) {
   assert_true(angle < 2.5f);
 }
 
+/* The tick's rotation decay (log and exp maps as series, spring.c) against
+ * the exact maps it replaces, over offsets from 0 to 180 degrees (both
+ * series' domain ends and past them), random axes and angular velocities,
+ * and the inertializer's half-lives and steps. Names the worst case. */
+#define DECAY_QUAT_TOLERANCE 2e-6f
+static void test_decay_quat_series_matches_exact_maps(void **state) {
+  unsigned seed = 9;
+  float worst = 0.0f, worst_angle = 0.0f;
+  int worst_case = -1;
+  static const float halflives[3] = {0.05f, 0.1f, 0.3f}, steps[3] = {1.0f / 60.0f, 1.0f / 30.0f, 0.1f};
+  for (int i = 0; i < 20000; i++) {
+    float u1 = (float)rand_r(&seed) / (float)RAND_MAX, u2 = (float)rand_r(&seed) / (float)RAND_MAX;
+    float u3 = (float)rand_r(&seed) / (float)RAND_MAX;
+    /* Angles spread over [0, pi], denser near 0 where offsets live, and the series' edges exactly. */
+    float angle = i % 4 == 0 ? 3.14159265f * u1 : (i % 4 == 1 ? 0.1f * u1 : (i % 4 == 2 ? 2.0f * acosf(0.7f) + 0.02f * (u1 - 0.5f) : 1e-4f * u1));
+    vec3 axis = vec3_normalize(vec3_make(u1 - 0.5f, u2 - 0.5f, u3 - 0.4f));
+    quat q = quat_from_angle_axis(angle, axis);
+    if (i % 3 == 0) q = quat_neg(q); /* the double cover */
+    vec3 w = vec3_make(20.0f * (u2 - 0.5f), 10.0f * (u3 - 0.5f), 5.0f * (u1 - 0.5f));
+    anim_spring_decayer_t d;
+    anim_spring_decayer_make(&d, halflives[i % 3], steps[(i / 3) % 3]);
+    quat got_q = q;
+    vec3 got_w = w;
+    /* One at a time, or as lane i % 7 of a pose of 7 (a vector of four and a scalar tail). */
+    if (i % 2) {
+      anim_spring_decayer_quat(&d, &got_q, &got_w);
+    } else {
+      quat pose_q[7];
+      vec3 pose_w[7];
+      for (int b = 0; b < 7; b++) pose_q[b] = quat_identity(), pose_w[b] = vec3_zero();
+      pose_q[i % 7] = q, pose_w[i % 7] = w;
+      anim_spring_decayer_quats(&d, pose_q, pose_w, 7);
+      got_q = pose_q[i % 7], got_w = pose_w[i % 7];
+    }
+    vec3 r = quat_to_scaled_angle_axis(quat_abs(q)), ref_w = w;
+    anim_spring_decayer_vec3(&d, &r, &ref_w);
+    quat ref_q = quat_from_scaled_angle_axis(r);
+    float err = 1.0f - fabsf(quat_dot(got_q, ref_q));
+    float dq = sqrtf(2.0f * fmaxf(err, 0.0f)); /* ~ half the angle between them */
+    float e = fmaxf(fmaxf(fabsf(got_q.w - ref_q.w), fabsf(got_q.x - ref_q.x)),
+                    fmaxf(fabsf(got_q.y - ref_q.y), fabsf(got_q.z - ref_q.z)));
+    e = fmaxf(fminf(e, dq), vec3_length(vec3_sub(got_w, ref_w)) / fmaxf(1.0f, vec3_length(ref_w)));
+    assert_float_equal(quat_dot(got_q, got_q), 1.0f, 1e-5f);
+    if (e > worst) worst = e, worst_angle = angle, worst_case = i;
+  }
+  if (worst > DECAY_QUAT_TOLERANCE)
+    fail_msg("case %d (offset %.4f rad): %.3g from the exact maps (tolerance %.1g)", worst_case, worst_angle, worst,
+             DECAY_QUAT_TOLERANCE);
+  print_message("rotation decay: worst %.3g from the exact maps (case %d, offset %.4f rad)\n", worst, worst_case,
+                worst_angle);
+}
+
 static void test_simple_and_track_match_rk4(void **state) {
   float x = 0.0f, v = 1.0f;
   anim_spring_simple(&x, &v, 2.0f, 0.25f, 0.4f);
@@ -349,6 +402,7 @@ int main(void) {
       cmocka_unit_test(test_decay_steps_compose),
       cmocka_unit_test(test_decay_vec3_and_huge_dt),
       cmocka_unit_test(test_decay_quat_double_cover),
+      cmocka_unit_test(test_decay_quat_series_matches_exact_maps),
       cmocka_unit_test(test_simple_and_track_match_rk4),
       cmocka_unit_test(test_character_spring_integrates_velocity),
       cmocka_unit_test(test_halflife_reaching_fraction),
