@@ -180,8 +180,9 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
   c->input.kind = ANIM_INPUT_STICK;
   /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
-  if (params->foot_lock && anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
-                                                params->foot_release_halflife) != 0)
+  if (params->foot_lock && (anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
+                                                 params->foot_release_halflife) != 0 ||
+                            anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0))
     c->feet.nfeet = 0;
   anim_controller_reset(c, position, facing, vec3_zero(), start_frame);
   return 0;
@@ -291,4 +292,13 @@ void anim_controller_global_pose(anim_controller_t *c) {
   c->globals_fresh = 1;
   anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,
           c->db->nbones);
+}
+
+uint32_t anim_controller_contacts(const anim_controller_t *c) {
+  if (c->params.foot_lock && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
+  const anim_database_t *db = c->db;
+  uint32_t bits = 0;
+  for (int s = 0; s < db->ncontacts; s++)
+    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) bits |= 1u << s;
+  return bits;
 }

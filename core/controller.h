@@ -159,4 +159,9 @@ void anim_controller_stagger(anim_controller_t *character, int frames);
  * tick: later calls find them there). */
 void anim_controller_global_pose(anim_controller_t *character);
 
+/* The contacts of the displayed pose, bit i for contact bone i: the feet
+ * shown planted (foot_lock.h), or without foot locking the contacts of the
+ * frame playing. What a stream reports. */
+uint32_t anim_controller_contacts(const anim_controller_t *character);
+
 #endif

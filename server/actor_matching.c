@@ -53,9 +53,7 @@ static void report_pose(srv_actor_t *a) {
   p->rotations = c->pose_rotations;
   p->frame = c->frame;
   p->transitioned = c->transitioned;
-  p->contacts = 0;
-  for (int s = 0; s < db->ncontacts && s < 32; s++)
-    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) p->contacts |= 1u << s;
+  p->contacts = anim_controller_contacts(c); /* the displayed feet */
   if (a->want & SRV_WANT_GLOBAL) anim_controller_global_pose(c);
   p->global_positions = c->global_positions;
 }

@@ -126,15 +126,15 @@ static void test_locked_foot_stays_and_releases_smoothly(void **state) {
     lp[0] = vec3_add(lp[0], vec3_make(0.02f * sinf(0.1f * (float)frame), 0.0f, 0.0f)); /* a swaying root */
     anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
     const uint8_t *contacts = db.contacts + (size_t)frame * (size_t)db.ncontacts;
-    int was_locked = locks.feet[0].locked;
+    int was_locked = (locks.feet[0].state == ANIM_FOOT_PLANTED);
     anim_foot_locks_apply(&locks, contacts, lp, lr, 1.0f / db.frame_rate);
     anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
-    if (locks.feet[0].locked && !was_locked) landed = gp[toe];
-    if (locks.feet[0].locked) {
+    if ((locks.feet[0].state == ANIM_FOOT_PLANTED) && !was_locked) landed = gp[toe];
+    if ((locks.feet[0].state == ANIM_FOOT_PLANTED)) {
       worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], landed)));
       locked_ticks++;
     }
-    if (was_locked && !locks.feet[0].locked) {
+    if (was_locked && !(locks.feet[0].state == ANIM_FOOT_PLANTED)) {
       releases++;
       worst_release_jump = fmaxf(worst_release_jump, vec3_length(vec3_sub(gp[toe], previous_toe)));
     }

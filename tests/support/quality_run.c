@@ -32,13 +32,7 @@ int anim_quality_dataset_build(anim_database_t *out_db, const char *shared_dir, 
   return rc;
 }
 
-uint32_t anim_quality_streamed_contacts(const anim_controller_t *c) {
-  const anim_database_t *db = c->db;
-  uint32_t flags = 0;
-  for (int s = 0; s < db->ncontacts; s++)
-    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) flags |= 1u << s;
-  return flags;
-}
+uint32_t anim_quality_streamed_contacts(const anim_controller_t *c) { return anim_controller_contacts(c); }
 
 static long data_contacts(const anim_controller_t *c) {
   long flags = 0;
