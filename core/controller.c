@@ -262,18 +262,21 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
  * v or q, w) with the bone's own half-life, and show its input with them
  * (inertialize.h: displayed position = input + offset; rotation = offset *
  * input, angular velocity = offset's + offset (input's)). */
-static void reblend_position(anim_controller_t *c, int b, vec3 x, vec3 v, float halflife, float dt) {
+static void reblend_position(anim_controller_t *c, int b, vec3 x, vec3 v, const anim_spring_decayer_t *decay) {
   vec3 in_x = vec3_sub(c->pose_positions[b], c->offset_positions[b]);
   vec3 in_v = vec3_sub(c->pose_velocities[b], c->offset_velocities[b]);
-  anim_inertialize_update_vec3(&c->pose_positions[b], &c->pose_velocities[b], &x, &v, in_x, in_v, halflife, dt);
+  anim_spring_decayer_vec3(decay, &x, &v);
+  c->pose_positions[b] = vec3_add(in_x, x), c->pose_velocities[b] = vec3_add(in_v, v);
   c->offset_positions[b] = x, c->offset_velocities[b] = v;
 }
 
-static void reblend_rotation(anim_controller_t *c, int b, quat q, vec3 w, float halflife, float dt) {
-  quat in_q = quat_normalize(quat_inv_mul(c->offset_rotations[b], c->pose_rotations[b]));
+static void reblend_rotation(anim_controller_t *c, int b, quat q, vec3 w, const anim_spring_decayer_t *decay) {
+  quat in_q = quat_inv_mul(c->offset_rotations[b], c->pose_rotations[b]);
   vec3 in_w = quat_inv_mul_vec3(c->offset_rotations[b],
                                 vec3_sub(c->pose_angular_velocities[b], c->offset_angular_velocities[b]));
-  anim_inertialize_update_quat(&c->pose_rotations[b], &c->pose_angular_velocities[b], &q, &w, in_q, in_w, halflife, dt);
+  anim_spring_decayer_quat(decay, &q, &w);
+  c->pose_rotations[b] = quat_normalize(quat_mul(q, in_q));
+  c->pose_angular_velocities[b] = vec3_add(w, quat_mul_vec3(q, in_w));
   c->offset_rotations[b] = q, c->offset_angular_velocities[b] = w;
 }
 
@@ -301,9 +304,11 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
     leg_q[i] = c->offset_rotations[c->leg_bones[i]], leg_w[i] = c->offset_angular_velocities[c->leg_bones[i]];
   int rc = anim_inertializer_update(&c->inertializer, &out, &view, p->inertialize_halflife * p->body_halflife_scale, dt);
   if (!rc) {
-    reblend_position(c, 0, root_x, root_v, p->inertialize_halflife * p->root_halflife_scale, dt);
-    for (int i = 0; i < c->nleg_bones; i++)
-      reblend_rotation(c, c->leg_bones[i], leg_q[i], leg_w[i], p->inertialize_halflife, dt);
+    anim_spring_decayer_t root_decay, leg_decay;
+    anim_spring_decayer_make(&root_decay, p->inertialize_halflife * p->root_halflife_scale, dt);
+    anim_spring_decayer_make(&leg_decay, p->inertialize_halflife, dt);
+    reblend_position(c, 0, root_x, root_v, &root_decay);
+    for (int i = 0; i < c->nleg_bones; i++) reblend_rotation(c, c->leg_bones[i], leg_q[i], leg_w[i], &leg_decay);
   }
   c->tick_dt = 0.0f;
   c->tick_searching = 0;
