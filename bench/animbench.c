@@ -32,7 +32,7 @@ static const struct {
     {"graph", bench_graph, "[--shared DIR] [--sizes 6k,30k] [--seconds 30] [--threads 2]"},
     {"fit", bench_fit, "[--shared DIR] [--noise M] [--repeat N] [--json FILE] [--svg FILE]"},
     {"fit-stream", bench_fit_stream, "[--shared DIR] [--json FILE] [--svg FILE]"},
-    {"feet", bench_feet, "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE]"},
+    {"feet", bench_feet, "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
 };
 
 int main(int argc, char **argv) {

@@ -17,6 +17,9 @@
  * steered by set_input as the program changes, and measured from the stream
  * (float poses with global positions and the contact bits) in real time.
  *
+ * --svg FILE: a filmstrip of a character wandering on Bandai Namco, top view
+ * with footprints (bench/feet_strip.h).
+ *
  * Tick cost: the in-process controller's time per character tick on each
  * dataset (the wander program, --cost-characters characters ticked in turn),
  * beside the same characters without foot locking, measured in the same run
@@ -30,6 +33,7 @@
 #include "anim_client.h"
 #include "controller.h"
 #include "dbfile_write.h"
+#include "feet_strip.h"
 #include "quality_run.h"
 #include "quality_wire.h"
 #include "search.h"
@@ -40,7 +44,7 @@ typedef struct {
   float seconds;
   int seeds, wire, cost_characters;
   float wire_seconds;
-  const char *json;
+  const char *json, *svg;
 } options_t;
 
 typedef struct {
@@ -174,9 +178,29 @@ static void run_cost(const options_t *o, dataset_t *sets, FILE *json) {
 
 static int bench_feet_wire(const options_t *o, dataset_t *sets, FILE *json);
 
+/* The filmstrip: a character wandering on the first dataset (Bandai Namco) for 12 s. */
+static int write_strip(dataset_t *set, const char *path) {
+  feet_strip_t strip;
+  const float dt = 1.0f / 60.0f, seconds = 12.0f;
+  feet_strip_init(&strip, &set->db, dt);
+  anim_quality_t q;
+  int rc = anim_quality_run_controller(&set->db, set->index, NULL, ANIM_PROGRAM_WANDER, 3, seconds, &q,
+                                       feet_strip_record, &strip);
+  char title[512];
+  snprintf(title, sizeof title,
+           "a character wandering on Bandai Namco (a new stick direction every 0.3-1 s), %.0f s from the core "
+           "controller: contact slide p95 %.3f m/s, worst %.3f; planted %.0f%% of frames (data %.0f%%)",
+           (double)seconds, (double)q.slide_p95, (double)q.slide_max, 100.0 * q.flagged_share, 100.0 * q.data_share);
+  if (!rc) rc = feet_strip_write(&strip, path, 3.0f, title);
+  feet_strip_free(&strip);
+  if (rc) fprintf(stderr, "animbench feet: could not write %s\n", path);
+  else printf("\nfilmstrip: %s\n", path);
+  return rc ? 1 : 0;
+}
+
 int bench_feet(int argc, char **argv);
 int bench_feet(int argc, char **argv) {
-  options_t o = {"../shared", 60.0f, 2, 0, 200, 20.0f, NULL};
+  options_t o = {"../shared", 60.0f, 2, 0, 200, 20.0f, NULL, NULL};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--wire")) o.wire = 1;
@@ -187,6 +211,7 @@ int bench_feet(int argc, char **argv) {
     else if (!strcmp(a, "--seeds")) o.seeds = atoi(v), i++;
     else if (!strcmp(a, "--cost-characters")) o.cost_characters = atoi(v), i++;
     else if (!strcmp(a, "--json")) o.json = v, i++;
+    else if (!strcmp(a, "--svg")) o.svg = v, i++;
     else return fprintf(stderr, "animbench feet: unknown option %s\n", a), 2;
   }
   if (o.seeds < 1 || !(o.seconds > 0) || o.cost_characters < 0)
@@ -209,6 +234,7 @@ int bench_feet(int argc, char **argv) {
   printf("%d s per run, %d seeds; p50/p95 of the worst seed, worst over all\n", (int)o.seconds, o.seeds);
   int rc = run_in_process(&o, sets, json);
   if (!rc && o.wire) rc = bench_feet_wire(&o, sets, json);
+  if (!rc && o.svg && sets[0].ok) rc = write_strip(&sets[0], o.svg);
   if (!rc && o.cost_characters > 0) run_cost(&o, sets, json);
   if (json) fprintf(json, "\n]}\n"), fclose(json);
   for (int d = 0; d < anim_quality_dataset_count; d++) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
