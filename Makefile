@@ -12,6 +12,8 @@
 #   make bench-fit  pose fitting from tracked points on held-out mocap (animbench fit)
 #   make bench-fit-stream  a tracker character fed held-out mocap over the wire; docs/fit_stream_filmstrip.svg
 #   make bench-lmm  learned-motion-matching networks and frames against PyTorch (build/bench-lmm.json)
+#   make bench-feet planted feet and motion quality on real mocap, in process and over the wire
+#                   (build/bench-feet.json, docs/feet_filmstrip.svg)
 #   make lmm-normalization  recover the LMM features' normalization into core/lmm_normalization.c
 #   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
 #   make seq-filmstrips     docs/machine_filmstrip.svg, docs/graph_filmstrip.svg: the jump machine and a
@@ -88,7 +90,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/error.c core/quantize.c
 
-.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm \
+.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm bench-feet \
   lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
 
@@ -243,7 +245,9 @@ $(BUILD)/obj/bench/%.o: bench/%.cpp
 	$(Q)$(CXX) -std=c++17 $(OPT) -g -Wall -Wextra -MMD -MP -Icore -Iinclude $(SAN_FLAGS) -c $< -o $@
 $(call obj,$(BENCH_C)): | $(GEN_H)
 $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
-    $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c tests/support/raw_client.c tests/support/tracker_feed.c tests/support/task_threads.c) $(CLIENT_LIB) $(CORE_LIB)
+    $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c tests/support/raw_client.c tests/support/tracker_feed.c \
+      tests/support/task_threads.c tests/support/input_program.c tests/support/motion_quality.c tests/support/quality_run.c \
+      tests/support/quality_wire.c) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
 
@@ -272,6 +276,11 @@ bench-fit-stream: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
 	ANIM_BUILD_DIR=$(BUILD) $(BUILD)/animbench fit-stream --shared $(SHARED_DIR) --json $(BUILD)/bench-fit-stream.json \
 	  --svg docs/fit_stream_filmstrip.svg
+
+bench-feet: deps-bench
+	@$(MAKE) --no-print-directory all $(BUILD)/animbench
+	ANIM_BUILD_DIR=$(BUILD) $(BUILD)/animbench feet --shared $(SHARED_DIR) --wire --json $(BUILD)/bench-feet.json \
+	  --svg docs/feet_filmstrip.svg $(FEET_ARGS)
 
 # ---- install -------------------------------------------------------------------
 install: all

@@ -6,6 +6,7 @@
  *   animbench graph [options]    motion graph build, path following, state machines (bench_graph.c)
  *   animbench fit [options]      pose fitting from tracked points on held-out mocap (bench_fit.c)
  *   animbench fit-stream [options] a tracker character of the server fed a held-out clip over the wire (bench_fit_stream.c)
+ *   animbench feet [options]     planted feet and motion quality on real mocap, in process and over the wire (bench_feet.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
@@ -19,6 +20,7 @@ int bench_crowd(int argc, char **argv);
 int bench_graph(int argc, char **argv);
 int bench_fit(int argc, char **argv);
 int bench_fit_stream(int argc, char **argv);
+int bench_feet(int argc, char **argv);
 
 static const struct {
   const char *name;
@@ -30,6 +32,7 @@ static const struct {
     {"graph", bench_graph, "[--shared DIR] [--sizes 6k,30k] [--seconds 30] [--threads 2]"},
     {"fit", bench_fit, "[--shared DIR] [--noise M] [--repeat N] [--json FILE] [--svg FILE]"},
     {"fit-stream", bench_fit_stream, "[--shared DIR] [--json FILE] [--svg FILE]"},
+    {"feet", bench_feet, "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
 };
 
 int main(int argc, char **argv) {

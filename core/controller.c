@@ -12,6 +12,8 @@ static const vec3 up = {0.0f, 1.0f, 0.0f};
 void anim_controller_params_default(anim_controller_params_t *p) {
   p->search_interval = 10;
   p->inertialize_halflife = 0.1f;
+  p->body_halflife_scale = 2.0f;
+  p->root_halflife_scale = 0.5f;
   p->velocity_halflife = 0.27f;
   p->rotation_halflife = 0.27f;
   p->forward_speed = 1.75f;
@@ -32,13 +34,14 @@ void anim_controller_params_default(anim_controller_params_t *p) {
 int anim_controller_params_validate(const anim_controller_params_t *p) {
   float values[] = {p->inertialize_halflife, p->velocity_halflife, p->rotation_halflife, p->forward_speed,
                     p->side_speed, p->back_speed, p->transition_cost, p->replan_threshold, p->input_f,
-                    p->input_zeta, p->input_r, p->foot_unlock_radius, p->foot_release_halflife};
+                    p->input_zeta, p->input_r, p->foot_unlock_radius, p->foot_release_halflife,
+                    p->body_halflife_scale, p->root_halflife_scale};
   for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
     if (!isfinite(values[i])) return ANIM_ENONFINITE;
   if (p->search_interval < 1 || !(p->inertialize_halflife > 0) || !(p->velocity_halflife > 0) ||
       !(p->rotation_halflife > 0) || p->forward_speed < 0 || p->side_speed < 0 || p->back_speed < 0 ||
       p->ignore_surrounding < 0 || p->ignore_range_end < 0 || p->transition_cost < 0 || p->replan_threshold < 0 ||
-      !(p->input_f > 0) || p->input_zeta < 0 ||
+      !(p->input_f > 0) || p->input_zeta < 0 || !(p->body_halflife_scale > 0) || !(p->root_halflife_scale > 0) ||
       (p->foot_lock && (!(p->foot_unlock_radius > 0) || !(p->foot_release_halflife > 0))))
     return ANIM_EINVAL;
   return 0;
@@ -169,6 +172,15 @@ static int has_trajectory(const anim_database_t *db) {
   return 0;
 }
 
+/* Each contact bone and the three bones above it (those below the root). */
+static void find_leg_bones(anim_controller_t *c) {
+  const anim_database_t *db = c->db;
+  c->nleg_bones = 0;
+  for (int s = 0; s < db->ncontacts; s++)
+    for (int b = db->contact_bones[s], k = 0; b > 0 && k < 4; b = db->skeleton.parents[b], k++)
+      c->leg_bones[c->nleg_bones++] = b;
+}
+
 int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const anim_search_index_t *index,
                         const anim_controller_params_t *params, vec3 position, float facing, int start_frame) {
   memset(c, 0, sizeof *c);
@@ -196,9 +208,11 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
                          c->offset_angular_velocities);
   anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
   c->input.kind = ANIM_INPUT_STICK;
+  find_leg_bones(c);
   /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
-  if (params->foot_lock && anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
-                                                params->foot_release_halflife) != 0)
+  if (params->foot_lock && (anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
+                                                 params->foot_release_halflife) != 0 ||
+                            anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0))
     c->feet.nfeet = 0;
   anim_controller_reset(c, position, facing, vec3_zero(), start_frame);
   return 0;
@@ -260,6 +274,29 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   return c->tick_searching;
 }
 
+/* The whole-pose update decays every offset with the body's half-life; the
+ * two below decay one bone's offsets again from their state ahead of it (x,
+ * v or q, w) with the bone's own half-life, and show its input with them
+ * (inertialize.h: displayed position = input + offset; rotation = offset *
+ * input, angular velocity = offset's + offset (input's)). */
+static void reblend_position(anim_controller_t *c, int b, vec3 x, vec3 v, const anim_spring_decayer_t *decay) {
+  vec3 in_x = vec3_sub(c->pose_positions[b], c->offset_positions[b]);
+  vec3 in_v = vec3_sub(c->pose_velocities[b], c->offset_velocities[b]);
+  anim_spring_decayer_vec3(decay, &x, &v);
+  c->pose_positions[b] = vec3_add(in_x, x), c->pose_velocities[b] = vec3_add(in_v, v);
+  c->offset_positions[b] = x, c->offset_velocities[b] = v;
+}
+
+static void reblend_rotation(anim_controller_t *c, int b, quat q, vec3 w, const anim_spring_decayer_t *decay) {
+  quat in_q = quat_inv_mul(c->offset_rotations[b], c->pose_rotations[b]);
+  vec3 in_w = quat_inv_mul_vec3(c->offset_rotations[b],
+                                vec3_sub(c->pose_angular_velocities[b], c->offset_angular_velocities[b]));
+  anim_spring_decayer_quat(decay, &q, &w);
+  c->pose_rotations[b] = quat_normalize(quat_mul(q, in_q));
+  c->pose_angular_velocities[b] = vec3_add(w, quat_mul_vec3(q, in_w));
+  c->offset_rotations[b] = q, c->offset_angular_velocities[b] = w;
+}
+
 int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best) {
   const anim_controller_params_t *p = &c->params;
   float dt = c->tick_dt;
@@ -276,7 +313,20 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
-  int rc = anim_inertializer_update(&c->inertializer, &out, &view, p->inertialize_halflife, dt);
+  /* Three speeds of blending (controller.h): the root's position and the
+   * legs' rotations are decayed again with their own half-lives. */
+  vec3 root_x = c->offset_positions[0], root_v = c->offset_velocities[0], leg_w[4 * ANIM_MAX_CONTACTS];
+  quat leg_q[4 * ANIM_MAX_CONTACTS];
+  for (int i = 0; i < c->nleg_bones; i++)
+    leg_q[i] = c->offset_rotations[c->leg_bones[i]], leg_w[i] = c->offset_angular_velocities[c->leg_bones[i]];
+  int rc = anim_inertializer_update(&c->inertializer, &out, &view, p->inertialize_halflife * p->body_halflife_scale, dt);
+  if (!rc) {
+    anim_spring_decayer_t root_decay, leg_decay;
+    anim_spring_decayer_make(&root_decay, p->inertialize_halflife * p->root_halflife_scale, dt);
+    anim_spring_decayer_make(&leg_decay, p->inertialize_halflife, dt);
+    reblend_position(c, 0, root_x, root_v, &root_decay);
+    for (int i = 0; i < c->nleg_bones; i++) reblend_rotation(c, c->leg_bones[i], leg_q[i], leg_w[i], &leg_decay);
+  }
   c->tick_dt = 0.0f;
   c->tick_searching = 0;
   if (rc) return rc;
@@ -308,4 +358,13 @@ void anim_controller_global_pose(anim_controller_t *c) {
   c->globals_fresh = 1;
   anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,
           c->db->nbones);
+}
+
+uint32_t anim_controller_contacts(const anim_controller_t *c) {
+  if (c->params.foot_lock && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
+  const anim_database_t *db = c->db;
+  uint32_t bits = 0;
+  for (int s = 0; s < db->ncontacts; s++)
+    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) bits |= 1u << s;
+  return bits;
 }

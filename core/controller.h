@@ -10,7 +10,14 @@
  * frame competing); a better frame starts an inertialized transition; the
  * frame advances and the displayed pose is the database pose plus the
  * decaying offsets, its root moving in the world by the animation's own root
- * motion, and planted feet held where they landed (foot_lock.h). The
+ * motion, and planted feet held where they landed (foot_lock.h, on the
+ * ground). Offsets decay at three speeds: the legs' with
+ * inertialize_halflife, the root's position faster (root_halflife_scale
+ * times it: the character takes up the new clip's speed at once) and the
+ * rest of the body's slower (body_halflife_scale times it, the root's turn
+ * included: the torso and arms do not lurch; on the GAMES-105 clips one
+ * half-life for all moved the head and wrists 25% faster than anywhere in
+ * the data, tests/test_foot_quality.c). The
  * simulation's position follows the displayed root, so the trajectory always
  * starts where the character is.
  *
@@ -22,7 +29,8 @@
  *  2. halflives > 0 seconds; speeds >= 0 m/s; all finite;
  *  3. ignore_surrounding, ignore_range_end >= 0; transition_cost >= 0;
  *  4. input_f > 0, input_zeta >= 0 (second-order input smoothing, 001_*);
- *  5. foot_unlock_radius > 0 and foot_release_halflife > 0 (when foot_lock).
+ *  5. foot_unlock_radius > 0 and foot_release_halflife > 0 (when foot_lock);
+ *  6. body_halflife_scale > 0 and root_halflife_scale > 0, finite.
  */
 #ifndef ANIM_CONTROLLER_H
 #define ANIM_CONTROLLER_H
@@ -36,7 +44,9 @@
 
 typedef struct {
   int search_interval;            /* frames between searches */
-  float inertialize_halflife;     /* s */
+  float inertialize_halflife;     /* s, transitions blend the legs over this */
+  float body_halflife_scale;      /* the rest of the body blends over this times inertialize_halflife */
+  float root_halflife_scale;      /* the root's velocity over this times inertialize_halflife */
   float velocity_halflife;        /* s, simulation velocity spring */
   float rotation_halflife;        /* s, simulation facing spring */
   float forward_speed, side_speed, back_speed; /* m/s at full stick */
@@ -113,6 +123,8 @@ typedef struct {
   quat *global_rotations;
   int globals_fresh;      /* global_* hold this tick's FK (computed on demand, once) */
   anim_foot_locks_t feet;
+  int leg_bones[4 * ANIM_MAX_CONTACTS]; /* hip, knee, ankle, contact bone of each leg: their own half-life */
+  int nleg_bones;
 } anim_controller_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing
@@ -165,5 +177,10 @@ void anim_controller_query(const anim_controller_t *character, float *out_query)
 /* Fills global_positions/global_rotations from the displayed pose (once a
  * tick: later calls find them there). */
 void anim_controller_global_pose(anim_controller_t *character);
+
+/* The contacts of the displayed pose, bit i for contact bone i: the feet
+ * shown planted (foot_lock.h), or without foot locking the contacts of the
+ * frame playing. What a stream reports. */
+uint32_t anim_controller_contacts(const anim_controller_t *character);
 
 #endif

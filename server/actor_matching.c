@@ -54,9 +54,7 @@ static void report_pose(srv_actor_t *a) {
   p->rotations = c->pose_rotations;
   p->frame = c->frame;
   p->transitioned = c->transitioned;
-  p->contacts = 0;
-  for (int s = 0; s < db->ncontacts && s < 32; s++)
-    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) p->contacts |= 1u << s;
+  p->contacts = anim_controller_contacts(c); /* the displayed feet */
   if (a->want & SRV_WANT_GLOBAL) anim_controller_global_pose(c);
   p->global_positions = c->global_positions;
 }
@@ -123,7 +121,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   for (int i = 0; i < c->feet.nfeet && i < ANIM_MAX_CONTACTS; i++) {
     const anim_foot_lock_t *foot = &c->feet.feet[i];
     s->feet[i].bone = foot->toe;
-    s->feet[i].locked = foot->locked, s->feet[i].released = foot->released;
+    s->feet[i].locked = foot->state == ANIM_FOOT_PLANTED, s->feet[i].stepping = foot->state == ANIM_FOOT_STEPPING;
     s->feet[i].position = foot->lock_position;
     s->nfeet = i + 1;
   }

@@ -323,7 +323,7 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
       Animserver__FootLock *f = SRV_ENCODER_NEW(e, Animserver__FootLock, ANIMSERVER__FOOT_LOCK__INIT);
       if (!f) return;
       f->bone = (char *)db->skeleton.names[st->feet[i].bone];
-      f->locked = st->feet[i].locked, f->released = st->feet[i].released;
+      f->locked = st->feet[i].locked, f->released = st->feet[i].stepping;
       f->position = encode_vec3(e, st->feet[i].position);
       m->feet[m->n_feet++] = f;
     }

@@ -117,7 +117,7 @@ typedef struct {
   int nquery;
   struct {
     int bone; /* index into the skeleton */
-    int locked, released;
+    int locked, stepping; /* planted; stepping to plant again */
     vec3 position;
   } feet[ANIM_MAX_CONTACTS];
   int nfeet;

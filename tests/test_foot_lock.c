@@ -4,7 +4,10 @@
  * keeping its world rotation, the knee bending about its hinge), stops short
  * of straight for unreachable ones, and on the default database a planted
  * foot stays where it landed while the rest of the body moves, then is
- * released without a jump.
+ * released without a jump; on the ground, a foot the animation leaves
+ * behind steps (lifting, landing where the animation is) and plants again
+ * rather than being dragged, and the pelvis comes down for a planted foot
+ * out of reach, no further than allowed.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -124,15 +127,15 @@ static void test_locked_foot_stays_and_releases_smoothly(void **state) {
     lp[0] = vec3_add(lp[0], vec3_make(0.02f * sinf(0.1f * (float)frame), 0.0f, 0.0f)); /* a swaying root */
     anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
     const uint8_t *contacts = db.contacts + (size_t)frame * (size_t)db.ncontacts;
-    int was_locked = locks.feet[0].locked;
+    int was_locked = (locks.feet[0].state == ANIM_FOOT_PLANTED);
     anim_foot_locks_apply(&locks, contacts, lp, lr, 1.0f / db.frame_rate);
     anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
-    if (locks.feet[0].locked && !was_locked) landed = gp[toe];
-    if (locks.feet[0].locked) {
+    if ((locks.feet[0].state == ANIM_FOOT_PLANTED) && !was_locked) landed = gp[toe];
+    if ((locks.feet[0].state == ANIM_FOOT_PLANTED)) {
       worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], landed)));
       locked_ticks++;
     }
-    if (was_locked && !locks.feet[0].locked) {
+    if (was_locked && !(locks.feet[0].state == ANIM_FOOT_PLANTED)) {
       releases++;
       worst_release_jump = fmaxf(worst_release_jump, vec3_length(vec3_sub(gp[toe], previous_toe)));
     }
@@ -147,12 +150,110 @@ static void test_locked_foot_stays_and_releases_smoothly(void **state) {
   assert_true(worst_release_jump < 5.0f / db.frame_rate);
 }
 
+/* One database frame's pose, the root moved by offset. */
+static void frame_pose(int frame, vec3 offset, vec3 *lp, quat *lr) {
+  int n = db.nbones;
+  memcpy(lp, db.local_positions + (size_t)frame * n, (size_t)n * sizeof *lp);
+  memcpy(lr, db.local_rotations + (size_t)frame * n, (size_t)n * sizeof *lr);
+  lp[0] = vec3_add(lp[0], offset);
+}
+
+static int find_range(const char *name) {
+  for (int r = 0; r < db.nranges; r++)
+    if (strcmp(db.ranges[r].name, name) == 0) return r;
+  fail_msg("no range %s", name);
+  return -1;
+}
+
+/* Standing (idle, both feet down for 4 s) while the root drifts sideways
+ * at 0.6 m/s away from its feet: each planted foot is left behind until
+ * the lock would stretch, then steps, lifted, to where the animation has
+ * it, and plants there again; while shown planted it does not move. */
+static void test_left_behind_foot_steps_and_replants(void **state) {
+  anim_foot_locks_t locks;
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
+  assert_int_equal(anim_foot_locks_ground(&locks, ANIM_FOOT_MAX_DROP), 0);
+  int r = find_range("idle"), toe = locks.feet[0].toe, n = db.nbones;
+  const float dt = 1.0f / db.frame_rate;
+  float worst_drift = 0, highest_lift = 0, fastest_step = 0, lift_from = 0;
+  int steps = 0, replants = 0, planted_ticks = 0;
+  vec3 planted_at = vec3_zero(), previous = vec3_zero();
+  anim_foot_state_t before = ANIM_FOOT_FREE;
+  for (int frame = db.ranges[r].start; frame < db.ranges[r].stop; frame++) {
+    vec3 lp[128], gp[128];
+    quat lr[128], gr[128];
+    frame_pose(frame, vec3_make(0.6f * dt * (float)(frame - db.ranges[r].start), 0.0f, 0.0f), lp, lr);
+    anim_foot_locks_apply(&locks, db.contacts + (size_t)frame * (size_t)db.ncontacts, lp, lr, dt);
+    anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
+    anim_foot_state_t now = locks.feet[0].state;
+    int shown = (anim_foot_locks_contacts(&locks) & 1u) != 0;
+    assert_int_equal(shown, now == ANIM_FOOT_PLANTED);
+    if (now == ANIM_FOOT_PLANTED && before != ANIM_FOOT_PLANTED) planted_at = gp[toe];
+    if (now == ANIM_FOOT_PLANTED) worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], planted_at))), planted_ticks++;
+    if (now == ANIM_FOOT_STEPPING && before != ANIM_FOOT_STEPPING) steps++, lift_from = previous.y;
+    if (now == ANIM_FOOT_STEPPING) {
+      highest_lift = fmaxf(highest_lift, gp[toe].y - lift_from);
+      fastest_step = fmaxf(fastest_step, vec3_length(vec3_sub(gp[toe], previous)) / dt);
+    }
+    if (before == ANIM_FOOT_STEPPING && now == ANIM_FOOT_PLANTED) replants++;
+    before = now, previous = gp[toe];
+  }
+  printf("left behind: %d planted ticks, %d steps (%d re-planted), drift while planted %.2g m, highest lift %.3f m, "
+         "fastest step %.2f m/s\n", planted_ticks, steps, replants, worst_drift, highest_lift, fastest_step);
+  assert_true(steps >= 3);
+  assert_true(replants >= 1);
+  assert_true(planted_ticks > 60);
+  assert_true(worst_drift < 1e-3f);
+  assert_true(highest_lift > 0.02f);  /* visibly lifted, not dragged */
+  assert_true(fastest_step < 5.0f);   /* a step, not a pop (the walks' own feet reach 3.6 m/s) */
+}
+
+/* Standing (idle) while the root rises 1 mm a tick: the pelvis comes down
+ * so the planted feet stay where they are on the ground (their height
+ * follows the animation), never more than max_drop; past that the feet
+ * step rather than slide. */
+static void test_pelvis_comes_down_for_planted_feet(void **state) {
+  anim_foot_locks_t locks;
+  assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
+  assert_int_equal(anim_foot_locks_ground(&locks, 0.03f), 0);
+  assert_true(locks.pelvis > 0);
+  int r = find_range("idle"), toe = locks.feet[0].toe, n = db.nbones;
+  const float dt = 1.0f / db.frame_rate;
+  float worst_drift = 0, deepest = 0;
+  int planted_ticks = 0, stepped = 0;
+  vec3 planted_at = vec3_zero();
+  anim_foot_state_t before = ANIM_FOOT_FREE;
+  for (int t = 0; t < 120; t++) {
+    int frame = db.ranges[r].start + t;
+    vec3 lp[128], gp[128];
+    quat lr[128], gr[128];
+    frame_pose(frame, vec3_make(0.0f, 0.001f * (float)t, 0.0f), lp, lr);
+    anim_foot_locks_apply(&locks, db.contacts + (size_t)frame * (size_t)db.ncontacts, lp, lr, dt);
+    anim_fk(gp, gr, lp, lr, db.skeleton.parents, n);
+    anim_foot_state_t now = locks.feet[0].state;
+    if (now == ANIM_FOOT_PLANTED && before != ANIM_FOOT_PLANTED) planted_at = gp[toe];
+    vec3 moved = vec3_sub(gp[toe], planted_at);
+    if (now == ANIM_FOOT_PLANTED) worst_drift = fmaxf(worst_drift, sqrtf(moved.x * moved.x + moved.z * moved.z)), planted_ticks++;
+    stepped += now == ANIM_FOOT_STEPPING && before == ANIM_FOOT_PLANTED;
+    deepest = fmaxf(deepest, locks.drop);
+    before = now;
+  }
+  printf("rising root: %d planted ticks, pelvis down at most %.3f m, drift while planted %.2g m, %d steps\n",
+         planted_ticks, deepest, worst_drift, stepped);
+  assert_true(planted_ticks > 20);
+  assert_true(deepest > 0.01f && deepest <= 0.03f + 1e-6f);
+  assert_true(worst_drift < 1e-3f);
+  assert_true(stepped >= 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_setups),
       cmocka_unit_test(test_ik_reaches_and_keeps_lengths),
       cmocka_unit_test(test_unreachable_target_stops_short),
       cmocka_unit_test(test_locked_foot_stays_and_releases_smoothly),
+      cmocka_unit_test(test_left_behind_foot_steps_and_replants),
+      cmocka_unit_test(test_pelvis_comes_down_for_planted_feet),
   };
   return cmocka_run_group_tests_name("foot_lock", tests, setup, teardown);
 }

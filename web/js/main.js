@@ -532,7 +532,7 @@ function updateContacts(skeleton, bits) {
     if (!el) return;
     const down = ((bits >> i) & 1) === 1;
     const foot = state.character.feet.find((f) => f.bone === b);
-    const lock = foot ? (foot.locked ? 'locked' : foot.released ? 'released' : 'free') : 'no lock';
+    const lock = foot ? (foot.locked ? 'locked' : foot.released ? 'stepping' : 'free') : 'no lock';
     el.classList.toggle('down', down);
     el.classList.toggle('locked', !!(foot && foot.locked));
     el.querySelector('b').textContent = `${down ? 'planted' : 'swing'} · ${lock}`;

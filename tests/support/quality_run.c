@@ -1,0 +1,75 @@
+/* quality_run.c: the in-process quality runs (see quality_run.h). */
+#include <stdio.h>
+#include <string.h>
+#include "anim_error.h"
+#include "build.h"
+#include "feature_build.h"
+#include "import.h"
+#include "quality_run.h"
+
+const anim_quality_dataset_t anim_quality_datasets[] = {
+    {"bandai-namco", "bandai-namco", 0.01f},
+    {"games105", "games105", 1.0f},
+};
+const int anim_quality_dataset_count = 2;
+
+int anim_quality_dataset_build(anim_database_t *out_db, const char *shared_dir, int d, char *err, int errlen) {
+  memset(out_db, 0, sizeof *out_db);
+  if (d < 0 || d >= anim_quality_dataset_count) return snprintf(err, (size_t)errlen, "no dataset %d", d), ANIM_EINVAL;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/data/mocap/%s", shared_dir, anim_quality_datasets[d].folder);
+  anim_clip_list_t clips = {NULL, 0, 0};
+  anim_bvh_options_t bo = {anim_quality_datasets[d].scale};
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  o.mirror = 1;
+  anim_feature_schema_t schema;
+  int rc = anim_import_path(&clips, path, &bo, err, errlen);
+  if (!rc) rc = anim_database_build(out_db, anim_quality_datasets[d].name, clips.clips, clips.count, &o, err, errlen);
+  anim_clip_list_free(&clips);
+  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db))) rc = anim_features_build(out_db, &schema, err, errlen);
+  if (rc) anim_database_free(out_db);
+  return rc;
+}
+
+uint32_t anim_quality_streamed_contacts(const anim_controller_t *c) { return anim_controller_contacts(c); }
+
+static long data_contacts(const anim_controller_t *c) {
+  long flags = 0;
+  for (int s = 0; s < c->db->ncontacts; s++)
+    if (c->db->contacts[(size_t)c->frame * (size_t)c->db->ncontacts + (size_t)s]) flags |= 1l << s;
+  return flags;
+}
+
+int anim_quality_run_controller(const anim_database_t *db, const anim_search_index_t *index,
+                                const anim_controller_params_t *params, anim_program_kind_t kind, uint32_t seed,
+                                float seconds, anim_quality_t *out, anim_quality_tick_cb cb, void *ctx) {
+  anim_controller_t c;
+  anim_quality_meter_t meter;
+  int rc = anim_controller_init(&c, db, index, params, vec3_zero(), 0.0f, 0);
+  if (rc) return rc;
+  if (anim_quality_meter_init(&meter, db)) return anim_controller_free(&c), ANIM_ENOMEM;
+  anim_input_program_t program;
+  anim_input_program_init(&program, kind, seed);
+  const float dt = 1.0f / 60.0f;
+  int ticks = (int)(seconds * 60.0f + 0.5f);
+  for (int t = 0; t < ticks && !rc; t++) {
+    anim_controller_input_t in;
+    vec3 command;
+    int commanded;
+    if (anim_input_program_at(&program, (float)t * dt, &in, &command, &commanded)) {
+      rc = anim_controller_set_input(&c, &in);
+      if (commanded) anim_quality_meter_command(&meter, command);
+    }
+    if (!rc) rc = anim_controller_tick(&c, dt);
+    if (rc) break;
+    anim_controller_global_pose(&c);
+    uint32_t flags = anim_quality_streamed_contacts(&c);
+    anim_quality_meter_frame(&meter, c.global_positions, flags, data_contacts(&c), dt);
+    if (cb) cb(ctx, &c, flags);
+  }
+  anim_quality_meter_result(&meter, out);
+  anim_quality_meter_free(&meter);
+  anim_controller_free(&c);
+  return rc;
+}

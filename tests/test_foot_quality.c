@@ -1,0 +1,257 @@
+/*
+ * test_foot_quality.c: motion quality of motion-matching characters on real
+ * mocap under any input (issue 16): planted feet stay planted, nothing pops,
+ * responsiveness is kept.
+ *
+ * Two datasets (Bandai Namco, GAMES-105, as `animdb build --mirror` builds
+ * them) and three input programs (tests/support/input_program.h: the tour,
+ * a wander changing direction every 0.3-1 s, velocity reversals), each run
+ * in process for 60 s (the random ones with two seeds) and measured on what the character
+ * displays with the contacts the server streams
+ * (tests/support/motion_quality.h); then the same programs over the wire,
+ * measured from the real server's stream. Invalid parameters first; then
+ * the measure failing where it should (feet not locked slide); then the
+ * bounds. Bounds are below with their reasons; failures name the dataset,
+ * program, seed, and the worst foot or bone and frame.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_error.h"
+#include "controller.h"
+#include "data_dir.h"
+#include "fixture.h"
+#include "quality_run.h"
+#include "quality_wire.h"
+#include "search.h"
+#include "shared_data.h"
+
+/* Contact-foot slide, m/s (the issue's targets): the horizontal speed of a
+ * contact bone between two frames the stream flags, ends of contacts left
+ * out. A shown planted foot is held exactly (measured 0.000 on Bandai,
+ * 0.002 p95 / 0.006 worst on GAMES-105, whose toes the IK holds within a
+ * millimetre); before, 0.25-1.8 p95 and 1.9-4.1 worst. */
+#define MAX_SLIDE_P95 0.1f
+#define MAX_SLIDE_WORST 0.3f
+/* No pops (the issue's target): no bone faster than 1.2 times the fastest
+ * it moves anywhere in the source data. Measured 0.83 on Bandai and 1.17 on
+ * GAMES-105 (its head and wrists when a walk turns into its one short run
+ * clip, which starts at full speed); 1.27 before the body blended slower
+ * than the legs. */
+#define MAX_SPEED_RATIO 1.2f
+/* Responsiveness not worse than before the feet were planted (the issue's
+ * target): the mean time to reach 90% of a commanded speed, against what
+ * the controller of commit e8c933e measured with the same programs (8
+ * seeds: Bandai tour 0.75 s, reversals 1.92 s; GAMES-105 tour 0.63 s,
+ * reversals 1.57 s), with 10% for the seeds' spread (now 0.77, 1.86, 0.62,
+ * 1.61). */
+#define RESPONSE_MARGIN 1.1f
+static const float response_before[2][ANIM_PROGRAM_COUNT] = {{0.75f, 0.0f, 1.92f}, {0.63f, 0.0f, 1.57f}};
+/* Feet stay planted: the share of the data's contact frames the character
+ * shows planted (shown share / data share). The rest is feet stepping to
+ * where the animation went after a transition, or landing; measured 0.78
+ * (Bandai wander, a transition every 0.3 s) to 0.96 (the tours). */
+#define MIN_PLANTED_SHARE 0.7f
+/* A foot shown planted is on the ground: its contact bone no higher (95th
+ * percentile) than the data's own planted contact bones plus 1.5 cm
+ * (measured +0.4 cm on Bandai, -0.1 on GAMES-105; the issue saw toes 15 cm
+ * up with contact on). */
+#define MAX_HEIGHT_ABOVE_DATA 0.015f
+/* Seconds per in-process run and seeds. */
+#define RUN_SECONDS 60.0f
+#define SEEDS 2
+/* Over the wire: seconds of server ticks, all six characters at once. */
+#define WIRE_SECONDS 10.0f
+
+typedef struct {
+  anim_database_t db;
+  anim_search_index_t *index;
+  int built;
+} dataset_t;
+
+static dataset_t sets[2];
+
+/* The dataset's database, built once for the group; 0 after skip/fail. */
+static dataset_t *dataset(int d) {
+  char rel[128], path[1024], err[512];
+  snprintf(rel, sizeof rel, "data/mocap/%s", anim_quality_datasets[d].folder);
+  if (!anim_test_shared_path(path, sizeof path, rel)) return NULL;
+  dataset_t *s = &sets[d];
+  if (s->built) return s;
+  if (anim_quality_dataset_build(&s->db, anim_test_shared_dir(), d, err, sizeof err))
+    fail_msg("%s: %s", anim_quality_datasets[d].name, err);
+  anim_search_data_t data = {s->db.features.values, s->db.features.rows, s->db.features.cols, s->db.ranges,
+                             s->db.nranges};
+  s->index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  if (!s->index) fail_msg("%s: %s", anim_quality_datasets[d].name, err);
+  s->built = 1;
+  return s;
+}
+
+static int teardown(void **state) {
+  for (int d = 0; d < 2; d++)
+    if (sets[d].built) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
+  return 0;
+}
+
+static void test_invalid_parameters(void **state) {
+  anim_controller_params_t p;
+  anim_controller_params_default(&p);
+  p.body_halflife_scale = 0.0f;
+  assert_int_equal(anim_controller_params_validate(&p), ANIM_EINVAL);
+  anim_controller_params_default(&p);
+  p.root_halflife_scale = -1.0f;
+  assert_int_equal(anim_controller_params_validate(&p), ANIM_EINVAL);
+  p.root_halflife_scale = NAN;
+  assert_int_equal(anim_controller_params_validate(&p), ANIM_ENONFINITE);
+  anim_controller_params_default(&p);
+  assert_int_equal(anim_controller_params_validate(&p), 0);
+  anim_foot_locks_t locks;
+  memset(&locks, 0, sizeof locks);
+  assert_int_equal(anim_foot_locks_ground(&locks, -0.01f), ANIM_EINVAL);
+  assert_int_equal(anim_foot_locks_ground(&locks, INFINITY), ANIM_EINVAL);
+  assert_int_equal(anim_foot_locks_ground(&locks, 0.05f), 0);
+  assert_int_equal(locks.on_ground, 1);
+}
+
+/* The checks of one run; label names dataset, program and seed. */
+static void check(int d, anim_program_kind_t k, const anim_quality_t *q, const char *label) {
+  const anim_database_t *db = &sets[d].db;
+  char line[768];
+  anim_quality_format(q, &db->skeleton, line, sizeof line);
+  printf("  %s: %s\n", label, line);
+  const char *foot = q->slide_worst_foot >= 0 ? db->skeleton.names[db->contact_bones[q->slide_worst_foot]] : "-";
+  if (!(q->slide_p95 < MAX_SLIDE_P95)) fail_msg("%s: contact slide p95 %.3f m/s", label, (double)q->slide_p95);
+  if (!(q->slide_max < MAX_SLIDE_WORST))
+    fail_msg("%s: contact slide %.3f m/s, %s at frame %ld", label, (double)q->slide_max, foot, q->slide_worst_frame);
+  if (!(q->pop_ratio <= MAX_SPEED_RATIO))
+    fail_msg("%s: %s at %.2f m/s in frame %ld, %.2f times its source maximum %.2f", label,
+             db->skeleton.names[q->pop_bone], (double)q->pop_speed, q->pop_frame, (double)q->pop_ratio,
+             (double)q->pop_source);
+  if (!(q->slide_samples > 100)) fail_msg("%s: only %ld slide samples", label, q->slide_samples);
+  if (!(q->flagged_share >= MIN_PLANTED_SHARE * q->data_share))
+    fail_msg("%s: feet shown planted %.2f of the time, the data %.2f", label, (double)q->flagged_share,
+             (double)q->data_share);
+  if (!(q->flagged_height_p95 <= q->data_height_p95 + MAX_HEIGHT_ABOVE_DATA))
+    fail_msg("%s: planted contact bones %.3f m high (p95), the data's %.3f", label, (double)q->flagged_height_p95,
+             (double)q->data_height_p95);
+}
+
+/* Responsiveness over the seeds of one program (commands that reached the speed). */
+static void check_response(int d, anim_program_kind_t k, float sum, int reached, int commands) {
+  if (k == ANIM_PROGRAM_WANDER) return; /* a stick: no commanded speed */
+  float mean = reached ? sum / (float)reached : INFINITY, bound = RESPONSE_MARGIN * response_before[d][k];
+  printf("  %s %s: commanded speed reached in %.2f s on average (%d of %d commands; before %.2f s)\n",
+         anim_quality_datasets[d].name, anim_input_program_name(k), (double)mean, reached, commands,
+         (double)response_before[d][k]);
+  if (reached < commands / 3 || !(mean <= bound))
+    fail_msg("%s %s: commanded speed reached in %.2f s on average (%d of %d), bound %.2f",
+             anim_quality_datasets[d].name, anim_input_program_name(k), (double)mean, reached, commands,
+             (double)bound);
+}
+
+static void run_dataset(int d) {
+  if (!dataset(d)) return;
+  for (int k = 0; k < ANIM_PROGRAM_COUNT; k++) {
+    float sum = 0.0f;
+    int reached = 0, commands = 0;
+    for (uint32_t seed = 1; seed <= (k == ANIM_PROGRAM_TOUR ? 1u : SEEDS); seed++) { /* the tour draws nothing */
+      anim_quality_t q;
+      assert_int_equal(anim_quality_run_controller(&sets[d].db, sets[d].index, NULL, (anim_program_kind_t)k, seed,
+                                                   RUN_SECONDS, &q, NULL, NULL),
+                       0);
+      char label[128];
+      snprintf(label, sizeof label, "%s %s seed %u", anim_quality_datasets[d].name,
+               anim_input_program_name((anim_program_kind_t)k), seed);
+      check(d, (anim_program_kind_t)k, &q, label);
+      sum += q.response_mean * (float)q.reached, reached += q.reached, commands += q.commands;
+    }
+    check_response(d, (anim_program_kind_t)k, sum, reached, commands);
+  }
+}
+
+static void test_bandai_namco(void **state) { run_dataset(0); }
+static void test_games105(void **state) { run_dataset(1); }
+
+/* The measure can fail: without foot locking, feet shown with the data's
+ * contacts slide well past the bounds on the wander (1.5 m/s p95 measured). */
+static void test_unlocked_feet_slide(void **state) {
+  if (!dataset(0)) return;
+  anim_controller_params_t p;
+  anim_controller_params_default(&p);
+  p.foot_lock = 0;
+  anim_quality_t q;
+  assert_int_equal(anim_quality_run_controller(&sets[0].db, sets[0].index, &p, ANIM_PROGRAM_WANDER, 1, 30.0f, &q,
+                                               NULL, NULL),
+                   0);
+  printf("  without foot locking: slide p95 %.3f m/s, worst %.3f\n", (double)q.slide_p95, (double)q.slide_max);
+  assert_true(q.slide_p95 > MAX_SLIDE_P95);
+  assert_true(q.slide_max > MAX_SLIDE_WORST);
+}
+
+/* Over the wire: every dataset and program on the real server at once,
+ * measured from the stream (its contact bits and global positions). */
+static void test_over_the_wire(void **state) {
+  if (!dataset(0) || !dataset(1)) return;
+  char dir[128];
+  anim_test_data_dir_make(dir, sizeof dir, "feet");
+  for (int d = 0; d < 2; d++) anim_test_data_dir_put_database(dir, &sets[d].db, anim_quality_datasets[d].name);
+  const char *args[] = {"--data-dir", dir, "--db", anim_quality_datasets[0].name, "--db", anim_quality_datasets[1].name,
+                        NULL};
+  anim_test_server_t server;
+  assert_int_equal(anim_test_server_start(&server, "foot_quality", args), 0);
+  anim_client_t *client = anim_test_connect(&server);
+  anim_quality_wire_run_t runs[2 * ANIM_PROGRAM_COUNT];
+  int n = 0;
+  for (int d = 0; d < 2; d++)
+    for (int k = 0; k < ANIM_PROGRAM_COUNT; k++) {
+      memset(&runs[n], 0, sizeof runs[n]);
+      runs[n].database = anim_quality_datasets[d].name, runs[n].db = &sets[d].db;
+      runs[n].kind = (anim_program_kind_t)k, runs[n].seed = 1;
+      n++;
+    }
+  char err[256];
+  int rc = anim_quality_run_wire(client, runs, n, WIRE_SECONDS, err, sizeof err);
+  anim_client_close(client);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+  anim_test_data_dir_remove(dir);
+  if (rc) fail_msg("%s", err);
+  for (int i = 0; i < n; i++) {
+    int d = runs[i].db == &sets[0].db ? 0 : 1;
+    const anim_quality_t *q = &runs[i].result;
+    char line[768];
+    anim_quality_format(q, &sets[d].db.skeleton, line, sizeof line);
+    printf("  wire %s %s: %s (%ld frames missed)\n", runs[i].database, anim_input_program_name(runs[i].kind), line,
+           runs[i].gaps);
+    const char *foot =
+        q->slide_worst_foot >= 0 ? sets[d].db.skeleton.names[sets[d].db.contact_bones[q->slide_worst_foot]] : "-";
+    if (!(q->slide_p95 < MAX_SLIDE_P95) || !(q->slide_max < MAX_SLIDE_WORST))
+      fail_msg("wire %s %s: contact slide p95 %.3f, worst %.3f m/s (%s, frame %ld)", runs[i].database,
+               anim_input_program_name(runs[i].kind), (double)q->slide_p95, (double)q->slide_max, foot,
+               q->slide_worst_frame);
+    if (!(q->pop_ratio <= MAX_SPEED_RATIO))
+      fail_msg("wire %s %s: %s %.2f times its source maximum in frame %ld", runs[i].database,
+               anim_input_program_name(runs[i].kind), sets[d].db.skeleton.names[q->pop_bone], (double)q->pop_ratio,
+               q->pop_frame);
+    if (!(q->slide_samples > 20) || !(q->flagged_share >= MIN_PLANTED_SHARE * q->data_share))
+      fail_msg("wire %s %s: %ld slide samples, feet shown planted %.2f of the time (data %.2f)", runs[i].database,
+               anim_input_program_name(runs[i].kind), q->slide_samples, (double)q->flagged_share,
+               (double)q->data_share);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid_parameters),
+      cmocka_unit_test(test_unlocked_feet_slide),
+      cmocka_unit_test(test_bandai_namco),
+      cmocka_unit_test(test_games105),
+      cmocka_unit_test(test_over_the_wire),
+  };
+  return cmocka_run_group_tests_name("foot_quality", tests, NULL, teardown);
+}
