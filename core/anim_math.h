@@ -27,6 +27,7 @@ static inline vec3 vec3_mul(vec3 a, vec3 b) { return vec3_make(a.x * b.x, a.y * 
 static inline vec3 vec3_neg(vec3 a) { return vec3_make(-a.x, -a.y, -a.z); }
 static inline float vec3_dot(vec3 a, vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 static inline float vec3_length(vec3 a) { return sqrtf(vec3_dot(a, a)); }
+static inline int vec3_finite(vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 static inline vec3 vec3_lerp(vec3 a, vec3 b, float t) {
   return vec3_add(a, vec3_scale(vec3_sub(b, a), t));
 }

@@ -92,8 +92,6 @@ static int check_step(const void *s, const anim_dynamics_params_t *p, float dt) 
   return 0;
 }
 
-static int vec3_finite(vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
-
 int anim_dynamics_update_with_velocity(anim_dynamics_t *s, const anim_dynamics_params_t *p, float x, float xd,
                                        float dt) {
   int rc = check_step(s, p, dt);

@@ -72,7 +72,6 @@ void anim_inertialize_evaluate_quat(quat *out_q, vec3 *out_w, quat off_q, vec3 o
 /* ---- whole pose ----------------------------------------------------------------- */
 
 static int is_unit(quat q) { return isfinite(q.w) && fabsf(quat_dot(q, q) - 1.0f) < 1e-3f; }
-static int vec3_finite(vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 static int quat_finite(quat q) { return isfinite(q.w) && isfinite(q.x) && isfinite(q.y) && isfinite(q.z); }
 
 int anim_inertializer_init(anim_inertializer_t *out, size_t count, vec3 *offset_positions,

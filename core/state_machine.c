@@ -1,66 +1,29 @@
 /*
  * state_machine.c: the text format of action state machines, its checks and
- * the binding to a database (see state_machine.h for the grammar).
+ * the checks on the whole file (see state_machine.h for the grammar).
  *
  * One pass of a hand-written tokenizer and recursive-descent parser that
  * stops at the first syntax error (later errors would mostly be echoes of
  * it), then the checks on the whole file, which report every problem they
  * find. Names are resolved after the parse, so states, machines and
- * parameters may be used before they are defined. Nothing here runs a
- * machine (machine_character.c does).
+ * parameters may be used before they are defined.
+ *
+ * What it does not: bind a machine to a database (state_machine_bind.c) or
+ * run one (machine_character.c).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "anim_error.h"
+#include "sm_report.h"
 #include "state_machine.h"
 
 #define MAX_TEXT (1u << 20)
 #define DEFAULT_HALFLIFE 0.1f
 #define DEFAULT_MAX_TRANSITIONS 4
 
-static const char *const problem_names[] = {
-#define ANIM_SM_PROBLEM_NAME(name, description) #name,
-    ANIM_SM_PROBLEM_MAP(ANIM_SM_PROBLEM_NAME)
-#undef ANIM_SM_PROBLEM_NAME
-};
-
-const char *anim_sm_problem_name(anim_sm_problem_t problem) {
-  return (unsigned)problem < ANIM_SM_PROBLEM_COUNT ? problem_names[problem] : "UNKNOWN";
-}
-
-/* ---- diagnostics ----------------------------------------------------------------- */
-
-typedef struct {
-  anim_sm_diagnostics_t *out;   /* may be NULL */
-  const char *file;
-  char *err;
-  int errlen;
-  int total;
-} report_t;
-
-static void report(report_t *r, anim_sm_problem_t problem, anim_sm_location_t at, const char *fmt, ...) {
-  char what[160];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  char line[192];
-  snprintf(line, sizeof line, "%s:%d:%d: %s", r->file, at.line, at.column, what);
-  if (r->total == 0 && r->err && r->errlen > 0) snprintf(r->err, (size_t)r->errlen, "%s", line);
-  if (r->out) {
-    if (r->out->count < ANIM_SM_MAX_DIAGNOSTICS) {
-      anim_sm_diagnostic_t *d = &r->out->items[r->out->count++];
-      d->problem = problem, d->line = at.line, d->column = at.column;
-      snprintf(d->message, sizeof d->message, "%s", line);
-    }
-    r->out->total++;
-  }
-  r->total++;
-}
 
 /* ---- tokens ------------------------------------------------------------------------ */
 
@@ -89,7 +52,7 @@ typedef struct {
   token_t tok;
   int failed;                 /* a syntax error stopped the parse */
   int oom;
-  report_t *r;
+  anim__sm_report_t *r;
   anim_state_machine_t *sm;
   /* Names resolved after the parse, index-aligned with their owners. */
   char (*target_names)[ANIM_NAME_MAX]; /* per transition */
@@ -106,7 +69,7 @@ static void syntax(parser_t *p, anim_sm_location_t at, const char *fmt, const ch
   char quoted[48];
   size_t n = wlen < 40 ? wlen : 40;
   snprintf(quoted, sizeof quoted, "%.*s%s", (int)n, word ? word : "", wlen > 40 ? "..." : "");
-  report(p->r, ANIM_SM_SYNTAX, at, fmt, quoted);
+  anim__sm_report(p->r, ANIM_SM_SYNTAX, at, fmt, quoted);
   p->failed = 1;
 }
 
@@ -246,7 +209,7 @@ static int grow(void **items, int *cap, int need, size_t size) {
 static int add_machine(parser_t *p, const char *name, anim_sm_location_t at) {
   anim_state_machine_t *sm = p->sm;
   if (sm->nmachines >= ANIM_SM_MAX_MACHINES) {
-    report(p->r, ANIM_SM_LIMIT, at, "more than %d machines", ANIM_SM_MAX_MACHINES);
+    anim__sm_report(p->r, ANIM_SM_LIMIT, at, "more than %d machines", ANIM_SM_MAX_MACHINES);
     p->failed = 1;
     return -1;
   }
@@ -262,7 +225,7 @@ static int add_event(parser_t *p, const char *name, anim_sm_location_t at) {
   int found = anim_state_machine_find_event(sm, name);
   if (found >= 0) return found;
   if (sm->nevents >= ANIM_SM_MAX_EVENTS) {
-    report(p->r, ANIM_SM_LIMIT, at, "more than %d events", ANIM_SM_MAX_EVENTS);
+    anim__sm_report(p->r, ANIM_SM_LIMIT, at, "more than %d events", ANIM_SM_MAX_EVENTS);
     p->failed = 1;
     return -1;
   }
@@ -289,7 +252,7 @@ static int parse_clip(parser_t *p, float value) {
     expect_punct(p, ']');
     if (p->failed) return -1;
     if (!(from >= 0.0) || !(to > from) || to > 1e6) {
-      report(p->r, ANIM_SM_SPAN, at, "span [%g %g] must have 0 <= from < to", from, to);
+      anim__sm_report(p->r, ANIM_SM_SPAN, at, "span [%g %g] must have 0 <= from < to", from, to);
     }
     c->from = (float)from, c->to = (float)to;
   }
@@ -298,7 +261,7 @@ static int parse_clip(parser_t *p, float value) {
 
 static void set_motion(parser_t *p, anim_sm_state_t *s, anim_sm_motion_kind_t kind, anim_sm_location_t at) {
   if (s->kind != ANIM_SM_MOTION_NONE)
-    report(p->r, ANIM_SM_DUPLICATE, at, "state '%s' has a second motion", s->name);
+    anim__sm_report(p->r, ANIM_SM_DUPLICATE, at, "state '%s' has a second motion", s->name);
   s->kind = kind;
   p->motion_at[s - p->sm->states] = at;
 }
@@ -326,7 +289,7 @@ static void parse_motion(parser_t *p, anim_sm_state_t *s) {
     s->ntags = 0;
     while (!p->failed && !is_punct(p, ')')) {
       if (s->ntags == ANIM_SM_MAX_TAGS) {
-        report(p->r, ANIM_SM_LIMIT, p->tok.at, "more than %d tags", ANIM_SM_MAX_TAGS);
+        anim__sm_report(p->r, ANIM_SM_LIMIT, p->tok.at, "more than %d tags", ANIM_SM_MAX_TAGS);
         p->failed = 1;
         return;
       }
@@ -347,12 +310,12 @@ static void parse_motion(parser_t *p, anim_sm_state_t *s) {
       double value;
       if (!take_number(p, &value, "a parameter value or ')'")) return;
       if (n == ANIM_SM_MAX_BLEND) {
-        report(p->r, ANIM_SM_LIMIT, entry_at, "more than %d blend entries", ANIM_SM_MAX_BLEND);
+        anim__sm_report(p->r, ANIM_SM_LIMIT, entry_at, "more than %d blend entries", ANIM_SM_MAX_BLEND);
         p->failed = 1;
         return;
       }
       if (n > 0 && !((float)value > last))
-        report(p->r, ANIM_SM_BLEND_ORDER, entry_at, "blend value %g does not follow %g", value, last);
+        anim__sm_report(p->r, ANIM_SM_BLEND_ORDER, entry_at, "blend value %g does not follow %g", value, last);
       int c = parse_clip(p, (float)value);
       if (c < 0) return;
       if (first < 0) first = c;
@@ -377,7 +340,7 @@ static void parse_transition(parser_t *p, int si) {
   int e = add_event(p, event, at);
   if (e < 0) return;
   if (sm->ntransitions >= ANIM_SM_MAX_TRANSITIONS) {
-    report(p->r, ANIM_SM_LIMIT, at, "more than %d transitions", ANIM_SM_MAX_TRANSITIONS);
+    anim__sm_report(p->r, ANIM_SM_LIMIT, at, "more than %d transitions", ANIM_SM_MAX_TRANSITIONS);
     p->failed = 1;
     return;
   }
@@ -402,7 +365,7 @@ static void parse_transition(parser_t *p, int si) {
     next(p);
     if (!take_number(p, &v, is_halflife ? "a half-life (s)" : "an exit time (s)")) return;
     if (is_halflife ? !(v > 0.0 && v < 1e3) : !(v >= 0.0 && v < 1e6)) {
-      report(p->r, ANIM_SM_LIMIT, kat, is_halflife ? "half-life %g must be in (0, 1000) s" : "exit time %g must be >= 0 s",
+      anim__sm_report(p->r, ANIM_SM_LIMIT, kat, is_halflife ? "half-life %g must be in (0, 1000) s" : "exit time %g must be >= 0 s",
              v);
       continue;
     }
@@ -414,7 +377,7 @@ static void parse_transition(parser_t *p, int si) {
 static void parse_state(parser_t *p, int machine) {
   anim_state_machine_t *sm = p->sm;
   if (sm->nstates >= ANIM_SM_MAX_STATES) {
-    report(p->r, ANIM_SM_LIMIT, p->tok.at, "more than %d states", ANIM_SM_MAX_STATES);
+    anim__sm_report(p->r, ANIM_SM_LIMIT, p->tok.at, "more than %d states", ANIM_SM_MAX_STATES);
     p->failed = 1;
     return;
   }
@@ -434,7 +397,7 @@ static void parse_state(parser_t *p, int machine) {
   if (!take_name(p, s->name, &s->where, "a state name")) return;
   for (int i = 0; i < si; i++)
     if (sm->states[i].machine == machine && strcmp(sm->states[i].name, s->name) == 0) {
-      report(p->r, ANIM_SM_DUPLICATE, s->where, "state '%s' is defined twice (first at line %d)", s->name,
+      anim__sm_report(p->r, ANIM_SM_DUPLICATE, s->where, "state '%s' is defined twice (first at line %d)", s->name,
              sm->states[i].where.line);
       break;
     }
@@ -467,8 +430,8 @@ static void parse_file(parser_t *p) {
       char name[ANIM_NAME_MAX];
       double v;
       if (!take_name(p, name, &at, "a parameter name") || !take_number(p, &v, "the parameter's initial value")) return;
-      if (anim_state_machine_find_param(sm, name) >= 0) report(p->r, ANIM_SM_DUPLICATE, at, "parameter '%s' is defined twice", name);
-      else if (sm->nparams == ANIM_SM_MAX_PARAMS) report(p->r, ANIM_SM_LIMIT, at, "more than %d parameters", ANIM_SM_MAX_PARAMS);
+      if (anim_state_machine_find_param(sm, name) >= 0) anim__sm_report(p->r, ANIM_SM_DUPLICATE, at, "parameter '%s' is defined twice", name);
+      else if (sm->nparams == ANIM_SM_MAX_PARAMS) anim__sm_report(p->r, ANIM_SM_LIMIT, at, "more than %d parameters", ANIM_SM_MAX_PARAMS);
       else snprintf(sm->params[sm->nparams].name, ANIM_NAME_MAX, "%s", name), sm->params[sm->nparams++].initial = (float)v;
     } else if (is_keyword(p, "max_transitions") || is_keyword(p, "halflife")) {
       int is_max = is_keyword(p, "max_transitions");
@@ -477,14 +440,14 @@ static void parse_file(parser_t *p) {
       if (!take_number(p, &v, is_max ? "a count" : "a half-life (s)")) return;
       int *seen = is_max ? &p->max_set : &p->halflife_set;
       if ((*seen)++)
-        report(p->r, ANIM_SM_DUPLICATE, at, "%s is set twice", is_max ? "max_transitions" : "halflife");
+        anim__sm_report(p->r, ANIM_SM_DUPLICATE, at, "%s is set twice", is_max ? "max_transitions" : "halflife");
       if (is_max) {
         if (v != floor(v) || v < 1 || v > ANIM_SM_MAX_TRANSITIONS_PER_TICK)
-          report(p->r, ANIM_SM_LIMIT, at, "max_transitions %g must be an integer in 1..%d", v,
+          anim__sm_report(p->r, ANIM_SM_LIMIT, at, "max_transitions %g must be an integer in 1..%d", v,
                  ANIM_SM_MAX_TRANSITIONS_PER_TICK);
         else sm->max_transitions = (int)v;
       } else {
-        if (!(v > 0.0 && v < 1e3)) report(p->r, ANIM_SM_LIMIT, at, "half-life %g must be in (0, 1000) s", v);
+        if (!(v > 0.0 && v < 1e3)) anim__sm_report(p->r, ANIM_SM_LIMIT, at, "half-life %g must be in (0, 1000) s", v);
         else sm->halflife = (float)v;
       }
     } else if (is_keyword(p, "machine")) {
@@ -494,7 +457,7 @@ static void parse_file(parser_t *p) {
       if (!take_name(p, name, &nat, "a machine name")) return;
       for (int m = 1; m < sm->nmachines; m++)
         if (strcmp(sm->machines[m].name, name) == 0) {
-          report(p->r, ANIM_SM_DUPLICATE, nat, "machine '%s' is defined twice", name);
+          anim__sm_report(p->r, ANIM_SM_DUPLICATE, nat, "machine '%s' is defined twice", name);
           break;
         }
       int m = add_machine(p, name, nat);
@@ -555,7 +518,7 @@ static void resolve_names(parser_t *p) {
       anim_sm_transition_t *t = &sm->transitions[ti];
       t->target = anim_state_machine_find_state(sm, st->machine, p->target_names[ti]);
       if (t->target < 0)
-        report(p->r, ANIM_SM_UNKNOWN_TARGET, p->target_at[ti], "state '%s' has no target '%s' in its machine", st->name,
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_TARGET, p->target_at[ti], "state '%s' has no target '%s' in its machine", st->name,
                p->target_names[ti]);
       if (t->halflife < 0.0f) t->halflife = sm->halflife;
     }
@@ -575,19 +538,19 @@ static void resolve_names(parser_t *p) {
       for (int m = 1; m < sm->nmachines; m++)
         if (strcmp(sm->machines[m].name, p->nested_names[s]) == 0) st->nested = m;
       if (st->nested < 0)
-        report(p->r, ANIM_SM_UNKNOWN_MACHINE, p->motion_at[s], "state '%s' runs unknown machine '%s'", st->name,
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_MACHINE, p->motion_at[s], "state '%s' runs unknown machine '%s'", st->name,
                p->nested_names[s]);
     }
     if (st->kind == ANIM_SM_MOTION_BLEND) {
       st->param = anim_state_machine_find_param(sm, p->param_names[s]);
       if (st->param < 0)
-        report(p->r, ANIM_SM_UNKNOWN_PARAM, p->motion_at[s], "state '%s' blends by undeclared parameter '%s'", st->name,
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_PARAM, p->motion_at[s], "state '%s' blends by undeclared parameter '%s'", st->name,
                p->param_names[s]);
     }
     if (st->kind == ANIM_SM_MOTION_MATCH) {
       for (int i = 0; i < st->ntransitions; i++)
         if (sm->transitions[st->first_transition + i].event == ANIM_SM_EVENT_END)
-          report(p->r, ANIM_SM_NEVER_ENDS, sm->transitions[st->first_transition + i].where,
+          anim__sm_report(p->r, ANIM_SM_NEVER_ENDS, sm->transitions[st->first_transition + i].where,
                  "END never fires in match state '%s'", st->name);
       sm->has_match = 1;
     }
@@ -609,7 +572,7 @@ static int machine_depth(parser_t *p, int m, int *colour, int *depth) {
     if (st->kind != ANIM_SM_MOTION_MACHINE || st->nested < 0) continue;
     int d;
     if (colour[st->nested] == 1) {
-      report(p->r, ANIM_SM_RECURSIVE, p->motion_at[s], "state '%s' nests machine '%s' inside itself", st->name,
+      anim__sm_report(p->r, ANIM_SM_RECURSIVE, p->motion_at[s], "state '%s' nests machine '%s' inside itself", st->name,
              sm->machines[st->nested].name);
       d = -1;
     } else {
@@ -636,11 +599,11 @@ static void check_nesting(parser_t *p) {
     if (!colour[m]) machine_depth(p, m, colour, depth);
   sm->depth = d > 0 ? d : 1;
   if (d > ANIM_SM_MAX_DEPTH)
-    report(p->r, ANIM_SM_LIMIT, sm->machines[0].where, "machines nest %d deep, more than %d", d, ANIM_SM_MAX_DEPTH);
+    anim__sm_report(p->r, ANIM_SM_LIMIT, sm->machines[0].where, "machines nest %d deep, more than %d", d, ANIM_SM_MAX_DEPTH);
   for (int s = 0; s < sm->nstates; s++)
     if (sm->states[s].kind == ANIM_SM_MOTION_MACHINE && sm->states[s].nested >= 0) used[sm->states[s].nested] = 1;
   for (int m = 1; m < sm->nmachines; m++)
-    if (!used[m]) report(p->r, ANIM_SM_UNUSED_MACHINE, sm->machines[m].where, "machine '%s' is never used", sm->machines[m].name);
+    if (!used[m]) anim__sm_report(p->r, ANIM_SM_UNUSED_MACHINE, sm->machines[m].where, "machine '%s' is never used", sm->machines[m].name);
   free(colour), free(depth), free(used);
 }
 
@@ -667,7 +630,7 @@ static void check_reachable(parser_t *p) {
     }
     for (int s = mm->first_state; s < mm->first_state + mm->nstates; s++)
       if (!seen[s])
-        report(p->r, ANIM_SM_UNREACHABLE, sm->states[s].where, "state '%s' cannot be reached from '%s'",
+        anim__sm_report(p->r, ANIM_SM_UNREACHABLE, sm->states[s].where, "state '%s' cannot be reached from '%s'",
                sm->states[s].name, sm->states[mm->first_state].name);
   }
   free(seen), free(queue);
@@ -713,7 +676,7 @@ static void check_immediate_cycles(parser_t *p) {
         for (int i = from; i <= top && used < sizeof path; i++)
           used += (size_t)snprintf(path + used, sizeof path - used, "%s -> ", sm->states[stack[i]].name);
         if (used < sizeof path) snprintf(path + used, sizeof path - used, "%s", sm->states[t->target].name);
-        report(p->r, ANIM_SM_IMMEDIATE_CYCLE, t->where, "AUTO transitions with no exit time loop forever: %s", path);
+        anim__sm_report(p->r, ANIM_SM_IMMEDIATE_CYCLE, t->where, "AUTO transitions with no exit time loop forever: %s", path);
       }
     }
   }
@@ -730,16 +693,16 @@ void anim_state_machine_free(anim_state_machine_t *sm) {
 
 anim_state_machine_t *anim_state_machine_parse(const char *text, size_t len, const char *filename,
                                                anim_sm_diagnostics_t *out_diagnostics, char *err, int errlen) {
-  report_t r = {out_diagnostics, filename ? filename : "<text>", err, errlen, 0};
+  anim__sm_report_t r = {out_diagnostics, filename ? filename : "<text>", err, errlen, 0};
   if (out_diagnostics) memset(out_diagnostics, 0, sizeof *out_diagnostics);
   if (err && errlen > 0) err[0] = '\0';
   anim_sm_location_t start = {1, 1};
   if (!text && len) {
-    report(&r, ANIM_SM_SYNTAX, start, "no text");
+    anim__sm_report(&r, ANIM_SM_SYNTAX, start, "no text");
     return NULL;
   }
   if (len > MAX_TEXT) {
-    report(&r, ANIM_SM_LIMIT, start, "text of %zu bytes is longer than %u", len, MAX_TEXT);
+    anim__sm_report(&r, ANIM_SM_LIMIT, start, "text of %zu bytes is longer than %u", len, MAX_TEXT);
     return NULL;
   }
   anim_state_machine_t *sm = calloc(1, sizeof *sm);
@@ -755,7 +718,7 @@ anim_state_machine_t *anim_state_machine_parse(const char *text, size_t len, con
   if (!p.failed) {
     int root_states = 0;
     for (int s = 0; s < sm->nstates; s++) root_states += sm->states[s].machine == 0;
-    if (root_states == 0) report(&r, ANIM_SM_SYNTAX, start, "no state at the top level");
+    if (root_states == 0) anim__sm_report(&r, ANIM_SM_SYNTAX, start, "no state at the top level");
     if (group_states(&p)) goto oom;
     resolve_names(&p);
     check_nesting(&p);
@@ -775,97 +738,4 @@ oom:
   if (err && errlen > 0) snprintf(err, (size_t)errlen, "out of memory");
   if (out_diagnostics) out_diagnostics->total++;
   return NULL;
-}
-
-/* ---- binding ----------------------------------------------------------------------- */
-
-static int find_range(const anim_database_t *db, const char *name) {
-  for (int r = 0; r < db->nranges; r++)
-    if (strcmp(db->ranges[r].name, name) == 0) return r;
-  return -1;
-}
-
-/* The first frame of the cycle [start, stop) (its last frame being its
- * first again) where the first contact bone comes down, the frame before
- * `start` being stop - 2; start when it never does. */
-static int first_contact(const anim_database_t *db, int start, int stop) {
-  if (db->ncontacts == 0 || !db->contacts || stop - start < 3) return start;
-  size_t nc = (size_t)db->ncontacts;
-  for (int f = start; f < stop - 1; f++) {
-    int prev = f == start ? stop - 2 : f - 1;
-    if (db->contacts[(size_t)f * nc] && !db->contacts[(size_t)prev * nc]) return f;
-  }
-  return start;
-}
-
-static int bind_clip(anim_sm_clip_t *c, const anim_database_t *db, report_t *r) {
-  c->range = find_range(db, c->range_name);
-  if (c->range < 0) {
-    report(r, ANIM_SM_UNKNOWN_RANGE, c->where, "database '%s' has no range '%s'", db->name, c->range_name);
-    return ANIM_ENOTFOUND;
-  }
-  const anim_range_t *range = &db->ranges[c->range];
-  /* A span covers the frames whose times are within [from, to], to the
-   * nearest frame; half a frame of slack at the end for rounding. */
-  int from = (int)lroundf(c->from * db->frame_rate);
-  int to = c->to < 0.0f ? range->stop - range->start - 1 : (int)lroundf(c->to * db->frame_rate);
-  c->start = range->start + from, c->stop = range->start + to + 1;
-  if (c->start < range->start || c->stop > range->stop || c->stop - c->start < 2) {
-    report(r, ANIM_SM_SPAN, c->where, "span [%g %g] s is not two frames or more inside '%s' (%.3f s)", c->from,
-           c->to, c->range_name, (range->stop - range->start - 1) / db->frame_rate);
-    return ANIM_ERANGE;
-  }
-  c->phase_frame = first_contact(db, c->start, c->stop);
-  return 0;
-}
-
-int anim_state_machine_bind(anim_state_machine_t *sm, const anim_database_t *db, anim_sm_diagnostics_t *out_diagnostics,
-                            char *err, int errlen) {
-  report_t r = {out_diagnostics, sm ? sm->filename : "<text>", err, errlen, 0};
-  if (out_diagnostics) memset(out_diagnostics, 0, sizeof *out_diagnostics);
-  if (err && errlen > 0) err[0] = '\0';
-  if (!sm || !db) return ANIM_EINVAL;
-  int rc = 0;
-  sm->bound_version = 0;
-  for (int c = 0; c < sm->nclips; c++) {
-    int e = bind_clip(&sm->clips[c], db, &r);
-    if (e && !rc) rc = e;
-  }
-  for (int s = 0; s < sm->nstates; s++) {
-    anim_sm_state_t *st = &sm->states[s];
-    if (st->kind != ANIM_SM_MOTION_TAG && st->kind != ANIM_SM_MOTION_MATCH) continue;
-    st->tag_mask = 0;
-    for (int i = 0; i < st->ntags; i++) {
-      int bit = anim_database_find_tag(db, st->tags[i]);
-      if (bit < 0) {
-        report(&r, ANIM_SM_UNKNOWN_TAG, st->where, "state '%s': database '%s' has no tag '%s'", st->name, db->name,
-               st->tags[i]);
-        if (!rc) rc = ANIM_ENOTFOUND;
-      } else {
-        st->tag_mask |= 1u << bit;
-      }
-    }
-  }
-  if (!rc) sm->bound_version = db->version;
-  return rc;
-}
-
-int anim_state_machine_find_event(const anim_state_machine_t *sm, const char *name) {
-  for (int e = 0; e < sm->nevents; e++)
-    if (strcmp(sm->events[e], name) == 0) return e;
-  return -1;
-}
-
-int anim_state_machine_find_state(const anim_state_machine_t *sm, int m, const char *name) {
-  int first = 0, count = sm->nstates;
-  if (m >= 0 && m < sm->nmachines) first = sm->machines[m].first_state, count = sm->machines[m].nstates;
-  for (int s = first; s < first + count; s++)
-    if (strcmp(sm->states[s].name, name) == 0 && (m < 0 || sm->states[s].machine == m)) return s;
-  return -1;
-}
-
-int anim_state_machine_find_param(const anim_state_machine_t *sm, const char *name) {
-  for (int i = 0; i < sm->nparams; i++)
-    if (strcmp(sm->params[i].name, name) == 0) return i;
-  return -1;
 }
