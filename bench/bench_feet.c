@@ -216,7 +216,7 @@ int bench_feet(int argc, char **argv) {
   }
   if (o.seeds < 1 || !(o.seconds > 0) || o.cost_characters < 0)
     return fprintf(stderr, "animbench feet: --seeds >= 1, --seconds > 0\n"), 2;
-  dataset_t sets[2];
+  dataset_t sets[ANIM_QUALITY_DATASETS];
   memset(sets, 0, sizeof sets);
   for (int d = 0; d < anim_quality_dataset_count; d++) {
     char err[512];
@@ -245,7 +245,7 @@ int bench_feet(int argc, char **argv) {
 static int bench_feet_wire(const options_t *o, dataset_t *sets, FILE *json) {
   char dir[] = "/tmp/animbench-feet-XXXXXX", path[1024], err[512];
   if (!mkdtemp(dir)) return fprintf(stderr, "animbench feet: mkdtemp failed\n"), 1;
-  const char *args[2 * 2 + 5] = {"--data-dir", dir, "--log-level", "warn"};
+  const char *args[2 * ANIM_QUALITY_DATASETS + 5] = {"--data-dir", dir, "--log-level", "warn"};
   int nargs = 4, rc = 0;
   for (int d = 0; d < anim_quality_dataset_count && !rc; d++) {
     if (!sets[d].ok) continue;
@@ -262,7 +262,7 @@ static int bench_feet_wire(const options_t *o, dataset_t *sets, FILE *json) {
   if (!rc && anim_test_server_start(&server, "bench_feet", args) != 0) rc = 1, fprintf(stderr, "animbench feet: no server\n");
   else if (!rc && !(client = anim_client_connect(server.host, server.port, NULL, &cerr)))
     rc = 1, fprintf(stderr, "animbench feet: connect: %s\n", anim_strerror(cerr));
-  anim_quality_wire_run_t runs[2 * ANIM_PROGRAM_COUNT];
+  anim_quality_wire_run_t runs[ANIM_QUALITY_DATASETS * ANIM_PROGRAM_COUNT];
   int n = 0;
   for (int d = 0; d < anim_quality_dataset_count; d++)
     for (int k = 0; k < ANIM_PROGRAM_COUNT && sets[d].ok; k++) {

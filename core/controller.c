@@ -313,9 +313,11 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
-  /* Three speeds of blending (controller.h): the root's position and the
-   * legs' rotations are decayed again with their own half-lives. */
-  vec3 root_x = c->offset_positions[0], root_v = c->offset_velocities[0], leg_w[4 * ANIM_MAX_CONTACTS];
+  /* Three speeds of blending (controller.h): the root's position, and the
+   * root's and legs' rotations, are decayed again with their own half-lives. */
+  vec3 root_x = c->offset_positions[0], root_v = c->offset_velocities[0], root_w = c->offset_angular_velocities[0];
+  quat root_q = c->offset_rotations[0];
+  vec3 leg_w[4 * ANIM_MAX_CONTACTS];
   quat leg_q[4 * ANIM_MAX_CONTACTS];
   for (int i = 0; i < c->nleg_bones; i++)
     leg_q[i] = c->offset_rotations[c->leg_bones[i]], leg_w[i] = c->offset_angular_velocities[c->leg_bones[i]];
@@ -325,6 +327,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
     anim_spring_decayer_make(&root_decay, p->inertialize_halflife * p->root_halflife_scale, dt);
     anim_spring_decayer_make(&leg_decay, p->inertialize_halflife, dt);
     reblend_position(c, 0, root_x, root_v, &root_decay);
+    reblend_rotation(c, 0, root_q, root_w, &leg_decay);
     for (int i = 0; i < c->nleg_bones; i++) reblend_rotation(c, c->leg_bones[i], leg_q[i], leg_w[i], &leg_decay);
   }
   c->tick_dt = 0.0f;

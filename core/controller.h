@@ -11,13 +11,15 @@
  * frame advances and the displayed pose is the database pose plus the
  * decaying offsets, its root moving in the world by the animation's own root
  * motion, and planted feet held where they landed (foot_lock.h, on the
- * ground). Offsets decay at three speeds: the legs' with
- * inertialize_halflife, the root's position faster (root_halflife_scale
+ * ground). Offsets decay at three speeds: the legs' and the root's turn
+ * with inertialize_halflife, the root's position faster (root_halflife_scale
  * times it: the character takes up the new clip's speed at once) and the
- * rest of the body's slower (body_halflife_scale times it, the root's turn
- * included: the torso and arms do not lurch; on the GAMES-105 clips one
- * half-life for all moved the head and wrists 25% faster than anywhere in
- * the data, tests/test_foot_quality.c). The
+ * rest of the body's slower (body_halflife_scale times it: the torso and
+ * arms do not lurch; on the GAMES-105 clips one half-life for all moved the
+ * head and wrists 25% faster than anywhere in the data). The root's turn
+ * goes with the legs, not the body: at the body's pace the character kept
+ * walking the old way and took 20% longer to reach a commanded speed on the
+ * CMU clips (tests/test_foot_quality.c). The
  * simulation's position follows the displayed root, so the trajectory always
  * starts where the character is.
  *

@@ -3,13 +3,13 @@
  * mocap under any input (issue 16): planted feet stay planted, nothing pops,
  * responsiveness is kept.
  *
- * Two datasets (Bandai Namco, GAMES-105, as `animdb build --mirror` builds
- * them) and three input programs (tests/support/input_program.h: the tour,
+ * Every shared dataset (Bandai Namco, GAMES-105 and the two CMU folders,
+ * as `animdb build --mirror` builds them) and three input programs (tests/support/input_program.h: the tour,
  * a wander changing direction every 0.3-1 s, velocity reversals), each run
  * in process for 60 s (the random ones with two seeds) and measured on what the character
  * displays with the contacts the server streams
- * (tests/support/motion_quality.h); then the same programs over the wire,
- * measured from the real server's stream. Invalid parameters first; then
+ * (tests/support/motion_quality.h); then the same programs over the wire
+ * (Bandai Namco and GAMES-105), measured from the real server's stream. Invalid parameters first; then
  * the measure failing where it should (feet not locked slide); then the
  * bounds. Bounds are below with their reasons; failures name the dataset,
  * program, seed, and the worst foot or bone and frame.
@@ -39,24 +39,42 @@
 #define MAX_SLIDE_P95 0.1f
 #define MAX_SLIDE_WORST 0.3f
 /* No pops (the issue's target): no bone faster than 1.2 times the fastest
- * it moves anywhere in the source data. Measured 0.83 on Bandai and 1.17 on
- * GAMES-105 (its head and wrists when a walk turns into its one short run
- * clip, which starts at full speed); 1.27 before the body blended slower
- * than the legs. */
+ * it moves anywhere in the source data. Measured 0.78 on Bandai, 1.17 on
+ * GAMES-105 (its wrists when a walk turns into its one short run clip,
+ * which starts at full speed; 1.27 before the body blended slower than the
+ * legs) and 1.12 on CMU 3dsMax. */
 #define MAX_SPEED_RATIO 1.2f
 /* Responsiveness not worse than before the feet were planted (the issue's
  * target): the mean time to reach 90% of a commanded speed, against what
  * the controller of commit e8c933e measured with the same programs (8
- * seeds: Bandai tour 0.75 s, reversals 1.92 s; GAMES-105 tour 0.63 s,
- * reversals 1.57 s), with 10% for the seeds' spread (now 0.77, 1.86, 0.62,
- * 1.61). */
+ * seeds), with 10% for the seeds' spread. */
 #define RESPONSE_MARGIN 1.1f
-static const float response_before[2][ANIM_PROGRAM_COUNT] = {{0.75f, 0.0f, 1.92f}, {0.63f, 0.0f, 1.57f}};
 /* Feet stay planted: the share of the data's contact frames the character
  * shows planted (shown share / data share). The rest is feet stepping to
- * where the animation went after a transition, or landing; measured 0.78
+ * where the animation went after a transition, or landing; measured 0.75
  * (Bandai wander, a transition every 0.3 s) to 0.96 (the tours). */
 #define MIN_PLANTED_SHARE 0.7f
+
+/* Per dataset (anim_quality_datasets' order): the response before (tour,
+ * wander unused, reversals; 0: not checked), the pop and planted-share
+ * bounds. CMU MotionBuilder is one walk clip and its mirror: the tour's and
+ * reversals' run speeds are not in it (the tour reaches none), and most
+ * transitions land in another phase of the same cycle, the leg carrying the
+ * old phase's swing for a few frames: pops measured 1.37-1.71 (1.45-1.65
+ * before the feet were planted, e8c933e), so the issue's 1.2 is not met
+ * there and the bound only guards against worse; feet step to re-plant
+ * after most transitions (planted 0.58 of the data's on the wander). */
+static const struct {
+  float response_before[ANIM_PROGRAM_COUNT];
+  float max_speed_ratio, min_planted_share;
+} bounds[] = {
+    {{0.75f, 0.0f, 1.92f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* Bandai Namco (now 0.73, 1.84) */
+    {{0.63f, 0.0f, 1.57f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* GAMES-105 (now 0.62, 1.60) */
+    {{0.54f, 0.0f, 1.18f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* CMU 3dsMax (now 0.53, 1.09) */
+    {{0.0f, 0.0f, 0.0f}, 1.8f, 0.5f},                           /* CMU MotionBuilder: see above */
+};
+#define DATASETS ((int)(sizeof bounds / sizeof bounds[0]))
+_Static_assert(sizeof bounds / sizeof bounds[0] == ANIM_QUALITY_DATASETS, "one row of bounds per dataset");
 /* A foot shown planted is on the ground: its contact bone no higher (95th
  * percentile) than the data's own planted contact bones plus 1.5 cm
  * (measured +0.4 cm on Bandai, -0.1 on GAMES-105; the issue saw toes 15 cm
@@ -74,7 +92,7 @@ typedef struct {
   int built;
 } dataset_t;
 
-static dataset_t sets[2];
+static dataset_t sets[DATASETS];
 
 /* The dataset's database, built once for the group; 0 after skip/fail. */
 static dataset_t *dataset(int d) {
@@ -94,7 +112,7 @@ static dataset_t *dataset(int d) {
 }
 
 static int teardown(void **state) {
-  for (int d = 0; d < 2; d++)
+  for (int d = 0; d < DATASETS; d++)
     if (sets[d].built) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
   return 0;
 }
@@ -129,12 +147,12 @@ static void check(int d, anim_program_kind_t k, const anim_quality_t *q, const c
   if (!(q->slide_p95 < MAX_SLIDE_P95)) fail_msg("%s: contact slide p95 %.3f m/s", label, (double)q->slide_p95);
   if (!(q->slide_max < MAX_SLIDE_WORST))
     fail_msg("%s: contact slide %.3f m/s, %s at frame %ld", label, (double)q->slide_max, foot, q->slide_worst_frame);
-  if (!(q->pop_ratio <= MAX_SPEED_RATIO))
+  if (!(q->pop_ratio <= bounds[d].max_speed_ratio))
     fail_msg("%s: %s at %.2f m/s in frame %ld, %.2f times its source maximum %.2f", label,
              db->skeleton.names[q->pop_bone], (double)q->pop_speed, q->pop_frame, (double)q->pop_ratio,
              (double)q->pop_source);
   if (!(q->slide_samples > 100)) fail_msg("%s: only %ld slide samples", label, q->slide_samples);
-  if (!(q->flagged_share >= MIN_PLANTED_SHARE * q->data_share))
+  if (!(q->flagged_share >= bounds[d].min_planted_share * q->data_share))
     fail_msg("%s: feet shown planted %.2f of the time, the data %.2f", label, (double)q->flagged_share,
              (double)q->data_share);
   if (!(q->flagged_height_p95 <= q->data_height_p95 + MAX_HEIGHT_ABOVE_DATA))
@@ -144,11 +162,11 @@ static void check(int d, anim_program_kind_t k, const anim_quality_t *q, const c
 
 /* Responsiveness over the seeds of one program (commands that reached the speed). */
 static void check_response(int d, anim_program_kind_t k, float sum, int reached, int commands) {
-  if (k == ANIM_PROGRAM_WANDER) return; /* a stick: no commanded speed */
-  float mean = reached ? sum / (float)reached : INFINITY, bound = RESPONSE_MARGIN * response_before[d][k];
+  if (k == ANIM_PROGRAM_WANDER || bounds[d].response_before[k] == 0.0f) return; /* no commanded speed, or none in the data */
+  float mean = reached ? sum / (float)reached : INFINITY, bound = RESPONSE_MARGIN * bounds[d].response_before[k];
   printf("  %s %s: commanded speed reached in %.2f s on average (%d of %d commands; before %.2f s)\n",
          anim_quality_datasets[d].name, anim_input_program_name(k), (double)mean, reached, commands,
-         (double)response_before[d][k]);
+         (double)bounds[d].response_before[k]);
   if (reached < commands / 3 || !(mean <= bound))
     fail_msg("%s %s: commanded speed reached in %.2f s on average (%d of %d), bound %.2f",
              anim_quality_datasets[d].name, anim_input_program_name(k), (double)mean, reached, commands,
@@ -177,6 +195,8 @@ static void run_dataset(int d) {
 
 static void test_bandai_namco(void **state) { run_dataset(0); }
 static void test_games105(void **state) { run_dataset(1); }
+static void test_cmu_3dsmax(void **state) { run_dataset(2); }
+static void test_cmu_motionbuilder(void **state) { run_dataset(3); }
 
 /* The measure can fail: without foot locking, feet shown with the data's
  * contacts slide well past the bounds on the wander (1.5 m/s p95 measured). */
@@ -251,6 +271,8 @@ int main(void) {
       cmocka_unit_test(test_unlocked_feet_slide),
       cmocka_unit_test(test_bandai_namco),
       cmocka_unit_test(test_games105),
+      cmocka_unit_test(test_cmu_3dsmax),
+      cmocka_unit_test(test_cmu_motionbuilder),
       cmocka_unit_test(test_over_the_wire),
   };
   return cmocka_run_group_tests_name("foot_quality", tests, NULL, teardown);

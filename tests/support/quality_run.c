@@ -7,11 +7,13 @@
 #include "import.h"
 #include "quality_run.h"
 
-const anim_quality_dataset_t anim_quality_datasets[] = {
+const anim_quality_dataset_t anim_quality_datasets[ANIM_QUALITY_DATASETS] = {
     {"bandai-namco", "bandai-namco", 0.01f},
     {"games105", "games105", 1.0f},
+    {"cmu-3dsmax", "cmu-3dsmax", 0.056444f},
+    {"cmu-motionbuilder", "cmu-motionbuilder", 0.056444f},
 };
-const int anim_quality_dataset_count = 2;
+const int anim_quality_dataset_count = ANIM_QUALITY_DATASETS;
 
 int anim_quality_dataset_build(anim_database_t *out_db, const char *shared_dir, int d, char *err, int errlen) {
   memset(out_db, 0, sizeof *out_db);
