@@ -237,6 +237,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     return;
   }
   c->last_activity_ms = uv_now(c->tcp.loop);
+  c->read_ns = uv_hrtime(); /* CLOCK_MONOTONIC, as srv_scheduler_now_ns */
   internal_hold(c); /* the callbacks may close it: keep the memory until the end of this read */
   srv_connection_cork(c);
   int rc = anim_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)nread, on_frame, c);

@@ -323,7 +323,8 @@ int srv_dispatch_frame(srv_session_t *s, const uint8_t *frame, size_t len) {
   srv_request_t request;
   char err[SRV_ERROR_MESSAGE_MAX];
   d->counters->requests++;
-  uint64_t received_ns = srv_scheduler_now_ns();
+  /* Every frame of one read arrived together: one clock read serves them all. */
+  uint64_t received_ns = s->connection.read_ns ? s->connection.read_ns : srv_scheduler_now_ns();
   if (!s->arena) s->arena = srv_decode_arena_new(); /* NULL: requests decode with malloc */
   int rc = srv_codec_decode_request_in(frame, len, &limits, s->arena, &request, err, sizeof err);
   request.received_ns = received_ns;
