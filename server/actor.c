@@ -23,7 +23,8 @@ int srv_actor_kind_mode(const srv_actor_kind_t *kind) {
   return -1;
 }
 
-void srv_actor_record(srv_actor_t *a) {
+void srv_actor_report(srv_actor_t *a) {
+  a->kind->report(a);
   if (a->want & SRV_WANT_QUANTIZED)
     anim_pose_quantize(a->quantized, a->pose.positions, a->pose.rotations, a->pose.nbones, 0);
 }

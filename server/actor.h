@@ -74,8 +74,9 @@ typedef struct {
   void (*free)(void *character); /* NULL: nothing to free */
   /* Loop: bytes of scratch simulate needs for n characters on entry (kept across ticks). */
   size_t (*scratch_bytes)(const srv_db_entry_t *entry, int n);
-  /* Pool: advances actors[0..n) (this kind, one entry) by dt seconds, sets
-   * each one's pose (report), and an actor's error when its tick failed. */
+  /* Pool: advances actors[0..n) (this kind, one entry) by dt seconds, calls
+   * srv_actor_report for each one after its tick, and sets an actor's error
+   * when its tick failed. */
   void (*simulate)(srv_actor_t *const *actors, int n, float dt, void *scratch);
   /* Sets actor->pose from the character (global positions when its want
    * asks): after each tick, and once at creation (the loop). */
@@ -117,7 +118,9 @@ int srv_actor_kind_mode(const srv_actor_kind_t *kind);
  * offsets the per-bone offsets (copied into the response). 0 or ANIM_ENOMEM. */
 int srv_actor_state_inertializer(const anim_inertializer_t *inertializer, int offsets, srv_response_t *out);
 
-/* Fills the pose record the streams read (quantized bytes, when wanted). Pool. */
-void srv_actor_record(srv_actor_t *actor);
+/* After an actor's tick (pool): its kind's report, then the pose record the
+ * streams read (quantized bytes, when wanted), made at once while the pose
+ * is still in cache. Kinds call it from simulate for each actor. */
+void srv_actor_report(srv_actor_t *actor);
 
 #endif

@@ -56,7 +56,7 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
     uint64_t jumps = c->jumps;
     int rc = anim_graph_character_tick(c, dt);
     if (rc) actors[i]->error = rc;
-    report(actors[i]);
+    srv_actor_report(actors[i]);
     actors[i]->pose.transitioned = c->jumps != jumps;
   }
 }

@@ -42,7 +42,7 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
   int rc = anim_lmm_tick_batch(characters, n, dt, (float *)((char *)scratch + pointers_bytes(n)));
   for (int i = 0; i < n; i++) {
     if (rc) actors[i]->error = rc;
-    report(actors[i]);
+    srv_actor_report(actors[i]);
   }
 }
 

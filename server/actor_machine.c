@@ -60,7 +60,7 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
     machine_actor_t *m = actors[i]->character;
     int rc = anim_machine_character_tick(&m->c, dt);
     if (rc) actors[i]->error = rc;
-    report(actors[i]);
+    srv_actor_report(actors[i]);
   }
 }
 

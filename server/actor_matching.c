@@ -78,7 +78,7 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
     int k = s.searcher[i];
     int rc = anim_controller_tick_end(actors[i]->character, k >= 0 && s.counts[k] > 0 ? &s.hits[k] : NULL);
     if (rc) actors[i]->error = rc;
-    report_pose(actors[i]);
+    srv_actor_report(actors[i]);
   }
 }
 

@@ -206,7 +206,7 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
     if (rc == 0 && !c->started) c->fitter.frames_since_search += c->stagger;
     if (rc == 0) c->started = 1;
     else if (rc != ANIM_ENOTFOUND) actors[i]->error = rc; /* ENOTFOUND: no tracker yet, the idle pose stays */
-    report(actors[i]);
+    srv_actor_report(actors[i]);
   }
 }
 

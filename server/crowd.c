@@ -166,7 +166,6 @@ void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner) {
 static void simulate_run(uv_work_t *work) {
   srv_chunk_t *chunk = work->data;
   chunk->actors[0]->kind->simulate(chunk->actors, chunk->n, (float)chunk->crowd->tick_dt, chunk->scratch);
-  for (int i = 0; i < chunk->n; i++) srv_actor_record(chunk->actors[i]);
 }
 
 static void simulate_done(uv_work_t *work, int status) {
