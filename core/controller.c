@@ -160,9 +160,7 @@ static void transition_to(anim_controller_t *c, int frame) {
 /* ---- lifetime and tick ----------------------------------------------------------------- */
 
 void anim_controller_free(anim_controller_t *c) {
-  free(c->offset_positions), free(c->offset_velocities), free(c->offset_angular_velocities);
-  free(c->offset_rotations), free(c->pose_positions), free(c->pose_velocities);
-  free(c->pose_angular_velocities), free(c->pose_rotations), free(c->global_positions), free(c->global_rotations);
+  free(c->offset_positions); /* the block of every per-bone array */
   memset(c, 0, sizeof *c);
 }
 
@@ -172,13 +170,14 @@ static int has_trajectory(const anim_database_t *db) {
   return 0;
 }
 
-/* Each contact bone and the three bones above it (those below the root). */
-static void find_leg_bones(anim_controller_t *c) {
+/* The rotations blending at the legs' speed: each contact bone and the
+ * three bones above it (those below the root), and the root's turn. */
+static void find_fast_rotations(anim_controller_t *c) {
   const anim_database_t *db = c->db;
-  c->nleg_bones = 0;
+  c->fast_rotations[0] = 1;
   for (int s = 0; s < db->ncontacts; s++)
     for (int b = db->contact_bones[s], k = 0; b > 0 && k < 4; b = db->skeleton.parents[b], k++)
-      c->leg_bones[c->nleg_bones++] = b;
+      c->fast_rotations[b] = 1;
 }
 
 int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const anim_search_index_t *index,
@@ -193,22 +192,20 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   if (start_frame < 0 || start_frame >= db->nframes) return ANIM_ERANGE;
   size_t n = (size_t)db->nbones;
   c->db = db, c->index = index, c->params = *params;
-  c->offset_positions = calloc(n, sizeof(vec3)), c->offset_velocities = calloc(n, sizeof(vec3));
-  c->offset_angular_velocities = calloc(n, sizeof(vec3)), c->offset_rotations = calloc(n, sizeof(quat));
-  c->pose_positions = calloc(n, sizeof(vec3)), c->pose_velocities = calloc(n, sizeof(vec3));
-  c->pose_angular_velocities = calloc(n, sizeof(vec3)), c->pose_rotations = calloc(n, sizeof(quat));
-  c->global_positions = calloc(n, sizeof(vec3)), c->global_rotations = calloc(n, sizeof(quat));
-  if (!c->offset_positions || !c->offset_velocities || !c->offset_angular_velocities || !c->offset_rotations ||
-      !c->pose_positions || !c->pose_velocities || !c->pose_angular_velocities || !c->pose_rotations ||
-      !c->global_positions || !c->global_rotations) {
-    anim_controller_free(c);
-    return ANIM_ENOMEM;
-  }
+  /* Everything per bone in one block: a character's pose state stays together in memory. */
+  vec3 *v = calloc(n, 8 * sizeof(vec3) + 3 * sizeof(quat) + 1);
+  if (!v) return ANIM_ENOMEM;
+  c->offset_positions = v, c->offset_velocities = v + n, c->offset_angular_velocities = v + 2 * n;
+  c->pose_positions = v + 3 * n, c->pose_velocities = v + 4 * n, c->pose_angular_velocities = v + 5 * n;
+  c->global_positions = v + 6 * n;
+  quat *q = (quat *)(v + 8 * n); /* 7 vec3 arrays and one of padding: 96 n bytes keep the quats 16-byte aligned */
+  c->offset_rotations = q, c->pose_rotations = q + n, c->global_rotations = q + 2 * n;
+  c->fast_rotations = (uint8_t *)(q + 3 * n);
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
                          c->offset_angular_velocities);
   anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
   c->input.kind = ANIM_INPUT_STICK;
-  find_leg_bones(c);
+  find_fast_rotations(c);
   /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
   if (params->foot_lock && (anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
                                                  params->foot_release_halflife) != 0 ||
@@ -274,29 +271,6 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   return c->tick_searching;
 }
 
-/* The whole-pose update decays every offset with the body's half-life; the
- * two below decay one bone's offsets again from their state ahead of it (x,
- * v or q, w) with the bone's own half-life, and show its input with them
- * (inertialize.h: displayed position = input + offset; rotation = offset *
- * input, angular velocity = offset's + offset (input's)). */
-static void reblend_position(anim_controller_t *c, int b, vec3 x, vec3 v, const anim_spring_decayer_t *decay) {
-  vec3 in_x = vec3_sub(c->pose_positions[b], c->offset_positions[b]);
-  vec3 in_v = vec3_sub(c->pose_velocities[b], c->offset_velocities[b]);
-  anim_spring_decayer_vec3(decay, &x, &v);
-  c->pose_positions[b] = vec3_add(in_x, x), c->pose_velocities[b] = vec3_add(in_v, v);
-  c->offset_positions[b] = x, c->offset_velocities[b] = v;
-}
-
-static void reblend_rotation(anim_controller_t *c, int b, quat q, vec3 w, const anim_spring_decayer_t *decay) {
-  quat in_q = quat_inv_mul(c->offset_rotations[b], c->pose_rotations[b]);
-  vec3 in_w = quat_inv_mul_vec3(c->offset_rotations[b],
-                                vec3_sub(c->pose_angular_velocities[b], c->offset_angular_velocities[b]));
-  anim_spring_decayer_quat(decay, &q, &w);
-  c->pose_rotations[b] = quat_normalize(quat_mul(q, in_q));
-  c->pose_angular_velocities[b] = vec3_add(w, quat_mul_vec3(q, in_w));
-  c->offset_rotations[b] = q, c->offset_angular_velocities[b] = w;
-}
-
 int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best) {
   const anim_controller_params_t *p = &c->params;
   float dt = c->tick_dt;
@@ -313,23 +287,11 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
-  /* Three speeds of blending (controller.h): the root's position, and the
-   * root's and legs' rotations, are decayed again with their own half-lives. */
-  vec3 root_x = c->offset_positions[0], root_v = c->offset_velocities[0], root_w = c->offset_angular_velocities[0];
-  quat root_q = c->offset_rotations[0];
-  vec3 leg_w[4 * ANIM_MAX_CONTACTS];
-  quat leg_q[4 * ANIM_MAX_CONTACTS];
-  for (int i = 0; i < c->nleg_bones; i++)
-    leg_q[i] = c->offset_rotations[c->leg_bones[i]], leg_w[i] = c->offset_angular_velocities[c->leg_bones[i]];
-  int rc = anim_inertializer_update(&c->inertializer, &out, &view, p->inertialize_halflife * p->body_halflife_scale, dt);
-  if (!rc) {
-    anim_spring_decayer_t root_decay, leg_decay;
-    anim_spring_decayer_make(&root_decay, p->inertialize_halflife * p->root_halflife_scale, dt);
-    anim_spring_decayer_make(&leg_decay, p->inertialize_halflife, dt);
-    reblend_position(c, 0, root_x, root_v, &root_decay);
-    reblend_rotation(c, 0, root_q, root_w, &leg_decay);
-    for (int i = 0; i < c->nleg_bones; i++) reblend_rotation(c, c->leg_bones[i], leg_q[i], leg_w[i], &leg_decay);
-  }
+  /* Three speeds of blending (controller.h), in one pass over the pose. */
+  anim_inertialize_speeds_t speeds = {p->inertialize_halflife * p->body_halflife_scale,
+                                      p->inertialize_halflife * p->root_halflife_scale, p->inertialize_halflife,
+                                      c->fast_rotations};
+  int rc = anim_inertializer_update_parts(&c->inertializer, &out, &view, &speeds, dt);
   c->tick_dt = 0.0f;
   c->tick_searching = 0;
   if (rc) return rc;

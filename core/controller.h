@@ -125,8 +125,7 @@ typedef struct {
   quat *global_rotations;
   int globals_fresh;      /* global_* hold this tick's FK (computed on demand, once) */
   anim_foot_locks_t feet;
-  int leg_bones[4 * ANIM_MAX_CONTACTS]; /* hip, knee, ankle, contact bone of each leg: their own half-life */
-  int nleg_bones;
+  uint8_t *fast_rotations; /* nbones flags: the legs' bones and the root's turn blend at the legs' speed */
 } anim_controller_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing

@@ -212,19 +212,30 @@ static int check_job(const anim_inertializer_t *s, const anim_pose_buffer_t *out
 
 _Static_assert(sizeof(vec3) == 3 * sizeof(float), "vec3 arrays are read as flat floats");
 
+static int speeds_ok(const anim_inertialize_speeds_t *p) {
+  return p && p->root_halflife > 0.0f && isfinite(p->root_halflife) &&
+         (!p->fast || (p->fast_halflife > 0.0f && isfinite(p->fast_halflife)));
+}
+
 /* The tick's path, in passes over the whole pose rather than bone by bone:
  * the position offsets as 3 n flat floats (vectorizable), the rotation
- * offsets (spring.c's series), then the outputs; the root maps through the
- * anchor. The same values as pose_apply bone by bone. */
-int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
-                             float halflife, float dt) {
-  int rc = check_job(s, out, in, halflife, dt);
+ * offsets (spring.c's series, four at a time, each with its part's decayer),
+ * then the outputs; the root maps through the anchor. The same values as
+ * pose_apply bone by bone. */
+int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
+                                   const anim_inertialize_speeds_t *speeds, float dt) {
+  int rc = speeds_ok(speeds) ? check_job(s, out, in, speeds->halflife, dt) : ANIM_EINVAL;
   if (rc < 0) return rc;
-  anim_spring_decayer_t decay;
-  anim_spring_decayer_make(&decay, halflife, dt);
+  anim_spring_decayer_t decay[2], root;
+  anim_spring_decayer_make(&decay[0], speeds->halflife, dt);
+  if (speeds->fast) anim_spring_decayer_make(&decay[1], speeds->fast_halflife, dt);
+  if (speeds->root_halflife == speeds->halflife) root = decay[0];
+  else anim_spring_decayer_make(&root, speeds->root_halflife, dt);
   size_t n = s->count;
-  anim_spring_decayer_floats(&decay, &s->offset_positions[0].x, &s->offset_velocities[0].x, 3 * n);
-  anim_spring_decayer_quats(&decay, s->offset_rotations, s->offset_angular_velocities, n);
+  anim_spring_decayer_vec3(&root, &s->offset_positions[0], &s->offset_velocities[0]);
+  anim_spring_decayer_floats(&decay[0], &s->offset_positions[1].x, &s->offset_velocities[1].x, 3 * (n - 1));
+  if (speeds->fast) anim_spring_decayers_quats(decay, speeds->fast, s->offset_rotations, s->offset_angular_velocities, n);
+  else anim_spring_decayer_quats(&decay[0], s->offset_rotations, s->offset_angular_velocities, n);
   root_state_t w = root_to_world(s, in);
   apply_vec3(&out->positions[0], &out->velocities[0], s->offset_positions[0], s->offset_velocities[0], w.x, w.v);
   apply_quat(&out->rotations[0], &out->angular_velocities[0], s->offset_rotations[0], s->offset_angular_velocities[0],
@@ -237,6 +248,12 @@ int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *o
     apply_quat(&out->rotations[i], &out->angular_velocities[i], s->offset_rotations[i], s->offset_angular_velocities[i],
                in->rotations[i], in->angular_velocities[i]);
   return 0;
+}
+
+int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
+                             float halflife, float dt) {
+  anim_inertialize_speeds_t speeds = {halflife, halflife, halflife, NULL};
+  return anim_inertializer_update_parts(s, out, in, &speeds, dt);
 }
 
 int anim_inertializer_evaluate(const anim_inertializer_t *s, const anim_pose_buffer_t *out,

@@ -38,6 +38,7 @@
 #define ANIM_INERTIALIZE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "anim_math.h"
 #include "pose.h"
@@ -120,6 +121,20 @@ int anim_inertializer_transition(anim_inertializer_t *s, const anim_pose_view_t 
  * world space. dt >= 0, halflife > 0. 0, ANIM_EINVAL. */
 int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
                              float halflife, float dt);
+
+/* Parts of the body blending at their own speeds (anim_inertializer_update_parts):
+ * every offset decays with halflife, except the root's position, with
+ * root_halflife, and the rotation of each bone b with fast[b] set, with
+ * fast_halflife (fast: count flags, or NULL for none). Half-lives > 0. */
+typedef struct {
+  float halflife, root_halflife, fast_halflife;
+  const uint8_t *fast;
+} anim_inertialize_speeds_t;
+
+/* anim_inertializer_update with a half-life per part, in the same passes
+ * over the pose (three exps a tick, whatever the bone count). 0, ANIM_EINVAL. */
+int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
+                                   const anim_inertialize_speeds_t *speeds, float dt);
 
 /* As update, but t seconds after the offsets' instant, leaving s unchanged. */
 int anim_inertializer_evaluate(const anim_inertializer_t *s, const anim_pose_buffer_t *out,

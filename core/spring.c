@@ -137,7 +137,8 @@ typedef int32_t v4i __attribute__((vector_size(16)));
 
 static inline v4f v4_splat(float x) { return (v4f){x, x, x, x}; }
 
-static void decay_quat4(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) {
+/* d[l]: lane l's decayer (one for all, or one per offset). */
+static void decay_quat4(const anim_spring_decayer_t *const d[4], quat *io_q, vec3 *io_w) {
   v4f qw, qx, qy, qz, wx, wy, wz;
   for (int l = 0; l < 4; l++) {
     quat q = io_q[l];
@@ -156,7 +157,9 @@ static void decay_quat4(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) 
   f = f * t + 1.0f / 3.0f;
   f = (f * t + 1.0f) * 2.0f;
   v4f rx = f * qx, ry = f * qy, rz = f * qz;
-  float xx = (float)d->xx, xv = (float)d->xv, vx = (float)d->vx, vv = (float)d->vv;
+  v4f xx, xv, vx, vv;
+  for (int l = 0; l < 4; l++)
+    xx[l] = (float)d[l]->xx, xv[l] = (float)d[l]->xv, vx[l] = (float)d[l]->vx, vv[l] = (float)d[l]->vv;
   v4f nrx = xx * rx + xv * wx, nry = xx * ry + xv * wy, nrz = xx * rz + xv * wz;
   wx = vx * rx + vv * wx, wy = vx * ry + vv * wy, wz = vx * rz + vv * wz;
   v4f hx = nrx * 0.5f, hy = nry * 0.5f, hz = nrz * 0.5f;
@@ -173,7 +176,7 @@ static void decay_quat4(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) 
   v4i inside = (t <= LOG_SERIES_MAX_T) & (p <= EXP_SERIES_MAX_P);
   for (int l = 0; l < 4; l++) {
     if (!inside[l]) {
-      decay_quat(d, &io_q[l], &io_w[l]);
+      decay_quat(d[l], &io_q[l], &io_w[l]);
       continue;
     }
     io_q[l] = quat_make(c[l], sn[l] * hx[l], sn[l] * hy[l], sn[l] * hz[l]);
@@ -181,16 +184,35 @@ static void decay_quat4(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) 
   }
 }
 
-void anim_spring_decayer_quats(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w, size_t n) {
+/* The decayer of offset i: one for all (which NULL), or decayers[which[i]]. */
+static const anim_spring_decayer_t *decayer_of(const anim_spring_decayer_t *decayers, const uint8_t *which, size_t i) {
+  return which ? &decayers[which[i]] : decayers;
+}
+
+static void decay_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w, size_t n) {
+  const anim_spring_decayer_t *d[4];
   size_t i = 0;
-  for (; i + 4 <= n; i += 4) decay_quat4(d, io_q + i, io_w + i);
+  for (; i + 4 <= n; i += 4) {
+    for (int l = 0; l < 4; l++) d[l] = decayer_of(decayers, which, i + (size_t)l);
+    decay_quat4(d, io_q + i, io_w + i);
+  }
   if (i == n) return;
   /* The last one to three in a padded group (identity offsets decay to themselves). */
   quat q[4] = {quat_identity(), quat_identity(), quat_identity(), quat_identity()};
   vec3 w[4] = {vec3_zero(), vec3_zero(), vec3_zero(), vec3_zero()};
-  for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l];
+  for (int l = 0; l < 4; l++) d[l] = decayers;
+  for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l], d[l] = decayer_of(decayers, which, i + l);
   decay_quat4(d, q, w);
   for (size_t l = 0; i + l < n; l++) io_q[i + l] = q[l], io_w[i + l] = w[l];
+}
+
+void anim_spring_decayer_quats(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w, size_t n) {
+  decay_quats(d, NULL, io_q, io_w, n);
+}
+
+void anim_spring_decayers_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w,
+                                size_t n) {
+  decay_quats(decayers, which, io_q, io_w, n);
 }
 
 void anim_spring_decay_vec3(vec3 *io_x, vec3 *io_v, float halflife, float dt) {

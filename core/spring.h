@@ -24,6 +24,7 @@
 #define ANIM_SPRING_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "anim_math.h"
 
@@ -67,6 +68,10 @@ void anim_spring_decayer_quat(const anim_spring_decayer_t *decayer, quat *io_q, 
 /* anim_spring_decayer_quat over n offsets (a pose's), four at a time in
  * vectors: the same to a float's rounding (tests/test_spring.c). */
 void anim_spring_decayer_quats(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w, size_t n);
+/* The same with offset i decayed by decayers[which[i]]: a pose whose parts
+ * blend at different speeds, still four at a time. */
+void anim_spring_decayers_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w,
+                                size_t n);
 
 /* ---- springs toward a goal ------------------------------------------------- */
 

@@ -284,6 +284,48 @@ static void test_pose_repeated_transitions_stay_continuous(void **state) {
   assert_true(worst_jump < 0.15f); /* clip speeds <= 2.1 m/s plus decaying offsets */
 }
 
+/* Parts at their own speeds (update_parts): each part's offsets decay as a
+ * whole-pose update with that part's half-life would decay them. Three
+ * inertializers from the same transition: one updated by parts (root 0.05 s,
+ * fast bones 1 and 3 at 0.1 s, the rest 0.4 s), two whole at 0.1 and 0.4 s. */
+static void test_update_by_parts(void **state) {
+  clip_t a = {{0, 0, 0}, {0, 0, 1.5f}, 0.0f, 0.3f, 0.0f, 0.2f}, b = {{10, 0, -4}, {1.0f, 0, 0}, 2.0f, -1.0f, 1.0f, 0.4f};
+  pose_t src, dst, out_parts, out_fast, out_slow;
+  clip_sample(&src, &a, 0.5f);
+  clip_sample(&dst, &b, 1.0f);
+  anim_pose_view_t sv = view_of(&src), dv = view_of(&dst);
+  inert_t parts, fast, slow, root;
+  inert_t *all[4] = {&parts, &fast, &slow, &root};
+  for (int i = 0; i < 4; i++) inert_init(all[i]), assert_int_equal(anim_inertializer_transition(&all[i]->s, &sv, &dv), 0);
+  uint8_t flags[NB] = {0};
+  flags[1] = flags[3] = 1;
+  anim_inertialize_speeds_t speeds = {0.4f, 0.05f, 0.1f, flags};
+  anim_pose_buffer_t bp = buffer_of(&out_parts), bf = buffer_of(&out_fast), bs = buffer_of(&out_slow);
+  pose_t out_root;
+  anim_pose_buffer_t br = buffer_of(&out_root);
+  /* invalid speeds first */
+  anim_inertialize_speeds_t bad = speeds;
+  assert_int_equal(anim_inertializer_update_parts(&parts.s, &bp, &dv, NULL, 0.016f), ANIM_EINVAL);
+  bad.root_halflife = 0.0f;
+  assert_int_equal(anim_inertializer_update_parts(&parts.s, &bp, &dv, &bad, 0.016f), ANIM_EINVAL);
+  bad = speeds, bad.fast_halflife = NAN;
+  assert_int_equal(anim_inertializer_update_parts(&parts.s, &bp, &dv, &bad, 0.016f), ANIM_EINVAL);
+  for (int t = 0; t < 20; t++) {
+    assert_int_equal(anim_inertializer_update_parts(&parts.s, &bp, &dv, &speeds, 0.016f), 0);
+    assert_int_equal(anim_inertializer_update(&fast.s, &bf, &dv, 0.1f, 0.016f), 0);
+    assert_int_equal(anim_inertializer_update(&slow.s, &bs, &dv, 0.4f, 0.016f), 0);
+    assert_int_equal(anim_inertializer_update(&root.s, &br, &dv, 0.05f, 0.016f), 0);
+  }
+  assert_vec3_near(out_parts.x[0], out_root.x[0], 1e-5f);
+  for (int i = 0; i < NB; i++) {
+    const pose_t *want = flags[i] ? &out_fast : &out_slow;
+    assert_quat_near(out_parts.q[i], want->q[i], 1e-5f);
+    if (i > 0) assert_vec3_near(out_parts.x[i], out_slow.x[i], 1e-5f);
+  }
+  /* and the parts differ from one another: the flags took effect */
+  assert_true(1.0f - fabsf(quat_dot(out_fast.q[1], out_slow.q[1])) > 1e-6f);
+}
+
 static void test_pose_root_follows_destination_in_world(void **state) {
   inert_t in;
   inert_init(&in);
@@ -324,6 +366,7 @@ int main(void) {
       cmocka_unit_test(test_decay_matches_ode_at_many_t_and_dt),
       cmocka_unit_test(test_quat_double_cover),
       cmocka_unit_test(test_pose_repeated_transitions_stay_continuous),
+      cmocka_unit_test(test_update_by_parts),
       cmocka_unit_test(test_pose_root_follows_destination_in_world),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -256,6 +256,34 @@ static void test_decay_quat_series_matches_exact_maps(void **state) {
                 worst_angle);
 }
 
+/* Per-offset decayers: each offset of a pose decays exactly as it would
+ * with its own decayer alone (the four-wide path mixes decayers across
+ * lanes), including the padded tail and offsets outside the series. */
+static void test_decayers_per_offset(void **state) {
+  anim_spring_decayer_t d[3];
+  anim_spring_decayer_make(&d[0], 0.2f, 1.0f / 60.0f);
+  anim_spring_decayer_make(&d[1], 0.05f, 1.0f / 60.0f);
+  anim_spring_decayer_make(&d[2], 0.6f, 1.0f / 30.0f);
+  enum { N = 23 };
+  quat q[N], ref_q[N];
+  vec3 w[N], ref_w[N];
+  uint8_t which[N];
+  for (int i = 0; i < N; i++) {
+    float angle = i == 5 ? 3.0f : 0.05f * (float)(i + 1); /* one far outside the series */
+    q[i] = quat_from_angle_axis(angle, vec3_normalize(vec3_make(1.0f, (float)(i % 3), -0.5f * (float)i)));
+    w[i] = vec3_make(0.3f * (float)i, -1.0f, 0.1f);
+    which[i] = (uint8_t)((i * 7) % 3);
+    ref_q[i] = q[i], ref_w[i] = w[i];
+    anim_spring_decayer_quat(&d[which[i]], &ref_q[i], &ref_w[i]);
+  }
+  anim_spring_decayers_quats(d, which, q, w, N);
+  for (int i = 0; i < N; i++) {
+    float e = 1.0f - fabsf(quat_dot(q[i], ref_q[i]));
+    if (e > 1e-6f || vec3_length(vec3_sub(w[i], ref_w[i])) > 1e-4f * fmaxf(1.0f, vec3_length(ref_w[i])))
+      fail_msg("offset %d (decayer %d): %g from its own decay", i, which[i], (double)e);
+  }
+}
+
 static void test_simple_and_track_match_rk4(void **state) {
   float x = 0.0f, v = 1.0f;
   anim_spring_simple(&x, &v, 2.0f, 0.25f, 0.4f);
@@ -407,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_character_spring_integrates_velocity),
       cmocka_unit_test(test_halflife_reaching_fraction),
       cmocka_unit_test(test_halflife_reaching_with_velocity),
+      cmocka_unit_test(test_decayers_per_offset),
       cmocka_unit_test(test_critical_gains),
       cmocka_unit_test(test_erp_cfm_roundtrip_and_seed_numbers),
       cmocka_unit_test(test_erp_cfm_step_is_implicit_euler),
