@@ -49,7 +49,8 @@ int anim_client_db_list(anim_client_t *client, anim_db_summary_t *out_summaries,
   if (rc == 0) rc = anim_client_db_list_send(client, NULL, NULL, &id);
   rc = anim__client_wait(client, rc, id, &s, sizeof s, timeout_ms);
   if (rc == 0) {
-    memcpy(out_summaries, s.summaries, (size_t)(s.count < max ? s.count : max) * sizeof *s.summaries);
+    size_t n = (size_t)(s.count < max ? s.count : max);
+    if (n) memcpy(out_summaries, s.summaries, n * sizeof *s.summaries); /* no databases: s.summaries is NULL */
     *out_count = s.count;
   }
   free(s.summaries);

@@ -59,7 +59,7 @@ static int decode_pose(const Animserver__CharacterPose *m, int quantized, int ro
       return ANIM_EPROTO;
   } else {
     if (m->n_positions != npos) return ANIM_EPROTO;
-    memcpy(positions, m->positions, npos * sizeof *positions);
+    if (npos) memcpy(positions, m->positions, npos * sizeof *positions); /* rotations only: no positions */
     memcpy(rotations, m->rotations, 4 * (size_t)n * sizeof *rotations);
   }
   out->positions = positions;
