@@ -54,6 +54,39 @@ anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_
   return out;
 }
 
+/* ---- expected speed -------------------------------------------------------------------------- */
+
+/* Ground distance the root covers playing an edge: from first_frame - 1
+ * (the frame a jump lands on the source's, or the source node's own frame)
+ * to the target's frame. A ground map is rigid, so the clip's own frames
+ * measure it. */
+static float edge_arc(const anim_motion_graph_t *g, const anim_database_t *db, const anim_graph_edge_t *e) {
+  float arc = 0.0f;
+  for (int f = e->first_frame; f <= g->nodes[e->target].frame; f++) {
+    vec3 a = db->local_positions[(size_t)(f - 1) * (size_t)db->nbones], b = db->local_positions[(size_t)f * (size_t)db->nbones];
+    arc += hypotf(b.x - a.x, b.z - a.z);
+  }
+  return arc;
+}
+
+static int compare_floats(const void *pa, const void *pb) {
+  float a = *(const float *)pa, b = *(const float *)pb;
+  return (a > b) - (a < b);
+}
+
+int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t *db, float *out_speed) {
+  if (!g || !db || g->db_version != db->version || g->nedges < 1) return ANIM_EINVAL;
+  float *speeds = malloc((size_t)g->nedges * sizeof *speeds);
+  if (!speeds) return ANIM_ENOMEM;
+  for (int e = 0; e < g->nedges; e++)
+    speeds[e] = edge_arc(g, db, &g->edges[e]) * db->frame_rate / (float)anim_graph_edge_frames(g, &g->edges[e]);
+  qsort(speeds, (size_t)g->nedges, sizeof *speeds, compare_floats);
+  int n = g->nedges;
+  *out_speed = n % 2 ? speeds[n / 2] : 0.5f * (speeds[n / 2 - 1] + speeds[n / 2]);
+  free(speeds);
+  return 0;
+}
+
 /* ---- lifetime ------------------------------------------------------------------------------ */
 
 void anim_path_planner_free(anim_path_planner_t *p) {
@@ -79,7 +112,7 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   double k = (double)p->keep_frames;
   p->weight = options->progress * (float)(6.0 * k / ((k + 1.0) * (2.0 * k + 1.0)));
   p->speed = options->speed;
-  if (!(p->speed > 0.0f) && (rc = anim_motion_graph_median_speed(graph, db, &p->speed))) return rc;
+  if (!(p->speed > 0.0f) && (rc = anim_path_expected_speed(graph, db, &p->speed))) return rc;
   size_t depth = (size_t)p->horizon_frames + 2;
   for (int u = 0; u < graph->nnodes; u++)
     if (graph->nodes[u].nedges > p->max_degree) p->max_degree = graph->nodes[u].nedges;

@@ -177,11 +177,18 @@ typedef struct anim_path_planner {
 
 /* 0, ANIM_EINVAL or ANIM_ENONFINITE (bad options; graph not built on db:
  * its version), ANIM_ENOMEM. Measures the graph's median edge speed when
- * options.speed is 0 (anim_motion_graph_median_speed). Free with
+ * options.speed is 0 (anim_path_expected_speed). Free with
  * anim_path_planner_free. */
 int anim_path_planner_init(anim_path_planner_t *out_planner, const anim_motion_graph_t *graph,
                            const anim_database_t *db, const anim_path_options_t *options);
 void anim_path_planner_free(anim_path_planner_t *planner);
+
+/* The progress term's default speed: the median over the graph's edges of
+ * the root's ground speed along each (m/s: the distance covered from the
+ * frame before the edge's first to its last, over the edge's duration),
+ * how fast the graph's walks usually go. 0, ANIM_EINVAL (graph of another
+ * database, no edge), ANIM_ENOMEM. */
+int anim_path_expected_speed(const anim_motion_graph_t *graph, const anim_database_t *db, float *out_speed);
 
 /* Copies the path (allocating only past the largest path set so far). 0,
  * ANIM_EINVAL, ANIM_ENONFINITE, ANIM_ENOMEM. */

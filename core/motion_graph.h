@@ -183,10 +183,4 @@ static inline int anim_graph_edge_frames(const anim_motion_graph_t *g, const ani
 int anim_motion_graph_random_walk(const anim_motion_graph_t *graph, int start, uint32_t *io_seed, int *out_edges,
                                   int max_edges);
 
-/* The median over the graph's edges of the root's ground speed along each
- * (m/s: distance covered from the frame before the edge's first to its
- * last, over the edge's duration): how fast the graph's walks usually go.
- * 0, ANIM_EINVAL (graph of another database, no edge), ANIM_ENOMEM. */
-int anim_motion_graph_median_speed(const anim_motion_graph_t *graph, const anim_database_t *db, float *out_speed);
-
 #endif
