@@ -129,6 +129,20 @@ static void test_invalid(void **state) {
   anim_path_options_default(&po);
   po.horizon = INFINITY;
   assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_ENONFINITE);
+  anim_path_options_default(&po);
+  po.speed = NAN;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_ENONFINITE);
+  po.speed = -1.0f;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_EINVAL);
+  anim_path_options_default(&po);
+  po.progress = -1.0f;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_EINVAL);
+  /* A given speed is taken as it is. */
+  anim_path_options_default(&po);
+  po.speed = 0.7f;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), 0);
+  assert_float_equal(p.speed, 0.7f, 0.0f);
+  anim_path_planner_free(&p);
   anim_database_t other = bandai;
   other.version ^= 1;
   assert_int_equal(anim_path_planner_init(&p, graph, &other, NULL), ANIM_EINVAL);
