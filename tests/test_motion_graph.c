@@ -550,40 +550,50 @@ static void check_progress(const char *what, const anim_graph_character_t *c, fo
              r.arc, c->planner.length, r.seconds, due, pace, FOLLOW_MIN_PACE, speed, FOLLOW_START_SECONDS);
 }
 
+/* A closed circle through the origin, centre (0, radius): it sets off
+ * along +X and turns right (toward +Z). */
+enum { CIRCLE_SIDES = 64 };
+static anim_path_t circle_path(float *out_points, float radius) {
+  for (int i = 0; i < CIRCLE_SIDES; i++) {
+    float a = 2.0f * (float)M_PI * (float)i / CIRCLE_SIDES;
+    out_points[2 * i] = radius * sinf(a), out_points[2 * i + 1] = radius - radius * cosf(a);
+  }
+  return (anim_path_t){out_points, CIRCLE_SIDES, 1};
+}
+
+/* Sets c up on g at node start, at the origin facing `facing`, on path,
+ * and follows it (follow). The caller frees c. */
+static follow_result_t walk_path(anim_graph_character_t *c, const anim_motion_graph_t *g, const anim_database_t *db,
+                                 const anim_path_options_t *options, const anim_path_t *path, float facing, int start,
+                                 float seconds, int settle) {
+  assert_int_equal(anim_graph_character_init(c, g, db, options, 0.1f, vec3_zero(), facing, start), 0);
+  assert_int_equal(anim_graph_character_set_path(c, path), 0);
+  return follow(c, seconds, settle);
+}
+
 static void test_follow_line_and_circle(void **state) {
   if (!bandai_graph()) return;
   anim_graph_character_t c;
   /* A straight line, 20 s. */
   float line[] = {0.0f, 0.0f, 0.0f, 100.0f};
   anim_path_t path = {line, 2, 0};
-  assert_int_equal(anim_graph_character_init(&c, graph, &bandai, NULL, 0.1f, vec3_zero(), 0.0f, walk_node()), 0);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  follow_result_t r = follow(&c, 20.0f, SETTLE_TICKS);
+  follow_result_t r = walk_path(&c, graph, &bandai, NULL, &path, 0.0f, walk_node(), 20.0f, SETTLE_TICKS);
   check_follow("line", &bandai, r, 15.0f);
   check_progress("line", &c, r);
   assert_true(c.pose_positions[0].z > 15.0f);
   assert_true(c.plans > 20 && c.jumps > 0);
   anim_graph_character_free(&c);
   /* A closed circle of radius 3 m through the origin, 30 s (~2 laps). */
-  enum { SIDES = 64 };
-  float circle[2 * SIDES];
-  for (int i = 0; i < SIDES; i++) {
-    float a = 2.0f * (float)M_PI * (float)i / SIDES;
-    circle[2 * i] = 3.0f * sinf(a), circle[2 * i + 1] = 3.0f - 3.0f * cosf(a);
-  }
-  path = (anim_path_t){circle, SIDES, 1};
-  assert_int_equal(anim_graph_character_init(&c, graph, &bandai, NULL, 0.1f, vec3_zero(), (float)M_PI / 2, walk_node()), 0);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  r = follow(&c, 30.0f, SETTLE_TICKS);
+  float circle[2 * CIRCLE_SIDES];
+  path = circle_path(circle, 3.0f);
+  r = walk_path(&c, graph, &bandai, NULL, &path, (float)M_PI / 2, walk_node(), 30.0f, SETTLE_TICKS);
   check_follow("circle", &bandai, r, 25.0f);
   check_progress("circle", &c, r);
   anim_graph_character_free(&c);
   /* A line of 10 m, from the start (the walk starts along it). */
   float ten[] = {0.0f, 0.0f, 0.0f, 10.0f};
   path = (anim_path_t){ten, 2, 0};
-  assert_int_equal(anim_graph_character_init(&c, graph, &bandai, NULL, 0.1f, vec3_zero(), 0.0f, walk_node()), 0);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  r = follow(&c, 20.0f, 0);
+  r = walk_path(&c, graph, &bandai, NULL, &path, 0.0f, walk_node(), 20.0f, 0);
   check_follow("10 m line", &bandai, r, 9.0f);
   check_progress("10 m line", &c, r);
   anim_graph_character_free(&c);
@@ -595,6 +605,15 @@ static int node_in_range(const anim_motion_graph_t *g, const anim_database_t *db
   for (int u = 0; u < g->nnodes; u++)
     if (strcmp(db->ranges[g->nodes[u].range].name, range) == 0) return u;
   return -1;
+}
+
+/* The procedural database and its graph (default options). */
+static anim_motion_graph_t *procgen_graph(anim_database_t *out_db) {
+  char err[256];
+  anim_test_procgen(out_db);
+  anim_motion_graph_t *g = anim_motion_graph_build(out_db, NULL, err, sizeof err);
+  if (!g) fail_msg("graph of the procedural database: %s", err);
+  return g;
 }
 
 /* Every walk from `node` to the horizon (or the path's end), its error
@@ -644,18 +663,10 @@ static void enumerate(enumeration_t *en, int node, anim_ground_map_t map, float 
  * line and a closed circle, with and without the term. */
 static void test_plan_is_least_error(void **state) {
   anim_database_t db;
-  anim_test_procgen(&db);
-  char err[256];
-  anim_motion_graph_t *g = anim_motion_graph_build(&db, NULL, err, sizeof err);
-  if (!g) fail_msg("graph: %s", err);
+  anim_motion_graph_t *g = procgen_graph(&db);
   float line[] = {0.0f, 0.0f, 0.0f, 1.5f};
-  enum { SIDES = 32 };
-  float circle[2 * SIDES];
-  for (int i = 0; i < SIDES; i++) {
-    float a = 2.0f * (float)M_PI * (float)i / SIDES;
-    circle[2 * i] = 2.0f * sinf(a), circle[2 * i + 1] = 2.0f - 2.0f * cosf(a);
-  }
-  anim_path_t paths[2] = {{line, 2, 0}, {circle, SIDES, 1}};
+  float circle[2 * CIRCLE_SIDES];
+  anim_path_t paths[2] = {{line, 2, 0}, circle_path(circle, 2.0f)};
   long walks = 0;
   int compared = 0, lagging = 0;
   for (int progress = 0; progress <= 1; progress++) {
@@ -697,10 +708,7 @@ static void test_plan_is_least_error(void **state) {
  * paper's error alone prefers to walking (it scores 0). */
 static void test_progress_default_database(void **state) {
   anim_database_t db;
-  anim_test_procgen(&db);
-  char err[256];
-  anim_motion_graph_t *g = anim_motion_graph_build(&db, NULL, err, sizeof err);
-  if (!g) fail_msg("graph: %s", err);
+  anim_motion_graph_t *g = procgen_graph(&db);
   /* The expected speed is the walk clip's: most of the graph's edges walk. */
   float speed;
   anim_database_t other = db;
@@ -722,10 +730,8 @@ static void test_progress_default_database(void **state) {
   float ten[] = {0.0f, 0.0f, 0.0f, 10.0f};
   anim_path_t path = {ten, 2, 0};
   anim_graph_character_t c;
-  assert_int_equal(anim_graph_character_init(&c, g, &db, NULL, 0.1f, vec3_zero(), 0.0f, idle), 0);
+  follow_result_t r = walk_path(&c, g, &db, NULL, &path, 0.0f, idle, 20.0f, 0);
   assert_float_equal(c.planner.speed, speed, 1e-6f);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  follow_result_t r = follow(&c, 20.0f, 0);
   check_follow("default database, 10 m line", &db, r, 9.0f);
   check_progress("default database, 10 m line", &c, r);
   anim_graph_character_free(&c);
@@ -734,25 +740,16 @@ static void test_progress_default_database(void **state) {
   anim_path_options_t po;
   anim_path_options_default(&po);
   po.progress = 0.0f;
-  assert_int_equal(anim_graph_character_init(&c, g, &db, &po, 0.1f, vec3_zero(), 0.0f, idle), 0);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  r = follow(&c, 20.0f, 0);
+  r = walk_path(&c, g, &db, &po, &path, 0.0f, idle, 20.0f, 0);
   printf("default database, 10 m line, the paper's error alone: %.2f m of the path in %.2f s\n", r.arc, r.seconds);
   assert_true(r.arc < 3.0f);
   anim_graph_character_free(&c);
 
   /* A circle of radius 3 m turning right (the graph's turns: its left
    * ones are pruned), from the idle node facing along it, 30 s. */
-  enum { SIDES = 64 };
-  float circle[2 * SIDES];
-  for (int i = 0; i < SIDES; i++) {
-    float a = 2.0f * (float)M_PI * (float)i / SIDES;
-    circle[2 * i] = 3.0f * sinf(a), circle[2 * i + 1] = 3.0f - 3.0f * cosf(a);
-  }
-  path = (anim_path_t){circle, SIDES, 1};
-  assert_int_equal(anim_graph_character_init(&c, g, &db, NULL, 0.1f, vec3_zero(), (float)M_PI / 2, idle), 0);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  r = follow(&c, 30.0f, SETTLE_TICKS);
+  float circle[2 * CIRCLE_SIDES];
+  path = circle_path(circle, 3.0f);
+  r = walk_path(&c, g, &db, NULL, &path, (float)M_PI / 2, idle, 30.0f, SETTLE_TICKS);
   check_follow("default database, circle", &db, r, 20.0f);
   check_progress("default database, circle", &c, r);
   anim_graph_character_free(&c);
