@@ -2,7 +2,9 @@
  * graph_path.c: branch-and-bound path synthesis on a motion graph (see
  * graph_path.h). The error of a walk is the paper's path error (Kovar et
  * al. 2002, section 5: squared distance between the motion's root path and
- * the desired path at equal arc length), summed per frame.
+ * the desired path at equal arc length), summed per frame, plus the
+ * progress term (graph_path.h: how far the walk lags a pacer at the
+ * expected speed), also summed per frame.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,13 +17,16 @@ void anim_path_options_default(anim_path_options_t *o) {
   o->horizon = 2.0f;
   o->keep = 0.5f;
   o->max_expansions = 20000;
+  o->speed = 0.0f;
+  o->progress = 1.0f;
 }
 
 int anim_path_options_validate(const anim_path_options_t *o) {
   if (!o) return ANIM_EINVAL;
-  if (!isfinite(o->horizon) || !isfinite(o->keep)) return ANIM_ENONFINITE;
+  if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress)) return ANIM_ENONFINITE;
   if (!(o->horizon > 0.0f) || o->horizon > 60.0f || !(o->keep > 0.0f) || o->keep > o->horizon || o->max_expansions < 1)
     return ANIM_EINVAL;
+  if (o->speed < 0.0f || o->progress < 0.0f) return ANIM_EINVAL;
   return 0;
 }
 
@@ -49,6 +54,39 @@ anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_
   return out;
 }
 
+/* ---- expected speed -------------------------------------------------------------------------- */
+
+/* Ground distance the root covers playing an edge: from first_frame - 1
+ * (the frame a jump lands on the source's, or the source node's own frame)
+ * to the target's frame. A ground map is rigid, so the clip's own frames
+ * measure it. */
+static float edge_arc(const anim_motion_graph_t *g, const anim_database_t *db, const anim_graph_edge_t *e) {
+  float arc = 0.0f;
+  for (int f = e->first_frame; f <= g->nodes[e->target].frame; f++) {
+    vec3 a = db->local_positions[(size_t)(f - 1) * (size_t)db->nbones], b = db->local_positions[(size_t)f * (size_t)db->nbones];
+    arc += hypotf(b.x - a.x, b.z - a.z);
+  }
+  return arc;
+}
+
+static int compare_floats(const void *pa, const void *pb) {
+  float a = *(const float *)pa, b = *(const float *)pb;
+  return (a > b) - (a < b);
+}
+
+int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t *db, float *out_speed) {
+  if (!g || !db || g->db_version != db->version || g->nedges < 1) return ANIM_EINVAL;
+  float *speeds = malloc((size_t)g->nedges * sizeof *speeds);
+  if (!speeds) return ANIM_ENOMEM;
+  for (int e = 0; e < g->nedges; e++)
+    speeds[e] = edge_arc(g, db, &g->edges[e]) * db->frame_rate / (float)anim_graph_edge_frames(g, &g->edges[e]);
+  qsort(speeds, (size_t)g->nedges, sizeof *speeds, compare_floats);
+  int n = g->nedges;
+  *out_speed = n % 2 ? speeds[n / 2] : 0.5f * (speeds[n / 2 - 1] + speeds[n / 2]);
+  free(speeds);
+  return 0;
+}
+
 /* ---- lifetime ------------------------------------------------------------------------------ */
 
 void anim_path_planner_free(anim_path_planner_t *p) {
@@ -68,6 +106,13 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   p->graph = graph, p->db = db, p->options = *options;
   p->horizon_frames = (int)ceilf(options->horizon * db->frame_rate);
   p->keep_frames = (int)ceilf(options->keep * db->frame_rate);
+  /* w = 1 / sum_{f=1..K} (f/K)^2 = 6K / ((K+1)(2K+1)), K the kept frames:
+   * a steady lag that reaches D by the end of the part played costs D^2
+   * there (graph_path.h, "Progress"). */
+  double k = (double)p->keep_frames;
+  p->weight = options->progress * (float)(6.0 * k / ((k + 1.0) * (2.0 * k + 1.0)));
+  p->speed = options->speed;
+  if (!(p->speed > 0.0f) && (rc = anim_path_expected_speed(graph, db, &p->speed))) return rc;
   size_t depth = (size_t)p->horizon_frames + 2;
   for (int u = 0; u < graph->nnodes; u++)
     if (graph->nodes[u].nedges > p->max_degree) p->max_degree = graph->nodes[u].nedges;
@@ -205,6 +250,9 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     anim_path_planner_point(p, s0 + out->s, &tx, &tz);
     out->error += (x - tx) * (x - tx) + (z - tz) * (z - tz);
     out->frames++;
+    /* Behind the pacer, which stops at an open path's end. */
+    float lag = fminf(p->speed * (float)out->frames / p->db->frame_rate, p->rest) - out->s;
+    if (lag > 0.0f) out->progress += p->weight * lag * lag, out->error += p->weight * lag * lag;
     if (out->error >= bound) return -1;
     if (!p->closed && s0 + out->s >= p->length) return 1;
   }
@@ -247,9 +295,10 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
     return ANIM_EINVAL;
   p->expansions = 0, p->exhausted = 0, p->best_length = 0, p->nplan = 0, p->plan_frames = 0;
   anim_path_step_t root;
-  root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.frames = 0;
+  root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
+  p->rest = p->closed ? INFINITY : fmaxf(0.0f, p->length - s0);
   anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
-  float best = INFINITY;
+  float best = INFINITY, best_progress = 0.0f;
   p->exhausted = expand(p, 0, &root, s0, best);
   int depth = 0;
   while (depth >= 0 && !p->exhausted) {
@@ -261,7 +310,7 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
     if (c->step.error >= best) continue; /* the bound moved since it was made */
     p->walk[depth] = c->edge;
     if (c->done || depth + 1 >= p->depth_capacity) {
-      best = c->step.error;
+      best = c->step.error, best_progress = c->step.progress;
       memcpy(p->best_walk, p->walk, (size_t)(depth + 1) * sizeof(int));
       p->best_length = depth + 1;
       continue;
@@ -269,7 +318,7 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
     depth++;
     p->exhausted = expand(p, depth, &c->step, s0, best);
   }
-  p->plan_error = best;
+  p->plan_error = best, p->plan_progress = best_progress;
   for (int i = 0; i < p->best_length && p->plan_frames < p->keep_frames; i++) {
     p->plan[p->nplan++] = p->best_walk[i];
     p->plan_frames += anim_graph_edge_frames(g, &g->edges[p->best_walk[i]]);

@@ -11,9 +11,12 @@
  * reports agrees with the one-pair distance. Then the graph: after pruning
  * every node reaches every other (checked by searches forward and backward,
  * independent of the pruning's Tarjan), edges play the frames they say;
- * random walks never stop. Last, a character following a straight line and
- * a circle stays within the stated error of the path, without popping, and
- * one sent to a goal reaches it.
+ * random walks never stop. Last, path synthesis: the branch and bound finds
+ * the walk of least error (against every walk, enumerated), progress term
+ * included; a character following a straight line and a circle stays
+ * within the stated error of the path, without popping, and makes progress
+ * along it (on the procedural database, whose idle loop the paper's error
+ * alone prefers, and on real mocap); one sent to a goal reaches it.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -126,6 +129,20 @@ static void test_invalid(void **state) {
   anim_path_options_default(&po);
   po.horizon = INFINITY;
   assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_ENONFINITE);
+  anim_path_options_default(&po);
+  po.speed = NAN;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_ENONFINITE);
+  po.speed = -1.0f;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_EINVAL);
+  anim_path_options_default(&po);
+  po.progress = -1.0f;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), ANIM_EINVAL);
+  /* A given speed is taken as it is. */
+  anim_path_options_default(&po);
+  po.speed = 0.7f;
+  assert_int_equal(anim_path_planner_init(&p, graph, &bandai, &po), 0);
+  assert_float_equal(p.speed, 0.7f, 0.0f);
+  anim_path_planner_free(&p);
   anim_database_t other = bandai;
   other.version ^= 1;
   assert_int_equal(anim_path_planner_init(&p, graph, &other, NULL), ANIM_EINVAL);
@@ -446,16 +463,27 @@ typedef struct {
   int worst_bone;
   float travelled;
   float worst_time;
+  float arc;             /* m of the path covered (unwrapped on a closed one) */
+  float seconds;         /* run */
+  int reached;           /* an open path's end */
 } follow_result_t;
 
-/* Runs c for seconds, measuring the displayed root's distance to the path
- * (after SETTLE_TICKS) and the joints' velocity changes. */
-static follow_result_t follow(anim_graph_character_t *c, float seconds) {
-  follow_result_t r = {0.0f, 0.0f, 0.0f, -1, 0.0f, 0.0f};
+/* Within this of an open path's end, the walk has reached it (as query_graph). */
+#define END_MARGIN 0.05f
+
+/* Runs c for seconds, or until it reaches the end of an open path,
+ * measuring the displayed root's distance to the path (after settle
+ * ticks), the joints' velocity changes and, as query_graph does
+ * (service_graph.c), the arc of the path covered: the path point nearest
+ * the root, searched near the last one. */
+static follow_result_t follow(anim_graph_character_t *c, float seconds, int settle) {
+  follow_result_t r = {0.0f, 0.0f, 0.0f, -1, 0.0f, 0.0f, 0.0f, 0.0f, 0};
   const float dt = 1.0f / 60.0f;
   int n = 0, nb = c->db->nbones;
   vec3 *p0 = calloc((size_t)nb, sizeof(vec3)), *p1 = calloc((size_t)nb, sizeof(vec3));
   vec3 last = c->pose_positions[0];
+  const anim_path_planner_t *planner = &c->planner;
+  float s = c->s;
   for (int t = 0; t < (int)(seconds / dt); t++) {
     assert_int_equal(anim_graph_character_tick(c, dt), 0);
     anim_graph_character_global_pose(c);
@@ -471,11 +499,20 @@ static follow_result_t follow(anim_graph_character_t *c, float seconds) {
     vec3 root = c->pose_positions[0];
     r.travelled += hypotf(root.x - last.x, root.z - last.z);
     last = root;
-    if (t < SETTLE_TICKS) continue;
-    float d;
-    anim_path_planner_project(&c->planner, root.x, root.z, 0.0f, -1.0f, &d);
-    if (d > r.worst) r.worst = d, r.worst_time = (float)t * dt;
-    r.mean += d, n++;
+    r.seconds = (float)(t + 1) * dt;
+    float now = anim_path_planner_project(planner, root.x, root.z, s, ANIM_GRAPH_TRACK_WINDOW, NULL), ds = now - s;
+    if (planner->closed) ds -= planner->length * roundf(ds / planner->length);
+    r.arc += ds, s = now;
+    if (t >= settle) {
+      float d;
+      anim_path_planner_project(planner, root.x, root.z, 0.0f, -1.0f, &d);
+      if (d > r.worst) r.worst = d, r.worst_time = (float)t * dt;
+      r.mean += d, n++;
+    }
+    if (!planner->closed && s >= planner->length - END_MARGIN) {
+      r.reached = 1;
+      break;
+    }
   }
   r.mean /= (float)(n ? n : 1);
   free(p0), free(p1);
@@ -491,15 +528,47 @@ static int walk_node(void) {
   return 0;
 }
 
-static void check_follow(const char *what, follow_result_t r, float min_travel) {
-  printf("%s: mean %.3f m, worst %.3f m (at %.2f s) from the path, %.1f m travelled, velocity change %.2f m/s\n",
-         what, r.mean, r.worst, r.worst_time, r.travelled, r.velocity_jump);
+static void check_follow(const char *what, const anim_database_t *db, follow_result_t r, float min_travel) {
+  printf("%s: mean %.3f m, worst %.3f m (at %.2f s) from the path, %.1f m travelled, %.2f m of the path in %.2f s, "
+         "velocity change %.2f m/s\n", what, r.mean, r.worst, r.worst_time, r.travelled, r.arc, r.seconds, r.velocity_jump);
   if (r.mean > MAX_PATH_MEAN_ERROR || r.worst > MAX_PATH_ERROR)
-    fail_msg("%s: %.3f m from the path on average, %.3f at worst", what, r.mean, r.worst);
+    fail_msg("%s: %.3f m from the path on average, %.3f at worst (at %.2f s)", what, r.mean, r.worst, r.worst_time);
   if (r.velocity_jump > MAX_VELOCITY_JUMP)
     fail_msg("%s: a joint's velocity jumps by %.2f m/s (bone %s)", what, r.velocity_jump,
-             bandai.skeleton.names[r.worst_bone]);
+             db->skeleton.names[r.worst_bone]);
   assert_true(r.travelled > min_travel);
+}
+
+/* The progress bound of follow_limits.h at the planner's expected speed:
+ * the arc covered by the end of the run (the whole path when its end was
+ * reached) at least the pace's for every second after the start. */
+static void check_progress(const char *what, const anim_graph_character_t *c, follow_result_t r) {
+  float speed = c->planner.speed, pace = FOLLOW_MIN_PACE * speed;
+  float covered = r.reached ? c->planner.length : r.arc, due = pace * (r.seconds - FOLLOW_START_SECONDS);
+  if (covered < due)
+    fail_msg("%s: %.2f m of the %.2f m path in %.2f s, %.2f m due at %.2f m/s (%.2f of %.2f m/s) after %.1f s", what,
+             r.arc, c->planner.length, r.seconds, due, pace, FOLLOW_MIN_PACE, speed, FOLLOW_START_SECONDS);
+}
+
+/* A closed circle through the origin, centre (0, radius): it sets off
+ * along +X and turns right (toward +Z). */
+enum { CIRCLE_SIDES = 64 };
+static anim_path_t circle_path(float *out_points, float radius) {
+  for (int i = 0; i < CIRCLE_SIDES; i++) {
+    float a = 2.0f * (float)M_PI * (float)i / CIRCLE_SIDES;
+    out_points[2 * i] = radius * sinf(a), out_points[2 * i + 1] = radius - radius * cosf(a);
+  }
+  return (anim_path_t){out_points, CIRCLE_SIDES, 1};
+}
+
+/* Sets c up on g at node start, at the origin facing `facing`, on path,
+ * and follows it (follow). The caller frees c. */
+static follow_result_t walk_path(anim_graph_character_t *c, const anim_motion_graph_t *g, const anim_database_t *db,
+                                 const anim_path_options_t *options, const anim_path_t *path, float facing, int start,
+                                 float seconds, int settle) {
+  assert_int_equal(anim_graph_character_init(c, g, db, options, 0.1f, vec3_zero(), facing, start), 0);
+  assert_int_equal(anim_graph_character_set_path(c, path), 0);
+  return follow(c, seconds, settle);
 }
 
 static void test_follow_line_and_circle(void **state) {
@@ -508,26 +577,184 @@ static void test_follow_line_and_circle(void **state) {
   /* A straight line, 20 s. */
   float line[] = {0.0f, 0.0f, 0.0f, 100.0f};
   anim_path_t path = {line, 2, 0};
-  assert_int_equal(anim_graph_character_init(&c, graph, &bandai, NULL, 0.1f, vec3_zero(), 0.0f, walk_node()), 0);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  follow_result_t r = follow(&c, 20.0f);
-  check_follow("line", r, 15.0f);
+  follow_result_t r = walk_path(&c, graph, &bandai, NULL, &path, 0.0f, walk_node(), 20.0f, SETTLE_TICKS);
+  check_follow("line", &bandai, r, 15.0f);
+  check_progress("line", &c, r);
   assert_true(c.pose_positions[0].z > 15.0f);
   assert_true(c.plans > 20 && c.jumps > 0);
   anim_graph_character_free(&c);
   /* A closed circle of radius 3 m through the origin, 30 s (~2 laps). */
-  enum { SIDES = 64 };
-  float circle[2 * SIDES];
-  for (int i = 0; i < SIDES; i++) {
-    float a = 2.0f * (float)M_PI * (float)i / SIDES;
-    circle[2 * i] = 3.0f * sinf(a), circle[2 * i + 1] = 3.0f - 3.0f * cosf(a);
-  }
-  path = (anim_path_t){circle, SIDES, 1};
-  assert_int_equal(anim_graph_character_init(&c, graph, &bandai, NULL, 0.1f, vec3_zero(), (float)M_PI / 2, walk_node()), 0);
-  assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
-  r = follow(&c, 30.0f);
-  check_follow("circle", r, 25.0f);
+  float circle[2 * CIRCLE_SIDES];
+  path = circle_path(circle, 3.0f);
+  r = walk_path(&c, graph, &bandai, NULL, &path, (float)M_PI / 2, walk_node(), 30.0f, SETTLE_TICKS);
+  check_follow("circle", &bandai, r, 25.0f);
+  check_progress("circle", &c, r);
   anim_graph_character_free(&c);
+  /* A line of 10 m, from the start (the walk starts along it). */
+  float ten[] = {0.0f, 0.0f, 0.0f, 10.0f};
+  path = (anim_path_t){ten, 2, 0};
+  r = walk_path(&c, graph, &bandai, NULL, &path, 0.0f, walk_node(), 20.0f, 0);
+  check_follow("10 m line", &bandai, r, 9.0f);
+  check_progress("10 m line", &c, r);
+  anim_graph_character_free(&c);
+}
+
+/* ---- path synthesis on the procedural database --------------------------------------------- */
+
+static int node_in_range(const anim_motion_graph_t *g, const anim_database_t *db, const char *range) {
+  for (int u = 0; u < g->nnodes; u++)
+    if (strcmp(db->ranges[g->nodes[u].range].name, range) == 0) return u;
+  return -1;
+}
+
+/* The procedural database and its graph (default options). */
+static anim_motion_graph_t *procgen_graph(anim_database_t *out_db) {
+  char err[256];
+  anim_test_procgen(out_db);
+  anim_motion_graph_t *g = anim_motion_graph_build(out_db, NULL, err, sizeof err);
+  if (!g) fail_msg("graph of the procedural database: %s", err);
+  return g;
+}
+
+/* Every walk from `node` to the horizon (or the path's end), its error
+ * counted as graph_path.h says, frame by frame: the least of them. */
+typedef struct {
+  const anim_path_planner_t *p;
+  float s0, rest;
+  float best;
+  long walks;
+} enumeration_t;
+
+static void enumerate(enumeration_t *en, int node, anim_ground_map_t map, float s, float error, int frames, float x,
+                      float z) {
+  const anim_path_planner_t *p = en->p;
+  const anim_motion_graph_t *g = p->graph;
+  for (int i = 0; i < g->nodes[node].nedges; i++) {
+    const anim_graph_edge_t *e = &g->edges[g->nodes[node].first_edge + i];
+    anim_ground_map_t m = e->transition >= 0 ? anim_ground_map_jump(&map, p, g->nodes[node].frame, e->first_frame - 1) : map;
+    float es = s, ee = error, ex = x, ez = z;
+    int ef = frames, done = 0;
+    for (int f = e->first_frame; f <= g->nodes[e->target].frame && !done; f++) {
+      if (ef >= p->horizon_frames) {
+        done = 1;
+        break;
+      }
+      float rx, rz, tx, tz;
+      anim_ground_map_apply(&m, p->db, f, &rx, &rz);
+      es += hypotf(rx - ex, rz - ez), ex = rx, ez = rz;
+      anim_path_planner_point(p, en->s0 + es, &tx, &tz);
+      ef++;
+      float behind = fminf(p->speed * (float)ef / p->db->frame_rate, en->rest) - es;
+      ee += squaref(rx - tx) + squaref(rz - tz) + (behind > 0.0f ? p->weight * squaref(behind) : 0.0f);
+      done = !p->closed && en->s0 + es >= p->length;
+    }
+    if (done || ef >= p->horizon_frames) {
+      en->walks++;
+      if (ee < en->best) en->best = ee;
+    } else {
+      enumerate(en, e->target, m, es, ee, ef, ex, ez);
+    }
+  }
+}
+
+/* Branch and bound with the progress term finds the least error of all
+ * walks: its bound stays a lower bound (graph_path.h). A horizon of 1 s
+ * keeps the enumeration small (14k walks); from every 9th node, on an open
+ * line and a closed circle, with and without the term. */
+static void test_plan_is_least_error(void **state) {
+  anim_database_t db;
+  anim_motion_graph_t *g = procgen_graph(&db);
+  float line[] = {0.0f, 0.0f, 0.0f, 1.5f};
+  float circle[2 * CIRCLE_SIDES];
+  anim_path_t paths[2] = {{line, 2, 0}, circle_path(circle, 2.0f)};
+  long walks = 0;
+  int compared = 0, lagging = 0;
+  for (int progress = 0; progress <= 1; progress++) {
+    anim_path_options_t po;
+    anim_path_options_default(&po);
+    po.horizon = 1.0f, po.keep = 0.1f, po.max_expansions = 1000000, po.progress = (float)progress;
+    anim_path_planner_t p;
+    assert_int_equal(anim_path_planner_init(&p, g, &db, &po), 0);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(anim_path_planner_set_path(&p, &paths[k]), 0);
+      for (int u = 0; u < g->nnodes; u += 9) {
+        anim_ground_map_t map = {0.3f * (float)u, 0.0f, 0.0f};
+        float s0 = paths[k].closed ? 0.5f : 0.0f;
+        assert_int_equal(anim_path_planner_plan(&p, u, map, s0), 0);
+        assert_false(p.exhausted);
+        enumeration_t en = {&p, s0, paths[k].closed ? INFINITY : p.length - s0, INFINITY, 0};
+        float x, z;
+        anim_ground_map_apply(&map, &db, g->nodes[u].frame, &x, &z);
+        enumerate(&en, u, map, 0.0f, 0.0f, 0, x, z);
+        if (fabsf(p.plan_error - en.best) > 1e-5f * fmaxf(1.0f, en.best))
+          fail_msg("node %d, %s, progress %d: planned %.6f m^2, the least of %ld walks %.6f", u,
+                   paths[k].closed ? "circle" : "line", progress, p.plan_error, en.walks, en.best);
+        assert_true(p.plan_progress >= 0.0f && p.plan_progress <= p.plan_error);
+        lagging += p.plan_progress > 0.0f;
+        walks += en.walks, compared++;
+      }
+    }
+    if (!progress) assert_int_equal(lagging, 0);
+    anim_path_planner_free(&p);
+  }
+  printf("%d plans, each the least error of its walks (%ld walks in all); %d with the walk behind the pacer\n", compared,
+         walks, lagging);
+  assert_true(lagging > 0);
+  anim_motion_graph_free(g);
+  anim_database_free(&db);
+}
+
+/* The procedural database: its graph keeps the idle loop, which the
+ * paper's error alone prefers to walking (it scores 0). */
+static void test_progress_default_database(void **state) {
+  anim_database_t db;
+  anim_motion_graph_t *g = procgen_graph(&db);
+  /* The expected speed is the walk clip's: most of the graph's edges walk. */
+  float speed;
+  anim_database_t other = db;
+  other.version ^= 1;
+  assert_int_equal(anim_path_expected_speed(g, &other, &speed), ANIM_EINVAL);
+  assert_int_equal(anim_path_expected_speed(g, &db, &speed), 0);
+  int nspecs;
+  const anim_procgen_clip_spec_t *specs = anim_procgen_specs(&nspecs), *walk = NULL;
+  for (int i = 0; i < nspecs; i++)
+    if (!strcmp(specs[i].name, "walk")) walk = &specs[i];
+  assert_non_null(walk);
+  printf("expected speed %.3f m/s (the walk clip %.2f m/s)\n", speed, walk->key_speed[0]);
+  assert_float_equal(speed, walk->key_speed[0], 0.02f);
+  assert_float_equal(speed, DEFAULT_DB_EXPECTED_SPEED, 0.02f);
+  int idle = node_in_range(g, &db, "idle");
+  assert_true(idle >= 0);
+
+  /* A line of 10 m from the idle node, facing along it: covered. */
+  float ten[] = {0.0f, 0.0f, 0.0f, 10.0f};
+  anim_path_t path = {ten, 2, 0};
+  anim_graph_character_t c;
+  follow_result_t r = walk_path(&c, g, &db, NULL, &path, 0.0f, idle, 20.0f, 0);
+  assert_float_equal(c.planner.speed, speed, 1e-6f);
+  check_follow("default database, 10 m line", &db, r, 9.0f);
+  check_progress("default database, 10 m line", &c, r);
+  anim_graph_character_free(&c);
+  /* Without the term the same plan stands on the idle loop: the failure
+   * the term is for (measured 2.4 m of the 10 in 20 s). */
+  anim_path_options_t po;
+  anim_path_options_default(&po);
+  po.progress = 0.0f;
+  r = walk_path(&c, g, &db, &po, &path, 0.0f, idle, 20.0f, 0);
+  printf("default database, 10 m line, the paper's error alone: %.2f m of the path in %.2f s\n", r.arc, r.seconds);
+  assert_true(r.arc < 3.0f);
+  anim_graph_character_free(&c);
+
+  /* A circle of radius 3 m turning right (the graph's turns: its left
+   * ones are pruned), from the idle node facing along it, 30 s. */
+  float circle[2 * CIRCLE_SIDES];
+  path = circle_path(circle, 3.0f);
+  r = walk_path(&c, g, &db, NULL, &path, (float)M_PI / 2, idle, 30.0f, SETTLE_TICKS);
+  check_follow("default database, circle", &db, r, 20.0f);
+  check_progress("default database, circle", &c, r);
+  anim_graph_character_free(&c);
+  anim_motion_graph_free(g);
+  anim_database_free(&db);
 }
 
 static void test_goal(void **state) {
@@ -584,7 +811,8 @@ int main(void) {
       cmocka_unit_test(test_distance_invariance), cmocka_unit_test(test_strips),
       cmocka_unit_test(test_pruned_graph),    cmocka_unit_test(test_random_walk),
       cmocka_unit_test(test_path_geometry),   cmocka_unit_test(test_follow_line_and_circle),
-      cmocka_unit_test(test_goal),
+      cmocka_unit_test(test_goal),            cmocka_unit_test(test_plan_is_least_error),
+      cmocka_unit_test(test_progress_default_database),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }

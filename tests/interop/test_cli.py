@@ -26,6 +26,15 @@ def run(*args, expect=0):
     return result.stdout
 
 
+# A graph walk on the default database along a 12 m line from its idle node: the line's end within
+# FOLLOW_START_S + 12 m / (FOLLOW_MIN_PACE * DEFAULT_DB_EXPECTED_SPEED) = 18 s (tests/support/follow_limits.h:
+# the walk_start clip reaches walking speed 2 s in; at least half the expected speed, the walk's 1.5 m/s;
+# measured 4.8 s). query_graph ends a walk within PATH_END_M of an open path's end.
+FOLLOW_START_S = 2.0
+FOLLOW_MIN_PACE = 0.5
+DEFAULT_DB_EXPECTED_SPEED = 1.5
+PATH_END_M = 0.05
+
 NESTED = """idle { clip idle loop GO moving }
 moving { machine loco STOP idle END idle }
 machine loco {
@@ -58,8 +67,11 @@ def machines_and_graphs(ctl, data, port):
     svg = os.path.join(data, "graph.svg")
     ctl("graph", "info", "default", "--svg", svg)
     check(open(svg).read().count("<rect") > 64, "animctl graph info --svg draws the distance matrix")
-    walk = json.loads(ctl("graph", "path", "default", "0,0", "0,12", "--seconds", "8", "--settle", "2"))
+    walk = json.loads(ctl("graph", "path", "default", "0,0", "0,12", "--seconds", "20", "--settle", "2"))
     check(walk["steps"] > 0 and walk["plans"] > 0 and walk["error_mean"] < 0.25, "animctl graph path: a walk near the line")
+    due = FOLLOW_START_S + 12.0 / (FOLLOW_MIN_PACE * DEFAULT_DB_EXPECTED_SPEED)
+    check(walk["arc"] >= 12.0 - PATH_END_M - 1e-3 and walk["seconds"] <= due,
+          f"animctl graph path: along the line to its end ({walk['arc']:.2f} m in {walk['seconds']:.2f} s, due {due:.0f} s)")
     aligned = json.loads(ctl("align", "--source", "0,0,0", "1,0,0", "0,1,0", "--target", "1,2,3", "2,2,3", "1,3,3"))
     check(abs(aligned["translation"][0] - 1) < 1e-4 and aligned["rms"] < 1e-4, "animctl align recovers a translation")
     ctl("align", "--source", "0,0,0", "--target", "1,1,1", expect=1)

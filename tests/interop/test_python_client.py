@@ -32,6 +32,14 @@ ROTATION_RAD = 1e-4
 LOCAL_POSITION_M = 0.5 / 8192 + 1e-6
 ROOT_POSITION_M = 0.5e-4 + 1e-6
 FK_M = 1e-4  # forward kinematics in float32 against the server's global positions
+# A graph walk on the default database along a 10 m line from its idle node: the line's end within
+# FOLLOW_START_S + 10 m / (FOLLOW_MIN_PACE * DEFAULT_DB_EXPECTED_SPEED) = 15.3 s (tests/support/follow_limits.h:
+# the walk_start clip reaches walking speed 2 s in; at least half the expected speed, the walk's 1.5 m/s;
+# measured 4.2 s). query_graph ends a walk within PATH_END_M of an open path's end.
+FOLLOW_START_S = 2.0
+FOLLOW_MIN_PACE = 0.5
+DEFAULT_DB_EXPECTED_SPEED = 1.5
+PATH_END_M = 0.05
 
 
 class Recording(animserver.Client):
@@ -358,8 +366,11 @@ def test_machines_graphs_fit(client):
             break
         client.ping()
     check(graph.ready and graph.nodes > 0, "build_graph / describe_graph: a graph")
-    walk = client.query_graph("default", [(0, 0), (0, 10)], seconds=6.0, settle=2.0)
+    walk = client.query_graph("default", [(0, 0), (0, 10)], seconds=20.0, settle=2.0)
     check(len(walk.steps) > 0 and walk.error_mean < 0.25, f"query_graph: a walk near the line ({walk.error_mean:.3f} m)")
+    due = FOLLOW_START_S + 10.0 / (FOLLOW_MIN_PACE * DEFAULT_DB_EXPECTED_SPEED)
+    check(walk.arc >= 10.0 - PATH_END_M - 1e-3 and walk.seconds <= due,
+          f"query_graph: along the line to its end ({walk.arc:.2f} m in {walk.seconds:.2f} s, due {due:.1f} s)")
     gid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=2).characters)
     check(client.set_paths([{"character": gid[0], "points": [{"x": 0, "z": 0}, {"x": 0, "z": 5}]}]).tick > 0, "set_paths")
     client.destroy_characters(gid)
