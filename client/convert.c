@@ -131,7 +131,15 @@ int anim__description_from(const Animserver__DescribeDatabaseResponse *m, anim_d
   anim_db_description_t *d = calloc(1, sizeof *d);
   if (!d) return ANIM_ENOMEM;
   anim__summary_from(m->summary, &d->summary);
-  size_t dims = d->summary.feature_dims;
+  size_t dims = d->summary.feature_dims, carried = 0;
+  /* Every column's offset and scale come in the groups: a summary claiming
+   * more columns than they carry is inconsistent (and would size the arrays
+   * by the peer's word alone: the fuzzer found 2^32 columns). */
+  for (size_t i = 0; i < m->n_features; i++) carried += m->features[i]->n_offset;
+  if (dims > carried) {
+    free(d);
+    return ANIM_EPROTO;
+  }
   d->bone_names = calloc(m->n_bones + 1, sizeof *d->bone_names);
   d->bone_parents = calloc(m->n_bones + 1, sizeof *d->bone_parents);
   d->ranges = calloc(m->n_ranges + 1, sizeof *d->ranges);

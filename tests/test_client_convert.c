@@ -249,6 +249,14 @@ static void test_description_contact_bones(void **state) {
   assert_int_equal(d->contact_bones[1], -1); /* not a bone */
   assert_true(d->feature_offset[1] == 1.0f && d->feature_scale[1] == 4.0f); /* column 2 is not written */
   anim_db_description_free(d);
+  /* A summary claiming more columns than the groups carry is refused, not
+   * allocated (the fuzzer's 2^32 columns), nothing handed out. */
+  summary.feature_dims = 4;
+  d = (anim_db_description_t *)1;
+  assert_int_equal(anim__description_from(&m, &d), ANIM_EPROTO);
+  assert_null(d);
+  summary.feature_dims = UINT32_MAX;
+  assert_int_equal(anim__description_from(&m, &d), ANIM_EPROTO);
 }
 
 static void test_stream_frame_floats(void **state) {
