@@ -2,6 +2,8 @@
  * dbfile_format.h: the on-disk layout of a database file, shared by its
  * loader (dbfile.c) and its writer (core/build/dbfile_write.c); dbfile.h
  * describes it. Private to those two files.
+ *
+ * What it does not: read or write (dbfile.c, dbfile_write.c).
  */
 #ifndef ANIM_DBFILE_FORMAT_H
 #define ANIM_DBFILE_FORMAT_H

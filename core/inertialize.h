@@ -32,7 +32,8 @@
  * bone 0 is expected to be the ground-projected character root.
  *
  * Nothing here allocates: the offset arrays and every pose are caller-owned
- * views (pointer + count).
+ * views (pointer + count). What it does not: choose when to transition or
+ * which half-life a part of the body blends with (the controller does).
  */
 #ifndef ANIM_INERTIALIZE_H
 #define ANIM_INERTIALIZE_H

@@ -11,6 +11,8 @@
  * Positions: fixed point. Local bone positions in int16 steps of 1/8192 m
  * (range +-4 m, error <= 6.2e-5 m); root (world) positions in int32 steps of
  * 1e-4 m (range +-214 km, error <= 5e-5 m). Values beyond the range clamp.
+ *
+ * What it does not: frame or send the records (the server's stream module does).
  */
 #ifndef ANIM_QUANTIZE_H
 #define ANIM_QUANTIZE_H

@@ -3,6 +3,8 @@
  * internal): each problem written once as "file:line:column: what" into the
  * first-error string and, when the caller asked for them, the diagnostics
  * list (the first ANIM_SM_MAX_DIAGNOSTICS kept, all counted).
+ *
+ * What it does not: decide what is a problem (state_machine.c, state_machine_bind.c).
  */
 #ifndef ANIM_SM_REPORT_H
 #define ANIM_SM_REPORT_H

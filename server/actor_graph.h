@@ -1,6 +1,8 @@
 /*
  * actor_graph.h: what the motion graph requests reach in a MODE_GRAPH actor
  * (actor_graph.c). Loop thread, between ticks.
+ *
+ * What it does not: plan or tick (core/graph_path.h, and the kind's simulate).
  */
 #ifndef SRV_ACTOR_GRAPH_H
 #define SRV_ACTOR_GRAPH_H

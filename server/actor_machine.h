@@ -2,6 +2,8 @@
  * actor_machine.h: what the state machine requests reach in a MODE_MACHINE
  * actor (actor_machine.c): its core character and its machine. Loop thread,
  * between ticks.
+ *
+ * What it does not: run the machine (core/machine_character.h) or parse it (machines.h).
  */
 #ifndef SRV_ACTOR_MACHINE_H
 #define SRV_ACTOR_MACHINE_H

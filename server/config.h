@@ -19,6 +19,8 @@
  * "name value" or "name = value" with the long flag's name ("port 7878",
  * "no-default-db"); '#' starts a comment. The file is read first, so flags on
  * the command line override it.
+ *
+ * What it does not: apply settings to a running server (reload.h does, for those that can change).
  */
 #ifndef SRV_CONFIG_H
 #define SRV_CONFIG_H

@@ -14,6 +14,8 @@
  * its next strip when the server shuts down.
  *
  * Loop thread, but srv_graph_build_run (the pool).
+ *
+ * What it does not: build or walk a graph itself (core/motion_graph.h, core/graph_path.h).
  */
 #ifndef SRV_GRAPHS_H
 #define SRV_GRAPHS_H

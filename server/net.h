@@ -1,6 +1,8 @@
 /*
  * net.h: socket helpers independent of the server (as redis keeps anet.c
  * apart): numeric addresses, their names, and a listening TCP handle.
+ *
+ * What it does not: read, write or frame (connection.h).
  */
 #ifndef SRV_NET_H
 #define SRV_NET_H

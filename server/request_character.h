@@ -2,6 +2,8 @@
  * request_character.h: bodies of the character and stream requests:
  * create, destroy, set_inputs, character_state, subscribe,
  * update_subscription, unsubscribe (see request.h).
+ *
+ * What it does not: check or run them (codec_character.c, service_character.c).
  */
 #ifndef SRV_REQUEST_CHARACTER_H
 #define SRV_REQUEST_CHARACTER_H

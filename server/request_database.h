@@ -3,6 +3,8 @@
  * load, reload, unload (see request.h). The name a request gives is in
  * srv_request_t.database; describe, load, reload and unload answer from the
  * entry the response holds.
+ *
+ * What it does not: check or run them (codec_database.c, service_database.c).
  */
 #ifndef SRV_REQUEST_DATABASE_H
 #define SRV_REQUEST_DATABASE_H

@@ -9,6 +9,8 @@
  * names plain strings given at most once, fit parameters within the core's
  * rules (anim_pose_fit_params_validate). Bone names are resolved against
  * the database by the services.
+ *
+ * What it does not: fit (core/pose_fit.h) or run the services (service_fit.c).
  */
 #ifndef SRV_REQUEST_FIT_H
 #define SRV_REQUEST_FIT_H

@@ -2,6 +2,8 @@
  * request_graph.h: bodies of the motion graph requests: build_graph,
  * describe_graph, query_graph, set_paths (see request.h). The database a
  * request names is srv_request_t.database.
+ *
+ * What it does not: check or run them (codec_graph.c, service_graph.c).
  */
 #ifndef SRV_REQUEST_GRAPH_H
 #define SRV_REQUEST_GRAPH_H

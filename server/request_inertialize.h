@@ -1,6 +1,8 @@
 /*
  * request_inertialize.h: bodies of inertialize_transition,
  * inertialize_evaluate, transition_cost and spring_tune (see request.h).
+ *
+ * What it does not: check or run them (codec_inertialize.c, service_inertialize.c).
  */
 #ifndef SRV_REQUEST_INERTIALIZE_H
 #define SRV_REQUEST_INERTIALIZE_H

@@ -1,6 +1,8 @@
 /*
  * request_session.h: bodies of the session requests: hello, ping,
  * server_stats, shutdown (see request.h).
+ *
+ * What it does not: check or run them (codec_session.c, service_session.c).
  */
 #ifndef SRV_REQUEST_SESSION_H
 #define SRV_REQUEST_SESSION_H
