@@ -23,7 +23,8 @@ static void desired_from_stick(vec3 *out_velocity, quat *io_rotation, const anim
  * brake on the rest point. */
 static void desired_from_goal(vec3 *out_velocity, quat *io_rotation, anim_goal_arrival_t *io_arrival,
                               const anim_controller_input_t *in, const anim_steering_state_t *st) {
-  vec3 to = vec3_sub(in->goal, st->position), moved = vec3_sub(in->goal, io_arrival->goal), root_velocity = st->root_velocity;
+  vec3 to = vec3_sub(in->goal, st->position), moved = vec3_sub(in->goal, io_arrival->goal);
+  vec3 root_velocity = st->root_velocity;
   to.y = moved.y = root_velocity.y = 0.0f;
   if (vec3_length(moved) > ANIM_STEERING_ARRIVE_RADIUS)
     io_arrival->goal = in->goal, io_arrival->set_off = io_arrival->arrived = 0;

@@ -27,10 +27,11 @@
  *
  * Why not a speed profile of the distance alone: the desired velocity
  * reaches the position through two filters in series (the smoothing, then
- * the velocity spring), and a profile v(d) closes a loop of third order or
- * more that overshoots unless its slope is below 4 y / 27 (y = 2 ln2 /
- * velocity_halflife, the roots of s (s + y)^2 + y^2 k: 0.76 1/s by default,
- * a slow approach). Integrated on the springs alone (0.27 s, 4 Hz smoothing)
+ * the velocity spring), so a profile v(d) = k d closes a loop of fourth
+ * order. With the spring alone it is s (s + y)^2 + y^2 k = 0 (y = 2 ln2 /
+ * velocity_halflife), whose roots are all real, no overshoot, only for
+ * k <= 4 y / 27 (0.76 1/s by default: a slow approach), and the smoothing
+ * lowers that bound further. Integrated on the springs alone (0.27 s, 4 Hz smoothing)
  * the old min(goal_speed, 2 d) overshoots 0.27 m at 1.5 m/s and 0.63 m at
  * 3.5 m/s, and the speed from which the spring could still stop in the
  * distance left, y d / 2, overshoots more (0.32 and 0.74 m): it is a steeper
@@ -59,14 +60,17 @@
 #include "dynamics.h"
 
 /* The goal input (steering.h), metres and seconds. Measured on 24 goals
- * (2, 5, 10 m; four directions; 1.5 and 3.5 m/s) per database in
- * tests/test_steering.c: on GAMES-105 (which has an idle clip) the root
- * ends 0.0-0.75 m from the goal, on the procedural database 0.05-1.45 m
- * (its turns cannot stop: see above), standing in every run with no heading
- * flip after arriving. LEAVE_RADIUS is beyond where either carries on to
- * after arriving; ANIMATION_LAG halves GAMES-105's overshoot (0.2 s: final
- * distance 0.48 m on average without it, 0.32 with) for a tenth of a second
- * more to arrive at walking pace. */
+ * (2, 5, 10 m; four directions; 1.5 and 3.5 m/s) per character in
+ * tests/test_steering.c, standing still at the end of every run with at most
+ * one heading flip near the goal: on GAMES-105 (real mocap with an idle
+ * clip) the root ends 0.05-0.75 m from the goal (0.32 on average), on the
+ * procedural database 0.05-1.78 m (0.05-0.33 straight ahead; the rest
+ * arrived in a turn, which it cannot stop in: see above), the learned
+ * character 0.46-0.69 m (it stops at the arrival radius, then its idle
+ * drifts). LEAVE_RADIUS is beyond where any of them runs on to after
+ * arriving. ANIMATION_LAG brings GAMES-105 from 0.46 m on average (0.87
+ * worst) to 0.32 (0.75) and its overshoot from 0.80 to 0.62 m, for up to
+ * 0.1 s more to arrive at 1.5 m/s and 0.3 s at 3.5 m/s. */
 #define ANIM_STEERING_ARRIVE_RADIUS 0.25f
 #define ANIM_STEERING_NEAR_RADIUS 0.75f
 #define ANIM_STEERING_LEAVE_RADIUS 2.0f
