@@ -54,8 +54,10 @@ int anim_controller_params_validate(const anim_controller_params_t *p) {
 static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
 
 static void update_desired(anim_controller_t *c) {
-  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->input, &c->params, c->sim_position,
-                        c->sim_rotation);
+  anim_steering_state_t state = {c->sim_position, c->sim_rotation, c->pose_velocities[0],
+                                 anim_steering_stop_offset(c->sim_velocity, c->sim_acceleration, &c->smoothed_velocity,
+                                                           &c->smoothing, c->params.velocity_halflife)};
+  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->arrival, &c->input, &c->params, &state);
 }
 
 int anim_controller_input_validate(const anim_controller_input_t *in) {
@@ -228,6 +230,7 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   c->sim_velocity = c->desired_velocity = c->velocity_at_last_search = vec3_make(velocity.x, 0.0f, velocity.z);
   c->sim_acceleration = c->sim_angular_velocity = vec3_zero();
   c->sim_rotation = c->desired_rotation = yaw_rotation(facing);
+  c->arrival.arrived = c->arrival.set_off = 0;
   anim_dynamics_vec3_reset(&c->smoothed_velocity, c->sim_velocity);
   c->frame_time_accum = c->time_since_transition = c->tick_dt = 0.0f;
   c->tick_frames = c->tick_searching = c->transitioned = c->globals_fresh = 0;

@@ -82,6 +82,15 @@ typedef struct {
   float goal_speed;        /* GOAL: m/s */
 } anim_controller_input_t;
 
+/* What the goal input remembers between ticks (steering.h), about the goal
+ * it was last given (world): whether the character has set off toward it,
+ * and whether it has arrived. */
+typedef struct {
+  vec3 goal;
+  int set_off;
+  int arrived;
+} anim_goal_arrival_t;
+
 typedef struct {
   const anim_database_t *db;
   const anim_search_index_t *index;
@@ -94,6 +103,7 @@ typedef struct {
   vec3 sim_angular_velocity;
   vec3 desired_velocity;
   quat desired_rotation;
+  anim_goal_arrival_t arrival;
   anim_dynamics_vec3_t smoothed_velocity;
   anim_dynamics_params_t smoothing;
   vec3 velocity_at_last_search;

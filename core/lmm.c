@@ -361,7 +361,10 @@ void anim_lmm_stagger(anim_lmm_character_t *c, int frames) {
  * (its query then goes to row *io_rows of queries). */
 static void tick_begin(anim_lmm_character_t *c, float dt, float *queries, int *io_rows) {
   const anim_controller_params_t *p = &c->params;
-  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->input, p, c->sim_position, c->sim_rotation);
+  anim_steering_state_t state = {c->sim_position, c->sim_rotation, c->pose.velocities[0],
+                                 anim_steering_stop_offset(c->sim_velocity, c->sim_acceleration, &c->smoothed_velocity,
+                                                           &c->smoothing, p->velocity_halflife)};
+  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->arrival, &c->input, p, &state);
   anim_dynamics_vec3_update(&c->smoothed_velocity, &c->smoothing, c->desired_velocity, dt);
   vec3 target = c->smoothed_velocity.y;
   c->time_since_projection += dt;

@@ -257,6 +257,7 @@ typedef struct {
   vec3 sim_angular_velocity;
   vec3 desired_velocity;
   quat desired_rotation;
+  anim_goal_arrival_t arrival;
   anim_dynamics_vec3_t smoothed_velocity;
   anim_dynamics_params_t smoothing;
   vec3 velocity_at_last_projection;

@@ -18,26 +18,59 @@ static void desired_from_stick(vec3 *out_velocity, quat *io_rotation, const anim
   else if (vec3_length(stick) > 0.01f) *io_rotation = facing_of(*out_velocity);
 }
 
-static void desired_from_goal(vec3 *out_velocity, quat *io_rotation, const anim_controller_input_t *in,
-                              vec3 sim_position) {
-  vec3 to = vec3_sub(in->goal, sim_position);
-  to.y = 0.0f;
-  float distance = vec3_length(to);
-  /* Arrive: full speed far away, slowing over the last half second. */
-  float speed = distance < 0.05f ? 0.0f : fminf(in->goal_speed, 2.0f * distance);
-  *out_velocity = distance > 1e-4f ? vec3_scale(to, speed / distance) : vec3_zero();
+/* The goal input (steering.h): forget the last goal's flags when the goal
+ * is moved; arrive; leave when carried out of the leave radius; otherwise
+ * brake on the rest point. */
+static void desired_from_goal(vec3 *out_velocity, quat *io_rotation, anim_goal_arrival_t *io_arrival,
+                              const anim_controller_input_t *in, const anim_steering_state_t *st) {
+  vec3 to = vec3_sub(in->goal, st->position), moved = vec3_sub(in->goal, io_arrival->goal);
+  vec3 root_velocity = st->root_velocity;
+  to.y = moved.y = root_velocity.y = 0.0f;
+  if (vec3_length(moved) > ANIM_STEERING_ARRIVE_RADIUS)
+    io_arrival->goal = in->goal, io_arrival->set_off = io_arrival->arrived = 0;
+  float distance = vec3_length(to), root_speed = vec3_length(root_velocity);
+  vec3 direction = distance > 0.0f ? vec3_scale(to, 1.0f / distance) : vec3_zero();
+  float closing = vec3_dot(root_velocity, direction); /* m/s toward the goal */
+  if (root_speed > ANIM_STEERING_SET_OFF_SPEED) io_arrival->set_off = 1;
+  if (io_arrival->arrived && distance > ANIM_STEERING_LEAVE_RADIUS) io_arrival->arrived = io_arrival->set_off = 0;
+  /* Near, after setting off, and no longer closing in (stopped short, or
+   * going round it: more than 60 degrees off): as close as it gets. */
+  int stalled = io_arrival->set_off && distance <= ANIM_STEERING_NEAR_RADIUS &&
+                closing < fmaxf(0.5f * root_speed, ANIM_STEERING_STILL_SPEED);
+  if (!io_arrival->arrived && (distance <= ANIM_STEERING_ARRIVE_RADIUS || stalled)) io_arrival->arrived = 1;
+  if (io_arrival->arrived) {
+    *out_velocity = vec3_zero(); /* and the facing stays: no spinning on the spot */
+    return;
+  }
+  /* The gap left beyond where the springs, and the animation after them,
+   * come to rest; it decays over the brake time. */
+  float gap = distance - vec3_dot(st->stop_offset, direction) - ANIM_STEERING_ANIMATION_LAG * fmaxf(closing, 0.0f);
+  float speed = fminf(fmaxf(gap / ANIM_STEERING_BRAKE_TIME, 0.0f), in->goal_speed);
+  *out_velocity = vec3_scale(direction, speed);
   if (speed > 0.05f) *io_rotation = facing_of(to);
 }
 
-void anim_steering_desired(vec3 *out_velocity, quat *io_rotation, const anim_controller_input_t *in,
-                           const anim_controller_params_t *params, vec3 sim_position, quat sim_rotation) {
+vec3 anim_steering_stop_offset(vec3 velocity, vec3 acceleration, const anim_dynamics_vec3_t *smoothed,
+                               const anim_dynamics_params_t *smoothing, float velocity_halflife) {
+  float y = 0.5f * halflife_to_damping(velocity_halflife);
+  vec3 spring = vec3_add(vec3_scale(velocity, 2.0f / y), vec3_scale(acceleration, 1.0f / (y * y)));
+  vec3 input = vec3_add(vec3_scale(smoothed->y, (float)smoothing->k1), vec3_scale(smoothed->v, (float)smoothing->k2));
+  input = vec3_sub(input, vec3_scale(smoothed->x_prev, (float)smoothing->k3));
+  vec3 offset = vec3_add(spring, input);
+  offset.y = 0.0f;
+  return offset;
+}
+
+void anim_steering_desired(vec3 *out_velocity, quat *io_rotation, anim_goal_arrival_t *io_arrival,
+                           const anim_controller_input_t *in, const anim_controller_params_t *params,
+                           const anim_steering_state_t *state) {
   switch (in->kind) {
-  case ANIM_INPUT_STICK: desired_from_stick(out_velocity, io_rotation, in, params, sim_rotation); break;
+  case ANIM_INPUT_STICK: desired_from_stick(out_velocity, io_rotation, in, params, state->rotation); break;
   case ANIM_INPUT_VELOCITY:
     *out_velocity = vec3_make(in->velocity.x, 0.0f, in->velocity.z);
     *io_rotation = yaw_rotation(in->facing);
     break;
-  case ANIM_INPUT_GOAL: desired_from_goal(out_velocity, io_rotation, in, sim_position); break;
+  case ANIM_INPUT_GOAL: desired_from_goal(out_velocity, io_rotation, io_arrival, in, state); break;
   }
 }
 
