@@ -213,9 +213,9 @@ static int pose(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_
   const srv_pose_request_t *p = &request->body.pose;
   const anim_database_t *db = &out->entry->db;
   if (p->frame >= db->nframes || p->count > db->nframes - p->frame)
-    return srv_response_fail(out, ANIM_ERANGE, "pose.frame = %d, pose.count = %d: frames [%d, %d) are outside database "
-                             "%s's frames 0..%d", p->frame, p->count, p->frame, p->frame + p->count, db->name,
-                             db->nframes - 1);
+    return srv_response_fail(out, ANIM_ERANGE, "pose.frame = %d, pose.count = %d: frames [%d, %lld) are outside database "
+                             "%s's frames 0..%d", p->frame, p->count, p->frame, (long long)p->frame + p->count,
+                             db->name, db->nframes - 1); /* the end in 64 bits: frame may be INT_MAX */
   out->body.pose.frame = p->frame;
   out->body.pose.count = p->count;
   out->body.pose.options = p->options;

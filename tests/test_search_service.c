@@ -4,6 +4,7 @@
  * Invalid input first: a table of bad requests, each with the specific error
  * code it must get, after which the server still answers.
  */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -137,6 +138,7 @@ static const bad_case_t bad_cases[] = {
     {"pose of an unknown database", BAD_POSE, "nope", ANIM_ENOTFOUND, NULL, 0, 1},
     {"pose frame past the end", BAD_POSE, "default", ANIM_ERANGE, NULL, -1, 1},
     {"pose span past the end", BAD_POSE, "default", ANIM_ERANGE, NULL, -2, 5},
+    {"pose frame INT_MAX (its end overflows an int)", BAD_POSE, "default", ANIM_ERANGE, NULL, INT_MAX, 26},
     {"pose span over the limit", BAD_POSE, "default", ANIM_ELIMIT, NULL, 0, 20000},
     {"pose with a path-like name", BAD_POSE, "../default", ANIM_EBADNAME, NULL, 0, 1},
     {"describe an unknown database", BAD_DESCRIBE, "nope", ANIM_ENOTFOUND, NULL, 0, 0},
