@@ -71,36 +71,25 @@ void anim_spring_decayer_floats(const anim_spring_decayer_t *d, float *io_x, flo
  * terms through t^8 leave a relative error under 1.2e-8 (mpmath), below a
  * float's rounding; larger offsets take the exact map. */
 #define LOG_SERIES_MAX_T 0.3f
-static inline float phi_over_sin_phi(float t) {
-  /* Horner, unrolled: a chain of eight multiply-adds per bone, which the
-   * bones of a pose overlap (anim_spring_decayer_quats). */
-  float f = 128.0f / 109395.0f;
-  f = f * t + 16.0f / 6435.0f;
-  f = f * t + 16.0f / 3003.0f;
-  f = f * t + 8.0f / 693.0f;
-  f = f * t + 8.0f / 315.0f;
-  f = f * t + 2.0f / 35.0f;
-  f = f * t + 2.0f / 15.0f;
-  f = f * t + 1.0f / 3.0f;
-  return f * t + 1.0f;
-}
+/* Horner, unrolled: a chain of eight multiply-adds per bone, which the bones
+ * of a pose overlap. A macro, so that the scalar path and the four-wide one
+ * (decay_quat4, t a vector) evaluate the one series in the same order. */
+#define PHI_OVER_SIN_PHI(t)                                                                                          \
+  ((((((((128.0f / 109395.0f * (t) + 16.0f / 6435.0f) * (t) + 16.0f / 3003.0f) * (t) + 8.0f / 693.0f) * (t) +         \
+       8.0f / 315.0f) * (t) + 2.0f / 35.0f) * (t) + 2.0f / 15.0f) * (t) + 1.0f / 3.0f) * (t) + 1.0f)
 
 /* The exp map's two factors as series in p = phi^2 (no square root, no
  * trigonometry): cos phi = sum (-p)^k / (2k)! and sin phi / phi = sum
  * (-p)^k / (2k + 1)!, through k = 7: at phi = pi/2 (p = 2.47, the short
  * way's end) the first dropped terms are 6e-9 and 4e-10. */
 #define EXP_SERIES_MAX_P 2.4674011f /* (pi/2)^2 */
-static inline void cos_sinc_of_square(float p, float *out_cos, float *out_sinc) {
-  float m = -p;
-  float c = 1.0f / 87178291200.0f, s = 1.0f / 1307674368000.0f; /* 1/14!, 1/15! */
-  c = c * m + 1.0f / 479001600.0f, s = s * m + 1.0f / 6227020800.0f;
-  c = c * m + 1.0f / 3628800.0f, s = s * m + 1.0f / 39916800.0f;
-  c = c * m + 1.0f / 40320.0f, s = s * m + 1.0f / 362880.0f;
-  c = c * m + 1.0f / 720.0f, s = s * m + 1.0f / 5040.0f;
-  c = c * m + 1.0f / 24.0f, s = s * m + 1.0f / 120.0f;
-  c = c * m + 1.0f / 2.0f, s = s * m + 1.0f / 6.0f;
-  *out_cos = c * m + 1.0f, *out_sinc = s * m + 1.0f;
-}
+/* In m = -p, for a float or a vector m, as PHI_OVER_SIN_PHI. */
+#define COS_SERIES(m)                                                                                                \
+  (((((((1.0f / 87178291200.0f * (m) + 1.0f / 479001600.0f) * (m) + 1.0f / 3628800.0f) * (m) + 1.0f / 40320.0f) *   \
+         (m) + 1.0f / 720.0f) * (m) + 1.0f / 24.0f) * (m) + 1.0f / 2.0f) * (m) + 1.0f)
+#define SINC_SERIES(m)                                                                                               \
+  (((((((1.0f / 1307674368000.0f * (m) + 1.0f / 6227020800.0f) * (m) + 1.0f / 39916800.0f) * (m) + 1.0f / 362880.0f) * \
+         (m) + 1.0f / 5040.0f) * (m) + 1.0f / 120.0f) * (m) + 1.0f / 6.0f) * (m) + 1.0f)
 
 /* The decay of a rotation offset: its rotation vector r = log map of q decays
  * like a vec3 with w, and the offset is exp(r). Both maps are the series
@@ -111,7 +100,7 @@ static inline void decay_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *
   /* quat_abs picks the short way round, so q and -q decay identically. */
   quat q = quat_abs(*io_q);
   float t = 1.0f - q.w;
-  vec3 r = t <= LOG_SERIES_MAX_T ? vec3_scale(vec3_make(q.x, q.y, q.z), 2.0f * phi_over_sin_phi(t))
+  vec3 r = t <= LOG_SERIES_MAX_T ? vec3_scale(vec3_make(q.x, q.y, q.z), 2.0f * PHI_OVER_SIN_PHI(t))
                                  : quat_to_scaled_angle_axis(q);
   anim_spring_decayer_floats(d, &r.x, &io_w->x, 3);
   vec3 h = vec3_scale(r, 0.5f); /* phi u */
@@ -120,8 +109,7 @@ static inline void decay_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *
     *io_q = quat_from_scaled_angle_axis(r);
     return;
   }
-  float c, sinc;
-  cos_sinc_of_square(p, &c, &sinc);
+  float c = COS_SERIES(-p), sinc = SINC_SERIES(-p);
   *io_q = quat_make(c, sinc * h.x, sinc * h.y, sinc * h.z);
 }
 
@@ -147,15 +135,7 @@ static void decay_quat4(const anim_spring_decayer_t *const d[4], quat *io_q, vec
     wx[l] = io_w[l].x, wy[l] = io_w[l].y, wz[l] = io_w[l].z;
   }
   v4f t = v4_splat(1.0f) - qw;
-  v4f f = v4_splat(128.0f / 109395.0f);
-  f = f * t + 16.0f / 6435.0f;
-  f = f * t + 16.0f / 3003.0f;
-  f = f * t + 8.0f / 693.0f;
-  f = f * t + 8.0f / 315.0f;
-  f = f * t + 2.0f / 35.0f;
-  f = f * t + 2.0f / 15.0f;
-  f = f * t + 1.0f / 3.0f;
-  f = (f * t + 1.0f) * 2.0f;
+  v4f f = PHI_OVER_SIN_PHI(t) * 2.0f;
   v4f rx = f * qx, ry = f * qy, rz = f * qz;
   v4f xx, xv, vx, vv;
   for (int l = 0; l < 4; l++)
@@ -164,14 +144,7 @@ static void decay_quat4(const anim_spring_decayer_t *const d[4], quat *io_q, vec
   wx = vx * rx + vv * wx, wy = vx * ry + vv * wy, wz = vx * rz + vv * wz;
   v4f hx = nrx * 0.5f, hy = nry * 0.5f, hz = nrz * 0.5f;
   v4f p = hx * hx + hy * hy + hz * hz, m = -p;
-  v4f c = v4_splat(1.0f / 87178291200.0f), sn = v4_splat(1.0f / 1307674368000.0f);
-  c = c * m + 1.0f / 479001600.0f, sn = sn * m + 1.0f / 6227020800.0f;
-  c = c * m + 1.0f / 3628800.0f, sn = sn * m + 1.0f / 39916800.0f;
-  c = c * m + 1.0f / 40320.0f, sn = sn * m + 1.0f / 362880.0f;
-  c = c * m + 1.0f / 720.0f, sn = sn * m + 1.0f / 5040.0f;
-  c = c * m + 1.0f / 24.0f, sn = sn * m + 1.0f / 120.0f;
-  c = c * m + 1.0f / 2.0f, sn = sn * m + 1.0f / 6.0f;
-  c = c * m + 1.0f, sn = sn * m + 1.0f;
+  v4f c = COS_SERIES(m), sn = SINC_SERIES(m);
   /* NaN compares false: such a lane goes the scalar way too. */
   v4i inside = (t <= LOG_SERIES_MAX_T) & (p <= EXP_SERIES_MAX_P);
   for (int l = 0; l < 4; l++) {
