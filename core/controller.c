@@ -161,6 +161,12 @@ static void transition_to(anim_controller_t *c, int frame) {
 
 /* ---- lifetime and tick ----------------------------------------------------------------- */
 
+size_t anim_controller_bone_bytes(int nbones) {
+  /* 7 vec3 arrays and one of padding (96 bytes a bone keep the quats 16-byte
+   * aligned), 3 quat arrays, a flag a bone. */
+  return (size_t)(nbones > 0 ? nbones : 0) * (8 * sizeof(vec3) + 3 * sizeof(quat) + 1);
+}
+
 void anim_controller_free(anim_controller_t *c) {
   free(c->offset_positions); /* the block of every per-bone array */
   memset(c, 0, sizeof *c);
@@ -195,12 +201,12 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   size_t n = (size_t)db->nbones;
   c->db = db, c->index = index, c->params = *params;
   /* Everything per bone in one block: a character's pose state stays together in memory. */
-  vec3 *v = calloc(n, 8 * sizeof(vec3) + 3 * sizeof(quat) + 1);
+  vec3 *v = calloc(1, anim_controller_bone_bytes(db->nbones));
   if (!v) return ANIM_ENOMEM;
   c->offset_positions = v, c->offset_velocities = v + n, c->offset_angular_velocities = v + 2 * n;
   c->pose_positions = v + 3 * n, c->pose_velocities = v + 4 * n, c->pose_angular_velocities = v + 5 * n;
   c->global_positions = v + 6 * n;
-  quat *q = (quat *)(v + 8 * n); /* 7 vec3 arrays and one of padding: 96 n bytes keep the quats 16-byte aligned */
+  quat *q = (quat *)(v + 8 * n); /* after the padding (anim_controller_bone_bytes) */
   c->offset_rotations = q, c->pose_rotations = q + n, c->global_rotations = q + 2 * n;
   c->fast_rotations = (uint8_t *)(q + 3 * n);
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,

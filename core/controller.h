@@ -145,6 +145,9 @@ typedef struct {
 int anim_controller_init(anim_controller_t *out_character, const anim_database_t *db, const anim_search_index_t *index,
                         const anim_controller_params_t *params, vec3 position, float facing, int start_frame);
 void anim_controller_free(anim_controller_t *character);
+/* Bytes a character on a skeleton of nbones allocates for its per-bone
+ * state (offsets, displayed and global pose, blend flags): one block. */
+size_t anim_controller_bone_bytes(int nbones);
 
 /* Starts the character over without allocating, as anim_controller_init
  * leaves it (no offsets, no foot locks, a search on the next tick) but at

@@ -81,10 +81,8 @@ static int take_slot(srv_crowd_t *crowd, uint32_t *out_slot) {
 size_t srv_crowd_actor_bytes(void) { return sizeof(srv_actor_t) + sizeof(anim_controller_t) + 2 * sizeof(void *); }
 
 size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
-  size_t n = (size_t)db->nbones;
-  /* offsets (3 vec3 + quat), pose (3 vec3 + quat), global (vec3 + quat), quantized record */
-  return n * (6 * sizeof(vec3) + 2 * sizeof(quat)) + n * (sizeof(vec3) + sizeof(quat)) +
-         anim_pose_quantized_size(db->nbones, 0);
+  /* the controller's block and the quantized stream record */
+  return anim_controller_bone_bytes(db->nbones) + anim_pose_quantized_size(db->nbones, 0);
 }
 
 static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
