@@ -75,6 +75,14 @@ typedef struct {
 
 static unsigned rng = 2463534242u;
 
+/* A stick held at `magnitude` in a random direction: how every crowd here is steered. */
+static anim_controller_input_t random_stick(float magnitude) {
+  anim_controller_input_t in = {0};
+  float a = 6.2831853f * bench_uniform(&rng);
+  in.kind = ANIM_INPUT_STICK, in.stick_x = magnitude * sinf(a), in.stick_z = magnitude * cosf(a);
+  return in;
+}
+
 /* ---- in-process baseline --------------------------------------------------------------- */
 
 /* --learned: the same networks ticked in this process on one thread, in
@@ -102,9 +110,7 @@ static double baseline_learned_ticks_per_second(const char *dir, int search_inte
   for (int t = 0; t < TICKS; t++) {
     if (t % 60 == 0)
       for (int i = 0; i < N; i += 5) {
-        anim_controller_input_t in = {0};
-        float a = 6.2831853f * bench_uniform(&rng);
-        in.stick_x = 0.9f * sinf(a), in.stick_z = 0.9f * cosf(a);
+        anim_controller_input_t in = random_stick(0.9f);
         anim_lmm_set_input(&c[i], &in);
       }
     for (int i = 0; i < N; i += BATCH) anim_lmm_tick_batch(list + i, BATCH, 1.0f / 60.0f, scratch);
@@ -142,9 +148,7 @@ static double baseline_ticks_per_second(int search_interval) {
     for (int t = 0; t < TICKS; t++) {
       if (t % 60 == 0)
         for (int i = 0; i < N; i += 5) {
-          anim_controller_input_t in = {0};
-          float a = 6.2831853f * bench_uniform(&rng);
-          in.stick_x = 0.8f * sinf(a), in.stick_z = 0.8f * cosf(a);
+          anim_controller_input_t in = random_stick(0.8f);
           anim_controller_set_input(&c[i], &in);
         }
       for (int i = 0; i < N; i++) anim_controller_tick(&c[i], 1.0f / 60.0f);
