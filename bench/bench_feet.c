@@ -109,7 +109,7 @@ static void merge(anim_quality_t *into, const anim_quality_t *q, int first) {
 static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
   print_header(stdout);
   int first_json = 1;
-  for (int d = 0; d < anim_quality_dataset_count; d++) {
+  for (int d = 0; d < ANIM_QUALITY_DATASETS; d++) {
     if (!sets[d].ok) continue;
     for (int k = 0; k < ANIM_PROGRAM_COUNT; k++) {
       anim_quality_t all;
@@ -160,7 +160,7 @@ static double tick_cost(const dataset_t *set, int n, int foot_lock) {
 
 static void run_cost(const options_t *o, dataset_t *sets, FILE *json) {
   printf("\ntick cost in process (%d characters wandering, one thread):\n", o->cost_characters);
-  for (int d = 0; d < anim_quality_dataset_count; d++) {
+  for (int d = 0; d < ANIM_QUALITY_DATASETS; d++) {
     if (!sets[d].ok) continue;
     /* Interleaved repeats, the best of each: the machine is shared. */
     double with = 1e9, without = 1e9;
@@ -218,7 +218,7 @@ int bench_feet(int argc, char **argv) {
     return fprintf(stderr, "animbench feet: --seeds >= 1, --seconds > 0\n"), 2;
   dataset_t sets[ANIM_QUALITY_DATASETS];
   memset(sets, 0, sizeof sets);
-  for (int d = 0; d < anim_quality_dataset_count; d++) {
+  for (int d = 0; d < ANIM_QUALITY_DATASETS; d++) {
     char err[512];
     if (anim_quality_dataset_build(&sets[d].db, o.shared, d, err, sizeof err)) {
       fprintf(stderr, "animbench feet: %s: %s\n", anim_quality_datasets[d].name, err);
@@ -237,7 +237,7 @@ int bench_feet(int argc, char **argv) {
   if (!rc && o.svg && sets[0].ok) rc = write_strip(&sets[0], o.svg);
   if (!rc && o.cost_characters > 0) run_cost(&o, sets, json);
   if (json) fprintf(json, "\n]}\n"), fclose(json);
-  for (int d = 0; d < anim_quality_dataset_count; d++) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
+  for (int d = 0; d < ANIM_QUALITY_DATASETS; d++) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
   return rc;
 }
 
@@ -247,7 +247,7 @@ static int bench_feet_wire(const options_t *o, dataset_t *sets, FILE *json) {
   if (!mkdtemp(dir)) return fprintf(stderr, "animbench feet: mkdtemp failed\n"), 1;
   const char *args[2 * ANIM_QUALITY_DATASETS + 5] = {"--data-dir", dir, "--log-level", "warn"};
   int nargs = 4, rc = 0;
-  for (int d = 0; d < anim_quality_dataset_count && !rc; d++) {
+  for (int d = 0; d < ANIM_QUALITY_DATASETS && !rc; d++) {
     if (!sets[d].ok) continue;
     snprintf(path, sizeof path, "%s/%s.animdb", dir, anim_quality_datasets[d].name);
     if ((rc = anim_dbfile_write(&sets[d].db, path, err, sizeof err))) fprintf(stderr, "animbench feet: %s\n", err);
@@ -264,7 +264,7 @@ static int bench_feet_wire(const options_t *o, dataset_t *sets, FILE *json) {
     rc = 1, fprintf(stderr, "animbench feet: connect: %s\n", anim_strerror(cerr));
   anim_quality_wire_run_t runs[ANIM_QUALITY_DATASETS * ANIM_PROGRAM_COUNT];
   int n = 0;
-  for (int d = 0; d < anim_quality_dataset_count; d++)
+  for (int d = 0; d < ANIM_QUALITY_DATASETS; d++)
     for (int k = 0; k < ANIM_PROGRAM_COUNT && sets[d].ok; k++) {
       memset(&runs[n], 0, sizeof runs[n]);
       runs[n].database = anim_quality_datasets[d].name, runs[n].db = &sets[d].db;

@@ -13,11 +13,10 @@ const anim_quality_dataset_t anim_quality_datasets[ANIM_QUALITY_DATASETS] = {
     {"cmu-3dsmax", "cmu-3dsmax", 0.056444f},
     {"cmu-motionbuilder", "cmu-motionbuilder", 0.056444f},
 };
-const int anim_quality_dataset_count = ANIM_QUALITY_DATASETS;
 
 int anim_quality_dataset_build(anim_database_t *out_db, const char *shared_dir, int d, char *err, int errlen) {
   memset(out_db, 0, sizeof *out_db);
-  if (d < 0 || d >= anim_quality_dataset_count) return snprintf(err, (size_t)errlen, "no dataset %d", d), ANIM_EINVAL;
+  if (d < 0 || d >= ANIM_QUALITY_DATASETS) return snprintf(err, (size_t)errlen, "no dataset %d", d), ANIM_EINVAL;
   char path[1024];
   snprintf(path, sizeof path, "%s/data/mocap/%s", shared_dir, anim_quality_datasets[d].folder);
   anim_clip_list_t clips = {NULL, 0, 0};

@@ -23,7 +23,6 @@ typedef struct {
 
 #define ANIM_QUALITY_DATASETS 4 /* every shared mocap folder */
 extern const anim_quality_dataset_t anim_quality_datasets[ANIM_QUALITY_DATASETS];
-extern const int anim_quality_dataset_count; /* ANIM_QUALITY_DATASETS */
 
 /* Dataset d's database from shared_dir/data/mocap/<folder>: every clip, 60
  * Hz, mirrored, default features. 0, or an error with a message in err. */
