@@ -99,6 +99,7 @@ struct srv_actor {
   uint64_t owner;         /* connection id */
   srv_db_entry_t *entry;  /* a reference */
   uint32_t want;          /* SRV_WANT_* for this tick, set in the crowd's prepare hook */
+  int chunk;              /* the chunk (simulation job) ticking it this tick; -1 until its first tick */
   srv_actor_pose_t pose;  /* after the last tick */
   uint8_t *quantized;     /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */
   int doomed;             /* destroyed during a tick: freed after it */

@@ -19,6 +19,7 @@ void srv_config_default(srv_config_t *config) {
   config->max_pose_frames = 10000;
   config->max_ids_per_request = 100000;
   config->max_output_memory = (size_t)1 << 30;
+  config->pool_nice = 5;
   config->output_soft_limit = 8u << 20;
   config->output_hard_limit = 64u << 20;
   config->tick_rate = 60.0;
@@ -121,6 +122,8 @@ void srv_config_print_help(const char *program) {
          "  --max-ids N              characters, placements or inputs in one request (default 100000)\n"
          "  --max-output-memory N    output bytes queued or held for all connections together; above it\n"
          "                           slow subscribers are closed (default 1073741824; 0: no limit)\n"
+         "  --pool-nice N            the thread pool's nice value above the loop thread's, 0..19 (default 5),\n"
+         "                           so the loop (requests, stream writes) does not wait behind the tick's jobs\n"
          "  --log-level LEVEL        debug, info, warn, error (default info)\n"
          "  --version                print the version and exit\n"
          "  --help                   this text\n",
@@ -147,7 +150,7 @@ enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MA
        OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE,
        OPT_TICK_RATE, OPT_MAX_CHARS, OPT_MAX_CHARS_CONN, OPT_STREAM_SOFT, OPT_STREAM_SECONDS,
        OPT_CONFIG, OPT_AUTH, OPT_AUTH_FILE, OPT_ADMIN, OPT_ADMIN_FILE, OPT_METRICS_PORT, OPT_METRICS_HOST,
-       OPT_REUSEPORT, OPT_IDLE, OPT_MAX_DBS, OPT_MAX_DB_MEMORY, OPT_MAX_IDS, OPT_MAX_OUTPUT, OPT_LMM };
+       OPT_REUSEPORT, OPT_IDLE, OPT_MAX_DBS, OPT_MAX_DB_MEMORY, OPT_MAX_IDS, OPT_MAX_OUTPUT, OPT_LMM, OPT_POOL_NICE };
 
 /* A token: 1..127 printable bytes without spaces. */
 static int set_token(char *out, size_t size, const char *flag, const char *value, char *err, int errlen) {
@@ -228,6 +231,7 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
       {"max-database-memory", required_argument, 0, OPT_MAX_DB_MEMORY},
       {"max-ids", required_argument, 0, OPT_MAX_IDS},
       {"max-output-memory", required_argument, 0, OPT_MAX_OUTPUT},
+      {"pool-nice", required_argument, 0, OPT_POOL_NICE},
       {"version", no_argument, 0, OPT_VERSION},
       {"help", no_argument, 0, OPT_HELP},
       {0, 0, 0, 0}};
@@ -294,6 +298,7 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
     case OPT_MAX_DBS: rc = parse_u64("--max-databases", optarg, 1, 64, &v, err, errlen); c->max_databases = (int)v; break;
     case OPT_MAX_DB_MEMORY: rc = parse_u64("--max-database-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen); c->max_database_memory = (size_t)v; break;
     case OPT_MAX_IDS: rc = parse_u64("--max-ids", optarg, 1, 10000000, &v, err, errlen); c->max_ids_per_request = (uint32_t)v; break;
+    case OPT_POOL_NICE: rc = parse_u64("--pool-nice", optarg, 0, 19, &v, err, errlen); c->pool_nice = (int)v; break;
     case OPT_MAX_OUTPUT: rc = parse_u64("--max-output-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen); c->max_output_memory = (size_t)v; break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
     case OPT_HELP: srv_config_print_help(argv[0]); return 1;

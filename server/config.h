@@ -56,6 +56,7 @@ typedef struct {
   char metrics_host[64];
   int metrics_port;             /* -1: no metrics endpoint; 0: ephemeral */
   int reuseport;                /* SO_REUSEPORT: several instances on one port */
+  int pool_nice;                /* the thread pool's threads run this much nicer than the loop thread (0..19) */
   double idle_timeout;          /* s without a request before a connection is closed; 0: never */
   char config_path[1024];       /* --config, for reloads on SIGHUP; "" when none */
   int max_databases;            /* loaded at once, 1..SRV_REGISTRY_MAX (64) */

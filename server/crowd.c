@@ -133,6 +133,7 @@ int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, 
     return ANIM_ENOMEM;
   }
   a->owner = owner;
+  a->chunk = -1;
   a->id = make_id(slot, ++crowd->generations[slot]);
   crowd->slots[slot] = a;
   crowd->count++;
@@ -169,6 +170,7 @@ static void simulate_run(uv_work_t *work) {
 static void simulate_done(uv_work_t *work, int status) {
   srv_chunk_t *chunk = work->data;
   srv_crowd_t *crowd = chunk->crowd;
+  if (crowd->hooks.chunk_simulated) crowd->hooks.chunk_simulated(crowd, (int)(chunk - crowd->chunks), crowd->hooks.data);
   if (--crowd->jobs_pending == 0) crowd->hooks.simulated(crowd, crowd->hooks.data);
 }
 
@@ -203,6 +205,7 @@ static int plan_chunks(srv_crowd_t *crowd) {
     chunk->crowd = crowd;
     chunk->actors = crowd->tick_actors + i;
     chunk->n = (int)(end - i);
+    for (uint32_t j = i; j < end; j++) crowd->tick_actors[j]->chunk = crowd->nchunks - 1;
   }
   return 0;
 }

@@ -14,6 +14,9 @@
  * crowd knows nothing of connections or streams: it tells whoever set its
  * hooks what happens, on the loop thread:
  *   prepare    a tick starts: mark what each actor's record must hold (want);
+ *              each actor's chunk this tick is known (srv_actor_t.chunk);
+ *   chunk_simulated  one chunk's actors are ticked: their records may be read
+ *              while the other chunks still run;
  *   simulated  every actor is ticked: read them, then srv_crowd_tick_release;
  *   ended      the tick is over: characters may change again.
  * Between prepare and ended the pool and the readers own the actors, so a
@@ -40,6 +43,7 @@ struct srv_crowd;
 typedef struct {
   void *data;
   void (*prepare)(struct srv_crowd *crowd, void *data);
+  void (*chunk_simulated)(struct srv_crowd *crowd, int chunk, void *data); /* may be NULL */
   void (*simulated)(struct srv_crowd *crowd, void *data);
   void (*ended)(struct srv_crowd *crowd, void *data);
   int (*wants_ticks)(struct srv_crowd *crowd, void *data); /* may be NULL */

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <uv.h>
 #include "anim_error.h"
 #include "config.h"
@@ -93,15 +95,38 @@ static void mask_signals(int how) {
   pthread_sigmask(how, &set, NULL);
 }
 
+/* Pool threads run config.pool_nice nicer than the loop thread: with more
+ * busy pool threads than cores (a crowd's tick), the loop thread, which
+ * answers requests and writes streams, then gets a core as soon as it wakes
+ * instead of waiting for a time slice behind the tick's jobs. They are
+ * started from a short-lived thread and inherit its signal mask and nice
+ * value (both per thread on Linux); raising a nice value needs no
+ * privilege where lowering it back would. */
+typedef struct {
+  uv_loop_t *loop;
+  int nice;
+} pool_start_t;
+
+static void *start_pool(void *arg) {
+  pool_start_t *start = arg;
+  if (start->nice && setpriority(PRIO_PROCESS, (id_t)gettid(), start->nice) != 0)
+    srv_log(SRV_LOG_WARN, "pool threads at the loop's priority: setpriority failed");
+  static uv_work_t work;
+  uv_queue_work(start->loop, &work, nothing, nothing_after); /* starts the pool; the loop thread is waiting for us */
+  return NULL;
+}
+
 /* The thread pool's threads inherit the mask of the thread that starts
  * them: started with the signals blocked, they never take one, so the loop
  * thread handles every signal, and blocking them there at the end means a
  * signal during the last steps of a shutdown waits, unhandled, instead of
- * killing a server that is about to exit 0. */
-static void start_pool_without_signals(uv_loop_t *loop) {
-  uv_work_t work;
+ * killing a server that is about to exit 0. The loop is not running while
+ * the starter thread touches it (joined before uv_run). */
+static void start_pool_without_signals(uv_loop_t *loop, int nice) {
+  pthread_t starter;
+  pool_start_t start = {loop, nice};
   mask_signals(SIG_BLOCK);
-  uv_queue_work(loop, &work, nothing, nothing_after);
+  if (pthread_create(&starter, NULL, start_pool, &start) == 0) pthread_join(starter, NULL);
   uv_run(loop, UV_RUN_DEFAULT);
   mask_signals(SIG_UNBLOCK);
 }
@@ -123,7 +148,7 @@ int main(int argc, char **argv) {
   static srv_server_t server; /* large: not on the stack */
   static srv_registry_t startup;
   uv_loop_t *loop = uv_default_loop();
-  start_pool_without_signals(loop);
+  start_pool_without_signals(loop, config.pool_nice);
   /* Search indexes build on the pool's threads, one per core (startup's too). */
   static srv_pool_tasks_t pool_tasks;
   unsigned cores = uv_available_parallelism();

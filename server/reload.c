@@ -26,6 +26,7 @@ static void warn_restart_only(const srv_config_t *next, const srv_config_t *now)
   else if (next->tick_rate != now->tick_rate) changed = "tick-rate";
   else if (strcmp(next->data_dir, now->data_dir)) changed = "data-dir";
   else if (next->reuseport != now->reuseport) changed = "reuseport";
+  else if (next->pool_nice != now->pool_nice) changed = "pool-nice";
   if (changed) srv_log(SRV_LOG_WARN, "reload: %s changed in the configuration: it takes a restart", changed);
 }
 

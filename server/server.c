@@ -99,6 +99,9 @@ static void on_connection(uv_stream_t *listener, int status) {
 /* ---- the crowd's hooks, routed to the streams, the dispatcher and the metrics ------------ */
 
 static void crowd_prepare(srv_crowd_t *crowd, void *data) { srv_streams_prepare(&((srv_server_t *)data)->streams); }
+static void crowd_chunk_simulated(srv_crowd_t *crowd, int chunk, void *data) {
+  srv_streams_chunk_simulated(&((srv_server_t *)data)->streams, chunk);
+}
 static void crowd_simulated(srv_crowd_t *crowd, void *data) { srv_streams_run(&((srv_server_t *)data)->streams); }
 static void crowd_ended(srv_crowd_t *crowd, void *data) {
   srv_server_t *server = data;
@@ -191,7 +194,9 @@ int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *
     uv_close((uv_handle_t *)&server->listener, NULL);
     return rc == ANIM_EINVAL ? rc : ANIM_EIO;
   }
-  srv_crowd_hooks_t hooks = {server, crowd_prepare, crowd_simulated, crowd_ended, crowd_wants_ticks, crowd_counted};
+  srv_crowd_hooks_t hooks = {.data = server, .prepare = crowd_prepare, .chunk_simulated = crowd_chunk_simulated,
+                             .simulated = crowd_simulated, .ended = crowd_ended, .wants_ticks = crowd_wants_ticks,
+                             .counted = crowd_counted};
   if (srv_crowd_init(&server->crowd, loop, &server->config, &hooks) != 0) {
     snprintf(err, errlen, "cannot create the tick timer (timerfd)");
     uv_close((uv_handle_t *)&server->listener, NULL);

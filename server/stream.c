@@ -1,4 +1,6 @@
 /* stream.c: subscriptions, stream frames and latest-wins backpressure (see stream.h). */
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,6 +65,10 @@ static void free_subscriptions(srv_subscriber_t *sub) {
   }
   sub->subscriptions = NULL;
   sub->count = 0;
+  free(sub->owned), free(sub->chunks_needed);
+  sub->owned = NULL, sub->chunks_needed = NULL;
+  sub->nowned = sub->owned_capacity = 0;
+  sub->chunks_words = 0;
 }
 
 void srv_subscriber_close(srv_subscriber_t *sub) {
@@ -99,6 +105,7 @@ static void update_held(srv_subscriber_t *sub) {
     memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch);
     if (s->waiting) pending += s->waiting->len;
   }
+  memory += sub->owned_capacity * sizeof *sub->owned + (size_t)sub->chunks_words * sizeof *sub->chunks_needed;
   srv_connection_set_held(sub->connection, pending, memory);
 }
 
@@ -204,7 +211,15 @@ static int note_gone(srv_subscription_t *s, uint64_t id) {
 /* Resolves the named characters on the loop, so the encoding job never reads
  * the id table; names found gone are reported once, then forgotten. Returns
  * the frame's estimated bytes from them. */
-static size_t resolve(srv_crowd_t *crowd, srv_subscription_t *s) {
+/* sub waits for a's chunk before its frames are encoded. */
+static void need_chunk(srv_subscriber_t *sub, const srv_actor_t *a) {
+  if (a->chunk < 0 || sub->chunks_left == INT_MAX) return; /* not ticking this tick, or waiting for them all */
+  uint64_t bit = (uint64_t)1 << (a->chunk & 63), *word = &sub->chunks_needed[a->chunk >> 6];
+  if (!(*word & bit)) *word |= bit, sub->chunks_left++;
+}
+
+static size_t resolve(srv_subscriber_t *sub, srv_subscription_t *s) {
+  srv_crowd_t *crowd = sub->hub->crowd;
   size_t bytes = 64 + 10 * (size_t)s->ngone;
   int kept = 0;
   s->nresolved = 0;
@@ -213,6 +228,7 @@ static size_t resolve(srv_crowd_t *crowd, srv_subscription_t *s) {
     if (a) {
       s->resolved[s->nresolved++] = a;
       a->want |= want_of(s);
+      need_chunk(sub, a);
       bytes += pose_bytes(s, a);
       s->ids[kept++] = s->ids[i];
     } else if (note_gone(s, s->ids[i]) == 0) {
@@ -263,7 +279,7 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
   s->encode_failed = 0;
   if (s->owned) sub->owned_firing = 1, sub->owned_want |= want_of(s);
   sub->firing++;
-  return resolve(sub->hub->crowd, s);
+  return resolve(sub, s);
 }
 
 /* Owned subscriptions: one pass over the snapshot for the subscriber's mask.
@@ -272,10 +288,19 @@ static size_t prepare_owned(srv_subscriber_t *sub, size_t *out_count) {
   const srv_crowd_t *crowd = sub->hub->crowd;
   size_t bytes = 0;
   *out_count = 0;
+  sub->nowned = 0;
   if (!sub->owned_firing) return 0;
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) {
     srv_actor_t *a = crowd->tick_actors[i];
     if (a->owner != sub->owner) continue;
+    if (sub->nowned == sub->owned_capacity) {
+      size_t capacity = sub->owned_capacity ? 2 * sub->owned_capacity : 64;
+      srv_actor_t **grown = realloc(sub->owned, capacity * sizeof *grown);
+      if (!grown) return SIZE_MAX; /* the owned subscriptions do not fire this tick */
+      sub->owned = grown, sub->owned_capacity = capacity;
+    }
+    sub->owned[sub->nowned++] = a;
+    need_chunk(sub, a);
     a->want |= sub->owned_want;
     (*out_count)++;
     for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
@@ -302,7 +327,16 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
   sub->owned_want = 0;
   sub->owned_firing = 0;
   sub->firing = 0;
+  sub->queued = 0;
+  sub->chunks_left = 0;
   if (!srv_connection_open(c)) return;
+  int words = (sub->hub->crowd->nchunks + 63) / 64;
+  if (words > sub->chunks_words) {
+    uint64_t *grown = realloc(sub->chunks_needed, (size_t)words * sizeof *grown);
+    if (grown) sub->chunks_needed = grown, sub->chunks_words = words;
+  }
+  if (words && words <= sub->chunks_words) memset(sub->chunks_needed, 0, (size_t)words * sizeof *sub->chunks_needed);
+  else sub->chunks_left = INT_MAX; /* no room to say which: it waits for every chunk */
   const char *slow = too_slow(sub);
   if (slow) {
     sub->hub->counters->slow_subscribers_closed++;
@@ -313,7 +347,13 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
   int over_soft = srv_connection_queued(c) > config->stream_soft_limit;
   size_t bytes = 0, owned;
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next) bytes += prepare_subscription(sub, s, tick, over_soft);
-  bytes += prepare_owned(sub, &owned);
+  size_t owned_bytes = prepare_owned(sub, &owned);
+  if (owned_bytes == SIZE_MAX) { /* out of memory: the owned subscriptions' frames are lost this tick */
+    for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+      if (s->fires && s->owned) s->fires = 0, sub->firing--;
+    owned = 0, owned_bytes = 0, sub->nowned = 0;
+  }
+  bytes += owned_bytes;
   if (sub->firing && srv_connection_memory(c) + bytes > config->output_hard_limit) {
     srv_log(SRV_LOG_WARN, "connection %llu: one tick of its stream frames (%zu bytes) passes the output hard limit",
             (unsigned long long)c->id, bytes);
@@ -327,6 +367,7 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
 
 void srv_streams_prepare(srv_streams_t *hub) {
   uint64_t tick = hub->crowd->tick;
+  hub->simulating = 1;
   for (srv_subscriber_t *sub = hub->subscribers, *next; sub; sub = next) {
     next = sub->next; /* a slow subscriber is closed (and unlisted) here */
     prepare_subscriber(sub, tick);
@@ -371,8 +412,7 @@ static void encode_subscription(const srv_subscriber_t *sub, const srv_crowd_t *
   int n = 0;
   for (int i = 0; i < s->nresolved; i++) pose_of(s, s->resolved[i], &s->poses[n++]);
   if (s->owned)
-    for (uint32_t i = 0; i < crowd->ntick_actors; i++)
-      if (crowd->tick_actors[i]->owner == sub->owner) pose_of(s, crowd->tick_actors[i], &s->poses[n++]);
+    for (size_t i = 0; i < sub->nowned; i++) pose_of(s, sub->owned[i], &s->poses[n++]);
   srv_stream_frame_t frame = {s->id, crowd->tick, wall_clock_us(), s->dropped, (int)s->encoding,
                               (float)crowd->tick_dt, s->poses, n, s->gone, s->ngone};
   s->encoded_poses = n;
@@ -467,17 +507,31 @@ static void encode_done(uv_work_t *work, int status) {
   if (sub->closed) free_subscriptions(sub);
   else deliver(sub);
   srv_connection_release(c); /* may free the session, and sub with it */
-  if (--hub->jobs_pending == 0) srv_crowd_tick_release(hub->crowd);
+  if (--hub->jobs_pending == 0 && !hub->simulating) srv_crowd_tick_release(hub->crowd);
+}
+
+static void queue_encoding(srv_streams_t *hub, srv_subscriber_t *sub) {
+  sub->queued = 1;
+  if (!srv_connection_open(sub->connection)) return;
+  sub->work.data = sub;
+  if (uv_queue_work(hub->loop, &sub->work, encode_run, encode_done) != 0) return; /* frames lost this tick */
+  sub->encoding = 1;
+  srv_connection_hold(sub->connection);
+  hub->jobs_pending++;
+}
+
+void srv_streams_chunk_simulated(srv_streams_t *hub, int chunk) {
+  uint64_t bit = (uint64_t)1 << (chunk & 63);
+  for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) {
+    if (!sub->firing || sub->queued || sub->chunks_left == INT_MAX || !(sub->chunks_needed[chunk >> 6] & bit)) continue;
+    sub->chunks_needed[chunk >> 6] &= ~bit;
+    if (--sub->chunks_left == 0) queue_encoding(hub, sub);
+  }
 }
 
 void srv_streams_run(srv_streams_t *hub) {
-  for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) {
-    if (!sub->firing || !srv_connection_open(sub->connection)) continue;
-    sub->work.data = sub;
-    if (uv_queue_work(hub->loop, &sub->work, encode_run, encode_done) != 0) continue; /* frames lost this tick */
-    sub->encoding = 1;
-    srv_connection_hold(sub->connection);
-    hub->jobs_pending++;
-  }
+  hub->simulating = 0;
+  for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next)
+    if (sub->firing && !sub->queued) queue_encoding(hub, sub); /* waited for every chunk, or needed none */
   if (hub->jobs_pending == 0) srv_crowd_tick_release(hub->crowd);
 }

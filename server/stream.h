@@ -11,10 +11,12 @@
  * subscription keeps and reuses once the socket has taken it.
  *
  * The crowd's hooks drive it (the server routes them here): prepare marks
- * what each actor's record must hold and which subscriptions fire;
- * srv_streams_run encodes every firing subscriber's frames, one pool job
- * per subscriber, delivers them on the loop, then releases the crowd's
- * tick. A named character found gone is reported once in the next frame's
+ * what each actor's record must hold, which subscriptions fire, and which
+ * simulation chunks each firing subscriber waits for; a subscriber's frames
+ * are encoded (one pool job per subscriber) as soon as its last chunk is
+ * ticked, while other chunks still run, so the second core is not idle
+ * between simulating and encoding; they are delivered on the loop, and the
+ * crowd's tick is released once the simulation and every job are done. A named character found gone is reported once in the next frame's
  * `gone`, and the crowd keeps ticking until it has been (wants_ticks).
  *
  * Backpressure, as Redis does for pub/sub clients: while the connection's
@@ -83,6 +85,12 @@ typedef struct srv_subscriber {
   int owned_firing;           /* this tick: an owned subscription fires */
   int firing;                 /* this tick: subscriptions that fire */
   int encoding;               /* a pool job is encoding this subscriber's frames */
+  int queued;                 /* this tick: its job was queued (or could not be) */
+  uint64_t *chunks_needed;    /* this tick: a bit per simulation chunk holding one of its characters */
+  int chunks_words;           /* capacity of chunks_needed, in words */
+  int chunks_left;            /* this tick: chunks still simulating that it needs */
+  srv_actor_t **owned;        /* this tick: the characters it owns (for owned subscriptions) */
+  size_t nowned, owned_capacity;
   int closed;                 /* the connection went: free after the job */
   uint64_t over_soft_since_ns; /* output above the stream soft limit since; 0 when below */
   uv_work_t work;
@@ -98,6 +106,7 @@ typedef struct srv_streams {
   srv_subscriber_t *subscribers;
   uint64_t next_subscription_id;
   int jobs_pending;
+  int simulating;             /* between prepare and run: chunks still ticking */
 } srv_streams_t;
 
 void srv_streams_init(srv_streams_t *hub, uv_loop_t *loop, const srv_config_t *config, srv_counters_t *counters,
@@ -121,6 +130,7 @@ int srv_stream_unsubscribe(srv_subscriber_t *subscriber, uint64_t subscription, 
 
 /* The crowd's hooks, routed here by the server (loop thread). */
 void srv_streams_prepare(srv_streams_t *hub);
+void srv_streams_chunk_simulated(srv_streams_t *hub, int chunk);
 void srv_streams_run(srv_streams_t *hub);
 int srv_streams_want_ticks(const srv_streams_t *hub);
 

@@ -47,6 +47,10 @@ static void test_bad_values(void **state) {
   assert_int_equal(parse(&c, err, "--port", "70000", NULL, NULL), ANIM_EINVAL);
   assert_non_null(strstr(err, "--port"));
   assert_int_equal(parse(&c, err, "--auth-token", "has space", NULL, NULL), ANIM_EINVAL);
+  assert_int_equal(parse(&c, err, "--pool-nice", "20", NULL, NULL), ANIM_EINVAL); /* nice values stop at 19 */
+  assert_non_null(strstr(err, "--pool-nice"));
+  assert_int_equal(parse(&c, err, "--pool-nice", "0", NULL, NULL), 0);
+  assert_int_equal(c.pool_nice, 0);
   assert_int_equal(parse(&c, err, "--host", "0.0.0.0", NULL, NULL), ANIM_EINVAL);
   assert_non_null(strstr(err, "protected mode"));
   assert_int_equal(parse(&c, err, "--auth-token-file", "/nonexistent/token", NULL, NULL), ANIM_EINVAL);

@@ -150,7 +150,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     baseline[i]->refs++; /* the harness keeps one reference of its own */
     srv_registry_put(&registry, baseline[i]);
   }
-  srv_crowd_hooks_t hooks = {NULL, no_hook, no_hook, no_hook, NULL, NULL};
+  srv_crowd_hooks_t hooks = {.prepare = no_hook, .simulated = no_hook, .ended = no_hook};
   if (srv_crowd_init(&crowd, &loop, &config, &hooks)) die("crowd", "timerfd");
   srv_streams_init(&streams, &loop, &config, &counters, &crowd);
   srv_connection_init(&connection, &loop, 1, &config, &counters, &callbacks);

@@ -1,0 +1,153 @@
+/*
+ * test_stream_chunks.c: a subscriber's frames are encoded as soon as the
+ * simulation chunks holding its characters are ticked, while other chunks
+ * still run (stream.h). This checks, through the real server and client
+ * library, that such early frames hold this tick's poses and only this
+ * tick's: two connections of 700 characters each (six chunks, one of them
+ * shared), one subscribing to its own characters, the other to its own plus
+ * 50 named characters of the first, taken from its first and last chunks.
+ *
+ * A frame encoded before its chunk was ticked would repeat the previous
+ * tick's pose: every walking character must move between two consecutive
+ * frames, and a character in both subscriptions must have the same bits in
+ * both frames of one tick.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "anim_client.h"
+#include "fixture.h"
+
+#define TIMEOUT_MS 10000
+#define PER_CONNECTION 700 /* with 256 characters a chunk: chunks 0-2 are the first connection's, 2-5 the second's */
+#define NAMED_EACH_END 25
+#define FRAMES 90
+/* The root's least step in one tick while walking (about 1.2 m/s, 2 cm a
+ * tick); a repeated pose moves 0. */
+#define MIN_ROOT_STEP 0.002f
+
+static anim_test_fixture_t fx;
+
+static int setup(void **state) {
+  const char *args[] = {"--max-characters-per-connection", "1000", NULL};
+  return anim_test_fixture_start(&fx, "stream_chunks", args, 0);
+}
+
+static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
+
+static int by_id(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Index of id in the sorted ids (fails the test when absent). */
+static int index_of(const uint64_t *sorted, int n, uint64_t id) {
+  const uint64_t *hit = bsearch(&id, sorted, (size_t)n, sizeof *sorted, by_id);
+  assert_non_null(hit);
+  return (int)(hit - sorted);
+}
+
+static void walk(anim_client_t *c, uint64_t *ids, int n) {
+  anim_character_input_t *in = malloc((size_t)n * sizeof *in);
+  for (int i = 0; i < n; i++) anim_character_input_stick(&in[i], 0.0f, 0.85f, 0.1f * (float)i, 0);
+  assert_int_equal(anim_client_characters_set_input(c, ids, in, n, NULL, TIMEOUT_MS), 0);
+  free(in);
+}
+
+static void read_frames(anim_client_t *c, anim_stream_frame_t **frames, int nposes) {
+  for (int f = 0; f < FRAMES; f++) {
+    assert_int_equal(anim_client_next_frame(c, &frames[f], TIMEOUT_MS), 0);
+    assert_int_equal(frames[f]->nposes, nposes);
+  }
+}
+
+/* Every character moved since the previous tick's frame. */
+static void check_every_root_moves(anim_stream_frame_t **frames, const uint64_t *sorted, int n) {
+  float *last = malloc((size_t)n * 3 * sizeof *last);
+  uint64_t last_tick = 0;
+  int pairs = 0;
+  for (int f = 0; f < FRAMES; f++) {
+    const anim_stream_frame_t *frame = frames[f];
+    int consecutive = f > 0 && frame->tick == last_tick + 1;
+    for (int p = 0; p < frame->nposes; p++) {
+      const anim_character_pose_t *pose = &frame->poses[p];
+      int i = index_of(sorted, n, pose->character);
+      float dx = pose->positions[0] - last[3 * i], dz = pose->positions[2] - last[3 * i + 2];
+      if (consecutive && dx * dx + dz * dz < MIN_ROOT_STEP * MIN_ROOT_STEP)
+        fail_msg("character %llu did not move between ticks %llu and %llu (%.5f m): a repeated pose",
+                 (unsigned long long)pose->character, (unsigned long long)last_tick, (unsigned long long)frame->tick,
+                 (double)sqrtf(dx * dx + dz * dz));
+      memcpy(&last[3 * i], pose->positions, 3 * sizeof *last);
+    }
+    pairs += consecutive;
+    last_tick = frame->tick;
+  }
+  free(last);
+  assert_true(pairs >= FRAMES / 2); /* the check ran on most frames */
+}
+
+static const anim_character_pose_t *pose_in(const anim_stream_frame_t *frame, uint64_t id) {
+  for (int p = 0; p < frame->nposes; p++)
+    if (frame->poses[p].character == id) return &frame->poses[p];
+  return NULL;
+}
+
+static void test_early_frames_hold_this_ticks_poses(void **state) {
+  anim_client_t *a = fx.client, *b = anim_test_connect(&fx.server);
+  static uint64_t ids_a[PER_CONNECTION], ids_b[PER_CONNECTION], named[2 * NAMED_EACH_END];
+  static uint64_t all[2 * PER_CONNECTION];
+  assert_int_equal(anim_client_characters_create(a, "default", NULL, NULL, PER_CONNECTION, ids_a, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(b, "default", NULL, NULL, PER_CONNECTION, ids_b, TIMEOUT_MS), 0);
+  walk(a, ids_a, PER_CONNECTION);
+  walk(b, ids_b, PER_CONNECTION);
+  usleep(1500000); /* into the walk */
+  for (int i = 0; i < NAMED_EACH_END; i++)
+    named[i] = ids_a[i], named[NAMED_EACH_END + i] = ids_a[PER_CONNECTION - 1 - i];
+  anim_subscribe_options_t own = {NULL, 0, 1, 1, ANIM_POSE_FLOAT, 0, 1};
+  anim_subscribe_options_t own_and_named = {named, 2 * NAMED_EACH_END, 1, 1, ANIM_POSE_FLOAT, 0, 1};
+  assert_int_equal(anim_client_subscribe(a, &own, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe(b, &own_and_named, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+
+  static anim_stream_frame_t *frames_a[FRAMES], *frames_b[FRAMES];
+  read_frames(a, frames_a, PER_CONNECTION);
+  read_frames(b, frames_b, PER_CONNECTION + 2 * NAMED_EACH_END);
+
+  memcpy(all, ids_a, sizeof ids_a);
+  memcpy(all + PER_CONNECTION, ids_b, sizeof ids_b);
+  qsort(all, 2 * PER_CONNECTION, sizeof *all, by_id);
+  check_every_root_moves(frames_a, all, 2 * PER_CONNECTION);
+  check_every_root_moves(frames_b, all, 2 * PER_CONNECTION);
+
+  /* The named characters: the same bits in both subscriptions' frames of a tick. */
+  int compared = 0;
+  for (int fa = 0; fa < FRAMES; fa++)
+    for (int fb = 0; fb < FRAMES; fb++) {
+      if (frames_a[fa]->tick != frames_b[fb]->tick) continue;
+      for (int i = 0; i < 2 * NAMED_EACH_END; i++) {
+        const anim_character_pose_t *pa = pose_in(frames_a[fa], named[i]), *pb = pose_in(frames_b[fb], named[i]);
+        assert_non_null(pa);
+        assert_non_null(pb);
+        assert_int_equal(pa->frame, pb->frame);
+        assert_memory_equal(pa->positions, pb->positions, 3 * sizeof(float));
+        assert_memory_equal(pa->rotations, pb->rotations, 4 * (size_t)pa->nbones * sizeof(float));
+        compared++;
+      }
+    }
+  assert_true(compared > 0); /* the two connections' frames overlapped in ticks */
+  for (int f = 0; f < FRAMES; f++) anim_stream_frame_free(frames_a[f]), anim_stream_frame_free(frames_b[f]);
+  anim_client_close(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_early_frames_hold_this_ticks_poses),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
