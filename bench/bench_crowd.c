@@ -18,7 +18,9 @@
  * The baseline, measured in the same run: the same controllers ticked in this
  * process on one thread with no server, no threads and no streams
  * (character-ticks per second of one core), so the server's figures read as a
- * fraction of what the bare algorithm allows.
+ * fraction of what the bare algorithm allows. 500 characters by default,
+ * whose state stays in cache; --baseline-characters 10000 ticks a crowd as
+ * large as the server's, whose state (about 5 kB each) does not.
  *
  * --trackers: tracker-driven characters (MODE_TRACKER) instead, on the
  * Bandai Namco database without its held-out clips, each fed head, hands
@@ -121,14 +123,16 @@ static double baseline_learned_ticks_per_second(const char *dir, int search_inte
   return (double)N * TICKS / elapsed;
 }
 
-static double baseline_ticks_per_second(int search_interval) {
+/* N characters: 500 (the default) stay in cache; a crowd's size shows what
+ * its memory traffic costs on one core. */
+static double baseline_ticks_per_second(int search_interval, int N) {
   anim_database_t db;
   char err[256];
   if (anim_procgen_database(&db, NULL, err, sizeof err)) return 0;
   anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-  enum { N = 500, TICKS = 120, ROUNDS = 5 };
-  anim_controller_t *c = calloc(N, sizeof *c);
+  enum { TICKS = 120, ROUNDS = 5 };
+  anim_controller_t *c = calloc((size_t)N, sizeof *c);
   anim_controller_params_t p;
   anim_controller_params_default(&p);
   p.search_interval = search_interval;
@@ -407,7 +411,7 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
   options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL};
-  int trackers = 0, learned = 0, baseline_only = 0;
+  int trackers = 0, learned = 0, baseline_only = 0, baseline_characters = 500;
   static char lmm_dir[1024];
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
   int sizes[32], nsizes = parse_sizes("1000,2000,4000,6000,8000,10000", sizes, 32);
@@ -425,6 +429,7 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--trackers")) trackers = 1;
     else if (!strcmp(a, "--learned")) learned = 1;
     else if (!strcmp(a, "--baseline-only")) baseline_only = 1; /* the in-process figure alone (profiling) */
+    else if (!strcmp(a, "--baseline-characters") && v) baseline_characters = atoi(v), i++;
     else if (!strcmp(a, "--tracker-every") && v) o.tracker_every = atoi(v), i++;
     else if (!strcmp(a, "--fit-search-interval") && v) o.fit.search_interval = atoi(v), i++;
     else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
@@ -432,13 +437,13 @@ int bench_crowd(int argc, char **argv) {
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
-                      "[--readers raw|lib] [--learned] [--baseline-only] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
+                      "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
                       "[--shared DIR]\n");
       return 2;
     }
   }
   if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1 ||
-      o.tracker_every < 1 || (trackers && (o.lib_readers || learned))) {
+      o.tracker_every < 1 || baseline_characters < 1 || (trackers && (o.lib_readers || learned))) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
@@ -447,15 +452,15 @@ int bench_crowd(int argc, char **argv) {
   if (learned) snprintf(lmm_dir, sizeof lmm_dir, "%s/data/lmm", shared), o.lmm_dir = lmm_dir;
   double base = o.trackers  ? crowd_trackers_baseline(o.trackers, &o.fit)
                 : learned   ? baseline_learned_ticks_per_second(lmm_dir, o.search_interval)
-                            : baseline_ticks_per_second(o.search_interval);
+                            : baseline_ticks_per_second(o.search_interval, baseline_characters);
   if (learned) printf("learned characters (MODE_LEARNED, networks from %s): the baseline is the networks in process, "
                       "batches of 256\n", lmm_dir);
   if (o.trackers)
     printf("baseline: %.0f tracker fits/s on one core in process (head, hands, pelvis), i.e. %.0f characters at %.0f Hz "
            "per core\n", base, base / o.rate, o.rate);
   else
-    printf("baseline: %.0f character-ticks/s on one core in process (search every %d frames), i.e. %.0f characters "
-           "at %.0f Hz per core\n", base, o.search_interval, base / o.rate, o.rate);
+    printf("baseline: %.0f character-ticks/s on one core in process (%d characters, search every %d frames), i.e. "
+           "%.0f characters at %.0f Hz per core\n", base, baseline_characters, o.search_interval, base / o.rate, o.rate);
   if (baseline_only) return crowd_trackers_close(o.trackers), 0;
   if (o.trackers)
     printf("server: %d connections of tracker characters (database %s, fit: search every %d frames, %d iterations), "
