@@ -62,7 +62,8 @@ def machines_and_graphs(ctl, data, port):
     check(states == [["idle"], ["moving", "walk"], ["moving", "run"]], "animctl machine attach: the scripted states, in order")
     ctl("machine", "unload", "nested")
     ctl("machine", "unload", "nested", expect=1)
-    built = json.loads(ctl("graph", "build", "default", "--matrix", "64"))
+    # A build is long work (seconds under the sanitizers on a busy machine): a longer timeout than a request's 5 s.
+    built = json.loads(ctl("--timeout", "60000", "graph", "build", "default", "--matrix", "64"))
     check(built["ready"] and built["nodes"] > 0 and built["transitions"] > 0, "animctl graph build")
     svg = os.path.join(data, "graph.svg")
     ctl("graph", "info", "default", "--svg", svg)
