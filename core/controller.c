@@ -167,6 +167,13 @@ size_t anim_controller_bone_bytes(int nbones) {
   return (size_t)(nbones > 0 ? nbones : 0) * (8 * sizeof(vec3) + 3 * sizeof(quat) + 1);
 }
 
+void anim_controller_prefetch(const anim_controller_t *c) {
+  const char *state = (const char *)c, *bones = (const char *)c->offset_positions;
+  size_t bone_bytes = anim_controller_bone_bytes(c->db ? c->db->nbones : 0);
+  for (size_t at = 0; at < sizeof *c; at += 64) __builtin_prefetch(state + at);
+  for (size_t at = 0; at < bone_bytes; at += 64) __builtin_prefetch(bones + at);
+}
+
 void anim_controller_free(anim_controller_t *c) {
   free(c->offset_positions); /* the block of every per-bone array */
   memset(c, 0, sizeof *c);

@@ -149,6 +149,12 @@ void anim_controller_free(anim_controller_t *character);
  * state (offsets, displayed and global pose, blend flags): one block. */
 size_t anim_controller_bone_bytes(int nbones);
 
+/* Asks the caches for c's state and per-bone block, for a caller about to
+ * tick c after another character: a crowd's characters are separate
+ * allocations that no hardware prefetcher can guess, and ten thousand of
+ * them do not stay in cache. Changes nothing. */
+void anim_controller_prefetch(const anim_controller_t *c);
+
 /* Starts the character over without allocating, as anim_controller_init
  * leaves it (no offsets, no foot locks, a search on the next tick) but at
  * position (y ignored) facing `facing` radians, playing start_frame, its
