@@ -242,7 +242,9 @@ static float sphere_bound(const float *q, const float *centre, float radius, int
 
 /* The larger of the two bounds; the sphere is tried only when the box does
  * not already prune. q is padded to stride. */
-static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit) {
+static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit,
+                        anim_search_work_t *work) {
+  work->nodes++;
   const float *lo = node_lo(t, id), *hi = lo + t->stride, *centre = hi + t->stride;
   float box = box_bound(q, lo, hi, t->stride, transition_cost, limit);
   if (transition_cost + box > limit) return box;
@@ -264,10 +266,12 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
   /* Every line of the leaf's rows at once: the misses overlap instead of queueing. */
   const char *line = (const char *)row_at(t, node->first), *end = (const char *)row_at(t, node->first + node->count);
   for (; line < end; line += 64) __builtin_prefetch(line);
+  topk->work.leaves++;
   for (int i = node->first; i < node->first + node->count; i++) {
     const row_meta_t *m = &t->meta[i];
     int frame = m->frame;
     if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) continue;
+    topk->work.rows++, topk->work.exact_rows++;
     float limit = anim_topk_threshold(topk);
     /* The reordered row is a bit-exact copy, its padding zeros: its cost is the original row's. */
     float dist = anim_search_distance_bounded(qp, row_at(t, i), t->stride, q->transition_cost, limit);
@@ -289,8 +293,8 @@ static void search_node(const kdtree_t *t, const anim_search_query_t *q, const f
   /* The right child's bounds are far from the left's (preorder): start its misses now. */
   for (int j = 0; j < 3 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
   __builtin_prefetch(&t->nodes[right]);
-  float bl = node_bound(t, qp, left, q->transition_cost, limit);
-  float br = node_bound(t, qp, right, q->transition_cost, limit);
+  float bl = node_bound(t, qp, left, q->transition_cost, limit, &topk->work);
+  float br = node_bound(t, qp, right, q->transition_cost, limit, &topk->work);
   if (bl <= br) {
     search_node(t, q, qp, topk, left, bl);
     search_node(t, q, qp, topk, right, br);
@@ -304,7 +308,7 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
   const kdtree_t *t = index->impl;
   float qp[ANIM_MAX_FEATURE_DIMS] = {0.0f};
   memcpy(qp, q->query, (size_t)t->cols * sizeof(float));
-  search_node(t, q, qp, topk, 0, node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
+  search_node(t, q, qp, topk, 0, node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk), &topk->work));
 }
 
 int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t *runner, char *err, int errlen) {
