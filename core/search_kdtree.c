@@ -37,6 +37,9 @@
 #include <string.h>
 #include "anim_error.h"
 #include "search_internal.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define LEAF_ROWS 24
 /* Subtree tasks per runner thread: enough to even out unequal subtrees. */
@@ -56,6 +59,7 @@ typedef struct {
   int right;        /* right child (the left one is the next node); -1 for a leaf */
   int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
   float radius;     /* every row below is within radius of the centre (rounded up) */
+  float step;       /* a leaf's code step (leaf codes below); 0: its rows are all equal */
 } node_t;
 
 /* A reordered row's frame and its range's end and tags (stop -1: outside
@@ -70,7 +74,8 @@ typedef struct {
   int nnodes;
   node_t *nodes;
   float *bounds;    /* per node: lo, hi, centre; stride each */
-  float *rows;      /* features reordered node by node, stride apart, zero-padded */
+  float *rows;      /* while building: features reordered node by node, stride apart, zero-padded */
+  uint8_t *codes;   /* each reordered row's leaf codes, stride apart (leaf codes below) */
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
   int cols, stride; /* stride: cols rounded up to the kernel's 8 lanes */
 } kdtree_t;
@@ -78,7 +83,7 @@ typedef struct {
 static void kdtree_free(void *impl) {
   kdtree_t *t = impl;
   if (!t) return;
-  free(t->nodes), free(t->bounds), free(t->rows), free(t->meta);
+  free(t->nodes), free(t->bounds), free(t->rows), free(t->codes), free(t->meta);
   free(t);
 }
 
@@ -179,6 +184,104 @@ static int node_split(kdtree_t *t, int id) {
   return 1;
 }
 
+/* ---- leaf codes ------------------------------------------------------------------------
+ *
+ * A leaf's rows are kept as one byte per dimension: c_j = floor((x_j - lo_j) /
+ * step), lo the leaf's box and step = its widest side / 255 (one step for
+ * every dimension, so a distance in codes is a distance in features times
+ * step). A query checks a row's codes (a quarter of the row's bytes, summed in
+ * integers) and computes the exact distance, on the original row, only for
+ * rows the codes cannot rule out: a noisy query opens hundreds of leaves whose
+ * rows all lie at about the same distance, and reading them whole was most of
+ * its time.
+ *
+ * The bound (in code units, per dimension j of the cols real ones): the query
+ * t_j = (q_j - lo_j) / step is rounded down to an integer a_j (clamped to
+ * [CODE_LO, CODE_HI], which holds every row's cell [c_j, c_j + 1] and only
+ * brings it nearer), so (t_j - a_j) - (x_j - c_j) lies in (-1 - e, 1 + e)
+ * with e the float rounding of t_j (at most 3.1 2^-24 |t_j| < 4.2e-4 inside
+ * the clamp). By the triangle inequality |t - x| >= |a - c| - sqrt(cols)
+ * (1 + 1e-3), and |q - x| = step |t - x|. */
+#define CODE_LO (-2000)
+#define CODE_HI 2255
+#define CODE_SLACK 1.001
+
+/* Codes of the rows of leaf id (its box is filled); sets its step. */
+static void leaf_encode(kdtree_t *t, int id) {
+  node_t *node = &t->nodes[id];
+  const float *lo = node_lo(t, id), *hi = lo + t->stride;
+  double width = 0.0;
+  for (int j = 0; j < t->cols; j++)
+    if ((double)hi[j] - lo[j] > width) width = (double)hi[j] - lo[j];
+  /* Rounded up: every (x - lo) / step stays at most 255. */
+  node->step = (float)(width / 255.0 * (1.0 + 1e-6));
+  for (int i = node->first; i < node->first + node->count; i++) {
+    const float *row = row_at(t, i);
+    uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
+    for (int j = 0; j < t->stride; j++) {
+      double c = node->step > 0.0f && j < t->cols ? floor(((double)row[j] - lo[j]) / node->step) : 0.0;
+      code[j] = (uint8_t)(c < 0.0 ? 0 : c > 255.0 ? 255 : c);
+    }
+  }
+}
+
+/* The largest code distance sum_j (a_j - c_j)^2 a row of a leaf with this
+ * step may have and still cost limit or less: a row over it has |q - x| >
+ * sqrt(bound), so the exact cost, within (cols + 3) 2^-24 of |q - x|^2, is
+ * over limit - transition_cost + 1e-6 limit, which the float sum with the
+ * transition cost cannot round down to limit (margins far above the
+ * rounding). -1: no row can (limit below the transition cost); INT32_MAX:
+ * any may (limit infinite, or a leaf of equal rows). */
+static int32_t leaf_code_limit(float limit, float transition_cost, float step, int cols) {
+  if (!(limit < INFINITY) || step == 0.0f) return INT32_MAX;
+  double room = ((double)limit - transition_cost) * (1.0 + 1e-4) + (double)limit * 1e-6 + 1e-30;
+  if (room < 0.0) return -1;
+  double r = sqrt(room) / step + sqrt((double)cols) * CODE_SLACK;
+  r = r * r * (1.0 + 1e-9);
+  return r >= (double)INT32_MAX ? INT32_MAX : (int32_t)r;
+}
+
+/* The query in leaf id's code units: a_j of the bound above (0 in the padding). */
+static void leaf_query(const kdtree_t *t, int id, const float *qp, int16_t *out_a) {
+  const float *lo = node_lo(t, id);
+  float inv = 1.0f / t->nodes[id].step;
+  for (int j = 0; j < t->stride; j++) {
+    float x = (qp[j] - lo[j]) * inv;
+    x = x < (float)CODE_LO ? (float)CODE_LO : x > (float)CODE_HI ? (float)CODE_HI : x;
+    out_a[j] = j < t->cols ? (int16_t)floorf(x) : 0;
+  }
+}
+
+/* sum_j (a_j - c_j)^2 over stride dims (a multiple of 8): at most 128 x
+ * 4255^2 < 2^31, exact in 32-bit integers. */
+static inline int32_t code_distance(const int16_t *a, const uint8_t *c, int stride) {
+#if defined(__SSE2__)
+  __m128i zero = _mm_setzero_si128(), sum = _mm_setzero_si128();
+  int j = 0;
+  for (; j + 16 <= stride; j += 16) {
+    __m128i bytes = _mm_loadu_si128((const __m128i *)(c + j));
+    __m128i d0 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)), _mm_unpacklo_epi8(bytes, zero));
+    __m128i d1 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j + 8)), _mm_unpackhi_epi8(bytes, zero));
+    sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_madd_epi16(d0, d0), _mm_madd_epi16(d1, d1)));
+  }
+  if (j < stride) {
+    __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
+                              _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(c + j)), zero));
+    sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
+  }
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+  return _mm_cvtsi128_si32(sum);
+#else
+  int32_t sum = 0;
+  for (int j = 0; j < stride; j++) {
+    int32_t d = (int32_t)a[j] - (int32_t)c[j];
+    sum += d * d;
+  }
+  return sum;
+#endif
+}
+
 typedef struct {
   int id, first, count, depth;
 } subtree_task_t;
@@ -198,7 +301,10 @@ static void build_node(builder_t *b, int id, int first, int count, int depth, in
   }
   kdtree_t *t = b->t;
   node_fill(t, id, first, count, depth);
-  if (!node_split(t, id)) return;
+  if (!node_split(t, id)) {
+    leaf_encode(t, id);
+    return;
+  }
   int mid = count / 2, right = id + 1 + subtree_nodes(mid);
   t->nodes[id].right = right;
   build_node(b, id + 1, first, mid, depth + 1, cut);
@@ -260,32 +366,45 @@ static int node_skippable(const anim_topk_t *topk, const node_t *node, float cos
   return cost_bound == limit && topk->count == topk->k && node->min_frame > topk->heap[0].frame;
 }
 
-/* qp: the query padded with zeros to stride. */
-static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, anim_topk_t *topk,
-                        const node_t *node) {
-  /* Every line of the leaf's rows at once: the misses overlap instead of queueing. */
-  const char *line = (const char *)row_at(t, node->first), *end = (const char *)row_at(t, node->first + node->count);
+/* qp: the query padded with zeros to stride; features: the original rows. */
+static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
+                        anim_topk_t *topk, int id) {
+  const node_t *node = &t->nodes[id];
+  /* Every line of the leaf's codes at once: the misses overlap instead of queueing. */
+  const char *line = (const char *)(t->codes + (size_t)node->first * (size_t)t->stride),
+             *end = (const char *)(t->codes + (size_t)(node->first + node->count) * (size_t)t->stride);
   for (; line < end; line += 64) __builtin_prefetch(line);
   topk->work.leaves++;
+  topk->work.rows += node->count;
+  int16_t a[ANIM_MAX_FEATURE_DIMS];
+  if (node->step > 0.0f) leaf_query(t, id, qp, a);
+  float limit = anim_topk_threshold(topk);
+  int32_t code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
   for (int i = node->first; i < node->first + node->count; i++) {
+    if (code_limit < INT32_MAX && code_distance(a, t->codes + (size_t)i * (size_t)t->stride, t->stride) > code_limit)
+      continue;
     const row_meta_t *m = &t->meta[i];
     int frame = m->frame;
     if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) continue;
-    topk->work.rows++, topk->work.exact_rows++;
-    float limit = anim_topk_threshold(topk);
-    /* The reordered row is a bit-exact copy, its padding zeros: its cost is the original row's. */
-    float dist = anim_search_distance_bounded(qp, row_at(t, i), t->stride, q->transition_cost, limit);
+    topk->work.exact_rows++;
+    /* The original row, as brute force computes it: the same bits. */
+    const float *x = features + (size_t)frame * (size_t)t->cols;
+    float dist = anim_search_distance_bounded(q->query, x, t->cols, q->transition_cost, limit);
     float cost = q->transition_cost + dist;
-    if (cost <= limit) anim_topk_push(topk, frame, cost);
+    if (cost <= limit) {
+      anim_topk_push(topk, frame, cost);
+      limit = anim_topk_threshold(topk);
+      code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
+    }
   }
 }
 
-static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, anim_topk_t *topk, int id,
-                        float bound) {
+static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
+                        anim_topk_t *topk, int id, float bound) {
   const node_t *node = &t->nodes[id];
   if (node_skippable(topk, node, q->transition_cost + bound)) return;
   if (node->right < 0) {
-    search_leaf(t, q, qp, topk, node);
+    search_leaf(t, q, qp, features, topk, id);
     return;
   }
   float limit = anim_topk_threshold(topk);
@@ -296,11 +415,11 @@ static void search_node(const kdtree_t *t, const anim_search_query_t *q, const f
   float bl = node_bound(t, qp, left, q->transition_cost, limit, &topk->work);
   float br = node_bound(t, qp, right, q->transition_cost, limit, &topk->work);
   if (bl <= br) {
-    search_node(t, q, qp, topk, left, bl);
-    search_node(t, q, qp, topk, right, br);
+    search_node(t, q, qp, features, topk, left, bl);
+    search_node(t, q, qp, features, topk, right, br);
   } else {
-    search_node(t, q, qp, topk, right, br);
-    search_node(t, q, qp, topk, left, bl);
+    search_node(t, q, qp, features, topk, right, br);
+    search_node(t, q, qp, features, topk, left, bl);
   }
 }
 
@@ -308,7 +427,7 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
   const kdtree_t *t = index->impl;
   float qp[ANIM_MAX_FEATURE_DIMS] = {0.0f};
   memcpy(qp, q->query, (size_t)t->cols * sizeof(float));
-  search_node(t, q, qp, topk, 0, node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk), &topk->work));
+  search_node(t, q, qp, index->data.features, topk, 0, node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk), &topk->work));
 }
 
 int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t *runner, char *err, int errlen) {
@@ -322,12 +441,13 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   t->bounds = malloc((size_t)t->nnodes * 3 * (size_t)t->stride * sizeof(float));
   t->rows = calloc((size_t)d->rows * (size_t)t->stride, sizeof(float));
   t->meta = malloc((size_t)d->rows * sizeof *t->meta);
+  t->codes = malloc((size_t)d->rows * (size_t)t->stride);
   /* Depth whose 2^depth nodes give every thread TASKS_PER_THREAD subtrees. */
   builder_t b = {t, NULL, 0, 0};
   while ((1 << b.depth) < TASKS_PER_THREAD * anim_task_runner_threads(runner) && b.depth < 16) b.depth++;
   if (anim_task_runner_threads(runner) == 1 || d->rows < PARALLEL_MIN_ROWS) b.depth = 0; /* one task: the whole tree */
   b.tasks = malloc(((size_t)1 << b.depth) * sizeof *b.tasks);
-  if (!t->nodes || !t->bounds || !t->rows || !t->meta || !b.tasks) {
+  if (!t->nodes || !t->bounds || !t->rows || !t->codes || !t->meta || !b.tasks) {
     free(b.tasks);
     kdtree_free(t);
     return ANIM_ENOMEM;
@@ -341,10 +461,13 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   build_node(&b, 0, 0, d->rows, 0, 1);
   anim_task_run(runner, run_subtree, &b, b.ntasks);
   free(b.tasks);
+  /* Queries read the codes, and the original rows for exact costs. */
+  free(t->rows);
+  t->rows = NULL;
   index->impl = t;
   index->free_impl = kdtree_free;
   index->scan = scan;
   index->memory += (size_t)t->nnodes * (sizeof(node_t) + 3 * (size_t)t->stride * sizeof(float)) +
-                   (size_t)d->rows * ((size_t)t->stride * sizeof(float) + sizeof(row_meta_t));
+                   (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t));
   return 0;
 }
