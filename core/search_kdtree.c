@@ -41,7 +41,7 @@
 #include <emmintrin.h>
 #endif
 
-#define LEAF_ROWS 24
+#define LEAF_ROWS 96
 /* Subtree tasks per runner thread: enough to even out unequal subtrees. */
 #define TASKS_PER_THREAD 8
 /* Below this many rows a build is a few milliseconds: threads cost more than they save. */
@@ -62,6 +62,9 @@ typedef struct {
   float step;       /* a leaf's code step (leaf codes below); 0: its rows are all equal */
 } node_t;
 
+/* out[i]: the code distance of row i of a leaf (code_distances below). */
+typedef void (*code_distances_fn)(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out);
+
 /* A reordered row's frame and its range's end and tags (stop -1: outside
  * every range), so a leaf's candidate checks read memory in order instead of
  * the index's per-frame table and the range list. */
@@ -78,6 +81,7 @@ typedef struct {
   uint8_t *codes;   /* each reordered row's leaf codes, stride apart (leaf codes below) */
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
   int cols, stride; /* stride: cols rounded up to the kernel's 8 lanes */
+  code_distances_fn code_distances;
 } kdtree_t;
 
 static void kdtree_free(void *impl) {
@@ -215,6 +219,8 @@ static void leaf_encode(kdtree_t *t, int id) {
     if ((double)hi[j] - lo[j] > width) width = (double)hi[j] - lo[j];
   /* Rounded up: every (x - lo) / step stays at most 255. */
   node->step = (float)(width / 255.0 * (1.0 + 1e-6));
+  /* A step near the bottom of the floats would overflow 1 / step: no codes then (the rows are all checked). */
+  if (node->step < 1e-30f) node->step = 0.0f;
   for (int i = node->first; i < node->first + node->count; i++) {
     const float *row = row_at(t, i);
     uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
@@ -252,34 +258,77 @@ static void leaf_query(const kdtree_t *t, int id, const float *qp, int16_t *out_
   }
 }
 
-/* sum_j (a_j - c_j)^2 over stride dims (a multiple of 8): at most 128 x
- * 4255^2 < 2^31, exact in 32-bit integers. */
-static inline int32_t code_distance(const int16_t *a, const uint8_t *c, int stride) {
+/* out[i] = sum_j (a_j - c_j)^2 over stride dims (a multiple of 8) for the n
+ * rows of codes at c, stride apart: at most 128 x 4255^2 < 2^31, exact in
+ * 32-bit integers, so every path below gives the same values. */
+static void code_distances(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out) {
 #if defined(__SSE2__)
-  __m128i zero = _mm_setzero_si128(), sum = _mm_setzero_si128();
-  int j = 0;
-  for (; j + 16 <= stride; j += 16) {
-    __m128i bytes = _mm_loadu_si128((const __m128i *)(c + j));
-    __m128i d0 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)), _mm_unpacklo_epi8(bytes, zero));
-    __m128i d1 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j + 8)), _mm_unpackhi_epi8(bytes, zero));
-    sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_madd_epi16(d0, d0), _mm_madd_epi16(d1, d1)));
+  __m128i zero = _mm_setzero_si128();
+  for (int i = 0; i < n; i++, c += stride) {
+    __m128i sum = _mm_setzero_si128();
+    int j = 0;
+    for (; j + 16 <= stride; j += 16) {
+      __m128i bytes = _mm_loadu_si128((const __m128i *)(c + j));
+      __m128i d0 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)), _mm_unpacklo_epi8(bytes, zero));
+      __m128i d1 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j + 8)), _mm_unpackhi_epi8(bytes, zero));
+      sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_madd_epi16(d0, d0), _mm_madd_epi16(d1, d1)));
+    }
+    if (j < stride) {
+      __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
+                                _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(c + j)), zero));
+      sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
+    }
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+    out[i] = _mm_cvtsi128_si32(sum);
   }
-  if (j < stride) {
-    __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
-                              _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(c + j)), zero));
-    sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
-  }
-  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
-  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
-  return _mm_cvtsi128_si32(sum);
 #else
-  int32_t sum = 0;
-  for (int j = 0; j < stride; j++) {
-    int32_t d = (int32_t)a[j] - (int32_t)c[j];
-    sum += d * d;
+  for (int i = 0; i < n; i++, c += stride) {
+    int32_t sum = 0;
+    for (int j = 0; j < stride; j++) {
+      int32_t d = (int32_t)a[j] - (int32_t)c[j];
+      sum += d * d;
+    }
+    out[i] = sum;
   }
-  return sum;
 #endif
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+/* code_distances with AVX2 (16 dimensions a step), chosen at run time when
+ * the CPU has it; the same integers. */
+__attribute__((target("avx2"))) static void code_distances_avx2(const int16_t *a, const uint8_t *c, int stride, int n,
+                                                                 int32_t *out) {
+  for (int i = 0; i < n; i++, c += stride) {
+    __m256i sum = _mm256_setzero_si256();
+    int j = 0;
+    for (; j + 16 <= stride; j += 16) {
+      __m256i d = _mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)(a + j)),
+                                   _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(c + j))));
+      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(d, d));
+    }
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    if (j < stride) {
+      __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
+                                _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(c + j))));
+      s = _mm_add_epi32(s, _mm_madd_epi16(d, d));
+    }
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    out[i] = _mm_cvtsi128_si32(s);
+  }
+}
+#endif
+
+/* The fastest code_distances this CPU runs. */
+static code_distances_fn code_distances_pick(void) {
+#if defined(HAVE_AVX2_PATH)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) return code_distances_avx2;
+#endif
+  return code_distances;
 }
 
 typedef struct {
@@ -380,9 +429,14 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
   if (node->step > 0.0f) leaf_query(t, id, qp, a);
   float limit = anim_topk_threshold(topk);
   int32_t code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
+  /* Every row's code distance first (a leaf's count is at most LEAF_ROWS but
+   * for a leaf of equal rows, which has step 0 and no codes to check). */
+  int32_t dist_codes[LEAF_ROWS];
+  int coded = node->step > 0.0f;
+  if (coded)
+    t->code_distances(a, t->codes + (size_t)node->first * (size_t)t->stride, t->stride, node->count, dist_codes);
   for (int i = node->first; i < node->first + node->count; i++) {
-    if (code_limit < INT32_MAX && code_distance(a, t->codes + (size_t)i * (size_t)t->stride, t->stride) > code_limit)
-      continue;
+    if (coded && dist_codes[i - node->first] > code_limit) continue;
     const row_meta_t *m = &t->meta[i];
     int frame = m->frame;
     if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) continue;
@@ -435,6 +489,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   kdtree_t *t = calloc(1, sizeof *t);
   if (!t) return ANIM_ENOMEM;
   t->cols = d->cols;
+  t->code_distances = code_distances_pick();
   t->stride = (d->cols + 7) & ~7;
   t->nnodes = subtree_nodes(d->rows);
   t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
