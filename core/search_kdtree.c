@@ -64,6 +64,9 @@ typedef struct {
 
 /* out[i]: the code distance of row i of a leaf (code_distances below). */
 typedef void (*code_distances_fn)(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out);
+struct kdtree;
+/* A node's lower bound (node_bound below). */
+typedef float (*node_bound_fn)(const struct kdtree *t, const float *q, int id, float transition_cost, float limit);
 
 /* A reordered row's frame and its range's end and tags (stop -1: outside
  * every range), so a leaf's candidate checks read memory in order instead of
@@ -73,7 +76,7 @@ typedef struct {
   uint32_t tag_mask;
 } row_meta_t;
 
-typedef struct {
+typedef struct kdtree {
   int nnodes;
   node_t *nodes;
   float *bounds;    /* per node: lo, hi, centre; stride each */
@@ -82,6 +85,7 @@ typedef struct {
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
   int cols, stride; /* stride: cols rounded up to the kernel's 8 lanes */
   code_distances_fn code_distances;
+  node_bound_fn node_bound;
 } kdtree_t;
 
 static void kdtree_free(void *impl) {
@@ -397,14 +401,73 @@ static float sphere_bound(const float *q, const float *centre, float radius, int
 
 /* The larger of the two bounds; the sphere is tried only when the box does
  * not already prune. q is padded to stride. */
-static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit,
-                        anim_search_work_t *work) {
-  work->nodes++;
+static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit) {
   const float *lo = node_lo(t, id), *hi = lo + t->stride, *centre = hi + t->stride;
   float box = box_bound(q, lo, hi, t->stride, transition_cost, limit);
   if (transition_cost + box > limit) return box;
   float sphere = sphere_bound(q, centre, t->nodes[id].radius, t->stride);
   return sphere > box ? sphere : box;
+}
+
+#if defined(HAVE_AVX2_PATH)
+typedef float v8f_t __attribute__((vector_size(32)));
+typedef int32_t v8i_t __attribute__((vector_size(32)));
+
+/* anim_search_lanes_sum for eight lanes in one vector: the same additions. */
+__attribute__((target("avx2"))) static inline float lanes8_sum(v8f_t s) {
+  return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+__attribute__((target("avx2"))) static inline v8f_t v8_load(const float *p) {
+  v8f_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* node_bound with AVX2: the box bound's terms in the same eight lanes and
+ * the same order (so the same bits); the sphere's |q - c|^2 in any order (its
+ * margin covers any). */
+__attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, const float *q, int id,
+                                                             float transition_cost, float limit) {
+  int n = t->stride;
+  const float *lo = node_lo(t, id), *hi = lo + n, *centre = hi + n;
+  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  float box = -1.0f;
+  for (int j = 0; j < n; j += 8) {
+    v8f_t x = v8_load(q + j), l = v8_load(lo + j), h = v8_load(hi + j);
+    v8i_t below = (v8i_t)(l - x) & (x < l), above = (v8i_t)(x - h) & (x > h);
+    v8f_t e = (v8f_t)(below | above);
+    s += e * e;
+    if ((j & 15) == 8 && j + 8 < n) {
+      float partial = lanes8_sum(s);
+      if (transition_cost + partial > limit) {
+        box = partial;
+        break;
+      }
+    }
+  }
+  if (box < 0.0f) box = lanes8_sum(s);
+  float radius = t->nodes[id].radius;
+  if (transition_cost + box > limit || !(radius < INFINITY)) return box;
+  v8f_t d2 = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  for (int j = 0; j < n; j += 8) {
+    v8f_t d = v8_load(q + j) - v8_load(centre + j);
+    d2 += d * d;
+  }
+  float dc = lanes8_sum(d2);
+  float r = sqrtf(dc * (1.0f - SPHERE_SHRINK)) - radius;
+  float sphere = r > 0.0f ? r * r * (1.0f - SPHERE_SHRINK) : 0.0f;
+  return sphere > box ? sphere : box;
+}
+#endif
+
+/* The fastest node_bound this CPU runs. */
+static node_bound_fn node_bound_pick(void) {
+#if defined(HAVE_AVX2_PATH)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) return node_bound_avx2;
+#endif
+  return node_bound;
 }
 
 /* Skip a node whose bound beats nothing: over the k-th best, or tied with it
@@ -466,8 +529,9 @@ static void search_node(const kdtree_t *t, const anim_search_query_t *q, const f
   /* The right child's bounds are far from the left's (preorder): start its misses now. */
   for (int j = 0; j < 3 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
   __builtin_prefetch(&t->nodes[right]);
-  float bl = node_bound(t, qp, left, q->transition_cost, limit, &topk->work);
-  float br = node_bound(t, qp, right, q->transition_cost, limit, &topk->work);
+  float bl = t->node_bound(t, qp, left, q->transition_cost, limit);
+  float br = t->node_bound(t, qp, right, q->transition_cost, limit);
+  topk->work.nodes += 2;
   if (bl <= br) {
     search_node(t, q, qp, features, topk, left, bl);
     search_node(t, q, qp, features, topk, right, br);
@@ -481,7 +545,8 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
   const kdtree_t *t = index->impl;
   float qp[ANIM_MAX_FEATURE_DIMS] = {0.0f};
   memcpy(qp, q->query, (size_t)t->cols * sizeof(float));
-  search_node(t, q, qp, index->data.features, topk, 0, node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk), &topk->work));
+  topk->work.nodes++;
+  search_node(t, q, qp, index->data.features, topk, 0, t->node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
 }
 
 int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t *runner, char *err, int errlen) {
@@ -490,6 +555,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   if (!t) return ANIM_ENOMEM;
   t->cols = d->cols;
   t->code_distances = code_distances_pick();
+  t->node_bound = node_bound_pick();
   t->stride = (d->cols + 7) & ~7;
   t->nnodes = subtree_nodes(d->rows);
   t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
