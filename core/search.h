@@ -63,7 +63,10 @@ typedef struct {
 typedef struct anim_search_index anim_search_index_t;
 
 /* Builds an index over data (which must outlive it). NULL on failure with a
- * message in err (invalid data, out of memory). Free with anim_search_index_free. */
+ * message in err (invalid data, out of memory). Free with anim_search_index_free.
+ * The fast method uses AVX2 when the CPU has it, unless the environment sets
+ * ANIM_SEARCH_NO_AVX2 (to anything but 0) when the index is built; the
+ * results are the same either way. */
 anim_search_index_t *anim_search_index_build(anim_search_method_t method, const anim_search_data_t *data,
                                              char *err, int errlen);
 /* The same, the build's work spread over runner's threads (task.h; NULL: the

@@ -3,7 +3,10 @@
  * normalized features, rows reordered so every node is a contiguous block,
  * each node bounded twice (a tight axis-aligned box and a sphere around the
  * box's centre), and a depth-first search that visits the nearer child first
- * and skips any node whose bound already costs more than the k-th best.
+ * and skips any node whose bound already costs more than the k-th best. In a
+ * leaf, each row is first bounded from one byte per dimension (leaf codes,
+ * below); only the rows that bound cannot rule out have their exact cost
+ * computed, on the original row. It does not keep a copy of the features.
  *
  * Why it beats the seed's boxes: those bound runs of consecutive frames, which
  * sweep a whole gait cycle and are loose in every dimension; the tree groups
@@ -21,9 +24,11 @@
  *
  * Exactness: box bounds are summed like distances (never above them), the
  * sphere bound is shrunk by more than the rounding of a distance (see
- * sphere_bound), pruning is strict (a tie may still win on frame index), and
- * costs are computed on bit-exact copies of the rows, so results equal brute
- * force's.
+ * sphere_bound), the code bound carries margins far above its rounding (see
+ * leaf_code_limit), pruning is strict (a tie may still win on frame index),
+ * and costs are computed on the original rows by the one kernel, so results
+ * equal brute force's. The AVX2 paths (chosen at build time when the CPU has
+ * them) give the same bits as the portable ones.
  *
  * Building: the nodes are numbered in preorder and their count below a node
  * depends only on its row count, so the subtrees under the top levels are
@@ -327,10 +332,22 @@ __attribute__((target("avx2"))) static void code_distances_avx2(const int16_t *a
 #endif
 
 /* The fastest code_distances this CPU runs. */
+/* 1 when the AVX2 paths may run: the CPU has AVX2 and ANIM_SEARCH_NO_AVX2
+ * is unset (the tests set it to check the portable paths on this CPU). */
+static int avx2_enabled(void) {
+#if defined(HAVE_AVX2_PATH)
+  const char *off = getenv("ANIM_SEARCH_NO_AVX2");
+  if (off && *off && strcmp(off, "0")) return 0;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+#else
+  return 0;
+#endif
+}
+
 static code_distances_fn code_distances_pick(void) {
 #if defined(HAVE_AVX2_PATH)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return code_distances_avx2;
+  if (avx2_enabled()) return code_distances_avx2;
 #endif
   return code_distances;
 }
@@ -464,8 +481,7 @@ __attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, 
 /* The fastest node_bound this CPU runs. */
 static node_bound_fn node_bound_pick(void) {
 #if defined(HAVE_AVX2_PATH)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return node_bound_avx2;
+  if (avx2_enabled()) return node_bound_avx2;
 #endif
   return node_bound;
 }
