@@ -230,11 +230,13 @@ static void leaf_encode(kdtree_t *t, int id) {
   node->step = (float)(width / 255.0 * (1.0 + 1e-6));
   /* A step near the bottom of the floats would overflow 1 / step: no codes then (the rows are all checked). */
   if (node->step < 1e-30f) node->step = 0.0f;
+  /* In doubles: a cell may be off by 1e-15 of a step, far inside CODE_SLACK. */
+  double inv = node->step > 0.0f ? 1.0 / node->step : 0.0;
   for (int i = node->first; i < node->first + node->count; i++) {
     const float *row = row_at(t, i);
     uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
     for (int j = 0; j < t->stride; j++) {
-      double c = node->step > 0.0f && j < t->cols ? floor(((double)row[j] - lo[j]) / node->step) : 0.0;
+      double c = j < t->cols ? floor(((double)row[j] - lo[j]) * inv) : 0.0;
       code[j] = (uint8_t)(c < 0.0 ? 0 : c > 255.0 ? 255 : c);
     }
   }
