@@ -5,8 +5,9 @@
  * box's centre), and a depth-first search that visits the nearer child first
  * and skips any node whose bound already costs more than the k-th best. In a
  * leaf, each row is first bounded from one byte per dimension (leaf codes,
- * below); only the rows that bound cannot rule out have their exact cost
- * computed, on the original row. It does not keep a copy of the features.
+ * below), groups of a quarter of the leaf at once by the box of their codes;
+ * only the rows that bound cannot rule out have their exact cost computed, on
+ * the original row. It does not keep a copy of the features.
  *
  * Why it beats the seed's boxes: those bound runs of consecutive frames, which
  * sweep a whole gait cycle and are loose in every dimension; the tree groups
@@ -47,6 +48,11 @@
 #endif
 
 #define LEAF_ROWS 96
+/* A leaf's rows are split further into groups of at most this many (halving
+ * at the median of the widest side, as the tree does), each with the box of
+ * its codes: a group whose box rules out every row is skipped whole. */
+#define GROUP_ROWS 24
+#define MAX_GROUPS (LEAF_ROWS / GROUP_ROWS)
 /* Subtree tasks per runner thread: enough to even out unequal subtrees. */
 #define TASKS_PER_THREAD 8
 /* Below this many rows a build is a few milliseconds: threads cost more than they save. */
@@ -65,6 +71,8 @@ typedef struct {
   int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
   float radius;     /* every row below is within radius of the centre (rounded up) */
   float step;       /* a leaf's code step (leaf codes below); 0: its rows are all equal */
+  uint8_t ngroups;  /* a leaf's groups of rows: group g ends at row first + group_end[g] */
+  uint8_t group_end[MAX_GROUPS];
 } node_t;
 
 /* out[i]: the code distance of row i of a leaf (code_distances below). */
@@ -87,6 +95,7 @@ typedef struct kdtree {
   float *bounds;    /* per node: lo, hi, centre; stride each */
   float *rows;      /* while building: features reordered node by node, stride apart, zero-padded */
   uint8_t *codes;   /* each reordered row's leaf codes, stride apart (leaf codes below) */
+  uint8_t *groups;  /* per node, MAX_GROUPS slots: a leaf group's code box, lowest and highest codes, stride each */
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
   int cols, stride; /* stride: cols rounded up to the kernel's 8 lanes */
   code_distances_fn code_distances;
@@ -96,7 +105,7 @@ typedef struct kdtree {
 static void kdtree_free(void *impl) {
   kdtree_t *t = impl;
   if (!t) return;
-  free(t->nodes), free(t->bounds), free(t->rows), free(t->codes), free(t->meta);
+  free(t->nodes), free(t->bounds), free(t->rows), free(t->codes), free(t->groups), free(t->meta);
   free(t);
 }
 
@@ -219,7 +228,34 @@ static int node_split(kdtree_t *t, int id) {
 #define CODE_HI 2255
 #define CODE_SLACK 1.001
 
-/* Codes of the rows of leaf id (its box is filled); sets its step. */
+/* Splits rows [first, first + count) of leaf node into groups of at most
+ * GROUP_ROWS (halves at the median of the widest side; rows all equal stay
+ * one group), appending their ends. */
+static void leaf_group(kdtree_t *t, node_t *node, int first, int count) {
+  int dim = -1;
+  if (count > GROUP_ROWS) {
+    float width = 0.0f;
+    for (int j = 0; j < t->cols; j++) {
+      float lo = INFINITY, hi = -INFINITY;
+      for (int i = first; i < first + count; i++) {
+        float v = row_at(t, i)[j];
+        lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+      }
+      if (hi - lo > width) width = hi - lo, dim = j;
+    }
+  }
+  /* Halving rows of at most LEAF_ROWS = MAX_GROUPS x GROUP_ROWS gives at most MAX_GROUPS groups. */
+  if (dim < 0) {
+    node->group_end[node->ngroups++] = (uint8_t)(first + count - node->first);
+    return;
+  }
+  select_median(t, dim, first, count, count / 2);
+  leaf_group(t, node, first, count / 2);
+  leaf_group(t, node, first + count / 2, count - count / 2);
+}
+
+/* Codes of the rows of leaf id (its box is filled); sets its step, its
+ * groups and their code boxes. */
 static void leaf_encode(kdtree_t *t, int id) {
   node_t *node = &t->nodes[id];
   const float *lo = node_lo(t, id), *hi = lo + t->stride;
@@ -240,6 +276,41 @@ static void leaf_encode(kdtree_t *t, int id) {
       code[j] = (uint8_t)(c < 0.0 ? 0 : c > 255.0 ? 255 : c);
     }
   }
+  int first = node->first;
+  for (int g = 0; g < node->ngroups; g++) {
+    uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride, *ghi = glo + t->stride;
+    memset(glo, 255, (size_t)t->stride), memset(ghi, 0, (size_t)t->stride);
+    for (int i = first; i < node->first + node->group_end[g]; i++) {
+      const uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
+      for (int j = 0; j < t->stride; j++) glo[j] = code[j] < glo[j] ? code[j] : glo[j], ghi[j] = code[j] > ghi[j] ? code[j] : ghi[j];
+    }
+    first = node->first + node->group_end[g];
+  }
+}
+
+/* The least code distance from a to any code in the box [glo, ghi]: no row
+ * of the group is nearer in codes. */
+static int32_t group_code_distance(const int16_t *a, const uint8_t *glo, const uint8_t *ghi, int stride) {
+#if defined(__SSE2__)
+  __m128i zero = _mm_setzero_si128(), sum = _mm_setzero_si128();
+  for (int j = 0; j < stride; j += 8) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(a + j));
+    __m128i l = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(glo + j)), zero);
+    __m128i h = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(ghi + j)), zero);
+    __m128i d = _mm_sub_epi16(v, _mm_min_epi16(_mm_max_epi16(v, l), h));
+    sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
+  }
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+  return _mm_cvtsi128_si32(sum);
+#else
+  int32_t sum = 0;
+  for (int j = 0; j < stride; j++) {
+    int32_t v = a[j], c = v < glo[j] ? glo[j] : v > ghi[j] ? ghi[j] : v;
+    sum += (v - c) * (v - c);
+  }
+  return sum;
+#endif
 }
 
 /* The largest code distance sum_j (a_j - c_j)^2 a row of a leaf with this
@@ -347,13 +418,6 @@ static int avx2_enabled(void) {
 #endif
 }
 
-static code_distances_fn code_distances_pick(void) {
-#if defined(HAVE_AVX2_PATH)
-  if (avx2_enabled()) return code_distances_avx2;
-#endif
-  return code_distances;
-}
-
 typedef struct {
   int id, first, count, depth;
 } subtree_task_t;
@@ -374,6 +438,8 @@ static void build_node(builder_t *b, int id, int first, int count, int depth, in
   kdtree_t *t = b->t;
   node_fill(t, id, first, count, depth);
   if (!node_split(t, id)) {
+    t->nodes[id].ngroups = 0;
+    if (count <= LEAF_ROWS) leaf_group(t, &t->nodes[id], first, count); /* else its rows are all equal: no codes */
     leaf_encode(t, id);
     return;
   }
@@ -412,10 +478,14 @@ static float box_bound(const float *q, const float *lo, const float *hi, int n, 
  * 2^-24 (relative) of their exact values (a sum of non-negative terms, in
  * any order), so shrinking |q - c|^2 and the result by SPHERE_SHRINK, far
  * more than that, keeps the bound at or below the cost computed for any row. */
-static float sphere_bound(const float *q, const float *centre, float radius, int n) {
-  float dc = anim_search_distance(q, centre, n);
+static inline float sphere_bound_of(float dc, float radius) { /* dc: the float |q - c|^2, summed in any order */
   float s = sqrtf(dc * (1.0f - SPHERE_SHRINK)) - radius;
   return s > 0.0f ? s * s * (1.0f - SPHERE_SHRINK) : 0.0f;
+}
+
+/* The same with |q - c|^2 computed by the distance kernel. */
+static float sphere_bound(const float *q, const float *centre, float radius, int n) {
+  return sphere_bound_of(anim_search_distance(q, centre, n), radius);
 }
 
 /* The larger of the two bounds; the sphere is tried only when the box does
@@ -473,19 +543,17 @@ __attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, 
     v8f_t d = v8_load(q + j) - v8_load(centre + j);
     d2 += d * d;
   }
-  float dc = lanes8_sum(d2);
-  float r = sqrtf(dc * (1.0f - SPHERE_SHRINK)) - radius;
-  float sphere = r > 0.0f ? r * r * (1.0f - SPHERE_SHRINK) : 0.0f;
+  float sphere = sphere_bound_of(lanes8_sum(d2), radius);
   return sphere > box ? sphere : box;
 }
 #endif
 
-/* The fastest node_bound this CPU runs. */
-static node_bound_fn node_bound_pick(void) {
+/* The fastest paths this CPU runs. */
+static void paths_pick(kdtree_t *t) {
+  t->code_distances = code_distances, t->node_bound = node_bound;
 #if defined(HAVE_AVX2_PATH)
-  if (avx2_enabled()) return node_bound_avx2;
+  if (avx2_enabled()) t->code_distances = code_distances_avx2, t->node_bound = node_bound_avx2;
 #endif
-  return node_bound;
 }
 
 /* Skip a node whose bound beats nothing: over the k-th best, or tied with it
@@ -496,40 +564,59 @@ static int node_skippable(const anim_topk_t *topk, const node_t *node, float cos
   return cost_bound == limit && topk->count == topk->k && node->min_frame > topk->heap[0].frame;
 }
 
+/* Row i's exact cost offered to the top-k when it is a candidate; 1 when it
+ * entered (*limit is then the new threshold). */
+static int leaf_row(const kdtree_t *t, const anim_search_query_t *q, const float *features, anim_topk_t *topk, int i,
+                    float *limit) {
+  const row_meta_t *m = &t->meta[i];
+  int frame = m->frame;
+  if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) return 0;
+  topk->work.exact_rows++;
+  /* The original row, as brute force computes it: the same bits. */
+  const float *x = features + (size_t)frame * (size_t)t->cols;
+  float dist = anim_search_distance_bounded(q->query, x, t->cols, q->transition_cost, *limit);
+  float cost = q->transition_cost + dist;
+  if (cost > *limit) return 0;
+  anim_topk_push(topk, frame, cost);
+  *limit = anim_topk_threshold(topk);
+  return 1;
+}
+
 /* qp: the query padded with zeros to stride; features: the original rows. */
 static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
                         anim_topk_t *topk, int id) {
   const node_t *node = &t->nodes[id];
   /* Every line of the leaf's codes at once: the misses overlap instead of queueing. */
   const char *line = (const char *)(t->codes + (size_t)node->first * (size_t)t->stride),
-             *end = (const char *)(t->codes + (size_t)(node->first + node->count) * (size_t)t->stride);
-  for (; line < end; line += 64) __builtin_prefetch(line);
+             *last = (const char *)(t->codes + (size_t)(node->first + node->count) * (size_t)t->stride);
+  for (; line < last; line += 64) __builtin_prefetch(line);
   topk->work.leaves++;
-  topk->work.rows += node->count;
   int16_t a[ANIM_MAX_FEATURE_DIMS];
   if (node->step > 0.0f) leaf_query(t, id, qp, a);
   float limit = anim_topk_threshold(topk);
   int32_t code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
-  /* Every row's code distance first (a leaf's count is at most LEAF_ROWS but
-   * for a leaf of equal rows, which has step 0 and no codes to check). */
-  int32_t dist_codes[LEAF_ROWS];
   int coded = node->step > 0.0f;
-  if (coded)
-    t->code_distances(a, t->codes + (size_t)node->first * (size_t)t->stride, t->stride, node->count, dist_codes);
-  for (int i = node->first; i < node->first + node->count; i++) {
-    if (coded && dist_codes[i - node->first] > code_limit) continue;
-    const row_meta_t *m = &t->meta[i];
-    int frame = m->frame;
-    if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) continue;
-    topk->work.exact_rows++;
-    /* The original row, as brute force computes it: the same bits. */
-    const float *x = features + (size_t)frame * (size_t)t->cols;
-    float dist = anim_search_distance_bounded(q->query, x, t->cols, q->transition_cost, limit);
-    float cost = q->transition_cost + dist;
-    if (cost <= limit) {
-      anim_topk_push(topk, frame, cost);
-      limit = anim_topk_threshold(topk);
-      code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
+  if (!coded) {
+    /* A leaf of equal rows (any number): each row's exact cost. */
+    topk->work.rows += node->count;
+    for (int i = node->first; i < node->first + node->count; i++)
+      leaf_row(t, q, features, topk, i, &limit);
+    return;
+  }
+  /* Group by group: its box first, then its rows' code distances at once
+   * (a coded leaf has at most LEAF_ROWS rows). */
+  int32_t dist_codes[LEAF_ROWS];
+  int first = node->first;
+  for (int g = 0; g < node->ngroups; first = node->first + node->group_end[g], g++) {
+    int end = node->first + node->group_end[g];
+    const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
+    if (code_limit < INT32_MAX && group_code_distance(a, glo, glo + t->stride, t->stride) > code_limit) continue;
+    topk->work.rows += end - first;
+    t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist_codes);
+    for (int i = first; i < end; i++) {
+      if (dist_codes[i - first] > code_limit) continue;
+      if (leaf_row(t, q, features, topk, i, &limit))
+        code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
     }
   }
 }
@@ -572,8 +659,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   kdtree_t *t = calloc(1, sizeof *t);
   if (!t) return ANIM_ENOMEM;
   t->cols = d->cols;
-  t->code_distances = code_distances_pick();
-  t->node_bound = node_bound_pick();
+  paths_pick(t);
   t->stride = (d->cols + 7) & ~7;
   t->nnodes = subtree_nodes(d->rows);
   t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
@@ -581,12 +667,13 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   t->rows = calloc((size_t)d->rows * (size_t)t->stride, sizeof(float));
   t->meta = malloc((size_t)d->rows * sizeof *t->meta);
   t->codes = malloc((size_t)d->rows * (size_t)t->stride);
+  t->groups = malloc((size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride);
   /* Depth whose 2^depth nodes give every thread TASKS_PER_THREAD subtrees. */
   builder_t b = {t, NULL, 0, 0};
   while ((1 << b.depth) < TASKS_PER_THREAD * anim_task_runner_threads(runner) && b.depth < 16) b.depth++;
   if (anim_task_runner_threads(runner) == 1 || d->rows < PARALLEL_MIN_ROWS) b.depth = 0; /* one task: the whole tree */
   b.tasks = malloc(((size_t)1 << b.depth) * sizeof *b.tasks);
-  if (!t->nodes || !t->bounds || !t->rows || !t->codes || !t->meta || !b.tasks) {
+  if (!t->nodes || !t->bounds || !t->rows || !t->codes || !t->groups || !t->meta || !b.tasks) {
     free(b.tasks);
     kdtree_free(t);
     return ANIM_ENOMEM;
@@ -607,6 +694,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   index->free_impl = kdtree_free;
   index->scan = scan;
   index->memory += (size_t)t->nnodes * (sizeof(node_t) + 3 * (size_t)t->stride * sizeof(float)) +
-                   (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t));
+                   (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t)) +
+                   (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride;
   return 0;
 }
