@@ -66,7 +66,7 @@
 #define SPHERE_SHRINK 1e-4f
 
 typedef struct {
-  int first, count; /* rows [first, first + count) of the reordered copy */
+  int first, count; /* rows [first, first + count) in tree order (codes, meta) */
   int right;        /* right child (the left one is the next node); -1 for a leaf */
   int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
   float radius;     /* every row below is within radius of the centre (rounded up) */
