@@ -137,11 +137,31 @@ typedef struct {
   double median_us, p99_us, qps, build_ms, build_parallel_ms; /* the latter 0 when not measured */
   size_t index_bytes;
   int mismatches;
+  /* Ours: what a query did (anim_search_work_t), median and p99 over the queries. */
+  int have_work;
+  long work_median[4], work_p99[4];
 } result_t;
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median and p99 of each work counter over n queries (work: n rows of 4). */
+static void summarize_work(result_t *r, long *work, int n) {
+  long *column = malloc((size_t)n * sizeof *column);
+  for (int c = 0; c < 4; c++) {
+    for (int i = 0; i < n; i++) column[i] = work[(size_t)i * 4 + (size_t)c];
+    qsort(column, (size_t)n, sizeof *column, cmp_long);
+    r->work_median[c] = column[n / 2], r->work_p99[c] = column[(int)ceil(0.99 * n) - 1];
+  }
+  r->have_work = 1;
+  free(column);
 }
 
 static void summarize(result_t *r, double *times, int n) {
@@ -161,13 +181,25 @@ static void print_row(const result_t *r, const result_t *brute, const result_t *
          (double)r->index_bytes / (1024.0 * 1024.0), r->mismatches);
 }
 
+static const char *const work_names[4] = {"nodes", "leaves", "rows", "exact_rows"};
+
+/* What a query did, median / p99 (ours only). */
+static void print_work(const result_t *r) {
+  if (!r->have_work) return;
+  printf("%-10s %9d   work per query, median / p99:", r->method, r->frames);
+  for (int c = 0; c < 4; c++) printf(" %s %ld / %ld%s", work_names[c], r->work_median[c], r->work_p99[c], c < 3 ? "," : "\n");
+}
+
 static void write_json(FILE *f, const result_t *r) {
   if (!f) return;
   fprintf(f,
           "{\"method\":\"%s\",\"frames\":%d,\"dims\":%d,\"queries\":%d,\"median_us\":%.2f,\"p99_us\":%.2f,"
-          "\"qps\":%.1f,\"build_ms\":%.1f,\"build_parallel_ms\":%.1f,\"index_bytes\":%zu,\"mismatches\":%d}\n",
+          "\"qps\":%.1f,\"build_ms\":%.1f,\"build_parallel_ms\":%.1f,\"index_bytes\":%zu,\"mismatches\":%d",
           r->method, r->frames, r->dims, r->queries, r->median_us, r->p99_us, r->qps, r->build_ms, r->build_parallel_ms,
           r->index_bytes, r->mismatches);
+  for (int c = 0; r->have_work && c < 4; c++)
+    fprintf(f, ",\"%s_median\":%ld,\"%s_p99\":%ld", work_names[c], r->work_median[c], work_names[c], r->work_p99[c]);
+  fprintf(f, "}\n");
 }
 
 #define NMETHODS 5
@@ -180,7 +212,7 @@ static int build_threads = 2;
  * The fast method is built twice, on one thread and on build_threads; the
  * queries run on the latter. */
 static void bench_ours(const matrix_t *m, anim_search_method_t method, const float *queries, int nq, int k,
-                       anim_search_hit_t *ref, int have_ref, double *times, result_t *r) {
+                       anim_search_hit_t *ref, int have_ref, double *times, long *work, result_t *r) {
   anim_search_data_t data = {m->x, m->rows, m->cols, m->ranges, m->nranges};
   anim_search_hit_t hits[64];
   char err[256];
@@ -203,9 +235,12 @@ static void bench_ours(const matrix_t *m, anim_search_method_t method, const flo
   for (int i = 0; i < nq; i++) {
     anim_search_query_t q = {queries + (size_t)i * (size_t)m->cols, k, -1, 0.0f, 0, 0, 0};
     int n;
+    anim_search_work_t w;
     double s = bench_now_s();
-    anim_search_run(index, &q, hits, &n, NULL);
+    anim_search_run_work(index, &q, hits, &n, NULL, &w);
     times[i] = bench_now_s() - s;
+    long *wi = work + (size_t)i * 4;
+    wi[0] = w.nodes, wi[1] = w.leaves, wi[2] = w.rows, wi[3] = w.exact_rows;
     if (method == ANIM_SEARCH_BRUTE) memcpy(ref + (size_t)i * (size_t)k, hits, (size_t)k * sizeof *hits);
     else if (have_ref)
       for (int h = 0; h < k; h++)
@@ -216,6 +251,7 @@ static void bench_ours(const matrix_t *m, anim_search_method_t method, const flo
         }
   }
   summarize(r, times, nq);
+  summarize_work(r, work, nq);
   anim_search_index_free(index);
 }
 
@@ -251,6 +287,7 @@ static void bench_peer(const matrix_t *m, int p, const float *queries, int nq, i
 /* One size: every selected method (bit i of mask: method_names[i]) over the same queries. */
 static void bench_size(const matrix_t *m, const float *queries, int nq, int k, unsigned mask, FILE *json) {
   double *times = malloc((size_t)nq * sizeof *times);
+  long *work = malloc((size_t)nq * 4 * sizeof *work);
   anim_search_hit_t *ref = malloc((size_t)nq * (size_t)k * sizeof *ref);
   result_t results[NMETHODS];
   int have_ref = (mask & 1u) != 0;
@@ -259,7 +296,7 @@ static void bench_size(const matrix_t *m, const float *queries, int nq, int k, u
     memset(r, 0, sizeof *r);
     r->method = method_names[i], r->frames = m->rows, r->dims = m->cols, r->queries = nq;
     if (!(mask & (1u << i))) continue;
-    if (i < ANIM_SEARCH_METHOD_COUNT) bench_ours(m, (anim_search_method_t)i, queries, nq, k, ref, have_ref, times, r);
+    if (i < ANIM_SEARCH_METHOD_COUNT) bench_ours(m, (anim_search_method_t)i, queries, nq, k, ref, have_ref, times, work, r);
     else bench_peer(m, i - ANIM_SEARCH_METHOD_COUNT, queries, nq, k, ref, have_ref, times, r);
   }
   for (int i = 0; i < NMETHODS; i++) {
@@ -267,8 +304,11 @@ static void bench_size(const matrix_t *m, const float *queries, int nq, int k, u
     print_row(&results[i], (mask & 1u) ? &results[0] : NULL, (mask & 2u) ? &results[1] : NULL);
     write_json(json, &results[i]);
   }
+  for (int i = 0; i < NMETHODS; i++)
+    if (mask & (1u << i)) print_work(&results[i]);
   fflush(stdout);
   free(times);
+  free(work);
   free(ref);
 }
 

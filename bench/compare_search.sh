@@ -6,6 +6,7 @@
 # per build and schema in build/compare-search-{old,new}-{default,wide}.json.
 # The old build needs this harness (--schema): build an older core with the
 # current bench/bench_search.c, as README's before/after table did.
+# METHODS=brute,boxes,kdtree runs only those (default: every method).
 set -e
 old=${1:?usage: bench/compare_search.sh OLD_ANIMBENCH NEW_ANIMBENCH [SHARED_DIR]}
 new=${2:?usage: bench/compare_search.sh OLD_ANIMBENCH NEW_ANIMBENCH [SHARED_DIR]}
@@ -17,6 +18,7 @@ for schema in default wide; do
   for which in old new; do
     if [ "$which" = old ]; then bin=$old; else bin=$new; fi
     echo "=== $which ($bin), $schema schema"
-    "$bin" search --shared "$shared" --schema "$schema" --sizes "$sizes" --json "build/compare-search-$which-$schema.json"
+    "$bin" search --shared "$shared" --schema "$schema" --sizes "$sizes" ${METHODS:+--methods "$METHODS"} \
+      --json "build/compare-search-$which-$schema.json"
   done
 done

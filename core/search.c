@@ -156,6 +156,11 @@ size_t anim_search_scratch_size(const anim_search_index_t *index, int k) {
 
 int anim_search_run(const anim_search_index_t *index, const anim_search_query_t *q, anim_search_hit_t *out_hits,
                     int *out_count, void *scratch) {
+  return anim_search_run_work(index, q, out_hits, out_count, scratch, NULL);
+}
+
+int anim_search_run_work(const anim_search_index_t *index, const anim_search_query_t *q, anim_search_hit_t *out_hits,
+                         int *out_count, void *scratch, anim_search_work_t *out_work) {
   int rc = anim_search_query_validate(index, q);
   if (rc) return rc;
   void *owned = NULL;
@@ -163,7 +168,7 @@ int anim_search_run(const anim_search_index_t *index, const anim_search_query_t 
     scratch = owned = malloc(anim_search_scratch_size(index, q->k));
     if (!scratch) return ANIM_ENOMEM;
   }
-  anim_topk_t topk = {scratch, 0, q->k};
+  anim_topk_t topk = {scratch, 0, q->k, {0, 0, 0, 0}};
   if (q->current_frame >= 0) {
     const float *row = index->data.features + (size_t)q->current_frame * (size_t)index->data.cols;
     anim_topk_push(&topk, q->current_frame, anim_search_distance(q->query, row, index->data.cols));
@@ -172,6 +177,7 @@ int anim_search_run(const anim_search_index_t *index, const anim_search_query_t 
   int n = anim_topk_sort(&topk);
   memcpy(out_hits, topk.heap, (size_t)n * sizeof *out_hits);
   *out_count = n;
+  if (out_work) *out_work = topk.work;
   free(owned);
   return 0;
 }

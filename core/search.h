@@ -63,7 +63,10 @@ typedef struct {
 typedef struct anim_search_index anim_search_index_t;
 
 /* Builds an index over data (which must outlive it). NULL on failure with a
- * message in err (invalid data, out of memory). Free with anim_search_index_free. */
+ * message in err (invalid data, out of memory). Free with anim_search_index_free.
+ * The fast method uses AVX2 when the CPU has it, unless the environment sets
+ * ANIM_SEARCH_NO_AVX2 (to anything but 0) when the index is built; the
+ * results are the same either way. */
 anim_search_index_t *anim_search_index_build(anim_search_method_t method, const anim_search_data_t *data,
                                              char *err, int errlen);
 /* The same, the build's work spread over runner's threads (task.h; NULL: the
@@ -92,6 +95,18 @@ size_t anim_search_scratch_size(const anim_search_index_t *index, int k);
  * the call allocate (not on hot paths). */
 int anim_search_run(const anim_search_index_t *index, const anim_search_query_t *query,
                     anim_search_hit_t *out_hits, int *out_count, void *scratch);
+
+/* What one query did, counted by the method that ran it: nodes whose bounds
+ * were computed, leaves (or the seed's small boxes) opened, rows bounded
+ * inside them, and rows whose exact distance was computed. Brute force counts
+ * only rows. For benchmarks: the work behind a latency, free of timing noise. */
+typedef struct {
+  long nodes, leaves, rows, exact_rows;
+} anim_search_work_t;
+
+/* anim_search_run, and *out_work (when not NULL) receives what it did. */
+int anim_search_run_work(const anim_search_index_t *index, const anim_search_query_t *query,
+                         anim_search_hit_t *out_hits, int *out_count, void *scratch, anim_search_work_t *out_work);
 
 /* Runs n queries; hits of query i at out_hits + i * max_k, its count at
  * out_counts[i]. max_k >= every query's k. scratch: anim_search_scratch_size

@@ -52,6 +52,7 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
       if (q->transition_cost + anim_box_distance(q->query, b->small_lo + sb, b->small_hi + sb, cols) >
           anim_topk_threshold(topk))
         continue;
+      topk->work.leaves++;
       int end = (s + 1) * SMALL < d->rows ? (s + 1) * SMALL : d->rows;
       for (int i = s * SMALL; i < end; i++) anim_search_offer(index, q, topk, i, d->features + (size_t)i * (size_t)cols);
     }

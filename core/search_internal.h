@@ -28,6 +28,7 @@ struct anim_search_index {
 typedef struct anim_topk {
   anim_search_hit_t *heap;
   int count, k;
+  anim_search_work_t work; /* what the scan did (anim_search_run_work) */
 } anim_topk_t;
 
 /* Lexicographic (cost, frame): the order of results. */
@@ -120,6 +121,7 @@ static inline float anim_box_distance(const float *q, const float *lo, const flo
 static inline void anim_search_offer(const struct anim_search_index *index, const anim_search_query_t *q,
                                      anim_topk_t *topk, int row, const float *x) {
   if (!anim_search_candidate(index, q, row)) return;
+  topk->work.rows++, topk->work.exact_rows++;
   float limit = anim_topk_threshold(topk);
   float dist = anim_search_distance_bounded(q->query, x, index->data.cols, q->transition_cost, limit);
   float cost = q->transition_cost + dist;

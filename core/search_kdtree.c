@@ -3,7 +3,11 @@
  * normalized features, rows reordered so every node is a contiguous block,
  * each node bounded twice (a tight axis-aligned box and a sphere around the
  * box's centre), and a depth-first search that visits the nearer child first
- * and skips any node whose bound already costs more than the k-th best.
+ * and skips any node whose bound already costs more than the k-th best. In a
+ * leaf, each row is first bounded from one byte per dimension (leaf codes,
+ * below), groups of a quarter of the leaf at once by the box of their codes;
+ * only the rows that bound cannot rule out have their exact cost computed, on
+ * the original row. It does not keep a copy of the features.
  *
  * Why it beats the seed's boxes: those bound runs of consecutive frames, which
  * sweep a whole gait cycle and are loose in every dimension; the tree groups
@@ -21,9 +25,11 @@
  *
  * Exactness: box bounds are summed like distances (never above them), the
  * sphere bound is shrunk by more than the rounding of a distance (see
- * sphere_bound), pruning is strict (a tie may still win on frame index), and
- * costs are computed on bit-exact copies of the rows, so results equal brute
- * force's.
+ * sphere_bound), the code bound carries margins far above its rounding (see
+ * leaf_code_limit), pruning is strict (a tie may still win on frame index),
+ * and costs are computed on the original rows by the one kernel, so results
+ * equal brute force's. The AVX2 paths (chosen at build time when the CPU has
+ * them) give the same bits as the portable ones.
  *
  * Building: the nodes are numbered in preorder and their count below a node
  * depends only on its row count, so the subtrees under the top levels are
@@ -37,8 +43,16 @@
 #include <string.h>
 #include "anim_error.h"
 #include "search_internal.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
-#define LEAF_ROWS 24
+#define LEAF_ROWS 96
+/* A leaf's rows are split further into groups of at most this many (halving
+ * at the median of the widest side, as the tree does), each with the box of
+ * its codes: a group whose box rules out every row is skipped whole. */
+#define GROUP_ROWS 24
+#define MAX_GROUPS (LEAF_ROWS / GROUP_ROWS)
 /* Subtree tasks per runner thread: enough to even out unequal subtrees. */
 #define TASKS_PER_THREAD 8
 /* Below this many rows a build is a few milliseconds: threads cost more than they save. */
@@ -52,11 +66,20 @@
 #define SPHERE_SHRINK 1e-4f
 
 typedef struct {
-  int first, count; /* rows [first, first + count) of the reordered copy */
+  int first, count; /* rows [first, first + count) in tree order (codes, meta) */
   int right;        /* right child (the left one is the next node); -1 for a leaf */
   int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
   float radius;     /* every row below is within radius of the centre (rounded up) */
+  float step;       /* a leaf's code step (leaf codes below); 0: its rows are all equal */
+  uint8_t ngroups;  /* a leaf's groups of rows: group g ends at row first + group_end[g] */
+  uint8_t group_end[MAX_GROUPS];
 } node_t;
+
+/* out[i]: the code distance of row i of a leaf (code_distances below). */
+typedef void (*code_distances_fn)(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out);
+struct kdtree;
+/* A node's lower bound (node_bound below). */
+typedef float (*node_bound_fn)(const struct kdtree *t, const float *q, int id, float transition_cost, float limit);
 
 /* A reordered row's frame and its range's end and tags (stop -1: outside
  * every range), so a leaf's candidate checks read memory in order instead of
@@ -66,19 +89,23 @@ typedef struct {
   uint32_t tag_mask;
 } row_meta_t;
 
-typedef struct {
+typedef struct kdtree {
   int nnodes;
   node_t *nodes;
   float *bounds;    /* per node: lo, hi, centre; stride each */
-  float *rows;      /* features reordered node by node, stride apart, zero-padded */
+  float *rows;      /* while building: features reordered node by node, stride apart, zero-padded */
+  uint8_t *codes;   /* each reordered row's leaf codes, stride apart (leaf codes below) */
+  uint8_t *groups;  /* per node, MAX_GROUPS slots: a leaf group's code box, lowest and highest codes, stride each */
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
   int cols, stride; /* stride: cols rounded up to the kernel's 8 lanes */
+  code_distances_fn code_distances;
+  node_bound_fn node_bound;
 } kdtree_t;
 
 static void kdtree_free(void *impl) {
   kdtree_t *t = impl;
   if (!t) return;
-  free(t->nodes), free(t->bounds), free(t->rows), free(t->meta);
+  free(t->nodes), free(t->bounds), free(t->rows), free(t->codes), free(t->groups), free(t->meta);
   free(t);
 }
 
@@ -179,6 +206,218 @@ static int node_split(kdtree_t *t, int id) {
   return 1;
 }
 
+/* ---- leaf codes ------------------------------------------------------------------------
+ *
+ * A leaf's rows are kept as one byte per dimension: c_j = floor((x_j - lo_j) /
+ * step), lo the leaf's box and step = its widest side / 255 (one step for
+ * every dimension, so a distance in codes is a distance in features times
+ * step). A query checks a row's codes (a quarter of the row's bytes, summed in
+ * integers) and computes the exact distance, on the original row, only for
+ * rows the codes cannot rule out: a noisy query opens hundreds of leaves whose
+ * rows all lie at about the same distance, and reading them whole was most of
+ * its time.
+ *
+ * The bound (in code units, per dimension j of the cols real ones): the query
+ * t_j = (q_j - lo_j) / step is rounded down to an integer a_j (clamped to
+ * [CODE_LO, CODE_HI], which holds every row's cell [c_j, c_j + 1] and only
+ * brings it nearer), so (t_j - a_j) - (x_j - c_j) lies in (-1 - e, 1 + e)
+ * with e the float rounding of t_j (at most 3.1 2^-24 |t_j| < 4.2e-4 inside
+ * the clamp). By the triangle inequality |t - x| >= |a - c| - sqrt(cols)
+ * (1 + 1e-3), and |q - x| = step |t - x|. */
+#define CODE_LO (-2000)
+#define CODE_HI 2255
+#define CODE_SLACK 1.001
+
+/* Splits rows [first, first + count) of leaf node into groups of at most
+ * GROUP_ROWS (halves at the median of the widest side; rows all equal stay
+ * one group), appending their ends. */
+static void leaf_group(kdtree_t *t, node_t *node, int first, int count) {
+  int dim = -1;
+  if (count > GROUP_ROWS) {
+    float width = 0.0f;
+    for (int j = 0; j < t->cols; j++) {
+      float lo = INFINITY, hi = -INFINITY;
+      for (int i = first; i < first + count; i++) {
+        float v = row_at(t, i)[j];
+        lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+      }
+      if (hi - lo > width) width = hi - lo, dim = j;
+    }
+  }
+  /* Halving rows of at most LEAF_ROWS = MAX_GROUPS x GROUP_ROWS gives at most MAX_GROUPS groups. */
+  if (dim < 0) {
+    node->group_end[node->ngroups++] = (uint8_t)(first + count - node->first);
+    return;
+  }
+  select_median(t, dim, first, count, count / 2);
+  leaf_group(t, node, first, count / 2);
+  leaf_group(t, node, first + count / 2, count - count / 2);
+}
+
+/* Codes of the rows of leaf id (its box is filled); sets its step, its
+ * groups and their code boxes. */
+static void leaf_encode(kdtree_t *t, int id) {
+  node_t *node = &t->nodes[id];
+  const float *lo = node_lo(t, id), *hi = lo + t->stride;
+  double width = 0.0;
+  for (int j = 0; j < t->cols; j++)
+    if ((double)hi[j] - lo[j] > width) width = (double)hi[j] - lo[j];
+  /* Rounded up: every (x - lo) / step stays at most 255. */
+  node->step = (float)(width / 255.0 * (1.0 + 1e-6));
+  /* A step near the bottom of the floats would overflow 1 / step: no codes then (the rows are all checked). */
+  if (node->step < 1e-30f) node->step = 0.0f;
+  /* In doubles: a cell may be off by 1e-15 of a step, far inside CODE_SLACK. */
+  double inv = node->step > 0.0f ? 1.0 / node->step : 0.0;
+  for (int i = node->first; i < node->first + node->count; i++) {
+    const float *row = row_at(t, i);
+    uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
+    for (int j = 0; j < t->stride; j++) {
+      double c = j < t->cols ? floor(((double)row[j] - lo[j]) * inv) : 0.0;
+      code[j] = (uint8_t)(c < 0.0 ? 0 : c > 255.0 ? 255 : c);
+    }
+  }
+  int first = node->first;
+  for (int g = 0; g < node->ngroups; g++) {
+    uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride, *ghi = glo + t->stride;
+    memset(glo, 255, (size_t)t->stride), memset(ghi, 0, (size_t)t->stride);
+    for (int i = first; i < node->first + node->group_end[g]; i++) {
+      const uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
+      for (int j = 0; j < t->stride; j++) glo[j] = code[j] < glo[j] ? code[j] : glo[j], ghi[j] = code[j] > ghi[j] ? code[j] : ghi[j];
+    }
+    first = node->first + node->group_end[g];
+  }
+}
+
+/* The least code distance from a to any code in the box [glo, ghi]: no row
+ * of the group is nearer in codes. */
+static int32_t group_code_distance(const int16_t *a, const uint8_t *glo, const uint8_t *ghi, int stride) {
+#if defined(__SSE2__)
+  __m128i zero = _mm_setzero_si128(), sum = _mm_setzero_si128();
+  for (int j = 0; j < stride; j += 8) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(a + j));
+    __m128i l = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(glo + j)), zero);
+    __m128i h = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(ghi + j)), zero);
+    __m128i d = _mm_sub_epi16(v, _mm_min_epi16(_mm_max_epi16(v, l), h));
+    sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
+  }
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+  return _mm_cvtsi128_si32(sum);
+#else
+  int32_t sum = 0;
+  for (int j = 0; j < stride; j++) {
+    int32_t v = a[j], c = v < glo[j] ? glo[j] : v > ghi[j] ? ghi[j] : v;
+    sum += (v - c) * (v - c);
+  }
+  return sum;
+#endif
+}
+
+/* The largest code distance sum_j (a_j - c_j)^2 a row of a leaf with this
+ * step may have and still cost limit or less: a row over it has |q - x| >
+ * sqrt(bound), so the exact cost, within (cols + 3) 2^-24 of |q - x|^2, is
+ * over limit - transition_cost + 1e-6 limit, which the float sum with the
+ * transition cost cannot round down to limit (margins far above the
+ * rounding). -1: no row can (limit below the transition cost); INT32_MAX:
+ * any may (limit infinite, or a leaf of equal rows). */
+static int32_t leaf_code_limit(float limit, float transition_cost, float step, int cols) {
+  if (!(limit < INFINITY) || step == 0.0f) return INT32_MAX;
+  double room = ((double)limit - transition_cost) * (1.0 + 1e-4) + (double)limit * 1e-6 + 1e-30;
+  if (room < 0.0) return -1;
+  double r = sqrt(room) / step + sqrt((double)cols) * CODE_SLACK;
+  r = r * r * (1.0 + 1e-9);
+  return r >= (double)INT32_MAX ? INT32_MAX : (int32_t)r;
+}
+
+/* The query in leaf id's code units: a_j of the bound above (0 in the padding). */
+static void leaf_query(const kdtree_t *t, int id, const float *qp, int16_t *out_a) {
+  const float *lo = node_lo(t, id);
+  float inv = 1.0f / t->nodes[id].step;
+  for (int j = 0; j < t->stride; j++) {
+    float x = (qp[j] - lo[j]) * inv;
+    x = x < (float)CODE_LO ? (float)CODE_LO : x > (float)CODE_HI ? (float)CODE_HI : x;
+    out_a[j] = j < t->cols ? (int16_t)floorf(x) : 0;
+  }
+}
+
+/* out[i] = sum_j (a_j - c_j)^2 over stride dims (a multiple of 8) for the n
+ * rows of codes at c, stride apart: at most 128 x 4255^2 < 2^31, exact in
+ * 32-bit integers, so every path below gives the same values. */
+static void code_distances(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out) {
+#if defined(__SSE2__)
+  __m128i zero = _mm_setzero_si128();
+  for (int i = 0; i < n; i++, c += stride) {
+    __m128i sum = _mm_setzero_si128();
+    int j = 0;
+    for (; j + 16 <= stride; j += 16) {
+      __m128i bytes = _mm_loadu_si128((const __m128i *)(c + j));
+      __m128i d0 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)), _mm_unpacklo_epi8(bytes, zero));
+      __m128i d1 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j + 8)), _mm_unpackhi_epi8(bytes, zero));
+      sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_madd_epi16(d0, d0), _mm_madd_epi16(d1, d1)));
+    }
+    if (j < stride) {
+      __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
+                                _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(c + j)), zero));
+      sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
+    }
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+    out[i] = _mm_cvtsi128_si32(sum);
+  }
+#else
+  for (int i = 0; i < n; i++, c += stride) {
+    int32_t sum = 0;
+    for (int j = 0; j < stride; j++) {
+      int32_t d = (int32_t)a[j] - (int32_t)c[j];
+      sum += d * d;
+    }
+    out[i] = sum;
+  }
+#endif
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+/* code_distances with AVX2 (16 dimensions a step), chosen at run time when
+ * the CPU has it; the same integers. */
+__attribute__((target("avx2"))) static void code_distances_avx2(const int16_t *a, const uint8_t *c, int stride, int n,
+                                                                 int32_t *out) {
+  for (int i = 0; i < n; i++, c += stride) {
+    __m256i sum = _mm256_setzero_si256();
+    int j = 0;
+    for (; j + 16 <= stride; j += 16) {
+      __m256i d = _mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)(a + j)),
+                                   _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(c + j))));
+      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(d, d));
+    }
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    if (j < stride) {
+      __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
+                                _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(c + j))));
+      s = _mm_add_epi32(s, _mm_madd_epi16(d, d));
+    }
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    out[i] = _mm_cvtsi128_si32(s);
+  }
+}
+#endif
+
+/* The fastest code_distances this CPU runs. */
+/* 1 when the AVX2 paths may run: the CPU has AVX2 and ANIM_SEARCH_NO_AVX2
+ * is unset (the tests set it to check the portable paths on this CPU). */
+static int avx2_enabled(void) {
+#if defined(HAVE_AVX2_PATH)
+  const char *off = getenv("ANIM_SEARCH_NO_AVX2");
+  if (off && *off && strcmp(off, "0")) return 0;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+#else
+  return 0;
+#endif
+}
+
 typedef struct {
   int id, first, count, depth;
 } subtree_task_t;
@@ -198,7 +437,12 @@ static void build_node(builder_t *b, int id, int first, int count, int depth, in
   }
   kdtree_t *t = b->t;
   node_fill(t, id, first, count, depth);
-  if (!node_split(t, id)) return;
+  if (!node_split(t, id)) {
+    t->nodes[id].ngroups = 0;
+    if (count <= LEAF_ROWS) leaf_group(t, &t->nodes[id], first, count); /* else its rows are all equal: no codes */
+    leaf_encode(t, id);
+    return;
+  }
   int mid = count / 2, right = id + 1 + subtree_nodes(mid);
   t->nodes[id].right = right;
   build_node(b, id + 1, first, mid, depth + 1, cut);
@@ -234,10 +478,14 @@ static float box_bound(const float *q, const float *lo, const float *hi, int n, 
  * 2^-24 (relative) of their exact values (a sum of non-negative terms, in
  * any order), so shrinking |q - c|^2 and the result by SPHERE_SHRINK, far
  * more than that, keeps the bound at or below the cost computed for any row. */
-static float sphere_bound(const float *q, const float *centre, float radius, int n) {
-  float dc = anim_search_distance(q, centre, n);
+static inline float sphere_bound_of(float dc, float radius) { /* dc: the float |q - c|^2, summed in any order */
   float s = sqrtf(dc * (1.0f - SPHERE_SHRINK)) - radius;
   return s > 0.0f ? s * s * (1.0f - SPHERE_SHRINK) : 0.0f;
+}
+
+/* The same with |q - c|^2 computed by the distance kernel. */
+static float sphere_bound(const float *q, const float *centre, float radius, int n) {
+  return sphere_bound_of(anim_search_distance(q, centre, n), radius);
 }
 
 /* The larger of the two bounds; the sphere is tried only when the box does
@@ -250,6 +498,64 @@ static float node_bound(const kdtree_t *t, const float *q, int id, float transit
   return sphere > box ? sphere : box;
 }
 
+#if defined(HAVE_AVX2_PATH)
+typedef float v8f_t __attribute__((vector_size(32)));
+typedef int32_t v8i_t __attribute__((vector_size(32)));
+
+/* anim_search_lanes_sum for eight lanes in one vector: the same additions. */
+__attribute__((target("avx2"))) static inline float lanes8_sum(v8f_t s) {
+  return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+__attribute__((target("avx2"))) static inline v8f_t v8_load(const float *p) {
+  v8f_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* node_bound with AVX2: the box bound's terms in the same eight lanes and
+ * the same order (so the same bits); the sphere's |q - c|^2 in any order (its
+ * margin covers any). */
+__attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, const float *q, int id,
+                                                             float transition_cost, float limit) {
+  int n = t->stride;
+  const float *lo = node_lo(t, id), *hi = lo + n, *centre = hi + n;
+  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  float box = -1.0f;
+  for (int j = 0; j < n; j += 8) {
+    v8f_t x = v8_load(q + j), l = v8_load(lo + j), h = v8_load(hi + j);
+    v8i_t below = (v8i_t)(l - x) & (x < l), above = (v8i_t)(x - h) & (x > h);
+    v8f_t e = (v8f_t)(below | above);
+    s += e * e;
+    if ((j & 15) == 8 && j + 8 < n) {
+      float partial = lanes8_sum(s);
+      if (transition_cost + partial > limit) {
+        box = partial;
+        break;
+      }
+    }
+  }
+  if (box < 0.0f) box = lanes8_sum(s);
+  float radius = t->nodes[id].radius;
+  if (transition_cost + box > limit || !(radius < INFINITY)) return box;
+  v8f_t d2 = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  for (int j = 0; j < n; j += 8) {
+    v8f_t d = v8_load(q + j) - v8_load(centre + j);
+    d2 += d * d;
+  }
+  float sphere = sphere_bound_of(lanes8_sum(d2), radius);
+  return sphere > box ? sphere : box;
+}
+#endif
+
+/* The fastest paths this CPU runs. */
+static void paths_pick(kdtree_t *t) {
+  t->code_distances = code_distances, t->node_bound = node_bound;
+#if defined(HAVE_AVX2_PATH)
+  if (avx2_enabled()) t->code_distances = code_distances_avx2, t->node_bound = node_bound_avx2;
+#endif
+}
+
 /* Skip a node whose bound beats nothing: over the k-th best, or tied with it
  * while every frame below is higher than the k-th best's (ties go to lower frames). */
 static int node_skippable(const anim_topk_t *topk, const node_t *node, float cost_bound) {
@@ -258,30 +564,69 @@ static int node_skippable(const anim_topk_t *topk, const node_t *node, float cos
   return cost_bound == limit && topk->count == topk->k && node->min_frame > topk->heap[0].frame;
 }
 
-/* qp: the query padded with zeros to stride. */
-static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, anim_topk_t *topk,
-                        const node_t *node) {
-  /* Every line of the leaf's rows at once: the misses overlap instead of queueing. */
-  const char *line = (const char *)row_at(t, node->first), *end = (const char *)row_at(t, node->first + node->count);
-  for (; line < end; line += 64) __builtin_prefetch(line);
-  for (int i = node->first; i < node->first + node->count; i++) {
-    const row_meta_t *m = &t->meta[i];
-    int frame = m->frame;
-    if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) continue;
-    float limit = anim_topk_threshold(topk);
-    /* The reordered row is a bit-exact copy, its padding zeros: its cost is the original row's. */
-    float dist = anim_search_distance_bounded(qp, row_at(t, i), t->stride, q->transition_cost, limit);
-    float cost = q->transition_cost + dist;
-    if (cost <= limit) anim_topk_push(topk, frame, cost);
+/* Row i's exact cost offered to the top-k when it is a candidate; 1 when it
+ * entered (*limit is then the new threshold). */
+static int leaf_row(const kdtree_t *t, const anim_search_query_t *q, const float *features, anim_topk_t *topk, int i,
+                    float *limit) {
+  const row_meta_t *m = &t->meta[i];
+  int frame = m->frame;
+  if (!anim_search_candidate_in(q, frame, m->stop, m->tag_mask)) return 0;
+  topk->work.exact_rows++;
+  /* The original row, as brute force computes it: the same bits. */
+  const float *x = features + (size_t)frame * (size_t)t->cols;
+  float dist = anim_search_distance_bounded(q->query, x, t->cols, q->transition_cost, *limit);
+  float cost = q->transition_cost + dist;
+  if (cost > *limit) return 0;
+  anim_topk_push(topk, frame, cost);
+  *limit = anim_topk_threshold(topk);
+  return 1;
+}
+
+/* qp: the query padded with zeros to stride; features: the original rows. */
+static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
+                        anim_topk_t *topk, int id) {
+  const node_t *node = &t->nodes[id];
+  /* Every line of the leaf's codes at once: the misses overlap instead of queueing. */
+  const char *line = (const char *)(t->codes + (size_t)node->first * (size_t)t->stride),
+             *last = (const char *)(t->codes + (size_t)(node->first + node->count) * (size_t)t->stride);
+  for (; line < last; line += 64) __builtin_prefetch(line);
+  topk->work.leaves++;
+  int16_t a[ANIM_MAX_FEATURE_DIMS];
+  if (node->step > 0.0f) leaf_query(t, id, qp, a);
+  float limit = anim_topk_threshold(topk);
+  int32_t code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
+  int coded = node->step > 0.0f;
+  if (!coded) {
+    /* A leaf of equal rows (any number): each row's exact cost. */
+    topk->work.rows += node->count;
+    for (int i = node->first; i < node->first + node->count; i++)
+      leaf_row(t, q, features, topk, i, &limit);
+    return;
+  }
+  /* Group by group: its box first, then its rows' code distances at once
+   * (a coded leaf has at most LEAF_ROWS rows). */
+  int32_t dist_codes[LEAF_ROWS];
+  int first = node->first;
+  for (int g = 0; g < node->ngroups; first = node->first + node->group_end[g], g++) {
+    int end = node->first + node->group_end[g];
+    const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
+    if (code_limit < INT32_MAX && group_code_distance(a, glo, glo + t->stride, t->stride) > code_limit) continue;
+    topk->work.rows += end - first;
+    t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist_codes);
+    for (int i = first; i < end; i++) {
+      if (dist_codes[i - first] > code_limit) continue;
+      if (leaf_row(t, q, features, topk, i, &limit))
+        code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
+    }
   }
 }
 
-static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, anim_topk_t *topk, int id,
-                        float bound) {
+static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
+                        anim_topk_t *topk, int id, float bound) {
   const node_t *node = &t->nodes[id];
   if (node_skippable(topk, node, q->transition_cost + bound)) return;
   if (node->right < 0) {
-    search_leaf(t, q, qp, topk, node);
+    search_leaf(t, q, qp, features, topk, id);
     return;
   }
   float limit = anim_topk_threshold(topk);
@@ -289,14 +634,15 @@ static void search_node(const kdtree_t *t, const anim_search_query_t *q, const f
   /* The right child's bounds are far from the left's (preorder): start its misses now. */
   for (int j = 0; j < 3 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
   __builtin_prefetch(&t->nodes[right]);
-  float bl = node_bound(t, qp, left, q->transition_cost, limit);
-  float br = node_bound(t, qp, right, q->transition_cost, limit);
+  float bl = t->node_bound(t, qp, left, q->transition_cost, limit);
+  float br = t->node_bound(t, qp, right, q->transition_cost, limit);
+  topk->work.nodes += 2;
   if (bl <= br) {
-    search_node(t, q, qp, topk, left, bl);
-    search_node(t, q, qp, topk, right, br);
+    search_node(t, q, qp, features, topk, left, bl);
+    search_node(t, q, qp, features, topk, right, br);
   } else {
-    search_node(t, q, qp, topk, right, br);
-    search_node(t, q, qp, topk, left, bl);
+    search_node(t, q, qp, features, topk, right, br);
+    search_node(t, q, qp, features, topk, left, bl);
   }
 }
 
@@ -304,7 +650,8 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
   const kdtree_t *t = index->impl;
   float qp[ANIM_MAX_FEATURE_DIMS] = {0.0f};
   memcpy(qp, q->query, (size_t)t->cols * sizeof(float));
-  search_node(t, q, qp, topk, 0, node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
+  topk->work.nodes++;
+  search_node(t, q, qp, index->data.features, topk, 0, t->node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
 }
 
 int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t *runner, char *err, int errlen) {
@@ -312,18 +659,21 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   kdtree_t *t = calloc(1, sizeof *t);
   if (!t) return ANIM_ENOMEM;
   t->cols = d->cols;
+  paths_pick(t);
   t->stride = (d->cols + 7) & ~7;
   t->nnodes = subtree_nodes(d->rows);
   t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
   t->bounds = malloc((size_t)t->nnodes * 3 * (size_t)t->stride * sizeof(float));
   t->rows = calloc((size_t)d->rows * (size_t)t->stride, sizeof(float));
   t->meta = malloc((size_t)d->rows * sizeof *t->meta);
+  t->codes = malloc((size_t)d->rows * (size_t)t->stride);
+  t->groups = malloc((size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride);
   /* Depth whose 2^depth nodes give every thread TASKS_PER_THREAD subtrees. */
   builder_t b = {t, NULL, 0, 0};
   while ((1 << b.depth) < TASKS_PER_THREAD * anim_task_runner_threads(runner) && b.depth < 16) b.depth++;
   if (anim_task_runner_threads(runner) == 1 || d->rows < PARALLEL_MIN_ROWS) b.depth = 0; /* one task: the whole tree */
   b.tasks = malloc(((size_t)1 << b.depth) * sizeof *b.tasks);
-  if (!t->nodes || !t->bounds || !t->rows || !t->meta || !b.tasks) {
+  if (!t->nodes || !t->bounds || !t->rows || !t->codes || !t->groups || !t->meta || !b.tasks) {
     free(b.tasks);
     kdtree_free(t);
     return ANIM_ENOMEM;
@@ -337,10 +687,14 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   build_node(&b, 0, 0, d->rows, 0, 1);
   anim_task_run(runner, run_subtree, &b, b.ntasks);
   free(b.tasks);
+  /* Queries read the codes, and the original rows for exact costs. */
+  free(t->rows);
+  t->rows = NULL;
   index->impl = t;
   index->free_impl = kdtree_free;
   index->scan = scan;
   index->memory += (size_t)t->nnodes * (sizeof(node_t) + 3 * (size_t)t->stride * sizeof(float)) +
-                   (size_t)d->rows * ((size_t)t->stride * sizeof(float) + sizeof(row_meta_t));
+                   (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t)) +
+                   (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride;
   return 0;
 }

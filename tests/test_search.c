@@ -4,8 +4,10 @@
  * random data (with heavy ties), on clustered data like the benchmark's
  * tiles (the k-d tree's sphere bounds), at widths with and without padding to
  * the distance kernel's 8 lanes, with indexes built on one thread and on
- * several, and on real databases, with random k, current frame, exclusions
- * and tags.
+ * several and with the portable paths instead of AVX2, on leaves of equal
+ * rows and of rows one float apart (the k-d tree's leaf codes), and on real
+ * databases, alone and tiled with noise as the benchmark's 3M frames are,
+ * with random k, current frame, exclusions and tags.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -161,14 +163,20 @@ static float gaussian(unsigned *seed) {
 /* Random queries (near rows, with noise) against every method; 0 mismatches or fail naming the first. */
 static void check_exact(const float *x, int rows, int cols, const anim_range_t *ranges, int nranges, int ntags,
                         int queries, unsigned seed) {
-  /* The fast method twice: built on one thread and on three (more tasks than
-   * threads, so tasks queue); the last slot is the latter. */
-  anim_search_index_t *index[ANIM_SEARCH_METHOD_COUNT + 1];
+  /* The fast method three times: built on one thread, on three (more tasks
+   * than threads, so tasks queue), and with the portable paths
+   * (ANIM_SEARCH_NO_AVX2, search.h), in the last two slots. */
+  enum { EXTRA = 2, SLOTS = ANIM_SEARCH_METHOD_COUNT + EXTRA };
+  static const char *const extra_names[EXTRA] = {"fast (built on 3 threads)", "fast (portable paths)"};
+  anim_search_index_t *index[SLOTS];
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++)
     index[m] = build((anim_search_method_t)m, x, rows, cols, ranges, nranges);
   build_threads = 3;
   index[ANIM_SEARCH_METHOD_COUNT] = build(ANIM_SEARCH_FAST, x, rows, cols, ranges, nranges);
   build_threads = 1;
+  setenv("ANIM_SEARCH_NO_AVX2", "1", 1);
+  index[ANIM_SEARCH_METHOD_COUNT + 1] = build(ANIM_SEARCH_FAST, x, rows, cols, ranges, nranges);
+  unsetenv("ANIM_SEARCH_NO_AVX2");
   float *q = malloc((size_t)cols * sizeof *q);
   anim_search_hit_t ref[64], got[64];
   for (int i = 0; i < queries; i++) {
@@ -183,8 +191,8 @@ static void check_exact(const float *x, int rows, int cols, const anim_range_t *
     if (ntags && i % 6 == 0) s.tag_mask = 1u << (rand_r(&seed) % ntags);
     int nref, n;
     assert_int_equal(anim_search_run(index[0], &s, ref, &nref, NULL), 0);
-    for (int m = 1; m <= ANIM_SEARCH_METHOD_COUNT; m++) {
-      const char *name = m < ANIM_SEARCH_METHOD_COUNT ? anim_search_method_name(m) : "fast (built on 3 threads)";
+    for (int m = 1; m < SLOTS; m++) {
+      const char *name = m < ANIM_SEARCH_METHOD_COUNT ? anim_search_method_name(m) : extra_names[m - ANIM_SEARCH_METHOD_COUNT];
       assert_int_equal(anim_search_run(index[m], &s, got, &n, NULL), 0);
       if (n != nref) fail_msg("query %d (%d cols): %s found %d, brute force %d", i, cols, name, n, nref);
       for (int h = 0; h < n; h++)
@@ -194,7 +202,7 @@ static void check_exact(const float *x, int rows, int cols, const anim_range_t *
     }
   }
   free(q);
-  for (int m = 0; m <= ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(index[m]);
+  for (int m = 0; m < SLOTS; m++) anim_search_index_free(index[m]);
 }
 
 static void test_random_data_with_ties(void **state) {
@@ -260,6 +268,55 @@ static void test_clustered_data(void **state) {
   }
 }
 
+/* Leaves whose rows are all equal (more than a leaf's worth: no codes), rows
+ * one float apart (codes over the narrowest boxes, queries far outside them
+ * in code units), and ordinary rows, at 27 dims. */
+static void test_equal_and_adjacent_rows(void **state) {
+  unsigned seed = 77;
+  int cols = 27, rows = 3000;
+  float *x = malloc((size_t)rows * (size_t)cols * sizeof *x);
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < cols; j++) {
+      float v = 0.5f + 0.01f * (float)j;
+      float *out = &x[(size_t)i * (size_t)cols + (size_t)j];
+      if (i < 1000) *out = v;                                                            /* equal */
+      else if (i < 2000) *out = rand_r(&seed) % 2 ? nextafterf(v, 2.0f) : nextafterf(v, 0.0f); /* one float apart */
+      else *out = gaussian(&seed);
+    }
+  anim_range_t ranges[3];
+  for (int r = 0; r < 3; r++) {
+    ranges[r].start = r * 1000, ranges[r].stop = (r + 1) * 1000, ranges[r].tag_mask = 1u << r;
+    snprintf(ranges[r].name, sizeof ranges[r].name, "r%d", r);
+  }
+  check_exact(x, rows, cols, ranges, 3, 3, 1500, 23);
+  free(x);
+}
+
+/* The benchmark's large databases: the real features tiled 11 times (66,484
+ * rows, past the parallel build's threshold), each tile after the first with
+ * N(0, 0.05) noise. */
+static void test_tiled_bandai_features(void **state) {
+  anim_database_t db;
+  if (!anim_test_bandai_database(&db)) return;
+  enum { TILES = 11 };
+  int base = db.features.rows, cols = db.features.cols, rows = TILES * base, nranges = TILES * db.nranges;
+  float *x = malloc((size_t)rows * (size_t)cols * sizeof *x);
+  anim_range_t *ranges = malloc((size_t)nranges * sizeof *ranges);
+  unsigned seed = 31;
+  for (int t = 0; t < TILES; t++) {
+    for (size_t i = 0; i < (size_t)base * (size_t)cols; i++)
+      x[(size_t)t * (size_t)base * (size_t)cols + i] = db.features.values[i] + (t ? 0.05f * gaussian(&seed) : 0.0f);
+    for (int r = 0; r < db.nranges; r++) {
+      anim_range_t range = db.ranges[r];
+      range.start += t * base, range.stop += t * base;
+      ranges[t * db.nranges + r] = range;
+    }
+  }
+  check_exact(x, rows, cols, ranges, nranges, db.ntags, 800, 29);
+  free(x), free(ranges);
+  anim_database_free(&db);
+}
+
 /* A runner with one thread, or none, builds on the calling thread. */
 static void test_task_runner(void **state) {
   assert_int_equal(anim_task_runner_threads(NULL), 1);
@@ -320,10 +377,12 @@ int main(void) {
       cmocka_unit_test(test_distance_kernel),
       cmocka_unit_test(test_random_data_with_ties),
       cmocka_unit_test(test_clustered_data),
+      cmocka_unit_test(test_equal_and_adjacent_rows),
       cmocka_unit_test(test_task_runner),
       cmocka_unit_test(test_procedural_database),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_bandai_database),
+      cmocka_unit_test(test_tiled_bandai_features),
   };
   return cmocka_run_group_tests_name("search", tests, NULL, NULL);
 }
