@@ -298,6 +298,29 @@ static int check_string(srv_decoder_t *d, const uint8_t *s, size_t n) {
  * With paths 0 the field path is not built (a formatted print per field:
  * most of the time of a request with thousands of small messages); a
  * caller that gets an error runs it again with paths 1 to name the field. */
+/* Whether a message of desc can hold a string at any depth: the walk below
+ * skips those that cannot (a ping's body). Answers are kept per thread in a
+ * small table by descriptor (the schema has under 256 message types; a full
+ * table only means asking again). */
+static int may_hold_strings(const ProtobufCMessageDescriptor *desc, int depth) {
+  enum { SLOTS = 256 };
+  static _Thread_local struct {
+    const ProtobufCMessageDescriptor *desc;
+    int strings;
+  } known[SLOTS];
+  size_t at = ((uintptr_t)desc >> 4) % SLOTS;
+  for (size_t i = 0; i < SLOTS && known[at].desc; i++, at = (at + 1) % SLOTS)
+    if (known[at].desc == desc) return known[at].strings;
+  int strings = depth > 32; /* no recursive messages in the schema; a bound all the same */
+  for (unsigned f = 0; f < desc->n_fields && !strings; f++) {
+    const ProtobufCFieldDescriptor *field = &desc->fields[f];
+    strings = field->type == PROTOBUF_C_TYPE_STRING ||
+              (field->type == PROTOBUF_C_TYPE_MESSAGE && may_hold_strings(field->descriptor, depth + 1));
+  }
+  if (!known[at].desc) known[at].desc = desc, known[at].strings = strings;
+  return strings;
+}
+
 static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                          int paths) {
   uint32_t seen[64] = {0}; /* occurrences per field index, for "[i]" in paths */
@@ -306,7 +329,8 @@ static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *des
   while (anim_wire_next_field(data, len, &pos, &f) == 1) {
     const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(desc, f.number);
     if (f.type != ANIM_WIRE_BYTES || !field ||
-        (field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE))
+        (field->type != PROTOBUF_C_TYPE_STRING &&
+         (field->type != PROTOBUF_C_TYPE_MESSAGE || !may_hold_strings(field->descriptor, 0))))
       continue;
     size_t index = (size_t)(field - desc->fields), mark = paths ? srv_path_field(d, field->name) : d->len;
     if (paths && field->label == PROTOBUF_C_LABEL_REPEATED && index < 64) srv_path_index(d, seen[index]++);
@@ -353,18 +377,21 @@ int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_code
                                 srv_decode_arena_t *arena, srv_request_t *out, char *err, int errlen) {
   memset(out, 0, sizeof *out);
   out->type = SRV_REQ_COUNT;
-  out->id = peek_request_id(frame, len);
   srv_decoder_t d = {out, limits, "", 0, err, errlen};
   arena_chunk_t *chunk = arena ? arena_enter(arena) : NULL;
   budget_t *budget = chunk ? chunk_take(chunk, sizeof *budget) : NULL;
   if (budget) memset(budget, 0, sizeof *budget), budget->chunk = chunk;
   else if (chunk) chunk_release(chunk); /* a fresh chunk always has room: not reached */
-  if (!budget && !(budget = calloc(1, sizeof *budget))) return srv_decode_fail(&d, ANIM_ENOMEM, "out of memory");
+  if (!budget && !(budget = calloc(1, sizeof *budget))) {
+    out->id = peek_request_id(frame, len);
+    return srv_decode_fail(&d, ANIM_ENOMEM, "out of memory");
+  }
   budget->limit = limits->budget_bytes;
   out->budget = budget;
   ProtobufCAllocator allocator = {budget_alloc, budget_free, budget};
   Animserver__Request *request = animserver__request__unpack(&allocator, len, frame);
   if (!request) {
+    out->id = peek_request_id(frame, len); /* only now: a decoded request has its id */
     if (budget->exceeded)
       return srv_decode_fail(&d, ANIM_ELIMIT, "request needs more than %zu bytes to decode", limits->budget_bytes);
     return srv_decode_fail(&d, ANIM_EPROTO, "frame is not a valid Request message");

@@ -49,6 +49,9 @@ typedef struct {
   void (*on_close)(srv_connection_t *c, const char *reason);
   /* Closed and no holds left: the memory may be freed. */
   void (*on_free)(srv_connection_t *c);
+  /* The frames of one read are handled; their answers are written right
+   * after (may be NULL). */
+  void (*on_read_end)(srv_connection_t *c);
 } srv_connection_callbacks_t;
 
 struct write_batch;

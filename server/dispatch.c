@@ -1,4 +1,5 @@
 /* dispatch.c: authentication, the service steps, pool jobs and parked requests (see dispatch.h). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
@@ -61,13 +62,46 @@ static srv_service_ctx_t service_ctx(srv_session_t *s) {
 
 /* ---- answering ------------------------------------------------------------------------ */
 
-/* Counts an answer that is going out (loop thread). */
-static void count(srv_dispatch_t *d, int type, int error, uint64_t received_ns) {
+/* Counts an answer that is going out (loop thread). One given while its
+ * own read is handled is timed at the read's end, with the read's others. */
+static void count(srv_session_t *s, int type, int error, uint64_t received_ns) {
+  srv_dispatch_t *d = s->dispatch;
   if (error) {
     d->counters->errors++;
     srv_metrics_error(d->metrics, error);
   }
+  if (s->in_read && received_ns && received_ns == s->connection.read_ns &&
+      s->nread_answers < (int)sizeof s->read_answers) {
+    s->read_answers[s->nread_answers++] = (uint8_t)(type < 0 || type > SRV_REQ_COUNT ? SRV_REQ_COUNT : type);
+    return;
+  }
   srv_metrics_request(d->metrics, type, received_ns);
+}
+
+void srv_dispatch_read_end(srv_session_t *s) {
+  if (s->nread_answers > 0) {
+    uint64_t now = srv_scheduler_now_ns();
+    for (int i = 0; i < s->nread_answers; i++)
+      srv_metrics_request_at(s->dispatch->metrics, s->read_answers[i], s->connection.read_ns, now);
+  }
+  s->nread_answers = 0;
+  s->in_read = 0;
+}
+
+/* A response for request id of type, empty: the header and the type's own
+ * body zeroed, not the whole union (kilobytes, for the largest body). */
+static void response_init(srv_response_t *r, uint64_t id, int type) {
+  static const size_t body_bytes[SRV_REQ_COUNT] = {
+#define SRV_BODY_BYTES(TYPE, name, Message) [SRV_REQ_##TYPE] = sizeof(srv_##name##_response_t),
+      SRV_REQUEST_TYPES(SRV_BODY_BYTES)
+#undef SRV_BODY_BYTES
+  };
+  memset(r, 0, offsetof(srv_response_t, message));
+  r->message[0] = '\0';
+  memset(&r->entry, 0, offsetof(srv_response_t, body) - offsetof(srv_response_t, entry));
+  memset(&r->body, 0, type >= 0 && type < SRV_REQ_COUNT ? body_bytes[type] : sizeof r->body);
+  r->id = id;
+  r->type = (srv_request_type_t)type;
 }
 
 /* Hands an encoded answer (or, when encoding failed, closes the connection). */
@@ -78,16 +112,14 @@ static void write_answer(srv_session_t *s, srv_buffer_t *encoded) {
 
 static void answer(srv_session_t *s, const srv_response_t *response, uint64_t received_ns) {
   srv_buffer_t *encoded = NULL;
-  count(s->dispatch, response->type, response->error, received_ns);
+  count(s, response->type, response->error, received_ns);
   srv_codec_encode_response(response, &encoded);
   write_answer(s, encoded);
 }
 
 static void answer_error(srv_session_t *s, uint64_t id, int type, int code, const char *message, uint64_t received_ns) {
   srv_response_t response;
-  memset(&response, 0, sizeof response);
-  response.id = id;
-  response.type = (srv_request_type_t)type;
+  response_init(&response, id, type);
   srv_response_fail(&response, code, "%s", message);
   answer(s, &response, received_ns);
 }
@@ -152,7 +184,7 @@ static void job_done(uv_work_t *work, int status) {
                       srv_request_name(job->request.type));
   }
   if (job->encoded) {
-    count(s->dispatch, job->response.type, job->response.error, job->request.received_ns);
+    count(s, job->response.type, job->response.error, job->request.received_ns);
     write_answer(s, job->encoded);
     srv_response_release(&job->response);
     srv_request_release(&job->request);
@@ -297,9 +329,7 @@ static void run(srv_session_t *s, srv_request_t *request) {
   }
   srv_service_ctx_t ctx = service_ctx(s);
   srv_response_t response;
-  memset(&response, 0, sizeof response);
-  response.id = request->id;
-  response.type = request->type;
+  response_init(&response, request->id, request->type);
   srv_service_run_step(service->prepare, &ctx, request, &response);
   if (!response.error && service->off_loop && service->off_loop(request, &response)) {
     if (at_in_flight_limit(s))
@@ -323,6 +353,7 @@ int srv_dispatch_frame(srv_session_t *s, const uint8_t *frame, size_t len) {
   srv_request_t request;
   char err[SRV_ERROR_MESSAGE_MAX];
   d->counters->requests++;
+  s->in_read = 1;
   /* Every frame of one read arrived together: one clock read serves them all. */
   uint64_t received_ns = s->connection.read_ns ? s->connection.read_ns : srv_scheduler_now_ns();
   if (!s->arena) s->arena = srv_decode_arena_new(); /* NULL: requests decode with malloc */

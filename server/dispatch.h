@@ -48,6 +48,11 @@ typedef struct srv_session {
   int admin;                   /* may run administrative requests */
   uint32_t in_flight;          /* requests on the pool or parked */
   struct srv_decode_arena *arena; /* its requests' decode memory (codec.h); made at the first */
+  /* Answers given while one read is handled are timed together at its end
+   * (one clock read per read): their request types, in order. */
+  int in_read;
+  int nread_answers;
+  uint8_t read_answers[64];
   struct srv_session *prev, *next;
 } srv_session_t;
 
@@ -63,6 +68,9 @@ void srv_session_release(srv_session_t *session);
 /* A frame the session's connection read: decode, check, run, answer.
  * Returns non-zero when the connection stops reading this buffer. */
 int srv_dispatch_frame(srv_session_t *session, const uint8_t *frame, size_t len);
+/* The session's connection finished handling one read (before its answers
+ * are written): the latencies of that read's answers are recorded. */
+void srv_dispatch_read_end(srv_session_t *session);
 /* The connection's bytes were not framed right: answers with id 0. */
 void srv_dispatch_bad_frame(srv_session_t *session, int code);
 /* An error about the connection itself (id 0): limits at accept, shutdown. */
