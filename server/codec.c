@@ -222,7 +222,12 @@ static int finite_array(srv_decoder_t *d, const float *values, size_t n) {
   return 0;
 }
 
+/* The checks below test first and build the field's path only to name a
+ * failure: a pipelined search converts a dozen fields, each passing. */
 int srv_check_finite(srv_decoder_t *d, const char *field, const float *values, size_t n) {
+  size_t i = 0;
+  while (i < n && isfinite(values[i])) i++;
+  if (i == n) return 0;
   WITH_FIELD(d, field, finite_array(d, values, n));
 }
 
@@ -231,7 +236,10 @@ static int finite_value(srv_decoder_t *d, double value) {
   return srv_decode_fail(d, ANIM_ENONFINITE, " is %s: must be finite", isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf");
 }
 
-int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) { WITH_FIELD(d, field, finite_value(d, value)); }
+int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) {
+  if (isfinite(value)) return 0;
+  WITH_FIELD(d, field, finite_value(d, value));
+}
 
 static int at_most(srv_decoder_t *d, uint64_t value, uint64_t max, int code) {
   if (value <= max) return 0;
@@ -239,6 +247,7 @@ static int at_most(srv_decoder_t *d, uint64_t value, uint64_t max, int code) {
 }
 
 int srv_check_max(srv_decoder_t *d, const char *field, uint64_t value, uint64_t max, int code) {
+  if (value <= max) return 0;
   WITH_FIELD(d, field, at_most(d, value, max, code));
 }
 
@@ -256,7 +265,10 @@ static int plain_name(srv_decoder_t *d, const char *name) {
   return 0;
 }
 
-int srv_check_name(srv_decoder_t *d, const char *field, const char *name) { WITH_FIELD(d, field, plain_name(d, name)); }
+int srv_check_name(srv_decoder_t *d, const char *field, const char *name) {
+  if (name && *name && srv_db_name_validate(name) == 0) return 0;
+  WITH_FIELD(d, field, plain_name(d, name));
+}
 
 int srv_decode_database(srv_decoder_t *d, const char *field, const char *name) {
   int rc = srv_check_name(d, field, name);
