@@ -21,31 +21,10 @@
 #include <cmocka.h>
 #include "animserver.pb-c.h"
 #include "frame.h"
+#include "raw_client.h"
 #include "server_proc.h"
 
 #define NREQUESTS 9
-
-/* Reads one framed ServerMessage from a blocking socket; NULL on EOF. */
-static Animserver__ServerMessage *read_message(int fd) {
-  uint8_t header[ANIM_VARINT_MAX];
-  size_t n = 0;
-  uint64_t len = 0;
-  for (;;) {
-    if (n == sizeof header || recv(fd, header + n, 1, MSG_WAITALL) != 1) return NULL;
-    n++;
-    int used = anim_varint_decode(header, n, &len);
-    if (used > 0) break;
-    if (used < 0) return NULL;
-  }
-  uint8_t *body = malloc(len ? len : 1);
-  if (len && recv(fd, body, len, MSG_WAITALL) != (ssize_t)len) {
-    free(body);
-    return NULL;
-  }
-  Animserver__ServerMessage *m = animserver__server_message__unpack(NULL, len, body);
-  free(body);
-  return m;
-}
 
 static size_t append_request(uint8_t *buf, size_t at, Animserver__Request *request) {
   size_t size = animserver__request__get_packed_size(request);
@@ -113,9 +92,9 @@ static size_t build_mixed(uint8_t *buf, expected_t *expect) {
   return at;
 }
 
-static void expect_answers(int fd, const expected_t *expect, int n) {
+static void expect_answers(anim_test_raw_t *c, const expected_t *expect, int n) {
   for (int i = 0; i < n; i++) {
-    Animserver__ServerMessage *m = read_message(fd);
+    Animserver__ServerMessage *m = anim_test_raw_next(c, 5000);
     assert_non_null(m);
     assert_int_equal(m->kind_case, ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE);
     assert_int_equal(m->response->id, expect[i].id);
@@ -140,24 +119,26 @@ static void expect_answers(int fd, const expected_t *expect, int n) {
 static void test_one_read_answers_in_order_with_errors_mixed_in(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "pipelined_order", NULL), 0);
-  int fd = anim_test_server_raw_connect(&server);
-  assert_true(fd >= 0);
+  anim_test_raw_t c;
+  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
   size_t len = build_mixed(buf, expect);
   for (int round = 0; round < 3; round++) { /* the connection's buffers are reused: again, same answers */
     assert_int_equal(send(fd, buf, len, 0), (ssize_t)len);
-    expect_answers(fd, expect, NREQUESTS);
+    expect_answers(&c, expect, NREQUESTS);
   }
-  close(fd);
+  anim_test_raw_close(&c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
 static void test_frames_split_across_reads(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "pipelined_split", NULL), 0);
-  int fd = anim_test_server_raw_connect(&server);
-  assert_true(fd >= 0);
+  anim_test_raw_t c;
+  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
   size_t len = build_mixed(buf, expect);
@@ -170,8 +151,8 @@ static void test_frames_split_across_reads(void **state) {
     assert_int_equal(send(fd, buf + at, n, 0), (ssize_t)n);
     nanosleep(&pause, NULL);
   }
-  expect_answers(fd, expect, NREQUESTS);
-  close(fd);
+  expect_answers(&c, expect, NREQUESTS);
+  anim_test_raw_close(&c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
@@ -179,14 +160,15 @@ static void test_frames_split_across_reads(void **state) {
 static void test_stats_count_every_pipelined_answer(void **state) {
   anim_test_server_t server;
   assert_int_equal(anim_test_server_start(&server, "pipelined_stats", NULL), 0);
-  int fd = anim_test_server_raw_connect(&server);
-  assert_true(fd >= 0);
+  anim_test_raw_t c;
+  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  int fd = c.fd;
   uint8_t buf[8192];
   size_t at = 0;
   for (uint64_t id = 1; id <= 200; id++) at = append_ping(buf, at, id);
   assert_int_equal(send(fd, buf, at, 0), (ssize_t)at);
   for (uint64_t id = 1; id <= 200; id++) {
-    Animserver__ServerMessage *m = read_message(fd);
+    Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
     assert_non_null(m);
     assert_int_equal(m->response->id, id);
     animserver__server_message__free_unpacked(m, NULL);
@@ -199,12 +181,12 @@ static void test_stats_count_every_pipelined_answer(void **state) {
   r.server_stats = &stats;
   at = append_request(buf, 0, &r);
   assert_int_equal(send(fd, buf, at, 0), (ssize_t)at);
-  Animserver__ServerMessage *m = read_message(fd);
+  Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
   assert_non_null(m);
   assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_SERVER_STATS);
   assert_true(m->response->server_stats->requests >= 201); /* every ping, and this request */
   animserver__server_message__free_unpacked(m, NULL);
-  close(fd);
+  anim_test_raw_close(&c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
