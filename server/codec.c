@@ -457,16 +457,20 @@ void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size) {
 }
 
 /* Packs message as varint(length) + bytes into *io (grown as needed). */
-static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) {
+/* Packs message as varint(length) + bytes at offset at of *io (grown as
+ * needed); the buffer's length becomes the end of it. */
+static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, size_t at) {
   size_t size = protobuf_c_message_get_packed_size(message);
   size_t prefix = anim_varint_size(size);
-  if (srv_buffer_reserve(io, prefix + size) != 0) return ANIM_ENOMEM;
+  if (srv_buffer_reserve(io, at + prefix + size) != 0) return ANIM_ENOMEM;
   srv_buffer_t *b = *io;
-  anim_varint_encode(size, b->data);
-  protobuf_c_message_pack(message, b->data + prefix);
-  b->len = prefix + size;
+  anim_varint_encode(size, b->data + at);
+  protobuf_c_message_pack(message, b->data + at + prefix);
+  b->len = at + prefix + size;
   return 0;
 }
+
+static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) { return pack_framed_at(message, io, 0); }
 
 static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   switch (in->type) {
@@ -478,7 +482,8 @@ static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__
   }
 }
 
-int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffer) {
+/* Encodes in as one framed ServerMessage at offset at of *io. */
+static int encode_response_at(const srv_response_t *in, srv_buffer_t **io, size_t at) {
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
@@ -494,10 +499,18 @@ int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffe
   } else {
     encode_body(&e, in, &response);
   }
-  *out_buffer = NULL;
-  int rc = e.failed ? ANIM_ENOMEM : pack_framed(&message.base, out_buffer);
+  int rc = e.failed ? ANIM_ENOMEM : pack_framed_at(&message.base, io, at);
   arena_free(e.blocks);
   return rc;
+}
+
+int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffer) {
+  *out_buffer = NULL;
+  return encode_response_at(in, out_buffer, 0);
+}
+
+int srv_codec_append_response(const srv_response_t *in, srv_buffer_t **io) {
+  return encode_response_at(in, io, *io ? (*io)->len : 0);
 }
 
 /* ---- stream frames --------------------------------------------------------------- */

@@ -14,6 +14,15 @@
  * per answer. A service that asks for a shutdown (SRV_AFTER_SHUTDOWN) gets
  * its answer out first; the dispatcher then calls its on_shutdown.
  *
+ * Searches that arrive in one read are answered as one batch: prepared on
+ * the loop as they are decoded, then searched and encoded together into one
+ * buffer at the read's end, on the thread pool when there are enough of
+ * them to pay for the hand-off (the loop goes on with other connections
+ * meanwhile), else on the loop. The answers of that read and of the reads
+ * after it on the same connection wait behind the batch, so a connection's
+ * answers keep the order of its requests (as before, requests sent to the
+ * pool on their own, and parked ones, may be answered after later ones).
+ *
  * A session is what the dispatcher keeps per connection: the connection
  * itself, its authentication, its requests in flight, its subscriber.
  */
@@ -36,6 +45,7 @@ typedef struct srv_dispatch {
   srv_counters_t *counters;
   srv_metrics_t *metrics;
   parked_t *parked_head, *parked_tail; /* requests waiting for the tick's end */
+  int batches_on_pool;                 /* read batches searching on the pool now */
   void (*on_shutdown)(void *data);     /* a shutdown request was answered */
   void *data;
 } srv_dispatch_t;
@@ -53,6 +63,10 @@ typedef struct srv_session {
   int in_read;
   int nread_answers;
   uint8_t read_answers[64];
+  /* Searches of one read run together (dispatch.c, read batches): the one
+   * being filled during the read, those waiting for their answers in
+   * order (head first), one kept for reuse. */
+  struct read_batch *batch, *batch_head, *batch_tail, *batch_spare;
   struct srv_session *prev, *next;
 } srv_session_t;
 

@@ -2,8 +2,9 @@
  * test_pipelined_reads.c: requests that arrive together, against the real
  * server over a raw socket. The server handles every frame of one read
  * before writing, times the read's answers with one clock read, answers
- * pings of one read with one wall-clock read and writes the answers straight
- * to the socket (uv_try_write); these tests pin what must not change with
+ * pings of one read with one wall-clock read, runs the searches of one read
+ * as one batch (on the thread pool when there are enough of them) and writes
+ * the answers straight to the socket (uv_try_write); these tests pin what must not change with
  * that: answers in request order with errors (undecodable frames, failing
  * requests, decode limits) mixed among them, frames split across reads
  * answered the same way, and the metrics still counting every answer.
@@ -156,6 +157,85 @@ static void test_frames_split_across_reads(void **state) {
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
+/* Enough searches in one read for a batch on the thread pool (more than
+ * one batch, even), pings and failing searches between them, and a second
+ * read sent before the first is answered: every answer in request order. */
+static void test_search_batches_keep_request_order(void **state) {
+  anim_test_server_t server;
+  assert_int_equal(anim_test_server_start(&server, "pipelined_batches", NULL), 0);
+  anim_test_raw_t c;
+  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  enum { N = 120 };
+  static uint8_t buf[N * 64];
+  static expected_t expect[N];
+  size_t at = 0;
+  for (int i = 0; i < N; i++) {
+    uint64_t id = (uint64_t)i + 1;
+    if (i % 7 == 3) {
+      at = append_ping(buf, at, id);
+      expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_PING, 0};
+    } else if (i % 11 == 5) {
+      at = append_search(buf, at, id, "default", 1u << 30, 1);
+      expect[i] = (expected_t){id, 0, ANIMSERVER__ERROR_CODE__ERROR_OUT_OF_RANGE};
+    } else {
+      at = append_search(buf, at, id, "default", (uint32_t)(i * 37 % 500), i % 5 == 0 ? 3 : 1);
+      expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_SEARCH, 0};
+    }
+  }
+  size_t half = 0; /* the end of the frame in the middle: two sends, two reads */
+  for (size_t p = 0; p < at;) {
+    uint64_t len = 0;
+    int used = anim_varint_decode(buf + p, at - p, &len);
+    assert_true(used > 0);
+    p += (size_t)used + len;
+    if (p >= at / 2 && !half) half = p;
+  }
+  assert_int_equal(send(c.fd, buf, half, 0), (ssize_t)half);
+  assert_int_equal(send(c.fd, buf + half, at - half, 0), (ssize_t)(at - half));
+  for (int i = 0; i < N; i++) {
+    Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
+    assert_non_null(m);
+    assert_int_equal(m->response->id, expect[i].id);
+    if (expect[i].body) {
+      assert_null(m->response->error);
+      assert_int_equal(m->response->body_case, expect[i].body);
+      if (expect[i].body == ANIMSERVER__RESPONSE__BODY_SEARCH)
+        assert_int_equal(m->response->search->result->n_matches, i % 5 == 0 ? 3 : 1);
+    } else {
+      assert_non_null(m->response->error);
+      assert_int_equal(m->response->error->code, expect[i].error_code);
+    }
+    animserver__server_message__free_unpacked(m, NULL);
+  }
+  anim_test_raw_close(&c);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
+/* A client that goes away with searches pending: the server lets go of them and serves on. */
+static void test_close_with_batches_pending(void **state) {
+  anim_test_server_t server;
+  assert_int_equal(anim_test_server_start(&server, "pipelined_close", NULL), 0);
+  static uint8_t buf[64 * 64];
+  size_t at = 0;
+  for (uint64_t id = 1; id <= 64; id++) at = append_search(buf, at, id, "default", (uint32_t)id, 4);
+  for (int round = 0; round < 20; round++) {
+    anim_test_raw_t c;
+    assert_int_equal(anim_test_raw_open(&c, &server), 0);
+    assert_int_equal(send(c.fd, buf, at, 0), (ssize_t)at);
+    anim_test_raw_close(&c);
+  }
+  anim_test_raw_t c;
+  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  at = append_ping(buf, 0, 1);
+  assert_int_equal(send(c.fd, buf, at, 0), (ssize_t)at);
+  Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
+  assert_non_null(m);
+  assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_PING);
+  animserver__server_message__free_unpacked(m, NULL);
+  anim_test_raw_close(&c);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
 /* Latencies of a read's answers are recorded at its end: every answer is counted. */
 static void test_stats_count_every_pipelined_answer(void **state) {
   anim_test_server_t server;
@@ -194,6 +274,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_read_answers_in_order_with_errors_mixed_in),
       cmocka_unit_test(test_frames_split_across_reads),
+      cmocka_unit_test(test_search_batches_keep_request_order),
+      cmocka_unit_test(test_close_with_batches_pending),
       cmocka_unit_test(test_stats_count_every_pipelined_answer),
   };
   return cmocka_run_group_tests_name("pipelined_reads", tests, NULL, NULL);
