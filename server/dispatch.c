@@ -44,6 +44,10 @@ void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env
   d->data = data;
 }
 
+void srv_dispatch_close(srv_dispatch_t *d) {
+  while (d->nsearch_arrays > 0) free(d->search_arrays[--d->nsearch_arrays]);
+}
+
 void srv_session_init(srv_session_t *s, srv_dispatch_t *d) {
   s->dispatch = d;
   /* Without an auth token every connection may do everything (loopback only, by protected mode). */
@@ -300,6 +304,11 @@ void srv_dispatch_resume(srv_dispatch_t *d) {
  * of the searches there and the throughput is that of the loop alone. */
 #define BATCH_POOL_MAX 4
 
+struct batch_search {
+  srv_request_t request;
+  srv_response_t response;
+};
+
 typedef struct read_batch {
   uv_work_t work;
   srv_session_t *session;
@@ -310,11 +319,27 @@ typedef struct read_batch {
   srv_buffer_t *out; /* every answer, in order, once done */
   /* Each answer: an encoded buffer, or (encoded NULL) the next search. */
   srv_buffer_t *answers[BATCH_ANSWERS];
-  struct {
-    srv_request_t request;
-    srv_response_t response;
-  } searches[BATCH_SEARCHES];
+  batch_search_t *searches; /* BATCH_SEARCHES of them, from the first search on */
 } read_batch_t;
+
+/* Search arrays (70 KB each: a response is kilobytes) are shared by every
+ * connection: taken by a batch at its first search, kept for the next up to
+ * this many, so a connection that no longer pipelines searches holds none. */
+#define BATCH_ARRAYS_KEPT 8
+/* Searches of one connection waiting in batches; past this they are
+ * answered on the loop at once (their answers still wait in order): a
+ * connection's batches hold at most this many requests and responses. */
+#define BATCH_SEARCHES_PENDING (2 * BATCH_SEARCHES)
+
+static batch_search_t *searches_take(srv_dispatch_t *d) {
+  if (d->nsearch_arrays == 0) return malloc(BATCH_SEARCHES * sizeof(batch_search_t));
+  return d->search_arrays[--d->nsearch_arrays];
+}
+
+static void searches_give_back(srv_dispatch_t *d, batch_search_t *searches) {
+  if (searches && d->nsearch_arrays < BATCH_ARRAYS_KEPT) d->search_arrays[d->nsearch_arrays++] = searches;
+  else free(searches);
+}
 
 /* The batch of this read, made (or taken from the spare) when missing. */
 static read_batch_t *batch_current(srv_session_t *s) {
@@ -328,6 +353,7 @@ static read_batch_t *batch_current(srv_session_t *s) {
   b->nanswers = b->nsearches = 0;
   b->on_pool = b->done = b->failed = 0;
   b->out = NULL;
+  b->searches = NULL;
   b->work.data = b;
   s->batch = b;
   srv_connection_hold(&s->connection); /* until its answers are handed over */
@@ -345,9 +371,11 @@ static int batch_add_answer(srv_session_t *s, srv_buffer_t *encoded) {
 /* Takes a prepared search over (request and response): 0, or an error when
  * it must be answered on its own. */
 static int batch_add_search(srv_session_t *s, srv_request_t *request, srv_response_t *response) {
+  if (s->batch_searches >= BATCH_SEARCHES_PENDING) return ANIM_ELIMIT;
   if (s->batch && (s->batch->nsearches == BATCH_SEARCHES || s->batch->nanswers == BATCH_ANSWERS)) batch_close(s);
   read_batch_t *b = batch_current(s);
   if (!b) return ANIM_ENOMEM;
+  if (!b->searches && !(b->searches = searches_take(s->dispatch))) return ANIM_ENOMEM;
   b->answers[b->nanswers++] = NULL;
   /* Only what a search uses: the unions hold kilobytes a search never touches. */
   srv_request_t *r = &b->searches[b->nsearches].request;
@@ -360,6 +388,7 @@ static int batch_add_search(srv_session_t *s, srv_request_t *request, srv_respon
          offsetof(srv_response_t, body) + sizeof response->body.search - offsetof(srv_response_t, entry));
   b->nsearches++;
   s->in_flight++;
+  s->batch_searches++;
   return 0;
 }
 
@@ -415,6 +444,9 @@ static void batch_done(uv_work_t *work, int status) {
     srv_request_release(&b->searches[i].request);
   }
   s->in_flight -= (uint32_t)b->nsearches;
+  s->batch_searches -= b->nsearches;
+  searches_give_back(s->dispatch, b->searches);
+  b->searches = NULL;
   if (b->on_pool) s->dispatch->batches_on_pool--;
   b->done = 1;
   batch_flush_ready(s);

@@ -38,6 +38,7 @@
 #include "stream.h"
 
 typedef struct parked parked_t;
+typedef struct batch_search batch_search_t;
 
 typedef struct srv_dispatch {
   uv_loop_t *loop;
@@ -46,6 +47,8 @@ typedef struct srv_dispatch {
   srv_metrics_t *metrics;
   parked_t *parked_head, *parked_tail; /* requests waiting for the tick's end */
   int batches_on_pool;                 /* read batches searching on the pool now */
+  struct batch_search *search_arrays[8]; /* kept for the next read batches (dispatch.c) */
+  int nsearch_arrays;
   void (*on_shutdown)(void *data);     /* a shutdown request was answered */
   void *data;
 } srv_dispatch_t;
@@ -67,11 +70,15 @@ typedef struct srv_session {
    * being filled during the read, those waiting for their answers in
    * order (head first), one kept for reuse. */
   struct read_batch *batch, *batch_head, *batch_tail, *batch_spare;
+  int batch_searches; /* searches waiting in them */
   struct srv_session *prev, *next;
 } srv_session_t;
 
 void srv_dispatch_init(srv_dispatch_t *dispatch, uv_loop_t *loop, const srv_service_env_t *env,
                        srv_counters_t *counters, srv_metrics_t *metrics, void (*on_shutdown)(void *data), void *data);
+
+/* Frees what the dispatcher keeps for reuse (once no connection is left). */
+void srv_dispatch_close(srv_dispatch_t *dispatch);
 
 /* A session on an initialized connection: authenticated when the server
  * has no auth token, then everything is allowed. */
