@@ -457,9 +457,31 @@ void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size) {
 }
 
 /* Packs message as varint(length) + bytes into *io (grown as needed). */
+void srv_encoder_bound(srv_encoder_t *e, const ProtobufCMessageDescriptor *message, unsigned nfields, size_t fixed,
+                       size_t variable) {
+  e->bound = message->n_fields == nfields && variable <= SIZE_MAX / 2 ? fixed + variable : 0;
+}
+
 /* Packs message as varint(length) + bytes at offset at of *io (grown as
- * needed); the buffer's length becomes the end of it. */
-static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, size_t at) {
+ * needed); the buffer's length becomes the end of it. With a bound (> 0:
+ * at most that many bytes) in one pass: packed after room for the bound's
+ * length prefix, moved down when the real prefix is shorter. */
+static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, size_t at, size_t bound) {
+  if (bound) {
+    size_t room = anim_varint_size(bound);
+    if (srv_buffer_reserve(io, at + room + bound) != 0) return ANIM_ENOMEM;
+    srv_buffer_t *b = *io;
+    size_t size = protobuf_c_message_pack(message, b->data + at + room);
+    if (size > bound) { /* a bound that no longer holds: memory past it may be gone */
+      fprintf(stderr, "animserver: codec: packed %zu bytes over the bound of %zu\n", size, bound);
+      abort();
+    }
+    size_t prefix = anim_varint_size(size);
+    if (prefix < room) memmove(b->data + at + prefix, b->data + at + room, size);
+    anim_varint_encode(size, b->data + at);
+    b->len = at + prefix + size;
+    return 0;
+  }
   size_t size = protobuf_c_message_get_packed_size(message);
   size_t prefix = anim_varint_size(size);
   if (srv_buffer_reserve(io, at + prefix + size) != 0) return ANIM_ENOMEM;
@@ -470,7 +492,7 @@ static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, si
   return 0;
 }
 
-static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) { return pack_framed_at(message, io, 0); }
+static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) { return pack_framed_at(message, io, 0, 0); }
 
 static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   switch (in->type) {
@@ -488,7 +510,7 @@ static int encode_response_at(const srv_response_t *in, srv_buffer_t **io, size_
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
   srv_encoder_t e;
-  e.blocks = NULL, e.failed = 0, e.inline_used = 0; /* the inline scratch is zeroed as it is handed out */
+  e.blocks = NULL, e.failed = 0, e.bound = 0, e.inline_used = 0; /* the inline scratch is zeroed as it is handed out */
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE;
   message.response = &response;
   response.id = in->id;
@@ -496,10 +518,13 @@ static int encode_response_at(const srv_response_t *in, srv_buffer_t **io, size_
     error.code = (Animserver__ErrorCode)(-in->error);
     error.message = (char *)in->message;
     response.error = &error;
+    /* ServerMessage.response (tag, length) 6 + Response.id 11 + .error
+     * (tag, length) 6 + Error.code 11 + .message (tag, length) 6 + text. */
+    srv_encoder_bound(&e, &animserver__error__descriptor, 2, SRV_RESPONSE_FRAMING_BOUND + 23, strlen(in->message));
   } else {
     encode_body(&e, in, &response);
   }
-  int rc = e.failed ? ANIM_ENOMEM : pack_framed_at(&message.base, io, at);
+  int rc = e.failed ? ANIM_ENOMEM : pack_framed_at(&message.base, io, at, e.bound);
   arena_free(e.blocks);
   return rc;
 }

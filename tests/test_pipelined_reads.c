@@ -236,6 +236,44 @@ static void test_close_with_batches_pending(void **state) {
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
+/* Pings are packed in one pass into room for a bound of their size: every
+ * payload size whose answer's length prefix is one, two or three bytes, on
+ * either side of the bound's own prefix, echoed intact. */
+static void test_ping_payload_sizes_echoed(void **state) {
+  anim_test_server_t server;
+  assert_int_equal(anim_test_server_start(&server, "pipelined_ping_sizes", NULL), 0);
+  anim_test_raw_t c;
+  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  static const size_t sizes[] = {0, 1, 60, 61, 62, 63, 64, 65, 100, 105, 110, 127, 128, 200, 16300, 16330, 16340, 16383,
+                                 16384, 70000};
+  enum { NSIZES = sizeof sizes / sizeof sizes[0] };
+  uint8_t *payload = malloc(70000);
+  assert_non_null(payload);
+  for (size_t i = 0; i < 70000; i++) payload[i] = (uint8_t)(i * 131 + 7);
+  for (size_t i = 0; i < NSIZES; i++) {
+    Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+    Animserver__PingRequest ping = ANIMSERVER__PING_REQUEST__INIT;
+    ping.payload.data = payload;
+    ping.payload.len = sizes[i];
+    r.id = UINT64_MAX - i; /* the longest id */
+    r.body_case = ANIMSERVER__REQUEST__BODY_PING;
+    r.ping = &ping;
+    assert_int_equal(anim_test_raw_send(&c, &r), 0);
+  }
+  for (size_t i = 0; i < NSIZES; i++) {
+    Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
+    assert_non_null(m);
+    assert_int_equal(m->response->id, UINT64_MAX - i);
+    assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_PING);
+    assert_int_equal(m->response->ping->payload.len, sizes[i]);
+    if (sizes[i]) assert_memory_equal(m->response->ping->payload.data, payload, sizes[i]);
+    animserver__server_message__free_unpacked(m, NULL);
+  }
+  free(payload);
+  anim_test_raw_close(&c);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
 /* Latencies of a read's answers are recorded at its end: every answer is counted. */
 static void test_stats_count_every_pipelined_answer(void **state) {
   anim_test_server_t server;
@@ -276,6 +314,7 @@ int main(void) {
       cmocka_unit_test(test_frames_split_across_reads),
       cmocka_unit_test(test_search_batches_keep_request_order),
       cmocka_unit_test(test_close_with_batches_pending),
+      cmocka_unit_test(test_ping_payload_sizes_echoed),
       cmocka_unit_test(test_stats_count_every_pipelined_answer),
   };
   return cmocka_run_group_tests_name("pipelined_reads", tests, NULL, NULL);
