@@ -15,7 +15,10 @@
  * counters->output_bytes.
  *
  * Answers produced while one read is handled go out together in one
- * uv_write (one writev), as pipelining clients expect. A framing error
+ * writev, as pipelining clients expect: straight to the socket when libuv
+ * has nothing queued (uv_try_write; no write request, no completion turn),
+ * the rest through uv_write. The owner's on_read_end runs after the read's
+ * frames and before that write. A framing error
  * (oversize length, bad varint) is reported to the owner (on_bad_frame, to
  * answer it) and the connection drains.
  *
