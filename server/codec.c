@@ -222,7 +222,12 @@ static int finite_array(srv_decoder_t *d, const float *values, size_t n) {
   return 0;
 }
 
+/* The checks below test first and build the field's path only to name a
+ * failure: a pipelined search converts a dozen fields, each passing. */
 int srv_check_finite(srv_decoder_t *d, const char *field, const float *values, size_t n) {
+  size_t i = 0;
+  while (i < n && isfinite(values[i])) i++;
+  if (i == n) return 0;
   WITH_FIELD(d, field, finite_array(d, values, n));
 }
 
@@ -231,7 +236,10 @@ static int finite_value(srv_decoder_t *d, double value) {
   return srv_decode_fail(d, ANIM_ENONFINITE, " is %s: must be finite", isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf");
 }
 
-int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) { WITH_FIELD(d, field, finite_value(d, value)); }
+int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) {
+  if (isfinite(value)) return 0;
+  WITH_FIELD(d, field, finite_value(d, value));
+}
 
 static int at_most(srv_decoder_t *d, uint64_t value, uint64_t max, int code) {
   if (value <= max) return 0;
@@ -239,6 +247,7 @@ static int at_most(srv_decoder_t *d, uint64_t value, uint64_t max, int code) {
 }
 
 int srv_check_max(srv_decoder_t *d, const char *field, uint64_t value, uint64_t max, int code) {
+  if (value <= max) return 0;
   WITH_FIELD(d, field, at_most(d, value, max, code));
 }
 
@@ -256,7 +265,10 @@ static int plain_name(srv_decoder_t *d, const char *name) {
   return 0;
 }
 
-int srv_check_name(srv_decoder_t *d, const char *field, const char *name) { WITH_FIELD(d, field, plain_name(d, name)); }
+int srv_check_name(srv_decoder_t *d, const char *field, const char *name) {
+  if (name && *name && srv_db_name_validate(name) == 0) return 0;
+  WITH_FIELD(d, field, plain_name(d, name));
+}
 
 int srv_decode_database(srv_decoder_t *d, const char *field, const char *name) {
   int rc = srv_check_name(d, field, name);
@@ -298,6 +310,29 @@ static int check_string(srv_decoder_t *d, const uint8_t *s, size_t n) {
  * With paths 0 the field path is not built (a formatted print per field:
  * most of the time of a request with thousands of small messages); a
  * caller that gets an error runs it again with paths 1 to name the field. */
+/* Whether a message of desc can hold a string at any depth: the walk below
+ * skips those that cannot (a ping's body). Answers are kept per thread in a
+ * small table by descriptor (the schema has under 256 message types; a full
+ * table only means asking again). */
+static int may_hold_strings(const ProtobufCMessageDescriptor *desc, int depth) {
+  enum { SLOTS = 256 };
+  static _Thread_local struct {
+    const ProtobufCMessageDescriptor *desc;
+    int strings;
+  } known[SLOTS];
+  size_t at = ((uintptr_t)desc >> 4) % SLOTS;
+  for (size_t i = 0; i < SLOTS && known[at].desc; i++, at = (at + 1) % SLOTS)
+    if (known[at].desc == desc) return known[at].strings;
+  int strings = depth > 32; /* no recursive messages in the schema; a bound all the same */
+  for (unsigned f = 0; f < desc->n_fields && !strings; f++) {
+    const ProtobufCFieldDescriptor *field = &desc->fields[f];
+    strings = field->type == PROTOBUF_C_TYPE_STRING ||
+              (field->type == PROTOBUF_C_TYPE_MESSAGE && may_hold_strings(field->descriptor, depth + 1));
+  }
+  if (!known[at].desc) known[at].desc = desc, known[at].strings = strings;
+  return strings;
+}
+
 static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                          int paths) {
   uint32_t seen[64] = {0}; /* occurrences per field index, for "[i]" in paths */
@@ -306,7 +341,8 @@ static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *des
   while (anim_wire_next_field(data, len, &pos, &f) == 1) {
     const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(desc, f.number);
     if (f.type != ANIM_WIRE_BYTES || !field ||
-        (field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE))
+        (field->type != PROTOBUF_C_TYPE_STRING &&
+         (field->type != PROTOBUF_C_TYPE_MESSAGE || !may_hold_strings(field->descriptor, 0))))
       continue;
     size_t index = (size_t)(field - desc->fields), mark = paths ? srv_path_field(d, field->name) : d->len;
     if (paths && field->label == PROTOBUF_C_LABEL_REPEATED && index < 64) srv_path_index(d, seen[index]++);
@@ -353,18 +389,21 @@ int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_code
                                 srv_decode_arena_t *arena, srv_request_t *out, char *err, int errlen) {
   memset(out, 0, sizeof *out);
   out->type = SRV_REQ_COUNT;
-  out->id = peek_request_id(frame, len);
   srv_decoder_t d = {out, limits, "", 0, err, errlen};
   arena_chunk_t *chunk = arena ? arena_enter(arena) : NULL;
   budget_t *budget = chunk ? chunk_take(chunk, sizeof *budget) : NULL;
   if (budget) memset(budget, 0, sizeof *budget), budget->chunk = chunk;
   else if (chunk) chunk_release(chunk); /* a fresh chunk always has room: not reached */
-  if (!budget && !(budget = calloc(1, sizeof *budget))) return srv_decode_fail(&d, ANIM_ENOMEM, "out of memory");
+  if (!budget && !(budget = calloc(1, sizeof *budget))) {
+    out->id = peek_request_id(frame, len);
+    return srv_decode_fail(&d, ANIM_ENOMEM, "out of memory");
+  }
   budget->limit = limits->budget_bytes;
   out->budget = budget;
   ProtobufCAllocator allocator = {budget_alloc, budget_free, budget};
   Animserver__Request *request = animserver__request__unpack(&allocator, len, frame);
   if (!request) {
+    out->id = peek_request_id(frame, len); /* only now: a decoded request has its id */
     if (budget->exceeded)
       return srv_decode_fail(&d, ANIM_ELIMIT, "request needs more than %zu bytes to decode", limits->budget_bytes);
     return srv_decode_fail(&d, ANIM_EPROTO, "frame is not a valid Request message");
@@ -418,16 +457,42 @@ void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size) {
 }
 
 /* Packs message as varint(length) + bytes into *io (grown as needed). */
-static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) {
+void srv_encoder_bound(srv_encoder_t *e, const ProtobufCMessageDescriptor *message, unsigned nfields, size_t fixed,
+                       size_t variable) {
+  e->bound = message->n_fields == nfields && variable <= SIZE_MAX / 2 ? fixed + variable : 0;
+}
+
+/* Packs message as varint(length) + bytes at offset at of *io (grown as
+ * needed); the buffer's length becomes the end of it. With a bound (> 0:
+ * at most that many bytes) in one pass: packed after room for the bound's
+ * length prefix, moved down when the real prefix is shorter. */
+static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, size_t at, size_t bound) {
+  if (bound) {
+    size_t room = anim_varint_size(bound);
+    if (srv_buffer_reserve(io, at + room + bound) != 0) return ANIM_ENOMEM;
+    srv_buffer_t *b = *io;
+    size_t size = protobuf_c_message_pack(message, b->data + at + room);
+    if (size > bound) { /* a bound that no longer holds: memory past it may be gone */
+      fprintf(stderr, "animserver: codec: packed %zu bytes over the bound of %zu\n", size, bound);
+      abort();
+    }
+    size_t prefix = anim_varint_size(size);
+    if (prefix < room) memmove(b->data + at + prefix, b->data + at + room, size);
+    anim_varint_encode(size, b->data + at);
+    b->len = at + prefix + size;
+    return 0;
+  }
   size_t size = protobuf_c_message_get_packed_size(message);
   size_t prefix = anim_varint_size(size);
-  if (srv_buffer_reserve(io, prefix + size) != 0) return ANIM_ENOMEM;
+  if (srv_buffer_reserve(io, at + prefix + size) != 0) return ANIM_ENOMEM;
   srv_buffer_t *b = *io;
-  anim_varint_encode(size, b->data);
-  protobuf_c_message_pack(message, b->data + prefix);
-  b->len = prefix + size;
+  anim_varint_encode(size, b->data + at);
+  protobuf_c_message_pack(message, b->data + at + prefix);
+  b->len = at + prefix + size;
   return 0;
 }
+
+static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) { return pack_framed_at(message, io, 0, 0); }
 
 static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   switch (in->type) {
@@ -439,12 +504,13 @@ static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__
   }
 }
 
-int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffer) {
+/* Encodes in as one framed ServerMessage at offset at of *io. */
+static int encode_response_at(const srv_response_t *in, srv_buffer_t **io, size_t at) {
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
   srv_encoder_t e;
-  e.blocks = NULL, e.failed = 0, e.inline_used = 0; /* the inline scratch is zeroed as it is handed out */
+  e.blocks = NULL, e.failed = 0, e.bound = 0, e.inline_used = 0; /* the inline scratch is zeroed as it is handed out */
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE;
   message.response = &response;
   response.id = in->id;
@@ -452,13 +518,24 @@ int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffe
     error.code = (Animserver__ErrorCode)(-in->error);
     error.message = (char *)in->message;
     response.error = &error;
+    /* ServerMessage.response (tag, length) 6 + Response.id 11 + .error
+     * (tag, length) 6 + Error.code 11 + .message (tag, length) 6 + text. */
+    srv_encoder_bound(&e, &animserver__error__descriptor, 2, SRV_RESPONSE_FRAMING_BOUND + 23, strlen(in->message));
   } else {
     encode_body(&e, in, &response);
   }
-  *out_buffer = NULL;
-  int rc = e.failed ? ANIM_ENOMEM : pack_framed(&message.base, out_buffer);
+  int rc = e.failed ? ANIM_ENOMEM : pack_framed_at(&message.base, io, at, e.bound);
   arena_free(e.blocks);
   return rc;
+}
+
+int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffer) {
+  *out_buffer = NULL;
+  return encode_response_at(in, out_buffer, 0);
+}
+
+int srv_codec_append_response(const srv_response_t *in, srv_buffer_t **io) {
+  return encode_response_at(in, io, *io ? (*io)->len : 0);
 }
 
 /* ---- stream frames --------------------------------------------------------------- */

@@ -65,6 +65,10 @@ int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_code
 /* Encodes response as one framed ServerMessage into a new buffer (refs 1,
  * the caller's). 0 or ANIM_ENOMEM. Any thread. */
 int srv_codec_encode_response(const srv_response_t *response, srv_buffer_t **out_buffer);
+/* The same appended after the bytes *io holds (NULL: a new buffer), growing
+ * it when needed; the caller must be its only holder. Several answers in one
+ * buffer go out as one piece. 0 or ANIM_ENOMEM (*io keeps what it had). Any thread. */
+int srv_codec_append_response(const srv_response_t *response, srv_buffer_t **io);
 
 /* One character's pose in a stream frame: pointers into its pose record. */
 typedef struct {

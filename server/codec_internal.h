@@ -61,12 +61,25 @@ int srv_decode_database(srv_decoder_t *d, const char *field, const char *name);
 typedef struct srv_encoder {
   void *blocks;
   int failed;
+  /* 0, or what the whole framed ServerMessage can take at most, set by an
+   * encoder whose messages are few and fixed (srv_encoder_bound): it is then
+   * packed in one pass, without protobuf-c's sizing pass first. */
+  size_t bound;
   size_t inline_used;
   max_align_t inline_data[SRV_ENCODER_INLINE_BYTES / sizeof(max_align_t)];
 } srv_encoder_t;
 
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size); /* zeroed; NULL marks the encoding failed */
 void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size);
+/* Sets e->bound to fixed + variable bytes when message (what the encoder
+ * fills) has exactly nfields fields, the ones the caller's bound counts: a
+ * field added to the schema turns the bound off (sizing pass again) rather
+ * than making it short. Packing checks the bound and aborts past it. */
+/* What a response's framing takes at most around its body: ServerMessage's
+ * response tag and length (6), Response's id (11), the body's tag and length (6). */
+#define SRV_RESPONSE_FRAMING_BOUND 23
+void srv_encoder_bound(srv_encoder_t *e, const ProtobufCMessageDescriptor *message, unsigned nfields, size_t fixed,
+                       size_t variable);
 /* A scratch copy of a protobuf-c INIT value (a compound literal). */
 #define SRV_ENCODER_NEW(e, type, init) ((type *)srv_encoder_copy((e), &(type)init, sizeof(type)))
 

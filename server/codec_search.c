@@ -234,10 +234,20 @@ static Animserver__SearchResult *encode_result(srv_encoder_t *e, const anim_data
 void srv_encode_search(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   Animserver__SearchResponse *r = SRV_ENCODER_NEW(e, Animserver__SearchResponse, ANIMSERVER__SEARCH_RESPONSE__INIT);
   if (!r) return;
+  const srv_search_result_t *result = &in->body.search.results[0];
   r->database_version = in->entry->db.version;
-  r->result = encode_result(e, &in->entry->db, &in->body.search.results[0]);
+  r->result = encode_result(e, &in->entry->db, result);
   out->body_case = ANIMSERVER__RESPONSE__BODY_SEARCH;
   out->search = r;
+  /* Plain matches (no pose, explanation or features): database_version
+   * (tag, fixed64) 9 + result (tag, length) 6, and per match (tag, length)
+   * 6 + frame 6 + range 6 + range_name (tag, length) 6 + name + cost 5. */
+  if (!r->result || result->include_pose || result->explained || result->query ||
+      animserver__search_response__descriptor.n_fields != 2 || animserver__search_result__descriptor.n_fields != 4)
+    return;
+  size_t variable = 0;
+  for (size_t i = 0; i < r->result->n_matches; i++) variable += 29 + strlen(r->result->matches[i]->range_name);
+  srv_encoder_bound(e, &animserver__match__descriptor, 6, SRV_RESPONSE_FRAMING_BOUND + 15, variable);
 }
 
 void srv_encode_batch_search(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {

@@ -80,6 +80,8 @@ void srv_encode_ping(srv_encoder_t *e, const srv_response_t *in, Animserver__Res
   ping->server_time_us = in->body.ping.server_time_us;
   out->body_case = ANIMSERVER__RESPONSE__BODY_PING;
   out->ping = ping;
+  /* payload (tag, length) 6 + bytes, server_time_us (tag, varint) 11. */
+  srv_encoder_bound(e, &animserver__ping_response__descriptor, 2, SRV_RESPONSE_FRAMING_BOUND + 17, ping->payload.len);
 }
 
 void srv_encode_server_stats(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {

@@ -29,6 +29,7 @@ static char read_buffer[64 * 1024];
 
 static void start_reading(srv_connection_t *c);
 static void maybe_finish_drain(srv_connection_t *c);
+static void on_write(uv_write_t *req, int status);
 
 int srv_connection_open(const srv_connection_t *c) { return !c->closing; }
 size_t srv_connection_output(const srv_connection_t *c) { return c->queued_bytes + c->pending_bytes; }
@@ -154,17 +155,55 @@ static void on_write(uv_write_t *req, int status) {
   internal_release(c);
 }
 
+/* What on_write does once bytes left: reading resumes below half the soft
+ * limit, a drain finishes. */
+static void after_output_drop(srv_connection_t *c) {
+  if (c->paused && srv_connection_output(c) <= c->config->output_soft_limit / 2) {
+    c->paused = 0;
+    start_reading(c);
+  }
+  maybe_finish_drain(c);
+}
+
 void srv_connection_flush(srv_connection_t *c) {
   write_batch_t *b = c->batch;
   if (!b || b->n == 0) return;
-  c->batch = NULL;
   if (c->closing) { /* closed while corked: the answers go nowhere */
+    c->batch = NULL;
     account(c, c->queued_bytes - b->len, c->held_bytes);
     batch_free(b);
     return;
   }
+  /* Straight to the socket when libuv has nothing queued (the usual case):
+   * a uv_write that completes at once still costs a completion callback on
+   * the next loop turn and an epoll_ctl when libuv stops watching for room
+   * (one per read under pipelining). Only what did not fit is queued. The
+   * owner's on_written is left to real completions: with frames held back
+   * (pending) the whole batch goes through uv_write. */
+  int sent = c->pending_bytes == 0 ? uv_try_write((uv_stream_t *)&c->tcp, b->bufs, (unsigned)b->n) : UV_EAGAIN;
+  if (sent < 0 && sent != UV_EAGAIN) {
+    c->batch = NULL;
+    account(c, c->queued_bytes - b->len, c->held_bytes);
+    batch_free(b);
+    srv_connection_close(c, uv_strerror(sent));
+    return;
+  }
+  size_t done = sent > 0 ? (size_t)sent : 0;
+  if (done == b->len) { /* all written: the batch stays for the next answers */
+    account(c, c->queued_bytes - b->len, c->held_bytes);
+    batch_clear(b);
+    after_output_drop(c);
+    return;
+  }
+  c->batch = NULL;
+  int first = 0;
+  account(c, c->queued_bytes - done, c->held_bytes);
+  b->len -= done;
+  while (done >= b->bufs[first].len) done -= b->bufs[first++].len;
+  b->bufs[first].base += done;
+  b->bufs[first].len -= (unsigned)done;
   internal_hold(c);
-  int rc = uv_write(&b->req, (uv_stream_t *)&c->tcp, b->bufs, (unsigned)b->n, on_write);
+  int rc = uv_write(&b->req, (uv_stream_t *)&c->tcp, b->bufs + first, (unsigned)(b->n - first), on_write);
   if (rc < 0) {
     account(c, c->queued_bytes - b->len, c->held_bytes);
     batch_free(b);
@@ -241,6 +280,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   internal_hold(c); /* the callbacks may close it: keep the memory until the end of this read */
   srv_connection_cork(c);
   int rc = anim_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)nread, on_frame, c);
+  if (c->callbacks->on_read_end) c->callbacks->on_read_end(c);
   srv_connection_uncork(c);
   if (!c->closing && (rc == ANIM_ETOOBIG || rc == ANIM_EPROTO || rc == ANIM_ENOMEM)) {
     c->counters->frames_rejected++;

@@ -15,7 +15,10 @@
  * counters->output_bytes.
  *
  * Answers produced while one read is handled go out together in one
- * uv_write (one writev), as pipelining clients expect. A framing error
+ * writev, as pipelining clients expect: straight to the socket when libuv
+ * has nothing queued (uv_try_write; no write request, no completion turn),
+ * the rest through uv_write. The owner's on_read_end runs after the read's
+ * frames and before that write. A framing error
  * (oversize length, bad varint) is reported to the owner (on_bad_frame, to
  * answer it) and the connection drains.
  *
@@ -49,6 +52,9 @@ typedef struct {
   void (*on_close)(srv_connection_t *c, const char *reason);
   /* Closed and no holds left: the memory may be freed. */
   void (*on_free)(srv_connection_t *c);
+  /* The frames of one read are handled; their answers are written right
+   * after (may be NULL). */
+  void (*on_read_end)(srv_connection_t *c);
 } srv_connection_callbacks_t;
 
 struct write_batch;

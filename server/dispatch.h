@@ -14,6 +14,15 @@
  * per answer. A service that asks for a shutdown (SRV_AFTER_SHUTDOWN) gets
  * its answer out first; the dispatcher then calls its on_shutdown.
  *
+ * Searches that arrive in one read are answered as one batch: prepared on
+ * the loop as they are decoded, then searched and encoded together into one
+ * buffer at the read's end, on the thread pool when there are enough of
+ * them to pay for the hand-off (the loop goes on with other connections
+ * meanwhile), else on the loop. The answers of that read and of the reads
+ * after it on the same connection wait behind the batch, so a connection's
+ * answers keep the order of its requests (as before, requests sent to the
+ * pool on their own, and parked ones, may be answered after later ones).
+ *
  * A session is what the dispatcher keeps per connection: the connection
  * itself, its authentication, its requests in flight, its subscriber.
  */
@@ -29,6 +38,7 @@
 #include "stream.h"
 
 typedef struct parked parked_t;
+typedef struct batch_search batch_search_t;
 
 typedef struct srv_dispatch {
   uv_loop_t *loop;
@@ -36,6 +46,9 @@ typedef struct srv_dispatch {
   srv_counters_t *counters;
   srv_metrics_t *metrics;
   parked_t *parked_head, *parked_tail; /* requests waiting for the tick's end */
+  int batches_on_pool;                 /* read batches searching on the pool now */
+  struct batch_search *search_arrays[8]; /* kept for the next read batches (dispatch.c) */
+  int nsearch_arrays;
   void (*on_shutdown)(void *data);     /* a shutdown request was answered */
   void *data;
 } srv_dispatch_t;
@@ -48,11 +61,24 @@ typedef struct srv_session {
   int admin;                   /* may run administrative requests */
   uint32_t in_flight;          /* requests on the pool or parked */
   struct srv_decode_arena *arena; /* its requests' decode memory (codec.h); made at the first */
+  /* Answers given while one read is handled are timed together at its end
+   * (one clock read per read): their request types, in order. */
+  int in_read;
+  int nread_answers;
+  uint8_t read_answers[64];
+  /* Searches of one read run together (dispatch.c, read batches): the one
+   * being filled during the read, those waiting for their answers in
+   * order (head first), one kept for reuse. */
+  struct read_batch *batch, *batch_head, *batch_tail, *batch_spare;
+  int batch_searches; /* searches waiting in them */
   struct srv_session *prev, *next;
 } srv_session_t;
 
 void srv_dispatch_init(srv_dispatch_t *dispatch, uv_loop_t *loop, const srv_service_env_t *env,
                        srv_counters_t *counters, srv_metrics_t *metrics, void (*on_shutdown)(void *data), void *data);
+
+/* Frees what the dispatcher keeps for reuse (once no connection is left). */
+void srv_dispatch_close(srv_dispatch_t *dispatch);
 
 /* A session on an initialized connection: authenticated when the server
  * has no auth token, then everything is allowed. */
@@ -63,6 +89,9 @@ void srv_session_release(srv_session_t *session);
 /* A frame the session's connection read: decode, check, run, answer.
  * Returns non-zero when the connection stops reading this buffer. */
 int srv_dispatch_frame(srv_session_t *session, const uint8_t *frame, size_t len);
+/* The session's connection finished handling one read (before its answers
+ * are written): the latencies of that read's answers are recorded. */
+void srv_dispatch_read_end(srv_session_t *session);
 /* The connection's bytes were not framed right: answers with id 0. */
 void srv_dispatch_bad_frame(srv_session_t *session, int code);
 /* An error about the connection itself (id 0): limits at accept, shutdown. */

@@ -87,6 +87,9 @@ const double *srv_histogram_bounds(void);
  * its frame was decoded (srv_scheduler_now_ns clock). type may be
  * SRV_REQ_COUNT for a frame that did not decode. Loop thread. */
 void srv_metrics_request(srv_metrics_t *metrics, int type, uint64_t received_ns);
+/* The same with the answer's time given (CLOCK_MONOTONIC ns): the answers of
+ * one read share one clock read. */
+void srv_metrics_request_at(srv_metrics_t *metrics, int type, uint64_t received_ns, uint64_t now_ns);
 /* An error response with code went out. Loop thread. */
 void srv_metrics_error(srv_metrics_t *metrics, int code);
 /* One tick: how late it started and how long from its deadline to done, in ns. */

@@ -58,7 +58,10 @@ static void on_free(srv_connection_t *c) {
   give_back_memory(server);
 }
 
-static const srv_connection_callbacks_t session_callbacks = {on_frame, on_bad_frame, on_written, on_close, on_free};
+static void on_read_end(srv_connection_t *c) { srv_dispatch_read_end(session_of(c)); }
+
+static const srv_connection_callbacks_t session_callbacks = {on_frame, on_bad_frame, on_written, on_close, on_free,
+                                                             on_read_end};
 
 static void on_connection(uv_stream_t *listener, int status) {
   srv_server_t *server = listener->data;
@@ -244,6 +247,7 @@ void srv_server_close(srv_server_t *server) {
   uv_close((uv_handle_t *)&server->sighup, NULL);
   uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
   srv_crowd_close(&server->crowd);
+  srv_dispatch_close(&server->dispatch);
   srv_machines_clear(&server->machines);
   srv_registry_clear(&server->registry);
 }

@@ -21,8 +21,22 @@ typedef struct {
 
 static field_t query_field(const srv_request_t *request, int index) {
   field_t f;
-  if (request->type == SRV_REQ_BATCH_SEARCH) snprintf(f.text, sizeof f.text, "batch_search.queries[%d]", index);
-  else snprintf(f.text, sizeof f.text, "search.query");
+  /* No formatted print: this runs for every query, error or not. */
+  if (request->type != SRV_REQ_BATCH_SEARCH) {
+    memcpy(f.text, "search.query", sizeof "search.query");
+    return f;
+  }
+  static const char prefix[] = "batch_search.queries[";
+  char digits[12];
+  int n = 0;
+  unsigned v = (unsigned)index;
+  do digits[n++] = (char)('0' + v % 10), v /= 10;
+  while (v);
+  memcpy(f.text, prefix, sizeof prefix - 1);
+  size_t at = sizeof prefix - 1;
+  while (n) f.text[at++] = digits[--n];
+  f.text[at++] = ']';
+  f.text[at] = '\0';
   return f;
 }
 
@@ -170,12 +184,24 @@ static int search(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   const srv_db_entry_t *entry = out->entry;
   const anim_database_t *db = &entry->db;
   float vector[ANIM_MAX_FEATURE_DIMS];
-  /* One scratch for every query of the request: no allocation per query. */
+  /* One scratch for every query of the request (on the stack for small k),
+   * and one block for the results and all their hits: a pipelined search
+   * allocates once. */
+  anim_search_hit_t stack_scratch[64];
+  size_t nhits = 0;
   int max_k = 2;
-  for (int i = 0; i < req->nqueries; i++) max_k = req->queries[i].k > max_k ? req->queries[i].k : max_k;
-  void *scratch = srv_response_alloc(out, anim_search_scratch_size(entry->indexes[0], max_k));
-  if (!scratch || !(res->results = srv_response_alloc(out, (size_t)req->nqueries * sizeof *res->results)))
+  for (int i = 0; i < req->nqueries; i++) {
+    const srv_query_t *q = &req->queries[i];
+    int k = q->explain && q->k < 2 ? 2 : q->k; /* as build_query asks */
+    max_k = k > max_k ? k : max_k;
+    nhits += (size_t)k;
+  }
+  size_t scratch_bytes = anim_search_scratch_size(entry->indexes[0], max_k);
+  void *scratch = scratch_bytes <= sizeof stack_scratch ? stack_scratch : srv_response_alloc(out, scratch_bytes);
+  size_t results_bytes = (size_t)req->nqueries * sizeof *res->results;
+  if (!scratch || !(res->results = srv_response_alloc(out, results_bytes + nhits * sizeof(anim_search_hit_t))))
     return ANIM_ENOMEM;
+  anim_search_hit_t *hits = (anim_search_hit_t *)((char *)res->results + results_bytes);
   res->nresults = req->nqueries;
   for (int i = 0; i < req->nqueries; i++) {
     const srv_query_t *q = &req->queries[i];
@@ -183,7 +209,7 @@ static int search(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
     field_t field = query_field(request, i);
     anim_search_query_t query;
     int rc = build_query(db, q, field.text, vector, &query, out);
-    if (!rc && !(r->hits = srv_response_alloc(out, (size_t)query.k * sizeof *r->hits))) rc = ANIM_ENOMEM;
+    if (!rc) r->hits = hits, hits += query.k;
     if (!rc && (rc = anim_search_run(entry->indexes[q->method], &query, r->hits, &r->count, scratch)))
       srv_response_fail(out, rc, "%s: search failed: %s", field.text, anim_strerror(rc));
     if (rc) return rc;

@@ -7,10 +7,18 @@
  * N connections on one thread, each keeping up to P requests in flight.
  * Without --rate it runs closed-loop as fast as the server answers and
  * reports throughput (latency then measured from each request's send).
- * By default the connections speak the protocol directly (requests packed
- * with protobuf-c, responses only framed and matched by id, as
- * redis-benchmark does), so the load generator costs little next to the
- * server; --library runs them through the client library instead.
+ * By default the connections speak the protocol directly, as
+ * redis-benchmark does, so the load generator costs little next to the
+ * server it shares the machine with: requests are packed with protobuf-c
+ * once before the run (the ping, and 1024 searches from random frames used
+ * in turn; each send prefixes the frame length and the id field), sockets
+ * are watched with epoll, and an answer is read only as far as its framing:
+ * it must be a Response whose id is a request in flight on that connection
+ * (else the run stops with a protocol error) and whose body is the one
+ * asked for (ping or search); an error answer, or another body, counts in
+ * errors. Answers that arrive in one recv share one clock read.
+ * --library runs the connections through the client library instead
+ * (every answer decoded in full).
  * With --rate R (requests/s in total) every request has an intended start
  * time on a fixed schedule and its latency is measured from that time, even
  * when it could only be sent later because the pipeline was full: a stalled
@@ -28,6 +36,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "animctl.h"
@@ -35,7 +44,17 @@
 #include "fields.h"
 #include "frame.h"
 
-#define RAW_SLOTS 1024 /* pipeline depth bound: send times by id % RAW_SLOTS */
+/* Requests in flight per connection, by id % RAW_SLOTS; a connection whose
+ * next id's slot is still taken waits (at most --pipeline 1024 in flight). */
+#define RAW_SLOTS 4096
+/* Search requests packed before the run, from random frames, sent in turn. */
+#define SEARCH_TEMPLATES 1024
+
+/* Latencies go to a log-linear histogram: values under 64 ns exact, then 64
+ * buckets per power of two (under 1.6% apart), so memory stays fixed however
+ * long the run and percentiles need no sort. */
+#define HIST_SUB 64
+#define HIST_BUCKETS (HIST_SUB + (64 - 6) * HIST_SUB)
 
 typedef struct {
   int connections, pipeline;
@@ -49,27 +68,45 @@ typedef struct {
 typedef struct load_state load_state_t;
 
 typedef struct {
+  uint64_t id;      /* 0: free */
+  uint64_t sent_ns; /* latency origin (intended start in rate mode) */
+  int expect;       /* the Response body field the answer must carry */
+} raw_slot_t;
+
+typedef struct {
   anim_client_t *client;
   load_state_t *state;
   int in_flight;
   /* raw mode */
   int fd;
   uint64_t next_id;
-  uint64_t sent_ns[RAW_SLOTS];
+  raw_slot_t slots[RAW_SLOTS];
   anim_frame_reader_t reader;
+  uint64_t arrived_ns; /* the clock read of the recv being handled */
   uint8_t *out;
   size_t out_len, out_cap;
+  int watching_out; /* epoll also waits for room to send */
   uint64_t next_intended_ns; /* rate mode: the schedule of this connection */
   uint64_t interval_ns;
 } load_conn_t;
 
+/* A request packed once: the Request's bytes without its id (field 1 is
+ * prepended per send; fields of a protobuf message may come in any order). */
+typedef struct {
+  size_t offset, len;
+  int body; /* Request and Response body field number (they match) */
+} template_t;
+
 struct load_state {
   const load_options_t *o;
   int nframes;
-  uint64_t *latencies_ns;
-  size_t nlatencies, cap;
+  uint64_t histogram[HIST_BUCKETS];
+  uint64_t answered, max_ns;
   uint64_t errors, sent;
   unsigned seed;
+  uint8_t *packed; /* the templates' bytes */
+  template_t ping, searches[SEARCH_TEMPLATES];
+  int next_search;
 };
 
 typedef struct {
@@ -83,18 +120,42 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* ---- latency histogram --------------------------------------------------------------- */
+
+static int hist_bucket(uint64_t v) {
+  if (v < HIST_SUB) return (int)v;
+  int m = 63 - __builtin_clzll(v), shift = m - 6; /* m >= 6 */
+  return HIST_SUB + shift * HIST_SUB + (int)((v >> shift) - HIST_SUB);
+}
+
+/* The middle of bucket b's values. */
+static double hist_value(int b) {
+  if (b < HIST_SUB) return (double)b;
+  int shift = (b - HIST_SUB) / HIST_SUB, sub = (b - HIST_SUB) % HIST_SUB;
+  double low = (double)((uint64_t)(HIST_SUB + sub) << shift);
+  return low + (double)((uint64_t)1 << shift) / 2.0;
+}
+
+static void observe(load_state_t *s, uint64_t ns) {
+  s->histogram[hist_bucket(ns)]++;
+  s->answered++;
+  if (ns > s->max_ns) s->max_ns = ns;
+}
+
+static double percentile_us(const load_state_t *s, double p) {
+  if (s->answered == 0) return 0.0;
+  uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)s->answered), seen = 0;
+  if (rank == 0) rank = 1;
+  for (int b = 0; b < HIST_BUCKETS; b++)
+    if ((seen += s->histogram[b]) >= rank) return hist_value(b) / 1000.0;
+  return (double)s->max_ns / 1000.0;
+}
+
 static void record(load_state_t *s, request_tag_t *tag, int status) {
   load_conn_t *c = tag->conn;
   c->in_flight--;
   if (status != 0) s->errors++;
-  if (s->nlatencies == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 1 << 16;
-    uint64_t *grown = realloc(s->latencies_ns, cap * sizeof *grown);
-    if (!grown) return;
-    s->latencies_ns = grown;
-    s->cap = cap;
-  }
-  s->latencies_ns[s->nlatencies++] = now_ns() - tag->start_ns;
+  observe(s, now_ns() - tag->start_ns);
   free(tag);
 }
 
@@ -129,43 +190,98 @@ static int raw_connect(const char *host, int port) {
   return fd;
 }
 
-static int raw_queue(load_conn_t *c, const Animserver__Request *request) {
+static int out_reserve(load_conn_t *c, size_t more) {
+  if (c->out_len + more <= c->out_cap) return 0;
+  size_t cap = c->out_cap ? 2 * c->out_cap : 65536;
+  while (cap < c->out_len + more) cap *= 2;
+  uint8_t *grown = realloc(c->out, cap);
+  if (!grown) return ANIM_ENOMEM;
+  c->out = grown, c->out_cap = cap;
+  return 0;
+}
+
+/* Takes the slot of the connection's next id; 0 when it is still in flight. */
+static raw_slot_t *slot_take(load_conn_t *c, uint64_t start_ns, int expect) {
+  raw_slot_t *slot = &c->slots[c->next_id % RAW_SLOTS];
+  if (slot->id) return NULL;
+  slot->id = c->next_id++;
+  slot->sent_ns = start_ns;
+  slot->expect = expect;
+  return slot;
+}
+
+/* Queues a request packed by protobuf-c in full (the hello: not timed). */
+static int raw_queue(load_conn_t *c, Animserver__Request *request, uint64_t start_ns) {
+  raw_slot_t *slot = slot_take(c, start_ns, (int)request->body_case);
+  if (!slot) return ANIM_ELIMIT;
+  request->id = slot->id;
   size_t size = animserver__request__get_packed_size(request);
-  if (c->out_len + size + ANIM_VARINT_MAX > c->out_cap) {
-    size_t cap = c->out_cap ? 2 * c->out_cap : 65536;
-    while (cap < c->out_len + size + ANIM_VARINT_MAX) cap *= 2;
-    uint8_t *grown = realloc(c->out, cap);
-    if (!grown) return ANIM_ENOMEM;
-    c->out = grown, c->out_cap = cap;
-  }
+  if (out_reserve(c, size + ANIM_VARINT_MAX)) return ANIM_ENOMEM;
   c->out_len += anim_varint_encode(size, c->out + c->out_len);
   c->out_len += animserver__request__pack(request, c->out + c->out_len);
   return 0;
 }
 
-static int raw_send(load_conn_t *c, int search, int frame, uint64_t start_ns) {
-  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+/* Queues a packed template under the next id: length, id field, the rest.
+ * 1 when the pipeline's slots are full (nothing queued). */
+static int raw_send(load_conn_t *c, const template_t *t, uint64_t start_ns) {
+  raw_slot_t *slot = slot_take(c, start_ns, t->body);
+  if (!slot) return 1;
+  uint8_t id_field[1 + ANIM_VARINT_MAX];
+  id_field[0] = 0x08; /* field 1, varint */
+  size_t id_len = 1 + anim_varint_encode(slot->id, id_field + 1);
+  if (out_reserve(c, 2 * ANIM_VARINT_MAX + 1 + t->len)) return ANIM_ENOMEM;
+  uint8_t *out = c->out + c->out_len;
+  size_t n = anim_varint_encode(id_len + t->len, out);
+  memcpy(out + n, id_field, id_len);
+  memcpy(out + n + id_len, c->state->packed + t->offset, t->len);
+  c->out_len += n + id_len + t->len;
+  return 0;
+}
+
+/* Packs the ping and the search templates (ids left out) into s->packed. */
+static int pack_templates(load_state_t *s) {
+  const load_options_t *o = s->o;
+  Animserver__Request requests[1 + SEARCH_TEMPLATES];
   Animserver__PingRequest ping = ANIMSERVER__PING_REQUEST__INIT;
-  Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
-  Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
-  Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT;
-  request.id = c->next_id++;
-  if (search) {
-    from.frame = (uint32_t)frame;
-    q.from_frame = &from;
-    q.k = (uint32_t)c->state->o->k;
-    sr.database = (char *)c->state->o->database;
-    sr.query = &q;
-    request.body_case = ANIMSERVER__REQUEST__BODY_SEARCH;
-    request.search = &sr;
-  } else {
-    ping.payload.data = (uint8_t *)"load";
-    ping.payload.len = 4;
-    request.body_case = ANIMSERVER__REQUEST__BODY_PING;
-    request.ping = &ping;
+  Animserver__SearchRequest sr[SEARCH_TEMPLATES];
+  Animserver__SearchQuery q[SEARCH_TEMPLATES];
+  Animserver__FrameIndex from[SEARCH_TEMPLATES];
+  int n = o->weight_search > 0 ? SEARCH_TEMPLATES : 0;
+  size_t total = 0;
+  for (int i = 0; i <= n; i++) {
+    Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+    requests[i] = r;
+    if (i == 0) {
+      ping.payload.data = (uint8_t *)"load";
+      ping.payload.len = 4;
+      requests[i].body_case = ANIMSERVER__REQUEST__BODY_PING;
+      requests[i].ping = &ping;
+    } else {
+      Animserver__SearchRequest sr0 = ANIMSERVER__SEARCH_REQUEST__INIT;
+      Animserver__SearchQuery q0 = ANIMSERVER__SEARCH_QUERY__INIT;
+      Animserver__FrameIndex f0 = ANIMSERVER__FRAME_INDEX__INIT;
+      sr[i - 1] = sr0, q[i - 1] = q0, from[i - 1] = f0;
+      from[i - 1].frame = (uint32_t)(rand_r(&s->seed) % (unsigned)s->nframes);
+      q[i - 1].from_frame = &from[i - 1];
+      q[i - 1].k = (uint32_t)o->k;
+      sr[i - 1].database = (char *)o->database;
+      sr[i - 1].query = &q[i - 1];
+      requests[i].body_case = ANIMSERVER__REQUEST__BODY_SEARCH;
+      requests[i].search = &sr[i - 1];
+    }
+    total += animserver__request__get_packed_size(&requests[i]);
   }
-  c->sent_ns[request.id % RAW_SLOTS] = start_ns;
-  return raw_queue(c, &request);
+  if (!(s->packed = malloc(total))) return ANIM_ENOMEM;
+  size_t at = 0;
+  for (int i = 0; i <= n; i++) {
+    template_t *t = i == 0 ? &s->ping : &s->searches[i - 1];
+    t->offset = at;
+    t->len = animserver__request__pack(&requests[i], s->packed + at);
+    t->body = (int)requests[i].body_case;
+    at += t->len;
+  }
+  return 0;
 }
 
 static int raw_flush(load_conn_t *c) {
@@ -182,28 +298,28 @@ static int raw_flush(load_conn_t *c) {
   return 0;
 }
 
-/* ServerMessage{response(1){id(1), error(2)?...}}: the id and whether an error came. */
+/* ServerMessage{response(1){id(1), error(2) | body}}, read only as far as
+ * its fields' framing: the id must be in flight here, the body the one its
+ * request asked for (else an error). */
 static int raw_on_frame(void *ctx, const uint8_t *frame, size_t len) {
   load_conn_t *c = ctx;
   uint64_t id = 0;
-  int error = 0;
+  int error = 0, body = 0;
   size_t pos = 0, inner = 0;
   anim_wire_field_t f, g;
   if (anim_wire_next_field(frame, len, &pos, &f) != 1 || f.number != 1 || f.type != ANIM_WIRE_BYTES) return ANIM_EPROTO;
   while (anim_wire_next_field(f.data, f.len, &inner, &g) == 1) {
     if (g.number == 1 && g.type == ANIM_WIRE_VARINT) id = g.value;
-    if (g.number == 2 && g.type == ANIM_WIRE_BYTES) error = 1;
+    else if (g.number == 2 && g.type == ANIM_WIRE_BYTES) error = 1;
+    else if (g.type == ANIM_WIRE_BYTES) body = (int)g.number;
   }
+  raw_slot_t *slot = &c->slots[id % RAW_SLOTS];
+  if (id == 0 || slot->id != id) return ANIM_EPROTO; /* an answer to no request in flight */
   load_state_t *s = c->state;
   c->in_flight--;
-  if (error) s->errors++;
-  if (s->nlatencies == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 1 << 16;
-    uint64_t *grown = realloc(s->latencies_ns, cap * sizeof *grown);
-    if (!grown) return ANIM_ENOMEM;
-    s->latencies_ns = grown, s->cap = cap;
-  }
-  s->latencies_ns[s->nlatencies++] = now_ns() - c->sent_ns[id % RAW_SLOTS];
+  if (error || body != slot->expect) s->errors++;
+  observe(s, c->arrived_ns > slot->sent_ns ? c->arrived_ns - slot->sent_ns : 0);
+  slot->id = 0;
   return 0;
 }
 
@@ -212,13 +328,15 @@ static int raw_process(load_conn_t *c) {
   for (;;) {
     ssize_t n = recv(c->fd, buffer, sizeof buffer, 0);
     if (n > 0) {
+      c->arrived_ns = now_ns(); /* one clock read for the answers of one recv */
       int rc = anim_frame_reader_feed(&c->reader, buffer, (size_t)n, raw_on_frame, c);
       if (rc) return rc;
+      if ((size_t)n < sizeof buffer) return 0; /* drained: level-triggered polling says when there is more */
       continue;
     }
     if (n == 0) return ANIM_ECLOSED;
     if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return raw_flush(c);
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
     return ANIM_ECLOSED;
   }
 }
@@ -230,12 +348,10 @@ static int raw_hello(load_conn_t *c, const char *token, int timeout_ms) {
   Animserver__HelloRequest hello = ANIMSERVER__HELLO_REQUEST__INIT;
   hello.client_name = "animctl load";
   hello.auth_token = (char *)token;
-  request.id = c->next_id++;
   request.body_case = ANIMSERVER__REQUEST__BODY_HELLO;
   request.hello = &hello;
-  int rc = raw_queue(c, &request);
+  int rc = raw_queue(c, &request, now_ns());
   c->in_flight++;
-  c->sent_ns[request.id % RAW_SLOTS] = now_ns();
   load_state_t *s = c->state;
   uint64_t errors = s->errors, deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
   while (rc == 0 && c->in_flight > 0) {
@@ -245,7 +361,8 @@ static int raw_hello(load_conn_t *c, const char *token, int timeout_ms) {
     if ((rc = raw_flush(c)) == 0) rc = raw_process(c);
   }
   /* The hello is not part of the measurement. */
-  if (s->nlatencies > 0) s->nlatencies--;
+  memset(s->histogram, 0, sizeof s->histogram);
+  s->answered = s->max_ns = 0;
   if (rc == 0 && s->errors != errors) rc = ANIM_EPERM;
   s->errors = errors;
   return rc;
@@ -253,10 +370,13 @@ static int raw_hello(load_conn_t *c, const char *token, int timeout_ms) {
 
 static int send_one(load_conn_t *c, uint64_t start_ns) {
   load_state_t *s = c->state;
+  int total = s->o->weight_ping + s->o->weight_search;
+  int search = s->o->weight_search > 0 &&
+               (s->o->weight_ping == 0 || (int)(rand_r(&s->seed) % (unsigned)total) >= s->o->weight_ping);
   if (!s->o->library) {
-    int total = s->o->weight_ping + s->o->weight_search;
-    int search = (int)(rand_r(&s->seed) % (unsigned)total) >= s->o->weight_ping;
-    int rc = raw_send(c, search, search ? (int)(rand_r(&s->seed) % (unsigned)s->nframes) : 0, start_ns);
+    const template_t *t = &s->ping;
+    if (search) t = &s->searches[s->next_search++ % SEARCH_TEMPLATES];
+    int rc = raw_send(c, t, start_ns);
     if (rc) return rc;
     c->in_flight++;
     s->sent++;
@@ -266,9 +386,8 @@ static int send_one(load_conn_t *c, uint64_t start_ns) {
   if (!tag) return ANIM_ENOMEM;
   tag->conn = c;
   tag->start_ns = start_ns;
-  int total = s->o->weight_ping + s->o->weight_search;
   int rc;
-  if ((int)(rand_r(&s->seed) % (unsigned)total) < s->o->weight_ping) {
+  if (!search) {
     rc = anim_client_ping_send(c->client, "load", 4, on_ping, tag, NULL);
   } else {
     anim_query_t q;
@@ -290,6 +409,7 @@ static int send_one(load_conn_t *c, uint64_t start_ns) {
  * rate mode only requests whose intended time has come. */
 static int top_up(load_conn_t *c, uint64_t now, uint64_t end) {
   while (c->in_flight < c->state->o->pipeline) {
+    if (!c->state->o->library && c->slots[c->next_id % RAW_SLOTS].id) break; /* that id's slot is still in flight */
     uint64_t start = now;
     if (c->interval_ns) {
       if (c->next_intended_ns > now || c->next_intended_ns >= end) break;
@@ -299,22 +419,9 @@ static int top_up(load_conn_t *c, uint64_t now, uint64_t end) {
       break;
     }
     int rc = send_one(c, start);
-    if (rc) return rc;
+    if (rc) return rc < 0 ? rc : 0;
   }
   return 0;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double percentile_us(const uint64_t *sorted, size_t n, double p) {
-  if (n == 0) return 0.0;
-  size_t i = (size_t)ceil(p / 100.0 * (double)n);
-  if (i > 0) i--;
-  if (i >= n) i = n - 1;
-  return (double)sorted[i] / 1000.0;
 }
 
 static int parse_mix(const char *text, load_options_t *o) {
@@ -395,23 +502,66 @@ static int run_load(const options_t *g, load_options_t *o, load_state_t *s, load
   return rc;
 }
 
+/* Epoll also waits for room to send while c has output left. */
+static int watch_output(int ep, load_conn_t *c) {
+  int want = c->out_len > 0;
+  if (want == c->watching_out) return 0;
+  struct epoll_event ev = {(uint32_t)(EPOLLIN | (want ? EPOLLOUT : 0)), {.ptr = c}};
+  c->watching_out = want;
+  return epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev) == 0 ? 0 : ANIM_EIO;
+}
+
+/* Raw frames, closed loop: a connection sends its next requests as soon as
+ * answers come back (as redis-benchmark does), watched with epoll. */
+static int run_raw(load_options_t *o, load_state_t *s, load_conn_t *conns) {
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) return ANIM_EIO;
+  uint64_t now = now_ns(), end = now + (uint64_t)(o->duration_s * 1e9);
+  int rc = 0;
+  for (int i = 0; i < o->connections && rc == 0; i++) {
+    struct epoll_event ev = {EPOLLIN, {.ptr = &conns[i]}};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev) != 0) rc = ANIM_EIO;
+  }
+  for (int i = 0; i < o->connections && rc == 0; i++)
+    if (!(rc = top_up(&conns[i], now, end)) && !(rc = raw_flush(&conns[i]))) rc = watch_output(ep, &conns[i]);
+  struct epoll_event events[64];
+  while (rc == 0) {
+    now = now_ns();
+    if (now >= end && s->answered >= s->sent) break;
+    if (now > end + 10ull * 1000000000u) break; /* answers that never come */
+    int n = epoll_wait(ep, events, 64, 100);
+    for (int e = 0; e < n && rc == 0; e++) {
+      load_conn_t *c = events[e].data.ptr;
+      if (events[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+        c->arrived_ns = 0;
+        rc = raw_process(c);
+        if (!rc) rc = top_up(c, c->arrived_ns ? c->arrived_ns : now_ns(), end);
+      }
+      if (!rc) rc = raw_flush(c);
+      if (!rc) rc = watch_output(ep, c);
+    }
+  }
+  close(ep);
+  return rc;
+}
+
 static void report(const options_t *g, const load_options_t *o, load_state_t *s, double elapsed_s) {
-  qsort(s->latencies_ns, s->nlatencies, sizeof *s->latencies_ns, cmp_u64);
-  double rps = (double)s->nlatencies / elapsed_s;
-  double p50 = percentile_us(s->latencies_ns, s->nlatencies, 50), p99 = percentile_us(s->latencies_ns, s->nlatencies, 99),
-         p999 = percentile_us(s->latencies_ns, s->nlatencies, 99.9), max = percentile_us(s->latencies_ns, s->nlatencies, 100);
+  size_t answered = (size_t)s->answered;
+  double rps = (double)answered / elapsed_s;
+  double p50 = percentile_us(s, 50), p99 = percentile_us(s, 99), p999 = percentile_us(s, 99.9),
+         max = (double)s->max_ns / 1000.0;
   if (g->json) {
     printf("{\"connections\":%d,\"pipeline\":%d,\"rate\":%g,\"mix\":{\"ping\":%d,\"search\":%d},\"duration_s\":%.3f,"
            "\"requests\":%zu,\"errors\":%llu,\"requests_per_s\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
            "\"p999_us\":%.1f,\"max_us\":%.1f,\"latency_from\":\"%s\"}\n",
-           o->connections, o->pipeline, o->rate, o->weight_ping, o->weight_search, elapsed_s, s->nlatencies,
+           o->connections, o->pipeline, o->rate, o->weight_ping, o->weight_search, elapsed_s, answered,
            (unsigned long long)s->errors, rps, p50, p99, p999, max, o->rate > 0 ? "intended" : "sent");
   } else {
     printf("%d connections (%s), pipeline %d, %s, mix ping=%d search=%d\n", o->connections,
            o->library ? "client library" : "raw frames", o->pipeline,
            o->rate > 0 ? "fixed rate (latency from intended start)" : "closed loop (latency from send)",
            o->weight_ping, o->weight_search);
-    printf("requests %zu in %.2f s: %.0f req/s, errors %llu\n", s->nlatencies, elapsed_s, rps,
+    printf("requests %zu in %.2f s: %.0f req/s, errors %llu\n", answered, elapsed_s, rps,
            (unsigned long long)s->errors);
     printf("latency us: p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", p50, p99, p999, max);
   }
@@ -421,24 +571,32 @@ int animctl_load(anim_client_t *first, const options_t *g, int argc, char **argv
   load_options_t o = {50, 1, 5.0, 0.0, 1, 0, "default", 1, 0};
   if (parse_load_options(argc, argv, &o)) {
     fprintf(stderr, "animctl: load [--connections N] [--pipeline P] [--duration S] [--rate R] "
-                    "[--mix ping=W,search=W] [--database NAME] [--k K]\n");
+                    "[--mix ping=W,search=W] [--database NAME] [--k K] [--library]\n");
     return 2;
   }
-  load_state_t s = {&o, 1, NULL, 0, 0, 0, 0, 12345u};
+  load_state_t *s = calloc(1, sizeof *s); /* the histogram: too big for the stack */
+  if (!s) return report_error("load", ANIM_ENOMEM, first);
+  s->o = &o, s->nframes = 1, s->seed = 12345u;
+  int rc = 0;
   if (o.weight_search > 0) {
     anim_db_description_t *d;
-    int rc = anim_client_db_describe(first, o.database, &d, g->timeout_ms);
-    if (rc) return report_error("load: describe", rc, first);
-    s.nframes = (int)d->summary.frames;
+    rc = anim_client_db_describe(first, o.database, &d, g->timeout_ms);
+    if (rc) {
+      free(s);
+      return report_error("load: describe", rc, first);
+    }
+    s->nframes = d->summary.frames > 0 ? (int)d->summary.frames : 1;
     anim_db_description_free(d);
   }
-  load_conn_t *conns = calloc((size_t)o.connections, sizeof *conns);
-  int rc = conns ? 0 : ANIM_ENOMEM;
+  if (!o.library) rc = pack_templates(s);
+  load_conn_t *conns = rc ? NULL : calloc((size_t)o.connections, sizeof *conns);
+  if (!rc && !conns) rc = ANIM_ENOMEM;
   for (int i = 0; rc == 0 && i < o.connections; i++) {
     anim_client_options_t copts = {.timeout_ms = g->timeout_ms, .auth_token = g->auth_token};
     int token = g->auth_token && *g->auth_token;
-    conns[i].state = &s;
+    conns[i].state = s;
     conns[i].next_id = 1;
+    conns[i].fd = -1;
     anim_frame_reader_init(&conns[i].reader, 64u << 20);
     if (o.library) {
       conns[i].client = i == 0 ? first : anim_client_connect(g->host, g->port, &copts, &rc);
@@ -450,17 +608,18 @@ int animctl_load(anim_client_t *first, const options_t *g, int argc, char **argv
     }
   }
   uint64_t t0 = now_ns();
-  if (rc == 0) rc = run_load(g, &o, &s, conns);
+  if (rc == 0) rc = o.library || o.rate > 0 ? run_load(g, &o, s, conns) : run_raw(&o, s, conns);
   double elapsed = (double)(now_ns() - t0) / 1e9;
-  if (rc == 0) report(g, &o, &s, elapsed);
+  if (rc == 0) report(g, &o, s, elapsed);
   else report_error("load", rc, first);
   for (int i = 0; conns && i < o.connections; i++) {
     if (o.library && i > 0) anim_client_close(conns[i].client);
-    if (!o.library && conns[i].fd > 0) close(conns[i].fd);
+    if (!o.library && conns[i].fd >= 0) close(conns[i].fd);
     anim_frame_reader_free(&conns[i].reader);
     free(conns[i].out);
   }
   free(conns);
-  free(s.latencies_ns);
+  free(s->packed);
+  free(s);
   return rc ? 1 : 0;
 }
