@@ -404,7 +404,6 @@ __attribute__((target("avx2"))) static void code_distances_avx2(const int16_t *a
 }
 #endif
 
-/* The fastest code_distances this CPU runs. */
 /* 1 when the AVX2 paths may run: the CPU has AVX2 and ANIM_SEARCH_NO_AVX2
  * is unset (the tests set it to check the portable paths on this CPU). */
 static int avx2_enabled(void) {
