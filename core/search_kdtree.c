@@ -254,6 +254,13 @@ static void leaf_group(kdtree_t *t, node_t *node, int first, int count) {
   leaf_group(t, node, first + count / 2, count - count / 2);
 }
 
+static int leaf_rows_finite(const kdtree_t *t, const node_t *node) {
+  for (int i = node->first; i < node->first + node->count; i++)
+    for (int j = 0; j < t->cols; j++)
+      if (!isfinite(row_at(t, i)[j])) return 0;
+  return 1;
+}
+
 /* Codes of the rows of leaf id (its box is filled); sets its step, its
  * groups and their code boxes. */
 static void leaf_encode(kdtree_t *t, int id) {
@@ -264,15 +271,17 @@ static void leaf_encode(kdtree_t *t, int id) {
     if ((double)hi[j] - lo[j] > width) width = (double)hi[j] - lo[j];
   /* Rounded up: every (x - lo) / step stays at most 255. */
   node->step = (float)(width / 255.0 * (1.0 + 1e-6));
-  /* A step near the bottom of the floats would overflow 1 / step: no codes then (the rows are all checked). */
-  if (node->step < 1e-30f) node->step = 0.0f;
+  /* A step near the bottom of the floats would overflow 1 / step, and a row
+   * that is not finite (a database file may hold one) has no cell: no codes
+   * then (the rows are all checked exactly, as brute force does). */
+  if (!(node->step >= 1e-30f && node->step < INFINITY) || !leaf_rows_finite(t, node)) node->step = 0.0f;
   /* In doubles: a cell may be off by 1e-15 of a step, far inside CODE_SLACK. */
   double inv = node->step > 0.0f ? 1.0 / node->step : 0.0;
   for (int i = node->first; i < node->first + node->count; i++) {
     const float *row = row_at(t, i);
     uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
     for (int j = 0; j < t->stride; j++) {
-      double c = j < t->cols ? floor(((double)row[j] - lo[j]) * inv) : 0.0;
+      double c = j < t->cols && inv > 0.0 ? floor(((double)row[j] - lo[j]) * inv) : 0.0;
       code[j] = (uint8_t)(c < 0.0 ? 0 : c > 255.0 ? 255 : c);
     }
   }

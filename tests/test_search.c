@@ -292,6 +292,38 @@ static void test_equal_and_adjacent_rows(void **state) {
   free(x);
 }
 
+/* Rows that are not finite (a database file may hold them: fuzz_dbfile
+ * found one): the fast method keeps no leaf codes for their leaves and still
+ * answers as brute force does. */
+static void test_rows_not_finite(void **state) {
+  unsigned seed = 91;
+  int cols = 27, rows = 3000;
+  float *x = malloc((size_t)rows * (size_t)cols * sizeof *x);
+  for (int i = 0; i < rows * cols; i++) x[i] = gaussian(&seed);
+  for (int i = 0; i < rows; i += 97) x[(size_t)i * (size_t)cols + (size_t)(i % cols)] = i % 2 ? INFINITY : -INFINITY;
+  anim_range_t ranges[1] = {{0, 3000, 1, "all"}};
+  anim_search_index_t *brute = build(ANIM_SEARCH_BRUTE, x, rows, cols, ranges, 1);
+  anim_search_index_t *fast = build(ANIM_SEARCH_FAST, x, rows, cols, ranges, 1);
+  float q[27];
+  for (int i = 0; i < 500; i++) {
+    int base = 1 + rand_r(&seed) % (rows - 1);
+    if (base % 97 == 0) base++; /* queries stay finite */
+    for (int j = 0; j < cols; j++) q[j] = x[(size_t)base * (size_t)cols + (size_t)j] + 0.3f * gaussian(&seed);
+    anim_search_query_t s = query(q, 1 + rand_r(&seed) % 8);
+    anim_search_hit_t ref[8], got[8];
+    int nref, n;
+    assert_int_equal(anim_search_run(brute, &s, ref, &nref, NULL), 0);
+    assert_int_equal(anim_search_run(fast, &s, got, &n, NULL), 0);
+    assert_int_equal(n, nref);
+    for (int h = 0; h < n; h++) {
+      assert_int_equal(got[h].frame, ref[h].frame);
+      assert_memory_equal(&got[h].cost, &ref[h].cost, sizeof got[h].cost);
+    }
+  }
+  anim_search_index_free(brute), anim_search_index_free(fast);
+  free(x);
+}
+
 /* The benchmark's large databases: the real features tiled 11 times (66,484
  * rows, past the parallel build's threshold), each tile after the first with
  * N(0, 0.05) noise. */
@@ -378,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_random_data_with_ties),
       cmocka_unit_test(test_clustered_data),
       cmocka_unit_test(test_equal_and_adjacent_rows),
+      cmocka_unit_test(test_rows_not_finite),
       cmocka_unit_test(test_task_runner),
       cmocka_unit_test(test_procedural_database),
       cmocka_unit_test(test_batch),
