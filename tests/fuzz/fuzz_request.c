@@ -80,7 +80,7 @@ static char data_dir[64];
 static void reset_machines(void);
 static void nothing_close(srv_connection_t *c, const char *reason) {}
 static void nothing_free(srv_connection_t *c) {}
-static const srv_connection_callbacks_t callbacks = {NULL, NULL, NULL, nothing_close, nothing_free};
+static const srv_connection_callbacks_t callbacks = {.on_close = nothing_close, .on_free = nothing_free};
 static void no_hook(srv_crowd_t *c, void *data) {}
 
 static void die(const char *what, const char *err) {
