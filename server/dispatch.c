@@ -29,6 +29,13 @@ struct parked {
   struct parked *next;
 };
 
+/* Batches waiting in the lane, server-wide; past this the loop searches
+ * the oldest itself (lane.h), so both cores search when the lane's thread
+ * cannot keep up or has no core. */
+#ifndef BATCH_LANE_QUEUED
+#define BATCH_LANE_QUEUED 8
+#endif
+
 static void run(srv_session_t *s, srv_request_t *request);
 static void batch_close(srv_session_t *s);
 static int park_job(job_t *job);
@@ -42,10 +49,13 @@ void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env
   d->metrics = metrics;
   d->on_shutdown = on_shutdown;
   d->data = data;
+  d->lane_ok = srv_lane_init(&d->lane, loop, BATCH_LANE_QUEUED) == 0;
 }
 
 void srv_dispatch_close(srv_dispatch_t *d) {
   while (d->nsearch_arrays > 0) free(d->search_arrays[--d->nsearch_arrays]);
+  if (d->lane_ok) srv_lane_close(&d->lane);
+  d->lane_ok = 0;
 }
 
 void srv_session_init(srv_session_t *s, srv_dispatch_t *d) {
@@ -290,32 +300,25 @@ void srv_dispatch_resume(srv_dispatch_t *d) {
 #define BATCH_SEARCHES 16
 /* Answers per batch, searches and others in request order. */
 #define BATCH_ANSWERS 64
-/* Fewer searches than this are answered on the loop: the hand-off to a pool
- * thread (a lock, a wake-up, an async send back) costs about as much as a
- * few searches. */
-#define BATCH_POOL_MIN 4
-/* Batches on the pool at once, server-wide; more are answered on the loop,
- * which so never waits for a pool thread that has no core. Their answers
- * come back only on the loop's next turn, so this bounds the share the pool
- * takes. Measured on 2 cores with the load generator on the same machine
- * (README, issue 15): letting every batch go to the pool cost 10-15% of the
- * throughput (the pool thread found no idle core and the hand-off added
- * about 0.35 us per search); with this bound the pool takes a few percent
- * of the searches there and the throughput is that of the loop alone. */
-#define BATCH_POOL_MAX 4
-
+/* Fewer searches than this are searched on the loop while the lane is
+ * idle: waking its pool thread (a lock, a wake-up, an async send back)
+ * costs about as much as a few searches. While the lane runs, a batch joins
+ * it for the cost of an append. */
+#ifndef BATCH_LANE_MIN
+#define BATCH_LANE_MIN 4
+#endif
 struct batch_search {
   srv_request_t request;
   srv_response_t response;
 };
 
 typedef struct read_batch {
-  uv_work_t work;
+  srv_lane_item_t item; /* first: the lane's callbacks find the batch from it */
   srv_session_t *session;
   srv_service_ctx_t ctx;
   struct read_batch *next;
   int nanswers, nsearches;
-  int on_pool, done, failed;
+  int done, failed;
   srv_buffer_t *out; /* every answer, in order, once done */
   /* Each answer: an encoded buffer, or (encoded NULL) the next search. */
   srv_buffer_t *answers[BATCH_ANSWERS];
@@ -351,10 +354,9 @@ static read_batch_t *batch_current(srv_session_t *s) {
   b->ctx = service_ctx(s);
   b->next = NULL;
   b->nanswers = b->nsearches = 0;
-  b->on_pool = b->done = b->failed = 0;
+  b->done = b->failed = 0;
   b->out = NULL;
   b->searches = NULL;
-  b->work.data = b;
   s->batch = b;
   srv_connection_hold(&s->connection); /* until its answers are handed over */
   return b;
@@ -394,8 +396,8 @@ static int batch_add_search(srv_session_t *s, srv_request_t *request, srv_respon
 
 /* Searches and encodes every answer of the batch into one buffer (any
  * thread: the searches read only their databases, held by reference). */
-static void batch_run(uv_work_t *work) {
-  read_batch_t *b = work->data;
+static void batch_run(srv_lane_item_t *item) {
+  read_batch_t *b = (read_batch_t *)item;
   const srv_service_t *service = srv_service_for(SRV_REQ_SEARCH);
   for (int i = 0; i < b->nsearches; i++)
     srv_service_run_step(service->handle, &b->ctx, &b->searches[i].request, &b->searches[i].response);
@@ -433,12 +435,11 @@ static void batch_flush_ready(srv_session_t *s) {
 
 /* The batch's searches are answered (loop thread): count them, let go of
  * their requests, and hand over what is ready. */
-static void batch_done(uv_work_t *work, int status) {
-  read_batch_t *b = work->data;
+static void batch_done(srv_lane_item_t *item) {
+  read_batch_t *b = (read_batch_t *)item;
   srv_session_t *s = b->session;
   for (int i = 0; i < b->nsearches; i++) {
     srv_response_t *r = &b->searches[i].response;
-    if (status < 0) b->failed = 1; /* cancelled at shutdown: the connection goes */
     count(s, r->type, r->error, b->searches[i].request.received_ns);
     srv_response_release(r);
     srv_request_release(&b->searches[i].request);
@@ -447,13 +448,18 @@ static void batch_done(uv_work_t *work, int status) {
   s->batch_searches -= b->nsearches;
   searches_give_back(s->dispatch, b->searches);
   b->searches = NULL;
-  if (b->on_pool) s->dispatch->batches_on_pool--;
   b->done = 1;
   batch_flush_ready(s);
   srv_connection_release(&s->connection); /* last: it may free the session */
 }
 
-/* The batch being filled is complete: its searches run (on the pool when
+/* Whether a closing batch goes to the lane (see BATCH_LANE_MIN). */
+static int batch_to_lane(srv_dispatch_t *d, const read_batch_t *b) {
+  if (!d->lane_ok || b->nsearches == 0) return 0;
+  return b->nsearches >= BATCH_LANE_MIN || srv_lane_pending(&d->lane) > 0;
+}
+
+/* The batch being filled is complete: its searches run (in the lane when
  * there are enough of them), and it waits behind the earlier ones. */
 static void batch_close(srv_session_t *s) {
   read_batch_t *b = s->batch;
@@ -462,14 +468,11 @@ static void batch_close(srv_session_t *s) {
   if (s->batch_tail) s->batch_tail->next = b;
   else s->batch_head = b;
   s->batch_tail = b;
-  if (b->nsearches >= BATCH_POOL_MIN && s->dispatch->batches_on_pool < BATCH_POOL_MAX &&
-      uv_queue_work(s->dispatch->loop, &b->work, batch_run, batch_done) == 0) {
-    b->on_pool = 1;
-    s->dispatch->batches_on_pool++;
-    return;
-  }
-  if (b->nsearches > 0) batch_run(&b->work);
-  batch_done(&b->work, 0);
+  b->item.run = batch_run;
+  b->item.done = batch_done;
+  if (batch_to_lane(s->dispatch, b) && srv_lane_push(&s->dispatch->lane, &b->item) == 0) return;
+  if (b->nsearches > 0) batch_run(&b->item);
+  batch_done(&b->item);
 }
 
 /* ---- authentication -------------------------------------------------------------------- */

@@ -16,9 +16,10 @@
  *
  * Searches that arrive in one read are answered as one batch: prepared on
  * the loop as they are decoded, then searched and encoded together into one
- * buffer at the read's end, on the thread pool when there are enough of
- * them to pay for the hand-off (the loop goes on with other connections
- * meanwhile), else on the loop. The answers of that read and of the reads
+ * buffer at the read's end, on the thread pool (a lane, lane.h: one pool
+ * thread at a time, so the loop keeps the other core for reading, decoding
+ * and writing) when there are enough of them to pay for the hand-off and
+ * the lane is not already full, else on the loop. The answers of that read and of the reads
  * after it on the same connection wait behind the batch, so a connection's
  * answers keep the order of its requests (as before, requests sent to the
  * pool on their own, and parked ones, may be answered after later ones).
@@ -32,6 +33,7 @@
 #include <stdint.h>
 #include <uv.h>
 #include "connection.h"
+#include "lane.h"
 #include "metrics.h"
 #include "request.h"
 #include "service.h"
@@ -46,7 +48,8 @@ typedef struct srv_dispatch {
   srv_counters_t *counters;
   srv_metrics_t *metrics;
   parked_t *parked_head, *parked_tail; /* requests waiting for the tick's end */
-  int batches_on_pool;                 /* read batches searching on the pool now */
+  srv_lane_t lane;                     /* read batches searched on the pool, one at a time */
+  int lane_ok;                         /* else every batch is searched on the loop */
   struct batch_search *search_arrays[8]; /* kept for the next read batches (dispatch.c) */
   int nsearch_arrays;
   void (*on_shutdown)(void *data);     /* a shutdown request was answered */
@@ -77,7 +80,8 @@ typedef struct srv_session {
 void srv_dispatch_init(srv_dispatch_t *dispatch, uv_loop_t *loop, const srv_service_env_t *env,
                        srv_counters_t *counters, srv_metrics_t *metrics, void (*on_shutdown)(void *data), void *data);
 
-/* Frees what the dispatcher keeps for reuse (once no connection is left). */
+/* Frees what the dispatcher keeps for reuse and closes its lane, once no
+ * connection is left (run the loop once more for the lane's close callback). */
 void srv_dispatch_close(srv_dispatch_t *dispatch);
 
 /* A session on an initialized connection: authenticated when the server

@@ -245,9 +245,9 @@ void srv_server_close(srv_server_t *server) {
   uv_close((uv_handle_t *)&server->sigint, NULL);
   uv_close((uv_handle_t *)&server->sigterm, NULL);
   uv_close((uv_handle_t *)&server->sighup, NULL);
+  srv_dispatch_close(&server->dispatch);
   uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
   srv_crowd_close(&server->crowd);
-  srv_dispatch_close(&server->dispatch);
   srv_machines_clear(&server->machines);
   srv_registry_clear(&server->registry);
 }
