@@ -67,6 +67,7 @@ static void on_ended(uv_async_t *async) { deliver(async->data); }
  * a pool thread that may have no core, it runs them (and what they end). */
 static void on_prepare(uv_prepare_t *prepare) {
   srv_lane_t *lane = prepare->data;
+  if (lane->pending == 0) return; /* the common case, without the lock */
   while (run_here(lane)) {
   }
   deliver(lane);
