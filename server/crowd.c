@@ -9,10 +9,13 @@
 /* Actors per simulation job: enough to amortize a job's overhead, small
  * enough that a crowd spreads over every pool thread. */
 #define CHUNK_MAX 256
+/* Pool jobs simulating chunks at once: libuv's pool has 4 threads (the
+ * others are left for encoding and requests). */
+#define CROWD_WORKERS_MAX 4
 
 /* One simulation job and its scratch, kept and grown between ticks. */
 struct srv_chunk {
-  uv_work_t work;
+  srv_lane_item_t item; /* first: the lane's callbacks find the chunk from it */
   srv_crowd_t *crowd;
   srv_actor_t **actors; /* a run of crowd->tick_actors of one kind on one database */
   int n;
@@ -162,13 +165,13 @@ void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner) {
 
 /* ---- simulation (pool threads) ------------------------------------------------------ */
 
-static void simulate_run(uv_work_t *work) {
-  srv_chunk_t *chunk = work->data;
+static void simulate_run(srv_lane_item_t *item) {
+  srv_chunk_t *chunk = (srv_chunk_t *)item;
   chunk->actors[0]->kind->simulate(chunk->actors, chunk->n, (float)chunk->crowd->tick_dt, chunk->scratch);
 }
 
-static void simulate_done(uv_work_t *work, int status) {
-  srv_chunk_t *chunk = work->data;
+static void simulate_done(srv_lane_item_t *item) {
+  srv_chunk_t *chunk = (srv_chunk_t *)item;
   srv_crowd_t *crowd = chunk->crowd;
   if (crowd->hooks.chunk_simulated) crowd->hooks.chunk_simulated(crowd, (int)(chunk - crowd->chunks), crowd->hooks.data);
   if (--crowd->jobs_pending == 0) crowd->hooks.simulated(crowd, crowd->hooks.data);
@@ -303,10 +306,9 @@ static void on_tick(srv_scheduler_t *scheduler, uint64_t tick, double dt) {
   crowd->tick_dt = dt;
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) crowd->tick_actors[i]->want = 0;
   crowd->hooks.prepare(crowd, crowd->hooks.data);
-  /* work.data is set here, not while planning: a later chunk may grow (move) the array. */
   for (int i = 0; i < crowd->nchunks; i++) {
-    crowd->chunks[i].work.data = &crowd->chunks[i];
-    if (uv_queue_work(crowd->loop, &crowd->chunks[i].work, simulate_run, simulate_done) == 0) crowd->jobs_pending++;
+    crowd->chunks[i].item = (srv_lane_item_t){simulate_run, simulate_done, NULL};
+    if (srv_lane_push(&crowd->lane, &crowd->chunks[i].item) == 0) crowd->jobs_pending++;
   }
   if (crowd->jobs_pending == 0) crowd->hooks.simulated(crowd, crowd->hooks.data);
 }
@@ -338,13 +340,26 @@ int srv_crowd_init(srv_crowd_t *crowd, uv_loop_t *loop, const srv_config_t *conf
   crowd->loop = loop;
   crowd->config = config;
   crowd->hooks = *hooks;
-  return srv_scheduler_init(&crowd->scheduler, loop, config->tick_rate, on_tick, crowd);
+  /* Chunks run on one pool thread per core (no more: they would only take
+   * turns), never on the loop, which stays free for requests. */
+  unsigned cores = uv_available_parallelism();
+  srv_lane_options_t lane = {.workers = cores < CROWD_WORKERS_MAX ? (int)cores : CROWD_WORKERS_MAX};
+  int rc = srv_lane_init(&crowd->lane, loop, &lane);
+  if (rc != 0) return rc;
+  if ((rc = srv_scheduler_init(&crowd->scheduler, loop, config->tick_rate, on_tick, crowd)) != 0) {
+    srv_lane_close(&crowd->lane);
+    return rc;
+  }
+  crowd->lane_open = 1;
+  return 0;
 }
 
 void srv_crowd_stop(srv_crowd_t *crowd) { srv_scheduler_close(&crowd->scheduler); }
 
 void srv_crowd_close(srv_crowd_t *crowd) {
   srv_scheduler_close(&crowd->scheduler);
+  if (crowd->lane_open) srv_lane_close(&crowd->lane);
+  crowd->lane_open = 0;
   for (uint32_t i = 0; i < crowd->nslots; i++)
     if (crowd->slots[i]) actor_free(crowd, crowd->slots[i]);
   for (int i = 0; i < crowd->chunks_capacity; i++) free(crowd->chunks[i].scratch);

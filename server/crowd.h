@@ -35,6 +35,7 @@
 #include <uv.h>
 #include "actor.h"
 #include "config.h"
+#include "lane.h"
 #include "registry.h"
 #include "scheduler.h"
 
@@ -82,14 +83,17 @@ typedef struct srv_crowd {
   srv_chunk_t *chunks;         /* simulation jobs, kept across ticks */
   int nchunks, chunks_capacity;
   int jobs_pending;
+  srv_lane_t lane;             /* runs the chunks on the pool (lane.h) */
+  int lane_open;
   srv_crowd_stats_t stats;
 } srv_crowd_t;
 
-/* A stopped crowd ticking at config->tick_rate. 0 or a negative code (timerfd). */
+/* A stopped crowd ticking at config->tick_rate. 0 or a negative code (timerfd, eventfd). */
 int srv_crowd_init(srv_crowd_t *crowd, uv_loop_t *loop, const srv_config_t *config, const srv_crowd_hooks_t *hooks);
 /* Stops the clock (a tick in flight still finishes); the loop can then end. */
 void srv_crowd_stop(srv_crowd_t *crowd);
-/* Frees every actor and the crowd's arrays (after the loop has run dry). */
+/* Frees every actor and the crowd's arrays and closes its handles (after
+ * the loop has run dry; run it once more for their close callbacks). */
 void srv_crowd_close(srv_crowd_t *crowd);
 
 /* 1 between a tick's prepare and ended: the actors may not change. */

@@ -33,7 +33,7 @@ struct parked {
  * the oldest itself (lane.h), so both cores search when the lane's thread
  * cannot keep up or has no core. */
 #ifndef BATCH_LANE_QUEUED
-#define BATCH_LANE_QUEUED 8
+#define BATCH_LANE_QUEUED 32
 #endif
 
 static void run(srv_session_t *s, srv_request_t *request);
@@ -49,7 +49,8 @@ void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env
   d->metrics = metrics;
   d->on_shutdown = on_shutdown;
   d->data = data;
-  d->lane_ok = srv_lane_init(&d->lane, loop, BATCH_LANE_QUEUED) == 0;
+  srv_lane_options_t lane = {.workers = 1, .loop_helps = 1, .max_queued = BATCH_LANE_QUEUED};
+  d->lane_ok = srv_lane_init(&d->lane, loop, &lane) == 0;
 }
 
 void srv_dispatch_close(srv_dispatch_t *d) {

@@ -1,4 +1,9 @@
-/* lane.c: one pool job at a time running queued items in order (see lane.h). */
+/* lane.c: queued items run by a few pool jobs, ends through an eventfd (see lane.h). */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include "anim_error.h"
 #include "lane.h"
 
 static void append(srv_lane_item_t **head, srv_lane_item_t **tail, srv_lane_item_t *item) {
@@ -8,16 +13,33 @@ static void append(srv_lane_item_t **head, srv_lane_item_t **tail, srv_lane_item
   *tail = item;
 }
 
-/* The oldest queued item, taken out of the queue (any thread), or NULL. */
-static srv_lane_item_t *take(srv_lane_t *lane) {
+/* The oldest queued item, taken out of the queue (any thread), or NULL;
+ * by a pool job (busy set), counted as running until ran() says it ended. */
+static srv_lane_item_t *take(srv_lane_t *lane, int busy) {
   uv_mutex_lock(&lane->lock);
   srv_lane_item_t *item = lane->queued_head;
   if (item) {
     if (!(lane->queued_head = item->next)) lane->queued_tail = NULL;
     lane->queued--;
+    lane->busy += busy;
   }
   uv_mutex_unlock(&lane->lock);
   return item;
+}
+
+/* Pool thread: the item ran. The eventfd is written only when the loop has
+ * read the last write: the loop clears the flag before it takes the list,
+ * so an item appended after that sees it clear and writes again. */
+static void ran(srv_lane_t *lane, srv_lane_item_t *item) {
+  uv_mutex_lock(&lane->lock);
+  append(&lane->ran_head, &lane->ran_tail, item);
+  lane->busy--;
+  uv_mutex_unlock(&lane->lock);
+  if (!atomic_exchange(&lane->ran_signaled, 1)) {
+    uint64_t one = 1;
+    while (write(lane->ran_fd, &one, sizeof one) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 /* Pool thread: runs items until the queue is empty. The job's end is seen
@@ -26,17 +48,15 @@ static srv_lane_item_t *take(srv_lane_t *lane) {
 static void job_run(uv_work_t *work) {
   srv_lane_t *lane = work->data;
   srv_lane_item_t *item;
-  while ((item = take(lane))) {
+  while ((item = take(lane, 1))) {
     item->run(item);
-    uv_mutex_lock(&lane->lock);
-    append(&lane->ran_head, &lane->ran_tail, item);
-    uv_mutex_unlock(&lane->lock);
-    uv_async_send(&lane->ended);
+    ran(lane, item);
   }
 }
 
-/* Loop thread: done for every item the pool thread ran, in order. */
+/* Loop thread: done for every item the pool ran, in the order they ended. */
 static void deliver(srv_lane_t *lane) {
+  atomic_store(&lane->ran_signaled, 0);
   uv_mutex_lock(&lane->lock);
   srv_lane_item_t *item = lane->ran_head;
   lane->ran_head = lane->ran_tail = NULL;
@@ -50,9 +70,18 @@ static void deliver(srv_lane_t *lane) {
   }
 }
 
+static void on_ran(uv_poll_t *poll, int status, int events) {
+  srv_lane_t *lane = poll->data;
+  uint64_t count;
+  (void)status, (void)events;
+  while (read(lane->ran_fd, &count, sizeof count) < 0 && errno == EINTR) {
+  }
+  deliver(lane);
+}
+
 /* Loop thread: runs the oldest queued item here; 0 when none was left. */
 static int run_here(srv_lane_t *lane) {
-  srv_lane_item_t *item = take(lane);
+  srv_lane_item_t *item = take(lane, 0);
   if (!item) return 0;
   item->run(item);
   lane->pending--;
@@ -61,8 +90,6 @@ static int run_here(srv_lane_t *lane) {
   return 1;
 }
 
-static void on_ended(uv_async_t *async) { deliver(async->data); }
-
 /* The loop is about to wait for I/O: rather than sleep while items wait for
  * a pool thread that may have no core, it runs them (and what they end). */
 static void on_prepare(uv_prepare_t *prepare) {
@@ -70,49 +97,60 @@ static void on_prepare(uv_prepare_t *prepare) {
   if (lane->pending == 0) return; /* the common case, without the lock */
   while (run_here(lane)) {
   }
-  deliver(lane);
 }
 
 static void job_ended(uv_work_t *work, int status);
 
-static int job_start(srv_lane_t *lane) {
-  int rc = uv_queue_work(lane->loop, &lane->job, job_run, job_ended);
-  if (rc == 0) lane->job_running = 1;
-  return rc;
+/* Starts pool jobs while fewer than the workers run and more items wait
+ * than running jobs are free to take (queued, busy: as counted under the
+ * lock just before). */
+static int jobs_start(srv_lane_t *lane, size_t queued, int busy) {
+  int rc = 0;
+  for (int i = 0; i < lane->options.workers && (size_t)(lane->running - busy) < queued; i++) {
+    if (lane->job_running[i]) continue;
+    if ((rc = uv_queue_work(lane->loop, &lane->jobs[i], job_run, job_ended)) != 0) break;
+    lane->job_running[i] = 1;
+    lane->running++;
+  }
+  return lane->running > 0 ? 0 : rc;
 }
 
 static void job_ended(uv_work_t *work, int status) {
   srv_lane_t *lane = work->data;
   (void)status; /* never cancelled: the lane does not call uv_cancel */
-  lane->job_running = 0;
+  lane->job_running[work - lane->jobs] = 0;
+  lane->running--;
   deliver(lane);
+  /* Items pushed after the job found its queue empty. */
   uv_mutex_lock(&lane->lock);
-  int more = lane->queued > 0;
+  size_t queued = lane->queued;
+  int busy = lane->busy;
   uv_mutex_unlock(&lane->lock);
-  /* Items pushed after the job found its queue empty (a done above may
-   * have started it already). uv_queue_work fails only on bad arguments. */
-  if (more && !lane->job_running) job_start(lane);
+  jobs_start(lane, queued, busy);
 }
 
-int srv_lane_init(srv_lane_t *lane, uv_loop_t *loop, size_t max_queued) {
-  lane->loop = loop;
-  lane->job.data = lane;
-  lane->queued_head = lane->queued_tail = lane->ran_head = lane->ran_tail = NULL;
-  lane->queued = 0;
-  lane->max_queued = max_queued;
-  lane->job_running = 0;
-  lane->pending = 0;
-  lane->run_by_loop = lane->run_by_pool = 0;
+int srv_lane_init(srv_lane_t *lane, uv_loop_t *loop, const srv_lane_options_t *options) {
+  if (options->workers < 1 || options->workers > SRV_LANE_MAX_WORKERS) return ANIM_EINVAL;
+  *lane = (srv_lane_t){.loop = loop, .options = *options, .ran_fd = -1};
+  for (int i = 0; i < SRV_LANE_MAX_WORKERS; i++) lane->jobs[i].data = lane;
+  atomic_init(&lane->ran_signaled, 0);
   int rc = uv_mutex_init(&lane->lock);
   if (rc != 0) return rc;
-  if ((rc = uv_async_init(loop, &lane->ended, on_ended)) != 0) {
+  if ((lane->ran_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+    rc = uv_translate_sys_error(errno);
+  } else if ((rc = uv_poll_init(loop, &lane->ran_poll, lane->ran_fd)) != 0) {
+    close(lane->ran_fd);
+  }
+  if (rc != 0) {
     uv_mutex_destroy(&lane->lock);
     return rc;
   }
+  lane->ran_poll.data = lane->helping.data = lane;
+  uv_poll_start(&lane->ran_poll, UV_READABLE, on_ran);
+  uv_unref((uv_handle_t *)&lane->ran_poll);
   uv_prepare_init(loop, &lane->helping); /* cannot fail */
-  lane->ended.data = lane->helping.data = lane;
-  uv_prepare_start(&lane->helping, on_prepare);
-  uv_unref((uv_handle_t *)&lane->ended);
+  lane->helping.data = lane;
+  if (options->loop_helps) uv_prepare_start(&lane->helping, on_prepare);
   uv_unref((uv_handle_t *)&lane->helping);
   return 0;
 }
@@ -121,9 +159,10 @@ int srv_lane_push(srv_lane_t *lane, srv_lane_item_t *item) {
   uv_mutex_lock(&lane->lock);
   append(&lane->queued_head, &lane->queued_tail, item);
   size_t queued = ++lane->queued;
+  int busy = lane->busy;
   uv_mutex_unlock(&lane->lock);
-  int rc;
-  if (!lane->job_running && (rc = job_start(lane)) != 0) { /* no job was running: the queue held only this item */
+  int rc = jobs_start(lane, queued, busy);
+  if (rc != 0) { /* no job is running: the queue held only this item */
     uv_mutex_lock(&lane->lock);
     lane->queued_head = lane->queued_tail = NULL;
     lane->queued = 0;
@@ -131,12 +170,18 @@ int srv_lane_push(srv_lane_t *lane, srv_lane_item_t *item) {
     return rc;
   }
   lane->pending++;
-  if (queued > lane->max_queued) run_here(lane);
+  if (lane->options.loop_helps && queued > lane->options.max_queued) run_here(lane);
   return 0;
 }
 
+static void on_poll_closed(uv_handle_t *handle) {
+  srv_lane_t *lane = handle->data;
+  close(lane->ran_fd);
+  lane->ran_fd = -1;
+}
+
 void srv_lane_close(srv_lane_t *lane) {
-  uv_close((uv_handle_t *)&lane->ended, NULL);
+  uv_close((uv_handle_t *)&lane->ran_poll, on_poll_closed);
   uv_close((uv_handle_t *)&lane->helping, NULL);
   uv_mutex_destroy(&lane->lock);
 }

@@ -201,7 +201,7 @@ int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *
                              .simulated = crowd_simulated, .ended = crowd_ended, .wants_ticks = crowd_wants_ticks,
                              .counted = crowd_counted};
   if (srv_crowd_init(&server->crowd, loop, &server->config, &hooks) != 0) {
-    snprintf(err, errlen, "cannot create the tick timer (timerfd)");
+    snprintf(err, errlen, "cannot create the tick timer (timerfd) or the crowd's eventfd");
     uv_close((uv_handle_t *)&server->listener, NULL);
     return ANIM_EIO;
   }
@@ -246,8 +246,8 @@ void srv_server_close(srv_server_t *server) {
   uv_close((uv_handle_t *)&server->sigterm, NULL);
   uv_close((uv_handle_t *)&server->sighup, NULL);
   srv_dispatch_close(&server->dispatch);
-  uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
   srv_crowd_close(&server->crowd);
+  uv_run(server->loop, UV_RUN_DEFAULT); /* their close callbacks */
   srv_machines_clear(&server->machines);
   srv_registry_clear(&server->registry);
 }

@@ -1,6 +1,7 @@
 /*
  * test_lane.c: the lane (server/lane.h) on a real loop and libuv's pool.
- * An idle lane first (nothing pending, keeps no loop alive); then: every item runs exactly once and ends on the loop
+ * Workers out of range first; an idle lane (nothing pending, keeps no loop
+ * alive); two workers run two items at once on the pool; every item runs exactly once and ends on the loop
  * thread, in push order while only the pool runs them; with the pool's
  * thread held by an item, a push past max_queued runs the oldest waiting
  * item on the loop at once, and the loop runs the rest rather than sleep;
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <uv.h>
+#include "anim_error.h"
 #include "../server/lane.h"
 
 enum { ITEMS = 300 };
@@ -24,6 +26,7 @@ typedef struct {
   atomic_int runs;
   int ran_on_loop;
   int dones;
+  int met; /* test_two_workers_run_at_once: the other item was running too */
 } job_t;
 
 static uv_thread_t loop_thread;
@@ -76,13 +79,23 @@ static void expect_each_once(int n) {
   assert_int_equal(ndone, n);
 }
 
+static void test_workers_out_of_range(void **state) {
+  (void)state;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_lane_t lane;
+  assert_int_equal(srv_lane_init(&lane, &loop, &(srv_lane_options_t){0, 0, 0}), ANIM_EINVAL);
+  assert_int_equal(srv_lane_init(&lane, &loop, &(srv_lane_options_t){SRV_LANE_MAX_WORKERS + 1, 0, 0}), ANIM_EINVAL);
+  assert_int_equal(uv_loop_close(&loop), 0); /* nothing was left open */
+}
+
 static void test_idle_lane_closes_cleanly(void **state) {
   (void)state;
   /* Nothing pushed: no job, nothing pending, and its handles keep no loop alive. */
   uv_loop_t loop;
   uv_loop_init(&loop);
   srv_lane_t lane;
-  assert_int_equal(srv_lane_init(&lane, &loop, 4), 0);
+  assert_int_equal(srv_lane_init(&lane, &loop, &(srv_lane_options_t){1, 1, 4}), 0);
   assert_int_equal(srv_lane_pending(&lane), 0);
   assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0);
   close_lane(&loop, &lane);
@@ -94,7 +107,7 @@ static void test_every_item_once_in_order(void **state) {
   uv_loop_init(&loop);
   srv_lane_t lane;
   /* max_queued above ITEMS: only the pool runs items, until the loop idles. */
-  assert_int_equal(srv_lane_init(&lane, &loop, ITEMS + 1), 0);
+  assert_int_equal(srv_lane_init(&lane, &loop, &(srv_lane_options_t){1, 1, ITEMS + 1}), 0);
   jobs_reset();
   for (int i = 0; i < ITEMS; i++) assert_int_equal(srv_lane_push(&lane, &jobs[i].item), 0);
   assert_int_equal(srv_lane_pending(&lane), ITEMS);
@@ -114,6 +127,42 @@ static void test_every_item_once_in_order(void **state) {
   close_lane(&loop, &lane);
 }
 
+/* Two workers, the loop not helping: items run on two pool threads at
+ * once (each waits for the other to start before it ends), none on the loop. */
+static atomic_int meeting;
+static void meet(srv_lane_item_t *item) {
+  job_t *j = (job_t *)item;
+  atomic_fetch_add(&j->runs, 1);
+  uv_thread_t self = uv_thread_self();
+  j->ran_on_loop = uv_thread_equal(&self, &loop_thread);
+  atomic_fetch_add(&meeting, 1);
+  uint64_t give_up = uv_hrtime() + 5000000000ull; /* one worker would wait here alone */
+  while (atomic_load(&meeting) < 2 && uv_hrtime() < give_up) {
+  }
+  j->met = atomic_load(&meeting) >= 2;
+}
+
+static void test_two_workers_run_at_once(void **state) {
+  (void)state;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_lane_t lane;
+  assert_int_equal(srv_lane_init(&lane, &loop, &(srv_lane_options_t){2, 0, 0}), 0);
+  jobs_reset();
+  atomic_store(&meeting, 0);
+  for (int i = 0; i < 2; i++) jobs[i].item.run = meet;
+  for (int i = 0; i < 2; i++) assert_int_equal(srv_lane_push(&lane, &jobs[i].item), 0);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  expect_each_once(2);
+  assert_int_equal(atomic_load(&meeting), 2);
+  for (int i = 0; i < 2; i++) {
+    assert_false(jobs[i].ran_on_loop);
+    if (!jobs[i].met) fail_msg("item %d ran alone: the two workers did not run at once", i);
+  }
+  assert_int_equal(lane.run_by_pool, 2);
+  close_lane(&loop, &lane);
+}
+
 static void on_timer(uv_timer_t *t) {
   if (atomic_exchange(&hold_first, 0)) uv_sem_post(&release);
   uv_close((uv_handle_t *)t, NULL);
@@ -125,7 +174,7 @@ static void test_loop_helps_when_pool_is_held(void **state) {
   uv_loop_init(&loop);
   srv_lane_t lane;
   enum { MAX_QUEUED = 3, PUSHED = 10 };
-  assert_int_equal(srv_lane_init(&lane, &loop, MAX_QUEUED), 0);
+  assert_int_equal(srv_lane_init(&lane, &loop, &(srv_lane_options_t){1, 1, MAX_QUEUED}), 0);
   jobs_reset();
   uv_sem_init(&release, 0);
   uv_sem_init(&started, 0);
@@ -164,7 +213,9 @@ static int let_go(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_workers_out_of_range),
       cmocka_unit_test(test_idle_lane_closes_cleanly),
+      cmocka_unit_test(test_two_workers_run_at_once),
       cmocka_unit_test(test_every_item_once_in_order),
       cmocka_unit_test_teardown(test_loop_helps_when_pool_is_held, let_go),
   };
