@@ -1,5 +1,4 @@
 /* stream.c: subscriptions, stream frames and latest-wins backpressure (see stream.h). */
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,7 +212,7 @@ static int note_gone(srv_subscription_t *s, uint64_t id) {
  * the frame's estimated bytes from them. */
 /* sub waits for a's chunk before its frames are encoded. */
 static void need_chunk(srv_subscriber_t *sub, const srv_actor_t *a) {
-  if (a->chunk < 0 || sub->chunks_left == INT_MAX) return; /* not ticking this tick, or waiting for them all */
+  if (a->chunk < 0 || sub->waits_all_chunks) return; /* not ticking this tick, or waiting for them all */
   uint64_t bit = (uint64_t)1 << (a->chunk & 63), *word = &sub->chunks_needed[a->chunk >> 6];
   if (!(*word & bit)) *word |= bit, sub->chunks_left++;
 }
@@ -329,6 +328,7 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
   sub->firing = 0;
   sub->queued = 0;
   sub->chunks_left = 0;
+  sub->waits_all_chunks = 0;
   if (!srv_connection_open(c)) return;
   int words = (sub->hub->crowd->nchunks + 63) / 64;
   if (words > sub->chunks_words) {
@@ -336,7 +336,7 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
     if (grown) sub->chunks_needed = grown, sub->chunks_words = words;
   }
   if (words && words <= sub->chunks_words) memset(sub->chunks_needed, 0, (size_t)words * sizeof *sub->chunks_needed);
-  else sub->chunks_left = INT_MAX; /* no room to say which: it waits for every chunk */
+  else sub->waits_all_chunks = 1; /* queued by srv_streams_run, once every chunk is ticked */
   const char *slow = too_slow(sub);
   if (slow) {
     sub->hub->counters->slow_subscribers_closed++;
@@ -523,7 +523,7 @@ static void queue_encoding(srv_streams_t *hub, srv_subscriber_t *sub) {
 void srv_streams_chunk_simulated(srv_streams_t *hub, int chunk) {
   uint64_t bit = (uint64_t)1 << (chunk & 63);
   for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) {
-    if (!sub->firing || sub->queued || sub->chunks_left == INT_MAX || !(sub->chunks_needed[chunk >> 6] & bit)) continue;
+    if (!sub->firing || sub->queued || sub->waits_all_chunks || !(sub->chunks_needed[chunk >> 6] & bit)) continue;
     sub->chunks_needed[chunk >> 6] &= ~bit;
     if (--sub->chunks_left == 0) queue_encoding(hub, sub);
   }

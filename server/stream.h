@@ -89,6 +89,7 @@ typedef struct srv_subscriber {
   uint64_t *chunks_needed;    /* this tick: a bit per simulation chunk holding one of its characters */
   int chunks_words;           /* capacity of chunks_needed, in words */
   int chunks_left;            /* this tick: chunks still simulating that it needs */
+  int waits_all_chunks;       /* this tick: no room to say which chunks it needs, so it waits for them all */
   srv_actor_t **owned;        /* this tick: the characters it owns (for owned subscriptions) */
   size_t nowned, owned_capacity;
   int closed;                 /* the connection went: free after the job */
