@@ -338,7 +338,7 @@ static void add_owned(srv_subscriber_t *sub, srv_actor_t *a) {
   need_chunk(sub, a);
   a->want |= sub->owned_want;
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
-    if (s->fires && s->owned) sub->frame_bytes += pose_bytes(s, a);
+    if (s->fires && s->owned) sub->owned_bytes += pose_bytes(s, a);
 }
 
 /* Hands every character of the snapshot to its owner's subscriber, when an
@@ -382,7 +382,7 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
   sub->owned_firing = 0;
   sub->owned_failed = 0;
   sub->nowned = 0;
-  sub->frame_bytes = 0;
+  sub->frame_bytes = sub->owned_bytes = 0;
   sub->firing = 0;
   sub->queued = 0;
   sub->chunks_left = 0;
@@ -414,8 +414,9 @@ static void finish_subscriber(srv_subscriber_t *sub) {
   if (sub->owned_failed) { /* out of memory: the owned subscriptions' frames are lost this tick */
     for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
       if (s->fires && s->owned) s->fires = 0, sub->firing--;
-    sub->nowned = 0;
+    sub->nowned = 0, sub->owned_bytes = 0;
   }
+  sub->frame_bytes += sub->owned_bytes;
   if (sub->firing && srv_connection_memory(c) + sub->frame_bytes > config->output_hard_limit) {
     srv_log(SRV_LOG_WARN, "connection %llu: one tick of its stream frames (%zu bytes) passes the output hard limit",
             (unsigned long long)c->id, sub->frame_bytes);

@@ -93,7 +93,8 @@ typedef struct srv_subscriber {
   srv_actor_t **owned;        /* this tick: the characters it owns (for owned subscriptions) */
   size_t nowned, owned_capacity;
   int owned_failed;           /* this tick: no room for them (its owned subscriptions do not fire) */
-  size_t frame_bytes;         /* this tick: an upper bound of its frames' bytes */
+  size_t frame_bytes;         /* this tick: an upper bound of its frames' bytes (named characters, then all) */
+  size_t owned_bytes;         /* this tick: the part of it its owned characters add */
   int closed;                 /* the connection went: free after the job */
   uint64_t over_soft_since_ns; /* output above the stream soft limit since; 0 when below */
   uv_work_t work;
