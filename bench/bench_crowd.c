@@ -357,7 +357,7 @@ static int run_size(const options_t *o, result_t *out) {
     out->bytes_per_character_s = (double)(bytes - bytes0) / elapsed / (double)o->characters;
     out->frames_dropped = (double)(after.frames_dropped - before.frames_dropped);
     out->rss_per_character = (double)(after.rss_bytes - rss_empty) / (double)o->characters;
-    out->character_bytes = after.character_bytes;
+    out->character_bytes = after.character_bytes / (uint64_t)o->characters; /* the server reports them all */
     out->pose_buffer_bytes = after.pose_buffer_bytes;
     out->keeps_up = out->skipped == 0 && out->tick_rate >= 0.99 * o->rate;
     if (nrtt) {
@@ -486,8 +486,9 @@ int bench_crowd(int argc, char **argv) {
       print_row(&r);
       if (r.keeps_up && sizes[s] > largest) largest = sizes[s];
     }
-    printf("largest crowd that keeps up at %.0f Hz: %d characters; per character: %llu bytes of state + %llu of pose "
-           "buffers\n", o.rate, largest, (unsigned long long)r.character_bytes, (unsigned long long)r.pose_buffer_bytes);
+    printf("largest crowd that keeps up at %.0f Hz: %d characters; per character: %llu bytes held (a motion-matching "
+           "one's pose buffers: %llu)\n",
+           o.rate, largest, (unsigned long long)r.character_bytes, (unsigned long long)r.pose_buffer_bytes);
     const char *comma = strchr(e, ',');
     e = comma ? comma + 1 : e + strlen(e);
   }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,81 @@ static int fill_arrays(anim_database_t *db, const view_t *v, const char *name, c
   return 0;
 }
 
+/* The index of the first value of v[0..n) that is NaN or infinite, or n.
+ * Blocks are scanned without a branch per value (the loop vectorizes), and
+ * only a block with a bad value is searched again: the check reads every
+ * float of a file once more after its checksum, at about memory speed. A
+ * float's exponent is all ones exactly when it is infinite or NaN; adding
+ * one to that exponent field then carries into the sign bit. */
+static size_t first_not_finite(const float *v, size_t n) {
+  enum { BLOCK = 4096 };
+  for (size_t at = 0; at < n; at += BLOCK) {
+    size_t end = n - at < BLOCK ? n : at + BLOCK;
+    uint32_t carries = 0;
+    for (size_t i = at; i < end; i++) {
+      uint32_t bits;
+      memcpy(&bits, &v[i], sizeof bits);
+      carries |= (bits & 0x7f800000u) + 0x00800000u;
+    }
+    if (carries & 0x80000000u)
+      for (size_t i = at; i < end; i++)
+        if (!isfinite(v[i])) return i;
+  }
+  return n;
+}
+
+/* Refuses a file with a float that is not finite where the runtime computes
+ * with it: the features and what normalizes a query (the search, whose k-d
+ * tree would otherwise quantize NaN; a query divides by the scale, so it must
+ * be > 0 too), the poses (characters play, blend and predict their
+ * trajectory from them, and the query takes the root from them), the
+ * skeleton's offsets and the frame rate. The message names the array and
+ * the first bad row and column (frame and bone for poses). */
+static int check_finite(const anim_database_t *db, const char *name, char *err, int errlen) {
+  char what[160];
+  if (!isfinite(db->frame_rate)) return bad(err, errlen, name, "META frame rate is not finite");
+  for (int b = 0; b < db->nbones; b++)
+    if (first_not_finite(&db->skeleton.offsets[b].x, 3) != 3) {
+      snprintf(what, sizeof what, "SKEL bone %d (%s): offset is not finite", b, db->skeleton.names[b]);
+      return bad(err, errlen, name, what);
+    }
+  const anim_features_t *f = &db->features;
+  size_t cols = (size_t)f->cols, at;
+  if (cols) {
+    if ((at = first_not_finite(f->values, (size_t)f->rows * cols)) != (size_t)f->rows * cols) {
+      snprintf(what, sizeof what, "FEAT row %zu column %zu is not finite (%g)", at / cols, at % cols,
+               (double)f->values[at]);
+      return bad(err, errlen, name, what);
+    }
+    for (size_t j = 0; j < cols; j++)
+      if (!isfinite(f->offset[j]) || !isfinite(f->scale[j]) || !(f->scale[j] > 0.0f)) {
+        snprintf(what, sizeof what, "FOFF/FSCL column %zu: offset %g, scale %g (finite, scale > 0)", j,
+                 (double)f->offset[j], (double)f->scale[j]);
+        return bad(err, errlen, name, what);
+      }
+  }
+  size_t nbones = (size_t)db->nbones, n = (size_t)db->nframes * nbones;
+  struct {
+    const char *tag;
+    const float *values;
+    size_t per_bone; /* floats */
+  } poses[] = {
+      {"LPOS", &db->local_positions->x, 3},           {"LVEL", &db->local_velocities->x, 3},
+      {"LROT", &db->local_rotations->w, 4},           {"LANG", &db->local_angular_velocities->x, 3},
+      {"GPOS", &db->global_positions->x, 3},          {"GVEL", &db->global_velocities->x, 3},
+      {"GROT", &db->global_rotations->w, 4},          {"GANG", &db->global_angular_velocities->x, 3},
+  };
+  for (size_t i = 0; i < sizeof poses / sizeof poses[0]; i++) {
+    size_t count = n * poses[i].per_bone;
+    if ((at = first_not_finite(poses[i].values, count)) == count) continue;
+    size_t value = at / poses[i].per_bone;
+    snprintf(what, sizeof what, "%s frame %zu bone %zu (%s) is not finite", poses[i].tag, value / nbones,
+             value % nbones, db->skeleton.names[value % nbones]);
+    return bad(err, errlen, name, what);
+  }
+  return 0;
+}
+
 int anim_dbfile_parse(anim_database_t *out, const void *bytes, size_t len, const char *name, char *err, int errlen) {
   memset(out, 0, sizeof *out);
   if (!anim_dbfile_host_is_little_endian()) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
@@ -194,6 +270,7 @@ int anim_dbfile_parse(anim_database_t *out, const void *bytes, size_t len, const
   if (!rc) rc = fill_meta(out, &v, name, err, errlen);
   if (!rc) rc = fill_arrays(out, &v, name, err, errlen);
   if (!rc) rc = anim_database_validate(out, err, errlen);
+  if (!rc) rc = check_finite(out, name, err, errlen);
   if (!rc) memcpy(&out->version, (const uint8_t *)bytes + offsetof(header_t, db_version), sizeof out->version);
   /* Borrowed bytes: no release hook, so free touches nothing. */
   if (rc) memset(out, 0, sizeof *out);

@@ -19,8 +19,11 @@
  * checksum, padding by being zero, so every byte of the file is covered.
  * The loader checks magic, version, sizes against the file, section bounds,
  * alignment and overlaps, every checksum, then the database's own validity
- * rules, and points the big arrays straight into the file's bytes (no
- * per-array copy). Checksums use anim_hash64 (hash.h).
+ * rules, then that every float the runtime computes with is finite (poses,
+ * features, their offsets and scales, scales > 0, skeleton offsets, frame
+ * rate: a well-sealed file may still carry a NaN from its builder), and
+ * points the big arrays straight into the file's bytes (no per-array copy).
+ * Checksums use anim_hash64 (hash.h).
  *
  * Where the bytes live, and why (a file changed under a running server):
  *  - A file up to copy_max_bytes (1 GiB by default, the environment's
@@ -75,7 +78,8 @@ typedef struct {
 /* Loads path into out_db (free with anim_database_free). options may be
  * NULL (defaults). 0, or ANIM_ENOTFOUND, ANIM_EIO, ANIM_EFORMAT,
  * ANIM_EVERSION, ANIM_ETRUNCATED, ANIM_ECHECKSUM, ANIM_ENOMEM with a message
- * naming the file. */
+ * naming the file (ANIM_EFORMAT for a value that is not finite names the
+ * section and the first bad row and column, or frame and bone). */
 int anim_dbfile_load_with(anim_database_t *out_db, const char *path, const anim_dbfile_options_t *options, char *err,
                           int errlen);
 int anim_dbfile_load(anim_database_t *out_db, const char *path, char *err, int errlen);

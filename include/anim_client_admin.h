@@ -24,7 +24,9 @@ typedef struct {
   uint64_t lateness_p50_us, lateness_p99_us, lateness_max_us, tick_work_p50_us, tick_work_p99_us;
   uint64_t frames_sent, frames_dropped, stream_bytes, poses_sent, slow_subscribers_closed;
   double cpu_user_s, cpu_system_s;
-  uint64_t rss_bytes, character_bytes, pose_buffer_bytes;
+  uint64_t rss_bytes;
+  uint64_t character_bytes;   /* held by all live characters, every kind (ServerStatsResponse) */
+  uint64_t pose_buffer_bytes; /* one motion-matching character's pose buffers on the default database */
 } anim_server_stats_t;
 
 typedef void (*anim_server_stats_cb)(anim_client_t *client, uint64_t id, int status, const anim_server_stats_t *stats,

@@ -72,6 +72,11 @@ typedef struct {
   /* Loop: sets up the character on entry. 0, or an ANIM_E* code with a message in err. */
   int (*init)(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen);
   void (*free)(void *character); /* NULL: nothing to free */
+  /* Loop: bytes the allocator holds for what the character allocated for
+   * itself beyond `size` (pose buffers, planners, fitters: their
+   * malloc_usable_size), not what it shares with other characters
+   * (database, machine, graph, networks, fit model). NULL: nothing. */
+  size_t (*heap_bytes)(const void *character);
   /* Loop: bytes of scratch simulate needs for n characters on entry (kept across ticks). */
   size_t (*scratch_bytes)(const srv_db_entry_t *entry, int n);
   /* Pool: advances actors[0..n) (this kind, one entry) by dt seconds, calls

@@ -9,6 +9,7 @@
  * the tick that reaches a node, bounded by the planner's max_expansions.
  * Nothing here runs for characters of other kinds.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include "actor_graph.h"
 #include "anim_error.h"
@@ -83,6 +84,18 @@ static void character_free(void *character) {
   srv_graph_release(g->graph);
 }
 
+/* Its pose block and its path planner's arrays (a root angle per database
+ * frame among them: a graph character's largest part on a long database). */
+static size_t heap_bytes(const void *character) {
+  const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
+  const anim_path_planner_t *p = &c->planner;
+  const void *blocks[] = {c->memory,  p->root_angle, p->points, p->cumulative,      p->children,
+                          p->best_walk, p->walk,     p->plan,   p->count_per_depth, p->cursor};
+  size_t bytes = 0;
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) bytes += malloc_usable_size((void *)blocks[i]);
+  return bytes;
+}
+
 /* A goal only: the graph has no stick or velocity to follow. */
 static int set_input(void *character, const anim_controller_input_t *input) {
   if (input->kind != ANIM_INPUT_GOAL) return ANIM_EUNSUPPORTED;
@@ -110,6 +123,7 @@ const srv_actor_kind_t srv_actor_graph = {
     .size = sizeof(graph_actor_t),
     .init = init,
     .free = character_free,
+    .heap_bytes = heap_bytes,
     .simulate = simulate,
     .report = report,
     .set_input = set_input,

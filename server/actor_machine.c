@@ -9,6 +9,7 @@
  * its match states; character_state reports the path and times in state.
  * Nothing here runs for characters of other kinds.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include "actor_machine.h"
@@ -85,6 +86,13 @@ static void character_free(void *character) {
   srv_bound_machine_release(m->bound);
 }
 
+/* Its pose block, and with a match state its matcher's block and search scratch (NULL otherwise: 0). */
+static size_t heap_bytes(const void *character) {
+  const anim_machine_character_t *c = &((const machine_actor_t *)character)->c;
+  return malloc_usable_size(c->memory) + malloc_usable_size(c->matcher.offset_positions) +
+         malloc_usable_size(c->search_scratch);
+}
+
 static int set_input(void *character, const anim_controller_input_t *input) {
   return anim_machine_character_set_input(&((machine_actor_t *)character)->c, input);
 }
@@ -124,6 +132,7 @@ const srv_actor_kind_t srv_actor_machine = {
     .size = sizeof(machine_actor_t),
     .init = init,
     .free = character_free,
+    .heap_bytes = heap_bytes,
     .simulate = simulate,
     .report = report,
     .set_input = set_input,

@@ -8,6 +8,7 @@
  * reports its simulation, trajectory, inertializer and foot locks, and when
  * asked the query it would search with now.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include "actor.h"
@@ -101,6 +102,10 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
 
 static void character_free(void *character) { anim_controller_free(character); }
 
+static size_t heap_bytes(const void *character) {
+  return malloc_usable_size(((const anim_controller_t *)character)->offset_positions); /* the per-bone block */
+}
+
 static int set_input(void *character, const anim_controller_input_t *input) {
   return anim_controller_set_input(character, input);
 }
@@ -137,6 +142,7 @@ const srv_actor_kind_t srv_actor_matching = {
     .size = sizeof(anim_controller_t),
     .init = init,
     .free = character_free,
+    .heap_bytes = heap_bytes,
     .scratch_bytes = scratch_bytes,
     .simulate = simulate,
     .report = report_pose,

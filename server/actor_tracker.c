@@ -21,6 +21,7 @@
  * here: the model (fit_models.h, built before creation and shared), the
  * checks of the codec (request_fit.h).
  */
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,12 @@ static void character_free(void *character) {
   free(c->idle_positions);
   srv_fit_model_release(c->model);
   memset(c, 0, sizeof *c);
+}
+
+/* The fitter's memory and the idle pose's block. */
+static size_t heap_bytes(const void *character) {
+  const character_t *c = character;
+  return (c->fitter.owns_memory ? malloc_usable_size(c->fitter.memory) : 0) + malloc_usable_size(c->idle_positions);
 }
 
 /* The start frame at the placement, shown until the first tracker arrives. */
@@ -269,6 +276,7 @@ const srv_actor_kind_t srv_actor_tracker = {
     .size = sizeof(character_t),
     .init = init,
     .free = character_free,
+    .heap_bytes = heap_bytes,
     .simulate = simulate,
     .report = report,
     .set_trackers = set_trackers,

@@ -1,4 +1,5 @@
 /* crowd.c: characters, their ids, and the simulation half of the tick (see crowd.h). */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
@@ -81,7 +82,21 @@ static int take_slot(srv_crowd_t *crowd, uint32_t *out_slot) {
 
 /* ---- lifetime -------------------------------------------------------------------- */
 
-size_t srv_crowd_actor_bytes(void) { return sizeof(srv_actor_t) + sizeof(anim_controller_t) + 2 * sizeof(void *); }
+/* What the allocator holds (malloc_usable_size, so the figures add up as
+ * the process's memory does): the actor's block (the actor and its kind's
+ * character), its stream record, and what the character allocated itself. */
+size_t srv_crowd_actor_bytes(const srv_actor_t *a) {
+  return malloc_usable_size((void *)a) + malloc_usable_size(a->quantized) +
+         (a->kind->heap_bytes ? a->kind->heap_bytes(a->character) : 0);
+}
+
+uint64_t srv_crowd_bytes(const srv_crowd_t *crowd) {
+  uint64_t bytes = 0;
+  uint32_t cursor;
+  for (const srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
+    bytes += srv_crowd_actor_bytes(a);
+  return bytes;
+}
 
 size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
   /* the controller's block and the quantized stream record */
@@ -89,7 +104,7 @@ size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
 }
 
 static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
-  crowd->stats.freed_bytes += sizeof *a + a->kind->size + srv_crowd_pose_buffer_bytes(&a->entry->db);
+  crowd->stats.freed_bytes += srv_crowd_actor_bytes(a);
   if (a->kind->free) a->kind->free(a->character); /* NULL: a kind with nothing of its own to free */
   srv_db_entry_release(a->entry);
   free(a->quantized);

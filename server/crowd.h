@@ -122,8 +122,15 @@ void srv_crowd_wake(srv_crowd_t *crowd);
 srv_actor_t *srv_crowd_first(const srv_crowd_t *crowd, uint32_t *cursor);
 srv_actor_t *srv_crowd_next(const srv_crowd_t *crowd, uint32_t *cursor);
 
-/* Bytes one motion-matching actor takes beyond its pose buffers, and its pose buffers on db. */
-size_t srv_crowd_actor_bytes(void);
+/* Memory actor holds, whatever its kind: its block (the actor and the
+ * kind's character), its stream record and what the character allocated
+ * for itself (srv_actor_kind_t.heap_bytes), as the allocator holds it; not
+ * what characters share (databases, machines, graphs, networks, models). */
+size_t srv_crowd_actor_bytes(const srv_actor_t *actor);
+/* The same summed over the live actors (one pass: loop thread). */
+uint64_t srv_crowd_bytes(const srv_crowd_t *crowd);
+/* A motion-matching actor's pose buffers on db (its controller's per-bone
+ * block and its stream record, as requested from the allocator). */
 size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db);
 
 #endif

@@ -90,7 +90,7 @@ static int server_stats(const srv_service_ctx_t *ctx, const srv_request_t *reque
   s->stream_bytes = k->stream_bytes, s->poses_sent = k->poses_sent;
   s->slow_subscribers_closed = k->slow_subscribers_closed;
   srv_process_usage(&s->cpu_user_s, &s->cpu_system_s, &s->rss_bytes);
-  s->character_bytes = srv_crowd_actor_bytes();
+  s->character_bytes = srv_crowd_bytes(env->crowd);
   srv_db_entry_t *def = srv_registry_acquire(env->registry, "default");
   if (def) {
     s->pose_buffer_bytes = srv_crowd_pose_buffer_bytes(&def->db);

@@ -1,5 +1,4 @@
 /* stream.c: subscriptions, stream frames and latest-wins backpressure (see stream.h). */
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +51,16 @@ static void list_add(srv_subscriber_t *sub) {
 
 static void list_remove(srv_subscriber_t *sub) {
   if (!sub->listed) return;
+  srv_streams_t *hub = sub->hub;
   if (sub->prev) sub->prev->next = sub->next;
-  else sub->hub->subscribers = sub->next;
+  else hub->subscribers = sub->next;
   if (sub->next) sub->next->prev = sub->prev;
   sub->listed = 0;
+  if (!hub->subscribers) { /* the last one: the hub keeps nothing (the hub has no close of its own) */
+    free(hub->owners);
+    hub->owners = NULL;
+    hub->owners_capacity = 0;
+  }
 }
 
 static void free_subscriptions(srv_subscriber_t *sub) {
@@ -213,7 +218,7 @@ static int note_gone(srv_subscription_t *s, uint64_t id) {
  * the frame's estimated bytes from them. */
 /* sub waits for a's chunk before its frames are encoded. */
 static void need_chunk(srv_subscriber_t *sub, const srv_actor_t *a) {
-  if (a->chunk < 0 || sub->chunks_left == INT_MAX) return; /* not ticking this tick, or waiting for them all */
+  if (a->chunk < 0 || sub->waits_all_chunks) return; /* not ticking this tick, or waiting for them all */
   uint64_t bit = (uint64_t)1 << (a->chunk & 63), *word = &sub->chunks_needed[a->chunk >> 6];
   if (!(*word & bit)) *word |= bit, sub->chunks_left++;
 }
@@ -282,31 +287,78 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
   return resolve(sub, s);
 }
 
-/* Owned subscriptions: one pass over the snapshot for the subscriber's mask.
- * Returns the estimated bytes they add; *out_count the characters owned. */
-static size_t prepare_owned(srv_subscriber_t *sub, size_t *out_count) {
-  const srv_crowd_t *crowd = sub->hub->crowd;
-  size_t bytes = 0;
-  *out_count = 0;
-  sub->nowned = 0;
-  if (!sub->owned_firing) return 0;
+/* ---- owned subscriptions: one pass over the snapshot for every subscriber ---------------- */
+
+static uint32_t owner_slot(uint64_t owner, uint32_t mask) {
+  return (uint32_t)((owner * 0x9e3779b97f4a7c15u) >> 32) & mask; /* Fibonacci hashing: ids are sequential */
+}
+
+/* hub->owners: the subscribers whose owned subscriptions fire this tick, by
+ * owner (an open-addressing table at most half full, rebuilt every tick,
+ * its array kept). 0, or ANIM_ENOMEM. */
+static int index_owners(srv_streams_t *hub, uint32_t n) {
+  if (2 * n > hub->owners_capacity) {
+    uint32_t capacity = hub->owners_capacity ? hub->owners_capacity : 16;
+    while (capacity < 2 * n) capacity *= 2;
+    srv_subscriber_t **grown = realloc(hub->owners, capacity * sizeof *grown);
+    if (!grown) return ANIM_ENOMEM;
+    hub->owners = grown, hub->owners_capacity = capacity;
+  }
+  uint32_t mask = hub->owners_capacity - 1;
+  memset(hub->owners, 0, hub->owners_capacity * sizeof *hub->owners);
+  for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) {
+    if (!sub->owned_firing) continue;
+    uint32_t slot = owner_slot(sub->owner, mask);
+    while (hub->owners[slot]) slot = (slot + 1) & mask;
+    hub->owners[slot] = sub;
+  }
+  return 0;
+}
+
+static srv_subscriber_t *subscriber_of(const srv_streams_t *hub, uint64_t owner) {
+  uint32_t mask = hub->owners_capacity - 1;
+  for (uint32_t slot = owner_slot(owner, mask); hub->owners[slot]; slot = (slot + 1) & mask)
+    if (hub->owners[slot]->owner == owner) return hub->owners[slot];
+  return NULL;
+}
+
+/* a, owned by sub, goes into its owned subscriptions' frames. */
+static void add_owned(srv_subscriber_t *sub, srv_actor_t *a) {
+  if (sub->owned_failed) return;
+  if (sub->nowned == sub->owned_capacity) {
+    size_t capacity = sub->owned_capacity ? 2 * sub->owned_capacity : 64;
+    srv_actor_t **grown = realloc(sub->owned, capacity * sizeof *grown);
+    if (!grown) {
+      sub->owned_failed = 1; /* the owned subscriptions do not fire this tick */
+      return;
+    }
+    sub->owned = grown, sub->owned_capacity = capacity;
+  }
+  sub->owned[sub->nowned++] = a;
+  need_chunk(sub, a);
+  a->want |= sub->owned_want;
+  for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+    if (s->fires && s->owned) sub->owned_bytes += pose_bytes(s, a);
+}
+
+/* Hands every character of the snapshot to its owner's subscriber, when an
+ * owned subscription of that subscriber fires: one pass over the crowd a
+ * tick, whatever the number of subscribers (a pass per subscriber made a
+ * tick O(subscribers x characters) on the loop). */
+static void collect_owned(srv_streams_t *hub) {
+  uint32_t n = 0;
+  for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) n += sub->owned_firing != 0;
+  if (!n) return;
+  if (index_owners(hub, n) != 0) {
+    for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) sub->owned_failed |= sub->owned_firing;
+    return;
+  }
+  const srv_crowd_t *crowd = hub->crowd;
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) {
     srv_actor_t *a = crowd->tick_actors[i];
-    if (a->owner != sub->owner) continue;
-    if (sub->nowned == sub->owned_capacity) {
-      size_t capacity = sub->owned_capacity ? 2 * sub->owned_capacity : 64;
-      srv_actor_t **grown = realloc(sub->owned, capacity * sizeof *grown);
-      if (!grown) return SIZE_MAX; /* the owned subscriptions do not fire this tick */
-      sub->owned = grown, sub->owned_capacity = capacity;
-    }
-    sub->owned[sub->nowned++] = a;
-    need_chunk(sub, a);
-    a->want |= sub->owned_want;
-    (*out_count)++;
-    for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
-      if (s->fires && s->owned) bytes += pose_bytes(s, a);
+    srv_subscriber_t *sub = subscriber_of(hub, a->owner);
+    if (sub) add_owned(sub, a);
   }
-  return bytes;
 }
 
 /* Room for every pose of this tick's frame (named + owned), on the loop. */
@@ -321,14 +373,20 @@ static int reserve_poses(srv_subscription_t *s, size_t owned) {
   return 0;
 }
 
+/* Before the owned characters are collected: closes a subscriber too slow,
+ * decides which subscriptions fire and resolves their named characters. */
 static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
   srv_connection_t *c = sub->connection;
   const srv_config_t *config = sub->hub->config;
   sub->owned_want = 0;
   sub->owned_firing = 0;
+  sub->owned_failed = 0;
+  sub->nowned = 0;
+  sub->frame_bytes = sub->owned_bytes = 0;
   sub->firing = 0;
   sub->queued = 0;
   sub->chunks_left = 0;
+  sub->waits_all_chunks = 0;
   if (!srv_connection_open(c)) return;
   int words = (sub->hub->crowd->nchunks + 63) / 64;
   if (words > sub->chunks_words) {
@@ -336,7 +394,7 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
     if (grown) sub->chunks_needed = grown, sub->chunks_words = words;
   }
   if (words && words <= sub->chunks_words) memset(sub->chunks_needed, 0, (size_t)words * sizeof *sub->chunks_needed);
-  else sub->chunks_left = INT_MAX; /* no room to say which: it waits for every chunk */
+  else sub->waits_all_chunks = 1; /* queued by srv_streams_run, once every chunk is ticked */
   const char *slow = too_slow(sub);
   if (slow) {
     sub->hub->counters->slow_subscribers_closed++;
@@ -345,24 +403,29 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
     return;
   }
   int over_soft = srv_connection_queued(c) > config->stream_soft_limit;
-  size_t bytes = 0, owned;
-  for (srv_subscription_t *s = sub->subscriptions; s; s = s->next) bytes += prepare_subscription(sub, s, tick, over_soft);
-  size_t owned_bytes = prepare_owned(sub, &owned);
-  if (owned_bytes == SIZE_MAX) { /* out of memory: the owned subscriptions' frames are lost this tick */
+  for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+    sub->frame_bytes += prepare_subscription(sub, s, tick, over_soft);
+}
+
+/* After: the output limit for this tick's frames, and room for their poses. */
+static void finish_subscriber(srv_subscriber_t *sub) {
+  srv_connection_t *c = sub->connection;
+  const srv_config_t *config = sub->hub->config;
+  if (sub->owned_failed) { /* out of memory: the owned subscriptions' frames are lost this tick */
     for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
       if (s->fires && s->owned) s->fires = 0, sub->firing--;
-    owned = 0, owned_bytes = 0, sub->nowned = 0;
+    sub->nowned = 0, sub->owned_bytes = 0;
   }
-  bytes += owned_bytes;
-  if (sub->firing && srv_connection_memory(c) + bytes > config->output_hard_limit) {
+  sub->frame_bytes += sub->owned_bytes;
+  if (sub->firing && srv_connection_memory(c) + sub->frame_bytes > config->output_hard_limit) {
     srv_log(SRV_LOG_WARN, "connection %llu: one tick of its stream frames (%zu bytes) passes the output hard limit",
-            (unsigned long long)c->id, bytes);
+            (unsigned long long)c->id, sub->frame_bytes);
     sub->hub->counters->output_limit_closed++;
     srv_connection_close(c, "stream frames over the output hard limit");
     return;
   }
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
-    if (s->fires && reserve_poses(s, owned) != 0) s->fires = 0, sub->firing--;
+    if (s->fires && reserve_poses(s, sub->nowned) != 0) s->fires = 0, sub->firing--;
 }
 
 void srv_streams_prepare(srv_streams_t *hub) {
@@ -371,6 +434,11 @@ void srv_streams_prepare(srv_streams_t *hub) {
   for (srv_subscriber_t *sub = hub->subscribers, *next; sub; sub = next) {
     next = sub->next; /* a slow subscriber is closed (and unlisted) here */
     prepare_subscriber(sub, tick);
+  }
+  collect_owned(hub);
+  for (srv_subscriber_t *sub = hub->subscribers, *next; sub; sub = next) {
+    next = sub->next; /* one over its output limit is closed (and unlisted) here */
+    if (sub->firing) finish_subscriber(sub);
   }
 }
 
@@ -523,7 +591,7 @@ static void queue_encoding(srv_streams_t *hub, srv_subscriber_t *sub) {
 void srv_streams_chunk_simulated(srv_streams_t *hub, int chunk) {
   uint64_t bit = (uint64_t)1 << (chunk & 63);
   for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) {
-    if (!sub->firing || sub->queued || sub->chunks_left == INT_MAX || !(sub->chunks_needed[chunk >> 6] & bit)) continue;
+    if (!sub->firing || sub->queued || sub->waits_all_chunks || !(sub->chunks_needed[chunk >> 6] & bit)) continue;
     sub->chunks_needed[chunk >> 6] &= ~bit;
     if (--sub->chunks_left == 0) queue_encoding(hub, sub);
   }

@@ -89,8 +89,12 @@ typedef struct srv_subscriber {
   uint64_t *chunks_needed;    /* this tick: a bit per simulation chunk holding one of its characters */
   int chunks_words;           /* capacity of chunks_needed, in words */
   int chunks_left;            /* this tick: chunks still simulating that it needs */
+  int waits_all_chunks;       /* this tick: no room to say which chunks it needs, so it waits for them all */
   srv_actor_t **owned;        /* this tick: the characters it owns (for owned subscriptions) */
   size_t nowned, owned_capacity;
+  int owned_failed;           /* this tick: no room for them (its owned subscriptions do not fire) */
+  size_t frame_bytes;         /* this tick: an upper bound of its frames' bytes (named characters, then all) */
+  size_t owned_bytes;         /* this tick: the part of it its owned characters add */
   int closed;                 /* the connection went: free after the job */
   uint64_t over_soft_since_ns; /* output above the stream soft limit since; 0 when below */
   uv_work_t work;
@@ -104,6 +108,8 @@ typedef struct srv_streams {
   srv_counters_t *counters;
   srv_crowd_t *crowd;
   srv_subscriber_t *subscribers;
+  srv_subscriber_t **owners;  /* this tick: subscribers with an owned subscription firing, by owner (stream.c) */
+  uint32_t owners_capacity;   /* a power of two, or 0; freed when the last subscriber leaves the list */
   uint64_t next_subscription_id;
   int jobs_pending;
   int simulating;             /* between prepare and run: chunks still ticking */

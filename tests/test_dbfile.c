@@ -3,7 +3,8 @@
  * (truncated at many offsets, a flipped byte in every section, bad
  * magic/version, a section table pointing outside the file or misaligned or
  * overlapping, nonzero padding, well-sealed files with inconsistent
- * contents), then the round trip: every array and the version come back bit
+ * contents or with a value that is not finite, fuzz_dbfile's input of that
+ * kind), then the round trip: every array and the version come back bit
  * for bit; the write is atomic (no temporary file left, an existing file
  * replaced whole, a failed write leaves the old file untouched); a
  * 1M-frame file round-trips mapped (its load time is printed, not
@@ -11,6 +12,7 @@
  * never reaches a copied one, and makes a mapped one's check fail.
  */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -97,11 +99,11 @@ static uint32_t section_index(const uint8_t *file, const char *tag) {
 
 /* Recomputes every section checksum and the header checksum, as a writer
  * would: what is left for the loader to catch is the content itself. */
-static void reseal(uint8_t *file) {
+static void reseal_len(uint8_t *file, size_t len) {
   uint32_t n = nsections_of(file);
   for (uint32_t s = 0; s < n; s++) {
     uint64_t offset = entry_field(file, s, 8), size = entry_field(file, s, 16);
-    if (offset <= nbytes && size <= nbytes - offset) /* sections left outside keep their checksum */
+    if (offset <= len && size <= len - offset) /* sections left outside keep their checksum */
       set_entry_field(file, s, 24, anim_hash64(file + offset, size, 0));
   }
   uint64_t version;
@@ -109,6 +111,8 @@ static void reseal(uint8_t *file) {
   uint64_t sum = anim_hash64(file + TABLE_AT, (size_t)n * ENTRY_SIZE, version);
   memcpy(file + CHECKSUM_AT, &sum, 8);
 }
+
+static void reseal(uint8_t *file) { reseal_len(file, nbytes); }
 
 static uint8_t *copy_of_file(void) {
   uint8_t *copy = malloc(nbytes);
@@ -320,6 +324,91 @@ static void test_sealed_but_inconsistent(void **state) {
   reseal(copy);
   assert_int_equal(parse(copy, nbytes, err, sizeof err), 0);
   free(copy);
+}
+
+/* A float of section tag at index (floats from the section's start), set
+ * to value in a copy of the file and resealed: refused with ANIM_EFORMAT
+ * and a message holding expect; through the loader too, the message then
+ * naming the file. */
+static void refuse_value(const char *tag, size_t index, float value, const char *expect) {
+  char err[256];
+  uint8_t *copy = copy_of_file();
+  uint64_t at = entry_field(bytes, section_index(bytes, tag), 8);
+  memcpy(copy + at + index * sizeof(float), &value, sizeof value);
+  reseal(copy);
+  int rc = parse(copy, nbytes, err, sizeof err);
+  if (rc != ANIM_EFORMAT || !strstr(err, expect))
+    fail_msg("%s[%zu] = %g: %s (%s), expected EFORMAT naming \"%s\"", tag, index, (double)value, anim_err_name(rc), err,
+             expect);
+  char bad_path[160];
+  snprintf(bad_path, sizeof bad_path, "%s/not-finite.animdb", dir);
+  FILE *f = fopen(bad_path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(copy, 1, nbytes, f), nbytes);
+  fclose(f);
+  anim_database_t out;
+  assert_int_equal(anim_dbfile_load(&out, bad_path, err, sizeof err), ANIM_EFORMAT);
+  assert_non_null(strstr(err, bad_path));
+  assert_non_null(strstr(err, expect));
+  assert_null(out.storage);
+  unlink(bad_path);
+  free(copy);
+}
+
+/* A sealed file with a feature, a normalization or a pose value that is not
+ * finite is refused at load, naming the first bad row and column (it used
+ * to load, and the k-d tree to skip the leaf holding the row). */
+static void test_values_not_finite(void **state) {
+  size_t cols = (size_t)db.features.cols, row = (size_t)db.nframes / 2, col = cols - 1;
+  assert_true(cols > 1 && db.nbones > 2);
+  char expect[192];
+  snprintf(expect, sizeof expect, "FEAT row %zu column %zu is not finite", row, col);
+  refuse_value("FEAT", row * cols + col, NAN, expect);
+  refuse_value("FEAT", row * cols + col, INFINITY, expect);
+  snprintf(expect, sizeof expect, "FEAT row 0 column 1 is not finite");
+  refuse_value("FEAT", 1, -INFINITY, expect);
+  /* Normalization: a query is (raw - offset) / scale. */
+  refuse_value("FOFF", 3, NAN, "FOFF/FSCL column 3");
+  refuse_value("FSCL", 4, INFINITY, "FOFF/FSCL column 4");
+  refuse_value("FSCL", 5, 0.0f, "FOFF/FSCL column 5");
+  /* Poses, by frame and bone: GROT holds 4 floats a bone, LPOS 3. */
+  size_t frame = 7, bone = 2, nbones = (size_t)db.nbones;
+  snprintf(expect, sizeof expect, "GROT frame %zu bone %zu (%.63s) is not finite", frame, bone, db.skeleton.names[bone]);
+  refuse_value("GROT", 4 * (frame * nbones + bone) + 3, NAN, expect);
+  snprintf(expect, sizeof expect, "LPOS frame %zu bone 0 (%.63s) is not finite", (size_t)db.nframes - 1, db.skeleton.names[0]);
+  refuse_value("LPOS", 3 * ((size_t)db.nframes - 1) * nbones + 1, INFINITY, expect);
+  /* The largest finite float is a value like any other; the file unchanged still loads. */
+  uint8_t *copy = copy_of_file();
+  uint64_t at = entry_field(bytes, section_index(bytes, "FEAT"), 8);
+  float big = 3.4028235e38f;
+  memcpy(copy + at + (row * cols + col) * sizeof(float), &big, sizeof big);
+  reseal(copy);
+  char err[256];
+  assert_int_equal(parse(copy, nbytes, err, sizeof err), 0);
+  free(copy);
+  anim_database_t out;
+  assert_int_equal(anim_dbfile_load(&out, path, err, sizeof err), 0);
+  assert_int_equal(out.features.cols, db.features.cols);
+  anim_database_free(&out);
+}
+
+/* The input fuzz_dbfile found (a NaN feature in a sealed file, which the
+ * k-d tree then quantized), resealed as the harness does: now refused. */
+static void test_fuzz_input_not_finite(void **state) {
+  const char *src = getenv("ANIM_SOURCE_DIR");
+  char input[512], err[256];
+  snprintf(input, sizeof input, "%s/tests/fuzz/corpus/fuzz_dbfile/kdtree-nonfinite-row", src && *src ? src : ".");
+  FILE *f = fopen(input, "rb");
+  if (!f) fail_msg("%s: cannot open (run from the source folder or set ANIM_SOURCE_DIR)", input);
+  uint8_t *file = malloc(1 << 20);
+  assert_non_null(file);
+  size_t len = fread(file, 1, 1 << 20, f);
+  fclose(f);
+  assert_true(len >= 64 + ENTRY_SIZE);
+  reseal_len(file, len);
+  assert_int_equal(parse(file, len, err, sizeof err), ANIM_EFORMAT);
+  assert_non_null(strstr(err, "FEAT row 12 column 11 is not finite"));
+  free(file);
 }
 
 static void test_bad_headers(void **state) {
@@ -628,6 +717,8 @@ int main(void) {
       cmocka_unit_test(test_section_table_damage),
       cmocka_unit_test(test_padding_and_reserved_bytes),
       cmocka_unit_test(test_sealed_but_inconsistent),
+      cmocka_unit_test(test_values_not_finite),
+      cmocka_unit_test(test_fuzz_input_not_finite),
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_atomic_overwrite),
       cmocka_unit_test(test_failed_write_keeps_old_file),

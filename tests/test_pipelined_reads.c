@@ -8,6 +8,9 @@
  * that: answers in request order with errors (undecodable frames, failing
  * requests, decode limits) mixed among them, frames split across reads
  * answered the same way, and the metrics still counting every answer.
+ * One server serves them all (none needs special flags), each test on its
+ * own raw connections: a test also shows that what came before (clients
+ * gone with searches pending) left the server serving.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,11 +24,20 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "animserver.pb-c.h"
+#include "fixture.h"
 #include "frame.h"
 #include "raw_client.h"
-#include "server_proc.h"
 
 #define NREQUESTS 9
+
+static anim_test_fixture_t fx;
+
+static int setup(void **state) { return anim_test_fixture_start(&fx, "pipelined_reads", NULL, 0); }
+
+static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
+
+/* A raw connection to the group's server. */
+static void open_raw(anim_test_raw_t *c) { assert_int_equal(anim_test_raw_open(c, &fx.server), 0); }
 
 static size_t append_request(uint8_t *buf, size_t at, Animserver__Request *request) {
   size_t size = animserver__request__get_packed_size(request);
@@ -62,37 +74,39 @@ static size_t append_search(uint8_t *buf, size_t at, uint64_t id, const char *da
 
 typedef struct {
   uint64_t id;
-  int body;       /* expected Response body case, or 0 for an error */
-  int error_code; /* expected ErrorCode when body is 0 */
+  int body;         /* expected Response body case, or 0 for an error */
+  int error_code;   /* expected ErrorCode when body is 0 */
+  size_t matches;   /* a search's expected matches */
 } expected_t;
 
 /* Nine requests, errors among them, and what each must be answered with, in order. */
 static size_t build_mixed(uint8_t *buf, expected_t *expect) {
   size_t at = 0;
   at = append_ping(buf, at, 1);
-  expect[0] = (expected_t){1, ANIMSERVER__RESPONSE__BODY_PING, 0};
+  expect[0] = (expected_t){1, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
   at = append_search(buf, at, 2, "default", 10, 1);
-  expect[1] = (expected_t){2, ANIMSERVER__RESPONSE__BODY_SEARCH, 0};
+  expect[1] = (expected_t){2, ANIMSERVER__RESPONSE__BODY_SEARCH, 0, 1};
   /* id 3, then a length-delimited field claiming more bytes than the frame has. */
   const uint8_t undecodable[] = {5, 0x08, 3, 0x2a, 100, 1};
   memcpy(buf + at, undecodable, sizeof undecodable);
   at += sizeof undecodable;
-  expect[2] = (expected_t){3, 0, ANIMSERVER__ERROR_CODE__ERROR_PROTOCOL};
+  expect[2] = (expected_t){3, 0, ANIMSERVER__ERROR_CODE__ERROR_PROTOCOL, 0};
   at = append_search(buf, at, 4, "no_such_db", 0, 1);
-  expect[3] = (expected_t){4, 0, ANIMSERVER__ERROR_CODE__ERROR_NOT_FOUND};
+  expect[3] = (expected_t){4, 0, ANIMSERVER__ERROR_CODE__ERROR_NOT_FOUND, 0};
   at = append_ping(buf, at, 5);
-  expect[4] = (expected_t){5, ANIMSERVER__RESPONSE__BODY_PING, 0};
+  expect[4] = (expected_t){5, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
   at = append_search(buf, at, 6, "default", 0, 5000); /* k over the maximum: refused while decoding */
-  expect[5] = (expected_t){6, 0, ANIMSERVER__ERROR_CODE__ERROR_LIMIT};
+  expect[5] = (expected_t){6, 0, ANIMSERVER__ERROR_CODE__ERROR_LIMIT, 0};
   at = append_search(buf, at, 7, "default", 5, 1024); /* the most matches an answer has (packed in one pass too) */
-  expect[6] = (expected_t){7, ANIMSERVER__RESPONSE__BODY_SEARCH, 0};
+  expect[6] = (expected_t){7, ANIMSERVER__RESPONSE__BODY_SEARCH, 0, 1024};
   at = append_search(buf, at, 8, "default", 1u << 30, 1); /* past the database's frames */
-  expect[7] = (expected_t){8, 0, ANIMSERVER__ERROR_CODE__ERROR_OUT_OF_RANGE};
+  expect[7] = (expected_t){8, 0, ANIMSERVER__ERROR_CODE__ERROR_OUT_OF_RANGE, 0};
   at = append_ping(buf, at, 9);
-  expect[8] = (expected_t){9, ANIMSERVER__RESPONSE__BODY_PING, 0};
+  expect[8] = (expected_t){9, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
   return at;
 }
 
+/* The next n answers on c are expect's, in order. */
 static void expect_answers(anim_test_raw_t *c, const expected_t *expect, int n) {
   for (int i = 0; i < n; i++) {
     Animserver__ServerMessage *m = anim_test_raw_next(c, 5000);
@@ -107,7 +121,7 @@ static void expect_answers(anim_test_raw_t *c, const expected_t *expect, int n) 
         assert_memory_equal(m->response->ping->payload.data, "order", 5);
         assert_true(m->response->ping->server_time_us > 0);
       } else {
-        assert_int_equal(m->response->search->result->n_matches, expect[i].id == 7 ? 1024 : 1);
+        assert_int_equal(m->response->search->result->n_matches, expect[i].matches);
       }
     } else {
       assert_non_null(m->response->error);
@@ -118,10 +132,8 @@ static void expect_answers(anim_test_raw_t *c, const expected_t *expect, int n) 
 }
 
 static void test_one_read_answers_in_order_with_errors_mixed_in(void **state) {
-  anim_test_server_t server;
-  assert_int_equal(anim_test_server_start(&server, "pipelined_order", NULL), 0);
   anim_test_raw_t c;
-  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  open_raw(&c);
   int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
@@ -131,14 +143,11 @@ static void test_one_read_answers_in_order_with_errors_mixed_in(void **state) {
     expect_answers(&c, expect, NREQUESTS);
   }
   anim_test_raw_close(&c);
-  assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
 static void test_frames_split_across_reads(void **state) {
-  anim_test_server_t server;
-  assert_int_equal(anim_test_server_start(&server, "pipelined_split", NULL), 0);
   anim_test_raw_t c;
-  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  open_raw(&c);
   int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
@@ -154,17 +163,14 @@ static void test_frames_split_across_reads(void **state) {
   }
   expect_answers(&c, expect, NREQUESTS);
   anim_test_raw_close(&c);
-  assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
 /* Enough searches in one read for a batch on the thread pool (more than
  * one batch, even), pings and failing searches between them, and a second
  * read sent before the first is answered: every answer in request order. */
 static void test_search_batches_keep_request_order(void **state) {
-  anim_test_server_t server;
-  assert_int_equal(anim_test_server_start(&server, "pipelined_batches", NULL), 0);
   anim_test_raw_t c;
-  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  open_raw(&c);
   enum { N = 120 };
   static uint8_t buf[N * 64];
   static expected_t expect[N];
@@ -173,13 +179,14 @@ static void test_search_batches_keep_request_order(void **state) {
     uint64_t id = (uint64_t)i + 1;
     if (i % 7 == 3) {
       at = append_ping(buf, at, id);
-      expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_PING, 0};
+      expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
     } else if (i % 11 == 5) {
       at = append_search(buf, at, id, "default", 1u << 30, 1);
-      expect[i] = (expected_t){id, 0, ANIMSERVER__ERROR_CODE__ERROR_OUT_OF_RANGE};
+      expect[i] = (expected_t){id, 0, ANIMSERVER__ERROR_CODE__ERROR_OUT_OF_RANGE, 0};
     } else {
-      at = append_search(buf, at, id, "default", (uint32_t)(i * 37 % 500), i % 5 == 0 ? 3 : 1);
-      expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_SEARCH, 0};
+      uint32_t k = i % 5 == 0 ? 3 : 1;
+      at = append_search(buf, at, id, "default", (uint32_t)(i * 37 % 500), k);
+      expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_SEARCH, 0, k};
     }
   }
   size_t half = 0; /* the end of the frame in the middle: two sends, two reads */
@@ -192,40 +199,23 @@ static void test_search_batches_keep_request_order(void **state) {
   }
   assert_int_equal(send(c.fd, buf, half, 0), (ssize_t)half);
   assert_int_equal(send(c.fd, buf + half, at - half, 0), (ssize_t)(at - half));
-  for (int i = 0; i < N; i++) {
-    Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
-    assert_non_null(m);
-    assert_int_equal(m->response->id, expect[i].id);
-    if (expect[i].body) {
-      assert_null(m->response->error);
-      assert_int_equal(m->response->body_case, expect[i].body);
-      if (expect[i].body == ANIMSERVER__RESPONSE__BODY_SEARCH)
-        assert_int_equal(m->response->search->result->n_matches, i % 5 == 0 ? 3 : 1);
-    } else {
-      assert_non_null(m->response->error);
-      assert_int_equal(m->response->error->code, expect[i].error_code);
-    }
-    animserver__server_message__free_unpacked(m, NULL);
-  }
+  expect_answers(&c, expect, N);
   anim_test_raw_close(&c);
-  assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
 /* A client that goes away with searches pending: the server lets go of them and serves on. */
 static void test_close_with_batches_pending(void **state) {
-  anim_test_server_t server;
-  assert_int_equal(anim_test_server_start(&server, "pipelined_close", NULL), 0);
   static uint8_t buf[64 * 64];
   size_t at = 0;
   for (uint64_t id = 1; id <= 64; id++) at = append_search(buf, at, id, "default", (uint32_t)id, 4);
   for (int round = 0; round < 20; round++) {
     anim_test_raw_t c;
-    assert_int_equal(anim_test_raw_open(&c, &server), 0);
+    open_raw(&c);
     assert_int_equal(send(c.fd, buf, at, 0), (ssize_t)at);
     anim_test_raw_close(&c);
   }
   anim_test_raw_t c;
-  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  open_raw(&c);
   at = append_ping(buf, 0, 1);
   assert_int_equal(send(c.fd, buf, at, 0), (ssize_t)at);
   Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
@@ -233,17 +223,14 @@ static void test_close_with_batches_pending(void **state) {
   assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_PING);
   animserver__server_message__free_unpacked(m, NULL);
   anim_test_raw_close(&c);
-  assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
 /* Pings are packed in one pass into room for a bound of their size: every
  * payload size whose answer's length prefix is one, two or three bytes, on
  * either side of the bound's own prefix, echoed intact. */
 static void test_ping_payload_sizes_echoed(void **state) {
-  anim_test_server_t server;
-  assert_int_equal(anim_test_server_start(&server, "pipelined_ping_sizes", NULL), 0);
   anim_test_raw_t c;
-  assert_int_equal(anim_test_raw_open(&c, &server), 0);
+  open_raw(&c);
   static const size_t sizes[] = {0, 1, 60, 61, 62, 63, 64, 65, 100, 105, 110, 127, 128, 200, 16300, 16330, 16340, 16383,
                                  16384, 70000};
   enum { NSIZES = sizeof sizes / sizeof sizes[0] };
@@ -271,41 +258,44 @@ static void test_ping_payload_sizes_echoed(void **state) {
   }
   free(payload);
   anim_test_raw_close(&c);
-  assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
-/* Latencies of a read's answers are recorded at its end: every answer is counted. */
+/* The server's request count, asked on c (request id). */
+static uint64_t requests_counted(anim_test_raw_t *c, uint64_t id) {
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  Animserver__ServerStatsRequest stats = ANIMSERVER__SERVER_STATS_REQUEST__INIT;
+  r.id = id;
+  r.body_case = ANIMSERVER__REQUEST__BODY_SERVER_STATS;
+  r.server_stats = &stats;
+  assert_int_equal(anim_test_raw_send(c, &r), 0);
+  Animserver__ServerMessage *m = anim_test_raw_next(c, 5000);
+  assert_non_null(m);
+  assert_int_equal(m->response->id, id);
+  assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_SERVER_STATS);
+  uint64_t requests = m->response->server_stats->requests;
+  animserver__server_message__free_unpacked(m, NULL);
+  return requests;
+}
+
+/* Latencies of a read's answers are recorded at its end: every answer is
+ * counted (read on the same connection before and after; nothing else
+ * talks to the server meanwhile). */
 static void test_stats_count_every_pipelined_answer(void **state) {
-  anim_test_server_t server;
-  assert_int_equal(anim_test_server_start(&server, "pipelined_stats", NULL), 0);
   anim_test_raw_t c;
-  assert_int_equal(anim_test_raw_open(&c, &server), 0);
-  int fd = c.fd;
+  open_raw(&c);
+  uint64_t before = requests_counted(&c, 1000);
   uint8_t buf[8192];
   size_t at = 0;
   for (uint64_t id = 1; id <= 200; id++) at = append_ping(buf, at, id);
-  assert_int_equal(send(fd, buf, at, 0), (ssize_t)at);
+  assert_int_equal(send(c.fd, buf, at, 0), (ssize_t)at);
   for (uint64_t id = 1; id <= 200; id++) {
     Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
     assert_non_null(m);
     assert_int_equal(m->response->id, id);
     animserver__server_message__free_unpacked(m, NULL);
   }
-  /* The counters are read on the same connection after the answers. */
-  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
-  Animserver__ServerStatsRequest stats = ANIMSERVER__SERVER_STATS_REQUEST__INIT;
-  r.id = 201;
-  r.body_case = ANIMSERVER__REQUEST__BODY_SERVER_STATS;
-  r.server_stats = &stats;
-  at = append_request(buf, 0, &r);
-  assert_int_equal(send(fd, buf, at, 0), (ssize_t)at);
-  Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
-  assert_non_null(m);
-  assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_SERVER_STATS);
-  assert_true(m->response->server_stats->requests >= 201); /* every ping, and this request */
-  animserver__server_message__free_unpacked(m, NULL);
+  assert_int_equal(requests_counted(&c, 1001) - before, 201); /* every ping, and this request */
   anim_test_raw_close(&c);
-  assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
 int main(void) {
@@ -317,5 +307,5 @@ int main(void) {
       cmocka_unit_test(test_ping_payload_sizes_echoed),
       cmocka_unit_test(test_stats_count_every_pipelined_answer),
   };
-  return cmocka_run_group_tests_name("pipelined_reads", tests, NULL, NULL);
+  return cmocka_run_group_tests_name("pipelined_reads", tests, setup, teardown);
 }

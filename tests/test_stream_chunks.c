@@ -11,6 +11,12 @@
  * tick's pose: every walking character must move between two consecutive
  * frames, and a character in both subscriptions must have the same bits in
  * both frames of one tick.
+ *
+ * Owned subscriptions get their characters from one pass over the crowd a
+ * tick that hands each to its owner's subscriber: several connections whose
+ * characters are interleaved in the crowd each receive exactly their own,
+ * while one destroys some of its characters, another closes, and another
+ * adds a second owned subscription mid-stream.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -145,9 +151,82 @@ static void test_early_frames_hold_this_ticks_poses(void **state) {
   anim_client_close(b);
 }
 
+#define OWNERS 4
+#define OWNED_EACH 300
+#define OWNED_ROUNDS 4 /* characters created in turns: owners interleave in the crowd and its chunks */
+#define OWNED_FRAMES 20
+
+/* 1 when frame holds exactly the characters sorted[0..n), each once. */
+static int frame_holds_exactly(const anim_stream_frame_t *frame, const uint64_t *sorted, int n) {
+  if (frame->nposes != n) return 0;
+  char *seen = calloc((size_t)n, 1);
+  int ok = 1;
+  for (int p = 0; p < frame->nposes && ok; p++) {
+    const uint64_t *hit = bsearch(&frame->poses[p].character, sorted, (size_t)n, sizeof *sorted, by_id);
+    ok = hit && !seen[hit - sorted];
+    if (ok) seen[hit - sorted] = 1;
+  }
+  free(seen);
+  return ok;
+}
+
+/* The next frames of c (owner o's connection, all its subscriptions): each exactly
+ * before[0..nbefore) until the first that is exactly after[0..nafter), then
+ * only that; the last `frames` of them are after's. */
+static void expect_owned_frames(anim_client_t *c, int o, const uint64_t *before, int nbefore, const uint64_t *after,
+                                int nafter, int frames) {
+  int seen_after = 0, read = 0;
+  while (seen_after < frames) {
+    anim_stream_frame_t *frame;
+    assert_int_equal(anim_client_next_frame(c, &frame, TIMEOUT_MS), 0);
+    read++;
+    if (frame_holds_exactly(frame, after, nafter)) seen_after++;
+    else if (seen_after || !frame_holds_exactly(frame, before, nbefore))
+      fail_msg("owner %d, tick %llu: a frame of %d poses is not exactly its %d (then %d) characters", o,
+               (unsigned long long)frame->tick, frame->nposes, nbefore, nafter);
+    anim_stream_frame_free(frame);
+    if (read > 300 + frames) fail_msg("owner %d: no frame of its %d characters in %d frames", o, nafter, read);
+  }
+}
+
+static void test_owned_frames_hold_exactly_ones_own(void **state) {
+  anim_client_t *c[OWNERS];
+  static uint64_t ids[OWNERS][OWNED_EACH];
+  int n[OWNERS];
+  for (int o = 0; o < OWNERS; o++) c[o] = anim_test_connect(&fx.server), n[o] = OWNED_EACH;
+  for (int round = 0; round < OWNED_ROUNDS; round++)
+    for (int o = 0; o < OWNERS; o++) {
+      int each = OWNED_EACH / OWNED_ROUNDS;
+      assert_int_equal(anim_client_characters_create(c[o], "default", NULL, NULL, each, ids[o] + round * each, TIMEOUT_MS), 0);
+    }
+  for (int o = 0; o < OWNERS; o++) qsort(ids[o], OWNED_EACH, sizeof ids[o][0], by_id);
+  anim_subscribe_options_t own = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 1};
+  for (int o = 0; o < OWNERS; o++) assert_int_equal(anim_client_subscribe(c[o], &own, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  for (int o = 0; o < OWNERS; o++) expect_owned_frames(c[o], o, ids[o], n[o], ids[o], n[o], OWNED_FRAMES);
+
+  /* Owner 0 destroys every third of its characters while its stream runs. */
+  static uint64_t doomed[OWNED_EACH], kept[OWNED_EACH];
+  int ndoomed = 0, nkept = 0;
+  for (int i = 0; i < OWNED_EACH; i++) {
+    if (i % 3 == 1) doomed[ndoomed++] = ids[0][i];
+    else kept[nkept++] = ids[0][i];
+  }
+  assert_int_equal(anim_client_characters_destroy(c[0], doomed, ndoomed, TIMEOUT_MS), 0);
+  expect_owned_frames(c[0], 0, ids[0], n[0], kept, nkept, OWNED_FRAMES);
+  /* Owner 3 goes (its characters with it); owner 2 adds a second owned
+   * subscription: its frames come in pairs, both exactly its characters. */
+  anim_client_close(c[3]);
+  assert_int_equal(anim_client_subscribe(c[2], &own, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  expect_owned_frames(c[0], 0, kept, nkept, kept, nkept, OWNED_FRAMES);
+  expect_owned_frames(c[1], 1, ids[1], n[1], ids[1], n[1], OWNED_FRAMES);
+  expect_owned_frames(c[2], 2, ids[2], n[2], ids[2], n[2], 2 * OWNED_FRAMES);
+  for (int o = 0; o < OWNERS - 1; o++) anim_client_close(c[o]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_early_frames_hold_this_ticks_poses),
+      cmocka_unit_test(test_owned_frames_hold_exactly_ones_own),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
  * frame's features and from bone and trajectory inputs (feature.h), hits
  * mapped back to their ranges, and the database freed.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,12 @@ static void use_database(const anim_database_t *db) {
   const anim_features_t *f = &db->features;
   if (!f->values || f->cols < 1) return;
   check_schema(db);
+  /* The loader refuses what is not finite (dbfile.h): the search never sees it. */
+  for (size_t i = 0; i < (size_t)f->rows * (size_t)f->cols; i++)
+    if (!isfinite(f->values[i])) {
+      fprintf(stderr, "a loaded database has a feature that is not finite (value %zu)\n", i);
+      abort();
+    }
   anim_search_data_t data = {f->values, f->rows, f->cols, db->ranges, db->nranges};
   float vector[ANIM_MAX_FEATURE_DIMS];
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
