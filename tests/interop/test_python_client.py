@@ -359,7 +359,7 @@ def test_machines_graphs_fit(client):
         check("speed" in str(e), "set_params: an unknown parameter refused, named")
     client.destroy_characters(ids)
     client.unload_machine("nested_py")
-    client.build_graph("default")
+    client.build_graph("default", timeout=60)  # a sanitizer build on a busy machine: slower than the 5 s default
     for _ in range(600):
         graph = client.describe_graph("default").graph
         if graph.ready:
