@@ -83,7 +83,7 @@ typedef struct srv_crowd {
   srv_chunk_t *chunks;         /* simulation jobs, kept across ticks */
   int nchunks, chunks_capacity;
   int jobs_pending;
-  srv_lane_t lane;             /* runs the chunks on the pool (lane.h) */
+  srv_lane_t lane;             /* runs the chunks, and the streams' encodings, on the pool (lane.h) */
   int lane_open;
   srv_crowd_stats_t stats;
 } srv_crowd_t;

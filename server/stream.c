@@ -1,4 +1,5 @@
 /* stream.c: subscriptions, stream frames and latest-wins backpressure (see stream.h). */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,8 +488,12 @@ static void encode_subscription(const srv_subscriber_t *sub, const srv_crowd_t *
   s->encode_failed = srv_codec_encode_stream(&frame, &s->scratch, &s->target) != 0;
 }
 
-static void encode_run(uv_work_t *work) {
-  srv_subscriber_t *sub = work->data;
+static srv_subscriber_t *encoding_subscriber(srv_lane_item_t *item) {
+  return (srv_subscriber_t *)((char *)item - offsetof(srv_subscriber_t, encode));
+}
+
+static void encode_run(srv_lane_item_t *item) {
+  srv_subscriber_t *sub = encoding_subscriber(item);
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
     if (s->fires) encode_subscription(sub, sub->hub->crowd, s);
 }
@@ -567,8 +572,8 @@ void srv_subscriber_on_written(srv_subscriber_t *sub) {
   update_held(sub);
 }
 
-static void encode_done(uv_work_t *work, int status) {
-  srv_subscriber_t *sub = work->data;
+static void encode_done(srv_lane_item_t *item) {
+  srv_subscriber_t *sub = encoding_subscriber(item);
   srv_streams_t *hub = sub->hub;
   srv_connection_t *c = sub->connection;
   sub->encoding = 0;
@@ -581,8 +586,9 @@ static void encode_done(uv_work_t *work, int status) {
 static void queue_encoding(srv_streams_t *hub, srv_subscriber_t *sub) {
   sub->queued = 1;
   if (!srv_connection_open(sub->connection)) return;
-  sub->work.data = sub;
-  if (uv_queue_work(hub->loop, &sub->work, encode_run, encode_done) != 0) return; /* frames lost this tick */
+  /* In the crowd's lane, behind the chunks still waiting there. */
+  sub->encode = (srv_lane_item_t){encode_run, encode_done, NULL};
+  if (srv_lane_push(&hub->crowd->lane, &sub->encode) != 0) return; /* frames lost this tick */
   sub->encoding = 1;
   srv_connection_hold(sub->connection);
   hub->jobs_pending++;

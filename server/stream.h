@@ -97,7 +97,7 @@ typedef struct srv_subscriber {
   size_t owned_bytes;         /* this tick: the part of it its owned characters add */
   int closed;                 /* the connection went: free after the job */
   uint64_t over_soft_since_ns; /* output above the stream soft limit since; 0 when below */
-  uv_work_t work;
+  srv_lane_item_t encode;     /* its frames' encoding, in the crowd's lane */
   struct srv_subscriber *prev, *next; /* the hub's list (subscribers with subscriptions) */
   int listed;
 } srv_subscriber_t;
