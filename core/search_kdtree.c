@@ -92,7 +92,7 @@ typedef struct {
 typedef struct kdtree {
   int nnodes;
   node_t *nodes;
-  float *bounds;    /* per node: lo, hi, centre; stride each */
+  float *bounds;    /* per node: lo, hi; stride each (the centre is node_centre of them) */
   float *rows;      /* while building: features reordered node by node, stride apart, zero-padded */
   uint8_t *codes;   /* each reordered row's leaf codes, stride apart (leaf codes below) */
   uint8_t *groups;  /* per node, MAX_GROUPS slots: a leaf group's code box, lowest and highest codes, stride each */
@@ -109,7 +109,13 @@ static void kdtree_free(void *impl) {
   free(t);
 }
 
-static inline const float *node_lo(const kdtree_t *t, int id) { return t->bounds + (size_t)id * 3 * (size_t)t->stride; }
+static inline const float *node_lo(const kdtree_t *t, int id) { return t->bounds + (size_t)id * 2 * (size_t)t->stride; }
+
+/* The centre of a box [lo, hi] in one dimension: computed where it is used
+ * instead of stored (a third less memory per node for the search to read),
+ * and by the same float operations everywhere, so the centre the search
+ * measures from is the one the build measured the radius from. */
+static inline float node_centre(float lo, float hi) { return 0.5f * lo + 0.5f * hi; }
 static inline const float *row_at(const kdtree_t *t, int i) { return t->rows + (size_t)i * (size_t)t->stride; }
 
 /* Nodes below (and including) a node of count rows: a leaf at LEAF_ROWS or
@@ -161,9 +167,8 @@ static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
   int cols = t->cols, stride = t->stride;
   node_t *node = &t->nodes[id];
   node->first = first, node->count = count, node->right = -1;
-  float *lo = t->bounds + (size_t)id * 3 * (size_t)stride, *hi = lo + stride, *centre = hi + stride;
+  float *lo = t->bounds + (size_t)id * 2 * (size_t)stride, *hi = lo + stride, centre[ANIM_MAX_FEATURE_DIMS];
   for (int j = 0; j < stride; j++) lo[j] = j < cols ? INFINITY : 0.0f, hi[j] = j < cols ? -INFINITY : 0.0f;
-  for (int j = cols; j < stride; j++) centre[j] = 0.0f;
   node->min_frame = INT32_MAX;
   for (int i = first; i < first + count; i++) {
     const float *row = row_at(t, i);
@@ -173,7 +178,7 @@ static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
     }
     if (t->meta[i].frame < node->min_frame) node->min_frame = t->meta[i].frame;
   }
-  for (int j = 0; j < cols; j++) centre[j] = 0.5f * lo[j] + 0.5f * hi[j];
+  for (int j = 0; j < cols; j++) centre[j] = node_centre(lo[j], hi[j]);
   if (depth < SPHERE_MIN_DEPTH) {
     node->radius = INFINITY;
     return;
@@ -491,18 +496,23 @@ static inline float sphere_bound_of(float dc, float radius) { /* dc: the float |
   return s > 0.0f ? s * s * (1.0f - SPHERE_SHRINK) : 0.0f;
 }
 
-/* The same with |q - c|^2 computed by the distance kernel. */
-static float sphere_bound(const float *q, const float *centre, float radius, int n) {
-  return sphere_bound_of(anim_search_distance(q, centre, n), radius);
+/* The same around the centre of the box [lo, hi] (node_centre), over n dims. */
+static float sphere_bound(const float *q, const float *lo, const float *hi, float radius, int n) {
+  float dc = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float d = q[j] - node_centre(lo[j], hi[j]);
+    dc += d * d;
+  }
+  return sphere_bound_of(dc, radius);
 }
 
 /* The larger of the two bounds; the sphere is tried only when the box does
  * not already prune. q is padded to stride. */
 static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit) {
-  const float *lo = node_lo(t, id), *hi = lo + t->stride, *centre = hi + t->stride;
+  const float *lo = node_lo(t, id), *hi = lo + t->stride;
   float box = box_bound(q, lo, hi, t->stride, transition_cost, limit);
   if (transition_cost + box > limit) return box;
-  float sphere = sphere_bound(q, centre, t->nodes[id].radius, t->stride);
+  float sphere = sphere_bound(q, lo, hi, t->nodes[id].radius, t->stride);
   return sphere > box ? sphere : box;
 }
 
@@ -521,36 +531,27 @@ __attribute__((target("avx2"))) static inline v8f_t v8_load(const float *p) {
   return v;
 }
 
-/* node_bound with AVX2: the box bound's terms in the same eight lanes and
- * the same order (so the same bits); the sphere's |q - c|^2 in any order (its
- * margin covers any). */
+/* node_bound with AVX2, both bounds in one pass over the box: the box
+ * bound's terms in the same eight lanes and the same order (so the same
+ * bits); the sphere's |q - c|^2 in any order (its margin covers any), the
+ * centre by node_centre's operations (the same bits as the build's). */
 __attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, const float *q, int id,
                                                              float transition_cost, float limit) {
   int n = t->stride;
-  const float *lo = node_lo(t, id), *hi = lo + n, *centre = hi + n;
-  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-  float box = -1.0f;
+  const float *lo = node_lo(t, id), *hi = lo + n;
+  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, d2 = s, half = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
   for (int j = 0; j < n; j += 8) {
     v8f_t x = v8_load(q + j), l = v8_load(lo + j), h = v8_load(hi + j);
     v8i_t below = (v8i_t)(l - x) & (x < l), above = (v8i_t)(x - h) & (x > h);
-    v8f_t e = (v8f_t)(below | above);
-    s += e * e;
+    v8f_t e = (v8f_t)(below | above), d = x - (half * l + half * h);
+    s += e * e, d2 += d * d;
     if ((j & 15) == 8 && j + 8 < n) {
       float partial = lanes8_sum(s);
-      if (transition_cost + partial > limit) {
-        box = partial;
-        break;
-      }
+      if (transition_cost + partial > limit) return partial;
     }
   }
-  if (box < 0.0f) box = lanes8_sum(s);
-  float radius = t->nodes[id].radius;
+  float box = lanes8_sum(s), radius = t->nodes[id].radius;
   if (transition_cost + box > limit || !(radius < INFINITY)) return box;
-  v8f_t d2 = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-  for (int j = 0; j < n; j += 8) {
-    v8f_t d = v8_load(q + j) - v8_load(centre + j);
-    d2 += d * d;
-  }
   float sphere = sphere_bound_of(lanes8_sum(d2), radius);
   return sphere > box ? sphere : box;
 }
@@ -640,7 +641,7 @@ static void search_node(const kdtree_t *t, const anim_search_query_t *q, const f
   float limit = anim_topk_threshold(topk);
   int left = id + 1, right = node->right;
   /* The right child's bounds are far from the left's (preorder): start its misses now. */
-  for (int j = 0; j < 3 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
+  for (int j = 0; j < 2 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
   __builtin_prefetch(&t->nodes[right]);
   float bl = t->node_bound(t, qp, left, q->transition_cost, limit);
   float br = t->node_bound(t, qp, right, q->transition_cost, limit);
@@ -671,7 +672,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   t->stride = (d->cols + 7) & ~7;
   t->nnodes = subtree_nodes(d->rows);
   t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
-  t->bounds = malloc((size_t)t->nnodes * 3 * (size_t)t->stride * sizeof(float));
+  t->bounds = malloc((size_t)t->nnodes * 2 * (size_t)t->stride * sizeof(float));
   t->rows = calloc((size_t)d->rows * (size_t)t->stride, sizeof(float));
   t->meta = malloc((size_t)d->rows * sizeof *t->meta);
   t->codes = malloc((size_t)d->rows * (size_t)t->stride);
@@ -701,7 +702,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   index->impl = t;
   index->free_impl = kdtree_free;
   index->scan = scan;
-  index->memory += (size_t)t->nnodes * (sizeof(node_t) + 3 * (size_t)t->stride * sizeof(float)) +
+  index->memory += (size_t)t->nnodes * (sizeof(node_t) + 2 * (size_t)t->stride * sizeof(float)) +
                    (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t)) +
                    (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride;
   return 0;
