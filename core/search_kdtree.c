@@ -31,8 +31,12 @@
  * equal brute force's. The AVX2 paths (chosen at build time when the CPU has
  * them) give the same bits as the portable ones.
  *
- * Building: the nodes are numbered in preorder and their count below a node
- * depends only on its row count, so the subtrees under the top levels are
+ * Layout: a node's two children are adjacent, their bounds one block, so
+ * opening a node reads one run of memory, fetched ahead (a query at 3M
+ * frames spends much of its time waiting for node bounds).
+ *
+ * Building: the nodes' ids (subtree_nodes) and their count below a node
+ * depend only on its row count, so the subtrees under the top levels are
  * independent tasks (rows, nodes and bounds each in their own slice) run
  * through the caller's task runner (task.h); the tree is the same whether
  * one thread builds it or several.
@@ -67,7 +71,7 @@
 
 typedef struct {
   int first, count; /* rows [first, first + count) in tree order (codes, meta) */
-  int right;        /* right child (the left one is the next node); -1 for a leaf */
+  int child;        /* the left child (the right one is child + 1); -1 for a leaf */
   int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
   float radius;     /* every row below is within radius of the centre (rounded up) */
   float step;       /* a leaf's code step (leaf codes below); 0: its rows are all equal */
@@ -119,8 +123,11 @@ static inline float node_centre(float lo, float hi) { return 0.5f * lo + 0.5f * 
 static inline const float *row_at(const kdtree_t *t, int i) { return t->rows + (size_t)i * (size_t)t->stride; }
 
 /* Nodes below (and including) a node of count rows: a leaf at LEAF_ROWS or
- * fewer, else two halves. Ids are preorder, so a node's right child is
- * id + 1 + subtree_nodes(its left half). */
+ * fewer, else two halves. Ids: a node's two children are adjacent (one
+ * block of bounds for the search to read when it opens the node), then come
+ * the left child's descendants and the right one's: the nodes under a node
+ * of count rows are the node and a block of subtree_nodes(count) - 1 ids,
+ * so every id follows from row counts alone (build_node). */
 static int subtree_nodes(int count) {
   if (count <= LEAF_ROWS) return 1;
   int half = count / 2;
@@ -166,7 +173,7 @@ static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
 static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
   int cols = t->cols, stride = t->stride;
   node_t *node = &t->nodes[id];
-  node->first = first, node->count = count, node->right = -1;
+  node->first = first, node->count = count, node->child = -1;
   float *lo = t->bounds + (size_t)id * 2 * (size_t)stride, *hi = lo + stride, centre[ANIM_MAX_FEATURE_DIMS];
   for (int j = 0; j < stride; j++) lo[j] = j < cols ? INFINITY : 0.0f, hi[j] = j < cols ? -INFINITY : 0.0f;
   node->min_frame = INT32_MAX;
@@ -432,7 +439,7 @@ static int avx2_enabled(void) {
 }
 
 typedef struct {
-  int id, first, count, depth;
+  int id, desc, first, count, depth;
 } subtree_task_t;
 
 typedef struct {
@@ -441,11 +448,11 @@ typedef struct {
   int ntasks, depth; /* nodes at depth become tasks (cut on the calling thread) */
 } builder_t;
 
-/* Builds node id at depth and below; with cut, the nodes at b->depth are
+/* Builds node id at depth and below (its descendants' ids from desc on); with cut, the nodes at b->depth are
  * left to tasks instead (the top levels, on the calling thread). */
-static void build_node(builder_t *b, int id, int first, int count, int depth, int cut) {
+static void build_node(builder_t *b, int id, int desc, int first, int count, int depth, int cut) {
   if (cut && depth == b->depth && count > LEAF_ROWS) {
-    b->tasks[b->ntasks++] = (subtree_task_t){id, first, count, depth};
+    b->tasks[b->ntasks++] = (subtree_task_t){id, desc, first, count, depth};
     return;
   }
   kdtree_t *t = b->t;
@@ -456,16 +463,17 @@ static void build_node(builder_t *b, int id, int first, int count, int depth, in
     leaf_encode(t, id);
     return;
   }
-  int mid = count / 2, right = id + 1 + subtree_nodes(mid);
-  t->nodes[id].right = right;
-  build_node(b, id + 1, first, mid, depth + 1, cut);
-  build_node(b, right, first + mid, count - mid, depth + 1, cut);
+  /* The children at desc and desc + 1; their descendants' blocks after them (subtree_nodes). */
+  int mid = count / 2;
+  t->nodes[id].child = desc;
+  build_node(b, desc, desc + 2, first, mid, depth + 1, cut);
+  build_node(b, desc + 1, desc + 1 + subtree_nodes(mid), first + mid, count - mid, depth + 1, cut);
 }
 
 static void run_subtree(void *arg, int i) {
   builder_t *b = arg;
   const subtree_task_t *task = &b->tasks[i];
-  build_node(b, task->id, task->first, task->count, task->depth, 0);
+  build_node(b, task->id, task->desc, task->first, task->count, task->depth, 0);
 }
 
 /* ---- search -------------------------------------------------------------------------- */
@@ -630,22 +638,34 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
   }
 }
 
+/* Starts the misses of what opening node id reads first: its children's
+ * bounds (one block) and records. */
+static inline void node_prefetch_children(const kdtree_t *t, int id) {
+  int child = t->nodes[id].child;
+  if (child < 0) return;
+  const char *b = (const char *)node_lo(t, child);
+  for (int j = 0; j < 4 * t->stride * (int)sizeof(float); j += 64) __builtin_prefetch(b + j);
+  __builtin_prefetch(&t->nodes[child]), __builtin_prefetch(&t->nodes[child + 1]);
+}
+
 static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
                         anim_topk_t *topk, int id, float bound) {
   const node_t *node = &t->nodes[id];
   if (node_skippable(topk, node, q->transition_cost + bound)) return;
-  if (node->right < 0) {
+  if (node->child < 0) {
     search_leaf(t, q, qp, features, topk, id);
     return;
   }
   float limit = anim_topk_threshold(topk);
-  int left = id + 1, right = node->right;
-  /* The right child's bounds are far from the left's (preorder): start its misses now. */
-  for (int j = 0; j < 2 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
-  __builtin_prefetch(&t->nodes[right]);
+  int left = node->child, right = left + 1;
+  node_prefetch_children(t, id);
   float bl = t->node_bound(t, qp, left, q->transition_cost, limit);
   float br = t->node_bound(t, qp, right, q->transition_cost, limit);
   topk->work.nodes += 2;
+  /* The children's own children, read next (the first's at once, the second's
+   * once the first's subtree is done), unless the child is already ruled out. */
+  if (q->transition_cost + bl <= limit) node_prefetch_children(t, left);
+  if (q->transition_cost + br <= limit) node_prefetch_children(t, right);
   if (bl <= br) {
     search_node(t, q, qp, features, topk, left, bl);
     search_node(t, q, qp, features, topk, right, br);
@@ -693,7 +713,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
     int r = index->row_range[i];
     t->meta[i] = (row_meta_t){i, r < 0 ? -1 : d->ranges[r].stop, r < 0 ? 0u : d->ranges[r].tag_mask};
   }
-  build_node(&b, 0, 0, d->rows, 0, 1);
+  build_node(&b, 0, 1, 0, d->rows, 0, 1);
   anim_task_run(runner, run_subtree, &b, b.ntasks);
   free(b.tasks);
   /* Queries read the codes, and the original rows for exact costs. */
