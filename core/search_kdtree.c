@@ -75,6 +75,7 @@ typedef struct {
   int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
   float radius;     /* every row below is within radius of the centre (rounded up) */
   float step;       /* a leaf's code step (leaf codes below); 0: its rows are all equal */
+  float cut;        /* an inner node's split: rows x with x . u < cut went left (u: kdtree's split) */
   uint8_t ngroups;  /* a leaf's groups of rows: group g ends at row first + group_end[g] */
   uint8_t group_end[MAX_GROUPS];
 } node_t;
@@ -98,6 +99,8 @@ typedef struct kdtree {
   node_t *nodes;
   float *bounds;    /* per node: lo, hi; stride each (the centre is node_centre of them) */
   float *rows;      /* while building: features reordered node by node, stride apart, zero-padded */
+  float *keys;      /* while building: each row's position along its node's split direction */
+  float *split;     /* per node, stride: an inner node's split direction u (the side a query is on orders the visit) */
   uint8_t *codes;   /* each reordered row's leaf codes, stride apart (leaf codes below) */
   uint8_t *groups;  /* per node, MAX_GROUPS slots: a leaf group's code box, lowest and highest codes, stride each */
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
@@ -109,7 +112,7 @@ typedef struct kdtree {
 static void kdtree_free(void *impl) {
   kdtree_t *t = impl;
   if (!t) return;
-  free(t->nodes), free(t->bounds), free(t->rows), free(t->codes), free(t->groups), free(t->meta);
+  free(t->nodes), free(t->bounds), free(t->rows), free(t->keys), free(t->split), free(t->codes), free(t->groups), free(t->meta);
   free(t);
 }
 
@@ -147,12 +150,19 @@ static void swap_rows(kdtree_t *t, int a, int b) {
   t->meta[a] = t->meta[b], t->meta[b] = m;
 }
 
+static void select_by_keys(kdtree_t *t, float *x, size_t cols, int first, int n, int mid);
+
 /* Partitions rows [first, first + n) so those before first + mid have dim
  * values <= the rest (quickselect, moving whole rows: every later pass over
  * a node reads its rows in order). */
 static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
-  const float *x = t->rows + dim;
-  size_t cols = (size_t)t->stride;
+  select_by_keys(t, t->rows + dim, (size_t)t->stride, first, n, mid);
+}
+
+/* The same by keys x[i * xstride] (a dimension of the rows, which move with
+ * them, or t->keys, moved here alongside). */
+static void select_by_keys(kdtree_t *t, float *x, size_t cols, int first, int n, int mid) {
+  int own = x == t->keys;
   int lo = first, hi = first + n - 1, target = first + mid;
   while (lo < hi) {
     float pivot = x[(size_t)((lo + hi) / 2) * cols];
@@ -160,7 +170,13 @@ static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
     while (i <= j) {
       while (x[(size_t)i * cols] < pivot) i++;
       while (x[(size_t)j * cols] > pivot) j--;
-      if (i <= j) swap_rows(t, i++, j--);
+      if (i <= j) {
+        if (own) {
+          float k = x[i];
+          x[i] = x[j], x[j] = k;
+        }
+        swap_rows(t, i++, j--);
+      }
     }
     if (target <= j) hi = j;
     else if (target >= i) lo = i;
@@ -173,7 +189,7 @@ static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
 static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
   int cols = t->cols, stride = t->stride;
   node_t *node = &t->nodes[id];
-  node->first = first, node->count = count, node->child = -1;
+  node->first = first, node->count = count, node->child = -1, node->cut = 0.0f;
   float *lo = t->bounds + (size_t)id * 2 * (size_t)stride, *hi = lo + stride, centre[ANIM_MAX_FEATURE_DIMS];
   for (int j = 0; j < stride; j++) lo[j] = j < cols ? INFINITY : 0.0f, hi[j] = j < cols ? -INFINITY : 0.0f;
   node->min_frame = INT32_MAX;
@@ -204,17 +220,62 @@ static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
   node->radius = (float)(sqrt(r2) * (1.0 + 1e-6));
 }
 
-/* Splits node id at the median of its widest dimension; 0 when it stays a
- * leaf (few rows, or all rows equal). */
+/* Row of [first, first + count) farthest from p (in doubles). */
+static int row_farthest(const kdtree_t *t, const float *p, int first, int count) {
+  int best = first;
+  double far = -1.0;
+  for (int i = first; i < first + count; i++) {
+    const float *row = row_at(t, i);
+    double s = 0.0;
+    for (int j = 0; j < t->cols; j++) {
+      double d = (double)row[j] - p[j];
+      s += d * d;
+    }
+    if (s > far) far = s, best = i;
+  }
+  return best;
+}
+
+/* Splits node id in two halves of its rows; 0 when it stays a leaf (few
+ * rows, or all rows equal). The direction is the one between two far rows
+ * (the farthest from the box's centre, and the farthest from that one), not
+ * a coordinate axis: the real features are correlated, and a motion's
+ * frames run along diagonal curves that an axis cuts obliquely, leaving
+ * wider halves (larger spheres, more leaves a query cannot rule out). Any
+ * split is exact: the bounds are taken from the rows each half gets. With a
+ * row that is not finite, the widest dimension as before. */
 static int node_split(kdtree_t *t, int id) {
   node_t *node = &t->nodes[id];
   if (node->count <= LEAF_ROWS) return 0;
   const float *lo = node_lo(t, id), *hi = lo + t->stride;
-  int dim = 0;
-  for (int j = 1; j < t->cols; j++)
+  int dim = 0, finite = 1;
+  for (int j = 0; j < t->cols; j++) {
     if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+    finite &= isfinite(hi[j] - lo[j]);
+  }
   if (!(hi[dim] > lo[dim])) return 0;
-  select_median(t, dim, node->first, node->count, node->count / 2);
+  float centre[ANIM_MAX_FEATURE_DIMS], *u = t->split + (size_t)id * (size_t)t->stride;
+  memset(u, 0, (size_t)t->stride * sizeof *u);
+  for (int j = 0; j < t->cols; j++) centre[j] = node_centre(lo[j], hi[j]);
+  const float *a = finite ? row_at(t, row_farthest(t, centre, node->first, node->count)) : NULL;
+  const float *b = a ? row_at(t, row_farthest(t, a, node->first, node->count)) : NULL;
+  double norm = 0.0;
+  for (int j = 0; b && j < t->cols; j++) u[j] = b[j] - a[j], norm += (double)u[j] * u[j];
+  if (!(norm > 0.0)) {
+    memset(u, 0, (size_t)t->stride * sizeof *u);
+    u[dim] = 1.0f;
+    select_median(t, dim, node->first, node->count, node->count / 2);
+    node->cut = row_at(t, node->first + node->count / 2)[dim];
+    return 1;
+  }
+  for (int i = node->first; i < node->first + node->count; i++) {
+    const float *row = row_at(t, i);
+    float k = 0.0f;
+    for (int j = 0; j < t->cols; j++) k += row[j] * u[j];
+    t->keys[i] = k;
+  }
+  select_by_keys(t, t->keys, 1, node->first, node->count, node->count / 2);
+  node->cut = t->keys[node->first + node->count / 2];
   return 1;
 }
 
@@ -646,6 +707,10 @@ static inline void node_prefetch_children(const kdtree_t *t, int id) {
   const char *b = (const char *)node_lo(t, child);
   for (int j = 0; j < 4 * t->stride * (int)sizeof(float); j += 64) __builtin_prefetch(b + j);
   __builtin_prefetch(&t->nodes[child]), __builtin_prefetch(&t->nodes[child + 1]);
+  for (int j = 0; j < 2; j++) {
+    const char *u = (const char *)(t->split + (size_t)(child + j) * (size_t)t->stride);
+    __builtin_prefetch(u), __builtin_prefetch(u + 64);
+  }
 }
 
 static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
@@ -666,7 +731,11 @@ static void search_node(const kdtree_t *t, const anim_search_query_t *q, const f
    * once the first's subtree is done), unless the child is already ruled out. */
   if (q->transition_cost + bl <= limit) node_prefetch_children(t, left);
   if (q->transition_cost + br <= limit) node_prefetch_children(t, right);
-  if (bl <= br) {
+  /* The query's side of the split first: a good k-th best early rules out more of the rest. */
+  const float *u = t->split + (size_t)id * (size_t)t->stride;
+  float side = -node->cut;
+  for (int j = 0; j < t->cols; j++) side += qp[j] * u[j];
+  if (side < 0.0f) {
     search_node(t, q, qp, features, topk, left, bl);
     search_node(t, q, qp, features, topk, right, br);
   } else {
@@ -680,7 +749,8 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
   float qp[ANIM_MAX_FEATURE_DIMS] = {0.0f};
   memcpy(qp, q->query, (size_t)t->cols * sizeof(float));
   topk->work.nodes++;
-  search_node(t, q, qp, index->data.features, topk, 0, t->node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
+  search_node(t, q, qp, index->data.features, topk, 0,
+              t->node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
 }
 
 int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t *runner, char *err, int errlen) {
@@ -694,6 +764,8 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
   t->bounds = malloc((size_t)t->nnodes * 2 * (size_t)t->stride * sizeof(float));
   t->rows = calloc((size_t)d->rows * (size_t)t->stride, sizeof(float));
+  t->keys = malloc((size_t)d->rows * sizeof(float));
+  t->split = malloc((size_t)t->nnodes * (size_t)t->stride * sizeof(float));
   t->meta = malloc((size_t)d->rows * sizeof *t->meta);
   t->codes = malloc((size_t)d->rows * (size_t)t->stride);
   t->groups = malloc((size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride);
@@ -702,7 +774,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   while ((1 << b.depth) < TASKS_PER_THREAD * anim_task_runner_threads(runner) && b.depth < 16) b.depth++;
   if (anim_task_runner_threads(runner) == 1 || d->rows < PARALLEL_MIN_ROWS) b.depth = 0; /* one task: the whole tree */
   b.tasks = malloc(((size_t)1 << b.depth) * sizeof *b.tasks);
-  if (!t->nodes || !t->bounds || !t->rows || !t->codes || !t->groups || !t->meta || !b.tasks) {
+  if (!t->nodes || !t->bounds || !t->rows || !t->keys || !t->split || !t->codes || !t->groups || !t->meta || !b.tasks) {
     free(b.tasks);
     kdtree_free(t);
     return ANIM_ENOMEM;
@@ -717,13 +789,13 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   anim_task_run(runner, run_subtree, &b, b.ntasks);
   free(b.tasks);
   /* Queries read the codes, and the original rows for exact costs. */
-  free(t->rows);
-  t->rows = NULL;
+  free(t->rows), free(t->keys);
+  t->rows = NULL, t->keys = NULL;
   index->impl = t;
   index->free_impl = kdtree_free;
   index->scan = scan;
   index->memory += (size_t)t->nnodes * (sizeof(node_t) + 2 * (size_t)t->stride * sizeof(float)) +
                    (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t)) +
-                   (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride;
+                   (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride + (size_t)t->nnodes * (size_t)t->stride * sizeof(float);
   return 0;
 }
