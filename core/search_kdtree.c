@@ -57,6 +57,10 @@
  * its codes: a group whose box rules out every row is skipped whole. */
 #define GROUP_ROWS 24
 #define MAX_GROUPS (LEAF_ROWS / GROUP_ROWS)
+/* Rows a split's direction is found from, at most (a sample, every
+ * count / SPLIT_SAMPLE-th row, of larger nodes): the direction needs no more,
+ * and the build's extra passes stay short. */
+#define SPLIT_SAMPLE 1024
 /* Subtree tasks per runner thread: enough to even out unequal subtrees. */
 #define TASKS_PER_THREAD 8
 /* Below this many rows a build is a few milliseconds: threads cost more than they save. */
@@ -201,30 +205,29 @@ static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
     }
     if (t->meta[i].frame < node->min_frame) node->min_frame = t->meta[i].frame;
   }
-  for (int j = 0; j < cols; j++) centre[j] = node_centre(lo[j], hi[j]);
+  for (int j = 0; j < stride; j++) centre[j] = node_centre(lo[j], hi[j]); /* 0 in the padding */
   if (depth < SPHERE_MIN_DEPTH) {
     node->radius = INFINITY;
     return;
   }
-  /* In doubles, then rounded up past a float's rounding: no row is outside. */
-  double r2 = 0.0;
+  /* By the distance kernel, then rounded up: the float sum of cols squared
+   * float differences is at least (1 - (cols + 2) 2^-24) of the exact
+   * distance (each difference, square and addition rounds by 2^-24 of a
+   * non-negative term), so 1e-4 more, and 1e-6 more for the float radius's own
+   * rounding, leave no row outside. */
+  float r2 = 0.0f;
   for (int i = first; i < first + count; i++) {
-    const float *row = row_at(t, i);
-    double s = 0.0;
-    for (int j = 0; j < cols; j++) {
-      double d = (double)row[j] - (double)centre[j];
-      s += d * d;
-    }
+    float s = anim_search_distance(row_at(t, i), centre, stride);
     if (s > r2) r2 = s;
   }
-  node->radius = (float)(sqrt(r2) * (1.0 + 1e-6));
+  node->radius = (float)(sqrt((double)r2 * (1.0 + 1e-4)) * (1.0 + 1e-6));
 }
 
-/* Row of [first, first + count) farthest from p (in doubles). */
-static int row_farthest(const kdtree_t *t, const float *p, int first, int count) {
+/* Row of the sample (every step-th row of [first, first + count)) farthest from p, in doubles. */
+static int row_farthest(const kdtree_t *t, const float *p, int first, int count, int step) {
   int best = first;
   double far = -1.0;
-  for (int i = first; i < first + count; i++) {
+  for (int i = first; i < first + count; i += step) {
     const float *row = row_at(t, i);
     double s = 0.0;
     for (int j = 0; j < t->cols; j++) {
@@ -236,19 +239,57 @@ static int row_farthest(const kdtree_t *t, const float *p, int first, int count)
   return best;
 }
 
+/* a . b over n dims (a multiple of 8), in the kernel's eight lanes: a
+ * split's key, where only speed matters (any order would do). */
+static inline float row_dot(const float *a, const float *b, int n) {
+  anim_search_lanes_t s = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+  for (int j = 0; j < n; j += 8) {
+    s.lo += anim_search_v4_load(a + j) * anim_search_v4_load(b + j);
+    s.hi += anim_search_v4_load(a + j + 4) * anim_search_v4_load(b + j + 4);
+  }
+  return anim_search_lanes_sum(s);
+}
+
+/* One step of the power iteration for the sample's principal direction:
+ * u <- C u / |C u| with C the sample's scatter about its mean (floats: a
+ * direction needs no more). 0 when C u is zero or not finite (u is then left
+ * as it was). Rows and u are padded with zeros to stride. */
+static int direction_refine(const kdtree_t *t, float *u, int first, int count, int step) {
+  float mean[ANIM_MAX_FEATURE_DIMS] = {0.0f}, v[ANIM_MAX_FEATURE_DIMS] = {0.0f};
+  int n = 0, stride = t->stride;
+  for (int i = first; i < first + count; i += step, n++) {
+    const float *row = row_at(t, i);
+    for (int j = 0; j < stride; j++) mean[j] += row[j];
+  }
+  for (int j = 0; j < stride; j++) mean[j] /= (float)n;
+  float mu = row_dot(mean, u, stride); /* p = (x - mean) . u = x . u - mean . u */
+  for (int i = first; i < first + count; i += step) {
+    const float *row = row_at(t, i);
+    float p = row_dot(row, u, stride) - mu;
+    for (int j = 0; j < stride; j++) v[j] += p * (row[j] - mean[j]);
+  }
+  double norm = 0.0;
+  for (int j = 0; j < t->cols; j++) norm += (double)v[j] * v[j];
+  if (!(norm > 0.0 && norm < INFINITY)) return 0;
+  for (int j = 0; j < t->cols; j++) u[j] = (float)(v[j] / sqrt(norm));
+  return 1;
+}
+
 /* Splits node id in two halves of its rows; 0 when it stays a leaf (few
- * rows, or all rows equal). The direction is the one between two far rows
- * (the farthest from the box's centre, and the farthest from that one), not
- * a coordinate axis: the real features are correlated, and a motion's
- * frames run along diagonal curves that an axis cuts obliquely, leaving
- * wider halves (larger spheres, more leaves a query cannot rule out). Any
- * split is exact: the bounds are taken from the rows each half gets. With a
- * row that is not finite, the widest dimension as before. */
+ * rows, or all rows equal). The direction is about the rows' principal one
+ * (the line between two far rows, refined by one power iteration; on a
+ * sample of SPLIT_SAMPLE rows at most), not a coordinate axis: the real
+ * features are correlated, and a motion's frames run along diagonal curves
+ * that an axis cuts obliquely, leaving wider halves (larger spheres, more
+ * leaves a query cannot rule out). Any split is exact: the bounds are taken
+ * from the rows each half gets. The direction and the median's position
+ * along it are kept: a query visits its own side first. With a row that is
+ * not finite, the widest dimension as before. */
 static int node_split(kdtree_t *t, int id) {
   node_t *node = &t->nodes[id];
   if (node->count <= LEAF_ROWS) return 0;
   const float *lo = node_lo(t, id), *hi = lo + t->stride;
-  int dim = 0, finite = 1;
+  int dim = 0, finite = 1, first = node->first, count = node->count;
   for (int j = 0; j < t->cols; j++) {
     if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
     finite &= isfinite(hi[j] - lo[j]);
@@ -257,25 +298,21 @@ static int node_split(kdtree_t *t, int id) {
   float centre[ANIM_MAX_FEATURE_DIMS], *u = t->split + (size_t)id * (size_t)t->stride;
   memset(u, 0, (size_t)t->stride * sizeof *u);
   for (int j = 0; j < t->cols; j++) centre[j] = node_centre(lo[j], hi[j]);
-  const float *a = finite ? row_at(t, row_farthest(t, centre, node->first, node->count)) : NULL;
-  const float *b = a ? row_at(t, row_farthest(t, a, node->first, node->count)) : NULL;
+  int step = count > SPLIT_SAMPLE ? count / SPLIT_SAMPLE : 1;
+  const float *a = finite ? row_at(t, row_farthest(t, centre, first, count, step)) : NULL;
+  const float *b = a ? row_at(t, row_farthest(t, a, first, count, step)) : NULL;
   double norm = 0.0;
   for (int j = 0; b && j < t->cols; j++) u[j] = b[j] - a[j], norm += (double)u[j] * u[j];
-  if (!(norm > 0.0)) {
-    memset(u, 0, (size_t)t->stride * sizeof *u);
+  if (!(norm > 0.0 && norm < INFINITY)) {
     u[dim] = 1.0f;
-    select_median(t, dim, node->first, node->count, node->count / 2);
-    node->cut = row_at(t, node->first + node->count / 2)[dim];
+    select_median(t, dim, first, count, count / 2);
+    node->cut = row_at(t, first + count / 2)[dim];
     return 1;
   }
-  for (int i = node->first; i < node->first + node->count; i++) {
-    const float *row = row_at(t, i);
-    float k = 0.0f;
-    for (int j = 0; j < t->cols; j++) k += row[j] * u[j];
-    t->keys[i] = k;
-  }
-  select_by_keys(t, t->keys, 1, node->first, node->count, node->count / 2);
-  node->cut = t->keys[node->first + node->count / 2];
+  direction_refine(t, u, first, count, step);
+  for (int i = first; i < first + count; i++) t->keys[i] = row_dot(row_at(t, i), u, t->stride);
+  select_by_keys(t, t->keys, 1, first, count, count / 2);
+  node->cut = t->keys[first + count / 2];
   return 1;
 }
 
