@@ -1,9 +1,11 @@
 /*
  * search_kdtree.c: this project's fast exact method: a k-d tree over the
  * normalized features, rows reordered so every node is a contiguous block,
- * each node bounded twice (a tight axis-aligned box and a sphere around the
- * box's centre), and a depth-first search that visits the nearer child first
- * and skips any node whose bound already costs more than the k-th best. In a
+ * each node split in halves across about its rows' principal direction
+ * (node_split) and bounded twice (a tight axis-aligned box and a sphere
+ * around the box's centre), and a depth-first search that visits the child
+ * on the query's side of the split first and skips any node whose bound
+ * already costs more than the k-th best. In a
  * leaf, each row is first bounded from one byte per dimension (leaf codes,
  * below), groups of a quarter of the leaf at once by the box of their codes;
  * only the rows that bound cannot rule out have their exact cost computed, on
@@ -30,6 +32,16 @@
  * and costs are computed on the original rows by the one kernel, so results
  * equal brute force's. The AVX2 paths (chosen at build time when the CPU has
  * them) give the same bits as the portable ones.
+ *
+ * Why oblique splits: the real features are correlated (a motion's frames
+ * lie along diagonal curves), and halving across the widest axis left cells
+ * wider than they need be; at 3M frames the leaves' radius (median) fell
+ * from 0.43 to 0.35 and a query opens half the leaves. What stays is the
+ * benchmark's noise: a leaf of noisy copies of a few frames has a radius of
+ * at least its noise (0.05 per dimension: 0.26 in 27), so a query 1.4 away
+ * (noise 0.3 per dimension) cannot rule out the leaves whose nearest row is
+ * up to about 40% over the answer, and a query with many frames near its
+ * answer opens several times the leaves of the median one.
  *
  * Layout: a node's two children are adjacent, their bounds one block, so
  * opening a node reads one run of memory, fetched ahead (a query at 3M
@@ -60,7 +72,7 @@
 /* Rows a split's direction is found from, at most (a sample, every
  * count / SPLIT_SAMPLE-th row, of larger nodes): the direction needs no more,
  * and the build's extra passes stay short. */
-#define SPLIT_SAMPLE 1024
+#define SPLIT_SAMPLE 256
 /* Subtree tasks per runner thread: enough to even out unequal subtrees. */
 #define TASKS_PER_THREAD 8
 /* Below this many rows a build is a few milliseconds: threads cost more than they save. */
@@ -189,8 +201,10 @@ static void select_by_keys(kdtree_t *t, float *x, size_t cols, int first, int n,
 }
 
 /* The box, its centre, the sphere around the centre (from SPHERE_MIN_DEPTH
- * down) and the lowest frame of node id, at depth, over rows [first, first + count). */
-static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
+ * down) and the lowest frame of node id, at depth, over rows [first, first +
+ * count). Returns the row farthest from the centre (where the sphere's pass
+ * found it; -1 above SPHERE_MIN_DEPTH), where node_split's direction starts. */
+static int node_fill(kdtree_t *t, int id, int first, int count, int depth) {
   int cols = t->cols, stride = t->stride;
   node_t *node = &t->nodes[id];
   node->first = first, node->count = count, node->child = -1, node->cut = 0.0f;
@@ -208,19 +222,21 @@ static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
   for (int j = 0; j < stride; j++) centre[j] = node_centre(lo[j], hi[j]); /* 0 in the padding */
   if (depth < SPHERE_MIN_DEPTH) {
     node->radius = INFINITY;
-    return;
+    return -1;
   }
   /* By the distance kernel, then rounded up: the float sum of cols squared
    * float differences is at least (1 - (cols + 2) 2^-24) of the exact
    * distance (each difference, square and addition rounds by 2^-24 of a
    * non-negative term), so 1e-4 more, and 1e-6 more for the float radius's own
    * rounding, leave no row outside. */
-  float r2 = 0.0f;
+  float r2 = -1.0f;
+  int far = first;
   for (int i = first; i < first + count; i++) {
     float s = anim_search_distance(row_at(t, i), centre, stride);
-    if (s > r2) r2 = s;
+    if (s > r2) r2 = s, far = i;
   }
   node->radius = (float)(sqrt((double)r2 * (1.0 + 1e-4)) * (1.0 + 1e-6));
+  return far;
 }
 
 /* Row of the sample (every step-th row of [first, first + count)) farthest from p, in doubles. */
@@ -285,7 +301,7 @@ static int direction_refine(const kdtree_t *t, float *u, int first, int count, i
  * from the rows each half gets. The direction and the median's position
  * along it are kept: a query visits its own side first. With a row that is
  * not finite, the widest dimension as before. */
-static int node_split(kdtree_t *t, int id) {
+static int node_split(kdtree_t *t, int id, int far) {
   node_t *node = &t->nodes[id];
   if (node->count <= LEAF_ROWS) return 0;
   const float *lo = node_lo(t, id), *hi = lo + t->stride;
@@ -299,7 +315,7 @@ static int node_split(kdtree_t *t, int id) {
   memset(u, 0, (size_t)t->stride * sizeof *u);
   for (int j = 0; j < t->cols; j++) centre[j] = node_centre(lo[j], hi[j]);
   int step = count > SPLIT_SAMPLE ? count / SPLIT_SAMPLE : 1;
-  const float *a = finite ? row_at(t, row_farthest(t, centre, first, count, step)) : NULL;
+  const float *a = !finite ? NULL : row_at(t, far >= 0 ? far : row_farthest(t, centre, first, count, step));
   const float *b = a ? row_at(t, row_farthest(t, a, first, count, step)) : NULL;
   double norm = 0.0;
   for (int j = 0; b && j < t->cols; j++) u[j] = b[j] - a[j], norm += (double)u[j] * u[j];
@@ -554,8 +570,8 @@ static void build_node(builder_t *b, int id, int desc, int first, int count, int
     return;
   }
   kdtree_t *t = b->t;
-  node_fill(t, id, first, count, depth);
-  if (!node_split(t, id)) {
+  int far = node_fill(t, id, first, count, depth);
+  if (!node_split(t, id, far)) {
     t->nodes[id].ngroups = 0;
     if (count <= LEAF_ROWS) leaf_group(t, &t->nodes[id], first, count); /* else its rows are all equal: no codes */
     leaf_encode(t, id);
