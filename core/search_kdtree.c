@@ -1,9 +1,11 @@
 /*
  * search_kdtree.c: this project's fast exact method: a k-d tree over the
  * normalized features, rows reordered so every node is a contiguous block,
- * each node bounded twice (a tight axis-aligned box and a sphere around the
- * box's centre), and a depth-first search that visits the nearer child first
- * and skips any node whose bound already costs more than the k-th best. In a
+ * each node split in halves across about its rows' principal direction
+ * (node_split) and bounded twice (a tight axis-aligned box and a sphere
+ * around the box's centre), and a depth-first search that visits the child
+ * on the query's side of the split first and skips any node whose bound
+ * already costs more than the k-th best. In a
  * leaf, each row is first bounded from one byte per dimension (leaf codes,
  * below), groups of a quarter of the leaf at once by the box of their codes;
  * only the rows that bound cannot rule out have their exact cost computed, on
@@ -31,8 +33,22 @@
  * equal brute force's. The AVX2 paths (chosen at build time when the CPU has
  * them) give the same bits as the portable ones.
  *
- * Building: the nodes are numbered in preorder and their count below a node
- * depends only on its row count, so the subtrees under the top levels are
+ * Why oblique splits: the real features are correlated (a motion's frames
+ * lie along diagonal curves), and halving across the widest axis left cells
+ * wider than they need be; at 3M frames the leaves' radius (median) fell
+ * from 0.43 to 0.35 and a query opens half the leaves. What stays is the
+ * benchmark's noise: a leaf of noisy copies of a few frames has a radius of
+ * at least its noise (0.05 per dimension: 0.26 in 27), so a query 1.4 away
+ * (noise 0.3 per dimension) cannot rule out the leaves whose nearest row is
+ * up to about 40% over the answer, and a query with many frames near its
+ * answer opens several times the leaves of the median one.
+ *
+ * Layout: a node's two children are adjacent, their bounds one block, so
+ * opening a node reads one run of memory, fetched ahead (a query at 3M
+ * frames spends much of its time waiting for node bounds).
+ *
+ * Building: the nodes' ids (subtree_nodes) and their count below a node
+ * depend only on its row count, so the subtrees under the top levels are
  * independent tasks (rows, nodes and bounds each in their own slice) run
  * through the caller's task runner (task.h); the tree is the same whether
  * one thread builds it or several.
@@ -53,6 +69,10 @@
  * its codes: a group whose box rules out every row is skipped whole. */
 #define GROUP_ROWS 24
 #define MAX_GROUPS (LEAF_ROWS / GROUP_ROWS)
+/* Rows a split's direction is found from, at most (a sample, every
+ * count / SPLIT_SAMPLE-th row, of larger nodes): the direction needs no more,
+ * and the build's extra passes stay short. */
+#define SPLIT_SAMPLE 256
 /* Subtree tasks per runner thread: enough to even out unequal subtrees. */
 #define TASKS_PER_THREAD 8
 /* Below this many rows a build is a few milliseconds: threads cost more than they save. */
@@ -67,10 +87,11 @@
 
 typedef struct {
   int first, count; /* rows [first, first + count) in tree order (codes, meta) */
-  int right;        /* right child (the left one is the next node); -1 for a leaf */
+  int child;        /* the left child (the right one is child + 1); -1 for a leaf */
   int min_frame;    /* lowest original frame below: a tie there cannot win if it is higher */
   float radius;     /* every row below is within radius of the centre (rounded up) */
   float step;       /* a leaf's code step (leaf codes below); 0: its rows are all equal */
+  float cut;        /* an inner node's split: rows x with x . u < cut went left (u: kdtree's split) */
   uint8_t ngroups;  /* a leaf's groups of rows: group g ends at row first + group_end[g] */
   uint8_t group_end[MAX_GROUPS];
 } node_t;
@@ -92,8 +113,10 @@ typedef struct {
 typedef struct kdtree {
   int nnodes;
   node_t *nodes;
-  float *bounds;    /* per node: lo, hi, centre; stride each */
+  float *bounds;    /* per node: lo, hi; stride each (the centre is node_centre of them) */
   float *rows;      /* while building: features reordered node by node, stride apart, zero-padded */
+  float *keys;      /* while building: each row's position along its node's split direction */
+  float *split;     /* per node, stride: an inner node's split direction u (the side a query is on orders the visit) */
   uint8_t *codes;   /* each reordered row's leaf codes, stride apart (leaf codes below) */
   uint8_t *groups;  /* per node, MAX_GROUPS slots: a leaf group's code box, lowest and highest codes, stride each */
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
@@ -105,16 +128,25 @@ typedef struct kdtree {
 static void kdtree_free(void *impl) {
   kdtree_t *t = impl;
   if (!t) return;
-  free(t->nodes), free(t->bounds), free(t->rows), free(t->codes), free(t->groups), free(t->meta);
+  free(t->nodes), free(t->bounds), free(t->rows), free(t->keys), free(t->split), free(t->codes), free(t->groups), free(t->meta);
   free(t);
 }
 
-static inline const float *node_lo(const kdtree_t *t, int id) { return t->bounds + (size_t)id * 3 * (size_t)t->stride; }
+static inline const float *node_lo(const kdtree_t *t, int id) { return t->bounds + (size_t)id * 2 * (size_t)t->stride; }
+
+/* The centre of a box [lo, hi] in one dimension: computed where it is used
+ * instead of stored (a third less memory per node for the search to read),
+ * and by the same float operations everywhere, so the centre the search
+ * measures from is the one the build measured the radius from. */
+static inline float node_centre(float lo, float hi) { return 0.5f * lo + 0.5f * hi; }
 static inline const float *row_at(const kdtree_t *t, int i) { return t->rows + (size_t)i * (size_t)t->stride; }
 
 /* Nodes below (and including) a node of count rows: a leaf at LEAF_ROWS or
- * fewer, else two halves. Ids are preorder, so a node's right child is
- * id + 1 + subtree_nodes(its left half). */
+ * fewer, else two halves. Ids: a node's two children are adjacent (one
+ * block of bounds for the search to read when it opens the node), then come
+ * the left child's descendants and the right one's: the nodes under a node
+ * of count rows are the node and a block of subtree_nodes(count) - 1 ids,
+ * so every id follows from row counts alone (build_node). */
 static int subtree_nodes(int count) {
   if (count <= LEAF_ROWS) return 1;
   int half = count / 2;
@@ -134,12 +166,19 @@ static void swap_rows(kdtree_t *t, int a, int b) {
   t->meta[a] = t->meta[b], t->meta[b] = m;
 }
 
+static void select_by_keys(kdtree_t *t, float *x, size_t cols, int first, int n, int mid);
+
 /* Partitions rows [first, first + n) so those before first + mid have dim
  * values <= the rest (quickselect, moving whole rows: every later pass over
  * a node reads its rows in order). */
 static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
-  const float *x = t->rows + dim;
-  size_t cols = (size_t)t->stride;
+  select_by_keys(t, t->rows + dim, (size_t)t->stride, first, n, mid);
+}
+
+/* The same by keys x[i * xstride] (a dimension of the rows, which move with
+ * them, or t->keys, moved here alongside). */
+static void select_by_keys(kdtree_t *t, float *x, size_t cols, int first, int n, int mid) {
+  int own = x == t->keys;
   int lo = first, hi = first + n - 1, target = first + mid;
   while (lo < hi) {
     float pivot = x[(size_t)((lo + hi) / 2) * cols];
@@ -147,7 +186,13 @@ static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
     while (i <= j) {
       while (x[(size_t)i * cols] < pivot) i++;
       while (x[(size_t)j * cols] > pivot) j--;
-      if (i <= j) swap_rows(t, i++, j--);
+      if (i <= j) {
+        if (own) {
+          float k = x[i];
+          x[i] = x[j], x[j] = k;
+        }
+        swap_rows(t, i++, j--);
+      }
     }
     if (target <= j) hi = j;
     else if (target >= i) lo = i;
@@ -156,14 +201,15 @@ static void select_median(kdtree_t *t, int dim, int first, int n, int mid) {
 }
 
 /* The box, its centre, the sphere around the centre (from SPHERE_MIN_DEPTH
- * down) and the lowest frame of node id, at depth, over rows [first, first + count). */
-static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
+ * down) and the lowest frame of node id, at depth, over rows [first, first +
+ * count). Returns the row farthest from the centre (where the sphere's pass
+ * found it; -1 above SPHERE_MIN_DEPTH), where node_split's direction starts. */
+static int node_fill(kdtree_t *t, int id, int first, int count, int depth) {
   int cols = t->cols, stride = t->stride;
   node_t *node = &t->nodes[id];
-  node->first = first, node->count = count, node->right = -1;
-  float *lo = t->bounds + (size_t)id * 3 * (size_t)stride, *hi = lo + stride, *centre = hi + stride;
+  node->first = first, node->count = count, node->child = -1, node->cut = 0.0f;
+  float *lo = t->bounds + (size_t)id * 2 * (size_t)stride, *hi = lo + stride, centre[ANIM_MAX_FEATURE_DIMS];
   for (int j = 0; j < stride; j++) lo[j] = j < cols ? INFINITY : 0.0f, hi[j] = j < cols ? -INFINITY : 0.0f;
-  for (int j = cols; j < stride; j++) centre[j] = 0.0f;
   node->min_frame = INT32_MAX;
   for (int i = first; i < first + count; i++) {
     const float *row = row_at(t, i);
@@ -173,36 +219,116 @@ static void node_fill(kdtree_t *t, int id, int first, int count, int depth) {
     }
     if (t->meta[i].frame < node->min_frame) node->min_frame = t->meta[i].frame;
   }
-  for (int j = 0; j < cols; j++) centre[j] = 0.5f * lo[j] + 0.5f * hi[j];
+  for (int j = 0; j < stride; j++) centre[j] = node_centre(lo[j], hi[j]); /* 0 in the padding */
   if (depth < SPHERE_MIN_DEPTH) {
     node->radius = INFINITY;
-    return;
+    return -1;
   }
-  /* In doubles, then rounded up past a float's rounding: no row is outside. */
-  double r2 = 0.0;
+  /* By the distance kernel, then rounded up: the float sum of cols squared
+   * float differences is at least (1 - (cols + 2) 2^-24) of the exact
+   * distance (each difference, square and addition rounds by 2^-24 of a
+   * non-negative term), so 1e-4 more, and 1e-6 more for the float radius's own
+   * rounding, leave no row outside. */
+  float r2 = -1.0f;
+  int far = first;
   for (int i = first; i < first + count; i++) {
-    const float *row = row_at(t, i);
-    double s = 0.0;
-    for (int j = 0; j < cols; j++) {
-      double d = (double)row[j] - (double)centre[j];
-      s += d * d;
-    }
-    if (s > r2) r2 = s;
+    float s = anim_search_distance(row_at(t, i), centre, stride);
+    if (s > r2) r2 = s, far = i;
   }
-  node->radius = (float)(sqrt(r2) * (1.0 + 1e-6));
+  node->radius = (float)(sqrt((double)r2 * (1.0 + 1e-4)) * (1.0 + 1e-6));
+  return far;
 }
 
-/* Splits node id at the median of its widest dimension; 0 when it stays a
- * leaf (few rows, or all rows equal). */
-static int node_split(kdtree_t *t, int id) {
+/* Row of the sample (every step-th row of [first, first + count)) farthest from p, in doubles. */
+static int row_farthest(const kdtree_t *t, const float *p, int first, int count, int step) {
+  int best = first;
+  double far = -1.0;
+  for (int i = first; i < first + count; i += step) {
+    const float *row = row_at(t, i);
+    double s = 0.0;
+    for (int j = 0; j < t->cols; j++) {
+      double d = (double)row[j] - p[j];
+      s += d * d;
+    }
+    if (s > far) far = s, best = i;
+  }
+  return best;
+}
+
+/* a . b over n dims (a multiple of 8), in the kernel's eight lanes: a
+ * split's key, where only speed matters (any order would do). */
+static inline float row_dot(const float *a, const float *b, int n) {
+  anim_search_lanes_t s = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+  for (int j = 0; j < n; j += 8) {
+    s.lo += anim_search_v4_load(a + j) * anim_search_v4_load(b + j);
+    s.hi += anim_search_v4_load(a + j + 4) * anim_search_v4_load(b + j + 4);
+  }
+  return anim_search_lanes_sum(s);
+}
+
+/* One step of the power iteration for the sample's principal direction:
+ * u <- C u / |C u| with C the sample's scatter about its mean (floats: a
+ * direction needs no more). 0 when C u is zero or not finite (u is then left
+ * as it was). Rows and u are padded with zeros to stride. */
+static int direction_refine(const kdtree_t *t, float *u, int first, int count, int step) {
+  float mean[ANIM_MAX_FEATURE_DIMS] = {0.0f}, v[ANIM_MAX_FEATURE_DIMS] = {0.0f};
+  int n = 0, stride = t->stride;
+  for (int i = first; i < first + count; i += step, n++) {
+    const float *row = row_at(t, i);
+    for (int j = 0; j < stride; j++) mean[j] += row[j];
+  }
+  for (int j = 0; j < stride; j++) mean[j] /= (float)n;
+  float mu = row_dot(mean, u, stride); /* p = (x - mean) . u = x . u - mean . u */
+  for (int i = first; i < first + count; i += step) {
+    const float *row = row_at(t, i);
+    float p = row_dot(row, u, stride) - mu;
+    for (int j = 0; j < stride; j++) v[j] += p * (row[j] - mean[j]);
+  }
+  double norm = 0.0;
+  for (int j = 0; j < t->cols; j++) norm += (double)v[j] * v[j];
+  if (!(norm > 0.0 && norm < INFINITY)) return 0;
+  for (int j = 0; j < t->cols; j++) u[j] = (float)(v[j] / sqrt(norm));
+  return 1;
+}
+
+/* Splits node id in two halves of its rows; 0 when it stays a leaf (few
+ * rows, or all rows equal). The direction is about the rows' principal one
+ * (the line between two far rows, refined by one power iteration; on a
+ * sample of SPLIT_SAMPLE rows at most), not a coordinate axis: the real
+ * features are correlated, and a motion's frames run along diagonal curves
+ * that an axis cuts obliquely, leaving wider halves (larger spheres, more
+ * leaves a query cannot rule out). Any split is exact: the bounds are taken
+ * from the rows each half gets. The direction and the median's position
+ * along it are kept: a query visits its own side first. With a row that is
+ * not finite, the widest dimension as before. */
+static int node_split(kdtree_t *t, int id, int far) {
   node_t *node = &t->nodes[id];
   if (node->count <= LEAF_ROWS) return 0;
   const float *lo = node_lo(t, id), *hi = lo + t->stride;
-  int dim = 0;
-  for (int j = 1; j < t->cols; j++)
+  int dim = 0, finite = 1, first = node->first, count = node->count;
+  for (int j = 0; j < t->cols; j++) {
     if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+    finite &= isfinite(hi[j] - lo[j]);
+  }
   if (!(hi[dim] > lo[dim])) return 0;
-  select_median(t, dim, node->first, node->count, node->count / 2);
+  float centre[ANIM_MAX_FEATURE_DIMS], *u = t->split + (size_t)id * (size_t)t->stride;
+  memset(u, 0, (size_t)t->stride * sizeof *u);
+  for (int j = 0; j < t->cols; j++) centre[j] = node_centre(lo[j], hi[j]);
+  int step = count > SPLIT_SAMPLE ? count / SPLIT_SAMPLE : 1;
+  const float *a = !finite ? NULL : row_at(t, far >= 0 ? far : row_farthest(t, centre, first, count, step));
+  const float *b = a ? row_at(t, row_farthest(t, a, first, count, step)) : NULL;
+  double norm = 0.0;
+  for (int j = 0; b && j < t->cols; j++) u[j] = b[j] - a[j], norm += (double)u[j] * u[j];
+  if (!(norm > 0.0 && norm < INFINITY)) {
+    u[dim] = 1.0f;
+    select_median(t, dim, first, count, count / 2);
+    node->cut = row_at(t, first + count / 2)[dim];
+    return 1;
+  }
+  direction_refine(t, u, first, count, step);
+  for (int i = first; i < first + count; i++) t->keys[i] = row_dot(row_at(t, i), u, t->stride);
+  select_by_keys(t, t->keys, 1, first, count, count / 2);
+  node->cut = t->keys[first + count / 2];
   return 1;
 }
 
@@ -427,7 +553,7 @@ static int avx2_enabled(void) {
 }
 
 typedef struct {
-  int id, first, count, depth;
+  int id, desc, first, count, depth;
 } subtree_task_t;
 
 typedef struct {
@@ -436,31 +562,32 @@ typedef struct {
   int ntasks, depth; /* nodes at depth become tasks (cut on the calling thread) */
 } builder_t;
 
-/* Builds node id at depth and below; with cut, the nodes at b->depth are
+/* Builds node id at depth and below (its descendants' ids from desc on); with cut, the nodes at b->depth are
  * left to tasks instead (the top levels, on the calling thread). */
-static void build_node(builder_t *b, int id, int first, int count, int depth, int cut) {
+static void build_node(builder_t *b, int id, int desc, int first, int count, int depth, int cut) {
   if (cut && depth == b->depth && count > LEAF_ROWS) {
-    b->tasks[b->ntasks++] = (subtree_task_t){id, first, count, depth};
+    b->tasks[b->ntasks++] = (subtree_task_t){id, desc, first, count, depth};
     return;
   }
   kdtree_t *t = b->t;
-  node_fill(t, id, first, count, depth);
-  if (!node_split(t, id)) {
+  int far = node_fill(t, id, first, count, depth);
+  if (!node_split(t, id, far)) {
     t->nodes[id].ngroups = 0;
     if (count <= LEAF_ROWS) leaf_group(t, &t->nodes[id], first, count); /* else its rows are all equal: no codes */
     leaf_encode(t, id);
     return;
   }
-  int mid = count / 2, right = id + 1 + subtree_nodes(mid);
-  t->nodes[id].right = right;
-  build_node(b, id + 1, first, mid, depth + 1, cut);
-  build_node(b, right, first + mid, count - mid, depth + 1, cut);
+  /* The children at desc and desc + 1; their descendants' blocks after them (subtree_nodes). */
+  int mid = count / 2;
+  t->nodes[id].child = desc;
+  build_node(b, desc, desc + 2, first, mid, depth + 1, cut);
+  build_node(b, desc + 1, desc + 1 + subtree_nodes(mid), first + mid, count - mid, depth + 1, cut);
 }
 
 static void run_subtree(void *arg, int i) {
   builder_t *b = arg;
   const subtree_task_t *task = &b->tasks[i];
-  build_node(b, task->id, task->first, task->count, task->depth, 0);
+  build_node(b, task->id, task->desc, task->first, task->count, task->depth, 0);
 }
 
 /* ---- search -------------------------------------------------------------------------- */
@@ -491,18 +618,23 @@ static inline float sphere_bound_of(float dc, float radius) { /* dc: the float |
   return s > 0.0f ? s * s * (1.0f - SPHERE_SHRINK) : 0.0f;
 }
 
-/* The same with |q - c|^2 computed by the distance kernel. */
-static float sphere_bound(const float *q, const float *centre, float radius, int n) {
-  return sphere_bound_of(anim_search_distance(q, centre, n), radius);
+/* The same around the centre of the box [lo, hi] (node_centre), over n dims. */
+static float sphere_bound(const float *q, const float *lo, const float *hi, float radius, int n) {
+  float dc = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float d = q[j] - node_centre(lo[j], hi[j]);
+    dc += d * d;
+  }
+  return sphere_bound_of(dc, radius);
 }
 
 /* The larger of the two bounds; the sphere is tried only when the box does
  * not already prune. q is padded to stride. */
 static float node_bound(const kdtree_t *t, const float *q, int id, float transition_cost, float limit) {
-  const float *lo = node_lo(t, id), *hi = lo + t->stride, *centre = hi + t->stride;
+  const float *lo = node_lo(t, id), *hi = lo + t->stride;
   float box = box_bound(q, lo, hi, t->stride, transition_cost, limit);
   if (transition_cost + box > limit) return box;
-  float sphere = sphere_bound(q, centre, t->nodes[id].radius, t->stride);
+  float sphere = sphere_bound(q, lo, hi, t->nodes[id].radius, t->stride);
   return sphere > box ? sphere : box;
 }
 
@@ -521,36 +653,27 @@ __attribute__((target("avx2"))) static inline v8f_t v8_load(const float *p) {
   return v;
 }
 
-/* node_bound with AVX2: the box bound's terms in the same eight lanes and
- * the same order (so the same bits); the sphere's |q - c|^2 in any order (its
- * margin covers any). */
+/* node_bound with AVX2, both bounds in one pass over the box: the box
+ * bound's terms in the same eight lanes and the same order (so the same
+ * bits); the sphere's |q - c|^2 in any order (its margin covers any), the
+ * centre by node_centre's operations (the same bits as the build's). */
 __attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, const float *q, int id,
                                                              float transition_cost, float limit) {
   int n = t->stride;
-  const float *lo = node_lo(t, id), *hi = lo + n, *centre = hi + n;
-  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-  float box = -1.0f;
+  const float *lo = node_lo(t, id), *hi = lo + n;
+  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, d2 = s, half = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
   for (int j = 0; j < n; j += 8) {
     v8f_t x = v8_load(q + j), l = v8_load(lo + j), h = v8_load(hi + j);
     v8i_t below = (v8i_t)(l - x) & (x < l), above = (v8i_t)(x - h) & (x > h);
-    v8f_t e = (v8f_t)(below | above);
-    s += e * e;
+    v8f_t e = (v8f_t)(below | above), d = x - (half * l + half * h);
+    s += e * e, d2 += d * d;
     if ((j & 15) == 8 && j + 8 < n) {
       float partial = lanes8_sum(s);
-      if (transition_cost + partial > limit) {
-        box = partial;
-        break;
-      }
+      if (transition_cost + partial > limit) return partial;
     }
   }
-  if (box < 0.0f) box = lanes8_sum(s);
-  float radius = t->nodes[id].radius;
+  float box = lanes8_sum(s), radius = t->nodes[id].radius;
   if (transition_cost + box > limit || !(radius < INFINITY)) return box;
-  v8f_t d2 = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-  for (int j = 0; j < n; j += 8) {
-    v8f_t d = v8_load(q + j) - v8_load(centre + j);
-    d2 += d * d;
-  }
   float sphere = sphere_bound_of(lanes8_sum(d2), radius);
   return sphere > box ? sphere : box;
 }
@@ -629,23 +752,43 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
   }
 }
 
+/* Starts the misses of what opening node id reads first: its children's
+ * bounds (one block) and records. */
+static inline void node_prefetch_children(const kdtree_t *t, int id) {
+  int child = t->nodes[id].child;
+  if (child < 0) return;
+  const char *b = (const char *)node_lo(t, child);
+  for (int j = 0; j < 4 * t->stride * (int)sizeof(float); j += 64) __builtin_prefetch(b + j);
+  __builtin_prefetch(&t->nodes[child]), __builtin_prefetch(&t->nodes[child + 1]);
+  for (int j = 0; j < 2; j++) {
+    const char *u = (const char *)(t->split + (size_t)(child + j) * (size_t)t->stride);
+    __builtin_prefetch(u), __builtin_prefetch(u + 64);
+  }
+}
+
 static void search_node(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
                         anim_topk_t *topk, int id, float bound) {
   const node_t *node = &t->nodes[id];
   if (node_skippable(topk, node, q->transition_cost + bound)) return;
-  if (node->right < 0) {
+  if (node->child < 0) {
     search_leaf(t, q, qp, features, topk, id);
     return;
   }
   float limit = anim_topk_threshold(topk);
-  int left = id + 1, right = node->right;
-  /* The right child's bounds are far from the left's (preorder): start its misses now. */
-  for (int j = 0; j < 3 * t->stride; j += 16) __builtin_prefetch(node_lo(t, right) + j);
-  __builtin_prefetch(&t->nodes[right]);
+  int left = node->child, right = left + 1;
+  node_prefetch_children(t, id);
   float bl = t->node_bound(t, qp, left, q->transition_cost, limit);
   float br = t->node_bound(t, qp, right, q->transition_cost, limit);
   topk->work.nodes += 2;
-  if (bl <= br) {
+  /* The children's own children, read next (the first's at once, the second's
+   * once the first's subtree is done), unless the child is already ruled out. */
+  if (q->transition_cost + bl <= limit) node_prefetch_children(t, left);
+  if (q->transition_cost + br <= limit) node_prefetch_children(t, right);
+  /* The query's side of the split first: a good k-th best early rules out more of the rest. */
+  const float *u = t->split + (size_t)id * (size_t)t->stride;
+  float side = -node->cut;
+  for (int j = 0; j < t->cols; j++) side += qp[j] * u[j];
+  if (side < 0.0f) {
     search_node(t, q, qp, features, topk, left, bl);
     search_node(t, q, qp, features, topk, right, br);
   } else {
@@ -659,7 +802,8 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
   float qp[ANIM_MAX_FEATURE_DIMS] = {0.0f};
   memcpy(qp, q->query, (size_t)t->cols * sizeof(float));
   topk->work.nodes++;
-  search_node(t, q, qp, index->data.features, topk, 0, t->node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
+  search_node(t, q, qp, index->data.features, topk, 0,
+              t->node_bound(t, qp, 0, q->transition_cost, anim_topk_threshold(topk)));
 }
 
 int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t *runner, char *err, int errlen) {
@@ -671,8 +815,10 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   t->stride = (d->cols + 7) & ~7;
   t->nnodes = subtree_nodes(d->rows);
   t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
-  t->bounds = malloc((size_t)t->nnodes * 3 * (size_t)t->stride * sizeof(float));
+  t->bounds = malloc((size_t)t->nnodes * 2 * (size_t)t->stride * sizeof(float));
   t->rows = calloc((size_t)d->rows * (size_t)t->stride, sizeof(float));
+  t->keys = malloc((size_t)d->rows * sizeof(float));
+  t->split = malloc((size_t)t->nnodes * (size_t)t->stride * sizeof(float));
   t->meta = malloc((size_t)d->rows * sizeof *t->meta);
   t->codes = malloc((size_t)d->rows * (size_t)t->stride);
   t->groups = malloc((size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride);
@@ -681,7 +827,7 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   while ((1 << b.depth) < TASKS_PER_THREAD * anim_task_runner_threads(runner) && b.depth < 16) b.depth++;
   if (anim_task_runner_threads(runner) == 1 || d->rows < PARALLEL_MIN_ROWS) b.depth = 0; /* one task: the whole tree */
   b.tasks = malloc(((size_t)1 << b.depth) * sizeof *b.tasks);
-  if (!t->nodes || !t->bounds || !t->rows || !t->codes || !t->groups || !t->meta || !b.tasks) {
+  if (!t->nodes || !t->bounds || !t->rows || !t->keys || !t->split || !t->codes || !t->groups || !t->meta || !b.tasks) {
     free(b.tasks);
     kdtree_free(t);
     return ANIM_ENOMEM;
@@ -692,17 +838,17 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
     int r = index->row_range[i];
     t->meta[i] = (row_meta_t){i, r < 0 ? -1 : d->ranges[r].stop, r < 0 ? 0u : d->ranges[r].tag_mask};
   }
-  build_node(&b, 0, 0, d->rows, 0, 1);
+  build_node(&b, 0, 1, 0, d->rows, 0, 1);
   anim_task_run(runner, run_subtree, &b, b.ntasks);
   free(b.tasks);
   /* Queries read the codes, and the original rows for exact costs. */
-  free(t->rows);
-  t->rows = NULL;
+  free(t->rows), free(t->keys);
+  t->rows = NULL, t->keys = NULL;
   index->impl = t;
   index->free_impl = kdtree_free;
   index->scan = scan;
-  index->memory += (size_t)t->nnodes * (sizeof(node_t) + 3 * (size_t)t->stride * sizeof(float)) +
+  index->memory += (size_t)t->nnodes * (sizeof(node_t) + 2 * (size_t)t->stride * sizeof(float)) +
                    (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t)) +
-                   (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride;
+                   (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride + (size_t)t->nnodes * (size_t)t->stride * sizeof(float);
   return 0;
 }

@@ -5,7 +5,9 @@
  * tiles (the k-d tree's sphere bounds), at widths with and without padding to
  * the distance kernel's 8 lanes, with indexes built on one thread and on
  * several and with the portable paths instead of AVX2, on leaves of equal
- * rows and of rows one float apart (the k-d tree's leaf codes), and on real
+ * rows and of rows one float apart (the k-d tree's leaf codes), on data
+ * where the tree's split direction overflows or its sample sees only equal
+ * rows, and on real
  * databases, alone and tiled with noise as the benchmark's 3M frames are,
  * with random k, current frame, exclusions and tags.
  */
@@ -324,6 +326,25 @@ static void test_rows_not_finite(void **state) {
   free(x);
 }
 
+/* Where the k-d tree's split direction (two far rows, refined on a sample)
+ * cannot be had: a root whose sampled rows (every fourth of 5,000) are all
+ * equal while the others are not, and rows so large (1e37, both signs) that
+ * their differences, directions and keys overflow to infinity or NaN. The
+ * tree falls back to the widest dimension or partitions by whatever keys it
+ * has; either way it answers as brute force does (costs overflow alike). */
+static void test_split_degenerate(void **state) {
+  unsigned seed = 53;
+  int cols = 27, rows = 5000;
+  float *x = malloc((size_t)rows * (size_t)cols * sizeof *x);
+  anim_range_t ranges[2] = {{0, 2500, 1, "a"}, {2500, 5000, 2, "b"}};
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < cols; j++) x[(size_t)i * (size_t)cols + (size_t)j] = i % 4 ? gaussian(&seed) : 0.25f;
+  check_exact(x, rows, cols, ranges, 2, 2, 600, 59);
+  for (int i = 0; i < rows * cols; i++) x[i] = (i % 3 ? 1e37f : -1e37f) * (1.0f + 0.5f * uniform(&seed));
+  check_exact(x, rows, cols, ranges, 2, 2, 300, 61);
+  free(x);
+}
+
 /* The benchmark's large databases: the real features tiled 11 times (66,484
  * rows, past the parallel build's threshold), each tile after the first with
  * N(0, 0.05) noise. */
@@ -411,6 +432,7 @@ int main(void) {
       cmocka_unit_test(test_clustered_data),
       cmocka_unit_test(test_equal_and_adjacent_rows),
       cmocka_unit_test(test_rows_not_finite),
+      cmocka_unit_test(test_split_degenerate),
       cmocka_unit_test(test_task_runner),
       cmocka_unit_test(test_procedural_database),
       cmocka_unit_test(test_batch),
