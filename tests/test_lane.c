@@ -35,11 +35,17 @@ static int done_order[ITEMS + 1], ndone;
 static uv_sem_t release, started;
 static atomic_int hold_first;
 
-static void work(srv_lane_item_t *item) {
+/* The item runs: counted, and on which thread. */
+static job_t *note_run(srv_lane_item_t *item) {
   job_t *j = (job_t *)item;
   atomic_fetch_add(&j->runs, 1);
   uv_thread_t self = uv_thread_self();
   j->ran_on_loop = uv_thread_equal(&self, &loop_thread);
+  return j;
+}
+
+static void work(srv_lane_item_t *item) {
+  job_t *j = note_run(item);
   if (j->index == 0 && atomic_load(&hold_first) && !j->ran_on_loop) {
     uv_sem_post(&started);
     uv_sem_wait(&release);
@@ -131,10 +137,7 @@ static void test_every_item_once_in_order(void **state) {
  * once (each waits for the other to start before it ends), none on the loop. */
 static atomic_int meeting;
 static void meet(srv_lane_item_t *item) {
-  job_t *j = (job_t *)item;
-  atomic_fetch_add(&j->runs, 1);
-  uv_thread_t self = uv_thread_self();
-  j->ran_on_loop = uv_thread_equal(&self, &loop_thread);
+  job_t *j = note_run(item);
   atomic_fetch_add(&meeting, 1);
   uint64_t give_up = uv_hrtime() + 5000000000ull; /* one worker would wait here alone */
   while (atomic_load(&meeting) < 2 && uv_hrtime() < give_up) {
