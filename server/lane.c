@@ -145,7 +145,7 @@ int srv_lane_init(srv_lane_t *lane, uv_loop_t *loop, const srv_lane_options_t *o
     uv_mutex_destroy(&lane->lock);
     return rc;
   }
-  lane->ran_poll.data = lane->helping.data = lane;
+  lane->ran_poll.data = lane;
   uv_poll_start(&lane->ran_poll, UV_READABLE, on_ran);
   uv_unref((uv_handle_t *)&lane->ran_poll);
   uv_prepare_init(loop, &lane->helping); /* cannot fail */
