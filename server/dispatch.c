@@ -302,7 +302,7 @@ void srv_dispatch_resume(srv_dispatch_t *d) {
 /* Answers per batch, searches and others in request order. */
 #define BATCH_ANSWERS 64
 /* Fewer searches than this are searched on the loop while the lane is
- * idle: waking its pool thread (a lock, a wake-up, an async send back)
+ * idle: waking its pool thread (a lock, a wake-up, an eventfd write back)
  * costs about as much as a few searches. While the lane runs, a batch joins
  * it for the cost of an append. */
 #ifndef BATCH_LANE_MIN

@@ -90,11 +90,20 @@ static int run_here(srv_lane_t *lane) {
   return 1;
 }
 
-/* The loop is about to wait for I/O: rather than sleep while items wait for
- * a pool thread that may have no core, it runs them (and what they end). */
+/* The loop is about to wait for I/O. While the pool has ended items since
+ * the loop's last turn, it is keeping up: the loop leaves it the queue (and
+ * reads what came in). When it ended none, its thread has no core or is on
+ * a long item: rather than sleep while items wait, the loop runs them (and
+ * what they end). Taking the queue every turn measured 25-35% slower under
+ * pipelined searches on 2 cores: the loop searched what the pool thread
+ * would have, and read less. */
 static void on_prepare(uv_prepare_t *prepare) {
   srv_lane_t *lane = prepare->data;
   if (lane->pending == 0) return; /* the common case, without the lock */
+  if (lane->run_by_pool != lane->pool_runs_seen) {
+    lane->pool_runs_seen = lane->run_by_pool;
+    return;
+  }
   while (run_here(lane)) {
   }
 }

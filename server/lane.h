@@ -25,8 +25,8 @@
  * oldest waiting item itself when more than max_queued wait (the pool is
  * slower, or its thread has no core: on a busy machine a pool thread at a
  * higher nice value may get none for milliseconds), and runs what still
- * waits before it would sleep for I/O. An item runs once, on whichever
- * thread takes it first. Without it (long items the loop must not take),
+ * waits before it would sleep for I/O when the pool has ended nothing since
+ * its last turn. An item runs once, on whichever thread takes it first. Without it (long items the loop must not take),
  * items wait for the pool.
  *
  * Items end on the loop thread (done) in the order they finished: a caller
@@ -75,6 +75,7 @@ typedef struct srv_lane {
   int busy;       /* pool jobs running an item */
   size_t pending; /* pushed, done not yet called (loop thread only) */
   unsigned long long run_by_loop, run_by_pool; /* items, loop thread's figures */
+  unsigned long long pool_runs_seen; /* run_by_pool at the loop's last turn */
 } srv_lane_t;
 
 /* On the loop thread. The handles are unreferenced: the jobs keep the loop
