@@ -28,7 +28,7 @@
  * Exactness: box bounds are summed like distances (never above them), the
  * sphere bound is shrunk by more than the rounding of a distance (see
  * sphere_bound), the code bound carries margins far above its rounding (see
- * leaf_code_limit), pruning is strict (a tie may still win on frame index),
+ * anim_codes_limit in leaf_codes.h), pruning is strict (a tie may still win on frame index),
  * and costs are computed on the original rows by the one kernel, so results
  * equal brute force's. The AVX2 paths (chosen at build time when the CPU has
  * them) give the same bits as the portable ones.
@@ -58,9 +58,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
+#include "leaf_codes.h"
 #include "search_internal.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2_PATH 1 /* node_bound_avx2, chosen at run time (avx2_enabled) */
 #endif
 
 #define LEAF_ROWS 96
@@ -96,8 +97,6 @@ typedef struct {
   uint8_t group_end[MAX_GROUPS];
 } node_t;
 
-/* out[i]: the code distance of row i of a leaf (code_distances below). */
-typedef void (*code_distances_fn)(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out);
 struct kdtree;
 /* A node's lower bound (node_bound below). */
 typedef float (*node_bound_fn)(const struct kdtree *t, const float *q, int id, float transition_cost, float limit);
@@ -121,7 +120,7 @@ typedef struct kdtree {
   uint8_t *groups;  /* per node, MAX_GROUPS slots: a leaf group's code box, lowest and highest codes, stride each */
   row_meta_t *meta; /* beside each reordered row: what its candidate check reads */
   int cols, stride; /* stride: cols rounded up to the kernel's 8 lanes */
-  code_distances_fn code_distances;
+  anim_code_distances_fn code_distances;
   node_bound_fn node_bound;
 } kdtree_t;
 
@@ -332,27 +331,7 @@ static int node_split(kdtree_t *t, int id, int far) {
   return 1;
 }
 
-/* ---- leaf codes ------------------------------------------------------------------------
- *
- * A leaf's rows are kept as one byte per dimension: c_j = floor((x_j - lo_j) /
- * step), lo the leaf's box and step = its widest side / 255 (one step for
- * every dimension, so a distance in codes is a distance in features times
- * step). A query checks a row's codes (a quarter of the row's bytes, summed in
- * integers) and computes the exact distance, on the original row, only for
- * rows the codes cannot rule out: a noisy query opens hundreds of leaves whose
- * rows all lie at about the same distance, and reading them whole was most of
- * its time.
- *
- * The bound (in code units, per dimension j of the cols real ones): the query
- * t_j = (q_j - lo_j) / step is rounded down to an integer a_j (clamped to
- * [CODE_LO, CODE_HI], which holds every row's cell [c_j, c_j + 1] and only
- * brings it nearer), so (t_j - a_j) - (x_j - c_j) lies in (-1 - e, 1 + e)
- * with e the float rounding of t_j (at most 3.1 2^-24 |t_j| < 4.2e-4 inside
- * the clamp). By the triangle inequality |t - x| >= |a - c| - sqrt(cols)
- * (1 + 1e-3), and |q - x| = step |t - x|. */
-#define CODE_LO (-2000)
-#define CODE_HI 2255
-#define CODE_SLACK 1.001
+/* ---- leaf codes (the coding and its bounds: leaf_codes.h) -------------------------------- */
 
 /* Splits rows [first, first + count) of leaf node into groups of at most
  * GROUP_ROWS (halves at the median of the widest side; rows all equal stay
@@ -422,122 +401,6 @@ static void leaf_encode(kdtree_t *t, int id) {
     first = node->first + node->group_end[g];
   }
 }
-
-/* The least code distance from a to any code in the box [glo, ghi]: no row
- * of the group is nearer in codes. */
-static int32_t group_code_distance(const int16_t *a, const uint8_t *glo, const uint8_t *ghi, int stride) {
-#if defined(__SSE2__)
-  __m128i zero = _mm_setzero_si128(), sum = _mm_setzero_si128();
-  for (int j = 0; j < stride; j += 8) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(a + j));
-    __m128i l = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(glo + j)), zero);
-    __m128i h = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(ghi + j)), zero);
-    __m128i d = _mm_sub_epi16(v, _mm_min_epi16(_mm_max_epi16(v, l), h));
-    sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
-  }
-  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
-  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
-  return _mm_cvtsi128_si32(sum);
-#else
-  int32_t sum = 0;
-  for (int j = 0; j < stride; j++) {
-    int32_t v = a[j], c = v < glo[j] ? glo[j] : v > ghi[j] ? ghi[j] : v;
-    sum += (v - c) * (v - c);
-  }
-  return sum;
-#endif
-}
-
-/* The largest code distance sum_j (a_j - c_j)^2 a row of a leaf with this
- * step may have and still cost limit or less: a row over it has |q - x| >
- * sqrt(bound), so the exact cost, within (cols + 3) 2^-24 of |q - x|^2, is
- * over limit - transition_cost + 1e-6 limit, which the float sum with the
- * transition cost cannot round down to limit (margins far above the
- * rounding). -1: no row can (limit below the transition cost); INT32_MAX:
- * any may (limit infinite, or a leaf of equal rows). */
-static int32_t leaf_code_limit(float limit, float transition_cost, float step, int cols) {
-  if (!(limit < INFINITY) || step == 0.0f) return INT32_MAX;
-  double room = ((double)limit - transition_cost) * (1.0 + 1e-4) + (double)limit * 1e-6 + 1e-30;
-  if (room < 0.0) return -1;
-  double r = sqrt(room) / step + sqrt((double)cols) * CODE_SLACK;
-  r = r * r * (1.0 + 1e-9);
-  return r >= (double)INT32_MAX ? INT32_MAX : (int32_t)r;
-}
-
-/* The query in leaf id's code units: a_j of the bound above (0 in the padding). */
-static void leaf_query(const kdtree_t *t, int id, const float *qp, int16_t *out_a) {
-  const float *lo = node_lo(t, id);
-  float inv = 1.0f / t->nodes[id].step;
-  for (int j = 0; j < t->stride; j++) {
-    float x = (qp[j] - lo[j]) * inv;
-    x = x < (float)CODE_LO ? (float)CODE_LO : x > (float)CODE_HI ? (float)CODE_HI : x;
-    out_a[j] = j < t->cols ? (int16_t)floorf(x) : 0;
-  }
-}
-
-/* out[i] = sum_j (a_j - c_j)^2 over stride dims (a multiple of 8) for the n
- * rows of codes at c, stride apart: at most 128 x 4255^2 < 2^31, exact in
- * 32-bit integers, so every path below gives the same values. */
-static void code_distances(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out) {
-#if defined(__SSE2__)
-  __m128i zero = _mm_setzero_si128();
-  for (int i = 0; i < n; i++, c += stride) {
-    __m128i sum = _mm_setzero_si128();
-    int j = 0;
-    for (; j + 16 <= stride; j += 16) {
-      __m128i bytes = _mm_loadu_si128((const __m128i *)(c + j));
-      __m128i d0 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)), _mm_unpacklo_epi8(bytes, zero));
-      __m128i d1 = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j + 8)), _mm_unpackhi_epi8(bytes, zero));
-      sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_madd_epi16(d0, d0), _mm_madd_epi16(d1, d1)));
-    }
-    if (j < stride) {
-      __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
-                                _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(c + j)), zero));
-      sum = _mm_add_epi32(sum, _mm_madd_epi16(d, d));
-    }
-    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
-    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
-    out[i] = _mm_cvtsi128_si32(sum);
-  }
-#else
-  for (int i = 0; i < n; i++, c += stride) {
-    int32_t sum = 0;
-    for (int j = 0; j < stride; j++) {
-      int32_t d = (int32_t)a[j] - (int32_t)c[j];
-      sum += d * d;
-    }
-    out[i] = sum;
-  }
-#endif
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define HAVE_AVX2_PATH 1
-/* code_distances with AVX2 (16 dimensions a step), chosen at run time when
- * the CPU has it; the same integers. */
-__attribute__((target("avx2"))) static void code_distances_avx2(const int16_t *a, const uint8_t *c, int stride, int n,
-                                                                 int32_t *out) {
-  for (int i = 0; i < n; i++, c += stride) {
-    __m256i sum = _mm256_setzero_si256();
-    int j = 0;
-    for (; j + 16 <= stride; j += 16) {
-      __m256i d = _mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)(a + j)),
-                                   _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(c + j))));
-      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(d, d));
-    }
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-    if (j < stride) {
-      __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(a + j)),
-                                _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(c + j))));
-      s = _mm_add_epi32(s, _mm_madd_epi16(d, d));
-    }
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    out[i] = _mm_cvtsi128_si32(s);
-  }
-}
-#endif
 
 /* 1 when the AVX2 paths may run: the CPU has AVX2 and ANIM_SEARCH_NO_AVX2
  * is unset (the tests set it to check the portable paths on this CPU). */
@@ -681,9 +544,10 @@ __attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, 
 
 /* The fastest paths this CPU runs. */
 static void paths_pick(kdtree_t *t) {
-  t->code_distances = code_distances, t->node_bound = node_bound;
+  int avx2 = avx2_enabled();
+  t->code_distances = anim_code_distances_for(avx2), t->node_bound = node_bound;
 #if defined(HAVE_AVX2_PATH)
-  if (avx2_enabled()) t->code_distances = code_distances_avx2, t->node_bound = node_bound_avx2;
+  if (avx2) t->node_bound = node_bound_avx2;
 #endif
 }
 
@@ -723,9 +587,9 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
   for (; line < last; line += 64) __builtin_prefetch(line);
   topk->work.leaves++;
   int16_t a[ANIM_MAX_FEATURE_DIMS];
-  if (node->step > 0.0f) leaf_query(t, id, qp, a);
+  if (node->step > 0.0f) anim_codes_query(node_lo(t, id), node->step, qp, t->cols, t->stride, a);
   float limit = anim_topk_threshold(topk);
-  int32_t code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
+  int32_t code_limit = anim_codes_limit(limit, q->transition_cost, node->step, t->cols);
   int coded = node->step > 0.0f;
   if (!coded) {
     /* A leaf of equal rows (any number): each row's exact cost. */
@@ -741,13 +605,13 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
   for (int g = 0; g < node->ngroups; first = node->first + node->group_end[g], g++) {
     int end = node->first + node->group_end[g];
     const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
-    if (code_limit < INT32_MAX && group_code_distance(a, glo, glo + t->stride, t->stride) > code_limit) continue;
+    if (code_limit < INT32_MAX && anim_codes_group_distance(a, glo, glo + t->stride, t->stride) > code_limit) continue;
     topk->work.rows += end - first;
     t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist_codes);
     for (int i = first; i < end; i++) {
       if (dist_codes[i - first] > code_limit) continue;
       if (leaf_row(t, q, features, topk, i, &limit))
-        code_limit = leaf_code_limit(limit, q->transition_cost, node->step, t->cols);
+        code_limit = anim_codes_limit(limit, q->transition_cost, node->step, t->cols);
     }
   }
 }
