@@ -46,11 +46,13 @@ static inline v4f pick4(v4i mask, v4f a, v4f b) { return (v4f)(((v4i)a & mask) |
 static inline v4i picki4(v4i mask, v4i a, v4i b) { return (a & mask) | (b & ~mask); }
 static inline v4f splat4(float x) { return (v4f){x, x, x, x}; }
 
-static v4i components4(v4f sign, v4f k) {
-  v4f scaled = sign * k * (32767.0f / COMPONENT_RANGE);
+/* clampf to +-32767, then round_away (below), per lane. */
+static v4i round_clamped4(v4f scaled) {
   scaled = pick4(scaled < -32767.0f, splat4(-32767.0f), pick4(scaled > 32767.0f, splat4(32767.0f), scaled));
   return __builtin_convertvector(scaled + pick4(scaled >= 0.0f, splat4(0.5f), splat4(-0.5f)), v4i);
 }
+
+static v4i components4(v4f sign, v4f k) { return round_clamped4(sign * k * (32767.0f / COMPONENT_RANGE)); }
 
 static void quat_pack4(const quat *q, uint64_t out[4]) {
   v4f w, x, y, z;
@@ -160,7 +162,17 @@ void anim_pose_quantize(uint8_t *out, const vec3 *positions, const quat *rotatio
   /* The local positions as one flat run of 3 (nbones - 1) values. */
   const float *x = &positions[1].x;
   size_t n = 3 * (size_t)(nbones - 1);
-  for (size_t j = 0; j < n; j++) {
+  size_t j = 0;
+  for (; HOST_LITTLE_ENDIAN && j + 4 <= n; j += 4) { /* anim_local_position_pack four at a time */
+    v4f metres;
+    memcpy(&metres, x + j, sizeof metres);
+    v4i steps = round_clamped4(metres * (1.0f / ANIM_LOCAL_POSITION_STEP));
+    for (int l = 0; l < 4; l++) {
+      uint16_t v = (uint16_t)steps[l];
+      memcpy(out + 2 * (j + (size_t)l), &v, 2);
+    }
+  }
+  for (; j < n; j++) {
     uint16_t v = (uint16_t)anim_local_position_pack(x[j]);
     if (HOST_LITTLE_ENDIAN) memcpy(out + 2 * j, &v, 2);
     else put_le(out + 2 * j, v, 2);

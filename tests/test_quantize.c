@@ -109,8 +109,9 @@ static void test_record_layout(void **state) {
   }
 }
 
-/* A record's rotation codes (packed four at a time) are anim_quat_pack's,
- * bit for bit: unit rotations, rotations a float's rounding off unit length
+/* A record's rotation codes and local positions (packed four at a time)
+ * are anim_quat_pack's and anim_local_position_pack's, bit for bit; for the
+ * rotations: unit rotations, rotations a float's rounding off unit length
  * and ones that are not unit at all, ties between the largest components, a
  * dropped component of either sign, and every count of bones left over after
  * the groups of four. */
@@ -130,17 +131,30 @@ static quat tricky_rotation(unsigned *seed, int i) {
   }
 }
 
-static void test_record_codes_match_scalar(void **state) {
+static void test_record_matches_scalar(void **state) {
   enum { MAX_BONES = 11 };
   unsigned seed = 9;
-  vec3 p[MAX_BONES] = {{0}};
+  vec3 p[MAX_BONES];
   quat q[MAX_BONES];
   int off_unit = 0;
   for (int round = 0; round < 20000; round++) {
     int bones = 1 + round % MAX_BONES;
-    for (int b = 0; b < bones; b++) q[b] = tricky_rotation(&seed, round + b * 7);
-    uint8_t got[12 + 7 * MAX_BONES];
-    anim_pose_quantize(got, p, q, bones, 1);
+    for (int b = 0; b < bones; b++) {
+      q[b] = tricky_rotation(&seed, round + b * 7);
+      /* metres in and beyond the +-4 m range, some exactly half a step */
+      float *xyz = &p[b].x;
+      for (int k = 0; k < 3; k++)
+        xyz[k] = rand_r(&seed) % 4 ? ((float)rand_r(&seed) / RAND_MAX - 0.5f) * 10.0f
+                                   : ((float)(rand_r(&seed) % 4000) - 2000.0f + 0.5f) * ANIM_LOCAL_POSITION_STEP;
+    }
+    uint8_t got[12 + 13 * MAX_BONES];
+    anim_pose_quantize(got, p, q, bones, 0);
+    for (int j = 0; j < 3 * (bones - 1); j++) {
+      int16_t v = (int16_t)(uint16_t)(got[12 + 7 * bones + 2 * j] | got[12 + 7 * bones + 2 * j + 1] << 8);
+      if (v != anim_local_position_pack((&p[1].x)[j]))
+        fail_msg("round %d position value %d: %.9g packs to %d, alone %d", round, j, (&p[1].x)[j], v,
+                 anim_local_position_pack((&p[1].x)[j]));
+    }
     for (int b = 0; b < bones; b++) {
       uint64_t code = 0;
       for (int k = 0; k < 7; k++) code |= (uint64_t)got[12 + 7 * b + k] << (8 * k);
@@ -159,7 +173,7 @@ int main(void) {
       cmocka_unit_test(test_random_and_real_rotations),
       cmocka_unit_test(test_positions),
       cmocka_unit_test(test_record_layout),
-      cmocka_unit_test(test_record_codes_match_scalar),
+      cmocka_unit_test(test_record_matches_scalar),
   };
   return cmocka_run_group_tests_name("quantize", tests, NULL, NULL);
 }
