@@ -227,16 +227,17 @@ static void test_decay_quat_series_matches_exact_maps(void **state) {
     anim_spring_decayer_make(&d, halflives[i % 3], steps[(i / 3) % 3]);
     quat got_q = q;
     vec3 got_w = w;
-    /* One at a time, or as lane i % 7 of a pose of 7 (a vector of four and a scalar tail). */
+    /* One at a time, or as offset i % 19 of a pose of 19 (two whole groups
+     * of vector lanes and a padded tail). */
     if (i % 2) {
       anim_spring_decayer_quat(&d, &got_q, &got_w);
     } else {
-      quat pose_q[7];
-      vec3 pose_w[7];
-      for (int b = 0; b < 7; b++) pose_q[b] = quat_identity(), pose_w[b] = vec3_zero();
-      pose_q[i % 7] = q, pose_w[i % 7] = w;
-      anim_spring_decayer_quats(&d, pose_q, pose_w, 7);
-      got_q = pose_q[i % 7], got_w = pose_w[i % 7];
+      quat pose_q[19];
+      vec3 pose_w[19];
+      for (int b = 0; b < 19; b++) pose_q[b] = quat_identity(), pose_w[b] = vec3_zero();
+      pose_q[i % 19] = q, pose_w[i % 19] = w;
+      anim_spring_decayer_quats(&d, pose_q, pose_w, 19);
+      got_q = pose_q[i % 19], got_w = pose_w[i % 19];
     }
     vec3 r = quat_to_scaled_angle_axis(quat_abs(q)), ref_w = w;
     anim_spring_decayer_vec3(&d, &r, &ref_w);
@@ -257,7 +258,7 @@ static void test_decay_quat_series_matches_exact_maps(void **state) {
 }
 
 /* Per-offset decayers: each offset of a pose decays exactly as it would
- * with its own decayer alone (the four-wide path mixes decayers across
+ * with its own decayer alone (the vector path mixes decayers across
  * lanes), including the padded tail and offsets outside the series. */
 static void test_decayers_per_offset(void **state) {
   anim_spring_decayer_t d[3];
