@@ -13,6 +13,7 @@
 
 #include "anim_error.h"
 #include "lambertw.h"
+#include "lanes.h"
 #include "spring.h"
 
 #define LN2 0.69314718055994530942
@@ -115,34 +116,30 @@ static inline void decay_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *
 
 void anim_spring_decayer_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) { decay_quat(d, io_q, io_w); }
 
-/* DECAY_LANES offsets at once, one per lane: the same series in vectors
- * (the pose's quaternions and velocities gathered lane by lane), the decay
- * matrix in float (the scalar path's double decay differs by a float's
- * rounding); a lane outside either series' domain is done again by the
- * scalar path from its input, still in place.
- * Eight lanes, two SSE registers each: the series are chains of dependent
- * multiply-adds, and two independent chains fill the wait of one (a pose of
- * 23-60 bones 1.35-1.5x faster than with four; sixteen lanes spill
- * registers and gain nothing more below 60 bones). */
-#define DECAY_LANES 8
-typedef float vf __attribute__((vector_size(4 * DECAY_LANES)));
-typedef int32_t vi __attribute__((vector_size(4 * DECAY_LANES)));
-#define SPLAT(x) ((vf){0} + (x))
+/* ANIM_LANES offsets at once, one per lane (core/lanes.h): the same series
+ * in vectors (the pose's quaternions and velocities gathered lane by lane),
+ * the decay matrix in float (the scalar path's double decay differs by a
+ * float's rounding); a lane outside either series' domain is done again by
+ * the scalar path from its input, still in place. Eight lanes instead of
+ * four: a pose of 23-60 bones 1.35-1.5x faster (sixteen spill registers and
+ * gain nothing more below 60 bones). */
+typedef anim_lanes_f vf;
+typedef anim_lanes_i vi;
 
 /* d[l]: lane l's decayer (one for all, or one per offset). */
-static void decay_quat_lanes(const anim_spring_decayer_t *const d[DECAY_LANES], quat *io_q, vec3 *io_w) {
+static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], quat *io_q, vec3 *io_w) {
   vf qw, qx, qy, qz, wx, wy, wz;
-  for (int l = 0; l < DECAY_LANES; l++) {
+  for (int l = 0; l < ANIM_LANES; l++) {
     quat q = io_q[l];
     float sign = q.w < 0.0f ? -1.0f : 1.0f; /* quat_abs */
     qw[l] = sign * q.w, qx[l] = sign * q.x, qy[l] = sign * q.y, qz[l] = sign * q.z;
     wx[l] = io_w[l].x, wy[l] = io_w[l].y, wz[l] = io_w[l].z;
   }
-  vf t = SPLAT(1.0f) - qw;
+  vf t = ANIM_LANES_SPLAT(1.0f) - qw;
   vf f = PHI_OVER_SIN_PHI(t) * 2.0f;
   vf rx = f * qx, ry = f * qy, rz = f * qz;
   vf xx, xv, vx, vv;
-  for (int l = 0; l < DECAY_LANES; l++)
+  for (int l = 0; l < ANIM_LANES; l++)
     xx[l] = (float)d[l]->xx, xv[l] = (float)d[l]->xv, vx[l] = (float)d[l]->vx, vv[l] = (float)d[l]->vv;
   vf nrx = xx * rx + xv * wx, nry = xx * ry + xv * wy, nrz = xx * rz + xv * wz;
   wx = vx * rx + vv * wx, wy = vx * ry + vv * wy, wz = vx * rz + vv * wz;
@@ -151,7 +148,7 @@ static void decay_quat_lanes(const anim_spring_decayer_t *const d[DECAY_LANES], 
   vf c = COS_SERIES(m), sn = SINC_SERIES(m);
   /* NaN compares false: such a lane goes the scalar way too. */
   vi inside = (t <= LOG_SERIES_MAX_T) & (p <= EXP_SERIES_MAX_P);
-  for (int l = 0; l < DECAY_LANES; l++) {
+  for (int l = 0; l < ANIM_LANES; l++) {
     if (!inside[l]) {
       decay_quat(d[l], &io_q[l], &io_w[l]);
       continue;
@@ -167,17 +164,17 @@ static const anim_spring_decayer_t *decayer_of(const anim_spring_decayer_t *deca
 }
 
 static void decay_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w, size_t n) {
-  const anim_spring_decayer_t *d[DECAY_LANES];
+  const anim_spring_decayer_t *d[ANIM_LANES];
   size_t i = 0;
-  for (; i + DECAY_LANES <= n; i += DECAY_LANES) {
-    for (int l = 0; l < DECAY_LANES; l++) d[l] = decayer_of(decayers, which, i + (size_t)l);
+  for (; i + ANIM_LANES <= n; i += ANIM_LANES) {
+    for (int l = 0; l < ANIM_LANES; l++) d[l] = decayer_of(decayers, which, i + (size_t)l);
     decay_quat_lanes(d, io_q + i, io_w + i);
   }
   if (i == n) return;
   /* The rest in a padded group (identity offsets decay to themselves). */
-  quat q[DECAY_LANES];
-  vec3 w[DECAY_LANES];
-  for (int l = 0; l < DECAY_LANES; l++) q[l] = quat_identity(), w[l] = vec3_zero(), d[l] = decayers;
+  quat q[ANIM_LANES];
+  vec3 w[ANIM_LANES];
+  for (int l = 0; l < ANIM_LANES; l++) q[l] = quat_identity(), w[l] = vec3_zero(), d[l] = decayers;
   for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l], d[l] = decayer_of(decayers, which, i + l);
   decay_quat_lanes(d, q, w);
   for (size_t l = 0; i + l < n; l++) io_q[i + l] = q[l], io_w[i + l] = w[l];
