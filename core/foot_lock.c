@@ -136,6 +136,22 @@ static float leg_reach(vec3 a, vec3 b, vec3 c) {
   return fminf(fmaxf(vec3_length(vec3_sub(c, a)), 0.99f * (lab + lbc)), (lab + lbc) * 0.9999f);
 }
 
+/* The turn about the unit hinge from the knee's angle now, atan2(now_sin,
+ * now_cos) (any scale), to the angle want, acos(want_cos), without the
+ * trigonometry: the difference's cosine and sine from the two angles'
+ * (angle-difference identities), then half of it as a quaternion:
+ * (1 + cos t, sin t n) has length 2 cos(t/2), so normalized it is
+ * (cos t/2, sin t/2 n). Only a half turn, where that length vanishes, takes
+ * the angle itself. */
+static quat knee_turn_about(vec3 hinge, float now_sin, float now_cos, float want_cos) {
+  float r = sqrtf(now_sin * now_sin + now_cos * now_cos);
+  float cn = r > 1e-20f ? now_cos / r : 1.0f, sn = r > 1e-20f ? now_sin / r : 0.0f; /* atan2(0, 0) = 0 */
+  float want_sin = sqrtf(fmaxf(0.0f, 1.0f - want_cos * want_cos));                    /* want in [0, pi] */
+  float turn_cos = want_cos * cn + want_sin * sn, turn_sin = want_sin * cn - want_cos * sn;
+  if (1.0f + turn_cos < 1e-6f) return quat_from_angle_axis(atan2f(turn_sin, turn_cos), hinge);
+  return quat_normalize(quat_make(1.0f + turn_cos, turn_sin * hinge.x, turn_sin * hinge.y, turn_sin * hinge.z));
+}
+
 void anim_two_bone_ik(quat *io_hip_local, quat *io_knee_local, quat *io_ankle_local, quat hip_parent_global,
                       quat hip_global, quat knee_global, quat ankle_global, vec3 a, vec3 b, vec3 c, vec3 target,
                       vec3 hinge) {
@@ -146,9 +162,8 @@ void anim_two_bone_ik(quat *io_hip_local, quat *io_knee_local, quat *io_ankle_lo
    * backwards has a negative one), to the one the law of cosines asks. A
    * positive turn about the hinge moves c away from a, opening the knee. */
   vec3 u = vec3_sub(a, b), w = vec3_sub(c, b);
-  float now = atan2f(vec3_dot(vec3_cross(u, w), hinge), vec3_dot(u, w));
-  float want = acosf(clampf((lab * lab + lbc * lbc - lat * lat) / (2.0f * lab * lbc), -1.0f, 1.0f));
-  quat knee_turn = quat_from_angle_axis(want - now, hinge);
+  float want_cos = clampf((lab * lab + lbc * lbc - lat * lat) / (2.0f * lab * lbc), -1.0f, 1.0f);
+  quat knee_turn = knee_turn_about(hinge, vec3_dot(vec3_cross(u, w), hinge), vec3_dot(u, w), want_cos);
   vec3 c1 = vec3_add(b, quat_mul_vec3(knee_turn, vec3_sub(c, b)));
   /* Hip: swing the whole leg so the ankle points at the target. */
   quat hip_turn = rotation_between(vec3_sub(c1, a), vec3_sub(target, a));
