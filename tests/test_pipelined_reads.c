@@ -110,15 +110,20 @@ static void expect_answers(anim_test_raw_t *c, const expected_t *expect, int n) 
   }
 }
 
+/* A raw connection to the group's server, and the mixed requests in buf
+ * (4 KiB) with their answers in expect (NREQUESTS): the requests' length. */
+static size_t open_with_mixed(anim_test_raw_t *c, uint8_t *buf, expected_t *expect) {
+  open_raw(c);
+  return build_mixed(buf, expect);
+}
+
 static void test_one_read_answers_in_order_with_errors_mixed_in(void **state) {
   anim_test_raw_t c;
-  open_raw(&c);
-  int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
-  size_t len = build_mixed(buf, expect);
+  size_t len = open_with_mixed(&c, buf, expect);
   for (int round = 0; round < 3; round++) { /* the connection's buffers are reused: again, same answers */
-    assert_int_equal(send(fd, buf, len, 0), (ssize_t)len);
+    assert_int_equal(send(c.fd, buf, len, 0), (ssize_t)len);
     expect_answers(&c, expect, NREQUESTS);
   }
   anim_test_raw_close(&c);
@@ -126,18 +131,16 @@ static void test_one_read_answers_in_order_with_errors_mixed_in(void **state) {
 
 static void test_frames_split_across_reads(void **state) {
   anim_test_raw_t c;
-  open_raw(&c);
-  int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
-  size_t len = build_mixed(buf, expect);
+  size_t len = open_with_mixed(&c, buf, expect);
   /* Pieces of 1, 2, ... 7 bytes, each its own segment (TCP_NODELAY on the
    * server; a pause so the server reads them apart): frames cut anywhere,
    * length prefixes included. */
   struct timespec pause = {0, 2000000};
   for (size_t at = 0, piece = 1; at < len; at += piece, piece = piece % 7 + 1) {
     size_t n = at + piece <= len ? piece : len - at;
-    assert_int_equal(send(fd, buf + at, n, 0), (ssize_t)n);
+    assert_int_equal(send(c.fd, buf + at, n, 0), (ssize_t)n);
     nanosleep(&pause, NULL);
   }
   expect_answers(&c, expect, NREQUESTS);
