@@ -116,6 +116,18 @@ static anim_client_t *connect_client(const anim_test_server_t *server) {
   return client;
 }
 
+/* Subscribes client to every character it owns, a frame every tick, and
+ * reads n frames. */
+static void subscribe_and_read(anim_client_t *client, int n) {
+  anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  for (int i = 0; i < n; i++) {
+    anim_stream_frame_t *frame = NULL;
+    assert_int_equal(anim_client_next_frame(client, &frame, TIMEOUT_MS), 0);
+    anim_stream_frame_free(frame);
+  }
+}
+
 /* Histogram series of name with label (`type="ping"`, or "" for none):
  * buckets never decrease, +Inf equals _count, and _count is returned. */
 static double check_histogram(const char *text, const char *name, const char *label) {
@@ -286,13 +298,7 @@ static void test_characters_gauge_and_ticks(void **state) {
   assert_int_equal(anim_client_characters_destroy(client, ids, 2, TIMEOUT_MS), 0);
   assert_true(scrape_one(port, "animserver_characters") == 3);
   /* Subscribed for a while: frames and ticks are counted. */
-  anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
-  for (int i = 0; i < 10; i++) {
-    anim_stream_frame_t *frame = NULL;
-    assert_int_equal(anim_client_next_frame(client, &frame, TIMEOUT_MS), 0);
-    anim_stream_frame_free(frame);
-  }
+  subscribe_and_read(client, 10);
   char *text = scrape(port);
   double ticks = sample(text, "animserver_ticks_total");
   assert_true(ticks >= 10);
@@ -395,14 +401,8 @@ static void test_lane_items(void **state) {
   anim_client_t *client = connect_client(&server);
   uint64_t ids[5];
   assert_int_equal(anim_client_characters_create(client, "default", NULL, NULL, 5, ids, TIMEOUT_MS), 0);
-  anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
   enum { FRAMES = 10 };
-  for (int i = 0; i < FRAMES; i++) {
-    anim_stream_frame_t *frame = NULL;
-    assert_int_equal(anim_client_next_frame(client, &frame, TIMEOUT_MS), 0);
-    anim_stream_frame_free(frame);
-  }
+  subscribe_and_read(client, FRAMES);
   text = scrape(port);
   double ticks = sample(text, "animserver_ticks_total");
   double crowd_loop = sample(text, series[2]), crowd_pool = sample(text, series[3]), items = crowd_loop + crowd_pool;
