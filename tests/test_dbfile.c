@@ -473,6 +473,17 @@ static void test_round_trip(void **state) {
   assert_null(back.storage);
 }
 
+/* Files in the test's folder. */
+static int count_files(void) {
+  DIR *d = opendir(dir);
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') files++;
+  closedir(d);
+  return files;
+}
+
 static void test_atomic_overwrite(void **state) {
   char err[256];
   /* Overwrite with another database: the file is whole, and nothing else is left. */
@@ -484,24 +495,8 @@ static void test_atomic_overwrite(void **state) {
   assert_int_equal(anim_dbfile_load(&other, path, err, sizeof err), 0);
   assert_string_equal(other.name, "renamed");
   anim_database_free(&other);
-  DIR *d = opendir(dir);
-  int files = 0;
-  struct dirent *e;
-  while ((e = readdir(d)))
-    if (e->d_name[0] != '.') files++;
-  closedir(d);
-  assert_int_equal(files, 1);
+  assert_int_equal(count_files(), 1);
   snprintf(db.name, sizeof db.name, "default");
-}
-
-static int count_files(void) {
-  DIR *d = opendir(dir);
-  int files = 0;
-  struct dirent *e;
-  while ((e = readdir(d)))
-    if (e->d_name[0] != '.') files++;
-  closedir(d);
-  return files;
 }
 
 static uint8_t *read_file(const char *file, size_t *out_len) {
