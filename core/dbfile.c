@@ -206,14 +206,16 @@ static size_t first_not_finite(const float *v, size_t n) {
   return n;
 }
 
-/* Refuses a file with a float that is not finite where the runtime computes
- * with it: the features and what normalizes a query (the search, whose k-d
- * tree would otherwise quantize NaN; a query divides by the scale, so it must
- * be > 0 too), the poses (characters play, blend and predict their
+/* Refuses a database with a float that is not finite where the runtime
+ * computes with it: the features and what normalizes a query (the search,
+ * whose k-d tree would otherwise quantize NaN; a query divides by the scale,
+ * so it must be > 0 too), the poses (characters play, blend and predict their
  * trajectory from them, and the query takes the root from them), the
  * skeleton's offsets and the frame rate. The message names the array and
- * the first bad row and column (frame and bone for poses). */
-static int check_finite(const anim_database_t *db, const char *name, char *err, int errlen) {
+ * the first bad row and column (frame and bone for poses). The loader runs it
+ * on a parsed file, the writer on the database it is about to write, so a
+ * file the writer accepts is one the loader accepts. */
+int anim_dbfile_check_finite(const anim_database_t *db, const char *name, char *err, int errlen) {
   char what[160];
   if (!isfinite(db->frame_rate)) return bad(err, errlen, name, "META frame rate is not finite");
   for (int b = 0; b < db->nbones; b++)
@@ -270,7 +272,7 @@ int anim_dbfile_parse(anim_database_t *out, const void *bytes, size_t len, const
   if (!rc) rc = fill_meta(out, &v, name, err, errlen);
   if (!rc) rc = fill_arrays(out, &v, name, err, errlen);
   if (!rc) rc = anim_database_validate(out, err, errlen);
-  if (!rc) rc = check_finite(out, name, err, errlen);
+  if (!rc) rc = anim_dbfile_check_finite(out, name, err, errlen);
   if (!rc) memcpy(&out->version, (const uint8_t *)bytes + offsetof(header_t, db_version), sizeof out->version);
   /* Borrowed bytes: no release hook, so free touches nothing. */
   if (rc) memset(out, 0, sizeof *out);

@@ -72,6 +72,11 @@ static inline int anim_dbfile_fail(char *err, int errlen, int code, const char *
   return code;
 }
 
+/* ANIM_EFORMAT with "name: <section> row r column c ..." when a float the
+ * runtime computes with is not finite, or a normalization scale is not > 0;
+ * 0 otherwise (dbfile.c). db must be valid (anim_database_validate). */
+int anim_dbfile_check_finite(const anim_database_t *db, const char *name, char *err, int errlen);
+
 static inline size_t anim_dbfile_align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
 #endif

@@ -161,6 +161,13 @@ static void render_requests(text_t *t, const srv_metrics_t *m) {
   }
 }
 
+/* One lane's items by the thread that ran them (lane.h: counted on the loop
+ * thread when each item's done runs, so no pool thread writes them). */
+static void lane_series(text_t *t, const char *lane_name, const srv_lane_t *lane) {
+  append(t, "animserver_lane_items_total{lane=\"%s\",ran_on=\"loop\"} %llu\n", lane_name, lane->run_by_loop);
+  append(t, "animserver_lane_items_total{lane=\"%s\",ran_on=\"pool\"} %llu\n", lane_name, lane->run_by_pool);
+}
+
 char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
   const srv_counters_t *s = m->source.counters;
   const srv_crowd_t *crowd = m->source.crowd;
@@ -199,6 +206,11 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
           s->slow_subscribers_closed);
   scalar(&t, "output_bytes", "gauge", "Bytes of output queued or held for every connection.", (double)s->output_bytes);
   counter(&t, "output_limit_closed_total", "Connections closed at the output hard limit.", s->output_limit_closed);
+  header(&t, "lane_items_total", "counter",
+         "Items run by a lane (read_batches: pipelined searches; crowd: simulation chunks and stream encodings), "
+         "by the thread that ran them (the loop, or a thread-pool job).");
+  lane_series(&t, "read_batches", m->source.read_lane);
+  lane_series(&t, "crowd", &crowd->lane);
   scalar(&t, "databases", "gauge", "Databases loaded.", registry->count);
   /* Names are [A-Za-z0-9_.-] (srv_db_name_validate): no label escaping needed. */
   header(&t, "database_memory_bytes", "gauge", "Bytes a loaded database takes (poses, features, indexes).");

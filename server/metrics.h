@@ -6,7 +6,9 @@
  * (counters.h, the crowd, the scheduler) do not already: requests
  * by type, errors by code, and latency and tick histograms. It is updated on
  * the loop thread only, so its fields are plain integers; pool threads never
- * touch it. A scrape reads these and the existing counters on the loop.
+ * touch it. A scrape reads these and the existing counters on the loop,
+ * the lanes' item counts (lane.h) too: a lane counts an item when its done
+ * runs, on the loop thread, whichever thread ran it.
  *
  * The endpoint: a small HTTP/1.1 listener on the server's loop, on its own
  * address (config metrics_host:metrics_port; port -1 turns it off, 0 takes
@@ -32,6 +34,7 @@
 #include "anim_error.h"
 #include "counters.h"
 #include "crowd.h"
+#include "lane.h"
 #include "registry.h"
 #include "request_types.h"
 
@@ -54,6 +57,7 @@ typedef struct {
   const srv_counters_t *counters;
   const srv_crowd_t *crowd;
   const srv_registry_t *registry;
+  const srv_lane_t *read_lane; /* the dispatcher's read batches (dispatch.h); the crowd's is crowd->lane */
   uint64_t start_ns;
   int (*ready)(void *data); /* what GET /ready answers */
   void *data;

@@ -209,7 +209,9 @@ int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *
   srv_service_env_t env = {&server->config, &server->registry, &server->crowd, &server->streams, &server->counters,
                            server->start_ns, &server->machines};
   srv_dispatch_init(&server->dispatch, loop, &env, &server->counters, &server->metrics, on_shutdown_request, server);
-  srv_metrics_source_t source = {&server->counters, &server->crowd, &server->registry, server->start_ns, ready, server};
+  srv_metrics_source_t source = {.counters = &server->counters, .crowd = &server->crowd,
+                                 .registry = &server->registry, .read_lane = &server->dispatch.lane,
+                                 .start_ns = server->start_ns, .ready = ready, .data = server};
   if ((rc = srv_metrics_start(&server->metrics, loop, config->metrics_host, config->metrics_port, &source, err, errlen))) {
     uv_close((uv_handle_t *)&server->listener, NULL);
     srv_crowd_stop(&server->crowd);

@@ -6,7 +6,8 @@
  * contents or with a value that is not finite, fuzz_dbfile's input of that
  * kind), then the round trip: every array and the version come back bit
  * for bit; the write is atomic (no temporary file left, an existing file
- * replaced whole, a failed write leaves the old file untouched); a
+ * replaced whole, a failed write leaves the old file untouched, a database
+ * with a value that is not finite is refused before anything is written); a
  * 1M-frame file round-trips mapped (its load time is printed, not
  * asserted); a file truncated or rewritten in place under a loaded database
  * never reaches a copied one, and makes a mapped one's check fail.
@@ -472,6 +473,17 @@ static void test_round_trip(void **state) {
   assert_null(back.storage);
 }
 
+/* Files in the test's folder. */
+static int count_files(void) {
+  DIR *d = opendir(dir);
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') files++;
+  closedir(d);
+  return files;
+}
+
 static void test_atomic_overwrite(void **state) {
   char err[256];
   /* Overwrite with another database: the file is whole, and nothing else is left. */
@@ -483,24 +495,8 @@ static void test_atomic_overwrite(void **state) {
   assert_int_equal(anim_dbfile_load(&other, path, err, sizeof err), 0);
   assert_string_equal(other.name, "renamed");
   anim_database_free(&other);
-  DIR *d = opendir(dir);
-  int files = 0;
-  struct dirent *e;
-  while ((e = readdir(d)))
-    if (e->d_name[0] != '.') files++;
-  closedir(d);
-  assert_int_equal(files, 1);
+  assert_int_equal(count_files(), 1);
   snprintf(db.name, sizeof db.name, "default");
-}
-
-static int count_files(void) {
-  DIR *d = opendir(dir);
-  int files = 0;
-  struct dirent *e;
-  while ((e = readdir(d)))
-    if (e->d_name[0] != '.') files++;
-  closedir(d);
-  return files;
 }
 
 static uint8_t *read_file(const char *file, size_t *out_len) {
@@ -541,6 +537,73 @@ static void test_failed_write_keeps_old_file(void **state) {
   assert_memory_equal(after, before, before_len);
   assert_int_equal(count_files(), 1);
   free(before), free(after);
+}
+
+/* anim_dbfile_write(db, target) refuses db with ANIM_EFORMAT and a message
+ * naming target and holding expect, before writing anything: the folder
+ * holds the same files as before (no temporary one), and target, when it
+ * existed, is byte for byte what it was. */
+static void refuse_write(const char *target, const char *expect) {
+  char err[256];
+  size_t before_len = 0, after_len = 0;
+  uint8_t *before = read_file(target, &before_len);
+  int files = count_files();
+  int rc = anim_dbfile_write(&db, target, err, sizeof err);
+  if (rc != ANIM_EFORMAT || !strstr(err, expect) || !strstr(err, target))
+    fail_msg("write %s: %s (%s), expected EFORMAT naming \"%s\"", target, anim_err_name(rc), err, expect);
+  assert_int_equal(count_files(), files);
+  uint8_t *after = read_file(target, &after_len);
+  if (!before) {
+    assert_null(after);
+  } else {
+    assert_non_null(after);
+    assert_int_equal(after_len, before_len);
+    assert_memory_equal(after, before, before_len);
+  }
+  free(before), free(after);
+}
+
+/* The writer refuses what the loader would (a value that is not finite, a
+ * scale that is not > 0), with the loader's message: a new file is not
+ * created, an existing one is not replaced. */
+static void test_write_refuses_not_finite(void **state) {
+  char fresh[160], expect[192];
+  snprintf(fresh, sizeof fresh, "%s/fresh.animdb", dir);
+  assert_int_equal(anim_dbfile_write(&db, path, expect, sizeof expect), 0);
+  size_t cols = (size_t)db.features.cols, row = (size_t)db.nframes / 3, col = 2;
+  assert_true(cols > col);
+  float *feature = &db.features.values[row * cols + col], saved = *feature;
+  *feature = NAN;
+  snprintf(expect, sizeof expect, "FEAT row %zu column %zu is not finite", row, col);
+  refuse_write(fresh, expect);
+  refuse_write(path, expect);
+  *feature = saved;
+  saved = db.features.scale[col];
+  db.features.scale[col] = 0.0f;
+  snprintf(expect, sizeof expect, "FOFF/FSCL column %zu", col);
+  refuse_write(fresh, expect);
+  refuse_write(path, expect);
+  db.features.scale[col] = saved;
+  /* Poses name frame and bone; the skeleton names the bone. */
+  size_t frame = 5, bone = 1;
+  float *w = &db.global_rotations[frame * (size_t)db.nbones + bone].w;
+  saved = *w;
+  *w = INFINITY;
+  snprintf(expect, sizeof expect, "GROT frame %zu bone %zu (%.63s) is not finite", frame, bone, db.skeleton.names[bone]);
+  refuse_write(path, expect);
+  *w = saved;
+  saved = db.skeleton.offsets[bone].y;
+  db.skeleton.offsets[bone].y = NAN;
+  snprintf(expect, sizeof expect, "SKEL bone %zu (%.63s): offset is not finite", bone, db.skeleton.names[bone]);
+  refuse_write(path, expect);
+  db.skeleton.offsets[bone].y = saved;
+  /* Restored, the database writes and loads again. */
+  char err[256];
+  anim_database_t back;
+  assert_int_equal(anim_dbfile_write(&db, fresh, err, sizeof err), 0);
+  assert_int_equal(anim_dbfile_load(&back, fresh, err, sizeof err), 0);
+  anim_database_free(&back);
+  unlink(fresh);
 }
 
 /* A synthetic database of `frames` frames: 2 bones, 10 ranges, 24 feature
@@ -722,6 +785,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_atomic_overwrite),
       cmocka_unit_test(test_failed_write_keeps_old_file),
+      cmocka_unit_test(test_write_refuses_not_finite),
       cmocka_unit_test(test_file_changed_under_a_loaded_database),
       cmocka_unit_test(test_million_frames),
   };

@@ -23,6 +23,7 @@
 #include "anim_client.h"
 #include "frame.h"
 #include "fixture.h"
+#include "raw_client.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 5000
@@ -113,6 +114,18 @@ static double scrape_one(int port, const char *series) {
 static anim_client_t *connect_client(const anim_test_server_t *server) {
   anim_client_t *client = anim_test_connect(server);
   return client;
+}
+
+/* Subscribes client to every character it owns, a frame every tick, and
+ * reads n frames. */
+static void subscribe_and_read(anim_client_t *client, int n) {
+  anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  for (int i = 0; i < n; i++) {
+    anim_stream_frame_t *frame = NULL;
+    assert_int_equal(anim_client_next_frame(client, &frame, TIMEOUT_MS), 0);
+    anim_stream_frame_free(frame);
+  }
 }
 
 /* Histogram series of name with label (`type="ping"`, or "" for none):
@@ -285,13 +298,7 @@ static void test_characters_gauge_and_ticks(void **state) {
   assert_int_equal(anim_client_characters_destroy(client, ids, 2, TIMEOUT_MS), 0);
   assert_true(scrape_one(port, "animserver_characters") == 3);
   /* Subscribed for a while: frames and ticks are counted. */
-  anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
-  for (int i = 0; i < 10; i++) {
-    anim_stream_frame_t *frame = NULL;
-    assert_int_equal(anim_client_next_frame(client, &frame, TIMEOUT_MS), 0);
-    anim_stream_frame_free(frame);
-  }
+  subscribe_and_read(client, 10);
   char *text = scrape(port);
   double ticks = sample(text, "animserver_ticks_total");
   assert_true(ticks >= 10);
@@ -344,6 +351,72 @@ static void test_scrape_during_crowd(void **state) {
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
+/* The lanes' items by who ran them (server/lane.h): loop + pool is every
+ * item run. A read of 16 searches (one send of a few hundred bytes: one read
+ * on loopback) is one read batch, over the lane's minimum (dispatch.c), so
+ * READS reads, each answered before the next, are READS items. Each tick of
+ * a small crowd runs one simulation chunk, and a subscriber's frame one
+ * encoding (at most one a tick); the tick in flight may have run both
+ * without being counted yet. The crowd's lane never runs items on the loop. */
+static void test_lane_items(void **state) {
+  anim_test_server_t server;
+  int port;
+  assert_int_equal(anim_test_server_start_metrics(&server, "metrics_lanes", metrics_args, &port), 0);
+  static const char *const series[] = {
+      "animserver_lane_items_total{lane=\"read_batches\",ran_on=\"loop\"}",
+      "animserver_lane_items_total{lane=\"read_batches\",ran_on=\"pool\"}",
+      "animserver_lane_items_total{lane=\"crowd\",ran_on=\"loop\"}",
+      "animserver_lane_items_total{lane=\"crowd\",ran_on=\"pool\"}",
+  };
+  char *text = scrape(port);
+  assert_non_null(strstr(text, "# TYPE animserver_lane_items_total counter\n"));
+  assert_non_null(strstr(text, "# HELP animserver_lane_items_total "));
+  for (int i = 0; i < 4; i++)
+    if (sample(text, series[i]) != 0) fail_msg("%s = %g on a server that ran nothing", series[i], sample(text, series[i]));
+  free(text);
+
+  enum { READS = 12, SEARCHES = 16 };
+  anim_test_raw_t raw;
+  assert_int_equal(anim_test_raw_open(&raw, &server), 0);
+  uint8_t buf[SEARCHES * 64];
+  for (int r = 0; r < READS; r++) {
+    size_t at = 0;
+    for (int i = 0; i < SEARCHES; i++)
+      at = anim_test_raw_append_search(buf, at, (uint64_t)(r * SEARCHES + i + 1), "default", (uint32_t)(r * 31 + i), 2);
+    assert_int_equal(send(raw.fd, buf, at, 0), (ssize_t)at);
+    for (int i = 0; i < SEARCHES; i++) {
+      Animserver__ServerMessage *m = anim_test_raw_next(&raw, TIMEOUT_MS);
+      assert_non_null(m);
+      assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_SEARCH);
+      animserver__server_message__free_unpacked(m, NULL);
+    }
+  }
+  anim_test_raw_close(&raw);
+  text = scrape(port);
+  double batches_loop = sample(text, series[0]), batches_pool = sample(text, series[1]);
+  if (batches_loop + batches_pool != READS)
+    fail_msg("read batches: %g on the loop + %g on the pool, expected %d", batches_loop, batches_pool, READS);
+  free(text);
+
+  anim_client_t *client = connect_client(&server);
+  uint64_t ids[5];
+  assert_int_equal(anim_client_characters_create(client, "default", NULL, NULL, 5, ids, TIMEOUT_MS), 0);
+  enum { FRAMES = 10 };
+  subscribe_and_read(client, FRAMES);
+  text = scrape(port);
+  double ticks = sample(text, "animserver_ticks_total");
+  double crowd_loop = sample(text, series[2]), crowd_pool = sample(text, series[3]), items = crowd_loop + crowd_pool;
+  if (crowd_loop != 0 || items < ticks + FRAMES || items > 2 * (ticks + 1))
+    fail_msg("crowd: %g items on the loop + %g on the pool for %g ticks and at least %d frames", crowd_loop, crowd_pool,
+             ticks, FRAMES);
+  assert_true(sample(text, series[0]) + sample(text, series[1]) == READS); /* the crowd's are its own */
+  print_message("  read batches: %g on the loop, %g on the pool; crowd: %g on the pool, %g ticks\n", batches_loop,
+                batches_pool, crowd_pool, ticks);
+  free(text);
+  anim_client_close(client);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_http_refusals),
@@ -352,6 +425,7 @@ int main(void) {
       cmocka_unit_test(test_request_and_error_counters),
       cmocka_unit_test(test_characters_gauge_and_ticks),
       cmocka_unit_test(test_scrape_during_crowd),
+      cmocka_unit_test(test_lane_items),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

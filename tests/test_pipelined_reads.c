@@ -39,12 +39,6 @@ static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
 /* A raw connection to the group's server. */
 static void open_raw(anim_test_raw_t *c) { assert_int_equal(anim_test_raw_open(c, &fx.server), 0); }
 
-static size_t append_request(uint8_t *buf, size_t at, Animserver__Request *request) {
-  size_t size = animserver__request__get_packed_size(request);
-  at += anim_varint_encode(size, buf + at);
-  return at + animserver__request__pack(request, buf + at);
-}
-
 static size_t append_ping(uint8_t *buf, size_t at, uint64_t id) {
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
   Animserver__PingRequest ping = ANIMSERVER__PING_REQUEST__INIT;
@@ -53,23 +47,7 @@ static size_t append_ping(uint8_t *buf, size_t at, uint64_t id) {
   r.id = id;
   r.body_case = ANIMSERVER__REQUEST__BODY_PING;
   r.ping = &ping;
-  return append_request(buf, at, &r);
-}
-
-static size_t append_search(uint8_t *buf, size_t at, uint64_t id, const char *database, uint32_t frame, uint32_t k) {
-  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
-  Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
-  Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
-  Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT;
-  from.frame = frame;
-  q.from_frame = &from;
-  q.k = k;
-  sr.database = (char *)database;
-  sr.query = &q;
-  r.id = id;
-  r.body_case = ANIMSERVER__REQUEST__BODY_SEARCH;
-  r.search = &sr;
-  return append_request(buf, at, &r);
+  return anim_test_raw_append(buf, at, &r);
 }
 
 typedef struct {
@@ -84,22 +62,23 @@ static size_t build_mixed(uint8_t *buf, expected_t *expect) {
   size_t at = 0;
   at = append_ping(buf, at, 1);
   expect[0] = (expected_t){1, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
-  at = append_search(buf, at, 2, "default", 10, 1);
+  at = anim_test_raw_append_search(buf, at, 2, "default", 10, 1);
   expect[1] = (expected_t){2, ANIMSERVER__RESPONSE__BODY_SEARCH, 0, 1};
   /* id 3, then a length-delimited field claiming more bytes than the frame has. */
   const uint8_t undecodable[] = {5, 0x08, 3, 0x2a, 100, 1};
   memcpy(buf + at, undecodable, sizeof undecodable);
   at += sizeof undecodable;
   expect[2] = (expected_t){3, 0, ANIMSERVER__ERROR_CODE__ERROR_PROTOCOL, 0};
-  at = append_search(buf, at, 4, "no_such_db", 0, 1);
+  at = anim_test_raw_append_search(buf, at, 4, "no_such_db", 0, 1);
   expect[3] = (expected_t){4, 0, ANIMSERVER__ERROR_CODE__ERROR_NOT_FOUND, 0};
   at = append_ping(buf, at, 5);
   expect[4] = (expected_t){5, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
-  at = append_search(buf, at, 6, "default", 0, 5000); /* k over the maximum: refused while decoding */
+  at = anim_test_raw_append_search(buf, at, 6, "default", 0, 5000); /* k over the maximum: refused while decoding */
   expect[5] = (expected_t){6, 0, ANIMSERVER__ERROR_CODE__ERROR_LIMIT, 0};
-  at = append_search(buf, at, 7, "default", 5, 1024); /* the most matches an answer has (packed in one pass too) */
+  /* The most matches an answer has (packed in one pass too). */
+  at = anim_test_raw_append_search(buf, at, 7, "default", 5, 1024);
   expect[6] = (expected_t){7, ANIMSERVER__RESPONSE__BODY_SEARCH, 0, 1024};
-  at = append_search(buf, at, 8, "default", 1u << 30, 1); /* past the database's frames */
+  at = anim_test_raw_append_search(buf, at, 8, "default", 1u << 30, 1); /* past the database's frames */
   expect[7] = (expected_t){8, 0, ANIMSERVER__ERROR_CODE__ERROR_OUT_OF_RANGE, 0};
   at = append_ping(buf, at, 9);
   expect[8] = (expected_t){9, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
@@ -131,15 +110,20 @@ static void expect_answers(anim_test_raw_t *c, const expected_t *expect, int n) 
   }
 }
 
+/* A raw connection to the group's server, and the mixed requests in buf
+ * (4 KiB) with their answers in expect (NREQUESTS): the requests' length. */
+static size_t open_with_mixed(anim_test_raw_t *c, uint8_t *buf, expected_t *expect) {
+  open_raw(c);
+  return build_mixed(buf, expect);
+}
+
 static void test_one_read_answers_in_order_with_errors_mixed_in(void **state) {
   anim_test_raw_t c;
-  open_raw(&c);
-  int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
-  size_t len = build_mixed(buf, expect);
+  size_t len = open_with_mixed(&c, buf, expect);
   for (int round = 0; round < 3; round++) { /* the connection's buffers are reused: again, same answers */
-    assert_int_equal(send(fd, buf, len, 0), (ssize_t)len);
+    assert_int_equal(send(c.fd, buf, len, 0), (ssize_t)len);
     expect_answers(&c, expect, NREQUESTS);
   }
   anim_test_raw_close(&c);
@@ -147,18 +131,16 @@ static void test_one_read_answers_in_order_with_errors_mixed_in(void **state) {
 
 static void test_frames_split_across_reads(void **state) {
   anim_test_raw_t c;
-  open_raw(&c);
-  int fd = c.fd;
   uint8_t buf[4096];
   expected_t expect[NREQUESTS];
-  size_t len = build_mixed(buf, expect);
+  size_t len = open_with_mixed(&c, buf, expect);
   /* Pieces of 1, 2, ... 7 bytes, each its own segment (TCP_NODELAY on the
    * server; a pause so the server reads them apart): frames cut anywhere,
    * length prefixes included. */
   struct timespec pause = {0, 2000000};
   for (size_t at = 0, piece = 1; at < len; at += piece, piece = piece % 7 + 1) {
     size_t n = at + piece <= len ? piece : len - at;
-    assert_int_equal(send(fd, buf + at, n, 0), (ssize_t)n);
+    assert_int_equal(send(c.fd, buf + at, n, 0), (ssize_t)n);
     nanosleep(&pause, NULL);
   }
   expect_answers(&c, expect, NREQUESTS);
@@ -181,11 +163,11 @@ static void test_search_batches_keep_request_order(void **state) {
       at = append_ping(buf, at, id);
       expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_PING, 0, 0};
     } else if (i % 11 == 5) {
-      at = append_search(buf, at, id, "default", 1u << 30, 1);
+      at = anim_test_raw_append_search(buf, at, id, "default", 1u << 30, 1);
       expect[i] = (expected_t){id, 0, ANIMSERVER__ERROR_CODE__ERROR_OUT_OF_RANGE, 0};
     } else {
       uint32_t k = i % 5 == 0 ? 3 : 1;
-      at = append_search(buf, at, id, "default", (uint32_t)(i * 37 % 500), k);
+      at = anim_test_raw_append_search(buf, at, id, "default", (uint32_t)(i * 37 % 500), k);
       expect[i] = (expected_t){id, ANIMSERVER__RESPONSE__BODY_SEARCH, 0, k};
     }
   }
@@ -207,7 +189,7 @@ static void test_search_batches_keep_request_order(void **state) {
 static void test_close_with_batches_pending(void **state) {
   static uint8_t buf[64 * 64];
   size_t at = 0;
-  for (uint64_t id = 1; id <= 64; id++) at = append_search(buf, at, id, "default", (uint32_t)id, 4);
+  for (uint64_t id = 1; id <= 64; id++) at = anim_test_raw_append_search(buf, at, id, "default", (uint32_t)id, 4);
   for (int round = 0; round < 20; round++) {
     anim_test_raw_t c;
     open_raw(&c);

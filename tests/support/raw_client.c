@@ -22,21 +22,40 @@ void anim_test_raw_close(anim_test_raw_t *c) {
   c->fd = -1;
 }
 
+size_t anim_test_raw_append(uint8_t *buf, size_t at, const Animserver__Request *request) {
+  at += anim_varint_encode(animserver__request__get_packed_size(request), buf + at);
+  return at + animserver__request__pack(request, buf + at);
+}
+
+size_t anim_test_raw_append_search(uint8_t *buf, size_t at, uint64_t id, const char *database, uint32_t frame,
+                                   uint32_t k) {
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
+  Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
+  Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT;
+  from.frame = frame;
+  q.from_frame = &from;
+  q.k = k;
+  sr.database = (char *)database;
+  sr.query = &q;
+  r.id = id;
+  r.body_case = ANIMSERVER__REQUEST__BODY_SEARCH;
+  r.search = &sr;
+  return anim_test_raw_append(buf, at, &r);
+}
+
 int anim_test_raw_send(anim_test_raw_t *c, Animserver__Request *request) {
   if (request->id == 0) request->id = c->next_id++;
-  size_t size = animserver__request__get_packed_size(request);
-  uint8_t *frame = malloc(size + ANIM_VARINT_MAX);
+  uint8_t *frame = malloc(animserver__request__get_packed_size(request) + ANIM_VARINT_MAX);
   if (!frame) return -1;
-  size_t n = anim_varint_encode(size, frame);
-  animserver__request__pack(request, frame + n);
-  size_t sent = 0;
-  while (sent < n + size) {
-    ssize_t w = send(c->fd, frame + sent, n + size - sent, MSG_NOSIGNAL);
+  size_t len = anim_test_raw_append(frame, 0, request), sent = 0;
+  while (sent < len) {
+    ssize_t w = send(c->fd, frame + sent, len - sent, MSG_NOSIGNAL);
     if (w <= 0) break;
     sent += (size_t)w;
   }
   free(frame);
-  return sent == n + size ? 0 : -1;
+  return sent == len ? 0 : -1;
 }
 
 static double now_ms(void) {

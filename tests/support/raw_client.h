@@ -27,6 +27,14 @@ typedef struct {
 int anim_test_raw_open(anim_test_raw_t *c, const anim_test_server_t *server);
 void anim_test_raw_close(anim_test_raw_t *c);
 
+/* Appends request to buf at `at` as one frame (its length, then its bytes)
+ * and returns where the frame ends; buf has room for ANIM_VARINT_MAX (frame.h)
+ * plus its packed size. For tests that send many frames in one write. */
+size_t anim_test_raw_append(uint8_t *buf, size_t at, const Animserver__Request *request);
+/* The same for a search of k matches from frame in database, with id. */
+size_t anim_test_raw_append_search(uint8_t *buf, size_t at, uint64_t id, const char *database, uint32_t frame,
+                                   uint32_t k);
+
 /* Sends request as one frame (its id set to the next one when 0). 0 or -1. */
 int anim_test_raw_send(anim_test_raw_t *c, Animserver__Request *request);
 /* The next ServerMessage within timeout_ms, or NULL (timeout, closed,
