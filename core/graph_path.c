@@ -44,14 +44,26 @@ void anim_ground_map_apply(const anim_ground_map_t *map, const anim_database_t *
   *out_x += map->x, *out_z += map->z;
 }
 
-anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_path_planner_t *p, int i, int j) {
+/* The root's yaw (rad) at a frame. */
+static float root_yaw(const anim_database_t *db, int frame) {
+  vec3 forward = quat_mul_vec3(db->local_rotations[(size_t)frame * (size_t)db->nbones], vec3_make(0.0f, 0.0f, 1.0f));
+  return atan2f(forward.x, forward.z);
+}
+
+/* The jump from frame i to frame j, their roots' yaws given. */
+static anim_ground_map_t jump_with_yaws(const anim_ground_map_t *map, const anim_database_t *db, int i, float yaw_i,
+                                        int j, float yaw_j) {
   float xi, zi, xj, zj;
-  anim_ground_map_apply(map, p->db, i, &xi, &zi);
-  anim_ground_map_t out = {map->angle + p->root_angle[i] - p->root_angle[j], 0.0f, 0.0f};
-  vec3 pj = p->db->local_positions[(size_t)j * (size_t)p->db->nbones];
+  anim_ground_map_apply(map, db, i, &xi, &zi);
+  anim_ground_map_t out = {map->angle + yaw_i - yaw_j, 0.0f, 0.0f};
+  vec3 pj = db->local_positions[(size_t)j * (size_t)db->nbones];
   rotate(out.angle, pj.x, pj.z, &xj, &zj);
   out.x = xi - xj, out.z = zi - zj;
   return out;
+}
+
+anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_path_planner_t *p, int i, int j) {
+  return jump_with_yaws(map, p->db, i, root_yaw(p->db, i), j, root_yaw(p->db, j));
 }
 
 /* ---- expected speed -------------------------------------------------------------------------- */
@@ -90,7 +102,7 @@ int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t
 /* ---- lifetime ------------------------------------------------------------------------------ */
 
 void anim_path_planner_free(anim_path_planner_t *p) {
-  free(p->root_angle), free(p->points), free(p->cumulative), free(p->children), free(p->best_walk), free(p->walk);
+  free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children), free(p->best_walk), free(p->walk);
   free(p->plan), free(p->count_per_depth), free(p->cursor);
   memset(p, 0, sizeof *p);
 }
@@ -117,21 +129,24 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   for (int u = 0; u < graph->nnodes; u++)
     if (graph->nodes[u].nedges > p->max_degree) p->max_degree = graph->nodes[u].nedges;
   p->depth_capacity = (int)depth;
-  p->root_angle = malloc((size_t)db->nframes * sizeof(float));
+  p->node_yaw = malloc((size_t)graph->nnodes * sizeof(float));
+  p->landing_yaw = malloc((size_t)graph->nedges * sizeof(float));
   p->children = malloc(depth * (size_t)(p->max_degree + 1) * sizeof *p->children);
   p->count_per_depth = malloc(depth * sizeof(int)), p->cursor = malloc(depth * sizeof(int));
   p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int)), p->plan = malloc(depth * sizeof(int));
   /* Room for a two-point path (a goal's segment) from the start. */
   p->points = malloc(4 * sizeof(float)), p->cumulative = malloc(3 * sizeof(float)), p->capacity = 2;
-  if (!p->root_angle || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk || !p->walk || !p->plan ||
-      !p->points || !p->cumulative) {
+  if (!p->node_yaw || !p->landing_yaw || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk ||
+      !p->walk || !p->plan || !p->points || !p->cumulative) {
     anim_path_planner_free(p);
     return ANIM_ENOMEM;
   }
-  for (int f = 0; f < db->nframes; f++) {
-    vec3 forward = quat_mul_vec3(db->local_rotations[(size_t)f * (size_t)db->nbones], vec3_make(0.0f, 0.0f, 1.0f));
-    p->root_angle[f] = atan2f(forward.x, forward.z);
-  }
+  /* The yaws a jump needs, once: its source node's and its landing frame's
+   * (a float per node and per edge, where a table per database frame took
+   * 4 MB a character on a 1M-frame database). */
+  for (int u = 0; u < graph->nnodes; u++) p->node_yaw[u] = root_yaw(db, graph->nodes[u].frame);
+  for (int e = 0; e < graph->nedges; e++)
+    p->landing_yaw[e] = graph->edges[e].transition >= 0 ? root_yaw(db, graph->edges[e].first_frame - 1) : 0.0f;
   return 0;
 }
 
@@ -239,7 +254,9 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
   const anim_graph_edge_t *edge = &g->edges[e];
   *out = *from;
   out->node = edge->target;
-  if (edge->transition >= 0) out->map = anim_ground_map_jump(&from->map, p, g->nodes[from->node].frame, edge->first_frame - 1);
+  if (edge->transition >= 0)
+    out->map = jump_with_yaws(&from->map, p->db, g->nodes[from->node].frame, p->node_yaw[from->node],
+                              edge->first_frame - 1, p->landing_yaw[e]);
   int last = g->nodes[edge->target].frame;
   for (int f = edge->first_frame; f <= last; f++) {
     if (out->frames >= p->horizon_frames) return 1;

@@ -148,10 +148,11 @@ typedef struct anim_path_planner {
   const anim_database_t *db;
   anim_path_options_t options;
   int horizon_frames, keep_frames;
-  float *root_angle;     /* per database frame: the root's yaw (rad) */
   float speed;           /* m/s: the pacer's (options.speed, or the graph's median) */
   float weight;          /* w of the progress term, options.progress included */
   float rest;            /* m of an open path left after the plan's s0 (INFINITY when closed) */
+  float *node_yaw;       /* per graph node: its frame's root yaw (rad) */
+  float *landing_yaw;    /* per graph edge taken by a jump: the root yaw of the frame it lands on */
 
   /* The path: points and cumulative arc lengths. */
   float *points, *cumulative;

@@ -84,13 +84,12 @@ static void character_free(void *character) {
   srv_graph_release(g->graph);
 }
 
-/* Its pose block and its path planner's arrays (a root angle per database
- * frame among them: a graph character's largest part on a long database). */
+/* Its pose block and its path planner's arrays. */
 static size_t heap_bytes(const void *character) {
   const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
   const anim_path_planner_t *p = &c->planner;
-  const void *blocks[] = {c->memory,  p->root_angle, p->points, p->cumulative,      p->children,
-                          p->best_walk, p->walk,     p->plan,   p->count_per_depth, p->cursor};
+  const void *blocks[] = {c->memory, p->node_yaw, p->landing_yaw,      p->points, p->cumulative, p->children,
+                          p->best_walk, p->walk, p->plan, p->count_per_depth, p->cursor};
   size_t bytes = 0;
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) bytes += malloc_usable_size((void *)blocks[i]);
   return bytes;

@@ -4,9 +4,9 @@
  * character holds, whatever its kind (it used to be one motion-matching
  * character's size, whatever the server held): it starts at 0, grows by the
  * same amount for each character of one kind, by another amount for
- * another kind (a graph character keeps a path planner with a root angle
- * per database frame, a motion-matching one does not; a machine character
- * keeps five poses of its own), and comes back down
+ * another kind (a graph character keeps a path planner's search arrays, a
+ * motion-matching one does not; a machine character keeps five poses of
+ * its own), and comes back down
  * by exactly what each destroyed character added, and to 0 when the
  * characters' connection closes. pose_buffer_bytes stays one
  * motion-matching character's pose buffers on the default database.
@@ -92,13 +92,12 @@ static void test_character_bytes_follow_the_characters(void **state) {
   uint64_t added = with_graphs.character_bytes - st.character_bytes;
   assert_int_equal(added % GRAPHS, 0);
   uint64_t per_graph = added / GRAPHS;
-  uint64_t graph_least = (uint64_t)db->frames * sizeof(float) + (uint64_t)db->bones * (7 * 12 + 3 * 16);
-  printf("  per character: motion matching %llu bytes (%llu of pose buffers), graph %llu (at least %llu: %u frames, "
-         "%u bones)\n",
+  uint64_t graph_least = (uint64_t)db->bones * (7 * 12 + 3 * 16);
+  printf("  per character: motion matching %llu bytes (%llu of pose buffers), graph %llu (at least %llu: %u bones)\n",
          (unsigned long long)per_matching, (unsigned long long)pose_buffers, (unsigned long long)per_graph,
-         (unsigned long long)graph_least, db->frames, db->bones);
+         (unsigned long long)graph_least, db->bones);
   if (per_graph < graph_least)
-    fail_msg("a graph character counts %llu bytes, its root angles and pose arrays alone take %llu",
+    fail_msg("a graph character counts %llu bytes, its pose arrays alone take %llu",
              (unsigned long long)per_graph, (unsigned long long)graph_least);
   assert_true(per_graph != per_matching);
 
