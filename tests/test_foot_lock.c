@@ -83,6 +83,32 @@ static void test_ik_reaches_and_keeps_lengths(void **state) {
   assert_true(worst_foot < 1e-5f);
 }
 
+/* A folded knee bent backwards by exactly what the reach asks it to open:
+ * the knee's turn is half a turn, the one case that takes the angle itself
+ * instead of the half angle of its cosine and sine. The leg still points at
+ * the target, reaching as far as it may, its bones keep their lengths, and
+ * nothing is NaN. One leg alone: hip at a, knee b, ankle c, every global
+ * rotation the identity (the offsets are world vectors). */
+static void test_ik_half_turn(void **state) {
+  const float lab = 0.5f, lbc = 0.45f;
+  vec3 a = vec3_make(0.0f, 1.0f, 0.0f), b = vec3_make(0.0f, 0.5f, 0.0f), hinge = vec3_make(1.0f, 0.0f, 0.0f);
+  vec3 target = vec3_make(0.0f, -3.0f, 0.0f);
+  float reach = 0.99f * (lab + lbc); /* anim_two_bone_ik's reach for a leg folded tighter than that */
+  float want = acosf((lab * lab + lbc * lbc - reach * reach) / (2.0f * lab * lbc));
+  float fold = -(3.14159265f - want); /* the knee's angle now: a turn of pi opens it to want */
+  vec3 c = vec3_add(b, vec3_make(0.0f, lbc * cosf(fold), lbc * sinf(fold)));
+  quat hip = quat_identity(), knee = quat_identity(), ankle = quat_identity();
+  anim_two_bone_ik(&hip, &knee, &ankle, quat_identity(), quat_identity(), quat_identity(), quat_identity(), a, b, c,
+                   target, hinge);
+  vec3 knee_at = vec3_add(a, quat_mul_vec3(hip, vec3_sub(b, a)));
+  vec3 ankle_at = vec3_add(knee_at, quat_mul_vec3(quat_mul(hip, knee), vec3_sub(c, b)));
+  assert_true(isfinite(ankle_at.x + ankle_at.y + ankle_at.z));
+  assert_float_equal(vec3_length(vec3_sub(knee_at, a)), lab, 1e-5f);
+  assert_float_equal(vec3_length(vec3_sub(ankle_at, knee_at)), lbc, 1e-5f);
+  assert_float_equal(vec3_length(vec3_sub(ankle_at, a)), reach, 1e-3f);
+  assert_true(vec3_normalize(vec3_sub(ankle_at, a)).y < -0.9999f); /* towards the target, below */
+}
+
 static void test_unreachable_target_stops_short(void **state) {
   anim_foot_locks_t locks;
   assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
@@ -250,6 +276,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_setups),
       cmocka_unit_test(test_ik_reaches_and_keeps_lengths),
+      cmocka_unit_test(test_ik_half_turn),
       cmocka_unit_test(test_unreachable_target_stops_short),
       cmocka_unit_test(test_locked_foot_stays_and_releases_smoothly),
       cmocka_unit_test(test_left_behind_foot_steps_and_replants),
