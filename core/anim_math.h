@@ -117,11 +117,13 @@ static inline vec3 quat_angular_velocity(quat a, quat b, float dt) {
   return vec3_scale(quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(b, a))), 1.0f / dt);
 }
 
-/* Rotation about +Y only that best matches q's facing (its +Z axis on the ground). */
-static inline quat quat_yaw(quat q) {
+/* The angle (rad) about +Y of q's facing: its +Z axis on the ground. */
+static inline float quat_yaw_angle(quat q) {
   vec3 fwd = quat_mul_vec3(q, vec3_make(0.0f, 0.0f, 1.0f));
-  return quat_from_angle_axis(atan2f(fwd.x, fwd.z), vec3_make(0.0f, 1.0f, 0.0f));
+  return atan2f(fwd.x, fwd.z);
 }
+/* Rotation about +Y only that best matches q's facing. */
+static inline quat quat_yaw(quat q) { return quat_from_angle_axis(quat_yaw_angle(q), vec3_make(0.0f, 1.0f, 0.0f)); }
 
 static inline float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 static inline float squaref(float x) { return x * x; }

@@ -7,11 +7,6 @@
 #include "graph_character.h"
 #include "kinematics.h"
 
-static float yaw_of(quat q) {
-  vec3 f = quat_mul_vec3(q, vec3_make(0.0f, 0.0f, 1.0f));
-  return atan2f(f.x, f.z);
-}
-
 void anim_graph_character_free(anim_graph_character_t *c) {
   anim_path_planner_free(&c->planner);
   free(c->memory);
@@ -54,7 +49,7 @@ int anim_graph_character_init(anim_graph_character_t *c, const anim_motion_graph
 anim_ground_map_t anim_graph_character_map(const anim_graph_character_t *c) {
   const anim_inertializer_t *in = &c->inertializer;
   anim_ground_map_t map;
-  map.angle = yaw_of(in->anchor_world_rotation) - yaw_of(in->anchor_anim_rotation);
+  map.angle = quat_yaw_angle(in->anchor_world_rotation) - quat_yaw_angle(in->anchor_anim_rotation);
   float cs = cosf(map.angle), sn = sinf(map.angle);
   vec3 a = in->anchor_anim_position, w = in->anchor_world_position;
   map.x = w.x - (cs * a.x + sn * a.z), map.z = w.z - (-sn * a.x + cs * a.z);

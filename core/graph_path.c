@@ -46,8 +46,7 @@ void anim_ground_map_apply(const anim_ground_map_t *map, const anim_database_t *
 
 /* The root's yaw (rad) at a frame. */
 static float root_yaw(const anim_database_t *db, int frame) {
-  vec3 forward = quat_mul_vec3(db->local_rotations[(size_t)frame * (size_t)db->nbones], vec3_make(0.0f, 0.0f, 1.0f));
-  return atan2f(forward.x, forward.z);
+  return quat_yaw_angle(db->local_rotations[(size_t)frame * (size_t)db->nbones]);
 }
 
 /* The jump from frame i to frame j, their roots' yaws given. */
@@ -102,8 +101,8 @@ int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t
 /* ---- lifetime ------------------------------------------------------------------------------ */
 
 void anim_path_planner_free(anim_path_planner_t *p) {
-  free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children), free(p->best_walk), free(p->walk);
-  free(p->plan), free(p->count_per_depth), free(p->cursor);
+  free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children);
+  free(p->best_walk), free(p->walk), free(p->plan), free(p->count_per_depth), free(p->cursor);
   memset(p, 0, sizeof *p);
 }
 

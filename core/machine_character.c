@@ -34,11 +34,6 @@ static anim_pose_buffer_t buffer_of(const anim_machine_pose_t *p) {
   return b;
 }
 
-static float yaw_of(quat q) {
-  vec3 f = quat_mul_vec3(q, vec3_make(0.0f, 0.0f, 1.0f));
-  return atan2f(f.x, f.z);
-}
-
 static const anim_sm_state_t *innermost(const anim_machine_character_t *c) {
   return &c->machine->states[c->levels[c->depth - 1].state];
 }
@@ -222,7 +217,7 @@ static void start_motion(anim_machine_character_t *c, int state, float t0, int f
     break;
   case ANIM_SM_MOTION_MATCH: {
     int frame = match_start(c, st, from);
-    anim_controller_reset(&c->matcher, c->pose.positions[0], yaw_of(c->pose.rotations[0]), c->pose.velocities[0],
+    anim_controller_reset(&c->matcher, c->pose.positions[0], quat_yaw_angle(c->pose.rotations[0]), c->pose.velocities[0],
                          frame);
     anim_controller_set_input(&c->matcher, &c->input);
     break;
