@@ -722,7 +722,8 @@ int anim_search_kdtree_init(anim_search_index_t *index, const anim_task_runner_t
   index->scan = scan;
   size_t bytes = (size_t)t->nnodes * (sizeof(node_t) + 2 * (size_t)t->stride * sizeof(float)) +
                  (size_t)d->rows * ((size_t)t->stride + sizeof(row_meta_t)) +
-                 (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride + (size_t)t->nnodes * (size_t)t->stride * sizeof(float);
+                 (size_t)t->nnodes * MAX_GROUPS * 2 * (size_t)t->stride +
+                 (size_t)t->nnodes * (size_t)t->stride * sizeof(float);
   index->memory += bytes;
   t->prefetch = bytes > PREFETCH_MIN_BYTES;
   return 0;
