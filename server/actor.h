@@ -75,7 +75,10 @@ typedef struct {
   /* Loop: bytes the allocator holds for what the character allocated for
    * itself beyond `size` (pose buffers, planners, fitters: their
    * malloc_usable_size), not what it shares with other characters
-   * (database, machine, graph, networks, fit model). NULL: nothing. */
+   * (database, machine, graph, networks, fit model). NULL: nothing. The
+   * crowd measures it at creation and keeps the figure: what reallocates a
+   * character's memory later tells it (srv_crowd_remeasure), and a tick
+   * never does. */
   size_t (*heap_bytes)(const void *character);
   /* Loop: bytes of scratch simulate needs for n characters on entry (kept across ticks). */
   size_t (*scratch_bytes)(const srv_db_entry_t *entry, int n);
@@ -107,6 +110,7 @@ struct srv_actor {
   int chunk;              /* the chunk (simulation job) ticking it this tick; -1 until its first tick */
   srv_actor_pose_t pose;  /* after the last tick */
   uint8_t *quantized;     /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */
+  size_t bytes;           /* srv_crowd_actor_bytes when the crowd last measured it (its share of crowd->bytes) */
   int doomed;             /* destroyed during a tick: freed after it */
   int error;              /* the last tick failed for this actor (logged once) */
 };

@@ -84,7 +84,9 @@ static void character_free(void *character) {
   srv_graph_release(g->graph);
 }
 
-/* Its pose block and its path planner's arrays. */
+/* Its pose block and its path planner's arrays. The path's arrays grow
+ * when set_paths gives a longer path than they hold (service_graph.c
+ * re-measures the character then); a goal's two-point path always fits. */
 static size_t heap_bytes(const void *character) {
   const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
   const anim_path_planner_t *p = &c->planner;

@@ -1,4 +1,6 @@
-/* crowd.c: characters, their ids, and the simulation half of the tick (see crowd.h). */
+/* crowd.c: characters, their ids, their memory and counts per owner (running
+ * totals), and the simulation half of the tick (see crowd.h). */
+#include <assert.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,12 +92,13 @@ size_t srv_crowd_actor_bytes(const srv_actor_t *a) {
          (a->kind->heap_bytes ? a->kind->heap_bytes(a->character) : 0);
 }
 
-uint64_t srv_crowd_bytes(const srv_crowd_t *crowd) {
-  uint64_t bytes = 0;
-  uint32_t cursor;
-  for (const srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
-    bytes += srv_crowd_actor_bytes(a);
-  return bytes;
+uint64_t srv_crowd_bytes(const srv_crowd_t *crowd) { return crowd->bytes; }
+
+void srv_crowd_remeasure(srv_crowd_t *crowd, srv_actor_t *a) {
+  assert(!crowd->ticking);
+  size_t bytes = srv_crowd_actor_bytes(a);
+  crowd->bytes = crowd->bytes - a->bytes + bytes;
+  a->bytes = bytes;
 }
 
 size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db) {
@@ -112,9 +115,7 @@ static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
 }
 
 uint32_t srv_crowd_owned_count(const srv_crowd_t *crowd, uint64_t owner) {
-  uint32_t n = 0, cursor;
-  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor)) n += a->owner == owner;
-  return n;
+  return srv_owner_counts_get(&crowd->owners, owner);
 }
 
 void srv_crowd_wake(srv_crowd_t *crowd) {
@@ -145,7 +146,8 @@ int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, 
   a->entry = srv_db_entry_retain(entry);
   /* The record's size comes from the skeleton the kind animates. */
   kind->report(a);
-  if (!(a->quantized = malloc(anim_pose_quantized_size(a->pose.nbones, 0)))) {
+  if (!(a->quantized = malloc(anim_pose_quantized_size(a->pose.nbones, 0))) ||
+      srv_owner_counts_add(&crowd->owners, owner) != 0) {
     actor_free(crowd, a);
     crowd->free_slots[crowd->nfree++] = slot;
     return ANIM_ENOMEM;
@@ -153,6 +155,8 @@ int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, 
   a->owner = owner;
   a->chunk = -1;
   a->id = make_id(slot, ++crowd->generations[slot]);
+  a->bytes = srv_crowd_actor_bytes(a);
+  crowd->bytes += a->bytes;
   crowd->slots[slot] = a;
   crowd->count++;
   crowd->stats.created++;
@@ -166,6 +170,8 @@ void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *a) {
   crowd->slots[slot] = NULL;
   crowd->free_slots[crowd->nfree++] = slot;
   crowd->count--;
+  crowd->bytes -= a->bytes;
+  srv_owner_counts_remove(&crowd->owners, a->owner);
   crowd->stats.destroyed++;
   /* The tick in flight may still hold it in its snapshot. */
   if (crowd->ticking) a->doomed = 1;
@@ -173,9 +179,10 @@ void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *a) {
 }
 
 void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner) {
-  uint32_t cursor;
-  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
-    if (a->owner == owner) srv_crowd_destroy(crowd, a);
+  /* Most connections own nothing: their close walks nothing; the walk stops at the owner's last. */
+  uint32_t left = srv_crowd_owned_count(crowd, owner), cursor;
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a && left; a = srv_crowd_next(crowd, &cursor))
+    if (a->owner == owner) srv_crowd_destroy(crowd, a), left--;
 }
 
 /* ---- simulation (pool threads) ------------------------------------------------------ */
@@ -383,5 +390,7 @@ void srv_crowd_close(srv_crowd_t *crowd) {
   crowd->grouping = NULL, crowd->keys = NULL, crowd->nkeys = crowd->keys_capacity = 0;
   crowd->slots = NULL, crowd->generations = crowd->free_slots = NULL, crowd->tick_actors = NULL, crowd->chunks = NULL;
   crowd->nslots = crowd->count = 0;
+  crowd->bytes = 0;
+  srv_owner_counts_free(&crowd->owners);
   crowd->chunks_capacity = crowd->nchunks = 0;
 }

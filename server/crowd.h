@@ -36,6 +36,7 @@
 #include "actor.h"
 #include "config.h"
 #include "lane.h"
+#include "owner_counts.h"
 #include "registry.h"
 #include "scheduler.h"
 
@@ -71,6 +72,8 @@ typedef struct srv_crowd {
   uint32_t *free_slots;
   uint32_t nfree;
   uint32_t count;              /* live actors */
+  uint64_t bytes;              /* srv_crowd_actor_bytes summed over the live actors (each one's srv_actor_t.bytes) */
+  srv_owner_counts_t owners;   /* live actors per owner */
   /* The tick in flight. */
   int ticking;
   uint64_t tick;               /* the last tick started (monotonic for the server's life) */
@@ -111,9 +114,10 @@ int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, 
                      srv_actor_setup_t *setup, uint64_t *out_id, char *err, int errlen);
 /* Destroys the actor (caller checked ownership). */
 void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *actor);
-/* How many live actors owner has. */
+/* How many live actors owner has: O(1), a count kept per owner. */
 uint32_t srv_crowd_owned_count(const srv_crowd_t *crowd, uint64_t owner);
-/* Destroys every actor of owner (a connection that closed). */
+/* Destroys every actor of owner (a connection that closed): nothing to walk
+ * for an owner without characters. */
 void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner);
 /* Starts the clock if it is stopped (a reader now wants ticks). */
 void srv_crowd_wake(srv_crowd_t *crowd);
@@ -127,8 +131,16 @@ srv_actor_t *srv_crowd_next(const srv_crowd_t *crowd, uint32_t *cursor);
  * for itself (srv_actor_kind_t.heap_bytes), as the allocator holds it; not
  * what characters share (databases, machines, graphs, networks, models). */
 size_t srv_crowd_actor_bytes(const srv_actor_t *actor);
-/* The same summed over the live actors (one pass: loop thread). */
+/* The same summed over the live actors: O(1), a running total kept as
+ * actors are created and destroyed. A character's own memory changes after
+ * its creation only where a loop-thread request reallocates it (set_paths
+ * growing a graph character's path); whoever does that calls
+ * srv_crowd_remeasure after. */
 uint64_t srv_crowd_bytes(const srv_crowd_t *crowd);
+/* Measures actor again and moves the running total by the difference:
+ * after a change that may have (re)allocated the character's own memory.
+ * Loop thread, not while ticking (the pool owns the characters then). */
+void srv_crowd_remeasure(srv_crowd_t *crowd, srv_actor_t *actor);
 /* A motion-matching actor's pose buffers on db (its controller's per-bone
  * block and its stream record, as requested from the allocator). */
 size_t srv_crowd_pose_buffer_bytes(const anim_database_t *db);

@@ -239,11 +239,18 @@ static int set_paths(const srv_service_ctx_t *ctx, const srv_request_t *request,
   }
   for (int i = 0; i < req->n; i++) {
     const srv_path_item_t *p = &req->items[i];
-    anim_graph_character_t *c = srv_actor_graph_character(srv_crowd_find(ctx->env->crowd, p->character));
+    srv_actor_t *a = srv_crowd_find(ctx->env->crowd, p->character);
+    anim_graph_character_t *c = srv_actor_graph_character(a);
     anim_path_t path = {p->points, p->npoints, p->closed};
-    if (!p->npoints) anim_graph_character_wander(c, (uint32_t)p->character);
-    else if (anim_graph_character_set_path(c, &path) != 0)
-      return srv_response_fail(out, ANIM_ENOMEM, "set_paths.paths[%d]: out of memory", i);
+    if (!p->npoints) {
+      anim_graph_character_wander(c, (uint32_t)p->character);
+      continue;
+    }
+    int rc = anim_graph_character_set_path(c, &path);
+    /* A longer path than the planner had room for grows it (even when a
+     * second growth then fails): server_stats' character_bytes follows. */
+    srv_crowd_remeasure(ctx->env->crowd, a);
+    if (rc != 0) return srv_response_fail(out, ANIM_ENOMEM, "set_paths.paths[%d]: out of memory", i);
   }
   out->body.set_paths.tick = ctx->env->crowd->tick + 1;
   return 0;
