@@ -37,7 +37,7 @@ static char dir[64] = "/tmp/animserver-ops-XXXXXX";
  * each variant has another version. */
 static uint64_t write_db(const char *name, int variant) {
   anim_database_t db;
-  char path[256], err[256], tag[16];
+  char path[256], err[256], tag[ANIM_NAME_MAX]; /* the longest tag a database holds ("variant" and any int fit) */
   assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
   for (int i = 0; i < variant; i++) {
     snprintf(tag, sizeof tag, "variant%d", i);
