@@ -102,9 +102,10 @@ int anim_client_inertialize_evaluate_send(anim_client_t *client, const char *dat
                            (anim__cb_fn)cb, data, out_id);
 }
 
-int anim_client_inertialize_evaluate(anim_client_t *client, const char *database, const anim_inertializer_state_t *state,
-                                     const anim_pose_source_t *input, float halflife, float t,
-                                     anim_inertializer_state_t **out_state, anim_pose_t **out_pose, int timeout_ms) {
+int anim_client_inertialize_evaluate(anim_client_t *client, const char *database,
+                                     const anim_inertializer_state_t *state, const anim_pose_source_t *input,
+                                     float halflife, float t, anim_inertializer_state_t **out_state,
+                                     anim_pose_t **out_pose, int timeout_ms) {
   if (!client) return ANIM_EINVAL;
   if (out_state) *out_state = NULL;
   if (out_pose) *out_pose = NULL;

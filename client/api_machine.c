@@ -144,7 +144,8 @@ int anim_client_machine_unload(anim_client_t *client, const char *name, int time
 
 static void tick_complete(anim_client_t *client, anim__pending_t *p, int status, const Animserver__Response *r) {
   uint64_t tick = 0;
-  if (status == 0) tick = p->expect == ANIMSERVER__RESPONSE__BODY_SEND_EVENTS ? r->send_events->tick : r->set_params->tick;
+  if (status == 0)
+    tick = p->expect == ANIMSERVER__RESPONSE__BODY_SEND_EVENTS ? r->send_events->tick : r->set_params->tick;
   anim__client_complete_status(client, p, status, tick);
 }
 

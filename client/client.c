@@ -130,7 +130,8 @@ anim_client_t *anim_client_connect(const char *host, int port, const anim_client
   client->next_id = 1;
   client->addresses = addresses;
   client->naddresses = naddresses;
-  if (options && options->auth_token) snprintf(client->auth_token, sizeof client->auth_token, "%s", options->auth_token);
+  if (options && options->auth_token)
+    snprintf(client->auth_token, sizeof client->auth_token, "%s", options->auth_token);
   anim__reader_init(&client->reader, max_frame);
   client->handlers.response = on_response;
   client->handlers.response_ctx = client;

@@ -113,7 +113,8 @@ static int trackers_to_proto(const anim_tracker_t *trackers, int n, int with_off
       anim__vec3_to_proto(&w->position, t->position), w->input.position = &w->position;
       if (with_offsets) anim__vec3_to_proto(&w->offset, t->offset), w->input.offset = &w->offset;
       if (t->has_velocity) anim__vec3_to_proto(&w->velocity, t->velocity), w->input.velocity = &w->velocity;
-      if (t->has_orientation) anim__quat_to_proto(&w->orientation, t->orientation), w->input.orientation = &w->orientation;
+      if (t->has_orientation)
+        anim__quat_to_proto(&w->orientation, t->orientation), w->input.orientation = &w->orientation;
     }
     v->inputs[i] = &w->input;
   }

@@ -63,7 +63,8 @@ int anim__machine_summary_from(const Animserver__MachineSummary *m, anim_machine
   }
   if (!rc) rc = names_from(&s->events, &s->nevents, m->events, m->n_events);
   if (!rc && m->n_params && !(s->params = calloc(m->n_params, sizeof *s->params))) rc = ANIM_ENOMEM;
-  for (size_t i = 0; !rc && i < m->n_params; i++) rc = anim__name_from(s->params[i], sizeof *s->params, m->params[i]->name);
+  for (size_t i = 0; !rc && i < m->n_params; i++)
+    rc = anim__name_from(s->params[i], sizeof *s->params, m->params[i]->name);
   if (!rc) s->nparams = (int)m->n_params;
   if (rc) {
     anim_machine_summary_free(s);

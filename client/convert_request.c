@@ -190,8 +190,8 @@ static int mode_to_proto(const anim_character_mode_t *mode, anim__create_views_t
 }
 
 int anim__create_to_proto(const char *database, const anim_character_mode_t *mode,
-                          const anim_character_params_t *params, const anim_character_placement_t *placements, int count,
-                          anim__create_views_t *out) {
+                          const anim_character_params_t *params, const anim_character_placement_t *placements,
+                          int count, anim__create_views_t *out) {
   memset(out, 0, sizeof *out);
   if (!database || count < 1) return ANIM_EINVAL;
   size_t n = (size_t)count;

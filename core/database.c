@@ -75,7 +75,8 @@ int anim_database_validate(const anim_database_t *db, char *err, int errlen) {
   if (s->nbones < 1 || s->nbones > ANIM_MAX_BONES || db->nbones != s->nbones || s->parents[0] != -1)
     return fail(err, errlen, ANIM_EFORMAT, "%s: bad skeleton", db->name);
   for (int b = 1; b < s->nbones; b++)
-    if (s->parents[b] < 0 || s->parents[b] >= b) return fail(err, errlen, ANIM_EFORMAT, "%s: parents out of order", db->name);
+    if (s->parents[b] < 0 || s->parents[b] >= b)
+      return fail(err, errlen, ANIM_EFORMAT, "%s: parents out of order", db->name);
   if (db->nframes < 1 || !(db->frame_rate > 0.0f)) return fail(err, errlen, ANIM_EFORMAT, "%s: no frames", db->name);
   int expect = 0;
   for (int r = 0; r < db->nranges; r++) {

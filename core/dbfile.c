@@ -46,15 +46,20 @@ static int check_layout(const uint8_t *bytes, size_t len, view_t *v, const char 
   if (len < HEADER_SIZE) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "shorter than the 64-byte header");
   header_t h;
   memcpy(&h, bytes, sizeof h);
-  if (memcmp(h.magic, MAGIC, 8) != 0) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "not an animserver database (bad magic)");
-  if (h.endian != ENDIAN_TAG) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "written with another byte order");
-  if (h.version != ANIM_DBFILE_VERSION) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "unsupported format version");
+  if (memcmp(h.magic, MAGIC, 8) != 0)
+    return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "not an animserver database (bad magic)");
+  if (h.endian != ENDIAN_TAG)
+    return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "written with another byte order");
+  if (h.version != ANIM_DBFILE_VERSION)
+    return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "unsupported format version");
   if (h.header_size != HEADER_SIZE || h.nsections == 0 || h.nsections > MAX_SECTIONS)
     return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "bad header size or section count");
   for (size_t i = 0; i < sizeof h.reserved; i++)
     if (h.reserved[i]) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "reserved header bytes are not zero");
-  if (h.file_size > len) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "file is shorter than its header says");
-  if (h.file_size < len) return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "file is longer than its header says");
+  if (h.file_size > len)
+    return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "file is shorter than its header says");
+  if (h.file_size < len)
+    return anim_dbfile_fail(err, errlen, ANIM_EFORMAT, name, "file is longer than its header says");
   size_t table_end = HEADER_SIZE + (size_t)h.nsections * sizeof(section_t);
   if (table_end > len) return anim_dbfile_fail(err, errlen, ANIM_ETRUNCATED, name, "section table runs past the end");
   v->base = bytes;
@@ -262,11 +267,13 @@ int anim_dbfile_check_finite(const anim_database_t *db, const char *name, char *
 
 int anim_dbfile_parse(anim_database_t *out, const void *bytes, size_t len, const char *name, char *err, int errlen) {
   memset(out, 0, sizeof *out);
-  if (!anim_dbfile_host_is_little_endian()) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
+  if (!anim_dbfile_host_is_little_endian())
+    return anim_dbfile_fail(err, errlen, ANIM_EVERSION, name, "big-endian hosts are not supported");
   /* Arrays are used in place, and sections sit at multiples of 64 from the
    * start: a base aligned to 8 (as malloc's is) aligns every field. */
   if (!bytes || (uintptr_t)bytes % 8)
-    return anim_dbfile_fail(err, errlen, ANIM_EINVAL, name, "the buffer must be 8-byte aligned (as from malloc or mmap)");
+    return anim_dbfile_fail(err, errlen, ANIM_EINVAL, name,
+                            "the buffer must be 8-byte aligned (as from malloc or mmap)");
   view_t v;
   int rc = check_layout(bytes, len, &v, name, err, errlen);
   if (!rc) rc = fill_meta(out, &v, name, err, errlen);

@@ -54,12 +54,14 @@ static int schema_fail(char *err, int errlen, int term, const char *what) {
   return ANIM_EINVAL;
 }
 
-int anim_feature_schema_validate(const anim_feature_schema_t *s, const anim_skeleton_t *skeleton, char *err, int errlen) {
+int anim_feature_schema_validate(const anim_feature_schema_t *s, const anim_skeleton_t *skeleton, char *err,
+                                 int errlen) {
   if (s->nterms < 1 || s->nterms > ANIM_MAX_FEATURE_TERMS) return schema_fail(err, errlen, 0, "1..16 terms needed");
   if (anim_feature_schema_dims(s) > ANIM_MAX_FEATURE_DIMS) return schema_fail(err, errlen, 0, "more than 128 dims");
   for (int i = 0; i < s->nterms; i++) {
     const anim_feature_term_t *t = &s->terms[i];
-    if (!isfinite(t->weight) || !(t->weight > 0.0f)) return schema_fail(err, errlen, i, "weight must be finite and > 0");
+    if (!isfinite(t->weight) || !(t->weight > 0.0f))
+      return schema_fail(err, errlen, i, "weight must be finite and > 0");
     switch (t->kind) {
     case ANIM_FEATURE_INERTIALIZE:
       if (!isfinite(t->halflife) || !(t->halflife > 0.0f)) return schema_fail(err, errlen, i, "halflife must be > 0");

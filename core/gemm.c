@@ -182,7 +182,8 @@ __attribute__((target("avx2,fma"))) static void used_avx2(uint32_t *words, const
   int r = 0;
   for (; r + 8 <= k; r += 8) {
     int bits = 0;
-    for (int j = 0; j < count; j++) bits |= _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(rows[j] + r), zero, _CMP_NEQ_UQ));
+    for (int j = 0; j < count; j++)
+      bits |= _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(rows[j] + r), zero, _CMP_NEQ_UQ));
     words[r / 32] |= (uint32_t)bits << (r % 32);
   }
   for (; r < k; r++) {
@@ -253,8 +254,10 @@ __attribute__((target("avx512f"))) static void row_avx512(float *out, const floa
     for (int t = 0; t < nnz; t++) {
       size_t off = (size_t)nz[t] * NR;
       __m512 s = _mm512_set1_ps(x[nz[t]]);
-      c0 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off), c0), c1 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off + 16), c1);
-      c2 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pb + off), c2), c3 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pb + off + 16), c3);
+      c0 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off), c0);
+      c1 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off + 16), c1);
+      c2 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pb + off), c2);
+      c3 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pb + off + 16), c3);
     }
     if (relu)
       c0 = _mm512_max_ps(c0, zero), c1 = _mm512_max_ps(c1, zero), c2 = _mm512_max_ps(c2, zero),
@@ -268,7 +271,8 @@ __attribute__((target("avx512f"))) static void row_avx512(float *out, const floa
     for (int t = 0; t < nnz; t++) {
       size_t off = (size_t)nz[t] * NR;
       __m512 s = _mm512_set1_ps(x[nz[t]]);
-      c0 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off), c0), c1 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off + 16), c1);
+      c0 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off), c0);
+      c1 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off + 16), c1);
     }
     if (relu) c0 = _mm512_max_ps(c0, zero), c1 = _mm512_max_ps(c1, zero);
     _mm512_storeu_ps(out + (size_t)p * NR, c0), _mm512_storeu_ps(out + (size_t)p * NR + 16, c1);

@@ -121,7 +121,8 @@ static void step_frame(anim_graph_character_t *c) {
   if (e < 0) return; /* a dead end of an unpruned graph: hold */
   const anim_graph_edge_t *edge = &g->edges[e];
   if (edge->transition >= 0) {
-    anim_pose_view_t src = anim_database_frame_pose(c->db, c->frame), dst = anim_database_frame_pose(c->db, edge->first_frame - 1);
+    anim_pose_view_t src = anim_database_frame_pose(c->db, c->frame),
+                     dst = anim_database_frame_pose(c->db, edge->first_frame - 1);
     if (anim_inertializer_transition(&c->inertializer, &src, &dst) == 0) c->jumps++;
   }
   c->edge = e, c->frame = edge->first_frame;

@@ -23,7 +23,8 @@ void anim_path_options_default(anim_path_options_t *o) {
 
 int anim_path_options_validate(const anim_path_options_t *o) {
   if (!o) return ANIM_EINVAL;
-  if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress)) return ANIM_ENONFINITE;
+  if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress))
+    return ANIM_ENONFINITE;
   if (!(o->horizon > 0.0f) || o->horizon > 60.0f || !(o->keep > 0.0f) || o->keep > o->horizon || o->max_expansions < 1)
     return ANIM_EINVAL;
   if (o->speed < 0.0f || o->progress < 0.0f) return ANIM_EINVAL;
@@ -74,7 +75,8 @@ anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_
 static float edge_arc(const anim_motion_graph_t *g, const anim_database_t *db, const anim_graph_edge_t *e) {
   float arc = 0.0f;
   for (int f = e->first_frame; f <= g->nodes[e->target].frame; f++) {
-    vec3 a = db->local_positions[(size_t)(f - 1) * (size_t)db->nbones], b = db->local_positions[(size_t)f * (size_t)db->nbones];
+    vec3 a = db->local_positions[(size_t)(f - 1) * (size_t)db->nbones],
+         b = db->local_positions[(size_t)f * (size_t)db->nbones];
     arc += hypotf(b.x - a.x, b.z - a.z);
   }
   return arc;
@@ -132,7 +134,8 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   p->landing_yaw = malloc((size_t)graph->nedges * sizeof(float));
   p->children = malloc(depth * (size_t)(p->max_degree + 1) * sizeof *p->children);
   p->count_per_depth = malloc(depth * sizeof(int)), p->cursor = malloc(depth * sizeof(int));
-  p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int)), p->plan = malloc(depth * sizeof(int));
+  p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int));
+  p->plan = malloc(depth * sizeof(int));
   /* Room for a two-point path (a goal's segment) from the start. */
   p->points = malloc(4 * sizeof(float)), p->cumulative = malloc(3 * sizeof(float)), p->capacity = 2;
   if (!p->node_yaw || !p->landing_yaw || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk ||

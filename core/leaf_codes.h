@@ -93,7 +93,8 @@ static inline int32_t anim_codes_limit(float limit, float transition_cost, float
 
 /* The query in code units of a leaf with box low corner lo and this step
  * (non-zero): a_j of the bound above, 0 in the padding up to stride. */
-static inline void anim_codes_query(const float *lo, float step, const float *qp, int cols, int stride, int16_t *out_a) {
+static inline void anim_codes_query(const float *lo, float step, const float *qp, int cols, int stride,
+                                    int16_t *out_a) {
   float inv = 1.0f / step;
   for (int j = 0; j < stride; j++) {
     float x = (qp[j] - lo[j]) * inv;

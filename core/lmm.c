@@ -19,7 +19,8 @@ static const char *const bone_names[ANIM_LMM_BONES] = {
     "Simulation", "Hips",      "LeftUpLeg",    "LeftLeg",     "LeftFoot", "LeftToe",       "RightUpLeg", "RightLeg",
     "RightFoot",  "RightToe",  "Spine",        "Spine1",      "Spine2",   "Neck",          "Head",       "LeftShoulder",
     "LeftArm",    "LeftForeArm", "LeftHand",   "RightShoulder", "RightArm", "RightForeArm", "RightHand"};
-static const int bone_parents[ANIM_LMM_BONES] = {-1, 0, 1, 2, 3, 4, 1, 6, 7, 8, 1, 10, 11, 12, 13, 12, 15, 16, 17, 12, 19, 20, 21};
+static const int bone_parents[ANIM_LMM_BONES] = {-1, 0,  1,  2,  3,  4,  1,  6,  7,  8,  1,  10,
+                                                 11, 12, 13, 12, 15, 16, 17, 12, 19, 20, 21};
 
 /* Trajectory samples ahead, in seconds (20, 40, 60 frames at 60 Hz). */
 static const float trajectory_times[ANIM_LMM_TRAJECTORY] = {20.0f / 60.0f, 40.0f / 60.0f, 60.0f / 60.0f};
@@ -128,7 +129,8 @@ anim_lmm_networks_t *anim_lmm_networks_load(const char *dir, const anim_lmm_norm
     snprintf(path, sizeof path, "%s/%s", dir, files[i]);
     nn[i] = anim_nnet_load(path, &code, err, errlen);
   }
-  anim_lmm_networks_t *nets = code ? NULL : anim_lmm_networks_create(nn[0], nn[1], nn[2], normalization, &code, err, errlen);
+  anim_lmm_networks_t *nets =
+      code ? NULL : anim_lmm_networks_create(nn[0], nn[1], nn[2], normalization, &code, err, errlen);
   if (!nets)
     for (int i = 0; i < 3; i++) anim_nnet_free(nn[i]);
   if (out_code) *out_code = code;
@@ -221,7 +223,8 @@ void anim_lmm_pose_features(float *out_raw, const anim_lmm_pose_t *pose, vec3 ro
                           bone_parents, bones[i]);
   /* Root at the origin facing +Z: world is the root's frame already. */
   vec3 values[5] = {x[0], x[1], v[0], v[1], v[2]};
-  for (int i = 0; i < 5; i++) out_raw[3 * i] = values[i].x, out_raw[3 * i + 1] = values[i].y, out_raw[3 * i + 2] = values[i].z;
+  for (int i = 0; i < 5; i++)
+    out_raw[3 * i] = values[i].x, out_raw[3 * i + 1] = values[i].y, out_raw[3 * i + 2] = values[i].z;
 }
 
 void anim_lmm_trajectory_features(float *out_raw, vec3 root_position, quat root_rotation, const vec3 *positions,
@@ -384,7 +387,8 @@ static void tick_begin(anim_lmm_character_t *c, float dt, float *queries, int *i
 /* Second phase: take the projection unless it is within the transition cost
  * of the current features; a taken one is decompressed as a transition's
  * destination (row *io_destinations of the decompressor's second half). */
-static void take_projection(anim_lmm_character_t *c, const float *projection, float *destinations, int *io_destinations) {
+static void take_projection(anim_lmm_character_t *c, const float *projection, float *destinations,
+                            int *io_destinations) {
   int nstate = c->nets->nstate;
   float d2 = 0.0f;
   for (int j = 0; j < ANIM_LMM_FEATURES; j++) d2 += squaref(projection[j] - c->state[j]);
@@ -406,7 +410,8 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
     anim_lmm_pose_t dst;
     decode_rooted(c->nets, &dst, destination_row, root, root_rotation, NULL);
     anim_pose_view_t src_view = view_of(&c->decoded), dst_view = view_of(&dst);
-    if (anim_inertializer_transition(&c->inertializer, &src_view, &dst_view) == 0) c->transitioned = 1, c->transitions++;
+    if (anim_inertializer_transition(&c->inertializer, &src_view, &dst_view) == 0)
+      c->transitioned = 1, c->transitions++;
   }
   float contacts[ANIM_LMM_CONTACTS];
   vec3 v, w;
@@ -417,7 +422,8 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
   world_v.y = 0.0f;
   vec3 world_w = vec3_make(0.0f, w.y, 0.0f);
   c->decoded.positions[0] = vec3_add(root, vec3_scale(world_v, dt));
-  c->decoded.rotations[0] = quat_normalize(quat_mul(quat_from_scaled_angle_axis(vec3_scale(world_w, dt)), root_rotation));
+  c->decoded.rotations[0] =
+      quat_normalize(quat_mul(quat_from_scaled_angle_axis(vec3_scale(world_w, dt)), root_rotation));
   c->decoded.velocities[0] = world_v, c->decoded.angular_velocities[0] = world_w;
   anim_pose_view_t in = view_of(&c->decoded);
   anim_pose_buffer_t out = {ANIM_LMM_BONES, c->pose.positions, c->pose.velocities, c->pose.rotations,
@@ -452,7 +458,8 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
       take_projection(cs[i], s.projections + (size_t)cs[i]->tick_row * (size_t)nstate, destinations, &ndest);
   /* 2. Step every state: Euler steps of at most one frame (the stepper was
    * trained at 1/60 s), one product each. */
-  for (int i = 0; i < n; i++) memcpy(s.states + (size_t)i * (size_t)nstate, cs[i]->state, (size_t)nstate * sizeof(float));
+  for (int i = 0; i < n; i++)
+    memcpy(s.states + (size_t)i * (size_t)nstate, cs[i]->state, (size_t)nstate * sizeof(float));
   int substeps = (int)ceilf(dt * ANIM_LMM_FRAME_RATE - 1e-3f);
   if (substeps < 1) substeps = 1;
   float h = dt / (float)substeps;

@@ -126,7 +126,13 @@ typedef struct anim_lmm_networks anim_lmm_networks_t;
 #define ANIM_LMM_FRAME_RATE 60.0f  /* the networks' frame rate (Hz) */
 
 /* Bones named in the features and contacts. */
-enum { ANIM_LMM_HIPS = 1, ANIM_LMM_LEFT_FOOT = 4, ANIM_LMM_LEFT_TOE = 5, ANIM_LMM_RIGHT_FOOT = 8, ANIM_LMM_RIGHT_TOE = 9 };
+enum {
+  ANIM_LMM_HIPS = 1,
+  ANIM_LMM_LEFT_FOOT = 4,
+  ANIM_LMM_LEFT_TOE = 5,
+  ANIM_LMM_RIGHT_FOOT = 8,
+  ANIM_LMM_RIGHT_TOE = 9
+};
 
 /* Feature groups (first column, width, weight), in feature order. */
 #define ANIM_LMM_GROUPS 7

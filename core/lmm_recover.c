@@ -125,8 +125,8 @@ int anim_lmm_recover(const anim_lmm_networks_t *nets, const anim_lmm_recover_opt
     return ANIM_EINVAL;
   }
   int batch = o->batch < o->rollouts ? o->batch : o->rollouts;
-  size_t nn_floats = anim_nnet_scratch_floats(nets->pose_network, batch) + anim_nnet_scratch_floats(nets->projector, batch) +
-                     anim_nnet_scratch_floats(nets->stepper, batch);
+  size_t nn_floats = anim_nnet_scratch_floats(nets->pose_network, batch) +
+                     anim_nnet_scratch_floats(nets->projector, batch) + anim_nnet_scratch_floats(nets->stepper, batch);
   size_t floats = nn_floats + (size_t)batch * (ANIM_LMM_FEATURES + 2 * (size_t)nets->nstate + ANIM_LMM_POSE_OUTPUTS) +
                   (size_t)batch * (size_t)o->frames * (ANIM_LMM_FEATURES + 15 + 3);
   float *buf = malloc(floats * sizeof(float));

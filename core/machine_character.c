@@ -106,7 +106,8 @@ static void root_motion(const anim_database_t *db, float f, vec3 *out_local_velo
 }
 
 /* The blended root motion at the current phase. */
-static void blend_root_motion(const anim_machine_character_t *c, const anim_sm_state_t *st, vec3 *out_v, float *out_turn) {
+static void blend_root_motion(const anim_machine_character_t *c, const anim_sm_state_t *st, vec3 *out_v,
+                              float *out_turn) {
   int a, b;
   float w, ta, tb;
   vec3 va, vb;
@@ -146,7 +147,9 @@ static void blend_sample(anim_machine_character_t *c, const anim_sm_state_t *st,
 
 /* ---- the playing motion ------------------------------------------------------------- */
 
-static float clip_length(const anim_machine_character_t *c) { return (float)(c->stop - c->start - 1) / c->db->frame_rate; }
+static float clip_length(const anim_machine_character_t *c) {
+  return (float)(c->stop - c->start - 1) / c->db->frame_rate;
+}
 
 /* The database frame nearest to what plays now (-1: nothing yet). */
 static int playing_frame(const anim_machine_character_t *c) {
@@ -217,8 +220,8 @@ static void start_motion(anim_machine_character_t *c, int state, float t0, int f
     break;
   case ANIM_SM_MOTION_MATCH: {
     int frame = match_start(c, st, from);
-    anim_controller_reset(&c->matcher, c->pose.positions[0], quat_yaw_angle(c->pose.rotations[0]), c->pose.velocities[0],
-                         frame);
+    anim_controller_reset(&c->matcher, c->pose.positions[0], quat_yaw_angle(c->pose.rotations[0]),
+                          c->pose.velocities[0], frame);
     anim_controller_set_input(&c->matcher, &c->input);
     break;
   }
@@ -379,7 +382,8 @@ static void advance(anim_machine_character_t *c, float dt) {
       vec3 v;
       float turn;
       blend_root_motion(c, st, &v, &turn);
-      c->blend_root_position = vec3_add(c->blend_root_position, vec3_scale(quat_mul_vec3(c->blend_root_rotation, v), run));
+      c->blend_root_position =
+          vec3_add(c->blend_root_position, vec3_scale(quat_mul_vec3(c->blend_root_rotation, v), run));
       c->blend_root_rotation = quat_normalize(quat_mul(quat_from_angle_axis(turn * run, up), c->blend_root_rotation));
     }
     c->motion_time += dt / c->blend_period;

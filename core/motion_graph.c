@@ -124,7 +124,8 @@ anim_graph_builder_t *anim_graph_builder_create(const anim_database_t *db, const
   b->node_spacing = options->node_spacing > 0 ? options->node_spacing : (int)lroundf(0.1f * db->frame_rate);
   if (b->node_spacing < 1) b->node_spacing = 1;
   for (int r = 0; r < db->nranges; r++)
-    if (!options->tag_mask || (db->ranges[r].tag_mask & options->tag_mask)) b->k += db->ranges[r].stop - db->ranges[r].start;
+    if (!options->tag_mask || (db->ranges[r].tag_mask & options->tag_mask))
+      b->k += db->ranges[r].stop - db->ranges[r].start;
   int k = b->k;
   b->frames = malloc((size_t)(k + 1) * sizeof *b->frames), b->ranges = malloc((size_t)(k + 1) * sizeof *b->ranges);
   b->valid = calloc((size_t)k + 1, 1);
@@ -239,7 +240,8 @@ static void compute_m_rows(strip_t *s, int a0, int count) {
     }
   }
   for (int i = 0; i < b->nb; i++) {
-    const double *x = b->x + (size_t)i * (size_t)k, *y = b->y + (size_t)i * (size_t)k, *z = b->z + (size_t)i * (size_t)k;
+    const double *x = b->x + (size_t)i * (size_t)k, *y = b->y + (size_t)i * (size_t)k,
+                 *z = b->z + (size_t)i * (size_t)k;
     double wb = b->bone_w[i], ax[M_BLOCK], ay[M_BLOCK], az[M_BLOCK];
     for (int q = 0; q < count; q++) ax[q] = wb * x[a0 + q], ay[q] = wb * y[a0 + q], az[q] = wb * z[a0 + q];
     if (count == M_BLOCK) {
@@ -352,16 +354,16 @@ static int push_transition(strip_result_t *out, anim_graph_transition_t t) {
 static int align_windows(const anim_database_t *db, const anim_graph_options_t *o, int h, int i, int j, vec3 *points,
                          float *weights, anim_umeyama_t *out_fit) {
   int n = 0;
+  vec3 *targets = points + (size_t)(2 * h + 1) * (size_t)db->nbones; /* i's */
   for (int t = -h; t <= h; t++)
     for (int bone = 0; bone < db->nbones; bone++) {
       float wb = o->bone_weights ? o->bone_weights[bone] : (bone == 0 ? 0.0f : 1.0f);
       if (!(wb > 0.0f)) continue;
       points[n] = db->global_positions[(size_t)(j + t) * (size_t)db->nbones + (size_t)bone];
-      points[(size_t)(2 * h + 1) * (size_t)db->nbones + (size_t)n] =
-          db->global_positions[(size_t)(i + t) * (size_t)db->nbones + (size_t)bone];
+      targets[n] = db->global_positions[(size_t)(i + t) * (size_t)db->nbones + (size_t)bone];
       weights[n++] = wb;
     }
-  return anim_umeyama_fit(out_fit, ANIM_UMEYAMA_YAW, points, points + (size_t)(2 * h + 1) * (size_t)db->nbones, weights, n);
+  return anim_umeyama_fit(out_fit, ANIM_UMEYAMA_YAW, points, targets, weights, n);
 }
 
 /* Whether E at (r, c) is the least of its neighbourhood, the cells within
@@ -477,13 +479,16 @@ static int node_search(const anim_graph_node_t *nodes, int n, int frame) {
   return -1;
 }
 
-int anim_motion_graph_node_at(const anim_motion_graph_t *g, int frame) { return node_search(g->nodes, g->nnodes, frame); }
+int anim_motion_graph_node_at(const anim_motion_graph_t *g, int frame) {
+  return node_search(g->nodes, g->nnodes, frame);
+}
 
 /* Strongly connected components by Tarjan's algorithm with an explicit
  * stack (graphs of many thousand nodes would overflow a recursive one).
  * Writes each node's component into out_component; returns the count, or
  * ANIM_ENOMEM. */
-static int strong_components(const anim_graph_node_t *nodes, int n, const anim_graph_edge_t *edges, int *out_component) {
+static int strong_components(const anim_graph_node_t *nodes, int n, const anim_graph_edge_t *edges,
+                             int *out_component) {
   int *index = malloc((size_t)n * sizeof(int)), *low = malloc((size_t)n * sizeof(int));
   int *stack = malloc((size_t)n * sizeof(int)), *call = malloc((size_t)n * sizeof(int));
   int *cursor = malloc((size_t)n * sizeof(int));

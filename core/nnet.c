@@ -117,7 +117,8 @@ static int scan(reader_t *rd, anim_nnet_t *nn, size_t *out_floats) {
     if (skip_floats(rd, what, (size_t)layer->rows * (size_t)layer->cols)) return rd->code;
     snprintf(what, sizeof what, "layer %d biases", l);
     if (skip_array(rd, what, layer->cols, &n)) return rd->code;
-    floats += round_up(anim_gemm_packed_floats(layer->rows, layer->cols)) + round_up((size_t)anim_gemm_padded(layer->cols));
+    floats +=
+        round_up(anim_gemm_packed_floats(layer->rows, layer->cols)) + round_up((size_t)anim_gemm_padded(layer->cols));
     if (anim_gemm_padded(layer->cols) > nn->widest) nn->widest = anim_gemm_padded(layer->cols);
     prev = layer->cols;
   }
@@ -163,7 +164,8 @@ static int fill(reader_t *rd, anim_nnet_t *nn, float *block, float *weights_tmp)
     return rd->code;
   for (int j = 0; j < nn->ninputs; j++) {
     in_scale[j] = 1.0f / in_std[j];
-    if (!isfinite(in_scale[j])) return fail(rd, ANIM_EFORMAT, "input std value %d is %g, too small to divide by", j, (double)in_std[j]);
+    if (!isfinite(in_scale[j]))
+      return fail(rd, ANIM_EFORMAT, "input std value %d is %g, too small to divide by", j, (double)in_std[j]);
   }
   nn->input_mean = in_mean, nn->input_std = in_std, nn->output_mean = out_mean, nn->output_std = out_std;
   nn->input_scale = in_scale;
@@ -246,12 +248,14 @@ anim_nnet_t *anim_nnet_load(const char *path, int *out_code, char *err, int errl
   struct stat st;
   if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
     code = ANIM_EIO;
-    if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s: cannot open (%s)", path, f ? "not a file" : strerror(errno));
+    if (err && errlen > 0)
+      snprintf(err, (size_t)errlen, "%s: cannot open (%s)", path, f ? "not a file" : strerror(errno));
     goto done;
   }
   if ((uint64_t)st.st_size > MAX_FILE_BYTES) {
     code = ANIM_EFORMAT;
-    if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s: %lld bytes, over the %u limit", path, (long long)st.st_size, MAX_FILE_BYTES);
+    if (err && errlen > 0)
+      snprintf(err, (size_t)errlen, "%s: %lld bytes, over the %u limit", path, (long long)st.st_size, MAX_FILE_BYTES);
     goto done;
   }
   size_t len = (size_t)st.st_size;
@@ -332,7 +336,8 @@ anim_nnet_t *anim_nnet_select_outputs(const anim_nnet_t *nn, const int *outputs,
     } else {
       for (int r = 0; r < from->rows; r++)
         for (int j = 0; j < count; j++)
-          column[(size_t)r * (size_t)count + (size_t)j] = anim_gemm_packed_at(from->packed, from->rows, from->cols, r, outputs[j]);
+          column[(size_t)r * (size_t)count + (size_t)j] =
+              anim_gemm_packed_at(from->packed, from->rows, from->cols, r, outputs[j]);
       anim_gemm_pack(packed, column, from->rows, count);
       for (int j = 0; j < count; j++) bias[j] = from->bias[outputs[j]];
     }

@@ -310,7 +310,8 @@ static void clamp_to_limits(const anim_pose_fit_model_t *m, int j, float margin,
   vec3 lo = m->joint_low[j], hi = m->joint_high[j];
   vec3 c = vec3_make(clampf(v.x, lo.x - margin, hi.x + margin), clampf(v.y, lo.y - margin, hi.y + margin),
                      clampf(v.z, lo.z - margin, hi.z + margin));
-  if (c.x != v.x || c.y != v.y || c.z != v.z) *io_local = quat_normalize(quat_mul(mean, quat_from_scaled_angle_axis(c)));
+  if (c.x != v.x || c.y != v.y || c.z != v.z)
+    *io_local = quat_normalize(quat_mul(mean, quat_from_scaled_angle_axis(c)));
 }
 
 /* One Gauss-Newton step of the soft-constraint problem (pose_fit.h, step 4)
@@ -358,7 +359,8 @@ static int solve_step(anim_pose_fitter_t *f, const goals_t *g, float scale) {
     double cfm_o = (double)p->orientation_sigma * p->orientation_sigma / g->weights[k];
     int kinds = g->oriented[k] ? 2 : 1;
     for (int kind = 0; kind < kinds; kind++) {
-      if (kind == 1) e = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(g->goal_rotations[k], f->work_global_rotations[tb])));
+      if (kind == 1)
+        e = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(g->goal_rotations[k], f->work_global_rotations[tb])));
       float ev[3] = {e.x, e.y, e.z};
       for (int r = 0; r < 3; r++) {
         double *row = jac + (size_t)(rows + r) * (size_t)n;
@@ -572,7 +574,8 @@ static void advance_prior(anim_pose_fitter_t *f, const goals_t *g, int travel, f
     f->frames_since_search = 0;
     if (best >= 0 && best != f->prior_frame) {
       anim_pose_view_t src = anim_database_frame_pose(db, f->prior_frame), dst = anim_database_frame_pose(db, best);
-      if (anim_inertializer_transition(&f->prior_inertializer, &src, &dst) == 0) f->prior_frame = best, f->transitions++;
+      if (anim_inertializer_transition(&f->prior_inertializer, &src, &dst) == 0)
+        f->prior_frame = best, f->transitions++;
       stop = anim_database_range_stop(db, f->prior_frame);
     }
   }
@@ -661,8 +664,8 @@ int anim_pose_fitter_step(anim_pose_fitter_t *f, const anim_tracker_input_t *inp
     int b = m->joints[j];
     f->joint_offsets[j] = quat_abs(quat_normalize(quat_mul_inv(f->work_rotations[b], f->prior_rotations[b])));
   }
-  f->pelvis_offset = vec3_scale(vec3_sub(f->work_positions[m->pelvis], vec3_scale(f->prior_positions[m->pelvis], scale)),
-                                1.0f / scale);
+  f->pelvis_offset = vec3_scale(
+      vec3_sub(f->work_positions[m->pelvis], vec3_scale(f->prior_positions[m->pelvis], scale)), 1.0f / scale);
 
   /* Lost trackers: the jump of the fit is carried by decaying offsets on
    * the shown pose. The offsets decay first; a transition is taken at this
@@ -714,8 +717,8 @@ int anim_pose_fitter_step(anim_pose_fitter_t *f, const anim_tracker_input_t *inp
   anim_fk(f->global_positions, f->global_rotations, f->pose_positions, f->pose_rotations, db->skeleton.parents,
           f->nbones);
   for (int k = 0; k < m->ntrackers; k++)
-    f->shown_velocities[k] = f->started ? vec3_scale(vec3_sub(f->global_positions[m->tracker_bones[k]], before[k]), 1.0f / dt)
-                                        : vec3_zero();
+    f->shown_velocities[k] =
+        f->started ? vec3_scale(vec3_sub(f->global_positions[m->tracker_bones[k]], before[k]), 1.0f / dt) : vec3_zero();
   for (int k = 0; k < m->ntrackers; k++)
     f->residuals[k] = inputs[k].present
                           ? vec3_length(vec3_sub(tracked_point(m, k, f->global_positions, f->global_rotations, scale),

@@ -37,7 +37,8 @@ static int find_any(const anim_skeleton_t *s, const char *const *names) {
 static const char *const head_names[] = {"Head", "head", "mixamorig:Head", NULL};
 static const char *const left_hand_names[] = {"LeftHand", "Hand_L", "lHand", "LeftWrist", "l_hand", "hand_l", NULL};
 static const char *const right_hand_names[] = {"RightHand", "Hand_R", "rHand", "RightWrist", "r_hand", "hand_r", NULL};
-static const char *const pelvis_names[] = {"Hips", "hips", "Hip", "pelvis", "Pelvis", "RootJoint", "mixamorig:Hips", NULL};
+static const char *const pelvis_names[] = {"Hips",   "hips",      "Hip",           "pelvis",
+                                           "Pelvis", "RootJoint", "mixamorig:Hips", NULL};
 
 int anim_pose_fit_model_options_default(anim_pose_fit_model_options_t *out, const anim_database_t *db) {
   memset(out, 0, sizeof *out);
@@ -164,10 +165,12 @@ int anim_pose_fit_model_build(anim_pose_fit_model_t *out, const anim_database_t 
     if (b < 0) return set_err(err, errlen, "tracker bone not found", o->tracker_bones[k]), ANIM_ENOTFOUND;
     for (int i = 0; i < k; i++)
       if (out->tracker_bones[i] == b) return set_err(err, errlen, "tracker bone given twice", s->names[b]), ANIM_EINVAL;
-    if (!vec3_finite(o->tracker_offsets[k])) return set_err(err, errlen, "tracker offset not finite", NULL), ANIM_EINVAL;
+    if (!vec3_finite(o->tracker_offsets[k]))
+      return set_err(err, errlen, "tracker offset not finite", NULL), ANIM_EINVAL;
     int a = b;
     while (a >= 0 && a != out->pelvis) a = s->parents[a];
-    if (a != out->pelvis) return set_err(err, errlen, "tracker bone not at or below the pelvis", s->names[b]), ANIM_EINVAL;
+    if (a != out->pelvis)
+      return set_err(err, errlen, "tracker bone not at or below the pelvis", s->names[b]), ANIM_EINVAL;
     out->tracker_bones[k] = b;
     out->tracker_offsets[k] = o->tracker_offsets[k];
   }
@@ -247,9 +250,10 @@ void anim_pose_fit_params_default(anim_pose_fit_params_t *p) {
 
 int anim_pose_fit_params_validate(const anim_pose_fit_params_t *p) {
   if (!p) return ANIM_EINVAL;
-  float values[] = {p->tracker_alpha, p->tracker_time, p->tracker_sigma, p->orientation_sigma, p->prior_sigma_scale,
-                    p->translation_sigma, p->limit_margin, p->transition_cost, p->root_halflife, p->inertialize_halflife,
-                    p->lost_halflife, p->scale, p->scale_halflife, p->foot_unlock_radius, p->foot_release_halflife};
+  float values[] = {p->tracker_alpha,     p->tracker_time,         p->tracker_sigma,        p->orientation_sigma,
+                    p->prior_sigma_scale, p->translation_sigma,    p->limit_margin,         p->transition_cost,
+                    p->root_halflife,     p->inertialize_halflife, p->lost_halflife,        p->scale,
+                    p->scale_halflife,    p->foot_unlock_radius,   p->foot_release_halflife};
   for (size_t i = 0; i < sizeof values / sizeof *values; i++)
     if (!isfinite(values[i])) return ANIM_ENONFINITE;
   if (!(p->tracker_alpha > 0.0f && p->tracker_alpha < 1.0f) || !(p->tracker_time > 0.0f)) return ANIM_EINVAL;

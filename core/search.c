@@ -30,8 +30,10 @@ int anim_search_method_parse(const char *name, anim_search_method_t *out_method)
 static void sift_down(anim_topk_t *t, int i) {
   for (;;) {
     int l = 2 * i + 1, r = l + 1, worst = i;
-    if (l < t->count && anim_hit_less(t->heap[worst].cost, t->heap[worst].frame, t->heap[l].cost, t->heap[l].frame)) worst = l;
-    if (r < t->count && anim_hit_less(t->heap[worst].cost, t->heap[worst].frame, t->heap[r].cost, t->heap[r].frame)) worst = r;
+    if (l < t->count && anim_hit_less(t->heap[worst].cost, t->heap[worst].frame, t->heap[l].cost, t->heap[l].frame))
+      worst = l;
+    if (r < t->count && anim_hit_less(t->heap[worst].cost, t->heap[worst].frame, t->heap[r].cost, t->heap[r].frame))
+      worst = r;
     if (worst == i) return;
     anim_search_hit_t tmp = t->heap[i];
     t->heap[i] = t->heap[worst];

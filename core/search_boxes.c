@@ -54,7 +54,8 @@ static void scan(const anim_search_index_t *index, const anim_search_query_t *q,
         continue;
       topk->work.leaves++;
       int end = (s + 1) * SMALL < d->rows ? (s + 1) * SMALL : d->rows;
-      for (int i = s * SMALL; i < end; i++) anim_search_offer(index, q, topk, i, d->features + (size_t)i * (size_t)cols);
+      for (int i = s * SMALL; i < end; i++)
+        anim_search_offer(index, q, topk, i, d->features + (size_t)i * (size_t)cols);
     }
   }
 }

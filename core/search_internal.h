@@ -96,7 +96,8 @@ static inline anim_search_v4_t anim_box_excess(anim_search_v4_t x, anim_search_v
 
 /* Adds the box terms of q over 8 dims at j to the lanes. */
 static inline void anim_box_lanes_add(anim_search_lanes_t *s, const float *q, const float *lo, const float *hi, int j) {
-  anim_search_v4_t d0 = anim_box_excess(anim_search_v4_load(q + j), anim_search_v4_load(lo + j), anim_search_v4_load(hi + j));
+  anim_search_v4_t d0 =
+      anim_box_excess(anim_search_v4_load(q + j), anim_search_v4_load(lo + j), anim_search_v4_load(hi + j));
   anim_search_v4_t d1 =
       anim_box_excess(anim_search_v4_load(q + j + 4), anim_search_v4_load(lo + j + 4), anim_search_v4_load(hi + j + 4));
   s->lo += d0 * d0, s->hi += d1 * d1;

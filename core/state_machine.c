@@ -365,8 +365,8 @@ static void parse_transition(parser_t *p, int si) {
     next(p);
     if (!take_number(p, &v, is_halflife ? "a half-life (s)" : "an exit time (s)")) return;
     if (is_halflife ? !(v > 0.0 && v < 1e3) : !(v >= 0.0 && v < 1e6)) {
-      anim__sm_report(p->r, ANIM_SM_LIMIT, kat, is_halflife ? "half-life %g must be in (0, 1000) s" : "exit time %g must be >= 0 s",
-             v);
+      anim__sm_report(p->r, ANIM_SM_LIMIT, kat,
+                      is_halflife ? "half-life %g must be in (0, 1000) s" : "exit time %g must be >= 0 s", v);
       continue;
     }
     if (is_halflife) sm->transitions[ti].halflife = (float)v;
@@ -430,9 +430,12 @@ static void parse_file(parser_t *p) {
       char name[ANIM_NAME_MAX];
       double v;
       if (!take_name(p, name, &at, "a parameter name") || !take_number(p, &v, "the parameter's initial value")) return;
-      if (anim_state_machine_find_param(sm, name) >= 0) anim__sm_report(p->r, ANIM_SM_DUPLICATE, at, "parameter '%s' is defined twice", name);
-      else if (sm->nparams == ANIM_SM_MAX_PARAMS) anim__sm_report(p->r, ANIM_SM_LIMIT, at, "more than %d parameters", ANIM_SM_MAX_PARAMS);
-      else snprintf(sm->params[sm->nparams].name, ANIM_NAME_MAX, "%s", name), sm->params[sm->nparams++].initial = (float)v;
+      if (anim_state_machine_find_param(sm, name) >= 0)
+        anim__sm_report(p->r, ANIM_SM_DUPLICATE, at, "parameter '%s' is defined twice", name);
+      else if (sm->nparams == ANIM_SM_MAX_PARAMS)
+        anim__sm_report(p->r, ANIM_SM_LIMIT, at, "more than %d parameters", ANIM_SM_MAX_PARAMS);
+      else
+        snprintf(sm->params[sm->nparams].name, ANIM_NAME_MAX, "%s", name), sm->params[sm->nparams++].initial = (float)v;
     } else if (is_keyword(p, "max_transitions") || is_keyword(p, "halflife")) {
       int is_max = is_keyword(p, "max_transitions");
       next(p);
@@ -518,8 +521,8 @@ static void resolve_names(parser_t *p) {
       anim_sm_transition_t *t = &sm->transitions[ti];
       t->target = anim_state_machine_find_state(sm, st->machine, p->target_names[ti]);
       if (t->target < 0)
-        anim__sm_report(p->r, ANIM_SM_UNKNOWN_TARGET, p->target_at[ti], "state '%s' has no target '%s' in its machine", st->name,
-               p->target_names[ti]);
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_TARGET, p->target_at[ti], "state '%s' has no target '%s' in its machine",
+                        st->name, p->target_names[ti]);
       if (t->halflife < 0.0f) t->halflife = sm->halflife;
     }
     if (st->kind == ANIM_SM_MOTION_NONE) {
@@ -538,14 +541,14 @@ static void resolve_names(parser_t *p) {
       for (int m = 1; m < sm->nmachines; m++)
         if (strcmp(sm->machines[m].name, p->nested_names[s]) == 0) st->nested = m;
       if (st->nested < 0)
-        anim__sm_report(p->r, ANIM_SM_UNKNOWN_MACHINE, p->motion_at[s], "state '%s' runs unknown machine '%s'", st->name,
-               p->nested_names[s]);
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_MACHINE, p->motion_at[s], "state '%s' runs unknown machine '%s'",
+                        st->name, p->nested_names[s]);
     }
     if (st->kind == ANIM_SM_MOTION_BLEND) {
       st->param = anim_state_machine_find_param(sm, p->param_names[s]);
       if (st->param < 0)
-        anim__sm_report(p->r, ANIM_SM_UNKNOWN_PARAM, p->motion_at[s], "state '%s' blends by undeclared parameter '%s'", st->name,
-               p->param_names[s]);
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_PARAM, p->motion_at[s], "state '%s' blends by undeclared parameter '%s'",
+                        st->name, p->param_names[s]);
     }
     if (st->kind == ANIM_SM_MOTION_MATCH) {
       for (int i = 0; i < st->ntransitions; i++)
@@ -599,11 +602,14 @@ static void check_nesting(parser_t *p) {
     if (!colour[m]) machine_depth(p, m, colour, depth);
   sm->depth = d > 0 ? d : 1;
   if (d > ANIM_SM_MAX_DEPTH)
-    anim__sm_report(p->r, ANIM_SM_LIMIT, sm->machines[0].where, "machines nest %d deep, more than %d", d, ANIM_SM_MAX_DEPTH);
+    anim__sm_report(p->r, ANIM_SM_LIMIT, sm->machines[0].where, "machines nest %d deep, more than %d", d,
+                    ANIM_SM_MAX_DEPTH);
   for (int s = 0; s < sm->nstates; s++)
     if (sm->states[s].kind == ANIM_SM_MOTION_MACHINE && sm->states[s].nested >= 0) used[sm->states[s].nested] = 1;
   for (int m = 1; m < sm->nmachines; m++)
-    if (!used[m]) anim__sm_report(p->r, ANIM_SM_UNUSED_MACHINE, sm->machines[m].where, "machine '%s' is never used", sm->machines[m].name);
+    if (!used[m])
+      anim__sm_report(p->r, ANIM_SM_UNUSED_MACHINE, sm->machines[m].where, "machine '%s' is never used",
+                      sm->machines[m].name);
   free(colour), free(depth), free(used);
 }
 
@@ -676,7 +682,8 @@ static void check_immediate_cycles(parser_t *p) {
         for (int i = from; i <= top && used < sizeof path; i++)
           used += (size_t)snprintf(path + used, sizeof path - used, "%s -> ", sm->states[stack[i]].name);
         if (used < sizeof path) snprintf(path + used, sizeof path - used, "%s", sm->states[t->target].name);
-        anim__sm_report(p->r, ANIM_SM_IMMEDIATE_CYCLE, t->where, "AUTO transitions with no exit time loop forever: %s", path);
+        anim__sm_report(p->r, ANIM_SM_IMMEDIATE_CYCLE, t->where, "AUTO transitions with no exit time loop forever: %s",
+                        path);
       }
     }
   }

@@ -35,7 +35,7 @@ typedef struct {
 } anim_range_info_t;
 
 typedef struct {
-  int kind;               /* 0 bone position, 1 bone velocity, 2 trajectory position, 3 trajectory direction, 4 inertialize */
+  int kind; /* 0 bone position, 1 bone velocity, 2 trajectory position, 3 trajectory direction, 4 inertialize */
   char bone[64];
   float weight, halflife;
   int nsamples;
@@ -157,7 +157,8 @@ typedef void (*anim_db_changed_cb)(anim_client_t *client, uint64_t id, int statu
                                    void *data);
 typedef void (*anim_search_cb)(anim_client_t *client, uint64_t id, int status, const anim_search_reply_t *reply,
                                void *data);
-typedef void (*anim_pose_cb)(anim_client_t *client, uint64_t id, int status, const anim_pose_reply_t *reply, void *data);
+typedef void (*anim_pose_cb)(anim_client_t *client, uint64_t id, int status, const anim_pose_reply_t *reply,
+                             void *data);
 
 /* Databases. list fills up to max summaries and sets *out_count to how many
  * the server has (the callback sees them all). load/reload/unload are admin

@@ -72,12 +72,14 @@ int anim_client_inertialize_transition_send(anim_client_t *client, const char *d
 /* The offsets t seconds after state's instant and the displayed pose for
  * input, as a local pose (local_* arrays) whose root, bone 0, is in world
  * space (free it with anim_pose_free). Either output may be NULL. */
-int anim_client_inertialize_evaluate(anim_client_t *client, const char *database, const anim_inertializer_state_t *state,
-                                     const anim_pose_source_t *input, float halflife, float t,
-                                     anim_inertializer_state_t **out_state, anim_pose_t **out_pose, int timeout_ms);
+int anim_client_inertialize_evaluate(anim_client_t *client, const char *database,
+                                     const anim_inertializer_state_t *state, const anim_pose_source_t *input,
+                                     float halflife, float t, anim_inertializer_state_t **out_state,
+                                     anim_pose_t **out_pose, int timeout_ms);
 int anim_client_inertialize_evaluate_send(anim_client_t *client, const char *database,
                                           const anim_inertializer_state_t *state, const anim_pose_source_t *input,
-                                          float halflife, float t, anim_inertialize_cb cb, void *data, uint64_t *out_id);
+                                          float halflife, float t, anim_inertialize_cb cb, void *data,
+                                          uint64_t *out_id);
 /* Exact displacement and its approximation for a transition; bones (names,
  * database frames only) may be NULL for all. */
 int anim_client_transition_cost(anim_client_t *client, const char *database, const anim_pose_source_t *source,

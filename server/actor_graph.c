@@ -66,8 +66,9 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   graph_actor_t *g = character;
   srv_graph_t *graph = setup->shared;
   int start = srv_graph_node_from(graph->graph, setup->start_frame);
-  int rc = anim_graph_character_init(&g->c, graph->graph, &entry->db, &setup->request->path,
-                                     setup->request->params.inertialize_halflife, setup->position, setup->facing, start);
+  int rc =
+      anim_graph_character_init(&g->c, graph->graph, &entry->db, &setup->request->path,
+                                setup->request->params.inertialize_halflife, setup->position, setup->facing, start);
   if (rc) {
     snprintf(err, (size_t)errlen, "graph character: %s", anim_strerror(rc));
     return rc;

@@ -69,7 +69,9 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   return 0;
 }
 
-static int set_input(void *character, const anim_controller_input_t *input) { return anim_lmm_set_input(character, input); }
+static int set_input(void *character, const anim_controller_input_t *input) {
+  return anim_lmm_set_input(character, input);
+}
 
 static int state(const void *character, int offsets, srv_response_t *out) {
   const anim_lmm_character_t *c = character;

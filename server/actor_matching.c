@@ -70,7 +70,8 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
    * state does not stay in cache: 1.3x the ticks a second at 10,000). */
   for (int i = 0; i < n; i++) {
     if (i + 1 < n) anim_controller_prefetch(actors[i + 1]->character);
-    int rc = anim_controller_tick_begin(actors[i]->character, dt, s.queries + (size_t)nsearch * cols, &s.search[nsearch]);
+    int rc =
+        anim_controller_tick_begin(actors[i]->character, dt, s.queries + (size_t)nsearch * cols, &s.search[nsearch]);
     s.searcher[i] = rc == 1 ? nsearch++ : -1;
     if (rc < 0) actors[i]->error = rc;
   }

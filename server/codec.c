@@ -233,7 +233,8 @@ int srv_check_finite(srv_decoder_t *d, const char *field, const float *values, s
 
 static int finite_value(srv_decoder_t *d, double value) {
   if (isfinite(value)) return 0;
-  return srv_decode_fail(d, ANIM_ENONFINITE, " is %s: must be finite", isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf");
+  return srv_decode_fail(d, ANIM_ENONFINITE, " is %s: must be finite",
+                         isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf");
 }
 
 int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) {

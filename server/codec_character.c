@@ -86,7 +86,8 @@ int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateChara
   r->search_interval_given = in->params && in->params->search_interval;
   r->mode = (int)in->mode;
   r->machine = in->machine;
-  if (in->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE && (rc = srv_check_name(d, "machine", in->machine))) return rc;
+  if (in->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE && (rc = srv_check_name(d, "machine", in->machine)))
+    return rc;
   if (in->mode != ANIMSERVER__CHARACTER_MODE__MODE_MACHINE && in->machine[0])
     return srv_decode_fail(d, ANIM_EINVAL, ".machine = \"%.64s\": only with mode MODE_MACHINE", in->machine);
   if ((rc = srv_decode_path_options(d, "path", in->path, &r->path))) return rc;
@@ -117,7 +118,8 @@ static int decode_ids(srv_decoder_t *d, const char *field, const uint64_t *ids, 
   return rc;
 }
 
-int srv_decode_destroy_characters(srv_decoder_t *d, const Animserver__DestroyCharactersRequest *in, srv_request_t *out) {
+int srv_decode_destroy_characters(srv_decoder_t *d, const Animserver__DestroyCharactersRequest *in,
+                                  srv_request_t *out) {
   srv_destroy_characters_request_t *r = &out->body.destroy_characters;
   return decode_ids(d, "characters", in->characters, in->n_characters, &r->ids, &r->n);
 }
@@ -261,7 +263,8 @@ void srv_encode_destroy_characters(srv_encoder_t *e, const srv_response_t *in, A
 }
 
 void srv_encode_set_inputs(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__SetInputsResponse *m = SRV_ENCODER_NEW(e, Animserver__SetInputsResponse, ANIMSERVER__SET_INPUTS_RESPONSE__INIT);
+  Animserver__SetInputsResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__SetInputsResponse, ANIMSERVER__SET_INPUTS_RESPONSE__INIT);
   if (!m) return;
   m->tick = in->body.set_inputs.tick;
   SET_BODY(out, SET_INPUTS, set_inputs, m);
@@ -332,7 +335,8 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
 }
 
 void srv_encode_subscribe(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__SubscribeResponse *m = SRV_ENCODER_NEW(e, Animserver__SubscribeResponse, ANIMSERVER__SUBSCRIBE_RESPONSE__INIT);
+  Animserver__SubscribeResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__SubscribeResponse, ANIMSERVER__SUBSCRIBE_RESPONSE__INIT);
   if (!m) return;
   m->subscription = in->body.subscribe.subscription;
   m->tick_rate = in->body.subscribe.tick_rate;

@@ -112,8 +112,8 @@ static int decode_tracker(srv_decoder_t *d, const Animserver__TrackerInput *in, 
 }
 
 /* One tracker of a list: decoded, and (fit) its bone not a repeat. */
-static int decode_listed_tracker(srv_decoder_t *d, const Animserver__TrackerInput *in, int fit, srv_tracker_item_t *items,
-                                 const char **names, int i) {
+static int decode_listed_tracker(srv_decoder_t *d, const Animserver__TrackerInput *in, int fit,
+                                 srv_tracker_item_t *items, const char **names, int i) {
   int rc = decode_tracker(d, in, fit, &items[i]);
   names[i] = items[i].tracked.bone ? items[i].tracked.bone : "";
   return rc ? rc : fit ? check_repeated(d, names, i) : 0;
@@ -150,7 +150,8 @@ typedef struct {
   const char *unit;
 } fit_field_t;
 
-#define FIT(field, max, unit) {#field, offsetof(Animserver__FitParams, field), offsetof(anim_pose_fit_params_t, field), max, unit}
+#define FIT(field, max, unit) \
+  { #field, offsetof(Animserver__FitParams, field), offsetof(anim_pose_fit_params_t, field), max, unit }
 static const fit_field_t fit_fields[] = {
     FIT(tracker_time, 0, "s"),          FIT(tracker_alpha, 1, ""),         FIT(tracker_sigma, 0, "m"),
     FIT(orientation_sigma, 0, "rad"),   FIT(prior_sigma_scale, 0, ""),     FIT(translation_sigma, 0, "m"),
@@ -298,7 +299,8 @@ int srv_decode_tracker_setup(srv_decoder_t *d, const Animserver__TrackerSetup *i
   }
   srv_path_restore(d, list);
   out->ntrackers = (int)in->n_trackers;
-  if ((rc = decode_fit_params(d, in->params, &out->params)) || (rc = srv_check_finite_value(d, "hold_seconds", in->hold_seconds)))
+  if ((rc = decode_fit_params(d, in->params, &out->params)) ||
+      (rc = srv_check_finite_value(d, "hold_seconds", in->hold_seconds)))
     return rc;
   if (in->hold_seconds < 0.0f || in->hold_seconds > SRV_TRACKER_HOLD_MAX_SECONDS)
     return srv_decode_fail(d, ANIM_EINVAL, ".hold_seconds = %g: in (0, %g] s (or 0 for %g)", in->hold_seconds,

@@ -23,12 +23,14 @@ static int positive_or_default(srv_decoder_t *d, const char *field, float value,
   return rc;
 }
 
-static int decode_graph_options(srv_decoder_t *d, const Animserver__GraphOptions *in, srv_graph_request_options_t *out) {
+static int decode_graph_options(srv_decoder_t *d, const Animserver__GraphOptions *in,
+                                srv_graph_request_options_t *out) {
   memset(out, 0, sizeof *out);
   if (!in) return 0;
   size_t mark = srv_path_field(d, "options");
   int rc;
-  if ((rc = positive_or_default(d, "window", in->window, "s")) || (rc = positive_or_default(d, "threshold", in->threshold, "m")) ||
+  if ((rc = positive_or_default(d, "window", in->window, "s")) ||
+      (rc = positive_or_default(d, "threshold", in->threshold, "m")) ||
       (rc = srv_check_max(d, "min_gap", in->min_gap, GRAPH_MAX_FRAMES, ANIM_EINVAL)) ||
       (rc = srv_check_max(d, "spacing", in->spacing, GRAPH_MAX_FRAMES, ANIM_EINVAL)) ||
       (rc = srv_check_max(d, "node_spacing", in->node_spacing, GRAPH_MAX_FRAMES, ANIM_EINVAL)) ||
@@ -39,8 +41,8 @@ static int decode_graph_options(srv_decoder_t *d, const Animserver__GraphOptions
     return rc;
   if (in->window > 2.0f) return srv_decode_fail(d, ANIM_EINVAL, ".window = %g: at most 2 s", in->window);
   if (in->matrix_size && in->matrix_size < ANIM_GRAPH_MATRIX_MIN)
-    return srv_decode_fail(d, ANIM_EINVAL, ".matrix_size = %u: 0 (none) or %d..%d", in->matrix_size, ANIM_GRAPH_MATRIX_MIN,
-                           ANIM_GRAPH_MATRIX_MAX);
+    return srv_decode_fail(d, ANIM_EINVAL, ".matrix_size = %u: 0 (none) or %d..%d", in->matrix_size,
+                           ANIM_GRAPH_MATRIX_MIN, ANIM_GRAPH_MATRIX_MAX);
   size_t field = srv_path_field(d, "bone_weights");
   for (size_t i = 0; i < in->n_bone_weights; i++)
     if (in->bone_weights[i] < 0.0f) {
@@ -72,7 +74,8 @@ int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserve
   if (!in) return 0;
   size_t mark = srv_path_field(d, field);
   int rc;
-  if ((rc = positive_or_default(d, "horizon", in->horizon, "s")) || (rc = positive_or_default(d, "keep", in->keep, "s")) ||
+  if ((rc = positive_or_default(d, "horizon", in->horizon, "s")) ||
+      (rc = positive_or_default(d, "keep", in->keep, "s")) ||
       (rc = srv_check_max(d, "max_expansions", in->max_expansions, SRV_PATH_MAX_EXPANSIONS, ANIM_EINVAL)))
     return rc;
   if (in->horizon > 60.0f) return srv_decode_fail(d, ANIM_EINVAL, ".horizon = %g: at most 60 s", in->horizon);
@@ -90,7 +93,8 @@ int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserve
 static int decode_points(srv_decoder_t *d, Animserver__Vec2 **points, size_t n, const float **out, int *out_n) {
   size_t mark = srv_path_field(d, "points");
   if (n < 2 || n > ANIM_PATH_MAX_POINTS)
-    return srv_decode_fail(d, n < 2 ? ANIM_EINVAL : ANIM_ELIMIT, ": %zu points, a path has 2 to %d", n, ANIM_PATH_MAX_POINTS);
+    return srv_decode_fail(d, n < 2 ? ANIM_EINVAL : ANIM_ELIMIT, ": %zu points, a path has 2 to %d", n,
+                           ANIM_PATH_MAX_POINTS);
   float *xz = srv_decode_alloc(d, 2 * n * sizeof *xz);
   if (!xz) return ANIM_ELIMIT;
   double length = 0.0;
@@ -100,8 +104,8 @@ static int decode_points(srv_decoder_t *d, Animserver__Vec2 **points, size_t n, 
     if ((rc = srv_check_finite_value(d, "x", points[i]->x)) || (rc = srv_check_finite_value(d, "z", points[i]->z)))
       return rc;
     if (fabsf(points[i]->x) > PATH_MAX_METRES || fabsf(points[i]->z) > PATH_MAX_METRES)
-      return srv_decode_fail(d, ANIM_EINVAL, " = (%g, %g): |x| and |z| must be at most %g m", points[i]->x, points[i]->z,
-                             (double)PATH_MAX_METRES);
+      return srv_decode_fail(d, ANIM_EINVAL, " = (%g, %g): |x| and |z| must be at most %g m", points[i]->x,
+                             points[i]->z, (double)PATH_MAX_METRES);
     xz[2 * i] = points[i]->x, xz[2 * i + 1] = points[i]->z;
     if (i) length += hypot((double)xz[2 * i] - xz[2 * i - 2], (double)xz[2 * i + 1] - xz[2 * i - 1]);
     srv_path_restore(d, item);
@@ -130,7 +134,8 @@ int srv_decode_query_graph(srv_decoder_t *d, const Animserver__QueryGraphRequest
   if ((rc = srv_decode_database(d, "database", in->database)) ||
       (rc = decode_points(d, in->points, in->n_points, &r->points, &r->npoints)) ||
       (rc = srv_decode_path_options(d, "options", in->options, &r->options)) ||
-      (rc = positive_or_default(d, "seconds", in->seconds, "s")) || (rc = srv_check_finite_value(d, "settle", in->settle)))
+      (rc = positive_or_default(d, "seconds", in->seconds, "s")) ||
+      (rc = srv_check_finite_value(d, "settle", in->settle)))
     return rc;
   if (in->start) {
     size_t mark = srv_path_field(d, "start");
@@ -169,7 +174,8 @@ int srv_decode_set_paths(srv_decoder_t *d, const Animserver__SetPathsRequest *in
 
 /* ---- encoding ---- */
 
-static Animserver__GraphOptions *encode_options(srv_encoder_t *e, const srv_graph_options_t *o, const anim_database_t *db) {
+static Animserver__GraphOptions *encode_options(srv_encoder_t *e, const srv_graph_options_t *o,
+                                                const anim_database_t *db) {
   Animserver__GraphOptions *m = SRV_ENCODER_NEW(e, Animserver__GraphOptions, ANIMSERVER__GRAPH_OPTIONS__INIT);
   if (!m || !(m->tags = srv_encoder_alloc(e, (size_t)(db->ntags + 1) * sizeof *m->tags))) return m;
   const anim_graph_options_t *c = &o->core;
@@ -185,7 +191,8 @@ static Animserver__GraphOptions *encode_options(srv_encoder_t *e, const srv_grap
 
 static Animserver__GraphDescription *encode_description(srv_encoder_t *e, const srv_graph_description_t *s,
                                                         const anim_database_t *db) {
-  Animserver__GraphDescription *m = SRV_ENCODER_NEW(e, Animserver__GraphDescription, ANIMSERVER__GRAPH_DESCRIPTION__INIT);
+  Animserver__GraphDescription *m =
+      SRV_ENCODER_NEW(e, Animserver__GraphDescription, ANIMSERVER__GRAPH_DESCRIPTION__INIT);
   if (!m) return NULL;
   m->database_version = db->version;
   m->status = (Animserver__GraphStatus)s->status;
@@ -204,9 +211,11 @@ static Animserver__GraphDescription *encode_description(srv_encoder_t *e, const 
   m->nodes = (uint32_t)g->nnodes, m->edges = (uint32_t)g->nedges, m->transitions = (uint32_t)g->ntransitions;
   m->build_seconds = graph->build_seconds;
   m->memory_bytes = graph->memory_bytes, m->strip_memory_bytes = graph->strip_memory_bytes;
-  if (s->transitions && (m->transition_list = srv_encoder_alloc(e, (size_t)(g->ntransitions + 1) * sizeof *m->transition_list)))
+  if (s->transitions &&
+      (m->transition_list = srv_encoder_alloc(e, (size_t)(g->ntransitions + 1) * sizeof *m->transition_list)))
     for (int i = 0; i < g->ntransitions; i++) {
-      Animserver__GraphTransition *t = SRV_ENCODER_NEW(e, Animserver__GraphTransition, ANIMSERVER__GRAPH_TRANSITION__INIT);
+      Animserver__GraphTransition *t =
+          SRV_ENCODER_NEW(e, Animserver__GraphTransition, ANIMSERVER__GRAPH_TRANSITION__INIT);
       if (!t) return m;
       t->from_frame = (uint32_t)g->transitions[i].from, t->to_frame = (uint32_t)g->transitions[i].to;
       t->distance = g->transitions[i].distance, t->angle = g->transitions[i].angle;
@@ -220,7 +229,8 @@ static Animserver__GraphDescription *encode_description(srv_encoder_t *e, const 
 }
 
 void srv_encode_build_graph(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__BuildGraphResponse *m = SRV_ENCODER_NEW(e, Animserver__BuildGraphResponse, ANIMSERVER__BUILD_GRAPH_RESPONSE__INIT);
+  Animserver__BuildGraphResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__BuildGraphResponse, ANIMSERVER__BUILD_GRAPH_RESPONSE__INIT);
   if (!m) return;
   m->graph = encode_description(e, &in->body.build_graph.description, &in->entry->db);
   out->body_case = ANIMSERVER__RESPONSE__BODY_BUILD_GRAPH, out->build_graph = m;
@@ -236,7 +246,8 @@ void srv_encode_describe_graph(srv_encoder_t *e, const srv_response_t *in, Anims
 
 void srv_encode_query_graph(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   const srv_query_graph_response_t *r = &in->body.query_graph;
-  Animserver__QueryGraphResponse *m = SRV_ENCODER_NEW(e, Animserver__QueryGraphResponse, ANIMSERVER__QUERY_GRAPH_RESPONSE__INIT);
+  Animserver__QueryGraphResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__QueryGraphResponse, ANIMSERVER__QUERY_GRAPH_RESPONSE__INIT);
   if (!m || !(m->steps = srv_encoder_alloc(e, (size_t)(r->nsteps + 1) * sizeof *m->steps)) ||
       !(m->roots = srv_encoder_alloc(e, (size_t)(r->nroots + 1) * sizeof *m->roots)))
     return;
@@ -264,7 +275,8 @@ void srv_encode_query_graph(srv_encoder_t *e, const srv_response_t *in, Animserv
 }
 
 void srv_encode_set_paths(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__SetPathsResponse *m = SRV_ENCODER_NEW(e, Animserver__SetPathsResponse, ANIMSERVER__SET_PATHS_RESPONSE__INIT);
+  Animserver__SetPathsResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__SetPathsResponse, ANIMSERVER__SET_PATHS_RESPONSE__INIT);
   if (!m) return;
   m->tick = in->body.set_paths.tick;
   out->body_case = ANIMSERVER__RESPONSE__BODY_SET_PATHS, out->set_paths = m;

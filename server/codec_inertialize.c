@@ -26,8 +26,8 @@ static int check_unit_quats(srv_decoder_t *d, const char *field, const float *q,
 }
 
 /* Four arrays of one bone count (1..ANIM_MAX_BONES), finite, the rotations unit. */
-static int decode_arrays(srv_decoder_t *d, const float *const values[4], const size_t counts[4], const char *const names[4],
-                         int *out_bones) {
+static int decode_arrays(srv_decoder_t *d, const float *const values[4], const size_t counts[4],
+                         const char *const names[4], int *out_bones) {
   size_t n = counts[0] / pose_widths[0];
   int same = n > 0 && n <= ANIM_MAX_BONES;
   for (int i = 0; i < 4; i++) same = same && counts[i] == pose_widths[i] * n;
@@ -91,7 +91,8 @@ static int decode_state(srv_decoder_t *d, const char *field, const Animserver__I
     return srv_decode_fail(d, ANIM_EDIMENSION, ".anchor has %zu floats: need 0 or 14", in->n_anchor);
   if ((rc = srv_check_finite(d, "anchor", in->anchor, in->n_anchor))) return rc;
   if (in->n_anchor) {
-    if ((rc = check_unit_quats(d, "anchor", in->anchor + 3, 1)) || (rc = check_unit_quats(d, "anchor", in->anchor + 10, 1)))
+    if ((rc = check_unit_quats(d, "anchor", in->anchor + 3, 1)) ||
+        (rc = check_unit_quats(d, "anchor", in->anchor + 10, 1)))
       return rc;
   }
   out->present = 1;
@@ -109,7 +110,8 @@ static int decode_optional_database(srv_decoder_t *d, const char *name, int uses
 
 static int decode_halflife(srv_decoder_t *d, float halflife) {
   int rc = srv_check_finite_value(d, "halflife", halflife);
-  if (rc == 0 && !(halflife > 0.0f)) rc = srv_decode_fail(d, ANIM_EINVAL, ".halflife = %g: must be > 0 seconds", halflife);
+  if (rc == 0 && !(halflife > 0.0f))
+    rc = srv_decode_fail(d, ANIM_EINVAL, ".halflife = %g: must be > 0 seconds", halflife);
   return rc;
 }
 
@@ -130,8 +132,8 @@ int srv_decode_inertialize_evaluate(srv_decoder_t *d, const Animserver__Inertial
   int uses_frame = 0, rc;
   if (!in->state) return srv_decode_fail(d, ANIM_EINVAL, ".state is missing");
   if ((rc = decode_state(d, "state", in->state, &r->state)) ||
-      (rc = decode_pose_ref(d, "input", in->input, &r->input, &uses_frame)) || (rc = decode_halflife(d, in->halflife)) ||
-      (rc = srv_check_finite_value(d, "t", in->t)))
+      (rc = decode_pose_ref(d, "input", in->input, &r->input, &uses_frame)) ||
+      (rc = decode_halflife(d, in->halflife)) || (rc = srv_check_finite_value(d, "t", in->t)))
     return rc;
   if (in->t < 0.0f) return srv_decode_fail(d, ANIM_EINVAL, ".t = %g: must be >= 0 seconds", in->t);
   r->halflife = in->halflife;
@@ -144,7 +146,8 @@ int srv_decode_transition_cost(srv_decoder_t *d, const Animserver__TransitionCos
   int uses_frame = 0, rc;
   if ((rc = decode_pose_ref(d, "source", in->source, &r->source, &uses_frame)) ||
       (rc = decode_pose_ref(d, "destination", in->destination, &r->destination, &uses_frame)) ||
-      (rc = decode_halflife(d, in->halflife)) || (rc = srv_check_max(d, "bones", in->n_bones, ANIM_MAX_BONES, ANIM_ELIMIT)))
+      (rc = decode_halflife(d, in->halflife)) ||
+      (rc = srv_check_max(d, "bones", in->n_bones, ANIM_MAX_BONES, ANIM_ELIMIT)))
     return rc;
   if (in->n_bones > 0 && !uses_frame)
     return srv_decode_fail(d, ANIM_EINVAL, ".bones: bones can be named only with database frames");
@@ -171,7 +174,8 @@ static int decode_fraction(srv_decoder_t *d, const Animserver__SpringFraction *f
       (rc = positive(d, "mass", f->mass, 1)))
     return rc;
   if (!(f->alpha > 0.0 && f->alpha < 1.0))
-    return srv_decode_fail(d, ANIM_EINVAL, ".alpha = %g: must be in (0, 1), the fraction of the distance left", f->alpha);
+    return srv_decode_fail(d, ANIM_EINVAL, ".alpha = %g: must be in (0, 1), the fraction of the distance left",
+                           f->alpha);
   out->alpha = f->alpha, out->t = f->t, out->x0 = f->x0 != 0.0 ? f->x0 : 1.0, out->v0 = f->v0;
   out->mass = f->mass > 0.0 ? f->mass : 1.0;
   srv_path_restore(d, mark);
@@ -198,7 +202,8 @@ int srv_decode_spring_tune(srv_decoder_t *d, const Animserver__SpringTuneRequest
     const Animserver__SpringConstraint *c = in->from_constraint;
     srv_path_field(d, "from_constraint");
     r->problem = SRV_TUNE_FROM_CONSTRAINT;
-    if ((rc = positive(d, "erp", c->erp, 1)) || (rc = positive(d, "cfm", c->cfm, 0)) || (rc = positive(d, "dt", c->dt, 0)))
+    if ((rc = positive(d, "erp", c->erp, 1)) || (rc = positive(d, "cfm", c->cfm, 0)) ||
+        (rc = positive(d, "dt", c->dt, 0)))
       return rc;
     if (c->erp > 1.0) return srv_decode_fail(d, ANIM_EINVAL, ".erp = %g: must be <= 1", c->erp);
     r->erp = c->erp, r->cfm = c->cfm, r->dt = c->dt;
@@ -212,7 +217,8 @@ int srv_decode_spring_tune(srv_decoder_t *d, const Animserver__SpringTuneRequest
 /* ---- encoding ---- */
 
 Animserver__InertializerState *srv_encode_inertializer(srv_encoder_t *e, const srv_inertializer_t *r) {
-  Animserver__InertializerState *m = SRV_ENCODER_NEW(e, Animserver__InertializerState, ANIMSERVER__INERTIALIZER_STATE__INIT);
+  Animserver__InertializerState *m =
+      SRV_ENCODER_NEW(e, Animserver__InertializerState, ANIMSERVER__INERTIALIZER_STATE__INIT);
   if (!m) return NULL;
   size_t n = (size_t)r->nbones;
   m->n_offset_positions = 3 * n, m->offset_positions = r->offset_positions;
@@ -279,7 +285,8 @@ void srv_encode_transition_cost(srv_encoder_t *e, const srv_response_t *in, Anim
 
 void srv_encode_spring_tune(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   const srv_spring_tune_response_t *t = &in->body.spring_tune;
-  Animserver__SpringTuneResponse *r = SRV_ENCODER_NEW(e, Animserver__SpringTuneResponse, ANIMSERVER__SPRING_TUNE_RESPONSE__INIT);
+  Animserver__SpringTuneResponse *r =
+      SRV_ENCODER_NEW(e, Animserver__SpringTuneResponse, ANIMSERVER__SPRING_TUNE_RESPONSE__INIT);
   if (!r) return;
   r->halflife = t->halflife;
   r->stiffness = t->stiffness;

@@ -91,7 +91,8 @@ int srv_decode_set_params(srv_decoder_t *d, const Animserver__SetParamsRequest *
 
 static const char *const motion_names[] = {"none", "clip", "tag", "match", "blend", "machine"};
 
-static Animserver__MachineState *encode_state(srv_encoder_t *e, const anim_state_machine_t *sm, const anim_sm_state_t *st) {
+static Animserver__MachineState *encode_state(srv_encoder_t *e, const anim_state_machine_t *sm,
+                                              const anim_sm_state_t *st) {
   Animserver__MachineState *m = SRV_ENCODER_NEW(e, Animserver__MachineState, ANIMSERVER__MACHINE_STATE__INIT);
   if (!m) return NULL;
   m->name = (char *)st->name;
@@ -129,7 +130,8 @@ static Animserver__MachineSummary *encode_summary(srv_encoder_t *e, const srv_ma
 }
 
 void srv_encode_load_machine(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__LoadMachineResponse *m = SRV_ENCODER_NEW(e, Animserver__LoadMachineResponse, ANIMSERVER__LOAD_MACHINE_RESPONSE__INIT);
+  Animserver__LoadMachineResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__LoadMachineResponse, ANIMSERVER__LOAD_MACHINE_RESPONSE__INIT);
   if (!m) return;
   m->machine = encode_summary(e, &in->body.load_machine.summary);
   out->body_case = ANIMSERVER__RESPONSE__BODY_LOAD_MACHINE, out->load_machine = m;
@@ -137,13 +139,16 @@ void srv_encode_load_machine(srv_encoder_t *e, const srv_response_t *in, Animser
 
 void srv_encode_check_machine(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   const srv_check_machine_response_t *r = &in->body.check_machine;
-  Animserver__CheckMachineResponse *m = SRV_ENCODER_NEW(e, Animserver__CheckMachineResponse, ANIMSERVER__CHECK_MACHINE_RESPONSE__INIT);
-  if (!m || !(m->diagnostics = srv_encoder_alloc(e, (size_t)(r->diagnostics.count + 1) * sizeof *m->diagnostics))) return;
+  Animserver__CheckMachineResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__CheckMachineResponse, ANIMSERVER__CHECK_MACHINE_RESPONSE__INIT);
+  if (!m || !(m->diagnostics = srv_encoder_alloc(e, (size_t)(r->diagnostics.count + 1) * sizeof *m->diagnostics)))
+    return;
   m->ok = r->ok;
   m->total = (uint32_t)r->diagnostics.total;
   for (int i = 0; i < r->diagnostics.count; i++) {
     const anim_sm_diagnostic_t *g = &r->diagnostics.items[i];
-    Animserver__MachineDiagnostic *dm = SRV_ENCODER_NEW(e, Animserver__MachineDiagnostic, ANIMSERVER__MACHINE_DIAGNOSTIC__INIT);
+    Animserver__MachineDiagnostic *dm =
+        SRV_ENCODER_NEW(e, Animserver__MachineDiagnostic, ANIMSERVER__MACHINE_DIAGNOSTIC__INIT);
     if (!dm) return;
     dm->problem = (char *)anim_sm_problem_name(g->problem);
     dm->line = (uint32_t)g->line, dm->column = (uint32_t)g->column;
@@ -156,26 +161,30 @@ void srv_encode_check_machine(srv_encoder_t *e, const srv_response_t *in, Animse
 
 void srv_encode_list_machines(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   const srv_list_machines_response_t *r = &in->body.list_machines;
-  Animserver__ListMachinesResponse *m = SRV_ENCODER_NEW(e, Animserver__ListMachinesResponse, ANIMSERVER__LIST_MACHINES_RESPONSE__INIT);
+  Animserver__ListMachinesResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__ListMachinesResponse, ANIMSERVER__LIST_MACHINES_RESPONSE__INIT);
   if (!m || !(m->machines = srv_encoder_alloc(e, (size_t)(r->count + 1) * sizeof *m->machines))) return;
   for (int i = 0; i < r->count; i++) m->machines[m->n_machines++] = encode_summary(e, &r->summaries[i]);
   out->body_case = ANIMSERVER__RESPONSE__BODY_LIST_MACHINES, out->list_machines = m;
 }
 
 void srv_encode_unload_machine(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__UnloadMachineResponse *m = SRV_ENCODER_NEW(e, Animserver__UnloadMachineResponse, ANIMSERVER__UNLOAD_MACHINE_RESPONSE__INIT);
+  Animserver__UnloadMachineResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__UnloadMachineResponse, ANIMSERVER__UNLOAD_MACHINE_RESPONSE__INIT);
   if (m) out->body_case = ANIMSERVER__RESPONSE__BODY_UNLOAD_MACHINE, out->unload_machine = m;
 }
 
 void srv_encode_send_events(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__SendEventsResponse *m = SRV_ENCODER_NEW(e, Animserver__SendEventsResponse, ANIMSERVER__SEND_EVENTS_RESPONSE__INIT);
+  Animserver__SendEventsResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__SendEventsResponse, ANIMSERVER__SEND_EVENTS_RESPONSE__INIT);
   if (!m) return;
   m->tick = in->body.send_events.tick;
   out->body_case = ANIMSERVER__RESPONSE__BODY_SEND_EVENTS, out->send_events = m;
 }
 
 void srv_encode_set_params(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__SetParamsResponse *m = SRV_ENCODER_NEW(e, Animserver__SetParamsResponse, ANIMSERVER__SET_PARAMS_RESPONSE__INIT);
+  Animserver__SetParamsResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__SetParamsResponse, ANIMSERVER__SET_PARAMS_RESPONSE__INIT);
   if (!m) return;
   m->tick = in->body.set_params.tick;
   out->body_case = ANIMSERVER__RESPONSE__BODY_SET_PARAMS, out->set_params = m;

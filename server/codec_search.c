@@ -28,7 +28,8 @@ static int decode_bones(srv_decoder_t *d, const char *field, Animserver__BoneVec
     size_t item = srv_path_index(d, i);
     const char *bone = in[i]->bone ? in[i]->bone : "";
     if (!*bone || strlen(bone) >= ANIM_NAME_MAX)
-      return srv_decode_fail(d, ANIM_EBADNAME, ".bone is %s: 1-%d bytes", *bone ? "too long" : "empty", ANIM_NAME_MAX - 1);
+      return srv_decode_fail(d, ANIM_EBADNAME, ".bone is %s: 1-%d bytes", *bone ? "too long" : "empty",
+                             ANIM_NAME_MAX - 1);
     float v[3] = {in[i]->x, in[i]->y, in[i]->z};
     static const char *const axis[3] = {"x", "y", "z"};
     for (int a = 0; a < 3 && rc == 0; a++) rc = srv_check_finite_value(d, axis[a], v[a]);
@@ -55,7 +56,8 @@ static int decode_method(srv_decoder_t *d, int method, int *out) {
 static int decode_query_source(srv_decoder_t *d, const Animserver__SearchQuery *in, srv_query_t *out) {
   int bones = in->n_bone_positions > 0 || in->n_bone_velocities > 0, rc;
   if ((in->n_features > 0) + (in->from_frame != NULL) + bones != 1)
-    return srv_decode_fail(d, ANIM_EINVAL, ": give exactly one of features, from_frame, or bone_positions/bone_velocities");
+    return srv_decode_fail(d, ANIM_EINVAL,
+                           ": give exactly one of features, from_frame, or bone_positions/bone_velocities");
   if ((rc = decode_bones(d, "bone_positions", in->bone_positions, in->n_bone_positions, out->bone_position_names,
                          out->bone_positions, &out->nbone_positions)) ||
       (rc = decode_bones(d, "bone_velocities", in->bone_velocities, in->n_bone_velocities, out->bone_velocity_names,
@@ -66,9 +68,11 @@ static int decode_query_source(srv_decoder_t *d, const Animserver__SearchQuery *
   out->features = in->n_features ? in->features : NULL;
   out->nfeatures = (int)in->n_features;
   out->raw_features = in->raw_features;
-  if (in->from_frame && (rc = srv_check_frame(d, "from_frame.frame", in->from_frame->frame, &out->from_frame))) return rc;
+  if (in->from_frame && (rc = srv_check_frame(d, "from_frame.frame", in->from_frame->frame, &out->from_frame)))
+    return rc;
   if ((in->n_trajectory_positions || in->n_trajectory_directions) && in->n_features > 0)
-    return srv_decode_fail(d, ANIM_EINVAL, ": trajectory_positions/directions go with from_frame or bone inputs, not features");
+    return srv_decode_fail(d, ANIM_EINVAL,
+                           ": trajectory_positions/directions go with from_frame or bone inputs, not features");
   if ((rc = decode_vec2s(d, "trajectory_positions", in->trajectory_positions, in->n_trajectory_positions,
                          &out->trajectory_positions)) ||
       (rc = decode_vec2s(d, "trajectory_directions", in->trajectory_directions, in->n_trajectory_directions,
@@ -83,7 +87,8 @@ static int decode_query_options(srv_decoder_t *d, const Animserver__SearchQuery 
   int rc;
   if ((rc = srv_check_max(d, "k", in->k, d->limits->max_k, ANIM_ELIMIT))) return rc;
   out->k = in->k ? (int)in->k : 1;
-  if (in->current_frame && (rc = srv_check_frame(d, "current_frame.frame", in->current_frame->frame, &out->current_frame)))
+  if (in->current_frame &&
+      (rc = srv_check_frame(d, "current_frame.frame", in->current_frame->frame, &out->current_frame)))
     return rc;
   if ((rc = srv_check_finite_value(d, "transition_cost", in->transition_cost))) return rc;
   if (in->transition_cost < 0.0f)
@@ -149,7 +154,8 @@ int srv_decode_batch_search(srv_decoder_t *d, const Animserver__BatchSearchReque
 int srv_decode_pose(srv_decoder_t *d, const Animserver__PoseRequest *in, srv_request_t *out) {
   srv_pose_request_t *p = &out->body.pose;
   int rc;
-  if ((rc = srv_decode_database(d, "database", in->database)) || (rc = srv_check_frame(d, "frame", in->frame, &p->frame)) ||
+  if ((rc = srv_decode_database(d, "database", in->database)) ||
+      (rc = srv_check_frame(d, "frame", in->frame, &p->frame)) ||
       (rc = srv_check_max(d, "count", in->count, d->limits->max_pose_frames, ANIM_ELIMIT)))
     return rc;
   p->count = in->count ? (int)in->count : 1;
@@ -207,7 +213,8 @@ static void encode_explanation(srv_encoder_t *e, const anim_database_t *db, cons
   m->margin = r->margin;
 }
 
-static Animserver__SearchResult *encode_result(srv_encoder_t *e, const anim_database_t *db, const srv_search_result_t *r) {
+static Animserver__SearchResult *encode_result(srv_encoder_t *e, const anim_database_t *db,
+                                               const srv_search_result_t *r) {
   Animserver__SearchResult *m = SRV_ENCODER_NEW(e, Animserver__SearchResult, ANIMSERVER__SEARCH_RESULT__INIT);
   if (!m || !(m->matches = srv_encoder_alloc(e, (size_t)r->count * sizeof *m->matches + 1))) return m;
   for (int i = 0; i < r->count; i++) {
@@ -266,7 +273,8 @@ void srv_encode_pose(srv_encoder_t *e, const srv_response_t *in, Animserver__Res
   Animserver__PoseResponse *r = SRV_ENCODER_NEW(e, Animserver__PoseResponse, ANIMSERVER__POSE_RESPONSE__INIT);
   if (!r || !(r->poses = srv_encoder_alloc(e, (size_t)p->count * sizeof *r->poses + 1))) return;
   r->database_version = in->entry->db.version;
-  for (int i = 0; i < p->count; i++) r->poses[r->n_poses++] = srv_encode_frame_pose(e, &in->entry->db, p->frame + i, p->options);
+  for (int i = 0; i < p->count; i++)
+    r->poses[r->n_poses++] = srv_encode_frame_pose(e, &in->entry->db, p->frame + i, p->options);
   out->body_case = ANIMSERVER__RESPONSE__BODY_POSE;
   out->pose = r;
 }

@@ -28,7 +28,9 @@ int srv_decode_ping(srv_decoder_t *d, const Animserver__PingRequest *in, srv_req
   return 0;
 }
 
-int srv_decode_server_stats(srv_decoder_t *d, const Animserver__ServerStatsRequest *in, srv_request_t *out) { return 0; }
+int srv_decode_server_stats(srv_decoder_t *d, const Animserver__ServerStatsRequest *in, srv_request_t *out) {
+  return 0;
+}
 int srv_decode_shutdown(srv_decoder_t *d, const Animserver__ShutdownRequest *in, srv_request_t *out) { return 0; }
 
 void srv_encode_hello(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
@@ -93,7 +95,8 @@ void srv_encode_server_stats(srv_encoder_t *e, const srv_response_t *in, Animser
   m->errors = st->errors, m->characters = st->characters, m->tick_rate = st->tick_rate;
   m->ticks = st->ticks, m->ticks_late = st->ticks_late, m->ticks_skipped = st->ticks_skipped;
   m->lateness_p50_us = st->lateness_p50_us, m->lateness_p99_us = st->lateness_p99_us;
-  m->lateness_max_us = st->lateness_max_us, m->tick_work_p50_us = st->work_p50_us, m->tick_work_p99_us = st->work_p99_us;
+  m->lateness_max_us = st->lateness_max_us;
+  m->tick_work_p50_us = st->work_p50_us, m->tick_work_p99_us = st->work_p99_us;
   m->frames_sent = st->frames_sent, m->frames_dropped = st->frames_dropped, m->stream_bytes = st->stream_bytes;
   m->poses_sent = st->poses_sent, m->cpu_user_s = st->cpu_user_s, m->cpu_system_s = st->cpu_system_s;
   m->rss_bytes = st->rss_bytes, m->slow_subscribers_closed = st->slow_subscribers_closed;
@@ -103,7 +106,8 @@ void srv_encode_server_stats(srv_encoder_t *e, const srv_response_t *in, Animser
 }
 
 void srv_encode_shutdown(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
-  Animserver__ShutdownResponse *m = SRV_ENCODER_NEW(e, Animserver__ShutdownResponse, ANIMSERVER__SHUTDOWN_RESPONSE__INIT);
+  Animserver__ShutdownResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__ShutdownResponse, ANIMSERVER__SHUTDOWN_RESPONSE__INIT);
   if (!m) return;
   out->body_case = ANIMSERVER__RESPONSE__BODY_SHUTDOWN;
   out->shutdown = m;

@@ -252,13 +252,34 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
       snprintf(c->data_dir, sizeof c->data_dir, "%s", optarg);
       break;
     case OPT_PORT: rc = parse_u64("--port", optarg, 0, 65535, &v, err, errlen); c->port = (int)v; break;
-    case OPT_MAX_FRAME: rc = parse_u64("--max-frame-bytes", optarg, 64, 256u << 20, &v, err, errlen); c->max_frame_bytes = (uint32_t)v; break;
-    case OPT_BUDGET: rc = parse_u64("--decode-budget-bytes", optarg, 64, (uint64_t)1 << 34, &v, err, errlen); c->decode_budget_bytes = (size_t)v; break;
-    case OPT_MAX_CONN: rc = parse_u64("--max-connections", optarg, 1, 1000000, &v, err, errlen); c->max_connections = (uint32_t)v; break;
-    case OPT_IN_FLIGHT: rc = parse_u64("--max-in-flight", optarg, 1, 1000000, &v, err, errlen); c->max_in_flight = (uint32_t)v; break;
-    case OPT_BATCH: rc = parse_u64("--max-batch", optarg, 1, 1000000, &v, err, errlen); c->max_batch = (uint32_t)v; break;
-    case OPT_SOFT: rc = parse_u64("--output-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->output_soft_limit = (size_t)v; break;
-    case OPT_HARD: rc = parse_u64("--output-hard-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->output_hard_limit = (size_t)v; break;
+    case OPT_MAX_FRAME:
+      rc = parse_u64("--max-frame-bytes", optarg, 64, 256u << 20, &v, err, errlen);
+      c->max_frame_bytes = (uint32_t)v;
+      break;
+    case OPT_BUDGET:
+      rc = parse_u64("--decode-budget-bytes", optarg, 64, (uint64_t)1 << 34, &v, err, errlen);
+      c->decode_budget_bytes = (size_t)v;
+      break;
+    case OPT_MAX_CONN:
+      rc = parse_u64("--max-connections", optarg, 1, 1000000, &v, err, errlen);
+      c->max_connections = (uint32_t)v;
+      break;
+    case OPT_IN_FLIGHT:
+      rc = parse_u64("--max-in-flight", optarg, 1, 1000000, &v, err, errlen);
+      c->max_in_flight = (uint32_t)v;
+      break;
+    case OPT_BATCH:
+      rc = parse_u64("--max-batch", optarg, 1, 1000000, &v, err, errlen);
+      c->max_batch = (uint32_t)v;
+      break;
+    case OPT_SOFT:
+      rc = parse_u64("--output-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen);
+      c->output_soft_limit = (size_t)v;
+      break;
+    case OPT_HARD:
+      rc = parse_u64("--output-hard-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen);
+      c->output_hard_limit = (size_t)v;
+      break;
     case OPT_LOG:
       if (srv_log_parse_level(optarg, &c->log_level) != 0) {
         snprintf(err, errlen, "--log-level %s: expected debug, info, warn or error", optarg);
@@ -277,29 +298,68 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
       if (strlen(optarg) >= sizeof c->lmm_dir) { snprintf(err, errlen, "--lmm: too long"); return ANIM_EINVAL; }
       snprintf(c->lmm_dir, sizeof c->lmm_dir, "%s", optarg);
       break;
-    case OPT_POSE: rc = parse_u64("--max-pose-frames", optarg, 1, 1000000, &v, err, errlen); c->max_pose_frames = (uint32_t)v; break;
+    case OPT_POSE:
+      rc = parse_u64("--max-pose-frames", optarg, 1, 1000000, &v, err, errlen);
+      c->max_pose_frames = (uint32_t)v;
+      break;
     case OPT_TICK_RATE: rc = parse_double("--tick-rate", optarg, 1.0, 1000.0, &c->tick_rate, err, errlen); break;
-    case OPT_MAX_CHARS: rc = parse_u64("--max-characters", optarg, 1, 10000000, &v, err, errlen); c->max_characters = (uint32_t)v; break;
-    case OPT_MAX_CHARS_CONN: rc = parse_u64("--max-characters-per-connection", optarg, 1, 10000000, &v, err, errlen); c->max_characters_per_connection = (uint32_t)v; break;
-    case OPT_STREAM_SOFT: rc = parse_u64("--stream-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen); c->stream_soft_limit = (size_t)v; *stream_soft_given = 1; break;
-    case OPT_STREAM_SECONDS: rc = parse_double("--stream-soft-seconds", optarg, 0.001, 86400.0, &c->stream_soft_seconds, err, errlen); break;
+    case OPT_MAX_CHARS:
+      rc = parse_u64("--max-characters", optarg, 1, 10000000, &v, err, errlen);
+      c->max_characters = (uint32_t)v;
+      break;
+    case OPT_MAX_CHARS_CONN:
+      rc = parse_u64("--max-characters-per-connection", optarg, 1, 10000000, &v, err, errlen);
+      c->max_characters_per_connection = (uint32_t)v;
+      break;
+    case OPT_STREAM_SOFT:
+      rc = parse_u64("--stream-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen);
+      c->stream_soft_limit = (size_t)v;
+      *stream_soft_given = 1;
+      break;
+    case OPT_STREAM_SECONDS:
+      rc = parse_double("--stream-soft-seconds", optarg, 0.001, 86400.0, &c->stream_soft_seconds, err, errlen);
+      break;
     case OPT_CONFIG: break; /* read before the command line */
     case OPT_AUTH: rc = set_token(c->auth_token, sizeof c->auth_token, "--auth-token", optarg, err, errlen); break;
-    case OPT_AUTH_FILE: rc = read_token(c->auth_token, sizeof c->auth_token, "--auth-token-file", optarg, err, errlen); break;
+    case OPT_AUTH_FILE:
+      rc = read_token(c->auth_token, sizeof c->auth_token, "--auth-token-file", optarg, err, errlen);
+      break;
     case OPT_ADMIN: rc = set_token(c->admin_token, sizeof c->admin_token, "--admin-token", optarg, err, errlen); break;
-    case OPT_ADMIN_FILE: rc = read_token(c->admin_token, sizeof c->admin_token, "--admin-token-file", optarg, err, errlen); break;
-    case OPT_METRICS_PORT: rc = parse_u64("--metrics-port", optarg, 0, 65535, &v, err, errlen); c->metrics_port = (int)v; break;
+    case OPT_ADMIN_FILE:
+      rc = read_token(c->admin_token, sizeof c->admin_token, "--admin-token-file", optarg, err, errlen);
+      break;
+    case OPT_METRICS_PORT:
+      rc = parse_u64("--metrics-port", optarg, 0, 65535, &v, err, errlen);
+      c->metrics_port = (int)v;
+      break;
     case OPT_METRICS_HOST:
-      if (strlen(optarg) >= sizeof c->metrics_host) { snprintf(err, errlen, "--metrics-host: too long"); return ANIM_EINVAL; }
+      if (strlen(optarg) >= sizeof c->metrics_host) {
+        snprintf(err, errlen, "--metrics-host: too long");
+        return ANIM_EINVAL;
+      }
       snprintf(c->metrics_host, sizeof c->metrics_host, "%s", optarg);
       break;
     case OPT_REUSEPORT: c->reuseport = 1; break;
-    case OPT_IDLE: rc = parse_double("--idle-timeout", optarg, 0.0, 86400.0 * 365, &c->idle_timeout, err, errlen); break;
-    case OPT_MAX_DBS: rc = parse_u64("--max-databases", optarg, 1, 64, &v, err, errlen); c->max_databases = (int)v; break;
-    case OPT_MAX_DB_MEMORY: rc = parse_u64("--max-database-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen); c->max_database_memory = (size_t)v; break;
-    case OPT_MAX_IDS: rc = parse_u64("--max-ids", optarg, 1, 10000000, &v, err, errlen); c->max_ids_per_request = (uint32_t)v; break;
+    case OPT_IDLE:
+      rc = parse_double("--idle-timeout", optarg, 0.0, 86400.0 * 365, &c->idle_timeout, err, errlen);
+      break;
+    case OPT_MAX_DBS:
+      rc = parse_u64("--max-databases", optarg, 1, 64, &v, err, errlen);
+      c->max_databases = (int)v;
+      break;
+    case OPT_MAX_DB_MEMORY:
+      rc = parse_u64("--max-database-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen);
+      c->max_database_memory = (size_t)v;
+      break;
+    case OPT_MAX_IDS:
+      rc = parse_u64("--max-ids", optarg, 1, 10000000, &v, err, errlen);
+      c->max_ids_per_request = (uint32_t)v;
+      break;
     case OPT_POOL_NICE: rc = parse_u64("--pool-nice", optarg, 0, 19, &v, err, errlen); c->pool_nice = (int)v; break;
-    case OPT_MAX_OUTPUT: rc = parse_u64("--max-output-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen); c->max_output_memory = (size_t)v; break;
+    case OPT_MAX_OUTPUT:
+      rc = parse_u64("--max-output-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen);
+      c->max_output_memory = (size_t)v;
+      break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
     case OPT_HELP: srv_config_print_help(argv[0]); return 1;
     default:
@@ -362,6 +422,7 @@ int srv_config_parse_args(srv_config_t *c, int argc, char **argv, char *err, int
   }
   if ((rc = apply_options(c, argc, argv, &stream_soft_given, err, errlen))) return rc;
   /* The default stream limit follows a smaller hard limit down. */
-  if (!stream_soft_given && c->stream_soft_limit > c->output_hard_limit / 2) c->stream_soft_limit = c->output_hard_limit / 2;
+  if (!stream_soft_given && c->stream_soft_limit > c->output_hard_limit / 2)
+    c->stream_soft_limit = c->output_hard_limit / 2;
   return srv_config_validate(c, err, errlen);
 }

@@ -78,7 +78,8 @@ struct srv_connection {
   int batching;               /* corked (inside a read, a delivery): writes join the batch */
   int reading, paused, draining, shutdown_sent, closing, closed;
   uint64_t last_activity_ms;  /* loop time of the last read (idle timeout) */
-  uint64_t read_ns;           /* CLOCK_MONOTONIC ns when the read being handled arrived: one clock read per read, not per frame */
+  /* CLOCK_MONOTONIC ns when the read being handled arrived: one clock read per read, not per frame */
+  uint64_t read_ns;
 };
 
 /* Sets up c on loop (the handle is initialized: close it to tear down). */

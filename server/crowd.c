@@ -31,7 +31,9 @@ static void end_tick(srv_crowd_t *crowd);
 /* ---- ids ------------------------------------------------------------------------- */
 
 /* id = generation << 32 | (slot + 1): never 0, never reused. */
-static uint64_t make_id(uint32_t slot, uint32_t generation) { return (uint64_t)generation << 32 | (uint64_t)(slot + 1); }
+static uint64_t make_id(uint32_t slot, uint32_t generation) {
+  return (uint64_t)generation << 32 | (uint64_t)(slot + 1);
+}
 
 srv_actor_t *srv_crowd_find(const srv_crowd_t *crowd, uint64_t id) {
   uint64_t slot1 = id & 0xffffffffu;
@@ -195,7 +197,8 @@ static void simulate_run(srv_lane_item_t *item) {
 static void simulate_done(srv_lane_item_t *item) {
   srv_chunk_t *chunk = (srv_chunk_t *)item;
   srv_crowd_t *crowd = chunk->crowd;
-  if (crowd->hooks.chunk_simulated) crowd->hooks.chunk_simulated(crowd, (int)(chunk - crowd->chunks), crowd->hooks.data);
+  if (crowd->hooks.chunk_simulated)
+    crowd->hooks.chunk_simulated(crowd, (int)(chunk - crowd->chunks), crowd->hooks.data);
   if (--crowd->jobs_pending == 0) crowd->hooks.simulated(crowd, crowd->hooks.data);
 }
 
@@ -205,7 +208,8 @@ static srv_chunk_t *next_chunk(srv_crowd_t *crowd) {
   if (crowd->nchunks == crowd->chunks_capacity) {
     int capacity = crowd->chunks_capacity ? 2 * crowd->chunks_capacity : 16;
     if (grow((void **)&crowd->chunks, (size_t)capacity, sizeof *crowd->chunks)) return NULL;
-    memset(crowd->chunks + crowd->chunks_capacity, 0, (size_t)(capacity - crowd->chunks_capacity) * sizeof *crowd->chunks);
+    memset(crowd->chunks + crowd->chunks_capacity, 0,
+           (size_t)(capacity - crowd->chunks_capacity) * sizeof *crowd->chunks);
     crowd->chunks_capacity = capacity;
   }
   return &crowd->chunks[crowd->nchunks++];
@@ -288,7 +292,8 @@ static int snapshot(srv_crowd_t *crowd) {
     crowd->tick_actors_capacity = crowd->count;
   }
   uint32_t cursor, n = 0;
-  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor)) crowd->tick_actors[n++] = a;
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
+    crowd->tick_actors[n++] = a;
   crowd->ntick_actors = n;
   /* Slots are in id order already; only actors of several kinds or databases need grouping. */
   int mixed = 0;

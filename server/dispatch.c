@@ -526,9 +526,10 @@ static void run(srv_session_t *s, srv_request_t *request) {
   if ((service->flags & SRV_SERVICE_CROWD) && srv_crowd_ticking(d->env.crowd)) {
     int rc = at_in_flight_limit(s) ? ANIM_ELIMIT : park(s, request);
     if (rc == 0) return; /* parked: the dispatcher holds the request now */
-    answer_error(s, request->id, request->type, rc,
-                 rc == ANIM_ELIMIT ? "too many requests in flight on this connection (--max-in-flight)" : "out of memory",
-                 request->received_ns);
+    answer_error(
+        s, request->id, request->type, rc,
+        rc == ANIM_ELIMIT ? "too many requests in flight on this connection (--max-in-flight)" : "out of memory",
+        request->received_ns);
     srv_request_release(request);
     return;
   }
@@ -542,7 +543,8 @@ static void run(srv_session_t *s, srv_request_t *request) {
     return;
   if (!response.error && service->off_loop && service->off_loop(request, &response)) {
     if (at_in_flight_limit(s))
-      srv_response_fail(&response, ANIM_ELIMIT, "%s: more than %u requests in flight on this connection (--max-in-flight)",
+      srv_response_fail(&response, ANIM_ELIMIT,
+                        "%s: more than %u requests in flight on this connection (--max-in-flight)",
                         srv_request_name(request->type), d->env.config->max_in_flight);
     else if (run_off_loop(s, service, request, &response) == 0)
       return; /* the job owns request and response now */
@@ -557,8 +559,8 @@ static void run(srv_session_t *s, srv_request_t *request) {
 int srv_dispatch_frame(srv_session_t *s, const uint8_t *frame, size_t len) {
   srv_dispatch_t *d = s->dispatch;
   const srv_config_t *config = d->env.config;
-  srv_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K, config->max_pose_frames,
-                               config->max_ids_per_request};
+  srv_codec_limits_t limits = {config->decode_budget_bytes, config->max_batch, ANIM_SEARCH_MAX_K,
+                               config->max_pose_frames, config->max_ids_per_request};
   srv_request_t request;
   char err[SRV_ERROR_MESSAGE_MAX];
   d->counters->requests++;

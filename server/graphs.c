@@ -71,13 +71,16 @@ int srv_graph_build_run(srv_graph_build_t *b) {
     snprintf(b->err, sizeof b->err, "the distance picture: %s", anim_strerror(rc));
   /* Strips run in turn here, so one picture may take the rows of all. */
   if (g->matrix.cells) g->options.core.row = anim_graph_matrix_row, g->options.core.data = &g->matrix;
-  anim_graph_builder_t *builder = rc ? NULL : anim_graph_builder_create(b->db, &g->options.core, b->err, (int)sizeof b->err);
+  anim_graph_builder_t *builder =
+      rc ? NULL : anim_graph_builder_create(b->db, &g->options.core, b->err, (int)sizeof b->err);
   if (!rc && !builder) rc = ANIM_EINVAL;
   int rows = builder ? anim_graph_builder_rows(builder) : 0, strips = builder ? anim_graph_builder_strips(builder) : 0;
   atomic_store(&slot->rows_total, rows);
   for (int s = 0; s < strips && !rc; s++) {
-    if (atomic_load(&slot->cancel)) rc = ANIM_ESHUTDOWN, snprintf(b->err, sizeof b->err, "cancelled: the server is shutting down");
-    else if ((rc = anim_graph_builder_run(builder, s))) snprintf(b->err, sizeof b->err, "strip %d: %s", s, anim_strerror(rc));
+    if (atomic_load(&slot->cancel))
+      rc = ANIM_ESHUTDOWN, snprintf(b->err, sizeof b->err, "cancelled: the server is shutting down");
+    else if ((rc = anim_graph_builder_run(builder, s)))
+      snprintf(b->err, sizeof b->err, "strip %d: %s", s, anim_strerror(rc));
     else atomic_store(&slot->rows_done, (int)((long long)rows * (s + 1) / strips));
   }
   if (!rc && !(g->graph = anim_graph_builder_finish(builder, b->err, (int)sizeof b->err))) rc = ANIM_EINVAL;

@@ -341,7 +341,8 @@ static const char *head_end(const char *head, size_t len) {
 }
 
 static int is_token_char(char ch) {
-  return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || strchr("!#$%&'*+-.^_`|~", ch);
+  return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+         strchr("!#$%&'*+-.^_`|~", ch);
 }
 
 /* Checks the head (request line, then "Name: value" lines): 0 with the

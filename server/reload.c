@@ -22,7 +22,8 @@ typedef struct {
 static void warn_restart_only(const srv_config_t *next, const srv_config_t *now) {
   const char *changed = NULL;
   if (strcmp(next->host, now->host) || next->port != now->port) changed = "host/port";
-  else if (strcmp(next->metrics_host, now->metrics_host) || next->metrics_port != now->metrics_port) changed = "metrics address";
+  else if (strcmp(next->metrics_host, now->metrics_host) || next->metrics_port != now->metrics_port)
+    changed = "metrics address";
   else if (next->tick_rate != now->tick_rate) changed = "tick-rate";
   else if (strcmp(next->data_dir, now->data_dir)) changed = "data-dir";
   else if (next->reuseport != now->reuseport) changed = "reuseport";

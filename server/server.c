@@ -156,7 +156,8 @@ static void on_idle_sweep(uv_timer_t *timer) {
     if (c->closing || c->draining || s->in_flight || srv_subscriber_active(&s->subscriber)) continue;
     if ((double)(now - c->last_activity_ms) / 1000.0 < timeout) continue;
     server->counters.idle_closed++;
-    srv_log(SRV_LOG_INFO, "connection %llu from %s: idle for %g s, closing", (unsigned long long)c->id, c->peer, timeout);
+    srv_log(SRV_LOG_INFO, "connection %llu from %s: idle for %g s, closing", (unsigned long long)c->id, c->peer,
+            timeout);
     srv_connection_drain(c);
   }
 }
@@ -191,9 +192,10 @@ int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *
       snprintf(err, errlen, "--host %s: not an IPv4 or IPv6 address", config->host);
     else
       snprintf(err, errlen, "cannot listen on %s:%d: %s%s", config->host, config->port, uv_strerror(rc),
-               rc == UV_EADDRINUSE ? (config->reuseport ? " (instances share a port only when every one has --reuseport)"
-                                                        : " (several instances on one port need --reuseport)")
-                                   : "");
+               rc == UV_EADDRINUSE
+                   ? (config->reuseport ? " (instances share a port only when every one has --reuseport)"
+                                        : " (several instances on one port need --reuseport)")
+                   : "");
     uv_close((uv_handle_t *)&server->listener, NULL);
     return rc == ANIM_EINVAL ? rc : ANIM_EIO;
   }
@@ -212,7 +214,8 @@ int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *
   srv_metrics_source_t source = {.counters = &server->counters, .crowd = &server->crowd,
                                  .registry = &server->registry, .read_lane = &server->dispatch.lane,
                                  .start_ns = server->start_ns, .ready = ready, .data = server};
-  if ((rc = srv_metrics_start(&server->metrics, loop, config->metrics_host, config->metrics_port, &source, err, errlen))) {
+  if ((rc = srv_metrics_start(&server->metrics, loop, config->metrics_host, config->metrics_port, &source, err,
+                              errlen))) {
     uv_close((uv_handle_t *)&server->listener, NULL);
     srv_crowd_stop(&server->crowd);
     return rc;

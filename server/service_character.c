@@ -30,7 +30,8 @@ static int tracker_key(const srv_tracker_setup_t *setup, const anim_database_t *
                        srv_response_t *out) {
   int order[SRV_MAX_TRACKERS];
   char err[160];
-  int rc = srv_fit_key_make(key, db, setup->trackers, sizeof setup->trackers[0], setup->ntrackers, order, err, sizeof err);
+  int rc =
+      srv_fit_key_make(key, db, setup->trackers, sizeof setup->trackers[0], setup->ntrackers, order, err, sizeof err);
   return rc ? srv_response_fail(out, rc, "create_characters.tracker.trackers%s", err) : 0;
 }
 
@@ -73,7 +74,8 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   if (owned + (uint32_t)n > config->max_characters_per_connection)
     return srv_response_fail(out, ANIM_ELIMIT,
                              "create_characters: this connection would own %u characters, at most %u "
-                             "(--max-characters-per-connection)", owned + (uint32_t)n, config->max_characters_per_connection);
+                             "(--max-characters-per-connection)", owned + (uint32_t)n,
+                             config->max_characters_per_connection);
   if (crowd->count + (uint32_t)n > config->max_characters)
     return srv_response_fail(out, ANIM_ELIMIT, "create_characters: the server would hold %u characters, at most %u "
                              "(--max-characters)", crowd->count + (uint32_t)n, config->max_characters);
@@ -92,8 +94,10 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   if (!ids) return ANIM_ENOMEM;
   void *shared = NULL;
   void (*release)(void *) = NULL;
-  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE) rc = srv_service_machine_shared(ctx, request, out, &shared, &release);
-  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_GRAPH) rc = srv_service_graph_shared(ctx, request, out, &shared, &release);
+  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE)
+    rc = srv_service_machine_shared(ctx, request, out, &shared, &release);
+  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_GRAPH)
+    rc = srv_service_graph_shared(ctx, request, out, &shared, &release);
   if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER) shared = out->fit_model; /* the response holds it */
   if (rc) return rc;
   for (int i = 0; i < n && rc == 0; i++) {

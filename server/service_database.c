@@ -34,7 +34,8 @@ int srv_service_acquire_database(const srv_service_ctx_t *ctx, const srv_request
 static int list(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_registry_t *registry = ctx->env->registry;
   srv_list_databases_response_t *r = &out->body.list_databases;
-  if (!(r->summaries = srv_response_alloc(out, (size_t)(registry->count + 1) * sizeof *r->summaries))) return ANIM_ENOMEM;
+  if (!(r->summaries = srv_response_alloc(out, (size_t)(registry->count + 1) * sizeof *r->summaries)))
+    return ANIM_ENOMEM;
   for (int i = 0; i < registry->count; i++) srv_db_entry_summary(registry->entries[i], &r->summaries[r->count++]);
   return 0;
 }

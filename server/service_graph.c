@@ -36,25 +36,27 @@ static int resolve_options(const srv_graph_request_options_t *in, const anim_dat
   for (int t = 0; t < in->ntags; t++) {
     int bit = anim_database_find_tag(db, in->tags[t]);
     if (bit < 0)
-      return srv_response_fail(response, ANIM_ENOTFOUND, "build_graph.options.tags[%d] = \"%s\": database %s has no such tag",
-                               t, in->tags[t], db->name);
+      return srv_response_fail(response, ANIM_ENOTFOUND,
+                               "build_graph.options.tags[%d] = \"%s\": database %s has no such tag", t, in->tags[t],
+                               db->name);
     o->tag_mask |= 1u << bit;
   }
   if (in->nweights) {
     if (in->nweights != db->nbones)
-      return srv_response_fail(response, ANIM_EDIMENSION, "build_graph.options.bone_weights: %d weights, database %s has "
-                               "%d bones", in->nweights, db->name, db->nbones);
+      return srv_response_fail(response, ANIM_EDIMENSION,
+                               "build_graph.options.bone_weights: %d weights, database %s has %d bones",
+                               in->nweights, db->name, db->nbones);
     memcpy(out->weights, in->bone_weights, (size_t)in->nweights * sizeof *out->weights);
     out->nweights = in->nweights;
     o->bone_weights = out->weights;
   }
   int h = (int)lroundf(o->window * db->frame_rate * 0.5f);
   if (h < 1)
-    return srv_response_fail(response, ANIM_EINVAL, "build_graph.options.window = %g: under two frames at %g Hz", o->window,
-                             db->frame_rate);
+    return srv_response_fail(response, ANIM_EINVAL, "build_graph.options.window = %g: under two frames at %g Hz",
+                             o->window, db->frame_rate);
   if (o->spacing > h)
-    return srv_response_fail(response, ANIM_EINVAL, "build_graph.options.spacing = %d: at most half the window (%d frames)",
-                             o->spacing, h);
+    return srv_response_fail(response, ANIM_EINVAL,
+                             "build_graph.options.spacing = %d: at most half the window (%d frames)", o->spacing, h);
   int rc = anim_graph_options_validate(o, db);
   if (rc) return srv_response_fail(response, rc, "build_graph.options: %s", anim_strerror(rc));
   if (!o->spacing) o->spacing = h; /* reported as built */
@@ -109,7 +111,8 @@ static int build_begin(const srv_service_ctx_t *ctx, const srv_request_t *reques
     return srv_response_fail(out, ANIM_EBUSY, "build_graph.database = \"%s\": its graph is being built "
                              "(describe_graph reports the progress)", db->name);
   if (srv_graphs_building(ctx->env->registry) >= SRV_GRAPH_MAX_BUILDS)
-    return srv_response_fail(out, ANIM_EBUSY, "build_graph: %d graph build%s in flight on this server, at most %d at once",
+    return srv_response_fail(out, ANIM_EBUSY,
+                             "build_graph: %d graph build%s in flight on this server, at most %d at once",
                              SRV_GRAPH_MAX_BUILDS, SRV_GRAPH_MAX_BUILDS > 1 ? "s" : "", SRV_GRAPH_MAX_BUILDS);
   srv_graph_build_t *job = srv_graph_build_begin(slot, db, &options);
   if (!job) return ANIM_ENOMEM;
@@ -138,7 +141,8 @@ static int hold_ready(const char *request_name, srv_response_t *out, srv_graph_t
   if (!slot || !slot->ready) {
     int building = slot && slot->building;
     return srv_response_fail(out, building ? ANIM_EAGAIN : ANIM_ENOTFOUND, "%s.database = \"%s\": %s", request_name,
-                             out->entry->db.name, building ? "its graph is still being built" : "no graph: build_graph first");
+                             out->entry->db.name,
+                             building ? "its graph is still being built" : "no graph: build_graph first");
   }
   *out_graph = srv_graph_retain(slot->ready);
   return 0;

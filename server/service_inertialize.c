@@ -95,8 +95,8 @@ static void store_anchor(const anim_inertializer_t *s, float *anchor) {
 }
 
 /* names: what a and b are ("source", "destination") for the message. */
-static int check_counts(const char *request, const char *a_name, size_t a, const char *b_name, size_t b, int state_bones,
-                        srv_response_t *out) {
+static int check_counts(const char *request, const char *a_name, size_t a, const char *b_name, size_t b,
+                        int state_bones, srv_response_t *out) {
   if (a != b)
     return srv_response_fail(out, ANIM_EDIMENSION, "%s: %s has %zu bones, %s %zu: they must match", request, a_name, a,
                              b_name, b);
@@ -186,8 +186,9 @@ static int cost_bones(const srv_db_entry_t *entry, const srv_transition_cost_req
   for (int i = 0; i < req->nbones_named; i++) {
     out_bones[i] = anim_skeleton_find(&entry->db.skeleton, req->bones[i]);
     if (out_bones[i] < 0)
-      return srv_response_fail(out, ANIM_ENOTFOUND, "transition_cost.bones[%d] = \"%.64s\": database %s has no such bone",
-                               i, req->bones[i], entry->db.name);
+      return srv_response_fail(out, ANIM_ENOTFOUND,
+                               "transition_cost.bones[%d] = \"%.64s\": database %s has no such bone", i, req->bones[i],
+                               entry->db.name);
   }
   *out_count = req->nbones_named;
   return 0;
@@ -256,7 +257,8 @@ static int spring_tune(const srv_service_ctx_t *ctx, const srv_request_t *reques
   return rc ? srv_response_fail(out, rc, "spring_tune: %s", anim_strerror(rc)) : 0;
 }
 
-const srv_service_t srv_service_inertialize_transition = {.prepare = srv_service_acquire_database, .handle = transition};
+const srv_service_t srv_service_inertialize_transition = {.prepare = srv_service_acquire_database,
+                                                          .handle = transition};
 const srv_service_t srv_service_inertialize_evaluate = {.prepare = srv_service_acquire_database, .handle = evaluate};
 const srv_service_t srv_service_transition_cost = {.prepare = srv_service_acquire_database, .handle = transition_cost};
 const srv_service_t srv_service_spring_tune = {.handle = spring_tune};

@@ -94,7 +94,8 @@ static int parse(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
   anim_sm_diagnostics_t diagnostics;
   char err[200];
   int rc;
-  srv_machine_def_t *def = srv_machine_def_create(req->name, req->len == 0, t.text, t.len, &diagnostics, &rc, err, sizeof err);
+  srv_machine_def_t *def =
+      srv_machine_def_create(req->name, req->len == 0, t.text, t.len, &diagnostics, &rc, err, sizeof err);
   free(t.owned);
   if (!def)
     return srv_response_fail(out, rc, "load_machine.%s: %s%s", req->len ? "text" : "name", err,
@@ -161,7 +162,8 @@ static int list(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_
 static int unload(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const char *name = request->body.unload_machine.name;
   if (srv_machines_remove(ctx->env->machines, name))
-    return srv_response_fail(out, ANIM_ENOTFOUND, "unload_machine.name = \"%s\": no machine of that name is loaded", name);
+    return srv_response_fail(out, ANIM_ENOTFOUND, "unload_machine.name = \"%s\": no machine of that name is loaded",
+                             name);
   return 0;
 }
 
@@ -187,14 +189,17 @@ static int send_events(const srv_service_ctx_t *ctx, const srv_request_t *reques
     const anim_machine_character_t *c = machine_of(ctx, req->items[i].character, "send_events.events", i, out);
     if (!c) return out->error;
     if ((events[i] = anim_state_machine_find_event(c->machine, req->items[i].event)) < 0)
-      return srv_response_fail(out, ANIM_ENOTFOUND, "send_events.events[%d].event = \"%s\": the machine has no such event",
-                               i, req->items[i].event);
+      return srv_response_fail(out, ANIM_ENOTFOUND,
+                               "send_events.events[%d].event = \"%s\": the machine has no such event", i,
+                               req->items[i].event);
     /* Room in its queue for this and the request's earlier events to it. */
     int queued = c->queue_count + 1;
-    for (int j = 0; j < i && queued <= ANIM_MACHINE_QUEUE; j++) queued += req->items[j].character == req->items[i].character;
+    for (int j = 0; j < i && queued <= ANIM_MACHINE_QUEUE; j++)
+      queued += req->items[j].character == req->items[i].character;
     if (queued > ANIM_MACHINE_QUEUE)
-      return srv_response_fail(out, ANIM_ELIMIT, "send_events.events[%d]: character %llu would have more than %d events "
-                               "waiting for a tick", i, (unsigned long long)req->items[i].character, ANIM_MACHINE_QUEUE);
+      return srv_response_fail(out, ANIM_ELIMIT,
+                               "send_events.events[%d]: character %llu would have more than %d events waiting "
+                               "for a tick", i, (unsigned long long)req->items[i].character, ANIM_MACHINE_QUEUE);
   }
   for (int i = 0; i < req->n; i++)
     anim_machine_character_send(srv_actor_machine_character(srv_crowd_find(ctx->env->crowd, req->items[i].character)),
@@ -211,12 +216,14 @@ static int set_params(const srv_service_ctx_t *ctx, const srv_request_t *request
     const anim_machine_character_t *c = machine_of(ctx, req->items[i].character, "set_params.params", i, out);
     if (!c) return out->error;
     if ((params[i] = anim_state_machine_find_param(c->machine, req->items[i].name)) < 0)
-      return srv_response_fail(out, ANIM_ENOTFOUND, "set_params.params[%d].name = \"%s\": the machine has no such parameter",
-                               i, req->items[i].name);
+      return srv_response_fail(out, ANIM_ENOTFOUND,
+                               "set_params.params[%d].name = \"%s\": the machine has no such parameter", i,
+                               req->items[i].name);
   }
   for (int i = 0; i < req->n; i++)
-    anim_machine_character_set_param(srv_actor_machine_character(srv_crowd_find(ctx->env->crowd, req->items[i].character)),
-                                     params[i], req->items[i].value);
+    anim_machine_character_set_param(
+        srv_actor_machine_character(srv_crowd_find(ctx->env->crowd, req->items[i].character)), params[i],
+        req->items[i].value);
   out->body.set_params.tick = ctx->env->crowd->tick + 1;
   return 0;
 }
@@ -230,14 +237,14 @@ int srv_service_machine_shared(const srv_service_ctx_t *ctx, const srv_request_t
   const char *name = request->body.create_characters.machine;
   const srv_machine_def_t *def = srv_machines_find(ctx->env->machines, name);
   if (!def)
-    return srv_response_fail(out, ANIM_ENOTFOUND, "create_characters.machine = \"%s\": no machine of that name is loaded",
-                             name);
+    return srv_response_fail(out, ANIM_ENOTFOUND,
+                             "create_characters.machine = \"%s\": no machine of that name is loaded", name);
   srv_bound_machine_t *bound;
   char err[200];
   int rc = srv_machines_bind(ctx->env->machines, def, out->entry, &bound, NULL, err, sizeof err);
   if (rc)
-    return srv_response_fail(out, rc, "create_characters.machine = \"%s\": on database %s: %s", name, out->entry->db.name,
-                             err);
+    return srv_response_fail(out, rc, "create_characters.machine = \"%s\": on database %s: %s", name,
+                             out->entry->db.name, err);
   *out_shared = bound, *out_release = bound_release;
   return 0;
 }
@@ -246,7 +253,8 @@ static int always(const srv_request_t *request, const srv_response_t *prepared) 
 
 const srv_service_t srv_service_load_machine = {
     .prepare = check_new, .handle = parse, .finish = install, .off_loop = always, .flags = SRV_SERVICE_ADMIN};
-const srv_service_t srv_service_check_machine = {.prepare = srv_service_acquire_database, .handle = check, .off_loop = always};
+const srv_service_t srv_service_check_machine = {
+    .prepare = srv_service_acquire_database, .handle = check, .off_loop = always};
 const srv_service_t srv_service_list_machines = {.handle = list};
 const srv_service_t srv_service_unload_machine = {.handle = unload, .flags = SRV_SERVICE_ADMIN};
 const srv_service_t srv_service_send_events = {.handle = send_events, .flags = SRV_SERVICE_CROWD};

@@ -47,8 +47,10 @@ static int override_trajectory(const anim_features_t *f, const srv_query_t *q, f
     const anim_feature_term_t *term = &f->schema.terms[t];
     const float *values;
     int count;
-    if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION) values = q->trajectory_positions, count = q->ntrajectory_positions;
-    else if (term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION) values = q->trajectory_directions, count = q->ntrajectory_directions;
+    if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION)
+      values = q->trajectory_positions, count = q->ntrajectory_positions;
+    else if (term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION)
+      values = q->trajectory_directions, count = q->ntrajectory_directions;
     else continue;
     if (count == 0) continue;
     if (count != term->nsamples)
@@ -74,10 +76,11 @@ static int check_bone_names(const anim_database_t *db, const char *const *names,
                             const char *list, srv_response_t *out) {
   for (int i = 0; i < n; i++) {
     if (anim_skeleton_find(&db->skeleton, names[i]) < 0)
-      return srv_response_fail(out, ANIM_ENOTFOUND, "%s.%s[%d].bone = \"%s\": database %s has no such bone", field, list,
-                               i, names[i], db->name);
+      return srv_response_fail(out, ANIM_ENOTFOUND, "%s.%s[%d].bone = \"%s\": database %s has no such bone", field,
+                               list, i, names[i], db->name);
     int used = 0;
-    for (int t = 0; t < db->features.schema.nterms; t++) used |= strcmp(db->features.schema.terms[t].bone, names[i]) == 0;
+    for (int t = 0; t < db->features.schema.nterms; t++)
+      used |= strcmp(db->features.schema.terms[t].bone, names[i]) == 0;
     if (!used)
       return srv_response_fail(out, ANIM_EINVAL, "%s.%s[%d].bone = \"%s\": not in database %s's feature schema", field,
                                list, i, names[i], db->name);
@@ -101,8 +104,10 @@ static int features_from_inputs(const anim_database_t *db, const srv_query_t *q,
   for (int t = 0; t < f->schema.nterms; t++) {
     const anim_feature_term_t *term = &f->schema.terms[t];
     if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION || term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION) continue;
-    const float *p = find_bone(q->bone_position_names, (const float (*)[3])q->bone_positions, q->nbone_positions, term->bone);
-    const float *v = find_bone(q->bone_velocity_names, (const float (*)[3])q->bone_velocities, q->nbone_velocities, term->bone);
+    const float *p =
+        find_bone(q->bone_position_names, (const float (*)[3])q->bone_positions, q->nbone_positions, term->bone);
+    const float *v =
+        find_bone(q->bone_velocity_names, (const float (*)[3])q->bone_velocities, q->nbone_velocities, term->bone);
     int need_p = term->kind != ANIM_FEATURE_BONE_VELOCITY, need_v = term->kind != ANIM_FEATURE_BONE_POSITION;
     if ((need_p && !p) || (need_v && !v))
       return srv_response_fail(out, ANIM_EINVAL, "%s: feature term %d needs %s%s%s of bone %s", field, t,
@@ -239,9 +244,10 @@ static int pose(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_
   const srv_pose_request_t *p = &request->body.pose;
   const anim_database_t *db = &out->entry->db;
   if (p->frame >= db->nframes || p->count > db->nframes - p->frame)
-    return srv_response_fail(out, ANIM_ERANGE, "pose.frame = %d, pose.count = %d: frames [%d, %lld) are outside database "
-                             "%s's frames 0..%d", p->frame, p->count, p->frame, (long long)p->frame + p->count,
-                             db->name, db->nframes - 1); /* the end in 64 bits: frame may be INT_MAX */
+    return srv_response_fail(out, ANIM_ERANGE, /* the end in 64 bits below: frame may be INT_MAX */
+                             "pose.frame = %d, pose.count = %d: frames [%d, %lld) are outside database %s's "
+                             "frames 0..%d", p->frame, p->count, p->frame, (long long)p->frame + p->count, db->name,
+                             db->nframes - 1);
   out->body.pose.frame = p->frame;
   out->body.pose.count = p->count;
   out->body.pose.options = p->options;
@@ -257,4 +263,5 @@ const srv_service_t srv_service_search = {
     .prepare = srv_service_acquire_database, .handle = search, .off_loop = search_off_loop};
 const srv_service_t srv_service_batch_search = {
     .prepare = srv_service_acquire_database, .handle = search, .off_loop = search_off_loop};
-const srv_service_t srv_service_pose = {.prepare = srv_service_acquire_database, .handle = pose, .off_loop = pose_off_loop};
+const srv_service_t srv_service_pose = {
+    .prepare = srv_service_acquire_database, .handle = pose, .off_loop = pose_off_loop};

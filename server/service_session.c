@@ -45,7 +45,8 @@ static int hello(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
                                              "trackers"};
   h->protocol_version = ANIM_PROTOCOL_VERSION;
   h->server_version = ANIM_VERSION;
-  for (size_t i = 0; i < sizeof capabilities / sizeof capabilities[0]; i++) h->capabilities[h->ncapabilities++] = capabilities[i];
+  for (size_t i = 0; i < sizeof capabilities / sizeof capabilities[0]; i++)
+    h->capabilities[h->ncapabilities++] = capabilities[i];
   if (ctx->env->config->lmm_dir[0]) h->capabilities[h->ncapabilities++] = "learned"; /* --lmm: MODE_LEARNED */
   fill_limits(ctx->env->config, &h->limits);
   h->connection_id = ctx->connection_id;

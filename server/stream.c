@@ -120,8 +120,8 @@ static void update_held(srv_subscriber_t *sub) {
 int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *req, srv_response_t *out) {
   srv_crowd_t *crowd = sub->hub->crowd;
   if (sub->count >= SRV_MAX_SUBSCRIPTIONS)
-    return srv_response_fail(out, ANIM_ELIMIT, "subscribe: this connection has %d subscriptions, at most %d", sub->count,
-                             SRV_MAX_SUBSCRIPTIONS);
+    return srv_response_fail(out, ANIM_ELIMIT, "subscribe: this connection has %d subscriptions, at most %d",
+                             sub->count, SRV_MAX_SUBSCRIPTIONS);
   uint32_t bones = 0;
   for (int i = 0; i < req->nids; i++) {
     srv_actor_t *a = srv_crowd_find(crowd, req->ids[i]);
@@ -192,7 +192,8 @@ int srv_stream_unsubscribe(srv_subscriber_t *sub, uint64_t subscription, srv_res
 /* ---- the tick: who fires, what each record must hold ------------------------------------ */
 
 static uint32_t want_of(const srv_subscription_t *s) {
-  return (s->encoding == SRV_ENCODING_QUANTIZED ? SRV_WANT_QUANTIZED : 0u) | (s->global_positions ? SRV_WANT_GLOBAL : 0u);
+  return (s->encoding == SRV_ENCODING_QUANTIZED ? SRV_WANT_QUANTIZED : 0u) |
+         (s->global_positions ? SRV_WANT_GLOBAL : 0u);
 }
 
 /* An upper bound of the bytes one character's pose takes in s's frames. */

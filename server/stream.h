@@ -16,8 +16,8 @@
  * are encoded (one pool job per subscriber) as soon as its last chunk is
  * ticked, while other chunks still run, so the second core is not idle
  * between simulating and encoding; they are delivered on the loop, and the
- * crowd's tick is released once the simulation and every job are done. A named character found gone is reported once in the next frame's
- * `gone`, and the crowd keeps ticking until it has been (wants_ticks).
+ * crowd's tick is released once the simulation and every job are done. A named character found gone is reported once in
+ * the next frame's `gone`, and the crowd keeps ticking until it has been (wants_ticks).
  *
  * Backpressure, as Redis does for pub/sub clients: while the connection's
  * output is above the stream soft limit, a new frame does not queue behind
@@ -119,7 +119,8 @@ void srv_streams_init(srv_streams_t *hub, uv_loop_t *loop, const srv_config_t *c
                       srv_crowd_t *crowd);
 
 /* A connection's subscriber (embedded in its session). */
-void srv_subscriber_init(srv_subscriber_t *subscriber, srv_streams_t *hub, srv_connection_t *connection, uint64_t owner);
+void srv_subscriber_init(srv_subscriber_t *subscriber, srv_streams_t *hub, srv_connection_t *connection,
+                         uint64_t owner);
 /* The connection is closing: subscriptions go (after a job encoding them). */
 void srv_subscriber_close(srv_subscriber_t *subscriber);
 /* 1 when a subscription is receiving frames (not paused). */
@@ -129,7 +130,8 @@ void srv_subscriber_on_written(srv_subscriber_t *subscriber);
 
 /* Requests (loop thread, between ticks). subscribe: ANIM_ENOTFOUND names an
  * unknown character, ANIM_ELIMIT too many subscriptions. */
-int srv_stream_subscribe(srv_subscriber_t *subscriber, const srv_subscribe_request_t *request, srv_response_t *response);
+int srv_stream_subscribe(srv_subscriber_t *subscriber, const srv_subscribe_request_t *request,
+                         srv_response_t *response);
 int srv_stream_update(srv_subscriber_t *subscriber, const srv_update_subscription_request_t *request,
                       srv_response_t *response);
 int srv_stream_unsubscribe(srv_subscriber_t *subscriber, uint64_t subscription, srv_response_t *response);

@@ -25,7 +25,8 @@ static void usage(FILE *out) {
                "  db list               loaded databases\n"
                "  db describe NAME      skeleton, ranges, feature schema\n"
                "  db load NAME | db reload NAME | db unload NAME\n"
-               "  search DB (--frame N | --features v1,v2,... [--raw] | --bone-position B=x,y,z ... --bone-velocity B=x,y,z ...)\n"
+               "  search DB (--frame N | --features v1,v2,... [--raw] | "
+               "--bone-position B=x,y,z ... --bone-velocity B=x,y,z ...)\n"
                "         [--trajectory-positions x,z,...] [--trajectory-directions x,z,...] [--k K] [--current F]\n"
                "         [--transition-cost C] [--ignore-range-end N] [--ignore-surrounding N]\n"
                "         [--tag T]... [--method brute|boxes|fast] [--explain] [--pose]\n"
@@ -207,7 +208,8 @@ static int cmd_db_describe(anim_client_t *client, const options_t *o, const char
     print_summary_text(&d->summary);
     printf("bones:\n");
     for (int i = 0; i < d->nbones; i++)
-      printf("  %3d %-24s parent %s\n", i, d->bone_names[i], d->bone_parents[i] >= 0 ? d->bone_names[d->bone_parents[i]] : "-");
+      printf("  %3d %-24s parent %s\n", i, d->bone_names[i],
+             d->bone_parents[i] >= 0 ? d->bone_names[d->bone_parents[i]] : "-");
     printf("ranges:\n");
     for (int i = 0; i < d->nranges; i++) {
       printf("  %3d %-40s [%u, %u)", i, d->ranges[i].name, d->ranges[i].start, d->ranges[i].stop);
@@ -281,12 +283,14 @@ static void print_pose_text(const anim_pose_t *p) {
   for (int b = 0; b < p->nbones; b++) {
     printf("    bone %2d", b);
     if (p->local_positions)
-      printf("  pos %8.4f %8.4f %8.4f", p->local_positions[3 * b], p->local_positions[3 * b + 1], p->local_positions[3 * b + 2]);
+      printf("  pos %8.4f %8.4f %8.4f", p->local_positions[3 * b], p->local_positions[3 * b + 1],
+             p->local_positions[3 * b + 2]);
     if (p->local_rotations)
       printf("  rot %7.4f %7.4f %7.4f %7.4f", p->local_rotations[4 * b], p->local_rotations[4 * b + 1],
              p->local_rotations[4 * b + 2], p->local_rotations[4 * b + 3]);
     if (p->global_positions)
-      printf("  global %8.4f %8.4f %8.4f", p->global_positions[3 * b], p->global_positions[3 * b + 1], p->global_positions[3 * b + 2]);
+      printf("  global %8.4f %8.4f %8.4f", p->global_positions[3 * b], p->global_positions[3 * b + 1],
+             p->global_positions[3 * b + 2]);
     printf("\n");
   }
 }
@@ -361,7 +365,10 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
     else if (!strcmp(a, "--features")) {
       q.nfeatures = parse_floats(v, features, 128);
       q.features = features;
-      if (q.nfeatures < 0) { fprintf(stderr, "animctl: --features: comma-separated numbers (at most 128)\n"); return 2; }
+      if (q.nfeatures < 0) {
+        fprintf(stderr, "animctl: --features: comma-separated numbers (at most 128)\n");
+        return 2;
+      }
     } else if (!strcmp(a, "--method")) {
       if (!strcmp(v, "brute")) q.method = ANIM_METHOD_BRUTE;
       else if (!strcmp(v, "boxes")) q.method = ANIM_METHOD_BOXES;
@@ -488,7 +495,8 @@ static int cmd_shutdown(anim_client_t *client, const options_t *o, int argc, cha
 static const struct {
   const char *name;
   command_fn run;
-} commands[] = {{"stats", cmd_stats}, {"shutdown", cmd_shutdown},{"hello", cmd_hello}, {"ping", cmd_ping}, {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
+} commands[] = {{"stats", cmd_stats}, {"shutdown", cmd_shutdown}, {"hello", cmd_hello}, {"ping", cmd_ping},
+                {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream},
                 {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit}};

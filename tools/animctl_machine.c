@@ -66,8 +66,8 @@ static void print_summary(const anim_machine_summary_t *s, int json) {
          s->name, s->source, s->text_bytes, (unsigned long long)s->version, s->nstates, s->nevents, s->nparams,
          s->depth, s->characters);
   for (int i = 0; i < s->nstates; i++)
-    printf("  state %-3d %-20s %-8s%s%s\n", i, s->states[i].name, s->states[i].motion, s->states[i].machine[0] ? " in " : "",
-           s->states[i].machine);
+    printf("  state %-3d %-20s %-8s%s%s\n", i, s->states[i].name, s->states[i].motion,
+           s->states[i].machine[0] ? " in " : "", s->states[i].machine);
 }
 
 static int machine_file(anim_client_t *client, const options_t *o, int argc, char **argv, int load) {

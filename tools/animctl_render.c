@@ -68,7 +68,8 @@ static int draw_filmstrip(FILE *out, const char *title, const anim_db_descriptio
           top ? "top" : "side");
 #define U(x) (((x) - lo_u + margin) * scale)
 #define V(y) (height - ((y) - lo_v + margin) * scale)
-  if (!top) fprintf(out, "<line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#888\"/>\n", V(0.0f), width, V(0.0f));
+  if (!top)
+    fprintf(out, "<line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#888\"/>\n", V(0.0f), width, V(0.0f));
   for (int i = 0; i < n; i++) {
     const float *g = figs[i].global;
     int shade = 200 - (150 * i) / (n > 1 ? n - 1 : 1);
@@ -77,7 +78,8 @@ static int draw_filmstrip(FILE *out, const char *title, const anim_db_descriptio
       float u0, v0, u1, v1;
       project(g + 3 * d->bone_parents[b], top, &u0, &v0);
       project(g + 3 * b, top, &u1, &v1);
-      fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"rgb(%d,%d,%d)\" stroke-width=\"2\"/>\n",
+      fprintf(out,
+              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"rgb(%d,%d,%d)\" stroke-width=\"2\"/>\n",
               U(u0), V(v0), U(u1), V(v1), shade, shade, shade + 40 > 255 ? 255 : shade + 40);
     }
     for (int c = 0; c < d->ncontact_bones && c < 32; c++) {

@@ -236,7 +236,8 @@ static int read_clips(const build_args_t *a, anim_clip_list_t *clips) {
   if (a->npaths > 256) return say("at most 256 input paths"), 1;
   for (int p = 0; p < a->npaths; p++) files[p] = NULL, counts[p] = 0;
   for (int p = 0; p < a->npaths && !rc; p++) {
-    if ((rc = anim_import_list(a->paths[p], importers, nimporters, &files[p], &counts[p], err, sizeof err))) say("%s", err);
+    if ((rc = anim_import_list(a->paths[p], importers, nimporters, &files[p], &counts[p], err, sizeof err)))
+      say("%s", err);
     total += counts[p];
   }
   if (!rc && total == 0) say("no BVH, FBX or glTF files in the given paths"), rc = 1;
@@ -332,11 +333,15 @@ static int parse_build_args(int argc, char **argv, build_args_t *a) {
     else if (!strcmp(arg, "--name")) a->name = v;
     else if (!strcmp(arg, "--weights")) a->weights = v;
     else if (!strcmp(arg, "--bone")) rc = parse_bone(v, &a->bones);
-    else if (!strcmp(arg, "--rate")) rc = parse_float(v, 0.0f, &a->rate) || !(a->rate > 0.0f) || a->rate > 1000.0f ? usage_error("--rate %s: not in (0, 1000] Hz", v) : 0;
-    else if (!strcmp(arg, "--scale")) rc = parse_float(v, 0.0f, &a->scale) || !(a->scale > 0.0f) ? usage_error("--scale %s: not a number > 0", v) : 0;
+    else if (!strcmp(arg, "--rate"))
+      rc = parse_float(v, 0.0f, &a->rate) || !(a->rate > 0.0f) || a->rate > 1000.0f
+               ? usage_error("--rate %s: not in (0, 1000] Hz", v) : 0;
+    else if (!strcmp(arg, "--scale"))
+      rc = parse_float(v, 0.0f, &a->scale) || !(a->scale > 0.0f) ? usage_error("--scale %s: not a number > 0", v) : 0;
     else if (!strcmp(arg, "--tag")) {
       const char *eq = strchr(v, '=');
-      if (!eq || eq == v || !eq[1] || strlen(eq + 1) >= 64 || eq - v >= 64) rc = usage_error("--tag %s: expected PATTERN=TAG", v);
+      if (!eq || eq == v || !eq[1] || strlen(eq + 1) >= 64 || eq - v >= 64)
+        rc = usage_error("--tag %s: expected PATTERN=TAG", v);
       else if (a->nrules == MAX_TAG_RULES) rc = usage_error("too many --tag rules (at most %s)", "64");
       else {
         snprintf(a->rules[a->nrules][0], 64, "%.*s", (int)(eq - v), v);
@@ -349,7 +354,8 @@ static int parse_build_args(int argc, char **argv, build_args_t *a) {
   if (!rc && !a->out) rc = usage_error("%s", "build needs -o OUT");
   if (!rc && a->procgen && a->npaths) rc = usage_error("%s", "--procgen takes no input paths");
   if (!rc && !a->procgen && !a->npaths) rc = usage_error("%s", "build needs files or folders (or --procgen)");
-  if (!rc && a->name && (!*a->name || strlen(a->name) >= ANIM_NAME_MAX)) rc = usage_error("--name %s: empty or too long", a->name);
+  if (!rc && a->name && (!*a->name || strlen(a->name) >= ANIM_NAME_MAX))
+    rc = usage_error("--name %s: empty or too long", a->name);
   return rc;
 }
 
@@ -559,15 +565,27 @@ static int cmd_search(int argc, char **argv) {
   for (int i = 3; i < argc && !rc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) rc = usage_error("%s needs a value", a);
-    else if (!strcmp(a, "--frame")) rc = parse_int(v, 0, INT_MAX, &frame) ? usage_error("--frame %s: not a frame", v) : 0;
-    else if (!strcmp(a, "--query")) rc = (n = parse_query(v, vector, ANIM_MAX_FEATURE_DIMS)) < 0 ? usage_error("--query %s: expected finite numbers separated by commas", v) : 0;
-    else if (!strcmp(a, "--k")) rc = parse_int(v, 1, ANIM_SEARCH_MAX_K, &q.k) ? usage_error("--k %s: not in 1..1024", v) : 0;
-    else if (!strcmp(a, "--current")) rc = parse_int(v, -1, INT_MAX, &q.current_frame) ? usage_error("--current %s: not a frame", v) : 0;
-    else if (!strcmp(a, "--transition-cost")) rc = parse_float(v, 0.0f, &q.transition_cost) ? usage_error("--transition-cost %s: not a number >= 0", v) : 0;
-    else if (!strcmp(a, "--ignore-surrounding")) rc = parse_int(v, 0, INT_MAX, &q.ignore_surrounding) ? usage_error("--ignore-surrounding %s: not a count >= 0", v) : 0;
-    else if (!strcmp(a, "--ignore-range-end")) rc = parse_int(v, 0, INT_MAX, &q.ignore_range_end) ? usage_error("--ignore-range-end %s: not a count >= 0", v) : 0;
-    else if (!strcmp(a, "--method")) rc = anim_search_method_parse(v, &method) ? usage_error("--method %s: expected brute, boxes or fast", v) : 0;
-    else if (!strcmp(a, "--tag")) rc = ntags == ANIM_MAX_TAGS ? usage_error("too many --tag (at most %s)", "32") : (tags[ntags++] = v, 0);
+    else if (!strcmp(a, "--frame"))
+      rc = parse_int(v, 0, INT_MAX, &frame) ? usage_error("--frame %s: not a frame", v) : 0;
+    else if (!strcmp(a, "--query"))
+      rc = (n = parse_query(v, vector, ANIM_MAX_FEATURE_DIMS)) < 0
+               ? usage_error("--query %s: expected finite numbers separated by commas", v) : 0;
+    else if (!strcmp(a, "--k"))
+      rc = parse_int(v, 1, ANIM_SEARCH_MAX_K, &q.k) ? usage_error("--k %s: not in 1..1024", v) : 0;
+    else if (!strcmp(a, "--current"))
+      rc = parse_int(v, -1, INT_MAX, &q.current_frame) ? usage_error("--current %s: not a frame", v) : 0;
+    else if (!strcmp(a, "--transition-cost"))
+      rc = parse_float(v, 0.0f, &q.transition_cost) ? usage_error("--transition-cost %s: not a number >= 0", v) : 0;
+    else if (!strcmp(a, "--ignore-surrounding"))
+      rc = parse_int(v, 0, INT_MAX, &q.ignore_surrounding)
+               ? usage_error("--ignore-surrounding %s: not a count >= 0", v) : 0;
+    else if (!strcmp(a, "--ignore-range-end"))
+      rc = parse_int(v, 0, INT_MAX, &q.ignore_range_end)
+               ? usage_error("--ignore-range-end %s: not a count >= 0", v) : 0;
+    else if (!strcmp(a, "--method"))
+      rc = anim_search_method_parse(v, &method) ? usage_error("--method %s: expected brute, boxes or fast", v) : 0;
+    else if (!strcmp(a, "--tag"))
+      rc = ntags == ANIM_MAX_TAGS ? usage_error("too many --tag (at most %s)", "32") : (tags[ntags++] = v, 0);
     else rc = usage_error("unknown option %s", a);
   }
   if (!rc && frame >= 0 && n >= 0) rc = usage_error("%s", "give --frame or --query, not both");

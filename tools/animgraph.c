@@ -110,7 +110,8 @@ static int matrix(const options_t *o) {
   for (int r = 1; r < db.nranges; r++) {
     int p = (int)((long)db.ranges[r].start * size / db.nframes);
     for (int q = 0; q < size; q++) {
-      unsigned char *a = rgb + 3 * ((size_t)p * (size_t)size + (size_t)q), *b = rgb + 3 * ((size_t)q * (size_t)size + (size_t)p);
+      unsigned char *a = rgb + 3 * ((size_t)p * (size_t)size + (size_t)q),
+                    *b = rgb + 3 * ((size_t)q * (size_t)size + (size_t)p);
       a[0] = a[1] = a[2] = b[0] = b[1] = b[2] = 128;
     }
   }
@@ -122,7 +123,8 @@ static int matrix(const options_t *o) {
     for (int k = 0; k < kept->ntransitions && !in_kept; k++)
       in_kept = kept->transitions[k].from == tr->from && kept->transitions[k].to == tr->to;
     dropped += !in_kept;
-    dot(rgb, size, (int)((long)tr->from * size / db.nframes), (int)((long)tr->to * size / db.nframes), in_kept ? red : yellow);
+    dot(rgb, size, (int)((long)tr->from * size / db.nframes), (int)((long)tr->to * size / db.nframes),
+        in_kept ? red : yellow);
   }
   png_image image;
   memset(&image, 0, sizeof image);
@@ -216,8 +218,8 @@ static int draw_top(const film_t *film, float radius, const char *title, const c
   int nb = film->nbones;
   float r = radius > 0.0f ? radius : 3.0f, scale = 60.0f, width = 2.0f * r * scale + 200.0f, side = 220.0f;
   float ou = width / 2.0f, ov = 2.0f * r * scale + 100.0f; /* top view: x right, z up */
-  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif' font-size='12'>\n",
-          fmaxf(width, 1200.0f), ov + 60.0f + side);
+  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' "
+             "font-family='sans-serif' font-size='12'>\n", fmaxf(width, 1200.0f), ov + 60.0f + side);
   fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n<text x='10' y='20'>%s</text>\n", title);
   if (radius > 0.0f) {
     fprintf(f, "<polygon fill='none' stroke='#999' stroke-dasharray='6 4' points='");
@@ -229,12 +231,13 @@ static int draw_top(const film_t *film, float radius, const char *title, const c
   }
   fprintf(f, "<polyline fill='none' stroke='#2060c0' stroke-width='1.5' points='");
   for (int t = 0; t < film->count; t++)
-    fprintf(f, "%.1f,%.1f ", ou + film->positions[(size_t)t * nb].x * scale, ov - film->positions[(size_t)t * nb].z * scale);
+    fprintf(f, "%.1f,%.1f ", ou + film->positions[(size_t)t * nb].x * scale,
+            ov - film->positions[(size_t)t * nb].z * scale);
   fprintf(f, "'/>\n");
   for (int t = 0; t < film->count; t++)
     if (film->jumped[t])
-      fprintf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='#d02020'/>\n", ou + film->positions[(size_t)t * nb].x * scale,
-              ov - film->positions[(size_t)t * nb].z * scale);
+      fprintf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='#d02020'/>\n",
+              ou + film->positions[(size_t)t * nb].x * scale, ov - film->positions[(size_t)t * nb].z * scale);
   for (int t = 0, next = 0; t < film->count; t++)
     if (film->times[t] >= (float)next - 1e-4f) {
       figure(f, film, film->positions + (size_t)t * nb, 1, ou, ov, scale, "#303030", 1.2f);
@@ -272,8 +275,8 @@ static int draw_side(const film_t *film, const char *title, const char *out) {
   FILE *f = fopen(out, "w");
   if (!f) return 1;
   float scale = 90.0f, ground = 230.0f, spacing = 40.0f;
-  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='300' font-family='sans-serif' font-size='11'>\n",
-          80.0f + (float)figures * spacing);
+  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='300' "
+             "font-family='sans-serif' font-size='11'>\n", 80.0f + (float)figures * spacing);
   fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n<text x='10' y='18'>%s</text>\n", title);
   fprintf(f, "<line x1='0' y1='%.0f' x2='%.0f' y2='%.0f' stroke='#bbb'/>\n", ground, 80.0f + figures * spacing, ground);
   const char *last = "";
@@ -291,8 +294,8 @@ static int draw_side(const film_t *film, const char *title, const char *out) {
     float u = 40.0f + (float)k * spacing;
     figure(f, film, pose, 0, u, ground, scale, colours[state % 7], 1.5f);
     if (strcmp(film->labels[t], last) != 0)
-      fprintf(f, "<text x='%.0f' y='%.0f' fill='%s'>%s</text>\n", u - 10.0f, ground + 18.0f + (float)(state % 2) * 14.0f,
-              colours[state % 7], film->labels[t]);
+      fprintf(f, "<text x='%.0f' y='%.0f' fill='%s'>%s</text>\n", u - 10.0f,
+              ground + 18.0f + (float)(state % 2) * 14.0f, colours[state % 7], film->labels[t]);
     last = film->labels[t];
     k++;
   }
@@ -337,7 +340,8 @@ static int follow(const options_t *o) {
     film_add(&film, (float)t / 60.0f, "", c.jumps != jumps, c.global_rotations[0], c.global_positions);
   }
   char title[320];
-  snprintf(title, sizeof title, "graph character following a circle of radius %.1f m on the Bandai Namco graph (%d nodes, "
+  snprintf(title, sizeof title,
+           "graph character following a circle of radius %.1f m on the Bandai Namco graph (%d nodes, "
            "%d edges), %.0f s, top view; blue: root path, red: jumps (inertialized), dashed: the circle asked",
            r, g->nnodes, g->nedges, o->seconds);
   int rc = draw_top(&film, r, title, o->out);
@@ -380,15 +384,18 @@ static int jump(const options_t *o) {
   film_t film;
   film_skeleton(&film, &db);
   for (int t = 0, next = 0; t < 4 * 60; t++) {
-    while (next < 3 && script[next].time <= (float)t / 60.0f) anim_machine_character_send_name(&c, script[next++].event);
+    while (next < 3 && script[next].time <= (float)t / 60.0f)
+      anim_machine_character_send_name(&c, script[next++].event);
     anim_machine_character_tick(&c, 1.0f / 60.0f);
     anim_machine_character_global_pose(&c);
     film_add(&film, (float)t / 60.0f, sm->states[c.levels[0].state].name, c.changed, c.global_rotations[0],
              c.global_positions);
   }
-  int rc = draw_side(&film, "the seed's jump machine on Bandai Namco spans: JUMP_PRESS at 0.5 s, JUMP_RELEASE at 1.6 s, "
-                            "NEAR_GROUND at 2.9 s; side view, a figure every 0.1 s, coloured and labelled by state, in "
-                            "the root's own axes (its travel removed)", o->out);
+  int rc = draw_side(&film,
+                     "the seed's jump machine on Bandai Namco spans: JUMP_PRESS at 0.5 s, JUMP_RELEASE at 1.6 s, "
+                     "NEAR_GROUND at 2.9 s; side view, a figure every 0.1 s, coloured and labelled by state, in "
+                     "the root's own axes (its travel removed)",
+                     o->out);
   printf("%s: %d ticks, %llu transitions\n", o->out, film.count, (unsigned long long)c.transitions);
   film_free(&film);
   anim_machine_character_free(&c);
@@ -426,12 +433,16 @@ static int strip(const options_t *o) {
   char title[320];
   int rc;
   if (labelled) {
-    snprintf(title, sizeof title, "a MODE_MACHINE character as the server streamed it (%d frames, %.1f s): side view, a "
-             "figure every 0.1 s, coloured and labelled by its state, in the root's own axes", film.count, (double)time);
+    snprintf(title, sizeof title,
+             "a MODE_MACHINE character as the server streamed it (%d frames, %.1f s): side view, a "
+             "figure every 0.1 s, coloured and labelled by its state, in the root's own axes",
+             film.count, (double)time);
     rc = draw_side(&film, title, o->out);
   } else {
-    snprintf(title, sizeof title, "a MODE_GRAPH character as the server streamed it (%d frames, %.1f s), top view; blue: "
-             "root path, red: jumps (inertialized)%s", film.count, (double)time, o->radius > 0 ? ", dashed: the circle asked" : "");
+    snprintf(title, sizeof title,
+             "a MODE_GRAPH character as the server streamed it (%d frames, %.1f s), top view; blue: "
+             "root path, red: jumps (inertialized)%s",
+             film.count, (double)time, o->radius > 0 ? ", dashed: the circle asked" : "");
     rc = draw_top(&film, o->radius, title, o->out);
   }
   printf("%s: %d frames from %s\n", o->out, film.count, o->stream);

@@ -103,8 +103,9 @@ static void run_strip(FILE *svg, const anim_lmm_networks_t *nets, const strip_t 
   fprintf(svg, "<text x=\"%.0f\" y=\"%.0f\" font-family=\"sans-serif\" font-size=\"14\">%s</text>\n",
           (double)strip->origin_x, (double)strip->origin_y - 6.0, strip->title);
   if (!strip->top_view)
-    fprintf(svg, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#b0b0b0\"/>\n", (double)strip->origin_x - 10,
-            (double)(strip->origin_y + strip->height), WIDTH - 10, (double)(strip->origin_y + strip->height));
+    fprintf(svg, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#b0b0b0\"/>\n",
+            (double)strip->origin_x - 10, (double)(strip->origin_y + strip->height), WIDTH - 10,
+            (double)(strip->origin_y + strip->height));
   vec3 previous[2] = {{0}};
   static const int toes[2] = {ANIM_LMM_LEFT_TOE, ANIM_LMM_RIGHT_TOE};
   if (strip->top_view) {
@@ -183,8 +184,8 @@ int main(int argc, char **argv) {
   for (int s = 0; s < 3; s++) run_strip(svg, nets, &strips[s], speeds[s], scratch, &slide, &count, &slow);
   fprintf(svg, "</svg>\n");
   fclose(svg);
-  printf("lmm_filmstrip: wrote %s; %ld contact-toe frames, mean toe speed %.3f m/s, %.0f%% under 0.25 m/s\n", out, count,
-         count ? slide / (double)count : 0.0, count ? 100.0 * slow / (double)count : 0.0);
+  printf("lmm_filmstrip: wrote %s; %ld contact-toe frames, mean toe speed %.3f m/s, %.0f%% under 0.25 m/s\n", out,
+         count, count ? slide / (double)count : 0.0, count ? 100.0 * slow / (double)count : 0.0);
   free(scratch);
   anim_lmm_networks_free(nets);
   return 0;

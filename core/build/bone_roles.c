@@ -82,7 +82,8 @@ static int is_role_word(const char *w) {
 static int take_side(words_t *words) {
   for (int i = 0; i < words->n; i++) {
     const char *w = words->w[i];
-    int side = !strcmp(w, "l") || !strcmp(w, "left") ? SIDE_LEFT : !strcmp(w, "r") || !strcmp(w, "right") ? SIDE_RIGHT : 0;
+    int side = !strcmp(w, "l") || !strcmp(w, "left")    ? SIDE_LEFT
+               : !strcmp(w, "r") || !strcmp(w, "right") ? SIDE_RIGHT : 0;
     if (!side) continue;
     memmove(words->w[i], words->w[i + 1], (size_t)(words->n - i - 1) * sizeof words->w[0]);
     words->n--;
@@ -106,7 +107,8 @@ static int kind_score(const words_t *words, int kind) {
     int score = 0, span = 1;
     if (kind == KIND_THIGH) {
       if (word_is(w, thigh_words)) score = 3;
-      else if ((!strcmp(w, "up") || !strcmp(w, "upper")) && i + 1 < words->n && !strcmp(words->w[i + 1], "leg")) score = 3, span = 2;
+      else if ((!strcmp(w, "up") || !strcmp(w, "upper")) && i + 1 < words->n && !strcmp(words->w[i + 1], "leg"))
+        score = 3, span = 2;
       else if (!strcmp(w, "hip")) score = 2;
     } else if (kind == KIND_FOOT) {
       if (word_is(w, foot_words)) score = 3;

@@ -89,8 +89,9 @@ static int check_inputs(const char *name, const anim_clip_t *clips, int nclips, 
                   clips[0].name, why);
     for (int b = 0; b < ref->nbones; b++) reordered |= map[b] != b;
     if (reordered)
-      anim_build_warn(o->warn, o->warn_ctx, "%s: joints listed in another order than in the first clip (%s); matched by name", clips[c].name,
-           clips[0].name);
+      anim_build_warn(o->warn, o->warn_ctx,
+                      "%s: joints listed in another order than in the first clip (%s); matched by name", clips[c].name,
+                      clips[0].name);
   }
   return 0;
 }
@@ -130,8 +131,9 @@ static int choose_contact_bones(anim_database_t *db, const int *roles, const ani
     int b = roles[toes[side]] >= 0 ? roles[toes[side]] : roles[feet[side]];
     if (b >= 0) db->contact_bones[db->ncontacts++] = b + 1;
     else
-      anim_build_warn(o->warn, o->warn_ctx, "%s: no %s toe or foot found by name: no contacts for that side (name it with --bone %s=NAME)",
-           db->name, side ? "right" : "left", anim_bone_role_name(toes[side]));
+      anim_build_warn(o->warn, o->warn_ctx,
+                      "%s: no %s toe or foot found by name: no contacts for that side (name it with --bone %s=NAME)",
+                      db->name, side ? "right" : "left", anim_bone_role_name(toes[side]));
   }
   return 0;
 }
@@ -177,7 +179,8 @@ static int resample_all(anim_clip_t *out_copies, const anim_clip_t *clips, int n
       *out_frames += copy->nframes;
     }
   if (copies < 2) return 0;
-  anim_clip_t **originals = malloc((size_t)nclips * sizeof *originals), **mirrored = malloc((size_t)nclips * sizeof *mirrored);
+  anim_clip_t **originals = malloc((size_t)nclips * sizeof *originals),
+              **mirrored = malloc((size_t)nclips * sizeof *mirrored);
   if (!originals || !mirrored) {
     free(originals), free(mirrored);
     return ANIM_ENOMEM;

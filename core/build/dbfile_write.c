@@ -110,7 +110,8 @@ static int write_file(int fd, const anim_database_t *db, out_section_t *s, int c
 }
 
 int anim_dbfile_write(const anim_database_t *db, const char *path, char *err, int errlen) {
-  if (!anim_dbfile_host_is_little_endian()) return anim_dbfile_fail(err, errlen, ANIM_EVERSION, path, "big-endian hosts are not supported");
+  if (!anim_dbfile_host_is_little_endian())
+    return anim_dbfile_fail(err, errlen, ANIM_EVERSION, path, "big-endian hosts are not supported");
   int rc = anim_database_validate(db, err, errlen);
   /* The loader's own check, before anything is created: a file written is
    * one that loads, and a refused write leaves no file behind. */

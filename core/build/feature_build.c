@@ -34,7 +34,8 @@ static void add_trajectory_term(anim_feature_schema_t *s, anim_feature_kind_t ki
 }
 
 static int missing_role(char *err, int errlen, anim_bone_role_t role, const char *what) {
-  if (err && errlen > 0) snprintf(err, (size_t)errlen, "no bone found by name for %s (%s)", anim_bone_role_name(role), what);
+  if (err && errlen > 0)
+    snprintf(err, (size_t)errlen, "no bone found by name for %s (%s)", anim_bone_role_name(role), what);
   return ANIM_ENOTFOUND;
 }
 
@@ -175,8 +176,10 @@ static int normalize_group(anim_features_t *f, int term, const anim_feature_buil
   if (o && o->exact_scales && std > 0.0f) {
     /* The caller wants the data's own spread, small or not. */
   } else if (!(std >= floor)) {
-    anim_build_warn(o ? o->warn : NULL, o ? o->warn_ctx : NULL, "feature term %d (%s%s%s) hardly varies over the database (std %.3g): normalized by the floor %g instead",
-         term, kind_name(t->kind), of, bone, (double)std, (double)floor);
+    anim_build_warn(
+        o ? o->warn : NULL, o ? o->warn_ctx : NULL,
+        "feature term %d (%s%s%s) hardly varies over the database (std %.3g): normalized by the floor %g instead", term,
+        kind_name(t->kind), of, bone, (double)std, (double)floor);
     std = floor;
   }
   for (int j = start; j < start + dims; j++) f->scale[j] = std / t->weight;

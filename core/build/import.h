@@ -55,7 +55,8 @@ int anim_import_file(anim_clip_list_t *list, const char *path, const anim_import
 /* Appends the clip of a BVH file, or every BVH clip of a folder, to list.
  * 0, or ANIM_EIO / ANIM_EFORMAT / ANIM_ETRUNCATED / ANIM_ENOMEM with
  * "file:line: what" in err. */
-int anim_import_path(anim_clip_list_t *list, const char *path, const anim_bvh_options_t *options, char *err, int errlen);
+int anim_import_path(anim_clip_list_t *list, const char *path, const anim_bvh_options_t *options, char *err,
+                     int errlen);
 
 /* Moves *clip to the end of list (the list owns it; *clip is zeroed). 0 or ANIM_ENOMEM. */
 int anim_clip_list_append(anim_clip_list_t *list, anim_clip_t *clip);

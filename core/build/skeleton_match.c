@@ -20,8 +20,8 @@ int anim_skeleton_match(const anim_skeleton_t *ref, const anim_skeleton_t *other
                               : other_parent >= 0 && anim_skeleton_find(ref, other->names[other_parent]) == ref_parent;
     if (!same) {
       if (err && errlen > 0)
-        snprintf(err, (size_t)errlen, "bone \"%s\" hangs from \"%s\" here, from \"%s\" in the first clip", ref->names[b],
-                 parent_name(other, o), parent_name(ref, b));
+        snprintf(err, (size_t)errlen, "bone \"%s\" hangs from \"%s\" here, from \"%s\" in the first clip",
+                 ref->names[b], parent_name(other, o), parent_name(ref, b));
       return ANIM_EINVAL;
     }
     out_map[b] = o;
