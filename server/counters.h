@@ -17,6 +17,10 @@ typedef struct {
   uint64_t auth_failures, idle_closed, output_limit_closed;
   uint64_t output_bytes;           /* queued and held for every connection now */
   uint64_t output_bytes_peak;
+  /* Batches of the searches pipelined in one read (dispatch.c): handed to
+   * the read_batches lane, or searched on the loop at once; and the
+   * searches they answered. */
+  uint64_t read_batches_lane, read_batches_loop, read_batch_searches;
 } srv_counters_t;
 
 #endif

@@ -471,8 +471,13 @@ static void batch_close(srv_session_t *s) {
   s->batch_tail = b;
   b->item.run = batch_run;
   b->item.done = batch_done;
-  if (batch_to_lane(s->dispatch, b) && srv_lane_push(&s->dispatch->lane, &b->item) == 0) return;
-  if (b->nsearches > 0) batch_run(&b->item);
+  srv_counters_t *counters = s->dispatch->counters;
+  counters->read_batch_searches += (uint64_t)b->nsearches;
+  if (batch_to_lane(s->dispatch, b) && srv_lane_push(&s->dispatch->lane, &b->item) == 0) {
+    counters->read_batches_lane++;
+    return;
+  }
+  if (b->nsearches > 0) counters->read_batches_loop++, batch_run(&b->item);
   batch_done(&b->item);
 }
 

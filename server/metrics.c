@@ -211,6 +211,12 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
          "by the thread that ran them (the loop, or a thread-pool job).");
   lane_series(&t, "read_batches", m->source.read_lane);
   lane_series(&t, "crowd", &crowd->lane);
+  header(&t, "read_batches_total", "counter",
+         "Batches of the searches pipelined in one read, by where they went: the read_batches lane, or searched on "
+         "the loop at once (a few searches while the lane was idle).");
+  append(&t, "animserver_read_batches_total{sent_to=\"lane\"} %llu\n", (unsigned long long)s->read_batches_lane);
+  append(&t, "animserver_read_batches_total{sent_to=\"loop\"} %llu\n", (unsigned long long)s->read_batches_loop);
+  counter(&t, "read_batch_searches_total", "Searches answered in read batches.", s->read_batch_searches);
   scalar(&t, "databases", "gauge", "Databases loaded.", registry->count);
   /* Names are [A-Za-z0-9_.-] (srv_db_name_validate): no label escaping needed. */
   header(&t, "database_memory_bytes", "gauge", "Bytes a loaded database takes (poses, features, indexes).");
