@@ -217,6 +217,15 @@ static int speeds_ok(const anim_inertialize_speeds_t *p) {
          (!p->fast || (p->fast_halflife > 0.0f && isfinite(p->fast_halflife)));
 }
 
+/* out = a + b over n floats, vectorized: element i reads only element i of
+ * each array, so the loop carries no dependency even when out is a or b
+ * (an update in place), which the compiler cannot see in a pose's vec3
+ * arrays and so added them a float at a time. */
+static void add_floats(float *out, const float *a, const float *b, size_t n) {
+#pragma GCC ivdep
+  for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
 /* The tick's path, in passes over the whole pose rather than bone by bone:
  * the position offsets as 3 n flat floats (vectorizable), the rotation
  * offsets (spring.c's series, four at a time, each with its part's decayer),
@@ -240,10 +249,8 @@ int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffe
   apply_vec3(&out->positions[0], &out->velocities[0], s->offset_positions[0], s->offset_velocities[0], w.x, w.v);
   apply_quat(&out->rotations[0], &out->angular_velocities[0], s->offset_rotations[0], s->offset_angular_velocities[0],
              w.q, w.w);
-  float *ox = &out->positions[0].x, *ov = &out->velocities[0].x;
-  const float *ix = &in->positions[0].x, *iv = &in->velocities[0].x;
-  const float *fx = &s->offset_positions[0].x, *fv = &s->offset_velocities[0].x;
-  for (size_t j = 3; j < 3 * n; j++) ox[j] = ix[j] + fx[j], ov[j] = iv[j] + fv[j];
+  add_floats(&out->positions[1].x, &in->positions[1].x, &s->offset_positions[1].x, 3 * (n - 1));
+  add_floats(&out->velocities[1].x, &in->velocities[1].x, &s->offset_velocities[1].x, 3 * (n - 1));
   for (size_t i = 1; i < n; i++)
     apply_quat(&out->rotations[i], &out->angular_velocities[i], s->offset_rotations[i], s->offset_angular_velocities[i],
                in->rotations[i], in->angular_velocities[i]);

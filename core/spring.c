@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "anim_error.h"
 #include "lambertw.h"
@@ -24,6 +25,27 @@
 static double halflife_to_y(double halflife) { return 2.0 * LN2 / (halflife + 1e-8); }
 static double y_to_halflife(double y) { return 2.0 * LN2 / y; }
 
+/* exp(-y dt), the decays' one transcendental. A crowd's characters decay with
+ * the same few half-lives over the same dt tick after tick (a controller
+ * makes a dozen decays a tick: 3-4% of a crowd's time was this exp), so each
+ * thread keeps its last answers by argument: exp is a pure function, the
+ * bits are those exp returns. A value of 0 (exp of under -745) is never
+ * kept, so a zeroed slot holds nothing; NaN never equals itself. */
+static double decay_exp(double y, double dt) {
+  enum { SLOTS = 8 };
+  static _Thread_local struct {
+    double argument, value;
+  } kept[SLOTS];
+  double argument = -y * dt;
+  uint64_t bits;
+  memcpy(&bits, &argument, sizeof bits);
+  size_t at = (size_t)((bits ^ bits >> 23 ^ bits >> 41) % SLOTS);
+  if (kept[at].argument == argument && kept[at].value != 0.0) return kept[at].value;
+  double value = exp(argument);
+  kept[at].argument = argument, kept[at].value = value;
+  return value;
+}
+
 /* The exact decay of one dimension, with e = exp(-y dt) shared by callers. */
 static void decay_axis(float *io_x, float *io_v, double y, double e, double dt) {
   double x = *io_x, v = *io_v;
@@ -34,14 +56,14 @@ static void decay_axis(float *io_x, float *io_v, double y, double e, double dt) 
 
 void anim_spring_decay(float *io_x, float *io_v, float halflife, float dt) {
   double y = halflife_to_y(halflife);
-  decay_axis(io_x, io_v, y, exp(-y * dt), dt);
+  decay_axis(io_x, io_v, y, decay_exp(y, dt), dt);
 }
 
 /* decay_axis written as a matrix: x' = e ((1 + y dt) x + dt v),
  * v' = e (-y^2 dt x + (1 - y dt) v), the same in double to a few ulps, in a
  * loop with no dependency from one value to the next (it vectorizes). */
 void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float dt) {
-  double y = halflife_to_y(halflife), e = exp(-y * dt);
+  double y = halflife_to_y(halflife), e = decay_exp(y, dt);
   out->y = y, out->e = e, out->dt = dt;
   out->xx = e * (1.0 + y * dt), out->xv = e * dt;
   out->vx = -e * y * y * dt, out->vv = e * (1.0 - y * dt);
@@ -228,11 +250,10 @@ void anim_spring_track_vec3(vec3 *io_x, vec3 *io_v, vec3 x_goal, vec3 v_goal, fl
   *io_v = vec3_add(ev, v_goal);
 }
 
-/* One axis of the velocity spring: v - v_goal decays critically with rate a;
- * x integrates v exactly: int_0^dt e^-ys ds = (1 - E)/y and
- * int_0^dt s e^-ys ds = (1 - E (1 + y dt)) / y^2. */
-static void character_axis(float *io_x, float *io_v, float *io_a, double v_goal, double y, double dt) {
-  double e = exp(-y * dt);
+/* One axis of the velocity spring: v - v_goal decays critically with rate y
+ * (e = exp(-y dt), shared by the three axes); x integrates v exactly:
+ * int_0^dt e^-ys ds = (1 - e)/y and int_0^dt s e^-ys ds = (1 - e (1 + y dt)) / y^2. */
+static void character_axis(float *io_x, float *io_v, float *io_a, double v_goal, double y, double e, double dt) {
   double j0 = *io_v - v_goal, j1 = *io_a + j0 * y;
   double x = *io_x + v_goal * dt + j0 * (1.0 - e) / y + j1 * (1.0 - e * (1.0 + y * dt)) / (y * y);
   *io_x = (float)x;
@@ -241,10 +262,10 @@ static void character_axis(float *io_x, float *io_v, float *io_a, double v_goal,
 }
 
 void anim_spring_character_vec3(vec3 *io_x, vec3 *io_v, vec3 *io_a, vec3 v_goal, float halflife, float dt) {
-  double y = halflife_to_y(halflife);
-  character_axis(&io_x->x, &io_v->x, &io_a->x, v_goal.x, y, dt);
-  character_axis(&io_x->y, &io_v->y, &io_a->y, v_goal.y, y, dt);
-  character_axis(&io_x->z, &io_v->z, &io_a->z, v_goal.z, y, dt);
+  double y = halflife_to_y(halflife), e = decay_exp(y, dt);
+  character_axis(&io_x->x, &io_v->x, &io_a->x, v_goal.x, y, e, dt);
+  character_axis(&io_x->y, &io_v->y, &io_a->y, v_goal.y, y, e, dt);
+  character_axis(&io_x->z, &io_v->z, &io_a->z, v_goal.z, y, e, dt);
 }
 
 /* ---- tuning ----------------------------------------------------------------- */
