@@ -138,6 +138,22 @@ static inline void decay_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *
 
 void anim_spring_decayer_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) { decay_quat(d, io_q, io_w); }
 
+int anim_spring_decayer_yaw(const anim_spring_decayer_t *d, float *io_c, float *io_s, float *io_w) {
+  /* decay_quat's steps on the offset's non-zero parts, in its order: a
+   * zero part adds or subtracts exact zeros there (no fused multiply-adds
+   * in this build), so these are its bits. */
+  float c = *io_c, s = *io_s;
+  if (c < 0.0f) c = -c, s = -s; /* quat_abs */
+  float t = 1.0f - c;
+  if (!(t <= LOG_SERIES_MAX_T)) return ANIM_ERANGE;
+  float r = s * (2.0f * PHI_OVER_SIN_PHI(t)), w = *io_w;
+  anim_spring_decayer_floats(d, &r, &w, 1);
+  float h = r * 0.5f, p = h * h;
+  if (!(p <= EXP_SERIES_MAX_P)) return ANIM_ERANGE;
+  *io_c = COS_SERIES(-p), *io_s = SINC_SERIES(-p) * h, *io_w = w;
+  return 0;
+}
+
 /* ANIM_LANES offsets at once, one per lane (core/lanes.h): the same series
  * in vectors (the pose's quaternions and velocities gathered lane by lane),
  * the decay matrix in float (the scalar path's double decay differs by a
