@@ -76,13 +76,14 @@ void anim_spring_decayer_vec3(const anim_spring_decayer_t *d, vec3 *io_x, vec3 *
   decay_axis(&io_x->z, &io_v->z, d->y, d->e, d->dt);
 }
 
+static inline void decay_pair(const anim_spring_decayer_t *d, float *io_x, float *io_v) {
+  double x = *io_x, v = *io_v;
+  *io_x = (float)(d->xx * x + d->xv * v);
+  *io_v = (float)(d->vx * x + d->vv * v);
+}
+
 void anim_spring_decayer_floats(const anim_spring_decayer_t *d, float *io_x, float *io_v, size_t n) {
-  double xx = d->xx, xv = d->xv, vx = d->vx, vv = d->vv;
-  for (size_t i = 0; i < n; i++) {
-    double x = io_x[i], v = io_v[i];
-    io_x[i] = (float)(xx * x + xv * v);
-    io_v[i] = (float)(vx * x + vv * v);
-  }
+  for (size_t i = 0; i < n; i++) decay_pair(d, &io_x[i], &io_v[i]);
 }
 
 /* The log map of a unit quaternion (c, v) = (cos phi, sin phi u), phi in
@@ -147,7 +148,7 @@ int anim_spring_decayer_yaw(const anim_spring_decayer_t *d, float *io_c, float *
   float t = 1.0f - c;
   if (!(t <= LOG_SERIES_MAX_T)) return ANIM_ERANGE;
   float r = s * (2.0f * PHI_OVER_SIN_PHI(t)), w = *io_w;
-  anim_spring_decayer_floats(d, &r, &w, 1);
+  decay_pair(d, &r, &w);
   float h = r * 0.5f, p = h * h;
   if (!(p <= EXP_SERIES_MAX_P)) return ANIM_ERANGE;
   *io_c = COS_SERIES(-p), *io_s = SINC_SERIES(-p) * h, *io_w = w;
