@@ -42,8 +42,10 @@ static void apply_vec3(vec3 *out_x, vec3 *out_v, vec3 off_x, vec3 off_v, vec3 in
   *out_v = vec3_add(in_v, off_v);
 }
 
+static quat apply_rotation(quat off_q, quat in_q) { return quat_normalize(quat_mul(off_q, in_q)); }
+
 static void apply_quat(quat *out_q, vec3 *out_w, quat off_q, vec3 off_w, quat in_q, vec3 in_w) {
-  *out_q = quat_normalize(quat_mul(off_q, in_q));
+  *out_q = apply_rotation(off_q, in_q);
   *out_w = vec3_add(off_w, quat_mul_vec3(off_q, in_w));
 }
 
@@ -250,6 +252,10 @@ int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffe
   apply_quat(&out->rotations[0], &out->angular_velocities[0], s->offset_rotations[0], s->offset_angular_velocities[0],
              w.q, w.w);
   add_floats(&out->positions[1].x, &in->positions[1].x, &s->offset_positions[1].x, 3 * (n - 1));
+  if (speeds->root_rates_only) {
+    for (size_t i = 1; i < n; i++) out->rotations[i] = apply_rotation(s->offset_rotations[i], in->rotations[i]);
+    return 0;
+  }
   add_floats(&out->velocities[1].x, &in->velocities[1].x, &s->offset_velocities[1].x, 3 * (n - 1));
   for (size_t i = 1; i < n; i++)
     apply_quat(&out->rotations[i], &out->angular_velocities[i], s->offset_rotations[i], s->offset_angular_velocities[i],
@@ -259,7 +265,7 @@ int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffe
 
 int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
                              float halflife, float dt) {
-  anim_inertialize_speeds_t speeds = {halflife, halflife, halflife, NULL};
+  anim_inertialize_speeds_t speeds = {halflife, halflife, halflife, NULL, 0};
   return anim_inertializer_update_parts(s, out, in, &speeds, dt);
 }
 
