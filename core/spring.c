@@ -165,26 +165,42 @@ int anim_spring_decayer_yaw(const anim_spring_decayer_t *d, float *io_c, float *
 typedef anim_lanes_f vf;
 typedef anim_lanes_i vi;
 
-/* d[l]: lane l's decayer (one for all, or one per offset). */
-static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], quat *io_q, vec3 *io_w) {
+/* The decay matrices of a group's lanes, in float (the lanes' precision). */
+typedef struct {
+  vf xx, xv, vx, vv;
+} lane_decay_t;
+
+/* One decayer's matrix in float, for lane_decay_t's lanes. */
+typedef struct {
+  float xx, xv, vx, vv;
+} float_decay_t;
+
+static float_decay_t float_decay(const anim_spring_decayer_t *d) {
+  float_decay_t f = {(float)d->xx, (float)d->xv, (float)d->vx, (float)d->vv};
+  return f;
+}
+
+/* d[l]: lane l's decayer, for a lane outside the series (the scalar path);
+ * m: the lanes' matrices. */
+static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], const lane_decay_t *m, quat *io_q,
+                             vec3 *io_w) {
   vf qw, qx, qy, qz, wx, wy, wz;
   for (int l = 0; l < ANIM_LANES; l++) {
     quat q = io_q[l];
-    float sign = q.w < 0.0f ? -1.0f : 1.0f; /* quat_abs */
-    qw[l] = sign * q.w, qx[l] = sign * q.x, qy[l] = sign * q.y, qz[l] = sign * q.z;
+    qw[l] = q.w, qx[l] = q.x, qy[l] = q.y, qz[l] = q.z;
     wx[l] = io_w[l].x, wy[l] = io_w[l].y, wz[l] = io_w[l].z;
   }
+  /* quat_abs on the lanes: a sign flip is exact, as the scalar path's -1 x. */
+  vi flip = (qw < 0.0f) & ((vi){0} + INT32_MIN); /* the sign bit where w < 0 */
+  qw = (vf)((vi)qw ^ flip), qx = (vf)((vi)qx ^ flip), qy = (vf)((vi)qy ^ flip), qz = (vf)((vi)qz ^ flip);
   vf t = ANIM_LANES_SPLAT(1.0f) - qw;
   vf f = PHI_OVER_SIN_PHI(t) * 2.0f;
   vf rx = f * qx, ry = f * qy, rz = f * qz;
-  vf xx, xv, vx, vv;
-  for (int l = 0; l < ANIM_LANES; l++)
-    xx[l] = (float)d[l]->xx, xv[l] = (float)d[l]->xv, vx[l] = (float)d[l]->vx, vv[l] = (float)d[l]->vv;
-  vf nrx = xx * rx + xv * wx, nry = xx * ry + xv * wy, nrz = xx * rz + xv * wz;
-  wx = vx * rx + vv * wx, wy = vx * ry + vv * wy, wz = vx * rz + vv * wz;
+  vf nrx = m->xx * rx + m->xv * wx, nry = m->xx * ry + m->xv * wy, nrz = m->xx * rz + m->xv * wz;
+  wx = m->vx * rx + m->vv * wx, wy = m->vx * ry + m->vv * wy, wz = m->vx * rz + m->vv * wz;
   vf hx = nrx * 0.5f, hy = nry * 0.5f, hz = nrz * 0.5f;
-  vf p = hx * hx + hy * hy + hz * hz, m = -p;
-  vf c = COS_SERIES(m), sn = SINC_SERIES(m);
+  vf p = hx * hx + hy * hy + hz * hz, m2 = -p;
+  vf c = COS_SERIES(m2), sn = SINC_SERIES(m2);
   /* NaN compares false: such a lane goes the scalar way too. */
   vi inside = (t <= LOG_SERIES_MAX_T) & (p <= EXP_SERIES_MAX_P);
   for (int l = 0; l < ANIM_LANES; l++) {
@@ -197,25 +213,40 @@ static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], q
   }
 }
 
-/* The decayer of offset i: one for all (which NULL), or decayers[which[i]]. */
-static const anim_spring_decayer_t *decayer_of(const anim_spring_decayer_t *decayers, const uint8_t *which, size_t i) {
-  return which ? &decayers[which[i]] : decayers;
+/* The lanes' decayers and matrices for offsets i.. (a lane past n: the first decayer). */
+static void lanes_for(const anim_spring_decayer_t *decayers, const uint8_t *which, const float_decay_t *floats,
+                      size_t i, size_t n, const anim_spring_decayer_t *d[ANIM_LANES], lane_decay_t *m) {
+  for (int l = 0; l < ANIM_LANES; l++) {
+    size_t k = which && i + (size_t)l < n ? which[i + (size_t)l] : 0;
+    d[l] = &decayers[k];
+    m->xx[l] = floats[k].xx, m->xv[l] = floats[k].xv, m->vx[l] = floats[k].vx, m->vv[l] = floats[k].vv;
+  }
 }
 
+/* decayers: 1 (which NULL) or up to 256 (which's values) decayers. */
 static void decay_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w, size_t n) {
   const anim_spring_decayer_t *d[ANIM_LANES];
+  lane_decay_t m;
+  /* Each decayer's float matrix once, not once per lane and group. */
+  size_t ndecayers = 1;
+  for (size_t i = 0; which && i < n; i++)
+    if ((size_t)which[i] + 1 > ndecayers) ndecayers = (size_t)which[i] + 1;
+  float_decay_t floats[256];
+  for (size_t k = 0; k < ndecayers; k++) floats[k] = float_decay(&decayers[k]);
+  if (!which) lanes_for(decayers, NULL, floats, 0, n, d, &m); /* the same for every group */
   size_t i = 0;
   for (; i + ANIM_LANES <= n; i += ANIM_LANES) {
-    for (int l = 0; l < ANIM_LANES; l++) d[l] = decayer_of(decayers, which, i + (size_t)l);
-    decay_quat_lanes(d, io_q + i, io_w + i);
+    if (which) lanes_for(decayers, which, floats, i, n, d, &m);
+    decay_quat_lanes(d, &m, io_q + i, io_w + i);
   }
   if (i == n) return;
   /* The rest in a padded group (identity offsets decay to themselves). */
   quat q[ANIM_LANES];
   vec3 w[ANIM_LANES];
-  for (int l = 0; l < ANIM_LANES; l++) q[l] = quat_identity(), w[l] = vec3_zero(), d[l] = decayers;
-  for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l], d[l] = decayer_of(decayers, which, i + l);
-  decay_quat_lanes(d, q, w);
+  if (which) lanes_for(decayers, which, floats, i, n, d, &m);
+  for (int l = 0; l < ANIM_LANES; l++) q[l] = quat_identity(), w[l] = vec3_zero();
+  for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l];
+  decay_quat_lanes(d, &m, q, w);
   for (size_t l = 0; i + l < n; l++) io_q[i + l] = q[l], io_w[i + l] = w[l];
 }
 

@@ -222,6 +222,22 @@ static void test_decay_quat_double_cover(void **state) {
   /* -q would be a 2pi - 2.5 rotation the long way; it must not be. */
   float angle = vec3_length(quat_to_scaled_angle_axis(quat_abs(qb)));
   assert_true(angle < 2.5f);
+  /* In a pose's lanes too, to the bit: q and -q take the same path (a
+   * flip that missed would send -q the scalar way, a rounding apart). */
+  enum { N = 19 };
+  quat pa[N], pb[N];
+  vec3 va[N], vb[N];
+  for (int i = 0; i < N; i++) {
+    pa[i] = quat_from_angle_axis(0.05f * (float)(i + 1), vec3_normalize(vec3_make(1.0f, (float)i, 2.0f)));
+    pb[i] = i % 2 ? quat_neg(pa[i]) : pa[i];
+    va[i] = vb[i] = vec3_make(0.3f * (float)i, -1.0f, 0.5f);
+  }
+  anim_spring_decayer_t d;
+  anim_spring_decayer_make(&d, 0.2f, 1.0f / 60.0f);
+  anim_spring_decayer_quats(&d, pa, va, N);
+  anim_spring_decayer_quats(&d, pb, vb, N);
+  assert_memory_equal(pa, pb, sizeof pa);
+  assert_memory_equal(va, vb, sizeof va);
 }
 
 /* The tick's rotation decay (log and exp maps as series, spring.c) against
