@@ -139,6 +139,7 @@ static double baseline_ticks_per_second(int search_interval, int N) {
   for (int i = 0; i < N; i++) {
     anim_controller_init(&c[i], &db, index, &p, vec3_make((float)i, 0, 0), 0, 0);
     anim_controller_stagger(&c[i], i % search_interval);
+    c[i].pose_bone_rates = 0; /* as the server's characters (server/actor_matching.c) */
     anim_controller_input_t in = {0};
     in.kind = ANIM_INPUT_STICK;
     in.stick_z = 0.8f;

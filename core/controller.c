@@ -207,6 +207,7 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   if (start_frame < 0 || start_frame >= db->nframes) return ANIM_ERANGE;
   size_t n = (size_t)db->nbones;
   c->db = db, c->index = index, c->params = *params;
+  c->pose_bone_rates = 1;
   /* Everything per bone in one block: a character's pose state stays together in memory. */
   vec3 *v = calloc(1, anim_controller_bone_bytes(db->nbones));
   if (!v) return ANIM_ENOMEM;
@@ -306,7 +307,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   /* Three speeds of blending (controller.h), in one pass over the pose. */
   anim_inertialize_speeds_t speeds = {p->inertialize_halflife * p->body_halflife_scale,
                                       p->inertialize_halflife * p->root_halflife_scale, p->inertialize_halflife,
-                                      c->fast_rotations};
+                                      c->fast_rotations, !c->pose_bone_rates};
   int rc = anim_inertializer_update_parts(&c->inertializer, &out, &view, &speeds, dt);
   c->tick_dt = 0.0f;
   c->tick_searching = 0;

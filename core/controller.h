@@ -131,6 +131,10 @@ typedef struct {
   quat *offset_rotations;
   vec3 *pose_positions, *pose_velocities, *pose_angular_velocities;
   quat *pose_rotations;
+  /* 1 (init's choice): every bone's velocity and angular velocity in pose_*
+   * each tick; 0: the root's alone (the rest stay as they were), for a caller
+   * that shows positions and rotations only (the server's crowd). */
+  int pose_bone_rates;
   vec3 *global_positions; /* FK of the displayed pose, for callers that want it */
   quat *global_rotations;
   int globals_fresh;      /* global_* hold this tick's FK (computed on demand, once) */

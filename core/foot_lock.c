@@ -113,27 +113,32 @@ void anim_foot_locks_reset(anim_foot_locks_t *locks) {
   }
 }
 
-/* The shortest rotation taking direction u to direction v (both non-zero). */
+/* The shortest rotation taking direction u to direction v (both non-zero):
+ * (|u||v| + u.v, u x v) is |u||v| (1 + cos t, sin t n), which normalized is
+ * (cos t/2, sin t/2 n), so one square root of |u|^2 |v|^2 stands for the two
+ * normalizations of u and v. */
 static quat rotation_between(vec3 u, vec3 v) {
-  u = vec3_normalize(u), v = vec3_normalize(v);
-  float d = vec3_dot(u, v);
-  if (d < -0.999999f) { /* opposite: half a turn about any perpendicular */
+  float norms = sqrtf(vec3_dot(u, u) * vec3_dot(v, v)), d = vec3_dot(u, v);
+  if (d < -0.999999f * norms) { /* opposite: half a turn about any perpendicular */
     vec3 axis = vec3_cross(u, vec3_make(1.0f, 0.0f, 0.0f));
-    if (vec3_dot(axis, axis) < 1e-6f) axis = vec3_cross(u, vec3_make(0.0f, 1.0f, 0.0f));
+    if (vec3_dot(axis, axis) < 1e-6f * vec3_dot(u, u)) axis = vec3_cross(u, vec3_make(0.0f, 1.0f, 0.0f));
     return quat_from_angle_axis(ANIM_PI, vec3_normalize(axis));
   }
   vec3 c = vec3_cross(u, v);
-  return quat_normalize(quat_make(1.0f + d, c.x, c.y, c.z));
+  return quat_normalize(quat_make(norms + d, c.x, c.y, c.z));
 }
 
-/* How far from the hip (a) the ankle may be placed: never straighter than
- * the leg already is (knee b, ankle c), or than 99% of its length. A
- * straight leg's knee moves fast for a small change of the target, and
- * reaching past the animation's own extension would straighten a knee the
- * data bends. */
+/* How far from the hip (a) the ankle may be placed, the thigh and shin
+ * lab and lbc long and the ankle now lac away: never straighter than the
+ * leg already is, or than 99% of its length. A straight leg's knee moves
+ * fast for a small change of the target, and reaching past the animation's
+ * own extension would straighten a knee the data bends. */
+static float reach_of(float lab, float lbc, float lac) {
+  return fminf(fmaxf(lac, 0.99f * (lab + lbc)), (lab + lbc) * 0.9999f);
+}
+
 static float leg_reach(vec3 a, vec3 b, vec3 c) {
-  float lab = vec3_length(vec3_sub(b, a)), lbc = vec3_length(vec3_sub(c, b));
-  return fminf(fmaxf(vec3_length(vec3_sub(c, a)), 0.99f * (lab + lbc)), (lab + lbc) * 0.9999f);
+  return reach_of(vec3_length(vec3_sub(b, a)), vec3_length(vec3_sub(c, b)), vec3_length(vec3_sub(c, a)));
 }
 
 /* The turn about the unit hinge from the knee's angle now, atan2(now_sin,
@@ -144,9 +149,10 @@ static float leg_reach(vec3 a, vec3 b, vec3 c) {
  * (cos t/2, sin t/2 n). Only a half turn, where that length vanishes, takes
  * the angle itself. */
 static quat knee_turn_about(vec3 hinge, float now_sin, float now_cos, float want_cos) {
-  float r = sqrtf(now_sin * now_sin + now_cos * now_cos);
-  float cn = r > 1e-20f ? now_cos / r : 1.0f, sn = r > 1e-20f ? now_sin / r : 0.0f; /* atan2(0, 0) = 0 */
-  float want_sin = sqrtf(fmaxf(0.0f, 1.0f - want_cos * want_cos));                    /* want in [0, pi] */
+  float r2 = now_sin * now_sin + now_cos * now_cos;
+  float inv_r = r2 > 1e-38f ? 1.0f / sqrtf(r2) : 0.0f;
+  float cn = r2 > 1e-38f ? now_cos * inv_r : 1.0f, sn = now_sin * inv_r; /* atan2(0, 0) = 0 */
+  float want_sin = sqrtf(fmaxf(0.0f, 1.0f - want_cos * want_cos));  /* want in [0, pi] */
   float turn_cos = want_cos * cn + want_sin * sn, turn_sin = want_sin * cn - want_cos * sn;
   if (1.0f + turn_cos < 1e-6f) return quat_from_angle_axis(atan2f(turn_sin, turn_cos), hinge);
   return quat_normalize(quat_make(1.0f + turn_cos, turn_sin * hinge.x, turn_sin * hinge.y, turn_sin * hinge.z));
@@ -157,18 +163,21 @@ void anim_two_bone_ik(quat *io_hip_local, quat *io_knee_local, quat *io_ankle_lo
                       vec3 hinge) {
   float lab = vec3_length(vec3_sub(b, a)), lbc = vec3_length(vec3_sub(c, b));
   if (lab < 1e-5f || lbc < 1e-5f) return;
-  float lat = clampf(vec3_length(vec3_sub(target, a)), fabsf(lab - lbc) + 1e-4f, leg_reach(a, b, c));
+  float reach = reach_of(lab, lbc, vec3_length(vec3_sub(c, a)));
+  float lat = clampf(vec3_length(vec3_sub(target, a)), fabsf(lab - lbc) + 1e-4f, reach);
   /* Knee: from its current angle, signed about the hinge (a knee bent
    * backwards has a negative one), to the one the law of cosines asks. A
    * positive turn about the hinge moves c away from a, opening the knee. */
   vec3 u = vec3_sub(a, b), w = vec3_sub(c, b);
   float want_cos = clampf((lab * lab + lbc * lbc - lat * lat) / (2.0f * lab * lbc), -1.0f, 1.0f);
   quat knee_turn = knee_turn_about(hinge, vec3_dot(vec3_cross(u, w), hinge), vec3_dot(u, w), want_cos);
-  vec3 c1 = vec3_add(b, quat_mul_vec3(knee_turn, vec3_sub(c, b)));
-  /* Hip: swing the whole leg so the ankle points at the target. */
+  vec3 c1 = vec3_add(b, quat_mul_vec3(knee_turn, w));
+  /* Hip: swing the whole leg so the ankle points at the target. The
+   * products of unit rotations are normalized once, in the locals: a scale
+   * left in hip_new or knee_new changes no direction there. */
   quat hip_turn = rotation_between(vec3_sub(c1, a), vec3_sub(target, a));
-  quat hip_new = quat_normalize(quat_mul(hip_turn, hip_global));
-  quat knee_new = quat_normalize(quat_mul(hip_turn, quat_mul(knee_turn, knee_global)));
+  quat hip_new = quat_mul(hip_turn, hip_global);
+  quat knee_new = quat_mul(hip_turn, quat_mul(knee_turn, knee_global));
   *io_hip_local = quat_normalize(quat_inv_mul(hip_parent_global, hip_new));
   *io_knee_local = quat_normalize(quat_inv_mul(hip_new, knee_new));
   *io_ankle_local = quat_normalize(quat_inv_mul(knee_new, ankle_global)); /* the foot keeps its world rotation */

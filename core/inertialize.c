@@ -42,8 +42,10 @@ static void apply_vec3(vec3 *out_x, vec3 *out_v, vec3 off_x, vec3 off_v, vec3 in
   *out_v = vec3_add(in_v, off_v);
 }
 
+static quat apply_rotation(quat off_q, quat in_q) { return quat_normalize(quat_mul(off_q, in_q)); }
+
 static void apply_quat(quat *out_q, vec3 *out_w, quat off_q, vec3 off_w, quat in_q, vec3 in_w) {
-  *out_q = quat_normalize(quat_mul(off_q, in_q));
+  *out_q = apply_rotation(off_q, in_q);
   *out_w = vec3_add(off_w, quat_mul_vec3(off_q, in_w));
 }
 
@@ -217,6 +219,15 @@ static int speeds_ok(const anim_inertialize_speeds_t *p) {
          (!p->fast || (p->fast_halflife > 0.0f && isfinite(p->fast_halflife)));
 }
 
+/* out = a + b over n floats, vectorized: element i reads only element i of
+ * each array, so the loop carries no dependency even when out is a or b
+ * (an update in place), which the compiler cannot see in a pose's vec3
+ * arrays and so added them a float at a time. */
+static void add_floats(float *out, const float *a, const float *b, size_t n) {
+#pragma GCC ivdep
+  for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
 /* The tick's path, in passes over the whole pose rather than bone by bone:
  * the position offsets as 3 n flat floats (vectorizable), the rotation
  * offsets (spring.c's series, four at a time, each with its part's decayer),
@@ -240,10 +251,12 @@ int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffe
   apply_vec3(&out->positions[0], &out->velocities[0], s->offset_positions[0], s->offset_velocities[0], w.x, w.v);
   apply_quat(&out->rotations[0], &out->angular_velocities[0], s->offset_rotations[0], s->offset_angular_velocities[0],
              w.q, w.w);
-  float *ox = &out->positions[0].x, *ov = &out->velocities[0].x;
-  const float *ix = &in->positions[0].x, *iv = &in->velocities[0].x;
-  const float *fx = &s->offset_positions[0].x, *fv = &s->offset_velocities[0].x;
-  for (size_t j = 3; j < 3 * n; j++) ox[j] = ix[j] + fx[j], ov[j] = iv[j] + fv[j];
+  add_floats(&out->positions[1].x, &in->positions[1].x, &s->offset_positions[1].x, 3 * (n - 1));
+  if (speeds->root_rates_only) {
+    for (size_t i = 1; i < n; i++) out->rotations[i] = apply_rotation(s->offset_rotations[i], in->rotations[i]);
+    return 0;
+  }
+  add_floats(&out->velocities[1].x, &in->velocities[1].x, &s->offset_velocities[1].x, 3 * (n - 1));
   for (size_t i = 1; i < n; i++)
     apply_quat(&out->rotations[i], &out->angular_velocities[i], s->offset_rotations[i], s->offset_angular_velocities[i],
                in->rotations[i], in->angular_velocities[i]);
@@ -252,7 +265,7 @@ int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffe
 
 int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,
                              float halflife, float dt) {
-  anim_inertialize_speeds_t speeds = {halflife, halflife, halflife, NULL};
+  anim_inertialize_speeds_t speeds = {halflife, halflife, halflife, NULL, 0};
   return anim_inertializer_update_parts(s, out, in, &speeds, dt);
 }
 

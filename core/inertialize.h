@@ -126,10 +126,15 @@ int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *o
 /* Parts of the body blending at their own speeds (anim_inertializer_update_parts):
  * every offset decays with halflife, except the root's position, with
  * root_halflife, and the rotation of each bone b with fast[b] set, with
- * fast_halflife (fast: count flags, or NULL for none). Half-lives > 0. */
+ * fast_halflife (fast: count flags, or NULL for none). Half-lives > 0.
+ * With root_rates_only, the output's velocities and angular velocities are
+ * written for the root alone (the other bones' are left as they are): for a
+ * caller that shows positions and rotations, a fifth of an update. The
+ * offsets decay the same either way. */
 typedef struct {
   float halflife, root_halflife, fast_halflife;
   const uint8_t *fast;
+  int root_rates_only;
 } anim_inertialize_speeds_t;
 
 /* anim_inertializer_update with a half-life per part, in the same passes

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "anim_error.h"
 #include "lambertw.h"
@@ -24,6 +25,27 @@
 static double halflife_to_y(double halflife) { return 2.0 * LN2 / (halflife + 1e-8); }
 static double y_to_halflife(double y) { return 2.0 * LN2 / y; }
 
+/* exp(-y dt), the decays' one transcendental. A crowd's characters decay with
+ * the same few half-lives over the same dt tick after tick (a controller
+ * makes a dozen decays a tick: 3-4% of a crowd's time was this exp), so each
+ * thread keeps its last answers by argument: exp is a pure function, the
+ * bits are those exp returns. A value of 0 (exp of under -745) is never
+ * kept, so a zeroed slot holds nothing; NaN never equals itself. */
+static double decay_exp(double y, double dt) {
+  enum { SLOTS = 8 };
+  static _Thread_local struct {
+    double argument, value;
+  } kept[SLOTS];
+  double argument = -y * dt;
+  uint64_t bits;
+  memcpy(&bits, &argument, sizeof bits);
+  size_t at = (size_t)((bits ^ bits >> 23 ^ bits >> 41) % SLOTS);
+  if (kept[at].argument == argument && kept[at].value != 0.0) return kept[at].value;
+  double value = exp(argument);
+  kept[at].argument = argument, kept[at].value = value;
+  return value;
+}
+
 /* The exact decay of one dimension, with e = exp(-y dt) shared by callers. */
 static void decay_axis(float *io_x, float *io_v, double y, double e, double dt) {
   double x = *io_x, v = *io_v;
@@ -34,14 +56,14 @@ static void decay_axis(float *io_x, float *io_v, double y, double e, double dt) 
 
 void anim_spring_decay(float *io_x, float *io_v, float halflife, float dt) {
   double y = halflife_to_y(halflife);
-  decay_axis(io_x, io_v, y, exp(-y * dt), dt);
+  decay_axis(io_x, io_v, y, decay_exp(y, dt), dt);
 }
 
 /* decay_axis written as a matrix: x' = e ((1 + y dt) x + dt v),
  * v' = e (-y^2 dt x + (1 - y dt) v), the same in double to a few ulps, in a
  * loop with no dependency from one value to the next (it vectorizes). */
 void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float dt) {
-  double y = halflife_to_y(halflife), e = exp(-y * dt);
+  double y = halflife_to_y(halflife), e = decay_exp(y, dt);
   out->y = y, out->e = e, out->dt = dt;
   out->xx = e * (1.0 + y * dt), out->xv = e * dt;
   out->vx = -e * y * y * dt, out->vv = e * (1.0 - y * dt);
@@ -54,13 +76,14 @@ void anim_spring_decayer_vec3(const anim_spring_decayer_t *d, vec3 *io_x, vec3 *
   decay_axis(&io_x->z, &io_v->z, d->y, d->e, d->dt);
 }
 
+static inline void decay_pair(const anim_spring_decayer_t *d, float *io_x, float *io_v) {
+  double x = *io_x, v = *io_v;
+  *io_x = (float)(d->xx * x + d->xv * v);
+  *io_v = (float)(d->vx * x + d->vv * v);
+}
+
 void anim_spring_decayer_floats(const anim_spring_decayer_t *d, float *io_x, float *io_v, size_t n) {
-  double xx = d->xx, xv = d->xv, vx = d->vx, vv = d->vv;
-  for (size_t i = 0; i < n; i++) {
-    double x = io_x[i], v = io_v[i];
-    io_x[i] = (float)(xx * x + xv * v);
-    io_v[i] = (float)(vx * x + vv * v);
-  }
+  for (size_t i = 0; i < n; i++) decay_pair(d, &io_x[i], &io_v[i]);
 }
 
 /* The log map of a unit quaternion (c, v) = (cos phi, sin phi u), phi in
@@ -116,6 +139,22 @@ static inline void decay_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *
 
 void anim_spring_decayer_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *io_w) { decay_quat(d, io_q, io_w); }
 
+int anim_spring_decayer_yaw(const anim_spring_decayer_t *d, float *io_c, float *io_s, float *io_w) {
+  /* decay_quat's steps on the offset's non-zero parts, in its order: a
+   * zero part adds or subtracts exact zeros there (no fused multiply-adds
+   * in this build), so these are its bits. */
+  float c = *io_c, s = *io_s;
+  if (c < 0.0f) c = -c, s = -s; /* quat_abs */
+  float t = 1.0f - c;
+  if (!(t <= LOG_SERIES_MAX_T)) return ANIM_ERANGE;
+  float r = s * (2.0f * PHI_OVER_SIN_PHI(t)), w = *io_w;
+  decay_pair(d, &r, &w);
+  float h = r * 0.5f, p = h * h;
+  if (!(p <= EXP_SERIES_MAX_P)) return ANIM_ERANGE;
+  *io_c = COS_SERIES(-p), *io_s = SINC_SERIES(-p) * h, *io_w = w;
+  return 0;
+}
+
 /* ANIM_LANES offsets at once, one per lane (core/lanes.h): the same series
  * in vectors (the pose's quaternions and velocities gathered lane by lane),
  * the decay matrix in float (the scalar path's double decay differs by a
@@ -126,26 +165,42 @@ void anim_spring_decayer_quat(const anim_spring_decayer_t *d, quat *io_q, vec3 *
 typedef anim_lanes_f vf;
 typedef anim_lanes_i vi;
 
-/* d[l]: lane l's decayer (one for all, or one per offset). */
-static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], quat *io_q, vec3 *io_w) {
+/* The decay matrices of a group's lanes, in float (the lanes' precision). */
+typedef struct {
+  vf xx, xv, vx, vv;
+} lane_decay_t;
+
+/* One decayer's matrix in float, for lane_decay_t's lanes. */
+typedef struct {
+  float xx, xv, vx, vv;
+} float_decay_t;
+
+static float_decay_t float_decay(const anim_spring_decayer_t *d) {
+  float_decay_t f = {(float)d->xx, (float)d->xv, (float)d->vx, (float)d->vv};
+  return f;
+}
+
+/* d[l]: lane l's decayer, for a lane outside the series (the scalar path);
+ * m: the lanes' matrices. */
+static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], const lane_decay_t *m, quat *io_q,
+                             vec3 *io_w) {
   vf qw, qx, qy, qz, wx, wy, wz;
   for (int l = 0; l < ANIM_LANES; l++) {
     quat q = io_q[l];
-    float sign = q.w < 0.0f ? -1.0f : 1.0f; /* quat_abs */
-    qw[l] = sign * q.w, qx[l] = sign * q.x, qy[l] = sign * q.y, qz[l] = sign * q.z;
+    qw[l] = q.w, qx[l] = q.x, qy[l] = q.y, qz[l] = q.z;
     wx[l] = io_w[l].x, wy[l] = io_w[l].y, wz[l] = io_w[l].z;
   }
+  /* quat_abs on the lanes: a sign flip is exact, as the scalar path's -1 x. */
+  vi flip = (qw < 0.0f) & ((vi){0} + INT32_MIN); /* the sign bit where w < 0 */
+  qw = (vf)((vi)qw ^ flip), qx = (vf)((vi)qx ^ flip), qy = (vf)((vi)qy ^ flip), qz = (vf)((vi)qz ^ flip);
   vf t = ANIM_LANES_SPLAT(1.0f) - qw;
   vf f = PHI_OVER_SIN_PHI(t) * 2.0f;
   vf rx = f * qx, ry = f * qy, rz = f * qz;
-  vf xx, xv, vx, vv;
-  for (int l = 0; l < ANIM_LANES; l++)
-    xx[l] = (float)d[l]->xx, xv[l] = (float)d[l]->xv, vx[l] = (float)d[l]->vx, vv[l] = (float)d[l]->vv;
-  vf nrx = xx * rx + xv * wx, nry = xx * ry + xv * wy, nrz = xx * rz + xv * wz;
-  wx = vx * rx + vv * wx, wy = vx * ry + vv * wy, wz = vx * rz + vv * wz;
+  vf nrx = m->xx * rx + m->xv * wx, nry = m->xx * ry + m->xv * wy, nrz = m->xx * rz + m->xv * wz;
+  wx = m->vx * rx + m->vv * wx, wy = m->vx * ry + m->vv * wy, wz = m->vx * rz + m->vv * wz;
   vf hx = nrx * 0.5f, hy = nry * 0.5f, hz = nrz * 0.5f;
-  vf p = hx * hx + hy * hy + hz * hz, m = -p;
-  vf c = COS_SERIES(m), sn = SINC_SERIES(m);
+  vf p = hx * hx + hy * hy + hz * hz, m2 = -p;
+  vf c = COS_SERIES(m2), sn = SINC_SERIES(m2);
   /* NaN compares false: such a lane goes the scalar way too. */
   vi inside = (t <= LOG_SERIES_MAX_T) & (p <= EXP_SERIES_MAX_P);
   for (int l = 0; l < ANIM_LANES; l++) {
@@ -158,25 +213,40 @@ static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], q
   }
 }
 
-/* The decayer of offset i: one for all (which NULL), or decayers[which[i]]. */
-static const anim_spring_decayer_t *decayer_of(const anim_spring_decayer_t *decayers, const uint8_t *which, size_t i) {
-  return which ? &decayers[which[i]] : decayers;
+/* The lanes' decayers and matrices for offsets i.. (a lane past n: the first decayer). */
+static void lanes_for(const anim_spring_decayer_t *decayers, const uint8_t *which, const float_decay_t *floats,
+                      size_t i, size_t n, const anim_spring_decayer_t *d[ANIM_LANES], lane_decay_t *m) {
+  for (int l = 0; l < ANIM_LANES; l++) {
+    size_t k = which && i + (size_t)l < n ? which[i + (size_t)l] : 0;
+    d[l] = &decayers[k];
+    m->xx[l] = floats[k].xx, m->xv[l] = floats[k].xv, m->vx[l] = floats[k].vx, m->vv[l] = floats[k].vv;
+  }
 }
 
+/* decayers: 1 (which NULL) or up to 256 (which's values) decayers. */
 static void decay_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w, size_t n) {
   const anim_spring_decayer_t *d[ANIM_LANES];
+  lane_decay_t m;
+  /* Each decayer's float matrix once, not once per lane and group. */
+  size_t ndecayers = 1;
+  for (size_t i = 0; which && i < n; i++)
+    if ((size_t)which[i] + 1 > ndecayers) ndecayers = (size_t)which[i] + 1;
+  float_decay_t floats[256];
+  for (size_t k = 0; k < ndecayers; k++) floats[k] = float_decay(&decayers[k]);
+  if (!which) lanes_for(decayers, NULL, floats, 0, n, d, &m); /* the same for every group */
   size_t i = 0;
   for (; i + ANIM_LANES <= n; i += ANIM_LANES) {
-    for (int l = 0; l < ANIM_LANES; l++) d[l] = decayer_of(decayers, which, i + (size_t)l);
-    decay_quat_lanes(d, io_q + i, io_w + i);
+    if (which) lanes_for(decayers, which, floats, i, n, d, &m);
+    decay_quat_lanes(d, &m, io_q + i, io_w + i);
   }
   if (i == n) return;
   /* The rest in a padded group (identity offsets decay to themselves). */
   quat q[ANIM_LANES];
   vec3 w[ANIM_LANES];
-  for (int l = 0; l < ANIM_LANES; l++) q[l] = quat_identity(), w[l] = vec3_zero(), d[l] = decayers;
-  for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l], d[l] = decayer_of(decayers, which, i + l);
-  decay_quat_lanes(d, q, w);
+  if (which) lanes_for(decayers, which, floats, i, n, d, &m);
+  for (int l = 0; l < ANIM_LANES; l++) q[l] = quat_identity(), w[l] = vec3_zero();
+  for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l];
+  decay_quat_lanes(d, &m, q, w);
   for (size_t l = 0; i + l < n; l++) io_q[i + l] = q[l], io_w[i + l] = w[l];
 }
 
@@ -228,11 +298,10 @@ void anim_spring_track_vec3(vec3 *io_x, vec3 *io_v, vec3 x_goal, vec3 v_goal, fl
   *io_v = vec3_add(ev, v_goal);
 }
 
-/* One axis of the velocity spring: v - v_goal decays critically with rate a;
- * x integrates v exactly: int_0^dt e^-ys ds = (1 - E)/y and
- * int_0^dt s e^-ys ds = (1 - E (1 + y dt)) / y^2. */
-static void character_axis(float *io_x, float *io_v, float *io_a, double v_goal, double y, double dt) {
-  double e = exp(-y * dt);
+/* One axis of the velocity spring: v - v_goal decays critically with rate y
+ * (e = exp(-y dt), shared by the three axes); x integrates v exactly:
+ * int_0^dt e^-ys ds = (1 - e)/y and int_0^dt s e^-ys ds = (1 - e (1 + y dt)) / y^2. */
+static void character_axis(float *io_x, float *io_v, float *io_a, double v_goal, double y, double e, double dt) {
   double j0 = *io_v - v_goal, j1 = *io_a + j0 * y;
   double x = *io_x + v_goal * dt + j0 * (1.0 - e) / y + j1 * (1.0 - e * (1.0 + y * dt)) / (y * y);
   *io_x = (float)x;
@@ -241,10 +310,10 @@ static void character_axis(float *io_x, float *io_v, float *io_a, double v_goal,
 }
 
 void anim_spring_character_vec3(vec3 *io_x, vec3 *io_v, vec3 *io_a, vec3 v_goal, float halflife, float dt) {
-  double y = halflife_to_y(halflife);
-  character_axis(&io_x->x, &io_v->x, &io_a->x, v_goal.x, y, dt);
-  character_axis(&io_x->y, &io_v->y, &io_a->y, v_goal.y, y, dt);
-  character_axis(&io_x->z, &io_v->z, &io_a->z, v_goal.z, y, dt);
+  double y = halflife_to_y(halflife), e = decay_exp(y, dt);
+  character_axis(&io_x->x, &io_v->x, &io_a->x, v_goal.x, y, e, dt);
+  character_axis(&io_x->y, &io_v->y, &io_a->y, v_goal.y, y, e, dt);
+  character_axis(&io_x->z, &io_v->z, &io_a->z, v_goal.z, y, e, dt);
 }
 
 /* ---- tuning ----------------------------------------------------------------- */

@@ -65,6 +65,12 @@ void anim_spring_decayer_vec3(const anim_spring_decayer_t *decayer, vec3 *io_x, 
  * seen as 3 n floats): the same decay as anim_spring_decayer_vec3's. */
 void anim_spring_decayer_floats(const anim_spring_decayer_t *decayer, float *io_x, float *io_v, size_t n);
 void anim_spring_decayer_quat(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w);
+/* anim_spring_decayer_quat for an offset about +Y alone, (*io_c, 0, *io_s, 0)
+ * turning at (0, *io_w, 0) (a character's facing): the same bits, without
+ * the two zero axes. 0, or ANIM_ERANGE (nothing changed) when the offset is
+ * too large for the series (over 145 degrees, or decaying past 180): the
+ * caller decays it as a quaternion. */
+int anim_spring_decayer_yaw(const anim_spring_decayer_t *decayer, float *io_c, float *io_s, float *io_w);
 /* anim_spring_decayer_quat over n offsets (a pose's), four at a time in
  * vectors: the same to a float's rounding (tests/test_spring.c). */
 void anim_spring_decayer_quats(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w, size_t n);

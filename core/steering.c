@@ -1,4 +1,6 @@
 /* steering.c: input -> desired velocity and facing; the simulation springs (see steering.h). */
+#include <math.h>
+
 #include "spring.h"
 #include "steering.h"
 
@@ -74,9 +76,30 @@ void anim_steering_desired(vec3 *out_velocity, quat *io_rotation, anim_goal_arri
   }
 }
 
+/* Whether a facing, its goal and its turn are about +Y alone (as every input
+ * makes them, and the spring keeps them). */
+static int about_up(quat rotation, vec3 angular_velocity, quat goal) {
+  return rotation.x == 0.0f && rotation.z == 0.0f && goal.x == 0.0f && goal.z == 0.0f && angular_velocity.x == 0.0f &&
+         angular_velocity.z == 0.0f;
+}
+
 void anim_steering_rotation_spring(quat *io_rotation, vec3 *io_angular_velocity, quat goal, float halflife, float dt) {
-  quat offset = quat_abs(quat_inv_mul(goal, *io_rotation));
-  anim_spring_decay_quat(&offset, io_angular_velocity, halflife, dt);
+  anim_spring_decayer_t decay;
+  anim_spring_decayer_make(&decay, halflife, dt);
+  quat r = *io_rotation;
+  if (about_up(r, *io_angular_velocity, goal)) {
+    /* The quaternion path's products with their zero terms left out (the
+     * same bits): offset = goal^-1 r, then goal offset, normalized. */
+    float c = goal.w * r.w + goal.y * r.y, s = goal.w * r.y - goal.y * r.w;
+    if (anim_spring_decayer_yaw(&decay, &c, &s, &io_angular_velocity->y) == 0) {
+      float w = goal.w * c - goal.y * s, y = goal.w * s + goal.y * c;
+      float len = sqrtf(w * w + y * y);
+      *io_rotation = len < 1e-12f ? quat_identity() : quat_make(w * (1.0f / len), 0.0f, y * (1.0f / len), 0.0f);
+      return;
+    }
+  }
+  quat offset = quat_abs(quat_inv_mul(goal, r));
+  anim_spring_decayer_quat(&decay, &offset, io_angular_velocity);
   *io_rotation = quat_normalize(quat_mul(goal, offset));
 }
 

@@ -96,6 +96,10 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
     snprintf(err, (size_t)errlen, "%s", anim_strerror(rc));
     return rc;
   }
+  /* What the server reports of a character is its pose's positions and
+   * rotations, and its root's motion (report_pose, state): the other bones'
+   * rates would be computed each tick for nothing. */
+  c->pose_bone_rates = 0;
   /* Spread periodic searches over the ticks of an interval. */
   anim_controller_stagger(c, (int)(setup->slot % (uint32_t)c->params.search_interval));
   return 0;

@@ -232,6 +232,38 @@ static void test_lag_spikes(void **state) {
   anim_controller_free(&c);
 }
 
+/* pose_bone_rates 0 (the server's crowd) shows the same character: a
+ * controller without the other bones' rates, ticked beside one with them
+ * through walking, turning and stopping (searches, transitions, foot locks),
+ * has the same pose bit for bit, the same root rates, frame and simulation. */
+static void test_root_rates_only_show_the_same(void **state) {
+  (void)state;
+  anim_controller_t full, lean;
+  assert_int_equal(anim_controller_init(&full, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
+  assert_int_equal(anim_controller_init(&lean, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
+  lean.pose_bone_rates = 0;
+  size_t n = (size_t)db.nbones;
+  for (int t = 0; t < 6 * 60; t++) {
+    anim_controller_input_t in;
+    memset(&in, 0, sizeof in);
+    in.kind = ANIM_INPUT_STICK;
+    in.stick_z = t < 120 ? 0.9f : 0.0f, in.stick_x = t >= 120 && t < 240 ? -0.9f : 0.0f;
+    assert_int_equal(anim_controller_set_input(&full, &in), 0);
+    assert_int_equal(anim_controller_set_input(&lean, &in), 0);
+    assert_int_equal(anim_controller_tick(&full, 1.0f / 60.0f), 0);
+    assert_int_equal(anim_controller_tick(&lean, 1.0f / 60.0f), 0);
+    assert_int_equal(full.frame, lean.frame);
+    assert_memory_equal(full.pose_positions, lean.pose_positions, n * sizeof(vec3));
+    assert_memory_equal(full.pose_rotations, lean.pose_rotations, n * sizeof(quat));
+    assert_memory_equal(&full.pose_velocities[0], &lean.pose_velocities[0], sizeof(vec3));
+    assert_memory_equal(&full.pose_angular_velocities[0], &lean.pose_angular_velocities[0], sizeof(vec3));
+    assert_memory_equal(&full.sim_position, &lean.sim_position, sizeof(vec3));
+  }
+  assert_true(full.transitions > 2); /* the run did transition */
+  anim_controller_free(&full);
+  anim_controller_free(&lean);
+}
+
 /* anim_controller_query (for inspection between ticks) reads only, and is the
  * query the next search builds: after two seconds of one stick input (the
  * input smoothing settled), a tick forced to search builds the same vector;
@@ -287,6 +319,7 @@ int main(void) {
       cmocka_unit_test(test_scripted_motion_quality),
       cmocka_unit_test(test_scripted_motion_on_mocap),
       cmocka_unit_test(test_lag_spikes),
+      cmocka_unit_test(test_root_rates_only_show_the_same),
       cmocka_unit_test(test_query_for_inspection),
       cmocka_unit_test(test_pops_without_inertialization),
   };

@@ -241,6 +241,26 @@ static void test_negative_r_anticipates(void **state) {
   assert_true(s0.y >= 0.0f && s0.y < s2.y);
 }
 
+/* The step keeps its last transition per thread (dynamics.c): two systems
+ * stepped in turn, each over its own dt sequence, end on the bits each
+ * ends on when stepped alone; a transition kept for the other's f, zeta
+ * or dt would change them. */
+static void test_interleaved_systems_step_as_alone(void **state) {
+  (void)state;
+  anim_dynamics_params_t p[3] = {params(2.0f, 0.5f, 1.0f), params(2.0f, 0.7f, 1.0f), params(3.0f, 0.5f, 0.0f)};
+  anim_dynamics_t alone[3], together[3];
+  for (int s = 0; s < 3; s++) {
+    anim_dynamics_reset(&alone[s], 0.0f);
+    for (int i = 0; i < 50; i++)
+      assert_int_equal(anim_dynamics_update(&alone[s], &p[s], (float)(i % 7), i % 3 ? 1.0f / 60.0f : 1.0f / 30.0f), 0);
+    anim_dynamics_reset(&together[s], 0.0f);
+  }
+  for (int i = 0; i < 50; i++)
+    for (int s = 0; s < 3; s++)
+      assert_int_equal(anim_dynamics_update(&together[s], &p[s], (float)(i % 7), i % 3 ? 1.0f / 60.0f : 1.0f / 30.0f), 0);
+  for (int s = 0; s < 3; s++) assert_true(alone[s].y == together[s].y && alone[s].v == together[s].v);
+}
+
 static void test_angle_crosses_the_seam_the_short_way(void **state) {
   anim_dynamics_params_t p = params(2, 1, 0);
   anim_dynamics_angle_t s;
@@ -277,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_euler_limit_is_the_derived_one),
       cmocka_unit_test(test_negative_r_anticipates),
       cmocka_unit_test(test_angle_crosses_the_seam_the_short_way),
+      cmocka_unit_test(test_interleaved_systems_step_as_alone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

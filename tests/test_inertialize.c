@@ -299,7 +299,7 @@ static void test_update_by_parts(void **state) {
   for (int i = 0; i < 4; i++) inert_init(all[i]), assert_int_equal(anim_inertializer_transition(&all[i]->s, &sv, &dv), 0);
   uint8_t flags[NB] = {0};
   flags[1] = flags[3] = 1;
-  anim_inertialize_speeds_t speeds = {0.4f, 0.05f, 0.1f, flags};
+  anim_inertialize_speeds_t speeds = {0.4f, 0.05f, 0.1f, flags, 0};
   anim_pose_buffer_t bp = buffer_of(&out_parts), bf = buffer_of(&out_fast), bs = buffer_of(&out_slow);
   pose_t out_root;
   anim_pose_buffer_t br = buffer_of(&out_root);
@@ -324,6 +324,42 @@ static void test_update_by_parts(void **state) {
   }
   /* and the parts differ from one another: the flags took effect */
   assert_true(1.0f - fabsf(quat_dot(out_fast.q[1], out_slow.q[1])) > 1e-6f);
+}
+
+/* root_rates_only: the same positions and rotations, the root's rates, and
+ * the offsets decayed the same (the next ticks agree too), while the other
+ * bones' rates in the output are not written. */
+static void test_update_with_root_rates_only(void **state) {
+  (void)state;
+  clip_t a = {{0, 0, 0}, {0, 0, 1.5f}, 0.0f, 0.3f, 0.0f, 0.2f}, b = {{10, 0, -4}, {1.0f, 0, 0}, 2.0f, -1.0f, 1.0f, 0.4f};
+  pose_t src, dst, all_rates, root_rates;
+  clip_sample(&src, &a, 0.5f);
+  clip_sample(&dst, &b, 1.0f);
+  anim_pose_view_t sv = view_of(&src), dv = view_of(&dst);
+  inert_t full, lean;
+  inert_init(&full), inert_init(&lean);
+  assert_int_equal(anim_inertializer_transition(&full.s, &sv, &dv), 0);
+  assert_int_equal(anim_inertializer_transition(&lean.s, &sv, &dv), 0);
+  uint8_t flags[NB] = {0};
+  flags[2] = 1;
+  anim_inertialize_speeds_t speeds = {0.4f, 0.05f, 0.1f, flags, 0}, root_only = speeds;
+  root_only.root_rates_only = 1;
+  anim_pose_buffer_t bf = buffer_of(&all_rates), bl = buffer_of(&root_rates);
+  for (int i = 0; i < NB; i++) root_rates.v[i] = root_rates.w[i] = vec3_make(NAN, NAN, NAN);
+  for (int t = 0; t < 10; t++) {
+    assert_int_equal(anim_inertializer_update_parts(&full.s, &bf, &dv, &speeds, 0.016f), 0);
+    assert_int_equal(anim_inertializer_update_parts(&lean.s, &bl, &dv, &root_only, 0.016f), 0);
+    for (int i = 0; i < NB; i++) {
+      assert_memory_equal(&all_rates.x[i], &root_rates.x[i], sizeof(vec3));
+      assert_memory_equal(&all_rates.q[i], &root_rates.q[i], sizeof(quat));
+      if (i == 0) {
+        assert_memory_equal(&all_rates.v[0], &root_rates.v[0], sizeof(vec3));
+        assert_memory_equal(&all_rates.w[0], &root_rates.w[0], sizeof(vec3));
+      } else {
+        assert_true(isnan(root_rates.v[i].x) && isnan(root_rates.w[i].z)); /* not written */
+      }
+    }
+  }
 }
 
 static void test_pose_root_follows_destination_in_world(void **state) {
@@ -367,6 +403,7 @@ int main(void) {
       cmocka_unit_test(test_quat_double_cover),
       cmocka_unit_test(test_pose_repeated_transitions_stay_continuous),
       cmocka_unit_test(test_update_by_parts),
+      cmocka_unit_test(test_update_with_root_rates_only),
       cmocka_unit_test(test_pose_root_follows_destination_in_world),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -171,6 +171,26 @@ static void test_decay_steps_compose(void **state) {
   assert_float_equal(x, (1.0f + 2.0f * ANIM_LN2) / 4.0f, 1e-5f);
 }
 
+/* The decays keep their last exponentials per thread (spring.c): decays
+ * with 24 half-lives and 3 time steps, interleaved so the kept answers are
+ * overwritten and their slots shared, give the bits of the decay's formula
+ * with exp computed afresh (the same double arithmetic as decay_axis). A
+ * kept answer returned for another argument would differ. */
+static void test_kept_exponentials_are_the_arguments_own(void **state) {
+  (void)state;
+  const float dts[] = {1.0f / 60.0f, 1.0f / 3.0f, 0.05f};
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 24 * 3; i++) {
+      float halflife = 0.05f + 0.037f * (float)(i % 24), dt = dts[(i / 24 + round) % 3];
+      float x = 0.7f - 0.01f * (float)i, v = 1.3f + 0.02f * (float)round;
+      double y = 2.0 * 0.69314718055994530942 / ((double)halflife + 1e-8), e = exp(-y * (double)dt);
+      double j1 = (double)v + (double)x * y;
+      float want_x = (float)(e * ((double)x + j1 * (double)dt)), want_v = (float)(e * ((double)v - j1 * y * (double)dt));
+      anim_spring_decay(&x, &v, halflife, dt);
+      assert_true(x == want_x && v == want_v);
+    }
+}
+
 static void test_decay_vec3_and_huge_dt(void **state) {
   vec3 x = vec3_make(1.0f, -2.0f, 3.0f), v = vec3_make(0.5f, 0.0f, -1.0f);
   float sx = 1.0f, sv = 0.5f;
@@ -202,6 +222,22 @@ static void test_decay_quat_double_cover(void **state) {
   /* -q would be a 2pi - 2.5 rotation the long way; it must not be. */
   float angle = vec3_length(quat_to_scaled_angle_axis(quat_abs(qb)));
   assert_true(angle < 2.5f);
+  /* In a pose's lanes too, to the bit: q and -q take the same path (a
+   * flip that missed would send -q the scalar way, a rounding apart). */
+  enum { N = 19 };
+  quat pa[N], pb[N];
+  vec3 va[N], vb[N];
+  for (int i = 0; i < N; i++) {
+    pa[i] = quat_from_angle_axis(0.05f * (float)(i + 1), vec3_normalize(vec3_make(1.0f, (float)i, 2.0f)));
+    pb[i] = i % 2 ? quat_neg(pa[i]) : pa[i];
+    va[i] = vb[i] = vec3_make(0.3f * (float)i, -1.0f, 0.5f);
+  }
+  anim_spring_decayer_t d;
+  anim_spring_decayer_make(&d, 0.2f, 1.0f / 60.0f);
+  anim_spring_decayer_quats(&d, pa, va, N);
+  anim_spring_decayer_quats(&d, pb, vb, N);
+  assert_memory_equal(pa, pb, sizeof pa);
+  assert_memory_equal(va, vb, sizeof va);
 }
 
 /* The tick's rotation decay (log and exp maps as series, spring.c) against
@@ -429,6 +465,7 @@ int main(void) {
       cmocka_unit_test(test_conversions_roundtrip),
       cmocka_unit_test(test_decay_matches_rk4),
       cmocka_unit_test(test_decay_steps_compose),
+      cmocka_unit_test(test_kept_exponentials_are_the_arguments_own),
       cmocka_unit_test(test_decay_vec3_and_huge_dt),
       cmocka_unit_test(test_decay_quat_double_cover),
       cmocka_unit_test(test_decay_quat_series_matches_exact_maps),
