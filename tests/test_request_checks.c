@@ -149,6 +149,15 @@ static void test_strings_checked_whole(void **state) {
   batch.database = "default", batch.n_queries = 2, batch.queries = queries;
   request.id = 7, request.body_case = ANIMSERVER__REQUEST__BODY_BATCH_SEARCH, request.batch_search = &batch;
   expect_error(&request, ANIM_EBADNAME, "batch_search.queries[1].tags[0]: byte 1 is not valid UTF-8");
+
+  /* The server walks a request's bytes for strings only when its body can
+   * hold one (server/codec.c: a ping's is not walked): that holds while
+   * Request's fields outside the body are no string and no message. */
+  for (unsigned i = 0; i < animserver__request__descriptor.n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &animserver__request__descriptor.fields[i];
+    if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE))
+      fail_msg("Request.%s is outside the body and can hold a string: server/codec.c must walk every request", f->name);
+  }
 }
 
 /* ---- errors name the field -------------------------------------------------------------------- */
