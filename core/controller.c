@@ -80,8 +80,8 @@ int anim_controller_set_input(anim_controller_t *c, const anim_controller_input_
 /* ---- simulation and trajectory ---------------------------------------------------------- */
 
 /* Predicts n samples, frame_offsets[i] frames ahead, from the simulation state. */
-static void predict(const anim_controller_t *c, vec3 target_velocity, const int *frame_offsets, int n, vec3 *out_positions,
-                    quat *out_rotations) {
+static void predict(const anim_controller_t *c, vec3 target_velocity, const int *frame_offsets, int n,
+                    vec3 *out_positions, quat *out_rotations) {
   float times[ANIM_MAX_TRAJECTORY_SAMPLES];
   for (int i = 0; i < n; i++) times[i] = (float)frame_offsets[i] / c->db->frame_rate;
   anim_steering_predict(out_positions, out_rotations, c->sim_position, c->sim_velocity, c->sim_acceleration,
@@ -298,7 +298,8 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
   /* Simulation springs, then the displayed pose. */
   vec3 target = c->smoothed_velocity.y;
-  anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife, dt);
+  anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife,
+                             dt);
   anim_steering_rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife,
                                 dt);
   anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);

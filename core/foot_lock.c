@@ -202,7 +202,8 @@ typedef struct {
 /* How far the pelvis must come down for this leg's contact bone to reach
  * target (drop_needed for the ankle carried along). */
 static float leg_drop(const leg_t *leg, vec3 target) {
-  return drop_needed(leg->hip, vec3_add(leg->ankle, vec3_sub(target, leg->toe)), leg_reach(leg->hip, leg->knee, leg->ankle));
+  vec3 ankle_target = vec3_add(leg->ankle, vec3_sub(target, leg->toe));
+  return drop_needed(leg->hip, ankle_target, leg_reach(leg->hip, leg->knee, leg->ankle));
 }
 
 /* The quintic ease 6s^5 - 15s^4 + 10s^3: 0 to 1 with zero velocity and
@@ -256,7 +257,8 @@ static vec3 foot_target(const anim_foot_locks_t *locks, anim_foot_lock_t *f, int
   vec3 target = vec3_add(toe, f->offset);
   if (f->state == ANIM_FOOT_FREE) {
     /* Not yet where the pelvis would have to come down at once to hold it. */
-    if (!contact || (locks->on_ground && (target.y > f->plant_height || !(leg_drop(leg, target) <= locks->drop + DROP_STEP))))
+    if (!contact) return target;
+    if (locks->on_ground && (target.y > f->plant_height || !(leg_drop(leg, target) <= locks->drop + DROP_STEP)))
       return target;
     /* Plant where the foot is shown, and stop it there: a landing foot is
      * stopped by the ground too. */

@@ -245,7 +245,9 @@ int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffe
   size_t n = s->count;
   anim_spring_decayer_vec3(&root, &s->offset_positions[0], &s->offset_velocities[0]);
   anim_spring_decayer_floats(&decay[0], &s->offset_positions[1].x, &s->offset_velocities[1].x, 3 * (n - 1));
-  if (speeds->fast) anim_spring_decayers_quats(decay, speeds->fast, s->offset_rotations, s->offset_angular_velocities, n);
+  quat *rotations = s->offset_rotations;
+  vec3 *turns = s->offset_angular_velocities;
+  if (speeds->fast) anim_spring_decayers_quats(decay, speeds->fast, rotations, turns, n);
   else anim_spring_decayer_quats(&decay[0], s->offset_rotations, s->offset_angular_velocities, n);
   root_state_t w = root_to_world(s, in);
   apply_vec3(&out->positions[0], &out->velocities[0], s->offset_positions[0], s->offset_velocities[0], w.x, w.v);

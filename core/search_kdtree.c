@@ -128,7 +128,8 @@ typedef struct kdtree {
 static void kdtree_free(void *impl) {
   kdtree_t *t = impl;
   if (!t) return;
-  free(t->nodes), free(t->bounds), free(t->rows), free(t->keys), free(t->split), free(t->codes), free(t->groups), free(t->meta);
+  free(t->nodes), free(t->bounds), free(t->rows), free(t->keys);
+  free(t->split), free(t->codes), free(t->groups), free(t->meta);
   free(t);
 }
 
@@ -397,7 +398,8 @@ static void leaf_encode(kdtree_t *t, int id) {
     memset(glo, 255, (size_t)t->stride), memset(ghi, 0, (size_t)t->stride);
     for (int i = first; i < node->first + node->group_end[g]; i++) {
       const uint8_t *code = t->codes + (size_t)i * (size_t)t->stride;
-      for (int j = 0; j < t->stride; j++) glo[j] = code[j] < glo[j] ? code[j] : glo[j], ghi[j] = code[j] > ghi[j] ? code[j] : ghi[j];
+      for (int j = 0; j < t->stride; j++)
+        glo[j] = code[j] < glo[j] ? code[j] : glo[j], ghi[j] = code[j] > ghi[j] ? code[j] : ghi[j];
     }
     first = node->first + node->group_end[g];
   }
@@ -525,7 +527,8 @@ __attribute__((target("avx2"))) static float node_bound_avx2(const kdtree_t *t, 
                                                              float transition_cost, float limit) {
   int n = t->stride;
   const float *lo = node_lo(t, id), *hi = lo + n;
-  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, d2 = s, half = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+  v8f_t s = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, d2 = s;
+  v8f_t half = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
   for (int j = 0; j < n; j += 8) {
     v8f_t x = v8_load(q + j), l = v8_load(lo + j), h = v8_load(hi + j);
     v8i_t below = (v8i_t)(l - x) & (x < l), above = (v8i_t)(x - h) & (x > h);
