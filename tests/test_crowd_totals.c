@@ -31,6 +31,7 @@
 #include <cmocka.h>
 #include "anim_client.h"
 #include "anim_error.h"
+#include "inprocess_server.h"
 #include "procgen.h"
 #include "../server/graphs.h"
 #include "../server/server.h"
@@ -264,19 +265,9 @@ static void test_totals_equal_a_recount(void **state) {
   srv_log_set_level(SRV_LOG_WARN);
   assert_int_equal(uv_loop_init(&loop), 0);
   srv_registry_t registry = {0};
-  anim_database_t db;
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
-  srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
-  assert_non_null(entry);
-  assert_int_equal(srv_registry_put(&registry, entry), 0);
+  srv_db_entry_t *entry = anim_test_register_procgen(&registry);
   assert_int_equal(srv_server_start(&server, &loop, &config, &registry, err, sizeof err), 0);
-  /* The motion graph, built here rather than waited for. */
-  srv_graph_options_t options;
-  memset(&options, 0, sizeof options);
-  anim_graph_options_default(&options.core);
-  srv_graph_build_t *job = srv_graph_build_begin(srv_graph_slot_of(entry), &entry->db, &options);
-  assert_int_equal(srv_graph_build_run(job), 0);
-  srv_graph_build_end(job);
+  anim_test_build_graph(entry);
   /* Owner 0's character: ticks (and recounts) never stop. */
   static srv_create_characters_request_t request;
   anim_controller_params_default(&request.params);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "anim_client.h"
+#include "inprocess_server.h"
 #include "lmm.h"
 #include "lmm_database.h"
 #include "procgen.h"
@@ -177,12 +178,7 @@ static void add_others(srv_db_entry_t *entry) {
   assert_int_equal(srv_machines_put(&server.machines, def, 0), 0);
   srv_bound_machine_t *bound;
   assert_int_equal(srv_machines_bind(&server.machines, def, entry, &bound, NULL, err, sizeof err), 0);
-  srv_graph_options_t options;
-  memset(&options, 0, sizeof options);
-  anim_graph_options_default(&options.core);
-  srv_graph_build_t *job = srv_graph_build_begin(srv_graph_slot_of(entry), &entry->db, &options);
-  assert_int_equal(srv_graph_build_run(job), 0);
-  srv_graph_build_end(job);
+  anim_test_build_graph(entry);
   static srv_create_characters_request_t request;
   anim_controller_params_default(&request.params);
   anim_path_options_default(&request.path);
@@ -193,11 +189,14 @@ static void add_others(srv_db_entry_t *entry) {
     srv_actor_setup_t walker = {&request, vec3_make((float)i * 8.0f, 0.0f, 10.0f), 0.0f, 0, 0, entry->graph->ready};
     assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_graph, &walker, &other_ids[OTHERS + i], err,
                                       sizeof err), 0);
-    for (int k = 0; k < 32; k++)
-      circle[2 * k] = (float)i * 8.0f + 3.0f * sinf(0.196f * (float)k), circle[2 * k + 1] = 13.0f - 3.0f * cosf(0.196f * (float)k);
+    for (int k = 0; k < 32; k++) {
+      float angle = 0.196f * (float)k;
+      circle[2 * k] = (float)i * 8.0f + 3.0f * sinf(angle), circle[2 * k + 1] = 13.0f - 3.0f * cosf(angle);
+    }
     anim_path_t path = {circle, 32, 1};
-    assert_int_equal(anim_graph_character_set_path(srv_actor_graph_character(srv_crowd_find(&server.crowd, other_ids[OTHERS + i])),
-                                                   &path), 0);
+    srv_actor_t *actor = srv_crowd_find(&server.crowd, other_ids[OTHERS + i]);
+    assert_int_equal(anim_graph_character_set_path(srv_actor_graph_character(actor), &path), 0);
+    srv_crowd_remeasure(&server.crowd, actor); /* its planner may have grown (as service_graph.c does) */
   }
   srv_bound_machine_release(bound);
 }
@@ -251,11 +250,7 @@ static void test_no_allocation_per_tick(void **state) {
   }
   assert_int_equal(uv_loop_init(&loop), 0);
   srv_registry_t registry = {0};
-  anim_database_t db;
-  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
-  srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
-  assert_non_null(entry);
-  assert_int_equal(srv_registry_put(&registry, entry), 0);
+  srv_db_entry_t *entry = anim_test_register_procgen(&registry);
   anim_lmm_networks_t *nets = add_learned(&registry);
   assert_int_equal(srv_server_start(&server, &loop, &config, &registry, err, sizeof err), 0);
   add_others(entry);

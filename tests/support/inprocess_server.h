@@ -1,0 +1,42 @@
+/*
+ * inprocess_server.h: what tests that run the real server in their own
+ * process (to look at the crowd between ticks) set up the same way: the
+ * procedural database registered as "default", and its motion graph built
+ * synchronously rather than waited for. The test owns the server, the loop
+ * and the registry; failures fail the test (cmocka asserts, so include
+ * cmocka.h first).
+ *
+ * Header-only: every test binary links all of tests/support, and the tools
+ * that link it too have no server library; these call into it.
+ */
+#ifndef ANIM_TEST_INPROCESS_SERVER_H
+#define ANIM_TEST_INPROCESS_SERVER_H
+
+#include <string.h>
+#include "procgen.h"
+#include "../../server/graphs.h"
+#include "../../server/registry.h"
+
+/* The procedural database as an entry put in registry (the caller's, zeroed
+ * or holding others); returns it, owned by the registry. */
+static inline srv_db_entry_t *anim_test_register_procgen(srv_registry_t *registry) {
+  char err[256];
+  anim_database_t db;
+  assert_int_equal(anim_procgen_database(&db, NULL, err, sizeof err), 0);
+  srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
+  assert_non_null(entry);
+  assert_int_equal(srv_registry_put(registry, entry), 0);
+  return entry;
+}
+
+/* Builds entry's motion graph with the default options, on this thread. */
+static inline void anim_test_build_graph(srv_db_entry_t *entry) {
+  srv_graph_options_t options;
+  memset(&options, 0, sizeof options);
+  anim_graph_options_default(&options.core);
+  srv_graph_build_t *job = srv_graph_build_begin(srv_graph_slot_of(entry), &entry->db, &options);
+  assert_int_equal(srv_graph_build_run(job), 0);
+  srv_graph_build_end(job);
+}
+
+#endif
