@@ -274,12 +274,7 @@ static void test_totals_equal_a_recount(void **state) {
   srv_actor_setup_t setup = {&request, vec3_make(0.0f, 0.0f, -20.0f), 0.0f, 0, 0, NULL};
   uint64_t id;
   assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_matching, &setup, &id, err, sizeof err), 0);
-  original = server.crowd.hooks;
-  server.crowd.hooks.ended = on_ended;
-  pthread_t client;
-  assert_int_equal(pthread_create(&client, NULL, client_main, NULL), 0);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  pthread_join(client, NULL);
+  anim_test_run_with_client(&server, &loop, &original, on_ended, client_main);
   uint64_t bytes = srv_crowd_bytes(&server.crowd);
   srv_server_close(&server);
   assert_int_equal(uv_loop_close(&loop), 0);

@@ -259,12 +259,7 @@ static void test_no_allocation_per_tick(void **state) {
     create_learned(lmm);
     srv_db_entry_release(lmm);
   }
-  original = server.crowd.hooks;
-  server.crowd.hooks.ended = on_ended;
-  pthread_t client;
-  assert_int_equal(pthread_create(&client, NULL, client_main, NULL), 0);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  pthread_join(client, NULL);
+  anim_test_run_with_client(&server, &loop, &original, on_ended, client_main);
   srv_server_close(&server);
   assert_int_equal(uv_loop_close(&loop), 0);
   anim_lmm_networks_free(nets);

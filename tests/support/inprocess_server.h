@@ -2,7 +2,8 @@
  * inprocess_server.h: what tests that run the real server in their own
  * process (to look at the crowd between ticks) set up the same way: the
  * procedural database registered as "default", and its motion graph built
- * synchronously rather than waited for. The test owns the server, the loop
+ * synchronously rather than waited for, and the loop run with a client
+ * thread and a hook between ticks. The test owns the server, the loop
  * and the registry; failures fail the test (cmocka asserts, so include
  * cmocka.h first).
  *
@@ -12,10 +13,12 @@
 #ifndef ANIM_TEST_INPROCESS_SERVER_H
 #define ANIM_TEST_INPROCESS_SERVER_H
 
+#include <pthread.h>
 #include <string.h>
 #include "procgen.h"
 #include "../../server/graphs.h"
 #include "../../server/registry.h"
+#include "../../server/server.h"
 
 /* The procedural database as an entry put in registry (the caller's, zeroed
  * or holding others); returns it, owned by the registry. */
@@ -37,6 +40,21 @@ static inline void anim_test_build_graph(srv_db_entry_t *entry) {
   srv_graph_build_t *job = srv_graph_build_begin(srv_graph_slot_of(entry), &entry->db, &options);
   assert_int_equal(srv_graph_build_run(job), 0);
   srv_graph_build_end(job);
+}
+
+/* Runs the loop until the server stops, with the crowd's ended hook replaced
+ * by ended (the server's own left in *out_original, for ended to call) and
+ * client_main on a thread of its own, joined before returning. The server
+ * and the loop stay open for the caller to read and close. */
+static inline void anim_test_run_with_client(srv_server_t *server, uv_loop_t *loop, srv_crowd_hooks_t *out_original,
+                                             void (*ended)(srv_crowd_t *crowd, void *data),
+                                             void *(*client_main)(void *arg)) {
+  *out_original = server->crowd.hooks;
+  server->crowd.hooks.ended = ended;
+  pthread_t client;
+  assert_int_equal(pthread_create(&client, NULL, client_main, NULL), 0);
+  uv_run(loop, UV_RUN_DEFAULT);
+  pthread_join(client, NULL);
 }
 
 #endif
