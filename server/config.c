@@ -1,6 +1,8 @@
 /* config.c: defaults, validation and command-line parsing of server settings. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +197,71 @@ static int parse_double(const char *flag, const char *text, double min, double m
   return 0;
 }
 
+/* The numeric options: flag (without its dashes), range, and the field they
+ * set (an int or uint32_t, a size_t, or a double; whole numbers for all but
+ * doubles). One table, so every one is parsed, range-checked and stored the
+ * same way. */
+typedef struct {
+  int opt;
+  const char *name;
+  double min, max;
+  size_t offset, size;
+  int real; /* a double field: any number in range */
+} number_option_t;
+
+#define NUMBER(OPT, NAME, MIN, MAX, FIELD)                                                                     \
+  {OPT, NAME, (double)(MIN), (double)(MAX), offsetof(srv_config_t, FIELD), sizeof(((srv_config_t *)0)->FIELD), \
+   _Generic(((srv_config_t *)0)->FIELD, double: 1, default: 0)}
+static const number_option_t number_options[] = {
+    NUMBER(OPT_PORT, "port", 0, 65535, port),
+    NUMBER(OPT_MAX_FRAME, "max-frame-bytes", 64, 256u << 20, max_frame_bytes),
+    NUMBER(OPT_BUDGET, "decode-budget-bytes", 64, (uint64_t)1 << 34, decode_budget_bytes),
+    NUMBER(OPT_MAX_CONN, "max-connections", 1, 1000000, max_connections),
+    NUMBER(OPT_IN_FLIGHT, "max-in-flight", 1, 1000000, max_in_flight),
+    NUMBER(OPT_BATCH, "max-batch", 1, 1000000, max_batch),
+    NUMBER(OPT_SOFT, "output-soft-limit", 1, (uint64_t)1 << 40, output_soft_limit),
+    NUMBER(OPT_HARD, "output-hard-limit", 1, (uint64_t)1 << 40, output_hard_limit),
+    NUMBER(OPT_POSE, "max-pose-frames", 1, 1000000, max_pose_frames),
+    NUMBER(OPT_TICK_RATE, "tick-rate", 1.0, 1000.0, tick_rate),
+    NUMBER(OPT_MAX_CHARS, "max-characters", 1, 10000000, max_characters),
+    NUMBER(OPT_MAX_CHARS_CONN, "max-characters-per-connection", 1, 10000000, max_characters_per_connection),
+    NUMBER(OPT_STREAM_SOFT, "stream-soft-limit", 1, (uint64_t)1 << 40, stream_soft_limit),
+    NUMBER(OPT_STREAM_SECONDS, "stream-soft-seconds", 0.001, 86400.0, stream_soft_seconds),
+    NUMBER(OPT_METRICS_PORT, "metrics-port", 0, 65535, metrics_port),
+    NUMBER(OPT_IDLE, "idle-timeout", 0.0, 86400.0 * 365, idle_timeout),
+    NUMBER(OPT_MAX_DBS, "max-databases", 1, 64, max_databases),
+    NUMBER(OPT_MAX_DB_MEMORY, "max-database-memory", 0, (uint64_t)1 << 46, max_database_memory),
+    NUMBER(OPT_MAX_IDS, "max-ids", 1, 10000000, max_ids_per_request),
+    NUMBER(OPT_POOL_NICE, "pool-nice", 0, 19, pool_nice),
+    NUMBER(OPT_MAX_OUTPUT, "max-output-memory", 0, (uint64_t)1 << 46, max_output_memory),
+};
+#undef NUMBER
+
+static const number_option_t *number_option(int opt) {
+  for (size_t i = 0; i < sizeof number_options / sizeof number_options[0]; i++)
+    if (number_options[i].opt == opt) return &number_options[i];
+  return NULL;
+}
+
+/* Parses text for o and stores it in c's field (the ranges are all
+ * non-negative, so an int field takes a uint32_t's bits). */
+static int set_number(srv_config_t *c, const number_option_t *o, const char *text, char *err, int errlen) {
+  char flag[64];
+  snprintf(flag, sizeof flag, "--%s", o->name);
+  char *field = (char *)c + o->offset;
+  if (o->real) return parse_double(flag, text, o->min, o->max, (double *)(void *)field, err, errlen);
+  uint64_t v;
+  int rc = parse_u64(flag, text, (uint64_t)o->min, (uint64_t)o->max, &v, err, errlen);
+  if (rc) return rc;
+  if (o->size == sizeof(uint64_t)) {
+    memcpy(field, &v, sizeof v);
+  } else {
+    uint32_t narrow = (uint32_t)v;
+    memcpy(field, &narrow, sizeof narrow);
+  }
+  return 0;
+}
+
 /* One pass of getopt over argv (the command line, or one line of a file). */
 static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_soft_given, char *err, int errlen) {
   static const struct option options[] = {
@@ -238,10 +305,15 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
   optind = 1;
   opterr = 0;
   int opt;
-  uint64_t v = 0;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
     int rc = 0;
     const char *flag = optind > 1 ? argv[optind - 1] : "";
+    const number_option_t *number = number_option(opt);
+    if (number) {
+      if ((rc = set_number(c, number, optarg, err, errlen)) != 0) return rc;
+      if (opt == OPT_STREAM_SOFT) *stream_soft_given = 1;
+      continue;
+    }
     switch (opt) {
     case OPT_HOST:
       if (strlen(optarg) >= sizeof c->host) { snprintf(err, errlen, "--host: too long"); return ANIM_EINVAL; }
@@ -250,35 +322,6 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
     case OPT_DATA_DIR:
       if (strlen(optarg) >= sizeof c->data_dir) { snprintf(err, errlen, "--data-dir: too long"); return ANIM_EINVAL; }
       snprintf(c->data_dir, sizeof c->data_dir, "%s", optarg);
-      break;
-    case OPT_PORT: rc = parse_u64("--port", optarg, 0, 65535, &v, err, errlen); c->port = (int)v; break;
-    case OPT_MAX_FRAME:
-      rc = parse_u64("--max-frame-bytes", optarg, 64, 256u << 20, &v, err, errlen);
-      c->max_frame_bytes = (uint32_t)v;
-      break;
-    case OPT_BUDGET:
-      rc = parse_u64("--decode-budget-bytes", optarg, 64, (uint64_t)1 << 34, &v, err, errlen);
-      c->decode_budget_bytes = (size_t)v;
-      break;
-    case OPT_MAX_CONN:
-      rc = parse_u64("--max-connections", optarg, 1, 1000000, &v, err, errlen);
-      c->max_connections = (uint32_t)v;
-      break;
-    case OPT_IN_FLIGHT:
-      rc = parse_u64("--max-in-flight", optarg, 1, 1000000, &v, err, errlen);
-      c->max_in_flight = (uint32_t)v;
-      break;
-    case OPT_BATCH:
-      rc = parse_u64("--max-batch", optarg, 1, 1000000, &v, err, errlen);
-      c->max_batch = (uint32_t)v;
-      break;
-    case OPT_SOFT:
-      rc = parse_u64("--output-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen);
-      c->output_soft_limit = (size_t)v;
-      break;
-    case OPT_HARD:
-      rc = parse_u64("--output-hard-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen);
-      c->output_hard_limit = (size_t)v;
       break;
     case OPT_LOG:
       if (srv_log_parse_level(optarg, &c->log_level) != 0) {
@@ -298,27 +341,6 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
       if (strlen(optarg) >= sizeof c->lmm_dir) { snprintf(err, errlen, "--lmm: too long"); return ANIM_EINVAL; }
       snprintf(c->lmm_dir, sizeof c->lmm_dir, "%s", optarg);
       break;
-    case OPT_POSE:
-      rc = parse_u64("--max-pose-frames", optarg, 1, 1000000, &v, err, errlen);
-      c->max_pose_frames = (uint32_t)v;
-      break;
-    case OPT_TICK_RATE: rc = parse_double("--tick-rate", optarg, 1.0, 1000.0, &c->tick_rate, err, errlen); break;
-    case OPT_MAX_CHARS:
-      rc = parse_u64("--max-characters", optarg, 1, 10000000, &v, err, errlen);
-      c->max_characters = (uint32_t)v;
-      break;
-    case OPT_MAX_CHARS_CONN:
-      rc = parse_u64("--max-characters-per-connection", optarg, 1, 10000000, &v, err, errlen);
-      c->max_characters_per_connection = (uint32_t)v;
-      break;
-    case OPT_STREAM_SOFT:
-      rc = parse_u64("--stream-soft-limit", optarg, 1, (uint64_t)1 << 40, &v, err, errlen);
-      c->stream_soft_limit = (size_t)v;
-      *stream_soft_given = 1;
-      break;
-    case OPT_STREAM_SECONDS:
-      rc = parse_double("--stream-soft-seconds", optarg, 0.001, 86400.0, &c->stream_soft_seconds, err, errlen);
-      break;
     case OPT_CONFIG: break; /* read before the command line */
     case OPT_AUTH: rc = set_token(c->auth_token, sizeof c->auth_token, "--auth-token", optarg, err, errlen); break;
     case OPT_AUTH_FILE:
@@ -328,10 +350,6 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
     case OPT_ADMIN_FILE:
       rc = read_token(c->admin_token, sizeof c->admin_token, "--admin-token-file", optarg, err, errlen);
       break;
-    case OPT_METRICS_PORT:
-      rc = parse_u64("--metrics-port", optarg, 0, 65535, &v, err, errlen);
-      c->metrics_port = (int)v;
-      break;
     case OPT_METRICS_HOST:
       if (strlen(optarg) >= sizeof c->metrics_host) {
         snprintf(err, errlen, "--metrics-host: too long");
@@ -340,26 +358,6 @@ static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_sof
       snprintf(c->metrics_host, sizeof c->metrics_host, "%s", optarg);
       break;
     case OPT_REUSEPORT: c->reuseport = 1; break;
-    case OPT_IDLE:
-      rc = parse_double("--idle-timeout", optarg, 0.0, 86400.0 * 365, &c->idle_timeout, err, errlen);
-      break;
-    case OPT_MAX_DBS:
-      rc = parse_u64("--max-databases", optarg, 1, 64, &v, err, errlen);
-      c->max_databases = (int)v;
-      break;
-    case OPT_MAX_DB_MEMORY:
-      rc = parse_u64("--max-database-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen);
-      c->max_database_memory = (size_t)v;
-      break;
-    case OPT_MAX_IDS:
-      rc = parse_u64("--max-ids", optarg, 1, 10000000, &v, err, errlen);
-      c->max_ids_per_request = (uint32_t)v;
-      break;
-    case OPT_POOL_NICE: rc = parse_u64("--pool-nice", optarg, 0, 19, &v, err, errlen); c->pool_nice = (int)v; break;
-    case OPT_MAX_OUTPUT:
-      rc = parse_u64("--max-output-memory", optarg, 0, (uint64_t)1 << 46, &v, err, errlen);
-      c->max_output_memory = (size_t)v;
-      break;
     case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
     case OPT_HELP: srv_config_print_help(argv[0]); return 1;
     default:
