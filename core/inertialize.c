@@ -248,7 +248,7 @@ int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffe
   quat *rotations = s->offset_rotations;
   vec3 *turns = s->offset_angular_velocities;
   if (speeds->fast) anim_spring_decayers_quats(decay, speeds->fast, rotations, turns, n);
-  else anim_spring_decayer_quats(&decay[0], s->offset_rotations, s->offset_angular_velocities, n);
+  else anim_spring_decayer_quats(&decay[0], rotations, turns, n);
   root_state_t w = root_to_world(s, in);
   apply_vec3(&out->positions[0], &out->velocities[0], s->offset_positions[0], s->offset_velocities[0], w.x, w.v);
   apply_quat(&out->rotations[0], &out->angular_velocities[0], s->offset_rotations[0], s->offset_angular_velocities[0],

@@ -129,7 +129,7 @@ int anim_inertializer_update(anim_inertializer_t *s, const anim_pose_buffer_t *o
  * fast_halflife (fast: count flags, or NULL for none). Half-lives > 0.
  * With root_rates_only, the output's velocities and angular velocities are
  * written for the root alone (the other bones' are left as they are): for a
- * caller that shows positions and rotations, a fifth of an update. The
+ * caller that shows positions and rotations, 14-20% of an update. The
  * offsets decay the same either way. */
 typedef struct {
   float halflife, root_halflife, fast_halflife;

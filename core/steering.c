@@ -1,6 +1,4 @@
 /* steering.c: input -> desired velocity and facing; the simulation springs (see steering.h). */
-#include <math.h>
-
 #include "spring.h"
 #include "steering.h"
 
@@ -92,9 +90,7 @@ void anim_steering_rotation_spring(quat *io_rotation, vec3 *io_angular_velocity,
      * same bits): offset = goal^-1 r, then goal offset, normalized. */
     float c = goal.w * r.w + goal.y * r.y, s = goal.w * r.y - goal.y * r.w;
     if (anim_spring_decayer_yaw(&decay, &c, &s, &io_angular_velocity->y) == 0) {
-      float w = goal.w * c - goal.y * s, y = goal.w * s + goal.y * c;
-      float len = sqrtf(w * w + y * y);
-      *io_rotation = len < 1e-12f ? quat_identity() : quat_make(w * (1.0f / len), 0.0f, y * (1.0f / len), 0.0f);
+      *io_rotation = quat_normalize(quat_make(goal.w * c - goal.y * s, 0.0f, goal.w * s + goal.y * c, 0.0f));
       return;
     }
   }

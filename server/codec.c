@@ -388,7 +388,7 @@ int srv_codec_decode_request(const uint8_t *frame, size_t len, const srv_codec_l
 }
 
 /* Whether the body decoded can hold a string: only the body can, Request's
- * own field being its id (test_codec checks the schema stays so); a ping
+ * own field being its id (test_request_checks holds the schema to it); a ping
  * needs no walk of its bytes (5% of a pipelined ping's loop time). */
 static int body_may_hold_strings(const Animserver__Request *request) {
   const ProtobufCFieldDescriptor *body =
