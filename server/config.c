@@ -209,8 +209,13 @@ typedef struct {
   int real; /* a double field: any number in range */
 } number_option_t;
 
-#define NUMBER(OPT, NAME, MIN, MAX, FIELD)                                                                     \
-  {OPT, NAME, (double)(MIN), (double)(MAX), offsetof(srv_config_t, FIELD), sizeof(((srv_config_t *)0)->FIELD), \
+#define FIELD_SIZE(FIELD) sizeof(((srv_config_t *)0)->FIELD)
+/* A field of 4 or 8 bytes, checked when compiling (an array of -1 bytes
+ * otherwise): set_number stores those two sizes only. */
+#define STORABLE_SIZE(FIELD) \
+  (FIELD_SIZE(FIELD) + 0 * sizeof(char[FIELD_SIZE(FIELD) == 4 || FIELD_SIZE(FIELD) == 8 ? 1 : -1]))
+#define NUMBER(OPT, NAME, MIN, MAX, FIELD)                                                               \
+  {OPT, NAME, (double)(MIN), (double)(MAX), offsetof(srv_config_t, FIELD), STORABLE_SIZE(FIELD), \
    _Generic(((srv_config_t *)0)->FIELD, double: 1, default: 0)}
 static const number_option_t number_options[] = {
     NUMBER(OPT_PORT, "port", 0, 65535, port),
@@ -236,6 +241,8 @@ static const number_option_t number_options[] = {
     NUMBER(OPT_MAX_OUTPUT, "max-output-memory", 0, (uint64_t)1 << 46, max_output_memory),
 };
 #undef NUMBER
+#undef STORABLE_SIZE
+#undef FIELD_SIZE
 
 static const number_option_t *number_option(int opt) {
   for (size_t i = 0; i < sizeof number_options / sizeof number_options[0]; i++)

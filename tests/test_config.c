@@ -66,6 +66,43 @@ static void test_bad_values(void **state) {
   assert_int_equal(parse(&c, err, "--config", "/nonexistent.conf", NULL, NULL), ANIM_EINVAL);
 }
 
+/* Every numeric flag lands in its own field (server/config.c's table: one
+ * wrong offset or size there moves a value, or spills into a neighbour). */
+static void test_numeric_flags_set_their_fields(void **state) {
+  char *argv[] = {"animserver", "--port", "1", "--max-frame-bytes", "1002", "--decode-budget-bytes", "10003",
+                  "--max-connections", "4", "--max-in-flight", "5", "--max-batch", "6", "--output-soft-limit", "1007",
+                  "--output-hard-limit", "3008", "--max-pose-frames", "9", "--tick-rate", "30.5",
+                  "--max-characters", "11", "--max-characters-per-connection", "12", "--stream-soft-limit", "1013",
+                  "--stream-soft-seconds", "2.25", "--metrics-port", "8015", "--idle-timeout", "3.75",
+                  "--max-databases", "17", "--max-database-memory", "123456789018", "--max-ids", "19",
+                  "--pool-nice", "7", "--max-output-memory", "987654321021", NULL};
+  srv_config_t c;
+  char err[256];
+  srv_config_default(&c);
+  assert_int_equal(srv_config_parse_args(&c, (int)(sizeof argv / sizeof argv[0]) - 1, argv, err, sizeof err), 0);
+  assert_int_equal(c.port, 1);
+  assert_int_equal(c.max_frame_bytes, 1002);
+  assert_int_equal(c.decode_budget_bytes, 10003);
+  assert_int_equal(c.max_connections, 4);
+  assert_int_equal(c.max_in_flight, 5);
+  assert_int_equal(c.max_batch, 6);
+  assert_int_equal(c.output_soft_limit, 1007);
+  assert_int_equal(c.output_hard_limit, 3008);
+  assert_int_equal(c.max_pose_frames, 9);
+  assert_true(c.tick_rate == 30.5);
+  assert_int_equal(c.max_characters, 11);
+  assert_int_equal(c.max_characters_per_connection, 12);
+  assert_int_equal(c.stream_soft_limit, 1013);
+  assert_true(c.stream_soft_seconds == 2.25);
+  assert_int_equal(c.metrics_port, 8015);
+  assert_true(c.idle_timeout == 3.75);
+  assert_int_equal(c.max_databases, 17);
+  assert_int_equal(c.max_database_memory, 123456789018ull);
+  assert_int_equal(c.max_ids_per_request, 19);
+  assert_int_equal(c.pool_nice, 7);
+  assert_int_equal(c.max_output_memory, 987654321021ull);
+}
+
 static void test_file_then_flags(void **state) {
   srv_config_t c;
   char err[256];
@@ -155,6 +192,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_values),
+      cmocka_unit_test(test_numeric_flags_set_their_fields),
       cmocka_unit_test(test_file_then_flags),
       cmocka_unit_test(test_loopback_names),
       cmocka_unit_test(test_example_file),
