@@ -109,6 +109,27 @@ static void test_ik_half_turn(void **state) {
   assert_true(vec3_normalize(vec3_sub(ankle_at, a)).y < -0.9999f); /* towards the target, below */
 }
 
+/* A target straight opposite the ankle, as far from the hip as the ankle
+ * is: the knee stays (to a rounding), and the hip swings a half turn, where
+ * rotation_between's (|u||v| + u.v, u x v) is a difference of nearly equal
+ * numbers. The ankle must land on the target. (Its branch for directions
+ * exactly opposite is not reached here: the knee's rounding leaves them a
+ * hair apart, and the formula lands the ankle as well.) */
+static void test_ik_swings_to_the_opposite_side(void **state) {
+  vec3 a = vec3_make(0.0f, 1.0f, 0.0f), b = vec3_make(0.0f, 0.6f, 0.25f), c = vec3_make(0.0f, 0.25f, 0.0f);
+  vec3 hinge = vec3_make(1.0f, 0.0f, 0.0f);
+  vec3 target = vec3_add(a, vec3_sub(a, c)); /* 0.75 m above the hip, the ankle 0.75 m below it */
+  quat hip = quat_identity(), knee = quat_identity(), ankle = quat_identity();
+  anim_two_bone_ik(&hip, &knee, &ankle, quat_identity(), quat_identity(), quat_identity(), quat_identity(), a, b, c,
+                   target, hinge);
+  vec3 knee_at = vec3_add(a, quat_mul_vec3(hip, vec3_sub(b, a)));
+  vec3 ankle_at = vec3_add(knee_at, quat_mul_vec3(quat_mul(hip, knee), vec3_sub(c, b)));
+  assert_float_equal(vec3_length(vec3_sub(knee_at, a)), vec3_length(vec3_sub(b, a)), 1e-5f);
+  assert_float_equal(vec3_length(vec3_sub(ankle_at, knee_at)), vec3_length(vec3_sub(c, b)), 1e-5f);
+  if (vec3_length(vec3_sub(ankle_at, target)) > 1e-4f)
+    fail_msg("ankle at (%g %g %g), target (%g %g %g)", ankle_at.x, ankle_at.y, ankle_at.z, target.x, target.y, target.z);
+}
+
 static void test_unreachable_target_stops_short(void **state) {
   anim_foot_locks_t locks;
   assert_int_equal(anim_foot_locks_init(&locks, &db, 0.2f, 0.1f), 0);
@@ -277,6 +298,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_setups),
       cmocka_unit_test(test_ik_reaches_and_keeps_lengths),
       cmocka_unit_test(test_ik_half_turn),
+      cmocka_unit_test(test_ik_swings_to_the_opposite_side),
       cmocka_unit_test(test_unreachable_target_stops_short),
       cmocka_unit_test(test_locked_foot_stays_and_releases_smoothly),
       cmocka_unit_test(test_left_behind_foot_steps_and_replants),
