@@ -207,6 +207,7 @@ typedef struct {
   int nslides, cap;
   float max_jump;
   int jumps;                   /* transitions whose velocity change was measured */
+  int unaccounted;             /* frames after a gap neither skipped deadlines nor drops explain */
   int transitions, frames, ticks_missing;
   uint64_t server_dropped; /* the float subscription's frames the server dropped so far */
 } quality_t;
@@ -353,6 +354,8 @@ static void test_crowd_quality_on_the_stream(void **state) {
       if (f->dropped_frames != q.server_dropped) {
         for (int k = 0; k < CROWD; k++) track_restart(&tracks[k]);
         q.server_dropped = f->dropped_frames;
+      } else if (last_tick && fabsf(f->dt * 60.0f - fminf((float)(f->tick - last_tick), 15.0f)) > 1e-2f) {
+        q.unaccounted++; /* dt (at most 0.25 s) does not cover the ticks since the last frame */
       }
       last_tick = f->tick;
       q.frames++;
@@ -401,12 +404,15 @@ static void test_crowd_quality_on_the_stream(void **state) {
          q.jumps, responses[CROWD / 2], worst_response, never);
   printf("quantized vs float on %d ticks: rotations within %.2e rad, local positions %.2e m, root %.2e m\n", compared,
          worst_angle, worst_local, worst_root);
-  /* 510 ticks of script; a loaded machine may skip some (the tick catches up in one step). */
-  if (q.frames < 240) fail_msg("only %d float frames over the 8.5 s script", q.frames);
+  /* Every tick the server ran reached us, in a frame or in a frame's dt (a
+   * loaded server skips deadlines and simulates them in the next tick), or
+   * was reported dropped: counted per tick, so load changes the number of
+   * frames but not this. */
+  if (q.unaccounted) fail_msg("%d frames came after ticks lost unreported", q.unaccounted);
   if (q.transitions <= CROWD) fail_msg("only %d transitions: the crowd hardly changed clips", q.transitions);
   if (q.jumps <= CROWD) fail_msg("only %d transitions measured for pops", q.jumps);
   if (q.nslides < 1000) fail_msg("only %d mid-contact samples", q.nslides);
-  if (compared < 200) fail_msg("only %d ticks compared between encodings", compared);
+  if (compared < q.frames / 2) fail_msg("only %d of %d ticks compared between encodings", compared, q.frames);
   if (slide_p95 > MAX_CONTACT_SLIDE_P95) fail_msg("feet slide: p95 %.3f m/s", slide_p95);
   if (q.max_jump > MAX_VELOCITY_JUMP) fail_msg("pop: a bone's velocity jumped by %.2f m/s at a transition", q.max_jump);
   if (never || worst_response > MAX_RESPONSE_TIME)
