@@ -255,7 +255,8 @@ static void measure(const anim_character_pose_t *p, float dt, int one_tick, int 
       /* The middle of a contact: the speed two ticks back once two more stayed down. */
       t->contact_run[s] = (p->contacts >> s) & 1 ? t->contact_run[s] + 1 : 0;
       if (t->contact_run[s] >= 5) {
-        if (q->nslides == q->cap) q->slides = realloc(q->slides, (size_t)(q->cap = q->cap * 2 + 1024) * sizeof *q->slides);
+        if (q->nslides == q->cap)
+          q->slides = realloc(q->slides, (size_t)(q->cap = q->cap * 2 + 1024) * sizeof *q->slides);
         q->slides[q->nslides++] = t->foot_speed[s][1];
       }
       t->foot_speed[s][2] = t->foot_speed[s][1], t->foot_speed[s][1] = t->foot_speed[s][0], t->foot_speed[s][0] = speed;
@@ -303,7 +304,8 @@ static void compare_encodings(const anim_stream_frame_t *fl, const anim_stream_f
 static void test_crowd_quality_on_the_stream(void **state) {
   uint64_t ids[CROWD];
   anim_character_placement_t place[CROWD];
-  for (int i = 0; i < CROWD; i++) place[i] = (anim_character_placement_t){(float)(i % 10) * 3.0f, (float)(i / 10) * 3.0f, 0.0f, -1};
+  for (int i = 0; i < CROWD; i++)
+    place[i] = (anim_character_placement_t){(float)(i % 10) * 3.0f, (float)(i / 10) * 3.0f, 0.0f, -1};
   assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, place, CROWD, ids, TIMEOUT_MS), 0);
   for (int i = 1; i < CROWD; i++) assert_true(ids[i] != ids[0]);
   uint64_t sub_float, sub_quant;
@@ -581,8 +583,9 @@ static void test_callback_stream_and_state(void **state) {
   /* walking toward the goal (+z from z = -2) */
   assert_true(s->desired_velocity[2] > 0.5f);
   assert_true(s->position[2] > -2.0f);
-  float anchor_norm = sqrtf(s->inertializer.anchor[3] * s->inertializer.anchor[3] + s->inertializer.anchor[4] * s->inertializer.anchor[4] +
-                            s->inertializer.anchor[5] * s->inertializer.anchor[5] + s->inertializer.anchor[6] * s->inertializer.anchor[6]);
+  float anchor_norm = sqrtf(
+      s->inertializer.anchor[3] * s->inertializer.anchor[3] + s->inertializer.anchor[4] * s->inertializer.anchor[4] +
+      s->inertializer.anchor[5] * s->inertializer.anchor[5] + s->inertializer.anchor[6] * s->inertializer.anchor[6]);
   assert_float_equal(anchor_norm, 1.0f, 1e-4f);
   anim_character_state_free(s);
   assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);

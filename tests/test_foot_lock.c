@@ -128,7 +128,8 @@ static void test_ik_swings_to_the_opposite_side(void **state) {
   assert_float_equal(vec3_length(vec3_sub(knee_at, a)), vec3_length(vec3_sub(b, a)), 1e-5f);
   assert_float_equal(vec3_length(vec3_sub(ankle_at, knee_at)), vec3_length(vec3_sub(c, b)), 1e-5f);
   if (vec3_length(vec3_sub(ankle_at, target)) > 1e-4f)
-    fail_msg("ankle at (%g %g %g), target (%g %g %g)", ankle_at.x, ankle_at.y, ankle_at.z, target.x, target.y, target.z);
+    fail_msg("ankle at (%g %g %g), target (%g %g %g)", ankle_at.x, ankle_at.y, ankle_at.z, target.x, target.y,
+             target.z);
 }
 
 /* The same swing with the directions exactly opposite, so that the
@@ -275,7 +276,8 @@ static void test_left_behind_foot_steps_and_replants(void **state) {
     int shown = (anim_foot_locks_contacts(&locks) & 1u) != 0;
     assert_int_equal(shown, now == ANIM_FOOT_PLANTED);
     if (now == ANIM_FOOT_PLANTED && before != ANIM_FOOT_PLANTED) planted_at = gp[toe];
-    if (now == ANIM_FOOT_PLANTED) worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], planted_at))), planted_ticks++;
+    if (now == ANIM_FOOT_PLANTED)
+      worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], planted_at))), planted_ticks++;
     if (now == ANIM_FOOT_STEPPING && before != ANIM_FOOT_STEPPING) steps++, lift_from = previous.y;
     if (now == ANIM_FOOT_STEPPING) {
       highest_lift = fmaxf(highest_lift, gp[toe].y - lift_from);
@@ -319,7 +321,8 @@ static void test_pelvis_comes_down_for_planted_feet(void **state) {
     anim_foot_state_t now = locks.feet[0].state;
     if (now == ANIM_FOOT_PLANTED && before != ANIM_FOOT_PLANTED) planted_at = gp[toe];
     vec3 moved = vec3_sub(gp[toe], planted_at);
-    if (now == ANIM_FOOT_PLANTED) worst_drift = fmaxf(worst_drift, sqrtf(moved.x * moved.x + moved.z * moved.z)), planted_ticks++;
+    if (now == ANIM_FOOT_PLANTED)
+      worst_drift = fmaxf(worst_drift, sqrtf(moved.x * moved.x + moved.z * moved.z)), planted_ticks++;
     stepped += now == ANIM_FOOT_STEPPING && before == ANIM_FOOT_PLANTED;
     deepest = fmaxf(deepest, locks.drop);
     before = now;
