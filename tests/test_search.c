@@ -194,7 +194,8 @@ static void check_exact(const float *x, int rows, int cols, const anim_range_t *
     int nref, n;
     assert_int_equal(anim_search_run(index[0], &s, ref, &nref, NULL), 0);
     for (int m = 1; m < SLOTS; m++) {
-      const char *name = m < ANIM_SEARCH_METHOD_COUNT ? anim_search_method_name(m) : extra_names[m - ANIM_SEARCH_METHOD_COUNT];
+      const char *name =
+          m < ANIM_SEARCH_METHOD_COUNT ? anim_search_method_name(m) : extra_names[m - ANIM_SEARCH_METHOD_COUNT];
       assert_int_equal(anim_search_run(index[m], &s, got, &n, NULL), 0);
       if (n != nref) fail_msg("query %d (%d cols): %s found %d, brute force %d", i, cols, name, n, nref);
       for (int h = 0; h < n; h++)
@@ -213,9 +214,11 @@ static void test_random_data_with_ties(void **state) {
   float *x = malloc((size_t)rows * (size_t)cols * sizeof *x);
   for (int i = 0; i < rows * cols; i++) x[i] = gaussian(&seed);
   /* Duplicated rows and a coarse grid force exact ties. */
-  for (int i = 0; i < rows; i += 10) memcpy(x + (size_t)(i + 1) * (size_t)cols, x + (size_t)i * (size_t)cols, (size_t)cols * sizeof *x);
+  for (int i = 0; i < rows; i += 10)
+    memcpy(x + (size_t)(i + 1) * (size_t)cols, x + (size_t)i * (size_t)cols, (size_t)cols * sizeof *x);
   for (int i = rows / 2; i < rows; i++)
-    for (int j = 0; j < cols; j++) x[(size_t)i * (size_t)cols + (size_t)j] = roundf(x[(size_t)i * (size_t)cols + (size_t)j] * 2.0f) / 2.0f;
+    for (int j = 0; j < cols; j++)
+      x[(size_t)i * (size_t)cols + (size_t)j] = roundf(x[(size_t)i * (size_t)cols + (size_t)j] * 2.0f) / 2.0f;
   anim_range_t ranges[5];
   for (int r = 0; r < 5; r++) {
     ranges[r].start = r * 1000, ranges[r].stop = (r + 1) * 1000, ranges[r].tag_mask = 1u << (r % 3);

@@ -650,7 +650,8 @@ static void check_responsiveness(const subject_t *s) {
                speed, t_goal, t_velocity);
     if (degrees == 0.0f && !(by_goal.cover_time >= 0.0f && by_velocity.cover_time >= 0.0f &&
                              by_goal.cover_time <= by_velocity.cover_time + allowed + ARRIVAL_DELAY_SLACK_S))
-      fail_msg("%s, 10 m ahead at %.1f m/s: there after %.2f s, the velocity input after %.2f s (braking allows %.2f s)",
+      fail_msg("%s, 10 m ahead at %.1f m/s: there after %.2f s, the velocity input after %.2f s "
+               "(braking allows %.2f s)",
                s->name, speed, by_goal.cover_time, by_velocity.cover_time, allowed);
   }
 }
