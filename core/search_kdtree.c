@@ -602,18 +602,32 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
       leaf_row(t, q, features, topk, i, &limit);
     return;
   }
-  /* Group by group: its box first, then its rows' code distances at once
-   * (a coded leaf has at most LEAF_ROWS rows). */
-  int32_t dist_codes[LEAF_ROWS];
-  int first = node->first;
-  for (int g = 0; g < node->ngroups; first = node->first + node->group_end[g], g++) {
-    int end = node->first + node->group_end[g];
+  /* Groups nearest in codes first, and in each its row nearest in codes
+   * first: that row is most often the leaf's best, and the limit it sets
+   * rules out most of the others before their exact costs are computed. */
+  int32_t group_dist[MAX_GROUPS];
+  int order[MAX_GROUPS];
+  for (int g = 0; g < node->ngroups; g++) {
     const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
-    if (code_limit < INT32_MAX && anim_codes_group_distance(a, glo, glo + t->stride, t->stride) > code_limit) continue;
+    group_dist[g] = anim_codes_group_distance(a, glo, glo + t->stride, t->stride);
+    int at = g;
+    for (; at > 0 && group_dist[order[at - 1]] > group_dist[g]; at--) order[at] = order[at - 1];
+    order[at] = g;
+  }
+  int32_t dist_codes[LEAF_ROWS]; /* a group of equal rows may fill the leaf (leaf_group) */
+  for (int o = 0; o < node->ngroups; o++) {
+    int g = order[o];
+    if (group_dist[g] > code_limit) break;
+    int first = node->first + (g > 0 ? node->group_end[g - 1] : 0), end = node->first + node->group_end[g];
     topk->work.rows += end - first;
     t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist_codes);
+    int nearest = 0;
+    for (int i = 1; i < end - first; i++) nearest = dist_codes[i] < dist_codes[nearest] ? i : nearest;
+    if (dist_codes[nearest] > code_limit) continue;
+    if (leaf_row(t, q, features, topk, first + nearest, &limit))
+      code_limit = anim_codes_limit(limit, q->transition_cost, node->step, t->cols);
     for (int i = first; i < end; i++) {
-      if (dist_codes[i - first] > code_limit) continue;
+      if (i == first + nearest || dist_codes[i - first] > code_limit) continue;
       if (leaf_row(t, q, features, topk, i, &limit))
         code_limit = anim_codes_limit(limit, q->transition_cost, node->step, t->cols);
     }
