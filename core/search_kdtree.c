@@ -9,7 +9,8 @@
  * leaf, each row is first bounded from one byte per dimension (leaf codes,
  * below), groups of a quarter of the leaf at once by the box of their codes;
  * only the rows that bound cannot rule out have their exact cost computed, on
- * the original row. It does not keep a copy of the features.
+ * the original row, the groups and rows nearest in codes first. It does not
+ * keep a copy of the features.
  *
  * Why it beats the seed's boxes: those bound runs of consecutive frames, which
  * sweep a whole gait cycle and are loose in every dimension; the tree groups
