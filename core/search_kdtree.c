@@ -582,6 +582,38 @@ static int leaf_row(const kdtree_t *t, const anim_search_query_t *q, const float
   return 1;
 }
 
+/* Leaf id's groups in order of their code boxes' distance from a (order),
+ * and those distances (dist, by group). Groups nearest in codes first, and
+ * in each its row nearest in codes first (group_rows): that row is most often
+ * the leaf's best, and the limit it sets rules out most of the others before
+ * their exact costs are computed. */
+static void groups_nearest_first(const kdtree_t *t, int id, const int16_t *a, int32_t *dist, int *order) {
+  for (int g = 0; g < t->nodes[id].ngroups; g++) {
+    const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
+    dist[g] = anim_codes_group_distance(a, glo, glo + t->stride, t->stride);
+    int at = g;
+    for (; at > 0 && dist[order[at - 1]] > dist[g]; at--) order[at] = order[at - 1];
+    order[at] = g;
+  }
+}
+
+/* Rows [first, end) of a coded leaf: their code distances at once, then the
+ * exact cost of each the codes cannot rule out, the nearest in codes first. */
+static void group_rows(const kdtree_t *t, const anim_search_query_t *q, const float *features, anim_topk_t *topk,
+                       const node_t *node, int first, int end, const int16_t *a, float *limit, int32_t *code_limit) {
+  int32_t dist[LEAF_ROWS]; /* a group of equal rows may fill the leaf (leaf_group) */
+  topk->work.rows += end - first;
+  t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist);
+  int nearest = 0;
+  for (int i = 1; i < end - first; i++) nearest = dist[i] < dist[nearest] ? i : nearest;
+  for (int n = -1; n < end - first; n++) { /* n = -1: the nearest, then the others in order */
+    int i = n < 0 ? nearest : n;
+    if (n == nearest || dist[i] > *code_limit) continue;
+    if (leaf_row(t, q, features, topk, first + i, limit))
+      *code_limit = anim_codes_limit(*limit, q->transition_cost, node->step, t->cols);
+  }
+}
+
 /* qp: the query padded with zeros to stride; features: the original rows. */
 static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
                         anim_topk_t *topk, int id) {
@@ -603,35 +635,13 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
       leaf_row(t, q, features, topk, i, &limit);
     return;
   }
-  /* Groups nearest in codes first, and in each its row nearest in codes
-   * first: that row is most often the leaf's best, and the limit it sets
-   * rules out most of the others before their exact costs are computed. */
   int32_t group_dist[MAX_GROUPS];
   int order[MAX_GROUPS];
-  for (int g = 0; g < node->ngroups; g++) {
-    const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
-    group_dist[g] = anim_codes_group_distance(a, glo, glo + t->stride, t->stride);
-    int at = g;
-    for (; at > 0 && group_dist[order[at - 1]] > group_dist[g]; at--) order[at] = order[at - 1];
-    order[at] = g;
-  }
-  int32_t dist_codes[LEAF_ROWS]; /* a group of equal rows may fill the leaf (leaf_group) */
-  for (int o = 0; o < node->ngroups; o++) {
+  groups_nearest_first(t, id, a, group_dist, order);
+  for (int o = 0; o < node->ngroups && group_dist[order[o]] <= code_limit; o++) {
     int g = order[o];
-    if (group_dist[g] > code_limit) break;
-    int first = node->first + (g > 0 ? node->group_end[g - 1] : 0), end = node->first + node->group_end[g];
-    topk->work.rows += end - first;
-    t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist_codes);
-    int nearest = 0;
-    for (int i = 1; i < end - first; i++) nearest = dist_codes[i] < dist_codes[nearest] ? i : nearest;
-    if (dist_codes[nearest] > code_limit) continue;
-    if (leaf_row(t, q, features, topk, first + nearest, &limit))
-      code_limit = anim_codes_limit(limit, q->transition_cost, node->step, t->cols);
-    for (int i = first; i < end; i++) {
-      if (i == first + nearest || dist_codes[i - first] > code_limit) continue;
-      if (leaf_row(t, q, features, topk, i, &limit))
-        code_limit = anim_codes_limit(limit, q->transition_cost, node->step, t->cols);
-    }
+    group_rows(t, q, features, topk, node, node->first + (g > 0 ? node->group_end[g - 1] : 0),
+               node->first + node->group_end[g], a, &limit, &code_limit);
   }
 }
 
