@@ -598,17 +598,22 @@ static void groups_nearest_first(const kdtree_t *t, int id, const int16_t *a, in
 }
 
 /* Rows [first, end) of a coded leaf: their code distances at once, then the
- * exact cost of each the codes cannot rule out, the nearest in codes first. */
+ * exact cost of each the codes cannot rule out, the nearest in codes first
+ * (one pass finds them: most often none, and then it is all there is). */
 static void group_rows(const kdtree_t *t, const anim_search_query_t *q, const float *features, anim_topk_t *topk,
                        const node_t *node, int first, int end, const int16_t *a, float *limit, int32_t *code_limit) {
   int32_t dist[LEAF_ROWS]; /* a group of equal rows may fill the leaf (leaf_group) */
+  int candidates[LEAF_ROWS], ncandidates = 0, nearest = 0;
   topk->work.rows += end - first;
   t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist);
-  int nearest = 0;
-  for (int i = 1; i < end - first; i++) nearest = dist[i] < dist[nearest] ? i : nearest;
-  for (int n = -1; n < end - first; n++) { /* n = -1: the nearest, then the others in order */
-    int i = n < 0 ? nearest : n;
-    if (n == nearest || dist[i] > *code_limit) continue;
+  for (int i = 0; i < end - first; i++) {
+    if (dist[i] > *code_limit) continue;
+    if (ncandidates == 0 || dist[i] < dist[candidates[nearest]]) nearest = ncandidates;
+    candidates[ncandidates++] = i;
+  }
+  for (int c = ncandidates > 0 ? -1 : 0; c < ncandidates; c++) { /* c = -1: the nearest, then the others in order */
+    int i = candidates[c < 0 ? nearest : c];
+    if (c == nearest || dist[i] > *code_limit) continue;
     if (leaf_row(t, q, features, topk, first + i, limit))
       *code_limit = anim_codes_limit(*limit, q->transition_cost, node->step, t->cols);
   }
