@@ -224,7 +224,11 @@ static int speeds_ok(const anim_inertialize_speeds_t *p) {
  * (an update in place), which the compiler cannot see in a pose's vec3
  * arrays and so added them a float at a time. */
 static void add_floats(float *out, const float *a, const float *b, size_t n) {
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#else
 #pragma GCC ivdep
+#endif
   for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
