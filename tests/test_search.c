@@ -390,14 +390,18 @@ static void test_procedural_database(void **state) {
   anim_database_free(&db);
 }
 
+/* The procedural database and the fast method's index over its features. */
+static anim_search_index_t *procgen_fast_index(anim_database_t *out_db) {
+  anim_test_procgen(out_db);
+  return build(ANIM_SEARCH_FAST, out_db->features.values, out_db->features.rows, out_db->features.cols,
+               out_db->ranges, out_db->nranges);
+}
+
 /* A batch answers exactly what its queries answer one by one; a bad query
  * fails alone. */
 static void test_batch(void **state) {
   anim_database_t db;
-  char err[256];
-  anim_test_procgen(&db);
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
-  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  anim_search_index_t *index = procgen_fast_index(&db);
   enum { N = 50, K = 6 };
   anim_search_query_t queries[N];
   for (int i = 0; i < N; i++) {
@@ -425,10 +429,7 @@ static void test_batch(void **state) {
  * order costed about ten times the leaves opened here. */
 static void test_nearest_codes_costed_first(void **state) {
   anim_database_t db;
-  char err[256];
-  anim_test_procgen(&db);
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
-  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  anim_search_index_t *index = procgen_fast_index(&db);
   long leaves = 0, exact_rows = 0;
   for (int row = 0; row < db.features.rows; row += 7) {
     anim_search_query_t q = query(db.features.values + (size_t)row * (size_t)db.features.cols, 1);
