@@ -62,7 +62,7 @@
  * back to a walk then have an end 1-5 frames from one of those nodes and
  * are refused for node spacing; the left turns, the run turns and the
  * sprint can be entered but not left, and pruning to the largest component
- * drops them (with a node spacing of 1 every clip stays). Real mocap, which
+ * drops them (with a node spacing of 1 every turn stays). Real mocap, which
  * never repeats exactly, turns both ways (Bandai Namco's lines and circles).
  *
  * The search is a depth-first branch and bound: at each depth the edges are
