@@ -730,6 +730,12 @@ static void test_stick_facing_is_the_velocity_heading(void **state) {
   check_stick_facing(&p, 0.0f, 1.0f, 0.0f, 0.0f, "straight ahead");
   check_stick_facing(&p, 1.0f, 0.0f, 0.0f, 0.0f, "sideways");
   check_stick_facing(&p, 1e-3f, -1.0f, 0.0f, 0.0f, "nearly straight back");
+  /* Speeds of 0 are valid: a pushed stick then asks for no velocity, and the
+   * facing is atan2f's for a zero direction (the identity). */
+  anim_controller_params_t still = p;
+  still.forward_speed = still.side_speed = still.back_speed = 0.0f;
+  assert_int_equal(anim_controller_params_validate(&still), 0);
+  check_stick_facing(&still, 0.6f, 0.8f, 1.0f, 0.5f, "zero speeds");
   unsigned seed = 11;
   for (int i = 0; i < 20000; i++) {
     float x = 2.0f * (float)rand_r(&seed) / (float)RAND_MAX - 1.0f;
