@@ -102,6 +102,10 @@ static void test_blocking_calls_inside_callbacks(void **state) {
   assert_int_equal(p.nested_failures, 0);
   for (int i = 0; i < PIPELINED; i++) assert_int_equal(p.order[i], p.ids[i]); /* each once, in order */
   assert_int_equal(p.depth, 0);
+  /* The answers come in request order, so callback i's nested ping is
+   * answered after answers i+1.., which its wait must dispatch first:
+   * every callback runs inside the one before it. */
+  assert_int_equal(p.max_depth, PIPELINED);
   assert_int_equal(anim_client_pending(fx.client), 0);
   assert_int_equal(anim_client_ping(fx.client, "after", 5, NULL, TIMEOUT_MS), 0);
 }
