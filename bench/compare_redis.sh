@@ -11,7 +11,9 @@ SECONDS_PER_RUN=${2:-5}
 tmp=$(mktemp -d)
 trap 'kill $redis_pid $anim_pid 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
 
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
 
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$tmp/redis.log" 2>&1 &
@@ -29,9 +31,12 @@ redis_rps() { # $1 = pipeline; about SECONDS of it at this machine's rates, as t
   redis-benchmark -p "$redis_port" -t ping_inline -c 50 -P "$1" -n "$requests" -q 2>/dev/null |
     sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1
 }
+number='\([0-9.]*\)'
+latencies="\"p50_us\":$number,\"p99_us\":$number,\"p999_us\":$number"
+anim_fields="s/.*\"requests_per_s\":$number.*$latencies.*/\\1 \\2 \\3 \\4/p"
 anim_rps() { # $1 = pipeline, $2 = mix
   "$BUILD/animctl" --port "$anim_port" --json load --connections 50 --pipeline "$1" \
-    --duration "$SECONDS_PER_RUN" --mix "$2" | sed -n 's/.*"requests_per_s":\([0-9.]*\).*"p50_us":\([0-9.]*\),"p99_us":\([0-9.]*\),"p999_us":\([0-9.]*\).*/\1 \2 \3 \4/p'
+    --duration "$SECONDS_PER_RUN" --mix "$2" | sed -n "$anim_fields"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b }'; }
@@ -43,5 +48,6 @@ for p in 1 16; do
   set -- $(anim_rps $p ping)
   printf '%-34s %12s %10s %10s %10s %8s\n' "animserver ping, pipeline $p" "$1" "$2" "$3" "$4" "$(ratio "$1" "$redis")"
   set -- $(anim_rps $p search)
-  printf '%-34s %12s %10s %10s %10s %8s\n' "animserver search k=1, pipeline $p" "$1" "$2" "$3" "$4" "$(ratio "$1" "$redis")"
+  printf '%-34s %12s %10s %10s %10s %8s\n' "animserver search k=1, pipeline $p" "$1" "$2" "$3" "$4" \
+    "$(ratio "$1" "$redis")"
 done

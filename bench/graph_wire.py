@@ -90,23 +90,28 @@ def main():
             if built.HasField("error"):
                 raise RuntimeError(built.error.message)
             g = built.build_graph.graph
+            mib = 2**20
             print(f"{name}: {summary.frames} frames; build {g.build_seconds:.2f} s on the server ({wall:.2f} s to the "
-                  f"answer), peak memory +{(hwm - rss0) / 2**20:.1f} MiB (strip scratch {g.strip_memory_bytes / 2**20:.1f}"
-                  f" MiB, graph {g.memory_bytes / 2**20:.2f} MiB); {g.nodes} nodes, {g.edges} edges, {g.transitions} "
+                  f"answer), peak memory +{(hwm - rss0) / mib:.1f} MiB (strip scratch "
+                  f"{g.strip_memory_bytes / mib:.1f} MiB, graph {g.memory_bytes / mib:.2f} MiB); {g.nodes} nodes, "
+                  f"{g.edges} edges, {g.transitions} "
                   f"transitions of {g.candidates} candidates, {g.components} components; {len(reports)} progress "
                   f"reports: {', '.join(f'{p:.2f}' for p in reports[:: max(1, len(reports) // 8)])}")
-        walk = next(r for r in c.call(describe_database=pb.DescribeDatabaseRequest(name="graph-6k")).describe_database.ranges
-                    if r.name.startswith("dataset-2_walk_normal_001"))
+        ranges = c.call(describe_database=pb.DescribeDatabaseRequest(name="graph-6k")).describe_database.ranges
+        walk = next(r for r in ranges if r.name.startswith("dataset-2_walk_normal_001"))
         start = pb.Placement(start_frame=pb.FrameIndex(frame=walk.start + 121))
         line_points = [pb.Vec2(x=0, z=0), pb.Vec2(x=0, z=40)]
-        circle = [pb.Vec2(x=3 * math.sin(2 * math.pi * i / 64), z=3 - 3 * math.cos(2 * math.pi * i / 64)) for i in range(64)]
-        for what, points, closed, facing in (("line 40 m", line_points, False, 0.0), ("circle r=3 m", circle, True, math.pi / 2)):
+        circle = [pb.Vec2(x=3 * math.sin(2 * math.pi * i / 64), z=3 - 3 * math.cos(2 * math.pi * i / 64))
+                  for i in range(64)]
+        cases = (("line 40 m", line_points, False, 0.0), ("circle r=3 m", circle, True, math.pi / 2))
+        for what, points, closed, facing in cases:
             start.facing = facing
             q = c.call(query_graph=pb.QueryGraphRequest(database="graph-6k", points=points, closed=closed, start=start,
                                                         settle=5)).query_graph
             print(f"query {what}: {q.seconds:.1f} s, {q.arc:.1f} m of path, error mean {q.error_mean:.3f} m, worst "
-                  f"{q.error_max:.3f} m; {q.plans} plans ({q.plans_exhausted} cut short), {q.expansions / max(q.plans, 1):.0f}"
-                  f" edges tried a plan, {q.plan_ms_mean:.2f} ms mean, {q.plan_ms_max:.2f} ms worst")
+                  f"{q.error_max:.3f} m; {q.plans} plans ({q.plans_exhausted} cut short), "
+                  f"{q.expansions / max(q.plans, 1):.0f} edges tried a plan, {q.plan_ms_mean:.2f} ms mean, "
+                  f"{q.plan_ms_max:.2f} ms worst")
     finally:
         proc.terminate()
         proc.wait()
