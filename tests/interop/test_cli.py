@@ -148,6 +148,14 @@ def main():
         ctl("search", expect=2)
         ctl("search", "default", "--k", "x", expect=2)
         check(True, "usage errors exit 2")
+        # --help after a command prints the usage and sends nothing (it once ran the command: `animctl
+        # shutdown --help` shut the server down); a command taking no arguments refuses one.
+        for command in (["shutdown"], ["stats"], ["hello"], ["db", "list"], ["machine", "list"], ["ping"]):
+            check("usage: animctl" in ctl(*command, "--help"), f"animctl {' '.join(command)} --help: the usage")
+        for command in (["shutdown", "now"], ["stats", "x"], ["hello", "x"], ["db", "list", "x"],
+                        ["machine", "list", "x"]):
+            ctl(*command, expect=2)
+        check(json.loads(ctl("hello"))["protocol_version"] >= 1, "the server is still up after --help and extras")
         load = json.loads(ctl("load", "--connections", "4", "--pipeline", "4", "--duration", "0.5", "--mix",
                               "ping=1,search=1"))
         check(load["requests"] > 100 and load["errors"] == 0, "animctl load")
