@@ -438,6 +438,19 @@ static void test_local_refusals_say_why(void **state) {
                  "anim_client_characters_create");
   assert_int_equal(anim_client_characters_create(fx.client, "nowhere", NULL, NULL, 1, &id, TIMEOUT_MS),
                    ANIM_ENOTFOUND);
+  /* A negative count of frames, or a start frame below -1, was sent as "the default": refused now. */
+  anim_character_params_t params;
+  anim_character_params_init(&params);
+  params.search_interval = -3;
+  expect_refused(anim_client_characters_create(fx.client, "default", &params, NULL, 1, &id, TIMEOUT_MS),
+                 "anim_client_characters_create");
+  anim_character_params_init(&params);
+  params.ignore_range_end = -1;
+  expect_refused(anim_client_characters_create(fx.client, "default", &params, NULL, 1, &id, TIMEOUT_MS),
+                 "anim_client_characters_create");
+  anim_character_placement_t place = {0, 0, 0, -2};
+  expect_refused(anim_client_characters_create(fx.client, "default", NULL, &place, 1, &id, TIMEOUT_MS),
+                 "anim_client_characters_create");
   assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, NULL, 1, ids, TIMEOUT_MS), 0);
   anim_character_input_t in;
   anim_character_input_stick(&in, 0, 1, 0, 0);
