@@ -20,7 +20,7 @@ static void stats_complete(anim_client_t *client, anim__pending_t *p, int status
 }
 
 int anim_client_server_stats_send(anim_client_t *client, anim_server_stats_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__ServerStatsRequest stats = ANIMSERVER__SERVER_STATS_REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SERVER_STATS;
@@ -30,7 +30,7 @@ int anim_client_server_stats_send(anim_client_t *client, anim_server_stats_cb cb
 }
 
 int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_stats, int timeout_ms) {
-  if (!client || !out_stats) return ANIM_EINVAL;
+  if (!client || !out_stats) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   memset(out_stats, 0, sizeof *out_stats);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -39,7 +39,7 @@ int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_sta
 }
 
 int anim_client_shutdown_send(anim_client_t *client, anim_status_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__ShutdownRequest shutdown = ANIMSERVER__SHUTDOWN_REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SHUTDOWN;
@@ -49,7 +49,7 @@ int anim_client_shutdown_send(anim_client_t *client, anim_status_cb cb, void *da
 }
 
 int anim_client_shutdown(anim_client_t *client, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, unused;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_shutdown_send(client, NULL, NULL, &id);

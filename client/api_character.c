@@ -51,10 +51,10 @@ int anim_client_characters_create_send(anim_client_t *client, const char *databa
                                        const anim_character_params_t *params,
                                        const anim_character_placement_t *placements, int n,
                                        anim_characters_created_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__create_views_t views;
   int rc = anim__create_to_proto(database, mode, params, placements, n, &views);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   int *count = malloc(sizeof *count);
   if (!count) rc = ANIM_ENOMEM;
   if (rc == 0) {
@@ -73,7 +73,7 @@ int anim_client_characters_create_mode(anim_client_t *client, const char *databa
                                        const anim_character_params_t *params,
                                        const anim_character_placement_t *placements, int n, uint64_t *out_ids,
                                        int timeout_ms) {
-  if (!client || !out_ids || n < 1) return ANIM_EINVAL;
+  if (!client || !out_ids || n < 1) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_characters_create_send(client, database, mode, params, placements, n, NULL, NULL, &id);
@@ -95,7 +95,7 @@ static void destroy_complete(anim_client_t *client, anim__pending_t *p, int stat
 
 int anim_client_characters_destroy_send(anim_client_t *client, const uint64_t *ids, int n, anim_status_cb cb,
                                         void *data, uint64_t *out_id) {
-  if (!client || n < 0 || (n && !ids)) return ANIM_EINVAL;
+  if (!client || n < 0 || (n && !ids)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__DestroyCharactersRequest destroy = ANIMSERVER__DESTROY_CHARACTERS_REQUEST__INIT;
   destroy.n_characters = (size_t)n;
@@ -107,7 +107,7 @@ int anim_client_characters_destroy_send(anim_client_t *client, const uint64_t *i
 }
 
 int anim_client_characters_destroy(anim_client_t *client, const uint64_t *ids, int n, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, destroyed;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_characters_destroy_send(client, ids, n, NULL, NULL, &id);
@@ -121,10 +121,10 @@ static void input_complete(anim_client_t *client, anim__pending_t *p, int status
 int anim_client_characters_set_input_send(anim_client_t *client, const uint64_t *ids,
                                           const anim_character_input_t *inputs, int n, anim_status_cb cb, void *data,
                                           uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__input_views_t views;
   int rc = anim__inputs_to_proto(ids, inputs, n, &views);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SET_INPUTS;
   request.set_inputs = &views.set;
@@ -136,7 +136,7 @@ int anim_client_characters_set_input_send(anim_client_t *client, const uint64_t 
 
 int anim_client_characters_set_input(anim_client_t *client, const uint64_t *ids, const anim_character_input_t *inputs,
                                      int n, uint64_t *out_tick, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, tick = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_characters_set_input_send(client, ids, inputs, n, NULL, NULL, &id);
@@ -158,7 +158,7 @@ static void state_complete(anim_client_t *client, anim__pending_t *p, int status
 
 int anim_client_character_state_send(anim_client_t *client, uint64_t id, int offsets, anim_character_state_cb cb,
                                      void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__CharacterStateRequest state = ANIMSERVER__CHARACTER_STATE_REQUEST__INIT;
   state.character = id;
@@ -171,7 +171,7 @@ int anim_client_character_state_send(anim_client_t *client, uint64_t id, int off
 
 int anim_client_character_state(anim_client_t *client, uint64_t id, int offsets, anim_character_state_t **out_state,
                                 int timeout_ms) {
-  if (!client || !out_state) return ANIM_EINVAL;
+  if (!client || !out_state) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_state = NULL;
   uint64_t request_id = 0;
   int rc = anim__client_ready(client, &timeout_ms);

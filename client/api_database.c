@@ -31,7 +31,7 @@ static void list_complete(anim_client_t *client, anim__pending_t *p, int status,
 }
 
 int anim_client_db_list_send(anim_client_t *client, anim_db_list_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__ListDatabasesRequest list = ANIMSERVER__LIST_DATABASES_REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_LIST_DATABASES;
@@ -42,7 +42,7 @@ int anim_client_db_list_send(anim_client_t *client, anim_db_list_cb cb, void *da
 
 int anim_client_db_list(anim_client_t *client, anim_db_summary_t *out_summaries, int max, int *out_count,
                         int timeout_ms) {
-  if (!client || max < 0 || (max > 0 && !out_summaries) || !out_count) return ANIM_EINVAL;
+  if (!client || max < 0 || (max > 0 && !out_summaries) || !out_count) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   summaries_t s = {NULL, 0};
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -70,7 +70,7 @@ static void describe_complete(anim_client_t *client, anim__pending_t *p, int sta
 
 int anim_client_db_describe_send(anim_client_t *client, const char *name, anim_db_describe_cb cb, void *data,
                                  uint64_t *out_id) {
-  if (!client || !name) return ANIM_EINVAL;
+  if (!client || !name) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__DescribeDatabaseRequest describe = ANIMSERVER__DESCRIBE_DATABASE_REQUEST__INIT;
   describe.name = (char *)name;
@@ -82,7 +82,7 @@ int anim_client_db_describe_send(anim_client_t *client, const char *name, anim_d
 
 int anim_client_db_describe(anim_client_t *client, const char *name, anim_db_description_t **out_description,
                             int timeout_ms) {
-  if (!client || !out_description) return ANIM_EINVAL;
+  if (!client || !out_description) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_description = NULL;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -104,7 +104,7 @@ static void changed_complete(anim_client_t *client, anim__pending_t *p, int stat
 
 static int db_admin_send(anim_client_t *client, Animserver__Request__BodyCase which, const char *name,
                          anim_db_changed_cb cb, void *data, uint64_t *out_id) {
-  if (!client || !name) return ANIM_EINVAL;
+  if (!client || !name) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__LoadDatabaseRequest load = ANIMSERVER__LOAD_DATABASE_REQUEST__INIT;
   Animserver__ReloadDatabaseRequest reload = ANIMSERVER__RELOAD_DATABASE_REQUEST__INIT;
@@ -120,7 +120,7 @@ static int db_admin_send(anim_client_t *client, Animserver__Request__BodyCase wh
 
 static int db_admin(anim_client_t *client, Animserver__Request__BodyCase which, const char *name,
                     anim_db_summary_t *out_summary, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_db_summary_t summary;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -176,7 +176,7 @@ static void search_complete(anim_client_t *client, anim__pending_t *p, int statu
 
 int anim_client_search_send(anim_client_t *client, const char *database, const anim_query_t *queries, int n,
                             anim_search_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   if (!database || !queries || n < 1)
     return anim__client_set_error(client, ANIM_EINVAL, "search needs a database and queries");
   anim__query_views_t *views = calloc((size_t)n, sizeof *views);
@@ -206,6 +206,8 @@ int anim_client_search_send(anim_client_t *client, const char *database, const a
       expect = ANIMSERVER__RESPONSE__BODY_BATCH_SEARCH;
     }
     rc = anim__client_send(client, &request, expect, search_complete, (anim__cb_fn)cb, data, out_id);
+  } else {
+    anim__client_refuse(client, rc, __func__); /* a query the library refuses, or out of memory */
   }
   free(views);
   free(list);
@@ -214,7 +216,7 @@ int anim_client_search_send(anim_client_t *client, const char *database, const a
 
 int anim_client_search_batch(anim_client_t *client, const char *database, const anim_query_t *queries, int n,
                              anim_search_reply_t **out_reply, int timeout_ms) {
-  if (!client || !out_reply) return ANIM_EINVAL;
+  if (!client || !out_reply) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_reply = NULL;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -240,7 +242,7 @@ static void pose_complete(anim_client_t *client, anim__pending_t *p, int status,
 
 int anim_client_pose_send(anim_client_t *client, const char *database, int frame, int count,
                           const anim_pose_options_t *options, anim_pose_cb cb, void *data, uint64_t *out_id) {
-  if (!client || !database || frame < 0 || count < 0) return ANIM_EINVAL;
+  if (!client || !database || frame < 0 || count < 0) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__PoseRequest pose = ANIMSERVER__POSE_REQUEST__INIT;
   Animserver__PoseOptions opts = ANIMSERVER__POSE_OPTIONS__INIT;
@@ -261,7 +263,7 @@ int anim_client_pose_send(anim_client_t *client, const char *database, int frame
 
 int anim_client_pose(anim_client_t *client, const char *database, int frame, int count,
                      const anim_pose_options_t *options, anim_pose_reply_t **out_reply, int timeout_ms) {
-  if (!client || !out_reply) return ANIM_EINVAL;
+  if (!client || !out_reply) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_reply = NULL;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);

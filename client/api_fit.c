@@ -24,10 +24,10 @@ static void align_complete(anim_client_t *client, anim__pending_t *p, int status
 
 int anim_client_align_send(anim_client_t *client, const float *source, const float *target, const float *weights,
                            int n, int mode, anim_align_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__align_views_t v;
   int rc = anim__align_to_proto(source, target, weights, n, mode, &v);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_ALIGN, request.align = &v.align;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_ALIGN, align_complete, (anim__cb_fn)cb, data,
@@ -38,7 +38,7 @@ int anim_client_align_send(anim_client_t *client, const float *source, const flo
 
 int anim_client_align(anim_client_t *client, const float *source, const float *target, const float *weights, int n,
                       int mode, anim_align_result_t *out_result, int timeout_ms) {
-  if (!client || !out_result) return ANIM_EINVAL;
+  if (!client || !out_result) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   memset(out_result, 0, sizeof *out_result);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -59,10 +59,10 @@ static void fit_complete(anim_client_t *client, anim__pending_t *p, int status, 
 
 int anim_client_fit_pose_send(anim_client_t *client, const char *database, const anim_tracker_t *trackers, int n,
                               anim_fit_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__trackers_views_t v;
   int rc = anim__fit_to_proto(database, trackers, n, &v);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_FIT_POSE, request.fit_pose = &v.fit;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_FIT_POSE, fit_complete, (anim__cb_fn)cb, data,
@@ -74,7 +74,7 @@ int anim_client_fit_pose_send(anim_client_t *client, const char *database, const
 int anim_client_fit_pose(anim_client_t *client, const char *database, const anim_tracker_t *trackers, int n,
                          anim_fit_result_t **out_result, int timeout_ms) {
   if (out_result) *out_result = NULL;
-  if (!client || !out_result) return ANIM_EINVAL;
+  if (!client || !out_result) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_fit_pose_send(client, database, trackers, n, NULL, NULL, &id);
@@ -89,10 +89,10 @@ static void trackers_complete(anim_client_t *client, anim__pending_t *p, int sta
 
 int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
                                   const int *counts, int n, anim_status_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__trackers_views_t v;
   int rc = anim__set_trackers_to_proto(characters, trackers, counts, n, &v);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SET_TRACKERS, request.set_trackers = &v.set;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SET_TRACKERS, trackers_complete, (anim__cb_fn)cb,
@@ -103,7 +103,7 @@ int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *charact
 
 int anim_client_trackers_set(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
                              const int *counts, int n, uint64_t *out_tick, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, tick = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_trackers_set_send(client, characters, trackers, counts, n, NULL, NULL, &id);

@@ -29,13 +29,13 @@ static void description_complete(anim_client_t *client, anim__pending_t *p, int 
 
 int anim_client_graph_build_send(anim_client_t *client, const char *database, const anim_graph_build_options_t *options,
                                  anim_graph_description_cb cb, void *data, uint64_t *out_id) {
-  if (!client || !database) return ANIM_EINVAL;
+  if (!client || !database) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__BuildGraphRequest build = ANIMSERVER__BUILD_GRAPH_REQUEST__INIT;
   Animserver__GraphOptions o;
   build.database = (char *)database;
   if (options) {
-    if (anim__graph_options_to_proto(options, &o)) return ANIM_EINVAL;
+    if (anim__graph_options_to_proto(options, &o)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
     build.options = &o;
   }
   request.body_case = ANIMSERVER__REQUEST__BODY_BUILD_GRAPH, request.build_graph = &build;
@@ -46,7 +46,7 @@ int anim_client_graph_build_send(anim_client_t *client, const char *database, co
 int anim_client_graph_build(anim_client_t *client, const char *database, const anim_graph_build_options_t *options,
                             anim_graph_description_t **out_description, int timeout_ms) {
   if (out_description) *out_description = NULL;
-  if (!client || !out_description) return ANIM_EINVAL;
+  if (!client || !out_description) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_graph_build_send(client, database, options, NULL, NULL, &id);
@@ -55,7 +55,7 @@ int anim_client_graph_build(anim_client_t *client, const char *database, const a
 
 int anim_client_graph_describe_send(anim_client_t *client, const char *database, int transitions, int matrix,
                                     anim_graph_description_cb cb, void *data, uint64_t *out_id) {
-  if (!client || !database) return ANIM_EINVAL;
+  if (!client || !database) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__DescribeGraphRequest describe = ANIMSERVER__DESCRIBE_GRAPH_REQUEST__INIT;
   describe.database = (char *)database, describe.transitions = transitions != 0, describe.matrix = matrix != 0;
@@ -67,7 +67,7 @@ int anim_client_graph_describe_send(anim_client_t *client, const char *database,
 int anim_client_graph_describe(anim_client_t *client, const char *database, int transitions, int matrix,
                                anim_graph_description_t **out_description, int timeout_ms) {
   if (out_description) *out_description = NULL;
-  if (!client || !out_description) return ANIM_EINVAL;
+  if (!client || !out_description) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_graph_describe_send(client, database, transitions, matrix, NULL, NULL, &id);
@@ -87,10 +87,10 @@ static void walk_complete(anim_client_t *client, anim__pending_t *p, int status,
 
 int anim_client_graph_query_send(anim_client_t *client, const char *database, const anim_graph_query_t *query,
                                  anim_graph_walk_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__graph_query_views_t v;
   int rc = anim__graph_query_to_proto(database, query, &v);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_QUERY_GRAPH, request.query_graph = &v.query;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_QUERY_GRAPH, walk_complete, (anim__cb_fn)cb, data,
@@ -102,7 +102,7 @@ int anim_client_graph_query_send(anim_client_t *client, const char *database, co
 int anim_client_graph_query(anim_client_t *client, const char *database, const anim_graph_query_t *query,
                             anim_graph_walk_t **out_walk, int timeout_ms) {
   if (out_walk) *out_walk = NULL;
-  if (!client || !out_walk) return ANIM_EINVAL;
+  if (!client || !out_walk) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_graph_query_send(client, database, query, NULL, NULL, &id);
@@ -118,10 +118,10 @@ static void paths_complete(anim_client_t *client, anim__pending_t *p, int status
 int anim_client_graph_paths_send(anim_client_t *client, const uint64_t *characters, const float *const *points,
                                  const int *npoints, const int *closed, int n, anim_status_cb cb, void *data,
                                  uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__paths_views_t v;
   int rc = anim__paths_to_proto(characters, points, npoints, closed, n, &v);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SET_PATHS, request.set_paths = &v.set;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SET_PATHS, paths_complete, (anim__cb_fn)cb, data,
@@ -132,7 +132,7 @@ int anim_client_graph_paths_send(anim_client_t *client, const uint64_t *characte
 
 int anim_client_graph_paths(anim_client_t *client, const uint64_t *characters, const float *const *points,
                             const int *npoints, const int *closed, int n, uint64_t *out_tick, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, tick = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_graph_paths_send(client, characters, points, npoints, closed, n, NULL, NULL, &id);

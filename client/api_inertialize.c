@@ -49,10 +49,10 @@ int anim_client_inertialize_transition_send(anim_client_t *client, const char *d
                                             const anim_pose_source_t *source, const anim_pose_source_t *destination,
                                             const anim_inertializer_state_t *state, anim_inertialize_cb cb, void *data,
                                             uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__pose_source_views_t src, dst;
   Animserver__InertializerState st;
-  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst)) return ANIM_EINVAL;
+  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__InertializeTransitionRequest t = ANIMSERVER__INERTIALIZE_TRANSITION_REQUEST__INIT;
   t.database = (char *)(database ? database : "");
@@ -71,7 +71,7 @@ int anim_client_inertialize_transition_send(anim_client_t *client, const char *d
 int anim_client_inertialize_transition(anim_client_t *client, const char *database, const anim_pose_source_t *source,
                                        const anim_pose_source_t *destination, const anim_inertializer_state_t *state,
                                        anim_inertializer_state_t **out_state, int timeout_ms) {
-  if (!client || !out_state) return ANIM_EINVAL;
+  if (!client || !out_state) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_state = NULL;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -84,10 +84,10 @@ int anim_client_inertialize_evaluate_send(anim_client_t *client, const char *dat
                                           const anim_inertializer_state_t *state, const anim_pose_source_t *input,
                                           float halflife, float t, anim_inertialize_cb cb, void *data,
                                           uint64_t *out_id) {
-  if (!client || !state) return ANIM_EINVAL;
+  if (!client || !state) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__pose_source_views_t in;
   Animserver__InertializerState st;
-  if (anim__pose_source_to_proto(input, &in)) return ANIM_EINVAL;
+  if (anim__pose_source_to_proto(input, &in)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__inertializer_state_to_proto(state, &st);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__InertializeEvaluateRequest e = ANIMSERVER__INERTIALIZE_EVALUATE_REQUEST__INIT;
@@ -106,7 +106,7 @@ int anim_client_inertialize_evaluate(anim_client_t *client, const char *database
                                      const anim_inertializer_state_t *state, const anim_pose_source_t *input,
                                      float halflife, float t, anim_inertializer_state_t **out_state,
                                      anim_pose_t **out_pose, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   if (out_state) *out_state = NULL;
   if (out_pose) *out_pose = NULL;
   uint64_t id = 0;
@@ -129,9 +129,9 @@ static void cost_complete(anim_client_t *client, anim__pending_t *p, int status,
 int anim_client_transition_cost_send(anim_client_t *client, const char *database, const anim_pose_source_t *source,
                                      const anim_pose_source_t *destination, float halflife, const char *const *bones,
                                      int nbones, anim_transition_cost_cb cb, void *data, uint64_t *out_id) {
-  if (!client || nbones < 0 || (nbones > 0 && !bones)) return ANIM_EINVAL;
+  if (!client || nbones < 0 || (nbones > 0 && !bones)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__pose_source_views_t src, dst;
-  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst)) return ANIM_EINVAL;
+  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__TransitionCostRequest c = ANIMSERVER__TRANSITION_COST_REQUEST__INIT;
   c.database = (char *)(database ? database : "");
@@ -149,7 +149,7 @@ int anim_client_transition_cost_send(anim_client_t *client, const char *database
 int anim_client_transition_cost(anim_client_t *client, const char *database, const anim_pose_source_t *source,
                                 const anim_pose_source_t *destination, float halflife, const char *const *bones,
                                 int nbones, anim_transition_cost_t **out_cost, int timeout_ms) {
-  if (!client || !out_cost) return ANIM_EINVAL;
+  if (!client || !out_cost) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_cost = NULL;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -172,7 +172,7 @@ static void spring_complete(anim_client_t *client, anim__pending_t *p, int statu
 
 static int spring_send(anim_client_t *client, Animserver__SpringTuneRequest *tune, anim_spring_cb cb, void *data,
                        uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SPRING_TUNE;
   request.spring_tune = tune;
@@ -182,7 +182,7 @@ static int spring_send(anim_client_t *client, Animserver__SpringTuneRequest *tun
 
 static int spring_call(anim_client_t *client, Animserver__SpringTuneRequest *tune, anim_spring_tuning_t *out,
                        int timeout_ms) {
-  if (!client || !out) return ANIM_EINVAL;
+  if (!client || !out) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   memset(out, 0, sizeof *out);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);

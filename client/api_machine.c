@@ -23,7 +23,7 @@ static void load_complete(anim_client_t *client, anim__pending_t *p, int status,
 
 int anim_client_machine_load_send(anim_client_t *client, const char *name, const char *text, size_t len, int replace,
                                   anim_machine_summary_cb cb, void *data, uint64_t *out_id) {
-  if (!client || !name || (!text && len)) return ANIM_EINVAL;
+  if (!client || !name || (!text && len)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__LoadMachineRequest load = ANIMSERVER__LOAD_MACHINE_REQUEST__INIT;
   load.name = (char *)name, load.replace = replace != 0;
@@ -36,7 +36,7 @@ int anim_client_machine_load_send(anim_client_t *client, const char *name, const
 int anim_client_machine_load(anim_client_t *client, const char *name, const char *text, size_t len, int replace,
                              anim_machine_summary_t **out_summary, int timeout_ms) {
   if (out_summary) *out_summary = NULL;
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_machine_summary_t *s = NULL;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -60,7 +60,7 @@ static void check_complete(anim_client_t *client, anim__pending_t *p, int status
 
 int anim_client_machine_check_send(anim_client_t *client, const char *name, const char *text, size_t len,
                                    const char *database, anim_machine_check_cb cb, void *data, uint64_t *out_id) {
-  if (!client || !name || (!text && len)) return ANIM_EINVAL;
+  if (!client || !name || (!text && len)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__CheckMachineRequest check = ANIMSERVER__CHECK_MACHINE_REQUEST__INIT;
   check.name = (char *)name, check.database = (char *)(database ? database : "");
@@ -73,7 +73,7 @@ int anim_client_machine_check_send(anim_client_t *client, const char *name, cons
 int anim_client_machine_check(anim_client_t *client, const char *name, const char *text, size_t len,
                               const char *database, anim_machine_check_t **out_check, int timeout_ms) {
   if (out_check) *out_check = NULL;
-  if (!client || !out_check) return ANIM_EINVAL;
+  if (!client || !out_check) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_machine_check_send(client, name, text, len, database, NULL, NULL, &id);
@@ -98,7 +98,7 @@ static void list_complete(anim_client_t *client, anim__pending_t *p, int status,
 }
 
 int anim_client_machine_list_send(anim_client_t *client, anim_machine_list_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__ListMachinesRequest list = ANIMSERVER__LIST_MACHINES_REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_LIST_MACHINES, request.list_machines = &list;
@@ -108,7 +108,7 @@ int anim_client_machine_list_send(anim_client_t *client, anim_machine_list_cb cb
 
 int anim_client_machine_list(anim_client_t *client, anim_machine_summary_t ***out_machines, int *out_count,
                              int timeout_ms) {
-  if (!client || !out_machines || !out_count) return ANIM_EINVAL;
+  if (!client || !out_machines || !out_count) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_machines = NULL, *out_count = 0;
   machines_t m = {NULL, 0};
   uint64_t id = 0;
@@ -123,7 +123,7 @@ int anim_client_machine_list(anim_client_t *client, anim_machine_summary_t ***ou
 
 int anim_client_machine_unload_send(anim_client_t *client, const char *name, anim_status_cb cb, void *data,
                                     uint64_t *out_id) {
-  if (!client || !name) return ANIM_EINVAL;
+  if (!client || !name) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__UnloadMachineRequest unload = ANIMSERVER__UNLOAD_MACHINE_REQUEST__INIT;
   unload.name = (char *)name;
@@ -133,7 +133,7 @@ int anim_client_machine_unload_send(anim_client_t *client, const char *name, ani
 }
 
 int anim_client_machine_unload(anim_client_t *client, const char *name, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, unused;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_machine_unload_send(client, name, NULL, NULL, &id);
@@ -151,10 +151,10 @@ static void tick_complete(anim_client_t *client, anim__pending_t *p, int status,
 
 int anim_client_machine_events_send(anim_client_t *client, const uint64_t *characters, const char *const *events,
                                     int n, anim_status_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__machine_items_views_t v;
   int rc = anim__events_to_proto(characters, events, n, &v);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SEND_EVENTS, request.send_events = &v.events;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SEND_EVENTS, tick_complete, (anim__cb_fn)cb, data,
@@ -165,7 +165,7 @@ int anim_client_machine_events_send(anim_client_t *client, const uint64_t *chara
 
 int anim_client_machine_events(anim_client_t *client, const uint64_t *characters, const char *const *events, int n,
                                uint64_t *out_tick, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, tick = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_machine_events_send(client, characters, events, n, NULL, NULL, &id);
@@ -176,10 +176,10 @@ int anim_client_machine_events(anim_client_t *client, const uint64_t *characters
 
 int anim_client_machine_params_send(anim_client_t *client, const uint64_t *characters, const char *const *names,
                                     const float *values, int n, anim_status_cb cb, void *data, uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__machine_items_views_t v;
   int rc = anim__params_to_proto(characters, names, values, n, &v);
-  if (rc) return rc;
+  if (rc) return anim__client_refuse(client, rc, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SET_PARAMS, request.set_params = &v.params;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SET_PARAMS, tick_complete, (anim__cb_fn)cb, data,
@@ -190,7 +190,7 @@ int anim_client_machine_params_send(anim_client_t *client, const uint64_t *chara
 
 int anim_client_machine_params(anim_client_t *client, const uint64_t *characters, const char *const *names,
                                const float *values, int n, uint64_t *out_tick, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, tick = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_machine_params_send(client, characters, names, values, n, NULL, NULL, &id);

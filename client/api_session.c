@@ -23,7 +23,7 @@ static void hello_complete(anim_client_t *client, anim__pending_t *p, int status
 
 int anim_client_hello_send(anim_client_t *client, const char *client_name, anim_hello_cb cb, void *data,
                            uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__HelloRequest hello = ANIMSERVER__HELLO_REQUEST__INIT;
   hello.protocol_version = ANIM_PROTOCOL_VERSION;
@@ -36,7 +36,7 @@ int anim_client_hello_send(anim_client_t *client, const char *client_name, anim_
 }
 
 int anim_client_hello(anim_client_t *client, const char *client_name, anim_hello_info_t *out_info, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_hello_info_t info;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -76,7 +76,7 @@ static void ping_complete(anim_client_t *client, anim__pending_t *p, int status,
 
 int anim_client_ping_send(anim_client_t *client, const void *payload, size_t len, anim_ping_cb cb, void *data,
                           uint64_t *out_id) {
-  if (!client || (len > 0 && !payload)) return ANIM_EINVAL;
+  if (!client || (len > 0 && !payload)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__PingRequest ping = ANIMSERVER__PING_REQUEST__INIT;
   ping.payload.data = (uint8_t *)payload;
@@ -88,7 +88,7 @@ int anim_client_ping_send(anim_client_t *client, const void *payload, size_t len
 }
 
 int anim_client_ping(anim_client_t *client, const void *payload, size_t len, uint64_t *out_rtt_us, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_ping_result_t result;
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);

@@ -120,7 +120,7 @@ static void on_stream(void *ctx, const Animserver__StreamMessage *m, size_t wire
 }
 
 int anim_client_next_frame(anim_client_t *client, anim_stream_frame_t **out_frame, int timeout_ms) {
-  if (!client || !out_frame) return ANIM_EINVAL;
+  if (!client || !out_frame) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_frame = NULL;
   uint64_t deadline = anim__monotonic_us() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000u;
   for (;;) {
@@ -186,7 +186,7 @@ int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_optio
                                uint64_t *out_id) {
   if (!client || !options || options->ncharacters < 0 || (options->ncharacters && !options->characters) ||
       options->rate_divisor < 0 || (options->encoding != ANIM_POSE_FLOAT && options->encoding != ANIM_POSE_QUANTIZED))
-    return ANIM_EINVAL;
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
   subscribe_extra_t *x = malloc(sizeof *x);
   if (!x) return anim__client_set_error(client, ANIM_ENOMEM, "out of memory");
   x->stream_cb = stream_cb;
@@ -209,7 +209,7 @@ int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_optio
 
 int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t *options, anim_stream_cb cb,
                           void *data, uint64_t *out_subscription, float *out_tick_rate, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   subscribed_t out = {0, 0.0f};
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
@@ -224,7 +224,7 @@ int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t 
 
 int anim_client_subscription_update_send(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,
                                          int paused, anim_status_cb cb, void *data, uint64_t *out_id) {
-  if (!client || rate_divisor < 0) return ANIM_EINVAL;
+  if (!client || rate_divisor < 0) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__UpdateSubscriptionRequest update = ANIMSERVER__UPDATE_SUBSCRIPTION_REQUEST__INIT;
   update.subscription = subscription;
@@ -239,7 +239,7 @@ int anim_client_subscription_update_send(anim_client_t *client, uint64_t subscri
 
 int anim_client_subscription_update(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,
                                     int paused, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, unused;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0)
@@ -261,7 +261,7 @@ static void forget(anim_client_t *client, uint64_t subscription) {
 
 int anim_client_unsubscribe_send(anim_client_t *client, uint64_t subscription, anim_status_cb cb, void *data,
                                  uint64_t *out_id) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   forget(client, subscription); /* whatever the server answers */
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__UnsubscribeRequest unsub = ANIMSERVER__UNSUBSCRIBE_REQUEST__INIT;
@@ -273,7 +273,7 @@ int anim_client_unsubscribe_send(anim_client_t *client, uint64_t subscription, a
 }
 
 int anim_client_unsubscribe(anim_client_t *client, uint64_t subscription, int timeout_ms) {
-  if (!client) return ANIM_EINVAL;
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   uint64_t id = 0, unused;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_unsubscribe_send(client, subscription, NULL, NULL, &id);

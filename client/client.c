@@ -40,6 +40,16 @@ int anim__client_set_error(anim_client_t *client, int code, const char *message)
   return code;
 }
 
+int anim__client_refuse(anim_client_t *client, int code, const char *function) {
+  if (!client) return code;
+  if (code == ANIM_ENOMEM) snprintf(client->last_error, sizeof client->last_error, "%s: out of memory", function);
+  else
+    snprintf(client->last_error, sizeof client->last_error,
+             "%s: %s: refused before sending (a NULL pointer, or a count or value out of the range its header gives)",
+             function, anim_strerror(code));
+  return code;
+}
+
 int anim__client_check_answer(anim_client_t *client, int rc) {
   if (rc == ANIM_ENOMEM) return anim__client_set_error(client, rc, "out of memory");
   if (rc) return anim__client_set_error(client, rc, "malformed answer from the server");

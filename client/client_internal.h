@@ -72,6 +72,11 @@ struct anim_client {
 uint64_t anim__monotonic_us(void);
 /* Sets last_error; returns code. */
 int anim__client_set_error(anim_client_t *client, int code, const char *message);
+/* For a call refused before anything is sent (a NULL pointer, a count or a
+ * value out of range; out of memory): last_error names function and says
+ * so, so it never shows an earlier request's error. NULL client: only the
+ * code. Returns code. */
+int anim__client_refuse(anim_client_t *client, int code, const char *function);
 /* For completions: a converter's code (0 passes), with last_error saying why. */
 int anim__client_check_answer(anim_client_t *client, int rc);
 

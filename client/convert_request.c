@@ -200,6 +200,12 @@ int anim__create_to_proto(const char *database, const anim_character_mode_t *mod
   out->create = create;
   out->params = params_init;
   if (mode_to_proto(mode, out) != 0) return ANIM_EINVAL;
+  /* 0 means the server's default; a negative count of frames is a mistake,
+   * not a default (it was sent as one). */
+  if (params && (params->search_interval < 0 || params->ignore_surrounding < 0 || params->ignore_range_end < 0))
+    return ANIM_EINVAL;
+  for (size_t i = 0; placements && i < n; i++)
+    if (placements[i].start_frame < -1) return ANIM_EINVAL; /* -1: the first frame */
   out->items = calloc(n, sizeof *out->items);
   out->pointers = calloc(n, sizeof *out->pointers);
   out->frames = calloc(n, sizeof *out->frames);

@@ -19,6 +19,7 @@
 #include "anim_error.h"
 #include "sm_report.h"
 #include "state_machine.h"
+#include "utf8.h"
 
 #define MAX_TEXT (1u << 20)
 #define DEFAULT_HALFLIFE 0.1f
@@ -66,9 +67,10 @@ typedef struct {
 
 static void syntax(parser_t *p, anim_sm_location_t at, const char *fmt, const char *word, size_t wlen) {
   if (p->failed) return;
-  char quoted[48];
-  size_t n = wlen < 40 ? wlen : 40;
-  snprintf(quoted, sizeof quoted, "%.*s%s", (int)n, word ? word : "", wlen > 40 ? "..." : "");
+  /* The text is bytes; the message goes out as a protobuf string, which
+   * must be UTF-8: what is not printable text is written \xNN. */
+  char quoted[4 * 40 + 4];
+  anim_utf8_quote(quoted, sizeof quoted, word ? word : "", word ? wlen : 0, 40);
   anim__sm_report(p->r, ANIM_SM_SYNTAX, at, fmt, quoted);
   p->failed = 1;
 }
@@ -116,11 +118,24 @@ static void next(parser_t *p) {
       return;
     }
     t->kind = TOK_STRING, t->start = p->text + begin, t->len = p->pos - begin;
+    /* A name leaves in protobuf strings (summaries, stream frames): UTF-8
+     * text only, no control characters (a NUL would cut it short). */
+    for (size_t i = 0; i < t->len;) {
+      const unsigned char *u = (const unsigned char *)t->start + i;
+      size_t len = anim_utf8_sequence(u, t->len - i);
+      if (len == 0 || (len == 1 && (*u < 0x20 || *u == 0x7f))) {
+        syntax(p, t->at, "quoted name \"%s\" is not UTF-8 text", t->start, t->len);
+        t->kind = TOK_EOF;
+        return;
+      }
+      i += len;
+    }
     advance_char(p);
     return;
   }
   if (!is_word_char(c)) {
-    syntax(p, t->at, "unexpected character '%s'", t->start, 1);
+    size_t len = anim_utf8_sequence((const unsigned char *)t->start, p->len - p->pos);
+    syntax(p, t->at, "unexpected character '%s'", t->start, len ? len : 1);
     t->kind = TOK_EOF;
     return;
   }

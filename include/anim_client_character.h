@@ -56,7 +56,8 @@ typedef struct {
   float hold_seconds;              /* TRACKER: without an update a tracker counts as lost after this [0.5] */
 } anim_character_mode_t;
 
-/* Controller parameters; a field left 0 takes the server default. */
+/* Controller parameters; a field left 0 takes the server default (a negative
+ * count of frames is refused, ANIM_EINVAL, not taken as the default). */
 typedef struct {
   int search_interval;          /* frames between searches [10] */
   float inertialize_halflife;   /* s [0.1] */
@@ -71,7 +72,7 @@ typedef struct {
 typedef struct {
   float x, z;        /* metres */
   float facing;      /* radians about +Y, 0 faces +Z */
-  int start_frame;   /* -1: the database's first frame */
+  int start_frame;   /* -1: the database's first frame (below -1: ANIM_EINVAL) */
 } anim_character_placement_t;
 
 enum { ANIM_INPUT_KIND_STICK = 0, ANIM_INPUT_KIND_VELOCITY = 1, ANIM_INPUT_KIND_GOAL = 2 };

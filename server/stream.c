@@ -118,6 +118,35 @@ static void update_held(srv_subscriber_t *sub) {
 
 /* ---- requests ---------------------------------------------------------------------- */
 
+static int compare_ids(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Copies ids to out without repeats, in their order (a subscription is a
+ * set: a character named twice was sent twice in every frame). Returns the
+ * count, or -1 out of memory. */
+static int unique_ids(const uint64_t *ids, int n, uint64_t *out) {
+  if (n < 2) {
+    if (n) out[0] = ids[0];
+    return n;
+  }
+  uint64_t *sorted = malloc((size_t)n * sizeof *sorted);
+  unsigned char *taken = calloc((size_t)n, 1);
+  if (!sorted || !taken) return free(sorted), free(taken), -1;
+  memcpy(sorted, ids, (size_t)n * sizeof *sorted);
+  qsort(sorted, (size_t)n, sizeof *sorted, compare_ids);
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    const uint64_t *hit = bsearch(&ids[i], sorted, (size_t)n, sizeof *sorted, compare_ids);
+    size_t at = (size_t)(hit - sorted);
+    while (at > 0 && sorted[at - 1] == ids[i]) at--; /* the first of equal ids marks them all */
+    if (!taken[at]) taken[at] = 1, out[kept++] = ids[i];
+  }
+  free(sorted), free(taken);
+  return kept;
+}
+
 int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *req, srv_response_t *out) {
   srv_crowd_t *crowd = sub->hub->crowd;
   if (sub->count >= SRV_MAX_SUBSCRIPTIONS)
@@ -142,8 +171,11 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
     if (s) free(s->ids), free(s);
     return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   }
-  if (req->nids) memcpy(s->ids, req->ids, (size_t)req->nids * sizeof *s->ids);
-  s->nids = req->nids;
+  s->nids = unique_ids(req->ids, req->nids, s->ids);
+  if (s->nids < 0) {
+    free(s->ids), free(s->resolved), free(s);
+    return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
+  }
   s->owned = req->owned;
   s->rate_divisor = req->rate_divisor;
   s->encoding = req->encoding;
@@ -233,7 +265,9 @@ static size_t resolve(srv_subscriber_t *sub, srv_subscription_t *s) {
   s->nresolved = 0;
   for (int i = 0; i < s->nids; i++) {
     srv_actor_t *a = srv_crowd_find(crowd, s->ids[i]);
-    if (a) {
+    if (a && s->owned && a->owner == sub->owner) {
+      s->ids[kept++] = s->ids[i]; /* in the frame as owned, not twice; still reported when gone */
+    } else if (a) {
       s->resolved[s->nresolved++] = a;
       a->want |= want_of(s);
       need_chunk(sub, a);

@@ -6,8 +6,9 @@
  * names characters (any owner's) and/or "every character this connection
  * owns", a rate divisor (a frame every N ticks), an encoding (floats, or
  * quantized: see PoseEncoding in the proto) and options (global positions,
- * rotations only). Each firing tick it produces one StreamMessage with all
- * its characters' poses, encoded on the pool straight into a buffer the
+ * rotations only). Its characters are a set: each is in a frame once,
+ * whether named twice or named and owned. Each firing tick it produces one
+ * StreamMessage with all its characters' poses, encoded on the pool straight into a buffer the
  * subscription keeps and reuses once the socket has taken it.
  *
  * The crowd's hooks drive it (the server routes them here): prepare marks

@@ -417,6 +417,57 @@ static void test_send_forms_pipelined(void **state) {
   assert_int_equal(anim_client_pending(fx.client), 0);
 }
 
+
+/* A call the library refuses before sending (ANIM_EINVAL) says so in
+ * anim_client_last_error, naming the function; it once left the previous
+ * server error there, so the README's pattern of printing both blamed an
+ * unrelated request. */
+static void expect_refused(int rc, const char *function) {
+  assert_int_equal(rc, ANIM_EINVAL);
+  const char *why = anim_client_last_error(fx.client);
+  if (!strstr(why, function) || strstr(why, "no database"))
+    fail_msg("%s refused, last error \"%s\"", function, why);
+}
+
+static void test_local_refusals_say_why(void **state) {
+  uint64_t id, ids[1];
+  assert_int_equal(anim_client_characters_create(fx.client, "nowhere", NULL, NULL, 1, &id, TIMEOUT_MS),
+                   ANIM_ENOTFOUND);
+  assert_non_null(strstr(anim_client_last_error(fx.client), "no database"));
+  expect_refused(anim_client_characters_create(fx.client, "default", NULL, NULL, 0, &id, TIMEOUT_MS),
+                 "anim_client_characters_create");
+  assert_int_equal(anim_client_characters_create(fx.client, "nowhere", NULL, NULL, 1, &id, TIMEOUT_MS),
+                   ANIM_ENOTFOUND);
+  /* A negative count of frames, or a start frame below -1, was sent as "the default": refused now. */
+  anim_character_params_t params;
+  anim_character_params_init(&params);
+  params.search_interval = -3;
+  expect_refused(anim_client_characters_create(fx.client, "default", &params, NULL, 1, &id, TIMEOUT_MS),
+                 "anim_client_characters_create");
+  anim_character_params_init(&params);
+  params.ignore_range_end = -1;
+  expect_refused(anim_client_characters_create(fx.client, "default", &params, NULL, 1, &id, TIMEOUT_MS),
+                 "anim_client_characters_create");
+  anim_character_placement_t place = {0, 0, 0, -2};
+  expect_refused(anim_client_characters_create(fx.client, "default", NULL, &place, 1, &id, TIMEOUT_MS),
+                 "anim_client_characters_create");
+  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, NULL, 1, ids, TIMEOUT_MS), 0);
+  anim_character_input_t in;
+  anim_character_input_stick(&in, 0, 1, 0, 0);
+  in.kind = 7;
+  expect_refused(anim_client_characters_set_input(fx.client, ids, &in, 1, NULL, TIMEOUT_MS),
+                 "anim_client_characters_set_input");
+  assert_int_equal(anim_client_characters_create(fx.client, "nowhere", NULL, NULL, 1, &id, TIMEOUT_MS),
+                   ANIM_ENOTFOUND);
+  anim_subscribe_options_t sub = {ids, 1, 0, -5, ANIM_POSE_FLOAT, 0, 0};
+  expect_refused(anim_client_subscribe(fx.client, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), "anim_client_subscribe");
+  assert_int_equal(anim_client_characters_create(fx.client, "nowhere", NULL, NULL, 1, &id, TIMEOUT_MS),
+                   ANIM_ENOTFOUND);
+  expect_refused(anim_client_subscription_update(fx.client, 1, -1, 0, 0, TIMEOUT_MS),
+                 "anim_client_subscription_update");
+  assert_int_equal(anim_client_characters_destroy(fx.client, ids, 1, TIMEOUT_MS), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_machine_check_load_list_unload),
@@ -425,6 +476,7 @@ int main(void) {
       cmocka_unit_test(test_align_recovers_a_transform),
       cmocka_unit_test(test_fit_pose_and_tracker_character),
       cmocka_unit_test(test_send_forms_pipelined),
+      cmocka_unit_test(test_local_refusals_say_why),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -196,6 +196,56 @@ static void test_parse_errors(void **state) {
   assert_string_equal(anim_sm_problem_name((anim_sm_problem_t)99), "UNKNOWN");
 }
 
+
+/* A strict UTF-8 check, written apart from the parser's (the test's own oracle). */
+static int valid_utf8(const char *text) {
+  const unsigned char *s = (const unsigned char *)text;
+  while (*s) {
+    int len = *s < 0x80 ? 1 : (*s & 0xe0) == 0xc0 && *s >= 0xc2 ? 2 : (*s & 0xf0) == 0xe0 ? 3 : (*s & 0xf8) == 0xf0 && *s <= 0xf4 ? 4 : 0;
+    if (!len) return 0;
+    for (int i = 1; i < len; i++)
+      if ((s[i] & 0xc0) != 0x80) return 0;
+    s += len;
+  }
+  return 1;
+}
+
+/* Machine text travels as bytes; its diagnostics and names travel as
+ * protobuf strings, which must be UTF-8 (a Python client refused the whole
+ * answer to a check_machine of binary text). Bytes that are not text are
+ * written \xNN in messages; a quoted name must be UTF-8 text; names in UTF-8
+ * are kept whole. */
+static void test_messages_and_names_are_utf8(void **state) {
+  static const char *const refused[] = {
+      "stand { clip walk }\n\xff",                   /* unexpected character */
+      "stand { clip walk } \xc3",                    /* a sequence cut by the end */
+      "\"a\xff" "b\" { clip walk }",                 /* a quoted name that is not UTF-8 */
+      "\"a\x01" "b\" { clip walk }",                 /* nor a control character */
+      "stand { JUMP \"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+      "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\" }", /* too long: quoted in part */
+      "stand { \xe2\x82\xac }",                      /* a valid character where none may be */
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    anim_sm_diagnostics_t d;
+    char err[256];
+    anim_state_machine_t *sm = anim_state_machine_parse(refused[i], strlen(refused[i]), "bytes", &d, err, sizeof err);
+    if (sm) fail_msg("case %zu parsed", i);
+    if (d.count < 1 || d.items[0].problem != ANIM_SM_SYNTAX) fail_msg("case %zu: not a syntax error: %s", i, err);
+    if (!valid_utf8(err) || !valid_utf8(d.items[0].message)) fail_msg("case %zu: a message that is not UTF-8: %s", i, err);
+  }
+  anim_sm_diagnostics_t d;
+  char err[256];
+  assert_null(anim_state_machine_parse(refused[0], strlen(refused[0]), "bytes", &d, err, sizeof err));
+  assert_non_null(strstr(err, "\\xff"));
+  const char *nul = "\"a\0b\" { clip walk }";
+  assert_null(anim_state_machine_parse(nul, 20, "bytes", &d, err, sizeof err));
+  assert_true(valid_utf8(err));
+  anim_state_machine_t *sm = parse_ok("\"caf\xc3\xa9\" { clip walk }");
+  assert_string_equal(sm->states[0].name, "caf\xc3\xa9");
+  anim_state_machine_free(sm);
+}
+
 /* The seed's text, as the seed writes it (tabs, a brace on its own line):
  * it parses, each state a clip named after it. */
 static const char seed_text[] = "stand\t{JUMP_PRESS\tstand2crouch }\n"
@@ -647,7 +697,9 @@ static void test_match_state(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_errors),     cmocka_unit_test(test_seed_text),
+      cmocka_unit_test(test_parse_errors),
+      cmocka_unit_test(test_messages_and_names_are_utf8),
+      cmocka_unit_test(test_seed_text),
       cmocka_unit_test(test_bind_errors),      cmocka_unit_test(test_runtime_invalid),
       cmocka_unit_test(test_jump_machine),     cmocka_unit_test(test_end_and_exit_timing),
       cmocka_unit_test(test_transitions_per_tick), cmocka_unit_test(test_nested_machines),

@@ -17,6 +17,10 @@
  * characters are interleaved in the crowd each receive exactly their own,
  * while one destroys some of its characters, another closes, and another
  * adds a second owned subscription mid-stream.
+ *
+ * A subscription is a set: a character named twice, or named and owned by
+ * the subscriber of an owned subscription, is in each frame once, and a
+ * destroyed one is reported gone once.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -225,10 +229,69 @@ static void test_owned_frames_hold_exactly_ones_own(void **state) {
   for (int o = 0; o < OWNERS - 1; o++) anim_client_close(c[o]);
 }
 
+
+/* How many times id is among the frame's poses, and among its gone. */
+static int poses_of(const anim_stream_frame_t *frame, uint64_t id) {
+  int n = 0;
+  for (int i = 0; i < frame->nposes; i++) n += frame->poses[i].character == id;
+  return n;
+}
+
+static int gone_of(const anim_stream_frame_t *frame, uint64_t id) {
+  int n = 0;
+  for (int i = 0; i < frame->ngone; i++) n += frame->gone[i] == id;
+  return n;
+}
+
+/* Reads frames until one reports the expected gone (or, gone 0, one
+ * frame); each must hold every id of want once and nothing else. */
+static void expect_set_frames(anim_client_t *c, const uint64_t *want, int nwant, uint64_t gone) {
+  for (int read = 0; read < 120; read++) {
+    anim_stream_frame_t *frame;
+    assert_int_equal(anim_client_next_frame(c, &frame, TIMEOUT_MS), 0);
+    int ok = frame->nposes == nwant, reported = gone && gone_of(frame, gone) == 1;
+    for (int i = 0; i < nwant; i++) ok &= poses_of(frame, want[i]) == 1;
+    int nposes = frame->nposes, stray_gone = gone && frame->ngone > 0 && !reported;
+    unsigned long long tick = (unsigned long long)frame->tick;
+    int times = nwant ? poses_of(frame, want[0]) : 0;
+    anim_stream_frame_free(frame);
+    if (!ok) fail_msg("tick %llu: %d poses, not %d characters once each (the first %d times)", tick, nposes, nwant, times);
+    if (stray_gone) fail_msg("tick %llu: a gone that is not character %llu", tick, (unsigned long long)gone);
+    if (!gone || reported) return;
+  }
+  fail_msg("no frame reported character %llu gone", (unsigned long long)gone);
+}
+
+static void test_a_character_is_in_a_frame_once(void **state) {
+  anim_client_t *a = anim_test_connect(&fx.server), *b = anim_test_connect(&fx.server);
+  uint64_t theirs[3], mine[2];
+  assert_int_equal(anim_client_characters_create(a, "default", NULL, NULL, 3, theirs, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(b, "default", NULL, NULL, 2, mine, TIMEOUT_MS), 0);
+  /* Another's character twice, one of mine named, and all I own. */
+  uint64_t named[4] = {theirs[0], theirs[0], mine[0], theirs[1]};
+  anim_subscribe_options_t sub = {named, 4, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(b, &sub, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  uint64_t all[4] = {theirs[0], theirs[1], mine[0], mine[1]};
+  expect_set_frames(b, all, 4, 0);
+  expect_set_frames(b, all, 4, 0);
+  /* The one named twice is destroyed: gone once, then absent. */
+  assert_int_equal(anim_client_characters_destroy(a, theirs, 1, TIMEOUT_MS), 0);
+  expect_set_frames(b, all + 1, 3, theirs[0]);
+  expect_set_frames(b, all + 1, 3, 0);
+  /* Mine, named and owned, is destroyed: gone once (it was named). */
+  assert_int_equal(anim_client_characters_destroy(b, mine, 1, TIMEOUT_MS), 0);
+  uint64_t left[2] = {theirs[1], mine[1]};
+  expect_set_frames(b, left, 2, mine[0]);
+  expect_set_frames(b, left, 2, 0);
+  anim_client_close(b);
+  anim_client_close(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_early_frames_hold_this_ticks_poses),
       cmocka_unit_test(test_owned_frames_hold_exactly_ones_own),
+      cmocka_unit_test(test_a_character_is_in_a_frame_once),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

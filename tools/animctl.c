@@ -81,7 +81,15 @@ static void print_json_string(const char *s) {
   putchar('"');
 }
 
+/* A command that takes no arguments refuses one rather than ignoring it. */
+static int no_arguments(const char *command, int argc, char **argv) {
+  if (argc <= 1) return 0;
+  fprintf(stderr, "animctl: %s: unknown argument %s (it takes none)\n", command, argv[1]);
+  return 2;
+}
+
 static int cmd_hello(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  if (no_arguments("hello", argc, argv)) return 2;
   anim_hello_info_t info;
   int rc = anim_client_hello(client, "animctl", &info, o->timeout_ms);
   if (rc) return report_error("hello", rc, client);
@@ -246,7 +254,7 @@ static int cmd_db_admin(anim_client_t *client, const options_t *o, const char *v
 }
 
 static int cmd_db(anim_client_t *client, const options_t *o, int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "list") == 0) return cmd_db_list(client, o);
+  if (argc == 2 && strcmp(argv[1], "list") == 0) return cmd_db_list(client, o);
   if (argc == 3 && strcmp(argv[1], "describe") == 0) return cmd_db_describe(client, o, argv[2]);
   if (argc == 3 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "reload") || !strcmp(argv[1], "unload")))
     return cmd_db_admin(client, o, argv[1], argv[2]);
@@ -463,6 +471,7 @@ static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **
 }
 
 static int cmd_stats(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  if (no_arguments("stats", argc, argv)) return 2;
   anim_server_stats_t s;
   int rc = anim_client_server_stats(client, &s, o->timeout_ms);
   if (rc) return report_error("stats", rc, client);
@@ -486,6 +495,7 @@ static int cmd_stats(anim_client_t *client, const options_t *o, int argc, char *
 }
 
 static int cmd_shutdown(anim_client_t *client, const options_t *o, int argc, char **argv) {
+  if (no_arguments("shutdown", argc, argv)) return 2;
   int rc = anim_client_shutdown(client, o->timeout_ms);
   if (rc) return report_error("shutdown", rc, client);
   if (!o->json) printf("the server is shutting down (draining)\n");
@@ -527,6 +537,13 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = argv[optind];
+  /* --help anywhere after the command asks for the usage, never runs the
+   * command (`animctl shutdown --help` once shut the server down). */
+  for (int i = optind + 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(commands[i].name, name) != 0) continue;
     int err;

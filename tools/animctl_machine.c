@@ -213,7 +213,7 @@ int animctl_machine(anim_client_t *client, const options_t *o, int argc, char **
     int rc = anim_client_machine_unload(client, argv[2], o->timeout_ms);
     return rc ? report_error("machine unload", rc, client) : 0;
   }
-  if (!strcmp(verb, "list")) {
+  if (!strcmp(verb, "list") && argc == 2) {
     anim_machine_summary_t **list = NULL;
     int n = 0, rc = anim_client_machine_list(client, &list, &n, o->timeout_ms);
     if (rc) return report_error("machine list", rc, client);

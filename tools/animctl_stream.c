@@ -13,7 +13,9 @@
  *   goal:X,Z[,S]     walk to a point at S m/s (default 1.4)
  *   script:tour      walk 2.5 s, turn 2 s, run 2 s, stop (the tests' script)
  *   script:wander    a new stick direction every 2 s
- * --id ID streams existing characters of any connection instead (or too).
+ * --id ID streams existing characters of any connection instead (or too);
+ * alone, the header describes the first one's database (--database names
+ * another).
  * The first line describes the skeleton ({"type":"header",...}); then one
  * line per frame ({"type":"frame","tick":...,"poses":[...]}).
  */
@@ -62,12 +64,12 @@ int stream_session_parse(stream_session_t *s, int argc, char **argv, int first, 
     else if (!strcmp(a, "--rotations-only")) s->rotations_only = 1;
     else if (!v) return fprintf(stderr, "animctl: %s: %s needs a value\n", command, a), -1;
     else if (!strcmp(a, "--create")) s->create = atoi(v), i++;
-    else if (!strcmp(a, "--database")) s->database = v, i++;
+    else if (!strcmp(a, "--database")) s->database = v, s->database_given = 1, i++;
     else if (!strcmp(a, "--mode")) {
       if (strcmp(v, "learned") && strcmp(v, "matching"))
         return fprintf(stderr, "animctl: %s: --mode matching|learned\n", command), -1;
       s->mode = strcmp(v, "learned") ? ANIM_MODE_MOTION_MATCHING : ANIM_MODE_LEARNED;
-      if (s->mode == ANIM_MODE_LEARNED) s->database = "lmm"; /* the learned skeleton's */
+      if (s->mode == ANIM_MODE_LEARNED) s->database = "lmm", s->database_given = 1; /* the learned skeleton's */
       i++;
     }
     else if (!strcmp(a, "--input")) {
@@ -134,8 +136,32 @@ static int steer(anim_client_t *client, stream_session_t *s, float t, int timeou
   return rc;
 }
 
+/* The name of the database character id runs on: the loaded database whose
+ * version (content hash) is its state's. 0, or a negative code. */
+static int database_of(anim_client_t *client, uint64_t id, char *out, size_t size, int timeout_ms) {
+  anim_character_state_t *state;
+  int rc = anim_client_character_state(client, id, 0, &state, timeout_ms);
+  if (rc) return rc;
+  uint64_t version = state->database_version;
+  anim_character_state_free(state);
+  anim_db_summary_t list[64];
+  int n = 0;
+  if ((rc = anim_client_db_list(client, list, 64, &n, timeout_ms))) return rc;
+  for (int i = 0; i < n && i < 64; i++)
+    if (list[i].version == version) return snprintf(out, size, "%s", list[i].name), 0;
+  return ANIM_ENOTFOUND; /* unloaded since: its character is gone too */
+}
+
 int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_ms, stream_frame_fn on_frame,
                        void *data) {
+  /* Characters named by --id alone: the header and the drawing need their
+   * skeleton, not the default database's (a character of another database
+   * was described, and drawn, with the wrong bones). */
+  if (!s->database_given && !s->create && s->nids > 0) {
+    int found = database_of(client, s->ids[0], s->database_found, sizeof s->database_found, timeout_ms);
+    if (found) return report_error("the --id character's database", found, client);
+    s->database = s->database_found;
+  }
   int rc = anim_client_db_describe(client, s->database, &s->description, timeout_ms);
   if (rc) return report_error("describe", rc, client);
   if (s->create) {

@@ -15,6 +15,8 @@ typedef int (*stream_frame_fn)(struct stream_session *session, const anim_stream
 
 typedef struct stream_session {
   const char *database;
+  int database_given;         /* --database (or --mode learned); else --id alone streams the first id's */
+  char database_found[64];    /* that database's name, looked up by the run */
   int mode; /* --mode: ANIM_MODE_MOTION_MATCHING or ANIM_MODE_LEARNED (database "lmm") */
   int create;                 /* characters to create and steer */
   anim_character_input_t input;

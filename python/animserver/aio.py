@@ -315,11 +315,12 @@ class AsyncClient(Requests):
             if self._state != "connected" or self._writer is None:
                 raise errors.ClosedError(pb.ERROR_CLOSED, "not connected")
         request_id = next(self._ids)
+        frame = encode_request(request_id, kind, fields)  # first: a refused field leaves nothing pending
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         self._kinds[request_id] = kind
         assert self._writer is not None
-        self._writer.write(encode_request(request_id, kind, fields))
+        self._writer.write(frame)
         if self._writer.transport.get_write_buffer_size() > (1 << 20):
             await self._writer.drain()
         try:

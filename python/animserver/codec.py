@@ -56,7 +56,25 @@ def body_message(kind: str, fields: Fields = None) -> Any:
         return cls()
     if isinstance(fields, cls):
         return fields
-    return cls(**{k: v for k, v in fields.items() if v is not None})
+    values = {k: v for k, v in fields.items() if v is not None}
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as e:
+        raise _field_error(kind, cls, values, e) from None
+
+
+def _field_error(kind: str, cls: Any, values: Mapping[str, Any], error: Exception) -> errors.AnimError:
+    """An InvalidArgumentError naming the field protobuf refused (a value its
+    type cannot hold, an unknown name), as the server names fields; protobuf's
+    own ValueError names none ("Value out of range: -1")."""
+    for name, value in values.items():
+        try:
+            cls(**{name: value})
+        except (ValueError, TypeError) as e:
+            shown = repr(value)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            return errors.make(pb.ERROR_INVALID_ARGUMENT, f"{kind}.{name} = {shown}: {e}")
+    return errors.make(pb.ERROR_INVALID_ARGUMENT, f"{kind}: {error}")
 
 
 def encode_request(request_id: int, kind: str, fields: Fields = None) -> bytes:

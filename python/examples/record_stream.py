@@ -35,12 +35,22 @@ def parse_input(spec: str, character: int):
     raise SystemExit(f"--input {spec}: stick:X,Z | velocity:VX,VZ | goal:X,Z[,SPEED]")
 
 
+def database_of(client: "animserver.Client", character: int) -> str:
+    """The loaded database a character runs on: the one whose version (content hash) is its state's."""
+    version = client.character_state(character).database_version
+    for summary in client.list_databases().databases:
+        if summary.version == version:
+            return summary.name
+    raise SystemExit(f"record_stream: character {character}'s database is no longer loaded")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=7878)
     parser.add_argument("--auth-token", default=os.environ.get("ANIM_AUTH_TOKEN"))
-    parser.add_argument("--database", default="default")
+    parser.add_argument("--database", help="for --create (default: default); with --id alone, the first "
+                        "watched character's own database")
     parser.add_argument("--create", type=int, default=0, help="create N characters")
     parser.add_argument("--input", default="stick:0,0.8", help="their input (stick:X,Z velocity:VX,VZ goal:X,Z[,S])")
     parser.add_argument("--id", type=int, action="append", default=[], help="watch this character (repeatable)")
@@ -54,11 +64,12 @@ def main() -> None:
 
     with animserver.Client(args.host, args.port, auth_token=args.auth_token, client_name="record-stream") as client:
         ids = list(args.id)
+        database = args.database or ("default" if args.create else database_of(client, ids[0]))
         if args.create:
-            created = client.create_characters(args.database, [{"x": 2.0 * i, "z": 0.0} for i in range(args.create)])
+            created = client.create_characters(database, [{"x": 2.0 * i, "z": 0.0} for i in range(args.create)])
             ids += created.characters
             client.set_inputs([parse_input(args.input, c) for c in created.characters])
-        db = client.describe_database(args.database)
+        db = client.describe_database(database)
         stream = client.subscribe(ids, encoding=args.encoding, global_positions=args.global_positions)
         frames = list(stream.frames(int(round(args.seconds * stream.tick_rate))))
         stream.close()

@@ -8,6 +8,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from animtest import animserver  # noqa: E402  (this checkout's Python client)
+
 BUILD = os.environ.get("ANIM_BUILD_DIR", "build")
 SHARED = os.environ.get("ANIM_SHARED_DIR", "../shared")
 
@@ -124,6 +127,14 @@ def main():
         check(names == ["default", "mocap"], "animctl db list")
         described = json.loads(ctl("db", "describe", "mocap"))
         check(len(described["bones"]) == len(info["bones"]), "animctl db describe")
+        # `stream --id` of another connection's character describes that character's database (it
+        # described "default" whatever the character ran on: a header of 22 bones over poses of 23).
+        with animserver.Client("127.0.0.1", int(port)) as owner:
+            watched = owner.create_characters("mocap", [{}]).characters[0]
+            lines = run("animctl", "--port", port, "stream", "--id", str(watched), "--frames", "1").splitlines()
+            header, frame = json.loads(lines[0]), json.loads(lines[1])
+            check(header["database"] == "mocap" and 3 * len(header["bones"]) == len(frame["poses"][0]["positions"]),
+                  "animctl stream --id: the header describes the character's own database")
         found = json.loads(ctl("search", "mocap", "--frame", "500", "--k", "4", "--explain", "--method", "fast"))
         check(found["matches"][0]["frame"] == 500 and len(found["explain"]) == 7, "animctl search with explanation")
         pose = json.loads(ctl("pose", "mocap", "10", "--global").splitlines()[0])
@@ -148,6 +159,14 @@ def main():
         ctl("search", expect=2)
         ctl("search", "default", "--k", "x", expect=2)
         check(True, "usage errors exit 2")
+        # --help after a command prints the usage and sends nothing (it once ran the command: `animctl
+        # shutdown --help` shut the server down); a command taking no arguments refuses one.
+        for command in (["shutdown"], ["stats"], ["hello"], ["db", "list"], ["machine", "list"], ["ping"]):
+            check("usage: animctl" in ctl(*command, "--help"), f"animctl {' '.join(command)} --help: the usage")
+        for command in (["shutdown", "now"], ["stats", "x"], ["hello", "x"], ["db", "list", "x"],
+                        ["machine", "list", "x"]):
+            ctl(*command, expect=2)
+        check(json.loads(ctl("hello"))["protocol_version"] >= 1, "the server is still up after --help and extras")
         load = json.loads(ctl("load", "--connections", "4", "--pipeline", "4", "--duration", "0.5", "--mix",
                               "ping=1,search=1"))
         check(load["requests"] > 100 and load["errors"] == 0, "animctl load")

@@ -276,6 +276,20 @@ def test_errors(client, port):
             raise AssertionError(f"{cls.__name__} expected")
         except cls as e:
             check(e.message != "", f"{type(e).__name__}: {e.message}")
+    # A value the proto's type cannot hold (a frame of -1, a string for a number, an unknown field) is an
+    # InvalidArgumentError naming the field, like the server's errors; it was protobuf's bare
+    # "ValueError: Value out of range: -1". Nothing is sent, and the client carries on.
+    for call, field in ((lambda: client.pose("default", -1), "pose.frame"),
+                        (lambda: client.pose("default", 1, count="many"), "pose.count"),
+                        (lambda: client.search("default", from_frame={"frame": -5}), "search.query"),
+                        (lambda: client.create_characters("default", [{}], colour="red"), "create_characters.colour")):
+        try:
+            call()
+            raise AssertionError(f"{field}: accepted")
+        except errors.InvalidArgumentError as e:
+            check(e.code == pb.ERROR_INVALID_ARGUMENT and e.message.startswith(field),
+                  f"a value the proto cannot hold: {e.message}")
+    check(client.ping(b"still").payload == b"still", "the client carries on after refusing them")
     # An empty body, sent raw: the server answers ERROR_UNSUPPORTED under the request's id.
     with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
         body = pb.Request(id=20).SerializeToString()

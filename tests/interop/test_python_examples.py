@@ -15,10 +15,37 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from animtest import BUILD, ROOT, Server, check  # noqa: E402
+from animtest import BUILD, ROOT, Server, animserver, check  # noqa: E402
 
 EXAMPLES = os.path.join(ROOT, "python", "examples")
 CADENCE = (1.0, 4.0)  # steps per second per walking character (people walk at about 2)
+
+
+def watch_another_database(work):
+    """record_stream.py --id of a character on another database than "default" saves that database's
+    skeleton (it described --database, "default" unless given: 22 bones over poses of 23)."""
+    clip = os.path.join(os.environ.get("ANIM_SHARED_DIR", "../shared"), "data", "mocap", "bandai-namco",
+                        "dataset-1_walk_normal_001.bvh")
+    if not os.path.isfile(clip):
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"{clip} missing under CI")
+        print(f"skipped: {clip} not found (record_stream.py --id on another database)")
+        return
+    build = subprocess.run([os.path.join(BUILD, "animdb"), "build", "-o", os.path.join(work, "walk.animdb"), clip],
+                           capture_output=True, text=True, timeout=60)
+    check(build.returncode == 0, "animdb builds a one-clip database" + (f": {build.stderr}" if build.returncode else ""))
+    out = os.path.join(work, "watched.npz")
+    with Server("--data-dir", work, "--db", "walk") as server, animserver.Client("127.0.0.1", server.port) as owner:
+        watched = owner.create_characters("walk", [{}]).characters[0]
+        rec = subprocess.run([sys.executable, os.path.join(EXAMPLES, "record_stream.py"), "--port", str(server.port),
+                              "--id", str(watched), "--seconds", "0.5", "-o", out],
+                             capture_output=True, text=True, timeout=60)
+        check(rec.returncode == 0, "record_stream.py --id runs" + (f": {rec.stderr[-800:]}" if rec.returncode else ""))
+    d = np.load(out)
+    nbones = d["positions"].shape[2]
+    check(nbones == 23 and d["parents"].shape == (nbones,) and d["bone_names"].shape == (nbones,),
+          f"record_stream.py --id: the skeleton of the character's database ({d['parents'].shape[0]} bones "
+          f"for poses of {nbones})")
 
 
 def main():
@@ -50,6 +77,7 @@ def main():
           and d["parents"].shape == (22,), f"the .npz: {frames} frames of 3 characters, 22 bones")
     walked = d["positions"][-1, :, 0, 2] - d["positions"][0, :, 0, 2]
     check(np.all(walked > 1.0), f"its roots walked forward (+z): {', '.join(f'{w:.2f}' for w in walked)} m")
+    watch_another_database(work)
     shutil.rmtree(work)
     print("python examples: passed")
 
