@@ -113,6 +113,15 @@ static void assert_peek_agrees(const frame_t *f) {
   srv_request_release(&request);
 }
 
+/* The field numbers the peek reads (server/codec.c) are the proto's. */
+static void test_field_numbers(void **state) {
+  assert_int_equal(protobuf_c_message_descriptor_get_field_by_name(&animserver__request__descriptor, "id")->id, 1);
+  assert_int_equal(
+      protobuf_c_message_descriptor_get_field_by_name(&animserver__search_request__descriptor, "database")->id, 1);
+  assert_int_equal(protobuf_c_message_descriptor_get_field_by_name(&animserver__request__descriptor, "search")->id,
+                   ANIMSERVER__REQUEST__BODY_SEARCH);
+}
+
 static void test_not_searches(void **state) {
   char name[64];
   frame_t empty = {.len = 0};
@@ -217,6 +226,7 @@ static void test_mutations_agree_with_the_decoder(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_field_numbers),
       cmocka_unit_test(test_not_searches),
       cmocka_unit_test(test_searches_peek_with_their_database),
       cmocka_unit_test(test_ambiguous_frames_are_left_to_the_decoder),
