@@ -358,14 +358,38 @@ static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *des
 
 /* ---- decoding ------------------------------------------------------------------ */
 
-/* Field 1 (the id) of a Request read without a full decode, so that even a
+/* Field numbers of proto/animserver.proto the peeks read (the body's case
+ * numbers are generated: ANIMSERVER__REQUEST__BODY_*); test_codec_peek
+ * holds them to the descriptors. */
+enum { REQUEST_ID_FIELD = 1, SEARCH_REQUEST_DATABASE_FIELD = 1 };
+
+/* The id of a Request read without a full decode, so that even a
  * request that fails to decode can be answered by id. 0 when absent. */
 static uint64_t peek_request_id(const uint8_t *frame, size_t len) {
   size_t pos = 0;
   anim_wire_field_t f;
   while (anim_wire_next_field(frame, len, &pos, &f) == 1)
-    if (f.number == 1 && f.type == ANIM_WIRE_VARINT) return f.value;
+    if (f.number == REQUEST_ID_FIELD && f.type == ANIM_WIRE_VARINT) return f.value;
   return 0;
+}
+
+int srv_codec_peek_search(const uint8_t *frame, size_t len, const uint8_t **out_name, size_t *out_len) {
+  anim_wire_field_t f, search = {0}, name = {0};
+  int nsearch = 0, nname = 0;
+  size_t pos = 0;
+  int rc;
+  while ((rc = anim_wire_next_field(frame, len, &pos, &f)) == 1) {
+    if (f.number == ANIMSERVER__REQUEST__BODY_SEARCH && f.type == ANIM_WIRE_BYTES) search = f, nsearch++;
+    else if (f.number != REQUEST_ID_FIELD) return 0; /* another body (or one unknown here): the decoder judges */
+  }
+  if (rc != 0 || nsearch != 1) return 0;
+  pos = 0;
+  while ((rc = anim_wire_next_field(search.data, search.len, &pos, &f)) == 1)
+    if (f.number == SEARCH_REQUEST_DATABASE_FIELD) name = f, nname++;
+  if (rc != 0 || nname != 1 || name.type != ANIM_WIRE_BYTES) return 0;
+  *out_name = name.data;
+  *out_len = name.len;
+  return 1;
 }
 
 static int decode_body(srv_decoder_t *d, const Animserver__Request *in, srv_request_t *out) {

@@ -62,6 +62,15 @@ void srv_decode_arena_free(srv_decode_arena_t *arena);
 int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_codec_limits_t *limits,
                                 srv_decode_arena_t *arena, srv_request_t *out_request, char *err, int errlen);
 
+/* Whether a frame is a search, read from its wire bytes without decoding
+ * it (any thread, no allocation): 1 when it is a Request with exactly one
+ * search body, no other body and exactly one database name in it, whose
+ * bytes (in the frame, not terminated) it gives; 0 for anything else. So
+ * the dispatcher can send a pipelined search to be decoded off the loop
+ * with its database already found; the full decode has the last word (a
+ * frame that peeks as a search may still be refused). */
+int srv_codec_peek_search(const uint8_t *frame, size_t len, const uint8_t **out_name, size_t *out_len);
+
 /* Encodes response as one framed ServerMessage into a new buffer (refs 1,
  * the caller's). 0 or ANIM_ENOMEM. Any thread. */
 int srv_codec_encode_response(const srv_response_t *response, srv_buffer_t **out_buffer);

@@ -18,9 +18,9 @@ typedef struct {
   uint64_t output_bytes;           /* queued and held for every connection now */
   uint64_t output_bytes_peak;
   /* Batches of the searches pipelined in one read (dispatch.c): handed to
-   * the read_batches lane, or searched on the loop at once; and the
-   * searches they answered. */
-  uint64_t read_batches_lane, read_batches_loop, read_batch_searches;
+   * the read_batches lane, or searched on the loop at once; the searches
+   * they answered, and of those the ones the batch decoded itself. */
+  uint64_t read_batches_lane, read_batches_loop, read_batch_searches, read_batch_decoded;
 } srv_counters_t;
 
 #endif

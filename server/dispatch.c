@@ -6,6 +6,7 @@
 #include "codec.h"
 #include "dispatch.h"
 #include "log.h"
+#include "registry.h"
 #include "search.h"
 
 /* A request sent to the thread pool; it holds the connection. */
@@ -38,6 +39,7 @@ struct parked {
 
 static void run(srv_session_t *s, srv_request_t *request);
 static void batch_close(srv_session_t *s);
+static void search_set_free(search_set_t *set);
 static int park_job(job_t *job);
 
 void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env_t *env, srv_counters_t *counters,
@@ -54,7 +56,7 @@ void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env
 }
 
 void srv_dispatch_close(srv_dispatch_t *d) {
-  while (d->nsearch_arrays > 0) free(d->search_arrays[--d->nsearch_arrays]);
+  while (d->nsearch_sets > 0) search_set_free(d->search_sets[--d->nsearch_sets]);
   if (d->lane_ok) srv_lane_close(&d->lane);
   d->lane_ok = 0;
 }
@@ -311,6 +313,23 @@ void srv_dispatch_resume(srv_dispatch_t *d) {
 struct batch_search {
   srv_request_t request;
   srv_response_t response;
+  /* A search still undecoded (frame_len > 0): its frame in the batch's
+   * frames and the database its peek found, retained on the loop; the
+   * batch decodes it where it runs (batch_decode). */
+  size_t frame_at, frame_len;
+  srv_db_entry_t *entry;
+  uint64_t received_ns;
+};
+
+/* A batch's searches: their requests and responses, the frames of those
+ * still undecoded and the memory they decode into. Used by one thread at a
+ * time (the loop filling it, the thread running the batch, the loop
+ * releasing its requests). */
+struct search_set {
+  batch_search_t slots[BATCH_SEARCHES];
+  uint8_t *frames;
+  size_t frames_len, frames_cap;
+  srv_decode_arena_t *arena;
 };
 
 typedef struct read_batch {
@@ -323,26 +342,38 @@ typedef struct read_batch {
   srv_buffer_t *out; /* every answer, in order, once done */
   /* Each answer: an encoded buffer, or (encoded NULL) the next search. */
   srv_buffer_t *answers[BATCH_ANSWERS];
-  batch_search_t *searches; /* BATCH_SEARCHES of them, from the first search on */
+  search_set_t *set;        /* its searches, from the first search on */
+  srv_codec_limits_t limits; /* what its undecoded searches decode under */
 } read_batch_t;
 
-/* Search arrays (70 KB each: a response is kilobytes) are shared by every
- * connection: taken by a batch at its first search, kept for the next up to
- * this many, so a connection that no longer pipelines searches holds none. */
-#define BATCH_ARRAYS_KEPT 8
+/* Search sets (70 KB and more each: a response is kilobytes) are shared by
+ * every connection: taken by a batch at its first search, kept for the
+ * next up to this many, so a connection that no longer pipelines searches
+ * holds none. */
+#define BATCH_SETS_KEPT 8
 /* Searches of one connection waiting in batches; past this they are
  * answered on the loop at once (their answers still wait in order): a
  * connection's batches hold at most this many requests and responses. */
 #define BATCH_SEARCHES_PENDING (2 * BATCH_SEARCHES)
 
-static batch_search_t *searches_take(srv_dispatch_t *d) {
-  if (d->nsearch_arrays == 0) return malloc(BATCH_SEARCHES * sizeof(batch_search_t));
-  return d->search_arrays[--d->nsearch_arrays];
+static void search_set_free(search_set_t *set) {
+  if (!set) return;
+  free(set->frames);
+  srv_decode_arena_free(set->arena);
+  free(set);
 }
 
-static void searches_give_back(srv_dispatch_t *d, batch_search_t *searches) {
-  if (searches && d->nsearch_arrays < BATCH_ARRAYS_KEPT) d->search_arrays[d->nsearch_arrays++] = searches;
-  else free(searches);
+static search_set_t *search_set_take(srv_dispatch_t *d) {
+  search_set_t *set;
+  if (d->nsearch_sets > 0) set = d->search_sets[--d->nsearch_sets];
+  else if ((set = malloc(sizeof *set))) set->frames = NULL, set->frames_cap = 0, set->arena = NULL;
+  if (set) set->frames_len = 0;
+  return set;
+}
+
+static void search_set_give_back(srv_dispatch_t *d, search_set_t *set) {
+  if (set && d->nsearch_sets < BATCH_SETS_KEPT) d->search_sets[d->nsearch_sets++] = set;
+  else search_set_free(set);
 }
 
 /* The batch of this read, made (or taken from the spare) when missing. */
@@ -357,7 +388,7 @@ static read_batch_t *batch_current(srv_session_t *s) {
   b->nanswers = b->nsearches = 0;
   b->done = b->failed = 0;
   b->out = NULL;
-  b->searches = NULL;
+  b->set = NULL;
   s->batch = b;
   srv_connection_hold(&s->connection); /* until its answers are handed over */
   return b;
@@ -371,28 +402,97 @@ static int batch_add_answer(srv_session_t *s, srv_buffer_t *encoded) {
   return 0;
 }
 
+/* The batch the next search of this read joins, with room for it (and
+ * frame_len more bytes of frames), or NULL: an error when it must be
+ * answered on its own. The caller fills the slot and counts it in. */
+static read_batch_t *batch_for_search(srv_session_t *s, size_t frame_len, int *out_rc) {
+  *out_rc = ANIM_ELIMIT;
+  if (s->batch_searches >= BATCH_SEARCHES_PENDING) return NULL;
+  if (s->batch && (s->batch->nsearches == BATCH_SEARCHES || s->batch->nanswers == BATCH_ANSWERS)) batch_close(s);
+  *out_rc = ANIM_ENOMEM;
+  read_batch_t *b = batch_current(s);
+  if (!b || (!b->set && !(b->set = search_set_take(s->dispatch)))) return NULL;
+  search_set_t *set = b->set;
+  if (set->frames_len + frame_len > set->frames_cap) {
+    size_t cap = set->frames_cap ? 2 * set->frames_cap : 4096;
+    while (cap < set->frames_len + frame_len) cap *= 2;
+    uint8_t *grown = realloc(set->frames, cap);
+    if (!grown) return NULL;
+    set->frames = grown, set->frames_cap = cap;
+  }
+  return b;
+}
+
+/* The slot just filled joins the batch. */
+static void batch_count_search(srv_session_t *s, read_batch_t *b) {
+  b->answers[b->nanswers++] = NULL;
+  b->nsearches++;
+  s->in_flight++;
+  s->batch_searches++;
+}
+
 /* Takes a prepared search over (request and response): 0, or an error when
  * it must be answered on its own. */
 static int batch_add_search(srv_session_t *s, srv_request_t *request, srv_response_t *response) {
-  if (s->batch_searches >= BATCH_SEARCHES_PENDING) return ANIM_ELIMIT;
-  if (s->batch && (s->batch->nsearches == BATCH_SEARCHES || s->batch->nanswers == BATCH_ANSWERS)) batch_close(s);
-  read_batch_t *b = batch_current(s);
-  if (!b) return ANIM_ENOMEM;
-  if (!b->searches && !(b->searches = searches_take(s->dispatch))) return ANIM_ENOMEM;
-  b->answers[b->nanswers++] = NULL;
+  int rc;
+  read_batch_t *b = batch_for_search(s, 0, &rc);
+  if (!b) return rc;
   /* Only what a search uses: the unions hold kilobytes a search never touches. */
-  srv_request_t *r = &b->searches[b->nsearches].request;
-  srv_response_t *o = &b->searches[b->nsearches].response;
+  batch_search_t *slot = &b->set->slots[b->nsearches];
+  srv_request_t *r = &slot->request;
+  srv_response_t *o = &slot->response;
   memcpy(r, request, offsetof(srv_request_t, body) + sizeof request->body.search);
   memcpy(&r->decoded, &request->decoded, sizeof *r - offsetof(srv_request_t, decoded));
   memcpy(o, response, offsetof(srv_response_t, message));
   o->message[0] = '\0';
   memcpy(&o->entry, &response->entry,
          offsetof(srv_response_t, body) + sizeof response->body.search - offsetof(srv_response_t, entry));
-  b->nsearches++;
-  s->in_flight++;
-  s->batch_searches++;
+  slot->frame_len = 0;
+  batch_count_search(s, b);
   return 0;
+}
+
+/* Takes an undecoded search over: its frame (copied) and its database
+ * (the caller's reference). 0, or an error when it must take the
+ * ordinary way. */
+static int batch_add_frame(srv_session_t *s, const uint8_t *frame, size_t len, srv_db_entry_t *entry,
+                           const srv_codec_limits_t *limits, uint64_t received_ns) {
+  int rc;
+  read_batch_t *b = batch_for_search(s, len, &rc);
+  if (!b) return rc;
+  search_set_t *set = b->set;
+  if (!set->arena) set->arena = srv_decode_arena_new(); /* NULL: its searches decode with malloc */
+  batch_search_t *slot = &set->slots[b->nsearches];
+  memcpy(set->frames + set->frames_len, frame, len);
+  slot->frame_at = set->frames_len;
+  slot->frame_len = len;
+  slot->entry = entry;
+  slot->received_ns = received_ns;
+  set->frames_len += len;
+  b->limits = *limits;
+  batch_count_search(s, b);
+  s->dispatch->counters->read_batch_decoded++;
+  return 0;
+}
+
+/* Decodes an undecoded search of the batch and prepares its response as
+ * the search service's prepare step would (its database is the one its
+ * peek found); a frame the decoder refuses gets its error as the ordinary
+ * way answers it. Any thread: nothing here takes or drops a reference. */
+static void batch_decode(read_batch_t *b, batch_search_t *slot) {
+  char err[SRV_ERROR_MESSAGE_MAX];
+  srv_request_t *request = &slot->request;
+  const search_set_t *set = b->set;
+  int rc = srv_codec_decode_request_in(set->frames + slot->frame_at, slot->frame_len, &b->limits, set->arena, request,
+                                       err, sizeof err);
+  request->received_ns = slot->received_ns;
+  if (rc == 0 && (request->type != SRV_REQ_SEARCH || strcmp(request->database, slot->entry->db.name) != 0))
+    rc = ANIM_EINTERNAL, snprintf(err, sizeof err, "a search's peek and its decode disagree");
+  response_init(&slot->response, request->id, rc ? SRV_REQ_COUNT : SRV_REQ_SEARCH);
+  slot->response.entry = slot->entry; /* released with the response, on the loop */
+  slot->entry = NULL;
+  slot->frame_len = 0;
+  if (rc) srv_response_fail(&slot->response, rc, "%s", err);
 }
 
 /* Searches and encodes every answer of the batch into one buffer (any
@@ -400,12 +500,15 @@ static int batch_add_search(srv_session_t *s, srv_request_t *request, srv_respon
 static void batch_run(srv_lane_item_t *item) {
   read_batch_t *b = (read_batch_t *)item;
   const srv_service_t *service = srv_service_for(SRV_REQ_SEARCH);
-  for (int i = 0; i < b->nsearches; i++)
-    srv_service_run_step(service->handle, &b->ctx, &b->searches[i].request, &b->searches[i].response);
+  for (int i = 0; i < b->nsearches; i++) {
+    batch_search_t *slot = &b->set->slots[i];
+    if (slot->frame_len) batch_decode(b, slot);
+    if (!slot->response.error) srv_service_run_step(service->handle, &b->ctx, &slot->request, &slot->response);
+  }
   for (int i = 0, next = 0; i < b->nanswers && !b->failed; i++) {
     srv_buffer_t *a = b->answers[i];
     if (!a) {
-      b->failed = srv_codec_append_response(&b->searches[next++].response, &b->out) != 0;
+      b->failed = srv_codec_append_response(&b->set->slots[next++].response, &b->out) != 0;
     } else {
       size_t at = b->out ? b->out->len : 0;
       b->failed = srv_buffer_reserve(&b->out, at + a->len) != 0;
@@ -440,15 +543,18 @@ static void batch_done(srv_lane_item_t *item) {
   read_batch_t *b = (read_batch_t *)item;
   srv_session_t *s = b->session;
   for (int i = 0; i < b->nsearches; i++) {
-    srv_response_t *r = &b->searches[i].response;
-    count(s, r->type, r->error, b->searches[i].request.received_ns);
+    batch_search_t *slot = &b->set->slots[i];
+    srv_response_t *r = &slot->response;
+    if (r->type == SRV_REQ_COUNT) /* a frame decoded in the batch that did not decode */
+      srv_log(SRV_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)s->connection.id, r->message);
+    count(s, r->type, r->error, slot->request.received_ns);
     srv_response_release(r);
-    srv_request_release(&b->searches[i].request);
+    srv_request_release(&slot->request);
   }
   s->in_flight -= (uint32_t)b->nsearches;
   s->batch_searches -= b->nsearches;
-  searches_give_back(s->dispatch, b->searches);
-  b->searches = NULL;
+  search_set_give_back(s->dispatch, b->set);
+  b->set = NULL;
   b->done = 1;
   batch_flush_ready(s);
   srv_connection_release(&s->connection); /* last: it may free the session */
@@ -561,6 +667,34 @@ static void run(srv_session_t *s, srv_request_t *request) {
   complete(s, request, &response);
 }
 
+/* Frames over this many bytes are decoded on the loop: a batch holds at
+ * most BATCH_SEARCHES of them (a search by feature vector is a few hundred
+ * bytes). */
+#define BATCH_FRAME_MAX 4096
+
+/* The database a pipelined search's frame names, retained, when it can be
+ * decoded off the loop: a search (by its peek) of a loaded database that
+ * passes its check and is small enough that every search method is light
+ * (a search the ordinary way would send to the pool on its own may not run
+ * in a batch, which the loop may take over). NULL: the ordinary way. */
+static srv_db_entry_t *batch_frame_database(srv_session_t *s, const uint8_t *frame, size_t len) {
+  srv_dispatch_t *d = s->dispatch;
+  const uint8_t *name;
+  size_t name_len;
+  char text[ANIM_NAME_MAX], why[SRV_ERROR_MESSAGE_MAX];
+  if (!d->lane_ok || !s->authenticated || len > BATCH_FRAME_MAX || at_in_flight_limit(s) ||
+      !srv_codec_peek_search(frame, len, &name, &name_len) || name_len == 0 || name_len >= sizeof text ||
+      memchr(name, '\0', name_len))
+    return NULL;
+  memcpy(text, name, name_len);
+  text[name_len] = '\0';
+  srv_db_entry_t *entry = srv_registry_acquire(d->env.registry, text);
+  if (entry && entry->db.nframes <= SRV_SEARCH_LIGHT_ROWS && anim_database_check(&entry->db, why, sizeof why) == 0)
+    return entry;
+  srv_db_entry_release(entry);
+  return NULL;
+}
+
 int srv_dispatch_frame(srv_session_t *s, const uint8_t *frame, size_t len) {
   srv_dispatch_t *d = s->dispatch;
   const srv_config_t *config = d->env.config;
@@ -572,6 +706,12 @@ int srv_dispatch_frame(srv_session_t *s, const uint8_t *frame, size_t len) {
   s->in_read = 1;
   /* Every frame of one read arrived together: one clock read serves them all. */
   uint64_t received_ns = s->connection.read_ns ? s->connection.read_ns : srv_scheduler_now_ns();
+  /* A search joins its read's batch undecoded: the batch decodes it off the loop. */
+  srv_db_entry_t *entry = batch_frame_database(s, frame, len);
+  if (entry) {
+    if (batch_add_frame(s, frame, len, entry, &limits, received_ns) == 0) return 0;
+    srv_db_entry_release(entry);
+  }
   if (!s->arena) s->arena = srv_decode_arena_new(); /* NULL: requests decode with malloc */
   int rc = srv_codec_decode_request_in(frame, len, &limits, s->arena, &request, err, sizeof err);
   request.received_ns = received_ns;

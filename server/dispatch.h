@@ -41,6 +41,7 @@
 
 typedef struct parked parked_t;
 typedef struct batch_search batch_search_t;
+typedef struct search_set search_set_t;
 
 typedef struct srv_dispatch {
   uv_loop_t *loop;
@@ -50,8 +51,8 @@ typedef struct srv_dispatch {
   parked_t *parked_head, *parked_tail; /* requests waiting for the tick's end */
   srv_lane_t lane;                     /* read batches searched on the pool, one at a time */
   int lane_ok;                         /* else every batch is searched on the loop */
-  struct batch_search *search_arrays[8]; /* kept for the next read batches (dispatch.c) */
-  int nsearch_arrays;
+  search_set_t *search_sets[8];        /* kept for the next read batches (dispatch.c) */
+  int nsearch_sets;
   void (*on_shutdown)(void *data);     /* a shutdown request was answered */
   void *data;
 } srv_dispatch_t;

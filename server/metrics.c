@@ -217,6 +217,10 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
   append(&t, "animserver_read_batches_total{sent_to=\"lane\"} %llu\n", (unsigned long long)s->read_batches_lane);
   append(&t, "animserver_read_batches_total{sent_to=\"loop\"} %llu\n", (unsigned long long)s->read_batches_loop);
   counter(&t, "read_batch_searches_total", "Searches answered in read batches.", s->read_batch_searches);
+  counter(&t, "read_batch_searches_decoded_total",
+          "Searches of read batches decoded by their batch (off the loop when the lane ran it); the others were "
+          "decoded on the loop as they arrived.",
+          s->read_batch_decoded);
   scalar(&t, "databases", "gauge", "Databases loaded.", registry->count);
   /* Names are [A-Za-z0-9_.-] (srv_db_name_validate): no label escaping needed. */
   header(&t, "database_memory_bytes", "gauge", "Bytes a loaded database takes (poses, features, indexes).");

@@ -10,6 +10,10 @@
 #include "search.h"
 
 #define SRV_MAX_QUERY_TAGS 32
+/* Rows past which a search by brute force or the seed's boxes takes too
+ * long for the loop or the read batches (milliseconds): such a search goes
+ * to the pool on its own. Under it, every method is light. */
+#define SRV_SEARCH_LIGHT_ROWS 50000
 
 /* One search query; the codec has checked every float is finite and every
  * count is within its protocol bound. Frame indices are checked against the

@@ -236,7 +236,7 @@ static int search_off_loop(const srv_request_t *request, const srv_response_t *p
   if (req->nqueries > 16) return 1;
   size_t rows = prepared->entry ? (size_t)prepared->entry->db.nframes : 0;
   for (int i = 0; i < req->nqueries; i++)
-    if (req->queries[i].method != ANIM_SEARCH_FAST && rows > 50000) return 1;
+    if (req->queries[i].method != ANIM_SEARCH_FAST && rows > SRV_SEARCH_LIGHT_ROWS) return 1;
   return 0;
 }
 

@@ -359,6 +359,7 @@ static const char *const series[] = {
     "animserver_read_batches_total{sent_to=\"lane\"}",
     "animserver_read_batches_total{sent_to=\"loop\"}",
     "animserver_read_batch_searches_total",
+    "animserver_read_batch_searches_decoded_total",
 };
 enum { SEARCHES = 16 };
 
@@ -394,9 +395,12 @@ static double check_read_batches(int port, int sends) {
   char *text = scrape(port);
   double batches_loop = sample(text, series[0]), batches_pool = sample(text, series[1]);
   double to_lane = sample(text, series[4]), at_once = sample(text, series[5]), searches = sample(text, series[6]);
+  double decoded = sample(text, series[7]);
   free(text);
   if (searches != sends * SEARCHES)
     fail_msg("%g searches answered in read batches, %d sent", searches, sends * SEARCHES);
+  /* Plain searches of a small database are decoded by their batch, not on the loop. */
+  if (decoded != searches) fail_msg("%g of %g searches in read batches decoded by their batch", decoded, searches);
   /* Every send arrives in at least one read, and a read with searches makes a batch. */
   if (to_lane + at_once < sends) fail_msg("%g + %g read batches for %d sends", to_lane, at_once, sends);
   if (batches_loop + batches_pool != to_lane)
@@ -430,7 +434,7 @@ static void test_lane_items(void **state) {
   assert_non_null(strstr(text, "# HELP animserver_lane_items_total "));
   assert_non_null(strstr(text, "# TYPE animserver_read_batches_total counter\n"));
   assert_non_null(strstr(text, "# TYPE animserver_read_batch_searches_total counter\n"));
-  for (int i = 0; i < 7; i++)
+  for (int i = 0; i < 8; i++)
     if (sample(text, series[i]) != 0)
       fail_msg("%s = %g on a server that ran nothing", series[i], sample(text, series[i]));
   free(text);

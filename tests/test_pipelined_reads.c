@@ -12,6 +12,7 @@
  * own raw connections: a test also shows that what came before (clients
  * gone with searches pending) left the server serving.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +30,7 @@
 #include "raw_client.h"
 
 #define NREQUESTS 9
+#define ANIM_TEST_MAX_DIMS 256
 
 static anim_test_fixture_t fx;
 
@@ -242,6 +244,127 @@ static void test_ping_payload_sizes_echoed(void **state) {
   anim_test_raw_close(&c);
 }
 
+/* The default database's feature dimensions, asked on c. */
+static int feature_dims(anim_test_raw_t *c) {
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  Animserver__DescribeDatabaseRequest d = ANIMSERVER__DESCRIBE_DATABASE_REQUEST__INIT;
+  d.name = "default";
+  r.id = 999, r.body_case = ANIMSERVER__REQUEST__BODY_DESCRIBE_DATABASE, r.describe_database = &d;
+  assert_int_equal(anim_test_raw_send(c, &r), 0);
+  Animserver__ServerMessage *m = anim_test_raw_next(c, 5000);
+  assert_non_null(m);
+  assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_DESCRIBE_DATABASE);
+  int dims = (int)m->response->describe_database->summary->feature_dims;
+  animserver__server_message__free_unpacked(m, NULL);
+  return dims;
+}
+
+enum { NVARIANTS = 18 };
+
+/* Search variant v as request id: answers of every kind (matches, poses,
+ * explanations, features) and refusals by the decoder and by the service. */
+static size_t append_search_variant(uint8_t *buf, size_t at, uint64_t id, int v, int dims, int unknown_field) {
+  static float features[ANIM_TEST_MAX_DIMS];
+  static char *walk[] = {"walk"}, *nope[] = {"no_such_tag"};
+  for (int j = 0; j < dims; j++) features[j] = 0.1f * (float)((j * 7 + v) % 11) - 0.5f;
+  Animserver__Vec2 points[3] = {ANIMSERVER__VEC2__INIT, ANIMSERVER__VEC2__INIT, ANIMSERVER__VEC2__INIT};
+  Animserver__Vec2 *trajectory[3] = {&points[0], &points[1], &points[2]};
+  for (int i = 0; i < 3; i++) points[i].x = 0.3f * (float)i, points[i].z = 0.8f * (float)(i + 1);
+  Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT, current = ANIMSERVER__FRAME_INDEX__INIT;
+  Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
+  Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
+  from.frame = (uint32_t)(37 * v + 5);
+  q.from_frame = &from, q.k = (uint32_t)(v % 6 + 1);
+  switch (v) {
+  case 1: q.include_pose = 1; break;
+  case 2: q.explain = 1; break;
+  case 3: q.include_features = 1; break;
+  case 4: q.from_frame = NULL, q.features = features, q.n_features = (size_t)dims; break;
+  case 5: q.from_frame = NULL, q.features = features, q.n_features = (size_t)dims, q.raw_features = 1; break;
+  case 6: q.trajectory_positions = trajectory, q.n_trajectory_positions = 3; break;
+  case 7: q.tags = walk, q.n_tags = 1; break;
+  case 8: q.tags = nope, q.n_tags = 1; break;                       /* refused by the service */
+  case 9: q.method = ANIMSERVER__SEARCH_METHOD__SEARCH_BRUTE; break;
+  case 10: q.method = ANIMSERVER__SEARCH_METHOD__SEARCH_BOXES; break;
+  case 11: q.k = 0; break;                                           /* 0 means 1 */
+  case 12: q.k = 5000; break;                                        /* refused while decoding */
+  case 13: q.from_frame = NULL, q.features = features, q.n_features = (size_t)dims, features[2] = NAN; break;
+  case 14: from.frame = 1u << 30; break;                             /* past the database's frames */
+  case 15: current.frame = 40, q.current_frame = &current, q.transition_cost = 0.5f, q.ignore_surrounding = 10; break;
+  case 16: q.from_frame = NULL, q.features = features, q.n_features = (size_t)dims - 1; break; /* wrong size */
+  case 17: q.ignore_range_end = 20, q.explain = 1, q.include_pose = 1; break;
+  default: break;
+  }
+  sr.database = "default", sr.query = &q;
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  r.id = id, r.body_case = ANIMSERVER__REQUEST__BODY_SEARCH, r.search = &sr;
+  uint8_t payload[2048];
+  size_t len = animserver__request__get_packed_size(&r);
+  assert_true(len + 3 <= sizeof payload);
+  animserver__request__pack(&r, payload);
+  if (unknown_field) { /* field 1000 = 1: the decoder skips it, the dispatcher's peek does not take the frame */
+    const uint8_t field_1000[] = {0xc0, 0x3e, 1};
+    memcpy(payload + len, field_1000, sizeof field_1000);
+    len += sizeof field_1000;
+  }
+  at += (size_t)anim_varint_encode(len, buf + at);
+  memcpy(buf + at, payload, len);
+  return at + len;
+}
+
+/* The answer of m packed with id 0: two answers to the same question compare byte for byte. */
+static uint8_t *packed_without_id(Animserver__ServerMessage *m, size_t *out_len) {
+  m->response->id = 0;
+  *out_len = animserver__server_message__get_packed_size(m);
+  uint8_t *bytes = malloc(*out_len);
+  assert_non_null(bytes);
+  animserver__server_message__pack(m, bytes);
+  return bytes;
+}
+
+/* Pipelined searches are decoded in their read's batch, off the loop, when
+ * the dispatcher's peek recognizes them; the others (here: the same frames
+ * with a field the decoder skips) are decoded on the loop as before. Both
+ * ways must answer alike, successes and refusals: the same searches sent
+ * both ways, in blocks and interleaved, compared byte for byte. */
+static void test_searches_decoded_off_the_loop_answer_as_on_it(void **state) {
+  anim_test_raw_t c;
+  open_raw(&c);
+  int dims = feature_dims(&c);
+  assert_true(dims > 1 && dims <= ANIM_TEST_MAX_DIMS);
+  enum { N = 4 * NVARIANTS };
+  static uint8_t buf[N * 400];
+  size_t at = 0;
+  /* Ids 1..N: the variants peeked, then not, then interleaved both ways. */
+  for (int i = 0; i < NVARIANTS; i++) at = append_search_variant(buf, at, (uint64_t)i + 1, i, dims, 0);
+  for (int i = 0; i < NVARIANTS; i++) at = append_search_variant(buf, at, (uint64_t)(NVARIANTS + i) + 1, i, dims, 1);
+  for (int i = 0; i < 2 * NVARIANTS; i++)
+    at = append_search_variant(buf, at, (uint64_t)(2 * NVARIANTS + i) + 1, i / 2, dims, i % 2);
+  assert_true(at <= sizeof buf);
+  assert_int_equal(send(c.fd, buf, at, 0), (ssize_t)at);
+  static uint8_t *answers[N];
+  static size_t lens[N];
+  int errors = 0;
+  for (int i = 0; i < N; i++) {
+    Animserver__ServerMessage *m = anim_test_raw_next(&c, 5000);
+    assert_non_null(m);
+    assert_int_equal(m->response->id, (uint64_t)i + 1);
+    errors += m->response->error != NULL;
+    answers[i] = packed_without_id(m, &lens[i]);
+    animserver__server_message__free_unpacked(m, NULL);
+  }
+  for (int v = 0; v < NVARIANTS; v++) {
+    const int same[] = {v, NVARIANTS + v, 2 * NVARIANTS + 2 * v, 2 * NVARIANTS + 2 * v + 1};
+    for (int j = 1; j < 4; j++) {
+      if (lens[same[j]] != lens[same[0]] || memcmp(answers[same[j]], answers[same[0]], lens[same[0]]) != 0)
+        fail_msg("search variant %d: answer %d differs from answer %d", v, same[j] + 1, same[0] + 1);
+    }
+  }
+  assert_int_equal(errors, 4 * 5); /* variants 8, 12, 13, 14, 16, each way */
+  for (int i = 0; i < N; i++) free(answers[i]);
+  anim_test_raw_close(&c);
+}
+
 /* The server's request count, asked on c (request id). */
 static uint64_t requests_counted(anim_test_raw_t *c, uint64_t id) {
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
@@ -285,6 +408,7 @@ int main(void) {
       cmocka_unit_test(test_one_read_answers_in_order_with_errors_mixed_in),
       cmocka_unit_test(test_frames_split_across_reads),
       cmocka_unit_test(test_search_batches_keep_request_order),
+      cmocka_unit_test(test_searches_decoded_off_the_loop_answer_as_on_it),
       cmocka_unit_test(test_close_with_batches_pending),
       cmocka_unit_test(test_ping_payload_sizes_echoed),
       cmocka_unit_test(test_stats_count_every_pipelined_answer),

@@ -3,7 +3,8 @@
  *
  * The input is one frame's payload (a protobuf Request, without its length
  * prefix). It is decoded with srv_codec_decode_request under the server's
- * default limits; a request that decodes is dispatched through the real
+ * default limits (and peeked with srv_codec_peek_search: a frame peeked as
+ * a search of a database must decode, if at all, as a search of it); a request that decodes is dispatched through the real
  * service table exactly as connection.c's dispatch does on the loop path
  * (prepare, handle, finish on the calling thread, each skipped once the
  * response has failed), and every response, failed or not, is encoded with
@@ -228,6 +229,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   srv_response_t response;
   memset(&response, 0, sizeof response);
   int rc = srv_codec_decode_request(data, size, &limits, &request, err, sizeof err);
+  /* What the dispatcher's peek says of the frame, the decoder must agree with. */
+  const uint8_t *peeked_name;
+  size_t peeked_len;
+  if (rc == 0 && srv_codec_peek_search(data, size, &peeked_name, &peeked_len) &&
+      (request.type != SRV_REQ_SEARCH || !request.database || strlen(request.database) != peeked_len ||
+       memcmp(request.database, peeked_name, peeked_len) != 0))
+    abort();
   if (rc != 0) {
     /* dispatch.c's answer_error: the error answered under the id peeked. */
     response.id = request.id;
