@@ -15,6 +15,7 @@
 #include "fields.h"
 #include "frame.h"
 #include "registry.h"
+#include "utf8.h"
 
 /* ---- budgeted allocator, and the connection's arena ------------------------- */
 
@@ -279,27 +280,11 @@ int srv_decode_database(srv_decoder_t *d, const char *field, const char *name) {
 
 /* ---- strings, on the raw bytes ---------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0: overlong forms,
- * surrogates and code points past U+10FFFF are invalid. */
-static size_t utf8_sequence(const uint8_t *s, size_t n) {
-  uint8_t c = s[0];
-  if (c < 0x80) return 1;
-  size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-  if (len == 0 || c > 0xf4 || len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xc0) != 0x80) return 0;
-  if (c == 0xe0 && s[1] < 0xa0) return 0; /* overlong */
-  if (c == 0xed && s[1] > 0x9f) return 0; /* surrogate */
-  if (c == 0xf0 && s[1] < 0x90) return 0; /* overlong */
-  if (c == 0xf4 && s[1] > 0x8f) return 0; /* past U+10FFFF */
-  return len;
-}
-
 static int check_string(srv_decoder_t *d, const uint8_t *s, size_t n) {
   if (n > SRV_MAX_STRING) return srv_decode_fail(d, ANIM_EBADNAME, ": %zu bytes, at most %d", n, SRV_MAX_STRING);
   for (size_t i = 0; i < n;) {
     if (s[i] == 0) return srv_decode_fail(d, ANIM_EBADNAME, ": byte %zu is NUL (strings must not contain NUL)", i);
-    size_t len = utf8_sequence(s + i, n - i);
+    size_t len = anim_utf8_sequence(s + i, n - i);
     if (len == 0) return srv_decode_fail(d, ANIM_EBADNAME, ": byte %zu is not valid UTF-8", i);
     i += len;
   }
@@ -440,7 +425,8 @@ int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_code
   if (!request) {
     out->id = peek_request_id(frame, len); /* only now: a decoded request has its id */
     if (budget->exceeded)
-      return srv_decode_fail(&d, ANIM_ELIMIT, "request needs more than %zu bytes to decode", limits->budget_bytes);
+      return srv_decode_fail(&d, ANIM_ELIMIT, "request needs more than %zu bytes to decode (--decode-budget-bytes)",
+                             limits->budget_bytes);
     return srv_decode_fail(&d, ANIM_EPROTO, "frame is not a valid Request message");
   }
   out->decoded = request;
