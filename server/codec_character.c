@@ -11,24 +11,33 @@
 #include "registry.h"
 
 #define PLACEMENT_MAX_METRES 1e6f
+/* Speeds a character may be asked for (m/s): ten times a sprint. Past it a
+ * motion-matching character cannot follow anyway, and far past it (1e20,
+ * 3e38) the springs' squares overflow and the character silently stands:
+ * refused instead. */
+#define SPEED_MAX 100.0f
 
 /* A ControllerParams float field: its name, where it goes, and its rule. A
- * field left 0 keeps the server default, so only the sign is checked. */
+ * field left 0 keeps the server default, so only the sign (and for speeds
+ * the bound) is checked. */
 typedef struct {
   const char *name;
   size_t in_offset, out_offset;
   int positive; /* 1: > 0 when given; 0: >= 0 */
   const char *unit;
+  float max;    /* 0: none */
 } param_field_t;
 
-#define PARAM(field, positive, unit)                                                               \
+#define PARAM(field, positive, unit, max)                                                          \
   {#field, offsetof(Animserver__ControllerParams, field), offsetof(anim_controller_params_t, field), \
-   positive, unit}
+   positive, unit, max}
 static const param_field_t param_fields[] = {
-    PARAM(inertialize_halflife, 1, "s"), PARAM(velocity_halflife, 1, "s"), PARAM(rotation_halflife, 1, "s"),
-    PARAM(forward_speed, 0, "m/s"),      PARAM(side_speed, 0, "m/s"),      PARAM(back_speed, 0, "m/s"),
-    PARAM(transition_cost, 0, ""),       PARAM(replan_threshold, 0, "m/s"), PARAM(input_f, 1, "Hz"),
-    PARAM(input_zeta, 0, ""),            PARAM(input_r, -1, ""),
+    PARAM(inertialize_halflife, 1, "s", 0),   PARAM(velocity_halflife, 1, "s", 0),
+    PARAM(rotation_halflife, 1, "s", 0),      PARAM(forward_speed, 0, "m/s", SPEED_MAX),
+    PARAM(side_speed, 0, "m/s", SPEED_MAX),   PARAM(back_speed, 0, "m/s", SPEED_MAX),
+    PARAM(transition_cost, 0, "", 0),         PARAM(replan_threshold, 0, "m/s", SPEED_MAX),
+    PARAM(input_f, 1, "Hz", 0),               PARAM(input_zeta, 0, "", 0),
+    PARAM(input_r, -1, "", 0),
 };
 #undef PARAM
 
@@ -41,6 +50,9 @@ static int decode_param(srv_decoder_t *d, const param_field_t *f, const Animserv
   if (f->positive >= 0 && (value < 0.0f))
     return srv_decode_fail(d, ANIM_EINVAL, ".%s = %g: must be %s 0%s%s (or 0 for the default)", f->name, value,
                            f->positive ? ">" : ">=", *f->unit ? " " : "", f->unit);
+  if (f->max > 0.0f && value > f->max)
+    return srv_decode_fail(d, ANIM_EINVAL, ".%s = %g: at most %g%s%s", f->name, value, (double)f->max,
+                           *f->unit ? " " : "", f->unit);
   *(float *)((char *)out + f->out_offset) = value;
   return 0;
 }
@@ -145,6 +157,10 @@ static int decode_velocity(srv_decoder_t *d, const Animserver__VelocityInput *v,
   if ((rc = srv_check_finite_value(d, "x", v->x)) || (rc = srv_check_finite_value(d, "z", v->z)) ||
       (rc = srv_check_finite_value(d, "facing", v->facing)))
     return rc;
+  float speed = sqrtf(v->x * v->x + v->z * v->z);
+  if (speed > SPEED_MAX)
+    return srv_decode_fail(d, ANIM_EINVAL, " (%g, %g) is %g m/s: at most %g m/s", v->x, v->z, speed,
+                           (double)SPEED_MAX);
   c->kind = ANIM_INPUT_VELOCITY;
   c->velocity = vec3_make(v->x, 0.0f, v->z);
   c->facing = v->facing;
@@ -158,7 +174,8 @@ static int decode_goal(srv_decoder_t *d, const Animserver__GoalInput *g, anim_co
   if ((rc = srv_check_finite_value(d, "x", g->x)) || (rc = srv_check_finite_value(d, "z", g->z)) ||
       (rc = srv_check_finite_value(d, "speed", g->speed)))
     return rc;
-  if (g->speed < 0.0f) return srv_decode_fail(d, ANIM_EINVAL, ".speed = %g: must be >= 0 m/s", g->speed);
+  if (g->speed < 0.0f || g->speed > SPEED_MAX)
+    return srv_decode_fail(d, ANIM_EINVAL, ".speed = %g: must be in [0, %g] m/s", g->speed, (double)SPEED_MAX);
   c->kind = ANIM_INPUT_GOAL;
   c->goal = vec3_make(g->x, 0.0f, g->z);
   c->goal_speed = g->speed;

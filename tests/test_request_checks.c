@@ -204,6 +204,21 @@ static void test_errors_name_the_field(void **state) {
   inputs.n_inputs = 1, inputs.inputs = items;
   request.id = 13, request.body_case = ANIMSERVER__REQUEST__BODY_SET_INPUTS, request.set_inputs = &inputs;
   expect_error(&request, ANIM_EINVAL, "set_inputs.inputs[0].stick (1.2, 0.9) has length 1.5: at most 1");
+
+  /* Speeds far past any motion (3e38 overflows the springs' squares and the
+   * character would silently stand) are refused, not followed. */
+  params.inertialize_halflife = 0, params.forward_speed = 1e9f;
+  request.id = 14, request.body_case = ANIMSERVER__REQUEST__BODY_CREATE_CHARACTERS, request.create_characters = &create;
+  expect_error(&request, ANIM_EINVAL, "create_characters.params.forward_speed = 1e+09: at most 100 m/s");
+  Animserver__VelocityInput velocity = ANIMSERVER__VELOCITY_INPUT__INIT;
+  velocity.x = 3e38f, velocity.z = 1.0f;
+  input.input_case = ANIMSERVER__CHARACTER_INPUT__INPUT_VELOCITY, input.velocity = &velocity;
+  request.id = 15, request.body_case = ANIMSERVER__REQUEST__BODY_SET_INPUTS, request.set_inputs = &inputs;
+  expect_error(&request, ANIM_EINVAL, "set_inputs.inputs[0].velocity (3e+38, 1) is inf m/s: at most 100 m/s");
+  Animserver__GoalInput goal = ANIMSERVER__GOAL_INPUT__INIT;
+  goal.x = 5.0f, goal.speed = 100.5f;
+  input.input_case = ANIMSERVER__CHARACTER_INPUT__INPUT_GOAL, input.goal = &goal;
+  expect_error(&request, ANIM_EINVAL, "set_inputs.inputs[0].goal.speed = 100.5: must be in [0, 100] m/s");
 }
 
 /* An index past the end and one that is negative as the client wrote it
