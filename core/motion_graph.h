@@ -84,6 +84,10 @@ typedef struct {
   const float *bone_weights;
   int strip_rows;        /* rows per strip (default 256) */
   int prune;             /* keep the largest strongly connected component (default 1) */
+  int slide;             /* slide pairs refused for node spacing onto a node
+                            (motion_graph.c, slide_pair; default 0: on
+                            Bandai Namco the added edges exhaust the path
+                            planner's budget and a circle is lost) */
   anim_graph_progress_cb progress;
   anim_graph_row_cb row;
   void *data;            /* passed to progress and row */
