@@ -805,6 +805,49 @@ static void test_path_geometry(void **state) {
   anim_path_planner_free(&p);
 }
 
+/* ---- turning on the procedural database -------------------------------------------------- */
+
+/* An L of 3 m then 3 m, turning left or right by 90 degrees, from the idle
+ * node facing along its first leg. With the default options the default
+ * database's pruned graph has no way back from its walk turns to its
+ * walks (sparsify refuses every pair joining them: an end lands between
+ * two nodes of the straight walk, which is repeated exactly in many
+ * ranges), and the character covers the first leg and stands at the
+ * corner. With options.slide (motion_graph.c, slide_pair) the pairs are
+ * slid onto nodes and the L is covered within the follow limits. */
+#define TURN_SECONDS 12.0f
+static void test_default_database_turns(void **state) {
+  anim_database_t db;
+  char err[256];
+  anim_test_procgen(&db);
+  anim_graph_options_t go;
+  anim_graph_options_default(&go);
+  go.slide = 1;
+  anim_motion_graph_t *g = anim_motion_graph_build(&db, &go, err, sizeof err);
+  if (!g) fail_msg("graph of the procedural database: %s", err);
+  int idle = node_in_range(g, &db, "idle");
+  assert_true(idle >= 0);
+  /* + x is the character's left when it faces + z (procgen.h). */
+  float left[] = {0.0f, 0.0f, 0.0f, 3.0f, 3.0f, 3.0f}, right[] = {0.0f, 0.0f, 0.0f, 3.0f, -3.0f, 3.0f};
+  const char *names[2] = {"default database, L turning left", "default database, L turning right"};
+  float *points[2] = {left, right};
+  for (int k = 0; k < 2; k++) {
+    anim_path_t path = {points[k], 3, 0};
+    anim_graph_character_t c;
+    follow_result_t r = walk_path(&c, g, &db, NULL, &path, 0.0f, idle, TURN_SECONDS, 0);
+    check_follow(names[k], &db, r, 5.0f);
+    check_progress(names[k], &c, r);
+    if (!r.reached) fail_msg("%s: %.2f m of the 6 m path in %.1f s", names[k], r.arc, r.seconds);
+    /* The end of the second leg, not the corner. */
+    float end_x = points[k][4], end_z = points[k][5];
+    float miss = hypotf(c.pose_positions[0].x - end_x, c.pose_positions[0].z - end_z);
+    if (miss > MAX_PATH_ERROR) fail_msg("%s: the walk ends %.2f m from the path's end", names[k], miss);
+    anim_graph_character_free(&c);
+  }
+  anim_motion_graph_free(g);
+  anim_database_free(&db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),         cmocka_unit_test(test_cancel),
@@ -813,6 +856,7 @@ int main(void) {
       cmocka_unit_test(test_path_geometry),   cmocka_unit_test(test_follow_line_and_circle),
       cmocka_unit_test(test_goal),            cmocka_unit_test(test_plan_is_least_error),
       cmocka_unit_test(test_progress_default_database),
+      cmocka_unit_test(test_default_database_turns),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }
