@@ -52,10 +52,13 @@
  * one horizon starting saves little over standing, and on the default
  * database a character that had stopped off a circle stayed standing
  * there, 0.26 m from it. The term cannot give a graph a motion it lacks:
- * the default database's pruned graph keeps only its right turns and
- * starts from idle straight ahead, so from the idle node facing +Z a line
- * along +X (a left turn, or a loop of 270 degrees to the right, longer
- * than a horizon) is still not followed; one along +Z is, at a run.
+ * with the default build options the default database's pruned graph
+ * cannot turn (motion_graph.c's sparsify refuses every pair joining its
+ * walk turns back to its walks: an end lands between two nodes of the
+ * straight walk, which is repeated exactly in many procedural ranges),
+ * so from the idle node facing +Z a line along +X is not followed; one
+ * along +Z is, at a run. Built with options.slide it follows an L turning
+ * either way (test_motion_graph.c).
  *
  * The search is a depth-first branch and bound: at each depth the edges are
  * tried best first (least error per frame of the edge, progress term
