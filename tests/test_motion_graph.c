@@ -816,6 +816,11 @@ static void test_path_geometry(void **state) {
  * corner. With options.slide (motion_graph.c, slide_pair) the pairs are
  * slid onto nodes and the L is covered within the follow limits. */
 #define TURN_SECONDS 12.0f
+/* Distance from the L (m): a turning walk cuts the corner (turns of 45 to
+ * 90 deg/s at 1.2 to 1.5 m/s; measured 0.23 and 0.28 m at worst, means
+ * 0.065 and 0.072 m). */
+#define TURN_MAX_ERROR 0.6f
+#define TURN_MAX_MEAN_ERROR 0.15f
 static void test_default_database_turns(void **state) {
   anim_database_t db;
   char err[256];
@@ -835,13 +840,19 @@ static void test_default_database_turns(void **state) {
     anim_path_t path = {points[k], 3, 0};
     anim_graph_character_t c;
     follow_result_t r = walk_path(&c, g, &db, NULL, &path, 0.0f, idle, TURN_SECONDS, 0);
-    check_follow(names[k], &db, r, 5.0f);
-    check_progress(names[k], &c, r);
+    printf("%s: mean %.3f m, worst %.3f m (at %.2f s) from the path, %.2f m of it in %.2f s, velocity change %.2f m/s\n",
+           names[k], r.mean, r.worst, r.worst_time, r.arc, r.seconds, r.velocity_jump);
     if (!r.reached) fail_msg("%s: %.2f m of the 6 m path in %.1f s", names[k], r.arc, r.seconds);
+    if (r.mean > TURN_MAX_MEAN_ERROR || r.worst > TURN_MAX_ERROR)
+      fail_msg("%s: %.3f m from the path on average, %.3f at worst (at %.2f s)", names[k], r.mean, r.worst, r.worst_time);
+    if (r.velocity_jump > MAX_VELOCITY_JUMP)
+      fail_msg("%s: a joint's velocity jumps by %.2f m/s (bone %s)", names[k], r.velocity_jump,
+               db.skeleton.names[r.worst_bone]);
+    check_progress(names[k], &c, r);
     /* The end of the second leg, not the corner. */
     float end_x = points[k][4], end_z = points[k][5];
     float miss = hypotf(c.pose_positions[0].x - end_x, c.pose_positions[0].z - end_z);
-    if (miss > MAX_PATH_ERROR) fail_msg("%s: the walk ends %.2f m from the path's end", names[k], miss);
+    if (miss > TURN_MAX_ERROR) fail_msg("%s: the walk ends %.2f m from the path's end", names[k], miss);
     anim_graph_character_free(&c);
   }
   anim_motion_graph_free(g);
