@@ -5,8 +5,10 @@
  *   animbench crowd [options]    characters ticked and streamed by the server (bench_crowd.c)
  *   animbench graph [options]    motion graph build, path following, state machines (bench_graph.c)
  *   animbench fit [options]      pose fitting from tracked points on held-out mocap (bench_fit.c)
- *   animbench fit-stream [options] a tracker character of the server fed a held-out clip over the wire (bench_fit_stream.c)
- *   animbench feet [options]     planted feet and motion quality on real mocap, in process and over the wire (bench_feet.c)
+ *   animbench fit-stream [options] a tracker character of the server fed a held-out clip over the wire
+ *                                (bench_fit_stream.c)
+ *   animbench feet [options]     planted feet and motion quality on real mocap, in process and over the wire
+ *                                (bench_feet.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
@@ -27,12 +29,15 @@ static const struct {
   int (*run)(int argc, char **argv);
   const char *usage;
 } modes[] = {
-    {"search", bench_search, "[--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE] [--schema default|wide] [--methods brute,kdtree,...]"},
+    {"search", bench_search,
+     "[--shared DIR] [--sizes 6k,30k,300k,3m] [--queries N] [--k K] [--json FILE] [--schema default|wide] "
+     "[--methods brute,kdtree,...]"},
     {"crowd", bench_crowd, "[--sizes 1000,2000,10k] [--connections 10] [--seconds 5] ..."},
     {"graph", bench_graph, "[--shared DIR] [--sizes 6k,30k] [--seconds 30] [--threads 2]"},
     {"fit", bench_fit, "[--shared DIR] [--noise M] [--repeat N] [--json FILE] [--svg FILE]"},
     {"fit-stream", bench_fit_stream, "[--shared DIR] [--json FILE] [--svg FILE]"},
-    {"feet", bench_feet, "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
+    {"feet", bench_feet,
+     "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
 };
 
 int main(int argc, char **argv) {

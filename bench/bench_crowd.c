@@ -371,7 +371,8 @@ static int run_size(const options_t *o, result_t *out) {
   }
   sender.stop = 1;
   if (sender_thread) pthread_join(sender_thread, NULL);
-  if (sender.failed) fprintf(stderr, "crowd: %ld of %ld set_trackers could not be sent\n", sender.failed, sender.sent + sender.failed);
+  if (sender.failed)
+    fprintf(stderr, "crowd: %ld of %ld set_trackers could not be sent\n", sender.failed, sender.sent + sender.failed);
   for (int i = 0; i < o->connections; i++) {
     conns[i].stop = 1;
     if (conns[i].thread) pthread_join(conns[i].thread, NULL);
@@ -392,9 +393,9 @@ static void print_header(void) {
 
 static void print_row(const result_t *r) {
   printf("%9d %8.2f %7.2fms %7.2fms %7.2fms %7.2fms %7.0f %5.0f%% %10.0f %8.0f %7.0fB %7.2fms %7.2fms %s\n",
-         r->characters, r->tick_rate, r->lateness_p50_ms, r->lateness_p99_ms, r->work_p50_ms, r->work_p99_ms, r->skipped,
-         100.0 * r->cpu_share, r->bytes_per_character_s, r->frames_dropped, r->rss_per_character, r->ping_p50_ms,
-         r->ping_p99_ms, r->keeps_up ? "keeps up" : "behind");
+         r->characters, r->tick_rate, r->lateness_p50_ms, r->lateness_p99_ms, r->work_p50_ms, r->work_p99_ms,
+         r->skipped, 100.0 * r->cpu_share, r->bytes_per_character_s, r->frames_dropped, r->rss_per_character,
+         r->ping_p50_ms, r->ping_p99_ms, r->keeps_up ? "keeps up" : "behind");
   fflush(stdout);
 }
 
@@ -441,7 +442,8 @@ int bench_crowd(int argc, char **argv) {
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
-                      "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] [--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
+                      "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] "
+                      "[--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
                       "[--shared DIR]\n");
       return 2;
     }
@@ -460,11 +462,12 @@ int bench_crowd(int argc, char **argv) {
   if (learned) printf("learned characters (MODE_LEARNED, networks from %s): the baseline is the networks in process, "
                       "batches of 256\n", lmm_dir);
   if (o.trackers)
-    printf("baseline: %.0f tracker fits/s on one core in process (head, hands, pelvis), i.e. %.0f characters at %.0f Hz "
-           "per core\n", base, base / o.rate, o.rate);
+    printf("baseline: %.0f tracker fits/s on one core in process (head, hands, pelvis), "
+           "i.e. %.0f characters at %.0f Hz per core\n", base, base / o.rate, o.rate);
   else
     printf("baseline: %.0f character-ticks/s on one core in process (%d characters, search every %d frames), i.e. "
-           "%.0f characters at %.0f Hz per core\n", base, baseline_characters, o.search_interval, base / o.rate, o.rate);
+           "%.0f characters at %.0f Hz per core\n",
+           base, baseline_characters, o.search_interval, base / o.rate, o.rate);
   if (baseline_only) return crowd_trackers_close(o.trackers), 0;
   if (o.trackers)
     printf("server: %d connections of tracker characters (database %s, fit: search every %d frames, %d iterations), "
@@ -473,7 +476,8 @@ int bench_crowd(int argc, char **argv) {
            o.fit.iterations ? o.fit.iterations : 1, o.tracker_every, o.seconds, o.warmup_s);
   else
     printf("server: %d connections, search every %d frames, %s readers, %d s measured after %d s warm-up\n",
-           o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds, o.warmup_s);
+           o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds,
+           o.warmup_s);
   for (const char *e = encodings; *e;) {
     o.encoding = !strncmp(e, "float", 5) ? ANIM_POSE_FLOAT : ANIM_POSE_QUANTIZED;
     printf("\nencoding %s%s\n", o.encoding == ANIM_POSE_FLOAT ? "float" : "quantized",

@@ -92,7 +92,8 @@ static void merge(anim_quality_t *into, const anim_quality_t *q, int first) {
   if (q->slide_p95 > into->slide_p95) into->slide_p95 = q->slide_p95;
   if (q->slide_p50 > into->slide_p50) into->slide_p50 = q->slide_p50;
   if (q->slide_max > into->slide_max)
-    into->slide_max = q->slide_max, into->slide_worst_foot = q->slide_worst_foot, into->slide_worst_frame = q->slide_worst_frame;
+    into->slide_max = q->slide_max, into->slide_worst_foot = q->slide_worst_foot,
+        into->slide_worst_frame = q->slide_worst_frame;
   if (q->pop_ratio > into->pop_ratio)
     into->pop_ratio = q->pop_ratio, into->pop_bone = q->pop_bone, into->pop_frame = q->pop_frame,
     into->pop_speed = q->pop_speed, into->pop_source = q->pop_source;
@@ -123,8 +124,8 @@ static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
       print_row(stdout, "process", anim_quality_datasets[d].name, anim_input_program_name((anim_program_kind_t)k), &all,
                 &sets[d].db.skeleton);
       if (json)
-        print_json(json, "process", anim_quality_datasets[d].name, anim_input_program_name((anim_program_kind_t)k), &all,
-                   first_json);
+        print_json(json, "process", anim_quality_datasets[d].name, anim_input_program_name((anim_program_kind_t)k),
+                   &all, first_json);
       first_json = 0;
     }
   }
@@ -171,8 +172,8 @@ static void run_cost(const options_t *o, dataset_t *sets, FILE *json) {
     printf("  %-13s %6.2f us a tick with feet planted, %6.2f us without foot locking: x%.2f\n",
            anim_quality_datasets[d].name, with * 1e6, without * 1e6, with / without);
     if (json)
-      fprintf(json, ",\n    {\"cost\": \"%s\", \"tick_us\": %.3f, \"tick_us_no_foot_lock\": %.3f}", anim_quality_datasets[d].name,
-              with * 1e6, without * 1e6);
+      fprintf(json, ",\n    {\"cost\": \"%s\", \"tick_us\": %.3f, \"tick_us_no_foot_lock\": %.3f}",
+              anim_quality_datasets[d].name, with * 1e6, without * 1e6);
   }
 }
 
@@ -237,7 +238,8 @@ int bench_feet(int argc, char **argv) {
   if (!rc && o.svg && sets[0].ok) rc = write_strip(&sets[0], o.svg);
   if (!rc && o.cost_characters > 0) run_cost(&o, sets, json);
   if (json) fprintf(json, "\n]}\n"), fclose(json);
-  for (int d = 0; d < ANIM_QUALITY_DATASETS; d++) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
+  for (int d = 0; d < ANIM_QUALITY_DATASETS; d++)
+    anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
   return rc;
 }
 
@@ -259,7 +261,8 @@ static int bench_feet_wire(const options_t *o, dataset_t *sets, FILE *json) {
   memset(&server, 0, sizeof server);
   anim_client_t *client = NULL;
   int cerr = 0;
-  if (!rc && anim_test_server_start(&server, "bench_feet", args) != 0) rc = 1, fprintf(stderr, "animbench feet: no server\n");
+  if (!rc && anim_test_server_start(&server, "bench_feet", args) != 0)
+    rc = 1, fprintf(stderr, "animbench feet: no server\n");
   else if (!rc && !(client = anim_client_connect(server.host, server.port, NULL, &cerr)))
     rc = 1, fprintf(stderr, "animbench feet: connect: %s\n", anim_strerror(cerr));
   anim_quality_wire_run_t runs[ANIM_QUALITY_DATASETS * ANIM_PROGRAM_COUNT];
@@ -271,7 +274,8 @@ static int bench_feet_wire(const options_t *o, dataset_t *sets, FILE *json) {
       runs[n].kind = (anim_program_kind_t)k, runs[n].seed = 1;
       n++;
     }
-  printf("\nover the wire (%d characters side by side on the real server, %.0f s, seed 1):\n", n, (double)o->wire_seconds);
+  printf("\nover the wire (%d characters side by side on the real server, %.0f s, seed 1):\n", n,
+         (double)o->wire_seconds);
   if (!rc && (rc = anim_quality_run_wire(client, runs, n, o->wire_seconds, err, sizeof err)))
     fprintf(stderr, "animbench feet: %s\n", err);
   for (int i = 0; i < n && !rc; i++) {

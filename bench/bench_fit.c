@@ -44,14 +44,16 @@ static void print_result(FILE *out, const char *name, const fit_eval_result_t *r
          r->final_scale, 1e6 * r->step_seconds / r->frames);
   if (out)
     fprintf(out,
-            "    \"%s\": {\"frames\": %d, \"mean_error_m\": %.5f, \"tracked_error_m\": %.5f, \"untracked_error_m\": %.5f, "
+            "    \"%s\": {\"frames\": %d, \"mean_error_m\": %.5f, \"tracked_error_m\": %.5f, "
+            "\"untracked_error_m\": %.5f, "
             "\"worst_error_m\": %.4f, \"worst_bone\": \"%s\", \"worst_frame\": %d, \"dropped_error_m\": %.5f, "
-            "\"foot_slide_mps\": %.4f, \"mocap_foot_slide_mps\": %.4f, \"foot_slide_on_mocap_planted_mps\": %.4f, \"jerk_mps3\": %.1f, \"mocap_jerk_mps3\": %.1f, "
+            "\"foot_slide_mps\": %.4f, \"mocap_foot_slide_mps\": %.4f, \"foot_slide_on_mocap_planted_mps\": %.4f, "
+            "\"jerk_mps3\": %.1f, \"mocap_jerk_mps3\": %.1f, "
             "\"scale\": %.4f, \"us_per_frame\": %.2f}%s\n",
             name, r->frames, r->mean_error, r->mean_tracked_error, r->mean_untracked_error, r->worst_error,
-            r->worst_bone >= 0 ? db->skeleton.names[r->worst_bone] : "-", r->worst_frame, r->dropped_error, r->fit_slide,
-            r->truth_slide, r->fit_slide_truth_planted, r->fit_jerk, r->truth_jerk, r->final_scale, 1e6 * r->step_seconds / r->frames,
-            last ? "" : ",");
+            r->worst_bone >= 0 ? db->skeleton.names[r->worst_bone] : "-", r->worst_frame, r->dropped_error,
+            r->fit_slide, r->truth_slide, r->fit_slide_truth_planted, r->fit_jerk, r->truth_jerk, r->final_scale,
+            1e6 * r->step_seconds / r->frames, last ? "" : ",");
 }
 
 /* ---- filmstrip (fit_strip.h) ---------------------------------------------------------------- */
@@ -133,7 +135,8 @@ int bench_fit(int argc, char **argv) {
     fprintf(stderr, "animbench fit: model: %s\n", err);
     return 1;
   }
-  printf("pose fit: database %d frames (%d clips held out, %d frames at %.0f Hz), %d joints fitted, model built in %.0f ms\n",
+  printf("pose fit: database %d frames (%d clips held out, %d frames at %.0f Hz), %d joints fitted, model built in "
+         "%.0f ms\n",
          db.nframes, truth.nranges, truth.nframes, truth.frame_rate, model.njoints, 1e3 * (bench_now_s() - t0));
   anim_pose_fit_params_t params;
   anim_pose_fit_params_default(&params);
@@ -192,7 +195,8 @@ int bench_fit(int argc, char **argv) {
   double fk_us = 0, search_us = 0;
   baselines(&model, &truth, repeat, &fk_us, &search_us);
   double fit_us = 1e6 * results[0].step_seconds / results[0].frames;
-  printf("  time per character per frame: fit %.1f us = %.1f x FK of the pose (%.2f us) = %.1f x one plain search (%.1f us)\n",
+  printf("  time per character per frame: fit %.1f us = %.1f x FK of the pose (%.2f us) = %.1f x one plain search "
+         "(%.1f us)\n",
          fit_us, fit_us / fk_us, fk_us, fit_us / search_us, search_us);
   printf("  reference: AvatarPoser (2022), head and hands on AMASS: mean per-joint error ~4 cm\n");
   if (out) {

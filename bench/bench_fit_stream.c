@@ -86,7 +86,8 @@ static int one_shots(anim_test_raw_t *c, const anim_database_t *truth, const cha
   unsigned seed = 11;
   double first, error, sum = 0.0, still = 0.0, times[512], pings[512], unused;
   int n = 0;
-  if (fit_one(c, truth, database, bones, 3, pelvis, 1, 1, &seed, &first, &error) != 0) return -1; /* head and hands: new model */
+  if (fit_one(c, truth, database, bones, 3, pelvis, 1, 1, &seed, &first, &error) != 0)
+    return -1; /* head and hands: new model */
   for (int r = 0; r < truth->nranges; r++)
     for (int f = truth->ranges[r].start + 1; f < truth->ranges[r].stop && n < 512; f += 7, n++) {
       if (fit_one(c, truth, database, bones, 4, pelvis, f, 1, &seed, &times[n], &error) != 0) return -1;
@@ -132,7 +133,8 @@ static void print_run(FILE *json, const char *name, const tracker_feed_result_t 
 
 int bench_fit_stream(int argc, char **argv);
 int bench_fit_stream(int argc, char **argv) {
-  const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared", *json_path = NULL, *svg = NULL;
+  const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared", *json_path = NULL,
+             *svg = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--shared") == 0 && i + 1 < argc) shared = argv[++i];
     else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) json_path = argv[++i];
@@ -151,7 +153,8 @@ int bench_fit_stream(int argc, char **argv) {
   }
   anim_pose_fit_model_t model;
   anim_pose_fit_model_options_t defaults;
-  if (anim_pose_fit_model_options_default(&defaults, &truth) || anim_pose_fit_model_build(&model, &db, NULL, err, sizeof err) ||
+  if (anim_pose_fit_model_options_default(&defaults, &truth) ||
+      anim_pose_fit_model_build(&model, &db, NULL, err, sizeof err) ||
       tracker_feed_write_database(&db, dir, sizeof dir)) {
     fprintf(stderr, "animbench fit-stream: model or database file failed\n");
     return 1;
@@ -197,7 +200,8 @@ int bench_fit_stream(int argc, char **argv) {
       fprintf(stderr, "animbench fit-stream: create_characters: %s\n", anim_strerror(rc));
       break;
     }
-    if ((rc = tracker_feed_run(&c, id, &o, &result, err, sizeof err)) != 0 || (rc = tracker_feed_destroy(&c, id)) != 0) {
+    if ((rc = tracker_feed_run(&c, id, &o, &result, err, sizeof err)) != 0 ||
+        (rc = tracker_feed_destroy(&c, id)) != 0) {
       fprintf(stderr, "animbench fit-stream: %s\n", err);
       break;
     }

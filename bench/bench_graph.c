@@ -159,7 +159,8 @@ static void bench_build(const anim_database_t *db, int threads, anim_motion_grap
   size_t strip = anim_graph_builder_strip_memory(b);
   anim_graph_builder_free(b);
   printf("  graph: %d frames compared, %d candidates, %d -> %d nodes, %d -> %d edges, %d components, %d transitions\n",
-         g->nframes, g->candidates, g->nodes_built, g->nnodes, g->edges_built, g->nedges, g->components, g->ntransitions);
+         g->nframes, g->candidates, g->nodes_built, g->nnodes, g->edges_built, g->nedges, g->components,
+         g->ntransitions);
   printf("  build, 1 thread: %.2f s wall, %.2f s CPU (%.1f ns CPU per matrix entry of the upper triangle)\n", seconds,
          cpu, cpu * 1e9 / (rows * rows / 2.0));
   if (peak_ok)
@@ -192,7 +193,8 @@ static void bench_build(const anim_database_t *db, int threads, anim_motion_grap
 static int walk_node(const anim_motion_graph_t *g, const anim_database_t *db) {
   for (int u = 0; u < g->nnodes; u++)
     if (strstr(db->ranges[g->nodes[u].range].name, "dataset-2_walk_normal_001") &&
-        !strstr(db->ranges[g->nodes[u].range].name, "mirror") && g->nodes[u].frame > db->ranges[g->nodes[u].range].start + 120)
+        !strstr(db->ranges[g->nodes[u].range].name, "mirror") &&
+        g->nodes[u].frame > db->ranges[g->nodes[u].range].start + 120)
       return u;
   return 0;
 }
@@ -221,10 +223,11 @@ static void bench_follow(const anim_motion_graph_t *g, const anim_database_t *db
     sum += d, worst = d > worst ? d : worst, n++;
   }
   double plans = (double)(c.plans ? c.plans : 1);
-  printf("  %s: root to path %.3f m mean, %.3f m worst; %llu plans, %.3f ms mean (%.0fx a motion-matching tick), %.3f ms "
-         "worst, %.0f edges tried a plan, %d ran out of budget; other ticks %.1f us\n",
-         what, sum / (n ? n : 1), worst, (unsigned long long)c.plans, plan_time / plans * 1e3, plan_time / plans / mm_tick,
-         plan_worst * 1e3, (double)c.expansions / plans, exhausted, tick_time / (double)(ticks - (int)c.plans) * 1e6);
+  printf("  %s: root to path %.3f m mean, %.3f m worst; %llu plans, %.3f ms mean (%.0fx a motion-matching tick), "
+         "%.3f ms worst, %.0f edges tried a plan, %d ran out of budget; other ticks %.1f us\n",
+         what, sum / (n ? n : 1), worst, (unsigned long long)c.plans, plan_time / plans * 1e3,
+         plan_time / plans / mm_tick, plan_worst * 1e3, (double)c.expansions / plans, exhausted,
+         tick_time / (double)(ticks - (int)c.plans) * 1e6);
   anim_graph_character_free(&c);
 }
 

@@ -73,7 +73,8 @@ static void print_results(void) {
   for (int i = 0; i < nresults; i++) {
     char line[256];
     if (results[i].kernel[0])
-      snprintf(line, sizeof line, "{\"impl\": \"%s\", \"net\": \"%s\", \"batch\": %d, \"us_per_item\": %.3f, \"kernel\": \"%s\"}",
+      snprintf(line, sizeof line,
+               "{\"impl\": \"%s\", \"net\": \"%s\", \"batch\": %d, \"us_per_item\": %.3f, \"kernel\": \"%s\"}",
                results[i].impl, results[i].net, results[i].batch, results[i].us, results[i].kernel);
     else
       snprintf(line, sizeof line, "{\"impl\": \"%s\", \"net\": \"%s\", \"batch\": %d, \"us_per_item\": %.3f}",
@@ -81,7 +82,8 @@ static void print_results(void) {
     printf("%s\n", line);
     if (json) fprintf(json, "%s\n", line);
   }
-  printf("\n| net | batch | ours us/item | PyTorch us/item | PyTorch / ours | OpenBLAS us/item |\n|---|---|---|---|---|---|\n");
+  printf("\n| net | batch | ours us/item | PyTorch us/item | PyTorch / ours | OpenBLAS us/item |\n"
+         "|---|---|---|---|---|---|\n");
   for (int i = 0; i < nresults; i++) {
     if (strcmp(results[i].impl, "ours") != 0) continue;
     /* Our "networks" row is PyTorch's "frame" formula: compare those two. */
@@ -220,7 +222,8 @@ static void bench_frame(const anim_lmm_networks_t *nets, int n, double seconds) 
   unsigned seed = 7u;
   for (int i = 0; i < n; i++) {
     anim_lmm_character_t *c = &f.characters[i];
-    if (anim_lmm_character_init(c, nets, NULL, vec3_make((float)(i % 40), 0.0f, (float)(i / 40)), 0.0f, f.scratch)) abort();
+    if (anim_lmm_character_init(c, nets, NULL, vec3_make((float)(i % 40), 0.0f, (float)(i / 40)), 0.0f, f.scratch))
+      abort();
     anim_lmm_stagger(c, i % 6);
     float speed = 0.5f + 3.0f * bench_uniform(&seed), angle = 6.2831853f * bench_uniform(&seed);
     anim_controller_input_t in;
@@ -271,8 +274,8 @@ static void report_memory(const anim_lmm_networks_t *nets) {
 
 static void run_torch(const char *dir, const char *batches, double seconds) {
   char cmd[4096], line[512];
-  snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/lmm_torch.py bench %.3900s --threads 1 --batches %s --seconds %g", dir,
-           batches, seconds / 3.0);
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/lmm_torch.py bench %.3900s --threads 1 --batches %s --seconds %g",
+           dir, batches, seconds / 3.0);
   FILE *p = popen(cmd, "r");
   if (!p) {
     fprintf(stderr, "bench_lmm: cannot run %s\n", cmd);
@@ -301,7 +304,8 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(argv[i], "--seconds") == 0) seconds = atof(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--rounds N] [--no-torch]\n");
+      fprintf(stderr, "usage: bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--rounds N] "
+                      "[--no-torch]\n");
       return 2;
     }
   }

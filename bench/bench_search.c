@@ -46,7 +46,9 @@ typedef struct {
 } matrix_t;
 
 static unsigned rng = 2463534242u;
-static float gaussian(void) { return sqrtf(-2.0f * logf(bench_uniform(&rng))) * cosf(2.0f * ANIM_PI * bench_uniform(&rng)); }
+static float gaussian(void) {
+  return sqrtf(-2.0f * logf(bench_uniform(&rng))) * cosf(2.0f * ANIM_PI * bench_uniform(&rng));
+}
 
 /* The wide schema: the default's three bones (feet, hips) with positions and
  * velocities each, the feet's inertialization term (000_*: 2 pos / y + vel /
@@ -59,7 +61,8 @@ static void schema_wide(anim_feature_schema_t *s) {
   for (int kind = 0; kind < 3; kind++)
     for (int b = 0; b < (kind == 2 ? 2 : 3); b++) {
       anim_feature_term_t *t = &s->terms[s->nterms++];
-      t->kind = kind == 0 ? ANIM_FEATURE_BONE_POSITION : kind == 1 ? ANIM_FEATURE_BONE_VELOCITY : ANIM_FEATURE_INERTIALIZE;
+      t->kind = kind == 0 ? ANIM_FEATURE_BONE_POSITION
+                          : kind == 1 ? ANIM_FEATURE_BONE_VELOCITY : ANIM_FEATURE_INERTIALIZE;
       snprintf(t->bone, sizeof t->bone, "%s", bones[b]);
       t->weight = kind == 0 ? 0.75f : 1.0f;
       t->halflife = 0.1f;
@@ -187,7 +190,8 @@ static const char *const work_names[4] = {"nodes", "leaves", "rows", "exact_rows
 static void print_work(const result_t *r) {
   if (!r->have_work) return;
   printf("%-10s %9d   work per query, median / p99:", r->method, r->frames);
-  for (int c = 0; c < 4; c++) printf(" %s %ld / %ld%s", work_names[c], r->work_median[c], r->work_p99[c], c < 3 ? "," : "\n");
+  for (int c = 0; c < 4; c++)
+    printf(" %s %ld / %ld%s", work_names[c], r->work_median[c], r->work_p99[c], c < 3 ? "," : "\n");
 }
 
 static void write_json(FILE *f, const result_t *r) {
@@ -296,8 +300,10 @@ static void bench_size(const matrix_t *m, const float *queries, int nq, int k, u
     memset(r, 0, sizeof *r);
     r->method = method_names[i], r->frames = m->rows, r->dims = m->cols, r->queries = nq;
     if (!(mask & (1u << i))) continue;
-    if (i < ANIM_SEARCH_METHOD_COUNT) bench_ours(m, (anim_search_method_t)i, queries, nq, k, ref, have_ref, times, work, r);
-    else bench_peer(m, i - ANIM_SEARCH_METHOD_COUNT, queries, nq, k, ref, have_ref, times, r);
+    if (i < ANIM_SEARCH_METHOD_COUNT)
+      bench_ours(m, (anim_search_method_t)i, queries, nq, k, ref, have_ref, times, work, r);
+    else
+      bench_peer(m, i - ANIM_SEARCH_METHOD_COUNT, queries, nq, k, ref, have_ref, times, r);
   }
   for (int i = 0; i < NMETHODS; i++) {
     if (!(mask & (1u << i))) continue;
@@ -376,13 +382,14 @@ int bench_search(int argc, char **argv) {
   for (int i = 0; i < nq; i++) {
     int row = (int)(bench_uniform(&rng) * (float)base.rows) % base.rows;
     for (int j = 0; j < base.cols; j++)
-      queries[(size_t)i * (size_t)base.cols + (size_t)j] = base.x[(size_t)row * (size_t)base.cols + (size_t)j] + 0.3f * gaussian();
+      queries[(size_t)i * (size_t)base.cols + (size_t)j] =
+          base.x[(size_t)row * (size_t)base.cols + (size_t)j] + 0.3f * gaussian();
   }
   FILE *json = json_path ? fopen(json_path, "w") : NULL;
-  printf("features: %s, %s schema, %d frames x %d dims; %d queries (real rows + N(0, 0.3)), k = %d, single thread\n", source,
-         schema, base.rows, base.cols, nq, k);
-  printf("%-10s %9s %5s %8s %9s %10s %10s %8s %9s %9s %9s %10s\n", "method", "frames", "dims", "med us", "p99 us", "qps",
-         "vs brute", "vs boxes", "build ms", "build par", "index MiB", "mismatches");
+  printf("features: %s, %s schema, %d frames x %d dims; %d queries (real rows + N(0, 0.3)), k = %d, single thread\n",
+         source, schema, base.rows, base.cols, nq, k);
+  printf("%-10s %9s %5s %8s %9s %10s %10s %8s %9s %9s %9s %10s\n", "method", "frames", "dims", "med us", "p99 us",
+         "qps", "vs brute", "vs boxes", "build ms", "build par", "index MiB", "mismatches");
   for (int s = 0; s < nsizes; s++) {
     matrix_t m = sizes[s] <= base.rows ? base : tile(&base, sizes[s]);
     bench_size(&m, queries, nq, k, mask, json);

@@ -90,8 +90,9 @@ double crowd_trackers_baseline(const crowd_trackers_t *t, const crowd_trackers_f
       memset(in, 0, sizeof in);
       for (int k = 0; k < model.ntrackers; k++) {
         in[k].present = 1, in[k].weight = 1.0f;
-        in[k].position = vec3_add(truth->global_positions[(size_t)frame * (size_t)truth->nbones + (size_t)model.tracker_bones[k]],
-                                  place_of((uint64_t)i));
+        in[k].position =
+            vec3_add(truth->global_positions[(size_t)frame * (size_t)truth->nbones + (size_t)model.tracker_bones[k]],
+                     place_of((uint64_t)i));
       }
       if (restart) anim_pose_fitter_reset(&fitters[i]);
       anim_pose_fitter_step(&fitters[i], in, 1.0f / 60.0f);
@@ -114,8 +115,10 @@ int crowd_trackers_setup(const crowd_trackers_t *t, anim_test_raw_t *c, int n, i
     bones[k].bone = (char *)t->bones[k];
     list[k] = &bones[k];
   }
-  Animserver__Placement *places = calloc((size_t)n, sizeof *places), **place_list = calloc((size_t)n, sizeof *place_list);
-  for (int i = 0; i < n && places && place_list; i++) animserver__placement__init(&places[i]), place_list[i] = &places[i];
+  Animserver__Placement *places = calloc((size_t)n, sizeof *places),
+                        **place_list = calloc((size_t)n, sizeof *place_list);
+  for (int i = 0; i < n && places && place_list; i++)
+    animserver__placement__init(&places[i]), place_list[i] = &places[i];
   setup.n_trackers = NTRACKERS, setup.trackers = list;
   Animserver__FitParams params = ANIMSERVER__FIT_PARAMS__INIT;
   params.search_interval = (uint32_t)fit->search_interval, params.iterations = (uint32_t)fit->iterations;

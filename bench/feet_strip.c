@@ -101,7 +101,8 @@ static void panel(FILE *out, const feet_strip_t *s, int a, int b, float x0, floa
   for (int f = a; f < b; f += (int)lroundf(0.5f / s->dt))
     skeleton(out, &v, frame_positions(s, f), db->skeleton.parents, nb, 0.15f + 0.3f * (float)(f - a) / (float)(b - a));
   fprintf(out, "<polyline fill='none' stroke='#999' stroke-width='1.5' points='");
-  for (int f = a; f < b; f++) fprintf(out, "%.1f,%.1f ", px(&v, frame_positions(s, f)[0]), py(&v, frame_positions(s, f)[0]));
+  for (int f = a; f < b; f++)
+    fprintf(out, "%.1f,%.1f ", px(&v, frame_positions(s, f)[0]), py(&v, frame_positions(s, f)[0]));
   fprintf(out, "'/>\n");
   for (int k = 0; k < db->ncontacts && k < 4; k++) {
     int toe = db->contact_bones[k], ankle = db->skeleton.parents[toe];

@@ -52,13 +52,19 @@
  * one horizon starting saves little over standing, and on the default
  * database a character that had stopped off a circle stayed standing
  * there, 0.26 m from it. The term cannot give a graph a motion it lacks:
- * with the default build options the default database's pruned graph
- * cannot turn (motion_graph.c's sparsify refuses every pair joining its
- * walk turns back to its walks: an end lands between two nodes of the
- * straight walk, which is repeated exactly in many procedural ranges),
- * so from the idle node facing +Z a line along +X is not followed; one
- * along +Z is, at a run. Built with options.slide it follows an L turning
- * either way (test_motion_graph.c).
+ * the default database's pruned graph keeps only its right walk turns, so
+ * from the idle node facing +Z a line along +X (a left turn) or an L
+ * either way is not followed (the right-angle corner stops it: 3 m of 6);
+ * a circle turning right is (test_motion_graph.c), and so is a line along
+ * +Z, at a run. Why (motion_graph.c's sparsify): the procedural straight
+ * walk recurs exactly in many clips, its zero-distance pairs are kept first
+ * and put nodes every 7-10 frames along it, and most pairs joining a turn
+ * back to a walk then have an end 1-5 frames from one of those nodes and
+ * are refused for node spacing; the left turns, the run turns and the
+ * sprint can be entered but not left, and pruning to the largest component
+ * drops them (with a node spacing of 1 every turn stays). Real mocap, which
+ * never repeats exactly, turns both ways (Bandai Namco's lines and circles).
+ * Built with options.slide (motion_graph.h) it follows an L either way.
  *
  * The search is a depth-first branch and bound: at each depth the edges are
  * tried best first (least error per frame of the edge, progress term

@@ -224,13 +224,17 @@ static int speeds_ok(const anim_inertialize_speeds_t *p) {
  * (an update in place), which the compiler cannot see in a pose's vec3
  * arrays and so added them a float at a time. */
 static void add_floats(float *out, const float *a, const float *b, size_t n) {
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#else
 #pragma GCC ivdep
+#endif
   for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
 /* The tick's path, in passes over the whole pose rather than bone by bone:
  * the position offsets as 3 n flat floats (vectorizable), the rotation
- * offsets (spring.c's series, four at a time, each with its part's decayer),
+ * offsets (spring.c's series, ANIM_LANES at a time, each with its part's decayer),
  * then the outputs; the root maps through the anchor. The same values as
  * pose_apply bone by bone. */
 int anim_inertializer_update_parts(anim_inertializer_t *s, const anim_pose_buffer_t *out, const anim_pose_view_t *in,

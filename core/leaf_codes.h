@@ -41,8 +41,9 @@
 typedef void (*anim_code_distances_fn)(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out);
 
 /* out[i] = sum_j (a_j - c_j)^2 over stride dims (a multiple of 8) for the n
- * rows of codes at c, stride apart: at most 128 x 4255^2 < 2^31, exact in
- * 32-bit integers, so every path gives the same values. */
+ * rows of codes at c, stride apart: with a_j in [ANIM_CODE_LO, ANIM_CODE_HI]
+ * and c_j in [0, 255], at most 128 x 2255^2 < 2^31, exact in 32-bit
+ * integers, so every path gives the same values. */
 void anim_code_distances(const int16_t *a, const uint8_t *c, int stride, int n, int32_t *out);
 
 /* anim_code_distances with AVX2 when this build has that path and the CPU

@@ -75,7 +75,7 @@ static int skip_floats(reader_t *rd, const char *what, size_t count) {
 
 /* An array (count, then floats) whose count must equal expect when expect > 0. */
 static int skip_array(reader_t *rd, const char *what, int expect, int *out_count) {
-  int count;
+  int count = 0; /* GCC -O3 cannot see read_width sets it whenever it returns 0 */
   if (read_width(rd, what, &count)) return rd->code;
   if (expect > 0 && count != expect)
     return fail(rd, ANIM_EFORMAT, "%s has %d values, expected %d", what, count, expect);

@@ -9,7 +9,8 @@
  * leaf, each row is first bounded from one byte per dimension (leaf codes,
  * below), groups of a quarter of the leaf at once by the box of their codes;
  * only the rows that bound cannot rule out have their exact cost computed, on
- * the original row. It does not keep a copy of the features.
+ * the original row, the groups and rows nearest in codes first. It does not
+ * keep a copy of the features.
  *
  * Why it beats the seed's boxes: those bound runs of consecutive frames, which
  * sweep a whole gait cycle and are loose in every dimension; the tree groups
@@ -581,6 +582,43 @@ static int leaf_row(const kdtree_t *t, const anim_search_query_t *q, const float
   return 1;
 }
 
+/* Leaf id's groups in order of their code boxes' distance from a (order),
+ * and those distances (dist, by group). Groups nearest in codes first, and
+ * in each its row nearest in codes first (group_rows): that row is most often
+ * the leaf's best, and the limit it sets rules out most of the others before
+ * their exact costs are computed. */
+static void groups_nearest_first(const kdtree_t *t, int id, const int16_t *a, int32_t *dist, int *order) {
+  for (int g = 0; g < t->nodes[id].ngroups; g++) {
+    const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
+    dist[g] = anim_codes_group_distance(a, glo, glo + t->stride, t->stride);
+    int at = g;
+    for (; at > 0 && dist[order[at - 1]] > dist[g]; at--) order[at] = order[at - 1];
+    order[at] = g;
+  }
+}
+
+/* Rows [first, end) of a coded leaf: their code distances at once, then the
+ * exact cost of each the codes cannot rule out, the nearest in codes first
+ * (one pass finds them: most often none, and then it is all there is). */
+static void group_rows(const kdtree_t *t, const anim_search_query_t *q, const float *features, anim_topk_t *topk,
+                       const node_t *node, int first, int end, const int16_t *a, float *limit, int32_t *code_limit) {
+  int32_t dist[LEAF_ROWS]; /* a group of equal rows may fill the leaf (leaf_group) */
+  int candidates[LEAF_ROWS], ncandidates = 0, nearest = 0;
+  topk->work.rows += end - first;
+  t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist);
+  for (int i = 0; i < end - first; i++) {
+    if (dist[i] > *code_limit) continue;
+    if (ncandidates == 0 || dist[i] < dist[candidates[nearest]]) nearest = ncandidates;
+    candidates[ncandidates++] = i;
+  }
+  for (int c = ncandidates > 0 ? -1 : 0; c < ncandidates; c++) { /* c = -1: the nearest, then the others in order */
+    int i = candidates[c < 0 ? nearest : c];
+    if (c == nearest || dist[i] > *code_limit) continue;
+    if (leaf_row(t, q, features, topk, first + i, limit))
+      *code_limit = anim_codes_limit(*limit, q->transition_cost, node->step, t->cols);
+  }
+}
+
 /* qp: the query padded with zeros to stride; features: the original rows. */
 static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const float *qp, const float *features,
                         anim_topk_t *topk, int id) {
@@ -602,21 +640,13 @@ static void search_leaf(const kdtree_t *t, const anim_search_query_t *q, const f
       leaf_row(t, q, features, topk, i, &limit);
     return;
   }
-  /* Group by group: its box first, then its rows' code distances at once
-   * (a coded leaf has at most LEAF_ROWS rows). */
-  int32_t dist_codes[LEAF_ROWS];
-  int first = node->first;
-  for (int g = 0; g < node->ngroups; first = node->first + node->group_end[g], g++) {
-    int end = node->first + node->group_end[g];
-    const uint8_t *glo = t->groups + ((size_t)id * MAX_GROUPS + (size_t)g) * 2 * (size_t)t->stride;
-    if (code_limit < INT32_MAX && anim_codes_group_distance(a, glo, glo + t->stride, t->stride) > code_limit) continue;
-    topk->work.rows += end - first;
-    t->code_distances(a, t->codes + (size_t)first * (size_t)t->stride, t->stride, end - first, dist_codes);
-    for (int i = first; i < end; i++) {
-      if (dist_codes[i - first] > code_limit) continue;
-      if (leaf_row(t, q, features, topk, i, &limit))
-        code_limit = anim_codes_limit(limit, q->transition_cost, node->step, t->cols);
-    }
+  int32_t group_dist[MAX_GROUPS];
+  int order[MAX_GROUPS];
+  groups_nearest_first(t, id, a, group_dist, order);
+  for (int o = 0; o < node->ngroups && group_dist[order[o]] <= code_limit; o++) {
+    int g = order[o];
+    group_rows(t, q, features, topk, node, node->first + (g > 0 ? node->group_end[g - 1] : 0),
+               node->first + node->group_end[g], a, &limit, &code_limit);
   }
 }
 

@@ -67,6 +67,7 @@ void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float 
   out->y = y, out->e = e, out->dt = dt;
   out->xx = e * (1.0 + y * dt), out->xv = e * dt;
   out->vx = -e * y * y * dt, out->vv = e * (1.0 - y * dt);
+  out->xx_f = (float)out->xx, out->xv_f = (float)out->xv, out->vx_f = (float)out->vx, out->vv_f = (float)out->vv;
 }
 
 
@@ -165,20 +166,11 @@ int anim_spring_decayer_yaw(const anim_spring_decayer_t *d, float *io_c, float *
 typedef anim_lanes_f vf;
 typedef anim_lanes_i vi;
 
-/* The decay matrices of a group's lanes, in float (the lanes' precision). */
+/* The decay matrices of a group's lanes, in float (the lanes' precision:
+ * each decayer's float matrix, made with it). */
 typedef struct {
   vf xx, xv, vx, vv;
 } lane_decay_t;
-
-/* One decayer's matrix in float, for lane_decay_t's lanes. */
-typedef struct {
-  float xx, xv, vx, vv;
-} float_decay_t;
-
-static float_decay_t float_decay(const anim_spring_decayer_t *d) {
-  float_decay_t f = {(float)d->xx, (float)d->xv, (float)d->vx, (float)d->vv};
-  return f;
-}
 
 /* d[l]: lane l's decayer, for a lane outside the series (the scalar path);
  * m: the lanes' matrices. */
@@ -214,12 +206,12 @@ static void decay_quat_lanes(const anim_spring_decayer_t *const d[ANIM_LANES], c
 }
 
 /* The lanes' decayers and matrices for offsets i.. (a lane past n: the first decayer). */
-static void lanes_for(const anim_spring_decayer_t *decayers, const uint8_t *which, const float_decay_t *floats,
-                      size_t i, size_t n, const anim_spring_decayer_t *d[ANIM_LANES], lane_decay_t *m) {
+static void lanes_for(const anim_spring_decayer_t *decayers, const uint8_t *which, size_t i, size_t n,
+                      const anim_spring_decayer_t *d[ANIM_LANES], lane_decay_t *m) {
   for (int l = 0; l < ANIM_LANES; l++) {
-    size_t k = which && i + (size_t)l < n ? which[i + (size_t)l] : 0;
-    d[l] = &decayers[k];
-    m->xx[l] = floats[k].xx, m->xv[l] = floats[k].xv, m->vx[l] = floats[k].vx, m->vv[l] = floats[k].vv;
+    const anim_spring_decayer_t *k = &decayers[which && i + (size_t)l < n ? which[i + (size_t)l] : 0];
+    d[l] = k;
+    m->xx[l] = k->xx_f, m->xv[l] = k->xv_f, m->vx[l] = k->vx_f, m->vv[l] = k->vv_f;
   }
 }
 
@@ -227,23 +219,17 @@ static void lanes_for(const anim_spring_decayer_t *decayers, const uint8_t *whic
 static void decay_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w, size_t n) {
   const anim_spring_decayer_t *d[ANIM_LANES];
   lane_decay_t m;
-  /* Each decayer's float matrix once, not once per lane and group. */
-  size_t ndecayers = 1;
-  for (size_t i = 0; which && i < n; i++)
-    if ((size_t)which[i] + 1 > ndecayers) ndecayers = (size_t)which[i] + 1;
-  float_decay_t floats[256];
-  for (size_t k = 0; k < ndecayers; k++) floats[k] = float_decay(&decayers[k]);
-  if (!which) lanes_for(decayers, NULL, floats, 0, n, d, &m); /* the same for every group */
+  if (!which) lanes_for(decayers, NULL, 0, n, d, &m); /* the same for every group */
   size_t i = 0;
   for (; i + ANIM_LANES <= n; i += ANIM_LANES) {
-    if (which) lanes_for(decayers, which, floats, i, n, d, &m);
+    if (which) lanes_for(decayers, which, i, n, d, &m);
     decay_quat_lanes(d, &m, io_q + i, io_w + i);
   }
   if (i == n) return;
   /* The rest in a padded group (identity offsets decay to themselves). */
   quat q[ANIM_LANES];
   vec3 w[ANIM_LANES];
-  if (which) lanes_for(decayers, which, floats, i, n, d, &m);
+  if (which) lanes_for(decayers, which, i, n, d, &m);
   for (int l = 0; l < ANIM_LANES; l++) q[l] = quat_identity(), w[l] = vec3_zero();
   for (size_t l = 0; i + l < n; l++) q[l] = io_q[i + l], w[l] = io_w[i + l];
   decay_quat_lanes(d, &m, q, w);

@@ -58,6 +58,7 @@ typedef struct {
   double y, e, dt; /* rate 2 ln 2 / halflife (1/s), exp(-y dt), dt (s) */
   /* The decay as a matrix: x' = xx x + xv v, v' = vx x + vv v. */
   double xx, xv, vx, vv;
+  float xx_f, xv_f, vx_f, vv_f; /* the same in float: the vector lanes' precision (spring.c) */
 } anim_spring_decayer_t;
 void anim_spring_decayer_make(anim_spring_decayer_t *out, float halflife, float dt);
 void anim_spring_decayer_vec3(const anim_spring_decayer_t *decayer, vec3 *io_x, vec3 *io_v);
@@ -71,11 +72,11 @@ void anim_spring_decayer_quat(const anim_spring_decayer_t *decayer, quat *io_q, 
  * too large for the series (over 145 degrees, or decaying past 180): the
  * caller decays it as a quaternion. */
 int anim_spring_decayer_yaw(const anim_spring_decayer_t *decayer, float *io_c, float *io_s, float *io_w);
-/* anim_spring_decayer_quat over n offsets (a pose's), four at a time in
- * vectors: the same to a float's rounding (tests/test_spring.c). */
+/* anim_spring_decayer_quat over n offsets (a pose's), ANIM_LANES at a time
+ * in vectors: the same to a float's rounding (tests/test_spring.c). */
 void anim_spring_decayer_quats(const anim_spring_decayer_t *decayer, quat *io_q, vec3 *io_w, size_t n);
 /* The same with offset i decayed by decayers[which[i]]: a pose whose parts
- * blend at different speeds, still four at a time. */
+ * blend at different speeds, still ANIM_LANES at a time. */
 void anim_spring_decayers_quats(const anim_spring_decayer_t *decayers, const uint8_t *which, quat *io_q, vec3 *io_w,
                                 size_t n);
 

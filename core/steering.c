@@ -5,7 +5,22 @@
 static const vec3 up = {0.0f, 1.0f, 0.0f};
 
 static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
-static quat facing_of(vec3 direction) { return yaw_rotation(atan2f(direction.x, direction.z)); }
+/* yaw_rotation(atan2f(x, z)) without trigonometry: with c = cos t = z / r
+ * and s = sin t = x / r, the half angle's cosine is sqrt((1 + c) / 2) and
+ * its sine s / (2 cos(t/2)); facing backwards (z < 0) 1 + c cancels, so
+ * there the sine comes first, sign(x) sqrt((1 - c) / 2), and the cosine from
+ * it. Both within a few float roundings of the trigonometric form
+ * (test_steering); a zero direction keeps atan2f's answer for its signs. */
+static quat facing_of(vec3 direction) {
+  float x = direction.x, z = direction.z, r = sqrtf(x * x + z * z);
+  if (!(r > 0.0f) || !isfinite(r)) return yaw_rotation(atan2f(x, z));
+  if (z >= 0.0f) {
+    float w = sqrtf(0.5f + 0.5f * (z / r));
+    return quat_make(w, 0.0f, x / (2.0f * r * w), 0.0f);
+  }
+  float y = copysignf(sqrtf(0.5f - 0.5f * (z / r)), x);
+  return quat_make(x / (2.0f * r * y), 0.0f, y, 0.0f);
+}
 
 static void desired_from_stick(vec3 *out_velocity, quat *io_rotation, const anim_controller_input_t *in,
                                const anim_controller_params_t *p, quat sim_rotation) {

@@ -6,14 +6,9 @@
 
 #define MIN_CAPACITY 16u
 
-/* Fibonacci hashing: connection ids are sequential, their products spread. */
-static uint32_t home_of(uint64_t owner, uint32_t mask) {
-  return (uint32_t)((owner * 0x9e3779b97f4a7c15u) >> 32) & mask;
-}
-
 /* The slot holding owner, or the empty slot where it would go. */
 static uint32_t find(const srv_owner_counts_t *t, uint64_t owner) {
-  uint32_t mask = t->capacity - 1, i = home_of(owner, mask);
+  uint32_t mask = t->capacity - 1, i = srv_owner_home(owner, mask);
   while (t->slots[i].count && t->slots[i].owner != owner) i = (i + 1) & mask;
   return i;
 }
@@ -55,7 +50,7 @@ int srv_owner_counts_add(srv_owner_counts_t *t, uint64_t owner) {
 static void take_out(srv_owner_counts_t *t, uint32_t hole) {
   uint32_t mask = t->capacity - 1;
   for (uint32_t j = (hole + 1) & mask; t->slots[j].count; j = (j + 1) & mask)
-    if (((j - home_of(t->slots[j].owner, mask)) & mask) >= ((j - hole) & mask)) {
+    if (((j - srv_owner_home(t->slots[j].owner, mask)) & mask) >= ((j - hole) & mask)) {
       t->slots[hole] = t->slots[j];
       hole = j;
     }

@@ -27,6 +27,13 @@ typedef struct {
   uint32_t owners;   /* slots in use: owners with count >= 1 (at most half the capacity) */
 } srv_owner_counts_t;
 
+/* The home slot of owner in a table of mask + 1 slots (a power of two):
+ * Fibonacci hashing, as connection ids are sequential and their products
+ * spread. Also the streams' per-tick table of subscribers by owner. */
+static inline uint32_t srv_owner_home(uint64_t owner, uint32_t mask) {
+  return (uint32_t)((owner * 0x9e3779b97f4a7c15u) >> 32) & mask;
+}
+
 /* owner's count: 0 when it holds nothing. */
 uint32_t srv_owner_counts_get(const srv_owner_counts_t *table, uint64_t owner);
 /* One more for owner. 0, or ANIM_ENOMEM (the table could not grow; nothing changed). */

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "anim_error.h"
 #include "log.h"
+#include "owner_counts.h"
 #include "quantize.h"
 #include "stream.h"
 
@@ -291,10 +292,6 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
 
 /* ---- owned subscriptions: one pass over the snapshot for every subscriber ---------------- */
 
-static uint32_t owner_slot(uint64_t owner, uint32_t mask) {
-  return (uint32_t)((owner * 0x9e3779b97f4a7c15u) >> 32) & mask; /* Fibonacci hashing: ids are sequential */
-}
-
 /* hub->owners: the subscribers whose owned subscriptions fire this tick, by
  * owner (an open-addressing table at most half full, rebuilt every tick,
  * its array kept). 0, or ANIM_ENOMEM. */
@@ -310,7 +307,7 @@ static int index_owners(srv_streams_t *hub, uint32_t n) {
   memset(hub->owners, 0, hub->owners_capacity * sizeof *hub->owners);
   for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next) {
     if (!sub->owned_firing) continue;
-    uint32_t slot = owner_slot(sub->owner, mask);
+    uint32_t slot = srv_owner_home(sub->owner, mask);
     while (hub->owners[slot]) slot = (slot + 1) & mask;
     hub->owners[slot] = sub;
   }
@@ -319,7 +316,7 @@ static int index_owners(srv_streams_t *hub, uint32_t n) {
 
 static srv_subscriber_t *subscriber_of(const srv_streams_t *hub, uint64_t owner) {
   uint32_t mask = hub->owners_capacity - 1;
-  for (uint32_t slot = owner_slot(owner, mask); hub->owners[slot]; slot = (slot + 1) & mask)
+  for (uint32_t slot = srv_owner_home(owner, mask); hub->owners[slot]; slot = (slot + 1) & mask)
     if (hub->owners[slot]->owner == owner) return hub->owners[slot];
   return NULL;
 }

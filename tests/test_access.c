@@ -91,7 +91,8 @@ static void test_tokens(void **state) {
   anim_client_t *admin = connect_with(&server, "admin-token-2");
   assert_int_equal(anim_client_hello(admin, "admin", &info, TIMEOUT_MS), 0);
   assert_int_equal(info.admin, 1);
-  assert_int_equal(anim_client_db_load(admin, "nosuch", NULL, TIMEOUT_MS), ANIM_ENOTFOUND); /* past the permission check */
+  /* past the permission check */
+  assert_int_equal(anim_client_db_load(admin, "nosuch", NULL, TIMEOUT_MS), ANIM_ENOTFOUND);
   anim_server_stats_t st;
   assert_int_equal(anim_client_server_stats(admin, &st, TIMEOUT_MS), 0);
   assert_int_equal(st.characters, 1);

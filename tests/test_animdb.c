@@ -37,7 +37,8 @@ static int setup(void **state) {
   f = fopen(path, "w");
   if (!f) return -1;
   fputs("HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
-        " JOINT b\n {\n  OFFSET 0 1 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 1 0\n  }\n }\n}\n"
+        " JOINT b\n {\n  OFFSET 0 1 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "  End Site\n  {\n   OFFSET 0 1 0\n  }\n }\n}\n"
         "MOTION\nFrames: 3\nFrame Time: 0.1\n0 90 0 0 0 0 0 0 0\n1 90 0 0 0 0 0 0 0\n2 90 0 0 0 0 0 0 0\n",
         f);
   fclose(f);

@@ -138,7 +138,8 @@ static void check_same_skeleton(const anim_clip_t *ref, const anim_clip_t *got, 
 }
 
 /* The largest distance between a bone's global position in ref and in got (m), over the first nframes. */
-static float worst_distance(const anim_clip_t *ref, const anim_clip_t *got, int nframes, int *out_bone, int *out_frame) {
+static float worst_distance(const anim_clip_t *ref, const anim_clip_t *got, int nframes, int *out_bone,
+                            int *out_frame) {
   int nb = ref->skeleton.nbones, map[ANIM_MAX_BONES];
   for (int b = 0; b < nb; b++) map[b] = anim_skeleton_find(&got->skeleton, ref->skeleton.names[b]);
   vec3 rp[ANIM_MAX_BONES], gp[ANIM_MAX_BONES];
@@ -241,7 +242,8 @@ static void test_units_and_up_axis_from_the_file(void **state) {
   vec3 cm = root_position(path, 0.0f);
   assert_true(fabsf(cm.y - 0.01f * m.y) < 1e-5f);
   snprintf(edited, sizeof edited, "%s/metres.fbx", dir);
-  edit_copy(path, edited, "\"UnitScaleFactor\", \"double\", \"Number\", \"\", 1", "\"UnitScaleFactor\", \"double\", \"Number\", \"\", 100");
+  edit_copy(path, edited, "\"UnitScaleFactor\", \"double\", \"Number\", \"\", 1",
+            "\"UnitScaleFactor\", \"double\", \"Number\", \"\", 100");
   vec3 metres = root_position(edited, 0.0f);
   assert_true(vec3_length(vec3_sub(metres, m)) < 1e-5f);
   /* Z up: the file's z is our y, its y our -z. */

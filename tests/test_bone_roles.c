@@ -64,7 +64,8 @@ static void test_invalid(void **state) {
 static void test_naming_schemes(void **state) {
   static const char *const mixamo[] = {"mixamorig:Hips<", "mixamorig:Spine<mixamorig:Hips",
                                        "mixamorig:LeftUpLeg<mixamorig:Hips", "mixamorig:LeftLeg<mixamorig:LeftUpLeg",
-                                       "mixamorig:LeftFoot<mixamorig:LeftLeg", "mixamorig:LeftToeBase<mixamorig:LeftFoot",
+                                       "mixamorig:LeftFoot<mixamorig:LeftLeg",
+                                       "mixamorig:LeftToeBase<mixamorig:LeftFoot",
                                        "mixamorig:LeftToe_End<mixamorig:LeftToeBase",
                                        "mixamorig:RightUpLeg<mixamorig:Hips", "mixamorig:RightLeg<mixamorig:RightUpLeg",
                                        "mixamorig:RightFoot<mixamorig:RightLeg",
@@ -77,17 +78,19 @@ static void test_naming_schemes(void **state) {
   static const char *const lafan[] = {"Hips<", "LeftUpLeg<Hips", "LeftLeg<LeftUpLeg", "LeftFoot<LeftLeg",
                                       "LeftToe<LeftFoot", "RightUpLeg<Hips", "RightLeg<RightUpLeg",
                                       "RightFoot<RightLeg", "RightToe<RightFoot", "Spine<Hips", NULL};
-  static const char *const lafan_roles[] = {"Hips", "LeftUpLeg", "RightUpLeg", "LeftFoot", "RightFoot", "LeftToe", "RightToe"};
+  static const char *const lafan_roles[] = {"Hips", "LeftUpLeg", "RightUpLeg", "LeftFoot", "RightFoot",
+                                            "LeftToe", "RightToe"};
   /* Unreal: pelvis, thigh_l, calf_l, foot_l, ball_l. */
   static const char *const unreal[] = {"root<", "pelvis<root", "thigh_l<pelvis", "calf_l<thigh_l", "foot_l<calf_l",
                                        "ball_l<foot_l", "thigh_r<pelvis", "calf_r<thigh_r", "foot_r<calf_r",
-                                       "ball_r<foot_r", "spine_01<pelvis", "ik_foot_root<root", "ik_foot_l<ik_foot_root",
-                                       "ik_foot_r<ik_foot_root", NULL};
+                                       "ball_r<foot_r", "spine_01<pelvis", "ik_foot_root<root",
+                                       "ik_foot_l<ik_foot_root", "ik_foot_r<ik_foot_root", NULL};
   static const char *const unreal_roles[] = {"pelvis", "thigh_l", "thigh_r", "foot_l", "foot_r", "ball_l", "ball_r"};
   /* Blender (Rigify deform bones), dot sides. */
   static const char *const blender[] = {"DEF-spine<", "DEF-thigh.L<DEF-spine", "DEF-shin.L<DEF-thigh.L",
                                         "DEF-foot.L<DEF-shin.L", "DEF-toe.L<DEF-foot.L", "DEF-thigh.R<DEF-spine",
-                                        "DEF-shin.R<DEF-thigh.R", "DEF-foot.R<DEF-shin.R", "DEF-toe.R<DEF-foot.R", NULL};
+                                        "DEF-shin.R<DEF-thigh.R", "DEF-foot.R<DEF-shin.R", "DEF-toe.R<DEF-foot.R",
+                                        NULL};
   static const char *const blender_roles[] = {"DEF-spine", "DEF-thigh.L", "DEF-thigh.R", "DEF-foot.L", "DEF-foot.R",
                                               "DEF-toe.L", "DEF-toe.R"};
   /* 3ds Max Biped: spaces, a side letter word, digits, Nub end bones. */

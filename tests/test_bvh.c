@@ -49,28 +49,34 @@ static void test_malformed_files(void **state) {
       {"no MOTION", GOOD_HEADER, ANIM_ETRUNCATED, 16},
       {"frames not a count", GOOD_HEADER "MOTION\nFrames: many\nFrame Time: 0.1\n", ANIM_EFORMAT, 17},
       {"zero frame time", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0\n0 0 0 0 0 0 0 0 0\n", ANIM_EFORMAT, 18},
-      {"fewer numbers than frames", GOOD_HEADER "MOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0\n0.00000 0.00000 0.00000\n",
+      {"fewer numbers than frames",
+       GOOD_HEADER "MOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0\n0.00000 0.00000 0.00000\n",
        ANIM_ETRUNCATED, 21},
       {"huge frame count", GOOD_HEADER "MOTION\nFrames: 9999999\nFrame Time: 0.1\n0 0 0\n", ANIM_ETRUNCATED, 20},
-      {"huge frame count, no channels", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\nMOTION\nFrames: 9999999\nFrame Time: 0.1\n",
+      {"huge frame count, no channels",
+       "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\nMOTION\nFrames: 9999999\nFrame Time: 0.1\n",
        ANIM_EFORMAT, 9},
       {"negative frame count", GOOD_HEADER "MOTION\nFrames: -3\nFrame Time: 0.1\n", ANIM_EFORMAT, 17},
       {"negative frame time", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: -0.1\n0 0 0 0 0 0 0 0 0\n", ANIM_EFORMAT, 18},
       {"misspelt Frame Time", GOOD_HEADER "MOTION\nFrames: 1\nFrame Tme: 0.1\n0 0 0 0 0 0 0 0 0\n", ANIM_EFORMAT, 18},
       {"infinite number", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 0 0 0 inf 0\n", ANIM_EFORMAT, 19},
-      {"NaN in motion, 2nd frame", GOOD_HEADER "MOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0\n0 0 0\r\n0 NaN 0 0 0 0\n",
-       ANIM_EFORMAT, 21},
-      {"overlong number", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0."
-                          "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
-                          "0000000000000000000000000000000000000000000000000000000000001\n", ANIM_EFORMAT, 4},
-      {"End Site without brace", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\nEnd Site\nOFFSET 0 1 0\n}\n}",
-       ANIM_EFORMAT, 7},
-      {"MOTION inside a joint (missing })", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\nMOTION\nFrames: 1\n",
-       ANIM_EFORMAT, 6},
+      {"NaN in motion, 2nd frame",
+       GOOD_HEADER "MOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0\n0 0 0\r\n0 NaN 0 0 0 0\n", ANIM_EFORMAT, 21},
+      {"overlong number",
+       "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0."
+       "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+       "0000000000000000000000000000000000000000000000000000000000001\n",
+       ANIM_EFORMAT, 4},
+      {"End Site without brace",
+       "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\nEnd Site\nOFFSET 0 1 0\n}\n}", ANIM_EFORMAT, 7},
+      {"MOTION inside a joint (missing })",
+       "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\nMOTION\nFrames: 1\n", ANIM_EFORMAT, 6},
       {"CR-only line ends", "HIERARCHY\rROOT Hips\rOFFSET 0 0 0\r", ANIM_EFORMAT, 3},
       {"CRLF line ends", "HIERARCHY\r\nROOT Hips\r\n{\r\nOFFSET 0 0 x\r\n", ANIM_EFORMAT, 4},
-      {"long joint name", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n"
-                          "JOINT Joint_with_a_name_far_too_long_to_fit_in_sixty_three_bytes_of_storage\n", ANIM_EFORMAT, 6},
+      {"long joint name",
+       "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n"
+       "JOINT Joint_with_a_name_far_too_long_to_fit_in_sixty_three_bytes_of_storage\n",
+       ANIM_EFORMAT, 6},
       {"garbage number", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 x 0 0 0 0\n", ANIM_EFORMAT, 19},
       {"extra numbers", GOOD_HEADER "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0 7\n", ANIM_EFORMAT, 19},
       {"duplicate joint", "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 0\nJOINT A\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\n}",
@@ -87,7 +93,8 @@ static void test_malformed_files(void **state) {
   }
   /* A good file parses, CRLF and tabs included, and a too-deep hierarchy does not crash. */
   char err[256];
-  assert_int_equal(parse(GOOD_HEADER "MOTION\r\nFrames:\t1\r\nFrame Time:\t.1\r\n0 0 0 0 0 0\t0 0 0\r\n", err, sizeof err), 0);
+  assert_int_equal(
+      parse(GOOD_HEADER "MOTION\r\nFrames:\t1\r\nFrame Time:\t.1\r\n0 0 0 0 0 0\t0 0 0\r\n", err, sizeof err), 0);
   size_t cap = 200 * 64 + 256;
   char *deep = malloc(cap), *p = deep;
   p += sprintf(p, "HIERARCHY\nROOT j0\n{\nOFFSET 0 0 0\nCHANNELS 0\n");
@@ -271,7 +278,8 @@ static void check_documented(const char *file, const anim_clip_t *clip) {
 static const struct {
   const char *folder;
   float scale;
-} sources[] = {{"bandai-namco", 0.01f}, {"cmu-3dsmax", 0.056444f}, {"cmu-motionbuilder", 0.056444f}, {"games105", 1.0f}};
+} sources[] = {
+    {"bandai-namco", 0.01f}, {"cmu-3dsmax", 0.056444f}, {"cmu-motionbuilder", 0.056444f}, {"games105", 1.0f}};
 
 static void test_every_shared_clip_loads(void **state) {
   char root[1024];

@@ -71,7 +71,8 @@ static int state_index(const anim_machine_summary_t *s, const char *name) {
 static void test_machine_check_load_list_unload(void **state) {
   anim_machine_check_t *check = NULL;
   const char broken[] = "stand { JUMP nowhere }\n";
-  assert_int_equal(anim_client_machine_check(fx.client, "broken", broken, sizeof broken - 1, NULL, &check, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_machine_check(fx.client, "broken", broken, sizeof broken - 1, NULL, &check, TIMEOUT_MS),
+                   0);
   assert_false(check->ok);
   assert_true(check->ndiagnostics >= 1);
   assert_string_equal(check->diagnostics[0].problem, "UNKNOWN_TARGET");
@@ -79,18 +80,21 @@ static void test_machine_check_load_list_unload(void **state) {
   assert_null(check->machine);
   anim_machine_check_free(check);
 
-  assert_int_equal(anim_client_machine_load(fx.client, "broken", broken, sizeof broken - 1, 0, NULL, TIMEOUT_MS), ANIM_EFORMAT);
+  assert_int_equal(anim_client_machine_load(fx.client, "broken", broken, sizeof broken - 1, 0, NULL, TIMEOUT_MS),
+                   ANIM_EFORMAT);
   assert_non_null(strstr(anim_client_last_error(fx.client), "nowhere"));
 
   anim_machine_summary_t *s = NULL;
-  assert_int_equal(anim_client_machine_load(fx.client, "nested", nested_text, sizeof nested_text - 1, 0, &s, TIMEOUT_MS), 0);
+  assert_int_equal(
+      anim_client_machine_load(fx.client, "nested", nested_text, sizeof nested_text - 1, 0, &s, TIMEOUT_MS), 0);
   assert_string_equal(s->name, "nested");
   assert_true(state_index(s, "idle") >= 0 && state_index(s, "walk") >= 0 && state_index(s, "run") >= 0);
   assert_true(s->nevents >= 2);
   assert_string_equal(s->events[0], "END");
   anim_machine_summary_free(s);
-  assert_int_equal(anim_client_machine_load(fx.client, "nested", nested_text, sizeof nested_text - 1, 0, NULL, TIMEOUT_MS),
-                   ANIM_EEXIST);
+  assert_int_equal(
+      anim_client_machine_load(fx.client, "nested", nested_text, sizeof nested_text - 1, 0, NULL, TIMEOUT_MS),
+      ANIM_EEXIST);
 
   anim_machine_summary_t **list = NULL;
   int n = 0, found = 0;
@@ -106,7 +110,8 @@ static void test_machine_check_load_list_unload(void **state) {
  * both its state and its stream say. */
 static void test_machine_character_events_in_the_stream(void **state) {
   anim_machine_summary_t *s = NULL;
-  assert_int_equal(anim_client_machine_load(fx.client, "nested2", nested_text, sizeof nested_text - 1, 0, &s, TIMEOUT_MS), 0);
+  assert_int_equal(
+      anim_client_machine_load(fx.client, "nested2", nested_text, sizeof nested_text - 1, 0, &s, TIMEOUT_MS), 0);
   anim_character_mode_t mode = {.mode = ANIM_MODE_MACHINE, .machine = "nested2"};
   uint64_t id;
   assert_int_equal(anim_client_characters_create_mode(fx.client, "default", &mode, NULL, NULL, 1, &id, TIMEOUT_MS), 0);
@@ -232,7 +237,8 @@ static void test_align_recovers_a_transform(void **state) {
   const float c = cosf(0.7f), s = sinf(0.7f); /* 0.7 rad about +Y, then (1, 2, 3) */
   for (int i = 0; i < N; i++) {
     const float *p = source + 3 * i;
-    target[3 * i] = c * p[0] + s * p[2] + 1.0f, target[3 * i + 1] = p[1] + 2.0f, target[3 * i + 2] = -s * p[0] + c * p[2] + 3.0f;
+    target[3 * i] = c * p[0] + s * p[2] + 1.0f, target[3 * i + 1] = p[1] + 2.0f,
+        target[3 * i + 2] = -s * p[0] + c * p[2] + 3.0f;
   }
   anim_align_result_t a;
   assert_int_equal(anim_client_align(fx.client, source, target, NULL, N, ANIM_ALIGN_RIGID, &a, TIMEOUT_MS), 0);
@@ -242,7 +248,8 @@ static void test_align_recovers_a_transform(void **state) {
   assert_float_equal(fabsf(a.rotation[0]), cosf(0.35f), ALIGN_TOLERANCE);
   assert_float_equal(a.matrix[0], c, ALIGN_TOLERANCE);
   assert_true(a.rms < ALIGN_TOLERANCE);
-  assert_int_equal(anim_client_align(fx.client, source, target, NULL, 2, ANIM_ALIGN_RIGID, &a, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_align(fx.client, source, target, NULL, 2, ANIM_ALIGN_RIGID, &a, TIMEOUT_MS),
+                   ANIM_EINVAL);
   assert_non_null(strstr(anim_client_last_error(fx.client), "at least 3"));
 }
 
@@ -401,7 +408,8 @@ static void test_send_forms_pipelined(void **state) {
                                           &a.ids[SEND_ALIGN]), 0);
   assert_int_equal(anim_client_machine_load_send(fx.client, "piped", nested_text, len, 0, load_cb, &a,
                                                  &a.ids[SEND_LOAD]), 0);
-  assert_int_equal(anim_client_graph_describe_send(fx.client, "default", 0, 0, describe_cb, &a, &a.ids[SEND_DESCRIBE]), 0);
+  assert_int_equal(anim_client_graph_describe_send(fx.client, "default", 0, 0, describe_cb, &a, &a.ids[SEND_DESCRIBE]),
+                   0);
   assert_int_equal(anim_client_fit_pose_send(fx.client, "default", t, 4, fit_cb, &a, &a.ids[SEND_FIT]), 0);
   while (a.ncalled < SEND_COUNT) assert_int_equal(anim_client_poll(fx.client, TIMEOUT_MS), 0);
   assert_int_equal(a.failures, 0);

@@ -124,16 +124,19 @@ static void frame_cb(anim_client_t *c, const anim_stream_frame_t *f, void *data)
   if (f->subscription != s->subscription || f->nposes != 1 || f->poses[0].character != s->character) s->failures++;
   if (s->frames > 0 && f->tick <= s->last_tick) s->failures++; /* in order, none twice, even nested */
   s->last_tick = f->tick;
-  s->frames++;
+  /* This frame's own number, taken before any blocking call: the later
+   * frames those calls dispatch, nested, count on from s->frames. */
+  int n = ++s->frames;
+  if (n == FRAMES) {
+    /* Its own subscription, from inside its callback, before this frame's
+     * blocking calls, which would otherwise deliver the next frame first. */
+    s->unsubscribed = 1;
+    if (anim_client_unsubscribe(c, s->subscription, TIMEOUT_MS) != 0) s->failures++;
+  }
   anim_character_state_t *st = NULL;
   if (anim_client_character_state(c, s->character, 0, &st, TIMEOUT_MS) != 0 || !st) s->failures++;
   anim_character_state_free(st);
   if (anim_client_ping(c, "frame", 5, NULL, TIMEOUT_MS) != 0) s->failures++;
-  if (s->frames == FRAMES) {
-    /* Its own subscription, from inside its callback. */
-    s->unsubscribed = 1;
-    if (anim_client_unsubscribe(c, s->subscription, TIMEOUT_MS) != 0) s->failures++;
-  }
 }
 
 static void test_stream_callback_makes_blocking_calls(void **state) {

@@ -163,12 +163,14 @@ static quality_t run_script(float inertialize_halflife) {
 
 static void test_scripted_motion_quality(void **state) {
   quality_t q = run_script(0.1f);
-  printf("controller: %d transitions, %.1f m travelled, contact slide p95 %.3f m/s, largest jump at a transition %.2f m/s, "
-         "run reached in %.2f s\n", q.transitions, q.distance, q.slide_p95, q.max_velocity_jump, q.response_time);
+  printf("controller: %d transitions, %.1f m travelled, contact slide p95 %.3f m/s, "
+         "largest jump at a transition %.2f m/s, run reached in %.2f s\n",
+         q.transitions, q.distance, q.slide_p95, q.max_velocity_jump, q.response_time);
   assert_true(q.transitions >= 5);
   assert_true(q.distance > 10.0f);
   if (q.slide_p95 > MAX_CONTACT_SLIDE_P95) fail_msg("feet slide: p95 %.3f m/s", q.slide_p95);
-  if (q.max_velocity_jump > MAX_VELOCITY_JUMP) fail_msg("pop: a bone's velocity jumped by %.2f m/s", q.max_velocity_jump);
+  if (q.max_velocity_jump > MAX_VELOCITY_JUMP)
+    fail_msg("pop: a bone's velocity jumped by %.2f m/s", q.max_velocity_jump);
   if (q.response_time < 0 || q.response_time > MAX_RESPONSE_TIME)
     fail_msg("run speed reached after %.2f s (or never)", q.response_time);
 }

@@ -184,7 +184,8 @@ static void test_velocities_match_fk_differences(void **state) {
   for (int r = 0; r < db.nranges; r++)
     for (int f = db.ranges[r].start + 1; f + 1 < db.ranges[r].stop; f++)
       for (int b = 0; b < db.nbones; b++) {
-        size_t k0 = (size_t)(f - 1) * (size_t)db.nbones + (size_t)b, k1 = (size_t)(f + 1) * (size_t)db.nbones + (size_t)b;
+        size_t k0 = (size_t)(f - 1) * (size_t)db.nbones + (size_t)b,
+               k1 = (size_t)(f + 1) * (size_t)db.nbones + (size_t)b;
         vec3 fd = vec3_scale(vec3_sub(db.global_positions[k1], db.global_positions[k0]), db.frame_rate / 2.0f);
         float e = vec3_length(vec3_sub(fd, db.global_velocities[(size_t)f * (size_t)db.nbones + (size_t)b]));
         if (e > worst) worst = e, worst_frame = f, worst_bone = b;
@@ -203,7 +204,8 @@ static void test_foot_contacts_alternate(void **state) {
     for (int f = db.ranges[r].start; f < db.ranges[r].stop; f++)
       for (int c = 0; c < 2; c++) {
         counts[c] += db.contacts[(size_t)f * 2 + (size_t)c];
-        if (f > db.ranges[r].start && db.contacts[(size_t)f * 2 + (size_t)c] != db.contacts[(size_t)(f - 1) * 2 + (size_t)c])
+        if (f > db.ranges[r].start &&
+            db.contacts[(size_t)f * 2 + (size_t)c] != db.contacts[(size_t)(f - 1) * 2 + (size_t)c])
           changes++;
       }
     /* Walking: each foot down 30-80% of the time, and many steps. */
@@ -226,8 +228,10 @@ static void test_mirror_reflects(void **state) {
     float worst = 0.0f;
     for (int f = 0; f < a->stop - a->start; f++) {
       size_t ka = (size_t)(a->start + f) * (size_t)db.nbones, kb = (size_t)(b->start + f) * (size_t)db.nbones;
-      vec3 pa = quat_inv_mul_vec3(db.global_rotations[ka], vec3_sub(db.global_positions[ka + (size_t)hips], db.global_positions[ka]));
-      vec3 pb = quat_inv_mul_vec3(db.global_rotations[kb], vec3_sub(db.global_positions[kb + (size_t)hips], db.global_positions[kb]));
+      vec3 pa = quat_inv_mul_vec3(db.global_rotations[ka],
+                                  vec3_sub(db.global_positions[ka + (size_t)hips], db.global_positions[ka]));
+      vec3 pb = quat_inv_mul_vec3(db.global_rotations[kb],
+                                  vec3_sub(db.global_positions[kb + (size_t)hips], db.global_positions[kb]));
       worst = fmaxf(worst, fmaxf(fabsf(pa.x + pb.x), fabsf(pa.y - pb.y)));
     }
     if (worst > 0.02f) fail_msg("range %s: mirrored hips differ by %.3f m", a->name, worst);
@@ -262,8 +266,8 @@ static void test_mirror_keeps_bone_frames(void **state) {
   printf("mirrored local rotations: worst mean angle to the original %.2f rad (%s in %s)\n", worst,
          db.skeleton.names[worst_bone], db.ranges[worst_range].name);
   if (worst > 2.0f)
-    fail_msg("%s in %s: mirrored local rotations %.2f rad from the original's on average", db.skeleton.names[worst_bone],
-             db.ranges[worst_range].name, worst);
+    fail_msg("%s in %s: mirrored local rotations %.2f rad from the original's on average",
+             db.skeleton.names[worst_bone], db.ranges[worst_range].name, worst);
 }
 
 /* Bandai's ground-level joint_Root is folded into the simulation bone, and
@@ -308,7 +312,8 @@ static void test_source_root_folded_poses_kept(void **state) {
       if (e > worst_pos) worst_pos = e, wf = f, wb = b;
     }
   }
-  if (worst_pos > 1e-3f) fail_msg("bone %s frame %d: %.4f m from the source pose", clip.skeleton.names[wb], wf, worst_pos);
+  if (worst_pos > 1e-3f)
+    fail_msg("bone %s frame %d: %.4f m from the source pose", clip.skeleton.names[wb], wf, worst_pos);
   anim_clip_free(&clip);
 }
 
@@ -351,8 +356,10 @@ static void reverse_children(const anim_clip_t *in, anim_clip_t *out) {
   snprintf(out->name, sizeof out->name, "%.40s_reordered", in->name);
   for (int f = 0; f < in->nframes; f++)
     for (int i = 0; i < n; i++) {
-      out->local_positions[(size_t)f * (size_t)n + (size_t)i] = in->local_positions[(size_t)f * (size_t)n + (size_t)order[i]];
-      out->local_rotations[(size_t)f * (size_t)n + (size_t)i] = in->local_rotations[(size_t)f * (size_t)n + (size_t)order[i]];
+      out->local_positions[(size_t)f * (size_t)n + (size_t)i] =
+          in->local_positions[(size_t)f * (size_t)n + (size_t)order[i]];
+      out->local_rotations[(size_t)f * (size_t)n + (size_t)i] =
+          in->local_rotations[(size_t)f * (size_t)n + (size_t)order[i]];
     }
 }
 
@@ -394,7 +401,8 @@ static void test_joint_order_does_not_matter(void **state) {
       int fs = f, fm = f < same.ranges[1].start ? f + mixed.ranges[1].start : f - same.ranges[1].start;
       vec3 d = vec3_sub(same.global_positions[(size_t)fs * (size_t)nb + (size_t)b],
                         mixed.global_positions[(size_t)fm * (size_t)nb + (size_t)m]);
-      if (vec3_length(d) > 1e-5f) fail_msg("bone %s frame %d: %.6f m apart", same.skeleton.names[b], f, (double)vec3_length(d));
+      if (vec3_length(d) > 1e-5f)
+        fail_msg("bone %s frame %d: %.6f m apart", same.skeleton.names[b], f, (double)vec3_length(d));
     }
   anim_database_free(&mixed);
   anim_database_free(&same);

@@ -47,7 +47,8 @@ static int setup(void **state) {
   char from[256], to[256], cmd[1024];
   snprintf(from, sizeof from, "%s/mini.animdb", dir);
   snprintf(to, sizeof to, "%s/broken.animdb", dir);
-  snprintf(cmd, sizeof cmd, "cp %s %s && printf 'XXXX' | dd of=%s bs=1 seek=5000 conv=notrunc 2>/dev/null", from, to, to);
+  snprintf(cmd, sizeof cmd, "cp %s %s && printf 'XXXX' | dd of=%s bs=1 seek=5000 conv=notrunc 2>/dev/null", from, to,
+           to);
   if (system(cmd) != 0) return -1;
   snprintf(to, sizeof to, "%s/escape.animdb", dir);
   if (symlink("/etc/hostname", to) != 0) return -1;

@@ -76,7 +76,8 @@ static int build_dataset(int d, anim_database_t *out_db) {
   if (anim_feature_schema_make(&schema, out_db, NULL, err, sizeof err)) fail_msg("%s: %s", datasets[d].folder, err);
   anim_feature_build_options_t fo = {.warn = count_warning, .warn_ctx = &warnings};
   if (anim_features_build_with(out_db, &schema, &fo, err, sizeof err)) fail_msg("%s: %s", datasets[d].folder, err);
-  printf("  %-18s %6d frames, %2d ranges, %d warnings\n", datasets[d].folder, out_db->nframes, out_db->nranges, warnings);
+  printf("  %-18s %6d frames, %2d ranges, %d warnings\n", datasets[d].folder, out_db->nframes, out_db->nranges,
+         warnings);
   return 1;
 }
 
@@ -101,7 +102,8 @@ static void check_database(int d, const anim_database_t *db) {
       fail_msg("%s: column %d scale %g offset %g", name, j, (double)f->scale[j], (double)f->offset[j]);
   for (int i = 0; i < f->rows; i++)
     for (int j = 0; j < f->cols; j++)
-      if (!isfinite(f->values[(size_t)i * (size_t)f->cols + (size_t)j])) fail_msg("%s: frame %d column %d not finite", name, i, j);
+      if (!isfinite(f->values[(size_t)i * (size_t)f->cols + (size_t)j]))
+        fail_msg("%s: frame %d column %d not finite", name, i, j);
 }
 
 /* A row's own features find a row at cost 0 with the same features. */

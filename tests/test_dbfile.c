@@ -374,9 +374,11 @@ static void test_values_not_finite(void **state) {
   refuse_value("FSCL", 5, 0.0f, "FOFF/FSCL column 5");
   /* Poses, by frame and bone: GROT holds 4 floats a bone, LPOS 3. */
   size_t frame = 7, bone = 2, nbones = (size_t)db.nbones;
-  snprintf(expect, sizeof expect, "GROT frame %zu bone %zu (%.63s) is not finite", frame, bone, db.skeleton.names[bone]);
+  snprintf(expect, sizeof expect, "GROT frame %zu bone %zu (%.63s) is not finite", frame, bone,
+           db.skeleton.names[bone]);
   refuse_value("GROT", 4 * (frame * nbones + bone) + 3, NAN, expect);
-  snprintf(expect, sizeof expect, "LPOS frame %zu bone 0 (%.63s) is not finite", (size_t)db.nframes - 1, db.skeleton.names[0]);
+  snprintf(expect, sizeof expect, "LPOS frame %zu bone 0 (%.63s) is not finite", (size_t)db.nframes - 1,
+           db.skeleton.names[0]);
   refuse_value("LPOS", 3 * ((size_t)db.nframes - 1) * nbones + 1, INFINITY, expect);
   /* The largest finite float is a value like any other; the file unchanged still loads. */
   uint8_t *copy = copy_of_file();
@@ -457,7 +459,8 @@ static void test_round_trip(void **state) {
   assert_memory_equal(back.global_angular_velocities, db.global_angular_velocities, n * sizeof(vec3));
   assert_memory_equal(back.contacts, db.contacts, (size_t)db.nframes * (size_t)db.ncontacts);
   assert_memory_equal(back.ranges, db.ranges, (size_t)db.nranges * sizeof *db.ranges);
-  assert_memory_equal(back.features.values, db.features.values, (size_t)db.features.rows * (size_t)db.features.cols * sizeof(float));
+  assert_memory_equal(back.features.values, db.features.values,
+                      (size_t)db.features.rows * (size_t)db.features.cols * sizeof(float));
   assert_memory_equal(back.features.scale, db.features.scale, (size_t)db.features.cols * sizeof(float));
   assert_int_equal(back.features.schema.nterms, db.features.schema.nterms);
   assert_string_equal(back.features.schema.terms[0].bone, db.features.schema.terms[0].bone);
@@ -589,7 +592,8 @@ static void test_write_refuses_not_finite(void **state) {
   float *w = &db.global_rotations[frame * (size_t)db.nbones + bone].w;
   saved = *w;
   *w = INFINITY;
-  snprintf(expect, sizeof expect, "GROT frame %zu bone %zu (%.63s) is not finite", frame, bone, db.skeleton.names[bone]);
+  snprintf(expect, sizeof expect, "GROT frame %zu bone %zu (%.63s) is not finite", frame, bone,
+           db.skeleton.names[bone]);
   refuse_write(path, expect);
   *w = saved;
   saved = db.skeleton.offsets[bone].y;
@@ -715,7 +719,8 @@ static void test_million_frames(void **state) {
     assert_true(back.global_velocities[i].x == (float)big_value(i));
     assert_true(back.local_angular_velocities[i].y == 2.0f);
   }
-  for (size_t i = 0; i < (size_t)frames * 18; i += 1009) assert_true(back.features.values[i] == (float)big_value(i) * 1e-3f);
+  for (size_t i = 0; i < (size_t)frames * 18; i += 1009)
+    assert_true(back.features.values[i] == (float)big_value(i) * 1e-3f);
   assert_int_equal(back.ranges[9].stop, frames);
   assert_int_equal(back.contacts[frames - 1], (frames - 1) & 1);
   anim_database_free(&back);

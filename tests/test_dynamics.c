@@ -74,7 +74,8 @@ static void test_rejects_invalid(void **state) {
 /* ---- exactness -------------------------------------------------------------------- */
 
 static void test_matches_rk4_for_ramped_inputs(void **state) {
-  const float cfg[][3] = {{2, 0.3f, 0}, {2, 1, 0}, {1, 2.5f, 0}, {3, 0.5f, 2}, {1.5f, 0.5f, -2}, {4, 1.0f, 1}, {1, 0, 0}};
+  const float cfg[][3] = {{2, 0.3f, 0}, {2, 1, 0}, {1, 2.5f, 0}, {3, 0.5f, 2},
+                          {1.5f, 0.5f, -2}, {4, 1.0f, 1}, {1, 0, 0}};
   double worst = 0.0;
   for (int c = 0; c < 7; c++) {
     anim_dynamics_params_t p = params(cfg[c][0], cfg[c][1], cfg[c][2]);
@@ -257,7 +258,8 @@ static void test_interleaved_systems_step_as_alone(void **state) {
   }
   for (int i = 0; i < 50; i++)
     for (int s = 0; s < 3; s++)
-      assert_int_equal(anim_dynamics_update(&together[s], &p[s], (float)(i % 7), i % 3 ? 1.0f / 60.0f : 1.0f / 30.0f), 0);
+      assert_int_equal(anim_dynamics_update(&together[s], &p[s], (float)(i % 7), i % 3 ? 1.0f / 60.0f : 1.0f / 30.0f),
+                       0);
   for (int s = 0; s < 3; s++) assert_true(alone[s].y == together[s].y && alone[s].v == together[s].v);
 }
 

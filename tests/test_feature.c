@@ -114,7 +114,8 @@ static void test_weights_scale_groups(void **state) {
   const anim_features_t *a = &db.features, *b = &copy.features;
   for (int i = 0; i < a->rows; i += 13)
     for (int j = 0; j < a->cols; j++) {
-      float x = a->values[(size_t)i * (size_t)a->cols + (size_t)j], y = b->values[(size_t)i * (size_t)b->cols + (size_t)j];
+      float x = a->values[(size_t)i * (size_t)a->cols + (size_t)j],
+            y = b->values[(size_t)i * (size_t)b->cols + (size_t)j];
       int in_group = j >= a->group_start[t] && j < a->group_start[t] + a->group_dims[t];
       if (in_group ? fabsf(y - 2.0f * x) > 1e-5f * (1.0f + fabsf(x)) : x != y)
         fail_msg("row %d column %d: %g with the weight doubled, %g before", i, j, y, x);
@@ -136,8 +137,10 @@ static void test_inputs_equal_frame(void **state) {
     size_t base = (size_t)i * (size_t)db.nbones;
     int n = 0;
     for (int t = 0; t < s->nterms; t++) {
-      if (s->terms[t].kind == ANIM_FEATURE_TRAJECTORY_POSITION) memcpy(traj_p, raw + f->group_start[t], 6 * sizeof(float));
-      if (s->terms[t].kind == ANIM_FEATURE_TRAJECTORY_DIRECTION) memcpy(traj_d, raw + f->group_start[t], 6 * sizeof(float));
+      if (s->terms[t].kind == ANIM_FEATURE_TRAJECTORY_POSITION)
+        memcpy(traj_p, raw + f->group_start[t], 6 * sizeof(float));
+      if (s->terms[t].kind == ANIM_FEATURE_TRAJECTORY_DIRECTION)
+        memcpy(traj_d, raw + f->group_start[t], 6 * sizeof(float));
       if (s->terms[t].kind > ANIM_FEATURE_BONE_VELOCITY) continue;
       int b = anim_skeleton_find(&db.skeleton, s->terms[t].bone);
       quat root = db.global_rotations[base];
@@ -148,7 +151,8 @@ static void test_inputs_equal_frame(void **state) {
     anim_feature_inputs_t in = {names, pos, vel, n, traj_p, 3, traj_d, 3};
     assert_int_equal(anim_features_compute_inputs(s, &in, from_inputs, err, sizeof err), 0);
     for (int j = 0; j < f->cols; j++)
-      if (fabsf(from_inputs[j] - raw[j]) > 1e-5f) fail_msg("frame %d column %d: %g from inputs, %g", i, j, from_inputs[j], raw[j]);
+      if (fabsf(from_inputs[j] - raw[j]) > 1e-5f)
+        fail_msg("frame %d column %d: %g from inputs, %g", i, j, from_inputs[j], raw[j]);
     /* Missing pieces are named. */
     in.bone_velocities = NULL;
     assert_int_equal(anim_features_compute_inputs(s, &in, from_inputs, err, sizeof err), ANIM_ENOTFOUND);
@@ -225,7 +229,8 @@ static void test_inertialize_feature_by_hand(void **state) {
     float fi[3], expect[3] = {2.0f * p.x + v.x, 2.0f * p.y + v.y, 2.0f * p.z + v.z};
     assert_int_equal(anim_features_compute_frame(&db, &s, i, fi), 0);
     for (int d = 0; d < 3; d++)
-      if (fabsf(fi[d] - expect[d]) > 1e-5f * (1.0f + fabsf(expect[d]))) fail_msg("frame %d: %g, by hand %g", i, fi[d], expect[d]);
+      if (fabsf(fi[d] - expect[d]) > 1e-5f * (1.0f + fabsf(expect[d])))
+        fail_msg("frame %d: %g, by hand %g", i, fi[d], expect[d]);
   }
 }
 
@@ -310,7 +315,8 @@ static void test_straight_walk_floored(void **state) {
     for (int j = 0; j < f->rows; j++) {
       float c = 0.0f;
       for (int k = 0; k < f->cols; k++) {
-        float d = f->values[(size_t)i * (size_t)f->cols + (size_t)k] - f->values[(size_t)j * (size_t)f->cols + (size_t)k];
+        float d =
+            f->values[(size_t)i * (size_t)f->cols + (size_t)k] - f->values[(size_t)j * (size_t)f->cols + (size_t)k];
         c += d * d;
       }
       if (c < best_cost) best_cost = c, best = j;

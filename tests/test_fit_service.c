@@ -114,8 +114,8 @@ static void expect_error(Animserver__Request *request, int code, const char *mes
   Animserver__Response *r = call(&fx.c, request);
   if (!r->error) fail_msg("expected \"%s\", got an answer", message);
   if (-(int)r->error->code != code || strcmp(r->error->message, message) != 0)
-    fail_msg("expected %s \"%s\"\n          got %s \"%s\"", anim_err_name(code), message, anim_err_name(-(int)r->error->code),
-             r->error->message);
+    fail_msg("expected %s \"%s\"\n          got %s \"%s\"", anim_err_name(code), message,
+             anim_err_name(-(int)r->error->code), r->error->message);
   animserver__response__free_unpacked(r, NULL);
 }
 
@@ -187,7 +187,8 @@ static uint64_t create_character(anim_test_raw_t *c, int tracker) {
   Animserver__CreateCharactersRequest create = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
   Animserver__TrackerSetup setup = ANIMSERVER__TRACKER_SETUP__INIT;
   Animserver__TrackedBone bones[4], *list[4];
-  for (int k = 0; k < 4; k++) animserver__tracked_bone__init(&bones[k]), bones[k].bone = (char *)four[k], list[k] = &bones[k];
+  for (int k = 0; k < 4; k++)
+    animserver__tracked_bone__init(&bones[k]), bones[k].bone = (char *)four[k], list[k] = &bones[k];
   setup.n_trackers = 4, setup.trackers = list;
   create.database = "default";
   if (tracker) create.mode = ANIMSERVER__CHARACTER_MODE__MODE_TRACKER, create.tracker = &setup;
@@ -232,7 +233,8 @@ static void test_align_checks(void **state) {
                "align: degenerate points: source or target is collinear or all equal (the rotation is not "
                "determined; ALIGN_SIMILARITY needs 3 points spanning a plane)");
   align_init(&a, 5, ANIMSERVER__ALIGN_MODE__ALIGN_RIGID);
-  for (int i = 0; i < 5; i++) a.source[i].x = 1.0f, a.target[i].x = (float)i, a.target[i].y = (float)(i * i); /* all equal */
+  for (int i = 0; i < 5; i++)
+    a.source[i].x = 1.0f, a.target[i].x = (float)i, a.target[i].y = (float)(i * i); /* all equal */
   expect_error(&a.request, ANIM_EINVAL,
                "align: degenerate points: source or target is collinear or all equal (the rotation is not "
                "determined; ALIGN_RIGID needs 3 points spanning a plane)");
@@ -248,7 +250,8 @@ static void test_fit_pose_checks(void **state) {
   fit_t f;
   fit_init(&f, "default", four, 0);
   expect_error(&f.request, ANIM_EINVAL, "fit_pose.trackers is empty: give 1 to 8 trackers");
-  static const char *const nine[] = {"Head", "LeftHand", "RightHand", "Hips", "Spine", "Chest", "Neck", "LeftFoot", "RightFoot"};
+  static const char *const nine[] = {"Head", "LeftHand", "RightHand", "Hips", "Spine",
+                                     "Chest", "Neck", "LeftFoot", "RightFoot"};
   fit_init(&f, "default", nine, 9);
   expect_error(&f.request, ANIM_ELIMIT, "fit_pose.trackers = 9: at most 8");
   fit_init(&f, "default", four, 4);
@@ -266,7 +269,8 @@ static void test_fit_pose_checks(void **state) {
   expect_error(&f.request, ANIM_ENONFINITE, "fit_pose.trackers[1].position.z is NaN: must be finite");
   fit_init(&f, "default", four, 4);
   f.position[0].x = 2e5f;
-  expect_error(&f.request, ANIM_EINVAL, "fit_pose.trackers[0].position = (200000, 1, 0): each coordinate at most 100000 m");
+  expect_error(&f.request, ANIM_EINVAL,
+               "fit_pose.trackers[0].position = (200000, 1, 0): each coordinate at most 100000 m");
   fit_init(&f, "default", four, 4);
   f.input[0].orientation = &f.orientation[0], f.orientation[0].w = 0.5f;
   expect_error(&f.request, ANIM_EINVAL,
@@ -276,10 +280,12 @@ static void test_fit_pose_checks(void **state) {
   expect_error(&f.request, ANIM_EINVAL, "fit_pose.trackers[3].weight = -2: in (0, 1e+06] (or 0 for 1)");
   fit_init(&f, "default", four, 4);
   f.input[3].lost = 1;
-  expect_error(&f.request, ANIM_EINVAL, "fit_pose.trackers[3].lost: a one-shot fit takes the trackers it has (leave it out)");
+  expect_error(&f.request, ANIM_EINVAL,
+               "fit_pose.trackers[3].lost: a one-shot fit takes the trackers it has (leave it out)");
   fit_init(&f, "default", four, 4);
   f.fit.params = &f.params, f.params.tracker_alpha = 1.5f;
-  expect_error(&f.request, ANIM_EINVAL, "fit_pose.params.tracker_alpha = 1.5: must be > 0 and < 1 (or 0 for the default)");
+  expect_error(&f.request, ANIM_EINVAL,
+               "fit_pose.params.tracker_alpha = 1.5: must be > 0 and < 1 (or 0 for the default)");
   f.params.tracker_alpha = 0.0f, f.params.iterations = 9;
   expect_error(&f.request, ANIM_EINVAL, "fit_pose.params.iterations = 9: at most 8");
   f.params.iterations = 0, f.params.tracker_sigma = -1.0f;
@@ -303,7 +309,8 @@ static void test_tracker_character_checks(void **state) {
   Animserver__CreateCharactersRequest create = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
   Animserver__TrackerSetup setup = ANIMSERVER__TRACKER_SETUP__INIT;
   Animserver__TrackedBone bones[3], *list[3];
-  for (int k = 0; k < 3; k++) animserver__tracked_bone__init(&bones[k]), bones[k].bone = (char *)four[k], list[k] = &bones[k];
+  for (int k = 0; k < 3; k++)
+    animserver__tracked_bone__init(&bones[k]), bones[k].bone = (char *)four[k], list[k] = &bones[k];
   request.body_case = ANIMSERVER__REQUEST__BODY_CREATE_CHARACTERS, request.create_characters = &create;
   create.database = "default";
   create.mode = ANIMSERVER__CHARACTER_MODE__MODE_TRACKER;
@@ -337,8 +344,9 @@ static void test_tracker_character_checks(void **state) {
                "set_trackers.characters[0].trackers has 3 trackers: the character tracks 4 (its creation order)");
   ct.n_trackers = 4;
   in[2].bone = "LeftHand";
-  expect_error(&set, ANIM_EINVAL, "set_trackers.characters[0].trackers[2].bone = \"LeftHand\": the character's tracker 2 "
-                                  "is RightHand");
+  expect_error(&set, ANIM_EINVAL,
+               "set_trackers.characters[0].trackers[2].bone = \"LeftHand\": the character's tracker 2 "
+               "is RightHand");
   in[2].bone = "RightHand", in[2].offset = &pos;
   expect_error(&set, ANIM_EINVAL,
                "set_trackers.characters[0].trackers[2].offset: set at the character's creation (tracker.trackers)");
@@ -375,7 +383,9 @@ static void test_tracker_character_checks(void **state) {
 /* ---- behaviour ------------------------------------------------------------------------------ */
 
 /* Applies scale * R(q) p + t with q a unit quaternion (w, x, y, z). */
-static vec3 transform(vec3 p, quat q, vec3 t, float scale) { return vec3_add(vec3_scale(quat_mul_vec3(q, p), scale), t); }
+static vec3 transform(vec3 p, quat q, vec3 t, float scale) {
+  return vec3_add(vec3_scale(quat_mul_vec3(q, p), scale), t);
+}
 
 static void check_align(const Animserver__AlignResponse *a, quat q, vec3 t, float scale) {
   double sign = a->rotation->w * q.w + a->rotation->x * q.x + a->rotation->y * q.y + a->rotation->z * q.z < 0 ? -1 : 1;
@@ -477,8 +487,10 @@ static void test_fit_pose_cache(void **state) {
       assert_int_equal(fp->pose->n_global_positions, fp->pose->n_local_positions);
       assert_int_equal(fp->pose->n_local_rotations * 3, fp->pose->n_local_positions * 4);
       if (which == 0) {
-        if (set == 0 && again == 0) memcpy(first, fp->pose->global_positions, sizeof first);
-        else assert_memory_equal(first, fp->pose->global_positions, sizeof first); /* deterministic, cached or rebuilt */
+        if (set == 0 && again == 0)
+          memcpy(first, fp->pose->global_positions, sizeof first);
+        else /* deterministic, cached or rebuilt */
+          assert_memory_equal(first, fp->pose->global_positions, sizeof first);
       }
       animserver__response__free_unpacked(r, NULL);
     }
@@ -529,14 +541,17 @@ static void test_fit_pose_heldout_frames(void **state) {
       }
       for (int k = 0; k < 4; k++) residuals += fp->residuals[k] / 4.0;
       for (int k = 0; k < 4; k++)
-        if (fp->residuals[k] > worst_residual) worst_residual = fp->residuals[k], worst_frame = frame, worst_tracker = k;
+        if (fp->residuals[k] > worst_residual)
+          worst_residual = fp->residuals[k], worst_frame = frame, worst_tracker = k;
       animserver__response__free_unpacked(res, NULL);
     }
   double mean = sum / (double)n, mean_residual = residuals / frames;
   printf("  one-shot fit_pose: %d held-out frames, mean per-joint error %.2f cm, residual mean %.2f cm, worst %.2f cm "
          "(%s, frame %d)\n",
-         frames, 100 * mean, 100 * mean_residual, 100 * worst_residual, worst_tracker >= 0 ? fx.bones[worst_tracker] : "-", worst_frame);
-  if (mean > MAX_ONESHOT_MEAN_ERROR) fail_msg("mean error %.2f cm over %.2f cm", 100 * mean, 100 * MAX_ONESHOT_MEAN_ERROR);
+         frames, 100 * mean, 100 * mean_residual, 100 * worst_residual,
+         worst_tracker >= 0 ? fx.bones[worst_tracker] : "-", worst_frame);
+  if (mean > MAX_ONESHOT_MEAN_ERROR)
+    fail_msg("mean error %.2f cm over %.2f cm", 100 * mean, 100 * MAX_ONESHOT_MEAN_ERROR);
   if (mean_residual > MAX_ONESHOT_RESIDUAL)
     fail_msg("mean residual %.2f cm over %.2f cm (worst: %s, %.2f cm at frame %d)", 100 * mean_residual,
              100 * MAX_ONESHOT_RESIDUAL, fx.bones[worst_tracker], 100 * worst_residual, worst_frame);
@@ -566,7 +581,8 @@ static void feed(const tracker_feed_options_t *o, tracker_feed_result_t *out) {
   if (tracker_feed_run(&fx.c, id, o, out, err, sizeof err) != 0) fail_msg("feed: %s", err);
   assert_int_equal(tracker_feed_destroy(&fx.c, id), 0);
   if (out->late > MAX_LATE_SHARE * out->frames)
-    fail_msg("%d of %d inputs arrived a tick late: the machine is too busy for this measurement", out->late, out->frames);
+    fail_msg("%d of %d inputs arrived a tick late: the machine is too busy for this measurement", out->late,
+             out->frames);
 }
 
 static void check_worst(const tracker_feed_result_t *r) {

@@ -114,7 +114,8 @@ static void test_ik_half_turn(void **state) {
  * rotation_between's (|u||v| + u.v, u x v) is a difference of nearly equal
  * numbers. The ankle must land on the target. (Its branch for directions
  * exactly opposite is not reached here: the knee's rounding leaves them a
- * hair apart, and the formula lands the ankle as well.) */
+ * hair apart, and the formula lands the ankle as well; the next test
+ * reaches it.) */
 static void test_ik_swings_to_the_opposite_side(void **state) {
   vec3 a = vec3_make(0.0f, 1.0f, 0.0f), b = vec3_make(0.0f, 0.6f, 0.25f), c = vec3_make(0.0f, 0.25f, 0.0f);
   vec3 hinge = vec3_make(1.0f, 0.0f, 0.0f);
@@ -127,7 +128,46 @@ static void test_ik_swings_to_the_opposite_side(void **state) {
   assert_float_equal(vec3_length(vec3_sub(knee_at, a)), vec3_length(vec3_sub(b, a)), 1e-5f);
   assert_float_equal(vec3_length(vec3_sub(ankle_at, knee_at)), vec3_length(vec3_sub(c, b)), 1e-5f);
   if (vec3_length(vec3_sub(ankle_at, target)) > 1e-4f)
-    fail_msg("ankle at (%g %g %g), target (%g %g %g)", ankle_at.x, ankle_at.y, ankle_at.z, target.x, target.y, target.z);
+    fail_msg("ankle at (%g %g %g), target (%g %g %g)", ankle_at.x, ankle_at.y, ankle_at.z, target.x, target.y,
+             target.z);
+}
+
+/* The same swing with the directions exactly opposite, so that the
+ * formula's u x v and |u||v| + u.v are both exactly 0 and only
+ * rotation_between's branch for opposite directions can turn the leg (the
+ * formula's zero quaternion would leave it where it is). Exact in floats:
+ * coordinates in 1/64 m, the ankle 5/8 or 1/2 m from the hip (a length
+ * whose square is exact), knees for which the law of cosines gives back
+ * the knee's own angle to the bit (the first a right angle, sides 3/8 and
+ * 1/2; the second found by a search over 1/64 m grids), so the knee's turn
+ * is the identity, and the ankle and the target are exact mirror images
+ * through the hip. The first leg lies in the y-z plane (the branch's
+ * perpendicular comes from x), the second points along x (x is no
+ * perpendicular; it comes from y). */
+static void test_ik_swings_exactly_opposite(void **state) {
+  static const struct {
+    vec3 knee, ankle, hinge; /* the hip at (0, 1, 0) */
+  } legs[] = {
+      {{0.0f, 0.625f, 0.0f}, {0.0f, 0.625f, 0.5f}, {1.0f, 0.0f, 0.0f}},
+      {{0.25f, 0.625f, 0.0f}, {0.5f, 1.0f, 0.0f}, {0.0f, 0.0f, -1.0f}},
+  };
+  for (size_t i = 0; i < sizeof legs / sizeof legs[0]; i++) {
+    vec3 a = vec3_make(0.0f, 1.0f, 0.0f), b = legs[i].knee, c = legs[i].ankle;
+    vec3 target = vec3_add(a, vec3_sub(a, c)); /* exactly */
+    float lab = vec3_length(vec3_sub(b, a)), lbc = vec3_length(vec3_sub(c, b));
+    quat hip = quat_identity(), knee = quat_identity(), ankle = quat_identity();
+    anim_two_bone_ik(&hip, &knee, &ankle, quat_identity(), quat_identity(), quat_identity(), quat_identity(), a, b,
+                     c, target, legs[i].hinge);
+    assert_float_equal(fabsf(knee.w), 1.0f, 1e-6f); /* the knee kept its angle */
+    vec3 knee_at = vec3_add(a, quat_mul_vec3(hip, vec3_sub(b, a)));
+    vec3 ankle_at = vec3_add(knee_at, quat_mul_vec3(quat_mul(hip, knee), vec3_sub(c, b)));
+    assert_true(isfinite(ankle_at.x + ankle_at.y + ankle_at.z));
+    assert_float_equal(vec3_length(vec3_sub(knee_at, a)), lab, 1e-6f);
+    assert_float_equal(vec3_length(vec3_sub(ankle_at, knee_at)), lbc, 1e-6f);
+    if (vec3_length(vec3_sub(ankle_at, target)) > 1e-6f)
+      fail_msg("leg %zu: ankle at (%g %g %g), target (%g %g %g)", i, ankle_at.x, ankle_at.y, ankle_at.z, target.x,
+               target.y, target.z);
+  }
 }
 
 static void test_unreachable_target_stops_short(void **state) {
@@ -236,7 +276,8 @@ static void test_left_behind_foot_steps_and_replants(void **state) {
     int shown = (anim_foot_locks_contacts(&locks) & 1u) != 0;
     assert_int_equal(shown, now == ANIM_FOOT_PLANTED);
     if (now == ANIM_FOOT_PLANTED && before != ANIM_FOOT_PLANTED) planted_at = gp[toe];
-    if (now == ANIM_FOOT_PLANTED) worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], planted_at))), planted_ticks++;
+    if (now == ANIM_FOOT_PLANTED)
+      worst_drift = fmaxf(worst_drift, vec3_length(vec3_sub(gp[toe], planted_at))), planted_ticks++;
     if (now == ANIM_FOOT_STEPPING && before != ANIM_FOOT_STEPPING) steps++, lift_from = previous.y;
     if (now == ANIM_FOOT_STEPPING) {
       highest_lift = fmaxf(highest_lift, gp[toe].y - lift_from);
@@ -280,7 +321,8 @@ static void test_pelvis_comes_down_for_planted_feet(void **state) {
     anim_foot_state_t now = locks.feet[0].state;
     if (now == ANIM_FOOT_PLANTED && before != ANIM_FOOT_PLANTED) planted_at = gp[toe];
     vec3 moved = vec3_sub(gp[toe], planted_at);
-    if (now == ANIM_FOOT_PLANTED) worst_drift = fmaxf(worst_drift, sqrtf(moved.x * moved.x + moved.z * moved.z)), planted_ticks++;
+    if (now == ANIM_FOOT_PLANTED)
+      worst_drift = fmaxf(worst_drift, sqrtf(moved.x * moved.x + moved.z * moved.z)), planted_ticks++;
     stepped += now == ANIM_FOOT_STEPPING && before == ANIM_FOOT_PLANTED;
     deepest = fmaxf(deepest, locks.drop);
     before = now;
@@ -299,6 +341,7 @@ int main(void) {
       cmocka_unit_test(test_ik_reaches_and_keeps_lengths),
       cmocka_unit_test(test_ik_half_turn),
       cmocka_unit_test(test_ik_swings_to_the_opposite_side),
+      cmocka_unit_test(test_ik_swings_exactly_opposite),
       cmocka_unit_test(test_unreachable_target_stops_short),
       cmocka_unit_test(test_locked_foot_stays_and_releases_smoothly),
       cmocka_unit_test(test_left_behind_foot_steps_and_replants),

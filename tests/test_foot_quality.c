@@ -162,7 +162,8 @@ static void check(int d, anim_program_kind_t k, const anim_quality_t *q, const c
 
 /* Responsiveness over the seeds of one program (commands that reached the speed). */
 static void check_response(int d, anim_program_kind_t k, float sum, int reached, int commands) {
-  if (k == ANIM_PROGRAM_WANDER || bounds[d].response_before[k] == 0.0f) return; /* no commanded speed, or none in the data */
+  if (k == ANIM_PROGRAM_WANDER || bounds[d].response_before[k] == 0.0f)
+    return; /* no commanded speed, or none in the data */
   float mean = reached ? sum / (float)reached : INFINITY, bound = RESPONSE_MARGIN * bounds[d].response_before[k];
   printf("  %s %s: commanded speed reached in %.2f s on average (%d of %d commands; before %.2f s)\n",
          anim_quality_datasets[d].name, anim_input_program_name(k), (double)mean, reached, commands,

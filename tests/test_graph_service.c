@@ -200,12 +200,14 @@ static void test_invalid(void **state) {
   float line[] = {0.0f, 0.0f, 0.0f, 10.0f};
   query_t q;
   query_init(&q, "default", line, 2, 0);
-  anim_wire_expect_error(&wire, &q.request, ANIM_ENOTFOUND, "query_graph.database = \"default\": no graph: build_graph first");
+  anim_wire_expect_error(&wire, &q.request, ANIM_ENOTFOUND,
+                         "query_graph.database = \"default\": no graph: build_graph first");
   Animserver__CreateCharactersRequest cb = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
   cb.database = "default", cb.mode = ANIMSERVER__CHARACTER_MODE__MODE_GRAPH;
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
   r.body_case = ANIMSERVER__REQUEST__BODY_CREATE_CHARACTERS, r.create_characters = &cb;
-  anim_wire_expect_error(&wire, &r, ANIM_ENOTFOUND, "create_characters.database = \"default\": no graph: build_graph first");
+  anim_wire_expect_error(&wire, &r, ANIM_ENOTFOUND,
+                         "create_characters.database = \"default\": no graph: build_graph first");
 
   /* Build options. */
   Animserver__GraphOptions o = ANIMSERVER__GRAPH_OPTIONS__INIT;
@@ -245,7 +247,8 @@ static void test_invalid(void **state) {
   q.body.options = &q.options;
   anim_wire_expect_error(&wire, &q.request, ANIM_EINVAL, "query_graph.options.keep = 2: at most the horizon (1 s)");
   q.options.keep = 0.0f, q.options.max_expansions = 2000000;
-  anim_wire_expect_error(&wire, &q.request, ANIM_EINVAL, "query_graph.options.max_expansions = 2000000: at most 1000000");
+  anim_wire_expect_error(&wire, &q.request, ANIM_EINVAL,
+                         "query_graph.options.max_expansions = 2000000: at most 1000000");
   q.body.options = NULL, q.body.seconds = 1000.0f;
   anim_wire_expect_error(&wire, &q.request, ANIM_ELIMIT, "query_graph.seconds = 1000: at most 600 s");
   q.body.seconds = 10.0f, q.body.settle = 10.0f;
@@ -343,7 +346,8 @@ static void test_build(void **state) {
   for (size_t t = 0; t < g->n_transition_list; t++) {
     const Animserver__GraphTransition *tr = g->transition_list[t];
     assert_true(tr->distance < g->options->threshold);
-    size_t u = (size_t)tr->from_frame * 256 / (size_t)bandai.nframes, v = (size_t)tr->to_frame * 256 / (size_t)bandai.nframes;
+    size_t u = (size_t)tr->from_frame * 256 / (size_t)bandai.nframes,
+           v = (size_t)tr->to_frame * 256 / (size_t)bandai.nframes;
     assert_true(g->matrix[u * 256 + v] <= tr->distance && g->matrix[v * 256 + u] <= tr->distance);
   }
   anim_wire_free(m);
@@ -372,8 +376,8 @@ static void test_query(void **state) {
   const Animserver__QueryGraphResponse *r = m->response->query_graph;
   printf("query, line of 20 m: %.1f s, %.1f m of path, error mean %.3f m, worst %.3f m at %.1f s; %u plans (%u cut "
          "short), %.2f ms mean, %.2f ms worst; %zu edges\n",
-         r->seconds, r->arc, r->error_mean, r->error_max, r->error_max_time, r->plans, r->plans_exhausted, r->plan_ms_mean,
-         r->plan_ms_max, r->n_steps);
+         r->seconds, r->arc, r->error_mean, r->error_max, r->error_max_time, r->plans, r->plans_exhausted,
+         r->plan_ms_mean, r->plan_ms_max, r->n_steps);
   assert_true(r->arc > 19.0f && r->seconds < 30.0f); /* it reached the end */
   assert_true(r->error_mean < MAX_PATH_MEAN_ERROR && r->error_max < MAX_PATH_ERROR);
   assert_true(r->plans > 5);
@@ -386,10 +390,10 @@ static void test_query(void **state) {
   q.body.settle = SETTLE_SECONDS, q.body.roots = 1;
   m = anim_wire_ok(&wire, &q.request, TIMEOUT_MS);
   r = m->response->query_graph;
-  printf("query, circle of radius %.0f m: %.1f s, %.1f m of path, error mean %.3f m, worst %.3f m at %.1f s; %u plans (%u "
-         "cut short), %.2f ms mean, %.2f ms worst; %zu edges\n",
-         CIRCLE_RADIUS, r->seconds, r->arc, r->error_mean, r->error_max, r->error_max_time, r->plans, r->plans_exhausted,
-         r->plan_ms_mean, r->plan_ms_max, r->n_steps);
+  printf("query, circle of radius %.0f m: %.1f s, %.1f m of path, error mean %.3f m, worst %.3f m at %.1f s; "
+         "%u plans (%u cut short), %.2f ms mean, %.2f ms worst; %zu edges\n",
+         CIRCLE_RADIUS, r->seconds, r->arc, r->error_mean, r->error_max, r->error_max_time, r->plans,
+         r->plans_exhausted, r->plan_ms_mean, r->plan_ms_max, r->n_steps);
   float lap = 2.0f * (float)M_PI * CIRCLE_RADIUS;
   assert_true(r->arc >= lap * 0.98f); /* one lap */
   assert_true(r->error_mean < MAX_PATH_MEAN_ERROR && r->error_max < MAX_PATH_ERROR);

@@ -128,7 +128,8 @@ static void test_bone_transition_is_continuous(void **state) {
   vec3 off_x = vec3_make(0.3f, -0.1f, 0.2f), off_v = vec3_make(1.0f, 0.0f, -2.0f);
   quat off_q = quat_from_angle_axis(0.7f, vec3_normalize(vec3_make(1, 1, 0)));
   vec3 off_w = vec3_make(0.0f, 3.0f, 1.0f);
-  vec3 src_x = vec3_make(1, 2, 3), src_v = vec3_make(0.5f, 0, 0), dst_x = vec3_make(-1, 0, 4), dst_v = vec3_make(0, 0, 9);
+  vec3 src_x = vec3_make(1, 2, 3), src_v = vec3_make(0.5f, 0, 0), dst_x = vec3_make(-1, 0, 4),
+       dst_v = vec3_make(0, 0, 9);
   quat src_q = quat_from_angle_axis(1.0f, vec3_make(0, 0, 1)), dst_q = quat_from_angle_axis(-2.0f, vec3_make(0, 1, 0));
   vec3 src_w = vec3_make(1, 2, 0), dst_w = vec3_make(-4, 0, 1);
 
@@ -289,14 +290,16 @@ static void test_pose_repeated_transitions_stay_continuous(void **state) {
  * inertializers from the same transition: one updated by parts (root 0.05 s,
  * fast bones 1 and 3 at 0.1 s, the rest 0.4 s), two whole at 0.1 and 0.4 s. */
 static void test_update_by_parts(void **state) {
-  clip_t a = {{0, 0, 0}, {0, 0, 1.5f}, 0.0f, 0.3f, 0.0f, 0.2f}, b = {{10, 0, -4}, {1.0f, 0, 0}, 2.0f, -1.0f, 1.0f, 0.4f};
+  clip_t a = {{0, 0, 0}, {0, 0, 1.5f}, 0.0f, 0.3f, 0.0f, 0.2f},
+         b = {{10, 0, -4}, {1.0f, 0, 0}, 2.0f, -1.0f, 1.0f, 0.4f};
   pose_t src, dst, out_parts, out_fast, out_slow;
   clip_sample(&src, &a, 0.5f);
   clip_sample(&dst, &b, 1.0f);
   anim_pose_view_t sv = view_of(&src), dv = view_of(&dst);
   inert_t parts, fast, slow, root;
   inert_t *all[4] = {&parts, &fast, &slow, &root};
-  for (int i = 0; i < 4; i++) inert_init(all[i]), assert_int_equal(anim_inertializer_transition(&all[i]->s, &sv, &dv), 0);
+  for (int i = 0; i < 4; i++)
+    inert_init(all[i]), assert_int_equal(anim_inertializer_transition(&all[i]->s, &sv, &dv), 0);
   uint8_t flags[NB] = {0};
   flags[1] = flags[3] = 1;
   anim_inertialize_speeds_t speeds = {0.4f, 0.05f, 0.1f, flags, 0};
@@ -331,7 +334,8 @@ static void test_update_by_parts(void **state) {
  * bones' rates in the output are not written. */
 static void test_update_with_root_rates_only(void **state) {
   (void)state;
-  clip_t a = {{0, 0, 0}, {0, 0, 1.5f}, 0.0f, 0.3f, 0.0f, 0.2f}, b = {{10, 0, -4}, {1.0f, 0, 0}, 2.0f, -1.0f, 1.0f, 0.4f};
+  clip_t a = {{0, 0, 0}, {0, 0, 1.5f}, 0.0f, 0.3f, 0.0f, 0.2f},
+         b = {{10, 0, -4}, {1.0f, 0, 0}, 2.0f, -1.0f, 1.0f, 0.4f};
   pose_t src, dst, all_rates, root_rates;
   clip_sample(&src, &a, 0.5f);
   clip_sample(&dst, &b, 1.0f);

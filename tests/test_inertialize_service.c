@@ -73,7 +73,8 @@ static void test_bad_inertialization_requests(void **state) {
   bad_rot[0] = 3.0f; /* not unit */
   anim_pose_source_t not_unit = src;
   not_unit.rotations = bad_rot;
-  assert_int_equal(anim_client_inertialize_transition(client, NULL, &not_unit, &dst, NULL, &out, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_inertialize_transition(client, NULL, &not_unit, &dst, NULL, &out, TIMEOUT_MS),
+                   ANIM_EINVAL);
   float nan_pos[3 * NB];
   memcpy(nan_pos, src_pos, sizeof nan_pos);
   nan_pos[4] = NAN;
@@ -93,7 +94,8 @@ static void test_bad_inertialization_requests(void **state) {
   assert_int_equal(anim_client_inertialize_transition(client, "default", &far, &frame, NULL, &out, TIMEOUT_MS),
                    ANIM_ERANGE);
   anim_transition_cost_t *cost = NULL;
-  assert_int_equal(anim_client_transition_cost(client, NULL, &src, &dst, 0.0f, NULL, 0, &cost, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_transition_cost(client, NULL, &src, &dst, 0.0f, NULL, 0, &cost, TIMEOUT_MS),
+                   ANIM_EINVAL);
   assert_int_equal(anim_client_transition_cost(client, NULL, &src, &dst, NAN, NULL, 0, &cost, TIMEOUT_MS),
                    ANIM_ENONFINITE);
   const char *bone = "NoSuchBone";
@@ -138,7 +140,8 @@ static void test_transition_and_evaluate_match_the_core(void **state) {
     vec3 out_p[NB], out_v[NB], out_w[NB];
     quat out_q[NB];
     anim_pose_buffer_t buf = {NB, out_p, out_v, out_q, out_w};
-    anim_pose_view_t in = {NB, (const vec3 *)dst_pos, (const vec3 *)dst_vel, (const quat *)dst_rot, (const vec3 *)dst_ang};
+    anim_pose_view_t in = {NB, (const vec3 *)dst_pos, (const vec3 *)dst_vel, (const quat *)dst_rot,
+                           (const vec3 *)dst_ang};
     assert_int_equal(anim_inertializer_evaluate(&s, &buf, &in, 0.2f, t), 0);
     assert_memory_equal(pose->local_positions, out_p, sizeof out_p);
     assert_memory_equal(pose->local_rotations, out_q, sizeof out_q);

@@ -47,8 +47,8 @@ static void test_round_trip_and_single_bone(void **state) {
         fail_msg("frame %d bone %s: round trip off by %g m, 1 - |dot| = %g", f, db.skeleton.names[b], dp, dq);
       vec3 one;
       quat one_r;
-      anim_fk_bone(&one, &one_r, db.local_positions + (size_t)f * (size_t)nb, db.local_rotations + (size_t)f * (size_t)nb,
-                   db.skeleton.parents, b);
+      anim_fk_bone(&one, &one_r, db.local_positions + (size_t)f * (size_t)nb,
+                   db.local_rotations + (size_t)f * (size_t)nb, db.skeleton.parents, b);
       assert_true(vec3_length(vec3_sub(one, p[b])) < 1e-5f);
     }
   }
@@ -161,7 +161,8 @@ static void check_clip_velocities(const char *relative, float scale) {
          relative, e.mean, e.worst, bone, e.frame, e.worst_angular);
   if (e.worst > MAX_FK_VELOCITY_ERROR)
     fail_msg("%s: FK velocity %.3f m/s off at bone %s frame %d", relative, e.worst, bone, e.frame);
-  if (e.worst_angular > MAX_FK_ANGULAR_ERROR) fail_msg("%s: FK angular velocity %.3f rad/s off", relative, e.worst_angular);
+  if (e.worst_angular > MAX_FK_ANGULAR_ERROR)
+    fail_msg("%s: FK angular velocity %.3f rad/s off", relative, e.worst_angular);
   anim_clip_free(&clip);
 }
 

@@ -85,7 +85,8 @@ static void test_skeleton_and_errors(void **state) {
                    ANIM_EUNSUPPORTED);
   assert_non_null(strstr(anim_client_last_error(fx.client), "database lmm"));
   anim_character_params_t bad = {.search_interval = 601};
-  assert_int_equal(anim_client_characters_create_mode(fx.client, "lmm", &mode, &bad, NULL, 1, &id, TIMEOUT_MS), ANIM_EINVAL);
+  assert_int_equal(anim_client_characters_create_mode(fx.client, "lmm", &mode, &bad, NULL, 1, &id, TIMEOUT_MS),
+                   ANIM_EINVAL);
 }
 
 typedef struct {

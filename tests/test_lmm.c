@@ -246,7 +246,8 @@ static void test_invalid_character_use(void **state) {
   assert_int_equal(anim_lmm_character_init(&c, nets, NULL, vec3_zero(), INFINITY, scratch), ANIM_EINVAL);
   assert_int_equal(anim_lmm_character_init(&c, nets, NULL, vec3_zero(), 0.0f, scratch), 0);
   float bad_dt[] = {0.0f, -1.0f / 60.0f, NAN, INFINITY, 1.5f};
-  for (size_t i = 0; i < sizeof bad_dt / sizeof *bad_dt; i++) assert_int_equal(anim_lmm_tick(&c, bad_dt[i], scratch), ANIM_EINVAL);
+  for (size_t i = 0; i < sizeof bad_dt / sizeof *bad_dt; i++)
+    assert_int_equal(anim_lmm_tick(&c, bad_dt[i], scratch), ANIM_EINVAL);
   assert_int_equal(c.ticks, 0);
   anim_controller_input_t in = stick_input(1.0f, 1.0f);
   assert_int_equal(anim_lmm_set_input(&c, &in), ANIM_EINVAL);
@@ -345,7 +346,8 @@ static void test_recovered_normalization(void **state) {
     const anim_lmm_group_t *grp = &anim_lmm_groups[g];
     double mean = 0.0;
     for (int j = grp->first; j < grp->first + grp->count; j++) mean += p->output_std[j] / grp->count;
-    if (fabs(mean - grp->weight) > 1e-3) fail_msg("group %s: output std averages %g, weight %g", grp->name, mean, (double)grp->weight);
+    if (fabs(mean - grp->weight) > 1e-3)
+      fail_msg("group %s: output std averages %g, weight %g", grp->name, mean, (double)grp->weight);
   }
   assert_true(anim_lmm_normalization_recovered.networks_hash == nets->hash);
   anim_lmm_recover_options_t o;
@@ -427,7 +429,8 @@ static void test_a_minute_of_motion(void **state) {
     for (int b = 2; b < ANIM_LMM_BONES; b++) {
       double length = vec3_length(vec3_sub(c.global_positions[b], c.global_positions[sk->parents[b]]));
       double error = fabs(length - vec3_length(sk->offsets[b]));
-      if (!(error <= worst_length)) worst_length = isnan(error) ? INFINITY : error, worst_length_bone = b, worst_length_frame = frame;
+      if (!(error <= worst_length))
+        worst_length = isnan(error) ? INFINITY : error, worst_length_bone = b, worst_length_frame = frame;
     }
     for (int j = 0; j < nets->nstate; j++) {
       double z = fabs(c.state[j] - p->output_mean[j]) / p->output_std[j];
@@ -454,10 +457,12 @@ static void test_a_minute_of_motion(void **state) {
   if (!(worst_std <= QUALITY_STATE_STD))
     fail_msg("state column %d at %g std at frame %d", worst_std_column, worst_std, worst_std_frame);
   if (!(worst_height <= QUALITY_CONTACT_TOE_HEIGHT_M))
-    fail_msg("%s at %g m while in contact, frame %d", sk->names[toes[worst_height_foot]], worst_height, worst_height_frame);
+    fail_msg("%s at %g m while in contact, frame %d", sk->names[toes[worst_height_foot]], worst_height,
+             worst_height_frame);
   assert_true(ncontact > FRAMES / 2); /* both feet: plenty of planted frames */
   if (!(median <= QUALITY_CONTACT_TOE_MEDIAN_MS)) fail_msg("planted toes move at a median %g m/s", (double)median);
-  if (!(p90 <= QUALITY_CONTACT_TOE_P90_MS)) fail_msg("planted toes move at %g m/s or more 10%% of the time", (double)p90);
+  if (!(p90 <= QUALITY_CONTACT_TOE_P90_MS))
+    fail_msg("planted toes move at %g m/s or more 10%% of the time", (double)p90);
 }
 
 /* ---- speed, turning, goal ------------------------------------------------------------------------ */
@@ -528,7 +533,8 @@ static void test_turning_follows_input(void **state) {
       float facing = facing_of(c.pose.rotations[0]);
       printf("speed %.1f, turn to %.2f rad: faces %.2f rad\n", (double)speeds[s], (double)turns[t], (double)facing);
       if (!(angle_difference(facing, turns[t]) <= QUALITY_FACING_RAD))
-        fail_msg("speed %g: asked to face %g rad, faces %g rad after 2 s", (double)speeds[s], (double)turns[t], (double)facing);
+        fail_msg("speed %g: asked to face %g rad, faces %g rad after 2 s", (double)speeds[s], (double)turns[t],
+                 (double)facing);
     }
   /* The stick pushed left (camera at 0) while walking: the path bends left
    * and the character ends up facing and moving -X. */
@@ -574,7 +580,8 @@ static void test_batch_equals_single(void **state) {
   static anim_lmm_character_t a[N], b[N];
   anim_lmm_character_t *pa[N];
   for (int i = 0; i < N; i++) {
-    assert_int_equal(anim_lmm_character_init(&a[i], nets, NULL, vec3_make((float)i, 0.0f, 0.0f), 0.1f * (float)i, scratch), 0);
+    assert_int_equal(
+        anim_lmm_character_init(&a[i], nets, NULL, vec3_make((float)i, 0.0f, 0.0f), 0.1f * (float)i, scratch), 0);
     anim_lmm_stagger(&a[i], i % 6);
     anim_controller_input_t in = velocity_input(0.3f * (float)(i % 5), 1.0f, 0.2f * (float)i);
     assert_int_equal(anim_lmm_set_input(&a[i], &in), 0);

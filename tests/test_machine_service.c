@@ -70,7 +70,8 @@ static int teardown(void **state) {
 
 /* ---- requests ---- */
 
-static Animserver__ServerMessage *load(const char *name, const char *text, int replace, int code, const char *contains) {
+static Animserver__ServerMessage *load(const char *name, const char *text, int replace, int code,
+                                       const char *contains) {
   Animserver__LoadMachineRequest body = ANIMSERVER__LOAD_MACHINE_REQUEST__INIT;
   body.name = (char *)name;
   body.text.data = (uint8_t *)text, body.text.len = text ? strlen(text) : 0;
@@ -92,7 +93,8 @@ static Animserver__ServerMessage *check(const char *name, const char *text, cons
 }
 
 /* Characters of mode on database (machine for MODE_MACHINE); 0 after an expected error. */
-static uint64_t create(anim_wire_t *w, const char *database, int mode, const char *machine, int code, const char *contains) {
+static uint64_t create(anim_wire_t *w, const char *database, int mode, const char *machine, int code,
+                       const char *contains) {
   Animserver__CreateCharactersRequest body = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
   body.database = (char *)database;
   body.mode = (Animserver__CharacterMode)mode;
@@ -187,7 +189,8 @@ static Animserver__ServerMessage *next_frame(uint64_t subscription) {
 }
 
 /* "outer/inner" of a streamed path, with names from summary. */
-static void path_of(const Animserver__CharacterPose *p, const Animserver__MachineSummary *summary, char *out, size_t len) {
+static void path_of(const Animserver__CharacterPose *p, const Animserver__MachineSummary *summary, char *out,
+                    size_t len) {
   out[0] = '\0';
   for (size_t l = 0; l < p->n_state_path; l++) {
     assert_true(p->state_path[l] < summary->n_states);
@@ -201,7 +204,8 @@ static void path_of(const Animserver__CharacterPose *p, const Animserver__Machin
 static void test_invalid(void **state) {
   load("../escape", "a { clip idle }", 0, ANIM_EBADNAME, "load_machine.name = \"../escape\": not a plain name");
   load("missing", NULL, 0, ANIM_ENOTFOUND, "load_machine.name: no file missing.machine in the data directory");
-  load("broken", NULL, 0, ANIM_EFORMAT, "load_machine.name: broken.machine:1:14: state 'stand' has no target 'nowhere'");
+  load("broken", NULL, 0, ANIM_EFORMAT,
+       "load_machine.name: broken.machine:1:14: state 'stand' has no target 'nowhere'");
   load("bad", "stand { JUMP }", 0, ANIM_EFORMAT, "load_machine.text: bad:1:14:");
   char *big = malloc((1u << 20) + 2);
   memset(big, ' ', (1u << 20) + 1);
@@ -222,9 +226,10 @@ static void test_invalid(void **state) {
   for (int i = 0; i < 3; i++) {
     int found = 0;
     for (size_t k = 0; k < c->n_diagnostics; k++)
-      found |= strcmp(c->diagnostics[k]->problem, expected[i].problem) == 0 && c->diagnostics[k]->line == expected[i].line &&
-               c->diagnostics[k]->column == expected[i].column;
-    if (!found) fail_msg("check_machine did not report %s at %u:%u", expected[i].problem, expected[i].line, expected[i].column);
+      found |= strcmp(c->diagnostics[k]->problem, expected[i].problem) == 0 &&
+               c->diagnostics[k]->line == expected[i].line && c->diagnostics[k]->column == expected[i].column;
+    if (!found)
+      fail_msg("check_machine did not report %s at %u:%u", expected[i].problem, expected[i].line, expected[i].column);
   }
   assert_non_null(strstr(c->diagnostics[0]->message, "request:"));
   anim_wire_free(m);
@@ -259,17 +264,20 @@ static void test_invalid(void **state) {
   anim_wire_free(load("far", "a { clip nowhere }", 0, 0, NULL)); /* parses; binds nowhere */
 
   /* Characters. */
-  create(&wire, "default", ANIMSERVER__CHARACTER_MODE__MODE_MACHINE, "", ANIM_EBADNAME, "create_characters.machine is empty");
+  create(&wire, "default", ANIMSERVER__CHARACTER_MODE__MODE_MACHINE, "", ANIM_EBADNAME,
+         "create_characters.machine is empty");
   create(&wire, "default", ANIMSERVER__CHARACTER_MODE__MODE_MACHINE, "ghost", ANIM_ENOTFOUND,
          "create_characters.machine = \"ghost\": no machine of that name is loaded");
   create(&wire, "default", ANIMSERVER__CHARACTER_MODE__MODE_MOTION_MATCHING, "nested", ANIM_EINVAL,
          "create_characters.machine = \"nested\": only with mode MODE_MACHINE");
   create(&wire, "default", ANIMSERVER__CHARACTER_MODE__MODE_MACHINE, "far", ANIM_ENOTFOUND,
-         "create_characters.machine = \"far\": on database default: far:1:10: database 'default' has no range 'nowhere'");
+         "create_characters.machine = \"far\": on database default: "
+         "far:1:10: database 'default' has no range 'nowhere'");
   uint64_t id = create(&wire, "default", ANIMSERVER__CHARACTER_MODE__MODE_MACHINE, "nested", 0, NULL);
   uint64_t mm = create(&wire, "default", ANIMSERVER__CHARACTER_MODE__MODE_MOTION_MATCHING, "", 0, NULL);
   const char *nope[] = {"NOPE"}, *empty[] = {""}, *go[] = {"GO"};
-  send_events(&wire, id, nope, 1, ANIM_ENOTFOUND, "send_events.events[0].event = \"NOPE\": the machine has no such event");
+  send_events(&wire, id, nope, 1, ANIM_ENOTFOUND,
+              "send_events.events[0].event = \"NOPE\": the machine has no such event");
   send_events(&wire, id, empty, 1, ANIM_EBADNAME, "send_events.events[0].event is empty");
   send_events(&wire, mm, go, 1, ANIM_EUNSUPPORTED, "send_events.events[0].character = ");
   send_events(&wire, 12345, go, 1, ANIM_ENOTFOUND, "send_events.events[0] = 12345: no such character");
@@ -280,7 +288,8 @@ static void test_invalid(void **state) {
   anim_wire_open(&other, &server);
   send_events(&other, id, go, 1, ANIM_EPERM, "send_events.events[0] = ");
   anim_wire_close(&other);
-  set_param(id, "speed", 1.0f, ANIM_ENOTFOUND, "set_params.params[0].name = \"speed\": the machine has no such parameter");
+  set_param(id, "speed", 1.0f, ANIM_ENOTFOUND,
+            "set_params.params[0].name = \"speed\": the machine has no such parameter");
   set_param(id, "speed", NAN, ANIM_ENONFINITE, "set_params.params[0].value is NaN");
 
   /* Listed with its characters; unloading leaves them running. */
@@ -307,7 +316,8 @@ static void test_invalid(void **state) {
   ub.name = "nested";
   r.body_case = ANIMSERVER__REQUEST__BODY_UNLOAD_MACHINE, r.unload_machine = &ub;
   anim_wire_free(anim_wire_ok(&wire, &r, TIMEOUT_MS));
-  anim_wire_expect_error(&wire, &r, ANIM_ENOTFOUND, "unload_machine.name = \"nested\": no machine of that name is loaded");
+  anim_wire_expect_error(&wire, &r, ANIM_ENOTFOUND,
+                         "unload_machine.name = \"nested\": no machine of that name is loaded");
   send_events(&wire, id, go, 1, 0, NULL);
   destroy(id);
   destroy(mm);
@@ -317,8 +327,8 @@ static void test_invalid(void **state) {
 
 /* Sends event (NULL: none) and reads frames until the path reads `want`
  * (at most 30 frames); returns that frame's pose fields checked. */
-static void expect_path(uint64_t id, uint64_t subscription, const Animserver__MachineSummary *summary, const char *event,
-                        const char *want) {
+static void expect_path(uint64_t id, uint64_t subscription, const Animserver__MachineSummary *summary,
+                        const char *event, const char *want) {
   if (event) post_events(id, &event, 1);
   char path[256] = "";
   for (int i = 0; i < 30; i++) {
@@ -448,7 +458,8 @@ static void test_jump_machine(void **state) {
   /* Half a second more of standing for the picture. */
   for (int f = 0; f < 30; f++) {
     Animserver__ServerMessage *m = next_frame(s);
-    anim_stream_record_frame(record, time, summary->states[m->stream->poses[0]->state_path[0]]->name, m->stream->poses[0]);
+    anim_stream_record_frame(record, time, summary->states[m->stream->poses[0]->state_path[0]]->name,
+                             m->stream->poses[0]);
     time += m->stream->dt;
     anim_wire_free(m);
   }

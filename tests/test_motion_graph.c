@@ -294,7 +294,8 @@ static void test_distance_invariance(void **state) {
     across++;
     assert_true(tr->distance < MAX_COPY_DISTANCE);
     if (fabsf(wrap_angle(tr->angle - (rf == 0 ? -angle : angle))) > MAX_ANGLE_ERROR)
-      fail_msg("transition %d -> %d turns %.4f rad, the copy %.4f", tr->from, tr->to, tr->angle, rf == 0 ? -angle : angle);
+      fail_msg("transition %d -> %d turns %.4f rad, the copy %.4f", tr->from, tr->to, tr->angle,
+               rf == 0 ? -angle : angle);
   }
   assert_true(across >= 2);
   anim_motion_graph_free(g);
@@ -382,7 +383,8 @@ static int reach_all(const anim_motion_graph_t *g, int reverse) {
     } else {
       for (int u = 0; u < n; u++) /* who reaches v */
         for (int i = 0; i < g->nodes[u].nedges; i++)
-          if (g->edges[g->nodes[u].first_edge + i].target == v && !seen[u]) seen[u] = 1, queue[tail++] = u, seen_count++;
+          if (g->edges[g->nodes[u].first_edge + i].target == v && !seen[u])
+            seen[u] = 1, queue[tail++] = u, seen_count++;
     }
   }
   free(queue), free(seen);
@@ -393,7 +395,8 @@ static void test_pruned_graph(void **state) {
   if (!bandai_graph()) return;
   const anim_motion_graph_t *g = graph;
   printf("graph: %d frames, %d candidate transitions, %d -> %d nodes, %d -> %d edges, %d components, %d transitions\n",
-         g->nframes, g->candidates, g->nodes_built, g->nnodes, g->edges_built, g->nedges, g->components, g->ntransitions);
+         g->nframes, g->candidates, g->nodes_built, g->nnodes, g->edges_built, g->nedges, g->components,
+         g->ntransitions);
   assert_true(g->nnodes > 100);
   assert_true(g->components > 1 && g->nnodes < g->nodes_built);
   /* Strongly connected: node 0 reaches every node and every node reaches it. */
@@ -419,7 +422,8 @@ static void test_pruned_graph(void **state) {
         /* The build's distance and alignment are the one-pair ones. */
         float d, a, dx, dz;
         assert_int_equal(anim_graph_distance(&bandai, NULL, t->from, t->to, &d, &a, &dx, &dz), 0);
-        if (fabsf(d - t->distance) > 1e-4f || fabsf(wrap_angle(a - t->angle)) > 1e-4f || hypotf(dx - t->dx, dz - t->dz) > 1e-3f)
+        if (fabsf(d - t->distance) > 1e-4f || fabsf(wrap_angle(a - t->angle)) > 1e-4f ||
+            hypotf(dx - t->dx, dz - t->dz) > 1e-3f)
           fail_msg("transition %d -> %d: %.5f m %.5f rad (%.3f %.3f) built, %.5f m %.5f rad (%.3f %.3f) alone", t->from,
                    t->to, t->distance, t->angle, t->dx, t->dz, d, a, dx, dz);
       }
@@ -447,7 +451,8 @@ static void test_random_walk(void **state) {
   int node = 3, jumps = 0;
   for (int i = 0; i < N; i++) {
     const anim_graph_edge_t *e = &graph->edges[walk[i]];
-    assert_true(walk[i] >= graph->nodes[node].first_edge && walk[i] < graph->nodes[node].first_edge + graph->nodes[node].nedges);
+    assert_true(walk[i] >= graph->nodes[node].first_edge &&
+                walk[i] < graph->nodes[node].first_edge + graph->nodes[node].nedges);
     jumps += e->transition >= 0;
     node = e->target;
   }
@@ -530,7 +535,8 @@ static int walk_node(void) {
 
 static void check_follow(const char *what, const anim_database_t *db, follow_result_t r, float min_travel) {
   printf("%s: mean %.3f m, worst %.3f m (at %.2f s) from the path, %.1f m travelled, %.2f m of the path in %.2f s, "
-         "velocity change %.2f m/s\n", what, r.mean, r.worst, r.worst_time, r.travelled, r.arc, r.seconds, r.velocity_jump);
+         "velocity change %.2f m/s\n",
+         what, r.mean, r.worst, r.worst_time, r.travelled, r.arc, r.seconds, r.velocity_jump);
   if (r.mean > MAX_PATH_MEAN_ERROR || r.worst > MAX_PATH_ERROR)
     fail_msg("%s: %.3f m from the path on average, %.3f at worst (at %.2f s)", what, r.mean, r.worst, r.worst_time);
   if (r.velocity_jump > MAX_VELOCITY_JUMP)
@@ -631,7 +637,8 @@ static void enumerate(enumeration_t *en, int node, anim_ground_map_t map, float 
   const anim_motion_graph_t *g = p->graph;
   for (int i = 0; i < g->nodes[node].nedges; i++) {
     const anim_graph_edge_t *e = &g->edges[g->nodes[node].first_edge + i];
-    anim_ground_map_t m = e->transition >= 0 ? anim_ground_map_jump(&map, p, g->nodes[node].frame, e->first_frame - 1) : map;
+    anim_ground_map_t m =
+        e->transition >= 0 ? anim_ground_map_jump(&map, p, g->nodes[node].frame, e->first_frame - 1) : map;
     float es = s, ee = error, ex = x, ez = z;
     int ef = frames, done = 0;
     for (int f = e->first_frame; f <= g->nodes[e->target].frame && !done; f++) {
@@ -697,8 +704,8 @@ static void test_plan_is_least_error(void **state) {
     if (!progress) assert_int_equal(lagging, 0);
     anim_path_planner_free(&p);
   }
-  printf("%d plans, each the least error of its walks (%ld walks in all); %d with the walk behind the pacer\n", compared,
-         walks, lagging);
+  printf("%d plans, each the least error of its walks (%ld walks in all); %d with the walk behind the pacer\n",
+         compared, walks, lagging);
   assert_true(lagging > 0);
   anim_motion_graph_free(g);
   anim_database_free(&db);

@@ -448,8 +448,8 @@ static void test_select_outputs(void **state) {
     for (int i = 0; i < rows; i++)
       for (int j = 0; j < N; j++)
         if (part[i * N + j] != full[i * 338 + outputs[j]])
-          fail_msg("%d rows: row %d selected output %d (output %d) is %g, the full network's %g", rows, i, j, outputs[j],
-                   (double)part[i * N + j], (double)full[i * 338 + outputs[j]]);
+          fail_msg("%d rows: row %d selected output %d (output %d) is %g, the full network's %g", rows, i, j,
+                   outputs[j], (double)part[i * N + j], (double)full[i * 338 + outputs[j]]);
   }
   int bad[] = {338};
   assert_null(anim_nnet_select_outputs(nn, bad, 1, &code, err, sizeof err));
@@ -520,7 +520,8 @@ static void test_against_pytorch(void **state) {
     char in_path[] = "/tmp/nnet-in-XXXXXX", out_path[] = "/tmp/nnet-out-XXXXXX", cmd[4096];
     int fi = mkstemp(in_path), fo = mkstemp(out_path);
     assert_true(fi >= 0 && fo >= 0);
-    assert_int_equal(write(fi, in, sizeof(float) * ROWS * (size_t)nn->ninputs), (ssize_t)(sizeof(float) * ROWS * (size_t)nn->ninputs));
+    assert_int_equal(write(fi, in, sizeof(float) * ROWS * (size_t)nn->ninputs),
+                     (ssize_t)(sizeof(float) * ROWS * (size_t)nn->ninputs));
     close(fi), close(fo);
     const char *src = getenv("ANIM_SOURCE_DIR");
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/bench/lmm_torch.py eval %s/%s %s %s", src && *src ? src : ".", dir,

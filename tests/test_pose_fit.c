@@ -206,9 +206,11 @@ static void test_held_out_quality(void **state) {
   report("head+hands+pelvis, 5 mm noise", &r, &fx->db);
   assert_int_equal(r.joints, 21);
   const char *worst = r.worst_bone >= 0 ? fx->db.skeleton.names[r.worst_bone] : "-";
-  if (r.mean_error > MAX_MEAN_ERROR) fail_msg("mean error %.3f m (worst %s, frame %d)", r.mean_error, worst, r.worst_frame);
+  if (r.mean_error > MAX_MEAN_ERROR)
+    fail_msg("mean error %.3f m (worst %s, frame %d)", r.mean_error, worst, r.worst_frame);
   if (r.mean_tracked_error > MAX_TRACKED_ERROR) fail_msg("tracked joints' error %.3f m", r.mean_tracked_error);
-  if (r.worst_error > MAX_WORST_ERROR) fail_msg("worst error %.3f m at %s, frame %d", r.worst_error, worst, r.worst_frame);
+  if (r.worst_error > MAX_WORST_ERROR)
+    fail_msg("worst error %.3f m at %s, frame %d", r.worst_error, worst, r.worst_frame);
   if (r.fit_slide > SLIDE_MARGIN * r.truth_slide)
     fail_msg("planted feet slide %.3f m/s, the mocap's own %.3f m/s", r.fit_slide, r.truth_slide);
 }

@@ -125,15 +125,21 @@ static void test_valid_and_finite(void **state) {
              finite3(db.local_positions[i]) && finite3(db.global_positions[i]) && finite3(db.local_velocities[i]) &&
              finite3(db.global_velocities[i]) && finite3(db.local_angular_velocities[i]) &&
              finite3(db.global_angular_velocities[i]);
-    if (!ok) fail_msg("frame %zu bone %s: non-finite or non-unit", i / (size_t)db.nbones, db.skeleton.names[i % (size_t)db.nbones]);
+    if (!ok)
+      fail_msg("frame %zu bone %s: non-finite or non-unit", i / (size_t)db.nbones,
+               db.skeleton.names[i % (size_t)db.nbones]);
   }
   for (size_t i = 0; i < (size_t)db.features.rows * (size_t)db.features.cols; i++)
-    if (!isfinite(db.features.values[i])) fail_msg("feature %zu of frame %zu is not finite", i % (size_t)db.features.cols, i / (size_t)db.features.cols);
-  const char *names[] = {"Hips", "LeftUpLeg", "LeftFoot", "RightFoot", "LeftToe", "RightToe", "LeftShoulder", "RightHand", "Head"};
+    if (!isfinite(db.features.values[i]))
+      fail_msg("feature %zu of frame %zu is not finite", i % (size_t)db.features.cols, i / (size_t)db.features.cols);
+  const char *names[] = {"Hips", "LeftUpLeg", "LeftFoot", "RightFoot", "LeftToe",
+                         "RightToe", "LeftShoulder", "RightHand", "Head"};
   for (size_t b = 0; b < sizeof names / sizeof names[0]; b++)
     if (anim_skeleton_find(&db.skeleton, names[b]) < 0) fail_msg("no bone %s", names[b]);
-  int tags[] = {anim_database_find_tag(&db, "idle"), anim_database_find_tag(&db, "walk"), anim_database_find_tag(&db, "run"), anim_database_find_tag(&db, "jog"),
-                anim_database_find_tag(&db, "turn"), anim_database_find_tag(&db, "start"), anim_database_find_tag(&db, "stop")};
+  int tags[] = {anim_database_find_tag(&db, "idle"), anim_database_find_tag(&db, "walk"),
+                anim_database_find_tag(&db, "run"),  anim_database_find_tag(&db, "jog"),
+                anim_database_find_tag(&db, "turn"), anim_database_find_tag(&db, "start"),
+                anim_database_find_tag(&db, "stop")};
   for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++) assert_true(tags[t] >= 0);
   /* No zero-variance group: every column of every group varies. */
   for (int g = 0; g < db.features.schema.nterms; g++) {
@@ -230,10 +236,12 @@ static void test_speeds_as_specified(void **state) {
     if (specs[r].nkeys != 1 || specs[r].key_speed[0] <= 0.0f) continue; /* constant-speed clips */
     const anim_range_t *range = &db.ranges[r];
     int a = range->start + 30, z = range->stop - 30;
-    vec3 p0 = db.global_positions[(size_t)a * (size_t)db.nbones], p1 = db.global_positions[(size_t)z * (size_t)db.nbones];
+    vec3 p0 = db.global_positions[(size_t)a * (size_t)db.nbones],
+         p1 = db.global_positions[(size_t)z * (size_t)db.nbones];
     float path = 0.0f;
     for (int f = a + 1; f <= z; f++)
-      path += vec3_length(vec3_sub(db.global_positions[(size_t)f * (size_t)db.nbones], db.global_positions[(size_t)(f - 1) * (size_t)db.nbones]));
+      path += vec3_length(vec3_sub(db.global_positions[(size_t)f * (size_t)db.nbones],
+                                   db.global_positions[(size_t)(f - 1) * (size_t)db.nbones]));
     float speed = path * db.frame_rate / (float)(z - a);
     (void)p0, (void)p1;
     if (fabsf(speed - specs[r].key_speed[0]) > SPEED_TOLERANCE * specs[r].key_speed[0])
@@ -272,7 +280,8 @@ static void test_turn_rates_as_specified(void **state) {
     int a = db.ranges[r].start + 60, z = db.ranges[r].stop - 30;
     float turned = 0.0f;
     for (int f = a + 1; f <= z; f++) {
-      quat q0 = db.global_rotations[(size_t)(f - 1) * (size_t)db.nbones], q1 = db.global_rotations[(size_t)f * (size_t)db.nbones];
+      quat q0 = db.global_rotations[(size_t)(f - 1) * (size_t)db.nbones],
+           q1 = db.global_rotations[(size_t)f * (size_t)db.nbones];
       vec3 d0 = quat_mul_vec3(q0, vec3_make(0, 0, 1)), d1 = quat_mul_vec3(q1, vec3_make(0, 0, 1));
       turned += atan2f(d0.z * d1.x - d0.x * d1.z, d0.x * d1.x + d0.z * d1.z);
     }

@@ -94,7 +94,8 @@ static void test_abusive_subscriber_is_bounded(void **state) {
   assert_int_equal(anim_client_characters_create(abuser, "default", NULL, NULL, 2000, ids, TIMEOUT_MS), 0);
   anim_subscribe_options_t all = {ids, 2000, 0, 1, ANIM_POSE_FLOAT, 1, 0};
   int subscribed = 0;
-  for (int i = 0; i < 64; i++) subscribed += anim_client_subscribe(abuser, &all, NULL, NULL, NULL, NULL, TIMEOUT_MS) == 0;
+  for (int i = 0; i < 64; i++)
+    subscribed += anim_client_subscribe(abuser, &all, NULL, NULL, NULL, NULL, TIMEOUT_MS) == 0;
   /* The abuser never reads again. */
   long frames_before = w.frames, missed_before = w.missed;
   watch_for(watcher, 3000);

@@ -83,8 +83,8 @@ static void expect_error(Animserver__Request *request, int code, const char *mes
   Animserver__Response *r = receive();
   if (!r->error) fail_msg("expected \"%s\", got an answer", message);
   if (-(int)r->error->code != code || strcmp(r->error->message, message) != 0)
-    fail_msg("expected %s \"%s\"\n          got %s \"%s\"", anim_err_name(code), message, anim_err_name(-(int)r->error->code),
-             r->error->message);
+    fail_msg("expected %s \"%s\"\n          got %s \"%s\"", anim_err_name(code), message,
+             anim_err_name(-(int)r->error->code), r->error->message);
   assert_int_equal(r->id, request->id);
   animserver__response__free_unpacked(r, NULL);
 }
@@ -131,12 +131,14 @@ static void test_strings_checked_whole(void **state) {
 
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__DescribeDatabaseRequest describe = ANIMSERVER__DESCRIBE_DATABASE_REQUEST__INIT;
-  request.id = 6, request.body_case = ANIMSERVER__REQUEST__BODY_DESCRIBE_DATABASE, request.describe_database = &describe;
+  request.id = 6, request.body_case = ANIMSERVER__REQUEST__BODY_DESCRIBE_DATABASE,
+      request.describe_database = &describe;
   describe.name = "";
   expect_error(&request, ANIM_EBADNAME, "describe_database.name is empty: a name is 1-63 characters");
   describe.name = "../etc";
   expect_error(&request, ANIM_EBADNAME,
-               "describe_database.name = \"../etc\": not a plain name (1-63 of A-Z a-z 0-9 _ - ., not starting with '.')");
+               "describe_database.name = \"../etc\": not a plain name "
+               "(1-63 of A-Z a-z 0-9 _ - ., not starting with '.')");
   describe.name = "nothere";
   expect_error(&request, ANIM_ENOTFOUND, "describe_database.name = \"nothere\": no database of that name is loaded");
 
@@ -155,7 +157,8 @@ static void test_strings_checked_whole(void **state) {
    * Request's fields outside the body are no string and no message. */
   for (unsigned i = 0; i < animserver__request__descriptor.n_fields; i++) {
     const ProtobufCFieldDescriptor *f = &animserver__request__descriptor.fields[i];
-    if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE))
+    if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+        (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE))
       fail_msg("Request.%s is outside the body and can hold a string: server/codec.c must walk every request", f->name);
   }
 }

@@ -9,7 +9,8 @@
  * where the tree's split direction overflows or its sample sees only equal
  * rows, and on real
  * databases, alone and tiled with noise as the benchmark's 3M frames are,
- * with random k, current frame, exclusions and tags.
+ * with random k, current frame, exclusions and tags; and the order a leaf
+ * costs its rows in (nearest in codes first).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -194,7 +195,8 @@ static void check_exact(const float *x, int rows, int cols, const anim_range_t *
     int nref, n;
     assert_int_equal(anim_search_run(index[0], &s, ref, &nref, NULL), 0);
     for (int m = 1; m < SLOTS; m++) {
-      const char *name = m < ANIM_SEARCH_METHOD_COUNT ? anim_search_method_name(m) : extra_names[m - ANIM_SEARCH_METHOD_COUNT];
+      const char *name =
+          m < ANIM_SEARCH_METHOD_COUNT ? anim_search_method_name(m) : extra_names[m - ANIM_SEARCH_METHOD_COUNT];
       assert_int_equal(anim_search_run(index[m], &s, got, &n, NULL), 0);
       if (n != nref) fail_msg("query %d (%d cols): %s found %d, brute force %d", i, cols, name, n, nref);
       for (int h = 0; h < n; h++)
@@ -213,9 +215,11 @@ static void test_random_data_with_ties(void **state) {
   float *x = malloc((size_t)rows * (size_t)cols * sizeof *x);
   for (int i = 0; i < rows * cols; i++) x[i] = gaussian(&seed);
   /* Duplicated rows and a coarse grid force exact ties. */
-  for (int i = 0; i < rows; i += 10) memcpy(x + (size_t)(i + 1) * (size_t)cols, x + (size_t)i * (size_t)cols, (size_t)cols * sizeof *x);
+  for (int i = 0; i < rows; i += 10)
+    memcpy(x + (size_t)(i + 1) * (size_t)cols, x + (size_t)i * (size_t)cols, (size_t)cols * sizeof *x);
   for (int i = rows / 2; i < rows; i++)
-    for (int j = 0; j < cols; j++) x[(size_t)i * (size_t)cols + (size_t)j] = roundf(x[(size_t)i * (size_t)cols + (size_t)j] * 2.0f) / 2.0f;
+    for (int j = 0; j < cols; j++)
+      x[(size_t)i * (size_t)cols + (size_t)j] = roundf(x[(size_t)i * (size_t)cols + (size_t)j] * 2.0f) / 2.0f;
   anim_range_t ranges[5];
   for (int r = 0; r < 5; r++) {
     ranges[r].start = r * 1000, ranges[r].stop = (r + 1) * 1000, ranges[r].tag_mask = 1u << (r % 3);
@@ -386,14 +390,18 @@ static void test_procedural_database(void **state) {
   anim_database_free(&db);
 }
 
+/* The procedural database and the fast method's index over its features. */
+static anim_search_index_t *procgen_fast_index(anim_database_t *out_db) {
+  anim_test_procgen(out_db);
+  return build(ANIM_SEARCH_FAST, out_db->features.values, out_db->features.rows, out_db->features.cols,
+               out_db->ranges, out_db->nranges);
+}
+
 /* A batch answers exactly what its queries answer one by one; a bad query
  * fails alone. */
 static void test_batch(void **state) {
   anim_database_t db;
-  char err[256];
-  anim_test_procgen(&db);
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
-  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  anim_search_index_t *index = procgen_fast_index(&db);
   enum { N = 50, K = 6 };
   anim_search_query_t queries[N];
   for (int i = 0; i < N; i++) {
@@ -411,6 +419,29 @@ static void test_batch(void **state) {
     assert_int_equal(counts[i], n);
     assert_memory_equal(hits + i * K, one, (size_t)n * sizeof *one);
   }
+  anim_search_index_free(index);
+  anim_database_free(&db);
+}
+
+/* A leaf's rows nearest in codes have their exact costs first: a query
+ * equal to a row finds it (cost 0) before costing the leaf's other rows, and
+ * the rest are ruled out by their codes. Visiting the rows in their stored
+ * order costed about ten times the leaves opened here. */
+static void test_nearest_codes_costed_first(void **state) {
+  anim_database_t db;
+  anim_search_index_t *index = procgen_fast_index(&db);
+  long leaves = 0, exact_rows = 0;
+  for (int row = 0; row < db.features.rows; row += 7) {
+    anim_search_query_t q = query(db.features.values + (size_t)row * (size_t)db.features.cols, 1);
+    anim_search_hit_t hit;
+    anim_search_work_t work;
+    int n;
+    assert_int_equal(anim_search_run_work(index, &q, &hit, &n, NULL, &work), 0);
+    assert_int_equal(n, 1);
+    assert_true(hit.cost == 0.0f && hit.frame <= row);
+    leaves += work.leaves, exact_rows += work.exact_rows;
+  }
+  if (exact_rows >= 2 * leaves) fail_msg("%ld exact costs for %ld leaves opened", exact_rows, leaves);
   anim_search_index_free(index);
   anim_database_free(&db);
 }
@@ -436,6 +467,7 @@ int main(void) {
       cmocka_unit_test(test_task_runner),
       cmocka_unit_test(test_procedural_database),
       cmocka_unit_test(test_batch),
+      cmocka_unit_test(test_nearest_codes_costed_first),
       cmocka_unit_test(test_bandai_database),
       cmocka_unit_test(test_tiled_bandai_features),
   };

@@ -86,7 +86,8 @@ static void test_character_bytes_follow_the_characters(void **state) {
    * vec3 and 3 quat arrays a bone; one more kind makes the total its own. */
   graph_ready();
   anim_character_mode_t mode = {.mode = ANIM_MODE_GRAPH};
-  assert_int_equal(anim_client_characters_create_mode(owner, "default", &mode, NULL, NULL, GRAPHS, graphs, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create_mode(owner, "default", &mode, NULL, NULL, GRAPHS, graphs, TIMEOUT_MS),
+                   0);
   anim_server_stats_t with_graphs = stats_now();
   assert_int_equal(with_graphs.characters, MATCHING + GRAPHS);
   uint64_t added = with_graphs.character_bytes - st.character_bytes;

@@ -185,7 +185,8 @@ static void test_kept_exponentials_are_the_arguments_own(void **state) {
       float x = 0.7f - 0.01f * (float)i, v = 1.3f + 0.02f * (float)round;
       double y = 2.0 * 0.69314718055994530942 / ((double)halflife + 1e-8), e = exp(-y * (double)dt);
       double j1 = (double)v + (double)x * y;
-      float want_x = (float)(e * ((double)x + j1 * (double)dt)), want_v = (float)(e * ((double)v - j1 * y * (double)dt));
+      float want_x = (float)(e * ((double)x + j1 * (double)dt)),
+            want_v = (float)(e * ((double)v - j1 * y * (double)dt));
       anim_spring_decay(&x, &v, halflife, dt);
       assert_true(x == want_x && v == want_v);
     }
@@ -254,7 +255,9 @@ static void test_decay_quat_series_matches_exact_maps(void **state) {
     float u1 = (float)rand_r(&seed) / (float)RAND_MAX, u2 = (float)rand_r(&seed) / (float)RAND_MAX;
     float u3 = (float)rand_r(&seed) / (float)RAND_MAX;
     /* Angles spread over [0, pi], denser near 0 where offsets live, and the series' edges exactly. */
-    float angle = i % 4 == 0 ? 3.14159265f * u1 : (i % 4 == 1 ? 0.1f * u1 : (i % 4 == 2 ? 2.0f * acosf(0.7f) + 0.02f * (u1 - 0.5f) : 1e-4f * u1));
+    float angle = i % 4 == 0 ? 3.14159265f * u1
+                             : (i % 4 == 1 ? 0.1f * u1
+                                           : (i % 4 == 2 ? 2.0f * acosf(0.7f) + 0.02f * (u1 - 0.5f) : 1e-4f * u1));
     vec3 axis = vec3_normalize(vec3_make(u1 - 0.5f, u2 - 0.5f, u3 - 0.4f));
     quat q = quat_from_angle_axis(angle, axis);
     if (i % 3 == 0) q = quat_neg(q); /* the double cover */

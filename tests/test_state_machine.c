@@ -240,8 +240,9 @@ static void test_seed_text(void **state) {
 static void test_bind_errors(void **state) {
   anim_sm_diagnostics_t d;
   char err[256];
-  anim_state_machine_t *sm = parse_ok("a { clip nowhere GO b }\nb { match (walk flying) GO c }\nc { clip walk [0 99] GO d }\n"
-                                      "d { tag swimming GO a }");
+  anim_state_machine_t *sm =
+      parse_ok("a { clip nowhere GO b }\nb { match (walk flying) GO c }\nc { clip walk [0 99] GO d }\n"
+               "d { tag swimming GO a }");
   assert_int_equal(anim_state_machine_bind(sm, &procgen_db, &d, err, sizeof err), ANIM_ENOTFOUND);
   assert_int_equal(d.total, 4);
   assert_int_equal(d.items[0].problem, ANIM_SM_UNKNOWN_RANGE);
@@ -356,14 +357,15 @@ typedef struct {
 
 /* Runs the script at dt for seconds, recording the root state at each
  * change into visited (names); returns how many were visited. */
-static int run_jump(const anim_state_machine_t *sm, const scripted_event_t *script, int nscript, float dt, float seconds,
-                    const char **visited, int max_visited, pop_meter_t *pops) {
+static int run_jump(const anim_state_machine_t *sm, const scripted_event_t *script, int nscript, float dt,
+                    float seconds, const char **visited, int max_visited, pop_meter_t *pops) {
   anim_machine_character_t c;
   assert_int_equal(anim_machine_character_init(&c, sm, &bandai_db, NULL, NULL, vec3_zero(), 0.0f), 0);
   int n = 0, next = 0;
   visited[n++] = state_name(&c, 0);
   for (float t = 0.0f; t < seconds; t += dt) {
-    while (next < nscript && script[next].time <= t) assert_int_equal(anim_machine_character_send_name(&c, script[next++].event), 0);
+    while (next < nscript && script[next].time <= t)
+      assert_int_equal(anim_machine_character_send_name(&c, script[next++].event), 0);
     assert_int_equal(anim_machine_character_tick(&c, dt), 0);
     if (c.changed && n < max_visited) visited[n++] = state_name(&c, 0);
     if (pops) pop_measure(pops, &c, dt);
@@ -551,7 +553,8 @@ static float range_speed(const anim_database_t *db, const char *name) {
     if (strcmp(db->ranges[r].name, name) == 0) {
       vec3 a = db->global_positions[(size_t)db->ranges[r].start * (size_t)db->nbones];
       vec3 b = db->global_positions[(size_t)(db->ranges[r].stop - 1) * (size_t)db->nbones];
-      return vec3_length(vec3_make(b.x - a.x, 0.0f, b.z - a.z)) * db->frame_rate / (float)(db->ranges[r].stop - 1 - db->ranges[r].start);
+      return vec3_length(vec3_make(b.x - a.x, 0.0f, b.z - a.z)) * db->frame_rate /
+             (float)(db->ranges[r].stop - 1 - db->ranges[r].start);
     }
   fail_msg("no range %s", name);
   return 0.0f;
@@ -591,7 +594,8 @@ static void test_blend(void **state) {
   assert_float_equal(before, 20.0f / 60.0f / walk_period, 1e-4f);
   assert_int_equal(anim_machine_character_set_param(&c, 0, 0.75f), 0);
   step(&c, NULL, 1);
-  float run_frames = (float)(m->clips[1].stop - m->clips[1].start - 1), dash_frames = (float)(m->clips[2].stop - m->clips[2].start - 1);
+  float run_frames = (float)(m->clips[1].stop - m->clips[1].start - 1),
+        dash_frames = (float)(m->clips[2].stop - m->clips[2].start - 1);
   float period = 0.5f * (run_frames + dash_frames) / bandai_db.frame_rate;
   assert_float_equal(c.motion_time, before + 1.0f / 60.0f / period, 1e-4f);
   /* END fires at each cycle's end; nothing takes it here and the cycle goes on. */
@@ -614,7 +618,8 @@ static void test_match_state(void **state) {
   memset(&in, 0, sizeof in);
   in.kind = ANIM_INPUT_STICK, in.stick_z = 1.0f;
   assert_int_equal(anim_machine_character_set_input(&c, &in), 0);
-  uint32_t mask = (1u << anim_database_find_tag(&bandai_db, "walk")) | (1u << anim_database_find_tag(&bandai_db, "run"));
+  uint32_t mask =
+      (1u << anim_database_find_tag(&bandai_db, "walk")) | (1u << anim_database_find_tag(&bandai_db, "run"));
   pop_meter_t pops;
   memset(&pops, 0, sizeof pops);
   int jumped = 0, back = 0;

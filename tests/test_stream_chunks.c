@@ -197,11 +197,13 @@ static void test_owned_frames_hold_exactly_ones_own(void **state) {
   for (int round = 0; round < OWNED_ROUNDS; round++)
     for (int o = 0; o < OWNERS; o++) {
       int each = OWNED_EACH / OWNED_ROUNDS;
-      assert_int_equal(anim_client_characters_create(c[o], "default", NULL, NULL, each, ids[o] + round * each, TIMEOUT_MS), 0);
+      assert_int_equal(
+          anim_client_characters_create(c[o], "default", NULL, NULL, each, ids[o] + round * each, TIMEOUT_MS), 0);
     }
   for (int o = 0; o < OWNERS; o++) qsort(ids[o], OWNED_EACH, sizeof ids[o][0], by_id);
   anim_subscribe_options_t own = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 1};
-  for (int o = 0; o < OWNERS; o++) assert_int_equal(anim_client_subscribe(c[o], &own, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
+  for (int o = 0; o < OWNERS; o++)
+    assert_int_equal(anim_client_subscribe(c[o], &own, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
   for (int o = 0; o < OWNERS; o++) expect_owned_frames(c[o], o, ids[o], n[o], ids[o], n[o], OWNED_FRAMES);
 
   /* Owner 0 destroys every third of its characters while its stream runs. */

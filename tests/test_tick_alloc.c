@@ -13,9 +13,9 @@
  * (their state paths streamed) and 50 on a motion graph, each following a
  * circle (planning as it goes), made on the server before the client
  * starts and streamed as floats, and (with the shared networks; under CI
- * always) 50 learned characters walking in circles, ticked as one batch. After a warm-up, every allocation the server makes on any
- * of its threads is counted over 600 ticks: simulation, searches, plans, records,
- * encoding, delivery and writes must reuse what earlier ticks grew.
+ * always) 50 learned characters walking in circles, ticked as one batch. After a warm-up, every allocation the server
+ * makes on any of its threads is counted over 600 ticks: simulation, searches, plans, records, encoding, delivery and
+ * writes must reuse what earlier ticks grew.
  *
  * Counting: in a plain build this file defines malloc, calloc, realloc and
  * free over glibc's __libc_* functions, so libuv's and protobuf-c's
@@ -128,7 +128,8 @@ static void *client_main(void *arg) {
     client_failed = 1;
     return NULL;
   }
-  for (int i = 0; i < CHARACTERS; i++) anim_character_input_goal(&inputs[i], (float)(i % 40) * 5.0f - 100.0f, 80.0f, 1.4f);
+  for (int i = 0; i < CHARACTERS; i++)
+    anim_character_input_goal(&inputs[i], (float)(i % 40) * 5.0f - 100.0f, 80.0f, 1.4f);
   if (anim_client_characters_set_input(c, ids, inputs, CHARACTERS, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &quantized, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &floats, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
@@ -185,7 +186,8 @@ static void add_others(srv_db_entry_t *entry) {
   float circle[2 * 32];
   for (int i = 0; i < OTHERS; i++) {
     srv_actor_setup_t machine = {&request, vec3_make((float)i, 0.0f, -5.0f), 0.0f, 0, 0, bound};
-    assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_machine, &machine, &other_ids[i], err, sizeof err), 0);
+    assert_int_equal(
+        srv_crowd_create(&server.crowd, 0, entry, &srv_actor_machine, &machine, &other_ids[i], err, sizeof err), 0);
     srv_actor_setup_t walker = {&request, vec3_make((float)i * 8.0f, 0.0f, 10.0f), 0.0f, 0, 0, entry->graph->ready};
     assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_graph, &walker, &other_ids[OTHERS + i], err,
                                       sizeof err), 0);
@@ -230,7 +232,8 @@ static void create_learned(srv_db_entry_t *entry) {
     srv_actor_setup_t setup = {&request, vec3_make((float)i * 3.0f, 0.0f, -20.0f), 0.0f, 0, (uint32_t)i, NULL};
     uint64_t id;
     assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_learned, &setup, &id, err, sizeof err), 0);
-    anim_controller_input_t in = {.kind = ANIM_INPUT_STICK, .stick_x = 0.5f, .stick_z = 0.8f, .camera_azimuth = 0.1f * (float)i};
+    anim_controller_input_t in = {
+        .kind = ANIM_INPUT_STICK, .stick_x = 0.5f, .stick_z = 0.8f, .camera_azimuth = 0.1f * (float)i};
     assert_int_equal(srv_actor_learned.set_input(srv_crowd_find(&server.crowd, id)->character, &in), 0);
   }
 }

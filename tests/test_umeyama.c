@@ -187,7 +187,8 @@ static void test_exact_recovery_far_from_origin(void **state) {
   anim_umeyama_t fit;
   assert_int_equal(anim_umeyama_fit(&fit, ANIM_UMEYAMA_RIGID, a, b, NULL, N), 0);
   assert_true(angle_between(fit.rotation, r) < TOL_FAR_ANGLE);
-  for (int i = 0; i < N; i++) assert_true(vec3_length(vec3_sub(anim_umeyama_apply(&fit, a[i]), b[i])) < TOL_FAR_POSITION);
+  for (int i = 0; i < N; i++)
+    assert_true(vec3_length(vec3_sub(anim_umeyama_apply(&fit, a[i]), b[i])) < TOL_FAR_POSITION);
 }
 
 /* Gaussian noise on the targets: parameters within the statistical bound,

@@ -67,8 +67,8 @@ static void evaluate(const anim_nnet_t *nn) {
       double a = one[j], b = three[j];
       if (!isfinite(a) || !isfinite(b) || fabs(a) > 1e6 || fabs(b) > 1e6) continue;
       if (fabs(a - b) > 1e-3 * (1.0 + fabs(a)) + 1e-2) {
-        fprintf(stderr, "kernel %s output %d: one row %g, three rows %g\n", anim_gemm_kernel_name((anim_gemm_kernel_t)k),
-                j, a, b);
+        fprintf(stderr, "kernel %s output %d: one row %g, three rows %g\n",
+                anim_gemm_kernel_name((anim_gemm_kernel_t)k), j, a, b);
         abort();
       }
     }

@@ -184,7 +184,8 @@ static void reset_machines(void) {
   srv_machines_clear(&machines);
   int rc;
   char err[256];
-  srv_machine_def_t *def = srv_machine_def_create("walker", 0, walker_text, sizeof walker_text - 1, NULL, &rc, err, sizeof err);
+  srv_machine_def_t *def =
+      srv_machine_def_create("walker", 0, walker_text, sizeof walker_text - 1, NULL, &rc, err, sizeof err);
   if (!def || srv_machines_put(&machines, def, 0)) die("walker", err);
 }
 

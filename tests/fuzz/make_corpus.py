@@ -65,9 +65,12 @@ def biped_bvh(frames=24, frame_time=1.0 / 12.0):
     for side, x in (("Left", 9), ("Right", -9)):
         legs += (f"  JOINT {side}UpLeg\n  {{\n    OFFSET {x} -5 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
                  f"    JOINT {side}Leg\n    {{\n      OFFSET 0 -42 0\n      CHANNELS 3 Zrotation Xrotation Yrotation\n"
-                 f"      JOINT {side}Foot\n      {{\n        OFFSET 0 -40 0\n        CHANNELS 3 Zrotation Xrotation Yrotation\n"
-                 f"        JOINT {side}Toe\n        {{\n          OFFSET 0 -6 12\n          CHANNELS 3 Zrotation Xrotation Yrotation\n"
-                 f"          End Site\n          {{\n            OFFSET 0 0 5\n          }}\n        }}\n      }}\n    }}\n  }}\n")
+                 f"      JOINT {side}Foot\n      {{\n        OFFSET 0 -40 0\n"
+                 f"        CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                 f"        JOINT {side}Toe\n        {{\n          OFFSET 0 -6 12\n"
+                 f"          CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                 f"          End Site\n          {{\n            OFFSET 0 0 5\n          }}\n"
+                 f"        }}\n      }}\n    }}\n  }}\n")
     text = ("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n"
             "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
             + legs + "}\n" + f"MOTION\nFrames: {frames}\nFrame Time: {frame_time:.6f}\n")
@@ -105,7 +108,8 @@ def nnet_file(widths, seed):
     out += array([0.1 * value() for _ in range(nout)]) + array([abs(value()) for _ in range(nout)])
     out += struct.pack("<i", len(widths) - 1)
     for rows, cols in zip(widths, widths[1:]):
-        out += struct.pack("<ii", rows, cols) + struct.pack("<%df" % (rows * cols), *[value() for _ in range(rows * cols)])
+        out += (struct.pack("<ii", rows, cols)
+                + struct.pack("<%df" % (rows * cols), *[value() for _ in range(rows * cols)]))
         out += array([0.1 * value() for _ in range(cols)])
     return out
 
@@ -141,7 +145,8 @@ def requests(pb):
         ignore_range_end=20, ignore_surrounding=10, tags=["walk"], include_pose=True, explain=True,
         method=pb.SEARCH_BOXES)))
     add("search_trajectory", id=8, search=pb.SearchRequest(database="tiny", query=pb.SearchQuery(
-        from_frame=pb.FrameIndex(frame=3), trajectory_positions=[pb.Vec2(x=0, z=1), pb.Vec2(x=0, z=2), pb.Vec2(x=0.5, z=3)],
+        from_frame=pb.FrameIndex(frame=3),
+        trajectory_positions=[pb.Vec2(x=0, z=1), pb.Vec2(x=0, z=2), pb.Vec2(x=0.5, z=3)],
         trajectory_directions=[pb.Vec2(x=0, z=1)] * 3, k=2, method=pb.SEARCH_BRUTE)))
     add("search_features", id=8, search=pb.SearchRequest(database="default", query=pb.SearchQuery(
         features=[0.1 * i for i in range(27)], raw_features=True, k=3, method=pb.SEARCH_FAST)))
@@ -183,8 +188,10 @@ def requests(pb):
         source=pb.PoseRef(pose=pose_state(3)), destination=pb.PoseRef(pose=pose_state(3, 1.0)), halflife=0.3))
     add("tune_fraction", id=14, spring_tune=pb.SpringTuneRequest(
         fraction=pb.SpringFraction(alpha=0.1, t=0.5, x0=1.0, v0=-2.0, mass=2.0)))
-    add("tune_to", id=14, spring_tune=pb.SpringTuneRequest(to_constraint=pb.SpringGains(stiffness=100, damping=10, dt=1 / 60)))
-    add("tune_from", id=14, spring_tune=pb.SpringTuneRequest(from_constraint=pb.SpringConstraint(erp=0.2, cfm=0.01, dt=1 / 60)))
+    add("tune_to", id=14, spring_tune=pb.SpringTuneRequest(
+        to_constraint=pb.SpringGains(stiffness=100, damping=10, dt=1 / 60)))
+    add("tune_from", id=14, spring_tune=pb.SpringTuneRequest(
+        from_constraint=pb.SpringConstraint(erp=0.2, cfm=0.01, dt=1 / 60)))
     add("empty", id=15)
     ch = 4294967297  # the harness's own character (slot 0, generation 1)
     add("create", id=16, create_characters=pb.CreateCharactersRequest(
@@ -204,7 +211,8 @@ def requests(pb):
     add("unsubscribe", id=22, unsubscribe=pb.UnsubscribeRequest(subscription=1))
     add("stats", id=23, server_stats=pb.ServerStatsRequest())
     # State machines ("walker" is loaded, on tiny's ranges) and motion graphs (tiny has one).
-    walker = b"turning { clip walk_turn_left loop  STOP stopping }\nstopping { clip walk_stop  END turning  GO turning }\n"
+    walker = (b"turning { clip walk_turn_left loop  STOP stopping }\n"
+              b"stopping { clip walk_stop  END turning  GO turning }\n")
     add("load_machine", id=24, load_machine=pb.LoadMachineRequest(name="walker2", text=walker))
     add("load_machine_replace", id=24, load_machine=pb.LoadMachineRequest(name="walker", text=walker + b"# again\n",
                                                                           replace=True))
@@ -218,13 +226,15 @@ def requests(pb):
         database="tiny", mode=pb.MODE_MACHINE, machine="walker", placements=[pb.Placement(x=1.0), pb.Placement(z=1.0)]))
     add("events", id=29, send_events=pb.SendEventsRequest(events=[pb.CharacterEvent(character=ch, event="STOP"),
                                                                  pb.CharacterEvent(character=ch, event="GO")]))
-    add("params", id=30, set_params=pb.SetParamsRequest(params=[pb.CharacterParam(character=ch, name="speed", value=0.5)]))
+    add("params", id=30, set_params=pb.SetParamsRequest(
+        params=[pb.CharacterParam(character=ch, name="speed", value=0.5)]))
     add("build_graph", id=31, build_graph=pb.BuildGraphRequest(database="tiny", options=pb.GraphOptions(
         window=0.4, threshold=0.08, tags=["turn"], keep_all=True, matrix_size=16)))
     add("describe_graph", id=32, describe_graph=pb.DescribeGraphRequest(database="tiny", transitions=True, matrix=True))
     add("query_graph", id=33, query_graph=pb.QueryGraphRequest(
         database="tiny", points=[pb.Vec2(x=0, z=0), pb.Vec2(x=0, z=3), pb.Vec2(x=2, z=3)], closed=True,
-        start=pb.Placement(facing=0.5, start_frame=pb.FrameIndex(frame=10)), options=pb.PathOptions(horizon=1.0, keep=0.3),
+        start=pb.Placement(facing=0.5, start_frame=pb.FrameIndex(frame=10)),
+        options=pb.PathOptions(horizon=1.0, keep=0.3),
         seconds=2.0, settle=0.5, roots=True))
     add("create_graph", id=34, create_characters=pb.CreateCharactersRequest(
         database="tiny", mode=pb.MODE_GRAPH, path=pb.PathOptions(max_expansions=500)))
@@ -244,7 +254,8 @@ def server_messages(pb):
                                             limits=pb.Limits(max_frame_bytes=1 << 20, max_k=64, tick_rate=60),
                                             connection_id=3, admin=True))
     r("error", 5, id=2, error=pb.Error(code=pb.ERROR_NOT_FOUND, message="no database 'x'"))
-    summary = pb.DatabaseSummary(name="default", version=7, frames=100, bones=2, frame_rate=60, feature_dims=4, ranges=1)
+    summary = pb.DatabaseSummary(name="default", version=7, frames=100, bones=2, frame_rate=60, feature_dims=4,
+                                 ranges=1)
     r("list", id=3, list_databases=pb.ListDatabasesResponse(databases=[summary, pb.DatabaseSummary(name="tiny")]))
     r("describe", 9, id=4, describe_database=pb.DescribeDatabaseResponse(
         summary=summary, bones=[pb.Bone(name="Hips", parent=-1), pb.Bone(name="LeftFoot", parent=0)],
@@ -270,10 +281,12 @@ def server_messages(pb):
         state=state, output=pb.PoseState(positions=[0.0] * 6, velocities=[0.0] * 6, rotations=[1, 0, 0, 0] * 2,
                                          angular_velocities=[0.0] * 6)))
     r("cost", id=10, transition_cost=pb.TransitionCostResponse(exact=1.5, approximate=1.4, bones=[
-        pb.BoneCost(bone="Hips", exact=1.0, approximate=0.9), pb.BoneCost(bone="LeftFoot", exact=0.5, approximate=0.5)]))
+        pb.BoneCost(bone="Hips", exact=1.0, approximate=0.9),
+        pb.BoneCost(bone="LeftFoot", exact=0.5, approximate=0.5)]))
     r("spring", id=11, spring_tune=pb.SpringTuneResponse(halflife=0.2, stiffness=100, damping=20, erp=0.3, cfm=0.01))
     r("character_state", id=12, character_state=pb.CharacterStateResponse(
-        tick=99, position=pb.Vec3(x=1, y=0, z=2), rotation=pb.Quat(w=1), trajectory=[pb.Vec3(z=0.5 * i) for i in range(3)],
+        tick=99, position=pb.Vec3(x=1, y=0, z=2), rotation=pb.Quat(w=1),
+        trajectory=[pb.Vec3(z=0.5 * i) for i in range(3)],
         frame=5, range_name="walk", inertializer=state))
     r("stats", id=13, server_stats=pb.ServerStatsResponse(uptime_us=5, connections=2, ticks=600, tick_rate=60))
     machine = pb.MachineSummary(name="jump", version=9, source="request", text_bytes=120,

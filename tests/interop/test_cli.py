@@ -53,13 +53,17 @@ def machines_and_graphs(ctl, data, port):
     with open(broken, "w") as f:
         f.write("stand { JUMP nowhere }\n")
     problems = [json.loads(line) for line in ctl("machine", "check", broken, expect=1).splitlines()]
-    check(problems[0]["problem"] == "UNKNOWN_TARGET" and problems[0]["line"] == 1, "animctl machine check: the problem, where")
+    check(problems[0]["problem"] == "UNKNOWN_TARGET" and problems[0]["line"] == 1,
+          "animctl machine check: the problem, where")
     summary = json.loads(ctl("machine", "load", path))
     check([s["name"] for s in summary["states"]] == ["idle", "moving", "walk", "run"], "animctl machine load")
-    check(any(json.loads(line)["name"] == "nested" for line in ctl("machine", "list").splitlines()), "animctl machine list")
+    check(any(json.loads(line)["name"] == "nested" for line in ctl("machine", "list").splitlines()),
+          "animctl machine list")
     states = [json.loads(line)["state_path"] for line in
-              ctl("machine", "attach", "nested", "--seconds", "2", "--event", "0.3:GO", "--event", "1.0:FAST").splitlines()]
-    check(states == [["idle"], ["moving", "walk"], ["moving", "run"]], "animctl machine attach: the scripted states, in order")
+              ctl("machine", "attach", "nested", "--seconds", "2", "--event", "0.3:GO",
+                  "--event", "1.0:FAST").splitlines()]
+    check(states == [["idle"], ["moving", "walk"], ["moving", "run"]],
+          "animctl machine attach: the scripted states, in order")
     ctl("machine", "unload", "nested")
     ctl("machine", "unload", "nested", expect=1)
     # A build is long work (seconds under the sanitizers on a busy machine): a longer timeout than a request's 5 s.
@@ -69,14 +73,17 @@ def machines_and_graphs(ctl, data, port):
     ctl("graph", "info", "default", "--svg", svg)
     check(open(svg).read().count("<rect") > 64, "animctl graph info --svg draws the distance matrix")
     walk = json.loads(ctl("graph", "path", "default", "0,0", "0,12", "--seconds", "20", "--settle", "2"))
-    check(walk["steps"] > 0 and walk["plans"] > 0 and walk["error_mean"] < 0.25, "animctl graph path: a walk near the line")
+    check(walk["steps"] > 0 and walk["plans"] > 0 and walk["error_mean"] < 0.25,
+          "animctl graph path: a walk near the line")
     due = FOLLOW_START_S + 12.0 / (FOLLOW_MIN_PACE * DEFAULT_DB_EXPECTED_SPEED)
     check(walk["arc"] >= 12.0 - PATH_END_M - 1e-3 and walk["seconds"] <= due,
-          f"animctl graph path: along the line to its end ({walk['arc']:.2f} m in {walk['seconds']:.2f} s, due {due:.0f} s)")
+          f"animctl graph path: along the line to its end "
+          f"({walk['arc']:.2f} m in {walk['seconds']:.2f} s, due {due:.0f} s)")
     aligned = json.loads(ctl("align", "--source", "0,0,0", "1,0,0", "0,1,0", "--target", "1,2,3", "2,2,3", "1,3,3"))
     check(abs(aligned["translation"][0] - 1) < 1e-4 and aligned["rms"] < 1e-4, "animctl align recovers a translation")
     ctl("align", "--source", "0,0,0", "--target", "1,1,1", expect=1)
-    fit = json.loads(ctl("fit", "default", "Head=0,1.6,0", "LeftHand=-0.3,1.0,0.1", "RightHand=0.3,1.0,0.1", "Hips=0,0.95,0"))
+    fit = json.loads(ctl("fit", "default", "Head=0,1.6,0", "LeftHand=-0.3,1.0,0.1", "RightHand=0.3,1.0,0.1",
+                         "Hips=0,0.95,0"))
     check(len(fit["residuals"]) == 4 and max(fit["residuals"]) < 0.1, "animctl fit: a pose near the trackers")
     ctl("fit", "default", "Tail=0,1,0", expect=1)
 

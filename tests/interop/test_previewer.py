@@ -73,8 +73,8 @@ def main():
         crowd = animserver.Client(server.host, server.port, auth_token=TOKEN, client_name="previewer-crowd")
         ids = crowd.create_characters("default", [{"x": 3.0 + 1.2 * i, "z": -3.0} for i in range(6)]).characters
         # Goals 80 m off in a narrow fan: still walking at the end of the test, spread slowly, in one view.
-        crowd.set_inputs([animserver.goal(c, 3.0 + 1.2 * i + 80.0 * math.cos(0.05 * i), -3.0 - 80.0 * math.sin(0.05 * i),
-                                          0.9) for i, c in enumerate(ids)])
+        crowd.set_inputs([animserver.goal(c, 3.0 + 1.2 * i + 80.0 * math.cos(0.05 * i),
+                                          -3.0 - 80.0 * math.sin(0.05 * i), 0.9) for i, c in enumerate(ids)])
         check(True, f"crowd of {len(ids)} characters walking to goals (another connection's)")
         for _ in range(100):  # bound on waiting for websockify to listen
             with socket.socket() as s:

@@ -187,8 +187,8 @@ def test_characters_and_streams(client, db):
     check((a.characters == b.characters).all() and (a.frames == b.frames).all() and (a.contacts == b.contacts).all(),
           "same characters, frames and contacts in both encodings")
     worst("quantized rotations vs floats (rad)", angle_between(a.rotations, b.rotations), ROTATION_RAD, names)
-    worst("quantized root positions vs floats (m)", np.abs(a.positions[:, :1] - b.positions[:, :1]).max(axis=-1), ROOT_POSITION_M,
-          ["root"])
+    worst("quantized root positions vs floats (m)", np.abs(a.positions[:, :1] - b.positions[:, :1]).max(axis=-1),
+          ROOT_POSITION_M, ["root"])
     worst("quantized local positions vs floats (m)", np.abs(a.positions[:, 1:] - b.positions[:, 1:]).max(axis=-1),
           LOCAL_POSITION_M, names[1:])
     reference = [scalar_quantized(p.quantized, False) for p in b.message.poses]
@@ -319,7 +319,8 @@ async def async_test(port, ids_expected):
         raise AssertionError("asyncio: no error")
     except errors.NotFoundError as e:
         check(e.code == pb.ERROR_NOT_FOUND, "asyncio: errors are the same exceptions")
-    ids = (await client.create_characters("default", [{"x": 0.0, "z": float(i)} for i in range(ids_expected)])).characters
+    ids = (await client.create_characters("default",
+                                          [{"x": 0.0, "z": float(i)} for i in range(ids_expected)])).characters
     await client.set_inputs([animserver.velocity(c, 0.0, 1.4, 0.0) for c in ids])
     frames = []
     async with await client.subscribe(ids, encoding="quantized") as stream:
@@ -367,12 +368,14 @@ def test_machines_graphs_fit(client):
         client.ping()
     check(graph.ready and graph.nodes > 0, "build_graph / describe_graph: a graph")
     walk = client.query_graph("default", [(0, 0), (0, 10)], seconds=20.0, settle=2.0)
-    check(len(walk.steps) > 0 and walk.error_mean < 0.25, f"query_graph: a walk near the line ({walk.error_mean:.3f} m)")
+    check(len(walk.steps) > 0 and walk.error_mean < 0.25,
+          f"query_graph: a walk near the line ({walk.error_mean:.3f} m)")
     due = FOLLOW_START_S + 10.0 / (FOLLOW_MIN_PACE * DEFAULT_DB_EXPECTED_SPEED)
     check(walk.arc >= 10.0 - PATH_END_M - 1e-3 and walk.seconds <= due,
           f"query_graph: along the line to its end ({walk.arc:.2f} m in {walk.seconds:.2f} s, due {due:.1f} s)")
     gid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=2).characters)
-    check(client.set_paths([{"character": gid[0], "points": [{"x": 0, "z": 0}, {"x": 0, "z": 5}]}]).tick > 0, "set_paths")
+    check(client.set_paths([{"character": gid[0], "points": [{"x": 0, "z": 0}, {"x": 0, "z": 5}]}]).tick > 0,
+          "set_paths")
     client.destroy_characters(gid)
     source = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float32)
     aligned = client.align(source, source + [1, 2, 3])
@@ -385,7 +388,8 @@ def test_machines_graphs_fit(client):
     check(len(fit.residuals) == 4 and max(fit.residuals) < 0.1, "fit_pose: a pose near the trackers")
     tid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=3,
                                         tracker={"trackers": [{"bone": t["bone"]} for t in trackers]}).characters)
-    check(client.set_trackers([{"character": tid[0], "trackers": [{"position": t["position"]} for t in trackers]}]).tick > 0,
+    check(client.set_trackers([{"character": tid[0],
+                                "trackers": [{"position": t["position"]} for t in trackers]}]).tick > 0,
           "set_trackers")
     client.destroy_characters(tid)
 
@@ -408,8 +412,8 @@ def main():
         client.shutdown()
         check(server.proc.wait(timeout=10) == 0, "shutdown: the server drains and exits 0")
         missing = set(animserver.REQUEST_KINDS) - Recording.sent
-        check(not missing, f"every request kind exercised ({len(Recording.sent & set(animserver.REQUEST_KINDS))}){': missing ' if missing else ''}"
-              f"{', '.join(sorted(missing))}")
+        check(not missing, f"every request kind exercised ({len(Recording.sent & set(animserver.REQUEST_KINDS))})"
+              f"{': missing ' if missing else ''}{', '.join(sorted(missing))}")
     finally:
         server.stop()
     print("python client: passed")

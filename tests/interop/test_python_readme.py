@@ -40,7 +40,8 @@ def main():
     python = os.path.join(venv, "bin", "python")
     pip = subprocess.run([python, "-m", "pip", "install", "--no-index", "--quiet", os.path.join(ROOT, "python")],
                          capture_output=True, text=True)
-    check(pip.returncode == 0, "pip install ./python into a fresh virtual environment" + (f": {pip.stderr[-400:]}" if pip.returncode else ""))
+    check(pip.returncode == 0, "pip install ./python into a fresh virtual environment"
+          + (f": {pip.stderr[-400:]}" if pip.returncode else ""))
     with Server() as server:
         script = example.replace('"127.0.0.1", 7878', f'"127.0.0.1", {server.port}')
         script += ("import json\nprint(json.dumps({'package': animserver.__file__, "

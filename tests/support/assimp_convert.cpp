@@ -56,7 +56,8 @@ extern "C" int anim_test_assimp_convert(const char *bvh_path, const char *out_pa
   if (drop_animations) drop(scene);
   if (std::strncmp(format, "fbx", 3) == 0) times_in_seconds(scene);
   Assimp::Exporter exporter;
-  int rc = exporter.Export(scene, format, out_path) == AI_SUCCESS ? 0 : fail(err, errlen, out_path, exporter.GetErrorString());
+  int rc = exporter.Export(scene, format, out_path) == AI_SUCCESS
+               ? 0 : fail(err, errlen, out_path, exporter.GetErrorString());
   delete scene;
   return rc;
 }

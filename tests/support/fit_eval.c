@@ -72,14 +72,16 @@ int fit_eval_run(const anim_pose_fit_model_t *model, const anim_pose_fit_params_
       int i = frame - range->start;
       const vec3 *tg = truth->global_positions + (size_t)frame * (size_t)nb;
       const quat *tr = truth->global_rotations + (size_t)frame * (size_t)nb;
-      for (int b = 0; b < nb; b++) truth_scaled[b] = vec3_add(anchor, vec3_scale(vec3_sub(tg[b], anchor), o->tracker_scale));
+      for (int b = 0; b < nb; b++)
+        truth_scaled[b] = vec3_add(anchor, vec3_scale(vec3_sub(tg[b], anchor), o->tracker_scale));
       anim_tracker_input_t in[ANIM_POSE_FIT_MAX_TRACKERS];
       memset(in, 0, sizeof in);
       float t = (float)i * dt;
       int dropping = o->drop_tracker >= 0 && t >= o->drop_start && t < o->drop_start + o->drop_seconds;
       for (int k = 0; k < model->ntrackers; k++) {
         int b = model->tracker_bones[k];
-        vec3 point = vec3_add(truth_scaled[b], quat_mul_vec3(tr[b], vec3_scale(model->tracker_offsets[k], o->tracker_scale)));
+        vec3 point =
+            vec3_add(truth_scaled[b], quat_mul_vec3(tr[b], vec3_scale(model->tracker_offsets[k], o->tracker_scale)));
         vec3 noise = vec3_make(fit_eval_gaussian(&seed), fit_eval_gaussian(&seed), fit_eval_gaussian(&seed));
         in[k].present = !(dropping && k == o->drop_tracker);
         in[k].position = vec3_add(point, vec3_scale(noise, o->noise));

@@ -11,7 +11,8 @@
 anim_client_t *anim_test_connect(const anim_test_server_t *server) {
   int err;
   anim_client_t *client = anim_client_connect(server->host, server->port, NULL, &err);
-  if (!client) fail_msg("cannot connect to the test server on %s:%d: %s", server->host, server->port, anim_strerror(err));
+  if (!client)
+    fail_msg("cannot connect to the test server on %s:%d: %s", server->host, server->port, anim_strerror(err));
   return client;
 }
 

@@ -43,7 +43,8 @@ int anim_heldout_build(const char *mocap_dir, const char *const *held_out, int n
   o.mirror = 1;
   if (!rc) rc = anim_database_build(out_db, "fit", kept, nkept, &o, err, errlen);
   anim_feature_schema_t schema;
-  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db))) rc = anim_features_build(out_db, &schema, err, errlen);
+  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db)))
+    rc = anim_features_build(out_db, &schema, err, errlen);
   o.mirror = 0;
   if (!rc) rc = anim_database_build(out_truth, "truth", held, nfound, &o, err, errlen);
   free(kept), free(held);

@@ -28,7 +28,8 @@ int anim_quality_dataset_build(anim_database_t *out_db, const char *shared_dir, 
   int rc = anim_import_path(&clips, path, &bo, err, errlen);
   if (!rc) rc = anim_database_build(out_db, anim_quality_datasets[d].name, clips.clips, clips.count, &o, err, errlen);
   anim_clip_list_free(&clips);
-  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db))) rc = anim_features_build(out_db, &schema, err, errlen);
+  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db)))
+    rc = anim_features_build(out_db, &schema, err, errlen);
   if (rc) anim_database_free(out_db);
   return rc;
 }

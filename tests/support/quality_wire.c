@@ -57,7 +57,8 @@ int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, 
     if (!chars[i].positions) rc = ANIM_ENOMEM;
     anim_input_program_init(&chars[i].program, runs[i].kind, runs[i].seed);
     anim_character_placement_t place = {3.0f * (float)i, 0.0f, 0.0f, 0};
-    if (!rc && (rc = anim_client_characters_create(client, runs[i].database, NULL, &place, 1, &chars[i].id, TIMEOUT_MS)))
+    if (!rc &&
+        (rc = anim_client_characters_create(client, runs[i].database, NULL, &place, 1, &chars[i].id, TIMEOUT_MS)))
       snprintf(err, (size_t)errlen, "create on %s: %s", runs[i].database, anim_strerror(rc));
     if (!rc) ids[created++] = chars[i].id;
   }

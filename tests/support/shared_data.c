@@ -42,7 +42,8 @@ int anim_test_bandai_database(anim_database_t *out_db) {
   int rc = anim_import_path(&clips, dir, &bo, err, sizeof err);
   if (!rc) rc = anim_database_build(out_db, "bandai", clips.clips, clips.count, &o, err, sizeof err);
   anim_clip_list_free(&clips);
-  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db))) rc = anim_features_build(out_db, &schema, err, sizeof err);
+  if (!rc && !(rc = anim_feature_schema_default(&schema, out_db)))
+    rc = anim_features_build(out_db, &schema, err, sizeof err);
   if (rc) fail_msg("bandai database: %s", err);
   return 1;
 }

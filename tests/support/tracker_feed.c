@@ -183,7 +183,8 @@ static float final_scale(anim_test_raw_t *c, uint64_t id) {
 static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker_feed_result_t *out, char *err,
                       int errlen) {
   const anim_range_t *range = &f->truth->ranges[r];
-  uint64_t reset_request, last_request = 0, base_tick = 0, expected = 0; /* base_tick 0: the reset's answer not read yet */
+  /* base_tick 0: the reset's answer not read yet */
+  uint64_t reset_request, last_request = 0, base_tick = 0, expected = 0;
   if (send_frame(c, f, id, range, range->start, 1, &reset_request) != 0)
     return snprintf(err, (size_t)errlen, "send failed"), -1;
   int every = f->o->every > 0 ? f->o->every : 1;
@@ -203,11 +204,14 @@ static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker
       uint64_t tick = m->stream->tick;
       int frame = range->start + (int)(tick - base_tick);
       const Animserver__CharacterPose *p = m->stream->poses[0];
-      if (frame >= range->stop) done = 1;
-      else if (p->n_global_positions == 3 * (size_t)f->truth->nbones) compare(f, range, r, frame, p->global_positions, out);
+      if (frame >= range->stop)
+        done = 1;
+      else if (p->n_global_positions == 3 * (size_t)f->truth->nbones)
+        compare(f, range, r, frame, p->global_positions, out);
       int next = frame + 1;
       if (!done && next < range->stop && (next - range->start) % every == 0) {
-        if (send_frame(c, f, id, range, next, 0, &last_request) != 0) rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
+        if (send_frame(c, f, id, range, next, 0, &last_request) != 0)
+          rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
         expected = tick + 1;
       }
       if (next >= range->stop) done = 1;

@@ -52,7 +52,7 @@ void anim_wire_expect_error(anim_wire_t *w, Animserver__Request *request, int co
   const Animserver__Error *e = m->response->error;
   if (!e) fail_msg("expected %s \"...%s...\", got an answer", anim_err_name(code), contains);
   if (-(int)e->code != code || !strstr(e->message, contains))
-    fail_msg("expected %s \"...%s...\"\n          got %s \"%s\"", anim_err_name(code), contains, anim_err_name(-(int)e->code),
-             e->message);
+    fail_msg("expected %s \"...%s...\"\n          got %s \"%s\"", anim_err_name(code), contains,
+             anim_err_name(-(int)e->code), e->message);
   anim_wire_free(m);
 }
