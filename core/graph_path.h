@@ -121,7 +121,8 @@ typedef struct {
  *  1. horizon in (0, 60] s, keep in (0, horizon];
  *  2. max_expansions >= 1;
  *  3. speed >= 0 m/s, progress >= 0;
- *  4. every float finite. */
+ *  4. warm and bound 0 or 1;
+ *  5. every float finite. */
 typedef struct {
   float horizon;         /* s searched ahead (default 2) */
   float keep;            /* s of each plan returned (default 0.5) */
@@ -130,6 +131,11 @@ typedef struct {
                             median root speed of the graph's edges) */
   float progress;        /* scales the progress term's weight w (default 1;
                             0: the paper's error alone) */
+  int warm;              /* 1 (default): start from the previous plan's
+                            walk beyond its kept part (below, "Warm start") */
+  int bound;             /* 1 (default): drop a walk when its error plus a
+                            lower bound of what its future frames add
+                            reaches the best (below, "Bound") */
 } anim_path_options_t;
 
 void anim_path_options_default(anim_path_options_t *out_options);
@@ -141,6 +147,7 @@ typedef struct {
   float s;               /* arc length travelled (m) */
   float error;           /* m^2, progress term included */
   float progress;        /* m^2, the progress term's part of error */
+  float floor;           /* m^2, error plus the least its future frames add */
   int frames;
   float x, z;            /* last root (world) */
 } anim_path_step_t;
@@ -160,6 +167,8 @@ typedef struct anim_path_planner {
   float speed;           /* m/s: the pacer's (options.speed, or the graph's median) */
   float weight;          /* w of the progress term, options.progress included */
   float rest;            /* m of an open path left after the plan's s0 (INFINITY when closed) */
+  int pacer_free;        /* the pacer does not reach rest within the horizon */
+  float step_max;        /* m: the most the root moves in one frame of an edge */
   float *node_yaw;       /* per graph node: its frame's root yaw (rad) */
   float *landing_yaw;    /* per graph edge taken by a jump: the root yaw of the frame it lands on */
 
@@ -182,6 +191,9 @@ typedef struct anim_path_planner {
   int plan_frames;
   float plan_error;      /* m^2, of the whole best walk */
   float plan_progress;   /* m^2, the progress term's part of plan_error */
+  float warm_error;      /* m^2, of the warm start (INFINITY: none) */
+  int *warm;             /* the best walk's edges beyond the kept part ... */
+  int nwarm, warm_node;  /* ... starting at this node */
   int expansions;        /* edges tried */
   int exhausted;         /* the budget ran out before the search ended */
 } anim_path_planner_t;
