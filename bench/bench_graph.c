@@ -354,11 +354,11 @@ static plan_result_t plan_follow(const anim_motion_graph_t *g, const anim_databa
  * for the ratios. */
 static void plain_options(anim_path_options_t *o) {
   anim_path_options_default(o);
-  o->warm = 0, o->bound = 0;
+  o->warm = 0, o->bound = 0, o->memory = 0.0f;
 }
 
 static void bench_plans(const anim_database_t *db, const char *dbname, int start_node_of_db, float seconds,
-                        int budget, float horizon) {
+                        int budget, float horizon, float memory) {
   static const float line_z[] = {0, 0, 0, 10}, line_x[] = {0, 0, 10, 0};
   static const float l_left[] = {0, 0, 0, 3, 3, 3}, l_right[] = {0, 0, 0, 3, -3, 3};
   float right[128], left[128];
@@ -402,6 +402,7 @@ static void bench_plans(const anim_database_t *db, const char *dbname, int start
       anim_path_options_default(&now);
       if (budget > 0) plain.max_expansions = now.max_expansions = budget;
       if (horizon > 0) plain.horizon = now.horizon = horizon;
+      if (memory >= 0) now.memory = memory;
       plan_result_t a = plan_follow(g, db, &plain, &cases[k], start), b = plan_follow(g, db, &now, &cases[k], start);
       const plan_result_t *rs[2] = {&a, &b};
       for (int v = 0; v < 2; v++) {
@@ -422,7 +423,7 @@ int bench_graph(int argc, char **argv) {
   const char *shared = "../shared", *sizes = "6k,30k", *write = NULL;
   float seconds = 30.0f;
   int threads = 2, plans = 0, budget = 0;
-  float horizon = 0.0f;
+  float horizon = 0.0f, memory = -1.0f;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--shared")) shared = argv[i + 1];
     else if (!strcmp(argv[i], "--sizes")) sizes = argv[i + 1];
@@ -432,6 +433,7 @@ int bench_graph(int argc, char **argv) {
     else if (!strcmp(argv[i], "--plans")) plans = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--budget")) budget = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--horizon")) horizon = (float)atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--memory")) memory = (float)atof(argv[i + 1]);
     else {
       fprintf(stderr, "animbench graph: unknown option %s\n", argv[i]);
       return 2;
@@ -445,13 +447,13 @@ int bench_graph(int argc, char **argv) {
       fprintf(stderr, "animbench graph: %s\n", err);
       return 1;
     }
-    bench_plans(&db, "default database", -2, seconds, budget, horizon);
+    bench_plans(&db, "default database", -2, seconds, budget, horizon, memory);
     anim_database_free(&db);
     if (build_database(&db, shared, 1, err, sizeof err)) {
       fprintf(stderr, "animbench graph: %s\n", err);
       return 1;
     }
-    bench_plans(&db, "Bandai Namco 6k", -1, seconds, budget, horizon);
+    bench_plans(&db, "Bandai Namco 6k", -1, seconds, budget, horizon, memory);
     anim_database_free(&db);
     return 0;
   }

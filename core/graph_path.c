@@ -21,15 +21,17 @@ void anim_path_options_default(anim_path_options_t *o) {
   o->progress = 1.0f;
   o->warm = 1;
   o->bound = 1;
+  o->memory = 10.0f;
 }
 
 int anim_path_options_validate(const anim_path_options_t *o) {
   if (!o) return ANIM_EINVAL;
-  if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress))
+  if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress) ||
+      !isfinite(o->memory))
     return ANIM_ENONFINITE;
   if (!(o->horizon > 0.0f) || o->horizon > 60.0f || !(o->keep > 0.0f) || o->keep > o->horizon || o->max_expansions < 1)
     return ANIM_EINVAL;
-  if (o->speed < 0.0f || o->progress < 0.0f) return ANIM_EINVAL;
+  if (o->speed < 0.0f || o->progress < 0.0f || o->memory < 0.0f) return ANIM_EINVAL;
   if ((o->warm != 0 && o->warm != 1) || (o->bound != 0 && o->bound != 1)) return ANIM_EINVAL;
   return 0;
 }
@@ -183,6 +185,7 @@ int anim_path_planner_set_path(anim_path_planner_t *p, const anim_path_t *path) 
     p->cumulative = cumulative, p->capacity = path->count;
   }
   memcpy(p->points, path->points, 2 * (size_t)path->count * sizeof(float));
+  p->carry = 0; /* a new path: no lag carried */
   p->count = path->count, p->closed = path->closed != 0;
   int segments = p->closed ? p->count : p->count - 1;
   p->cumulative[0] = 0.0f;
@@ -297,9 +300,9 @@ static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *
   if (p->weight > 0.0f) {
     float t = (float)st->frames / p->db->frame_rate, lag, fall;
     if (p->pacer_free) /* the pacer never reaches an open path's end in the horizon */
-      lag = p->speed * t - st->s, fall = fmaxf(dmax - p->speed / p->db->frame_rate, 1e-6f);
+      lag = p->lag0 + p->speed * t - st->s, fall = fmaxf(dmax - p->speed / p->db->frame_rate, 1e-6f);
     else
-      lag = fminf(p->speed * t, p->rest) - st->s, fall = dmax;
+      lag = fminf(p->lag0 + p->speed * t, p->rest) - st->s, fall = dmax;
     bound += p->weight * falling_squares(lag, fall, n);
   }
   /* A margin for float rounding: the bound must stay below the error the
@@ -337,7 +340,7 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     out->error += d2;
     out->frames++;
     /* Behind the pacer, which stops at an open path's end. */
-    float lag = fminf(p->speed * (float)out->frames / p->db->frame_rate, p->rest) - out->s;
+    float lag = fminf(p->lag0 + p->speed * (float)out->frames / p->db->frame_rate, p->rest) - out->s;
     if (lag > 0.0f) out->progress += p->weight * lag * lag, out->error += p->weight * lag * lag;
     if (out->error >= bound) return -1;
     if (!p->closed && s0 + out->s >= p->length) {
@@ -420,7 +423,17 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
   root.floor = 0.0f;
   p->rest = p->closed ? INFINITY : fmaxf(0.0f, p->length - s0);
-  p->pacer_free = p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->rest;
+  /* The lag carried from the plans before, when this one goes on from where
+   * the last one's kept part ends on the same path: the pacer went on at the
+   * expected speed while that part was played, and the lag decays. */
+  p->lag0 = 0.0f, p->behind = 0.0f;
+  if (p->options.memory > 0.0f && p->carry && p->warm_node == start) {
+    float dt = (float)p->carry_frames / p->db->frame_rate, ds = s0 - p->carry_s0;
+    if (p->closed) ds -= p->length * roundf(ds / p->length);
+    p->behind = fmaxf(0.0f, p->carry_lag + p->speed * dt - ds) * expf(-dt / p->options.memory);
+    p->lag0 = fmaxf(0.0f, p->behind - p->speed * ANIM_PATH_LAG_SLACK);
+  }
+  p->pacer_free = p->lag0 + p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->rest;
   anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
   float best_progress = 0.0f, best = warm_start(p, start, &root, s0, &best_progress);
   p->warm_error = best;
@@ -451,6 +464,7 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   }
   /* What the next plan, from where the kept part ends, starts from. */
   p->nwarm = 0;
+  p->carry = p->nplan > 0, p->carry_lag = p->behind, p->carry_s0 = s0, p->carry_frames = p->plan_frames;
   if (p->nplan > 0) {
     p->warm_node = g->edges[p->plan[p->nplan - 1]].target;
     for (; i < p->best_length; i++) p->warm[p->nwarm++] = p->best_walk[i];

@@ -117,6 +117,10 @@ typedef struct {
   int closed;            /* the last point joins the first; P(s) wraps */
 } anim_path_t;
 
+/* Seconds at the expected speed of lag the plans before may leave without
+ * it being carried into the next plan (below, "Progress"). */
+#define ANIM_PATH_LAG_SLACK 2.0f
+
 /* Validity rules (anim_path_options_validate):
  *  1. horizon in (0, 60] s, keep in (0, horizon];
  *  2. max_expansions >= 1;
@@ -136,6 +140,8 @@ typedef struct {
   int bound;             /* 1 (default): drop a walk when its error plus a
                             lower bound of what its future frames add
                             reaches the best (below, "Bound") */
+  float memory;          /* s: time constant of the lag carried from plan to
+                            plan (default 10; 0: none; below, "Progress") */
 } anim_path_options_t;
 
 void anim_path_options_default(anim_path_options_t *out_options);
@@ -167,6 +173,10 @@ typedef struct anim_path_planner {
   float speed;           /* m/s: the pacer's (options.speed, or the graph's median) */
   float weight;          /* w of the progress term, options.progress included */
   float rest;            /* m of an open path left after the plan's s0 (INFINITY when closed) */
+  float lag0;            /* m: the pacer's lead at the plan's start (carried) */
+  float behind;          /* m: the lag accumulated over the plans before */
+  int carry, carry_frames; /* the last plan's: kept, its kept frames, ... */
+  float carry_lag, carry_s0; /* ... its lag0 and s0 */
   int pacer_free;        /* the pacer does not reach rest within the horizon */
   float step_max;        /* m: the most the root moves in one frame of an edge */
   float *node_yaw;       /* per graph node: its frame's root yaw (rad) */
