@@ -123,7 +123,7 @@ int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t
 
 void anim_path_planner_free(anim_path_planner_t *p) {
   free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children);
-  free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->count_per_depth), free(p->cursor);
+  free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->seed), free(p->count_per_depth), free(p->cursor);
   memset(p, 0, sizeof *p);
 }
 
@@ -155,10 +155,11 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   p->count_per_depth = malloc(depth * sizeof(int)), p->cursor = malloc(depth * sizeof(int));
   p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int));
   p->plan = malloc(depth * sizeof(int)), p->warm = malloc(depth * sizeof(int));
+  p->seed = malloc(depth * sizeof(int));
   /* Room for a two-point path (a goal's segment) from the start. */
   p->points = malloc(4 * sizeof(float)), p->cumulative = malloc(3 * sizeof(float)), p->capacity = 2;
   if (!p->node_yaw || !p->landing_yaw || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk ||
-      !p->walk || !p->plan || !p->warm || !p->points || !p->cumulative) {
+      !p->walk || !p->plan || !p->warm || !p->seed || !p->points || !p->cumulative) {
     anim_path_planner_free(p);
     return ANIM_ENOMEM;
   }
@@ -372,7 +373,7 @@ static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, f
   int n = 0;
   p->count_per_depth[d] = 0, p->cursor[d] = 0;
   for (int i = 0; i < node->nedges; i++) {
-    if (p->expansions >= p->options.max_expansions) return 1;
+    if (p->expansions >= p->limit) return 1;
     p->expansions++;
     anim_path_child_t *c = &children[n];
     c->edge = node->first_edge + i;
@@ -387,31 +388,80 @@ static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, f
   return 0;
 }
 
-/* The previous plan's walk beyond its kept part, when it starts at `start`,
- * played from root (completed greedily: each step the child of least key,
- * as the search's first walk down), as the first best walk: a bound from
- * the start, and an answer at least as good as going on with the old plan
- * when the budget runs out. Returns its error, INFINITY when there is none
- * (no old plan, another node, a dead end). */
-static float warm_start(anim_path_planner_t *p, int start, const anim_path_step_t *root, float s0,
-                        float *out_progress) {
-  if (!p->options.warm || p->nwarm < 1 || p->warm_node != start) return INFINITY;
+/* A walk from root made of edges[0..n) (cut where it is complete) and, when
+ * they end before it is, completed greedily (each step the child of least
+ * key, as the search's first walk down), written to out_walk. Returns its
+ * error, INFINITY when there is none (a dead end, the budget out). */
+static float complete(anim_path_planner_t *p, const anim_path_step_t *root, float s0, const int *edges, int n,
+                      int *out_walk, int *out_length, float *out_progress) {
   anim_path_step_t at = *root;
-  int n = 0, done = 0;
-  for (int i = 0; i < p->nwarm && !done && n + 1 < p->depth_capacity; i++) {
+  int k = 0, done = 0;
+  for (int i = 0; i < n && !done && k + 1 < p->depth_capacity; i++) {
     anim_path_step_t next;
-    done = extend(p, &at, p->warm[i], s0, INFINITY, &next);
-    p->best_walk[n++] = p->warm[i], at = next;
+    done = extend(p, &at, edges[i], s0, INFINITY, &next);
+    out_walk[k++] = edges[i], at = next;
   }
-  while (!done && n + 1 < p->depth_capacity) {
-    /* Scratch of depth n: the search starts at depth 0 afterwards. */
-    if (expand(p, n, &at, s0, INFINITY) || p->count_per_depth[n] < 1) return INFINITY;
-    const anim_path_child_t *c = &p->children[(size_t)n * (size_t)p->max_degree];
-    p->best_walk[n++] = c->edge, at = c->step, done = c->done;
+  while (!done && k + 1 < p->depth_capacity) {
+    /* Scratch of depth k: the search starts at depth 0 afterwards. */
+    if (expand(p, k, &at, s0, INFINITY) || p->count_per_depth[k] < 1) return INFINITY;
+    const anim_path_child_t *c = &p->children[(size_t)k * (size_t)p->max_degree];
+    out_walk[k++] = c->edge, at = c->step, done = c->done;
   }
-  p->best_length = n;
-  *out_progress = at.progress;
+  *out_length = k, *out_progress = at.progress;
   return at.error;
+}
+
+/* Depth-first branch and bound from root under bound *io_best (whose walk
+ * is out_walk[0..*io_length)), until the search ends or `limit` edges have
+ * been tried in all (then *io_exhausted). */
+static void search(anim_path_planner_t *p, const anim_path_step_t *root, float s0, int limit, float *io_best,
+                   float *io_progress, int *out_walk, int *io_length, int *io_exhausted) {
+  p->limit = limit;
+  float best = *io_best;
+  int exhausted = expand(p, 0, root, s0, best), depth = 0;
+  while (depth >= 0 && !exhausted) {
+    if (p->cursor[depth] >= p->count_per_depth[depth]) {
+      depth--;
+      continue;
+    }
+    const anim_path_child_t *c = &p->children[(size_t)depth * (size_t)p->max_degree + (size_t)p->cursor[depth]++];
+    if (c->step.floor >= best) continue; /* the bound moved since it was made */
+    p->walk[depth] = c->edge;
+    if (c->done || depth + 1 >= p->depth_capacity) {
+      best = c->step.error, *io_progress = c->step.progress;
+      memcpy(out_walk, p->walk, (size_t)(depth + 1) * sizeof(int));
+      *io_length = depth + 1;
+      continue;
+    }
+    depth++;
+    exhausted = expand(p, depth, &c->step, s0, best);
+  }
+  *io_best = best, *io_exhausted = exhausted;
+}
+
+/* The seed (options.warm, graph_path.h "Warm start"): a walk whose error
+ * bounds the search from its start and is the answer when the budget runs
+ * out before anything better: the previous plan's walk beyond its kept
+ * part, when it starts here; else (a first plan, or one from elsewhere) the
+ * best walk of half the horizon, searched with a quarter of the budget.
+ * Either is completed greedily. Fills best_walk; returns its error
+ * (INFINITY: none). */
+static float seed(anim_path_planner_t *p, int start, const anim_path_step_t *root, float s0, float *out_progress) {
+  float error = INFINITY;
+  int length = 0;
+  if (p->nwarm > 0 && p->warm_node == start) {
+    error = complete(p, root, s0, p->warm, p->nwarm, p->best_walk, &length, out_progress);
+  } else if (p->horizon_frames >= 2) {
+    float short_best = INFINITY, short_progress = 0.0f;
+    int horizon = p->horizon_frames, short_length = 0, exhausted = 0;
+    p->horizon_frames = horizon / 2;
+    search(p, root, s0, p->options.max_expansions / 4, &short_best, &short_progress, p->seed, &short_length,
+           &exhausted);
+    p->horizon_frames = horizon, p->limit = p->options.max_expansions;
+    if (short_length > 0) error = complete(p, root, s0, p->seed, short_length, p->best_walk, &length, out_progress);
+  }
+  p->best_length = isfinite(error) ? length : 0;
+  return error;
 }
 
 int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t map, float s0) {
@@ -419,6 +469,7 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   if (p->count < 2 || start < 0 || start >= g->nnodes || !isfinite(map.angle + map.x + map.z + s0))
     return ANIM_EINVAL;
   p->expansions = 0, p->exhausted = 0, p->best_length = 0, p->nplan = 0, p->plan_frames = 0;
+  p->limit = p->options.max_expansions;
   anim_path_step_t root;
   root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
   root.floor = 0.0f;
@@ -435,27 +486,10 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   }
   p->pacer_free = p->lag0 + p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->rest;
   anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
-  float best_progress = 0.0f, best = warm_start(p, start, &root, s0, &best_progress);
+  float best_progress = 0.0f, best = p->options.warm ? seed(p, start, &root, s0, &best_progress) : INFINITY;
   p->warm_error = best;
-  if (!p->exhausted) p->exhausted = expand(p, 0, &root, s0, best);
-  int depth = 0;
-  while (depth >= 0 && !p->exhausted) {
-    if (p->cursor[depth] >= p->count_per_depth[depth]) {
-      depth--;
-      continue;
-    }
-    const anim_path_child_t *c = &p->children[(size_t)depth * (size_t)p->max_degree + (size_t)p->cursor[depth]++];
-    if (c->step.floor >= best) continue; /* the bound moved since it was made */
-    p->walk[depth] = c->edge;
-    if (c->done || depth + 1 >= p->depth_capacity) {
-      best = c->step.error, best_progress = c->step.progress;
-      memcpy(p->best_walk, p->walk, (size_t)(depth + 1) * sizeof(int));
-      p->best_length = depth + 1;
-      continue;
-    }
-    depth++;
-    p->exhausted = expand(p, depth, &c->step, s0, best);
-  }
+  search(p, &root, s0, p->options.max_expansions, &best, &best_progress, p->best_walk, &p->best_length,
+         &p->exhausted);
   p->plan_error = best, p->plan_progress = best_progress;
   int i = 0;
   for (; i < p->best_length && p->plan_frames < p->keep_frames; i++) {

@@ -204,6 +204,8 @@ typedef struct anim_path_planner {
   float warm_error;      /* m^2, of the warm start (INFINITY: none) */
   int *warm;             /* the best walk's edges beyond the kept part ... */
   int nwarm, warm_node;  /* ... starting at this node */
+  int *seed;             /* the best walk of half the horizon */
+  int limit;             /* expansions allowed to the running search */
   int expansions;        /* edges tried */
   int exhausted;         /* the budget ran out before the search ended */
 } anim_path_planner_t;
