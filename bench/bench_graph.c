@@ -2,6 +2,19 @@
  * bench_graph.c: `animbench graph`, motion graphs and state machines.
  *
  *   animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds S] [--threads N] [--write DIR]
+ *   animbench graph --plans 1 [--shared DIR] [--seconds S] [--budget N] [--horizon S] [--memory S]
+ *
+ * With --plans, the planners compared: on the default database (from its
+ * idle node) and on Bandai Namco 6k (from a walk), each graph built with
+ * and without options.slide, a character follows a line straight ahead, a
+ * line along +X (on its left), an L of 3 + 3 m turning left and right and
+ * circles of radius 3 m turning right and left, planned by the planner
+ * as it is (anim_path_options_default) and as it was before the seeds, the
+ * bound and the carried lag (warm 0, bound 0, memory 0) in the same run:
+ * distance from the path (mean, worst; circles after 5 s), the path covered,
+ * plans, edges tried a plan, plans cut short by the budget, planning CPU
+ * time a plan and its ratio to the older planner's. --budget, --horizon set
+ * both planners' max_expansions and horizon; --memory the new one's.
  *
  * With --write, nothing is timed: the databases are written as
  * DIR/graph-6k.animdb and DIR/graph-30k.animdb, for a server to load
@@ -350,7 +363,7 @@ static plan_result_t plan_follow(const anim_motion_graph_t *g, const anim_databa
   return r;
 }
 
-/* Today's planner (before the warm start and the bound on the future),
+/* The planner before the seeds, the bound and the carried lag (graph_path.h),
  * for the ratios. */
 static void plain_options(anim_path_options_t *o) {
   anim_path_options_default(o);
@@ -407,11 +420,11 @@ static void bench_plans(const anim_database_t *db, const char *dbname, int start
       const plan_result_t *rs[2] = {&a, &b};
       for (int v = 0; v < 2; v++) {
         const plan_result_t *r = rs[v];
-        printf("  %-17s %-5s mean %.3f worst %.3f m, %5.2f m in %5.2f s%s, %3llu plans, %6.0f edges/plan, "
+        printf("  %-17s %-6s mean %.3f worst %.3f m, %5.2f m in %5.2f s%s, %3llu plans, %6.0f edges/plan, "
                "%3d exhausted, %.3f ms/plan",
-               cases[k].name, v ? "now" : "today", r->mean, r->worst, r->arc, r->seconds, r->reached ? " (end)" : "",
+               cases[k].name, v ? "now" : "before", r->mean, r->worst, r->arc, r->seconds, r->reached ? " (end)" : "",
                (unsigned long long)r->plans, r->edges, r->exhausted, r->plan_cpu * 1e3);
-        if (v) printf(" (%.2fx today)", a.plan_cpu > 0 ? b.plan_cpu / a.plan_cpu : 0.0);
+        if (v) printf(" (%.2fx before)", a.plan_cpu > 0 ? b.plan_cpu / a.plan_cpu : 0.0);
         printf("\n");
       }
     }

@@ -4,7 +4,11 @@
  * al. 2002, section 5: squared distance between the motion's root path and
  * the desired path at equal arc length), summed per frame, plus the
  * progress term (graph_path.h: how far the walk lags a pacer at the
- * expected speed), also summed per frame.
+ * expected speed, with the lag carried from the plans before), also summed
+ * per frame. The search is seeded (the previous plan's walk, or a search of
+ * half the horizon) and drops a walk by its error plus a lower bound of its
+ * future frames' (graph_path.h, "Bound", "Warm start"). It does not know
+ * characters or time: graph_character.c calls it at each node.
  */
 #include <math.h>
 #include <stdlib.h>
