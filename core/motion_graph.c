@@ -30,7 +30,7 @@ void anim_graph_options_default(anim_graph_options_t *o) {
   o->min_gap = 0; /* the window's frame count */
   o->strip_rows = 256;
   o->prune = 1;
-  o->slide = 1;
+  o->slide = ANIM_GRAPH_SLIDE_AUTO;
 }
 
 static int half_window(const anim_graph_options_t *o, const anim_database_t *db) {
@@ -42,7 +42,8 @@ int anim_graph_options_validate(const anim_graph_options_t *o, const anim_databa
   if (!isfinite(o->window) || !isfinite(o->threshold)) return ANIM_ENONFINITE;
   if (!(o->window > 0.0f) || o->window > 2.0f || half_window(o, db) < 1) return ANIM_EINVAL;
   if (!(o->threshold > 0.0f) || o->min_gap < 0 || o->strip_rows < 1 || o->spacing < 0 ||
-      o->spacing > half_window(o, db) || o->node_spacing < 0)
+      o->spacing > half_window(o, db) || o->node_spacing < 0 ||
+      (o->slide != 0 && o->slide != 1 && o->slide != ANIM_GRAPH_SLIDE_AUTO))
     return ANIM_EINVAL;
   if (o->bone_weights) {
     float total = 0.0f;
@@ -615,6 +616,17 @@ static int linked(const anim_database_t *db, const anim_graph_transition_t *kept
   return 0;
 }
 
+/* Whether two ranges hold the same motion exactly (a pair of distance 0
+ * between them; transitions sorted by distance): what makes nodes crowd
+ * and pairs be refused, so slide's automatic choice. Captured motion never
+ * repeats exactly; procedural clips that share a gait do. */
+static int repeats_exactly(const anim_database_t *db, const anim_motion_graph_t *g) {
+  for (int t = 0; t < g->ntransitions && g->transitions[t].distance == 0.0f; t++)
+    if (anim_database_range_of(db, g->transitions[t].from) != anim_database_range_of(db, g->transitions[t].to))
+      return 1;
+  return 0;
+}
+
 /* Keeps, best first, the pairs of transitions whose two frames are nodes
  * already or at least `spacing` frames from every node of their range, so
  * edges play `spacing` frames or more; with options.slide, a refused pair
@@ -631,6 +643,7 @@ static int sparsify(anim_motion_graph_t *g, const anim_graph_builder_t *b, int s
     return ANIM_ENOMEM;
   }
   qsort(g->transitions, (size_t)g->ntransitions, sizeof *g->transitions, compare_distances);
+  int slide = b->o.slide == ANIM_GRAPH_SLIDE_AUTO ? repeats_exactly(db, g) : b->o.slide;
   int kept = 0;
   for (int t = 0; t < g->ntransitions; t++) {
     anim_graph_transition_t tr = g->transitions[t];
@@ -638,7 +651,7 @@ static int sparsify(anim_motion_graph_t *g, const anim_graph_builder_t *b, int s
     const anim_range_t *rf = &db->ranges[anim_database_range_of(db, tr.from)];
     const anim_range_t *rt = &db->ranges[anim_database_range_of(db, tr.to)];
     if (!(end_allowed(node, rf, tr.from, spacing) && end_allowed(node, rt, tr.to, spacing)) &&
-        (!b->o.slide || rf == rt || linked(db, g->transitions, kept, tr, b->w) || !slide_pair(b, node, spacing, points, weights, &tr)))
+        (!slide || rf == rt || linked(db, g->transitions, kept, tr, b->w) || !slide_pair(b, node, spacing, points, weights, &tr)))
       continue;
     node[tr.from] = node[tr.to] = 1;
     g->transitions[kept++] = tr;

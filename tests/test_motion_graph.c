@@ -95,6 +95,9 @@ static void test_invalid(void **state) {
   anim_graph_options_default(&o);
   o.min_gap = -1;
   assert_int_equal(anim_graph_options_validate(&o, &db), ANIM_EINVAL);
+  anim_graph_options_default(&o);
+  o.slide = 2;
+  assert_int_equal(anim_graph_options_validate(&o, &db), ANIM_EINVAL);
   float weights[ANIM_MAX_BONES] = {0};
   anim_graph_options_default(&o);
   o.bone_weights = weights; /* all zero */
@@ -595,8 +598,9 @@ static follow_result_t walk_path(anim_graph_character_t *c, const anim_motion_gr
 }
 
 /* Share of a circle's plans the budget may cut short on the Bandai graph
- * (slide on: its default): measured 0 of 54 turning right, 7 of 51 turning
- * left (before the seeds and the bound of graph_path.h: all of them). */
+ * (its default, without slide: 0 of 54 either way; built with slide, 0 of
+ * 54 turning right and 7 of 51 turning left, and before the seeds and the
+ * bound of graph_path.h all of them). */
 #define MAX_CUT_SHORT 0.25f
 
 static void test_follow_line_and_circle(void **state) {
@@ -800,7 +804,7 @@ static void test_plan_is_least_error(void **state) {
 }
 
 /* A search cut short answers no worse than its seeds (graph_path.h, "Warm
- * start"): on the Bandai graph (slide on: the default) along a circle, with
+ * start"): on the Bandai graph (its default) along a circle, with
  * a budget far too small to finish, plans made one after another from
  * where each kept part ends (the map carried along the kept edges, s0 the
  * nearest path point). Each plan's error is at most the previous plan's
@@ -1061,6 +1065,41 @@ static void test_default_database_turns(void **state) {
   anim_database_free(&db);
 }
 
+/* Slide's automatic choice (the default): on where two ranges repeat a
+ * motion exactly (the procedural database's walks), off on captured motion
+ * (Bandai Namco), where it grows the graph and a line that turns away at
+ * once is lost (graph_path.h, "Turns"): the default graphs are those built
+ * with slide 1 and 0. */
+static void test_slide_automatic(void **state) {
+  anim_database_t db;
+  char err[256];
+  anim_test_procgen(&db);
+  anim_graph_options_t go;
+  anim_graph_options_default(&go);
+  assert_int_equal(go.slide, ANIM_GRAPH_SLIDE_AUTO);
+  anim_motion_graph_t *automatic = anim_motion_graph_build(&db, &go, err, sizeof err), *fixed;
+  assert_non_null(automatic);
+  for (int slide = 0; slide <= 1; slide++) {
+    go.slide = slide;
+    assert_non_null(fixed = anim_motion_graph_build(&db, &go, err, sizeof err));
+    printf("procedural database, slide %d: %d nodes, %d edges (automatic: %d, %d)\n", slide, fixed->nnodes,
+           fixed->nedges, automatic->nnodes, automatic->nedges);
+    assert_int_equal(fixed->nedges == automatic->nedges && fixed->nnodes == automatic->nnodes, slide == 1);
+    anim_motion_graph_free(fixed);
+  }
+  anim_motion_graph_free(automatic);
+  anim_database_free(&db);
+  if (!bandai_graph()) return;
+  for (int slide = 0; slide <= 1; slide++) {
+    go.slide = slide;
+    assert_non_null(fixed = anim_motion_graph_build(&bandai, &go, err, sizeof err));
+    printf("Bandai Namco, slide %d: %d nodes, %d edges (automatic: %d, %d)\n", slide, fixed->nnodes, fixed->nedges,
+           graph->nnodes, graph->nedges);
+    assert_int_equal(fixed->nedges == graph->nedges && fixed->nnodes == graph->nnodes, slide == 0);
+    anim_motion_graph_free(fixed);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),         cmocka_unit_test(test_cancel),
@@ -1071,6 +1110,7 @@ int main(void) {
       cmocka_unit_test(test_cut_short_is_no_worse),
       cmocka_unit_test(test_progress_default_database),
       cmocka_unit_test(test_default_database_turns),
+      cmocka_unit_test(test_slide_automatic),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }
