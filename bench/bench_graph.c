@@ -2,6 +2,19 @@
  * bench_graph.c: `animbench graph`, motion graphs and state machines.
  *
  *   animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds S] [--threads N] [--write DIR]
+ *   animbench graph --plans 1 [--shared DIR] [--seconds S] [--budget N] [--horizon S] [--memory S]
+ *
+ * With --plans, the planners compared: on the default database (from its
+ * idle node) and on Bandai Namco 6k (from a walk), each graph built with
+ * and without options.slide, a character follows a line straight ahead, a
+ * line along +X (on its left), an L of 3 + 3 m turning left and right and
+ * circles of radius 3 m turning right and left, planned by the planner
+ * as it is (anim_path_options_default) and as it was before the seeds, the
+ * bound and the carried lag (warm 0, bound 0, memory 0) in the same run:
+ * distance from the path (mean, worst; circles after 5 s), the path covered,
+ * plans, edges tried a plan, plans cut short by the budget, planning CPU
+ * time a plan and its ratio to the older planner's. --budget, --horizon set
+ * both planners' max_expansions and horizon; --memory the new one's.
  *
  * With --write, nothing is timed: the databases are written as
  * DIR/graph-6k.animdb and DIR/graph-30k.animdb, for a server to load
@@ -42,6 +55,7 @@
 #include "import.h"
 #include "machine_character.h"
 #include "motion_graph.h"
+#include "procgen.h"
 #include "search.h"
 #include "state_machine.h"
 
@@ -283,16 +297,156 @@ static void bench_machine(const anim_database_t *db, double mm_tick) {
   anim_state_machine_free(sm);
 }
 
+/* ---- planners ------------------------------------------------------------------------------ */
+
+/* One path the plan comparison follows, from the start node at the
+ * origin facing `facing` (rad; 0 faces +Z, whose left is +X). */
+typedef struct {
+  const char *name;
+  const float *points;
+  int count, closed;
+  float facing, seconds;
+  int settle;            /* ticks before the distance counts */
+} plan_case_t;
+
+typedef struct {
+  double mean, worst, arc, seconds;
+  int reached;
+  uint64_t plans;
+  double edges, plan_cpu;
+  int exhausted;
+} plan_result_t;
+
+static double thread_cpu_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Follows one case as test_motion_graph.c's follow() does: distance of the
+ * displayed root to the path after `settle` ticks, the arc covered
+ * (nearest point searched near the last), the planning's CPU time. */
+static plan_result_t plan_follow(const anim_motion_graph_t *g, const anim_database_t *db,
+                                 const anim_path_options_t *options, const plan_case_t *k, int start) {
+  plan_result_t r;
+  memset(&r, 0, sizeof r);
+  anim_graph_character_t c;
+  if (anim_graph_character_init(&c, g, db, options, 0.1f, vec3_zero(), k->facing, start)) return r;
+  anim_path_t path = {k->points, k->count, k->closed};
+  anim_graph_character_set_path(&c, &path);
+  float s = c.s;
+  int n = 0, ticks = (int)(k->seconds * 60.0f);
+  for (int t = 0; t < ticks; t++) {
+    double t0 = thread_cpu_s();
+    anim_graph_character_tick(&c, 1.0f / 60.0f);
+    double spent = thread_cpu_s() - t0;
+    if (c.replanned) r.plan_cpu += spent, r.exhausted += c.planner.exhausted;
+    vec3 root = c.pose_positions[0];
+    float now = anim_path_planner_project(&c.planner, root.x, root.z, s, ANIM_GRAPH_TRACK_WINDOW, NULL), ds = now - s;
+    if (c.planner.closed) ds -= c.planner.length * roundf(ds / c.planner.length);
+    r.arc += ds, s = now, r.seconds = (t + 1) / 60.0;
+    if (t >= k->settle) {
+      float d;
+      anim_path_planner_project(&c.planner, root.x, root.z, 0.0f, -1.0f, &d);
+      r.mean += d, r.worst = d > r.worst ? d : r.worst, n++;
+    }
+    if (!k->closed && s >= c.planner.length - 0.05f) {
+      r.reached = 1;
+      break;
+    }
+  }
+  r.mean /= n ? n : 1;
+  r.plans = c.plans;
+  r.edges = (double)c.expansions / (double)(c.plans ? c.plans : 1);
+  r.plan_cpu /= (double)(c.plans ? c.plans : 1);
+  anim_graph_character_free(&c);
+  return r;
+}
+
+/* The planner before the seeds, the bound and the carried lag (graph_path.h),
+ * for the ratios. */
+static void plain_options(anim_path_options_t *o) {
+  anim_path_options_default(o);
+  o->warm = 0, o->bound = 0, o->memory = 0.0f;
+}
+
+static void bench_plans(const anim_database_t *db, const char *dbname, int start_node_of_db, float seconds,
+                        int budget, float horizon, float memory) {
+  static const float line_z[] = {0, 0, 0, 10}, line_x[] = {0, 0, 10, 0};
+  static const float l_left[] = {0, 0, 0, 3, 3, 3}, l_right[] = {0, 0, 0, 3, -3, 3};
+  float right[128], left[128];
+  for (int i = 0; i < 64; i++) {
+    float a = 2.0f * (float)M_PI * (float)i / 64.0f;
+    right[2 * i] = 3.0f * sinf(a), right[2 * i + 1] = 3.0f - 3.0f * cosf(a);
+    left[2 * i] = -right[2 * i], left[2 * i + 1] = right[2 * i + 1];
+  }
+  const plan_case_t cases[] = {
+      {"line +Z", line_z, 2, 0, 0.0f, 20.0f, 0},          {"line +X (left)", line_x, 2, 0, 0.0f, 20.0f, 0},
+      {"L left", l_left, 3, 0, 0.0f, 12.0f, 0},           {"L right", l_right, 3, 0, 0.0f, 12.0f, 0},
+      {"circle right r=3", right, 64, 1, (float)M_PI / 2, seconds, 300},
+      {"circle left r=3", left, 64, 1, -(float)M_PI / 2, seconds, 300},
+  };
+  char err[256];
+  for (int slide = 0; slide <= 1; slide++) {
+    anim_graph_options_t go;
+    anim_graph_options_default(&go);
+    go.slide = slide;
+    anim_motion_graph_t *g = anim_motion_graph_build(db, &go, err, sizeof err);
+    if (!g) {
+      printf("  %s slide %d: %s\n", dbname, slide, err);
+      continue;
+    }
+    int start = start_node_of_db >= 0 ? start_node_of_db : walk_node(g, db);
+    if (start_node_of_db == -2) /* the idle node */
+      for (int u = 0; u < g->nnodes; u++)
+        if (!strcmp(db->ranges[g->nodes[u].range].name, "idle")) {
+          start = u;
+          break;
+        }
+    anim_path_planner_t probe;
+    float step = 0.0f, speed = 0.0f;
+    if (anim_path_planner_init(&probe, g, db, NULL) == 0) step = probe.step_max, speed = probe.speed;
+    anim_path_planner_free(&probe);
+    printf("%s, slide %d: %d nodes, %d edges (start node %d), pacer %.2f m/s, fastest frame %.2f m/s\n", dbname, slide,
+           g->nnodes, g->nedges, start, speed, step * db->frame_rate);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+      anim_path_options_t plain, now;
+      plain_options(&plain);
+      anim_path_options_default(&now);
+      if (budget > 0) plain.max_expansions = now.max_expansions = budget;
+      if (horizon > 0) plain.horizon = now.horizon = horizon;
+      if (memory >= 0) now.memory = memory;
+      plan_result_t a = plan_follow(g, db, &plain, &cases[k], start), b = plan_follow(g, db, &now, &cases[k], start);
+      const plan_result_t *rs[2] = {&a, &b};
+      for (int v = 0; v < 2; v++) {
+        const plan_result_t *r = rs[v];
+        printf("  %-17s %-6s mean %.3f worst %.3f m, %5.2f m in %5.2f s%s, %3llu plans, %6.0f edges/plan, "
+               "%3d exhausted, %.3f ms/plan",
+               cases[k].name, v ? "now" : "before", r->mean, r->worst, r->arc, r->seconds, r->reached ? " (end)" : "",
+               (unsigned long long)r->plans, r->edges, r->exhausted, r->plan_cpu * 1e3);
+        if (v) printf(" (%.2fx before)", a.plan_cpu > 0 ? b.plan_cpu / a.plan_cpu : 0.0);
+        printf("\n");
+      }
+    }
+    anim_motion_graph_free(g);
+  }
+}
+
 int bench_graph(int argc, char **argv) {
   const char *shared = "../shared", *sizes = "6k,30k", *write = NULL;
   float seconds = 30.0f;
-  int threads = 2;
+  int threads = 2, plans = 0, budget = 0;
+  float horizon = 0.0f, memory = -1.0f;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--shared")) shared = argv[i + 1];
     else if (!strcmp(argv[i], "--sizes")) sizes = argv[i + 1];
     else if (!strcmp(argv[i], "--seconds")) seconds = (float)atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--write")) write = argv[i + 1];
+    else if (!strcmp(argv[i], "--plans")) plans = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--budget")) budget = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--horizon")) horizon = (float)atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--memory")) memory = (float)atof(argv[i + 1]);
     else {
       fprintf(stderr, "animbench graph: unknown option %s\n", argv[i]);
       return 2;
@@ -300,6 +454,22 @@ int bench_graph(int argc, char **argv) {
   }
   if (threads < 1 || threads > 16) threads = 2;
   char err[512];
+  if (plans) {
+    anim_database_t db;
+    if (anim_procgen_database(&db, NULL, err, sizeof err)) {
+      fprintf(stderr, "animbench graph: %s\n", err);
+      return 1;
+    }
+    bench_plans(&db, "default database", -2, seconds, budget, horizon, memory);
+    anim_database_free(&db);
+    if (build_database(&db, shared, 1, err, sizeof err)) {
+      fprintf(stderr, "animbench graph: %s\n", err);
+      return 1;
+    }
+    bench_plans(&db, "Bandai Namco 6k", -1, seconds, budget, horizon, memory);
+    anim_database_free(&db);
+    return 0;
+  }
   for (const char *s = sizes; *s;) {
     int speeds = strncmp(s, "30k", 3) == 0 ? 5 : 1;
     anim_database_t db;

@@ -4,7 +4,11 @@
  * al. 2002, section 5: squared distance between the motion's root path and
  * the desired path at equal arc length), summed per frame, plus the
  * progress term (graph_path.h: how far the walk lags a pacer at the
- * expected speed), also summed per frame.
+ * expected speed, with the lag carried from the plans before), also summed
+ * per frame. The search is seeded (the previous plan's walk, or a search of
+ * half the horizon) and drops a walk by its error plus a lower bound of its
+ * future frames' (graph_path.h, "Bound", "Warm start"). It does not know
+ * characters or time: graph_character.c calls it at each node.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,15 +23,20 @@ void anim_path_options_default(anim_path_options_t *o) {
   o->max_expansions = 20000;
   o->speed = 0.0f;
   o->progress = 1.0f;
+  o->warm = 1;
+  o->bound = 1;
+  o->memory = 10.0f;
 }
 
 int anim_path_options_validate(const anim_path_options_t *o) {
   if (!o) return ANIM_EINVAL;
-  if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress))
+  if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress) ||
+      !isfinite(o->memory))
     return ANIM_ENONFINITE;
   if (!(o->horizon > 0.0f) || o->horizon > 60.0f || !(o->keep > 0.0f) || o->keep > o->horizon || o->max_expansions < 1)
     return ANIM_EINVAL;
-  if (o->speed < 0.0f || o->progress < 0.0f) return ANIM_EINVAL;
+  if (o->speed < 0.0f || o->progress < 0.0f || o->memory < 0.0f) return ANIM_EINVAL;
+  if ((o->warm != 0 && o->warm != 1) || (o->bound != 0 && o->bound != 1)) return ANIM_EINVAL;
   return 0;
 }
 
@@ -82,6 +91,20 @@ static float edge_arc(const anim_motion_graph_t *g, const anim_database_t *db, c
   return arc;
 }
 
+/* The most the root moves on the ground in one frame of any edge (m): a
+ * jump lands the root where it was, so every frame's step is its clip's,
+ * from the frame before. Never 0 (the bound divides by it). */
+static float step_max(const anim_motion_graph_t *g, const anim_database_t *db) {
+  float most = 1e-6f;
+  for (int e = 0; e < g->nedges; e++)
+    for (int f = g->edges[e].first_frame; f <= g->nodes[g->edges[e].target].frame; f++) {
+      vec3 a = db->local_positions[(size_t)(f - 1) * (size_t)db->nbones],
+           b = db->local_positions[(size_t)f * (size_t)db->nbones];
+      most = fmaxf(most, hypotf(b.x - a.x, b.z - a.z));
+    }
+  return most;
+}
+
 static int compare_floats(const void *pa, const void *pb) {
   float a = *(const float *)pa, b = *(const float *)pb;
   return (a > b) - (a < b);
@@ -104,7 +127,7 @@ int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t
 
 void anim_path_planner_free(anim_path_planner_t *p) {
   free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children);
-  free(p->best_walk), free(p->walk), free(p->plan), free(p->count_per_depth), free(p->cursor);
+  free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->seed), free(p->count_per_depth), free(p->cursor);
   memset(p, 0, sizeof *p);
 }
 
@@ -135,11 +158,12 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   p->children = malloc(depth * (size_t)(p->max_degree + 1) * sizeof *p->children);
   p->count_per_depth = malloc(depth * sizeof(int)), p->cursor = malloc(depth * sizeof(int));
   p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int));
-  p->plan = malloc(depth * sizeof(int));
+  p->plan = malloc(depth * sizeof(int)), p->warm = malloc(depth * sizeof(int));
+  p->seed = malloc(depth * sizeof(int));
   /* Room for a two-point path (a goal's segment) from the start. */
   p->points = malloc(4 * sizeof(float)), p->cumulative = malloc(3 * sizeof(float)), p->capacity = 2;
   if (!p->node_yaw || !p->landing_yaw || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk ||
-      !p->walk || !p->plan || !p->points || !p->cumulative) {
+      !p->walk || !p->plan || !p->warm || !p->seed || !p->points || !p->cumulative) {
     anim_path_planner_free(p);
     return ANIM_ENOMEM;
   }
@@ -149,6 +173,7 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   for (int u = 0; u < graph->nnodes; u++) p->node_yaw[u] = root_yaw(db, graph->nodes[u].frame);
   for (int e = 0; e < graph->nedges; e++)
     p->landing_yaw[e] = graph->edges[e].transition >= 0 ? root_yaw(db, graph->edges[e].first_frame - 1) : 0.0f;
+  p->step_max = step_max(graph, db);
   return 0;
 }
 
@@ -165,6 +190,7 @@ int anim_path_planner_set_path(anim_path_planner_t *p, const anim_path_t *path) 
     p->cumulative = cumulative, p->capacity = path->count;
   }
   memcpy(p->points, path->points, 2 * (size_t)path->count * sizeof(float));
+  p->carry = 0; /* a new path: no lag carried */
   p->count = path->count, p->closed = path->closed != 0;
   int segments = p->closed ? p->count : p->count - 1;
   p->cumulative[0] = 0.0f;
@@ -247,9 +273,52 @@ float anim_path_planner_project(const anim_path_planner_t *p, float x, float z, 
 
 /* ---- search --------------------------------------------------------------------------------- */
 
+/* sum_{k=1..n} max(0, a - b k)^2, b > 0: the least error of n frames
+ * whose term starts below a and falls by at most b a frame. */
+static float falling_squares(float a, float b, int n) {
+  if (!(a > 0.0f) || n < 1) return 0.0f;
+  double m = floor((double)a / (double)b);
+  if (m > (double)n) m = (double)n;
+  if (m < 1.0) return 0.0f;
+  double ad = a, bd = b;
+  return (float)(m * ad * ad - ad * bd * m * (m + 1.0) + bd * bd * m * (m + 1.0) * (2.0 * m + 1.0) / 6.0);
+}
+
+/* A lower bound of what the frames after `st` add to its error (m^2), so a
+ * walk is dropped when error + bound reaches the best complete walk's
+ * (graph_path.h, "Bound"). off: the last frame's distance from its path
+ * point. Every frame the root moves at most step_max, so its arc s grows by
+ * at most that, its path point (1-Lipschitz in the arc) moves as much, and
+ * the distance between them falls by at most 2 step_max; the lag falls by at
+ * most step_max less what the pacer gains. Frames are counted to the
+ * horizon, and on an open path while the arc has not reached its end
+ * (which takes at least (rest - s) / step_max frames). */
+static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *st, float off) {
+  int n = p->horizon_frames - st->frames;
+  if (n < 1) return 0.0f;
+  float dmax = p->step_max;
+  if (isfinite(p->rest)) {
+    float ahead = (p->rest - st->s) / dmax;
+    if (ahead < (float)n) n = ahead > 0.0f ? (int)ceilf(ahead) : 1;
+  }
+  float bound = falling_squares(off, 2.0f * dmax, n);
+  if (p->weight > 0.0f) {
+    float t = (float)st->frames / p->db->frame_rate, lag, fall;
+    if (p->pacer_free) /* the pacer never reaches an open path's end in the horizon */
+      lag = p->lag0 + p->speed * t - st->s, fall = fmaxf(dmax - p->speed / p->db->frame_rate, 1e-6f);
+    else
+      lag = fminf(p->lag0 + p->speed * t, p->rest) - st->s, fall = dmax;
+    bound += p->weight * falling_squares(lag, fall, n);
+  }
+  /* A margin for float rounding: the bound must stay below the error the
+   * frames will add as extend sums it. */
+  return 0.999f * bound;
+}
+
 /* Extends `from` by edge e into *out; stops counting at the horizon and the
  * end of an open path. Returns 1 when the walk is complete, 0 when it goes
- * on, -1 when its error reached bound (dropped). */
+ * on, -1 when its error (plus, with options.bound, the least its future
+ * adds) reached bound (dropped). out->floor: error plus that least future. */
 static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, int e, float s0, float bound,
                   anim_path_step_t *out) {
   const anim_motion_graph_t *g = p->graph;
@@ -259,23 +328,38 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
   if (edge->transition >= 0)
     out->map = jump_with_yaws(&from->map, p->db, g->nodes[from->node].frame, p->node_yaw[from->node],
                               edge->first_frame - 1, p->landing_yaw[e]);
-  int last = g->nodes[edge->target].frame;
+  /* The map's rotation once an edge (as rotate() computes it). */
+  float cs = cosf(out->map.angle), sn = sinf(out->map.angle);
+  const vec3 *positions = p->db->local_positions;
+  size_t nbones = (size_t)p->db->nbones;
+  int last = g->nodes[edge->target].frame, future = p->options.bound;
+  float off = 0.0f;
   for (int f = edge->first_frame; f <= last; f++) {
-    if (out->frames >= p->horizon_frames) return 1;
-    float x, z, tx, tz;
-    anim_ground_map_apply(&out->map, p->db, f, &x, &z);
+    if (out->frames >= p->horizon_frames) break;
+    vec3 q = positions[(size_t)f * nbones];
+    float x = cs * q.x + sn * q.z + out->map.x, z = -sn * q.x + cs * q.z + out->map.z, tx, tz;
     out->s += hypotf(x - out->x, z - out->z);
     out->x = x, out->z = z;
     anim_path_planner_point(p, s0 + out->s, &tx, &tz);
-    out->error += (x - tx) * (x - tx) + (z - tz) * (z - tz);
+    float d2 = (x - tx) * (x - tx) + (z - tz) * (z - tz);
+    out->error += d2;
     out->frames++;
     /* Behind the pacer, which stops at an open path's end. */
-    float lag = fminf(p->speed * (float)out->frames / p->db->frame_rate, p->rest) - out->s;
+    float lag = fminf(p->lag0 + p->speed * (float)out->frames / p->db->frame_rate, p->rest) - out->s;
     if (lag > 0.0f) out->progress += p->weight * lag * lag, out->error += p->weight * lag * lag;
     if (out->error >= bound) return -1;
-    if (!p->closed && s0 + out->s >= p->length) return 1;
+    if (!p->closed && s0 + out->s >= p->length) {
+      out->floor = out->error;
+      return 1;
+    }
+    off = d2;
   }
-  return out->frames >= p->horizon_frames;
+  if (out->frames >= p->horizon_frames) {
+    out->floor = out->error;
+    return 1;
+  }
+  out->floor = out->error + (future ? future_bound(p, out, sqrtf(off)) : 0.0f);
+  return out->floor >= bound ? -1 : 0;
 }
 
 /* Every edge out of `from` that keeps the walk's error under bound, as
@@ -293,7 +377,7 @@ static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, f
   int n = 0;
   p->count_per_depth[d] = 0, p->cursor[d] = 0;
   for (int i = 0; i < node->nedges; i++) {
-    if (p->expansions >= p->options.max_expansions) return 1;
+    if (p->expansions >= p->limit) return 1;
     p->expansions++;
     anim_path_child_t *c = &children[n];
     c->edge = node->first_edge + i;
@@ -308,39 +392,120 @@ static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, f
   return 0;
 }
 
-int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t map, float s0) {
-  const anim_motion_graph_t *g = p->graph;
-  if (p->count < 2 || start < 0 || start >= g->nnodes || !isfinite(map.angle + map.x + map.z + s0))
-    return ANIM_EINVAL;
-  p->expansions = 0, p->exhausted = 0, p->best_length = 0, p->nplan = 0, p->plan_frames = 0;
-  anim_path_step_t root;
-  root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
-  p->rest = p->closed ? INFINITY : fmaxf(0.0f, p->length - s0);
-  anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
-  float best = INFINITY, best_progress = 0.0f;
-  p->exhausted = expand(p, 0, &root, s0, best);
-  int depth = 0;
-  while (depth >= 0 && !p->exhausted) {
+/* A walk from root made of edges[0..n) (cut where it is complete) and, when
+ * they end before it is, completed greedily (each step the child of least
+ * key, as the search's first walk down), written to out_walk. Returns its
+ * error, INFINITY when there is none (a dead end, the budget out). */
+static float complete(anim_path_planner_t *p, const anim_path_step_t *root, float s0, const int *edges, int n,
+                      int *out_walk, int *out_length, float *out_progress) {
+  anim_path_step_t at = *root;
+  int k = 0, done = 0;
+  for (int i = 0; i < n && !done && k + 1 < p->depth_capacity; i++) {
+    anim_path_step_t next;
+    done = extend(p, &at, edges[i], s0, INFINITY, &next);
+    out_walk[k++] = edges[i], at = next;
+  }
+  while (!done && k + 1 < p->depth_capacity) {
+    /* Scratch of depth k: the search starts at depth 0 afterwards. */
+    if (expand(p, k, &at, s0, INFINITY) || p->count_per_depth[k] < 1) return INFINITY;
+    const anim_path_child_t *c = &p->children[(size_t)k * (size_t)p->max_degree];
+    out_walk[k++] = c->edge, at = c->step, done = c->done;
+  }
+  *out_length = k, *out_progress = at.progress;
+  return at.error;
+}
+
+/* Depth-first branch and bound from root under bound *io_best (whose walk
+ * is out_walk[0..*io_length)), until the search ends or `limit` edges have
+ * been tried in all (then *io_exhausted). */
+static void search(anim_path_planner_t *p, const anim_path_step_t *root, float s0, int limit, float *io_best,
+                   float *io_progress, int *out_walk, int *io_length, int *io_exhausted) {
+  p->limit = limit;
+  float best = *io_best;
+  int exhausted = expand(p, 0, root, s0, best), depth = 0;
+  while (depth >= 0 && !exhausted) {
     if (p->cursor[depth] >= p->count_per_depth[depth]) {
       depth--;
       continue;
     }
     const anim_path_child_t *c = &p->children[(size_t)depth * (size_t)p->max_degree + (size_t)p->cursor[depth]++];
-    if (c->step.error >= best) continue; /* the bound moved since it was made */
+    if (c->step.floor >= best) continue; /* the bound moved since it was made */
     p->walk[depth] = c->edge;
     if (c->done || depth + 1 >= p->depth_capacity) {
-      best = c->step.error, best_progress = c->step.progress;
-      memcpy(p->best_walk, p->walk, (size_t)(depth + 1) * sizeof(int));
-      p->best_length = depth + 1;
+      best = c->step.error, *io_progress = c->step.progress;
+      memcpy(out_walk, p->walk, (size_t)(depth + 1) * sizeof(int));
+      *io_length = depth + 1;
       continue;
     }
     depth++;
-    p->exhausted = expand(p, depth, &c->step, s0, best);
+    exhausted = expand(p, depth, &c->step, s0, best);
   }
+  *io_best = best, *io_exhausted = exhausted;
+}
+
+/* The seed (options.warm, graph_path.h "Warm start"): a walk whose error
+ * bounds the search from its start and is the answer when the budget runs
+ * out before anything better: the previous plan's walk beyond its kept
+ * part, when it starts here; else (a first plan, or one from elsewhere) the
+ * best walk of half the horizon, searched with a quarter of the budget.
+ * Either is completed greedily. Fills best_walk; returns its error
+ * (INFINITY: none). */
+static float seed(anim_path_planner_t *p, int start, const anim_path_step_t *root, float s0, float *out_progress) {
+  float error = INFINITY;
+  int length = 0;
+  if (p->nwarm > 0 && p->warm_node == start) {
+    error = complete(p, root, s0, p->warm, p->nwarm, p->best_walk, &length, out_progress);
+  } else if (p->horizon_frames >= 2) {
+    float short_best = INFINITY, short_progress = 0.0f;
+    int horizon = p->horizon_frames, short_length = 0, exhausted = 0;
+    p->horizon_frames = horizon / 2;
+    search(p, root, s0, p->options.max_expansions / 4, &short_best, &short_progress, p->seed, &short_length,
+           &exhausted);
+    p->horizon_frames = horizon, p->limit = p->options.max_expansions;
+    if (short_length > 0) error = complete(p, root, s0, p->seed, short_length, p->best_walk, &length, out_progress);
+  }
+  p->best_length = isfinite(error) ? length : 0;
+  return error;
+}
+
+int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t map, float s0) {
+  const anim_motion_graph_t *g = p->graph;
+  if (p->count < 2 || start < 0 || start >= g->nnodes || !isfinite(map.angle + map.x + map.z + s0))
+    return ANIM_EINVAL;
+  p->expansions = 0, p->exhausted = 0, p->best_length = 0, p->nplan = 0, p->plan_frames = 0;
+  p->limit = p->options.max_expansions;
+  anim_path_step_t root;
+  root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
+  root.floor = 0.0f;
+  p->rest = p->closed ? INFINITY : fmaxf(0.0f, p->length - s0);
+  /* The lag carried from the plans before, when this one goes on from where
+   * the last one's kept part ends on the same path: the pacer went on at the
+   * expected speed while that part was played, and the lag decays. */
+  p->lag0 = 0.0f, p->behind = 0.0f;
+  if (p->options.memory > 0.0f && p->carry && p->warm_node == start) {
+    float dt = (float)p->carry_frames / p->db->frame_rate, ds = s0 - p->carry_s0;
+    if (p->closed) ds -= p->length * roundf(ds / p->length);
+    p->behind = fmaxf(0.0f, p->carry_lag + p->speed * dt - ds) * expf(-dt / p->options.memory);
+    p->lag0 = fmaxf(0.0f, p->behind - p->speed * ANIM_PATH_LAG_SLACK);
+  }
+  p->pacer_free = p->lag0 + p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->rest;
+  anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
+  float best_progress = 0.0f, best = p->options.warm ? seed(p, start, &root, s0, &best_progress) : INFINITY;
+  p->warm_error = best;
+  search(p, &root, s0, p->options.max_expansions, &best, &best_progress, p->best_walk, &p->best_length,
+         &p->exhausted);
   p->plan_error = best, p->plan_progress = best_progress;
-  for (int i = 0; i < p->best_length && p->plan_frames < p->keep_frames; i++) {
+  int i = 0;
+  for (; i < p->best_length && p->plan_frames < p->keep_frames; i++) {
     p->plan[p->nplan++] = p->best_walk[i];
     p->plan_frames += anim_graph_edge_frames(g, &g->edges[p->best_walk[i]]);
+  }
+  /* What the next plan, from where the kept part ends, starts from. */
+  p->nwarm = 0;
+  p->carry = p->nplan > 0, p->carry_lag = p->behind, p->carry_s0 = s0, p->carry_frames = p->plan_frames;
+  if (p->nplan > 0) {
+    p->warm_node = g->edges[p->plan[p->nplan - 1]].target;
+    for (; i < p->best_length; i++) p->warm[p->nwarm++] = p->best_walk[i];
   }
   return 0;
 }

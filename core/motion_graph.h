@@ -28,7 +28,19 @@
  * between nodes they are ~15 deep and a plan takes 0.1 to 0.7 ms on average
  * (`animbench graph`). At the default threshold the Bandai graph's largest
  * component is its walks: runs and dashes are too far from them and are
- * pruned. Pairs of one range closer than
+ * pruned. A pair refused for node spacing that joins two ranges not
+ * joined near it yet is slid along its diagonal onto a node when it can
+ * (options.slide; slide_pair; by default where two ranges repeat a motion
+ * exactly, a pair of distance 0 between them): on the default database the
+ * exact repeats of the procedural walk put nodes every 7-10 frames, every
+ * pair from a turn back to a walk was refused, and the pruned graph kept
+ * only its right walk turns (232 nodes, 523 edges; with slide 291 and 765,
+ * and it turns both ways: graph_path.h, "Turns"). Captured motion never
+ * repeats exactly and its pairs are refused far less: on Bandai slide
+ * would grow the graph from 372 nodes and 782 edges to 434 and 1098, and a
+ * line that turns sharply away at once is lost on it (graph_path.h, "Warm
+ * start"), so the default leaves it off there.
+ * Pairs of one range closer than
  * min_gap frames are not compared (a frame is always like its neighbours).
  * A transition i -> j means: after showing frame i, go on from frame j + 1
  * as if j had been shown (the character, inertialized, lands j's root on
@@ -73,7 +85,9 @@ typedef void (*anim_graph_row_cb)(int row, const float *distances, int first, in
  *     strip_rows >= 1; spacing in [0, h] frames (0: default h);
  *  3. bone_weights NULL (1 for every bone but the simulation bone 0) or
  *     nbones finite weights >= 0, not all zero;
- *  4. the selected ranges (tag_mask) hold at least two frames with a window. */
+ *  4. the selected ranges (tag_mask) hold at least two frames with a window;
+ *  5. slide is 0, 1 or ANIM_GRAPH_SLIDE_AUTO. */
+#define ANIM_GRAPH_SLIDE_AUTO (-1)
 typedef struct {
   float window;          /* s (default 1/3) */
   float threshold;       /* m, RMS point distance (default 0.05) */
@@ -84,6 +98,10 @@ typedef struct {
   const float *bone_weights;
   int strip_rows;        /* rows per strip (default 256) */
   int prune;             /* keep the largest strongly connected component (default 1) */
+  int slide;             /* slide pairs refused for node spacing onto a node
+                            (motion_graph.c, slide_pair): 1, 0, or
+                            ANIM_GRAPH_SLIDE_AUTO (default): when two ranges
+                            repeat a motion exactly (above, "Transitions") */
   anim_graph_progress_cb progress;
   anim_graph_row_cb row;
   void *data;            /* passed to progress and row */

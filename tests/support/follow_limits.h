@@ -29,7 +29,7 @@
  * (Bandai's tenth percentile of edge speeds is 0.82 of its median, the
  * default database's slow walk 0.67), while standing still covers nothing.
  * Measured (20 s on a 10 m line, 30 s on a circle of radius 3 m): the
- * default database 10 m in 4.2 s from its idle node (2.4 m in 20 s without
+ * default database 10 m in 5.2 s from its idle node (2.4 m in 20 s without
  * the progress term), circle 1.4 m/s; Bandai 10 m in 8.0 s, circle 1.1 m/s. */
 #define FOLLOW_START_SECONDS 2.0f
 #define FOLLOW_MIN_PACE 0.5f
