@@ -66,8 +66,10 @@
  * keeps near the pace (lines, circles, L's) never builds up the slack and
  * plans as before; a character standing still builds up to v memory and
  * starts (the line along +X: 10 m in 13.3 s, 0.25 m mean, 1.02 m worst from
- * it, where it stood the whole 20 s before). A new path (set_path) starts
- * with no lag. Without the slack the carried lag made Bandai's circles
+ * it, where it stood the whole 20 s before). Not a short path: lag_f is
+ * capped at rest, so standing costs at most the path's length, and a 5 m
+ * line along +X is still not started (over the wire: 0 m in 120 s). A new
+ * path (set_path) starts with no lag. Without the slack the carried lag made Bandai's circles
  * worse (memory 10 s: 0.17 m mean where 0.026).
  *
  * Turns. The term cannot give a graph a motion it lacks. The default

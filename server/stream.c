@@ -308,7 +308,10 @@ static int free_buffer(const srv_subscription_t *s) {
 
 /* Decides whether s fires this tick; returns its frame's estimated bytes (0: it does not fire). */
 static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s, uint64_t tick, int over_soft) {
-  s->fires = !s->paused && tick % s->rate_divisor == 0;
+  /* Its named characters all gone and reported, nothing owned: nothing is
+   * left to send, and empty frames every tick would be noise. */
+  int spent = !s->owned && s->nids == 0 && s->ngone == 0;
+  s->fires = !spent && !s->paused && tick % s->rate_divisor == 0;
   if (!s->fires) return 0;
   if (over_soft && s->waiting) { /* latest wins, without the work of encoding a frame to throw away */
     s->fires = 0;

@@ -18,7 +18,8 @@
  * ticked, while other chunks still run, so the second core is not idle
  * between simulating and encoding; they are delivered on the loop, and the
  * crowd's tick is released once the simulation and every job are done. A named character found gone is reported once in
- * the next frame's `gone`, and the crowd keeps ticking until it has been (wants_ticks).
+ * the next frame's `gone`, and the crowd keeps ticking until it has been (wants_ticks); a subscription left with no
+ * named character and not `owned` then sends nothing more (it stays until unsubscribed).
  *
  * Backpressure, as Redis does for pub/sub clients: while the connection's
  * output is above the stream soft limit, a new frame does not queue behind

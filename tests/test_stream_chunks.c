@@ -287,11 +287,45 @@ static void test_a_character_is_in_a_frame_once(void **state) {
   anim_client_close(a);
 }
 
+/* A subscription whose named characters are all gone (and not `owned`)
+ * reports them once, then sends nothing, while the crowd still ticks: a
+ * second subscription's frames go on, none of the first's among them. */
+static void test_a_spent_subscription_falls_silent(void **state) {
+  anim_client_t *a = anim_test_connect(&fx.server), *b = anim_test_connect(&fx.server);
+  uint64_t ids[2], spent = 0, live = 0;
+  assert_int_equal(anim_client_characters_create(a, "default", NULL, NULL, 2, ids, TIMEOUT_MS), 0);
+  anim_subscribe_options_t one = {&ids[0], 1, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  anim_subscribe_options_t other = {&ids[1], 1, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(b, &one, NULL, NULL, &spent, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(a, ids, 1, TIMEOUT_MS), 0);
+  int reported = 0, after = 0, live_frames = 0;
+  for (int read = 0; read < 600 && !reported; read++) {
+    anim_stream_frame_t *frame;
+    assert_int_equal(anim_client_next_frame(b, &frame, TIMEOUT_MS), 0);
+    assert_int_equal(frame->subscription, spent);
+    reported = gone_of(frame, ids[0]) == 1;
+    anim_stream_frame_free(frame);
+  }
+  assert_true(reported);
+  assert_int_equal(anim_client_subscribe(b, &other, NULL, NULL, &live, NULL, TIMEOUT_MS), 0);
+  while (live_frames < 30) {
+    anim_stream_frame_t *frame;
+    assert_int_equal(anim_client_next_frame(b, &frame, TIMEOUT_MS), 0);
+    if (frame->subscription == live) live_frames++;
+    else after++;
+    anim_stream_frame_free(frame);
+  }
+  if (after) fail_msg("%d frames of the spent subscription during 30 ticks of another", after);
+  anim_client_close(b);
+  anim_client_close(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_early_frames_hold_this_ticks_poses),
       cmocka_unit_test(test_owned_frames_hold_exactly_ones_own),
       cmocka_unit_test(test_a_character_is_in_a_frame_once),
+      cmocka_unit_test(test_a_spent_subscription_falls_silent),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
