@@ -42,7 +42,8 @@ int anim_client_db_list_send(anim_client_t *client, anim_db_list_cb cb, void *da
 
 int anim_client_db_list(anim_client_t *client, anim_db_summary_t *out_summaries, int max, int *out_count,
                         int timeout_ms) {
-  if (!client || max < 0 || (max > 0 && !out_summaries) || !out_count) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  if (!client || max < 0 || (max > 0 && !out_summaries) || !out_count)
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
   summaries_t s = {NULL, 0};
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);

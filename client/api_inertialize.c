@@ -52,7 +52,8 @@ int anim_client_inertialize_transition_send(anim_client_t *client, const char *d
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__pose_source_views_t src, dst;
   Animserver__InertializerState st;
-  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst))
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__InertializeTransitionRequest t = ANIMSERVER__INERTIALIZE_TRANSITION_REQUEST__INIT;
   t.database = (char *)(database ? database : "");
@@ -131,7 +132,8 @@ int anim_client_transition_cost_send(anim_client_t *client, const char *database
                                      int nbones, anim_transition_cost_cb cb, void *data, uint64_t *out_id) {
   if (!client || nbones < 0 || (nbones > 0 && !bones)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__pose_source_views_t src, dst;
-  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst)) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  if (anim__pose_source_to_proto(source, &src) || anim__pose_source_to_proto(destination, &dst))
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__TransitionCostRequest c = ANIMSERVER__TRANSITION_COST_REQUEST__INIT;
   c.database = (char *)(database ? database : "");

@@ -127,7 +127,8 @@ int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t
 
 void anim_path_planner_free(anim_path_planner_t *p) {
   free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children);
-  free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->seed), free(p->count_per_depth), free(p->cursor);
+  free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->seed);
+  free(p->count_per_depth), free(p->cursor);
   memset(p, 0, sizeof *p);
 }
 

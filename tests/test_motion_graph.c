@@ -673,7 +673,8 @@ static scored_t play_edge(const anim_path_planner_t *p, float s0, float rest, sc
   const anim_motion_graph_t *g = p->graph;
   const anim_graph_edge_t *edge = &g->edges[e];
   scored_t w = from;
-  if (edge->transition >= 0) w.map = anim_ground_map_jump(&from.map, p, g->nodes[from.node].frame, edge->first_frame - 1);
+  if (edge->transition >= 0)
+    w.map = anim_ground_map_jump(&from.map, p, g->nodes[from.node].frame, edge->first_frame - 1);
   w.node = edge->target;
   for (int f = edge->first_frame; f <= g->nodes[edge->target].frame && !w.done; f++) {
     if (w.frames >= p->horizon_frames) {
@@ -1000,7 +1001,8 @@ typedef struct {
 
 /* Follows one case from the idle node facing +Z (TURN_SECONDS at most). */
 static follow_result_t follow_turn(const anim_motion_graph_t *g, const anim_database_t *db,
-                                   const anim_path_options_t *options, const turn_case_t *k, anim_graph_character_t *c) {
+                                   const anim_path_options_t *options, const turn_case_t *k,
+                                   anim_graph_character_t *c) {
   int idle = node_in_range(g, db, "idle");
   assert_true(idle >= 0);
   anim_path_t path = {k->points, k->count, 0};
@@ -1023,9 +1025,11 @@ static void test_default_database_turns(void **state) {
   for (int k = 0; k < 3; k++) {
     anim_graph_character_t c;
     follow_result_t r = follow_turn(g, &db, NULL, &cases[k], &c);
-    printf("%s: mean %.3f m, worst %.3f m (at %.2f s) from the path, %.2f m of it in %.2f s, velocity change %.2f m/s\n",
+    printf("%s: mean %.3f m, worst %.3f m (at %.2f s) from the path, %.2f m of it in %.2f s, "
+           "velocity change %.2f m/s\n",
            cases[k].name, r.mean, r.worst, r.worst_time, r.arc, r.seconds, r.velocity_jump);
-    if (!r.reached) fail_msg("%s: %.2f m of the %.0f m path in %.1f s", cases[k].name, r.arc, c.planner.length, r.seconds);
+    if (!r.reached)
+      fail_msg("%s: %.2f m of the %.0f m path in %.1f s", cases[k].name, r.arc, c.planner.length, r.seconds);
     if (r.mean > cases[k].max_mean || r.worst > cases[k].max_worst)
       fail_msg("%s: %.3f m from the path on average, %.3f at worst (at %.2f s)", cases[k].name, r.mean, r.worst,
                r.worst_time);

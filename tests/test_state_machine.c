@@ -201,7 +201,11 @@ static void test_parse_errors(void **state) {
 static int valid_utf8(const char *text) {
   const unsigned char *s = (const unsigned char *)text;
   while (*s) {
-    int len = *s < 0x80 ? 1 : (*s & 0xe0) == 0xc0 && *s >= 0xc2 ? 2 : (*s & 0xf0) == 0xe0 ? 3 : (*s & 0xf8) == 0xf0 && *s <= 0xf4 ? 4 : 0;
+    int len = *s < 0x80                          ? 1
+              : (*s & 0xe0) == 0xc0 && *s >= 0xc2 ? 2
+              : (*s & 0xf0) == 0xe0               ? 3
+              : (*s & 0xf8) == 0xf0 && *s <= 0xf4 ? 4
+                                                  : 0;
     if (!len) return 0;
     for (int i = 1; i < len; i++)
       if ((s[i] & 0xc0) != 0x80) return 0;
@@ -221,9 +225,10 @@ static void test_messages_and_names_are_utf8(void **state) {
       "stand { clip walk } \xc3",                    /* a sequence cut by the end */
       "\"a\xff" "b\" { clip walk }",                 /* a quoted name that is not UTF-8 */
       "\"a\x01" "b\" { clip walk }",                 /* nor a control character */
+      /* too long: quoted in part */
       "stand { JUMP \"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
       "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\" }", /* too long: quoted in part */
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\" }",
       "stand { \xe2\x82\xac }",                      /* a valid character where none may be */
   };
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
@@ -232,7 +237,8 @@ static void test_messages_and_names_are_utf8(void **state) {
     anim_state_machine_t *sm = anim_state_machine_parse(refused[i], strlen(refused[i]), "bytes", &d, err, sizeof err);
     if (sm) fail_msg("case %zu parsed", i);
     if (d.count < 1 || d.items[0].problem != ANIM_SM_SYNTAX) fail_msg("case %zu: not a syntax error: %s", i, err);
-    if (!valid_utf8(err) || !valid_utf8(d.items[0].message)) fail_msg("case %zu: a message that is not UTF-8: %s", i, err);
+    if (!valid_utf8(err) || !valid_utf8(d.items[0].message))
+      fail_msg("case %zu: a message that is not UTF-8: %s", i, err);
   }
   anim_sm_diagnostics_t d;
   char err[256];

@@ -255,7 +255,8 @@ static void expect_set_frames(anim_client_t *c, const uint64_t *want, int nwant,
     unsigned long long tick = (unsigned long long)frame->tick;
     int times = nwant ? poses_of(frame, want[0]) : 0;
     anim_stream_frame_free(frame);
-    if (!ok) fail_msg("tick %llu: %d poses, not %d characters once each (the first %d times)", tick, nposes, nwant, times);
+    if (!ok)
+      fail_msg("tick %llu: %d poses, not %d characters once each (the first %d times)", tick, nposes, nwant, times);
     if (stray_gone) fail_msg("tick %llu: a gone that is not character %llu", tick, (unsigned long long)gone);
     if (!gone || reported) return;
   }

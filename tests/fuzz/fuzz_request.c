@@ -4,9 +4,10 @@
  * The input is one frame's payload (a protobuf Request, without its length
  * prefix). It is decoded with srv_codec_decode_request under the server's
  * default limits (and peeked with srv_codec_peek_search: a frame peeked as
- * a search of a database must decode, if at all, as a search of it); a request that decodes is dispatched through the real
- * service table exactly as connection.c's dispatch does on the loop path
- * (prepare, handle, finish on the calling thread, each skipped once the
+ * a search of a database must decode, if at all, as a search of it); a
+ * request that decodes is dispatched through the real service table
+ * exactly as connection.c's dispatch does on the loop path (prepare,
+ * handle, finish on the calling thread, each skipped once the
  * response has failed), and every response, failed or not, is encoded with
  * srv_codec_encode_response. Then everything is released, so leaks show.
  *
