@@ -512,6 +512,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
     return rc;
   }
   s->database_version = m->database_version, s->tick = m->tick;
+  copy_string(s->database, sizeof s->database, m->database);
   anim__vec3_from(s->position, m->position), anim__vec3_from(s->velocity, m->velocity);
   anim__quat_from(s->rotation, m->rotation), anim__vec3_from(s->angular_velocity, m->angular_velocity);
   anim__vec3_from(s->desired_velocity, m->desired_velocity), anim__quat_from(s->desired_rotation, m->desired_rotation);

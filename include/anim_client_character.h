@@ -92,6 +92,7 @@ typedef struct {
  * anim_character_state_free. */
 typedef struct {
   uint64_t database_version, tick;
+  char database[64];                /* the name of the database it runs on */
   float position[3], velocity[3], rotation[4], angular_velocity[3]; /* simulation, world space */
   float desired_velocity[3], desired_rotation[4];
   int ntrajectory;

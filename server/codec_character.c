@@ -306,6 +306,7 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   if (!m || !(m->trajectory = srv_encoder_alloc(e, (size_t)(st->ntrajectory + 1) * sizeof *m->trajectory))) return;
   const anim_database_t *db = &in->entry->db;
   m->database_version = db->version;
+  m->database = (char *)db->name;
   m->tick = st->tick;
   m->position = encode_vec3(e, st->position);
   m->velocity = encode_vec3(e, st->velocity);

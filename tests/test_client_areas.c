@@ -139,6 +139,7 @@ static void test_machine_character_events_in_the_stream(void **state) {
   anim_character_state_t *cs;
   assert_int_equal(anim_client_character_state(fx.client, id, 0, &cs, TIMEOUT_MS), 0);
   assert_int_equal(cs->mode, ANIM_MODE_MACHINE);
+  assert_string_equal(cs->database, "default"); /* the name of its database, beside its version */
   assert_string_equal(cs->machine, "nested2");
   assert_int_equal(cs->depth, 2);
   assert_string_equal(cs->state_path[0], "moving");

@@ -136,20 +136,14 @@ static int steer(anim_client_t *client, stream_session_t *s, float t, int timeou
   return rc;
 }
 
-/* The name of the database character id runs on: the loaded database whose
- * version (content hash) is its state's. 0, or a negative code. */
+/* The name of the database character id runs on (its state says). 0, or a negative code. */
 static int database_of(anim_client_t *client, uint64_t id, char *out, size_t size, int timeout_ms) {
   anim_character_state_t *state;
   int rc = anim_client_character_state(client, id, 0, &state, timeout_ms);
   if (rc) return rc;
-  uint64_t version = state->database_version;
+  snprintf(out, size, "%s", state->database);
   anim_character_state_free(state);
-  anim_db_summary_t list[64];
-  int n = 0;
-  if ((rc = anim_client_db_list(client, list, 64, &n, timeout_ms))) return rc;
-  for (int i = 0; i < n && i < 64; i++)
-    if (list[i].version == version) return snprintf(out, size, "%s", list[i].name), 0;
-  return ANIM_ENOTFOUND; /* unloaded since: its character is gone too */
+  return 0;
 }
 
 int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_ms, stream_frame_fn on_frame,

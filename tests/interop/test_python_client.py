@@ -218,6 +218,8 @@ def test_characters_and_streams(client, db):
     state = client.character_state(ids[1], offsets=True)
     check(len(state.trajectory) > 0 and len(state.inertializer.offset_rotations) == 88,
           "character_state: trajectory and per-bone offsets")
+    check(state.database == "default" and state.database_version == db.summary.version,
+          "character_state: its database's name and version")
     check(len(state.query) == 0 and [f.bone for f in state.feet] == list(db.contact_bones),
           "character_state: a foot lock per contact bone, no query unless asked")
     state = client.character_state(ids[1], query=True)
