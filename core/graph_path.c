@@ -42,16 +42,33 @@ int anim_path_options_validate(const anim_path_options_t *o) {
 
 /* ---- ground maps ---------------------------------------------------------------------- */
 
+/* A rotation about +Y by its cosine and sine: worked out once where many
+ * points turn by the same angle (every frame of an edge). */
+typedef struct {
+  float c, s;
+} turn_t;
+
+static turn_t turn_of(float angle) { return (turn_t){cosf(angle), sinf(angle)}; }
+
+static void turn_apply(turn_t t, float x, float z, float *out_x, float *out_z) {
+  *out_x = t.c * x + t.s * z, *out_z = -t.s * x + t.c * z;
+}
+
 static void rotate(float angle, float x, float z, float *out_x, float *out_z) {
-  float c = cosf(angle), s = sinf(angle);
-  *out_x = c * x + s * z, *out_z = -s * x + c * z;
+  turn_apply(turn_of(angle), x, z, out_x, out_z);
+}
+
+/* anim_ground_map_apply with the map's rotation given. */
+static void map_root(const anim_ground_map_t *map, turn_t t, const anim_database_t *db, int frame, float *out_x,
+                     float *out_z) {
+  vec3 p = db->local_positions[(size_t)frame * (size_t)db->nbones];
+  turn_apply(t, p.x, p.z, out_x, out_z);
+  *out_x += map->x, *out_z += map->z;
 }
 
 void anim_ground_map_apply(const anim_ground_map_t *map, const anim_database_t *db, int frame, float *out_x,
                            float *out_z) {
-  vec3 p = db->local_positions[(size_t)frame * (size_t)db->nbones];
-  rotate(map->angle, p.x, p.z, out_x, out_z);
-  *out_x += map->x, *out_z += map->z;
+  map_root(map, turn_of(map->angle), db, frame, out_x, out_z);
 }
 
 /* The root's yaw (rad) at a frame. */
@@ -274,6 +291,13 @@ float anim_path_planner_project(const anim_path_planner_t *p, float x, float z, 
 
 /* ---- search --------------------------------------------------------------------------------- */
 
+/* How far a walk that travelled s in `frames` frames is behind the pacer,
+ * which started lag0 ahead and stops at an open path's end (negative:
+ * ahead of it). */
+static float lag_behind(const anim_path_planner_t *p, int frames, float s) {
+  return fminf(p->lag0 + p->speed * (float)frames / p->db->frame_rate, p->rest) - s;
+}
+
 /* sum_{k=1..n} max(0, a - b k)^2, b > 0: the least error of n frames
  * whose term starts below a and falls by at most b a frame. */
 static float falling_squares(float a, float b, int n) {
@@ -304,12 +328,10 @@ static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *
   }
   float bound = falling_squares(off, 2.0f * dmax, n);
   if (p->weight > 0.0f) {
-    float t = (float)st->frames / p->db->frame_rate, lag, fall;
-    if (p->pacer_free) /* the pacer never reaches an open path's end in the horizon */
-      lag = p->lag0 + p->speed * t - st->s, fall = fmaxf(dmax - p->speed / p->db->frame_rate, 1e-6f);
-    else
-      lag = fminf(p->lag0 + p->speed * t, p->rest) - st->s, fall = dmax;
-    bound += p->weight * falling_squares(lag, fall, n);
+    /* While the pacer never reaches an open path's end in the horizon, it
+     * gains on the walk every frame; else it may stop. */
+    float fall = p->pacer_free ? fmaxf(dmax - p->speed / p->db->frame_rate, 1e-6f) : dmax;
+    bound += p->weight * falling_squares(lag_behind(p, st->frames, st->s), fall, n);
   }
   /* A margin for float rounding: the bound must stay below the error the
    * frames will add as extend sums it. */
@@ -329,16 +351,13 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
   if (edge->transition >= 0)
     out->map = jump_with_yaws(&from->map, p->db, g->nodes[from->node].frame, p->node_yaw[from->node],
                               edge->first_frame - 1, p->landing_yaw[e]);
-  /* The map's rotation once an edge (as rotate() computes it). */
-  float cs = cosf(out->map.angle), sn = sinf(out->map.angle);
-  const vec3 *positions = p->db->local_positions;
-  size_t nbones = (size_t)p->db->nbones;
+  turn_t turn = turn_of(out->map.angle); /* once an edge, not once a frame */
   int last = g->nodes[edge->target].frame, future = p->options.bound;
   float off = 0.0f;
   for (int f = edge->first_frame; f <= last; f++) {
     if (out->frames >= p->horizon_frames) break;
-    vec3 q = positions[(size_t)f * nbones];
-    float x = cs * q.x + sn * q.z + out->map.x, z = -sn * q.x + cs * q.z + out->map.z, tx, tz;
+    float x, z, tx, tz;
+    map_root(&out->map, turn, p->db, f, &x, &z);
     out->s += hypotf(x - out->x, z - out->z);
     out->x = x, out->z = z;
     anim_path_planner_point(p, s0 + out->s, &tx, &tz);
@@ -346,7 +365,7 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     out->error += d2;
     out->frames++;
     /* Behind the pacer, which stops at an open path's end. */
-    float lag = fminf(p->lag0 + p->speed * (float)out->frames / p->db->frame_rate, p->rest) - out->s;
+    float lag = lag_behind(p, out->frames, out->s);
     if (lag > 0.0f) out->progress += p->weight * lag * lag, out->error += p->weight * lag * lag;
     if (out->error >= bound) return -1;
     if (!p->closed && s0 + out->s >= p->length) {
