@@ -386,6 +386,33 @@ static void send_searches(anim_test_raw_t *raw, int r, int cut_in) {
   }
 }
 
+/* A search of a frame over the dispatcher's peek limit (4 KiB; a field
+ * the decoder skips, inside the query, makes it 5 KB), answered. */
+static void send_large_search(anim_test_raw_t *raw, uint64_t id) {
+  static uint8_t filler[5000];
+  /* protobuf-c keeps a length-delimited unknown field's length prefix in its data. */
+  filler[0] = 0x80 | (sizeof filler - 2) % 128, filler[1] = (sizeof filler - 2) / 128;
+  ProtobufCMessageUnknownField unknown = {.tag = 100, .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED,
+                                          .len = sizeof filler, .data = filler};
+  Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT;
+  Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
+  Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  from.frame = 7;
+  q.from_frame = &from, q.k = 2, q.base.n_unknown_fields = 1, q.base.unknown_fields = &unknown;
+  sr.database = "default", sr.query = &q;
+  r.id = id, r.body_case = ANIMSERVER__REQUEST__BODY_SEARCH, r.search = &sr;
+  assert_true(animserver__request__get_packed_size(&r) > 4096);
+  assert_int_equal(anim_test_raw_send(raw, &r), 0);
+  Animserver__ServerMessage *m = anim_test_raw_next(raw, TIMEOUT_MS);
+  assert_non_null(m);
+  assert_int_equal(m->response->id, id);
+  if (m->response->error) fail_msg("large search: %s", m->response->error->message);
+  assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_SEARCH);
+  assert_int_equal(m->response->search->result->n_matches, 2);
+  animserver__server_message__free_unpacked(m, NULL);
+}
+
 /* After `sends` sends of SEARCHES searches, each answered before the next:
  * every search answered in a read batch, the lane's items exactly the
  * batches sent to it, and with one read a send (no more batches than sends)
@@ -446,6 +473,14 @@ static void test_lane_items(void **state) {
   check_read_batches(port, READS);
   send_searches(&raw, READS, 8);
   double to_lane = check_read_batches(port, READS + 1);
+  /* One over the peek's frame limit is decoded on the loop as it arrives:
+   * answered in a read batch all the same, not decoded by it. */
+  send_large_search(&raw, 5000);
+  text = scrape(port);
+  double searches = sample(text, series[6]), decoded = sample(text, series[7]);
+  free(text);
+  if (searches != (READS + 1) * SEARCHES + 1 || decoded != (READS + 1) * SEARCHES)
+    fail_msg("after a 5 KB search: %g searches in read batches, %g decoded by their batch", searches, decoded);
   anim_test_raw_close(&raw);
 
   anim_client_t *client = connect_client(&server);
