@@ -17,11 +17,9 @@
  * makes on any of its threads is counted over 600 ticks: simulation, searches, plans, records, encoding, delivery and
  * writes must reuse what earlier ticks grew.
  *
- * Counting: in a plain build this file defines malloc, calloc, realloc and
- * free over glibc's __libc_* functions, so libuv's and protobuf-c's
- * allocations count too; under AddressSanitizer (whose allocator must stay)
- * it installs the sanitizer's malloc hook instead. The client thread marks
- * itself and is not counted.
+ * Counting: tests/support/alloc_counter.h (libuv's and protobuf-c's
+ * allocations count too). The client thread marks itself and is not
+ * counted.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -32,9 +30,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <execinfo.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "alloc_counter.h"
 #include "anim_client.h"
 #include "inprocess_server.h"
 #include "lmm.h"
@@ -51,57 +49,6 @@
 #define COUNTED_TICKS 600
 #define TIMEOUT_MS 20000
 
-static _Atomic int counting;
-static _Atomic long allocations;
-static __thread int not_counted; /* the client thread */
-
-/* ANIM_ALLOC_TRACE=N: the stacks of the first N counted allocations, to find them. */
-static int trace_left;
-
-static void note_allocation(void) {
-  if (!counting || not_counted) return;
-  allocations++;
-  if (trace_left > 0) {
-    trace_left--;
-    void *frames[16];
-    int n = backtrace(frames, 16);
-    not_counted = 1;
-    backtrace_symbols_fd(frames, n, 2);
-    write(2, "--\n", 3);
-    not_counted = 0;
-  }
-}
-
-#if defined(__SANITIZE_ADDRESS__)
-#define COUNTER "AddressSanitizer's malloc hook"
-/* From the sanitizer runtime (sanitizer/allocator_interface.h, not installed with every compiler). */
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *));
-static void on_malloc(const volatile void *ptr, size_t size) { note_allocation(); }
-static void on_free(const volatile void *ptr) {}
-static void install_counter(void) { __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free); }
-#else
-#define COUNTER "interposed malloc"
-void *__libc_malloc(size_t size);
-void *__libc_calloc(size_t n, size_t size);
-void *__libc_realloc(void *ptr, size_t size);
-void __libc_free(void *ptr);
-void *malloc(size_t size) {
-  note_allocation();
-  return __libc_malloc(size);
-}
-void *calloc(size_t n, size_t size) {
-  note_allocation();
-  return __libc_calloc(n, size);
-}
-void *realloc(void *ptr, size_t size) {
-  note_allocation();
-  return __libc_realloc(ptr, size);
-}
-void free(void *ptr) { __libc_free(ptr); }
-static void install_counter(void) {}
-#endif
-
 static srv_server_t server;
 static uv_loop_t loop;
 static _Atomic int client_ready, client_stop, client_failed;
@@ -116,7 +63,7 @@ static srv_crowd_hooks_t original;
 static void on_frame(anim_client_t *client, const anim_stream_frame_t *frame, void *data) { frames_read++; }
 
 static void *client_main(void *arg) {
-  not_counted = 1;
+  anim_alloc_not_counted = 1;
   int err;
   anim_client_t *c = anim_client_connect("127.0.0.1", server.bound_port, NULL, &err);
   static uint64_t ids[CHARACTERS];
@@ -159,11 +106,9 @@ static void on_ended(srv_crowd_t *crowd, void *data) {
   if (!client_ready) return;
   if (!window_start_tick) window_start_tick = ticks + WARMUP_TICKS;
   if (ticks == window_start_tick) {
-    allocations = 0;
-    counting = 1;
+    anim_alloc_counter_open();
   } else if (ticks == window_start_tick + COUNTED_TICKS) {
-    counting = 0;
-    counted = allocations;
+    counted = anim_alloc_counter_close();
     client_stop = 1;
     srv_server_shutdown(&server);
   }
@@ -244,13 +189,7 @@ static void test_no_allocation_per_tick(void **state) {
   srv_config_default(&config);
   config.port = 0;
   srv_log_set_level(SRV_LOG_WARN);
-  install_counter();
-  const char *trace = getenv("ANIM_ALLOC_TRACE");
-  trace_left = trace ? atoi(trace) : 0;
-  if (trace_left) {
-    void *frames[4];
-    backtrace(frames, 4); /* loads what backtrace needs before the window */
-  }
+  anim_alloc_counter_install();
   assert_int_equal(uv_loop_init(&loop), 0);
   srv_registry_t registry = {0};
   srv_db_entry_t *entry = anim_test_register_procgen(&registry);
@@ -267,7 +206,7 @@ static void test_no_allocation_per_tick(void **state) {
   assert_int_equal(uv_loop_close(&loop), 0);
   anim_lmm_networks_free(nets);
   printf("%d characters, %d ticks after a %d-tick warm-up: %ld allocations by the server (%s), %ld frames read\n",
-         CHARACTERS, COUNTED_TICKS, WARMUP_TICKS, counted, COUNTER, (long)frames_read);
+         CHARACTERS, COUNTED_TICKS, WARMUP_TICKS, counted, ANIM_ALLOC_COUNTER, (long)frames_read);
   assert_false(client_failed);
   assert_true(frames_read >= COUNTED_TICKS); /* the client was served throughout */
   assert_int_equal(counted, 0);
