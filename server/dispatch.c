@@ -319,7 +319,16 @@ struct batch_search {
   size_t frame_at, frame_len;
   srv_db_entry_t *entry;
   uint64_t received_ns;
+  /* Lent to the response (request.h): a search's results and hits, up to
+   * k of about a hundred, without malloc. */
+  max_align_t response_memory[1024 / sizeof(max_align_t)];
 };
+
+static void slot_lend_memory(batch_search_t *slot) {
+  slot->response.lent = (unsigned char *)slot->response_memory;
+  slot->response.lent_size = sizeof slot->response_memory;
+  slot->response.lent_used = 0;
+}
 
 /* A batch's searches: their requests and responses, the frames of those
  * still undecoded and the memory they decode into. Used by one thread at a
@@ -330,6 +339,11 @@ struct search_set {
   uint8_t *frames;
   size_t frames_len, frames_cap;
   srv_decode_arena_t *arena;
+  /* The last batch's answers buffer, kept (a reference) for the next batch
+   * to write into once its socket has let go of it: a batch's answers are
+   * encoded on the lane's thread and freed on the loop's, and allocating
+   * one per batch cost two allocations and a free across threads. */
+  srv_buffer_t *out;
 };
 
 typedef struct read_batch {
@@ -356,8 +370,12 @@ typedef struct read_batch {
  * connection's batches hold at most this many requests and responses. */
 #define BATCH_SEARCHES_PENDING (2 * BATCH_SEARCHES)
 
+/* A kept answers buffer larger than this is let go (8 sets keep at most 512 KiB). */
+#define BATCH_OUT_KEPT_BYTES ((size_t)64 * 1024)
+
 static void search_set_free(search_set_t *set) {
   if (!set) return;
+  srv_buffer_release(set->out);
   free(set->frames);
   srv_decode_arena_free(set->arena);
   free(set);
@@ -366,7 +384,7 @@ static void search_set_free(search_set_t *set) {
 static search_set_t *search_set_take(srv_dispatch_t *d) {
   search_set_t *set;
   if (d->nsearch_sets > 0) set = d->search_sets[--d->nsearch_sets];
-  else if ((set = malloc(sizeof *set))) set->frames = NULL, set->frames_cap = 0, set->arena = NULL;
+  else if ((set = malloc(sizeof *set))) set->frames = NULL, set->frames_cap = 0, set->arena = NULL, set->out = NULL;
   if (set) set->frames_len = 0;
   return set;
 }
@@ -374,6 +392,20 @@ static search_set_t *search_set_take(srv_dispatch_t *d) {
 static void search_set_give_back(srv_dispatch_t *d, search_set_t *set) {
   if (set && d->nsearch_sets < BATCH_SETS_KEPT) d->search_sets[d->nsearch_sets++] = set;
   else search_set_free(set);
+}
+
+/* The set's kept answers buffer, emptied, when nothing else holds it (it
+ * was written and the write has ended), else NULL. Loop thread: references
+ * are counted there. */
+static srv_buffer_t *search_set_take_out(search_set_t *set) {
+  srv_buffer_t *out = set->out;
+  set->out = NULL;
+  if (out && out->refs == 1) {
+    out->len = 0;
+    return out;
+  }
+  srv_buffer_release(out);
+  return NULL;
 }
 
 /* The batch of this read, made (or taken from the spare) when missing. */
@@ -411,7 +443,11 @@ static read_batch_t *batch_for_search(srv_session_t *s, size_t frame_len, int *o
   if (s->batch && (s->batch->nsearches == BATCH_SEARCHES || s->batch->nanswers == BATCH_ANSWERS)) batch_close(s);
   *out_rc = ANIM_ENOMEM;
   read_batch_t *b = batch_current(s);
-  if (!b || (!b->set && !(b->set = search_set_take(s->dispatch)))) return NULL;
+  if (!b) return NULL;
+  if (!b->set) {
+    if (!(b->set = search_set_take(s->dispatch))) return NULL;
+    if (!b->out) b->out = search_set_take_out(b->set);
+  }
   search_set_t *set = b->set;
   if (set->frames_len + frame_len > set->frames_cap) {
     size_t cap = set->frames_cap ? 2 * set->frames_cap : 4096;
@@ -447,6 +483,7 @@ static int batch_add_search(srv_session_t *s, srv_request_t *request, srv_respon
   o->message[0] = '\0';
   memcpy(&o->entry, &response->entry,
          offsetof(srv_response_t, body) + sizeof response->body.search - offsetof(srv_response_t, entry));
+  slot_lend_memory(slot);
   slot->frame_len = 0;
   batch_count_search(s, b);
   return 0;
@@ -489,6 +526,7 @@ static void batch_decode(read_batch_t *b, batch_search_t *slot) {
   if (rc == 0 && (request->type != SRV_REQ_SEARCH || strcmp(request->database, slot->entry->db.name) != 0))
     rc = ANIM_EINTERNAL, snprintf(err, sizeof err, "a search's peek and its decode disagree");
   response_init(&slot->response, request->id, rc ? SRV_REQ_COUNT : SRV_REQ_SEARCH);
+  slot_lend_memory(slot);
   slot->response.entry = slot->entry; /* released with the response, on the loop */
   slot->entry = NULL;
   slot->frame_len = 0;
@@ -526,9 +564,10 @@ static void batch_flush_ready(srv_session_t *s) {
     if (b->failed) {
       srv_buffer_release(b->out);
       srv_connection_close(&s->connection, "out of memory encoding a response");
-    } else if (b->out) {
+    } else if (b->nsearches > 0) {
       srv_connection_write(&s->connection, b->out); /* the answers were copied in */
     } else {
+      srv_buffer_release(b->out); /* taken for a search that could not join */
       for (int i = 0; i < b->nanswers; i++) srv_connection_write(&s->connection, b->answers[i]), b->answers[i] = NULL;
     }
     for (int i = 0; i < b->nanswers; i++) srv_buffer_release(b->answers[i]);
@@ -553,6 +592,7 @@ static void batch_done(srv_lane_item_t *item) {
   }
   s->in_flight -= (uint32_t)b->nsearches;
   s->batch_searches -= b->nsearches;
+  if (b->out && !b->failed && b->out->cap <= BATCH_OUT_KEPT_BYTES) b->set->out = srv_buffer_retain(b->out);
   search_set_give_back(s->dispatch, b->set);
   b->set = NULL;
   b->done = 1;

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "anim_error.h"
 #include "fit_models.h"
 #include "registry.h"
@@ -33,6 +34,12 @@ typedef struct block {
 } block_t;
 
 void *srv_response_alloc(srv_response_t *response, size_t size) {
+  size_t aligned = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+  if (response->lent && aligned >= size && aligned <= response->lent_size - response->lent_used) {
+    void *p = response->lent + response->lent_used;
+    response->lent_used += aligned;
+    return memset(p, 0, size);
+  }
   block_t *block = calloc(1, sizeof *block + size);
   if (!block) {
     srv_response_fail(response, ANIM_ENOMEM, "out of memory");
@@ -49,6 +56,8 @@ void srv_response_release(srv_response_t *response) {
     free(b);
   }
   response->arena = NULL;
+  response->lent = NULL;
+  response->lent_size = response->lent_used = 0;
   if (response->held && response->release_held) response->release_held(response->held);
   response->held = NULL;
   srv_fit_model_release(response->fit_model); /* before its database */

@@ -75,6 +75,12 @@ typedef struct srv_response {
   void *held;
   void (*release_held)(void *held);
   void *arena;                /* blocks of srv_response_alloc */
+  /* Memory lent by whoever holds the response (a read batch's slot), handed
+   * out by srv_response_alloc before it allocates: a pipelined search then
+   * answers without malloc, and without a free on another thread. The
+   * lender owns it; the release only forgets it. */
+  unsigned char *lent;
+  size_t lent_size, lent_used;
   union {
 #define SRV_RESP_BODY(TYPE, name, Message) srv_##name##_response_t name;
     SRV_REQUEST_TYPES(SRV_RESP_BODY)
@@ -86,7 +92,8 @@ typedef struct srv_response {
 int srv_response_fail(srv_response_t *response, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* size zeroed bytes owned by the response (freed by srv_response_release),
- * or NULL when out of memory (the response is then failed with ANIM_ENOMEM). */
+ * or NULL when out of memory (the response is then failed with ANIM_ENOMEM).
+ * From its lent memory while that has room. */
 void *srv_response_alloc(srv_response_t *response, size_t size);
 
 /* Frees the response's blocks and drops its database and model references. Loop thread

@@ -259,7 +259,7 @@ static int feature_dims(anim_test_raw_t *c) {
   return dims;
 }
 
-enum { NVARIANTS = 18 };
+enum { NVARIANTS = 20 };
 
 /* Search variant v as request id: answers of every kind (matches, poses,
  * explanations, features) and refusals by the decoder and by the service. */
@@ -293,6 +293,10 @@ static size_t append_search_variant(uint8_t *buf, size_t at, uint64_t id, int v,
   case 15: current.frame = 40, q.current_frame = &current, q.transition_cost = 0.5f, q.ignore_surrounding = 10; break;
   case 16: q.from_frame = NULL, q.features = features, q.n_features = (size_t)dims - 1; break; /* wrong size */
   case 17: q.ignore_range_end = 20, q.explain = 1, q.include_pose = 1; break;
+  /* Past a batch slot's 1 KiB lent to its response (dispatch.c): the
+   * results fit and the features spill; the results alone spill. */
+  case 18: q.k = 115, q.include_features = 1; break; /* results: 96 + 115 * 8 bytes */
+  case 19: q.k = 300, q.explain = 1, q.include_features = 1; break;
   default: break;
   }
   sr.database = "default", sr.query = &q;
