@@ -268,11 +268,8 @@ static void *client_main(void *arg) {
 static void test_totals_equal_a_recount(void **state) {
   char err[256];
   srv_config_t config;
-  srv_config_default(&config);
-  config.port = 0;
+  anim_test_inprocess_setup(&config, &loop);
   config.max_characters_per_connection = PER_CONNECTION;
-  srv_log_set_level(SRV_LOG_WARN);
-  assert_int_equal(uv_loop_init(&loop), 0);
   srv_registry_t registry = {0};
   srv_db_entry_t *entry = anim_test_register_procgen(&registry);
   assert_int_equal(srv_server_start(&server, &loop, &config, &registry, err, sizeof err), 0);

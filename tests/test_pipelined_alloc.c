@@ -117,11 +117,8 @@ static void test_no_allocation_per_pipelined_search(void **state) {
   (void)state;
   char err[256];
   srv_config_t config;
-  srv_config_default(&config);
-  config.port = 0;
-  srv_log_set_level(SRV_LOG_WARN);
+  anim_test_inprocess_setup(&config, &loop);
   anim_alloc_counter_install();
-  assert_int_equal(uv_loop_init(&loop), 0);
   srv_registry_t registry = {0};
   frames = (uint32_t)anim_test_register_procgen(&registry)->db.nframes;
   assert_int_equal(srv_server_start(&server, &loop, &config, &registry, err, sizeof err), 0);

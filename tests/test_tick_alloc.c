@@ -186,11 +186,8 @@ static void create_learned(srv_db_entry_t *entry) {
 static void test_no_allocation_per_tick(void **state) {
   char err[256];
   srv_config_t config;
-  srv_config_default(&config);
-  config.port = 0;
-  srv_log_set_level(SRV_LOG_WARN);
+  anim_test_inprocess_setup(&config, &loop);
   anim_alloc_counter_install();
-  assert_int_equal(uv_loop_init(&loop), 0);
   srv_registry_t registry = {0};
   srv_db_entry_t *entry = anim_test_register_procgen(&registry);
   anim_lmm_networks_t *nets = add_learned(&registry);

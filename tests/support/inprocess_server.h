@@ -20,6 +20,15 @@
 #include "../../server/registry.h"
 #include "../../server/server.h"
 
+/* A server's config as these tests run it (an ephemeral loopback port,
+ * warnings and worse logged) and the loop initialized. */
+static inline void anim_test_inprocess_setup(srv_config_t *config, uv_loop_t *loop) {
+  srv_config_default(config);
+  config->port = 0;
+  srv_log_set_level(SRV_LOG_WARN);
+  assert_int_equal(uv_loop_init(loop), 0);
+}
+
 /* The procedural database as an entry put in registry (the caller's, zeroed
  * or holding others); returns it, owned by the registry. */
 static inline srv_db_entry_t *anim_test_register_procgen(srv_registry_t *registry) {
