@@ -346,7 +346,7 @@ static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *des
 /* Field numbers of proto/animserver.proto the peeks read (the body's case
  * numbers are generated: ANIMSERVER__REQUEST__BODY_*); test_codec_peek
  * holds them to the descriptors. */
-enum { REQUEST_ID_FIELD = 1, SEARCH_REQUEST_DATABASE_FIELD = 1 };
+enum { REQUEST_ID_FIELD = 1, SEARCH_REQUEST_DATABASE_FIELD = 1, PING_REQUEST_PAYLOAD_FIELD = 1 };
 
 /* The id of a Request read without a full decode, so that even a
  * request that fails to decode can be answered by id. 0 when absent. */
@@ -374,6 +374,36 @@ int srv_codec_peek_search(const uint8_t *frame, size_t len, const uint8_t **out_
   if (rc != 0 || nname != 1 || name.type != ANIM_WIRE_BYTES) return 0;
   *out_name = name.data;
   *out_len = name.len;
+  return 1;
+}
+
+int srv_codec_peek_ping(const uint8_t *frame, size_t len, const srv_codec_limits_t *limits, srv_request_t *out) {
+  anim_wire_field_t f, id = {0}, ping = {0}, payload = {0};
+  int nid = 0, nping = 0, npayload = 0, rc;
+  size_t pos = 0;
+  while ((rc = anim_wire_next_field(frame, len, &pos, &f)) == 1) {
+    if (f.number == REQUEST_ID_FIELD && f.type == ANIM_WIRE_VARINT) id = f, nid++;
+    else if (f.number == ANIMSERVER__REQUEST__BODY_PING && f.type == ANIM_WIRE_BYTES) ping = f, nping++;
+    else return 0;
+  }
+  /* Repeated fields merge in a decode, and id 0 is refused: the decoder judges. */
+  if (rc != 0 || nid != 1 || id.value == 0 || nping != 1) return 0;
+  pos = 0;
+  while ((rc = anim_wire_next_field(ping.data, ping.len, &pos, &f)) == 1) {
+    if (f.number != PING_REQUEST_PAYLOAD_FIELD || f.type != ANIM_WIRE_BYTES) return 0;
+    payload = f, npayload++;
+  }
+  if (rc != 0 || npayload > 1) return 0;
+  /* What a decode charges its budget, at most: both messages and the
+   * payload's copy, each with its block header. */
+  size_t decoded = sizeof(Animserver__Request) + sizeof(Animserver__PingRequest) + 3 * sizeof(block_header_t);
+  if (payload.len > limits->budget_bytes || decoded > limits->budget_bytes - payload.len) return 0;
+  memset(out, 0, offsetof(srv_request_t, body) + sizeof out->body.ping);
+  memset(&out->decoded, 0, sizeof *out - offsetof(srv_request_t, decoded));
+  out->type = SRV_REQ_PING;
+  out->id = id.value;
+  out->body.ping.payload = payload.len ? payload.data : NULL;
+  out->body.ping.payload_len = payload.len;
   return 1;
 }
 

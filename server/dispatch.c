@@ -752,8 +752,13 @@ int srv_dispatch_frame(srv_session_t *s, const uint8_t *frame, size_t len) {
     if (batch_add_frame(s, frame, len, entry, &limits, received_ns) == 0) return 0;
     srv_db_entry_release(entry);
   }
-  if (!s->arena) s->arena = srv_decode_arena_new(); /* NULL: requests decode with malloc */
-  int rc = srv_codec_decode_request_in(frame, len, &limits, s->arena, &request, err, sizeof err);
+  /* A ping is read from its bytes: answered now, on this thread (a ping
+   * never waits nor leaves the loop), while its payload in frame is there. */
+  int rc = 0;
+  if (!srv_codec_peek_ping(frame, len, &limits, &request)) {
+    if (!s->arena) s->arena = srv_decode_arena_new(); /* NULL: requests decode with malloc */
+    rc = srv_codec_decode_request_in(frame, len, &limits, s->arena, &request, err, sizeof err);
+  }
   request.received_ns = received_ns;
   if (rc != 0) {
     srv_log(SRV_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)s->connection.id, err);

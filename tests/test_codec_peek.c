@@ -1,13 +1,17 @@
 /*
- * test_codec_peek.c: srv_codec_peek_search (server/codec.h), the look at a
- * frame's wire bytes that lets the dispatcher send a pipelined search to be
- * decoded off the loop with its database already found. What must hold:
- * whenever it says "a search of database D", the full decoder, if it takes
- * the frame at all, reads a search of D (the peek never sends a request the
- * wrong way nor to the wrong database); and plain searches, as clients send
- * them, do peek (else the fast way is never taken). Malformed and other
- * frames first, then the searches, then thousands of mutations of frames
- * of several kinds checked against the decoder.
+ * test_codec_peek.c: srv_codec_peek_search and srv_codec_peek_ping
+ * (server/codec.h), the looks at a frame's wire bytes that let the
+ * dispatcher send a pipelined search to be decoded off the loop with its
+ * database already found, and answer a ping without decoding it. What must
+ * hold: whenever the search peek says "a search of database D", the full
+ * decoder, if it takes the frame at all, reads a search of D (the peek
+ * never sends a request the wrong way nor to the wrong database); whenever
+ * the ping peek reads a ping, the decoder reads the same ping (id and
+ * payload) and does not refuse it; and plain searches and pings, as
+ * clients send them, do peek (else the fast ways are never taken).
+ * Malformed and other frames first, then the searches and pings, then
+ * thousands of mutations of frames of several kinds checked against the
+ * decoder.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,6 +117,35 @@ static void assert_peek_agrees(const frame_t *f) {
   srv_request_release(&request);
 }
 
+/* The ping property: a frame the ping peek reads is the decoder's same
+ * ping, never refused by it. Returns whether it peeked. */
+static int assert_ping_peek_agrees(const frame_t *f, const srv_codec_limits_t *with) {
+  srv_request_t peeked, decoded;
+  char err[256];
+  if (!srv_codec_peek_ping(f->bytes, f->len, with, &peeked)) return 0;
+  int rc = srv_codec_decode_request(f->bytes, f->len, with, &decoded, err, sizeof err);
+  if (rc != 0) fail_msg("a frame the ping peek reads is refused by the decoder: %s", err);
+  assert_int_equal(decoded.type, SRV_REQ_PING);
+  assert_int_equal(peeked.type, SRV_REQ_PING);
+  assert_int_equal(peeked.id, decoded.id);
+  assert_int_equal(peeked.body.ping.payload_len, decoded.body.ping.payload_len);
+  if (decoded.body.ping.payload_len)
+    assert_memory_equal(peeked.body.ping.payload, decoded.body.ping.payload, decoded.body.ping.payload_len);
+  assert_null(peeked.database);
+  assert_null(peeked.decoded);
+  srv_request_release(&peeked); /* nothing to free: must not crash */
+  srv_request_release(&decoded);
+  return 1;
+}
+
+static frame_t ping_with(uint64_t id, const uint8_t *payload, size_t len) {
+  Animserver__PingRequest p = ANIMSERVER__PING_REQUEST__INIT;
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  p.payload.data = (uint8_t *)payload, p.payload.len = len;
+  r.id = id, r.body_case = ANIMSERVER__REQUEST__BODY_PING, r.ping = &p;
+  return pack(&r);
+}
+
 /* The field numbers the peek reads (server/codec.c) are the proto's. */
 static void test_field_numbers(void **state) {
   assert_int_equal(protobuf_c_message_descriptor_get_field_by_name(&animserver__request__descriptor, "id")->id, 1);
@@ -120,6 +153,66 @@ static void test_field_numbers(void **state) {
       protobuf_c_message_descriptor_get_field_by_name(&animserver__search_request__descriptor, "database")->id, 1);
   assert_int_equal(protobuf_c_message_descriptor_get_field_by_name(&animserver__request__descriptor, "search")->id,
                    ANIMSERVER__REQUEST__BODY_SEARCH);
+  assert_int_equal(protobuf_c_message_descriptor_get_field_by_name(&animserver__request__descriptor, "ping")->id,
+                   ANIMSERVER__REQUEST__BODY_PING);
+  assert_int_equal(animserver__ping_request__descriptor.n_fields, 1); /* a new field: the peek must learn it */
+  assert_int_equal(
+      protobuf_c_message_descriptor_get_field_by_name(&animserver__ping_request__descriptor, "payload")->id, 1);
+}
+
+static void test_pings_peek_as_they_decode(void **state) {
+  srv_request_t r;
+  /* As clients send them: with a payload, without. */
+  frame_t f = ping_frame(42);
+  assert_true(assert_ping_peek_agrees(&f, &limits));
+  assert_true(srv_codec_peek_ping(f.bytes, f.len, &limits, &r));
+  assert_int_equal(r.id, 42);
+  assert_int_equal(r.body.ping.payload_len, 7);
+  assert_memory_equal(r.body.ping.payload, "default", 7);
+  f = ping_with(7, NULL, 0);
+  assert_true(assert_ping_peek_agrees(&f, &limits));
+  /* Id 0 (or none) is refused by the decoder: not peeked. */
+  f = ping_with(0, (const uint8_t *)"x", 1);
+  assert_false(srv_codec_peek_ping(f.bytes, f.len, &limits, &r));
+  /* An empty body field, written out (decoders read a ping with no payload). */
+  frame_t bare = {.bytes = {0x08, 3, (uint8_t)(ANIMSERVER__REQUEST__BODY_PING << 3 | 2), 0}, .len = 4};
+  assert_true(assert_ping_peek_agrees(&bare, &limits));
+  /* Others are the decoder's: searches, two ids, two bodies, an unknown
+   * field in the ping, a payload of the wrong wire type. */
+  f = search_frame(1, "default");
+  assert_false(srv_codec_peek_ping(f.bytes, f.len, &limits, &r));
+  frame_t twice = ping_frame(5), id = ping_frame(6);
+  id.len = 2; /* field 1, varint 6 */
+  append(&twice, &id);
+  assert_false(srv_codec_peek_ping(twice.bytes, twice.len, &limits, &r));
+  frame_t two_bodies = ping_frame(5), body = ping_frame(0);
+  append(&two_bodies, &body);
+  assert_false(srv_codec_peek_ping(two_bodies.bytes, two_bodies.len, &limits, &r));
+  frame_t unknown = {.bytes = {0x08, 3, (uint8_t)(ANIMSERVER__REQUEST__BODY_PING << 3 | 2), 2, 0x10, 1}, .len = 6};
+  assert_false(srv_codec_peek_ping(unknown.bytes, unknown.len, &limits, &r));
+  frame_t varint_payload = {.bytes = {0x08, 3, (uint8_t)(ANIMSERVER__REQUEST__BODY_PING << 3 | 2), 2, 0x08, 1}, .len = 6};
+  assert_false(srv_codec_peek_ping(varint_payload.bytes, varint_payload.len, &limits, &r));
+}
+
+/* A ping whose decode would not fit the budget is the decoder's (which
+ * refuses it): at every budget, the peek and the decoder agree. */
+static void test_ping_peek_keeps_the_budget(void **state) {
+  static uint8_t payload[600];
+  memset(payload, 'p', sizeof payload);
+  frame_t f = ping_with(9, payload, sizeof payload);
+  int peeked = 0, refused = 0;
+  for (size_t budget = 64; budget < 4096; budget += 8) {
+    srv_codec_limits_t tight = limits;
+    tight.budget_bytes = budget;
+    srv_request_t r;
+    char err[256];
+    if (assert_ping_peek_agrees(&f, &tight)) peeked++;
+    else if (srv_codec_decode_request(f.bytes, f.len, &tight, &r, err, sizeof err) != 0) refused++;
+    srv_request_release(&r);
+  }
+  assert_true(peeked > 0 && refused > 0);
+  srv_request_t r;
+  assert_false(srv_codec_peek_ping(f.bytes, f.len, &(srv_codec_limits_t){.budget_bytes = 600}, &r));
 }
 
 static void test_not_searches(void **state) {
@@ -128,6 +221,9 @@ static void test_not_searches(void **state) {
   assert_false(peek(&empty, name));
   frame_t garbage = {.bytes = {0xff, 0xff, 0xff}, .len = 3};
   assert_false(peek(&garbage, name));
+  srv_request_t r;
+  assert_false(srv_codec_peek_ping(empty.bytes, empty.len, &limits, &r));
+  assert_false(srv_codec_peek_ping(garbage.bytes, garbage.len, &limits, &r));
   frame_t f = ping_frame(1);
   assert_false(peek(&f, name));
   f = batch_search_frame(2);
@@ -193,7 +289,7 @@ static void test_mutations_agree_with_the_decoder(void **state) {
                      pose_frame(15)};
   const int nseeds = (int)(sizeof seeds / sizeof seeds[0]);
   uint32_t rng = 12345;
-  int peeked = 0;
+  int peeked = 0, pings_peeked = 0;
   for (int round = 0; round < 200000; round++) {
     frame_t f = seeds[round % nseeds];
     int edits = 1 + (int)((rng = rng * 1664525u + 1013904223u) >> 30);
@@ -220,8 +316,10 @@ static void test_mutations_agree_with_the_decoder(void **state) {
     char name[64];
     if (peek(&f, name)) peeked++;
     assert_peek_agrees(&f);
+    pings_peeked += assert_ping_peek_agrees(&f, &limits);
   }
   assert_true(peeked > 1000); /* the property was tried on many frames that peek */
+  assert_true(pings_peeked > 1000);
 }
 
 int main(void) {
@@ -230,6 +328,8 @@ int main(void) {
       cmocka_unit_test(test_not_searches),
       cmocka_unit_test(test_searches_peek_with_their_database),
       cmocka_unit_test(test_ambiguous_frames_are_left_to_the_decoder),
+      cmocka_unit_test(test_pings_peek_as_they_decode),
+      cmocka_unit_test(test_ping_peek_keeps_the_budget),
       cmocka_unit_test(test_mutations_agree_with_the_decoder),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,9 @@
  * The input is one frame's payload (a protobuf Request, without its length
  * prefix). It is decoded with srv_codec_decode_request under the server's
  * default limits (and peeked with srv_codec_peek_search: a frame peeked as
- * a search of a database must decode, if at all, as a search of it); a
+ * a search of a database must decode, if at all, as a search of it; and
+ * with srv_codec_peek_ping: a frame read as a ping must decode as the same
+ * ping, id and payload); a
  * request that decodes is dispatched through the real service table
  * exactly as connection.c's dispatch does on the loop path (prepare,
  * handle, finish on the calling thread, each skipped once the
@@ -236,6 +238,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc == 0 && srv_codec_peek_search(data, size, &peeked_name, &peeked_len) &&
       (request.type != SRV_REQ_SEARCH || !request.database || strlen(request.database) != peeked_len ||
        memcmp(request.database, peeked_name, peeked_len) != 0))
+    abort();
+  srv_request_t ping;
+  if (srv_codec_peek_ping(data, size, &limits, &ping) &&
+      (rc != 0 || request.type != SRV_REQ_PING || request.id != ping.id ||
+       request.body.ping.payload_len != ping.body.ping.payload_len ||
+       (ping.body.ping.payload_len &&
+        memcmp(request.body.ping.payload, ping.body.ping.payload, ping.body.ping.payload_len) != 0)))
     abort();
   if (rc != 0) {
     /* dispatch.c's answer_error: the error answered under the id peeked. */
