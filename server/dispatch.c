@@ -83,8 +83,10 @@ static srv_service_ctx_t service_ctx(srv_session_t *s) {
 /* ---- answering ------------------------------------------------------------------------ */
 
 /* Counts an answer that is going out (loop thread). One given while its
- * own read is handled is timed at the read's end, with the read's others. */
-static void count(srv_session_t *s, int type, int error, uint64_t received_ns) {
+ * own read is handled is timed at the read's end, with the read's others;
+ * another at now, the clock read for the caller's answers (0: read here):
+ * a batch's end times its searches with one read. */
+static void count_at(srv_session_t *s, int type, int error, uint64_t received_ns, uint64_t now) {
   srv_dispatch_t *d = s->dispatch;
   if (error) {
     d->counters->errors++;
@@ -95,7 +97,11 @@ static void count(srv_session_t *s, int type, int error, uint64_t received_ns) {
     s->read_answers[s->nread_answers++] = (uint8_t)(type < 0 || type > SRV_REQ_COUNT ? SRV_REQ_COUNT : type);
     return;
   }
-  srv_metrics_request(d->metrics, type, received_ns);
+  srv_metrics_request_at(d->metrics, type, received_ns, now ? now : srv_scheduler_now_ns());
+}
+
+static void count(srv_session_t *s, int type, int error, uint64_t received_ns) {
+  count_at(s, type, error, received_ns, 0);
 }
 
 void srv_dispatch_read_end(srv_session_t *s) {
@@ -581,12 +587,13 @@ static void batch_flush_ready(srv_session_t *s) {
 static void batch_done(srv_lane_item_t *item) {
   read_batch_t *b = (read_batch_t *)item;
   srv_session_t *s = b->session;
+  uint64_t now = srv_scheduler_now_ns();
   for (int i = 0; i < b->nsearches; i++) {
     batch_search_t *slot = &b->set->slots[i];
     srv_response_t *r = &slot->response;
     if (r->type == SRV_REQ_COUNT) /* a frame decoded in the batch that did not decode */
       srv_log(SRV_LOG_DEBUG, "connection %llu: bad request: %s", (unsigned long long)s->connection.id, r->message);
-    count(s, r->type, r->error, slot->request.received_ns);
+    count_at(s, r->type, r->error, slot->request.received_ns, now);
     srv_response_release(r);
     srv_request_release(&slot->request);
   }

@@ -37,10 +37,6 @@ void srv_histogram_observe(srv_histogram_t *h, double seconds) {
   /* Above the last bound: only in count (the +Inf bucket). */
 }
 
-void srv_metrics_request(srv_metrics_t *m, int type, uint64_t received_ns) {
-  srv_metrics_request_at(m, type, received_ns, srv_scheduler_now_ns());
-}
-
 void srv_metrics_request_at(srv_metrics_t *m, int type, uint64_t received_ns, uint64_t now) {
   if (type < 0 || type > SRV_REQ_COUNT) type = SRV_REQ_COUNT;
   m->requests[type]++;

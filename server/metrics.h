@@ -87,12 +87,10 @@ void srv_histogram_observe(srv_histogram_t *h, double seconds);
 /* The bucket bounds, SRV_METRICS_BUCKETS of them, in seconds. */
 const double *srv_histogram_bounds(void);
 
-/* A request was answered (its response handed to libuv) received_ns after
- * its frame was decoded (srv_scheduler_now_ns clock). type may be
+/* A request was answered (its response handed to libuv) at now_ns,
+ * received_ns after its frame arrived (srv_scheduler_now_ns clock): the
+ * answers of one read, or of one batch, share one clock read. type may be
  * SRV_REQ_COUNT for a frame that did not decode. Loop thread. */
-void srv_metrics_request(srv_metrics_t *metrics, int type, uint64_t received_ns);
-/* The same with the answer's time given (CLOCK_MONOTONIC ns): the answers of
- * one read share one clock read. */
 void srv_metrics_request_at(srv_metrics_t *metrics, int type, uint64_t received_ns, uint64_t now_ns);
 /* An error response with code went out. Loop thread. */
 void srv_metrics_error(srv_metrics_t *metrics, int code);
