@@ -1101,8 +1101,10 @@ static void test_slide_automatic(void **state) {
     printf("procedural database, slide %d: %d nodes, %d edges (automatic: %d, %d)\n", slide, fixed->nnodes,
            fixed->nedges, automatic->nnodes, automatic->nedges);
     assert_int_equal(fixed->nedges == automatic->nedges && fixed->nnodes == automatic->nnodes, slide == 1);
+    assert_int_equal(fixed->slide, slide);
     anim_motion_graph_free(fixed);
   }
+  assert_int_equal(automatic->slide, 1); /* the choice made, as the graph reports it */
   anim_motion_graph_free(automatic);
   anim_database_free(&db);
   if (!bandai_graph()) return;
@@ -1112,8 +1114,10 @@ static void test_slide_automatic(void **state) {
     printf("Bandai Namco, slide %d: %d nodes, %d edges (automatic: %d, %d)\n", slide, fixed->nnodes, fixed->nedges,
            graph->nnodes, graph->nedges);
     assert_int_equal(fixed->nedges == graph->nedges && fixed->nnodes == graph->nnodes, slide == 0);
+    assert_int_equal(fixed->slide, slide);
     anim_motion_graph_free(fixed);
   }
+  assert_int_equal(graph->slide, 0);
 }
 
 int main(void) {
