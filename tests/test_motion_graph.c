@@ -968,9 +968,9 @@ static void test_path_geometry(void **state) {
 
 /* Paths that need the default database's left and right walk turns, from
  * its idle node facing +Z: an L of 3 m then 3 m turning left, one turning
- * right, and a line of 10 m along +X (on the character's left: it has to
- * start walking and turn a quarter to its left). With the default options
- * each is covered within its limits. The contrasts: built without
+ * right, and lines of 10 m and 5 m along +X (on the character's left: it
+ * has to start walking and turn a quarter to its left). With the default
+ * options each is covered within its limits. The contrasts: built without
  * options.slide (motion_graph.c, slide_pair) the pruned graph has no way
  * back from its walk turns to its walks (sparsify refuses every pair
  * joining them: an end lands between two nodes of the straight walk, which
