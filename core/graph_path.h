@@ -256,6 +256,7 @@ typedef struct anim_path_planner {
   float weight;          /* w of the progress term, options.progress included */
   float rest;            /* m of an open path left after the plan's s0 (INFINITY when closed) */
   float lag0;            /* m: the pacer's lead at the plan's start (carried) */
+  float stop;            /* m: where the pacer stops: rest, or lag0 when further */
   float behind;          /* m: the lag accumulated over the plans before */
   int carry, carry_frames; /* the last plan's: kept, its kept frames, ... */
   float carry_lag, carry_s0; /* ... its behind and s0 */
