@@ -7,7 +7,7 @@
  * With --plans, the planners compared: on the default database (from its
  * idle node) and on Bandai Namco 6k (from a walk), each graph built with
  * and without options.slide, a character follows a line straight ahead, a
- * line along +X (on its left), an L of 3 + 3 m turning left and right and
+ * line along +X (on its left; 10 m, and 5 m), an L of 3 + 3 m turning left and right and
  * circles of radius 3 m turning right and left, planned by the planner
  * as it is (anim_path_options_default) and as it was before the seeds, the
  * bound and the carried lag (warm 0, bound 0, memory 0) in the same run:
@@ -372,7 +372,7 @@ static void plain_options(anim_path_options_t *o) {
 
 static void bench_plans(const anim_database_t *db, const char *dbname, int start_node_of_db, float seconds,
                         int budget, float horizon, float memory) {
-  static const float line_z[] = {0, 0, 0, 10}, line_x[] = {0, 0, 10, 0};
+  static const float line_z[] = {0, 0, 0, 10}, line_x[] = {0, 0, 10, 0}, short_x[] = {0, 0, 5, 0};
   static const float l_left[] = {0, 0, 0, 3, 3, 3}, l_right[] = {0, 0, 0, 3, -3, 3};
   float right[128], left[128];
   for (int i = 0; i < 64; i++) {
@@ -382,6 +382,7 @@ static void bench_plans(const anim_database_t *db, const char *dbname, int start
   }
   const plan_case_t cases[] = {
       {"line +Z", line_z, 2, 0, 0.0f, 20.0f, 0},          {"line +X (left)", line_x, 2, 0, 0.0f, 20.0f, 0},
+      {"line +X 5 m", short_x, 2, 0, 0.0f, 20.0f, 0},
       {"L left", l_left, 3, 0, 0.0f, 12.0f, 0},           {"L right", l_right, 3, 0, 0.0f, 12.0f, 0},
       {"circle right r=3", right, 64, 1, (float)M_PI / 2, seconds, 300},
       {"circle left r=3", left, 64, 1, -(float)M_PI / 2, seconds, 300},

@@ -159,6 +159,8 @@ typedef struct {
 } anim__paths_views_t;
 
 int anim__graph_options_to_proto(const anim_graph_build_options_t *in, Animserver__GraphOptions *out);
+/* The planner's options (PathOptions) of a query or a graph character. */
+void anim__walk_options_to_proto(const anim_walk_options_t *in, Animserver__PathOptions *out);
 int anim__graph_query_to_proto(const char *database, const anim_graph_query_t *in, anim__graph_query_views_t *out);
 void anim__graph_query_views_free(anim__graph_query_views_t *views);
 int anim__paths_to_proto(const uint64_t *characters, const float *const *points, const int *npoints, const int *closed,

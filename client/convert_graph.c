@@ -31,6 +31,7 @@ int anim__graph_description_from(const Animserver__GraphDescription *m, anim_gra
   if (!d) return ANIM_ENOMEM;
   d->database_version = m->database_version, d->status = (int)m->status, d->progress = m->progress;
   d->ready = m->ready, d->frames = m->frames, d->candidates = m->candidates;
+  d->slide = m->ready && m->options ? (int)m->options->slide : ANIM_SLIDE_AUTO;
   d->nodes_built = m->nodes_built, d->edges_built = m->edges_built, d->components = m->components;
   d->nodes = m->nodes, d->edges = m->edges, d->transitions = m->transitions, d->characters = m->characters;
   d->build_seconds = m->build_seconds, d->memory_bytes = m->memory_bytes, d->strip_memory_bytes = m->strip_memory_bytes;
@@ -87,12 +88,24 @@ int anim__graph_walk_from(const Animserver__QueryGraphResponse *m, anim_graph_wa
 int anim__graph_options_to_proto(const anim_graph_build_options_t *in, Animserver__GraphOptions *out) {
   Animserver__GraphOptions init = ANIMSERVER__GRAPH_OPTIONS__INIT;
   *out = init;
-  if (in->min_gap < 0 || in->spacing < 0 || in->node_spacing < 0 || in->matrix_size < 0) return ANIM_EINVAL;
+  if (in->min_gap < 0 || in->spacing < 0 || in->node_spacing < 0 || in->matrix_size < 0 ||
+      in->slide < ANIM_SLIDE_AUTO || in->slide > ANIM_SLIDE_OFF)
+    return ANIM_EINVAL;
   out->window = in->window, out->threshold = in->threshold;
   out->min_gap = (uint32_t)in->min_gap, out->spacing = (uint32_t)in->spacing;
   out->node_spacing = (uint32_t)in->node_spacing, out->keep_all = in->keep_all != 0;
   out->matrix_size = (uint32_t)in->matrix_size;
+  out->slide = (Animserver__GraphSlide)in->slide;
   return 0;
+}
+
+void anim__walk_options_to_proto(const anim_walk_options_t *in, Animserver__PathOptions *out) {
+  Animserver__PathOptions init = ANIMSERVER__PATH_OPTIONS__INIT;
+  *out = init;
+  out->horizon = in->horizon, out->keep = in->keep;
+  out->max_expansions = in->max_expansions > 0 ? (uint32_t)in->max_expansions : 0;
+  out->disable_warm = in->disable_warm != 0, out->disable_bound = in->disable_bound != 0;
+  out->disable_memory = in->disable_memory != 0;
 }
 
 /* n (x, z) pairs as wire Vec2s in caller-freed arrays (n + 1 entries: never a NULL array). */
@@ -131,8 +144,7 @@ int anim__graph_query_to_proto(const char *database, const anim_graph_query_t *i
   v->start.x = in->start_x, v->start.z = in->start_z, v->start.facing = in->start_facing;
   v->query.start = &v->start;
   if (in->options) {
-    v->options.horizon = in->options->horizon, v->options.keep = in->options->keep;
-    v->options.max_expansions = in->options->max_expansions > 0 ? (uint32_t)in->options->max_expansions : 0;
+    anim__walk_options_to_proto(in->options, &v->options);
     v->query.options = &v->options;
   }
   return 0;

@@ -164,10 +164,9 @@ static int mode_to_proto(const anim_character_mode_t *mode, anim__create_views_t
     v->create.machine = (char *)mode->machine;
   }
   if (mode->mode == ANIM_MODE_GRAPH) {
-    Animserver__PathOptions init = ANIMSERVER__PATH_OPTIONS__INIT;
-    v->path = init;
-    v->path.horizon = mode->path_horizon, v->path.keep = mode->path_keep;
-    v->path.max_expansions = mode->path_max_expansions > 0 ? (uint32_t)mode->path_max_expansions : 0;
+    anim_walk_options_t walk = {mode->path_horizon,      mode->path_keep,          mode->path_max_expansions,
+                                mode->path_disable_warm, mode->path_disable_bound, mode->path_disable_memory};
+    anim__walk_options_to_proto(&walk, &v->path);
     v->create.path = &v->path;
   }
   if (mode->mode == ANIM_MODE_TRACKER) {

@@ -292,10 +292,12 @@ float anim_path_planner_project(const anim_path_planner_t *p, float x, float z, 
 /* ---- search --------------------------------------------------------------------------------- */
 
 /* How far a walk that travelled s in `frames` frames is behind the pacer,
- * which started lag0 ahead and stops at an open path's end (negative:
- * ahead of it). */
+ * which started lag0 ahead and stops at an open path's end, or at lag0
+ * when that is further: the lag carried is never capped below itself, else
+ * standing at the start of a path shorter than it costs no more the longer
+ * it stands (graph_path.h, "Carried lag"). Negative: ahead of it. */
 static float lag_behind(const anim_path_planner_t *p, int frames, float s) {
-  return fminf(p->lag0 + p->speed * (float)frames / p->db->frame_rate, p->rest) - s;
+  return fminf(p->lag0 + p->speed * (float)frames / p->db->frame_rate, p->stop) - s;
 }
 
 /* sum_{k=1..n} max(0, a - b k)^2, b > 0: the least error of n frames
@@ -508,7 +510,10 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
     p->behind = fmaxf(0.0f, p->carry_lag + p->speed * dt - ds) * expf(-dt / p->options.memory);
     p->lag0 = fmaxf(0.0f, p->behind - p->speed * ANIM_PATH_LAG_SLACK);
   }
-  p->pacer_free = p->lag0 + p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->rest;
+  /* Free: the pacer does not stop within the horizon (with lag0 past rest
+   * it is stopped from the start). */
+  p->stop = fmaxf(p->rest, p->lag0);
+  p->pacer_free = p->lag0 + p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->stop;
   anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
   float best_progress = 0.0f, best = p->options.warm ? seed(p, start, &root, s0, &best_progress) : INFINITY;
   p->warm_error = best;

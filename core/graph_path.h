@@ -62,15 +62,28 @@
  * its pacer ahead by lag0: the lag the plans before left, L' = max(0, L +
  * v dt - ds) e^(-dt / memory) (dt: the kept part's seconds, ds: the arc
  * covered; options.memory 10 s), less a slack of ANIM_PATH_LAG_SLACK = 2 s
- * at v, so lag_f = max(0, min(lag0 + v t_f, rest) - s(f)). Following that
- * keeps near the pace (lines, circles, L's) never builds up the slack and
- * plans as before; a character standing still builds up to v memory and
- * starts (the line along +X: 10 m in 13.3 s, 0.25 m mean, 1.02 m worst from
- * it, where it stood the whole 20 s before). Not a short path: lag_f is
- * capped at rest, so standing costs at most the path's length, and a 5 m
- * line along +X is still not started (over the wire: 0 m in 120 s). A new
- * path (set_path) starts with no lag. Without the slack the carried lag made Bandai's circles
- * worse (memory 10 s: 0.17 m mean where 0.026).
+ * at v, so lag_f = max(0, min(lag0 + v t_f, max(rest, lag0)) - s(f)): the
+ * pacer stops at the path's end, or where the lag carried puts it when
+ * that is further. Following that keeps near the pace (lines, circles,
+ * L's) never builds up the slack and plans as before; a character standing
+ * still builds up to v memory and starts (the line along +X: 10 m in 13.3
+ * s, 0.25 m mean, 1.02 m worst from it, where it stood the whole 20 s
+ * before). Why the pacer may stop past the end: capped at rest, standing
+ * cost at most the path's length however long the character stood, and a
+ * 5 m line along +X was never started (over the wire: 0 m in 120 s); now
+ * standing costs the lag carried, which grows, and the 5 m line is
+ * followed to its end in 16.8 s, 0.12 m mean, 1.02 m worst from it (the
+ * 10 m line's opening turn), though late: the lag has to grow past the
+ * path's length first (13 s on the spot; follow_limits.h's pace would have
+ * the end by 8.7 s). Tried and left: the lag carried added on top of the
+ * fresh pacer, which alone stops at the end (lag0 + min(v t_f, rest)),
+ * starts it when the 10 m line starts (the end in 10.4 s) but rushes the
+ * end across the line (2.05 m worst from it) and moved other cases (an L
+ * on the graph built without slide: 0.085 m mean where 0.031); this form
+ * changes nothing where the lag carried is less than the path left
+ * (`animbench graph --plans 1`: every other case the same). A new path
+ * (set_path) starts with no lag. Without the slack the carried lag made
+ * Bandai's circles worse (memory 10 s: 0.17 m mean where 0.026).
  *
  * Turns. The term cannot give a graph a motion it lacks. The default
  * database's graph, built with options.slide (motion_graph.h: the
@@ -119,7 +132,7 @@
  * lag falls by at most step_max less the pacer's step. So the k-th frame
  * after a walk's last adds at least max(0, e - 2 k step_max)^2 + w max(0,
  * lag - k (step_max - v / rate))^2 (lag: the pacer's lead, capped at the
- * path's end), summed in closed form to the horizon or, on an open path,
+ * path's end or the lag carried), summed in closed form to the horizon or, on an open path,
  * to the frames the arc needs at least to reach its end. Alone it prunes
  * little (the Bandai line: 1538 edges tried a plan where 1544); under a
  * seed's bound it mostly trims another 5 to 20%.
@@ -243,6 +256,7 @@ typedef struct anim_path_planner {
   float weight;          /* w of the progress term, options.progress included */
   float rest;            /* m of an open path left after the plan's s0 (INFINITY when closed) */
   float lag0;            /* m: the pacer's lead at the plan's start (carried) */
+  float stop;            /* m: where the pacer stops: rest, or lag0 when further */
   float behind;          /* m: the lag accumulated over the plans before */
   int carry, carry_frames; /* the last plan's: kept, its kept frames, ... */
   float carry_lag, carry_s0; /* ... its behind and s0 */

@@ -139,6 +139,7 @@ int anim_graph_transitions_sparsify(anim_motion_graph_t *g, const anim_database_
   }
   qsort(g->transitions, (size_t)g->ntransitions, sizeof *g->transitions, compare_distances);
   int slide = c->o->slide == ANIM_GRAPH_SLIDE_AUTO ? repeats_exactly(db, g) : c->o->slide;
+  g->slide = slide;
   int kept = 0;
   for (int t = 0; t < g->ntransitions; t++) {
     anim_graph_transition_t tr = g->transitions[t];

@@ -32,8 +32,8 @@ int anim_graph_transition_compare(const void *a, const void *b);
  * exactly), a refused pair joining two ranges not joined near it yet is
  * slid along its diagonal onto a node when it can. Rewrites
  * g->transitions as both halves of every kept pair, sorted by (from, to),
- * each once. h, w: the build's half window and window (frames). 0 or
- * ANIM_ENOMEM. */
+ * each once, and g->slide as the choice made. h, w: the build's half window
+ * and window (frames). 0 or ANIM_ENOMEM. */
 int anim_graph_transitions_sparsify(anim_motion_graph_t *g, const anim_database_t *db, const anim_graph_options_t *o,
                                     int h, int w, int spacing);
 

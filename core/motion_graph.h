@@ -142,6 +142,8 @@ typedef struct anim_motion_graph {
   anim_graph_node_t *nodes;             /* sorted by frame */
   int nedges;
   anim_graph_edge_t *edges;             /* grouped by source node */
+  int slide;                            /* 1 when the build slid pairs onto nodes (options.slide
+                                           resolved: ANIM_GRAPH_SLIDE_AUTO became 0 or 1) */
   /* Before pruning. */
   int candidates;                       /* transitions found */
   int nodes_built, edges_built;

@@ -51,6 +51,7 @@ typedef struct {
   const char *machine;             /* MACHINE: a loaded machine's name */
   float path_horizon, path_keep;   /* GRAPH: its planner (0: defaults) */
   int path_max_expansions;
+  int path_disable_warm, path_disable_bound, path_disable_memory; /* GRAPH: as anim_walk_options_t's */
   const anim_tracked_bone_t *trackers; /* TRACKER: 1..8 bones, the order anim_client_trackers_set lists them */
   int ntrackers;
   float hold_seconds;              /* TRACKER: without an update a tracker counts as lost after this [0.5] */

@@ -21,6 +21,12 @@ extern "C" {
 
 enum { ANIM_GRAPH_NONE = 0, ANIM_GRAPH_BUILDING = 1, ANIM_GRAPH_READY = 2, ANIM_GRAPH_FAILED = 3 };
 
+/* Whether a build slides a pair of frames refused for node spacing onto a
+ * node (GraphSlide; README "Motion graphs"). AUTO: on where two clips repeat
+ * a motion exactly (procedural clips, the default database), off on
+ * captured motion. */
+enum { ANIM_SLIDE_AUTO = 0, ANIM_SLIDE_ON = 1, ANIM_SLIDE_OFF = 2 };
+
 /* Build options; a field left 0 takes the server default (README). */
 typedef struct {
   float window;        /* s compared around each frame [1/3] */
@@ -28,6 +34,7 @@ typedef struct {
   int min_gap, spacing, node_spacing; /* frames */
   int keep_all;        /* do not prune to the largest strongly connected component */
   int matrix_size;     /* keep an N x N picture of the distance matrix (16..1024; 0 none) */
+  int slide;           /* ANIM_SLIDE_* [AUTO]; another value: ANIM_EINVAL before sending */
 } anim_graph_build_options_t;
 
 typedef struct {
@@ -42,6 +49,7 @@ typedef struct {
   float progress;           /* 0..1 of a build in flight */
   char error[256];          /* why the last build failed */
   int ready;                /* a graph serves; the fields below describe it */
+  int slide;                /* it was built with: ANIM_SLIDE_ON or ANIM_SLIDE_OFF (AUTO resolved) */
   uint32_t frames, candidates, nodes_built, edges_built, components, nodes, edges, transitions, characters;
   double build_seconds;
   uint64_t memory_bytes, strip_memory_bytes;
@@ -67,10 +75,15 @@ int anim_client_graph_describe(anim_client_t *client, const char *database, int 
 int anim_client_graph_describe_send(anim_client_t *client, const char *database, int transitions, int matrix,
                                     anim_graph_description_cb cb, void *data, uint64_t *out_id);
 
+/* The planner's options; a field left 0 takes the server default. Its
+ * three refinements are on unless disabled (core/graph_path.h): */
 typedef struct {
   float horizon;        /* s searched ahead [2] */
   float keep;           /* s of each plan played before planning again [0.5] */
   int max_expansions;   /* edges tried per plan [20000] */
+  int disable_warm;     /* each search starts cold, not seeded by the previous plan's walk */
+  int disable_bound;    /* walks dropped on their error alone, without a bound of their future */
+  int disable_memory;   /* no lag carried from plan to plan (a character no single plan can start stands) */
 } anim_walk_options_t;
 
 typedef struct {

@@ -26,6 +26,7 @@ static int positive_or_default(srv_decoder_t *d, const char *field, float value,
 static int decode_graph_options(srv_decoder_t *d, const Animserver__GraphOptions *in,
                                 srv_graph_request_options_t *out) {
   memset(out, 0, sizeof *out);
+  out->slide = ANIM_GRAPH_SLIDE_AUTO;
   if (!in) return 0;
   size_t mark = srv_path_field(d, "options");
   int rc;
@@ -40,6 +41,10 @@ static int decode_graph_options(srv_decoder_t *d, const Animserver__GraphOptions
       (rc = srv_check_max(d, "matrix_size", in->matrix_size, ANIM_GRAPH_MATRIX_MAX, ANIM_EINVAL)))
     return rc;
   if (in->window > 2.0f) return srv_decode_fail(d, ANIM_EINVAL, ".window = %g: at most 2 s", in->window);
+  if ((unsigned)in->slide > ANIMSERVER__GRAPH_SLIDE__GRAPH_SLIDE_OFF)
+    return srv_decode_fail(d, ANIM_EINVAL,
+                           ".slide = %d: GRAPH_SLIDE_AUTO (0), GRAPH_SLIDE_ON (1) or GRAPH_SLIDE_OFF (2)",
+                           (int)in->slide);
   if (in->matrix_size && in->matrix_size < ANIM_GRAPH_MATRIX_MIN)
     return srv_decode_fail(d, ANIM_EINVAL, ".matrix_size = %u: 0 (none) or %d..%d", in->matrix_size,
                            ANIM_GRAPH_MATRIX_MIN, ANIM_GRAPH_MATRIX_MAX);
@@ -64,6 +69,9 @@ static int decode_graph_options(srv_decoder_t *d, const Animserver__GraphOptions
   out->bone_weights = in->bone_weights, out->nweights = (int)in->n_bone_weights;
   out->keep_all = in->keep_all;
   out->matrix_size = (int)in->matrix_size;
+  out->slide = in->slide == ANIMSERVER__GRAPH_SLIDE__GRAPH_SLIDE_ON    ? 1
+               : in->slide == ANIMSERVER__GRAPH_SLIDE__GRAPH_SLIDE_OFF ? 0
+                                                                        : ANIM_GRAPH_SLIDE_AUTO;
   srv_path_restore(d, mark);
   return 0;
 }
@@ -82,6 +90,10 @@ int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserve
   if (in->horizon) out->horizon = in->horizon;
   if (in->keep) out->keep = in->keep;
   if (in->max_expansions) out->max_expansions = (int)in->max_expansions;
+  /* The refinements are on unless disabled (a field's default, false, keeps them). */
+  if (in->disable_warm) out->warm = 0;
+  if (in->disable_bound) out->bound = 0;
+  if (in->disable_memory) out->memory = 0.0f;
   if (out->keep > out->horizon)
     return srv_decode_fail(d, ANIM_EINVAL, ".keep = %g: at most the horizon (%g s)", out->keep, out->horizon);
   srv_path_restore(d, mark);
@@ -174,7 +186,8 @@ int srv_decode_set_paths(srv_decoder_t *d, const Animserver__SetPathsRequest *in
 
 /* ---- encoding ---- */
 
-static Animserver__GraphOptions *encode_options(srv_encoder_t *e, const srv_graph_options_t *o,
+/* The options a graph was built with; slide as the build resolved it. */
+static Animserver__GraphOptions *encode_options(srv_encoder_t *e, const srv_graph_options_t *o, int slide,
                                                 const anim_database_t *db) {
   Animserver__GraphOptions *m = SRV_ENCODER_NEW(e, Animserver__GraphOptions, ANIMSERVER__GRAPH_OPTIONS__INIT);
   if (!m || !(m->tags = srv_encoder_alloc(e, (size_t)(db->ntags + 1) * sizeof *m->tags))) return m;
@@ -186,6 +199,7 @@ static Animserver__GraphOptions *encode_options(srv_encoder_t *e, const srv_grap
   m->n_bone_weights = (size_t)o->nweights, m->bone_weights = (float *)o->weights;
   m->keep_all = !c->prune;
   m->matrix_size = (uint32_t)o->matrix_size;
+  m->slide = slide ? ANIMSERVER__GRAPH_SLIDE__GRAPH_SLIDE_ON : ANIMSERVER__GRAPH_SLIDE__GRAPH_SLIDE_OFF;
   return m;
 }
 
@@ -204,7 +218,7 @@ static Animserver__GraphDescription *encode_description(srv_encoder_t *e, const 
   if (!graph) return m;
   const anim_motion_graph_t *g = graph->graph;
   m->ready = 1;
-  m->options = encode_options(e, &graph->options, db);
+  m->options = encode_options(e, &graph->options, g->slide, db);
   m->frames = (uint32_t)g->nframes, m->candidates = (uint32_t)g->candidates;
   m->nodes_built = (uint32_t)g->nodes_built, m->edges_built = (uint32_t)g->edges_built;
   m->components = (uint32_t)g->components;

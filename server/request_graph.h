@@ -29,6 +29,7 @@ typedef struct {
   int nweights;
   int keep_all;
   int matrix_size;
+  int slide;           /* the core's: ANIM_GRAPH_SLIDE_AUTO, 1 or 0 */
 } srv_graph_request_options_t;
 
 typedef struct {

@@ -32,6 +32,7 @@ static int resolve_options(const srv_graph_request_options_t *in, const anim_dat
   if (in->threshold) o->threshold = in->threshold;
   o->min_gap = in->min_gap, o->spacing = in->spacing, o->node_spacing = in->node_spacing;
   o->prune = !in->keep_all;
+  o->slide = in->slide;
   out->matrix_size = in->matrix_size;
   for (int t = 0; t < in->ntags; t++) {
     int bit = anim_database_find_tag(db, in->tags[t]);

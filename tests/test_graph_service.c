@@ -220,6 +220,12 @@ static void test_invalid(void **state) {
   o.matrix_size = 8;
   build_fails(&o, ANIM_EINVAL, "build_graph.options.matrix_size = 8: 0 (none) or 16..1024");
   o = (Animserver__GraphOptions)ANIMSERVER__GRAPH_OPTIONS__INIT;
+  o.slide = (Animserver__GraphSlide)3; /* a value this server does not know */
+  build_fails(&o, ANIM_EINVAL,
+              "build_graph.options.slide = 3: GRAPH_SLIDE_AUTO (0), GRAPH_SLIDE_ON (1) or GRAPH_SLIDE_OFF (2)");
+  o.slide = (Animserver__GraphSlide)-1;
+  build_fails(&o, ANIM_EINVAL, "build_graph.options.slide = -1: GRAPH_SLIDE_AUTO (0)");
+  o = (Animserver__GraphOptions)ANIMSERVER__GRAPH_OPTIONS__INIT;
   o.spacing = 500;
   build_fails(&o, ANIM_EINVAL, "build_graph.options.spacing = 500: at most half the window");
   o = (Animserver__GraphOptions)ANIMSERVER__GRAPH_OPTIONS__INIT;
@@ -327,6 +333,8 @@ static void test_build(void **state) {
   assert_true(g->rows_done == g->rows_total && g->frames > 0 && g->frames <= g->rows_total);
   assert_float_equal(g->options->window, 1.0f / 3.0f, 1e-6f);
   assert_int_equal(g->options->matrix_size, 256);
+  /* Slide as resolved: the automatic choice is off on captured motion. */
+  assert_int_equal(g->options->slide, ANIMSERVER__GRAPH_SLIDE__GRAPH_SLIDE_OFF);
   assert_int_equal(anim_test_server_memory(&server, &rss1, &peak1), 0);
   printf("graph build over the wire: %u frames, %u nodes, %u edges, %u transitions (%u candidates, %u components); "
          "%.2f s, graph %.2f MiB, strip scratch %.2f MiB, server peak RSS +%.1f MiB; %d progress reports while "

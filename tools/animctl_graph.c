@@ -1,13 +1,15 @@
 /*
  * animctl_graph.c: the motion-graph subcommands of animctl.
  *
- *   animctl graph build DB [--threshold M] [--window S] [--keep-all] [--matrix N]
+ *   animctl graph build DB [--threshold M] [--window S] [--keep-all] [--matrix N] [--slide auto|on|off]
  *       starts a build on the server's pool and follows its progress
  *   animctl graph info DB [--transitions] [--svg FILE]
  *       the graph; --svg draws the distance matrix the build kept (--matrix
  *       N at build time), darker is closer, the transitions in red
  *   animctl graph path DB X,Z X,Z ... [--closed] [--seconds S] [--settle S]
- *       a walk planned along the polyline, its error from it
+ *                      [--no-warm] [--no-bound] [--no-memory]
+ *       a walk planned along the polyline, its error from it; the flags
+ *       turn the planner's refinements off (PathOptions.disable_*)
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,15 +17,18 @@
 #include <string.h>
 #include "animctl.h"
 
+static const char *const slide_names[] = {"auto", "on", "off"}; /* ANIM_SLIDE_* */
+
 static void print_description(const anim_graph_description_t *d, int json) {
   static const char *const status[] = {"none", "building", "ready", "failed"};
   const char *st = d->status >= 0 && d->status <= 3 ? status[d->status] : "?";
+  const char *slide = d->slide >= ANIM_SLIDE_AUTO && d->slide <= ANIM_SLIDE_OFF ? slide_names[d->slide] : "?";
   if (json) {
     printf("{\"status\": \"%s\", \"progress\": %.3f, \"ready\": %s, \"frames\": %u, \"candidates\": %u, "
-           "\"components\": %u, \"nodes\": %u, \"edges\": %u, \"transitions\": %u, \"build_seconds\": %.3f, "
-           "\"memory_bytes\": %llu, \"characters\": %u, \"error\": \"%s\"}\n",
+           "\"components\": %u, \"nodes\": %u, \"edges\": %u, \"transitions\": %u, \"slide\": \"%s\", "
+           "\"build_seconds\": %.3f, \"memory_bytes\": %llu, \"characters\": %u, \"error\": \"%s\"}\n",
            st, d->progress, d->ready ? "true" : "false", d->frames, d->candidates, d->components, d->nodes, d->edges,
-           d->transitions, d->build_seconds, (unsigned long long)d->memory_bytes, d->characters, d->error);
+           d->transitions, slide, d->build_seconds, (unsigned long long)d->memory_bytes, d->characters, d->error);
     return;
   }
   printf("graph %s", st);
@@ -31,9 +36,9 @@ static void print_description(const anim_graph_description_t *d, int json) {
   if (d->error[0]) printf(": %s", d->error);
   printf("\n");
   if (d->ready)
-    printf("  %u frames compared, %u candidate transitions, %u components before pruning\n"
+    printf("  %u frames compared, %u candidate transitions, %u components before pruning; slide %s\n"
            "  %u nodes, %u edges, %u transitions; built in %.2f s, %.1f KiB, %u characters on it\n",
-           d->frames, d->candidates, d->components, d->nodes, d->edges, d->transitions, d->build_seconds,
+           d->frames, d->candidates, d->components, slide, d->nodes, d->edges, d->transitions, d->build_seconds,
            d->memory_bytes / 1024.0, d->characters);
 }
 
@@ -44,7 +49,13 @@ static int graph_build(anim_client_t *client, const options_t *o, int argc, char
     else if (i + 1 < argc && !strcmp(argv[i], "--threshold")) go.threshold = strtof(argv[++i], NULL);
     else if (i + 1 < argc && !strcmp(argv[i], "--window")) go.window = strtof(argv[++i], NULL);
     else if (i + 1 < argc && !strcmp(argv[i], "--matrix")) go.matrix_size = atoi(argv[++i]);
-    else return fprintf(stderr, "animctl: graph build: unknown option %s\n", argv[i]), 2;
+    else if (i + 1 < argc && !strcmp(argv[i], "--slide")) {
+      const char *v = argv[++i];
+      go.slide = -1;
+      for (int k = ANIM_SLIDE_AUTO; k <= ANIM_SLIDE_OFF; k++)
+        if (!strcmp(v, slide_names[k])) go.slide = k;
+      if (go.slide < 0) return fprintf(stderr, "animctl: graph build: --slide %s: auto, on or off\n", v), 2;
+    } else return fprintf(stderr, "animctl: graph build: unknown option %s\n", argv[i]), 2;
   }
   anim_graph_description_t *d = NULL;
   int rc = anim_client_graph_build(client, argv[2], &go, &d, o->timeout_ms);
@@ -120,9 +131,13 @@ static int graph_info(anim_client_t *client, const options_t *o, int argc, char 
 
 static int graph_path(anim_client_t *client, const options_t *o, int argc, char **argv) {
   float points[2 * 64];
-  anim_graph_query_t q = {.points = points};
+  anim_walk_options_t wo = {0};
+  anim_graph_query_t q = {.points = points, .options = &wo};
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--closed")) q.closed = 1;
+    else if (!strcmp(argv[i], "--no-warm")) wo.disable_warm = 1;
+    else if (!strcmp(argv[i], "--no-bound")) wo.disable_bound = 1;
+    else if (!strcmp(argv[i], "--no-memory")) wo.disable_memory = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "--seconds")) q.seconds = strtof(argv[++i], NULL);
     else if (i + 1 < argc && !strcmp(argv[i], "--settle")) q.settle = strtof(argv[++i], NULL);
     else if (q.npoints < 64 && sscanf(argv[i], "%f,%f", &points[2 * q.npoints], &points[2 * q.npoints + 1]) == 2)
@@ -135,17 +150,18 @@ static int graph_path(anim_client_t *client, const options_t *o, int argc, char 
   if (rc) return report_error("graph path", rc, client);
   if (o->json)
     printf("{\"steps\": %d, \"seconds\": %.3f, \"arc\": %.3f, \"error_mean\": %.4f, \"error_max\": %.4f, "
-           "\"plans\": %u, \"expansions\": %llu, \"plan_ms_mean\": %.3f, \"plan_ms_max\": %.3f}\n",
+           "\"plans\": %u, \"expansions\": %llu, \"plans_exhausted\": %u, \"plan_ms_mean\": %.3f, "
+           "\"plan_ms_max\": %.3f}\n",
            w->nsteps, w->seconds, w->arc, w->error_mean, w->error_max, w->plans, (unsigned long long)w->expansions,
-           w->plan_ms_mean, w->plan_ms_max);
+           w->plans_exhausted, w->plan_ms_mean, w->plan_ms_max);
   else {
     for (int s = 0; s < w->nsteps; s++)
       printf("  %7.3f s  frames %u..%u%s\n", w->steps[s].time, w->steps[s].first_frame, w->steps[s].last_frame,
              w->steps[s].jump ? "  (transition)" : "");
     printf("%d steps over %.1f s, %.1f m of the path; error from it mean %.3f m, worst %.3f m at %.1f s; "
-           "%u plans, %.2f ms each (worst %.2f)\n",
+           "%u plans, %.2f ms each (worst %.2f), %llu edges tried, %u plans cut short\n",
            w->nsteps, w->seconds, w->arc, w->error_mean, w->error_max, w->error_max_time, w->plans, w->plan_ms_mean,
-           w->plan_ms_max);
+           w->plan_ms_max, (unsigned long long)w->expansions, w->plans_exhausted);
   }
   anim_graph_walk_free(w);
   return 0;

@@ -324,7 +324,9 @@ class Requests:
     # ---- motion graphs ----------------------------------------------------------
     def build_graph(self, database: str = "default", options: Any = None, *,
                     timeout: Optional[float] = None) -> Message:
-        """Starts a graph build on the server's pool (``.graph``: its progress)."""
+        """Starts a graph build on the server's pool (``.graph``: its progress). ``options``: GraphOptions
+        fields, e.g. ``{"threshold": 0.06, "slide": "GRAPH_SLIDE_OFF"}`` (slide: GRAPH_SLIDE_AUTO, the
+        default, _ON or _OFF; the description reports it as resolved, on or off)."""
         return self._call("build_graph", {"database": database, "options": options}, timeout)
 
     def describe_graph(self, database: str = "default", transitions: bool = False, matrix: bool = False, *,
@@ -335,7 +337,10 @@ class Requests:
 
     def query_graph(self, database: str, points: Iterable[Sequence[float]], closed: bool = False, *,
                     timeout: Optional[float] = None, **fields: Any) -> Message:
-        """A walk planned along a polyline of (x, z) points; its steps and error."""
+        """A walk planned along a polyline of (x, z) points; its steps and error. ``fields``: the rest of
+        QueryGraphRequest, e.g. ``seconds=20.0, options={"horizon": 2.0, "disable_memory": True}``
+        (PathOptions: the planner's refinements are on unless disabled: ``disable_warm``,
+        ``disable_bound``, ``disable_memory``)."""
         return self._call("query_graph", {"database": database, "points": [{"x": p[0], "z": p[1]} for p in points],
                                           "closed": closed, **fields}, timeout)
 
