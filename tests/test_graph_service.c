@@ -13,7 +13,8 @@
  * recorded (build/tests/circle.stream) for the README's filmstrip.
  *
  * Requests are built with protobuf-c from the proto and sent raw
- * (wire_client.h): the client library does not have these requests yet.
+ * (wire_client.h), as a client written from the proto alone would send
+ * them; test_graph_wire_options goes through the client library.
  */
 #include <math.h>
 #include <setjmp.h>
