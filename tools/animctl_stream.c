@@ -62,36 +62,36 @@ int stream_session_parse(stream_session_t *s, int argc, char **argv, int first, 
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--global")) s->global = 1;
     else if (!strcmp(a, "--rotations-only")) s->rotations_only = 1;
-    else if (!v) return fprintf(stderr, "animctl: %s: %s needs a value\n", command, a), -1;
+    else if (!v) return animctl_fail("%s: %s needs a value", command, a), -1;
     else if (!strcmp(a, "--create")) s->create = atoi(v), i++;
     else if (!strcmp(a, "--database")) s->database = v, s->database_given = 1, i++;
     else if (!strcmp(a, "--mode")) {
       if (strcmp(v, "learned") && strcmp(v, "matching"))
-        return fprintf(stderr, "animctl: %s: --mode matching|learned\n", command), -1;
+        return animctl_fail("%s: --mode matching|learned", command), -1;
       s->mode = strcmp(v, "learned") ? ANIM_MODE_MOTION_MATCHING : ANIM_MODE_LEARNED;
       if (s->mode == ANIM_MODE_LEARNED) s->database = "lmm", s->database_given = 1; /* the learned skeleton's */
       i++;
     }
     else if (!strcmp(a, "--input")) {
-      if (parse_input(v, s) != 0) return fprintf(stderr, "animctl: %s: bad --input %s\n", command, v), -1;
+      if (parse_input(v, s) != 0) return animctl_fail("%s: bad --input %s", command, v), -1;
       i++;
     } else if (!strcmp(a, "--id")) {
-      if (s->nids == MAX_IDS) return fprintf(stderr, "animctl: %s: at most %d --id\n", command, MAX_IDS), -1;
+      if (s->nids == MAX_IDS) return animctl_fail("%s: at most %d --id", command, MAX_IDS), -1;
       s->ids[s->nids++] = strtoull(v, NULL, 10), i++;
     } else if (!strcmp(a, "--rate-divisor")) s->rate_divisor = atoi(v), i++;
     else if (!strcmp(a, "--encoding")) {
       if (strcmp(v, "float") && strcmp(v, "quantized"))
-        return fprintf(stderr, "animctl: %s: --encoding float|quantized\n", command), -1;
+        return animctl_fail("%s: --encoding float|quantized", command), -1;
       s->encoding = !strcmp(v, "quantized") ? ANIM_POSE_QUANTIZED : ANIM_POSE_FLOAT, i++;
     } else if (!strcmp(a, "--frames")) s->frames = atoi(v), i++;
     else if (!strcmp(a, "--seconds")) s->seconds = atof(v), i++;
     else if (!strcmp(a, "-o")) s->output = v, i++;
     else if (s->extra && s->extra(s, a, v)) i++;
-    else return fprintf(stderr, "animctl: %s: unknown option %s\n", command, a), -1;
+    else return animctl_fail("%s: unknown option %s", command, a), -1;
   }
   if (s->create < 0 || s->create > 100000 || s->rate_divisor < 1 || s->frames < 1 || s->seconds < 0 ||
       (s->create == 0 && s->nids == 0))
-    return fprintf(stderr, "animctl: %s: --create 1..100000 and/or --id ID; --rate-divisor, --frames >= 1\n",
+    return animctl_fail("%s: --create 1..100000 and/or --id ID; --rate-divisor, --frames >= 1",
                    command), -1;
   return 0;
 }
@@ -249,7 +249,7 @@ int animctl_stream(anim_client_t *client, const options_t *o, int argc, char **a
   }
   FILE *out = s.output ? fopen(s.output, "w") : stdout;
   if (!out) {
-    fprintf(stderr, "animctl: stream: cannot write %s\n", s.output);
+    animctl_fail("stream: cannot write %s", s.output);
     stream_session_free(&s);
     return 1;
   }
