@@ -103,7 +103,8 @@ static const command_help_t help[] = {
      "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
      "         goal:X,Z[,SPEED] script:tour script:wander\n",
      "Creates N characters steered by SPEC (or watches existing ones by --id), subscribes to their poses and\n"
-     "writes each frame received, for N frames (default 300) or S seconds.\n"
+     "writes each frame received, for N frames (default 300) or S seconds, or until every --id character is\n"
+     "gone (the frame whose \"gone\" says so is the last; exit 0).\n"
      "Output is JSON lines with or without --json: first {type: \"header\", database, tick_rate,\n"
      "subscription, bones, parents, contact_bones}, then one object per frame {tick, dropped, poses: [...]}.\n"},
     {"machine",

@@ -186,6 +186,19 @@ def main():
             header, frame = json.loads(lines[0]), json.loads(lines[1])
             check(header["database"] == "mocap" and 3 * len(header["bones"]) == len(frame["poses"][0]["positions"]),
                   "animctl stream --id: the header describes the character's own database")
+            # The watched character destroyed by its owner mid-stream: the frame saying so is the last and
+            # animctl exits 0 (it waited for frames that never come, then failed with a timeout).
+            stream = subprocess.Popen([os.path.join(BUILD, "animctl"), "--port", port, "--timeout", "60000", "stream",
+                                       "--id", str(watched), "--id", str(watched), "--frames", "100000"],
+                                      stdout=subprocess.PIPE, text=True)
+            first = stream.stdout.readline() + stream.stdout.readline()
+            owner.destroy_characters([watched])
+            rest = stream.stdout.read()  # until animctl exits: a tick after the destroy (before: its 60 s timeout)
+            stream.wait(timeout=30)
+            lines = (first + rest).splitlines()
+            check(stream.returncode == 0 and json.loads(lines[-1]).get("gone") == [watched] and
+                  all("gone" not in json.loads(line) for line in lines[1:-1]),
+                  f"animctl stream --id: ends when its character is gone ({len(lines) - 1} frames, exit 0)")
         found = json.loads(ctl("search", "mocap", "--frame", "500", "--k", "4", "--explain", "--method", "fast"))
         check(found["matches"][0]["frame"] == 500 and len(found["explain"]) == 7, "animctl search with explanation")
         pose = json.loads(ctl("pose", "mocap", "10", "--global").splitlines()[0])
