@@ -201,6 +201,10 @@ int srv_decode_spring_tune(srv_decoder_t *d, const Animserver__SpringTuneRequest
     if ((rc = positive(d, "stiffness", g->stiffness, 1)) || (rc = positive(d, "damping", g->damping, 1)) ||
         (rc = positive(d, "dt", g->dt, 0)))
       return rc;
+    /* anim_spring_implicit_to_erp_cfm's last rule, named here (the service could only say "invalid argument"). */
+    if (!((double)g->dt * g->stiffness + g->damping > 0.0))
+      return srv_decode_fail(d, ANIM_EINVAL, ": stiffness = %g, damping = %g: no force at all (dt stiffness + damping "
+                             "must be > 0)", g->stiffness, g->damping);
     r->stiffness = g->stiffness, r->damping = g->damping, r->dt = g->dt;
     return 0;
   }

@@ -303,6 +303,13 @@ def test_errors(client, port):
     except errors.BadNameError as e:
         check(e.message.startswith("inertialize_transition.database is empty") and "frame" in e.message,
               f"frames without a database: {e.message}")
+    # A spring with neither stiffness nor damping: the error names the fields (it said "spring_tune: invalid argument").
+    try:
+        client.spring_tune(to_constraint={"stiffness": 0.0, "damping": 0.0, "dt": 1.0 / 60.0})
+        raise AssertionError("a spring with no force accepted")
+    except errors.InvalidArgumentError as e:
+        check(e.message.startswith("spring_tune.to_constraint") and "stiffness = 0" in e.message,
+              f"a spring with no force: {e.message}")
     check(client.ping(b"still").payload == b"still", "the client carries on after refusing them")
     # An empty body, sent raw: the server answers ERROR_UNSUPPORTED under the request's id.
     with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
