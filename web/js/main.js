@@ -37,7 +37,7 @@ const state = {
   input: { stick: [0, 0], strafe: false, azimuth: 0, sent: 0, source: 'keyboard' },
   crowd: { subscription: null, characters: {}, missing: [] },
   match: null, matchError: null,
-  reconnect: { wanted: false, attempts: 0, restored: 0, lost: null },
+  reconnect: { wanted: false, attempts: 0, restored: 0, lost: null, refused: null },
 };
 const app = { state };
 window.previewer = app;
@@ -127,11 +127,16 @@ async function connect(retrying = false) {
   } catch (e) {
     // A refused token or protocol would be refused again; a connection lost
     // meanwhile is tried again (connectionLost), without a word each time.
-    if (e instanceof AnimError) { toast(e.message); r.wanted = false; }
+    if (e instanceof AnimError) {
+      toast(e.message);
+      r.wanted = false;
+      r.refused = e.serverMessage; // the status keeps it (the bridge's close reason says only "Target closed")
+    }
     return;
   }
   if (r.attempts) r.restored++;
   r.attempts = 0;
+  r.refused = null;
   state.server = hello;
   state.connected = true;
   $('status').textContent = `connected: animserver ${hello.server_version}`;
@@ -168,7 +173,8 @@ function connectionLost(why) {
   state.reconnect.lost = why;
   resetCharacter();
   crowdLost();
-  $('status').textContent = `disconnected: ${why}`;
+  const refused = state.reconnect.refused;
+  $('status').textContent = refused ? `refused: ${refused}` : `disconnected: ${why}`;
   $('status').className = 'status off';
   scheduleReconnect(why);
 }

@@ -70,6 +70,19 @@ try {
     }
   };
 
+  // 0. A wrong token: the hello is refused, the status says why (the bridge's close said only "Target
+  // closed") and the page does not knock again.
+  const wrong = await browser.newPage();
+  await wrong.goto(url.replace(/token=[^&]*/, 'token=wrong'));
+  await wrong.waitForFunction(() => window.previewer && window.previewer.state.reconnect.refused &&
+    document.getElementById('status').textContent.startsWith('refused'), { timeout: WAIT_MS, polling: 50 });
+  await sleep(1200); // longer than the first reconnection delay
+  const refusedState = await wrong.evaluate(() => ({ ...window.previewer.state.reconnect, timer: undefined,
+    status: document.getElementById('status').textContent }));
+  ok(refusedState.status.includes('wrong token') && !refusedState.wanted && refusedState.attempts === 0,
+    `a wrong token: "${refusedState.status}", not tried again`);
+  await wrong.close();
+
   // 1. Connect (hello with the token from the URL), list and describe the default database.
   await page.goto(url);
   await waitFor(() => window.previewer && window.previewer.state.describe && window.previewer.state.playback.framesShown > 0);
