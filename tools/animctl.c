@@ -30,7 +30,9 @@ static const command_help_t help[] = {
      "Says hello and prints what the server answers: protocol and server version, capabilities, the limits a\n"
      "client can hit and this connection's id.\n"
      "--json: one object {protocol_version, server_version, capabilities: [...], limits: {max_frame_bytes,\n"
-     "max_in_flight, max_batch, max_k, output_soft_limit_bytes, output_hard_limit_bytes}, connection_id}.\n"},
+     "max_in_flight, max_batch, max_k, output_soft_limit_bytes, output_hard_limit_bytes, max_characters,\n"
+     "max_characters_total, max_pose_frames, decode_budget_bytes, stream_soft_limit_bytes, max_subscriptions,\n"
+     "max_ids, max_string_bytes, tick_rate}, admin, connection_id}.\n"},
     {"stats", "  stats                 server counters: connections, requests, characters, ticks, streams\n",
      "Prints the server's counters: uptime, connections, requests and errors, characters, ticks (late,\n"
      "skipped; lateness and tick work p50/p99), stream frames sent and dropped, bytes, CPU and RSS.\n"
@@ -241,10 +243,17 @@ static int cmd_hello(anim_client_t *client, const options_t *o, int argc, char *
       if (i) putchar(',');
       print_json_string(info.capabilities[i]);
     }
+    /* Every limit the hello carries (an agent pages pose requests by max_pose_frames, sizes batches...). */
     printf("],\"limits\":{\"max_frame_bytes\":%u,\"max_in_flight\":%u,\"max_batch\":%u,\"max_k\":%u,"
-           "\"output_soft_limit_bytes\":%llu,\"output_hard_limit_bytes\":%llu},\"connection_id\":%llu}\n",
+           "\"output_soft_limit_bytes\":%llu,\"output_hard_limit_bytes\":%llu,\"max_characters\":%u,"
+           "\"max_characters_total\":%u,\"max_pose_frames\":%u,\"decode_budget_bytes\":%llu,"
+           "\"stream_soft_limit_bytes\":%llu,\"max_subscriptions\":%u,\"max_ids\":%u,\"max_string_bytes\":%u,"
+           "\"tick_rate\":%g},\"admin\":%s,\"connection_id\":%llu}\n",
            info.max_frame_bytes, info.max_in_flight, info.max_batch, info.max_k,
            (unsigned long long)info.output_soft_limit, (unsigned long long)info.output_hard_limit,
+           info.max_characters, info.max_characters_total, info.max_pose_frames,
+           (unsigned long long)info.decode_budget_bytes, (unsigned long long)info.stream_soft_limit_bytes,
+           info.max_subscriptions, info.max_ids, info.max_string_bytes, info.tick_rate, info.admin ? "true" : "false",
            (unsigned long long)info.connection_id);
   } else {
     printf("server        animserver %s (protocol %u)\n", info.server_version, info.protocol_version);

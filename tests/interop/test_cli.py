@@ -171,6 +171,11 @@ def main():
         ctl = lambda *a, expect=0: run("animctl", "--port", port, "--json", *a, expect=expect)
         hello = json.loads(ctl("hello"))
         check("search" in hello["capabilities"], "animctl hello")
+        with animserver.Client("127.0.0.1", int(port)) as python_client:
+            limits = python_client.server.limits
+        check(hello["limits"]["max_pose_frames"] == limits.max_pose_frames and
+              hello["limits"]["max_ids"] == limits.max_ids and hello["limits"]["tick_rate"] == limits.tick_rate and
+              hello["admin"] is True, "animctl --json hello: every limit the hello carries (it gave six)")
         check(json.loads(ctl("ping", "--count", "2").splitlines()[1])["seq"] == 1, "animctl ping")
         loaded = json.loads(ctl("db", "load", "mocap"))
         check(loaded["frames"] == info["frames"], "animctl db load serves what animdb built")
