@@ -373,6 +373,7 @@ async function createCharacter() {
   state.playback.playing = false;
   $('play').innerHTML = '&#9654;';
   showClip(false);
+  $('follow').checked = true; // framing a crowd had turned it off: the new character is what to look at
   const created = await call('create_characters', { database: state.database || 'default', placements: [{ x: 0, z: 0 }] });
   const id = created.characters[0];
   const skeleton = state.skeletons[state.database || 'default'];

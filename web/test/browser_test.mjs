@@ -284,6 +284,7 @@ try {
   await page.click('#create');
   await waitFor(() => window.previewer.state.character.frames > 30 && window.previewer.state.character.states > 3);
   s = await state();
+  ok(await page.$eval('#follow', (e) => e.checked), 'the camera follows the new character (the crowd had turned follow off)');
   const again = s.character.root;
   await page.keyboard.down('KeyW');
   await sleep(1500);
