@@ -103,9 +103,15 @@ static int decode_state(srv_decoder_t *d, const char *field, const Animserver__I
   return 0;
 }
 
-/* The database is required exactly when a frame is named. */
+/* The database is required exactly when a frame is named; missing, the
+ * error says why it is needed (a bare "a name is 1-63 characters" left a
+ * client passing frames without one guessing). */
 static int decode_optional_database(srv_decoder_t *d, const char *name, int uses_frame) {
-  return uses_frame ? srv_decode_database(d, "database", name) : 0;
+  if (!uses_frame) return 0;
+  if (!name || !*name)
+    return srv_decode_fail(d, ANIM_EBADNAME, ".database is empty: a pose given as a frame needs the database whose "
+                                             "frame it is (explicit poses need none)");
+  return srv_decode_database(d, "database", name);
 }
 
 static int decode_halflife(srv_decoder_t *d, float halflife) {
@@ -195,6 +201,10 @@ int srv_decode_spring_tune(srv_decoder_t *d, const Animserver__SpringTuneRequest
     if ((rc = positive(d, "stiffness", g->stiffness, 1)) || (rc = positive(d, "damping", g->damping, 1)) ||
         (rc = positive(d, "dt", g->dt, 0)))
       return rc;
+    /* anim_spring_implicit_to_erp_cfm's last rule, named here (the service could only say "invalid argument"). */
+    if (!((double)g->dt * g->stiffness + g->damping > 0.0))
+      return srv_decode_fail(d, ANIM_EINVAL, ": stiffness = %g, damping = %g: no force at all (dt stiffness + damping "
+                             "must be > 0)", g->stiffness, g->damping);
     r->stiffness = g->stiffness, r->damping = g->damping, r->dt = g->dt;
     return 0;
   }

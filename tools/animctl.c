@@ -8,6 +8,7 @@
  * 2 usage error.
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,80 +16,221 @@
 
 typedef int (*command_fn)(anim_client_t *client, const options_t *options, int argc, char **argv);
 
+/* One entry per command: its synopsis (as the usage lists it) and what it
+ * does, with the shape of its --json output; `animctl COMMAND --help` and
+ * `animctl help COMMAND` print one, `animctl --help` every synopsis. */
+typedef struct {
+  const char *name;
+  const char *synopsis; /* lines, each starting "  NAME" */
+  const char *about;    /* what it does; --json: what it prints */
+} command_help_t;
+
+static const command_help_t help[] = {
+    {"hello", "  hello                 handshake: protocol and server version, capabilities, limits\n",
+     "Says hello and prints what the server answers: protocol and server version, capabilities, the limits a\n"
+     "client can hit and this connection's id.\n"
+     "--json: one object {protocol_version, server_version, capabilities: [...], limits: {max_frame_bytes,\n"
+     "max_in_flight, max_batch, max_k, output_soft_limit_bytes, output_hard_limit_bytes, max_characters,\n"
+     "max_characters_total, max_pose_frames, decode_budget_bytes, stream_soft_limit_bytes, max_subscriptions,\n"
+     "max_ids, max_string_bytes, tick_rate}, admin, connection_id}.\n"},
+    {"stats", "  stats                 server counters: connections, requests, characters, ticks, streams\n",
+     "Prints the server's counters: uptime, connections, requests and errors, characters, ticks (late,\n"
+     "skipped; lateness and tick work p50/p99), stream frames sent and dropped, bytes, CPU and RSS.\n"
+     "--json: one object {uptime_s, connections, requests, errors, characters, tick_rate, ticks, ticks_late,\n"
+     "ticks_skipped, lateness_p50_us, lateness_p99_us, tick_work_p50_us, tick_work_p99_us, frames_sent,\n"
+     "frames_dropped, stream_bytes, cpu_s, rss_bytes}.\n"},
+    {"shutdown", "  shutdown              graceful shutdown (admin token)\n",
+     "Asks the server to shut down: it stops accepting, drains what is in flight and exits. Needs the admin\n"
+     "token (--auth-token, or the server's --admin-token).\n"
+     "--json: one object {\"shutting_down\": true}.\n"},
+    {"ping", "  ping [--count N]      round trips, with their times\n",
+     "Sends N pings (default 1, at most 1000000) one after the other and prints each round trip's time.\n"
+     "--json: one object per ping, a line each: {seq, rtt_us}.\n"},
+    {"db",
+     "  db list               loaded databases\n"
+     "  db describe NAME      skeleton, ranges, feature schema\n"
+     "  db load NAME | db reload NAME | db unload NAME\n",
+     "list: every loaded database (name, version, frames, bones, rate, feature dims, ranges, memory).\n"
+     "describe: one database's skeleton (bones and parents), ranges with their tags, feature schema.\n"
+     "load / reload / unload: DATA_DIR/NAME.animdb on the server (admin token); reload swaps atomically.\n"
+     "--json: list: an array of {name, version, frames, bones, frame_rate, feature_dims, ranges, memory_bytes};\n"
+     "describe: {summary: {...as list}, bones: [{name, parent}], ranges: [{name, start, stop, tags}],\n"
+     "features: [{kind, bone, weight, first_column, dims}]}; load, reload: the summary; unload: {unloaded}.\n"},
+    {"search",
+     "  search DB (--frame N | --features v1,v2,... [--raw] | "
+     "--bone-position B=x,y,z ... --bone-velocity B=x,y,z ...)\n"
+     "         [--trajectory-positions x,z,...] [--trajectory-directions x,z,...] [--k K] [--current F]\n"
+     "         [--transition-cost C] [--ignore-range-end N] [--ignore-surrounding N]\n"
+     "         [--tag T]... [--method brute|boxes|fast] [--explain] [--pose]\n",
+     "Motion-matching search on database DB: the K nearest frames (default 1) to a query given as a frame's\n"
+     "features, a feature vector (normalized, or --raw), or the bone positions and velocities and trajectory\n"
+     "it is made of. --current F competes without --transition-cost; --ignore-* exclude range ends and\n"
+     "frames near F; --tag keeps tagged ranges; --explain splits the best cost by feature group; --pose\n"
+     "adds each match's local pose.\n"
+     "--json: one object {database_version, matches: [{frame, range, range_name, cost, pose?}],\n"
+     "explain?: [{group, cost}], margin?}.\n"},
+    {"pose", "  pose DB FRAME [--count N] [--global] [--velocities]\n",
+     "Frames FRAME .. FRAME+N-1 of database DB: local positions and rotations (w, x, y, z), with --global the\n"
+     "global ones, with --velocities the velocities; and the contact flags.\n"
+     "--json: one object per frame, a line each: {frame, local_positions, local_rotations, ...,\n"
+     "global_positions?, ..., contacts}; flat arrays, 3 or 4 numbers a bone.\n"},
+    {"inertialize", "  inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]\n",
+     "An inertialized transition from database frame SRC_FRAME to DST_FRAME (half-life H s, default 0.1):\n"
+     "each bone's offsets T seconds later (default 0: at the transition).\n"
+     "--json: one object per bone, a line each: {bone, t, offset_position, offset_velocity, offset_rotation,\n"
+     "offset_angular_velocity}.\n"},
+    {"transition-cost", "  transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...\n",
+     "How far an inertialized transition from SRC_FRAME to DST_FRAME displaces the pose as its offsets decay\n"
+     "(metre-seconds), exact and approximated, per bone (--bone: only those) and in total.\n"
+     "--json: one object {exact, approximate, bones: [{bone, exact, approximate}]}.\n"},
+    {"spring",
+     "  spring halflife --alpha A --t T [--x0 X] [--v0 V] [--mass M]\n"
+     "  spring erp-cfm --stiffness K --damping C [--dt DT]\n"
+     "  spring gains --erp E --cfm C [--dt DT]\n",
+     "halflife: the critically damped spring that leaves fraction A of the distance after T seconds (from\n"
+     "offset X and velocity V); erp-cfm: a spring's gains as a physics engine's ERP and CFM at step DT; gains:\n"
+     "the reverse.\n"
+     "--json: one object {halflife, stiffness, damping, erp, cfm}.\n"},
+    {"render",
+     "  render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE.svg]   stick-figure filmstrip\n"
+     "  render --stream (--create N [--input SPEC] | --id ID...) [--character K] [--step S] [--view V]\n"
+     "         [--frames N | --seconds S] [-o FILE.svg]   filmstrip of a character the server animates\n",
+     "Draws a stick-figure filmstrip as SVG (to FILE, else stdout): N frames (default 120) of database DB\n"
+     "from FRAME, every S-th (default 10); or, with --stream, characters the server animates (created here\n"
+     "with an input SPEC as for stream, or existing ones by --id).\n"
+     "--json: with -o, one object {file, poses}; without, the SVG itself.\n"},
+    {"stream",
+     "  stream (--create N [--database DB | --mode learned] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
+     "         [--encoding float|quantized] [--global] [--rotations-only] [--frames N | --seconds S]\n"
+     "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
+     "         goal:X,Z[,SPEED] script:tour script:wander\n",
+     "Creates N characters steered by SPEC (or watches existing ones by --id), subscribes to their poses and\n"
+     "writes each frame received, for N frames (default 300) or S seconds, or until every --id character is\n"
+     "gone (the frame whose \"gone\" says so is the last; exit 0).\n"
+     "Output is JSON lines with or without --json: first {type: \"header\", database, tick_rate,\n"
+     "subscription, bones, parents, contact_bones}, then one object per frame {tick, dropped, poses: [...]}.\n"},
+    {"machine",
+     "  machine check FILE [--name N] [--database DB] | machine load FILE [--name N] [--replace]\n"
+     "  machine list | machine unload NAME\n"
+     "  machine attach NAME [--database DB] [--seconds S] [--event T:EVENT]... [--set T:PARAM=V]...\n"
+     "         a character running the machine, scripted events and parameters, its state changes\n",
+     "check: parses (and with --database binds) a state machine file without keeping it; every problem with\n"
+     "its line and column (exit 1 when there is any). load: loads it under its file name or N (admin).\n"
+     "list: the loaded machines. unload: drops one. attach: a character running machine NAME for S seconds,\n"
+     "with events and parameters at the times given; prints each state change.\n"
+     "--json: check: one object per problem, a line each {problem, line, column, message}, or the summary;\n"
+     "load: the summary {name, version, source, states: [...], ...}; list: one summary a line each (none:\n"
+     "no output); unload: nothing; attach: one object per state change {time, state_path}.\n"},
+    {"graph",
+     "  graph build DB [--threshold M] [--window S] [--keep-all] [--matrix N] [--slide auto|on|off]\n"
+     "         --slide: pairs refused for node spacing slid onto a node; auto (default): on where\n"
+     "         two clips repeat a motion exactly (procedural clips), off on captured motion\n"
+     "  graph info DB [--transitions] [--svg FILE]   the graph; the distance matrix picture\n"
+     "  graph path DB X,Z X,Z ... [--closed] [--seconds S] [--settle S]   a walk along a polyline\n"
+     "         [--no-warm] [--no-bound] [--no-memory]   the planner without its seeds, its bound of\n"
+     "         a walk's future, the lag carried from plan to plan (each on by default)\n",
+     "build: builds database DB's motion graph on the server and waits for it. info: its status, nodes,\n"
+     "edges, transitions (with --svg, a picture of the distance matrix kept by build --matrix). path: the\n"
+     "walk a graph character would take along the polyline.\n"
+     "--json: build, info: one object {status, progress, ready, frames, nodes, edges, transitions, ...};\n"
+     "path: one object {steps, plans, arc, seconds, error_mean, ...}.\n"},
+    {"align", "  align --source x,y,z ... --target x,y,z ... [--weights w,...] [--mode rigid|similarity|yaw]\n",
+     "The least-squares transform taking the source points onto the target points (at least 3, 2 for yaw).\n"
+     "--json: one object {rotation (w, x, y, z), translation, scale, yaw, cost, rms}.\n"},
+    {"fit", "  fit DB BONE=x,y,z[@vx,vy,vz] ...   a full-body pose from tracked bones\n",
+     "A full-body pose of database DB's skeleton from a few tracked bone positions (and velocities).\n"
+     "--json: one object {frame, scale, residuals, global_positions, ...}.\n"},
+    {"load",
+     "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
+     "       [--mix ping=W,search=W] [--database DB] [--k K] [--library]   load generator:\n"
+     "       raw frames packed once; answers checked by framing (id in flight, the body asked\n"
+     "       for, errors counted); --library decodes every answer with the client library\n",
+     "A load generator: N connections each keeping P requests in flight for S seconds (or R requests a\n"
+     "second), mixed as asked; prints the throughput and latency percentiles.\n"
+     "--json: one object {connections, pipeline, rate, mix, duration_s, requests, errors, requests_per_s,\n"
+     "p50_us, p99_us, p999_us, max_us, latency_from}.\n"},
+};
+
+#define OPTIONS_HELP                                                                                            \
+  "options:\n"                                                                                                  \
+  "  --host H       server address (default 127.0.0.1)\n"                                                      \
+  "  --port P       server port (default 7878)\n"                                                              \
+  "  --timeout MS   per-request timeout (default 5000)\n"                                                      \
+  "  --json         machine-readable output (each command's --help says its shape); errors too: one line\n"   \
+  "                 {\"error\": {...}} on stderr\n"                                                             \
+  "  --auth-token T the server's auth token (default $ANIM_AUTH_TOKEN), sent in a hello first\n\n"            \
+  "exit status: 0 ok, 1 the request failed (or the server could not be reached), 2 a usage error\n"
+
 static void usage(FILE *out) {
-  fprintf(out, "usage: animctl [--host H] [--port P] [--timeout MS] [--json] COMMAND [ARGS]\n\n"
-               "commands:\n"
-               "  hello                 handshake: protocol and server version, capabilities, limits\n"
-               "  stats                 server counters: connections, requests, characters, ticks, streams\n"
-               "  shutdown              graceful shutdown (admin token)\n"
-               "  ping [--count N]      round trips, with their times\n"
-               "  db list               loaded databases\n"
-               "  db describe NAME      skeleton, ranges, feature schema\n"
-               "  db load NAME | db reload NAME | db unload NAME\n"
-               "  search DB (--frame N | --features v1,v2,... [--raw] | "
-               "--bone-position B=x,y,z ... --bone-velocity B=x,y,z ...)\n"
-               "         [--trajectory-positions x,z,...] [--trajectory-directions x,z,...] [--k K] [--current F]\n"
-               "         [--transition-cost C] [--ignore-range-end N] [--ignore-surrounding N]\n"
-               "         [--tag T]... [--method brute|boxes|fast] [--explain] [--pose]\n"
-               "  pose DB FRAME [--count N] [--global] [--velocities]\n"
-               "  inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]\n"
-               "  transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...\n"
-               "  spring halflife --alpha A --t T [--x0 X] [--v0 V] [--mass M]\n"
-               "  spring erp-cfm --stiffness K --damping C [--dt DT]\n"
-               "  spring gains --erp E --cfm C [--dt DT]\n"
-               "  render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE.svg]   stick-figure filmstrip\n"
-               "  render --stream (--create N [--input SPEC] | --id ID...) [--character K] [--step S] [--view V]\n"
-               "         [--frames N | --seconds S] [-o FILE.svg]   filmstrip of a character the server animates\n"
-               "  stream (--create N [--database DB | --mode learned] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
-               "         [--encoding float|quantized] [--global] [--rotations-only] [--frames N | --seconds S]\n"
-               "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
-               "         goal:X,Z[,SPEED] script:tour script:wander\n"
-               "  machine check FILE [--name N] [--database DB] | machine load FILE [--name N] [--replace]\n"
-               "  machine list | machine unload NAME\n"
-               "  machine attach NAME [--database DB] [--seconds S] [--event T:EVENT]... [--set T:PARAM=V]...\n"
-               "         a character running the machine, scripted events and parameters, its state changes\n"
-               "  graph build DB [--threshold M] [--window S] [--keep-all] [--matrix N] [--slide auto|on|off]\n"
-               "         --slide: pairs refused for node spacing slid onto a node; auto (default): on where\n"
-               "         two clips repeat a motion exactly (procedural clips), off on captured motion\n"
-               "  graph info DB [--transitions] [--svg FILE]   the graph; the distance matrix picture\n"
-               "  graph path DB X,Z X,Z ... [--closed] [--seconds S] [--settle S]   a walk along a polyline\n"
-               "         [--no-warm] [--no-bound] [--no-memory]   the planner without its seeds, its bound of\n"
-               "         a walk's future, the lag carried from plan to plan (each on by default)\n"
-               "  align --source x,y,z ... --target x,y,z ... [--weights w,...] [--mode rigid|similarity|yaw]\n"
-               "  fit DB BONE=x,y,z[@vx,vy,vz] ...   a full-body pose from tracked bones\n"
-               "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
-               "       [--mix ping=W,search=W] [--database DB] [--k K] [--library]   load generator:\n"
-               "       raw frames packed once; answers checked by framing (id in flight, the body asked\n"
-               "       for, errors counted); --library decodes every answer with the client library\n\n"
-               "options:\n"
-               "  --host H       server address (default 127.0.0.1)\n"
-               "  --port P       server port (default 7878)\n"
-               "  --timeout MS   per-request timeout (default 5000)\n"
-               "  --json         machine-readable output\n"
-               "  --auth-token T the server's auth token (default $ANIM_AUTH_TOKEN), sent in a hello first\n");
+  fprintf(out, "usage: animctl [--host H] [--port P] [--timeout MS] [--json] COMMAND [ARGS]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof help / sizeof help[0]; i++) fputs(help[i].synopsis, out);
+  fprintf(out, "\n%s\nanimctl COMMAND --help (or animctl help COMMAND): what a command does and its --json output\n",
+          OPTIONS_HELP);
+}
+
+static const command_help_t *help_find(const char *name) {
+  for (size_t i = 0; i < sizeof help / sizeof help[0]; i++)
+    if (!strcmp(help[i].name, name)) return &help[i];
+  return NULL;
+}
+
+/* One command's help: its synopsis (the lines of "usage"), what it does, its --json output. */
+static void command_usage(const command_help_t *h) {
+  printf("usage: animctl [--host H] [--port P] [--timeout MS] [--json] %s ...\n\n%s\n%s\n%s", h->name, h->synopsis,
+         h->about, OPTIONS_HELP);
+}
+
+static int json_errors; /* --json: errors as JSON too */
+
+static void json_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) fprintf(out, "\\u%04x", *s);
+    else fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+int animctl_fail(const char *format, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  if (json_errors) {
+    fputs("{\"error\":{\"kind\":\"usage\",\"message\":", stderr);
+    json_string(stderr, message);
+    fputs("}}\n", stderr);
+  } else {
+    fprintf(stderr, "animctl: %s\n", message);
+  }
+  return 2;
 }
 
 int report_error(const char *what, int rc, anim_client_t *client) {
   const char *detail = client ? anim_client_last_error(client) : "";
+  if (json_errors) {
+    fputs("{\"error\":{\"kind\":\"request\",\"request\":", stderr);
+    json_string(stderr, what);
+    fprintf(stderr, ",\"code\":\"%s\",\"code_value\":%d,\"description\":", anim_err_name(rc), rc);
+    json_string(stderr, anim_strerror(rc));
+    fputs(",\"message\":", stderr);
+    json_string(stderr, detail);
+    fputs("}}\n", stderr);
+    return 1;
+  }
   fprintf(stderr, "animctl: %s: %s (%s)%s%s\n", what, anim_strerror(rc), anim_err_name(rc), *detail ? ": " : "",
           detail);
   return 1;
 }
 
-static void print_json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') printf("\\%c", *s);
-    else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-    else putchar(*s);
-  }
-  putchar('"');
-}
+static void print_json_string(const char *s) { json_string(stdout, s); }
 
 /* A command that takes no arguments refuses one rather than ignoring it. */
 static int no_arguments(const char *command, int argc, char **argv) {
   if (argc <= 1) return 0;
-  fprintf(stderr, "animctl: %s: unknown argument %s (it takes none)\n", command, argv[1]);
+  animctl_fail("%s: unknown argument %s (it takes none)", command, argv[1]);
   return 2;
 }
 
@@ -105,10 +247,17 @@ static int cmd_hello(anim_client_t *client, const options_t *o, int argc, char *
       if (i) putchar(',');
       print_json_string(info.capabilities[i]);
     }
+    /* Every limit the hello carries (an agent pages pose requests by max_pose_frames, sizes batches...). */
     printf("],\"limits\":{\"max_frame_bytes\":%u,\"max_in_flight\":%u,\"max_batch\":%u,\"max_k\":%u,"
-           "\"output_soft_limit_bytes\":%llu,\"output_hard_limit_bytes\":%llu},\"connection_id\":%llu}\n",
+           "\"output_soft_limit_bytes\":%llu,\"output_hard_limit_bytes\":%llu,\"max_characters\":%u,"
+           "\"max_characters_total\":%u,\"max_pose_frames\":%u,\"decode_budget_bytes\":%llu,"
+           "\"stream_soft_limit_bytes\":%llu,\"max_subscriptions\":%u,\"max_ids\":%u,\"max_string_bytes\":%u,"
+           "\"tick_rate\":%g},\"admin\":%s,\"connection_id\":%llu}\n",
            info.max_frame_bytes, info.max_in_flight, info.max_batch, info.max_k,
            (unsigned long long)info.output_soft_limit, (unsigned long long)info.output_hard_limit,
+           info.max_characters, info.max_characters_total, info.max_pose_frames,
+           (unsigned long long)info.decode_budget_bytes, (unsigned long long)info.stream_soft_limit_bytes,
+           info.max_subscriptions, info.max_ids, info.max_string_bytes, info.tick_rate, info.admin ? "true" : "false",
            (unsigned long long)info.connection_id);
   } else {
     printf("server        animserver %s (protocol %u)\n", info.server_version, info.protocol_version);
@@ -128,11 +277,11 @@ static int cmd_ping(anim_client_t *client, const options_t *o, int argc, char **
     if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
       count = atoi(argv[++i]);
       if (count < 1 || count > 1000000) {
-        fprintf(stderr, "animctl: ping --count: 1..1000000\n");
+        animctl_fail("ping --count: 1..1000000");
         return 2;
       }
     } else {
-      fprintf(stderr, "animctl: ping: unknown argument %s\n", argv[i]);
+      animctl_fail("ping: unknown argument %s", argv[i]);
       return 2;
     }
   }
@@ -262,7 +411,7 @@ static int cmd_db(anim_client_t *client, const options_t *o, int argc, char **ar
   if (argc == 3 && strcmp(argv[1], "describe") == 0) return cmd_db_describe(client, o, argv[2]);
   if (argc == 3 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "reload") || !strcmp(argv[1], "unload")))
     return cmd_db_admin(client, o, argv[1], argv[2]);
-  fprintf(stderr, "animctl: db: expected list, describe NAME, load NAME, reload NAME or unload NAME\n");
+  animctl_fail("db: expected list, describe NAME, load NAME, reload NAME or unload NAME");
   return 2;
 }
 
@@ -284,7 +433,7 @@ static int parse_int_arg(const char *flag, const char *text, int min, int *out) 
   char *end;
   long v = strtol(text, &end, 10);
   if (*text == 0 || *end || v < min || v > 1000000000) {
-    fprintf(stderr, "animctl: %s %s: expected a whole number >= %d\n", flag, text, min);
+    animctl_fail("%s %s: expected a whole number >= %d", flag, text, min);
     return 2;
   }
   *out = (int)v;
@@ -331,7 +480,7 @@ static void print_pose_json(const anim_pose_t *p) {
 
 static int cmd_search(anim_client_t *client, const options_t *o, int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "animctl: search DB (--frame N | --features ...)\n");
+    animctl_fail("search DB (--frame N | --features ...)");
     return 2;
   }
   anim_query_t q;
@@ -345,7 +494,7 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
     if (!strcmp(a, "--raw")) { q.raw_features = 1; continue; }
     if (!strcmp(a, "--explain")) { q.explain = 1; continue; }
     if (!strcmp(a, "--pose")) { q.include_pose = 1; continue; }
-    if (!v) { fprintf(stderr, "animctl: search: %s needs a value\n", a); return 2; }
+    if (!v) { animctl_fail("search: %s needs a value", a); return 2; }
     i++;
     if (!strcmp(a, "--frame")) rc = parse_int_arg(a, v, 0, &q.from_frame);
     else if (!strcmp(a, "--k")) rc = parse_int_arg(a, v, 1, &q.k);
@@ -359,7 +508,7 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
       int *n = is_pos ? &q.npositions : &q.nvelocities;
       float *xyz = (is_pos ? positions : velocities) + 3 * *n;
       if (*n == 16 || parse_floats(strchr(v, '=') + 1, xyz, 3) != 3) {
-        fprintf(stderr, "animctl: %s NAME=x,y,z (at most 16)\n", a);
+        animctl_fail("%s NAME=x,y,z (at most 16)", a);
         return 2;
       }
       (is_pos ? position_bones : velocity_bones)[*n] = strndup(v, (size_t)(strchr(v, '=') - v));
@@ -368,7 +517,7 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
       int is_pos = !strcmp(a, "--trajectory-positions");
       int n = parse_floats(v, is_pos ? traj_p : traj_d, 16);
       if (n < 0 || n % 2) {
-        fprintf(stderr, "animctl: %s x,z,x,z,... (at most 8 samples)\n", a);
+        animctl_fail("%s x,z,x,z,... (at most 8 samples)", a);
         return 2;
       }
       if (is_pos) q.ntrajectory_positions = n / 2;
@@ -378,16 +527,16 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
       q.nfeatures = parse_floats(v, features, 128);
       q.features = features;
       if (q.nfeatures < 0) {
-        fprintf(stderr, "animctl: --features: comma-separated numbers (at most 128)\n");
+        animctl_fail("--features: comma-separated numbers (at most 128)");
         return 2;
       }
     } else if (!strcmp(a, "--method")) {
       if (!strcmp(v, "brute")) q.method = ANIM_METHOD_BRUTE;
       else if (!strcmp(v, "boxes")) q.method = ANIM_METHOD_BOXES;
       else if (!strcmp(v, "fast")) q.method = ANIM_METHOD_FAST;
-      else { fprintf(stderr, "animctl: --method: brute, boxes or fast\n"); return 2; }
+      else { animctl_fail("--method: brute, boxes or fast"); return 2; }
     } else {
-      fprintf(stderr, "animctl: search: unknown option %s\n", a);
+      animctl_fail("search: unknown option %s", a);
       return 2;
     }
     if (rc) return rc;
@@ -442,7 +591,7 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
 
 static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "animctl: pose DB FRAME [--count N] [--global] [--velocities]\n");
+    animctl_fail("pose DB FRAME [--count N] [--global] [--velocities]");
     return 2;
   }
   int frame, count = 1, rc = parse_int_arg("FRAME", argv[2], 0, &frame);
@@ -454,7 +603,7 @@ static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **
     else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
       if ((rc = parse_int_arg("--count", argv[++i], 1, &count))) return rc;
     } else {
-      fprintf(stderr, "animctl: pose: unknown option %s\n", argv[i]);
+      animctl_fail("pose: unknown option %s", argv[i]);
       return 2;
     }
   }
@@ -502,7 +651,7 @@ static int cmd_shutdown(anim_client_t *client, const options_t *o, int argc, cha
   if (no_arguments("shutdown", argc, argv)) return 2;
   int rc = anim_client_shutdown(client, o->timeout_ms);
   if (rc) return report_error("shutdown", rc, client);
-  if (!o->json) printf("the server is shutting down (draining)\n");
+  printf(o->json ? "{\"shutting_down\":true}\n" : "the server is shutting down (draining)\n");
   return 0;
 }
 
@@ -514,6 +663,13 @@ static const struct {
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream},
                 {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit}};
+
+/* "cannot reach HOST:PORT" (a static buffer). */
+static const char *where_text(const options_t *o) {
+  static char where[300];
+  snprintf(where, sizeof where, "cannot reach %s:%d", o->host, o->port);
+  return where;
+}
 
 int main(int argc, char **argv) {
   options_t o = {"127.0.0.1", 7878, 5000, 0, getenv("ANIM_AUTH_TOKEN")};
@@ -540,12 +696,23 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  json_errors = o.json;
   const char *name = argv[optind];
-  /* --help anywhere after the command asks for the usage, never runs the
-   * command (`animctl shutdown --help` once shut the server down). */
+  /* `help COMMAND`, or --help anywhere after the command: that command's
+   * help; never runs the command (`animctl shutdown --help` once shut the
+   * server down). */
+  if (!strcmp(name, "help")) {
+    const command_help_t *h = optind + 1 < argc ? help_find(argv[optind + 1]) : NULL;
+    if (h) command_usage(h);
+    else if (optind + 1 < argc) return animctl_fail("help: no command %s (animctl --help lists them)", argv[optind + 1]);
+    else usage(stdout);
+    return 0;
+  }
   for (int i = optind + 1; i < argc; i++)
     if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
+      const command_help_t *h = help_find(name);
+      if (h) command_usage(h);
+      else usage(stdout);
       return 0;
     }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
@@ -554,7 +721,13 @@ int main(int argc, char **argv) {
     anim_client_options_t copts = {.timeout_ms = o.timeout_ms, .auth_token = o.auth_token};
     anim_client_t *client = anim_client_connect(o.host, o.port, &copts, &err);
     if (!client) {
-      fprintf(stderr, "animctl: cannot reach %s:%d: %s\n", o.host, o.port, anim_strerror(err));
+      if (!o.json) return report_error(where_text(&o), err, NULL);
+      fprintf(stderr, "{\"error\":{\"kind\":\"connect\",\"code\":\"%s\",\"code_value\":%d,\"description\":",
+              anim_err_name(err), err);
+      json_string(stderr, anim_strerror(err));
+      fputs(",\"message\":", stderr);
+      json_string(stderr, where_text(&o));
+      fputs("}}\n", stderr);
       return 1;
     }
     anim_hello_info_t info;
@@ -567,7 +740,7 @@ int main(int argc, char **argv) {
     anim_client_close(client);
     return rc;
   }
-  fprintf(stderr, "animctl: unknown command %s\n", name);
-  usage(stderr);
+  animctl_fail("unknown command %s (animctl --help lists them)", name);
+  if (!o.json) usage(stderr);
   return 2;
 }

@@ -12,8 +12,15 @@ typedef struct {
   const char *auth_token; /* --auth-token or $ANIM_AUTH_TOKEN: a hello carries it first */
 } options_t;
 
-/* Prints "animctl: what: error (NAME): server message" and returns 1. */
+/* Prints "animctl: what: error (NAME): server message" and returns 1; with
+ * --json, one line {"error": {"request", "code", "code_value", "description",
+ * "message"}} instead. client may be NULL (no server message). */
 int report_error(const char *what, int rc, anim_client_t *client);
+
+/* A usage or local error (printf-style, no trailing newline): "animctl:
+ * MESSAGE" on stderr, with --json one line {"error": {"message"}} instead.
+ * Returns 2, the usage-error exit status. */
+int animctl_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 int animctl_load(anim_client_t *client, const options_t *options, int argc, char **argv);
 

@@ -54,8 +54,8 @@ static int graph_build(anim_client_t *client, const options_t *o, int argc, char
       go.slide = -1;
       for (int k = ANIM_SLIDE_AUTO; k <= ANIM_SLIDE_OFF; k++)
         if (!strcmp(v, slide_names[k])) go.slide = k;
-      if (go.slide < 0) return fprintf(stderr, "animctl: graph build: --slide %s: auto, on or off\n", v), 2;
-    } else return fprintf(stderr, "animctl: graph build: unknown option %s\n", argv[i]), 2;
+      if (go.slide < 0) return animctl_fail("graph build: --slide %s: auto, on or off", v);
+    } else return animctl_fail("graph build: unknown option %s", argv[i]);
   }
   anim_graph_description_t *d = NULL;
   int rc = anim_client_graph_build(client, argv[2], &go, &d, o->timeout_ms);
@@ -77,7 +77,7 @@ static int graph_build(anim_client_t *client, const options_t *o, int argc, char
  * closer), the transitions as red dots. */
 static int write_svg(const char *path, const anim_graph_description_t *d) {
   FILE *f = fopen(path, "w");
-  if (!f) return fprintf(stderr, "animctl: %s: cannot write\n", path), 1;
+  if (!f) return animctl_fail("%s: cannot write", path), 1;
   int n = d->matrix_size;
   float top = 0.0f;
   for (int i = 0; i < n * n; i++)
@@ -108,7 +108,7 @@ static int graph_info(anim_client_t *client, const options_t *o, int argc, char 
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--transitions")) transitions = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "--svg")) svg = argv[++i];
-    else return fprintf(stderr, "animctl: graph info: unknown option %s\n", argv[i]), 2;
+    else return animctl_fail("graph info: unknown option %s", argv[i]), 2;
   }
   anim_graph_description_t *d = NULL;
   int rc = anim_client_graph_describe(client, argv[2], transitions || svg, svg != NULL, &d, o->timeout_ms);
@@ -120,7 +120,7 @@ static int graph_info(anim_client_t *client, const options_t *o, int argc, char 
            d->transition_list[t].from_frame, d->transition_list[t].to_frame, d->transition_list[t].distance,
            d->transition_list[t].angle);
   if (svg && !d->matrix) {
-    fprintf(stderr, "animctl: the graph kept no distance picture (graph build --matrix N)\n");
+    animctl_fail("the graph kept no distance picture (graph build --matrix N)");
     rc = 1;
   } else if (svg) {
     rc = write_svg(svg, d);
@@ -142,9 +142,9 @@ static int graph_path(anim_client_t *client, const options_t *o, int argc, char 
     else if (i + 1 < argc && !strcmp(argv[i], "--settle")) q.settle = strtof(argv[++i], NULL);
     else if (q.npoints < 64 && sscanf(argv[i], "%f,%f", &points[2 * q.npoints], &points[2 * q.npoints + 1]) == 2)
       q.npoints++;
-    else return fprintf(stderr, "animctl: graph path: %s: expected X,Z or an option\n", argv[i]), 2;
+    else return animctl_fail("graph path: %s: expected X,Z or an option", argv[i]), 2;
   }
-  if (q.npoints < 2) return fprintf(stderr, "animctl: graph path DB X,Z X,Z ...: two points at least\n"), 2;
+  if (q.npoints < 2) return animctl_fail("graph path DB X,Z X,Z ...: two points at least"), 2;
   anim_graph_walk_t *w = NULL;
   int rc = anim_client_graph_query(client, argv[2], &q, &w, o->timeout_ms);
   if (rc) return report_error("graph path", rc, client);
@@ -172,6 +172,6 @@ int animctl_graph(anim_client_t *client, const options_t *o, int argc, char **ar
   if (!strcmp(verb, "build")) return graph_build(client, o, argc, argv);
   if (!strcmp(verb, "info")) return graph_info(client, o, argc, argv);
   if (!strcmp(verb, "path")) return graph_path(client, o, argc, argv);
-  fprintf(stderr, "animctl: graph build|info|path DB ... (animctl --help)\n");
+  animctl_fail("graph build|info|path DB ... (animctl --help)");
   return 2;
 }

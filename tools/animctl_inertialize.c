@@ -18,7 +18,7 @@ static int parse_frame(const char *text, int *out) {
   char *end;
   long v = strtol(text, &end, 10);
   if (!*text || *end || v < 0 || v > 1000000000) {
-    fprintf(stderr, "animctl: %s: expected a frame index\n", text);
+    animctl_fail("%s: expected a frame index", text);
     return 2;
   }
   *out = (int)v;
@@ -34,13 +34,13 @@ static int parse_doubles(int argc, char **argv, int first, const char *const *na
         char *end;
         values[j] = strtod(argv[i + 1], &end);
         if (*end) {
-          fprintf(stderr, "animctl: %s %s: expected a number\n", argv[i], argv[i + 1]);
+          animctl_fail("%s %s: expected a number", argv[i], argv[i + 1]);
           return 2;
         }
         found = 1;
       }
     if (!found) {
-      fprintf(stderr, "animctl: unknown or incomplete option %s\n", argv[i]);
+      animctl_fail("unknown or incomplete option %s", argv[i]);
       return 2;
     }
   }
@@ -50,7 +50,7 @@ static int parse_doubles(int argc, char **argv, int first, const char *const *na
 int animctl_inertialize(anim_client_t *client, const options_t *o, int argc, char **argv) {
   int src, dst, rc;
   if (argc < 4 || (rc = parse_frame(argv[2], &src)) || (rc = parse_frame(argv[3], &dst))) {
-    fprintf(stderr, "animctl: inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]\n");
+    animctl_fail("inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]");
     return 2;
   }
   static const char *const names[] = {"--halflife", "--t"};
@@ -90,7 +90,7 @@ int animctl_inertialize(anim_client_t *client, const options_t *o, int argc, cha
 int animctl_transition_cost(anim_client_t *client, const options_t *o, int argc, char **argv) {
   int src, dst, rc;
   if (argc < 4 || (rc = parse_frame(argv[2], &src)) || (rc = parse_frame(argv[3], &dst))) {
-    fprintf(stderr, "animctl: transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...\n");
+    animctl_fail("transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...");
     return 2;
   }
   float halflife = 0.1f;
@@ -100,7 +100,7 @@ int animctl_transition_cost(anim_client_t *client, const options_t *o, int argc,
     if (!strcmp(argv[i], "--halflife")) halflife = strtof(argv[i + 1], NULL);
     else if (!strcmp(argv[i], "--bone") && nbones < 128) bones[nbones++] = argv[i + 1];
     else {
-      fprintf(stderr, "animctl: transition-cost: unknown option %s\n", argv[i]);
+      animctl_fail("transition-cost: unknown option %s", argv[i]);
       return 2;
     }
   }
@@ -143,7 +143,7 @@ int animctl_spring(anim_client_t *client, const options_t *o, int argc, char **a
     if ((rc = parse_doubles(argc, argv, 2, names, v, 3))) return rc;
     rc = anim_client_spring_from_constraint(client, v[0], v[1], v[2], &t, o->timeout_ms);
   } else {
-    fprintf(stderr, "animctl: spring halflife|erp-cfm|gains ...\n");
+    animctl_fail("spring halflife|erp-cfm|gains ...");
     return 2;
   }
   if (rc) return report_error("spring", rc, client);

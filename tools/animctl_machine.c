@@ -21,7 +21,7 @@
 static char *read_file(const char *path, size_t *out_len) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "animctl: %s: cannot open\n", path);
+    animctl_fail("%s: cannot open", path);
     return NULL;
   }
   size_t cap = 4096, len = 0;
@@ -35,7 +35,7 @@ static char *read_file(const char *path, size_t *out_len) {
     }
   }
   fclose(f);
-  if (!text) fprintf(stderr, "animctl: %s: out of memory\n", path);
+  if (!text) animctl_fail("%s: out of memory", path);
   *out_len = len;
   return text;
 }
@@ -71,7 +71,7 @@ static void print_summary(const anim_machine_summary_t *s, int json) {
 }
 
 static int machine_file(anim_client_t *client, const options_t *o, int argc, char **argv, int load) {
-  if (argc < 3) return fprintf(stderr, "animctl: machine %s FILE [--name N] ...\n", argv[1]), 2;
+  if (argc < 3) return animctl_fail("machine %s FILE [--name N] ...", argv[1]), 2;
   char name[64];
   name_from_path(argv[2], name, sizeof name);
   const char *database = NULL;
@@ -80,7 +80,7 @@ static int machine_file(anim_client_t *client, const options_t *o, int argc, cha
     if (!strcmp(argv[i], "--name") && i + 1 < argc) snprintf(name, sizeof name, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--database") && i + 1 < argc && !load) database = argv[++i];
     else if (!strcmp(argv[i], "--replace") && load) replace = 1;
-    else return fprintf(stderr, "animctl: machine %s: unknown option %s\n", argv[1], argv[i]), 2;
+    else return animctl_fail("machine %s: unknown option %s", argv[1], argv[i]), 2;
   }
   size_t len;
   char *text = read_file(argv[2], &len);
@@ -149,20 +149,20 @@ static void print_path(const anim_machine_summary_t *s, const anim_character_pos
 }
 
 static int machine_attach(anim_client_t *client, const options_t *o, int argc, char **argv) {
-  if (argc < 3) return fprintf(stderr, "animctl: machine attach NAME [--database DB] [--seconds S] ...\n"), 2;
+  if (argc < 3) return animctl_fail("machine attach NAME [--database DB] [--seconds S] ..."), 2;
   const char *database = "default";
   float seconds = 5.0f;
   scripted_t script[64];
   int n = 0;
   for (int i = 3; i < argc; i++) {
     int param = !strcmp(argv[i], "--set");
-    if (i + 1 >= argc) return fprintf(stderr, "animctl: machine attach: %s needs a value\n", argv[i]), 2;
+    if (i + 1 >= argc) return animctl_fail("machine attach: %s needs a value", argv[i]), 2;
     if (!strcmp(argv[i], "--database")) database = argv[++i];
     else if (!strcmp(argv[i], "--seconds")) seconds = strtof(argv[++i], NULL);
     else if ((param || !strcmp(argv[i], "--event")) && n < 64) {
       if (parse_scripted(argv[++i], param, &script[n++]))
-        return fprintf(stderr, "animctl: %s %s: expected T:EVENT or T:PARAM=VALUE\n", argv[i - 1], argv[i]), 2;
-    } else return fprintf(stderr, "animctl: machine attach: unknown option %s\n", argv[i]), 2;
+        return animctl_fail("%s %s: expected T:EVENT or T:PARAM=VALUE", argv[i - 1], argv[i]), 2;
+    } else return animctl_fail("machine attach: unknown option %s", argv[i]), 2;
   }
   anim_machine_summary_t **list = NULL, *s = NULL;
   int count = 0, rc = anim_client_machine_list(client, &list, &count, o->timeout_ms);
@@ -171,7 +171,7 @@ static int machine_attach(anim_client_t *client, const options_t *o, int argc, c
     else anim_machine_summary_free(list[i]);
   free(list);
   if (rc) return report_error("machine list", rc, client);
-  if (!s) return fprintf(stderr, "animctl: no machine %s is loaded (animctl machine list)\n", argv[2]), 1;
+  if (!s) return animctl_fail("no machine %s is loaded (animctl machine list)", argv[2]), 1;
   anim_character_mode_t mode = {.mode = ANIM_MODE_MACHINE, .machine = argv[2]};
   uint64_t id, sub;
   float rate = 60.0f;
@@ -221,6 +221,6 @@ int animctl_machine(anim_client_t *client, const options_t *o, int argc, char **
     free(list);
     return 0;
   }
-  fprintf(stderr, "animctl: machine check|load|list|unload|attach (animctl --help)\n");
+  animctl_fail("machine check|load|list|unload|attach (animctl --help)");
   return 2;
 }

@@ -100,16 +100,22 @@ static int write_filmstrip(const char *path, const char *title, const anim_db_de
                            int n, int top, int json) {
   FILE *out = path ? fopen(path, "w") : stdout;
   if (!out) {
-    fprintf(stderr, "animctl: render: cannot write %s\n", path);
+    animctl_fail("render: cannot write %s", path);
     return 1;
   }
   int rc = draw_filmstrip(out, title, d, figs, n, top);
   if (path) rc |= fclose(out);
   if (rc) {
-    fprintf(stderr, "animctl: render: writing %s failed\n", path ? path : "stdout");
+    animctl_fail("render: writing %s failed", path ? path : "stdout");
     return 1;
   }
-  if (path && !json) printf("wrote %s: %d poses\n", path, n);
+  if (path && json) {
+    printf("{\"file\":\"");
+    for (const char *c = path; *c; c++) printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+    printf("\",\"poses\":%d}\n", n);
+  } else if (path) {
+    printf("wrote %s: %d poses\n", path, n);
+  }
   return 0;
 }
 
@@ -117,7 +123,7 @@ static int write_filmstrip(const char *path, const char *title, const anim_db_de
 
 static int render_span(anim_client_t *client, const options_t *o, int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "animctl: render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE]\n");
+    animctl_fail("render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE]");
     return 2;
   }
   int frame = atoi(argv[2]), count = 120, step = 10, top = 0;
@@ -128,12 +134,12 @@ static int render_span(anim_client_t *client, const options_t *o, int argc, char
     else if (!strcmp(argv[i], "--view")) top = !strcmp(argv[i + 1], "top");
     else if (!strcmp(argv[i], "-o")) path = argv[i + 1];
     else {
-      fprintf(stderr, "animctl: render: unknown option %s\n", argv[i]);
+      animctl_fail("render: unknown option %s", argv[i]);
       return 2;
     }
   }
   if (frame < 0 || count < 1 || count > 10000 || step < 1) {
-    fprintf(stderr, "animctl: render: FRAME >= 0, --count 1..10000, --step >= 1\n");
+    animctl_fail("render: FRAME >= 0, --count 1..10000, --step >= 1");
     return 2;
   }
   anim_db_description_t *d;
@@ -204,7 +210,7 @@ static int render_stream(anim_client_t *client, const options_t *o, int argc, ch
   stream_session_t s;
   int rc = stream_session_parse(&s, argc, argv, 2, "render", render_option, &c);
   if (rc == 0 && (c.character < 0 || c.step < 1)) {
-    fprintf(stderr, "animctl: render: --character >= 0, --step >= 1\n");
+    animctl_fail("render: --character >= 0, --step >= 1");
     rc = -1;
   }
   if (rc) {

@@ -58,46 +58,49 @@ int stream_session_parse(stream_session_t *s, int argc, char **argv, int first, 
   s->frames = 300;
   anim_character_input_stick(&s->input, 0.0f, 0.7f, 0.0f, 0);
   s->ids = calloc(MAX_IDS, sizeof *s->ids);
+  s->gone = calloc(MAX_IDS, 1);
+  if (!s->ids || !s->gone) return animctl_fail("%s: out of memory", command), -1;
   for (int i = first; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--global")) s->global = 1;
     else if (!strcmp(a, "--rotations-only")) s->rotations_only = 1;
-    else if (!v) return fprintf(stderr, "animctl: %s: %s needs a value\n", command, a), -1;
+    else if (!v) return animctl_fail("%s: %s needs a value", command, a), -1;
     else if (!strcmp(a, "--create")) s->create = atoi(v), i++;
     else if (!strcmp(a, "--database")) s->database = v, s->database_given = 1, i++;
     else if (!strcmp(a, "--mode")) {
       if (strcmp(v, "learned") && strcmp(v, "matching"))
-        return fprintf(stderr, "animctl: %s: --mode matching|learned\n", command), -1;
+        return animctl_fail("%s: --mode matching|learned", command), -1;
       s->mode = strcmp(v, "learned") ? ANIM_MODE_MOTION_MATCHING : ANIM_MODE_LEARNED;
       if (s->mode == ANIM_MODE_LEARNED) s->database = "lmm", s->database_given = 1; /* the learned skeleton's */
       i++;
     }
     else if (!strcmp(a, "--input")) {
-      if (parse_input(v, s) != 0) return fprintf(stderr, "animctl: %s: bad --input %s\n", command, v), -1;
+      if (parse_input(v, s) != 0) return animctl_fail("%s: bad --input %s", command, v), -1;
       i++;
     } else if (!strcmp(a, "--id")) {
-      if (s->nids == MAX_IDS) return fprintf(stderr, "animctl: %s: at most %d --id\n", command, MAX_IDS), -1;
+      if (s->nids == MAX_IDS) return animctl_fail("%s: at most %d --id", command, MAX_IDS), -1;
       s->ids[s->nids++] = strtoull(v, NULL, 10), i++;
     } else if (!strcmp(a, "--rate-divisor")) s->rate_divisor = atoi(v), i++;
     else if (!strcmp(a, "--encoding")) {
       if (strcmp(v, "float") && strcmp(v, "quantized"))
-        return fprintf(stderr, "animctl: %s: --encoding float|quantized\n", command), -1;
+        return animctl_fail("%s: --encoding float|quantized", command), -1;
       s->encoding = !strcmp(v, "quantized") ? ANIM_POSE_QUANTIZED : ANIM_POSE_FLOAT, i++;
     } else if (!strcmp(a, "--frames")) s->frames = atoi(v), i++;
     else if (!strcmp(a, "--seconds")) s->seconds = atof(v), i++;
     else if (!strcmp(a, "-o")) s->output = v, i++;
     else if (s->extra && s->extra(s, a, v)) i++;
-    else return fprintf(stderr, "animctl: %s: unknown option %s\n", command, a), -1;
+    else return animctl_fail("%s: unknown option %s", command, a), -1;
   }
   if (s->create < 0 || s->create > 100000 || s->rate_divisor < 1 || s->frames < 1 || s->seconds < 0 ||
       (s->create == 0 && s->nids == 0))
-    return fprintf(stderr, "animctl: %s: --create 1..100000 and/or --id ID; --rate-divisor, --frames >= 1\n",
+    return animctl_fail("%s: --create 1..100000 and/or --id ID; --rate-divisor, --frames >= 1",
                    command), -1;
   return 0;
 }
 
 void stream_session_free(stream_session_t *s) {
   free(s->ids);
+  free(s->gone);
   free(s->created);
   anim_db_description_free(s->description);
   memset(s, 0, sizeof *s);
@@ -146,6 +149,27 @@ static int database_of(anim_client_t *client, uint64_t id, char *out, size_t siz
   return 0;
 }
 
+/* How many different characters --id names (marks repeats as gone already). */
+static int distinct_ids(stream_session_t *s) {
+  int n = 0;
+  for (int i = 0; i < s->nids; i++) {
+    int first = 1;
+    for (int j = 0; j < i && first; j++) first = s->ids[j] != s->ids[i];
+    s->gone[i] = (unsigned char)!first;
+    n += first;
+  }
+  return n;
+}
+
+/* Marks the named characters this frame reports gone; returns how many were not yet. */
+static int newly_gone(stream_session_t *s, const anim_stream_frame_t *f) {
+  int n = 0;
+  for (int g = 0; g < f->ngone; g++)
+    for (int i = 0; i < s->nids; i++)
+      if (s->ids[i] == f->gone[g] && !s->gone[i]) s->gone[i] = 1, n++;
+  return n;
+}
+
 int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_ms, stream_frame_fn on_frame,
                        void *data) {
   /* Characters named by --id alone: the header and the drawing need their
@@ -175,14 +199,18 @@ int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_m
   rc = anim_client_subscribe(client, &o, NULL, NULL, &s->subscription, &s->tick_rate, timeout_ms);
   if (rc) return report_error("subscribe", rc, client);
   uint64_t first_tick = 0;
-  int phase = 0;
+  int phase = 0, watching = s->create > 0 ? -1 : distinct_ids(s); /* -1: owned ones, never all gone */
   for (int n = 0;; n++) {
     anim_stream_frame_t *f = NULL;
     rc = anim_client_next_frame(client, &f, timeout_ms);
     if (rc) return report_error("stream", rc, client);
     if (!first_tick) first_tick = f->tick;
     float t = (float)(f->tick - first_tick) / s->tick_rate;
-    int stop = on_frame(s, f, data) != 0 || (s->seconds > 0 ? t >= s->seconds : n + 1 >= s->frames);
+    /* Every --id character gone: the server sends nothing more (this waited
+     * for a frame until the timeout and failed); the frame saying so is the last. */
+    if (watching > 0) watching -= newly_gone(s, f);
+    int stop = on_frame(s, f, data) != 0 || watching == 0 ||
+               (s->seconds > 0 ? t >= s->seconds : n + 1 >= s->frames);
     anim_stream_frame_free(f);
     if (stop) break;
     if (s->create && s->script && scripted_phase(s, t) != phase) {
@@ -249,7 +277,7 @@ int animctl_stream(anim_client_t *client, const options_t *o, int argc, char **a
   }
   FILE *out = s.output ? fopen(s.output, "w") : stdout;
   if (!out) {
-    fprintf(stderr, "animctl: stream: cannot write %s\n", s.output);
+    animctl_fail("stream: cannot write %s", s.output);
     stream_session_free(&s);
     return 1;
   }

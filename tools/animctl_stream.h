@@ -21,7 +21,8 @@ typedef struct stream_session {
   int create;                 /* characters to create and steer */
   anim_character_input_t input;
   int script;                 /* SCRIPT_*: overrides input */
-  uint64_t *ids;              /* existing characters to stream */
+  uint64_t *ids;              /* existing characters to stream; the session ends once all are gone */
+  unsigned char *gone;        /* per ids[i]: reported gone (or a repeat) */
   int nids;
   int rate_divisor, encoding, global, rotations_only;
   int frames;                 /* stop after this many frames ... */

@@ -127,6 +127,23 @@ def _vec3s(points: Any) -> List[Dict[str, float]]:
     return [{"x": float(p[0]), "y": float(p[1]), "z": float(p[2])} for p in np.asarray(points, np.float32).reshape(-1, 3)]
 
 
+def _merge_query(query: Any, fields: Mapping[str, Any]) -> Any:
+    """A search query from a message or mapping plus keyword fields (a keyword
+    replaces the same field of ``query``)."""
+    if query is None:
+        return dict(fields)
+    if not fields:
+        return query
+    if isinstance(query, Mapping):
+        return {**query, **fields}
+    merged = pb.SearchQuery()
+    merged.CopyFrom(query)
+    for name in fields:
+        merged.ClearField(name)
+    merged.MergeFrom(pb.SearchQuery(**{k: v for k, v in fields.items() if v is not None}))
+    return merged
+
+
 def _search_result(response: Message) -> SearchResult:
     return SearchResult.from_proto(response.result, response.database_version)
 
@@ -201,10 +218,11 @@ class Requests:
     # ---- search and poses -------------------------------------------------------
     def search(self, database: str = "default", query: Any = None, *, timeout: Optional[float] = None,
                **query_fields: Any) -> SearchResult:
-        """k nearest frames: ``query`` a ``pb.SearchQuery`` or mapping, or its fields
-        as keywords (``from_frame={"frame": 100}, k=3, explain=True``)."""
-        return self._call("search", {"database": database, "query": query if query is not None else query_fields},
-                          timeout, _search_result)
+        """k nearest frames: ``query`` a ``pb.SearchQuery`` or mapping, and/or its fields
+        as keywords (``from_frame={"frame": 100}, k=3, explain=True``); a keyword adds
+        to a mapping (and overrides the same field), never silently dropped."""
+        return self._call("search", {"database": database, "query": _merge_query(query, query_fields)}, timeout,
+                          _search_result)
 
     def batch_search(self, database: str, queries: Iterable[Any], *,
                      timeout: Optional[float] = None) -> List[SearchResult]:

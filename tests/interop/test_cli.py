@@ -4,6 +4,7 @@ request type, --json parsed), animdb on real motion capture (build, info,
 search) and the server loading what animdb built. Run by tests/run.sh."""
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,56 @@ def check(condition, what):
     if not condition:
         raise AssertionError(what)
     print(f"  ok: {what}")
+
+
+def run_both(*args, expect=0):
+    """(stdout, stderr) of a tool that exits with ``expect``."""
+    result = subprocess.run([os.path.join(BUILD, args[0])] + list(args[1:]), capture_output=True, text=True,
+                            timeout=120)
+    if result.returncode != expect:
+        raise AssertionError(f"{' '.join(args)}: exit {result.returncode}\n{result.stdout}\n{result.stderr}")
+    return result.stdout, result.stderr
+
+
+COMMANDS = ["hello", "stats", "shutdown", "ping", "db", "search", "pose", "inertialize", "transition-cost", "spring",
+            "render", "stream", "machine", "graph", "align", "fit", "load"]
+
+
+def json_errors_and_help(port, data):
+    """What an agent driving animctl --json needs: each command's --help says what it does and what
+    --json prints; every error is one JSON line on stderr (stdout empty) with the exit status."""
+    for command in COMMANDS:
+        text = run("animctl", "--port", port, command, "--help")
+        check(text.startswith(f"usage: animctl [--host H] [--port P] [--timeout MS] [--json] {command} ") and
+              "--json" in text.split("\n\n")[2] and text == run("animctl", "help", command),
+              f"animctl {command} --help: its own synopsis, what it does and its --json output")
+    run("animctl", "help", "nope", expect=2)
+
+    def error(expect, *args):
+        out, err = run_both("animctl", "--port", port, "--json", *args, expect=expect)
+        lines = err.splitlines()
+        check(out == "" and len(lines) == 1, f"animctl --json {' '.join(args)}: one line on stderr, nothing on stdout")
+        return json.loads(lines[0])["error"]
+
+    e = error(1, "db", "describe", "nope")
+    check(e["kind"] == "request" and e["code"] == "ENOTFOUND" and e["code_value"] == -8 and
+          e["request"] == "db describe" and "nope" in e["message"], "a failed request: its code and the server's message")
+    e = error(2, "search", "default", "--k", "x")
+    check(e["kind"] == "usage" and "--k x" in e["message"], "a usage error: exit 2, kind usage")
+    e = error(2, "bogus")
+    check(e["kind"] == "usage" and "bogus" in e["message"], "an unknown command: one JSON line, no usage text")
+    e = error(1, "machine", "check", os.path.join(data, "no-such.machine"))
+    check(e["kind"] == "usage" and "no-such.machine" in e["message"], "a file that cannot be opened")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = str(s.getsockname()[1])
+    out, err = run_both("animctl", "--port", closed, "--json", "hello", expect=1)
+    e = json.loads(err)["error"]
+    check(out == "" and e["kind"] == "connect" and e["code"] == "ECONNECT" and closed in e["message"],
+          "no server: kind connect, ECONNECT, where")
+    svg = os.path.join(data, "json.svg")
+    drawn = json.loads(run("animctl", "--port", port, "--json", "render", "default", "100", "--count", "20", "-o", svg))
+    check(drawn == {"file": svg, "poses": 2}, "animctl --json render -o: what it wrote")
 
 
 def run(*args, expect=0):
@@ -120,6 +171,11 @@ def main():
         ctl = lambda *a, expect=0: run("animctl", "--port", port, "--json", *a, expect=expect)
         hello = json.loads(ctl("hello"))
         check("search" in hello["capabilities"], "animctl hello")
+        with animserver.Client("127.0.0.1", int(port)) as python_client:
+            limits = python_client.server.limits
+        check(hello["limits"]["max_pose_frames"] == limits.max_pose_frames and
+              hello["limits"]["max_ids"] == limits.max_ids and hello["limits"]["tick_rate"] == limits.tick_rate and
+              hello["admin"] is True, "animctl --json hello: every limit the hello carries (it gave six)")
         check(json.loads(ctl("ping", "--count", "2").splitlines()[1])["seq"] == 1, "animctl ping")
         loaded = json.loads(ctl("db", "load", "mocap"))
         check(loaded["frames"] == info["frames"], "animctl db load serves what animdb built")
@@ -135,6 +191,19 @@ def main():
             header, frame = json.loads(lines[0]), json.loads(lines[1])
             check(header["database"] == "mocap" and 3 * len(header["bones"]) == len(frame["poses"][0]["positions"]),
                   "animctl stream --id: the header describes the character's own database")
+            # The watched character destroyed by its owner mid-stream: the frame saying so is the last and
+            # animctl exits 0 (it waited for frames that never come, then failed with a timeout).
+            stream = subprocess.Popen([os.path.join(BUILD, "animctl"), "--port", port, "--timeout", "60000", "stream",
+                                       "--id", str(watched), "--id", str(watched), "--frames", "100000"],
+                                      stdout=subprocess.PIPE, text=True)
+            first = stream.stdout.readline() + stream.stdout.readline()
+            owner.destroy_characters([watched])
+            rest = stream.stdout.read()  # until animctl exits: a tick after the destroy (before: its 60 s timeout)
+            stream.wait(timeout=30)
+            lines = (first + rest).splitlines()
+            check(stream.returncode == 0 and json.loads(lines[-1]).get("gone") == [watched] and
+                  all("gone" not in json.loads(line) for line in lines[1:-1]),
+                  f"animctl stream --id: ends when its character is gone ({len(lines) - 1} frames, exit 0)")
         found = json.loads(ctl("search", "mocap", "--frame", "500", "--k", "4", "--explain", "--method", "fast"))
         check(found["matches"][0]["frame"] == 500 and len(found["explain"]) == 7, "animctl search with explanation")
         pose = json.loads(ctl("pose", "mocap", "10", "--global").splitlines()[0])
@@ -167,6 +236,7 @@ def main():
                         ["machine", "list", "x"]):
             ctl(*command, expect=2)
         check(json.loads(ctl("hello"))["protocol_version"] >= 1, "the server is still up after --help and extras")
+        json_errors_and_help(port, data)
         load = json.loads(ctl("load", "--connections", "4", "--pipeline", "4", "--duration", "0.5", "--mix",
                               "ping=1,search=1"))
         check(load["requests"] > 100 and load["errors"] == 0, "animctl load")
@@ -188,7 +258,7 @@ def main():
         machines_and_graphs(ctl, data, port)
         stats = json.loads(ctl("stats"))
         check(stats["ticks"] > 0 and stats["frames_sent"] >= 20 and stats["characters"] == 0, "animctl stats")
-        ctl("shutdown")
+        check(json.loads(ctl("shutdown")) == {"shutting_down": True}, "animctl --json shutdown says so")
         check(server.wait(timeout=10) == 0, "animctl shutdown: the server drains and exits 0")
     finally:
         if server.poll() is None:

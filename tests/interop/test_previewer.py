@@ -9,7 +9,10 @@ the default database, plays a range, drives a character with two seconds of
 simulated key presses and a simulated gamepad and checks from its own state
 that the skeleton moved where the input asked, checks the matching view (the
 character's query and its match, the cost split agreeing with the two
-vectors) and the foot locks, subscribes to the crowd and switches encodings.
+vectors) and the foot locks, subscribes to the crowd (and an id naming no
+character) and switches encodings; then the server is killed and started
+again on its port (asked by the page's test on its stdout) and the page must
+drop what went with the connection and connect again by itself.
 Screenshots: BUILD/tests/previewer/*.png (make previewer-screenshots copies
 three into docs/).
 
@@ -83,10 +86,29 @@ def main():
             subprocess.run(["sleep", "0.1"])
         url = f"http://127.0.0.1:{port}/?token={TOKEN}"
         env = dict(os.environ, NPM_MODULES=modules, CHROMIUM=chromium)
-        result = subprocess.run([node, os.path.join(ROOT, "web", "test", "browser_test.mjs"), url, out,
-                                 ",".join(str(i) for i in ids)], env=env, timeout=300)
+        test = subprocess.Popen([node, os.path.join(ROOT, "web", "test", "browser_test.mjs"), url, out,
+                                 ",".join(str(i) for i in ids)], env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            for line in test.stdout:
+                # "HARNESS kill": the server dies; "HARNESS start": it comes back on its port.
+                if line.startswith("HARNESS "):
+                    what = line.split()[1]
+                    if what == "kill":
+                        server.kill()
+                    else:
+                        server = Server("--auth-token", TOKEN, port=server.port,
+                                        log=os.path.join(out, "server-restarted.log"))
+                    test.stdin.write("done\n")
+                    test.stdin.flush()
+                else:
+                    print(line, end="", flush=True)
+            code = test.wait(timeout=300)
+        finally:
+            if test.poll() is None:
+                test.kill()
         crowd.close()
-        check(result.returncode == 0, f"the previewer in headless Chromium (screenshots in {out})")
+        check(code == 0, f"the previewer in headless Chromium (screenshots in {out})")
     finally:
         if bridge is not None:
             bridge.terminate()

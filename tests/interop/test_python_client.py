@@ -148,6 +148,10 @@ def test_poses_and_search(client, db):
           f"explain: the cost split by {len(db.features)} feature groups, margin {result.margin:.3g}")
     check(result.best.pose is not None and result.best.pose.local_rotations.shape == (22, 4),
           "include_pose: the match's pose as arrays")
+    # A query and keywords together: the keywords add to it (k was dropped without a word when a query was given).
+    check(len(client.search("default", {"from_frame": {"frame": 100}}, k=3).matches) == 3 and
+          len(client.search("default", pb.SearchQuery(from_frame={"frame": 100}, k=1), k=4).matches) == 4,
+          "search(db, query, k=K): the keyword is not dropped (mapping or message)")
     batch = client.batch_search("default", [{"from_frame": {"frame": f}} for f in (10, 500, 900)])
     check([r.best.frame for r in batch] == [10, 500, 900], "batch_search answered in order")
 
@@ -291,6 +295,21 @@ def test_errors(client, port):
         except errors.InvalidArgumentError as e:
             check(e.code == pb.ERROR_INVALID_ARGUMENT and e.message.startswith(field),
                   f"a value the proto cannot hold: {e.message}")
+    # Frames without their database: the error says a frame needs one (it said only that a name is 1-63
+    # characters, to a caller who had given no name at all).
+    try:
+        client.inertialize_transition(100, 800)
+        raise AssertionError("frames without a database accepted")
+    except errors.BadNameError as e:
+        check(e.message.startswith("inertialize_transition.database is empty") and "frame" in e.message,
+              f"frames without a database: {e.message}")
+    # A spring with neither stiffness nor damping: the error names the fields (it said "spring_tune: invalid argument").
+    try:
+        client.spring_tune(to_constraint={"stiffness": 0.0, "damping": 0.0, "dt": 1.0 / 60.0})
+        raise AssertionError("a spring with no force accepted")
+    except errors.InvalidArgumentError as e:
+        check(e.message.startswith("spring_tune.to_constraint") and "stiffness = 0" in e.message,
+              f"a spring with no force: {e.message}")
     check(client.ping(b"still").payload == b"still", "the client carries on after refusing them")
     # An empty body, sent raw: the server answers ERROR_UNSUPPORTED under the request's id.
     with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:

@@ -9,7 +9,7 @@
 // would search with now and its foot locks, search of that query with
 // explain and include_features (matching). window.previewer
 // exposes the page's state (tests read it instead of pixels).
-import { Connection, loadProtocol } from './protocol.js';
+import { AnimError, Connection, loadProtocol } from './protocol.js';
 import { decodeQuantized, quantizedBones } from './quantized.js';
 import { forwardKinematics, heading } from './kinematics.js';
 import { Footprints, PALETTE, Rig, Trail, TrajectoryView, Viewer } from './viewer.js';
@@ -20,6 +20,9 @@ const STATE_POLL_MS = 100; // character_state
 const MATCH_EVERY = 3; // a search with explain every third state poll
 const INPUT_RESEND_MS = 250; // set_inputs at least this often while a key is held
 const CHART_SECONDS = 6;
+// A connection lost without the user asking (the server restarted, the
+// bridge went away) is tried again after these delays, the last repeated.
+const RECONNECT_MS = [500, 1000, 2000, 4000];
 // The controller's search settings (ControllerParams defaults, which the
 // page's characters keep), so the page's search of a character's query finds
 // what the character's own search would.
@@ -32,8 +35,9 @@ const state = {
   character: { id: null, subscription: null, frames: 0, tick: 0, root: null, joints: null, contacts: 0,
     touchdowns: [], state: null, states: 0, feet: [], locks: [] },
   input: { stick: [0, 0], strafe: false, azimuth: 0, sent: 0, source: 'keyboard' },
-  crowd: { subscription: null, characters: {} },
-  match: null,
+  crowd: { subscription: null, characters: {}, missing: [] },
+  match: null, matchError: null,
+  reconnect: { wanted: false, attempts: 0, restored: 0, lost: null, refused: null },
 };
 const app = { state };
 window.previewer = app;
@@ -52,8 +56,10 @@ let characterTrail = null;
 const chart = [];
 
 // ---- helpers --------------------------------------------------------------------
-function toast(text) {
-  state.errors.push(text);
+// A message for a moment at the bottom of the view; `error` false for news
+// that is not a failure (state.errors lists the failures).
+function toast(text, error = true) {
+  if (error) state.errors.push(text);
   const el = $('toast');
   el.textContent = text;
   el.style.display = 'block';
@@ -94,22 +100,43 @@ function poseGlobals(pose, encoding, skeleton) {
 const encodingName = (e) => (typeof e === 'string' ? e : proto.PoseEncoding.valuesById[e]);
 
 // ---- connection -----------------------------------------------------------------
-async function connect() {
-  disconnect();
+// Connects (the Connect button, the page's start, a reconnection): hello,
+// then the databases. Until Disconnect, a lost connection is tried again
+// (RECONNECT_MS); characters and subscriptions do not survive it (the server
+// destroys a connection's characters with it), so the page drops them.
+async function connect(retrying = false) {
+  const r = state.reconnect;
+  clearTimeout(r.timer);
+  closeConnection();
+  r.wanted = true;
+  let opened;
   try {
     proto = proto || await loadProtocol('animserver.proto');
-    conn = new Connection(proto, $('url').value);
-    await conn.open();
+    opened = new Connection(proto, $('url').value);
+    await opened.open();
   } catch (e) {
-    toast(e.message);
+    if (!retrying) toast(e.message);
+    scheduleReconnect(e.message);
     return;
   }
-  conn.onclose = (why) => {
-    state.connected = false;
-    $('status').textContent = `disconnected: ${why}`;
-    $('status').className = 'status off';
-  };
-  const hello = await call('hello', { protocol_version: 1, client_name: 'previewer', auth_token: $('token').value });
+  conn = opened;
+  conn.onclose = (why) => { if (conn === opened) connectionLost(why); };
+  let hello;
+  try {
+    hello = await opened.call('hello', { protocol_version: 1, client_name: 'previewer', auth_token: $('token').value });
+  } catch (e) {
+    // A refused token or protocol would be refused again; a connection lost
+    // meanwhile is tried again (connectionLost), without a word each time.
+    if (e instanceof AnimError) {
+      toast(e.message);
+      r.wanted = false;
+      r.refused = e.serverMessage; // the status keeps it (the bridge's close reason says only "Target closed")
+    }
+    return;
+  }
+  if (r.attempts) r.restored++;
+  r.attempts = 0;
+  r.refused = null;
   state.server = hello;
   state.connected = true;
   $('status').textContent = `connected: animserver ${hello.server_version}`;
@@ -122,11 +149,44 @@ async function connect() {
 }
 
 function disconnect() {
-  if (conn) conn.close();
+  state.reconnect.wanted = false;
+  clearTimeout(state.reconnect.timer);
+  closeConnection();
+  $('status').textContent = 'disconnected';
+  $('status').className = 'status off';
+}
+
+function closeConnection() {
+  clearCrowd();
+  resetCharacter();
+  if (conn) { conn.onclose = null; conn.close(); }
   conn = null;
   state.connected = false;
+}
+
+// The connection went away under the page: its character and subscriptions
+// went with it on the server, so they go here too (no input is sent to a
+// character that no longer exists), and the page tries again.
+function connectionLost(why) {
+  conn = null;
+  state.connected = false;
+  state.reconnect.lost = why;
   resetCharacter();
-  clearCrowd();
+  crowdLost();
+  const refused = state.reconnect.refused;
+  $('status').textContent = refused ? `refused: ${refused}` : `disconnected: ${why}`;
+  $('status').className = 'status off';
+  scheduleReconnect(why);
+}
+
+function scheduleReconnect(why) {
+  const r = state.reconnect;
+  if (!r.wanted) return;
+  const delay = RECONNECT_MS[Math.min(r.attempts, RECONNECT_MS.length - 1)];
+  r.attempts++;
+  $('status').textContent = `disconnected (${why}): reconnecting in ${(delay / 1000).toFixed(1)} s`;
+  $('status').className = 'status off';
+  r.timer = setTimeout(() => connect(true), delay);
 }
 
 async function listDatabases() {
@@ -206,6 +266,10 @@ async function describe(name) {
       `<td>${fmt(f.weight, 2)}</td><td>${f.first_column}+${f.dims}</td>` +
       `<td>${f.frame_offsets.join(',')}</td><td title="offset/scale per column">${norm}${f.offset.length > 3 ? ' ...' : ''}</td>`;
   }
+  // What a frame of one character costs on this skeleton (README, streams).
+  const n = d.bones.length;
+  $('encoding').options[0].textContent = `float (${28 * n} B/char)`;
+  $('encoding').options[1].textContent = `quantized (${12 + 7 * n + 6 * (n - 1)} B/char)`;
   const select = $('range');
   select.innerHTML = d.ranges.map((r, i) => `<option value="${i}">${i}: ${r.name} (${r.stop - r.start})</option>`).join('');
   await selectRange(0, false);
@@ -309,6 +373,7 @@ async function createCharacter() {
   state.playback.playing = false;
   $('play').innerHTML = '&#9654;';
   showClip(false);
+  $('follow').checked = true; // framing a crowd had turned it off: the new character is what to look at
   const created = await call('create_characters', { database: state.database || 'default', placements: [{ x: 0, z: 0 }] });
   const id = created.characters[0];
   const skeleton = state.skeletons[state.database || 'default'];
@@ -346,6 +411,10 @@ function characterFrame(message, skeleton) {
     });
     updateContacts(skeleton, pose.contacts);
   }
+  if (message.gone.some((g) => g.toString() === state.character.id)) {
+    toast(`character ${state.character.id} is gone`);
+    resetCharacter();
+  }
   $('stream-info').textContent = `${encodingName(message.encoding)}: tick ${message.tick}, ` +
     `dropped ${message.dropped_frames}, dt ${fmt(message.dt, 4)} s`;
 }
@@ -359,7 +428,7 @@ async function pollState(id, skeleton) {
       state.character.state = s;
       state.character.states++;
       showState(s, skeleton);
-      if (n++ % MATCH_EVERY === 0) await explainMatch(s, skeleton);
+      if (n++ % MATCH_EVERY === 0) await explainMatchOrSay(s, skeleton);
     } catch (e) {
       if (state.character.id === id.toString()) toast(e.message);
       return;
@@ -416,6 +485,21 @@ function showState(s, skeleton) {
   while (chart.length && chart[0].t < chart[chart.length - 1].t - CHART_SECONDS) chart.shift();
   state.character.offsets = { position, rotation };
   drawChart();
+}
+
+// A failed search (the database unloaded under a character that keeps
+// running on it) says so once and in the panel; the state goes on.
+async function explainMatchOrSay(s, skeleton) {
+  try {
+    await explainMatch(s, skeleton);
+    state.matchError = null;
+  } catch (e) {
+    if (!state.character.id) return; // gone meanwhile (destroyed, connection lost): nothing to say
+    if (e.message !== state.matchError) toast(e.message);
+    state.matchError = e.message;
+    state.match = null;
+    $('match-info').textContent = `no match: ${e.message}`;
+  }
 }
 
 // The character's query as it would search now (character_state with
@@ -557,10 +641,21 @@ function resetCharacter() {
   if (characterTrail) characterTrail.dispose();
   characterRig = characterTrail = null;
   trajectory.setVisible(false);
+  // Its panels go with it: nothing shown belongs to a character that is not there.
+  state.match = null;
+  state.matchError = null;
+  footprints.clear();
+  chart.length = 0;
+  drawChart();
+  for (const id of ['char-state', 'match-info', 'cost-bars', 'contacts']) $(id).innerHTML = '';
+  const features = $('feature-chart');
+  features.getContext('2d').clearRect(0, 0, features.width, features.height);
 }
 
-$('create').onclick = () => createCharacter();
-$('destroy').onclick = () => destroyCharacter();
+// A failed request has already said why (toast): nothing is left unhandled.
+const quietly = (promise) => promise.catch(() => {});
+$('create').onclick = () => quietly(createCharacter());
+$('destroy').onclick = () => quietly(destroyCharacter());
 
 // ---- input: keyboard and gamepad, relative to the camera as in the seed ----------
 const keys = new Set();
@@ -610,11 +705,11 @@ function steer(dt, now) {
   Object.assign(input, { source, world: [wx, wz] });
   $('hud-input').textContent = c.id ? `${source}: stick (${fmt(stick[0], 2)}, ${fmt(stick[1], 2)})  camera ` +
     `${fmt(azimuth * 180 / Math.PI, 0)}°${strafe ? '  strafe' : ''}` : 'create a character to drive it';
-  if (!c.id || !conn) return;
+  if (!c.id || !conn || !state.connected) return;
   if (!changed && (Math.hypot(...stick) === 0 || now - input.sent < INPUT_RESEND_MS)) return;
   Object.assign(input, { stick, strafe, azimuth, sent: now });
   conn.call('set_inputs', { inputs: [{ character: c.id, stick: { x: stick[0], z: stick[1], camera_azimuth: azimuth, strafe } }] })
-    .catch((e) => toast(e.message));
+    .catch((e) => { if (state.connected) toast(e.message); }); // a lost connection says so itself
 }
 
 // ---- crowds -----------------------------------------------------------------------
@@ -634,8 +729,29 @@ async function subscribeCrowd() {
   try { ids = parseIds($('crowd-ids').value); } catch (e) { toast(e.message); return; }
   if (!ids.length || !conn) return;
   clearCrowd();
-  const sub = await call('subscribe', { characters: ids, encoding: state.encoding });
+  // A subscription names existing characters, all or nothing: an id that is
+  // not (a gap in a range, one destroyed since) is dropped and the rest
+  // subscribed; the list says which were not found.
+  const missing = [];
+  let sub = null;
+  while (ids.length) {
+    try {
+      sub = await conn.call('subscribe', { characters: ids, encoding: state.encoding });
+      break;
+    } catch (e) {
+      const m = e.codeName === 'ERROR_NOT_FOUND' && /^subscribe\.characters\[(\d+)\]/.exec(e.serverMessage || '');
+      if (!m || Number(m[1]) >= ids.length) { toast(e.message); return; }
+      missing.push(ids.splice(Number(m[1]), 1)[0]);
+    }
+  }
+  state.crowd.missing = missing;
+  if (missing.length) {
+    toast(`not subscribed, no such character${missing.length > 1 ? 's' : ''}: ${missing.slice(0, 8).join(', ')}` +
+      `${missing.length > 8 ? ', ...' : ''}`, false);
+  }
+  if (!sub) return;
   state.crowd.subscription = sub.subscription.toString();
+  if (!state.playback.playing) showClip(false); // the clip's skeleton is not one of the crowd
   const list = $('crowd-list');
   list.innerHTML = '';
   ids.forEach((id, i) => {
@@ -646,6 +762,11 @@ async function subscribeCrowd() {
     li.innerHTML = `<i style="background:#${color.toString(16).padStart(6, '0')}"></i>${id} <span></span>`;
     list.appendChild(li);
   });
+  for (const id of missing) {
+    const li = document.createElement('li');
+    li.innerHTML = `<i></i>${id} <span>not found</span>`;
+    list.appendChild(li);
+  }
   state.crowd.framed = false;
   conn.onStream(sub.subscription, crowdFrame);
 }
@@ -699,6 +820,19 @@ function crowdFrame(message) {
   }
 }
 
+// The connection was lost: the subscription went with it; the list says so
+// and the skeletons stay where they were last seen, greyed.
+function crowdLost() {
+  const crowd = state.crowd;
+  crowd.subscription = null;
+  for (const [id, e] of Object.entries(crowd.characters)) {
+    e.gone = true;
+    if (e.rig) e.rig.setVisible(false);
+    const li = $(`crowd-${id}`);
+    if (li) li.querySelector('span').textContent = 'connection lost';
+  }
+}
+
 function clearCrowd() {
   const crowd = state.crowd;
   if (conn && crowd.subscription) {
@@ -708,10 +842,11 @@ function clearCrowd() {
   for (const e of Object.values(crowd.characters)) { if (e.rig) e.rig.dispose(); if (e.trail) e.trail.dispose(); }
   crowd.subscription = null;
   crowd.characters = {};
+  crowd.missing = [];
   $('crowd-list').innerHTML = '';
 }
 
-$('crowd-subscribe').onclick = () => subscribeCrowd();
+$('crowd-subscribe').onclick = () => quietly(subscribeCrowd());
 $('crowd-clear').onclick = () => clearCrowd();
 $('crowd-frame').onclick = () => frameCrowd();
 
@@ -743,7 +878,7 @@ function meters(t) {
 // ---- start --------------------------------------------------------------------------
 $('url').value = params.get('bridge') || `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`;
 $('token').value = params.get('token') || '';
-$('connect').onclick = () => connect();
+$('connect').onclick = () => quietly(connect());
 $('disconnect').onclick = () => disconnect();
 Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, frameCrowd, viewer });
-if (params.get('connect') !== '0') connect();
+if (params.get('connect') !== '0') quietly(connect());

@@ -3,11 +3,15 @@
 // Started by tests/interop/test_previewer.py, which starts the server (with an
 // auth token), the bridge and a crowd, and passes:
 //   node browser_test.mjs URL SHOT_DIR CROWD_IDS   (env NPM_MODULES: the node_modules with puppeteer-core)
+// It asks the harness to kill the server and to start it again on its port by
+// a line "HARNESS kill" / "HARNESS start" on stdout; the harness answers with
+// a line on stdin once done.
 // Checks read the page's state (window.previewer.state), not pixels; the
 // screenshots are for people. Waits are bounds on waiting, never pass/fail
 // timings; the two-second key presses are the input itself.
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import readline from 'node:readline';
 
 const [url, shots, crowdArg] = process.argv.slice(2);
 const require = createRequire(path.join(path.resolve(process.env.NPM_MODULES), "noop.js"));
@@ -19,6 +23,7 @@ const MIN_DISTANCE_M = 0.8; // in two seconds at full stick (1.75 m/s once the s
 const COST_TOLERANCE = 1e-3; // a group's cost from the two vectors against the server's split (relative, + 1e-6)
 const SWITCH_M_PER_TICK = 0.05; // a root across the encoding switch (the crowd walks 0.9 m/s: 1.5 cm a tick)
 const LOCK_SLIP_M = 0.02; // median distance of a locked foot's streamed toe from where it is held
+const MISSING_ID = '999'; // a character id no server hands out first (ids carry a generation above bit 32)
 
 let failures = 0;
 function ok(condition, what) {
@@ -26,6 +31,12 @@ function ok(condition, what) {
   else { console.log(`  FAILED: ${what}`); failures++; }
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const answers = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+async function harness(what) {
+  console.log(`HARNESS ${what}`);
+  const answer = await answers.next();
+  if (answer.done) throw new Error(`the harness did not answer ${what}`);
+}
 const angle = (a, b) => (Math.acos(Math.max(-1, Math.min(1, (a[0] * b[0] + a[1] * b[1]) /
   (Math.hypot(...a) * Math.hypot(...b) || 1)))) * 180) / Math.PI;
 
@@ -58,6 +69,19 @@ try {
         `${pageErrors.join('; ') || 'none'}; request errors: ${(errors || []).join('; ') || 'none'}`);
     }
   };
+
+  // 0. A wrong token: the hello is refused, the status says why (the bridge's close said only "Target
+  // closed") and the page does not knock again.
+  const wrong = await browser.newPage();
+  await wrong.goto(url.replace(/token=[^&]*/, 'token=wrong'));
+  await wrong.waitForFunction(() => window.previewer && window.previewer.state.reconnect.refused &&
+    document.getElementById('status').textContent.startsWith('refused'), { timeout: WAIT_MS, polling: 50 });
+  await sleep(1200); // longer than the first reconnection delay
+  const refusedState = await wrong.evaluate(() => ({ ...window.previewer.state.reconnect, timer: undefined,
+    status: document.getElementById('status').textContent }));
+  ok(refusedState.status.includes('wrong token') && !refusedState.wanted && refusedState.attempts === 0,
+    `a wrong token: "${refusedState.status}", not tried again`);
+  await wrong.close();
 
   // 1. Connect (hello with the token from the URL), list and describe the default database.
   await page.goto(url);
@@ -200,11 +224,16 @@ try {
 
   // 4. A running crowd (another connection's characters), then the encoding switched.
   await page.click('#follow');
-  await page.type('#crowd-ids', crowdIds.join(', '));
+  // One id that names no character: the others are subscribed all the same
+  // (a subscription is all or nothing on the server), it is listed as not found.
+  await page.type('#crowd-ids', [...crowdIds, MISSING_ID].join(', '));
   await page.click('#crowd-subscribe');
   await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 20), crowdIds);
   s = await state();
   ok(s.crowd.framed, 'the camera framed the crowd');
+  ok(s.crowd.missing.length === 1 && s.crowd.missing[0] === MISSING_ID && !s.crowd.characters[MISSING_ID],
+    `an id naming no character (${MISSING_ID}) is left out and listed, the ${crowdIds.length} others subscribed`);
+  ok(!s.playback.visible, 'the clip\'s skeleton is hidden beside the crowd (it is none of them)');
   const first = crowdIds.map((id) => s.crowd.characters[id].root);
   await sleep(1000);
   s = await state();
@@ -229,6 +258,40 @@ try {
   await page.evaluate(() => window.previewer.viewer.frame(...window.previewer.state.character.root, 6));
   await sleep(600);
   await page.screenshot({ path: path.join(shots, 'previewer-database.png') });
+
+  // 5. The server dies and comes back on its port (killed, then started
+  // again): the character and the crowd go with the connection, no input is
+  // sent to a character that is no longer there while W is held, and the page
+  // connects again by itself; a new character walks.
+  s = await state();
+  const restored = s.reconnect.restored;
+  await page.keyboard.down('KeyW');
+  await harness('kill');
+  await waitFor(() => !window.previewer.state.connected);
+  await sleep(800); // W held while the server is away
+  s = await state();
+  ok(s.character.id === null && !s.match, 'the server gone: its character is dropped with its panels');
+  ok(Object.values(s.crowd.characters).every((c) => c.gone) && s.crowd.subscription === null,
+    'the crowd is marked lost with the connection');
+  const status = await page.$eval('#status', (e) => e.textContent);
+  ok(status.includes('reconnecting'), `the status says so: "${status}"`);
+  await page.screenshot({ path: path.join(shots, 'previewer-lost.png') });
+  await harness('start');
+  await waitFor((n) => window.previewer.state.connected && window.previewer.state.reconnect.restored > n &&
+    window.previewer.state.describe, restored);
+  await page.keyboard.up('KeyW');
+  ok(true, 'the server back on its port: the page connected again by itself');
+  await page.click('#create');
+  await waitFor(() => window.previewer.state.character.frames > 30 && window.previewer.state.character.states > 3);
+  s = await state();
+  ok(await page.$eval('#follow', (e) => e.checked), 'the camera follows the new character (the crowd had turned follow off)');
+  const again = s.character.root;
+  await page.keyboard.down('KeyW');
+  await sleep(1500);
+  await page.keyboard.up('KeyW');
+  s = await state();
+  ok(Math.hypot(s.character.root[0] - again[0], s.character.root[2] - again[2]) > 0.5,
+    `a new character on the restarted server walks (${Math.hypot(s.character.root[0] - again[0], s.character.root[2] - again[2]).toFixed(2)} m)`);
   ok(pageErrors.length === 0, `no page errors${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
   s = await state();
   ok(s.errors.length === 0, `no request failed${s.errors.length ? `: ${s.errors.join('; ')}` : ''}`);
