@@ -341,6 +341,62 @@ static int check_strings(srv_decoder_t *d, const ProtobufCMessageDescriptor *des
   return 0;
 }
 
+/* ---- where a refused decode's memory would go ------------------------------------- */
+
+/* What a field's occurrences in one message weigh in a decode: their wire
+ * bytes, and for messages their structs too (a repeated field of tiny
+ * messages expands most). */
+typedef struct {
+  size_t weight, bytes;
+  long count;
+} field_weight_t;
+
+/* Fields weighed apart per message (the schema's largest has 37); the
+ * last slot holds the unknown ones. */
+enum { WEIGHED_FIELDS = 128 };
+
+/* Appends to d's path the field of desc (wire bytes data) whose decode
+ * weighs most, followed down while it is a single message; *out_count and
+ * *out_bytes get its occurrences and their wire bytes. Unknown fields are
+ * weighed together (protobuf-c keeps each: a frame of tiny unknown fields
+ * expands tenfold). For a budget refusal to say which field to send less of. */
+static void path_heaviest(srv_decoder_t *d, const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                          long *out_count, size_t *out_bytes) {
+  for (int depth = 0; depth < 16; depth++) {
+    field_weight_t w[WEIGHED_FIELDS] = {{0}}; /* by field index; the last: unknown fields */
+    const size_t unknown = WEIGHED_FIELDS - 1;
+    size_t pos = 0;
+    anim_wire_field_t f;
+    while (anim_wire_next_field(data, len, &pos, &f) == 1) {
+      const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(desc, f.number);
+      size_t i = field && (size_t)(field - desc->fields) < unknown ? (size_t)(field - desc->fields) : unknown;
+      size_t bytes = f.type == ANIM_WIRE_BYTES ? f.len : 8;
+      w[i].weight += bytes + (!field ? sizeof(ProtobufCMessageUnknownField)
+                              : field->type == PROTOBUF_C_TYPE_MESSAGE ? ((const ProtobufCMessageDescriptor *)
+                                                                              field->descriptor)->sizeof_message
+                                                                       : 0);
+      w[i].bytes += bytes, w[i].count++;
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < WEIGHED_FIELDS; i++)
+      if (w[i].weight > w[best].weight) best = i;
+    *out_count = w[best].count, *out_bytes = w[best].bytes;
+    if (best == unknown) {
+      srv_path_field(d, "(unknown fields)");
+      return;
+    }
+    const ProtobufCFieldDescriptor *field = &desc->fields[best];
+    srv_path_field(d, field->name);
+    if (field->type != PROTOBUF_C_TYPE_MESSAGE || w[best].count != 1) return;
+    /* One message holding the weight: look inside it. */
+    const uint8_t *inner = NULL;
+    size_t inner_len = 0;
+    for (pos = 0; anim_wire_next_field(data, len, &pos, &f) == 1;)
+      if (f.number == field->id && f.type == ANIM_WIRE_BYTES) inner = f.data, inner_len = f.len;
+    desc = field->descriptor, data = inner, len = inner_len;
+  }
+}
+
 /* ---- decoding ------------------------------------------------------------------ */
 
 /* Field numbers of proto/animserver.proto the peeks read (the body's case
@@ -454,9 +510,15 @@ int srv_codec_decode_request_in(const uint8_t *frame, size_t len, const srv_code
   Animserver__Request *request = animserver__request__unpack(&allocator, len, frame);
   if (!request) {
     out->id = peek_request_id(frame, len); /* only now: a decoded request has its id */
-    if (budget->exceeded)
-      return srv_decode_fail(&d, ANIM_ELIMIT, "request needs more than %zu bytes to decode (--decode-budget-bytes)",
-                             limits->budget_bytes);
+    if (budget->exceeded) {
+      long count;
+      size_t bytes;
+      path_heaviest(&d, &animserver__request__descriptor, frame, len, &count, &bytes);
+      return srv_decode_fail(&d, ANIM_ELIMIT,
+                             ": %ld of them (%zu bytes on the wire) weigh most in a request that needs more than %zu "
+                             "bytes to decode (--decode-budget-bytes)",
+                             count, bytes, limits->budget_bytes);
+    }
     return srv_decode_fail(&d, ANIM_EPROTO, "frame is not a valid Request message");
   }
   out->decoded = request;

@@ -184,6 +184,9 @@ static void test_decode_budget_refuses_expansion(void **state) {
   assert_int_equal(m->response->id, 9);
   assert_non_null(m->response->error);
   assert_int_equal(m->response->error->code, ANIMSERVER__ERROR_CODE__ERROR_LIMIT);
+  /* What to send less of, and the flag that sets the budget. */
+  assert_non_null(strstr(m->response->error->message, "(unknown fields): 74999 of them"));
+  assert_non_null(strstr(m->response->error->message, "--decode-budget-bytes"));
   animserver__server_message__free_unpacked(m, NULL);
   close(fd);
   assert_server_serves(&server);
