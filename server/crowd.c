@@ -175,7 +175,7 @@ void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *a) {
   uint32_t slot = (uint32_t)(a->id & 0xffffffffu) - 1;
   crowd->slots[slot] = NULL;
   /* Its next generation would be the run's first again, an id this run has
-   * issued: the slot retires (4 bytes kept per 2^32 characters). */
+   * issued: the slot retires (its few bytes kept, once per 2^32 characters). */
   if (crowd->generations[slot] + 1 != crowd->first_generation) crowd->free_slots[crowd->nfree++] = slot;
   crowd->count--;
   crowd->bytes -= a->bytes;
