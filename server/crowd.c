@@ -4,6 +4,9 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 #include "anim_error.h"
 #include "crowd.h"
 #include "log.h"
@@ -30,7 +33,7 @@ static void end_tick(srv_crowd_t *crowd);
 
 /* ---- ids ------------------------------------------------------------------------- */
 
-/* id = generation << 32 | (slot + 1): never 0, never reused. */
+/* id = generation << 32 | (slot + 1): never 0, never reused (crowd.h). */
 static uint64_t make_id(uint32_t slot, uint32_t generation) {
   return (uint64_t)generation << 32 | (uint64_t)(slot + 1);
 }
@@ -78,7 +81,8 @@ static int take_slot(srv_crowd_t *crowd, uint32_t *out_slot) {
     return 0;
   }
   if (crowd->nslots == crowd->capacity && grow_slots(crowd) != 0) return ANIM_ENOMEM;
-  crowd->generations[crowd->nslots] = 0;
+  /* The create that takes it adds one: the run's first generation. */
+  crowd->generations[crowd->nslots] = crowd->first_generation - 1;
   crowd->slots[crowd->nslots] = NULL;
   *out_slot = crowd->nslots++;
   return 0;
@@ -170,7 +174,9 @@ int srv_crowd_create(srv_crowd_t *crowd, uint64_t owner, srv_db_entry_t *entry, 
 void srv_crowd_destroy(srv_crowd_t *crowd, srv_actor_t *a) {
   uint32_t slot = (uint32_t)(a->id & 0xffffffffu) - 1;
   crowd->slots[slot] = NULL;
-  crowd->free_slots[crowd->nfree++] = slot;
+  /* Its next generation would be the run's first again, an id this run has
+   * issued: the slot retires (its few bytes kept, once per 2^32 characters). */
+  if (crowd->generations[slot] + 1 != crowd->first_generation) crowd->free_slots[crowd->nfree++] = slot;
   crowd->count--;
   crowd->bytes -= a->bytes;
   srv_owner_counts_remove(&crowd->owners, a->owner);
@@ -362,8 +368,28 @@ static void end_tick(srv_crowd_t *crowd) {
 
 int srv_crowd_ticking(const srv_crowd_t *crowd) { return crowd->ticking; }
 
+/* A run's first generation: random, so that ids of different runs differ
+ * (crowd.h). Without getrandom (a kernel older than 3.17, or no entropy
+ * yet: GRND_NONBLOCK never waits), the time and the pid mixed, which still
+ * differ from one run to the next. */
+static uint32_t run_generation(void) {
+  uint32_t g;
+  if (getrandom(&g, sizeof g, GRND_NONBLOCK) == (ssize_t)sizeof g) return g;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint64_t h = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^ ((uint64_t)getpid() << 40);
+  h *= 0x9e3779b97f4a7c15u; /* Fibonacci hashing: the high half depends on every bit */
+  return (uint32_t)(h >> 32);
+}
+
+void srv_crowd_set_first_generation(srv_crowd_t *crowd, uint32_t generation) {
+  assert(crowd->nslots == 0);
+  crowd->first_generation = generation;
+}
+
 int srv_crowd_init(srv_crowd_t *crowd, uv_loop_t *loop, const srv_config_t *config, const srv_crowd_hooks_t *hooks) {
   memset(crowd, 0, sizeof *crowd);
+  crowd->first_generation = run_generation();
   crowd->loop = loop;
   crowd->config = config;
   crowd->hooks = *hooks;

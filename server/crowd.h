@@ -3,9 +3,22 @@
  *
  * A character (an actor, actor.h) is a core character of some kind (motion
  * matching, ...) on a database entry it holds a reference to, owned by the
- * connection id that created it. Ids are a slot and a generation: lookups
- * are an array index, and the id of a destroyed character is never valid
- * again.
+ * connection id that created it. Ids are a slot and a generation,
+ * generation << 32 | (slot + 1): lookups are an array index, and
+ *   1. an id is never 0 (the low half is slot + 1), so 0 can mean "none";
+ *   2. within a run an id is never issued twice: a slot's generation goes up
+ *      by one with each character it holds, and a slot whose generation
+ *      would come round (2^32 characters later) to the run's first is
+ *      retired, never reused; so the id of a destroyed character is never
+ *      valid again;
+ *   3. across runs ids very likely differ: every slot's first generation is
+ *      the run's, drawn at random (getrandom(2)) when the crowd starts, not
+ *      1, so a client reconnecting to a restarted server with an old id gets
+ *      NOT_FOUND rather than someone else's new character (two runs share
+ *      an id only when their generation ranges on that slot overlap: about
+ *      (n1 + n2) / 2^32 for a slot that held n1 and n2 characters).
+ * Nothing else is promised: ids are not ordered by creation across slots
+ * and their generation half is not small.
  *
  * The tick (scheduler.h, 60 Hz by default) simulates on the thread pool
  * while the loop stays free: the actors, grouped by kind and database into
@@ -67,7 +80,8 @@ typedef struct srv_crowd {
   srv_crowd_hooks_t hooks;
   srv_scheduler_t scheduler;
   srv_actor_t **slots;         /* by slot index; NULL when free */
-  uint32_t *generations;
+  uint32_t *generations;       /* by slot: the generation of its last character */
+  uint32_t first_generation;   /* every slot's first character's (the run's; see ids above) */
   uint32_t nslots, capacity;
   uint32_t *free_slots;
   uint32_t nfree;
@@ -93,6 +107,11 @@ typedef struct srv_crowd {
 
 /* A stopped crowd ticking at config->tick_rate. 0 or a negative code (timerfd, eventfd). */
 int srv_crowd_init(srv_crowd_t *crowd, uv_loop_t *loop, const srv_config_t *config, const srv_crowd_hooks_t *hooks);
+/* Sets the generation of every slot's first character, instead of the
+ * random one srv_crowd_init drew: for tests and fuzz harnesses that want
+ * the ids of a fresh crowd predictable (1: the first character is
+ * 4294967297). Only on a crowd that never had a slot (asserted). */
+void srv_crowd_set_first_generation(srv_crowd_t *crowd, uint32_t generation);
 /* Stops the clock (a tick in flight still finishes); the loop can then end. */
 void srv_crowd_stop(srv_crowd_t *crowd);
 /* Frees every actor and the crowd's arrays and closes its handles (after

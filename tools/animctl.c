@@ -4,8 +4,9 @@
  *   animctl [--host H] [--port P] [--timeout MS] [--json] COMMAND [ARGS]
  *
  * One subcommand per request type; human-readable output by default, one
- * JSON object per result with --json. Exit status: 0 ok, 1 request failed,
- * 2 usage error.
+ * JSON object per result with --json. Exit status: 0 ok, 1 request failed
+ * (or no server), 2 usage error. A command checks its arguments before it
+ * connects (animctl_connect), so a usage error exits 2 whatever the server.
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -14,7 +15,8 @@
 #include <string.h>
 #include "animctl.h"
 
-typedef int (*command_fn)(anim_client_t *client, const options_t *options, int argc, char **argv);
+/* A command parses and checks its arguments, then connects (animctl_connect). */
+typedef int (*command_fn)(const options_t *options, int argc, char **argv);
 
 /* One entry per command: its synopsis (as the usage lists it) and what it
  * does, with the shape of its --json output; `animctl COMMAND --help` and
@@ -234,10 +236,13 @@ static int no_arguments(const char *command, int argc, char **argv) {
   return 2;
 }
 
-static int cmd_hello(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int cmd_hello(const options_t *o, int argc, char **argv) {
   if (no_arguments("hello", argc, argv)) return 2;
   anim_hello_info_t info;
-  int rc = anim_client_hello(client, "animctl", &info, o->timeout_ms);
+  int rc;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
+  rc = anim_client_hello(client, "animctl", &info, o->timeout_ms);
   if (rc) return report_error("hello", rc, client);
   if (o->json) {
     printf("{\"protocol_version\":%u,\"server_version\":", info.protocol_version);
@@ -271,8 +276,8 @@ static int cmd_hello(anim_client_t *client, const options_t *o, int argc, char *
   return 0;
 }
 
-static int cmd_ping(anim_client_t *client, const options_t *o, int argc, char **argv) {
-  int count = 1;
+static int cmd_ping(const options_t *o, int argc, char **argv) {
+  int count = 1, rc;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
       count = atoi(argv[++i]);
@@ -285,9 +290,11 @@ static int cmd_ping(anim_client_t *client, const options_t *o, int argc, char **
       return 2;
     }
   }
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
   for (int i = 0; i < count; i++) {
     uint64_t rtt;
-    int rc = anim_client_ping(client, "animctl", 7, &rtt, o->timeout_ms);
+    rc = anim_client_ping(client, "animctl", 7, &rtt, o->timeout_ms);
     if (rc) return report_error("ping", rc, client);
     if (o->json) printf("{\"seq\":%d,\"rtt_us\":%llu}\n", i, (unsigned long long)rtt);
     else printf("pong from %s:%d seq=%d time=%.3f ms\n", o->host, o->port, i, (double)rtt / 1000.0);
@@ -406,13 +413,18 @@ static int cmd_db_admin(anim_client_t *client, const options_t *o, const char *v
   return 0;
 }
 
-static int cmd_db(anim_client_t *client, const options_t *o, int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], "list") == 0) return cmd_db_list(client, o);
-  if (argc == 3 && strcmp(argv[1], "describe") == 0) return cmd_db_describe(client, o, argv[2]);
-  if (argc == 3 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "reload") || !strcmp(argv[1], "unload")))
-    return cmd_db_admin(client, o, argv[1], argv[2]);
-  animctl_fail("db: expected list, describe NAME, load NAME, reload NAME or unload NAME");
-  return 2;
+static int cmd_db(const options_t *o, int argc, char **argv) {
+  int list = argc == 2 && strcmp(argv[1], "list") == 0;
+  int describe = argc == 3 && strcmp(argv[1], "describe") == 0;
+  int admin = argc == 3 && (!strcmp(argv[1], "load") || !strcmp(argv[1], "reload") || !strcmp(argv[1], "unload"));
+  if (!list && !describe && !admin)
+    return animctl_fail("db: expected list, describe NAME, load NAME, reload NAME or unload NAME");
+  int rc;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
+  if (list) return cmd_db_list(client, o);
+  if (describe) return cmd_db_describe(client, o, argv[2]);
+  return cmd_db_admin(client, o, argv[1], argv[2]);
 }
 
 /* Parses "1.5,2,-3" into values (at most max); returns the count or -1. */
@@ -478,7 +490,7 @@ static void print_pose_json(const anim_pose_t *p) {
   printf("]}");
 }
 
-static int cmd_search(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int cmd_search(const options_t *o, int argc, char **argv) {
   if (argc < 2) {
     animctl_fail("search DB (--frame N | --features ...)");
     return 2;
@@ -545,8 +557,11 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
   q.position_bones = position_bones, q.positions = positions;
   q.velocity_bones = velocity_bones, q.velocities = velocities;
   q.trajectory_positions = traj_p, q.trajectory_directions = traj_d;
+  int rc;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
   anim_search_reply_t *reply;
-  int rc = anim_client_search(client, argv[1], &q, &reply, o->timeout_ms);
+  rc = anim_client_search(client, argv[1], &q, &reply, o->timeout_ms);
   if (rc) return report_error("search", rc, client);
   const anim_result_t *r = &reply->results[0];
   if (o->json) {
@@ -589,7 +604,7 @@ static int cmd_search(anim_client_t *client, const options_t *o, int argc, char 
   return 0;
 }
 
-static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int cmd_pose(const options_t *o, int argc, char **argv) {
   if (argc < 3) {
     animctl_fail("pose DB FRAME [--count N] [--global] [--velocities]");
     return 2;
@@ -607,6 +622,8 @@ static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **
       return 2;
     }
   }
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
   anim_pose_reply_t *reply;
   rc = anim_client_pose(client, argv[1], frame, count, &opts, &reply, o->timeout_ms);
   if (rc) return report_error("pose", rc, client);
@@ -623,10 +640,13 @@ static int cmd_pose(anim_client_t *client, const options_t *o, int argc, char **
   return 0;
 }
 
-static int cmd_stats(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int cmd_stats(const options_t *o, int argc, char **argv) {
   if (no_arguments("stats", argc, argv)) return 2;
   anim_server_stats_t s;
-  int rc = anim_client_server_stats(client, &s, o->timeout_ms);
+  int rc;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
+  rc = anim_client_server_stats(client, &s, o->timeout_ms);
   if (rc) return report_error("stats", rc, client);
   printf(o->json ? "{\"uptime_s\":%.3f,\"connections\":%u,\"requests\":%llu,\"errors\":%llu,\"characters\":%u,"
                    "\"tick_rate\":%g,\"ticks\":%llu,\"ticks_late\":%llu,\"ticks_skipped\":%llu,"
@@ -647,9 +667,12 @@ static int cmd_stats(anim_client_t *client, const options_t *o, int argc, char *
   return 0;
 }
 
-static int cmd_shutdown(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int cmd_shutdown(const options_t *o, int argc, char **argv) {
   if (no_arguments("shutdown", argc, argv)) return 2;
-  int rc = anim_client_shutdown(client, o->timeout_ms);
+  int rc;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
+  rc = anim_client_shutdown(client, o->timeout_ms);
   if (rc) return report_error("shutdown", rc, client);
   printf(o->json ? "{\"shutting_down\":true}\n" : "the server is shutting down (draining)\n");
   return 0;
@@ -669,6 +692,36 @@ static const char *where_text(const options_t *o) {
   static char where[300];
   snprintf(where, sizeof where, "cannot reach %s:%d", o->host, o->port);
   return where;
+}
+
+static anim_client_t *connected; /* animctl_connect's, closed by main */
+
+int animctl_connect(const options_t *o, anim_client_t **out_client) {
+  if (connected) {
+    *out_client = connected;
+    return 0;
+  }
+  int err;
+  anim_client_options_t copts = {.timeout_ms = o->timeout_ms, .auth_token = o->auth_token};
+  anim_client_t *client = anim_client_connect(o->host, o->port, &copts, &err);
+  if (!client) {
+    if (!o->json) return report_error(where_text(o), err, NULL);
+    fprintf(stderr, "{\"error\":{\"kind\":\"connect\",\"code\":\"%s\",\"code_value\":%d,\"description\":",
+            anim_err_name(err), err);
+    json_string(stderr, anim_strerror(err));
+    fputs(",\"message\":", stderr);
+    json_string(stderr, where_text(o));
+    fputs("}}\n", stderr);
+    return 1;
+  }
+  anim_hello_info_t info;
+  if (o->auth_token && *o->auth_token && (err = anim_client_hello(client, "animctl", &info, o->timeout_ms)) != 0) {
+    int rc = report_error("authenticate", err, client);
+    anim_client_close(client);
+    return rc;
+  }
+  *out_client = connected = client;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -717,27 +770,8 @@ int main(int argc, char **argv) {
     }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(commands[i].name, name) != 0) continue;
-    int err;
-    anim_client_options_t copts = {.timeout_ms = o.timeout_ms, .auth_token = o.auth_token};
-    anim_client_t *client = anim_client_connect(o.host, o.port, &copts, &err);
-    if (!client) {
-      if (!o.json) return report_error(where_text(&o), err, NULL);
-      fprintf(stderr, "{\"error\":{\"kind\":\"connect\",\"code\":\"%s\",\"code_value\":%d,\"description\":",
-              anim_err_name(err), err);
-      json_string(stderr, anim_strerror(err));
-      fputs(",\"message\":", stderr);
-      json_string(stderr, where_text(&o));
-      fputs("}}\n", stderr);
-      return 1;
-    }
-    anim_hello_info_t info;
-    if (o.auth_token && *o.auth_token && (err = anim_client_hello(client, "animctl", &info, o.timeout_ms)) != 0) {
-      int rc = report_error("authenticate", err, client);
-      anim_client_close(client);
-      return rc;
-    }
-    int rc = commands[i].run(client, &o, argc - optind, argv + optind);
-    anim_client_close(client);
+    int rc = commands[i].run(&o, argc - optind, argv + optind);
+    if (connected) anim_client_close(connected);
     return rc;
   }
   animctl_fail("unknown command %s (animctl --help lists them)", name);

@@ -22,18 +22,25 @@ int report_error(const char *what, int rc, anim_client_t *client);
  * Returns 2, the usage-error exit status. */
 int animctl_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-int animctl_load(anim_client_t *client, const options_t *options, int argc, char **argv);
+/* The connection to the server, opened on the first call (the same client
+ * after): a command checks its arguments first, so that a usage error exits
+ * 2 whatever the server, then connects. With --auth-token a hello carries
+ * the token first. 0, or 1 with the failure reported (cannot reach the
+ * server, authentication refused). main closes it. */
+int animctl_connect(const options_t *options, anim_client_t **out_client);
 
-int animctl_inertialize(anim_client_t *client, const options_t *options, int argc, char **argv);
-int animctl_transition_cost(anim_client_t *client, const options_t *options, int argc, char **argv);
-int animctl_spring(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_load(const options_t *options, int argc, char **argv);
 
-int animctl_render(anim_client_t *client, const options_t *options, int argc, char **argv);
-int animctl_stream(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_inertialize(const options_t *options, int argc, char **argv);
+int animctl_transition_cost(const options_t *options, int argc, char **argv);
+int animctl_spring(const options_t *options, int argc, char **argv);
 
-int animctl_machine(anim_client_t *client, const options_t *options, int argc, char **argv);
-int animctl_graph(anim_client_t *client, const options_t *options, int argc, char **argv);
-int animctl_align(anim_client_t *client, const options_t *options, int argc, char **argv);
-int animctl_fit(anim_client_t *client, const options_t *options, int argc, char **argv);
+int animctl_render(const options_t *options, int argc, char **argv);
+int animctl_stream(const options_t *options, int argc, char **argv);
+
+int animctl_machine(const options_t *options, int argc, char **argv);
+int animctl_graph(const options_t *options, int argc, char **argv);
+int animctl_align(const options_t *options, int argc, char **argv);
+int animctl_fit(const options_t *options, int argc, char **argv);
 
 #endif

@@ -20,7 +20,7 @@ static int parse_vec3(const char *text, float *out) {
   return sscanf(text, "%f,%f,%f%c", &out[0], &out[1], &out[2], &tail) == 3 ? 0 : 2;
 }
 
-int animctl_align(anim_client_t *client, const options_t *o, int argc, char **argv) {
+int animctl_align(const options_t *o, int argc, char **argv) {
   static float source[3 * MAX_POINTS], target[3 * MAX_POINTS], weights[MAX_POINTS];
   int ns = 0, nt = 0, nw = 0, mode = ANIM_ALIGN_RIGID;
   float *into = NULL;
@@ -47,7 +47,10 @@ int animctl_align(anim_client_t *client, const options_t *o, int argc, char **ar
   if (ns != nt || ns < 1 || (nw && nw != ns))
     return animctl_fail("align: as many source as target points (and weights), at least one"), 2;
   anim_align_result_t a;
-  int rc = anim_client_align(client, source, target, nw ? weights : NULL, ns, mode, &a, o->timeout_ms);
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
+  rc = anim_client_align(client, source, target, nw ? weights : NULL, ns, mode, &a, o->timeout_ms);
   if (rc) return report_error("align", rc, client);
   if (o->json)
     printf("{\"rotation\": [%.7g, %.7g, %.7g, %.7g], \"translation\": [%.7g, %.7g, %.7g], \"scale\": %.7g, "
@@ -62,7 +65,7 @@ int animctl_align(anim_client_t *client, const options_t *o, int argc, char **ar
   return 0;
 }
 
-int animctl_fit(anim_client_t *client, const options_t *o, int argc, char **argv) {
+int animctl_fit(const options_t *o, int argc, char **argv) {
   if (argc < 3) return animctl_fail("fit DB BONE=x,y,z[@vx,vy,vz] ..."), 2;
   anim_tracker_t t[8];
   char names[8][64];
@@ -82,7 +85,10 @@ int animctl_fit(anim_client_t *client, const options_t *o, int argc, char **argv
     n++;
   }
   anim_fit_result_t *f = NULL;
-  int rc = anim_client_fit_pose(client, argv[1], t, n, &f, o->timeout_ms);
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
+  rc = anim_client_fit_pose(client, argv[1], t, n, &f, o->timeout_ms);
   if (rc) return report_error("fit", rc, client);
   if (o->json) {
     printf("{\"frame\": %u, \"scale\": %.5f, \"residuals\": [", f->frame, f->scale);

@@ -42,7 +42,7 @@ static void print_description(const anim_graph_description_t *d, int json) {
            d->memory_bytes / 1024.0, d->characters);
 }
 
-static int graph_build(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int graph_build(const options_t *o, int argc, char **argv) {
   anim_graph_build_options_t go = {0};
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--keep-all")) go.keep_all = 1;
@@ -58,7 +58,10 @@ static int graph_build(anim_client_t *client, const options_t *o, int argc, char
     } else return animctl_fail("graph build: unknown option %s", argv[i]);
   }
   anim_graph_description_t *d = NULL;
-  int rc = anim_client_graph_build(client, argv[2], &go, &d, o->timeout_ms);
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
+  rc = anim_client_graph_build(client, argv[2], &go, &d, o->timeout_ms);
   while (!rc && d->status == ANIM_GRAPH_BUILDING) {
     if (!o->json) fprintf(stderr, "\rbuilding: %3.0f%%", 100.0f * d->progress);
     uint64_t rtt;
@@ -102,7 +105,7 @@ static int write_svg(const char *path, const anim_graph_description_t *d) {
   return fclose(f) == 0 ? 0 : 1;
 }
 
-static int graph_info(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int graph_info(const options_t *o, int argc, char **argv) {
   int transitions = 0;
   const char *svg = NULL;
   for (int i = 3; i < argc; i++) {
@@ -111,7 +114,10 @@ static int graph_info(anim_client_t *client, const options_t *o, int argc, char 
     else return animctl_fail("graph info: unknown option %s", argv[i]), 2;
   }
   anim_graph_description_t *d = NULL;
-  int rc = anim_client_graph_describe(client, argv[2], transitions || svg, svg != NULL, &d, o->timeout_ms);
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
+  rc = anim_client_graph_describe(client, argv[2], transitions || svg, svg != NULL, &d, o->timeout_ms);
   if (rc) return report_error("graph info", rc, client);
   print_description(d, o->json);
   for (int t = 0; transitions && t < d->ntransitions; t++)
@@ -129,7 +135,7 @@ static int graph_info(anim_client_t *client, const options_t *o, int argc, char 
   return rc;
 }
 
-static int graph_path(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int graph_path(const options_t *o, int argc, char **argv) {
   float points[2 * 64];
   anim_walk_options_t wo = {0};
   anim_graph_query_t q = {.points = points, .options = &wo};
@@ -146,7 +152,10 @@ static int graph_path(anim_client_t *client, const options_t *o, int argc, char 
   }
   if (q.npoints < 2) return animctl_fail("graph path DB X,Z X,Z ...: two points at least"), 2;
   anim_graph_walk_t *w = NULL;
-  int rc = anim_client_graph_query(client, argv[2], &q, &w, o->timeout_ms);
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
+  rc = anim_client_graph_query(client, argv[2], &q, &w, o->timeout_ms);
   if (rc) return report_error("graph path", rc, client);
   if (o->json)
     printf("{\"steps\": %d, \"seconds\": %.3f, \"arc\": %.3f, \"error_mean\": %.4f, \"error_max\": %.4f, "
@@ -167,11 +176,11 @@ static int graph_path(anim_client_t *client, const options_t *o, int argc, char 
   return 0;
 }
 
-int animctl_graph(anim_client_t *client, const options_t *o, int argc, char **argv) {
+int animctl_graph(const options_t *o, int argc, char **argv) {
   const char *verb = argc > 2 ? argv[1] : "";
-  if (!strcmp(verb, "build")) return graph_build(client, o, argc, argv);
-  if (!strcmp(verb, "info")) return graph_info(client, o, argc, argv);
-  if (!strcmp(verb, "path")) return graph_path(client, o, argc, argv);
+  if (!strcmp(verb, "build")) return graph_build(o, argc, argv);
+  if (!strcmp(verb, "info")) return graph_info(o, argc, argv);
+  if (!strcmp(verb, "path")) return graph_path(o, argc, argv);
   animctl_fail("graph build|info|path DB ... (animctl --help)");
   return 2;
 }

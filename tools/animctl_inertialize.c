@@ -47,7 +47,7 @@ static int parse_doubles(int argc, char **argv, int first, const char *const *na
   return 0;
 }
 
-int animctl_inertialize(anim_client_t *client, const options_t *o, int argc, char **argv) {
+int animctl_inertialize(const options_t *o, int argc, char **argv) {
   int src, dst, rc;
   if (argc < 4 || (rc = parse_frame(argv[2], &src)) || (rc = parse_frame(argv[3], &dst))) {
     animctl_fail("inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]");
@@ -59,6 +59,8 @@ int animctl_inertialize(anim_client_t *client, const options_t *o, int argc, cha
   anim_pose_source_t from = {src, 0, NULL, NULL, NULL, NULL}, to = {dst, 0, NULL, NULL, NULL, NULL};
   anim_inertializer_state_t *state, *later;
   anim_pose_t *pose;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
   rc = anim_client_inertialize_transition(client, argv[1], &from, &to, NULL, &state, o->timeout_ms);
   if (rc) return report_error("inertialize transition", rc, client);
   rc = anim_client_inertialize_evaluate(client, argv[1], state, &to, (float)values[0], (float)values[1], &later, &pose,
@@ -87,7 +89,7 @@ int animctl_inertialize(anim_client_t *client, const options_t *o, int argc, cha
   return 0;
 }
 
-int animctl_transition_cost(anim_client_t *client, const options_t *o, int argc, char **argv) {
+int animctl_transition_cost(const options_t *o, int argc, char **argv) {
   int src, dst, rc;
   if (argc < 4 || (rc = parse_frame(argv[2], &src)) || (rc = parse_frame(argv[3], &dst))) {
     animctl_fail("transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...");
@@ -106,6 +108,8 @@ int animctl_transition_cost(anim_client_t *client, const options_t *o, int argc,
   }
   anim_pose_source_t from = {src, 0, NULL, NULL, NULL, NULL}, to = {dst, 0, NULL, NULL, NULL, NULL};
   anim_transition_cost_t *cost;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
   rc = anim_client_transition_cost(client, argv[1], &from, &to, halflife, bones, nbones, &cost, o->timeout_ms);
   if (rc) return report_error("transition-cost", rc, client);
   if (o->json) {
@@ -124,28 +128,28 @@ int animctl_transition_cost(anim_client_t *client, const options_t *o, int argc,
   return 0;
 }
 
-int animctl_spring(anim_client_t *client, const options_t *o, int argc, char **argv) {
-  anim_spring_tuning_t t;
+int animctl_spring(const options_t *o, int argc, char **argv) {
+  static const char *const halflife[] = {"--alpha", "--t", "--x0", "--v0", "--mass"};
+  static const char *const erp_cfm[] = {"--stiffness", "--damping", "--dt"};
+  static const char *const gains[] = {"--erp", "--cfm", "--dt"};
+  const char *verb = argc >= 2 ? argv[1] : "";
+  double v[5] = {0.0, 0.0, 1.0, 0.0, 1.0};
   int rc;
-  if (argc >= 2 && !strcmp(argv[1], "halflife")) {
-    static const char *const names[] = {"--alpha", "--t", "--x0", "--v0", "--mass"};
-    double v[5] = {0.0, 0.0, 1.0, 0.0, 1.0};
-    if ((rc = parse_doubles(argc, argv, 2, names, v, 5))) return rc;
+  if (!strcmp(verb, "halflife")) rc = parse_doubles(argc, argv, 2, halflife, v, 5);
+  else if (!strcmp(verb, "erp-cfm") || !strcmp(verb, "gains")) {
+    v[2] = 1.0 / 60.0; /* --dt */
+    rc = parse_doubles(argc, argv, 2, !strcmp(verb, "gains") ? gains : erp_cfm, v, 3);
+  } else return animctl_fail("spring halflife|erp-cfm|gains ...");
+  if (rc) return rc;
+  anim_spring_tuning_t t;
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) return rc;
+  if (!strcmp(verb, "halflife"))
     rc = anim_client_spring_halflife(client, v[0], v[1], v[2], v[3], v[4], &t, o->timeout_ms);
-  } else if (argc >= 2 && !strcmp(argv[1], "erp-cfm")) {
-    static const char *const names[] = {"--stiffness", "--damping", "--dt"};
-    double v[3] = {0.0, 0.0, 1.0 / 60.0};
-    if ((rc = parse_doubles(argc, argv, 2, names, v, 3))) return rc;
+  else if (!strcmp(verb, "erp-cfm"))
     rc = anim_client_spring_to_constraint(client, v[0], v[1], v[2], &t, o->timeout_ms);
-  } else if (argc >= 2 && !strcmp(argv[1], "gains")) {
-    static const char *const names[] = {"--erp", "--cfm", "--dt"};
-    double v[3] = {0.0, 0.0, 1.0 / 60.0};
-    if ((rc = parse_doubles(argc, argv, 2, names, v, 3))) return rc;
+  else
     rc = anim_client_spring_from_constraint(client, v[0], v[1], v[2], &t, o->timeout_ms);
-  } else {
-    animctl_fail("spring halflife|erp-cfm|gains ...");
-    return 2;
-  }
   if (rc) return report_error("spring", rc, client);
   if (o->json)
     printf("{\"halflife\":%.12g,\"stiffness\":%.12g,\"damping\":%.12g,\"erp\":%.12g,\"cfm\":%.12g}\n", t.halflife,

@@ -567,17 +567,19 @@ static void report(const options_t *g, const load_options_t *o, load_state_t *s,
   }
 }
 
-int animctl_load(anim_client_t *first, const options_t *g, int argc, char **argv) {
+int animctl_load(const options_t *g, int argc, char **argv) {
   load_options_t o = {50, 1, 5.0, 0.0, 1, 0, "default", 1, 0};
   if (parse_load_options(argc, argv, &o)) {
     animctl_fail("load [--connections N] [--pipeline P] [--duration S] [--rate R] "
                     "[--mix ping=W,search=W] [--database NAME] [--k K] [--library]");
     return 2;
   }
+  anim_client_t *first;
+  int rc = animctl_connect(g, &first);
+  if (rc) return rc;
   load_state_t *s = calloc(1, sizeof *s); /* the histogram: too big for the stack */
   if (!s) return report_error("load", ANIM_ENOMEM, first);
   s->o = &o, s->nframes = 1, s->seed = 12345u;
-  int rc = 0;
   if (o.weight_search > 0) {
     anim_db_description_t *d;
     rc = anim_client_db_describe(first, o.database, &d, g->timeout_ms);

@@ -70,7 +70,7 @@ static void print_summary(const anim_machine_summary_t *s, int json) {
            s->states[i].machine[0] ? " in " : "", s->states[i].machine);
 }
 
-static int machine_file(anim_client_t *client, const options_t *o, int argc, char **argv, int load) {
+static int machine_file(const options_t *o, int argc, char **argv, int load) {
   if (argc < 3) return animctl_fail("machine %s FILE [--name N] ...", argv[1]), 2;
   char name[64];
   name_from_path(argv[2], name, sizeof name);
@@ -85,7 +85,12 @@ static int machine_file(anim_client_t *client, const options_t *o, int argc, cha
   size_t len;
   char *text = read_file(argv[2], &len);
   if (!text) return 1;
-  int rc;
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) {
+    free(text);
+    return rc;
+  }
   if (load) {
     anim_machine_summary_t *s = NULL;
     rc = anim_client_machine_load(client, name, text, len, replace, &s, o->timeout_ms);
@@ -148,7 +153,7 @@ static void print_path(const anim_machine_summary_t *s, const anim_character_pos
   printf(json ? "]}\n" : "\n");
 }
 
-static int machine_attach(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int machine_attach(const options_t *o, int argc, char **argv) {
   if (argc < 3) return animctl_fail("machine attach NAME [--database DB] [--seconds S] ..."), 2;
   const char *database = "default";
   float seconds = 5.0f;
@@ -164,8 +169,12 @@ static int machine_attach(anim_client_t *client, const options_t *o, int argc, c
         return animctl_fail("%s %s: expected T:EVENT or T:PARAM=VALUE", argv[i - 1], argv[i]), 2;
     } else return animctl_fail("machine attach: unknown option %s", argv[i]), 2;
   }
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
   anim_machine_summary_t **list = NULL, *s = NULL;
-  int count = 0, rc = anim_client_machine_list(client, &list, &count, o->timeout_ms);
+  int count = 0;
+  rc = anim_client_machine_list(client, &list, &count, o->timeout_ms);
   for (int i = 0; i < count; i++)
     if (!s && !strcmp(list[i]->name, argv[2])) s = list[i];
     else anim_machine_summary_free(list[i]);
@@ -204,23 +213,25 @@ static int machine_attach(anim_client_t *client, const options_t *o, int argc, c
   return rc ? report_error("machine attach", rc, client) : 0;
 }
 
-int animctl_machine(anim_client_t *client, const options_t *o, int argc, char **argv) {
+int animctl_machine(const options_t *o, int argc, char **argv) {
   const char *verb = argc > 1 ? argv[1] : "";
-  if (!strcmp(verb, "check")) return machine_file(client, o, argc, argv, 0);
-  if (!strcmp(verb, "load")) return machine_file(client, o, argc, argv, 1);
-  if (!strcmp(verb, "attach")) return machine_attach(client, o, argc, argv);
-  if (!strcmp(verb, "unload") && argc == 3) {
-    int rc = anim_client_machine_unload(client, argv[2], o->timeout_ms);
+  if (!strcmp(verb, "check")) return machine_file(o, argc, argv, 0);
+  if (!strcmp(verb, "load")) return machine_file(o, argc, argv, 1);
+  if (!strcmp(verb, "attach")) return machine_attach(o, argc, argv);
+  int unload = !strcmp(verb, "unload") && argc == 3, list_all = !strcmp(verb, "list") && argc == 2;
+  if (!unload && !list_all) return animctl_fail("machine check|load|list|unload|attach (animctl --help)");
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
+  if (unload) {
+    rc = anim_client_machine_unload(client, argv[2], o->timeout_ms);
     return rc ? report_error("machine unload", rc, client) : 0;
   }
-  if (!strcmp(verb, "list") && argc == 2) {
-    anim_machine_summary_t **list = NULL;
-    int n = 0, rc = anim_client_machine_list(client, &list, &n, o->timeout_ms);
-    if (rc) return report_error("machine list", rc, client);
-    for (int i = 0; i < n; i++) print_summary(list[i], o->json), anim_machine_summary_free(list[i]);
-    free(list);
-    return 0;
-  }
-  animctl_fail("machine check|load|list|unload|attach (animctl --help)");
-  return 2;
+  anim_machine_summary_t **list = NULL;
+  int n = 0;
+  rc = anim_client_machine_list(client, &list, &n, o->timeout_ms);
+  if (rc) return report_error("machine list", rc, client);
+  for (int i = 0; i < n; i++) print_summary(list[i], o->json), anim_machine_summary_free(list[i]);
+  free(list);
+  return 0;
 }

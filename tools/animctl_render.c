@@ -121,7 +121,7 @@ static int write_filmstrip(const char *path, const char *title, const anim_db_de
 
 /* ---- a database span --------------------------------------------------------------- */
 
-static int render_span(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int render_span(const options_t *o, int argc, char **argv) {
   if (argc < 3) {
     animctl_fail("render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE]");
     return 2;
@@ -142,8 +142,11 @@ static int render_span(anim_client_t *client, const options_t *o, int argc, char
     animctl_fail("render: FRAME >= 0, --count 1..10000, --step >= 1");
     return 2;
   }
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) return rc;
   anim_db_description_t *d;
-  int rc = anim_client_db_describe(client, argv[1], &d, o->timeout_ms);
+  rc = anim_client_db_describe(client, argv[1], &d, o->timeout_ms);
   if (rc) return report_error("render", rc, client);
   anim_pose_options_t opts = {0, 1, 0};
   anim_pose_reply_t *poses;
@@ -205,7 +208,7 @@ static int collect(stream_session_t *s, const anim_stream_frame_t *f, void *data
   return 0;
 }
 
-static int render_stream(anim_client_t *client, const options_t *o, int argc, char **argv) {
+static int render_stream(const options_t *o, int argc, char **argv) {
   collect_t c = {0, 10, 0, NULL, 0, 0, 0, 0};
   stream_session_t s;
   int rc = stream_session_parse(&s, argc, argv, 2, "render", render_option, &c);
@@ -216,6 +219,11 @@ static int render_stream(anim_client_t *client, const options_t *o, int argc, ch
   if (rc) {
     stream_session_free(&s);
     return 2;
+  }
+  anim_client_t *client;
+  if ((rc = animctl_connect(o, &client)) != 0) {
+    stream_session_free(&s);
+    return rc;
   }
   s.global = 1;
   rc = stream_session_run(client, &s, o->timeout_ms, collect, &c);
@@ -231,7 +239,7 @@ static int render_stream(anim_client_t *client, const options_t *o, int argc, ch
   return rc;
 }
 
-int animctl_render(anim_client_t *client, const options_t *o, int argc, char **argv) {
-  if (argc >= 2 && !strcmp(argv[1], "--stream")) return render_stream(client, o, argc, argv);
-  return render_span(client, o, argc, argv);
+int animctl_render(const options_t *o, int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "--stream")) return render_stream(o, argc, argv);
+  return render_span(o, argc, argv);
 }

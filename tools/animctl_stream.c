@@ -269,11 +269,17 @@ static int print_frame(stream_session_t *s, const anim_stream_frame_t *f, void *
   return ferror(out) ? -1 : 0;
 }
 
-int animctl_stream(anim_client_t *client, const options_t *o, int argc, char **argv) {
+int animctl_stream(const options_t *o, int argc, char **argv) {
   stream_session_t s;
   if (stream_session_parse(&s, argc, argv, 1, "stream", NULL, NULL) != 0) {
     stream_session_free(&s);
     return 2;
+  }
+  anim_client_t *client;
+  int rc = animctl_connect(o, &client);
+  if (rc) {
+    stream_session_free(&s);
+    return rc;
   }
   FILE *out = s.output ? fopen(s.output, "w") : stdout;
   if (!out) {
@@ -281,7 +287,7 @@ int animctl_stream(anim_client_t *client, const options_t *o, int argc, char **a
     stream_session_free(&s);
     return 1;
   }
-  int rc = stream_session_run(client, &s, o->timeout_ms, print_frame, out);
+  rc = stream_session_run(client, &s, o->timeout_ms, print_frame, out);
   if (s.output) fclose(out);
   stream_session_free(&s);
   return rc;

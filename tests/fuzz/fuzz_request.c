@@ -17,7 +17,8 @@
  * registry and crowd (on a loop that never runs: no tick happens) are what
  * services use, and one connection struct, id 1, owns what the character and
  * stream requests create. Each input starts with one character of that
- * connection, id 4294967297 (slot 0, generation 1), so requests naming it reach
+ * connection, id 4294967297 (slot 0, generation 1: the harness sets the
+ * crowd's first generation, random in a real run), so requests naming it reach
  * the real paths; every character and subscription is gone again after the
  * input. No request
  * type is skipped: none of the steps needs a live loop (load and reload do
@@ -156,6 +157,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   }
   srv_crowd_hooks_t hooks = {.prepare = no_hook, .simulated = no_hook, .ended = no_hook};
   if (srv_crowd_init(&crowd, &loop, &config, &hooks)) die("crowd", "timerfd");
+  /* Generation 1, not the run's random one: the corpus names 4294967297. */
+  srv_crowd_set_first_generation(&crowd, 1);
   srv_streams_init(&streams, &loop, &config, &counters, &crowd);
   srv_connection_init(&connection, &loop, 1, &config, &counters, &callbacks);
   srv_subscriber_init(&subscriber, &streams, &connection, 1);

@@ -193,7 +193,9 @@ def requests(pb):
     add("tune_from", id=14, spring_tune=pb.SpringTuneRequest(
         from_constraint=pb.SpringConstraint(erp=0.2, cfm=0.01, dt=1 / 60)))
     add("empty", id=15)
-    ch = 4294967297  # the harness's own character (slot 0, generation 1)
+    # The harness's own character: slot 0, generation 1 (fuzz_request.c sets the crowd's first generation;
+    # a real run draws it at random).
+    ch = 4294967297
     add("create", id=16, create_characters=pb.CreateCharactersRequest(
         database="default", params=pb.ControllerParams(search_interval=6, inertialize_halflife=0.15),
         placements=[pb.Placement(x=1.0, z=2.0, facing=0.5, start_frame=pb.FrameIndex(frame=100)), pb.Placement()]))

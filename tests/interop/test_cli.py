@@ -72,6 +72,36 @@ def json_errors_and_help(port, data):
     check(drawn == {"file": svg, "poses": 2}, "animctl --json render -o: what it wrote")
 
 
+def usage_errors_without_server():
+    """A usage error exits 2 whatever the server: animctl checks a command's arguments before it
+    connects (it connected first, so with no server every mistake exited 1, "cannot reach")."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = str(s.getsockname()[1])
+    mistakes = [["bogus"], ["hello", "x"], ["stats", "x"], ["shutdown", "now"], ["ping", "--count", "0"],
+                ["ping", "x"], ["db"], ["db", "describe"], ["db", "list", "x"], ["search"],
+                ["search", "default", "--k", "x"], ["search", "default", "--frame"], ["pose", "default"],
+                ["pose", "default", "x"], ["inertialize", "default", "1"], ["transition-cost", "default"],
+                ["spring"], ["spring", "halflife", "--alpha"], ["spring", "gains", "--bogus", "1"], ["render"],
+                ["render", "default", "1", "--count", "0"], ["render", "--stream"], ["stream"],
+                ["stream", "--bogus", "1"], ["machine"], ["machine", "check"], ["machine", "attach"],
+                ["machine", "unload"], ["machine", "list", "x"], ["graph"], ["graph", "build"],
+                ["graph", "path", "default", "1,2"], ["align"], ["align", "--source", "1,2,3"], ["fit", "default"],
+                ["load", "--connections", "0"]]
+    check(sorted({m[0] for m in mistakes} - {"bogus"}) == sorted(COMMANDS), "a usage error of every command")
+    for mistake in mistakes:
+        out, err = run_both("animctl", "--port", closed, "--json", *mistake, expect=2)
+        check(out == "" and json.loads(err)["error"]["kind"] == "usage",
+              f"no server: animctl {' '.join(mistake)} exits 2 (usage), never tries to connect")
+    for command in COMMANDS:
+        check(run("animctl", "--port", closed, command, "--help").startswith("usage: animctl"),
+              f"no server: animctl {command} --help exits 0")
+    for good in (["hello"], ["db", "list"], ["search", "default", "--frame", "1"], ["spring", "gains", "--erp", "0.2"],
+                 ["stream", "--create", "1"]):
+        out, err = run_both("animctl", "--port", closed, "--json", *good, expect=1)
+        check(json.loads(err)["error"]["kind"] == "connect", f"no server: animctl {' '.join(good)} exits 1 (connect)")
+
+
 def run(*args, expect=0):
     result = subprocess.run([os.path.join(BUILD, args[0])] + list(args[1:]), capture_output=True, text=True,
                             timeout=120)
@@ -148,6 +178,8 @@ def main():
     have_mocap = os.path.isdir(bandai)
     if not have_mocap and os.environ.get("CI") == "true":
         raise AssertionError(f"{bandai} missing under CI")
+
+    usage_errors_without_server()
 
     # animdb on real data (or the procedural database when the mocap is absent).
     out = os.path.join(data, "mocap.animdb")

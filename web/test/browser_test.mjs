@@ -23,7 +23,7 @@ const MIN_DISTANCE_M = 0.8; // in two seconds at full stick (1.75 m/s once the s
 const COST_TOLERANCE = 1e-3; // a group's cost from the two vectors against the server's split (relative, + 1e-6)
 const SWITCH_M_PER_TICK = 0.05; // a root across the encoding switch (the crowd walks 0.9 m/s: 1.5 cm a tick)
 const LOCK_SLIP_M = 0.02; // median distance of a locked foot's streamed toe from where it is held
-const MISSING_ID = '999'; // a character id no server hands out first (ids carry a generation above bit 32)
+const MISSING_ID = '999'; // slot 998 (the low half of an id is slot + 1): the crowd here is far smaller
 
 let failures = 0;
 function ok(condition, what) {
