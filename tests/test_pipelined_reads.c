@@ -13,6 +13,7 @@
  * gone with searches pending) left the server serving.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -388,6 +389,90 @@ static void test_searches_decoded_off_the_loop_answer_as_on_it(void **state) {
   anim_test_raw_close(&c);
 }
 
+/* A search of k matches with their poses (answers of kilobytes) from frame. */
+static size_t append_pose_search(uint8_t *buf, size_t at, uint64_t id, uint32_t frame, uint32_t k) {
+  Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT;
+  Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
+  Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  from.frame = frame;
+  q.from_frame = &from, q.k = k, q.include_pose = 1;
+  sr.database = "default", sr.query = &q;
+  r.id = id, r.body_case = ANIMSERVER__REQUEST__BODY_SEARCH, r.search = &sr;
+  return anim_test_raw_append(buf, at, &r);
+}
+
+typedef struct {
+  int fd;
+  const uint8_t *bytes;
+  size_t len;
+} sender_t;
+
+static void *send_all(void *arg) {
+  sender_t *s = arg;
+  for (size_t sent = 0; sent < s->len;) {
+    ssize_t w = send(s->fd, s->bytes + sent, s->len - sent, MSG_NOSIGNAL);
+    if (w <= 0) break;
+    sent += (size_t)w;
+  }
+  return NULL;
+}
+
+/* A reader slower than the server: its answers wait queued in the server
+ * (the socket full) while later batches are answered, and a search set
+ * keeps its last answers buffer to write into again (dispatch.c), which it
+ * must not do while that buffer still waits to be written. Every answer
+ * must be what a reader in lockstep gets, byte for byte. */
+static void test_a_slow_reader_gets_every_answer_intact(void **state) {
+  /* Answers of a pose each (under a kilobyte): a batch's buffer is small
+   * enough to be kept (64 KiB at most), and 16,000 of them (over 10 MB)
+   * overflow what the sockets hold. */
+  enum { N = 16000, K = 1, ROUND = 16 };
+  static uint8_t requests[N * 64];
+  static size_t ends[N];
+  size_t len = 0;
+  for (int i = 0; i < N; i++) ends[i] = len = append_pose_search(requests, len, (uint64_t)i + 1, (uint32_t)(i * 37 % 500), K);
+  assert_true(len <= sizeof requests);
+  static uint8_t *expected[N];
+  static size_t expected_len[N];
+  anim_test_raw_t steady, slow;
+  open_raw(&steady);
+  for (int i = 0; i < N; i += ROUND) { /* 16 in one write, then their answers */
+    size_t from = i ? ends[i - 1] : 0, to = ends[i + ROUND - 1];
+    assert_int_equal(send(steady.fd, requests + from, to - from, 0), (ssize_t)(to - from));
+    for (int j = i; j < i + ROUND; j++) {
+      Animserver__ServerMessage *m = anim_test_raw_next(&steady, 5000);
+      assert_non_null(m);
+      assert_int_equal(m->response->id, (uint64_t)j + 1);
+      expected[j] = packed_without_id(m, &expected_len[j]);
+      animserver__server_message__free_unpacked(m, NULL);
+    }
+  }
+  anim_test_raw_close(&steady);
+  open_raw(&slow);
+  sender_t sender = {slow.fd, requests, len};
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, send_all, &sender), 0);
+  usleep(300000); /* the server answers into a socket nobody reads: its writes queue */
+  size_t total = 0;
+  for (int i = 0; i < N; i++) {
+    Animserver__ServerMessage *m = anim_test_raw_next(&slow, 10000);
+    if (!m) fail_msg("answer %d of %d missing", i + 1, N);
+    assert_int_equal(m->response->id, (uint64_t)i + 1);
+    size_t n;
+    uint8_t *got = packed_without_id(m, &n);
+    if (n != expected_len[i] || memcmp(got, expected[i], n) != 0)
+      fail_msg("answer %d differs from the lockstep reader's (%zu and %zu bytes)", i + 1, n, expected_len[i]);
+    total += n;
+    free(got);
+    free(expected[i]);
+    animserver__server_message__free_unpacked(m, NULL);
+  }
+  pthread_join(thread, NULL);
+  anim_test_raw_close(&slow);
+  printf("a slow reader: %d answers, %zu bytes, each as a lockstep reader got it\n", N, total);
+}
+
 /* The server's request count, asked on c (request id). */
 static uint64_t requests_counted(anim_test_raw_t *c, uint64_t id) {
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
@@ -435,6 +520,7 @@ int main(void) {
       cmocka_unit_test(test_close_with_batches_pending),
       cmocka_unit_test(test_ping_payload_sizes_echoed),
       cmocka_unit_test(test_stats_count_every_pipelined_answer),
+      cmocka_unit_test(test_a_slow_reader_gets_every_answer_intact),
   };
   return cmocka_run_group_tests_name("pipelined_reads", tests, setup, teardown);
 }
