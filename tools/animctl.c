@@ -232,8 +232,7 @@ static void print_json_string(const char *s) { json_string(stdout, s); }
 /* A command that takes no arguments refuses one rather than ignoring it. */
 static int no_arguments(const char *command, int argc, char **argv) {
   if (argc <= 1) return 0;
-  animctl_fail("%s: unknown argument %s (it takes none)", command, argv[1]);
-  return 2;
+  return animctl_fail("%s: unknown argument %s (it takes none)", command, argv[1]);
 }
 
 static int cmd_hello(const options_t *o, int argc, char **argv) {
@@ -282,12 +281,10 @@ static int cmd_ping(const options_t *o, int argc, char **argv) {
     if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
       count = atoi(argv[++i]);
       if (count < 1 || count > 1000000) {
-        animctl_fail("ping --count: 1..1000000");
-        return 2;
+        return animctl_fail("ping --count: 1..1000000");
       }
     } else {
-      animctl_fail("ping: unknown argument %s", argv[i]);
-      return 2;
+      return animctl_fail("ping: unknown argument %s", argv[i]);
     }
   }
   anim_client_t *client;
@@ -445,8 +442,7 @@ static int parse_int_arg(const char *flag, const char *text, int min, int *out) 
   char *end;
   long v = strtol(text, &end, 10);
   if (*text == 0 || *end || v < min || v > 1000000000) {
-    animctl_fail("%s %s: expected a whole number >= %d", flag, text, min);
-    return 2;
+    return animctl_fail("%s %s: expected a whole number >= %d", flag, text, min);
   }
   *out = (int)v;
   return 0;
@@ -492,8 +488,7 @@ static void print_pose_json(const anim_pose_t *p) {
 
 static int cmd_search(const options_t *o, int argc, char **argv) {
   if (argc < 2) {
-    animctl_fail("search DB (--frame N | --features ...)");
-    return 2;
+    return animctl_fail("search DB (--frame N | --features ...)");
   }
   anim_query_t q;
   anim_query_init(&q);
@@ -506,7 +501,7 @@ static int cmd_search(const options_t *o, int argc, char **argv) {
     if (!strcmp(a, "--raw")) { q.raw_features = 1; continue; }
     if (!strcmp(a, "--explain")) { q.explain = 1; continue; }
     if (!strcmp(a, "--pose")) { q.include_pose = 1; continue; }
-    if (!v) { animctl_fail("search: %s needs a value", a); return 2; }
+    if (!v) { return animctl_fail("search: %s needs a value", a); }
     i++;
     if (!strcmp(a, "--frame")) rc = parse_int_arg(a, v, 0, &q.from_frame);
     else if (!strcmp(a, "--k")) rc = parse_int_arg(a, v, 1, &q.k);
@@ -520,8 +515,7 @@ static int cmd_search(const options_t *o, int argc, char **argv) {
       int *n = is_pos ? &q.npositions : &q.nvelocities;
       float *xyz = (is_pos ? positions : velocities) + 3 * *n;
       if (*n == 16 || parse_floats(strchr(v, '=') + 1, xyz, 3) != 3) {
-        animctl_fail("%s NAME=x,y,z (at most 16)", a);
-        return 2;
+        return animctl_fail("%s NAME=x,y,z (at most 16)", a);
       }
       (is_pos ? position_bones : velocity_bones)[*n] = strndup(v, (size_t)(strchr(v, '=') - v));
       (*n)++;
@@ -529,8 +523,7 @@ static int cmd_search(const options_t *o, int argc, char **argv) {
       int is_pos = !strcmp(a, "--trajectory-positions");
       int n = parse_floats(v, is_pos ? traj_p : traj_d, 16);
       if (n < 0 || n % 2) {
-        animctl_fail("%s x,z,x,z,... (at most 8 samples)", a);
-        return 2;
+        return animctl_fail("%s x,z,x,z,... (at most 8 samples)", a);
       }
       if (is_pos) q.ntrajectory_positions = n / 2;
       else q.ntrajectory_directions = n / 2;
@@ -539,17 +532,15 @@ static int cmd_search(const options_t *o, int argc, char **argv) {
       q.nfeatures = parse_floats(v, features, 128);
       q.features = features;
       if (q.nfeatures < 0) {
-        animctl_fail("--features: comma-separated numbers (at most 128)");
-        return 2;
+        return animctl_fail("--features: comma-separated numbers (at most 128)");
       }
     } else if (!strcmp(a, "--method")) {
       if (!strcmp(v, "brute")) q.method = ANIM_METHOD_BRUTE;
       else if (!strcmp(v, "boxes")) q.method = ANIM_METHOD_BOXES;
       else if (!strcmp(v, "fast")) q.method = ANIM_METHOD_FAST;
-      else { animctl_fail("--method: brute, boxes or fast"); return 2; }
+      else { return animctl_fail("--method: brute, boxes or fast"); }
     } else {
-      animctl_fail("search: unknown option %s", a);
-      return 2;
+      return animctl_fail("search: unknown option %s", a);
     }
     if (rc) return rc;
   }
@@ -606,8 +597,7 @@ static int cmd_search(const options_t *o, int argc, char **argv) {
 
 static int cmd_pose(const options_t *o, int argc, char **argv) {
   if (argc < 3) {
-    animctl_fail("pose DB FRAME [--count N] [--global] [--velocities]");
-    return 2;
+    return animctl_fail("pose DB FRAME [--count N] [--global] [--velocities]");
   }
   int frame, count = 1, rc = parse_int_arg("FRAME", argv[2], 0, &frame);
   if (rc) return rc;
@@ -618,8 +608,7 @@ static int cmd_pose(const options_t *o, int argc, char **argv) {
     else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
       if ((rc = parse_int_arg("--count", argv[++i], 1, &count))) return rc;
     } else {
-      animctl_fail("pose: unknown option %s", argv[i]);
-      return 2;
+      return animctl_fail("pose: unknown option %s", argv[i]);
     }
   }
   anim_client_t *client;

@@ -31,21 +31,21 @@ int animctl_align(const options_t *o, int argc, char **argv) {
     else if (!strcmp(argv[i], "--weights") && i + 1 < argc) {
       for (char *p = argv[++i], *end; *p && nw < MAX_POINTS; p = *end ? end + 1 : end) {
         weights[nw++] = strtof(p, &end);
-        if (end == p) return animctl_fail("--weights %s: expected numbers", argv[i]), 2;
+        if (end == p) return animctl_fail("--weights %s: expected numbers", argv[i]);
       }
     } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
       const char *m = argv[++i];
       mode = !strcmp(m, "rigid") ? ANIM_ALIGN_RIGID : !strcmp(m, "similarity") ? ANIM_ALIGN_SIMILARITY
              : !strcmp(m, "yaw")   ? ANIM_ALIGN_YAW : -1;
-      if (mode < 0) return animctl_fail("--mode %s: rigid, similarity or yaw", m), 2;
+      if (mode < 0) return animctl_fail("--mode %s: rigid, similarity or yaw", m);
     } else if (into && *count < MAX_POINTS && parse_vec3(argv[i], into + 3 * *count) == 0) {
       ++*count;
     } else {
-      return animctl_fail("align: %s: expected x,y,z after --source or --target", argv[i]), 2;
+      return animctl_fail("align: %s: expected x,y,z after --source or --target", argv[i]);
     }
   }
   if (ns != nt || ns < 1 || (nw && nw != ns))
-    return animctl_fail("align: as many source as target points (and weights), at least one"), 2;
+    return animctl_fail("align: as many source as target points (and weights), at least one");
   anim_align_result_t a;
   anim_client_t *client;
   int rc = animctl_connect(o, &client);
@@ -66,21 +66,21 @@ int animctl_align(const options_t *o, int argc, char **argv) {
 }
 
 int animctl_fit(const options_t *o, int argc, char **argv) {
-  if (argc < 3) return animctl_fail("fit DB BONE=x,y,z[@vx,vy,vz] ..."), 2;
+  if (argc < 3) return animctl_fail("fit DB BONE=x,y,z[@vx,vy,vz] ...");
   anim_tracker_t t[8];
   char names[8][64];
   int n = 0;
   for (int i = 2; i < argc; i++) {
     const char *eq = strchr(argv[i], '='), *at = eq ? strchr(eq, '@') : NULL;
     if (!eq || n == 8 || eq == argv[i] || (size_t)(eq - argv[i]) >= sizeof names[0])
-      return animctl_fail("fit: %s: expected BONE=x,y,z (at most 8 trackers)", argv[i]), 2;
+      return animctl_fail("fit: %s: expected BONE=x,y,z (at most 8 trackers)", argv[i]);
     memset(&t[n], 0, sizeof t[n]);
     snprintf(names[n], sizeof names[n], "%.*s", (int)(eq - argv[i]), argv[i]);
     t[n].bone = names[n];
     char position[96];
     snprintf(position, sizeof position, "%.*s", (int)(at ? at - eq - 1 : (long)strlen(eq + 1)), eq + 1);
     if (parse_vec3(position, t[n].position) || (at && parse_vec3(at + 1, t[n].velocity)))
-      return animctl_fail("fit: %s: expected BONE=x,y,z[@vx,vy,vz]", argv[i]), 2;
+      return animctl_fail("fit: %s: expected BONE=x,y,z[@vx,vy,vz]", argv[i]);
     t[n].has_velocity = at != NULL;
     n++;
   }

@@ -111,7 +111,7 @@ static int graph_info(const options_t *o, int argc, char **argv) {
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--transitions")) transitions = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "--svg")) svg = argv[++i];
-    else return animctl_fail("graph info: unknown option %s", argv[i]), 2;
+    else return animctl_fail("graph info: unknown option %s", argv[i]);
   }
   anim_graph_description_t *d = NULL;
   anim_client_t *client;
@@ -148,9 +148,9 @@ static int graph_path(const options_t *o, int argc, char **argv) {
     else if (i + 1 < argc && !strcmp(argv[i], "--settle")) q.settle = strtof(argv[++i], NULL);
     else if (q.npoints < 64 && sscanf(argv[i], "%f,%f", &points[2 * q.npoints], &points[2 * q.npoints + 1]) == 2)
       q.npoints++;
-    else return animctl_fail("graph path: %s: expected X,Z or an option", argv[i]), 2;
+    else return animctl_fail("graph path: %s: expected X,Z or an option", argv[i]);
   }
-  if (q.npoints < 2) return animctl_fail("graph path DB X,Z X,Z ...: two points at least"), 2;
+  if (q.npoints < 2) return animctl_fail("graph path DB X,Z X,Z ...: two points at least");
   anim_graph_walk_t *w = NULL;
   anim_client_t *client;
   int rc = animctl_connect(o, &client);
@@ -181,6 +181,5 @@ int animctl_graph(const options_t *o, int argc, char **argv) {
   if (!strcmp(verb, "build")) return graph_build(o, argc, argv);
   if (!strcmp(verb, "info")) return graph_info(o, argc, argv);
   if (!strcmp(verb, "path")) return graph_path(o, argc, argv);
-  animctl_fail("graph build|info|path DB ... (animctl --help)");
-  return 2;
+  return animctl_fail("graph build|info|path DB ... (animctl --help)");
 }

@@ -18,8 +18,7 @@ static int parse_frame(const char *text, int *out) {
   char *end;
   long v = strtol(text, &end, 10);
   if (!*text || *end || v < 0 || v > 1000000000) {
-    animctl_fail("%s: expected a frame index", text);
-    return 2;
+    return animctl_fail("%s: expected a frame index", text);
   }
   *out = (int)v;
   return 0;
@@ -34,24 +33,21 @@ static int parse_doubles(int argc, char **argv, int first, const char *const *na
         char *end;
         values[j] = strtod(argv[i + 1], &end);
         if (*end) {
-          animctl_fail("%s %s: expected a number", argv[i], argv[i + 1]);
-          return 2;
+          return animctl_fail("%s %s: expected a number", argv[i], argv[i + 1]);
         }
         found = 1;
       }
     if (!found) {
-      animctl_fail("unknown or incomplete option %s", argv[i]);
-      return 2;
+      return animctl_fail("unknown or incomplete option %s", argv[i]);
     }
   }
   return 0;
 }
 
 int animctl_inertialize(const options_t *o, int argc, char **argv) {
-  int src, dst, rc;
+  int src = 0, dst = 0, rc; /* set by parse_frame; zeroed for the compiler, which cannot see it */
   if (argc < 4 || (rc = parse_frame(argv[2], &src)) || (rc = parse_frame(argv[3], &dst))) {
-    animctl_fail("inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]");
-    return 2;
+    return animctl_fail("inertialize DB SRC_FRAME DST_FRAME [--halflife H] [--t T]");
   }
   static const char *const names[] = {"--halflife", "--t"};
   double values[2] = {0.1, 0.0};
@@ -90,10 +86,9 @@ int animctl_inertialize(const options_t *o, int argc, char **argv) {
 }
 
 int animctl_transition_cost(const options_t *o, int argc, char **argv) {
-  int src, dst, rc;
+  int src = 0, dst = 0, rc; /* set by parse_frame; zeroed for the compiler, which cannot see it */
   if (argc < 4 || (rc = parse_frame(argv[2], &src)) || (rc = parse_frame(argv[3], &dst))) {
-    animctl_fail("transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...");
-    return 2;
+    return animctl_fail("transition-cost DB SRC_FRAME DST_FRAME [--halflife H] [--bone NAME]...");
   }
   float halflife = 0.1f;
   const char *bones[128];
@@ -102,8 +97,7 @@ int animctl_transition_cost(const options_t *o, int argc, char **argv) {
     if (!strcmp(argv[i], "--halflife")) halflife = strtof(argv[i + 1], NULL);
     else if (!strcmp(argv[i], "--bone") && nbones < 128) bones[nbones++] = argv[i + 1];
     else {
-      animctl_fail("transition-cost: unknown option %s", argv[i]);
-      return 2;
+      return animctl_fail("transition-cost: unknown option %s", argv[i]);
     }
   }
   anim_pose_source_t from = {src, 0, NULL, NULL, NULL, NULL}, to = {dst, 0, NULL, NULL, NULL, NULL};

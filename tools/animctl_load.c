@@ -570,9 +570,8 @@ static void report(const options_t *g, const load_options_t *o, load_state_t *s,
 int animctl_load(const options_t *g, int argc, char **argv) {
   load_options_t o = {50, 1, 5.0, 0.0, 1, 0, "default", 1, 0};
   if (parse_load_options(argc, argv, &o)) {
-    animctl_fail("load [--connections N] [--pipeline P] [--duration S] [--rate R] "
+    return animctl_fail("load [--connections N] [--pipeline P] [--duration S] [--rate R] "
                     "[--mix ping=W,search=W] [--database NAME] [--k K] [--library]");
-    return 2;
   }
   anim_client_t *first;
   int rc = animctl_connect(g, &first);

@@ -71,7 +71,7 @@ static void print_summary(const anim_machine_summary_t *s, int json) {
 }
 
 static int machine_file(const options_t *o, int argc, char **argv, int load) {
-  if (argc < 3) return animctl_fail("machine %s FILE [--name N] ...", argv[1]), 2;
+  if (argc < 3) return animctl_fail("machine %s FILE [--name N] ...", argv[1]);
   char name[64];
   name_from_path(argv[2], name, sizeof name);
   const char *database = NULL;
@@ -80,7 +80,7 @@ static int machine_file(const options_t *o, int argc, char **argv, int load) {
     if (!strcmp(argv[i], "--name") && i + 1 < argc) snprintf(name, sizeof name, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--database") && i + 1 < argc && !load) database = argv[++i];
     else if (!strcmp(argv[i], "--replace") && load) replace = 1;
-    else return animctl_fail("machine %s: unknown option %s", argv[1], argv[i]), 2;
+    else return animctl_fail("machine %s: unknown option %s", argv[1], argv[i]);
   }
   size_t len;
   char *text = read_file(argv[2], &len);
@@ -154,20 +154,20 @@ static void print_path(const anim_machine_summary_t *s, const anim_character_pos
 }
 
 static int machine_attach(const options_t *o, int argc, char **argv) {
-  if (argc < 3) return animctl_fail("machine attach NAME [--database DB] [--seconds S] ..."), 2;
+  if (argc < 3) return animctl_fail("machine attach NAME [--database DB] [--seconds S] ...");
   const char *database = "default";
   float seconds = 5.0f;
   scripted_t script[64];
   int n = 0;
   for (int i = 3; i < argc; i++) {
     int param = !strcmp(argv[i], "--set");
-    if (i + 1 >= argc) return animctl_fail("machine attach: %s needs a value", argv[i]), 2;
+    if (i + 1 >= argc) return animctl_fail("machine attach: %s needs a value", argv[i]);
     if (!strcmp(argv[i], "--database")) database = argv[++i];
     else if (!strcmp(argv[i], "--seconds")) seconds = strtof(argv[++i], NULL);
     else if ((param || !strcmp(argv[i], "--event")) && n < 64) {
       if (parse_scripted(argv[++i], param, &script[n++]))
-        return animctl_fail("%s %s: expected T:EVENT or T:PARAM=VALUE", argv[i - 1], argv[i]), 2;
-    } else return animctl_fail("machine attach: unknown option %s", argv[i]), 2;
+        return animctl_fail("%s %s: expected T:EVENT or T:PARAM=VALUE", argv[i - 1], argv[i]);
+    } else return animctl_fail("machine attach: unknown option %s", argv[i]);
   }
   anim_client_t *client;
   int rc = animctl_connect(o, &client);

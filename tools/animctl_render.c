@@ -123,8 +123,7 @@ static int write_filmstrip(const char *path, const char *title, const anim_db_de
 
 static int render_span(const options_t *o, int argc, char **argv) {
   if (argc < 3) {
-    animctl_fail("render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE]");
-    return 2;
+    return animctl_fail("render DB FRAME [--count N] [--step S] [--view side|top] [-o FILE]");
   }
   int frame = atoi(argv[2]), count = 120, step = 10, top = 0;
   const char *path = NULL;
@@ -134,13 +133,11 @@ static int render_span(const options_t *o, int argc, char **argv) {
     else if (!strcmp(argv[i], "--view")) top = !strcmp(argv[i + 1], "top");
     else if (!strcmp(argv[i], "-o")) path = argv[i + 1];
     else {
-      animctl_fail("render: unknown option %s", argv[i]);
-      return 2;
+      return animctl_fail("render: unknown option %s", argv[i]);
     }
   }
   if (frame < 0 || count < 1 || count > 10000 || step < 1) {
-    animctl_fail("render: FRAME >= 0, --count 1..10000, --step >= 1");
-    return 2;
+    return animctl_fail("render: FRAME >= 0, --count 1..10000, --step >= 1");
   }
   anim_client_t *client;
   int rc = animctl_connect(o, &client);
