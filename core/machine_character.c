@@ -293,12 +293,12 @@ static void take(anim_machine_character_t *c, int level, int transition, float o
   c->changed = 1;
 }
 
-/* Offers event to the innermost state with a transition for it, then up.
- * 1: taken or held; 0: no state has one; -1: one would be taken but no
- * transition is left for this tick. */
-static int dispatch(anim_machine_character_t *c, int event, float offset, float dt, int *budget) {
+/* Offers event to the innermost state with a transition for it, then up to
+ * level outermost. 1: taken or held; 0: no state has one; -1: one would be
+ * taken but no transition is left for this tick. */
+static int dispatch(anim_machine_character_t *c, int event, int outermost, float offset, float dt, int *budget) {
   const anim_state_machine_t *sm = c->machine;
-  for (int level = c->depth - 1; level >= 0; level--) {
+  for (int level = c->depth - 1; level >= outermost; level--) {
     const anim_sm_state_t *st = &sm->states[c->levels[level].state];
     for (int i = 0; i < st->ntransitions; i++) {
       int ti = st->first_transition + i;
@@ -316,6 +316,15 @@ static int dispatch(anim_machine_character_t *c, int event, float offset, float 
     }
   }
   return 0;
+}
+
+/* The outermost level the motion's END goes to. A cycle's end (a looping
+ * clip or tag, a blend) is its own state's to take: a machine around it
+ * would otherwise leave after one cycle of a loop nested inside
+ * (`moving { machine loco  END idle }` with loco walking). The end of a
+ * motion that stops goes up until some state takes it. */
+static int end_reaches(const anim_machine_character_t *c) {
+  return c->loop || innermost(c)->kind == ANIM_SM_MOTION_BLEND ? c->depth - 1 : 0;
 }
 
 /* Takes, in time order, what falls due inside this tick: held transitions
@@ -351,7 +360,7 @@ static void settle(anim_machine_character_t *c, float dt, int *budget) {
       continue;
     }
     uint64_t before = c->transitions;
-    int handled = dispatch(c, ANIM_SM_EVENT_END, best, dt, budget);
+    int handled = dispatch(c, ANIM_SM_EVENT_END, end_reaches(c), best, dt, budget);
     if (handled < 0) return;
     if (handled > 0) {
       /* Held for an exit time: the motion waits at its end (a blend, until
@@ -516,7 +525,7 @@ int anim_machine_character_tick(anim_machine_character_t *c, float dt) {
   }
   while (c->queue_count > 0) {
     int event = c->queue[c->queue_head];
-    int handled = dispatch(c, event, 0.0f, dt, &budget);
+    int handled = dispatch(c, event, 0, 0.0f, dt, &budget);
     if (handled < 0) break; /* waits for the next tick */
     if (handled == 0) c->events_dropped++;
     c->queue_head = (c->queue_head + 1) % ANIM_MACHINE_QUEUE, c->queue_count--;

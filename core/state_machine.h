@@ -67,8 +67,11 @@
  *    the phase advances at the rate of the blended cycle duration. END fires
  *    at each cycle's end.
  *  - machine: the nested machine's states play; it starts in its initial
- *    state each time the state is entered. Events, END included, go to the
- *    innermost active machine first, then up to the machines around it.
+ *    state each time the state is entered. Events go to the innermost
+ *    active machine first, then up to the machines around it. So does the
+ *    END of a motion that stops; the END of a cycle (a looping clip or tag,
+ *    a blend) goes only to the state playing it, so a loop nested inside
+ *    keeps the states around it.
  *
  * Checks (each a diagnostic with file:line:column): syntax; limits; names
  * defined twice (a state's second motion too); unknown target states,

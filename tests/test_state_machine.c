@@ -599,6 +599,40 @@ static void test_nested_machines(void **state) {
   anim_state_machine_free(sm);
 }
 
+/* A cycle's END (a looping clip) is its own state's to take, never a machine
+ * around it: moving's END would otherwise end the walk after one cycle. The
+ * end of a clip that stops still goes up. */
+static void test_cycle_end_stays_inside(void **state) {
+  anim_state_machine_t *sm = bound("idle   { clip idle loop  GO moving }\n"
+                                   "moving { machine loco  END idle }\n"
+                                   "machine loco {\n"
+                                   "  walk     { clip walk [0 1] loop  ONCE once }\n"
+                                   "  once     { clip walk [0 0.5] loop  END stopping }\n"
+                                   "  stopping { clip walk_stop [2 2.5] }\n"
+                                   "}\n",
+                                   &procgen_db);
+  anim_machine_character_t c;
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+  step(&c, "GO", 1);
+  expect_path(&c, "moving", "walk");
+  uint64_t entered = c.transitions;
+  step(&c, NULL, 150); /* two and a half cycles of walk */
+  expect_path(&c, "moving", "walk");
+  assert_int_equal(c.transitions, entered); /* a wrap is inertialized, not counted as a transition */
+  /* once's own END (a loop's) is taken there: stopping after 0.5 s. */
+  step(&c, "ONCE", 1);
+  expect_path(&c, "moving", "once");
+  step(&c, NULL, 29);
+  expect_path(&c, "moving", "once");
+  step(&c, NULL, 1);
+  expect_path(&c, "moving", "stopping");
+  /* stopping ends and nobody inside takes it: moving's END leads to idle. */
+  step(&c, NULL, 30);
+  expect_path(&c, "idle", NULL);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+}
+
 /* A blend of walk, run and dash cycles by "speed". */
 static const char blend_text[] = "param speed 0\n"
                                  "cycle { blend speed ( 0 dataset-1_walk_normal_002  0.5 dataset-1_run_normal_001\n"
@@ -708,7 +742,7 @@ int main(void) {
       cmocka_unit_test(test_seed_text),
       cmocka_unit_test(test_bind_errors),      cmocka_unit_test(test_runtime_invalid),
       cmocka_unit_test(test_jump_machine),     cmocka_unit_test(test_end_and_exit_timing),
-      cmocka_unit_test(test_transitions_per_tick), cmocka_unit_test(test_nested_machines),
+      cmocka_unit_test(test_transitions_per_tick), cmocka_unit_test(test_nested_machines), cmocka_unit_test(test_cycle_end_stays_inside),
       cmocka_unit_test(test_blend),            cmocka_unit_test(test_match_state),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
