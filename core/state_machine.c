@@ -628,6 +628,53 @@ static void check_nesting(parser_t *p) {
   free(colour), free(depth), free(used);
 }
 
+static int has_end_transition(const anim_state_machine_t *sm, const anim_sm_state_t *st) {
+  for (int i = 0; i < st->ntransitions; i++)
+    if (sm->transitions[st->first_transition + i].event == ANIM_SM_EVENT_END) return 1;
+  return 0;
+}
+
+/* Whether an END can come up out of machine m: a state's motion stops (a
+ * clip or tag without loop) and the state has no END of its own, or a
+ * nested machine's END comes up so. Cycles and blends keep theirs (the END
+ * of a cycle goes only to its own state), match never ends. memo: 0 not
+ * seen, 1 being looked at (a machine nested in itself, reported already),
+ * 2 no, 3 yes. */
+static int end_rises(const anim_state_machine_t *sm, int m, int *memo) {
+  if (memo[m]) return memo[m] == 3;
+  memo[m] = 1;
+  int rises = 0;
+  const anim_sm_machine_t *mm = &sm->machines[m];
+  for (int s = mm->first_state; s < mm->first_state + mm->nstates && !rises; s++) {
+    const anim_sm_state_t *st = &sm->states[s];
+    if (has_end_transition(sm, st)) continue;
+    if (st->kind == ANIM_SM_MOTION_CLIP || st->kind == ANIM_SM_MOTION_TAG) rises = !st->loop;
+    else if (st->kind == ANIM_SM_MOTION_MACHINE && st->nested >= 0) rises = end_rises(sm, st->nested, memo);
+  }
+  memo[m] = rises ? 3 : 2;
+  return rises;
+}
+
+/* END on a state running a machine from which no END can come up. */
+static void check_nested_ends(parser_t *p) {
+  anim_state_machine_t *sm = p->sm;
+  int *memo = calloc((size_t)sm->nmachines, sizeof *memo);
+  if (!memo) {
+    p->oom = 1;
+    return;
+  }
+  for (int s = 0; s < sm->nstates; s++) {
+    const anim_sm_state_t *st = &sm->states[s];
+    if (st->kind != ANIM_SM_MOTION_MACHINE || st->nested < 0 || end_rises(sm, st->nested, memo)) continue;
+    for (int i = 0; i < st->ntransitions; i++)
+      if (sm->transitions[st->first_transition + i].event == ANIM_SM_EVENT_END)
+        anim__sm_report(p->r, ANIM_SM_NEVER_ENDS, sm->transitions[st->first_transition + i].where,
+                        "END never fires in state '%s': every motion of machine '%s' loops or takes its own END",
+                        st->name, sm->machines[st->nested].name);
+  }
+  free(memo);
+}
+
 /* States not reachable from their machine's initial state. */
 static void check_reachable(parser_t *p) {
   anim_state_machine_t *sm = p->sm;
@@ -744,6 +791,7 @@ anim_state_machine_t *anim_state_machine_parse(const char *text, size_t len, con
     if (group_states(&p)) goto oom;
     resolve_names(&p);
     check_nesting(&p);
+    check_nested_ends(&p);
     check_reachable(&p);
     check_immediate_cycles(&p);
     if (p.oom) goto oom;

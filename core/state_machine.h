@@ -79,7 +79,8 @@
  * itself; a machine defined but never used; states unreachable from their
  * machine's initial state; cycles of immediate transitions (AUTO with exit
  * 0, which would fire forever in one tick); END on a state whose motion
- * never ends (match). Binding adds: unknown ranges and tags, spans outside
+ * never ends (match, or a nested machine from which no END comes up: every
+ * motion in it cycles or takes its own END). Binding adds: unknown ranges and tags, spans outside
  * their range.
  */
 #ifndef ANIM_STATE_MACHINE_H

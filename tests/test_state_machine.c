@@ -151,6 +151,11 @@ static const parse_case_t parse_cases[] = {
     {"a { clip walk AUTO b }\nb { clip run AUTO a }", ANIM_SM_IMMEDIATE_CYCLE, 2, 14},
     {"a { clip walk AUTO a }", ANIM_SM_IMMEDIATE_CYCLE, 1, 15},
     {"a { match (walk) END a }", ANIM_SM_NEVER_ENDS, 1, 18},
+    /* END on a state running a machine nothing stops in (a cycle's END stays with its state) */
+    {"a { machine m END a }\nmachine m { w { clip walk loop } }", ANIM_SM_NEVER_ENDS, 1, 15},
+    {"a { machine m END a }\nmachine m { w { clip walk END x }  x { tag t loop } }", ANIM_SM_NEVER_ENDS, 1, 15},
+    {"a { machine m END a }\nmachine m { w { machine n } }\nmachine n { x { blend s (0 walk) } }\nparam s 0",
+     ANIM_SM_NEVER_ENDS, 1, 15},
     {"a { clip walk [2 1] }", ANIM_SM_SPAN, 1, 15},
 };
 
@@ -183,6 +188,11 @@ static void test_parse_errors(void **state) {
   assert_int_equal(d.items[3].problem, ANIM_SM_IMMEDIATE_CYCLE);
   assert_non_null(strstr(d.items[3].message, "c -> c"));
   assert_true(strncmp(d.items[0].message, "<text>:1:18:", 12) == 0);
+  /* END comes up out of a nested machine whose clip stops with no END of its own, however deep. */
+  const char *rises[] = {"a { machine m END a }\nmachine m { w { clip walk } }",
+                         "a { machine m END a }\nmachine m { w { clip walk loop GO x }  x { tag t } }",
+                         "a { machine m END a }\nmachine m { w { machine n } }\nmachine n { x { clip walk } }"};
+  for (size_t i = 0; i < sizeof rises / sizeof rises[0]; i++) anim_state_machine_free(parse_ok(rises[i]));
   /* The parser reads no further than len. */
   const char *cut = "a { clip walk } b";
   anim_state_machine_t *sm = anim_state_machine_parse(cut, 15, "cut", &d, NULL, 0);
