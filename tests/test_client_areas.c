@@ -44,7 +44,7 @@
 static anim_test_fixture_t fx;
 
 static const char nested_text[] = "idle   { clip idle loop  GO moving }\n"
-                                  "moving { machine loco  STOP idle  END idle }\n"
+                                  "moving { machine loco  STOP idle }\n"
                                   "machine loco {\n"
                                   "  walk     { clip walk [0 1] loop  FAST run }\n"
                                   "  run      { clip run [0 1] loop   SLOW walk }\n"

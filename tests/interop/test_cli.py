@@ -120,7 +120,7 @@ DEFAULT_DB_EXPECTED_SPEED = 1.5
 PATH_END_M = 0.05
 
 NESTED = """idle { clip idle loop GO moving }
-moving { machine loco STOP idle END idle }
+moving { machine loco STOP idle }
 machine loco {
   walk { clip walk [0 1] loop FAST run }
   run { clip run [0 1] loop SLOW walk }

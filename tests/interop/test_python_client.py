@@ -372,7 +372,7 @@ async def async_test(port, ids_expected):
 
 
 NESTED = """idle { clip idle loop GO moving }
-moving { machine loco STOP idle END idle }
+moving { machine loco STOP idle }
 machine loco {
   walk { clip walk [0 1] loop FAST run }
   run { clip run [0 1] loop SLOW walk }
