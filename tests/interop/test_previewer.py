@@ -13,8 +13,9 @@ it), plays a range, drives a character with two seconds of
 simulated key presses and a simulated gamepad and checks from its own state
 that the skeleton moved where the input asked, checks the matching view (the
 character's query and its match, the cost split agreeing with the two
-vectors) and the foot locks, subscribes to the crowd (and an id naming no
-character) and switches encodings; sees "reordered" leave its table when
+vectors) and the foot locks, subscribes to the crowd on both databases (and
+an id naming no character), each character drawn with its own database's
+skeleton, and switches encodings; sees "reordered" leave its table when
 animctl unloads it; then the server is killed and started
 again on its port (asked by the page's test on its stdout) and the page must
 drop what went with the connection and connect again by itself.

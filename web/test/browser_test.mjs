@@ -65,7 +65,7 @@ try {
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
   const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.previewer.state, (k, v) =>
-    (k === 'rig' || k === 'trail' ? undefined : typeof v === 'bigint' ? v.toString() : v))));
+    (k === 'rig' || k === 'trail' || k === 'skeleton' ? undefined : typeof v === 'bigint' ? v.toString() : v))));
   const waitFor = async (fn, ...args) => {
     try {
       await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
@@ -251,7 +251,7 @@ try {
   await page.click('#follow');
   // One id that names no character: the others are subscribed all the same
   // (a subscription is all or nothing on the server), it is listed as not found.
-  const everyId = crowdIds;
+  const everyId = [...crowdIds, ...otherIds];
   await page.type('#crowd-ids', [...everyId, MISSING_ID].join(', '));
   await page.click('#crowd-subscribe');
   await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 20), everyId);
@@ -260,6 +260,33 @@ try {
   ok(s.crowd.missing.length === 1 && s.crowd.missing[0] === MISSING_ID && !s.crowd.characters[MISSING_ID],
     `an id naming no character (${MISSING_ID}) is left out and listed, the ${everyId.length} others subscribed`);
   ok(!s.playback.visible, 'the clip\'s skeleton is hidden beside the crowd (it is none of them)');
+  // Each drawn with its own database's skeleton: every bone, found by name
+  // in that database, as long as on the default's characters (the same
+  // skeleton, its bones in another order); with the default's bone order a
+  // reordered character's bones would join the wrong joints.
+  const onWhat = everyId.map((id) => s.crowd.characters[id].database);
+  ok(onWhat.every((d, i) => d === (i < crowdIds.length ? 'default' : 'reordered')),
+    `each crowd character's database learned from character_state (${onWhat.join(' ')})`);
+  const boneLengths = await page.evaluate((ids, names) => {
+    const st = window.previewer.state;
+    return ids.map((id, i) => {
+      const sk = st.skeletons[names[i]], g = st.crowd.characters[id].joints, out = {};
+      sk.names.forEach((name, b) => {
+        const p = sk.parents[b];
+        if (p > 0) out[name] = Math.hypot(g[3 * b] - g[3 * p], g[3 * b + 1] - g[3 * p + 1], g[3 * b + 2] - g[3 * p + 2]);
+      });
+      return out;
+    });
+  }, everyId, everyId.map((id, i) => (i < crowdIds.length ? 'default' : 'reordered')));
+  let worstBone = '', worstLength = 0;
+  for (const lengths of boneLengths) {
+    for (const [name, length] of Object.entries(boneLengths[0])) {
+      const error = Math.abs(lengths[name] - length);
+      if (!(error <= worstLength)) { worstLength = error; worstBone = name; }
+    }
+  }
+  ok(worstLength < 0.002, `every crowd character drawn with its database's skeleton: each bone as long as on the ` +
+    `default's characters (worst ${worstBone}, ${(1000 * worstLength).toFixed(2)} mm off)`);
   const first = everyId.map((id) => s.crowd.characters[id].root);
   await sleep(1000);
   s = await state();
@@ -286,14 +313,17 @@ try {
   await page.screenshot({ path: path.join(shots, 'previewer-database.png') });
 
   // 4b. Another client destroys the characters on "reordered" and unloads
-  // it: the table drops it by itself, default still selected.
+  // it: the table drops it by itself, default still selected, and the crowd
+  // lists those characters gone.
   const unloadedAt = Date.now();
   await harness('unload');
   await waitFor(() => ![...document.querySelectorAll('#databases tbody tr')].some((tr) => tr.cells[0].textContent === 'reordered'));
+  await waitFor((ids) => ids.every((id) => window.previewer.state.crowd.characters[id].gone), otherIds);
   s = await state();
   ok((await tableNames()).join() === 'default' && s.database === 'default' && !s.skeletons.reordered &&
     (await page.$eval('#databases tbody tr.on', (tr) => tr.cells[0].textContent)) === 'default',
     `then unloaded: the table drops it within ${((Date.now() - unloadedAt) / 1000).toFixed(1)} s, default still selected`);
+  ok(crowdIds.every((id) => !s.crowd.characters[id].gone), 'its characters listed gone, the others walking on');
 
   // 5. The server dies and comes back on its port (killed, then started
   // again): the character and the crowd go with the connection, no input is
