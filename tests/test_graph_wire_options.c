@@ -8,7 +8,9 @@
  * The graphs built over the wire are compared with the core's own builds of
  * the same procedural database in this process (node, edge and transition
  * counts; the slide the automatic choice resolved to); the planner's
- * switches by what the walks report (edges tried, path covered). Invalid
+ * switches by what the walks report (edges tried, path covered), and by
+ * what graph characters created with them (anim_character_mode_t) report
+ * in character_state as they follow a path. Invalid
  * options first: refused by the client library before sending (the
  * server's refusals of the raw fields are test_graph_service's).
  */
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include "anim_client.h"
 #include "anim_error.h"
@@ -150,11 +153,74 @@ static void test_planner_switches(void **state) {
   for (int k = 0; k < 4; k++) anim_graph_walk_free(w[k]);
 }
 
+/* ---- the switches carried to graph characters ---- */
+
+/* Four graph characters on the default database, each created through the
+ * client library with one of the planner's switches
+ * (anim_character_mode_t.path_disable_*; the first with none), given the
+ * line of test_planner_switches in one set_paths, and read by
+ * character_state until the first has covered CHARACTER_ARC of it: the
+ * second and third tried more edges a plan, the fourth never started (as
+ * the walks above; measured at 2.6 m: 4263, 6011, 9215 and 479 edges a
+ * plan, 0 m covered without the lag carried). A switch the client library
+ * did not send would leave its character planning as the first. */
+#define CHARACTER_ARC 2.0f
+#define CHARACTER_WAIT_S 60
+
+static void test_character_switches(void **state) {
+  anim_graph_description_free(build(ANIM_SLIDE_AUTO));
+  const char *names[] = {"defaults", "path_disable_warm", "path_disable_bound", "path_disable_memory"};
+  anim_character_mode_t modes[4];
+  for (int k = 0; k < 4; k++) modes[k] = (anim_character_mode_t){.mode = ANIM_MODE_GRAPH};
+  modes[1].path_disable_warm = 1, modes[2].path_disable_bound = 1, modes[3].path_disable_memory = 1;
+  uint64_t ids[4];
+  for (int k = 0; k < 4; k++) /* NULL placements: at the origin facing +Z, on the database's first frame */
+    assert_int_equal(anim_client_characters_create_mode(fx.client, "default", &modes[k], NULL, NULL, 1, &ids[k],
+                                                        TIMEOUT_MS), 0);
+  const float line[] = {0.0f, 0.0f, SIDE_LENGTH, 0.0f};
+  const float *points[4] = {line, line, line, line};
+  const int npoints[4] = {2, 2, 2, 2}, closed[4] = {0, 0, 0, 0};
+  assert_int_equal(anim_client_graph_paths(fx.client, ids, points, npoints, closed, 4, NULL, TIMEOUT_MS), 0);
+  anim_character_state_t *st[4] = {NULL};
+  double waited = 0.0;
+  do { /* a bound on waiting, not a timing */
+    struct timespec pause = {0, 250000000};
+    nanosleep(&pause, NULL);
+    waited += 0.25;
+    for (int k = 0; k < 4; k++) {
+      anim_character_state_free(st[k]);
+      assert_int_equal(anim_client_character_state(fx.client, ids[k], 0, &st[k], TIMEOUT_MS), 0);
+    }
+  } while (st[0]->path_arc < CHARACTER_ARC && waited < CHARACTER_WAIT_S);
+  double per_plan[4];
+  for (int k = 0; k < 4; k++) {
+    assert_int_equal(st[k]->mode, ANIM_MODE_GRAPH);
+    assert_string_equal(st[k]->follow, "path");
+    assert_true(st[k]->plans > 0);
+    per_plan[k] = (double)st[k]->expansions / (double)st[k]->plans;
+    printf("graph character, %s: %.2f m of the %.0f m line after %.2f s; %llu plans, %llu edges tried (%.0f a "
+           "plan)\n",
+           names[k], st[k]->path_arc, SIDE_LENGTH, waited, (unsigned long long)st[k]->plans,
+           (unsigned long long)st[k]->expansions, per_plan[k]);
+  }
+  if (st[0]->path_arc < CHARACTER_ARC)
+    fail_msg("defaults: %.2f m of the line in %d s, want %.1f m", st[0]->path_arc, CHARACTER_WAIT_S, CHARACTER_ARC);
+  for (int k = 1; k <= 2; k++)
+    if (per_plan[k] <= per_plan[0])
+      fail_msg("%s: %.0f edges tried a plan, no more than with the defaults (%.0f): the switch did not reach it",
+               names[k], per_plan[k], per_plan[0]);
+  if (st[3]->path_arc >= NOT_STARTED)
+    fail_msg("%s: %.2f m of the line: it started, as with the lag carried", names[3], st[3]->path_arc);
+  for (int k = 0; k < 4; k++) anim_character_state_free(st[k]);
+  assert_int_equal(anim_client_characters_destroy(fx.client, ids, 4, TIMEOUT_MS), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),
       cmocka_unit_test(test_slide),
       cmocka_unit_test(test_planner_switches),
+      cmocka_unit_test(test_character_switches),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,10 +7,12 @@
  * the answers straight to the socket (uv_try_write); these tests pin what must not change with
  * that: answers in request order with errors (undecodable frames, failing
  * requests, decode limits) mixed among them, frames split across reads
- * answered the same way, and the metrics still counting every answer.
- * One server serves them all (none needs special flags), each test on its
- * own raw connections: a test also shows that what came before (clients
- * gone with searches pending) left the server serving.
+ * answered the same way, searches of a database too large for the batches'
+ * own decoding answered as a lockstep reader gets them, and the metrics
+ * still counting every answer. One server serves them all (with a data
+ * directory, where the large database is written), each test on its own
+ * raw connections: a test also shows that what came before (clients gone
+ * with searches pending) left the server serving.
  */
 #include <math.h>
 #include <pthread.h>
@@ -26,18 +28,30 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "animserver.pb-c.h"
+#include "data_dir.h"
 #include "fixture.h"
 #include "frame.h"
+#include "procgen.h"
 #include "raw_client.h"
+#include "../server/request_search.h"
 
 #define NREQUESTS 9
 #define ANIM_TEST_MAX_DIMS 256
 
 static anim_test_fixture_t fx;
+static char dir[96]; /* the server's data directory: a database over SRV_SEARCH_LIGHT_ROWS frames goes there */
 
-static int setup(void **state) { return anim_test_fixture_start(&fx, "pipelined_reads", NULL, 0); }
+static int setup(void **state) {
+  anim_test_data_dir_make(dir, sizeof dir, "pipelined");
+  const char *args[] = {"--data-dir", dir, NULL};
+  return anim_test_fixture_start(&fx, "pipelined_reads", args, 0);
+}
 
-static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
+static int teardown(void **state) {
+  int rc = anim_test_fixture_stop(&fx);
+  if (anim_test_data_dir_remove(dir) != 0) rc = -1;
+  return rc;
+}
 
 /* A raw connection to the group's server. */
 static void open_raw(anim_test_raw_t *c) { assert_int_equal(anim_test_raw_open(c, &fx.server), 0); }
@@ -264,26 +278,29 @@ static void test_ping_payload_sizes_echoed(void **state) {
   anim_test_raw_close(&c);
 }
 
-/* The default database's feature dimensions, asked on c. */
-static int feature_dims(anim_test_raw_t *c) {
+/* A database's feature dimensions (and, when out_frames is not NULL, its frames), asked on c. */
+static int feature_dims(anim_test_raw_t *c, const char *database, uint32_t *out_frames) {
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
   Animserver__DescribeDatabaseRequest d = ANIMSERVER__DESCRIBE_DATABASE_REQUEST__INIT;
-  d.name = "default";
+  d.name = (char *)database;
   r.id = 999, r.body_case = ANIMSERVER__REQUEST__BODY_DESCRIBE_DATABASE, r.describe_database = &d;
   assert_int_equal(anim_test_raw_send(c, &r), 0);
   Animserver__ServerMessage *m = anim_test_raw_next(c, 5000);
   assert_non_null(m);
   assert_int_equal(m->response->body_case, ANIMSERVER__RESPONSE__BODY_DESCRIBE_DATABASE);
   int dims = (int)m->response->describe_database->summary->feature_dims;
+  if (out_frames) *out_frames = m->response->describe_database->summary->frames;
   animserver__server_message__free_unpacked(m, NULL);
   return dims;
 }
 
 enum { NVARIANTS = 20 };
 
-/* Search variant v as request id: answers of every kind (matches, poses,
- * explanations, features) and refusals by the decoder and by the service. */
-static size_t append_search_variant(uint8_t *buf, size_t at, uint64_t id, int v, int dims, int unknown_field) {
+/* Search variant v of database as request id, its query frame moved by
+ * shift: answers of every kind (matches, poses, explanations, features) and
+ * refusals by the decoder and by the service. */
+static size_t append_search_variant(uint8_t *buf, size_t at, uint64_t id, const char *database, int v, uint32_t shift,
+                                    int dims, int unknown_field) {
   static float features[ANIM_TEST_MAX_DIMS];
   static char *walk[] = {"walk"}, *nope[] = {"no_such_tag"};
   for (int j = 0; j < dims; j++) features[j] = 0.1f * (float)((j * 7 + v) % 11) - 0.5f;
@@ -293,7 +310,7 @@ static size_t append_search_variant(uint8_t *buf, size_t at, uint64_t id, int v,
   Animserver__FrameIndex from = ANIMSERVER__FRAME_INDEX__INIT, current = ANIMSERVER__FRAME_INDEX__INIT;
   Animserver__SearchQuery q = ANIMSERVER__SEARCH_QUERY__INIT;
   Animserver__SearchRequest sr = ANIMSERVER__SEARCH_REQUEST__INIT;
-  from.frame = (uint32_t)(37 * v + 5);
+  from.frame = (uint32_t)(37 * v + 5) + shift;
   q.from_frame = &from, q.k = (uint32_t)(v % 6 + 1);
   switch (v) {
   case 1: q.include_pose = 1; break;
@@ -319,7 +336,7 @@ static size_t append_search_variant(uint8_t *buf, size_t at, uint64_t id, int v,
   case 19: q.k = 300, q.explain = 1, q.include_features = 1; break;
   default: break;
   }
-  sr.database = "default", sr.query = &q;
+  sr.database = (char *)database, sr.query = &q;
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
   r.id = id, r.body_case = ANIMSERVER__REQUEST__BODY_SEARCH, r.search = &sr;
   uint8_t payload[2048];
@@ -354,16 +371,16 @@ static uint8_t *packed_without_id(Animserver__ServerMessage *m, size_t *out_len)
 static void test_searches_decoded_off_the_loop_answer_as_on_it(void **state) {
   anim_test_raw_t c;
   open_raw(&c);
-  int dims = feature_dims(&c);
+  int dims = feature_dims(&c, "default", NULL);
   assert_true(dims > 1 && dims <= ANIM_TEST_MAX_DIMS);
   enum { N = 4 * NVARIANTS };
   static uint8_t buf[N * 400];
   size_t at = 0;
   /* Ids 1..N: the variants peeked, then not, then interleaved both ways. */
-  for (int i = 0; i < NVARIANTS; i++) at = append_search_variant(buf, at, (uint64_t)i + 1, i, dims, 0);
-  for (int i = 0; i < NVARIANTS; i++) at = append_search_variant(buf, at, (uint64_t)(NVARIANTS + i) + 1, i, dims, 1);
+  for (int i = 0; i < NVARIANTS; i++) at = append_search_variant(buf, at, (uint64_t)i + 1, "default", i, 0, dims, 0);
+  for (int i = 0; i < NVARIANTS; i++) at = append_search_variant(buf, at, (uint64_t)(NVARIANTS + i) + 1, "default", i, 0, dims, 1);
   for (int i = 0; i < 2 * NVARIANTS; i++)
-    at = append_search_variant(buf, at, (uint64_t)(2 * NVARIANTS + i) + 1, i / 2, dims, i % 2);
+    at = append_search_variant(buf, at, (uint64_t)(2 * NVARIANTS + i) + 1, "default", i / 2, 0, dims, i % 2);
   assert_true(at <= sizeof buf);
   assert_int_equal(send(c.fd, buf, at, 0), (ssize_t)at);
   static uint8_t *answers[N];
@@ -387,6 +404,119 @@ static void test_searches_decoded_off_the_loop_answer_as_on_it(void **state) {
   assert_int_equal(errors, 4 * 5); /* variants 8, 12, 13, 14, 16, each way */
   for (int i = 0; i < N; i++) free(answers[i]);
   anim_test_raw_close(&c);
+}
+
+/* The default database resampled at this rate has more frames than
+ * SRV_SEARCH_LIGHT_ROWS (50,578 of 50,000 at 640 Hz). */
+#define LARGE_RATE 640.0f
+
+/* Builds the default database at LARGE_RATE, puts it in the server's data
+ * directory as `name` and loads it (asked on c): its frames. */
+static uint32_t load_large_database(anim_test_raw_t *c, const char *name) {
+  anim_database_t db;
+  anim_build_options_t o;
+  char err[256];
+  anim_build_options_default(&o);
+  o.frame_rate = LARGE_RATE;
+  if (anim_procgen_database(&db, &o, err, sizeof err) != 0) fail_msg("the default database at %.0f Hz: %s", LARGE_RATE, err);
+  if (db.nframes <= SRV_SEARCH_LIGHT_ROWS)
+    fail_msg("the default database at %.0f Hz has %d frames, not over %d: raise LARGE_RATE", LARGE_RATE, db.nframes,
+             SRV_SEARCH_LIGHT_ROWS);
+  anim_test_data_dir_put_database(dir, &db, name);
+  anim_database_free(&db);
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  Animserver__LoadDatabaseRequest load = ANIMSERVER__LOAD_DATABASE_REQUEST__INIT;
+  load.name = (char *)name;
+  r.id = 1, r.body_case = ANIMSERVER__REQUEST__BODY_LOAD_DATABASE, r.load_database = &load;
+  assert_int_equal(anim_test_raw_send(c, &r), 0);
+  Animserver__ServerMessage *m = anim_test_raw_next(c, 120000);
+  assert_non_null(m);
+  if (m->response->error) fail_msg("load_database %s: %s", name, m->response->error->message);
+  uint32_t frames = m->response->database_changed->summary->frames;
+  animserver__server_message__free_unpacked(m, NULL);
+  return frames;
+}
+
+static void unload_database(anim_test_raw_t *c, const char *name) {
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  Animserver__UnloadDatabaseRequest unload = ANIMSERVER__UNLOAD_DATABASE_REQUEST__INIT;
+  unload.name = (char *)name;
+  r.id = 2, r.body_case = ANIMSERVER__REQUEST__BODY_UNLOAD_DATABASE, r.unload_database = &unload;
+  assert_int_equal(anim_test_raw_send(c, &r), 0);
+  Animserver__ServerMessage *m = anim_test_raw_next(c, 60000);
+  assert_non_null(m);
+  assert_null(m->response->error);
+  animserver__server_message__free_unpacked(m, NULL);
+}
+
+/* Pipelined searches of a database over SRV_SEARCH_LIGHT_ROWS frames are
+ * not taken by the dispatcher's peek: they are decoded on the loop, the
+ * index's searches then join the read's batch and brute force and boxes go
+ * to the pool alone (answered when done: out of request order; the others
+ * keep it). Every variant, at several query frames, sent in one write:
+ * every answer must be what a reader in lockstep gets, byte for byte. */
+static void test_large_database_pipelined_answers_as_in_lockstep(void **state) {
+  enum { ROUNDS = 8, N = ROUNDS * NVARIANTS };
+  anim_test_raw_t steady, pipelined;
+  open_raw(&steady);
+  uint32_t frames = load_large_database(&steady, "large");
+  int dims = feature_dims(&steady, "large", NULL);
+  assert_true(dims > 1 && dims <= ANIM_TEST_MAX_DIMS);
+  static uint8_t requests[N * 400];
+  static size_t ends[N];
+  size_t len = 0;
+  for (int i = 0; i < N; i++) /* round r asks from (37 v + 5) + r frames / ROUNDS: across the whole database */
+    ends[i] = len = append_search_variant(requests, len, (uint64_t)i + 1, "large", i % NVARIANTS,
+                                          (uint32_t)(i / NVARIANTS) * (frames / ROUNDS), dims, 0);
+  assert_true(len <= sizeof requests);
+  static uint8_t *expected[N];
+  static size_t expected_len[N];
+  for (int i = 0; i < N; i++) { /* one request, then its answer */
+    size_t from = i ? ends[i - 1] : 0;
+    assert_int_equal(send(steady.fd, requests + from, ends[i] - from, 0), (ssize_t)(ends[i] - from));
+    Animserver__ServerMessage *m = anim_test_raw_next(&steady, 10000);
+    assert_non_null(m);
+    assert_int_equal(m->response->id, (uint64_t)i + 1);
+    expected[i] = packed_without_id(m, &expected_len[i]);
+    animserver__server_message__free_unpacked(m, NULL);
+  }
+  open_raw(&pipelined);
+  assert_int_equal(send(pipelined.fd, requests, len, 0), (ssize_t)len);
+  static int seen[N];
+  memset(seen, 0, sizeof seen);
+  int errors = 0, out_of_order = 0;
+  uint64_t last = 0, last_in_order = 0;
+  for (int i = 0; i < N; i++) {
+    Animserver__ServerMessage *m = anim_test_raw_next(&pipelined, 10000);
+    if (!m) fail_msg("answer %d of %d missing", i + 1, N);
+    uint64_t id = m->response->id;
+    if (id < 1 || id > N || seen[id - 1]++) fail_msg("answer %d: id %llu unknown or answered twice", i + 1, (unsigned long long)id);
+    out_of_order += id < last;
+    last = id;
+    int variant = (int)((id - 1) % NVARIANTS);
+    if (variant != 9 && variant != 10) { /* the others keep request order among themselves */
+      if (id < last_in_order)
+        fail_msg("request %llu (variant %d) answered after request %llu", (unsigned long long)id, variant,
+                 (unsigned long long)last_in_order);
+      last_in_order = id;
+    }
+    errors += m->response->error != NULL;
+    size_t n;
+    uint8_t *got = packed_without_id(m, &n);
+    if (n != expected_len[id - 1] || memcmp(got, expected[id - 1], n) != 0)
+      fail_msg("request %llu (variant %d): the pipelined answer differs from the lockstep reader's (%zu and %zu bytes)",
+               (unsigned long long)id, variant, n, expected_len[id - 1]);
+    free(got);
+    animserver__server_message__free_unpacked(m, NULL);
+  }
+  for (int i = 0; i < N; i++) free(expected[i]);
+  printf("a database of %u frames: %d pipelined searches (%d refused) answered as in lockstep, %d answers (brute "
+         "force and boxes, on the pool) before an earlier request's\n",
+         frames, N, errors, out_of_order);
+  assert_true(errors >= 5 * ROUNDS); /* variants 8, 12, 13, 14 and 16 */
+  anim_test_raw_close(&pipelined);
+  unload_database(&steady, "large");
+  anim_test_raw_close(&steady);
 }
 
 /* A search of k matches with their poses (answers of kilobytes) from frame. */
@@ -521,6 +651,7 @@ int main(void) {
       cmocka_unit_test(test_ping_payload_sizes_echoed),
       cmocka_unit_test(test_stats_count_every_pipelined_answer),
       cmocka_unit_test(test_a_slow_reader_gets_every_answer_intact),
+      cmocka_unit_test(test_large_database_pipelined_answers_as_in_lockstep),
   };
   return cmocka_run_group_tests_name("pipelined_reads", tests, setup, teardown);
 }

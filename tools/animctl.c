@@ -486,14 +486,29 @@ static void print_pose_json(const anim_pose_t *p) {
   printf("]}");
 }
 
+/* The bone names of a search's --bone-position and --bone-velocity terms,
+ * copied out of their NAME=x,y,z arguments; cmd_search frees them. */
+typedef struct {
+  char *position[16], *velocity[16];
+} bone_names_t;
+
+static int search(const options_t *o, int argc, char **argv, bone_names_t *names);
+
 static int cmd_search(const options_t *o, int argc, char **argv) {
+  bone_names_t names = {{NULL}, {NULL}};
+  int rc = search(o, argc, argv, &names);
+  for (int i = 0; i < 16; i++) free(names.position[i]), free(names.velocity[i]);
+  return rc;
+}
+
+static int search(const options_t *o, int argc, char **argv, bone_names_t *names) {
   if (argc < 2) {
     return animctl_fail("search DB (--frame N | --features ...)");
   }
   anim_query_t q;
   anim_query_init(&q);
   float features[128], positions[48], velocities[48], traj_p[16], traj_d[16];
-  const char *tags[32], *position_bones[16], *velocity_bones[16];
+  const char *tags[32];
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -517,7 +532,8 @@ static int cmd_search(const options_t *o, int argc, char **argv) {
       if (*n == 16 || parse_floats(strchr(v, '=') + 1, xyz, 3) != 3) {
         return animctl_fail("%s NAME=x,y,z (at most 16)", a);
       }
-      (is_pos ? position_bones : velocity_bones)[*n] = strndup(v, (size_t)(strchr(v, '=') - v));
+      char **name = &(is_pos ? names->position : names->velocity)[*n];
+      if (!(*name = strndup(v, (size_t)(strchr(v, '=') - v)))) return report_error("search", ANIM_ENOMEM, NULL);
       (*n)++;
     } else if (!strcmp(a, "--trajectory-positions") || !strcmp(a, "--trajectory-directions")) {
       int is_pos = !strcmp(a, "--trajectory-positions");
@@ -545,8 +561,8 @@ static int cmd_search(const options_t *o, int argc, char **argv) {
     if (rc) return rc;
   }
   q.tags = tags;
-  q.position_bones = position_bones, q.positions = positions;
-  q.velocity_bones = velocity_bones, q.velocities = velocities;
+  q.position_bones = (const char *const *)names->position, q.positions = positions;
+  q.velocity_bones = (const char *const *)names->velocity, q.velocities = velocities;
   q.trajectory_positions = traj_p, q.trajectory_directions = traj_d;
   int rc;
   anim_client_t *client;

@@ -4,6 +4,7 @@ request type, --json parsed), animdb on real motion capture (build, info,
 search) and the server loading what animdb built. Run by tests/run.sh."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -100,6 +101,43 @@ def usage_errors_without_server():
                  ["stream", "--create", "1"]):
         out, err = run_both("animctl", "--port", closed, "--json", *good, expect=1)
         check(json.loads(err)["error"]["kind"] == "connect", f"no server: animctl {' '.join(good)} exits 1 (connect)")
+
+
+def leak_checker():
+    """What runs animctl so that a leak fails it, and its name: nothing for an AddressSanitizer build (its
+    leak checker runs at exit and fails the process), valgrind where it is installed, else None."""
+    with open(os.path.join(BUILD, "animctl"), "rb") as f:
+        if b"__asan_init" in f.read():
+            return [], "AddressSanitizer's leak checker"
+    valgrind = shutil.which("valgrind")
+    if valgrind:
+        return [valgrind, "-q", "--leak-check=full", "--error-exitcode=99"], "valgrind"
+    return None, None
+
+
+def search_by_bone_terms(port):
+    """animctl search by bone terms (NAME=x,y,z: the names copied out of the arguments) answered, refused
+    by the server, refused as a usage error after the names, each leak-free (it never freed the names)."""
+    terms = ["--bone-position", "LeftFoot=0.1,0.05,0.2", "--bone-position", "RightFoot=-0.1,0.05,-0.1",
+             "--bone-velocity", "LeftFoot=0,0,1", "--bone-velocity", "RightFoot=0,0,0.5",
+             "--bone-velocity", "Hips=0,0,1.2"]
+    trajectory = ["--trajectory-positions", "0,0.4,0,0.8,0,1.2", "--trajectory-directions", "0,1,0,1,0,1"]
+    cases = [(terms + trajectory + ["--k", "2"], 0, "answered"),
+             (terms + ["--k", "2"], 1, "refused by the server (no trajectory terms)"),
+             (terms + trajectory + ["--k", "x"], 2, "a usage error after the names")]
+    checker, name = leak_checker()
+    if checker is None:
+        print("skipped: animctl search's leak check (neither an AddressSanitizer build nor valgrind)")
+        checker = []
+    for args, expect, what in cases:
+        command = checker + [os.path.join(BUILD, "animctl"), "--port", port, "--json", "search", "default"] + args
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if result.returncode != expect:
+            raise AssertionError(f"animctl search by bone terms, {what}: exit {result.returncode}, want {expect} "
+                                 f"(99: valgrind found a leak, 23: AddressSanitizer did)\n{result.stderr}")
+        check(True, f"animctl search by bone terms, {what}: exit {expect}{f', leak-free ({name})' if name else ''}")
+        if expect == 0:
+            check(len(json.loads(result.stdout)["matches"]) == 2, "animctl search by bone terms: two matches")
 
 
 def run(*args, expect=0):
@@ -238,6 +276,7 @@ def main():
                   f"animctl stream --id: ends when its character is gone ({len(lines) - 1} frames, exit 0)")
         found = json.loads(ctl("search", "mocap", "--frame", "500", "--k", "4", "--explain", "--method", "fast"))
         check(found["matches"][0]["frame"] == 500 and len(found["explain"]) == 7, "animctl search with explanation")
+        search_by_bone_terms(port)
         pose = json.loads(ctl("pose", "mocap", "10", "--global").splitlines()[0])
         check(len(pose["global_positions"]) == 3 * len(info["bones"]), "animctl pose")
         cost = json.loads(ctl("transition-cost", "default", "600", "1200", "--bone", "LeftFoot"))

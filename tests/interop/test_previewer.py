@@ -4,13 +4,19 @@ driven by puppeteer-core (web/test/browser_test.mjs) loads the page served by
 Debian's websockify, which also bridges it to a real server started here with
 an auth token (the page says hello with it, as any client). A crowd of six
 characters walking to goals, owned by another connection (the Python
-package), is there for the page to subscribe to. The page lists and describes
-the default database, plays a range, drives a character with two seconds of
+package), is there for the page to subscribe to. The server's data directory
+holds "reordered": the default database's motion written as BVH with the
+skeleton's bones in another order (as many bones, other parents), built by
+animdb. The page lists and describes the default database, sees "reordered"
+appear in its table when animctl loads it (and three more characters walk on
+it), plays a range, drives a character with two seconds of
 simulated key presses and a simulated gamepad and checks from its own state
 that the skeleton moved where the input asked, checks the matching view (the
 character's query and its match, the cost split agreeing with the two
-vectors) and the foot locks, subscribes to the crowd (and an id naming no
-character) and switches encodings; then the server is killed and started
+vectors) and the foot locks, subscribes to the crowd on both databases (and
+an id naming no character), each character drawn with its own database's
+skeleton, and switches encodings; sees "reordered" leave its table when
+animctl unloads it; then the server is killed and started
 again on its port (asked by the page's test on its stdout) and the page must
 drop what went with the connection and connect again by itself.
 Screenshots: BUILD/tests/previewer/*.png (make previewer-screenshots copies
@@ -46,6 +52,58 @@ def missing(what):
     sys.exit(0)
 
 
+def euler_zxy(q):
+    """Degrees (z, x, y) whose Rz Rx Ry (BVH channels "Zrotation Xrotation Yrotation", core/build/bvh.c) is the
+    rotation of the unit quaternion q = (w, x, y, z)."""
+    w, x, y, z = (float(v) for v in q)
+    ex = math.asin(max(-1.0, min(1.0, 2 * (y * z + w * x))))
+    ey = math.atan2(-2 * (x * z - w * y), 1 - 2 * (x * x + y * y))
+    ez = math.atan2(-2 * (x * y - w * z), 1 - 2 * (x * x + z * z))
+    return [math.degrees(ez), math.degrees(ex), math.degrees(ey)]
+
+
+def write_reordered(client, directory):
+    """The default database's ranges as BVH files in directory (metres), each joint's children listed last
+    first: the same skeleton and motion (checked while writing this: every joint within 5 um of the
+    default's), its bones in another order."""
+    d = client.describe_database("default")
+    names = [b.name for b in d.bones]
+    parents = [b.parent for b in d.bones]
+    limit = client.server.limits.max_pose_frames or 1000
+    os.makedirs(directory, exist_ok=True)
+    for r in d.ranges:
+        parts = [client.pose("default", f, min(limit, r.stop - f), local=True, global_=True)
+                 for f in range(r.start, r.stop, limit)]
+        offsets = parts[0].local_positions[0]
+        lines, order = ["HIERARCHY"], []
+
+        def joint(b, depth):  # bone 1 (Hips) is the file's root; bone 0, the simulation bone, is animdb's
+            pad, root = "  " * depth, depth == 0
+            o = (0.0, 0.0, 0.0) if root else offsets[b]
+            lines.extend([f"{pad}{'ROOT' if root else 'JOINT'} {names[b]}", pad + "{",
+                          f"{pad}  OFFSET {o[0]:.6f} {o[1]:.6f} {o[2]:.6f}",
+                          f"{pad}  CHANNELS {'6 Xposition Yposition Zposition' if root else '3'} "
+                          "Zrotation Xrotation Yrotation"])
+            order.append(b)
+            children = [c for c in range(len(names)) if parents[c] == b][::-1]
+            for c in children:
+                joint(c, depth + 1)
+            if not children:
+                lines.extend([f"{pad}  End Site", pad + "  {", f"{pad}    OFFSET 0 0 0", pad + "  }"])
+            lines.append(pad + "}")
+
+        joint(1, 0)
+        lines.extend(["MOTION", f"Frames: {r.stop - r.start}", f"Frame Time: {1.0 / d.summary.frame_rate:.8f}"])
+        for part in parts:
+            for i in range(len(part)):
+                values = list(part.global_positions[i][1]) + euler_zxy(part.global_rotations[i][1])
+                for b in order[1:]:
+                    values += euler_zxy(part.local_rotations[i][b])
+                lines.append(" ".join(f"{v:.6f}" for v in values))
+        with open(os.path.join(directory, f"{r.name}.bvh"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
 def main():
     chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not os.access(chromium, os.X_OK):
@@ -67,9 +125,20 @@ def main():
     web = os.path.join(out, "web")
     subprocess.run([os.path.join(ROOT, "web", "build.sh"), web, modules], check=True)
 
-    server = Server("--auth-token", TOKEN, log=os.path.join(out, "server.log"))
+    data = os.path.join(out, "data")
+    shutil.rmtree(data, ignore_errors=True)
+    os.makedirs(data)
+    server_args = ("--auth-token", TOKEN, "--data-dir", data)
+    server = Server(*server_args, log=os.path.join(out, "server.log"))
     bridge = None
     try:
+        with animserver.Client(server.host, server.port, auth_token=TOKEN) as writer:
+            write_reordered(writer, os.path.join(out, "reordered-bvh"))
+        subprocess.run([os.path.join(BUILD, "animdb"), "build", "-o", os.path.join(data, "reordered.animdb"),
+                        "--name", "reordered", "--scale", "1", os.path.join(out, "reordered-bvh")],
+                       check=True, stdout=subprocess.DEVNULL)
+        animctl = [os.path.join(BUILD, "animctl"), "--port", str(server.port), "--auth-token", TOKEN, "db"]
+        reordered = []
         port = free_port()
         bridge = subprocess.Popen([websockify, "--web", web, f"127.0.0.1:{port}", f"127.0.0.1:{server.port}"],
                                   stdout=open(os.path.join(out, "websockify.log"), "w"), stderr=subprocess.STDOUT)
@@ -91,15 +160,27 @@ def main():
                                 stdout=subprocess.PIPE, text=True)
         try:
             for line in test.stdout:
-                # "HARNESS kill": the server dies; "HARNESS start": it comes back on its port.
+                # "HARNESS load": animctl loads "reordered", three characters walk on it (their ids
+                # answered); "HARNESS unload": they are destroyed, animctl unloads it; "HARNESS kill": the
+                # server dies; "HARNESS start": it comes back on its port.
                 if line.startswith("HARNESS "):
-                    what = line.split()[1]
-                    if what == "kill":
+                    what, answer = line.split()[1], "done"
+                    if what == "load":
+                        subprocess.run(animctl + ["load", "reordered"], check=True, stdout=subprocess.DEVNULL)
+                        reordered = crowd.create_characters(
+                            "reordered", [{"x": 3.0 + 1.2 * i, "z": -3.0} for i in range(6, 9)]).characters
+                        crowd.set_inputs([animserver.goal(c, 3.0 + 1.2 * i + 80.0 * math.cos(0.05 * i),
+                                                          -3.0 - 80.0 * math.sin(0.05 * i), 0.9)
+                                          for i, c in zip(range(6, 9), reordered)])
+                        answer += " " + ",".join(str(i) for i in reordered)
+                    elif what == "unload":
+                        crowd.destroy_characters(reordered)
+                        subprocess.run(animctl + ["unload", "reordered"], check=True, stdout=subprocess.DEVNULL)
+                    elif what == "kill":
                         server.kill()
                     else:
-                        server = Server("--auth-token", TOKEN, port=server.port,
-                                        log=os.path.join(out, "server-restarted.log"))
-                    test.stdin.write("done\n")
+                        server = Server(*server_args, port=server.port, log=os.path.join(out, "server-restarted.log"))
+                    test.stdin.write(answer + "\n")
                     test.stdin.flush()
                 else:
                     print(line, end="", flush=True)

@@ -7,8 +7,11 @@
 // set_inputs, character_state, subscribe / update_subscription / unsubscribe
 // (characters and crowds), character_state with the query the character
 // would search with now and its foot locks, search of that query with
-// explain and include_features (matching). window.previewer
-// exposes the page's state (tests read it instead of pixels).
+// explain and include_features (matching), character_state of each crowd
+// character for the database it runs on (its skeleton). The server pushes
+// no event when a database is loaded or unloaded: the page lists them again
+// every DATABASES_POLL_MS while it is visible. window.previewer exposes the
+// page's state (tests read it instead of pixels).
 import { AnimError, Connection, loadProtocol } from './protocol.js';
 import { decodeQuantized, quantizedBones } from './quantized.js';
 import { forwardKinematics, heading } from './kinematics.js';
@@ -20,6 +23,11 @@ const STATE_POLL_MS = 100; // character_state
 const MATCH_EVERY = 3; // a search with explain every third state poll
 const INPUT_RESEND_MS = 250; // set_inputs at least this often while a key is held
 const CHART_SECONDS = 6;
+// list_databases this often while the page is visible and connected: another
+// client's load, reload or unload shows in the table (the server pushes none).
+const DATABASES_POLL_MS = 2000;
+// character_state requests in flight at once while a crowd's databases are learned.
+const CROWD_STATE_CALLS = 8;
 // A connection lost without the user asking (the server restarted, the
 // bridge went away) is tried again after these delays, the last repeated.
 const RECONNECT_MS = [500, 1000, 2000, 4000];
@@ -79,11 +87,6 @@ async function call(kind, body) {
 const hex = (v) => (v && v.toString ? BigInt.asUintN(64, BigInt(v.toString())).toString(16).padStart(16, '0') : '');
 const fmt = (v, d = 3) => (typeof v === 'number' ? v.toFixed(d) : String(v));
 const yaw = (q) => (q ? heading([q.w, q.x, q.y, q.z]) : 0);
-
-function skeletonFor(bones) {
-  if (state.describe && state.describe.bones.length === bones) return state.skeletons[state.database];
-  return Object.values(state.skeletons).find((s) => s.parents.length === bones) || null;
-}
 
 // Local pose of a CharacterPose (either encoding) -> world positions of every joint.
 function poseGlobals(pose, encoding, skeleton) {
@@ -189,12 +192,21 @@ function scheduleReconnect(why) {
   r.timer = setTimeout(() => connect(true), delay);
 }
 
-async function listDatabases() {
-  const list = await call('list_databases', {});
+// Lists the databases into the table and their skeletons (described
+// again when their content changed, dropped when gone). On connecting the
+// selected database is described (kept when it is still there, else
+// "default" or the first); a refresh (another client loaded, reloaded or
+// unloaded one) describes it again only when it changed or went away, and
+// fails without a word when the connection went meanwhile.
+async function listDatabases(refresh = false) {
+  const list = refresh ? await conn.call('list_databases', {}) : await call('list_databases', {});
+  const before = new Map(state.databases.map((d) => [d.name, d.version]));
   state.databases = list.databases.map((d) => ({
     name: d.name, version: hex(d.version), frames: d.frames, bones: d.bones, frame_rate: d.frame_rate,
     feature_dims: d.feature_dims, ranges: d.ranges, memory_bytes: Number(d.memory_bytes.toString()),
   }));
+  const same = (d) => before.get(d.name) === d.version;
+  if (refresh && state.databases.length === before.size && state.databases.every(same)) return;
   const body = $('databases').querySelector('tbody');
   body.innerHTML = '';
   for (const d of state.databases) {
@@ -202,20 +214,68 @@ async function listDatabases() {
     row.innerHTML = `<td>${d.name}</td><td>${d.frames}</td><td>${d.bones}</td><td>${d.frame_rate}</td>` +
       `<td>${d.feature_dims}</td><td>${d.ranges}</td><td>${(d.memory_bytes / 1048576).toFixed(1)}</td>`;
     row.title = `version ${d.version}`;
+    row.dataset.name = d.name;
     row.onclick = () => describe(d.name);
   }
-  for (const d of state.databases) await loadSkeleton(d.name);
-  if (state.databases.length) await describe(state.databases.some((d) => d.name === 'default') ? 'default'
-    : state.databases[0].name);
+  for (const name of Object.keys(state.skeletons)) {
+    if (!state.databases.some((d) => d.name === name)) delete state.skeletons[name];
+  }
+  for (const d of state.databases) {
+    if (!same(d) || !state.skeletons[d.name]) await loadSkeleton(d.name, refresh).catch(() => {});
+  }
+  listed = conn;
+  const selected = state.databases.find((d) => d.name === state.database);
+  if (refresh && selected && same(selected) && state.skeletons[selected.name]) {
+    markSelected();
+  } else if (state.databases.length) {
+    const name = selected && state.skeletons[selected.name] ? selected.name
+      : state.databases.some((d) => d.name === 'default') ? 'default' : state.databases[0].name;
+    await describe(name);
+  } else {
+    state.database = null;
+    state.describe = null;
+    $('describe').classList.add('hidden');
+  }
 }
 
-async function loadSkeleton(name) {
-  const d = await call('describe_database', { name });
+// list_databases again (DATABASES_POLL_MS), one at a time, while the page
+// is visible and connected (once the connection's first list is in), and
+// once the page is shown again.
+let refreshing = null;
+let listed = null; // the connection whose databases were listed
+function refreshDatabases() {
+  if (refreshing || !conn || !state.connected || listed !== conn || document.visibilityState !== 'visible') return;
+  refreshing = listDatabases(true)
+    .catch((e) => { if (state.connected) toast(e.message); })
+    .finally(() => { refreshing = null; });
+}
+setInterval(refreshDatabases, DATABASES_POLL_MS);
+document.addEventListener('visibilitychange', refreshDatabases);
+
+// quiet: a database unloaded meanwhile is no failure of the page's (a refresh, a crowd's).
+async function loadSkeleton(name, quiet = false) {
+  const d = quiet ? await conn.call('describe_database', { name }) : await call('describe_database', { name });
   state.skeletons[name] = {
     describe: d, parents: d.bones.map((b) => b.parent), names: d.bones.map((b) => b.name),
     contactBones: d.contact_bones, frameRate: d.summary.frame_rate,
   };
   return d;
+}
+
+// The skeleton of database name, described when the page has none (one
+// request per name however many ask); null when it cannot be described.
+const skeletonsAsked = new Map();
+async function skeletonOf(name) {
+  if (state.skeletons[name]) return state.skeletons[name];
+  if (!skeletonsAsked.has(name)) {
+    skeletonsAsked.set(name, loadSkeleton(name, true).catch(() => null).finally(() => skeletonsAsked.delete(name)));
+  }
+  await skeletonsAsked.get(name);
+  return state.skeletons[name] || null;
+}
+
+function markSelected() {
+  for (const tr of $('databases').querySelectorAll('tbody tr')) tr.classList.toggle('on', tr.dataset.name === state.database);
 }
 
 // ---- databases ------------------------------------------------------------------
@@ -231,9 +291,7 @@ async function describe(name) {
     })),
     contact_bones: d.contact_bones,
   };
-  [...$('databases').querySelectorAll('tbody tr')].forEach((tr, i) => {
-    tr.classList.toggle('on', state.databases[i].name === name);
-  });
+  markSelected();
   $('describe').classList.remove('hidden');
   const s = d.summary;
   $('db-summary').textContent = `${s.name}  version ${hex(s.version)}\n${s.frames} frames at ${s.frame_rate} Hz` +
@@ -750,16 +808,18 @@ async function subscribeCrowd() {
       `${missing.length > 8 ? ', ...' : ''}`, false);
   }
   if (!sub) return;
-  state.crowd.subscription = sub.subscription.toString();
+  const subscription = sub.subscription.toString();
+  state.crowd.subscription = subscription;
   if (!state.playback.playing) showClip(false); // the clip's skeleton is not one of the crowd
   const list = $('crowd-list');
   list.innerHTML = '';
   ids.forEach((id, i) => {
     const color = PALETTE[i % PALETTE.length];
-    state.crowd.characters[id] = { color, frames: 0, root: null, rig: null, trail: null, gone: false };
+    state.crowd.characters[id] = { color, frames: 0, root: null, rig: null, trail: null, gone: false, database: null,
+      skeleton: null };
     const li = document.createElement('li');
     li.id = `crowd-${id}`;
-    li.innerHTML = `<i style="background:#${color.toString(16).padStart(6, '0')}"></i>${id} <span></span>`;
+    li.innerHTML = `<i style="background:#${color.toString(16).padStart(6, '0')}"></i>${id} <small></small> <span></span>`;
     list.appendChild(li);
   });
   for (const id of missing) {
@@ -769,6 +829,35 @@ async function subscribeCrowd() {
   }
   state.crowd.framed = false;
   conn.onStream(sub.subscription, crowdFrame);
+  await crowdDatabases(ids, subscription);
+}
+
+// The database each crowd character runs on (character_state.database: a
+// stream frame does not say, and two databases may have as many bones but
+// other skeletons) and that database's skeleton, CROWD_STATE_CALLS
+// requests at a time; a character's frames are drawn once both are known.
+// One gone meanwhile is left to the stream (it reports it gone).
+async function crowdDatabases(ids, subscription) {
+  const queue = [...ids];
+  const current = () => state.crowd.subscription === subscription;
+  const learn = async () => {
+    while (queue.length && current() && conn) {
+      const id = queue.shift();
+      let database;
+      try {
+        database = (await conn.call('character_state', { character: id })).database;
+      } catch (e) {
+        continue;
+      }
+      const skeleton = await skeletonOf(database);
+      const entry = state.crowd.characters[id];
+      if (!entry || !current()) continue;
+      Object.assign(entry, { database, skeleton });
+      const li = $(`crowd-${id}`);
+      if (li) li.querySelector('small').textContent = skeleton ? database : `${database}: not described`;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CROWD_STATE_CALLS, queue.length) }, learn));
 }
 
 // The camera on the whole crowd (once all have a pose; the Frame button).
@@ -787,8 +876,8 @@ function crowdFrame(message) {
     const entry = state.crowd.characters[id];
     if (!entry) continue;
     const bones = encodingName(message.encoding) === 'ENCODING_QUANTIZED' ? quantizedBones(pose.quantized.length, false) : pose.rotations.length / 4;
-    const skeleton = skeletonFor(bones);
-    if (!skeleton) continue;
+    const skeleton = entry.skeleton; // its database's (crowdDatabases): unknown yet, not drawn yet
+    if (!skeleton || skeleton.parents.length !== bones) continue;
     if (!entry.rig) {
       entry.rig = new Rig(viewer, skeleton.parents, entry.color, { contactBones: skeleton.contactBones, names: skeleton.names });
       entry.trail = new Trail(viewer, entry.color, 400, 0.6);
@@ -803,7 +892,7 @@ function crowdFrame(message) {
     }
     entry.rig.update(g, pose.contacts);
     entry.trail.push(g[0], 0.012, g[2]);
-    Object.assign(entry, { root: [g[0], g[1], g[2]], encoding, tick, frames: entry.frames + 1 });
+    Object.assign(entry, { root: [g[0], g[1], g[2]], joints: g, encoding, tick, frames: entry.frames + 1 });
   }
   for (const gone of message.gone) {
     const entry = state.crowd.characters[gone.toString()];

@@ -1,11 +1,16 @@
 // browser_test.mjs: the previewer in headless Chromium (Debian's), driven by
 // puppeteer-core, against a real server through the real websockify bridge.
 // Started by tests/interop/test_previewer.py, which starts the server (with an
-// auth token), the bridge and a crowd, and passes:
+// auth token and a data directory holding "reordered": the default
+// database's motion with its skeleton's bones in another order, as many of
+// them), the bridge and a crowd, and passes:
 //   node browser_test.mjs URL SHOT_DIR CROWD_IDS   (env NPM_MODULES: the node_modules with puppeteer-core)
-// It asks the harness to kill the server and to start it again on its port by
-// a line "HARNESS kill" / "HARNESS start" on stdout; the harness answers with
-// a line on stdin once done.
+// It asks the harness by a line on stdout: "HARNESS load" (another client
+// loads "reordered" and creates three characters walking on it: their ids
+// come back), "HARNESS unload" (they are destroyed and the database
+// unloaded), "HARNESS kill" / "HARNESS start" (the server killed, started
+// again on its port); the harness answers with a line on stdin once done:
+// "done", then what it has to say.
 // Checks read the page's state (window.previewer.state), not pixels; the
 // screenshots are for people. Waits are bounds on waiting, never pass/fail
 // timings; the two-second key presses are the input itself.
@@ -36,6 +41,7 @@ async function harness(what) {
   console.log(`HARNESS ${what}`);
   const answer = await answers.next();
   if (answer.done) throw new Error(`the harness did not answer ${what}`);
+  return answer.value.replace(/^done ?/, '');
 }
 const angle = (a, b) => (Math.acos(Math.max(-1, Math.min(1, (a[0] * b[0] + a[1] * b[1]) /
   (Math.hypot(...a) * Math.hypot(...b) || 1)))) * 180) / Math.PI;
@@ -59,7 +65,7 @@ try {
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
   const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.previewer.state, (k, v) =>
-    (k === 'rig' || k === 'trail' ? undefined : typeof v === 'bigint' ? v.toString() : v))));
+    (k === 'rig' || k === 'trail' || k === 'skeleton' ? undefined : typeof v === 'bigint' ? v.toString() : v))));
   const waitFor = async (fn, ...args) => {
     try {
       await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
@@ -96,6 +102,25 @@ try {
     `describe_database: ${s.describe.bones.length} bones, ${s.describe.ranges.length} ranges, ${s.describe.features.length} feature groups`);
   const skeletonLines = await page.$$eval('#skeleton li', (lis) => lis.length);
   ok(skeletonLines === db.bones, 'the skeleton tree shows every bone');
+
+  // 1b. Another client loads a database: the table shows it by itself (the
+  // server pushes no event: the page lists them again while it is visible),
+  // the selection stays.
+  const tableNames = () => page.$$eval('#databases tbody tr', (trs) => trs.map((tr) => tr.cells[0].textContent));
+  ok((await tableNames()).join() === 'default', 'before: the table lists default alone');
+  const loadedAt = Date.now();
+  const otherIds = (await harness('load')).split(',');
+  await waitFor(() => [...document.querySelectorAll('#databases tbody tr')].some((tr) => tr.cells[0].textContent === 'reordered'));
+  s = await state();
+  const selectedRow = await page.$eval('#databases tbody tr.on', (tr) => tr.cells[0].textContent);
+  ok((await tableNames()).join() === 'default,reordered' && s.database === 'default' && selectedRow === 'default',
+    `another client (animctl) loaded "reordered": the table shows it within ${((Date.now() - loadedAt) / 1000).toFixed(1)} s, ` +
+    'default still selected');
+  const skeletons = await page.evaluate(() => Object.fromEntries(Object.entries(window.previewer.state.skeletons)
+    .map(([name, sk]) => [name, { parents: sk.parents, names: sk.names }])));
+  ok(skeletons.reordered && skeletons.reordered.parents.length === skeletons.default.parents.length &&
+    skeletons.reordered.parents.join() !== skeletons.default.parents.join(),
+    `"reordered" has as many bones as default (${skeletons.default.parents.length}), in another order`);
 
   // 2. Play a range from the ranges table; pause, step, speed.
   await page.click('.tabs button[data-tab="ranges"]');
@@ -226,25 +251,53 @@ try {
   await page.click('#follow');
   // One id that names no character: the others are subscribed all the same
   // (a subscription is all or nothing on the server), it is listed as not found.
-  await page.type('#crowd-ids', [...crowdIds, MISSING_ID].join(', '));
+  const everyId = [...crowdIds, ...otherIds];
+  await page.type('#crowd-ids', [...everyId, MISSING_ID].join(', '));
   await page.click('#crowd-subscribe');
-  await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 20), crowdIds);
+  await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 20), everyId);
   s = await state();
   ok(s.crowd.framed, 'the camera framed the crowd');
   ok(s.crowd.missing.length === 1 && s.crowd.missing[0] === MISSING_ID && !s.crowd.characters[MISSING_ID],
-    `an id naming no character (${MISSING_ID}) is left out and listed, the ${crowdIds.length} others subscribed`);
+    `an id naming no character (${MISSING_ID}) is left out and listed, the ${everyId.length} others subscribed`);
   ok(!s.playback.visible, 'the clip\'s skeleton is hidden beside the crowd (it is none of them)');
-  const first = crowdIds.map((id) => s.crowd.characters[id].root);
+  // Each drawn with its own database's skeleton: every bone, found by name
+  // in that database, as long as on the default's characters (the same
+  // skeleton, its bones in another order); with the default's bone order a
+  // reordered character's bones would join the wrong joints.
+  const onWhat = everyId.map((id) => s.crowd.characters[id].database);
+  ok(onWhat.every((d, i) => d === (i < crowdIds.length ? 'default' : 'reordered')),
+    `each crowd character's database learned from character_state (${onWhat.join(' ')})`);
+  const boneLengths = await page.evaluate((ids, names) => {
+    const st = window.previewer.state;
+    return ids.map((id, i) => {
+      const sk = st.skeletons[names[i]], g = st.crowd.characters[id].joints, out = {};
+      sk.names.forEach((name, b) => {
+        const p = sk.parents[b];
+        if (p > 0) out[name] = Math.hypot(g[3 * b] - g[3 * p], g[3 * b + 1] - g[3 * p + 1], g[3 * b + 2] - g[3 * p + 2]);
+      });
+      return out;
+    });
+  }, everyId, everyId.map((id, i) => (i < crowdIds.length ? 'default' : 'reordered')));
+  let worstBone = '', worstLength = 0;
+  for (const lengths of boneLengths) {
+    for (const [name, length] of Object.entries(boneLengths[0])) {
+      const error = Math.abs(lengths[name] - length);
+      if (!(error <= worstLength)) { worstLength = error; worstBone = name; }
+    }
+  }
+  ok(worstLength < 0.002, `every crowd character drawn with its database's skeleton: each bone as long as on the ` +
+    `default's characters (worst ${worstBone}, ${(1000 * worstLength).toFixed(2)} mm off)`);
+  const first = everyId.map((id) => s.crowd.characters[id].root);
   await sleep(1000);
   s = await state();
-  const walked = crowdIds.map((id, i) => Math.hypot(s.crowd.characters[id].root[0] - first[i][0],
+  const walked = everyId.map((id, i) => Math.hypot(s.crowd.characters[id].root[0] - first[i][0],
     s.crowd.characters[id].root[2] - first[i][2]));
-  ok(walked.every((d) => d > 0.3), `${crowdIds.length} crowd characters streamed and walking (${walked.map((d) => d.toFixed(2)).join(' ')} m)`);
+  ok(walked.every((d) => d > 0.3), `${everyId.length} crowd characters streamed and walking (${walked.map((d) => d.toFixed(2)).join(' ')} m)`);
   await page.select('#encoding', 'ENCODING_QUANTIZED');
   await waitFor(() => document.getElementById('stream-info').textContent.startsWith('ENCODING_QUANTIZED'));
-  await waitFor((ids) => ids.every((id) => window.previewer.state.crowd.characters[id].switched), crowdIds);
+  await waitFor((ids) => ids.every((id) => window.previewer.state.crowd.characters[id].switched), everyId);
   s = await state();
-  const perTick = crowdIds.map((id) => {
+  const perTick = everyId.map((id) => {
     const w = s.crowd.characters[id].switched;
     return w.move / Math.max(1, w.ticks);
   });
@@ -258,6 +311,19 @@ try {
   await page.evaluate(() => window.previewer.viewer.frame(...window.previewer.state.character.root, 6));
   await sleep(600);
   await page.screenshot({ path: path.join(shots, 'previewer-database.png') });
+
+  // 4b. Another client destroys the characters on "reordered" and unloads
+  // it: the table drops it by itself, default still selected, and the crowd
+  // lists those characters gone.
+  const unloadedAt = Date.now();
+  await harness('unload');
+  await waitFor(() => ![...document.querySelectorAll('#databases tbody tr')].some((tr) => tr.cells[0].textContent === 'reordered'));
+  await waitFor((ids) => ids.every((id) => window.previewer.state.crowd.characters[id].gone), otherIds);
+  s = await state();
+  ok((await tableNames()).join() === 'default' && s.database === 'default' && !s.skeletons.reordered &&
+    (await page.$eval('#databases tbody tr.on', (tr) => tr.cells[0].textContent)) === 'default',
+    `then unloaded: the table drops it within ${((Date.now() - unloadedAt) / 1000).toFixed(1)} s, default still selected`);
+  ok(crowdIds.every((id) => !s.crowd.characters[id].gone), 'its characters listed gone, the others walking on');
 
   // 5. The server dies and comes back on its port (killed, then started
   // again): the character and the crowd go with the connection, no input is
