@@ -549,20 +549,66 @@ void srv_request_release(srv_request_t *request) {
 
 /* ---- encoding ------------------------------------------------------------------ */
 
+/* The encoder's heap scratch past its inline bytes: blocks handed out by
+ * bumping, each at least twice the one before, so a response of many
+ * messages (a search's matches with their poses) takes a block or two, not
+ * one allocation a message. */
+typedef struct encoder_block {
+  struct encoder_block *next;
+  size_t size, used;
+  max_align_t data[];
+} encoder_block_t;
+
+#define ENCODER_BLOCK_MIN ((size_t)16 * 1024)
+/* The largest block of a response is kept for the thread's next one when
+ * no larger than this (the loop's and each pool thread's: a few of them). */
+#define ENCODER_SPARE_MAX ((size_t)256 * 1024)
+static _Thread_local encoder_block_t *encoder_spare;
+
+static encoder_block_t *encoder_block_new(size_t least, size_t after) {
+  size_t size = after > ENCODER_BLOCK_MIN / 2 ? 2 * after : ENCODER_BLOCK_MIN;
+  if (size < least) size = least;
+  encoder_block_t *spare = encoder_spare;
+  if (spare && spare->size >= size) {
+    encoder_spare = NULL, spare->used = 0;
+    return spare;
+  }
+  encoder_block_t *block = malloc(sizeof *block + size);
+  if (block) block->size = size, block->used = 0;
+  return block;
+}
+
+/* Frees the response's blocks but the largest, which becomes the thread's
+ * spare when it is larger than the spare (and not too large). */
+static void encoder_blocks_end(encoder_block_t *blocks) {
+  encoder_block_t *keep = NULL;
+  for (encoder_block_t *b = blocks; b; b = b->next)
+    if (b->size <= ENCODER_SPARE_MAX && (!keep || b->size > keep->size)) keep = b;
+  if (keep && encoder_spare && encoder_spare->size >= keep->size) keep = NULL;
+  for (encoder_block_t *b = blocks, *next; b; b = next) {
+    next = b->next;
+    if (b != keep) free(b);
+  }
+  if (keep) free(encoder_spare), encoder_spare = keep;
+}
+
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size) {
   size_t align = sizeof(max_align_t), at = (e->inline_used + align - 1) / align * align;
   if (at <= sizeof e->inline_data && size <= sizeof e->inline_data - at) {
     e->inline_used = at + size;
     return memset((char *)e->inline_data + at, 0, size);
   }
-  arena_block_t *block = calloc(1, sizeof *block + size);
-  if (!block) {
-    e->failed = 1;
-    return NULL;
+  encoder_block_t *block = e->blocks;
+  at = block ? (block->used + align - 1) / align * align : 0;
+  if (!block || at > block->size || size > block->size - at) {
+    if (size > SIZE_MAX / 2 || !(block = encoder_block_new(size, block ? block->size : 0))) {
+      e->failed = 1;
+      return NULL;
+    }
+    block->next = e->blocks, e->blocks = block, at = 0;
   }
-  block->next = e->blocks;
-  e->blocks = block;
-  return block->data;
+  block->used = at + size;
+  return memset((char *)block->data + at, 0, size);
 }
 
 void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size) {
@@ -640,7 +686,7 @@ static int encode_response_at(const srv_response_t *in, srv_buffer_t **io, size_
     encode_body(&e, in, &response);
   }
   int rc = e.failed ? ANIM_ENOMEM : pack_framed_at(&message.base, io, at, e.bound);
-  arena_free(e.blocks);
+  encoder_blocks_end(e.blocks);
   return rc;
 }
 
