@@ -144,9 +144,10 @@ static const command_help_t help[] = {
      "--json: one object {frame, scale, residuals, global_positions, ...}.\n"},
     {"load",
      "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
-     "       [--mix ping=W,search=W] [--database DB] [--k K] [--library]   load generator:\n"
+     "       [--mix ping=W,search=W] [--database DB] [--k K] [--pose] [--library]   load generator:\n"
      "       raw frames packed once; answers checked by framing (id in flight, the body asked\n"
-     "       for, errors counted); --library decodes every answer with the client library\n",
+     "       for, errors counted); --pose: searches ask for their matches' poses;\n"
+     "       --library decodes every answer with the client library\n",
      "A load generator: N connections each keeping P requests in flight for S seconds (or R requests a\n"
      "second), mixed as asked; prints the throughput and latency percentiles.\n"
      "--json: one object {connections, pipeline, rate, mix, duration_s, requests, errors, requests_per_s,\n"

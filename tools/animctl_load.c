@@ -2,7 +2,7 @@
  * animctl_load.c: `animctl load`, a load generator on the client library.
  *
  *   animctl load [--connections N] [--pipeline P] [--duration S] [--rate R]
- *                [--mix ping=W,search=W] [--database NAME] [--k K]
+ *                [--mix ping=W,search=W] [--database NAME] [--k K] [--pose]
  *
  * N connections on one thread, each keeping up to P requests in flight.
  * Without --rate it runs closed-loop as fast as the server answers and
@@ -17,6 +17,8 @@
  * (else the run stops with a protocol error) and whose body is the one
  * asked for (ping or search); an error answer, or another body, counts in
  * errors. Answers that arrive in one recv share one clock read.
+ * --pose asks each search for its matches' poses (local, as a previewer
+ * does): answers of hundreds of bytes a match instead of tens.
  * --library runs the connections through the client library instead
  * (every answer decoded in full).
  * With --rate R (requests/s in total) every request has an intended start
@@ -62,6 +64,7 @@ typedef struct {
   int weight_ping, weight_search;
   const char *database;
   int k;
+  int pose;    /* searches carry their matches' poses */
   int library; /* use the client library instead of raw frames */
 } load_options_t;
 
@@ -265,6 +268,7 @@ static int pack_templates(load_state_t *s) {
       from[i - 1].frame = (uint32_t)(rand_r(&s->seed) % (unsigned)s->nframes);
       q[i - 1].from_frame = &from[i - 1];
       q[i - 1].k = (uint32_t)o->k;
+      q[i - 1].include_pose = o->pose;
       sr[i - 1].database = (char *)o->database;
       sr[i - 1].query = &q[i - 1];
       requests[i].body_case = ANIMSERVER__REQUEST__BODY_SEARCH;
@@ -394,6 +398,7 @@ static int send_one(load_conn_t *c, uint64_t start_ns) {
     anim_query_init(&q);
     q.from_frame = (int)(rand_r(&s->seed) % (unsigned)s->nframes);
     q.k = s->o->k;
+    q.include_pose = s->o->pose;
     rc = anim_client_search_send(c->client, s->o->database, &q, 1, on_search, tag, NULL);
   }
   if (rc) {
@@ -451,6 +456,7 @@ static int parse_load_options(int argc, char **argv, load_options_t *o) {
     else if (!strcmp(a, "--database")) o->database = v;
     else if (!strcmp(a, "--k")) o->k = atoi(v);
     else if (!strcmp(a, "--library")) o->library = 1, i--; /* a flag: no value */
+    else if (!strcmp(a, "--pose")) o->pose = 1, i--;
     else if (!strcmp(a, "--mix")) {
       if (parse_mix(v, o)) return -1;
     } else {
@@ -568,10 +574,10 @@ static void report(const options_t *g, const load_options_t *o, load_state_t *s,
 }
 
 int animctl_load(const options_t *g, int argc, char **argv) {
-  load_options_t o = {50, 1, 5.0, 0.0, 1, 0, "default", 1, 0};
+  load_options_t o = {50, 1, 5.0, 0.0, 1, 0, "default", 1, 0, 0};
   if (parse_load_options(argc, argv, &o)) {
     return animctl_fail("load [--connections N] [--pipeline P] [--duration S] [--rate R] "
-                    "[--mix ping=W,search=W] [--database NAME] [--k K] [--library]");
+                    "[--mix ping=W,search=W] [--database NAME] [--k K] [--pose] [--library]");
   }
   anim_client_t *first;
   int rc = animctl_connect(g, &first);
