@@ -247,7 +247,7 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   c->arrival.arrived = c->arrival.set_off = 0;
   anim_dynamics_vec3_reset(&c->smoothed_velocity, c->sim_velocity);
   c->frame_time_accum = c->time_since_transition = c->tick_dt = 0.0f;
-  c->tick_frames = c->tick_searching = c->transitioned = c->globals_fresh = 0;
+  c->tick_frames = c->tick_searching = c->search_reasons = c->transitioned = c->globals_fresh = 0;
   size_t base = (size_t)start_frame * n;
   anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
                           c->sim_rotation);
@@ -283,7 +283,10 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
    * input of the last update), before advancing. */
   int near_end = c->frame + c->tick_frames >= anim_database_range_stop(c->db, c->frame) - 1;
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
-  c->tick_searching = c->frames_since_search >= p->search_interval || replan || near_end;
+  int periodic = c->frames_since_search >= p->search_interval;
+  c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
+                      (near_end ? ANIM_CONTROLLER_SEARCH_RANGE_END : 0);
+  c->tick_searching = c->search_reasons != 0;
   if (c->tick_searching) prepare_search(c, target, near_end, out_query, out_search);
   return c->tick_searching;
 }

@@ -65,6 +65,13 @@ typedef struct {
 void anim_controller_params_default(anim_controller_params_t *out_params);
 int anim_controller_params_validate(const anim_controller_params_t *params);
 
+/* Why a tick searched: bits of anim_controller_t.search_reasons. */
+enum {
+  ANIM_CONTROLLER_SEARCH_PERIODIC = 1,  /* search_interval frames since the last search */
+  ANIM_CONTROLLER_SEARCH_REPLAN = 2,    /* the desired velocity moved by more than replan_threshold */
+  ANIM_CONTROLLER_SEARCH_RANGE_END = 4  /* the clip is about to end: the current frame cannot go on */
+};
+
 typedef enum {
   ANIM_INPUT_STICK = 0,    /* stick (x right, z forward, |stick| <= 1) relative to the camera azimuth */
   ANIM_INPUT_VELOCITY = 1, /* desired world velocity and facing */
@@ -115,6 +122,7 @@ typedef struct {
   float tick_dt;
   int tick_frames;
   int tick_searching;
+  int search_reasons;       /* the last tick's search, ANIM_CONTROLLER_SEARCH_* bits (0: none) */
   int transitioned;         /* the last tick started a transition */
   float frame_time_accum;   /* seconds not yet turned into frames */
   float time_since_transition;

@@ -1,0 +1,403 @@
+/*
+ * bench_transitions.c: `animbench transitions`: how often a motion-matching
+ * character transitions, why, and what each transition costs the eye, under
+ * four simple inputs, on the default database and the real mocap datasets.
+ *
+ * Scenarios (60 Hz ticks, --seconds each, camera azimuth 0, from the
+ * origin facing +Z playing frame 0, as a server character created without
+ * a start frame):
+ *  - stand: no input at all (the stick at rest);
+ *  - walk: the stick forward at 0.85 (1.49 m/s with the default speeds);
+ *  - turn: the stick at 0.85, its direction turning at 0.8 rad/s (a circle
+ *    of about 1.9 m radius);
+ *  - stopstart: walk 2 s, stand 2 s, over and over.
+ *
+ * Per run: transitions (and a second), each put down to why its tick
+ * searched (the range ending: forced; the desired velocity changing: the
+ * input; else the periodic search finding a better frame); the mean
+ * length of a played segment; at transitions the largest jump between the
+ * source and destination database poses (any bone's root-relative
+ * position, cm, and velocity, m/s: what inertialization has to hide) and
+ * the largest change of a displayed bone's velocity in the tick
+ * (tests/test_controller.c's pop measure); contact-foot slide and the pop
+ * ratio (tests/support/motion_quality.h); the time to reach 90% of the
+ * commanded speed (and to 50% of it) after each start and to come below 10% of it after each
+ * stop; while standing, how far the displayed root drifts and how fast the
+ * body moves about the root (mean bone speed relative to the root).
+ *
+ * --set name=value,... overrides controller parameters (e.g.
+ * transition_cost=0.02); --trace DATASET/SCENARIO prints every transition
+ * of that run (time, frames, ranges, reason, costs). In process, one
+ * thread; deterministic, so two builds compare run for run.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "controller.h"
+#include "motion_quality.h"
+#include "procgen.h"
+#include "quality_run.h"
+#include "search.h"
+
+#define TR_DATASETS (1 + ANIM_QUALITY_DATASETS)
+#define WALK_STICK 0.85f
+#define TURN_RATE 0.8f      /* rad/s of the stick's direction */
+#define STOPSTART_HALF 2.0f /* s walking, then s standing */
+
+typedef enum { SC_STAND, SC_WALK, SC_TURN, SC_STOPSTART, SC_COUNT } scenario_t;
+static const char *scenario_names[SC_COUNT] = {"stand", "walk", "turn", "stopstart"};
+
+typedef struct {
+  anim_database_t db;
+  anim_search_index_t *index;
+  const char *name;
+  int ok;
+} dataset_t;
+
+typedef struct {
+  int transitions, searches;
+  int by_end, by_replan, by_periodic;
+  float seconds;
+  float pose_jump_max, pose_jump_sum; /* m */
+  float vel_jump_max;                 /* m/s, data pair */
+  float shown_jump_max;               /* m/s, displayed */
+  anim_quality_t q;
+  int starts, started, started_half, stops, stopped;
+  float start_sum, start_max, start_half_sum, stop_sum, stop_max; /* s */
+  float stand_drift, stand_body_speed;                            /* m, m/s */
+  long stand_ticks;
+} result_t;
+
+/* The input of scenario s at time t, and whether the character is asked to walk. */
+static int scenario_input(scenario_t s, float t, anim_controller_input_t *in) {
+  memset(in, 0, sizeof *in);
+  in->kind = ANIM_INPUT_STICK;
+  int walking = s == SC_WALK || s == SC_TURN || (s == SC_STOPSTART && fmodf(t, 2.0f * STOPSTART_HALF) < STOPSTART_HALF);
+  if (!walking) return 0;
+  float a = s == SC_TURN ? TURN_RATE * t : 0.0f;
+  in->stick_x = WALK_STICK * sinf(a), in->stick_z = WALK_STICK * cosf(a);
+  return 1;
+}
+
+/* Root-relative position and velocity of bone b in database frame f. */
+static void local_of(const anim_database_t *db, int f, int b, vec3 *out_p, vec3 *out_v) {
+  size_t base = (size_t)f * (size_t)db->nbones;
+  quat r = db->global_rotations[base];
+  *out_p = quat_inv_mul_vec3(r, vec3_sub(db->global_positions[base + (size_t)b], db->global_positions[base]));
+  *out_v = quat_inv_mul_vec3(r, db->global_velocities[base + (size_t)b]);
+}
+
+static void pose_jump(const anim_database_t *db, int src, int dst, float *out_p, float *out_v) {
+  *out_p = *out_v = 0.0f;
+  for (int b = 1; b < db->nbones; b++) {
+    vec3 ps, vs, pd, vd;
+    local_of(db, src, b, &ps, &vs);
+    local_of(db, dst, b, &pd, &vd);
+    float dp = vec3_length(vec3_sub(ps, pd)), dv = vec3_length(vec3_sub(vs, vd));
+    if (dp > *out_p) *out_p = dp;
+    if (dv > *out_v) *out_v = dv;
+  }
+}
+
+static long data_contacts(const anim_controller_t *c) {
+  long flags = 0;
+  for (int s = 0; s < c->db->ncontacts; s++)
+    if (c->db->contacts[(size_t)c->frame * (size_t)c->db->ncontacts + (size_t)s]) flags |= 1l << s;
+  return flags;
+}
+
+static const char *range_name(const anim_database_t *db, int frame, int *out_offset, int *out_left) {
+  int r = anim_database_range_of(db, frame);
+  *out_offset = frame - db->ranges[r].start, *out_left = db->ranges[r].stop - 1 - frame;
+  return db->ranges[r].name;
+}
+
+static int run(const dataset_t *set, const anim_controller_params_t *params, scenario_t s, float seconds, int trace,
+               result_t *out) {
+  const anim_database_t *db = &set->db;
+  memset(out, 0, sizeof *out);
+  anim_controller_t c;
+  anim_quality_meter_t meter;
+  int rc = anim_controller_init(&c, db, set->index, params, vec3_zero(), 0.0f, 0);
+  if (rc) return rc;
+  if (anim_quality_meter_init(&meter, db)) return anim_controller_free(&c), -1;
+  int nb = db->nbones;
+  vec3 *prev = calloc((size_t)nb, sizeof *prev), *prev_velocity = calloc((size_t)nb, sizeof *prev_velocity);
+  const float dt = 1.0f / 60.0f;
+  int ticks = (int)(seconds * 60.0f + 0.5f), was_walking = -1, start_pending = 0, half_pending = 0, stop_pending = 0;
+  float walk_speed = WALK_STICK * c.params.forward_speed, command_time = 0.0f;
+  long segment_start = 0;
+  for (int t = 0; t < ticks && !rc; t++) {
+    float time = (float)t * dt;
+    anim_controller_input_t in;
+    int walking = scenario_input(s, time, &in);
+    if ((rc = anim_controller_set_input(&c, &in))) break;
+    float query[ANIM_MAX_FEATURE_DIMS];
+    anim_search_query_t search;
+    int src = c.frame;
+    int searching = anim_controller_tick_begin(&c, dt, query, &search);
+    if (searching < 0) {
+      rc = searching;
+      break;
+    }
+    anim_search_hit_t best;
+    int count = 0, found = searching && anim_search_run(set->index, &search, &best, &count, NULL) == 0 && count > 0;
+    if ((rc = anim_controller_tick_end(&c, found ? &best : NULL))) break;
+    if (walking != was_walking) {
+      if (walking)
+        anim_quality_meter_command(&meter, c.desired_velocity), out->starts++, start_pending = half_pending = 1;
+      else if (was_walking == 1)
+        out->stops++, stop_pending = 1, start_pending = half_pending = 0;
+      if (!walking) anim_quality_meter_command(&meter, vec3_zero());
+      command_time = time, was_walking = walking;
+    }
+    out->searches += searching;
+    anim_controller_global_pose(&c);
+    if (c.transitioned) {
+      int reasons = c.search_reasons;
+      out->transitions++;
+      if (reasons & ANIM_CONTROLLER_SEARCH_RANGE_END)
+        out->by_end++;
+      else if (reasons & ANIM_CONTROLLER_SEARCH_REPLAN)
+        out->by_replan++;
+      else
+        out->by_periodic++;
+      float jp, jv;
+      pose_jump(db, src, best.frame, &jp, &jv);
+      out->pose_jump_sum += jp;
+      if (jp > out->pose_jump_max) out->pose_jump_max = jp;
+      if (jv > out->vel_jump_max) out->vel_jump_max = jv;
+      if (trace) {
+        int so, sl, doff, dl;
+        const char *sn = range_name(db, src, &so, &sl), *dn = range_name(db, best.frame, &doff, &dl);
+        float own = search.current_frame >= 0
+                        ? anim_search_distance(query, db->features.values + (size_t)src * (size_t)db->features.cols,
+                                               db->features.cols)
+                        : NAN;
+        printf("    %6.2f s %s%s%s %5d %-24.24s +%-4d (%3d left) -> %5d %-24.24s +%-4d (%3d left) cost %.4f, "
+               "current %.4f, jump %.1f cm, played %.2f s\n",
+               (double)time, reasons & ANIM_CONTROLLER_SEARCH_RANGE_END ? "E" : "-",
+               reasons & ANIM_CONTROLLER_SEARCH_REPLAN ? "R" : "-",
+               reasons & ANIM_CONTROLLER_SEARCH_PERIODIC ? "P" : "-", src, sn, so, sl, best.frame, dn, doff, dl,
+               (double)best.cost, (double)own, 100.0 * jp, (double)((float)(t - segment_start) * dt));
+      }
+      segment_start = t;
+    }
+    for (int b = 0; b < nb && t > 1; b++) {
+      vec3 v = vec3_scale(vec3_sub(c.global_positions[b], prev[b]), 1.0f / dt);
+      float jump = vec3_length(vec3_sub(v, prev_velocity[b]));
+      if (t > 2 && c.transitioned && jump > out->shown_jump_max) out->shown_jump_max = jump;
+      prev_velocity[b] = v;
+    }
+    vec3 rv = c.pose_velocities[0];
+    float root_speed = sqrtf(rv.x * rv.x + rv.z * rv.z);
+    if (start_pending && vec3_dot(rv, c.desired_velocity) >= 0.9f * walk_speed * walk_speed) {
+      float took = time + dt - command_time;
+      out->started++, out->start_sum += took, start_pending = 0;
+      if (took > out->start_max) out->start_max = took;
+    }
+    if (half_pending && vec3_dot(rv, c.desired_velocity) >= 0.5f * walk_speed * walk_speed)
+      out->started_half++, out->start_half_sum += time + dt - command_time, half_pending = 0;
+    if (stop_pending && root_speed < 0.1f * walk_speed) {
+      float took = time + dt - command_time;
+      out->stopped++, out->stop_sum += took, stop_pending = 0;
+      if (took > out->stop_max) out->stop_max = took;
+    }
+    if (!walking && t > 1 && (s == SC_STAND || time - command_time > 1.5f)) {
+      /* Standing (after 1.5 s to stop when it walked): drift and the body's motion about the root. */
+      vec3 d = vec3_sub(c.global_positions[0], prev[0]);
+      out->stand_drift += sqrtf(d.x * d.x + d.z * d.z);
+      float sum = 0.0f;
+      for (int b = 1; b < nb; b++) sum += vec3_length(vec3_sub(vec3_sub(c.global_positions[b], prev[b]), d)) / dt;
+      out->stand_body_speed += sum / (float)(nb - 1);
+      out->stand_ticks++;
+    }
+    anim_quality_meter_frame(&meter, c.global_positions, anim_quality_streamed_contacts(&c), data_contacts(&c), dt);
+    memcpy(prev, c.global_positions, (size_t)nb * sizeof *prev);
+  }
+  anim_quality_meter_result(&meter, &out->q);
+  out->seconds = seconds;
+  if (out->stand_ticks) out->stand_body_speed /= (float)out->stand_ticks;
+  anim_quality_meter_free(&meter);
+  anim_controller_free(&c);
+  free(prev), free(prev_velocity);
+  return rc;
+}
+
+typedef struct {
+  uint64_t transitions;
+} counter_t;
+
+static void count_transitions(void *ctx, const anim_controller_t *c, uint32_t contacts) {
+  ((counter_t *)ctx)->transitions += (uint64_t)c->transitioned;
+}
+
+/* --set name=value,...: the controller parameters a run may change. */
+static int set_params(anim_controller_params_t *p, const char *list) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq) return -1;
+    *eq = 0;
+    double v = atof(eq + 1);
+    if (!strcmp(item, "transition_cost"))
+      p->transition_cost = (float)v;
+    else if (!strcmp(item, "search_interval"))
+      p->search_interval = (int)v;
+    else if (!strcmp(item, "ignore_range_end"))
+      p->ignore_range_end = (int)v;
+    else if (!strcmp(item, "ignore_surrounding"))
+      p->ignore_surrounding = (int)v;
+    else if (!strcmp(item, "replan_threshold"))
+      p->replan_threshold = (float)v;
+    else if (!strcmp(item, "inertialize_halflife"))
+      p->inertialize_halflife = (float)v;
+    else
+      return -1;
+  }
+  return anim_controller_params_validate(p);
+}
+
+static void print_header(void) {
+  printf("%-17s %-9s %5s %5s %4s %4s %4s %5s %5s %6s %5s %5s %6s %6s %5s %16s %11s %6s %6s\n", "dataset", "scenario",
+         "trans", "/s", "end", "inp", "per", "seg s", "jump", "cm avg", "dv", "shown", "slp95", "slmax", "pop",
+         "start s", "stop s", "drift", "body");
+}
+
+static void print_row(const char *dataset, scenario_t s, const result_t *r) {
+  char start[32] = "-", stop[32] = "-";
+  if (r->starts)
+    snprintf(start, sizeof start, "%.2f %.2f/%.2f",
+             r->started_half ? (double)(r->start_half_sum / (float)r->started_half) : -1.0,
+             r->started ? (double)(r->start_sum / (float)r->started) : -1.0, (double)r->start_max);
+  if (r->stops)
+    snprintf(stop, sizeof stop, "%.2f/%.2f", r->stopped ? (double)(r->stop_sum / (float)r->stopped) : -1.0,
+             (double)r->stop_max);
+  if (r->started < r->starts)
+    snprintf(start + strlen(start), sizeof start - strlen(start), "!%d", r->starts - r->started);
+  if (r->stopped < r->stops) snprintf(stop + strlen(stop), sizeof stop - strlen(stop), "!%d", r->stops - r->stopped);
+  printf("%-17s %-9s %5d %5.2f %4d %4d %4d %5.2f %5.1f %6.1f %5.2f %5.2f %6.3f %6.3f %5.2f %16s %11s %6.3f %6.3f\n",
+         dataset, scenario_names[s], r->transitions, (double)((float)r->transitions / r->seconds), r->by_end,
+         r->by_replan, r->by_periodic, (double)(r->seconds / (float)(r->transitions + 1)),
+         100.0 * (double)r->pose_jump_max,
+         r->transitions ? 100.0 * (double)(r->pose_jump_sum / (float)r->transitions) : 0.0, (double)r->vel_jump_max,
+         (double)r->shown_jump_max, (double)r->q.slide_p95, (double)r->q.slide_max, (double)r->q.pop_ratio, start, stop,
+         (double)r->stand_drift, (double)r->stand_body_speed);
+}
+
+/* --response 1 (2: only these): the responsiveness figures of
+ * tests/test_foot_quality.c (the tour with seed 1, the reversals with seeds
+ * 1 and 2, 60 s each; mean time to 90% of a commanded speed) with the
+ * transitions they made, on every mocap dataset built. */
+static int print_responses(const dataset_t *sets, const anim_controller_params_t *params) {
+  printf("\nresponse (tests/test_foot_quality.c's programs, 60 s): mean s to 90%% of a commanded speed "
+         "(reached/commands), "
+         "transitions a second, pop\n");
+  for (int d = 1; d < TR_DATASETS; d++) {
+    if (!sets[d].ok) continue;
+    printf("%-17s", sets[d].name);
+    for (int k = 0; k < ANIM_PROGRAM_COUNT; k++) {
+      if (k == ANIM_PROGRAM_WANDER) continue;
+      float sum = 0.0f, pop = 0.0f;
+      int reached = 0, commands = 0;
+      uint64_t transitions = 0;
+      for (uint32_t seed = 1; seed <= (k == ANIM_PROGRAM_TOUR ? 1u : 2u); seed++) {
+        anim_quality_t q;
+        counter_t counter = {0};
+        int rc = anim_quality_run_controller(&sets[d].db, sets[d].index, params, (anim_program_kind_t)k, seed, 60.0f,
+                                             &q, count_transitions, &counter);
+        if (rc) return rc;
+        sum += q.response_mean * (float)q.reached, reached += q.reached, commands += q.commands;
+        transitions += counter.transitions;
+        if (q.pop_ratio > pop) pop = q.pop_ratio;
+      }
+      printf("  %s %.2f s (%d/%d) %.2f/s pop %.2f", anim_input_program_name((anim_program_kind_t)k),
+             reached ? (double)(sum / (float)reached) : -1.0, reached, commands,
+             (double)transitions / (k == ANIM_PROGRAM_TOUR ? 60.0 : 120.0), (double)pop);
+    }
+    printf("\n");
+  }
+  return 0;
+}
+
+/* Every dataset built and scenario, one row each. */
+static int print_scenarios(const dataset_t *sets, const anim_controller_params_t *params, float seconds,
+                           const char *trace) {
+  printf("%.0f s a run; transition_cost %g, search_interval %d, ignore_range_end %d, replan_threshold %g\n",
+         (double)seconds, (double)params->transition_cost, params->search_interval, params->ignore_range_end,
+         (double)params->replan_threshold);
+  printf("trans: transitions (end: forced by the range ending, inp: input change, per: periodic search); seg s: mean\n"
+         "played segment; jump: largest source/destination pose jump (cm, max then mean), dv its velocity (m/s);\n"
+         "shown: largest displayed velocity change at a transition (m/s); slide p95/max (m/s); pop: speed/source max;\n"
+         "start: s to 50%% of the walk speed (mean), to 90%% (mean/worst, !n never); stop: s to below 10%% of it;\n"
+         "drift: m the root moves while standing; body: mean bone speed about the root while standing (m/s)\n");
+  print_header();
+  int rc = 0;
+  for (int d = 0; d < TR_DATASETS && !rc; d++) {
+    if (!sets[d].ok) continue;
+    for (int s = 0; s < SC_COUNT && !rc; s++) {
+      char label[96];
+      snprintf(label, sizeof label, "%s/%s", sets[d].name, scenario_names[s]);
+      int tracing = trace && !strcmp(trace, label);
+      result_t r;
+      if ((rc = run(&sets[d], params, (scenario_t)s, seconds, tracing, &r)))
+        fprintf(stderr, "animbench transitions: %s failed (%d)\n", label, rc);
+      else
+        print_row(sets[d].name, (scenario_t)s, &r);
+    }
+  }
+  return rc;
+}
+
+int bench_transitions(int argc, char **argv);
+int bench_transitions(int argc, char **argv) {
+  const char *shared = "../shared", *set = NULL, *trace = NULL, *only = NULL;
+  float seconds = 10.0f;
+  int response = 0, only_response = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) return fprintf(stderr, "animbench transitions: %s needs a value\n", a), 2;
+    if (!strcmp(a, "--shared"))
+      shared = v, i++;
+    else if (!strcmp(a, "--seconds"))
+      seconds = (float)atof(v), i++;
+    else if (!strcmp(a, "--set"))
+      set = v, i++;
+    else if (!strcmp(a, "--trace"))
+      trace = v, i++;
+    else if (!strcmp(a, "--datasets"))
+      only = v, i++;
+    else if (!strcmp(a, "--response"))
+      response = atoi(v), only_response = response == 2, i++;
+    else
+      return fprintf(stderr, "animbench transitions: unknown option %s\n", a), 2;
+  }
+  anim_controller_params_t params;
+  anim_controller_params_default(&params);
+  if (set && set_params(&params, set)) return fprintf(stderr, "animbench transitions: bad --set %s\n", set), 2;
+  if (!(seconds > 0)) return fprintf(stderr, "animbench transitions: --seconds > 0\n"), 2;
+  dataset_t sets[TR_DATASETS];
+  memset(sets, 0, sizeof sets);
+  for (int d = 0; d < TR_DATASETS; d++) {
+    char err[512];
+    sets[d].name = d == 0 ? "default" : anim_quality_datasets[d - 1].name;
+    if (only && !strstr(only, sets[d].name)) continue;
+    int rc = d == 0 ? anim_procgen_database(&sets[d].db, NULL, err, sizeof err)
+                    : anim_quality_dataset_build(&sets[d].db, shared, d - 1, err, sizeof err);
+    if (rc) {
+      fprintf(stderr, "animbench transitions: %s: %s\n", sets[d].name, err);
+      continue;
+    }
+    anim_search_data_t data = {sets[d].db.features.values, sets[d].db.features.rows, sets[d].db.features.cols,
+                               sets[d].db.ranges, sets[d].db.nranges};
+    sets[d].index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+    sets[d].ok = sets[d].index != NULL;
+  }
+  int rc = only_response ? 0 : print_scenarios(sets, &params, seconds, trace);
+  if (!rc && response) rc = print_responses(sets, &params);
+  for (int d = 0; d < TR_DATASETS; d++)
+    if (sets[d].ok) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
+  return rc ? 1 : 0;
+}
