@@ -43,7 +43,7 @@ static const struct {
      "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
     {"transitions", bench_transitions,
      "[--shared DIR] [--seconds 10] [--datasets default,games105,...] [--set transition_cost=X,...] "
-     "[--trace DATASET/SCENARIO]"},
+     "[--trace DATASET/SCENARIO] [--response 1|2] [--spread N]"},
 };
 
 int main(int argc, char **argv) {

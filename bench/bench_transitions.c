@@ -41,7 +41,7 @@
 #include "search.h"
 
 #define TR_DATASETS (1 + ANIM_QUALITY_DATASETS)
-#define WALK_STICK 0.85f
+static float WALK_STICK = 0.85f; /* --stick */
 #define TURN_RATE 0.8f      /* rad/s of the stick's direction */
 #define STOPSTART_HALF 2.0f /* s walking, then s standing */
 
@@ -351,11 +351,172 @@ static int print_scenarios(const dataset_t *sets, const anim_controller_params_t
   return rc;
 }
 
+/* One program run from a given start frame and facing, as
+ * anim_quality_run_controller runs it from frame 0: the commands' mean
+ * response (s), how many reached, and the transitions. */
+static int program_run(const dataset_t *set, const anim_controller_params_t *params, anim_program_kind_t kind,
+                       uint32_t seed, int start_frame, float facing, float seconds, float *out_sum, int *out_reached,
+                       int *out_commands, uint64_t *out_transitions) {
+  anim_controller_t c;
+  anim_quality_meter_t meter;
+  int rc = anim_controller_init(&c, &set->db, set->index, params, vec3_zero(), facing, start_frame);
+  if (rc) return rc;
+  if (anim_quality_meter_init(&meter, &set->db)) return anim_controller_free(&c), -1;
+  anim_input_program_t program;
+  anim_input_program_init(&program, kind, seed);
+  const float dt = 1.0f / 60.0f;
+  int ticks = (int)(seconds * 60.0f + 0.5f);
+  for (int t = 0; t < ticks && !rc; t++) {
+    anim_controller_input_t in;
+    vec3 command;
+    int commanded;
+    if (anim_input_program_at(&program, (float)t * dt, &in, &command, &commanded)) {
+      rc = anim_controller_set_input(&c, &in);
+      if (commanded) anim_quality_meter_command(&meter, command);
+    }
+    if (!rc) rc = anim_controller_tick(&c, dt);
+    if (rc) break;
+    anim_controller_global_pose(&c);
+    anim_quality_meter_frame(&meter, c.global_positions, anim_quality_streamed_contacts(&c), -1, dt);
+  }
+  anim_quality_t q;
+  anim_quality_meter_result(&meter, &q);
+  *out_sum += q.response_mean * (float)q.reached, *out_reached += q.reached, *out_commands += q.commands;
+  *out_transitions += c.transitions;
+  anim_quality_meter_free(&meter);
+  anim_controller_free(&c);
+  return rc;
+}
+
+/* A start from rest: standing 3 s from start_frame (at rest, a still pose
+ * held or an idle looping), then the stick at 0.85 toward `direction`
+ * (radians, camera azimuth 0) for 3 s, then let go for 3 s. The times to
+ * 50% and 90% of the walk speed along the stick and to below 10% after
+ * letting go go to out_times[0..2] (s; a time not reached counts as 3 s). */
+static int rest_start_run(const dataset_t *set, const anim_controller_params_t *params, int start_frame,
+                          float direction, double *out_times) {
+  anim_controller_t c;
+  int rc = anim_controller_init(&c, &set->db, set->index, params, vec3_zero(), 0.0f, start_frame);
+  if (rc) return rc;
+  const float dt = 1.0f / 60.0f, walk = WALK_STICK * c.params.forward_speed;
+  float half = 3.0f, full = 3.0f, stop = 3.0f;
+  for (int t = 0; t < 9 * 60 && !rc; t++) {
+    float time = (float)t * dt;
+    anim_controller_input_t in;
+    memset(&in, 0, sizeof in);
+    in.kind = ANIM_INPUT_STICK;
+    int walking = time >= 3.0f && time < 6.0f;
+    if (walking) in.stick_x = WALK_STICK * sinf(direction), in.stick_z = WALK_STICK * cosf(direction);
+    if (!(rc = anim_controller_set_input(&c, &in))) rc = anim_controller_tick(&c, dt);
+    vec3 v = c.pose_velocities[0], along = vec3_make(sinf(direction), 0.0f, cosf(direction));
+    float since = time + dt - (walking ? 3.0f : 6.0f), speed = sqrtf(v.x * v.x + v.z * v.z);
+    if (walking && vec3_dot(v, along) >= 0.5f * walk && since < half) half = since;
+    if (walking && vec3_dot(v, along) >= 0.9f * walk && since < full) full = since;
+    if (time >= 6.0f && speed < 0.1f * walk && since < stop) stop = since;
+  }
+  out_times[0] = half, out_times[1] = full, out_times[2] = stop;
+  anim_controller_free(&c);
+  return rc;
+}
+
+/* tests/test_controller.c's script from start_frame facing `facing`: walk
+ * (stick 0.85) 3 s, turn (stick right) 3 s, run (3.5 m/s) 3 s, stop 3 s.
+ * Returns the seconds from the run command until the root's speed is
+ * within 10% of 3.5 m/s (as the test measures it), 6 when never. */
+static float script_run(const dataset_t *set, const anim_controller_params_t *params, int start_frame, float facing,
+                        uint64_t *out_transitions) {
+  anim_controller_t c;
+  if (anim_controller_init(&c, &set->db, set->index, params, vec3_zero(), facing, start_frame)) return -1.0f;
+  const float dt = 1.0f / 60.0f;
+  float response = 6.0f;
+  for (int t = 0; t < 12 * 60; t++) {
+    anim_controller_input_t in;
+    memset(&in, 0, sizeof in);
+    float time = (float)t * dt;
+    in.kind = ANIM_INPUT_STICK, in.camera_azimuth = facing;
+    if (time < 3.0f) in.stick_z = 0.85f;
+    else if (time < 6.0f) in.stick_x = 0.85f;
+    else if (time < 9.0f) {
+      float a = facing + atan2f(1.0f, 0.0f);
+      in.kind = ANIM_INPUT_VELOCITY, in.facing = a, in.velocity = vec3_make(3.5f * sinf(a), 0.0f, 3.5f * cosf(a));
+    }
+    if (anim_controller_set_input(&c, &in) || anim_controller_tick(&c, dt)) break;
+    vec3 v = c.pose_velocities[0];
+    float speed = sqrtf(v.x * v.x + v.z * v.z);
+    if (time >= 6.0f && response > 5.9f && fabsf(speed - 3.5f) < 0.35f) response = time - 6.0f;
+  }
+  *out_transitions += c.transitions;
+  anim_controller_free(&c);
+  return response;
+}
+
+/* --spread N: the same programs N times each from start frames spread over
+ * the database, turned 0.7 rad more each run (the reversals with seeds
+ * 1..N): a change to the controller sends a character down another path
+ * within seconds, so the tests' few commands move by chance; the mean over
+ * many, with its standard error, says whether a change is more than that. */
+static int print_spread(const dataset_t *sets, const anim_controller_params_t *params, int runs) {
+  printf("\nresponse over %d runs of 60 s each: mean s to 90%% of a commanded speed +- standard error over runs "
+         "(reached/commands), transitions a second\n",
+         runs);
+  for (int d = 0; d < TR_DATASETS; d++) {
+    if (!sets[d].ok) continue;
+    printf("%-17s", sets[d].name);
+    for (int k = 0; k < ANIM_PROGRAM_COUNT; k++) {
+      if (k == ANIM_PROGRAM_WANDER) continue;
+      double mean_sum = 0.0, mean_sq = 0.0;
+      int n = 0, reached = 0, commands = 0;
+      uint64_t transitions = 0;
+      for (int r = 0; r < runs; r++) {
+        float sum = 0.0f;
+        int got = 0;
+        int start = (int)(((long)r * 7919) % sets[d].db.nframes);
+        int rc = program_run(&sets[d], params, (anim_program_kind_t)k, 1u + (uint32_t)r, start, 0.7f * (float)r, 60.0f,
+                             &sum, &got, &commands, &transitions);
+        if (rc) return rc;
+        reached += got;
+        if (got) {
+          double m = (double)sum / got;
+          mean_sum += m, mean_sq += m * m, n++;
+        }
+      }
+      double mean = n ? mean_sum / n : -1.0, var = n > 1 ? (mean_sq - n * mean * mean) / (n - 1) : 0.0;
+      printf("  %s %.3f +- %.3f s (%d/%d) %.2f/s", anim_input_program_name((anim_program_kind_t)k), mean,
+             var > 0 ? sqrt(var / n) : 0.0, reached, commands, (double)transitions / (60.0 * runs));
+    }
+    double sum[3] = {0}, sq[3] = {0};
+    for (int r = 0; r < runs; r++) {
+      double times[3];
+      int rc = rest_start_run(&sets[d], params, (int)(((long)r * 7919) % sets[d].db.nframes), 0.7f * (float)r, times);
+      if (rc) return rc;
+      for (int i = 0; i < 3; i++) sum[i] += times[i], sq[i] += times[i] * times[i];
+    }
+    printf("  from rest:");
+    for (int i = 0; i < 3; i++) {
+      double m = sum[i] / runs, var = runs > 1 ? (sq[i] - runs * m * m) / (runs - 1) : 0.0;
+      printf(" %s %.3f +- %.3f s", i == 0 ? "50%" : i == 1 ? "90%" : "stop", m, var > 0 ? sqrt(var / runs) : 0.0);
+    }
+    double ssum = 0.0, ssq = 0.0;
+    uint64_t stransitions = 0;
+    for (int r = 0; r < runs; r++) {
+      double x = script_run(&sets[d], params, (int)(((long)r * 7919) % sets[d].db.nframes), 0.7f * (float)r,
+                            &stransitions);
+      if (x < 0) return -1;
+      ssum += x, ssq += x * x;
+    }
+    double smean = ssum / runs, svar = runs > 1 ? (ssq - runs * smean * smean) / (runs - 1) : 0.0;
+    printf("  script run %.3f +- %.3f s %.2f/s", smean, svar > 0 ? sqrt(svar / runs) : 0.0,
+           (double)stransitions / (12.0 * runs));
+    printf("\n");
+  }
+  return 0;
+}
+
 int bench_transitions(int argc, char **argv);
 int bench_transitions(int argc, char **argv) {
   const char *shared = "../shared", *set = NULL, *trace = NULL, *only = NULL;
   float seconds = 10.0f;
-  int response = 0, only_response = 0;
+  int response = 0, only_response = 0, spread = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return fprintf(stderr, "animbench transitions: %s needs a value\n", a), 2;
@@ -369,6 +530,10 @@ int bench_transitions(int argc, char **argv) {
       trace = v, i++;
     else if (!strcmp(a, "--datasets"))
       only = v, i++;
+    else if (!strcmp(a, "--stick"))
+      WALK_STICK = (float)atof(v), i++;
+    else if (!strcmp(a, "--spread"))
+      spread = atoi(v), i++;
     else if (!strcmp(a, "--response"))
       response = atoi(v), only_response = response == 2, i++;
     else
@@ -397,6 +562,7 @@ int bench_transitions(int argc, char **argv) {
   }
   int rc = only_response ? 0 : print_scenarios(sets, &params, seconds, trace);
   if (!rc && response) rc = print_responses(sets, &params);
+  if (!rc && spread > 0) rc = print_spread(sets, &params, spread);
   for (int d = 0; d < TR_DATASETS; d++)
     if (sets[d].ok) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
   return rc ? 1 : 0;
