@@ -21,7 +21,7 @@ void anim_controller_params_default(anim_controller_params_t *p) {
   p->back_speed = 1.25f;
   p->ignore_surrounding = 20;
   p->ignore_range_end = 20;
-  p->transition_cost = 0.0f;
+  p->transition_cost = 0.01f;
   p->replan_threshold = 0.5f;
   p->input_f = 4.0f;
   p->input_zeta = 1.0f;

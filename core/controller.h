@@ -23,6 +23,11 @@
  * simulation's position follows the displayed root, so the trajectory always
  * starts where the character is.
  *
+ * Every frame but the current one costs transition_cost more (0.01 by
+ * default): without it a periodic search left the current frame for one a
+ * hundredth of that better, a transition every few ticks for nothing (2.6 a
+ * second standing on the default database, 4.8 walking).
+ *
  * The database and index are shared and read-only; a character owns its
  * arrays (allocated by anim_controller_init, nothing allocated per tick).
  *

@@ -68,9 +68,9 @@ static const struct {
   float response_before[ANIM_PROGRAM_COUNT];
   float max_speed_ratio, min_planted_share;
 } bounds[] = {
-    {{0.75f, 0.0f, 1.92f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* Bandai Namco (now 0.73, 1.84) */
+    {{0.75f, 0.0f, 1.92f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* Bandai Namco (now 0.77, 1.84) */
     {{0.63f, 0.0f, 1.57f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* GAMES-105 (now 0.62, 1.60) */
-    {{0.54f, 0.0f, 1.18f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* CMU 3dsMax (now 0.53, 1.09) */
+    {{0.54f, 0.0f, 1.18f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* CMU 3dsMax (now 0.53, 1.04) */
     {{0.0f, 0.0f, 0.0f}, 1.8f, 0.5f},                           /* CMU MotionBuilder: see above */
 };
 #define DATASETS ((int)(sizeof bounds / sizeof bounds[0]))
