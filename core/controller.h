@@ -26,7 +26,18 @@
  * Every frame but the current one costs transition_cost more (0.01 by
  * default): without it a periodic search left the current frame for one a
  * hundredth of that better, a transition every few ticks for nothing (2.6 a
- * second standing on the default database, 4.8 walking).
+ * second standing on the default database, 4.8 walking). At rest (asked to
+ * stand, the simulation neither moving nor turning, facing as asked) the
+ * query is the same at every search, so two more rules keep a standing
+ * character still: a search forced by the clip's end lands only a
+ * trajectory horizon (the schema's furthest sample) or more before a range's
+ * end, so an idle loops a second or more at a time rather than its last
+ * ignore_range_end frames; and a still frame (every contact on, its root
+ * under 0.1 m/s) whose clip would walk off (search_interval frames on it
+ * matches worse by more than transition_cost) is held, its velocities zero,
+ * until the character leaves rest or a search finds a better frame
+ * (data whose only standing poses start clips that walk off; with a
+ * transition cost of 0 any worsening holds, an idle included).
  *
  * The database and index are shared and read-only; a character owns its
  * arrays (allocated by anim_controller_init, nothing allocated per tick).
@@ -128,6 +139,9 @@ typedef struct {
   int tick_frames;
   int tick_searching;
   int search_reasons;       /* the last tick's search, ANIM_CONTROLLER_SEARCH_* bits (0: none) */
+  int holding;              /* at rest on a still frame its clip would walk off from: the frame is held */
+  int search_at_rest;       /* this tick's search was made at rest */
+  const float *search_query; /* this tick's query (tick_begin's out_query), until tick_end */
   int transitioned;         /* the last tick started a transition */
   float frame_time_accum;   /* seconds not yet turned into frames */
   float time_since_transition;
@@ -195,7 +209,9 @@ int anim_controller_tick(anim_controller_t *character, float dt);
  * searches: it returns 1 and fills out_query (cols normalized floats, which
  * out_search->query points to) when it does, 0 when it does not, or
  * ANIM_EINVAL (dt). tick_end takes the best hit (NULL: none, or no search)
- * and advances the animation and the simulation. Calls must alternate. */
+ * and advances the animation and the simulation; it reads the query, so
+ * out_query must stay as tick_begin left it until then. Calls must
+ * alternate. */
 int anim_controller_tick_begin(anim_controller_t *character, float dt, float *out_query,
                               anim_search_query_t *out_search);
 int anim_controller_tick_end(anim_controller_t *character, const anim_search_hit_t *best);
