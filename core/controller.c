@@ -166,18 +166,18 @@ static int still_frame(const anim_database_t *db, int frame) {
  * trajectory horizon (the schema's furthest sample) before a range's end,
  * so the landing's features are all the clip's own, not extrapolated past
  * its end, and it plays at least that long; but never so far that the
- * longest range has no candidate left. */
+ * range playing has no candidate left (a state machine's search may be
+ * kept to a few short tagged clips). */
 static int rest_range_end(const anim_controller_t *c) {
   const anim_database_t *db = c->db;
-  int horizon = 0, longest = 0;
+  int horizon = 0, r = anim_database_range_of(db, c->frame);
   for (int t = 0; t < db->features.schema.nterms; t++) {
     const anim_feature_term_t *term = &db->features.schema.terms[t];
     for (int s = 0; s < term->nsamples; s++)
       if (term->frame_offsets[s] > horizon) horizon = term->frame_offsets[s];
   }
-  for (int r = 0; r < db->nranges; r++)
-    if (db->ranges[r].stop - db->ranges[r].start > longest) longest = db->ranges[r].stop - db->ranges[r].start;
-  if (horizon > longest - 1) horizon = longest - 1;
+  int length = r >= 0 ? db->ranges[r].stop - db->ranges[r].start : 1;
+  if (horizon > length - 1) horizon = length - 1;
   return horizon > c->params.ignore_range_end ? horizon : c->params.ignore_range_end;
 }
 

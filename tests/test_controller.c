@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "anim_error.h"
+#include "build.h"
 #include "controller.h"
 #include "procgen.h"
 #include "procgen_db.h"
@@ -367,6 +368,50 @@ static void test_standing_still(void **state) {
     fail_msg("stopped %.2f s after letting go (or never), before %.2f", (double)stop, (double)STOP_BEFORE);
 }
 
+/* Standing on a database whose only clips are shorter than the trajectory
+ * horizon (two idles of 0.8 s, 49 frames): a search forced by a clip's end
+ * at rest must still find somewhere to land (the clip playing's start at
+ * worst), so the idle goes on playing; asking for a full 60 frames before
+ * any range's end there found nothing, and the character froze on the
+ * clip's last frame, searching every tick. */
+static void test_standing_on_short_clips(void **state) {
+  anim_procgen_clip_spec_t spec = {"idle", "idle", 0.8f, 1, {0}, {0}, 0};
+  anim_clip_t clips[2];
+  assert_int_equal(anim_procgen_clip(&clips[0], &spec, 60.0f), 0);
+  spec.name = "idle2", spec.duration = 0.7f;
+  assert_int_equal(anim_procgen_clip(&clips[1], &spec, 60.0f), 0);
+  anim_build_options_t o;
+  anim_build_options_default(&o);
+  anim_database_t small;
+  anim_feature_schema_t schema;
+  char err[256];
+  int rc = anim_database_build(&small, "short", clips, 2, &o, err, sizeof err);
+  anim_clip_free(&clips[0]), anim_clip_free(&clips[1]);
+  if (rc) fail_msg("%s", err);
+  assert_int_equal(anim_feature_schema_default(&schema, &small), 0);
+  if (anim_features_build(&small, &schema, err, sizeof err)) fail_msg("%s", err);
+  anim_search_data_t data = {small.features.values, small.features.rows, small.features.cols, small.ranges,
+                             small.nranges};
+  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_BRUTE, &data, err, sizeof err);
+  assert_non_null(index);
+  anim_controller_t c;
+  assert_int_equal(anim_controller_init(&c, &small, index, NULL, vec3_zero(), 0.0f, 0), 0);
+  int last = -1, changes = 0;
+  for (int t = 0; t < 300; t++) {
+    assert_int_equal(anim_controller_tick(&c, 1.0f / 60.0f), 0);
+    if (t >= 180 && c.frame != last) changes++;
+    last = c.frame;
+  }
+  printf("standing on 0.8 s clips: %llu transitions, %llu searches in 5 s; the frame changed %d times in the last 2 s\n",
+         (unsigned long long)c.transitions, (unsigned long long)c.searches, changes);
+  uint64_t searches = c.searches;
+  anim_controller_free(&c);
+  anim_search_index_free(index);
+  anim_database_free(&small);
+  if (changes < 60) fail_msg("the idle froze: its frame changed %d times in 2 s", changes);
+  if (searches > 60) fail_msg("%llu searches in 5 s", (unsigned long long)searches);
+}
+
 /* Walking straight on keeps to its clip: a transition only when another
  * frame is better by the transition cost. */
 static void test_walking_transitions(void **state) {
@@ -401,6 +446,7 @@ int main(void) {
       cmocka_unit_test(test_query_for_inspection),
       cmocka_unit_test(test_pops_without_inertialization),
       cmocka_unit_test(test_standing_still),
+      cmocka_unit_test(test_standing_on_short_clips),
       cmocka_unit_test(test_walking_transitions),
   };
   return cmocka_run_group_tests_name("controller", tests, setup, teardown);
