@@ -9,6 +9,8 @@
  *                                (bench_fit_stream.c)
  *   animbench feet [options]     planted feet and motion quality on real mocap, in process and over the wire
  *                                (bench_feet.c)
+ *   animbench transitions [options] how often characters transition and why, standing, walking, turning,
+ *                                stopping and starting (bench_transitions.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
@@ -23,6 +25,7 @@ int bench_graph(int argc, char **argv);
 int bench_fit(int argc, char **argv);
 int bench_fit_stream(int argc, char **argv);
 int bench_feet(int argc, char **argv);
+int bench_transitions(int argc, char **argv);
 
 static const struct {
   const char *name;
@@ -38,6 +41,9 @@ static const struct {
     {"fit-stream", bench_fit_stream, "[--shared DIR] [--json FILE] [--svg FILE]"},
     {"feet", bench_feet,
      "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
+    {"transitions", bench_transitions,
+     "[--shared DIR] [--seconds 10] [--datasets default,games105,...] [--set transition_cost=X,...] "
+     "[--trace DATASET/SCENARIO] [--response 1|2] [--spread N]"},
 };
 
 int main(int argc, char **argv) {

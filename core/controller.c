@@ -21,7 +21,7 @@ void anim_controller_params_default(anim_controller_params_t *p) {
   p->back_speed = 1.25f;
   p->ignore_surrounding = 20;
   p->ignore_range_end = 20;
-  p->transition_cost = 0.0f;
+  p->transition_cost = 0.01f;
   p->replan_threshold = 0.5f;
   p->input_f = 4.0f;
   p->input_zeta = 1.0f;
@@ -136,13 +136,82 @@ void anim_controller_query(const anim_controller_t *c, float *out_query) {
   query_for(c, c->smoothed_velocity.y, out_query, positions, rotations);
 }
 
+/* ---- standing still ---------------------------------------------------------------------- */
+
+/* At rest: asked to stand (the smoothed input), the simulation neither
+ * moving nor turning and facing where asked. The query is then the same
+ * from one search to the next: no transition can follow the input better,
+ * and each is a visible change for nothing. */
+#define REST_SPEED 0.1f      /* m/s, of the smoothed input and the simulation */
+#define REST_TURN 0.1f       /* rad/s, of the simulation */
+#define REST_FACING 0.99875f /* |cos(half the angle)| to the asked facing: within 0.1 rad */
+
+static int at_rest(const anim_controller_t *c, vec3 target) {
+  return vec3_length(target) < REST_SPEED && vec3_length(c->sim_velocity) < REST_SPEED &&
+         vec3_length(c->sim_angular_velocity) < REST_TURN &&
+         fabsf(quat_dot(c->sim_rotation, c->desired_rotation)) > REST_FACING;
+}
+
+/* A still pose of the data: every contact on and the root (the simulation
+ * bone) slower than REST_SPEED. */
+static int still_frame(const anim_database_t *db, int frame) {
+  vec3 v = db->global_velocities[(size_t)frame * (size_t)db->nbones];
+  if (v.x * v.x + v.z * v.z >= REST_SPEED * REST_SPEED) return 0;
+  for (int s = 0; s < db->ncontacts; s++)
+    if (!db->contacts[(size_t)frame * (size_t)db->ncontacts + (size_t)s]) return 0;
+  return db->ncontacts > 0;
+}
+
+/* Where a search forced by the clip's end at rest may land: a whole
+ * trajectory horizon (the schema's furthest sample) before a range's end,
+ * so the landing's features are all the clip's own, not extrapolated past
+ * its end, and it plays at least that long; but never so far that the
+ * range playing has no candidate left (a state machine's search may be
+ * kept to a few short tagged clips). */
+static int rest_range_end(const anim_controller_t *c) {
+  const anim_database_t *db = c->db;
+  int horizon = 0, r = anim_database_range_of(db, c->frame);
+  for (int t = 0; t < db->features.schema.nterms; t++) {
+    const anim_feature_term_t *term = &db->features.schema.terms[t];
+    for (int s = 0; s < term->nsamples; s++)
+      if (term->frame_offsets[s] > horizon) horizon = term->frame_offsets[s];
+  }
+  int length = r >= 0 ? db->ranges[r].stop - db->ranges[r].start : 1;
+  if (horizon > length - 1) horizon = length - 1;
+  return horizon > c->params.ignore_range_end ? horizon : c->params.ignore_range_end;
+}
+
+/* Whether a character at rest should hold frame `frame` rather than play
+ * on: a still pose whose clip, search_interval frames on, matches the
+ * query worse by more than a transition costs (a clip that stands a moment
+ * and then walks off; on data with no idle to loop, the best standing
+ * frame is the start of such a clip, and playing on and jumping back made
+ * CMU's character hop six times a second). A clip that goes on standing
+ * (an idle) plays on. */
+static int should_hold(const anim_controller_t *c, const float *query, int frame) {
+  const anim_database_t *db = c->db;
+  const anim_features_t *f = &db->features;
+  int later = frame + c->params.search_interval;
+  if (!still_frame(db, frame) || later >= anim_database_range_stop(db, frame)) return 0;
+  float now = anim_search_distance(query, f->values + (size_t)frame * (size_t)f->cols, f->cols);
+  float then = anim_search_distance(query, f->values + (size_t)later * (size_t)f->cols, f->cols);
+  return then > now + c->params.transition_cost;
+}
+
 /* Fills the search for this tick: the current frame competes unless the
- * clip is about to end (it has no future there). */
+ * clip is about to end (it has no future there). At rest, a search forced
+ * by the clip's end lands only a trajectory horizon or more before a range
+ * end (rest_range_end): the frames nearest the end of an idle match its
+ * end best, and landing there looped its last ignore_range_end frames (a
+ * transition every 0.33 s on the default database's idle). */
 static void prepare_search(anim_controller_t *c, vec3 target_velocity, int must_leave, float *out_query,
                            anim_search_query_t *out_search) {
   const anim_controller_params_t *p = &c->params;
   build_query(c, target_velocity, out_query);
-  anim_search_query_t q = {out_query, 1, must_leave ? -1 : c->frame, p->transition_cost, p->ignore_range_end,
+  int rest = at_rest(c, target_velocity);
+  int range_end = rest && must_leave ? rest_range_end(c) : p->ignore_range_end;
+  c->search_at_rest = rest, c->search_query = out_query;
+  anim_search_query_t q = {out_query, 1, must_leave ? -1 : c->frame, p->transition_cost, range_end,
                            p->ignore_surrounding, 0};
   *out_search = q;
   c->searches++;
@@ -150,8 +219,16 @@ static void prepare_search(anim_controller_t *c, vec3 target_velocity, int must_
   c->velocity_at_last_search = target_velocity;
 }
 
+/* The pose of frame, still when held: its velocities zero (the per-bone
+ * block's array of zeros after the global positions, never written). */
+static anim_pose_view_t shown_frame_pose(const anim_controller_t *c, int frame, int held) {
+  anim_pose_view_t view = anim_database_frame_pose(c->db, frame);
+  if (held) view.velocities = view.angular_velocities = c->offset_positions + 7 * (size_t)c->db->nbones;
+  return view;
+}
+
 static void transition_to(anim_controller_t *c, int frame) {
-  anim_pose_view_t src = anim_database_frame_pose(c->db, c->frame), dst = anim_database_frame_pose(c->db, frame);
+  anim_pose_view_t src = shown_frame_pose(c, c->frame, c->holding), dst = anim_database_frame_pose(c->db, frame);
   if (anim_inertializer_transition(&c->inertializer, &src, &dst) != 0) return;
   c->frame = frame;
   c->time_since_transition = 0.0f;
@@ -162,8 +239,8 @@ static void transition_to(anim_controller_t *c, int frame) {
 /* ---- lifetime and tick ----------------------------------------------------------------- */
 
 size_t anim_controller_bone_bytes(int nbones) {
-  /* 7 vec3 arrays and one of padding (96 bytes a bone keep the quats 16-byte
-   * aligned), 3 quat arrays, a flag a bone. */
+  /* 7 vec3 arrays and one of zeros (the rates of a held pose; 96 bytes a
+   * bone keep the quats 16-byte aligned), 3 quat arrays, a flag a bone. */
   return (size_t)(nbones > 0 ? nbones : 0) * (8 * sizeof(vec3) + 3 * sizeof(quat) + 1);
 }
 
@@ -214,7 +291,7 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   c->offset_positions = v, c->offset_velocities = v + n, c->offset_angular_velocities = v + 2 * n;
   c->pose_positions = v + 3 * n, c->pose_velocities = v + 4 * n, c->pose_angular_velocities = v + 5 * n;
   c->global_positions = v + 6 * n;
-  quat *q = (quat *)(v + 8 * n); /* after the padding (anim_controller_bone_bytes) */
+  quat *q = (quat *)(v + 8 * n); /* after an array of zeros (anim_controller_bone_bytes) */
   c->offset_rotations = q, c->pose_rotations = q + n, c->global_rotations = q + 2 * n;
   c->fast_rotations = (uint8_t *)(q + 3 * n);
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
@@ -247,7 +324,9 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   c->arrival.arrived = c->arrival.set_off = 0;
   anim_dynamics_vec3_reset(&c->smoothed_velocity, c->sim_velocity);
   c->frame_time_accum = c->time_since_transition = c->tick_dt = 0.0f;
-  c->tick_frames = c->tick_searching = c->transitioned = c->globals_fresh = 0;
+  c->tick_frames = c->tick_searching = c->search_reasons = c->transitioned = c->globals_fresh = 0;
+  c->holding = c->search_at_rest = 0;
+  c->search_query = NULL;
   size_t base = (size_t)start_frame * n;
   anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
                           c->sim_rotation);
@@ -283,7 +362,12 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
    * input of the last update), before advancing. */
   int near_end = c->frame + c->tick_frames >= anim_database_range_stop(c->db, c->frame) - 1;
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
-  c->tick_searching = c->frames_since_search >= p->search_interval || replan || near_end;
+  /* A held pose is let go as soon as the character is no longer at rest. */
+  if (c->holding && !at_rest(c, target)) c->holding = 0;
+  int periodic = c->frames_since_search >= p->search_interval;
+  c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
+                      (near_end ? ANIM_CONTROLLER_SEARCH_RANGE_END : 0);
+  c->tick_searching = c->search_reasons != 0;
   if (c->tick_searching) prepare_search(c, target, near_end, out_query, out_search);
   return c->tick_searching;
 }
@@ -294,15 +378,18 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   if (!(dt > 0.0f)) return ANIM_EINVAL; /* no tick_begin */
   if (c->tick_searching && best && best->frame != c->frame && best->frame >= 0 && best->frame < c->db->nframes)
     transition_to(c, best->frame);
+  /* At rest a search decides whether to hold, on the frame it kept or landed on. */
+  if (c->tick_searching) c->holding = c->search_at_rest && should_hold(c, c->search_query, c->frame);
+  c->search_query = NULL;
   int stop = anim_database_range_stop(c->db, c->frame);
-  c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
+  if (!c->holding) c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
   /* Simulation springs, then the displayed pose. */
   vec3 target = c->smoothed_velocity.y;
   anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife,
                              dt);
   anim_steering_rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife,
                                 dt);
-  anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
+  anim_pose_view_t view = shown_frame_pose(c, c->frame, c->holding);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
   /* Three speeds of blending (controller.h), in one pass over the pose. */

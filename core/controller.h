@@ -23,6 +23,22 @@
  * simulation's position follows the displayed root, so the trajectory always
  * starts where the character is.
  *
+ * Every frame but the current one costs transition_cost more (0.01 by
+ * default): without it a periodic search left the current frame for one a
+ * hundredth of that better, a transition every few ticks for nothing (2.6 a
+ * second standing on the default database, 4.8 walking). At rest (asked to
+ * stand, the simulation neither moving nor turning, facing as asked) the
+ * query is the same at every search, so two more rules keep a standing
+ * character still: a search forced by the clip's end lands only a
+ * trajectory horizon (the schema's furthest sample) or more before a range's
+ * end, so an idle loops a second or more at a time rather than its last
+ * ignore_range_end frames; and a still frame (every contact on, its root
+ * under 0.1 m/s) whose clip would walk off (search_interval frames on it
+ * matches worse by more than transition_cost) is held, its velocities zero,
+ * until the character leaves rest or a search finds a better frame
+ * (data whose only standing poses start clips that walk off; with a
+ * transition cost of 0 any worsening holds, an idle included).
+ *
  * The database and index are shared and read-only; a character owns its
  * arrays (allocated by anim_controller_init, nothing allocated per tick).
  *
@@ -64,6 +80,13 @@ typedef struct {
 
 void anim_controller_params_default(anim_controller_params_t *out_params);
 int anim_controller_params_validate(const anim_controller_params_t *params);
+
+/* Why a tick searched: bits of anim_controller_t.search_reasons. */
+enum {
+  ANIM_CONTROLLER_SEARCH_PERIODIC = 1,  /* search_interval frames since the last search */
+  ANIM_CONTROLLER_SEARCH_REPLAN = 2,    /* the desired velocity moved by more than replan_threshold */
+  ANIM_CONTROLLER_SEARCH_RANGE_END = 4  /* the clip is about to end: the current frame cannot go on */
+};
 
 typedef enum {
   ANIM_INPUT_STICK = 0,    /* stick (x right, z forward, |stick| <= 1) relative to the camera azimuth */
@@ -115,6 +138,10 @@ typedef struct {
   float tick_dt;
   int tick_frames;
   int tick_searching;
+  int search_reasons;       /* the last tick's search, ANIM_CONTROLLER_SEARCH_* bits (0: none) */
+  int holding;              /* at rest on a still frame its clip would walk off from: the frame is held */
+  int search_at_rest;       /* this tick's search was made at rest */
+  const float *search_query; /* this tick's query (tick_begin's out_query), until tick_end */
   int transitioned;         /* the last tick started a transition */
   float frame_time_accum;   /* seconds not yet turned into frames */
   float time_since_transition;
@@ -182,7 +209,9 @@ int anim_controller_tick(anim_controller_t *character, float dt);
  * searches: it returns 1 and fills out_query (cols normalized floats, which
  * out_search->query points to) when it does, 0 when it does not, or
  * ANIM_EINVAL (dt). tick_end takes the best hit (NULL: none, or no search)
- * and advances the animation and the simulation. Calls must alternate. */
+ * and advances the animation and the simulation; it reads the query, so
+ * out_query must stay as tick_begin left it until then. Calls must
+ * alternate. */
 int anim_controller_tick_begin(anim_controller_t *character, float dt, float *out_query,
                               anim_search_query_t *out_search);
 int anim_controller_tick_end(anim_controller_t *character, const anim_search_hit_t *best);

@@ -106,9 +106,10 @@ static const command_help_t help[] = {
      "         [--encoding float|quantized] [--global] [--rotations-only] [--frames N | --seconds S]\n"
      "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
      "         goal:X,Z[,SPEED] script:tour script:wander\n",
-     "Creates N characters steered by SPEC (or watches existing ones by --id), subscribes to their poses and\n"
-     "writes each frame received, for N frames (default 300) or S seconds, or until every --id character is\n"
-     "gone (the frame whose \"gone\" says so is the last; exit 0).\n"
+     "Creates N characters steered by SPEC (default stick:0,0.7, a walk at 1.2 m/s; stick:0,0 stands) (or\n"
+     "watches existing ones by --id), subscribes to their poses and writes each frame received, for N frames\n"
+     "(default 300) or S seconds, or until every --id character is gone (the frame whose \"gone\" says so is\n"
+     "the last; exit 0).\n"
      "Output is JSON lines with or without --json: first {type: \"header\", database, tick_rate,\n"
      "subscription, bones, parents, contact_bones}, then one object per frame {tick, dropped, poses: [...]}.\n"},
     {"machine",

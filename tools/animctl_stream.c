@@ -7,7 +7,8 @@
  *                  [--rotations-only] [--frames N | --seconds S] [-o FILE]
  *
  * --create N makes N characters owned by this connection (they live as long
- * as the command) and streams them, steered by --input:
+ * as the command) and streams them, steered by --input (default stick:0,0.7,
+ * a walk; stick:0,0 stands):
  *   stick:X,Z        a stick held (x right, z forward, |stick| <= 1)
  *   velocity:VX,VZ   a desired world velocity, facing along it
  *   goal:X,Z[,S]     walk to a point at S m/s (default 1.4)

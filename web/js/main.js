@@ -34,7 +34,7 @@ const RECONNECT_MS = [500, 1000, 2000, 4000];
 // The controller's search settings (ControllerParams defaults, which the
 // page's characters keep), so the page's search of a character's query finds
 // what the character's own search would.
-const CONTROLLER_SEARCH = { ignore_surrounding: 20, ignore_range_end: 20, transition_cost: 0 };
+const CONTROLLER_SEARCH = { ignore_surrounding: 20, ignore_range_end: 20, transition_cost: 0.01 };
 
 const state = {
   connected: false, server: null, databases: [], skeletons: {}, database: null, describe: null,
@@ -578,6 +578,7 @@ async function explainMatch(s, skeleton) {
   }));
   state.match = {
     frame: best.frame, range: best.range_name, cost: best.cost, margin: r.margin, current: s.frame,
+    transitionCost: best.frame === s.frame ? 0 : CONTROLLER_SEARCH.transition_cost, // in cost, not in the groups
     groups, query: Array.from(r.query), features: Array.from(best.features),
     runnerUp: r.matches[1] ? { frame: r.matches[1].frame, range: r.matches[1].range_name, cost: r.matches[1].cost } : null,
   };
