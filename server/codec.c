@@ -6,6 +6,7 @@
  * in codec_<area>.c.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,36 +561,73 @@ typedef struct encoder_block {
 } encoder_block_t;
 
 #define ENCODER_BLOCK_MIN ((size_t)16 * 1024)
-/* The largest block of a response is kept for the thread's next one when
- * no larger than this (the loop's and each pool thread's: a few of them). */
+/* A response's largest block is kept for the next responses when no
+ * larger than ENCODER_SPARE_MAX, up to ENCODER_SPARES of them (a few
+ * threads encode at once: the loop's and the pool's), shared by every
+ * thread: a batch of searches runs on whichever pool thread is free. */
 #define ENCODER_SPARE_MAX ((size_t)256 * 1024)
-static _Thread_local encoder_block_t *encoder_spare;
+#define ENCODER_SPARES 4
+static struct {
+  pthread_mutex_t lock;
+  encoder_block_t *blocks[ENCODER_SPARES];
+  int n;
+} encoder_spares = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0};
+
+/* A kept block of at least size bytes, or NULL. */
+static encoder_block_t *encoder_spare_take(size_t size) {
+  encoder_block_t *block = NULL;
+  pthread_mutex_lock(&encoder_spares.lock);
+  for (int i = 0; i < encoder_spares.n; i++)
+    if (encoder_spares.blocks[i]->size >= size) {
+      block = encoder_spares.blocks[i];
+      encoder_spares.blocks[i] = encoder_spares.blocks[--encoder_spares.n];
+      break;
+    }
+  pthread_mutex_unlock(&encoder_spares.lock);
+  return block;
+}
+
+/* Keeps block, in place of the smallest kept one when all are taken and
+ * that one is smaller; frees what is not kept. */
+static void encoder_spare_give(encoder_block_t *block) {
+  pthread_mutex_lock(&encoder_spares.lock);
+  if (encoder_spares.n < ENCODER_SPARES) {
+    encoder_spares.blocks[encoder_spares.n++] = block, block = NULL;
+  } else {
+    int smallest = 0;
+    for (int i = 1; i < encoder_spares.n; i++)
+      if (encoder_spares.blocks[i]->size < encoder_spares.blocks[smallest]->size) smallest = i;
+    if (encoder_spares.blocks[smallest]->size < block->size) {
+      encoder_block_t *out = encoder_spares.blocks[smallest];
+      encoder_spares.blocks[smallest] = block, block = out;
+    }
+  }
+  pthread_mutex_unlock(&encoder_spares.lock);
+  free(block);
+}
 
 static encoder_block_t *encoder_block_new(size_t least, size_t after) {
   size_t size = after > ENCODER_BLOCK_MIN / 2 ? 2 * after : ENCODER_BLOCK_MIN;
   if (size < least) size = least;
-  encoder_block_t *spare = encoder_spare;
-  if (spare && spare->size >= size) {
-    encoder_spare = NULL, spare->used = 0;
-    return spare;
+  encoder_block_t *block = encoder_spare_take(size);
+  if (block) {
+    block->used = 0;
+    return block;
   }
-  encoder_block_t *block = malloc(sizeof *block + size);
-  if (block) block->size = size, block->used = 0;
+  if ((block = malloc(sizeof *block + size))) block->size = size, block->used = 0;
   return block;
 }
 
-/* Frees the response's blocks but the largest, which becomes the thread's
- * spare when it is larger than the spare (and not too large). */
+/* Frees the response's blocks but the largest, which is kept (when not too large). */
 static void encoder_blocks_end(encoder_block_t *blocks) {
   encoder_block_t *keep = NULL;
   for (encoder_block_t *b = blocks; b; b = b->next)
     if (b->size <= ENCODER_SPARE_MAX && (!keep || b->size > keep->size)) keep = b;
-  if (keep && encoder_spare && encoder_spare->size >= keep->size) keep = NULL;
   for (encoder_block_t *b = blocks, *next; b; b = next) {
     next = b->next;
     if (b != keep) free(b);
   }
-  if (keep) free(encoder_spare), encoder_spare = keep;
+  if (keep) encoder_spare_give(keep);
 }
 
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size) {

@@ -213,7 +213,9 @@ static void test_no_allocation_per_pipelined_search(void **state) {
 /* Matches with their poses: a response of POSE_K poses (each a Pose
  * message, its contacts, its match) is more than the encoder's inline
  * scratch (SRV_ENCODER_INLINE_BYTES), so its encoding takes heap blocks;
- * they come back to the encoding thread for its next response. (Before, a
+ * they are kept for the next responses, whichever thread encodes them (a
+ * batch runs on any free pool thread: blocks kept per thread allocated
+ * again when a new one took it, once under load in make sanitize). (Before, a
  * block a message past the inline bytes.) Rounds of 8 searches and 8 pings:
  * their answers stay under the 64 KiB a search set keeps. */
 #define POSE_K 8
