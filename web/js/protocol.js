@@ -78,8 +78,9 @@ export class Connection {
   // Sends Request{id, kind: body}; resolves with the response body or rejects with an AnimError, or
   // with an Error once the connection is lost. No deadline: over TCP the server answers every
   // request or the connection closes (closed() rejects what is pending), and a deadline would only
-  // guess at speed (a busy machine, or a bridge queueing stream frames ahead of the answer, has
-  // taken over 10 s: the answer came, after the call had been failed and its answer dropped).
+  // guess at speed: on a busy machine a starved page takes seconds to read its answers (6 s
+  // measured under two busy loops; over 10 s once in CI, which failed the call and dropped its
+  // answer), and websockify queues every stream frame ahead of an answer, without bound.
   // A call waiting longer than stallMs is reported once to onstall(kind, ms), and still waits.
   call(kind, body = {}) {
     if (!this.proto.requestKinds.includes(kind)) return Promise.reject(new Error(`no request named ${kind}`));
