@@ -44,11 +44,22 @@
  * which starts at full speed; 1.27 before the body blended slower than the
  * legs) and 1.12 on CMU 3dsMax. */
 #define MAX_SPEED_RATIO 1.2f
-/* Responsiveness not worse than before the feet were planted (the issue's
- * target): the mean time to reach 90% of a commanded speed, against what
- * the controller of commit e8c933e measured with the same programs (8
- * seeds), with 10% for the seeds' spread. */
-#define RESPONSE_MARGIN 1.1f
+/* Responsiveness: the mean time to reach 90% of a commanded speed over
+ * RESPONSE_RUNS paths (check_response) no worse than the same mean
+ * measured on the controller of commit 965f67c (response_before), with a
+ * margin of RESPONSE_Z standard errors of the difference of two such means
+ * (sqrt 2 times the standard error measured in the run): a change to the
+ * controller sends each path elsewhere by chance, and one path's figure
+ * moved by more than the 10% margin this bound had before (CMU 3dsMax's
+ * tour from frame 0: 0.54 s, then 0.59 against 0.594), while the mean over
+ * 16 paths has a standard error of 0.004-0.007 s on the tours and 0.03-0.04
+ * s on the reversals. A slower controller fails (velocity_halflife 0.27 s
+ * doubled: see the commit). The issue's target was "not worse than before
+ * the feet were planted" (commit e8c933e), measured there on one path
+ * only: 0.75, 0.63 and 0.54 s on the tours, 1.92, 1.57 and 1.18 s on the
+ * reversals (two seeds). */
+#define RESPONSE_RUNS 16
+#define RESPONSE_Z 3.0
 /* Feet stay planted: the share of the data's contact frames the character
  * shows planted (shown share / data share). The rest is feet stepping to
  * where the animation went after a transition, or landing; measured 0.75
@@ -56,7 +67,8 @@
 #define MIN_PLANTED_SHARE 0.7f
 
 /* Per dataset (anim_quality_datasets' order): the response before (tour,
- * wander unused, reversals; 0: not checked), the pop and planted-share
+ * wander unused, reversals; 0: not checked; means over RESPONSE_RUNS
+ * paths, commit 965f67c), the pop and planted-share
  * bounds. CMU MotionBuilder is one walk clip and its mirror: the tour's and
  * reversals' run speeds are not in it (the tour reaches none), and most
  * transitions land in another phase of the same cycle, the leg carrying the
@@ -68,9 +80,9 @@ static const struct {
   float response_before[ANIM_PROGRAM_COUNT];
   float max_speed_ratio, min_planted_share;
 } bounds[] = {
-    {{0.75f, 0.0f, 1.92f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* Bandai Namco (now 0.77, 1.84) */
-    {{0.63f, 0.0f, 1.57f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* GAMES-105 (now 0.62, 1.60) */
-    {{0.54f, 0.0f, 1.18f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* CMU 3dsMax (now 0.59, 1.04) */
+    {{0.767f, 0.0f, 1.987f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* Bandai Namco */
+    {{0.633f, 0.0f, 1.646f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* GAMES-105 */
+    {{0.615f, 0.0f, 1.105f}, MAX_SPEED_RATIO, MIN_PLANTED_SHARE}, /* CMU 3dsMax */
     {{0.0f, 0.0f, 0.0f}, 1.8f, 0.5f},                           /* CMU MotionBuilder: see above */
 };
 #define DATASETS ((int)(sizeof bounds / sizeof bounds[0]))
@@ -90,12 +102,13 @@ _Static_assert(sizeof bounds / sizeof bounds[0] == ANIM_QUALITY_DATASETS, "one r
  * MotionBuilder have no standing data at all: their characters walk on
  * when asked to stand (about 9 and 12 m in 10 s), so no bound there.
  * Then the stick forward (0.85, 1.49 m/s asked): half that speed no later
- * than before with 10% for chance (RESPONSE_MARGIN; measured 0.33 s before
+ * than before with 10% for chance (STANDING_START_MARGIN; measured 0.33 s before
  * on GAMES-105, now 0.35; 1.10 s before on CMU 3dsMax, now 0.40: the held
  * pose starts a clip that walks off). */
 static const int max_standing_transitions[] = {-1, 16, 3, -1};
 static const float standing_start_before[] = {0.0f, 0.33f, 1.10f, 0.0f};
 #define MAX_STANDING_DRIFT 0.1f
+#define STANDING_START_MARGIN 1.1f
 _Static_assert(sizeof max_standing_transitions / sizeof max_standing_transitions[0] == ANIM_QUALITY_DATASETS,
                "one standing bound per dataset");
 /* Seconds per in-process run and seeds. */
@@ -178,25 +191,40 @@ static void check(int d, anim_program_kind_t k, const anim_quality_t *q, const c
              (double)q->data_height_p95);
 }
 
-/* Responsiveness over the seeds of one program (commands that reached the speed). */
-static void check_response(int d, anim_program_kind_t k, float sum, int reached, int commands) {
+/* Responsiveness of one program over RESPONSE_RUNS paths: run r from
+ * start frame r * 7919 mod the frames, facing 0.7 r rad, seed 1 + r
+ * (animbench transitions --spread's runs, so its figures compare), each
+ * run's mean time to the commanded speed averaged over the runs. */
+static void check_response(int d, anim_program_kind_t k) {
   if (k == ANIM_PROGRAM_WANDER || bounds[d].response_before[k] == 0.0f)
     return; /* no commanded speed, or none in the data */
-  float mean = reached ? sum / (float)reached : INFINITY, bound = RESPONSE_MARGIN * bounds[d].response_before[k];
-  printf("  %s %s: commanded speed reached in %.2f s on average (%d of %d commands; before %.2f s)\n",
-         anim_quality_datasets[d].name, anim_input_program_name(k), (double)mean, reached, commands,
-         (double)bounds[d].response_before[k]);
-  if (reached < commands / 3 || !(mean <= bound))
-    fail_msg("%s %s: commanded speed reached in %.2f s on average (%d of %d), bound %.2f",
-             anim_quality_datasets[d].name, anim_input_program_name(k), (double)mean, reached, commands,
-             (double)bound);
+  const anim_database_t *db = &sets[d].db;
+  double sum = 0.0, sq = 0.0;
+  int n = 0, reached = 0, commands = 0;
+  for (int r = 0; r < RESPONSE_RUNS; r++) {
+    anim_quality_t q;
+    int start = (int)(((long)r * 7919) % db->nframes);
+    assert_int_equal(anim_quality_run_controller_from(db, sets[d].index, NULL, k, 1u + (uint32_t)r, start,
+                                                      0.7f * (float)r, RUN_SECONDS, &q, NULL, NULL),
+                     0);
+    reached += q.reached, commands += q.commands;
+    if (q.reached) sum += q.response_mean, sq += (double)q.response_mean * q.response_mean, n++;
+  }
+  double mean = n ? sum / n : INFINITY, var = n > 1 ? (sq - n * mean * mean) / (n - 1) : 0.0;
+  double se = var > 0.0 ? sqrt(var / n) : 0.0, before = bounds[d].response_before[k];
+  double bound = before + RESPONSE_Z * sqrt(2.0) * se;
+  printf("  %s %s: commanded speed reached in %.3f +- %.3f s on average over %d paths (%d of %d commands; before "
+         "%.3f s, bound %.3f)\n",
+         anim_quality_datasets[d].name, anim_input_program_name(k), mean, se, n, reached, commands, before, bound);
+  if (reached < commands / 3 || n < RESPONSE_RUNS / 2 || !(mean <= bound))
+    fail_msg("%s %s: commanded speed reached in %.3f +- %.3f s on average over %d paths (%d of %d commands), "
+             "before %.3f, bound %.3f",
+             anim_quality_datasets[d].name, anim_input_program_name(k), mean, se, n, reached, commands, before, bound);
 }
 
 static void run_dataset(int d) {
   if (!dataset(d)) return;
   for (int k = 0; k < ANIM_PROGRAM_COUNT; k++) {
-    float sum = 0.0f;
-    int reached = 0, commands = 0;
     for (uint32_t seed = 1; seed <= (k == ANIM_PROGRAM_TOUR ? 1u : SEEDS); seed++) { /* the tour draws nothing */
       anim_quality_t q;
       assert_int_equal(anim_quality_run_controller(&sets[d].db, sets[d].index, NULL, (anim_program_kind_t)k, seed,
@@ -206,9 +234,8 @@ static void run_dataset(int d) {
       snprintf(label, sizeof label, "%s %s seed %u", anim_quality_datasets[d].name,
                anim_input_program_name((anim_program_kind_t)k), seed);
       check(d, (anim_program_kind_t)k, &q, label);
-      sum += q.response_mean * (float)q.reached, reached += q.reached, commands += q.commands;
     }
-    check_response(d, (anim_program_kind_t)k, sum, reached, commands);
+    check_response(d, (anim_program_kind_t)k);
   }
 }
 
@@ -262,7 +289,7 @@ static void test_standing_still(void **state) {
     printf("  %s standing 10 s: %d transitions, the root moved %.3f m; then half the walk speed in %.2f s\n",
            anim_quality_datasets[d].name, transitions, (double)drift, (double)start);
     if (max_standing_transitions[d] < 0) continue; /* no standing data */
-    if (start < 0 || start > RESPONSE_MARGIN * standing_start_before[d])
+    if (start < 0 || start > STANDING_START_MARGIN * standing_start_before[d])
       fail_msg("%s: half the walk speed %.2f s after the stick (or not in 3 s) from standing, before %.2f",
                anim_quality_datasets[d].name, (double)start, (double)standing_start_before[d]);
     if (transitions > max_standing_transitions[d])

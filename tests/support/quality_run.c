@@ -46,9 +46,16 @@ static long data_contacts(const anim_controller_t *c) {
 int anim_quality_run_controller(const anim_database_t *db, const anim_search_index_t *index,
                                 const anim_controller_params_t *params, anim_program_kind_t kind, uint32_t seed,
                                 float seconds, anim_quality_t *out, anim_quality_tick_cb cb, void *ctx) {
+  return anim_quality_run_controller_from(db, index, params, kind, seed, 0, 0.0f, seconds, out, cb, ctx);
+}
+
+int anim_quality_run_controller_from(const anim_database_t *db, const anim_search_index_t *index,
+                                     const anim_controller_params_t *params, anim_program_kind_t kind, uint32_t seed,
+                                     int start_frame, float facing, float seconds, anim_quality_t *out,
+                                     anim_quality_tick_cb cb, void *ctx) {
   anim_controller_t c;
   anim_quality_meter_t meter;
-  int rc = anim_controller_init(&c, db, index, params, vec3_zero(), 0.0f, 0);
+  int rc = anim_controller_init(&c, db, index, params, vec3_zero(), facing, start_frame);
   if (rc) return rc;
   if (anim_quality_meter_init(&meter, db)) return anim_controller_free(&c), ANIM_ENOMEM;
   anim_input_program_t program;

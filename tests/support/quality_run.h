@@ -39,6 +39,14 @@ int anim_quality_run_controller(const anim_database_t *db, const anim_search_ind
                                 const anim_controller_params_t *params, anim_program_kind_t kind, uint32_t seed,
                                 float seconds, anim_quality_t *out, anim_quality_tick_cb cb, void *ctx);
 
+/* The same from start_frame (a frame of db), facing `facing` (radians about
+ * +Y): another path through the data for the same program, to average a
+ * figure over many (a controller change sends one path elsewhere by chance). */
+int anim_quality_run_controller_from(const anim_database_t *db, const anim_search_index_t *index,
+                                     const anim_controller_params_t *params, anim_program_kind_t kind, uint32_t seed,
+                                     int start_frame, float facing, float seconds, anim_quality_t *out,
+                                     anim_quality_tick_cb cb, void *ctx);
+
 /* The contact flags the server streams for a controller character (bit i:
  * contact i). */
 uint32_t anim_quality_streamed_contacts(const anim_controller_t *character);

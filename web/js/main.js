@@ -38,7 +38,7 @@ const CONTROLLER_SEARCH = { ignore_surrounding: 20, ignore_range_end: 20, transi
 
 const state = {
   connected: false, server: null, databases: [], skeletons: {}, database: null, describe: null,
-  encoding: 'ENCODING_FLOAT', streamFrames: 0, errors: [],
+  encoding: 'ENCODING_FLOAT', streamFrames: 0, errors: [], stalls: 0,
   playback: { range: -1, start: 0, stop: 0, frame: 0, playing: false, speed: 1, framesShown: 0, root: null },
   character: { id: null, subscription: null, frames: 0, tick: 0, root: null, joints: null, contacts: 0,
     touchdowns: [], state: null, states: 0, feet: [], locks: [] },
@@ -124,6 +124,11 @@ async function connect(retrying = false) {
   }
   conn = opened;
   conn.onclose = (why) => { if (conn === opened) connectionLost(why); };
+  // Slow, not failed: the answer still comes (protocol.js); said, and counted in state.stalls.
+  conn.onstall = (kind, ms) => {
+    state.stalls++;
+    toast(`${kind}: no answer yet after ${ms / 1000} s (a busy server, bridge or browser); still waiting`, false);
+  };
   let hello;
   try {
     hello = await opened.call('hello', { protocol_version: 1, client_name: 'previewer', auth_token: $('token').value });
