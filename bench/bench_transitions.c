@@ -351,41 +351,20 @@ static int print_scenarios(const dataset_t *sets, const anim_controller_params_t
   return rc;
 }
 
-/* One program run from a given start frame and facing, as
- * anim_quality_run_controller runs it from frame 0: the commands' mean
- * response (s), how many reached, and the transitions. */
+/* One program run from a given start frame and facing (as the foot-quality
+ * tests average them): the commands' mean response (s) summed, how many
+ * reached, and the transitions, added to the totals. */
 static int program_run(const dataset_t *set, const anim_controller_params_t *params, anim_program_kind_t kind,
                        uint32_t seed, int start_frame, float facing, float seconds, float *out_sum, int *out_reached,
                        int *out_commands, uint64_t *out_transitions) {
-  anim_controller_t c;
-  anim_quality_meter_t meter;
-  int rc = anim_controller_init(&c, &set->db, set->index, params, vec3_zero(), facing, start_frame);
-  if (rc) return rc;
-  if (anim_quality_meter_init(&meter, &set->db)) return anim_controller_free(&c), -1;
-  anim_input_program_t program;
-  anim_input_program_init(&program, kind, seed);
-  const float dt = 1.0f / 60.0f;
-  int ticks = (int)(seconds * 60.0f + 0.5f);
-  for (int t = 0; t < ticks && !rc; t++) {
-    anim_controller_input_t in;
-    vec3 command;
-    int commanded;
-    if (anim_input_program_at(&program, (float)t * dt, &in, &command, &commanded)) {
-      rc = anim_controller_set_input(&c, &in);
-      if (commanded) anim_quality_meter_command(&meter, command);
-    }
-    if (!rc) rc = anim_controller_tick(&c, dt);
-    if (rc) break;
-    anim_controller_global_pose(&c);
-    anim_quality_meter_frame(&meter, c.global_positions, anim_quality_streamed_contacts(&c), -1, dt);
-  }
   anim_quality_t q;
-  anim_quality_meter_result(&meter, &q);
+  counter_t counter = {0};
+  int rc = anim_quality_run_controller_from(&set->db, set->index, params, kind, seed, start_frame, facing, seconds, &q,
+                                            count_transitions, &counter);
+  if (rc) return rc;
   *out_sum += q.response_mean * (float)q.reached, *out_reached += q.reached, *out_commands += q.commands;
-  *out_transitions += c.transitions;
-  anim_quality_meter_free(&meter);
-  anim_controller_free(&c);
-  return rc;
+  *out_transitions += counter.transitions;
+  return 0;
 }
 
 /* A start from rest: standing 3 s from start_frame (at rest, a still pose
