@@ -79,7 +79,7 @@ export class Connection {
   // with an Error once the connection is lost. No deadline: over TCP the server answers every
   // request or the connection closes (closed() rejects what is pending), and a deadline would only
   // guess at speed: on a busy machine a starved page takes seconds to read its answers (6 s
-  // measured under two busy loops; over 10 s once in CI, which failed the call and dropped its
+  // measured under two busy loops; over 10 s once in a test run at load 6.5, which failed the call and dropped its
   // answer), and websockify queues every stream frame ahead of an answer, without bound.
   // A call waiting longer than stallMs is reported once to onstall(kind, ms), and still waits.
   call(kind, body = {}) {
