@@ -53,10 +53,9 @@ int srv_decode_database(srv_decoder_t *d, const char *field, const char *name);
 
 /* ---- encoding ---- */
 
-/* Scratch for the protobuf structs of one response, freed after packing. */
 /* Scratch for one response's protobuf-c messages: the first few kilobytes
  * on the encoding thread's stack (most answers fit: nothing allocated),
- * then heap blocks. */
+ * then heap blocks (encoder_scratch.c). */
 #define SRV_ENCODER_INLINE_BYTES 2048
 typedef struct srv_encoder {
   void *blocks;
@@ -69,6 +68,9 @@ typedef struct srv_encoder {
   max_align_t inline_data[SRV_ENCODER_INLINE_BYTES / sizeof(max_align_t)];
 } srv_encoder_t;
 
+void srv_encoder_init(srv_encoder_t *e);
+/* Frees what the encoder took (its largest block is kept for the next). */
+void srv_encoder_end(srv_encoder_t *e);
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size); /* zeroed; NULL marks the encoding failed */
 void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size);
 /* Sets e->bound to fixed + variable bytes when message (what the encoder
