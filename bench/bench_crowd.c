@@ -45,11 +45,11 @@
 #include <unistd.h>
 #include "bench_util.h"
 #include "anim_client.h"
-#include "controller.h"
-#include "lmm.h"
+#include "character/controller.h"
+#include "learned/lmm.h"
 #include "crowd_trackers.h"
-#include "procgen.h"
-#include "search.h"
+#include "offline/procgen.h"
+#include "search/search.h"
 #include "server_proc.h"
 
 #define TIMEOUT_MS 30000

@@ -31,12 +31,12 @@
 #include <string.h>
 #include "bench_util.h"
 #include "anim_client.h"
-#include "controller.h"
-#include "dbfile_write.h"
+#include "character/controller.h"
+#include "offline/dbfile_write.h"
 #include "feet_strip.h"
 #include "quality_run.h"
 #include "quality_wire.h"
-#include "search.h"
+#include "search/search.h"
 #include "server_proc.h"
 
 typedef struct {

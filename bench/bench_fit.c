@@ -22,16 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "feature_build.h"
+#include "offline/feature_build.h"
 #include "anim_error.h"
 #include "bench_util.h"
-#include "database.h"
-#include "feature_build.h"
+#include "database/database.h"
+#include "offline/feature_build.h"
 #include "fit_eval.h"
 #include "fit_strip.h"
 #include "heldout.h"
-#include "kinematics.h"
-#include "pose_fit.h"
+#include "pose/kinematics.h"
+#include "fit/pose_fit.h"
 
 static void print_result(FILE *out, const char *name, const fit_eval_result_t *r, const anim_database_t *db, int last) {
   printf("  %-22s mean %5.2f cm (tracked %4.2f, others %5.2f)  worst %5.1f cm (%s, frame %d)", name,

@@ -20,11 +20,11 @@
 #include <sys/stat.h>
 #include "anim_error.h"
 #include "bench_util.h"
-#include "database.h"
+#include "database/database.h"
 #include "fit_eval.h"
 #include "fit_strip.h"
 #include "heldout.h"
-#include "pose_fit.h"
+#include "fit/pose_fit.h"
 #include "server_proc.h"
 #include "tracker_feed.h"
 

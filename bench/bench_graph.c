@@ -42,22 +42,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build.h"
-#include "feature_build.h"
+#include "offline/build.h"
+#include "offline/feature_build.h"
 #include "bench_util.h"
-#include "build.h"
-#include "controller.h"
-#include "database.h"
-#include "dbfile_write.h"
-#include "feature.h"
-#include "feature_build.h"
-#include "graph_character.h"
-#include "import.h"
-#include "machine_character.h"
-#include "motion_graph.h"
-#include "procgen.h"
-#include "search.h"
-#include "state_machine.h"
+#include "offline/build.h"
+#include "character/controller.h"
+#include "database/database.h"
+#include "offline/dbfile_write.h"
+#include "database/feature.h"
+#include "offline/feature_build.h"
+#include "graph/graph_character.h"
+#include "offline/import.h"
+#include "machine/machine_character.h"
+#include "graph/motion_graph.h"
+#include "offline/procgen.h"
+#include "search/search.h"
+#include "machine/state_machine.h"
 
 int bench_graph(int argc, char **argv);
 

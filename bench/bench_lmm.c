@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_util.h"
-#include "controller.h"
-#include "lmm.h"
+#include "character/controller.h"
+#include "learned/lmm.h"
 
 static FILE *json;
 

@@ -29,11 +29,11 @@
 #include <time.h>
 #include "bench_util.h"
 #include "anim_error.h"
-#include "import.h"
-#include "feature.h"
+#include "offline/import.h"
+#include "database/feature.h"
 #include "peers.h"
-#include "procgen.h"
-#include "search.h"
+#include "offline/procgen.h"
+#include "search/search.h"
 #include "task_threads.h"
 
 #define MAX_SIZES 8

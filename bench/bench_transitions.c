@@ -34,11 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "controller.h"
+#include "character/controller.h"
 #include "motion_quality.h"
-#include "procgen.h"
+#include "offline/procgen.h"
 #include "quality_run.h"
-#include "search.h"
+#include "search/search.h"
 
 #define TR_DATASETS (1 + ANIM_QUALITY_DATASETS)
 static float WALK_STICK = 0.85f; /* --stick */

@@ -5,9 +5,9 @@
 #include "anim_error.h"
 #include "bench_util.h"
 #include "crowd_trackers.h"
-#include "database.h"
+#include "database/database.h"
 #include "heldout.h"
-#include "pose_fit.h"
+#include "fit/pose_fit.h"
 #include "tracker_feed.h"
 
 #define TIMEOUT_MS 30000

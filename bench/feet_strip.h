@@ -14,7 +14,7 @@
 #define ANIM_BENCH_FEET_STRIP_H
 
 #include <stdint.h>
-#include "controller.h"
+#include "character/controller.h"
 
 typedef struct {
   const anim_database_t *db;

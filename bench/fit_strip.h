@@ -9,8 +9,8 @@
 #ifndef BENCH_FIT_STRIP_H
 #define BENCH_FIT_STRIP_H
 
-#include "anim_math.h"
-#include "database.h"
+#include "math/anim_math.h"
+#include "database/database.h"
 
 #define FIT_STRIP_MAX 24
 #define FIT_STRIP_TRACKERS 8

@@ -2,7 +2,7 @@
  * convert_stream.c: a stream message -> an anim_stream_frame_t of floats (see
  * convert.h), and its free.
  *
- * Quantized poses are expanded with core/quantize.c, the code the server
+ * Quantized poses are expanded with core/pose/quantize.c, the code the server
  * encodes with, so callers always see floats. A frame is one allocation
  * (header, poses, floats, gone ids), freed with one call. Pure: which
  * subscription a frame belongs to, and where it goes, is api_stream.c's.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convert.h"
-#include "quantize.h"
+#include "pose/quantize.h"
 
 void anim_stream_frame_free(anim_stream_frame_t *frame) {
   free(frame); /* one block: header, poses, floats, gone ids */

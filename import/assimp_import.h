@@ -37,7 +37,7 @@
 #ifndef ANIM_ASSIMP_IMPORT_H
 #define ANIM_ASSIMP_IMPORT_H
 
-#include "import.h"
+#include "offline/import.h"
 
 /* The importers for import.h's table: .fbx, .gltf, .glb. (Other formats
  * assimp reads would load the same way, but are not offered untested:

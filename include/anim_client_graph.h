@@ -76,7 +76,7 @@ int anim_client_graph_describe_send(anim_client_t *client, const char *database,
                                     anim_graph_description_cb cb, void *data, uint64_t *out_id);
 
 /* The planner's options; a field left 0 takes the server default. Its
- * three refinements are on unless disabled (core/graph_path.h): */
+ * three refinements are on unless disabled (core/graph/graph_path.h): */
 typedef struct {
   float horizon;        /* s searched ahead [2] */
   float keep;           /* s of each plan played before planning again [0.5] */

@@ -3,7 +3,7 @@
 #include "actor.h"
 #include "anim_error.h"
 #include "animserver.pb-c.h"
-#include "quantize.h"
+#include "pose/quantize.h"
 
 const srv_actor_kind_t *srv_actor_kind_for(int mode) {
   switch (mode) {

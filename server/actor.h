@@ -20,10 +20,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "controller.h"
+#include "character/controller.h"
 #include "registry.h"
 #include "request.h"
-#include "state_machine.h"
+#include "machine/state_machine.h"
 
 /* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
 #define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph) X(TRACKER, tracker) \

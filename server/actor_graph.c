@@ -1,6 +1,6 @@
 /*
  * actor_graph.c: the MODE_GRAPH character kind: a walk on the database's
- * motion graph (core/graph_character.h), holding a reference to the graph
+ * motion graph (core/graph/graph_character.h), holding a reference to the graph
  * it started on (graphs.h), so a rebuild never pulls it away.
  *
  * It wanders until set_paths gives it a path or set_inputs a goal (the

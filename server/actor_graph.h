@@ -2,13 +2,13 @@
  * actor_graph.h: what the motion graph requests reach in a MODE_GRAPH actor
  * (actor_graph.c). Loop thread, between ticks.
  *
- * What it does not: plan or tick (core/graph_path.h, and the kind's simulate).
+ * What it does not: plan or tick (core/graph/graph_path.h, and the kind's simulate).
  */
 #ifndef SRV_ACTOR_GRAPH_H
 #define SRV_ACTOR_GRAPH_H
 
 #include "actor.h"
-#include "graph_character.h"
+#include "graph/graph_character.h"
 
 /* The actor's graph character, or NULL when it is of another kind. */
 anim_graph_character_t *srv_actor_graph_character(srv_actor_t *actor);

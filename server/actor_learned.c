@@ -1,9 +1,9 @@
 /*
- * actor_learned.c: the learned-motion-matching character kind (core/lmm.h):
+ * actor_learned.c: the learned-motion-matching character kind (core/learned/lmm.h):
  * three networks instead of a database's poses and search.
  *
  * Learned characters live on the database "lmm" (--lmm), whose skeleton is
- * the networks' (core/build/lmm_database.h), so describe_database, pose
+ * the networks' (core/offline/lmm_database.h), so describe_database, pose
  * buffers and streams serve them as any other. A chunk's characters tick
  * as one batch (one product per network for the chunk), in the chunk's
  * scratch: their pointers, then the networks' floats. Steering is the
@@ -15,7 +15,7 @@
 #include <string.h>
 #include "actor.h"
 #include "anim_error.h"
-#include "lmm.h"
+#include "learned/lmm.h"
 
 static size_t pointers_bytes(int n) { return ((size_t)n * sizeof(anim_lmm_character_t *) + 63) & ~(size_t)63; }
 

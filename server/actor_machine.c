@@ -1,6 +1,6 @@
 /*
  * actor_machine.c: the MODE_MACHINE character kind: an action state machine
- * (core/machine_character.h) on a binding of a loaded machine (machines.h)
+ * (core/machine/machine_character.h) on a binding of a loaded machine (machines.h)
  * to the actor's database, which it holds a reference to.
  *
  * Each tick runs the machine (events queued by send_events first) and

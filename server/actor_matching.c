@@ -1,5 +1,5 @@
 /*
- * actor_matching.c: the motion-matching character kind (core/controller.h).
+ * actor_matching.c: the motion-matching character kind (core/character/controller.h).
  *
  * A chunk's characters tick in two halves around one batch search: every
  * character's tick_begin (the ones due for a search write their query into

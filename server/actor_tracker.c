@@ -1,6 +1,6 @@
 /*
  * actor_tracker.c: the tracker-driven character kind (MODE_TRACKER): a
- * full-body pose fitted every tick to a few tracked points (core/pose_fit.h)
+ * full-body pose fitted every tick to a few tracked points (core/fit/pose_fit.h)
  * that a client sends with set_trackers, every tick or less often.
  *
  * Each tick feeds the fitter one measurement per tracker. A tracker updated
@@ -29,7 +29,7 @@
 #include "actor.h"
 #include "anim_error.h"
 #include "fit_models.h"
-#include "kinematics.h"
+#include "pose/kinematics.h"
 
 #define HISTORY ANIM_POSE_FIT_HISTORY
 

@@ -15,7 +15,7 @@
 #include "fields.h"
 #include "frame.h"
 #include "registry.h"
-#include "utf8.h"
+#include "base/utf8.h"
 
 /* ---- budgeted allocator, and the connection's arena ------------------------- */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
-#include "graph_matrix.h"
+#include "graph/graph_matrix.h"
 #include "graphs.h"
 #include "registry.h"
 

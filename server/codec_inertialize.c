@@ -6,7 +6,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
-#include "clip.h"
+#include "pose/clip.h"
 
 /* Per bone: 3 position, 3 velocity, 4 rotation, 3 angular velocity floats. */
 static const char *const pose_fields[4] = {"positions", "velocities", "rotations", "angular_velocities"};

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include "animserver.pb-c.h"
 #include "codec.h"
-#include "feature.h"
+#include "database/feature.h"
 
 /* ---- decoding ---- */
 
@@ -95,7 +95,7 @@ SRV_REQUEST_TYPES(SRV_CODEC_DECLARE)
 
 /* Shared by several areas' decoders: a Placement (|x|, |z| bounded, finite);
  * PathOptions (NULL: defaults; else defaults with the non-zero fields,
- * checked: core/graph_path.h's rules and max_expansions at most
+ * checked: core/graph/graph_path.h's rules and max_expansions at most
  * SRV_PATH_MAX_EXPANSIONS). */
 int srv_decode_placement(srv_decoder_t *d, const Animserver__Placement *in, srv_placement_t *out);
 int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserver__PathOptions *in,

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
-#include "database.h"
+#include "database/database.h"
 #include "registry.h"
 
 /* Copies n Vec2 into a fresh x, z float array. */

@@ -3,7 +3,7 @@
 #include "anim_error.h"
 #include "codec_internal.h"
 #include "graphs.h"
-#include "machine_character.h"
+#include "machine/machine_character.h"
 #include "machines.h"
 #include "fit_models.h"
 

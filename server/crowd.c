@@ -10,7 +10,7 @@
 #include "anim_error.h"
 #include "crowd.h"
 #include "log.h"
-#include "quantize.h"
+#include "pose/quantize.h"
 
 /* Actors per simulation job: enough to amortize a job's overhead, small
  * enough that a crowd spreads over every pool thread. */

@@ -7,7 +7,7 @@
 #include "dispatch.h"
 #include "log.h"
 #include "registry.h"
-#include "search.h"
+#include "search/search.h"
 
 /* A request sent to the thread pool; it holds the connection. */
 typedef struct {

@@ -1,5 +1,5 @@
 /*
- * fit_models.h: the pose-fit models of a database (core/pose_fit.h), one
+ * fit_models.h: the pose-fit models of a database (core/fit/pose_fit.h), one
  * per set of tracked bones, built on demand and cached with the database.
  *
  * A model (the tracked bones' own feature schema, matrix and search index,
@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "pose_fit.h"
+#include "fit/pose_fit.h"
 
 #define SRV_FIT_MODELS_PER_DATABASE 8
 

@@ -1,5 +1,5 @@
 /*
- * graphs.h: the motion graphs of loaded databases (core/motion_graph.h),
+ * graphs.h: the motion graphs of loaded databases (core/graph/motion_graph.h),
  * built on request on the thread pool and kept with their database entry.
  *
  * Each entry has a slot (made on its first build, freed with the entry):
@@ -15,7 +15,7 @@
  *
  * Loop thread, but srv_graph_build_run (the pool).
  *
- * What it does not: build or walk a graph itself (core/motion_graph.h, core/graph_path.h).
+ * What it does not: build or walk a graph itself (core/graph/motion_graph.h, core/graph/graph_path.h).
  */
 #ifndef SRV_GRAPHS_H
 #define SRV_GRAPHS_H
@@ -23,8 +23,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "graph_matrix.h"
-#include "motion_graph.h"
+#include "graph/graph_matrix.h"
+#include "graph/motion_graph.h"
 #include "registry.h"
 
 #define SRV_GRAPH_MAX_BUILDS 1

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "hash.h"
+#include "base/hash.h"
 #include "machines.h"
 
 srv_machine_def_t *srv_machine_def_create(const char *name, int from_file, const char *text, size_t len,

@@ -1,6 +1,6 @@
 /*
  * machines.h: the server's named action state machines
- * (core/state_machine.h) and their bindings to databases.
+ * (core/machine/state_machine.h) and their bindings to databases.
  *
  * A loaded machine (a def) keeps its text and a parse of it, which answers
  * summaries. Characters run a binding: the text parsed again and bound to
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "registry.h"
-#include "state_machine.h"
+#include "machine/state_machine.h"
 
 #define SRV_MACHINES_MAX 64              /* loaded at once */
 #define SRV_MACHINE_MAX_TEXT (1u << 20)  /* bytes of one machine's text (the parser's limit) */

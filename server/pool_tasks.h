@@ -1,5 +1,5 @@
 /*
- * pool_tasks.h: a task runner (core/task.h) on libuv's thread pool, callable
+ * pool_tasks.h: a task runner (core/base/task.h) on libuv's thread pool, callable
  * from any thread: the loop thread (before or while the loop runs) or a pool
  * job, such as a database load that builds its search indexes.
  *
@@ -19,7 +19,7 @@
 #define SRV_POOL_TASKS_H
 
 #include <uv.h>
-#include "task.h"
+#include "base/task.h"
 
 typedef struct srv_pool_tasks {
   uv_loop_t *loop;

@@ -14,9 +14,9 @@
 #define SRV_REGISTRY_H
 
 #include <stddef.h>
-#include "database.h"
+#include "database/database.h"
 #include "fit_models.h"
-#include "search.h"
+#include "search/search.h"
 
 #define SRV_REGISTRY_MAX 64
 

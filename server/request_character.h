@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "controller.h"
-#include "graph_path.h"
+#include "character/controller.h"
+#include "graph/graph_path.h"
 #include "request_fit.h"
 #include "request_inertialize.h"
 

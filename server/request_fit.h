@@ -10,7 +10,7 @@
  * rules (anim_pose_fit_params_validate). Bone names are resolved against
  * the database by the services.
  *
- * What it does not: fit (core/pose_fit.h) or run the services (service_fit.c).
+ * What it does not: fit (core/fit/pose_fit.h) or run the services (service_fit.c).
  */
 #ifndef SRV_REQUEST_FIT_H
 #define SRV_REQUEST_FIT_H
@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "fit_models.h"
-#include "pose_fit.h"
-#include "umeyama.h"
+#include "fit/pose_fit.h"
+#include "math/umeyama.h"
 
 #define SRV_ALIGN_MAX_POINTS 65536 /* point pairs in one align (Limits.max_align_points) */
 #define SRV_MAX_TRACKERS ANIM_POSE_FIT_MAX_TRACKERS /* tracked points of one fit or character */

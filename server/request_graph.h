@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "graph_path.h"
-#include "motion_graph.h"
+#include "graph/graph_path.h"
+#include "graph/motion_graph.h"
 
 #define SRV_GRAPH_MAX_TAGS 32
 #define SRV_QUERY_MAX_SECONDS 600.0f

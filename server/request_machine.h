@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "state_machine.h"
+#include "machine/state_machine.h"
 
 /* load_machine and check_machine: text, or (len 0) the file NAME.machine. */
 typedef struct {

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "feature.h"
-#include "search.h"
+#include "database/feature.h"
+#include "search/search.h"
 
 #define SRV_MAX_QUERY_TAGS 32
 /* Rows past which a search by brute force or the seed's boxes takes too

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "dbfile.h"
+#include "database/dbfile.h"
 #include "registry.h"
 #include "service.h"
 

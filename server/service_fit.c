@@ -1,7 +1,7 @@
 /*
- * service_fit.c: align (the Umeyama fit of two point sets, core/umeyama.h)
+ * service_fit.c: align (the Umeyama fit of two point sets, core/math/umeyama.h)
  * and fit_pose (a one-shot full-body fit to tracked points,
- * core/pose_fit.h).
+ * core/fit/pose_fit.h).
  *
  * fit_pose needs the model of its database and tracked bones
  * (fit_models.h): prepare takes the cached one; when there is none, handle

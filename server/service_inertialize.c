@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "inertialize.h"
+#include "motion/inertialize.h"
 #include "registry.h"
 #include "service.h"
-#include "spring.h"
-#include "transition_cost.h"
+#include "motion/spring.h"
+#include "motion/transition_cost.h"
 
 /* The quaternion at q, renormalized only when it is not unit already: a
  * client's unit rotations reach the maths bit for bit. */

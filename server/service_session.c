@@ -2,7 +2,7 @@
 #include <time.h>
 #include "anim_error.h"
 #include "metrics.h"
-#include "search.h"
+#include "search/search.h"
 #include "service.h"
 
 /* The oldest protocol version this server still answers (hello with 0: unspecified). */

@@ -7,7 +7,7 @@
 #include "anim_error.h"
 #include "log.h"
 #include "owner_counts.h"
-#include "quantize.h"
+#include "pose/quantize.h"
 #include "stream.h"
 
 static uint64_t wall_clock_us(void) {

@@ -27,10 +27,10 @@
 #include <unistd.h>
 #include "anim_error.h"
 #include "assimp_import.h"
-#include "dbfile_write.h"
-#include "import.h"
-#include "procgen.h"
-#include "search.h"
+#include "offline/dbfile_write.h"
+#include "offline/import.h"
+#include "offline/procgen.h"
+#include "search/search.h"
 
 #define MAX_TAG_RULES 64
 #define EXIT_USAGE 2

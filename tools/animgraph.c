@@ -35,15 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build.h"
-#include "database.h"
-#include "graph_character.h"
-#include "graph_matrix.h"
-#include "import.h"
-#include "kinematics.h"
-#include "machine_character.h"
-#include "motion_graph.h"
-#include "state_machine.h"
+#include "offline/build.h"
+#include "database/database.h"
+#include "graph/graph_character.h"
+#include "graph/graph_matrix.h"
+#include "offline/import.h"
+#include "pose/kinematics.h"
+#include "machine/machine_character.h"
+#include "graph/motion_graph.h"
+#include "machine/state_machine.h"
 
 typedef struct {
   const char *shared, *out, *stream;

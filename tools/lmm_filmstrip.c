@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "lmm.h"
+#include "learned/lmm.h"
 
 #define SCALE 80.0f /* pixels per metre */
 #define WIDTH 1000

@@ -1,7 +1,7 @@
 /*
  * lmm_recover: recovers the learned-motion-matching features' normalization
- * from the three networks alone (core/lmm_recover.h) and writes it as the C
- * table core/lmm_normalization.c, which the core compiles in and checks
+ * from the three networks alone (core/learned/lmm_recover.h) and writes it as the C
+ * table core/learned/lmm_normalization.c, which the core compiles in and checks
  * against the networks' hash when it loads them.
  *
  *   lmm_recover [--shared DIR] [--out FILE] [--rollouts N] [--frames N] [--seed N]
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "lmm.h"
-#include "lmm_recover.h"
+#include "learned/lmm.h"
+#include "learned/lmm_recover.h"
 
 static void print_table(FILE *f, const char *prefix, const anim_lmm_recovery_t *r) {
   fprintf(f, "%s| group | columns | weight | scale | offsets | R^2 | slope spread |\n", prefix);

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "bvh.h"
-#include "feature_build.h"
+#include "offline/bvh.h"
+#include "offline/feature_build.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

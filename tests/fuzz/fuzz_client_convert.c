@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../client/convert.h"
-#include "../../client/reader.h"
+#include "client/convert.h"
+#include "client/reader.h"
 #include "frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "database.h"
-#include "dbfile.h"
-#include "feature.h"
-#include "hash.h"
-#include "search.h"
+#include "database/database.h"
+#include "database/dbfile.h"
+#include "database/feature.h"
+#include "base/hash.h"
+#include "search/search.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "machine_character.h"
-#include "procgen.h"
-#include "state_machine.h"
+#include "machine/machine_character.h"
+#include "offline/procgen.h"
+#include "machine/state_machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "nnet.h"
+#include "learned/nnet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -53,7 +53,7 @@ def missing(what):
 
 
 def euler_zxy(q):
-    """Degrees (z, x, y) whose Rz Rx Ry (BVH channels "Zrotation Xrotation Yrotation", core/build/bvh.c) is the
+    """Degrees (z, x, y) whose Rz Rx Ry (BVH channels "Zrotation Xrotation Yrotation", core/offline/bvh.c) is the
     rotation of the unit quaternion q = (w, x, y, z)."""
     w, x, y, z = (float(v) for v in q)
     ex = math.asin(max(-1.0, min(1.0, 2 * (y * z + w * x))))

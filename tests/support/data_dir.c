@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 #include "data_dir.h"
-#include "database.h"
-#include "dbfile_write.h"
+#include "database/database.h"
+#include "offline/dbfile_write.h"
 
 void anim_test_data_dir_make(char *out_dir, size_t len, const char *tag) {
   snprintf(out_dir, len, "/tmp/animserver-%.20s-XXXXXX", tag);

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <time.h>
 #include "anim_error.h"
-#include "database.h"
+#include "database/database.h"
 #include "fit_eval.h"
-#include "kinematics.h"
+#include "pose/kinematics.h"
 
 void fit_eval_options_default(fit_eval_options_t *o) {
   memset(o, 0, sizeof *o);

@@ -21,8 +21,8 @@
 #ifndef ANIM_TEST_FIT_EVAL_H
 #define ANIM_TEST_FIT_EVAL_H
 
-#include "anim_math.h"
-#include "pose_fit.h"
+#include "math/anim_math.h"
+#include "fit/pose_fit.h"
 
 typedef struct {
   float noise;          /* m, Gaussian sigma per coordinate added to every tracker */

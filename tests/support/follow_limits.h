@@ -1,6 +1,6 @@
 /*
  * follow_limits.h: how closely a motion-graph character must follow a path
- * (core/graph_character.h), the one place test_motion_graph (the core) and
+ * (core/graph/graph_character.h), the one place test_motion_graph (the core) and
  * test_graph_service (over the wire) take it from.
  */
 #ifndef ANIM_TEST_FOLLOW_LIMITS_H
@@ -19,12 +19,12 @@
 /* Largest change of a joint's velocity in a tick while following (m/s):
  * as test_state_machine.c; jumps are inertialized. */
 #define MAX_VELOCITY_JUMP 5.0f
-/* Progress along a path (core/graph_path.h, "Progress"): the arc of the
+/* Progress along a path (core/graph/graph_path.h, "Progress"): the arc of the
  * path covered, at least FOLLOW_MIN_PACE times the expected speed (the
  * graph's median edge speed) for every second after FOLLOW_START_SECONDS;
  * an open path's end reached within FOLLOW_START_SECONDS + length / (pace
  * speed). The start: the default database's walk_start clip stands 1 s
- * and reaches walking speed 2 s in (core/build/procgen.c). The pace: the
+ * and reaches walking speed 2 s in (core/offline/procgen.c). The pace: the
  * planner may take walks slower than the median where they follow better
  * (Bandai's tenth percentile of edge speeds is 0.82 of its median, the
  * default database's slow walk 0.67), while standing still covers nothing.

@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "database.h"
-#include "feature.h"
-#include "build.h"
-#include "feature_build.h"
+#include "database/database.h"
+#include "database/feature.h"
+#include "offline/build.h"
+#include "offline/feature_build.h"
 #include "heldout.h"
-#include "import.h"
+#include "offline/import.h"
 
 const char *const anim_heldout_bandai_clips[] = {"dataset-2_walk_normal_001", "dataset-2_run_normal_001",
                                                  "dataset-2_walk-turn-left_normal_001"};

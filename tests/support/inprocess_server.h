@@ -15,10 +15,10 @@
 
 #include <pthread.h>
 #include <string.h>
-#include "procgen.h"
-#include "../../server/graphs.h"
-#include "../../server/registry.h"
-#include "../../server/server.h"
+#include "offline/procgen.h"
+#include "server/graphs.h"
+#include "server/registry.h"
+#include "server/server.h"
 
 /* A server's config as these tests run it (an ephemeral loopback port,
  * warnings and worse logged) and the loop initialized. */

@@ -23,7 +23,7 @@
 #define ANIM_TEST_INPUT_PROGRAM_H
 
 #include <stdint.h>
-#include "controller.h"
+#include "character/controller.h"
 
 typedef enum { ANIM_PROGRAM_TOUR = 0, ANIM_PROGRAM_WANDER = 1, ANIM_PROGRAM_REVERSALS = 2 } anim_program_kind_t;
 #define ANIM_PROGRAM_COUNT 3

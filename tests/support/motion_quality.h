@@ -29,7 +29,7 @@
 #define ANIM_TEST_MOTION_QUALITY_H
 
 #include <stdint.h>
-#include "database.h"
+#include "database/database.h"
 
 typedef struct {
   long frames;

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <cmocka.h>
-#include "procgen.h"
+#include "offline/procgen.h"
 #include "procgen_db.h"
 
 int anim_test_procgen_load(anim_database_t *out_db) {

@@ -1,12 +1,12 @@
 /*
- * procgen_db.h: the procedural database (core/procgen.h) most core tests
+ * procgen_db.h: the procedural database (core/offline/procgen.h) most core tests
  * run on, built in one place so that a change of its options or of how a
  * failure is reported is made once.
  */
 #ifndef ANIM_TEST_PROCGEN_DB_H
 #define ANIM_TEST_PROCGEN_DB_H
 
-#include "database.h"
+#include "database/database.h"
 
 /* Builds the default procedural database into *out_db: 0, or -1 with the
  * builder's message on stderr (the form a cmocka group set-up returns). */

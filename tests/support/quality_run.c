@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "anim_error.h"
-#include "build.h"
-#include "feature_build.h"
-#include "import.h"
+#include "offline/build.h"
+#include "offline/feature_build.h"
+#include "offline/import.h"
 #include "quality_run.h"
 
 const anim_quality_dataset_t anim_quality_datasets[ANIM_QUALITY_DATASETS] = {

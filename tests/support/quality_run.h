@@ -11,7 +11,7 @@
 #ifndef ANIM_TEST_QUALITY_RUN_H
 #define ANIM_TEST_QUALITY_RUN_H
 
-#include "controller.h"
+#include "character/controller.h"
 #include "input_program.h"
 #include "motion_quality.h"
 

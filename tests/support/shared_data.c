@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "feature_build.h"
-#include "import.h"
+#include "offline/feature_build.h"
+#include "offline/import.h"
 #include "shared_data.h"
 
 const char *anim_test_shared_dir(void) {

@@ -1,5 +1,5 @@
 /*
- * task_threads.h: a task runner (core/task.h) on plain pthreads for the
+ * task_threads.h: a task runner (core/base/task.h) on plain pthreads for the
  * tests and the benchmarks: each run starts threads - 1 helpers, the calling
  * thread works too, and all take task indices from one shared counter.
  *
@@ -9,7 +9,7 @@
 #ifndef ANIM_TEST_TASK_THREADS_H
 #define ANIM_TEST_TASK_THREADS_H
 
-#include "task.h"
+#include "base/task.h"
 
 /* A runner of threads threads (>= 1); nothing to free. */
 anim_task_runner_t anim_test_task_runner(int threads);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "database.h"
-#include "dbfile_write.h"
+#include "database/database.h"
+#include "offline/dbfile_write.h"
 #include "fit_eval.h"
 #include "tracker_feed.h"
 

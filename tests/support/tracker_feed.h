@@ -19,7 +19,7 @@
 #define ANIM_TEST_TRACKER_FEED_H
 
 #include <stdint.h>
-#include "anim_math.h"
+#include "math/anim_math.h"
 #include "raw_client.h"
 
 struct anim_database;

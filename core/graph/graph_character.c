@@ -1,0 +1,151 @@
+/* graph_character.c: a character walking a motion graph (see graph_character.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anim_error.h"
+#include "graph/graph_character.h"
+#include "pose/kinematics.h"
+
+void anim_graph_character_free(anim_graph_character_t *c) {
+  anim_path_planner_free(&c->planner);
+  free(c->memory);
+  memset(c, 0, sizeof *c);
+}
+
+int anim_graph_character_init(anim_graph_character_t *c, const anim_motion_graph_t *graph, const anim_database_t *db,
+                              const anim_path_options_t *options, float halflife, vec3 position, float facing,
+                              int start) {
+  memset(c, 0, sizeof *c);
+  if (!isfinite(position.x + position.z + facing + halflife)) return ANIM_ENONFINITE;
+  if (!graph || !db || !(halflife > 0.0f) || start < 0 || start >= graph->nnodes) return ANIM_EINVAL;
+  int rc = anim_path_planner_init(&c->planner, graph, db, options);
+  if (rc) return rc;
+  size_t n = (size_t)db->nbones;
+  c->memory = calloc(1, n * (7 * sizeof(vec3) + 3 * sizeof(quat)));
+  if (!c->memory) {
+    anim_graph_character_free(c);
+    return ANIM_ENOMEM;
+  }
+  vec3 *v = c->memory;
+  c->offset_positions = v, c->offset_velocities = v + n, c->offset_angular_velocities = v + 2 * n;
+  c->pose_positions = v + 3 * n, c->pose_velocities = v + 4 * n, c->pose_angular_velocities = v + 5 * n;
+  c->global_positions = v + 6 * n;
+  quat *q = (quat *)(v + 7 * n);
+  c->offset_rotations = q, c->pose_rotations = q + n, c->global_rotations = q + 2 * n;
+  c->graph = graph, c->db = db, c->halflife = halflife;
+  c->node = start, c->edge = -1, c->frame = graph->nodes[start].frame, c->seed = 1;
+  anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
+                         c->offset_angular_velocities);
+  size_t base = (size_t)c->frame * n;
+  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base],
+                          vec3_make(position.x, 0.0f, position.z), quat_from_angle_axis(facing, vec3_make(0, 1, 0)));
+  anim_pose_view_t view = anim_database_frame_pose(db, c->frame);
+  anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
+  anim_inertializer_update(&c->inertializer, &out, &view, halflife, 0.0f);
+  return 0;
+}
+
+anim_ground_map_t anim_graph_character_map(const anim_graph_character_t *c) {
+  const anim_inertializer_t *in = &c->inertializer;
+  anim_ground_map_t map;
+  map.angle = quat_yaw_angle(in->anchor_world_rotation) - quat_yaw_angle(in->anchor_anim_rotation);
+  float cs = cosf(map.angle), sn = sinf(map.angle);
+  vec3 a = in->anchor_anim_position, w = in->anchor_world_position;
+  map.x = w.x - (cs * a.x + sn * a.z), map.z = w.z - (-sn * a.x + cs * a.z);
+  return map;
+}
+
+int anim_graph_character_set_path(anim_graph_character_t *c, const anim_path_t *path) {
+  int rc = anim_path_planner_set_path(&c->planner, path);
+  if (rc) return rc;
+  c->follow = ANIM_GRAPH_FOLLOW_PATH;
+  c->s = anim_path_planner_project(&c->planner, c->pose_positions[0].x, c->pose_positions[0].z, 0.0f, -1.0f, NULL);
+  c->plan_index = c->planner.nplan = 0; /* plan at the next node */
+  return 0;
+}
+
+int anim_graph_character_set_goal(anim_graph_character_t *c, float x, float z) {
+  if (!isfinite(x + z)) return ANIM_ENONFINITE;
+  c->follow = ANIM_GRAPH_FOLLOW_GOAL, c->goal_x = x, c->goal_z = z;
+  c->plan_index = c->planner.nplan = 0;
+  return 0;
+}
+
+void anim_graph_character_wander(anim_graph_character_t *c, uint32_t seed) {
+  c->follow = ANIM_GRAPH_WANDER, c->seed = seed ? seed : 1;
+  c->plan_index = c->planner.nplan = 0;
+}
+
+/* The next edge from the current node: the plan's, planning first when it
+ * is used up; a random one when wandering (or when no plan came out). */
+static int next_edge(anim_graph_character_t *c) {
+  const anim_motion_graph_t *g = c->graph;
+  if (c->follow != ANIM_GRAPH_WANDER && c->plan_index >= c->planner.nplan) {
+    anim_ground_map_t map = anim_graph_character_map(c);
+    float x, z;
+    anim_ground_map_apply(&map, c->db, g->nodes[c->node].frame, &x, &z);
+    int ok = 1;
+    if (c->follow == ANIM_GRAPH_FOLLOW_GOAL) {
+      float points[4] = {x, z, c->goal_x, c->goal_z};
+      anim_path_t path = {points, 2, 0};
+      /* At the goal the segment vanishes: aim a little beyond it, ahead. */
+      if (hypotf(c->goal_x - x, c->goal_z - z) < 0.05f) points[2] += 0.1f;
+      ok = anim_path_planner_set_path(&c->planner, &path) == 0;
+      c->s = 0.0f;
+    } else {
+      c->s = anim_path_planner_project(&c->planner, x, z, c->s, ANIM_GRAPH_TRACK_WINDOW, NULL);
+    }
+    if (ok && anim_path_planner_plan(&c->planner, c->node, map, c->s) == 0) {
+      c->plan_index = 0, c->plans++, c->replanned = 1;
+      c->expansions += (uint64_t)c->planner.expansions;
+    }
+  }
+  if (c->follow != ANIM_GRAPH_WANDER && c->plan_index < c->planner.nplan) return c->planner.plan[c->plan_index++];
+  const anim_graph_node_t *node = &g->nodes[c->node];
+  if (node->nedges == 0) return -1;
+  c->seed ^= c->seed << 13, c->seed ^= c->seed >> 17, c->seed ^= c->seed << 5;
+  return node->first_edge + (int)(c->seed % (uint32_t)node->nedges);
+}
+
+/* One frame on: the next frame of the edge, or at its end the next edge
+ * (its jump inertialized). */
+static void step_frame(anim_graph_character_t *c) {
+  const anim_motion_graph_t *g = c->graph;
+  if (c->edge >= 0 && c->frame < g->nodes[g->edges[c->edge].target].frame) {
+    c->frame++;
+    return;
+  }
+  if (c->edge >= 0) c->node = g->edges[c->edge].target;
+  int e = next_edge(c);
+  if (e < 0) return; /* a dead end of an unpruned graph: hold */
+  const anim_graph_edge_t *edge = &g->edges[e];
+  if (edge->transition >= 0) {
+    anim_pose_view_t src = anim_database_frame_pose(c->db, c->frame),
+                     dst = anim_database_frame_pose(c->db, edge->first_frame - 1);
+    if (anim_inertializer_transition(&c->inertializer, &src, &dst) == 0) c->jumps++;
+  }
+  c->edge = e, c->frame = edge->first_frame;
+}
+
+int anim_graph_character_tick(anim_graph_character_t *c, float dt) {
+  if (!(dt > 0.0f) || !isfinite(dt)) return ANIM_EINVAL;
+  c->replanned = 0, c->globals_fresh = 0;
+  c->frame_time_accum += dt;
+  int frames = (int)floorf(c->frame_time_accum * c->db->frame_rate);
+  c->frame_time_accum -= (float)frames / c->db->frame_rate;
+  for (int i = 0; i < frames; i++) step_frame(c);
+  anim_pose_view_t view = anim_database_frame_pose(c->db, c->frame);
+  anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
+                            c->pose_angular_velocities};
+  int rc = anim_inertializer_update(&c->inertializer, &out, &view, c->halflife, dt);
+  c->ticks++;
+  return rc;
+}
+
+void anim_graph_character_global_pose(anim_graph_character_t *c) {
+  if (c->globals_fresh) return;
+  c->globals_fresh = 1;
+  anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,
+          c->db->nbones);
+}

@@ -1,0 +1,100 @@
+/*
+ * graph_character.h: a character that walks a motion graph, following a
+ * path or going to a goal (graph_path.h), its transitions inertialized.
+ *
+ * It plays database frames along graph edges at the database's rate (a
+ * tick takes the whole frames its dt brings, the remainder kept). At each
+ * node it takes the next edge of its plan; an edge that starts with a jump
+ * (a transition i -> j) is an inertialized transition from frame i to frame
+ * j (inertialize.h: the displayed pose and its velocities stay continuous,
+ * j's root lands on i's, the offsets decay with `halflife`), then j + 1 and
+ * on play. When the plan's kept part is used up the planner plans again
+ * from that node, where the character is (the inertializer's anchor places
+ * the node's frame in the world), so a long path is followed by plans of
+ * `horizon` seconds re-made every `keep` seconds:
+ *  - path: the arc length reached is the nearest path point to the
+ *    character, searched within ANIM_GRAPH_TRACK_WINDOW of the last one so
+ *    a closed or crossing path is followed in order;
+ *  - goal: the path is the segment from the character to the goal, made
+ *    anew at each plan. A graph has no motion that stops unless its
+ *    database has one, so a character at its goal walks around it;
+ *  - neither: a random walk.
+ * Planning happens inside the tick that reaches the node (its cost is the
+ * planner's, bounded by max_expansions); other ticks only play frames.
+ *
+ * The graph and database are shared and read-only; a character allocates
+ * everything in anim_graph_character_init (and, for a path longer than any
+ * before, in set_path), nothing per tick.
+ */
+#ifndef ANIM_GRAPH_CHARACTER_H
+#define ANIM_GRAPH_CHARACTER_H
+
+#include <stdint.h>
+#include "database/database.h"
+#include "graph/graph_path.h"
+#include "motion/inertialize.h"
+#include "graph/motion_graph.h"
+
+#define ANIM_GRAPH_TRACK_WINDOW 3.0f /* m of arc either side of the last position on the path */
+
+typedef enum { ANIM_GRAPH_WANDER = 0, ANIM_GRAPH_FOLLOW_PATH = 1, ANIM_GRAPH_FOLLOW_GOAL = 2 } anim_graph_follow_t;
+
+typedef struct anim_graph_character {
+  const anim_motion_graph_t *graph;
+  const anim_database_t *db;
+  anim_path_planner_t planner;
+  float halflife;             /* s, of the inertialized jumps */
+
+  anim_graph_follow_t follow;
+  float goal_x, goal_z;
+  float s;                    /* arc length reached on the path (m) */
+  uint32_t seed;              /* for wandering */
+
+  int node;                   /* the node played last (at the end of edge) */
+  int edge;                   /* edge being played, -1 at the start */
+  int frame;                  /* database frame shown */
+  int plan_index;             /* next edge of planner.plan */
+  float frame_time_accum;
+
+  anim_inertializer_t inertializer;
+  vec3 *offset_positions, *offset_velocities, *offset_angular_velocities;
+  quat *offset_rotations;
+  vec3 *pose_positions, *pose_velocities, *pose_angular_velocities; /* displayed; bone 0 in the world */
+  quat *pose_rotations;
+  vec3 *global_positions;
+  quat *global_rotations;
+  int globals_fresh;
+
+  uint64_t ticks, jumps, plans, expansions;
+  int replanned;              /* the last tick planned */
+  void *memory;
+} anim_graph_character_t;
+
+/* Sets up a character on graph (built on db) at node `start`, that node's
+ * frame shown with its root at position (y ignored) facing `facing`
+ * radians, wandering. halflife > 0 s. 0, ANIM_EINVAL (bad options or node,
+ * graph of another database), ANIM_ENONFINITE, ANIM_ENOMEM. Free with
+ * anim_graph_character_free; graph and db must outlive it. */
+int anim_graph_character_init(anim_graph_character_t *out_character, const anim_motion_graph_t *graph,
+                              const anim_database_t *db, const anim_path_options_t *options, float halflife,
+                              vec3 position, float facing, int start);
+void anim_graph_character_free(anim_graph_character_t *character);
+
+/* Follows path from the point nearest the character (copied; plans again
+ * at the next node). 0 or anim_path_planner_set_path's error. */
+int anim_graph_character_set_path(anim_graph_character_t *character, const anim_path_t *path);
+/* Goes to (x, z). 0, ANIM_ENONFINITE. */
+int anim_graph_character_set_goal(anim_graph_character_t *character, float x, float z);
+/* Back to a random walk. */
+void anim_graph_character_wander(anim_graph_character_t *character, uint32_t seed);
+
+/* Advances by dt seconds (> 0, finite). 0 or ANIM_EINVAL. */
+int anim_graph_character_tick(anim_graph_character_t *character, float dt);
+
+/* The ground map placing the playing clip's frames in the world now. */
+anim_ground_map_t anim_graph_character_map(const anim_graph_character_t *character);
+
+/* Fills global_positions/global_rotations from the displayed pose (once a tick). */
+void anim_graph_character_global_pose(anim_graph_character_t *character);
+
+#endif

@@ -1,0 +1,341 @@
+/*
+ * graph_path.h: path synthesis on a motion graph (Kovar, Gleicher and
+ * Pighin 2002, sections 4 and 5): the graph walk whose root path best
+ * follows a 2-D polyline, by branch and bound with a horizon.
+ *
+ * A walk's root path: from the start node's frame, placed in the world by a
+ * ground transform (angle about +Y and translation), each frame's root
+ * (database bone 0, projected on the ground) is mapped by that transform;
+ * an edge that jumps from frame i to frame j re-places the clip so that j's
+ * root lands on i's, position and facing (what the inertializer's anchor
+ * does when the character takes it). Its error is the paper's path error,
+ * the sum over its frames of |root(f) - P(s0 + s(f))|^2, where s(f) is the
+ * arc length the root has travelled since the start and P(s) the point of
+ * the polyline at arc length s from its start (wrapping round when closed),
+ * plus a progress term (below). The search ends a walk at the horizon
+ * (frames beyond it are not counted) or, on an open path, when s0 + s
+ * reaches the path's end.
+ *
+ * Progress. The paper's error compares the walk with the path at the arc
+ * length the walk itself has travelled, so a walk that does not travel is
+ * never wrong: on a graph with an idle loop the best walk stands at the
+ * path's start. Measured on the procedural default database (its graph
+ * keeps the idle clip), 20 s on a 10 m line from the idle node: 2.4 m
+ * covered (0 m along +x), 0.008 m from the line. So frame f of a walk
+ * (f = 1..N over the horizon, t_f = f / rate) also adds
+ *     w lag_f^2,  lag_f = max(0, min(v t_f, rest) - s(f)),
+ * how far the walk is behind a pacer going along the path at the expected
+ * speed v from where the plan starts (rest: what is left of an open path
+ * after s0; a closed path has no end). Only lagging counts: a faster walk
+ * pays nothing and the path error alone judges where it goes. v is the
+ * median root speed of the graph's edges (options.speed overrides it):
+ * 1.50 m/s on the default database (its walk), 1.15 m/s on Bandai Namco.
+ *
+ * The weight, w = 1 / sum_{f=1..K} (f/K)^2 = 6K / ((K+1)(2K+1)) (about
+ * 3/K), K the frames of the part of a plan that is played (keep): the
+ * character plays only that part, and the next plan starts a new pacer
+ * from where it then is, so what a walk loses to the pacer while it is
+ * played is lost for good (no later plan charges it), while the rest of
+ * the horizon only judges where that part leads. So a steady lag that
+ * reaches D by the end of the played part (lag_f = D f/K) costs D^2: one
+ * frame of path error at the distance lost. Over the horizon (N frames, T
+ * seconds) a steady shortfall D_T costs about (N/K) D_T^2, where the path
+ * error charges a walk e off the path on every frame N e^2: a shortfall
+ * weighs like an offset of D_T / sqrt(K) on every frame. With the default
+ * keep (K = 30): standing still on the default database (D_T = v T = 3
+ * m) is as bad as following 0.55 m off the path all along, so any walk
+ * that follows closer beats it; walking 20% slower than the median on
+ * Bandai Namco (D_T = 0.46 m) weighs like 8 cm, and lines and circles on
+ * Bandai are followed as closely as before (test_motion_graph.c).
+ * Normalising on the horizon instead (N/K = 4 times lighter) is not
+ * enough: a start-up clip stands still for a second of its own, so within
+ * one horizon starting saves little over standing, and on the default
+ * database a character that had stopped off a circle stayed standing
+ * there, 0.26 m from it.
+ *
+ * Carried lag. A fresh pacer each plan forgives standing still: where no
+ * walk can join the path within one horizon (the default database's idle
+ * node facing +Z, a line along +X on its left: the start clip stands a
+ * second and every walk has to leave the line to turn onto it), standing
+ * is the best plan every time and the character never starts. So a plan
+ * made from where the last one's kept part ends, on the same path, starts
+ * its pacer ahead by lag0: the lag the plans before left, L' = max(0, L +
+ * v dt - ds) e^(-dt / memory) (dt: the kept part's seconds, ds: the arc
+ * covered; options.memory 10 s), less a slack of ANIM_PATH_LAG_SLACK = 2 s
+ * at v, so lag_f = max(0, min(lag0 + v t_f, max(rest, lag0)) - s(f)): the
+ * pacer stops at the path's end, or where the lag carried puts it when
+ * that is further. Following that keeps near the pace (lines, circles,
+ * L's) never builds up the slack and plans as before; a character standing
+ * still builds up to v memory and starts (the line along +X: 10 m in 13.3
+ * s, 0.25 m mean, 1.02 m worst from it, where it stood the whole 20 s
+ * before). Why the pacer may stop past the end: capped at rest, standing
+ * cost at most the path's length however long the character stood, and a
+ * 5 m line along +X was never started (over the wire: 0 m in 120 s); now
+ * standing costs the lag carried, which grows, and the 5 m line is
+ * followed to its end in 16.8 s, 0.12 m mean, 1.02 m worst from it (the
+ * 10 m line's opening turn), though late: the lag has to grow past the
+ * path's length first (13 s on the spot; follow_limits.h's pace would have
+ * the end by 8.7 s). Tried and left: the lag carried added on top of the
+ * fresh pacer, which alone stops at the end (lag0 + min(v t_f, rest)),
+ * starts it when the 10 m line starts (the end in 10.4 s) but rushes the
+ * end across the line (2.05 m worst from it) and moved other cases (an L
+ * on the graph built without slide: 0.085 m mean where 0.031); this form
+ * changes nothing where the lag carried is less than the path left
+ * (`animbench graph --plans 1`: every other case the same). A new path
+ * (set_path) starts with no lag. Without the slack the carried lag made
+ * Bandai's circles worse (memory 10 s: 0.17 m mean where 0.026).
+ *
+ * Turns. The term cannot give a graph a motion it lacks. The default
+ * database's graph, built with options.slide (motion_graph.h: the
+ * automatic default slides on a database that repeats motion exactly, as
+ * this one does), turns both ways: from its idle node facing +Z, an L of 3 + 3 m
+ * turning left (0.065 m mean, 0.28 m worst from it) or right (0.072, 0.23),
+ * a line along +X (above), circles of radius 3 m either way (0.024 and 0.025
+ * m mean). Built without slide it keeps only its right walk turns: the L's
+ * stop at the corner (3 m of 6), the line along +X is not started, a circle
+ * turning left is lost. Why (motion_graph.c's sparsify): the procedural
+ * straight walk recurs exactly in many clips, its zero-distance pairs are
+ * kept first and put nodes every 7-10 frames along it, and most pairs
+ * joining a turn back to a walk then have an end 1-5 frames from one of
+ * those nodes and are refused for node spacing; the left turns, the run
+ * turns and the sprint can be entered but not left, and pruning to the
+ * largest component drops them; slide moves such a pair along its diagonal
+ * onto a node. Real mocap, which never repeats exactly, turns both ways
+ * without it (Bandai Namco's lines and circles), and the automatic choice
+ * leaves it off there: with slide the Bandai graph grows (below, "Warm
+ * start") and a line that turns sharply away at once is lost.
+ *
+ * The search is a depth-first branch and bound: at each depth the edges are
+ * tried best first (least error per frame of the edge, progress term
+ * included), so the first walk down is the greedy one; every walk is
+ * extended edge by edge and dropped as soon as its error, plus a lower
+ * bound of what its future frames add (below), reaches the best complete
+ * walk's. That is safe because errors only grow: each frame adds two
+ * squares, and both are fixed once the frame is played (lag_f depends on f
+ * and on the arc travelled up to f, never on later frames), so a walk's
+ * error is a lower bound of the error of every walk that extends it. (A
+ * shortfall charged once at the horizon would keep that too, but could
+ * prune nothing before a walk is complete, and the best-first order would
+ * not see it.) A budget of edge expansions bounds the work of one plan;
+ * when it runs out the best walk so far is the answer. Of the best walk
+ * only the first `keep` seconds (whole edges, at least one) are returned:
+ * the caller plays them and plans again from where they end, so the plan
+ * follows a path as the character advances along it. When the search ends
+ * within its budget its answer is the least error of all walks, whatever
+ * the seed and the bound (test_motion_graph.c enumerates them).
+ *
+ * Bound (options.bound). In one frame the root moves at most step_max (the
+ * largest ground step of any frame of the graph's edges: 1.71 m/s on
+ * Bandai, 3.5 on the default database), so the arc s grows by at most that,
+ * the path point P(s0 + s) (1-Lipschitz in the arc) moves at most as much,
+ * and the distance between them falls by at most 2 step_max a frame; the
+ * lag falls by at most step_max less the pacer's step. So the k-th frame
+ * after a walk's last adds at least max(0, e - 2 k step_max)^2 + w max(0,
+ * lag - k (step_max - v / rate))^2 (lag: the pacer's lead, capped at the
+ * path's end or the lag carried), summed in closed form to the horizon or, on an open path,
+ * to the frames the arc needs at least to reach its end. Alone it prunes
+ * little (the Bandai line: 1538 edges tried a plan where 1544); under a
+ * seed's bound it mostly trims another 5 to 20%.
+ *
+ * Warm start (options.warm). The search starts from a seed, a complete
+ * walk whose error is the first bound and which is the answer when the
+ * budget runs out before anything better: the previous plan's walk beyond
+ * its kept part, when this plan starts where that part ends (it usually
+ * still leads well, and its error, recomputed from where the character
+ * is, bounds the search tightly at once); for a first plan, the best walk
+ * of half the horizon, searched with a quarter of the budget. A seed that
+ * ends before the horizon is completed greedily. So a plan cut short is
+ * never worse than going on with the old one (test_motion_graph.c checks
+ * it, and that it is never worse than the greedy walk). Why: on a graph
+ * built with slide the Bandai graph has 1098 edges (782 without) and,
+ * started cold, a circle's searches tried 23800 edges a plan to finish; cut
+ * at 20000 every plan returned little better than the greedy walk and the
+ * circle was lost (16.6 m mean from it). Seeded and bounded, the same
+ * searches finish in 4000 edges a plan (7400 turning left), and under the
+ * 20000 budget the circle is followed 0.018 m mean, 0.050 m worst from it
+ * (no plan cut short), the one turning left 0.022 and 0.096 (7 plans of 51
+ * cut short), the line 0.006 and 0.013, in 0.2 to 0.75 times the planning
+ * time a plan of the unseeded search on the same graph (`animbench graph
+ * --plans 1`). Not solved: on that graph a line along +X from a walk
+ * facing +Z (a sharp left at once) is lost (9.3 m mean from it; 0.56 m on
+ * the graph built without slide, 1.5 m seeded by the previous plan only):
+ * the plans that finish keep walking straight, into clips with no way to
+ * turn within a horizon, and the rest are cut short; so slide's automatic
+ * choice leaves it off on captured motion. On Bandai's default graph
+ * (without slide) the seeds and the bound change no answer measured and
+ * take 0.3 to 0.8 times the planning time.
+ *
+ * The horizon matters (measured on the Bandai graph without slide, a
+ * circle of radius 3 m, before the seeds and the bound): 1.5 s is too
+ * short, the plans walk into stretches of clip without a transition that
+ * turns and lose the circle; 2 s (default) follows it within 0.15 m with
+ * searches that finish (~3300 edges tried a plan, ~2800 before the
+ * progress term); 3 s needed more than 20000 edges a plan.
+ *
+ * A planner owns its scratch (allocated by anim_path_planner_init and when a
+ * longer path is set), so planning allocates nothing. The graph and
+ * database are shared and read-only.
+ */
+#ifndef ANIM_GRAPH_PATH_H
+#define ANIM_GRAPH_PATH_H
+
+#include <stdint.h>
+#include "database/database.h"
+#include "graph/motion_graph.h"
+
+/* A rigid map of the ground: world = R(angle) p + (x, z), R(a) turning +Z
+ * toward +X by a radians (a rotation about +Y). */
+typedef struct {
+  float angle;
+  float x, z;
+} anim_ground_map_t;
+
+/* A polyline in the world's ground plane. Validity (set_path): 2 to
+ * ANIM_PATH_MAX_POINTS finite points, total length > 0. */
+#define ANIM_PATH_MAX_POINTS 4096
+typedef struct {
+  const float *points;   /* x0 z0 x1 z1 ... (m) */
+  int count;
+  int closed;            /* the last point joins the first; P(s) wraps */
+} anim_path_t;
+
+/* Seconds at the expected speed of lag the plans before may leave without
+ * it being carried into the next plan (above, "Carried lag"). */
+#define ANIM_PATH_LAG_SLACK 2.0f
+
+/* Validity rules (anim_path_options_validate):
+ *  1. horizon in (0, 60] s, keep in (0, horizon];
+ *  2. max_expansions >= 1;
+ *  3. speed >= 0 m/s, progress >= 0, memory >= 0 s;
+ *  4. warm and bound 0 or 1;
+ *  5. every float finite. */
+typedef struct {
+  float horizon;         /* s searched ahead (default 2) */
+  float keep;            /* s of each plan returned (default 0.5) */
+  int max_expansions;    /* edges tried per plan (default 20000) */
+  float speed;           /* m/s of the progress term's pacer (default 0: the
+                            median root speed of the graph's edges) */
+  float progress;        /* scales the progress term's weight w (default 1;
+                            0: the paper's error alone) */
+  int warm;              /* 1 (default): start from the previous plan's
+                            walk beyond its kept part (above, "Warm start") */
+  int bound;             /* 1 (default): drop a walk when its error plus a
+                            lower bound of what its future frames add
+                            reaches the best (above, "Bound") */
+  float memory;          /* s: time constant of the lag carried from plan to
+                            plan (default 10; 0: none; above, "Carried lag") */
+} anim_path_options_t;
+
+void anim_path_options_default(anim_path_options_t *out_options);
+int anim_path_options_validate(const anim_path_options_t *options);
+
+typedef struct {
+  int node;
+  anim_ground_map_t map; /* places the node's frame */
+  float s;               /* arc length travelled (m) */
+  float error;           /* m^2, progress term included */
+  float progress;        /* m^2, the progress term's part of error */
+  float floor;           /* m^2, error plus the least its future frames add */
+  int frames;
+  float x, z;            /* last root (world) */
+} anim_path_step_t;
+
+typedef struct {
+  anim_path_step_t step; /* the walk after the edge */
+  int edge;
+  int done;              /* complete (horizon or path end) */
+  float key;             /* error per frame of the edge: the order tried */
+} anim_path_child_t;
+
+typedef struct anim_path_planner {
+  const anim_motion_graph_t *graph;
+  const anim_database_t *db;
+  anim_path_options_t options;
+  int horizon_frames, keep_frames;
+  float speed;           /* m/s: the pacer's (options.speed, or the graph's median) */
+  float weight;          /* w of the progress term, options.progress included */
+  float rest;            /* m of an open path left after the plan's s0 (INFINITY when closed) */
+  float lag0;            /* m: the pacer's lead at the plan's start (carried) */
+  float stop;            /* m: where the pacer stops: rest, or lag0 when further */
+  float behind;          /* m: the lag accumulated over the plans before */
+  int carry, carry_frames; /* the last plan's: kept, its kept frames, ... */
+  float carry_lag, carry_s0; /* ... its behind and s0 */
+  int pacer_free;        /* the pacer does not reach rest within the horizon */
+  float step_max;        /* m: the most the root moves in one frame of an edge */
+  float *node_yaw;       /* per graph node: its frame's root yaw (rad) */
+  float *landing_yaw;    /* per graph edge taken by a jump: the root yaw of the frame it lands on */
+
+  /* The path: points and cumulative arc lengths. */
+  float *points, *cumulative;
+  int count, capacity, closed;
+  float length;
+
+  /* Search scratch: per depth (every edge plays >= 1 frame, so at most
+   * horizon + 1), the children of the walk so far, best first. */
+  anim_path_child_t *children; /* [depth][max_degree] */
+  int *count_per_depth, *cursor;
+  int max_degree, depth_capacity;
+  int *best_walk, *walk;
+  int best_length;
+
+  /* The last plan: edges (indices in graph->edges) to play. */
+  int *plan;
+  int nplan;
+  int plan_frames;
+  float plan_error;      /* m^2, of the whole best walk */
+  float plan_progress;   /* m^2, the progress term's part of plan_error */
+  float warm_error;      /* m^2, of the seed (INFINITY: none) */
+  int *warm;             /* the best walk's edges beyond the kept part ... */
+  int nwarm, warm_node;  /* ... starting at this node */
+  int *seed;             /* the best walk of half the horizon */
+  int limit;             /* expansions allowed to the running search */
+  int expansions;        /* edges tried */
+  int exhausted;         /* the budget ran out before the search ended */
+} anim_path_planner_t;
+
+/* 0, ANIM_EINVAL or ANIM_ENONFINITE (bad options; graph not built on db:
+ * its version), ANIM_ENOMEM. Measures the graph's median edge speed when
+ * options.speed is 0 (anim_path_expected_speed). Free with
+ * anim_path_planner_free. */
+int anim_path_planner_init(anim_path_planner_t *out_planner, const anim_motion_graph_t *graph,
+                           const anim_database_t *db, const anim_path_options_t *options);
+void anim_path_planner_free(anim_path_planner_t *planner);
+
+/* The progress term's default speed: the median over the graph's edges of
+ * the root's ground speed along each (m/s: the distance covered from the
+ * frame before the edge's first to its last, over the edge's duration),
+ * how fast the graph's walks usually go. 0, ANIM_EINVAL (graph of another
+ * database, no edge), ANIM_ENOMEM. */
+int anim_path_expected_speed(const anim_motion_graph_t *graph, const anim_database_t *db, float *out_speed);
+
+/* Copies the path (allocating only past the largest path set so far);
+ * the next plan carries no lag. 0, ANIM_EINVAL, ANIM_ENONFINITE,
+ * ANIM_ENOMEM. */
+int anim_path_planner_set_path(anim_path_planner_t *planner, const anim_path_t *path);
+
+/* The point at arc length s of the path (wrapping when closed, clamped when
+ * open). */
+void anim_path_planner_point(const anim_path_planner_t *planner, float s, float *out_x, float *out_z);
+/* Arc length of the path point nearest (x, z): among all points when
+ * window < 0, else within [s_hint - window, s_hint + window] (along a closed
+ * path, or one that passes near itself, the hint keeps the answer on the
+ * part of the path being followed). out_distance (optional): how far. */
+float anim_path_planner_project(const anim_path_planner_t *planner, float x, float z, float s_hint, float window,
+                                float *out_distance);
+
+/* Plans from node `start`, its frame placed by map, the walk's arc length
+ * starting at s0 on the path. Fills plan/nplan/plan_frames (the kept part)
+ * and plan_error, warm_error, lag0, expansions, exhausted. When start is
+ * where the last plan's kept part ends (warm_node) that plan's walk beyond
+ * it seeds the search, and its lag is carried (on the same path); else a
+ * walk of half the horizon seeds it. 0, ANIM_EINVAL (no path set, bad
+ * node, non-finite map). */
+int anim_path_planner_plan(anim_path_planner_t *planner, int start, anim_ground_map_t map, float s0);
+
+/* Where a frame's root is, and the map after a jump from frame i (placed by
+ * map) to frame j. */
+void anim_ground_map_apply(const anim_ground_map_t *map, const anim_database_t *db, int frame, float *out_x,
+                           float *out_z);
+anim_ground_map_t anim_ground_map_jump(const anim_ground_map_t *map, const anim_path_planner_t *planner, int i, int j);
+
+#endif

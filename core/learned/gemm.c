@@ -1,0 +1,383 @@
+/* gemm.c: packed dense-layer products with run-time kernel choice (see gemm.h).
+ *
+ * Each kernel has two parts: a tile (MR rows of A times one packed panel,
+ * accumulated in registers over all k, then written to a small MR x NR
+ * buffer) and a one-row path (the nonzero inputs of a single row times every
+ * panel, two panels at a time so that four independent accumulator chains
+ * hide the latency of the fused multiply-adds). Both skip the inputs that
+ * are zero (in every row of the block, for a tile): after ReLU most are. The driver adds the bias,
+ * applies ReLU and copies the tile's valid rows into C. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "learned/gemm.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GEMM_X86 1
+#include <immintrin.h>
+#else
+#define GEMM_X86 0
+#endif
+
+#define NR ANIM_GEMM_NR
+#define MR_MAX 12
+#define GROUP_BYTES (384u << 10) /* weights kept in L2 while a batch passes over them */
+
+size_t anim_gemm_packed_floats(int k, int n) { return (size_t)k * (size_t)anim_gemm_padded(n); }
+
+void anim_gemm_pack(float *out, const float *b, int k, int n) {
+  int panels = anim_gemm_padded(n) / NR;
+  for (int p = 0; p < panels; p++) {
+    float *panel = out + (size_t)p * (size_t)k * NR;
+    for (int r = 0; r < k; r++)
+      for (int j = 0; j < NR; j++) {
+        int col = p * NR + j;
+        panel[(size_t)r * NR + (size_t)j] = col < n ? b[(size_t)r * (size_t)n + (size_t)col] : 0.0f;
+      }
+  }
+}
+
+float anim_gemm_packed_at(const float *packed, int k, int n, int r, int c) {
+  (void)n;
+  return packed[(size_t)(c / NR) * (size_t)k * NR + (size_t)r * NR + (size_t)(c % NR)];
+}
+
+/* ---- portable kernel: GCC vector extensions (SSE2 on x86-64, NEON on arm64) -------- */
+
+typedef float v4f __attribute__((vector_size(16)));
+#define GENERIC_MR 2
+
+static inline v4f v4f_load(const float *p) {
+  v4f v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void v4f_store(float *p, v4f v) { memcpy(p, &v, sizeof v); }
+typedef int v4i __attribute__((vector_size(16)));
+/* max(v, 0) per lane: the comparison's all-ones lanes keep v's bits. */
+static inline v4f v4f_relu(v4f v) {
+  const v4f zero = {0};
+  return (v4f)((v4i)v & (v > zero));
+}
+
+/* Two rows times a panel, in two halves of 16 columns (8 accumulators + 4
+ * weights fit the 16 SSE registers). */
+static void tile_generic(float *c, int ldc, int count, const float *const *a, const int *ks, int nk,
+                         const float *panel, const float *bias, int relu) {
+  for (int h = 0; h < 2; h++) {
+    const float *bh = bias + 16 * h;
+    v4f c00 = v4f_load(bh), c01 = v4f_load(bh + 4), c02 = v4f_load(bh + 8), c03 = v4f_load(bh + 12);
+    v4f c10 = c00, c11 = c01, c12 = c02, c13 = c03;
+    const float *a0 = a[0], *a1 = a[1];
+    for (int t = 0; t < nk; t++) {
+      int r = ks[t];
+      const float *b = panel + (size_t)r * NR + 16 * h;
+      v4f b0 = v4f_load(b), b1 = v4f_load(b + 4), b2 = v4f_load(b + 8), b3 = v4f_load(b + 12);
+      v4f s0 = {a0[r], a0[r], a0[r], a0[r]}, s1 = {a1[r], a1[r], a1[r], a1[r]};
+      c00 += s0 * b0, c01 += s0 * b1, c02 += s0 * b2, c03 += s0 * b3;
+      c10 += s1 * b0, c11 += s1 * b1, c12 += s1 * b2, c13 += s1 * b3;
+    }
+    if (relu) {
+      c00 = v4f_relu(c00), c01 = v4f_relu(c01), c02 = v4f_relu(c02), c03 = v4f_relu(c03);
+      c10 = v4f_relu(c10), c11 = v4f_relu(c11), c12 = v4f_relu(c12), c13 = v4f_relu(c13);
+    }
+    float *t0 = c + 16 * h, *t1 = t0 + ldc;
+    v4f_store(t0, c00), v4f_store(t0 + 4, c01), v4f_store(t0 + 8, c02), v4f_store(t0 + 12, c03);
+    if (count > 1) v4f_store(t1, c10), v4f_store(t1 + 4, c11), v4f_store(t1 + 8, c12), v4f_store(t1 + 12, c13);
+  }
+}
+
+/* out[p NR ..] = bias + the sum over the nonzero inputs r of x[r] * panel row r. */
+static void row_generic(float *out, const float *x, const int *nz, int nnz, int k, const float *packed, int panels,
+                        const float *bias, int relu) {
+  for (int p = 0; p < panels; p++) {
+    const float *panel = packed + (size_t)p * (size_t)k * NR;
+    for (int h = 0; h < 2; h++) {
+      const float *bh = bias + (size_t)p * NR + 16 * h;
+      v4f c0 = v4f_load(bh), c1 = v4f_load(bh + 4), c2 = v4f_load(bh + 8), c3 = v4f_load(bh + 12);
+      for (int t = 0; t < nnz; t++) {
+        const float *b = panel + (size_t)nz[t] * NR + 16 * h;
+        float v = x[nz[t]];
+        v4f s = {v, v, v, v};
+        c0 += s * v4f_load(b), c1 += s * v4f_load(b + 4), c2 += s * v4f_load(b + 8), c3 += s * v4f_load(b + 12);
+      }
+      if (relu) c0 = v4f_relu(c0), c1 = v4f_relu(c1), c2 = v4f_relu(c2), c3 = v4f_relu(c3);
+      float *o = out + (size_t)p * NR + 16 * h;
+      v4f_store(o, c0), v4f_store(o + 4, c1), v4f_store(o + 8, c2), v4f_store(o + 12, c3);
+    }
+  }
+}
+
+/* out bit r (of words[r / 32]) = some of the count rows has a nonzero input r. */
+static void used_generic(uint32_t *words, const float *const *rows, int count, int k) {
+  memset(words, 0, sizeof(uint32_t) * (size_t)((k + 31) / 32));
+  for (int r = 0; r < k; r++) {
+    int used = 0;
+    for (int j = 0; j < count; j++) used |= rows[j][r] != 0.0f;
+    words[r / 32] |= (uint32_t)used << (r % 32);
+  }
+}
+
+/* ---- x86-64 AVX2 + FMA ----------------------------------------------------------------- */
+#if GEMM_X86
+#define AVX2_MR 6
+
+/* Six rows times a panel, in two halves of 16 columns: 12 accumulators, two
+ * weight vectors and a broadcast in the 16 YMM registers. */
+__attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, int count, const float *const *a,
+                                                          const int *ks, int nk, const float *panel, const float *bias,
+                                                          int relu) {
+  for (int h = 0; h < 2; h++) {
+    __m256 c00 = _mm256_loadu_ps(bias + 16 * h), c01 = _mm256_loadu_ps(bias + 16 * h + 8);
+    __m256 c10 = c00, c11 = c01, c20 = c00, c21 = c01, c30 = c00, c31 = c01, c40 = c00, c41 = c01, c50 = c00, c51 = c01;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    for (int t = 0; t < nk; t++) {
+      int r = ks[t];
+      const float *b = panel + (size_t)r * NR + 16 * h;
+      __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), s;
+      s = _mm256_broadcast_ss(a0 + r), c00 = _mm256_fmadd_ps(s, b0, c00), c01 = _mm256_fmadd_ps(s, b1, c01);
+      s = _mm256_broadcast_ss(a1 + r), c10 = _mm256_fmadd_ps(s, b0, c10), c11 = _mm256_fmadd_ps(s, b1, c11);
+      s = _mm256_broadcast_ss(a2 + r), c20 = _mm256_fmadd_ps(s, b0, c20), c21 = _mm256_fmadd_ps(s, b1, c21);
+      s = _mm256_broadcast_ss(a3 + r), c30 = _mm256_fmadd_ps(s, b0, c30), c31 = _mm256_fmadd_ps(s, b1, c31);
+      s = _mm256_broadcast_ss(a4 + r), c40 = _mm256_fmadd_ps(s, b0, c40), c41 = _mm256_fmadd_ps(s, b1, c41);
+      s = _mm256_broadcast_ss(a5 + r), c50 = _mm256_fmadd_ps(s, b0, c50), c51 = _mm256_fmadd_ps(s, b1, c51);
+    }
+    __m256 acc[AVX2_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    __m256 zero = _mm256_setzero_ps();
+    for (int i = 0; i < count; i++) {
+      __m256 v0 = acc[i][0], v1 = acc[i][1];
+      if (relu) v0 = _mm256_max_ps(v0, zero), v1 = _mm256_max_ps(v1, zero);
+      _mm256_storeu_ps(c + (size_t)i * (size_t)ldc + 16 * h, v0);
+      _mm256_storeu_ps(c + (size_t)i * (size_t)ldc + 16 * h + 8, v1);
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void row_avx2(float *out, const float *x, const int *nz, int nnz, int k,
+                                                         const float *packed, int panels, const float *bias,
+                                                         int relu) {
+  __m256 zero = _mm256_setzero_ps();
+  for (int p = 0; p < panels; p++) {
+    const float *panel = packed + (size_t)p * (size_t)k * NR, *bp = bias + (size_t)p * NR;
+    __m256 c0 = _mm256_loadu_ps(bp), c1 = _mm256_loadu_ps(bp + 8), c2 = _mm256_loadu_ps(bp + 16);
+    __m256 c3 = _mm256_loadu_ps(bp + 24);
+    for (int t = 0; t < nnz; t++) {
+      const float *b = panel + (size_t)nz[t] * NR;
+      __m256 s = _mm256_broadcast_ss(x + nz[t]);
+      c0 = _mm256_fmadd_ps(s, _mm256_loadu_ps(b), c0), c1 = _mm256_fmadd_ps(s, _mm256_loadu_ps(b + 8), c1);
+      c2 = _mm256_fmadd_ps(s, _mm256_loadu_ps(b + 16), c2), c3 = _mm256_fmadd_ps(s, _mm256_loadu_ps(b + 24), c3);
+    }
+    if (relu)
+      c0 = _mm256_max_ps(c0, zero), c1 = _mm256_max_ps(c1, zero), c2 = _mm256_max_ps(c2, zero),
+      c3 = _mm256_max_ps(c3, zero);
+    float *o = out + (size_t)p * NR;
+    _mm256_storeu_ps(o, c0), _mm256_storeu_ps(o + 8, c1), _mm256_storeu_ps(o + 16, c2), _mm256_storeu_ps(o + 24, c3);
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void used_avx2(uint32_t *words, const float *const *rows, int count,
+                                                          int k) {
+  __m256 zero = _mm256_setzero_ps();
+  memset(words, 0, sizeof(uint32_t) * (size_t)((k + 31) / 32));
+  int r = 0;
+  for (; r + 8 <= k; r += 8) {
+    int bits = 0;
+    for (int j = 0; j < count; j++)
+      bits |= _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(rows[j] + r), zero, _CMP_NEQ_UQ));
+    words[r / 32] |= (uint32_t)bits << (r % 32);
+  }
+  for (; r < k; r++) {
+    int used = 0;
+    for (int j = 0; j < count; j++) used |= rows[j][r] != 0.0f;
+    words[r / 32] |= (uint32_t)used << (r % 32);
+  }
+}
+
+/* ---- x86-64 AVX-512F ---------------------------------------------------------------- */
+#define AVX512_MR 12
+
+/* Twelve rows times a whole panel (two ZMM each): 24 accumulators and two
+ * weight vectors; the broadcasts are memory operands. */
+__attribute__((target("avx512f"))) static void tile_avx512(float *c, int ldc, int count, const float *const *a,
+                                                           const int *ks, int nk, const float *panel, const float *bias,
+                                                           int relu) {
+  __m512 acc[AVX512_MR][2];
+  __m512 bias0 = _mm512_loadu_ps(bias), bias1 = _mm512_loadu_ps(bias + 16);
+#pragma GCC unroll 12
+  for (int i = 0; i < AVX512_MR; i++) acc[i][0] = bias0, acc[i][1] = bias1;
+  for (int t = 0; t < nk; t++) {
+    int r = ks[t];
+    const float *b = panel + (size_t)r * NR;
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < AVX512_MR; i++) {
+      __m512 s = _mm512_set1_ps(a[i][r]);
+      acc[i][0] = _mm512_fmadd_ps(s, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(s, b1, acc[i][1]);
+    }
+  }
+  __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 12
+  for (int i = 0; i < AVX512_MR; i++) {
+    if (i >= count) break;
+    __m512 v0 = acc[i][0], v1 = acc[i][1];
+    if (relu) v0 = _mm512_max_ps(v0, zero), v1 = _mm512_max_ps(v1, zero);
+    _mm512_storeu_ps(c + (size_t)i * (size_t)ldc, v0);
+    _mm512_storeu_ps(c + (size_t)i * (size_t)ldc + 16, v1);
+  }
+}
+
+__attribute__((target("avx512f"))) static void used_avx512(uint32_t *words, const float *const *rows, int count,
+                                                           int k) {
+  __m512 zero = _mm512_setzero_ps();
+  memset(words, 0, sizeof(uint32_t) * (size_t)((k + 31) / 32));
+  for (int r = 0; r < k; r += 16) {
+    __mmask16 load = r + 16 <= k ? (__mmask16)0xffff : (__mmask16)((1u << (k - r)) - 1u);
+    unsigned bits = 0;
+    for (int j = 0; j < count; j++)
+      bits |= _mm512_mask_cmp_ps_mask(load, _mm512_maskz_loadu_ps(load, rows[j] + r), zero, _CMP_NEQ_UQ);
+    words[r / 32] |= (uint32_t)bits << (r % 32);
+  }
+}
+
+/* Two panels per pass over the nonzero inputs: four independent chains. */
+__attribute__((target("avx512f"))) static void row_avx512(float *out, const float *x, const int *nz, int nnz, int k,
+                                                          const float *packed, int panels, const float *bias,
+                                                          int relu) {
+  size_t stride = (size_t)k * NR;
+  __m512 zero = _mm512_setzero_ps();
+  int p = 0;
+  for (; p + 1 < panels; p += 2) {
+    const float *pa = packed + (size_t)p * stride, *pb = pa + stride, *bp = bias + (size_t)p * NR;
+    __m512 c0 = _mm512_loadu_ps(bp), c1 = _mm512_loadu_ps(bp + 16), c2 = _mm512_loadu_ps(bp + 32);
+    __m512 c3 = _mm512_loadu_ps(bp + 48);
+    for (int t = 0; t < nnz; t++) {
+      size_t off = (size_t)nz[t] * NR;
+      __m512 s = _mm512_set1_ps(x[nz[t]]);
+      c0 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off), c0);
+      c1 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off + 16), c1);
+      c2 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pb + off), c2);
+      c3 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pb + off + 16), c3);
+    }
+    if (relu)
+      c0 = _mm512_max_ps(c0, zero), c1 = _mm512_max_ps(c1, zero), c2 = _mm512_max_ps(c2, zero),
+      c3 = _mm512_max_ps(c3, zero);
+    float *o = out + (size_t)p * NR;
+    _mm512_storeu_ps(o, c0), _mm512_storeu_ps(o + 16, c1), _mm512_storeu_ps(o + 32, c2), _mm512_storeu_ps(o + 48, c3);
+  }
+  for (; p < panels; p++) {
+    const float *pa = packed + (size_t)p * stride, *bp = bias + (size_t)p * NR;
+    __m512 c0 = _mm512_loadu_ps(bp), c1 = _mm512_loadu_ps(bp + 16);
+    for (int t = 0; t < nnz; t++) {
+      size_t off = (size_t)nz[t] * NR;
+      __m512 s = _mm512_set1_ps(x[nz[t]]);
+      c0 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off), c0);
+      c1 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pa + off + 16), c1);
+    }
+    if (relu) c0 = _mm512_max_ps(c0, zero), c1 = _mm512_max_ps(c1, zero);
+    _mm512_storeu_ps(out + (size_t)p * NR, c0), _mm512_storeu_ps(out + (size_t)p * NR + 16, c1);
+  }
+}
+#endif
+
+/* ---- choice and driver ------------------------------------------------------------------ */
+
+typedef void (*tile_fn)(float *c, int ldc, int count, const float *const *a, const int *ks, int nk,
+                        const float *panel, const float *bias, int relu);
+typedef void (*row_fn)(float *out, const float *x, const int *nz, int nnz, int k, const float *packed, int panels,
+                       const float *bias, int relu);
+
+typedef void (*used_fn)(uint32_t *words, const float *const *rows, int count, int k);
+
+typedef struct {
+  const char *name;
+  int mr;
+  tile_fn tile;
+  row_fn row;
+  used_fn used;
+} kernel_t;
+
+static const kernel_t kernels[ANIM_GEMM_KERNEL_COUNT] = {
+    {"generic", GENERIC_MR, tile_generic, row_generic, used_generic},
+#if GEMM_X86
+    {"avx2", AVX2_MR, tile_avx2, row_avx2, used_avx2},
+    {"avx512", AVX512_MR, tile_avx512, row_avx512, used_avx512},
+#else
+    {"avx2", 0, NULL, NULL, NULL},
+    {"avx512", 0, NULL, NULL, NULL},
+#endif
+};
+
+const char *anim_gemm_kernel_name(anim_gemm_kernel_t kernel) {
+  return (unsigned)kernel < ANIM_GEMM_KERNEL_COUNT ? kernels[kernel].name : "unknown";
+}
+
+int anim_gemm_kernel_available(anim_gemm_kernel_t kernel) {
+  switch (kernel) {
+  case ANIM_GEMM_GENERIC: return 1;
+#if GEMM_X86
+  case ANIM_GEMM_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  case ANIM_GEMM_AVX512: return __builtin_cpu_supports("avx512f");
+#endif
+  default: return 0;
+  }
+}
+
+anim_gemm_kernel_t anim_gemm_kernel_best(void) {
+  const char *forced = getenv("ANIM_GEMM_KERNEL");
+  if (forced)
+    for (int k = 0; k < ANIM_GEMM_KERNEL_COUNT; k++)
+      if (strcmp(forced, kernels[k].name) == 0 && anim_gemm_kernel_available((anim_gemm_kernel_t)k))
+        return (anim_gemm_kernel_t)k;
+  for (int k = ANIM_GEMM_KERNEL_COUNT - 1; k > 0; k--)
+    if (anim_gemm_kernel_available((anim_gemm_kernel_t)k)) return (anim_gemm_kernel_t)k;
+  return ANIM_GEMM_GENERIC;
+}
+
+size_t anim_gemm_mask_words(int m, int k) {
+  /* One mask of k bits per block of rows; the smallest block is the portable kernel's. */
+  return (size_t)((m + GENERIC_MR - 1) / GENERIC_MR) * (size_t)((k + 31) / 32);
+}
+
+void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a, int lda, int m, int k,
+                   const float *packed_b, const float *bias, int n, int relu, uint32_t *masks) {
+  if ((unsigned)kernel >= ANIM_GEMM_KERNEL_COUNT || !anim_gemm_kernel_available(kernel)) kernel = ANIM_GEMM_GENERIC;
+  const kernel_t *kern = &kernels[kernel];
+  int padded = anim_gemm_padded(n), panels = padded / NR;
+  if (m == 1) {
+    /* One character: ReLU leaves many inputs at zero; skip their weight rows. */
+    int nz[ANIM_GEMM_MAX_K], nnz = 0;
+    for (int r = 0; r < k; r++)
+      if (a[r] != 0.0f) nz[nnz++] = r;
+    kern->row(c, a, nz, nnz, k, packed_b, panels, bias, relu);
+    return;
+  }
+  const float *rows[MR_MAX];
+  int ks[ANIM_GEMM_MAX_K];
+  uint32_t local[ANIM_GEMM_MAX_K / 32];
+  int kw = (k + 31) / 32;
+  /* A group of panels small enough to stay in the L2 cache (1 MiB per core
+   * on current x86) while every row of A passes over it: without this, a
+   * 512 x 512 layer (1 MiB of weights) is evicted by the rows of a large
+   * batch and read from L3 for each block of rows, halving the throughput. */
+  size_t panel_bytes = (size_t)k * NR * sizeof(float);
+  int group = panel_bytes >= GROUP_BYTES ? 1 : (int)(GROUP_BYTES / panel_bytes);
+  for (int p0 = 0; p0 < panels; p0 += group) {
+    int p1 = p0 + group < panels ? p0 + group : panels;
+    for (int i = 0; i < m; i += kern->mr) {
+      int count = m - i < kern->mr ? m - i : kern->mr;
+      /* Rows past the end repeat the last one: computed, never stored. */
+      for (int r = 0; r < kern->mr; r++) rows[r] = a + (size_t)(i + (r < count ? r : count - 1)) * (size_t)lda;
+      /* The inputs some row of the block uses: after a ReLU, a third to
+       * half of them are zero in every row of a 12-row block. */
+      uint32_t *words = masks ? masks + (size_t)(i / kern->mr) * (size_t)kw : local;
+      if (!masks || p0 == 0) kern->used(words, rows, count, k);
+      int nk = 0;
+      for (int w = 0; w < kw; w++)
+        for (uint32_t bits = words[w]; bits; bits &= bits - 1u) ks[nk++] = 32 * w + __builtin_ctz(bits);
+      for (int p = p0; p < p1; p++)
+        kern->tile(c + (size_t)i * (size_t)ldc + (size_t)p * NR, ldc, count, rows, ks, nk,
+                   packed_b + (size_t)p * (size_t)k * NR, bias + (size_t)p * NR, relu);
+    }
+  }
+}

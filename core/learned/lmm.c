@@ -1,0 +1,491 @@
+/* lmm.c: the learned-motion-matching networks and character (see lmm.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "base/hash.h"
+#include "pose/kinematics.h"
+#include "learned/lmm.h"
+#include "motion/spring.h"
+#include "character/steering.h"
+
+const anim_lmm_group_t anim_lmm_groups[ANIM_LMM_GROUPS] = {
+    {"left foot position", 0, 3, 0.75f}, {"right foot position", 3, 3, 0.75f}, {"left foot velocity", 6, 3, 1.0f},
+    {"right foot velocity", 9, 3, 1.0f}, {"hips velocity", 12, 3, 1.0f},      {"trajectory position", 15, 6, 1.0f},
+    {"trajectory direction", 21, 6, 1.5f},
+};
+
+static const char *const bone_names[ANIM_LMM_BONES] = {
+    "Simulation", "Hips",      "LeftUpLeg",    "LeftLeg",     "LeftFoot", "LeftToe",       "RightUpLeg", "RightLeg",
+    "RightFoot",  "RightToe",  "Spine",        "Spine1",      "Spine2",   "Neck",          "Head",       "LeftShoulder",
+    "LeftArm",    "LeftForeArm", "LeftHand",   "RightShoulder", "RightArm", "RightForeArm", "RightHand"};
+static const int bone_parents[ANIM_LMM_BONES] = {-1, 0,  1,  2,  3,  4,  1,  6,  7,  8,  1,  10,
+                                                 11, 12, 13, 12, 15, 16, 17, 12, 19, 20, 21};
+
+/* Trajectory samples ahead, in seconds (20, 40, 60 frames at 60 Hz). */
+static const float trajectory_times[ANIM_LMM_TRAJECTORY] = {20.0f / 60.0f, 40.0f / 60.0f, 60.0f / 60.0f};
+
+static const vec3 up = {0.0f, 1.0f, 0.0f};
+
+/* ---- networks ------------------------------------------------------------------------------ */
+
+uint64_t anim_lmm_networks_hash(const anim_nnet_t *projector, const anim_nnet_t *stepper,
+                                const anim_nnet_t *decompressor) {
+  uint64_t h[3] = {projector->hash, stepper->hash, decompressor->hash};
+  return anim_hash64(h, sizeof h, 0x6c6d6d);
+}
+
+int anim_lmm_networks_check(const anim_nnet_t *p, const anim_nnet_t *s, const anim_nnet_t *d,
+                            const anim_lmm_normalization_t *norm, char *err, int errlen) {
+#define REFUSE(...) \
+  do { \
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, __VA_ARGS__); \
+    return ANIM_EFORMAT; \
+  } while (0)
+  if (!p || !s || !d) REFUSE("a network is missing");
+  if (p->ninputs != ANIM_LMM_FEATURES)
+    REFUSE("the projector takes %d inputs, not the %d features", p->ninputs, ANIM_LMM_FEATURES);
+  if (p->noutputs <= ANIM_LMM_FEATURES || p->noutputs > ANIM_LMM_MAX_STATE)
+    REFUSE("the projector gives %d outputs: features (%d) and a latent, at most %d in all", p->noutputs,
+           ANIM_LMM_FEATURES, ANIM_LMM_MAX_STATE);
+  if (s->ninputs != p->noutputs || s->noutputs != p->noutputs)
+    REFUSE("the stepper maps %d to %d values, the projector's state has %d", s->ninputs, s->noutputs, p->noutputs);
+  if (d->ninputs != p->noutputs)
+    REFUSE("the decompressor takes %d inputs, the projector's state has %d", d->ninputs, p->noutputs);
+  if (d->noutputs != ANIM_LMM_POSE_OUTPUTS)
+    REFUSE("the decompressor gives %d outputs, the %d-bone skeleton with %d contacts needs %d", d->noutputs,
+           ANIM_LMM_BONES, ANIM_LMM_CONTACTS, ANIM_LMM_POSE_OUTPUTS);
+  if (norm) {
+    for (int j = 0; j < ANIM_LMM_FEATURES; j++)
+      if (!isfinite(norm->offset[j]) || !isfinite(norm->scale[j]) || !(norm->scale[j] > 0.0f))
+        REFUSE("normalization column %d: offset %g, scale %g (finite, scale > 0)", j, (double)norm->offset[j],
+               (double)norm->scale[j]);
+    uint64_t hash = anim_lmm_networks_hash(p, s, d);
+    if (norm->networks_hash && norm->networks_hash != hash)
+      REFUSE("the normalization belongs to other networks (hash %016llx, these are %016llx): recover it with "
+             "tools/lmm_recover",
+             (unsigned long long)norm->networks_hash, (unsigned long long)hash);
+  }
+  return 0;
+#undef REFUSE
+}
+
+anim_lmm_networks_t *anim_lmm_networks_create(anim_nnet_t *projector, anim_nnet_t *stepper, anim_nnet_t *decompressor,
+                                              const anim_lmm_normalization_t *normalization, int *out_code, char *err,
+                                              int errlen) {
+  if (!normalization) normalization = &anim_lmm_normalization_recovered;
+  int code = anim_lmm_networks_check(projector, stepper, decompressor, normalization, err, errlen);
+  anim_lmm_networks_t *nets = NULL;
+  if (code == 0 && !(nets = calloc(1, sizeof *nets))) {
+    code = ANIM_ENOMEM;
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, "out of memory");
+  }
+  if (out_code) *out_code = code;
+  if (code) return NULL;
+  nets->projector = projector, nets->stepper = stepper, nets->decompressor = decompressor;
+  nets->nstate = projector->noutputs;
+  nets->normalization = *normalization;
+  nets->hash = anim_lmm_networks_hash(projector, stepper, decompressor);
+  anim_skeleton_t *sk = &nets->skeleton;
+  sk->nbones = ANIM_LMM_BONES;
+  for (int b = 0; b < ANIM_LMM_BONES; b++) {
+    snprintf(sk->names[b], ANIM_NAME_MAX, "%s", bone_names[b]);
+    sk->parents[b] = bone_parents[b];
+    /* Bone offsets: the decompressor's mean local positions (constant for
+     * bones 2..22, whose output std is 0; the Hips' mean height for bone 1). */
+    const float *m = decompressor->output_mean + 3 * (b - 1);
+    sk->offsets[b] = b == 0 ? vec3_zero() : vec3_make(m[0], m[1], m[2]);
+    const float *sd = decompressor->output_std + 3 * (b - 1);
+    if (b > 0 && sd[0] < ANIM_LMM_CONSTANT_BONE_STD && sd[1] < ANIM_LMM_CONSTANT_BONE_STD &&
+        sd[2] < ANIM_LMM_CONSTANT_BONE_STD)
+      nets->constant_bones |= 1u << b;
+  }
+  /* The outputs decoding reads: all but the constant bones' positions and velocities. */
+  int columns[ANIM_LMM_POSE_OUTPUTS], ncolumns = 0;
+  for (int o = 0; o < ANIM_LMM_POSE_OUTPUTS; o++) {
+    int in_positions = o < 3 * (ANIM_LMM_BONES - 1);
+    int in_velocities = o >= 9 * (ANIM_LMM_BONES - 1) && o < 12 * (ANIM_LMM_BONES - 1);
+    int bone = in_positions ? 1 + o / 3 : in_velocities ? 1 + (o - 9 * (ANIM_LMM_BONES - 1)) / 3 : 0;
+    int skipped = (in_positions || in_velocities) && (nets->constant_bones >> bone & 1u);
+    nets->pose_column[o] = (int16_t)(skipped ? -1 : ncolumns);
+    if (!skipped) columns[ncolumns++] = o;
+  }
+  nets->pose_network = anim_nnet_select_outputs(decompressor, columns, ncolumns, &code, err, errlen);
+  if (!nets->pose_network) {
+    free(nets);
+    if (out_code) *out_code = code;
+    return NULL;
+  }
+  return nets;
+}
+
+anim_lmm_networks_t *anim_lmm_networks_load(const char *dir, const anim_lmm_normalization_t *normalization,
+                                            int *out_code, char *err, int errlen) {
+  static const char *const files[3] = {"projector.bin", "stepper.bin", "decompressor.bin"};
+  anim_nnet_t *nn[3] = {NULL, NULL, NULL};
+  int code = 0;
+  for (int i = 0; i < 3 && code == 0; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    nn[i] = anim_nnet_load(path, &code, err, errlen);
+  }
+  anim_lmm_networks_t *nets =
+      code ? NULL : anim_lmm_networks_create(nn[0], nn[1], nn[2], normalization, &code, err, errlen);
+  if (!nets)
+    for (int i = 0; i < 3; i++) anim_nnet_free(nn[i]);
+  if (out_code) *out_code = code;
+  return nets;
+}
+
+void anim_lmm_networks_free(anim_lmm_networks_t *nets) {
+  if (!nets) return;
+  anim_nnet_free(nets->projector), anim_nnet_free(nets->stepper), anim_nnet_free(nets->decompressor);
+  anim_nnet_free(nets->pose_network);
+  free(nets);
+}
+
+size_t anim_lmm_networks_memory(const anim_lmm_networks_t *nets) {
+  return sizeof *nets + nets->projector->bytes + nets->stepper->bytes + nets->decompressor->bytes +
+         nets->pose_network->bytes;
+}
+
+/* ---- poses and features ------------------------------------------------------------------------- */
+
+/* The rotation whose matrix has columns x, y, z (orthonormal), by the
+ * largest of the four quaternion components (Shepperd's method); unit to
+ * rounding for an orthonormal matrix. */
+static quat quat_from_columns(vec3 x, vec3 y, vec3 z) {
+  float m00 = x.x, m10 = x.y, m20 = x.z, m01 = y.x, m11 = y.y, m21 = y.z, m02 = z.x, m12 = z.y, m22 = z.z;
+  float trace = m00 + m11 + m22;
+  if (trace > 0.0f) {
+    float s = 2.0f * sqrtf(1.0f + trace), r = 1.0f / s;
+    return quat_make(0.25f * s, (m21 - m12) * r, (m02 - m20) * r, (m10 - m01) * r);
+  }
+  if (m00 > m11 && m00 > m22) {
+    float s = 2.0f * sqrtf(1.0f + m00 - m11 - m22), r = 1.0f / s;
+    return quat_make((m21 - m12) * r, 0.25f * s, (m01 + m10) * r, (m02 + m20) * r);
+  }
+  if (m11 > m22) {
+    float s = 2.0f * sqrtf(1.0f + m11 - m00 - m22), r = 1.0f / s;
+    return quat_make((m02 - m20) * r, (m01 + m10) * r, 0.25f * s, (m12 + m21) * r);
+  }
+  float s = 2.0f * sqrtf(1.0f + m22 - m00 - m11), r = 1.0f / s;
+  return quat_make((m10 - m01) * r, (m02 + m20) * r, (m12 + m21) * r, 0.25f * s);
+}
+
+/* The rotation from the first two matrix columns as the decompressor gives
+ * them (m00 m01 m10 m11 m20 m21), made orthonormal by Gram-Schmidt (x kept
+ * as it points, z = x cross y, y = z cross x). Degenerate columns (zero or
+ * parallel) give the identity. */
+static quat quat_from_two_columns(const float *m) {
+  vec3 x = vec3_make(m[0], m[2], m[4]), y = vec3_make(m[1], m[3], m[5]);
+  vec3 z = vec3_cross(x, y);
+  float xx = vec3_dot(x, x), zz = vec3_dot(z, z);
+  if (!(xx > 1e-12f) || !(zz > 1e-12f)) return quat_identity();
+  x = vec3_scale(x, 1.0f / sqrtf(xx)), z = vec3_scale(z, 1.0f / sqrtf(zz));
+  return quat_from_columns(x, vec3_cross(z, x), z);
+}
+
+void anim_lmm_decode(const float *row, const anim_lmm_networks_t *nets, anim_lmm_pose_t *out, vec3 *out_root_velocity,
+                     vec3 *out_root_angular_velocity, float *out_contacts) {
+  enum { NB = ANIM_LMM_BONES - 1, POS = 0, ROT = 3 * NB, VEL = 9 * NB, ANG = 12 * NB, ROOT = 15 * NB };
+  const int16_t *col = nets ? nets->pose_column : NULL;
+#define AT(i) (col ? row[col[i]] : row[i])
+  for (int b = 1; b < ANIM_LMM_BONES; b++) {
+    int i = b - 1;
+    if (nets && (nets->constant_bones >> b & 1u)) {
+      out->positions[b] = nets->skeleton.offsets[b], out->velocities[b] = vec3_zero();
+    } else {
+      out->positions[b] = vec3_make(AT(POS + 3 * i), AT(POS + 3 * i + 1), AT(POS + 3 * i + 2));
+      out->velocities[b] = vec3_make(AT(VEL + 3 * i), AT(VEL + 3 * i + 1), AT(VEL + 3 * i + 2));
+    }
+    float m[6];
+    for (int e = 0; e < 6; e++) m[e] = AT(ROT + 6 * i + e);
+    out->rotations[b] = quat_from_two_columns(m);
+    out->angular_velocities[b] = vec3_make(AT(ANG + 3 * i), AT(ANG + 3 * i + 1), AT(ANG + 3 * i + 2));
+  }
+  if (out_root_velocity) *out_root_velocity = vec3_make(AT(ROOT), AT(ROOT + 1), AT(ROOT + 2));
+  if (out_root_angular_velocity) *out_root_angular_velocity = vec3_make(AT(ROOT + 3), AT(ROOT + 4), AT(ROOT + 5));
+  if (out_contacts) out_contacts[0] = AT(ROOT + 6), out_contacts[1] = AT(ROOT + 7);
+#undef AT
+}
+
+void anim_lmm_pose_features(float *out_raw, const anim_lmm_pose_t *pose, vec3 root_velocity,
+                            vec3 root_angular_velocity) {
+  anim_lmm_pose_t p = *pose;
+  p.positions[0] = vec3_zero(), p.rotations[0] = quat_identity();
+  p.velocities[0] = root_velocity, p.angular_velocities[0] = root_angular_velocity;
+  static const int bones[3] = {ANIM_LMM_LEFT_FOOT, ANIM_LMM_RIGHT_FOOT, ANIM_LMM_HIPS};
+  vec3 x[3], v[3], w;
+  quat q;
+  for (int i = 0; i < 3; i++)
+    anim_fk_bone_velocity(&x[i], &q, &v[i], &w, p.positions, p.rotations, p.velocities, p.angular_velocities,
+                          bone_parents, bones[i]);
+  /* Root at the origin facing +Z: world is the root's frame already. */
+  vec3 values[5] = {x[0], x[1], v[0], v[1], v[2]};
+  for (int i = 0; i < 5; i++)
+    out_raw[3 * i] = values[i].x, out_raw[3 * i + 1] = values[i].y, out_raw[3 * i + 2] = values[i].z;
+}
+
+void anim_lmm_trajectory_features(float *out_raw, vec3 root_position, quat root_rotation, const vec3 *positions,
+                                  const quat *rotations) {
+  for (int s = 0; s < ANIM_LMM_TRAJECTORY; s++) {
+    vec3 p = quat_inv_mul_vec3(root_rotation, vec3_sub(positions[s], root_position));
+    vec3 d = quat_inv_mul_vec3(root_rotation, quat_mul_vec3(rotations[s], vec3_make(0.0f, 0.0f, 1.0f)));
+    out_raw[2 * s] = p.x, out_raw[2 * s + 1] = p.z;
+    out_raw[6 + 2 * s] = d.x, out_raw[6 + 2 * s + 1] = d.z;
+  }
+}
+
+void anim_lmm_normalize(const anim_lmm_normalization_t *norm, const float *raw, float *out, int first, int count) {
+  for (int j = 0; j < count; j++) out[j] = (raw[j] - norm->offset[first + j]) / norm->scale[first + j];
+}
+
+/* ---- the character --------------------------------------------------------------------------- */
+
+void anim_lmm_params_default(anim_controller_params_t *p) {
+  anim_controller_params_default(p);
+  p->search_interval = 6;
+  p->foot_lock = 0;
+}
+
+size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n) {
+  size_t rows = (size_t)(n > 0 ? n : 1), s = (size_t)nets->nstate;
+  size_t nn = anim_nnet_scratch_floats(nets->projector, (int)rows);
+  size_t t = anim_nnet_scratch_floats(nets->stepper, (int)rows);
+  if (t > nn) nn = t;
+  t = anim_nnet_scratch_floats(nets->pose_network, (int)(2 * rows));
+  if (t > nn) nn = t;
+  /* queries, projections, stepper outputs, decompressor inputs (2 rows per
+   * character at most), decompressor outputs, network scratch */
+  return rows * ANIM_LMM_FEATURES + rows * s + rows * s + 2 * rows * s + 2 * rows * ANIM_LMM_POSE_OUTPUTS + nn;
+}
+
+typedef struct {
+  float *queries, *projections, *steps, *states, *poses, *nn;
+} scratch_t;
+
+static scratch_t scratch_layout(const anim_lmm_networks_t *nets, int n, float *base) {
+  size_t rows = (size_t)(n > 0 ? n : 1), s = (size_t)nets->nstate;
+  scratch_t l;
+  l.queries = base;
+  l.projections = l.queries + rows * ANIM_LMM_FEATURES;
+  l.steps = l.projections + rows * s;
+  l.states = l.steps + rows * s;
+  l.poses = l.states + 2 * rows * s;
+  l.nn = l.poses + 2 * rows * ANIM_LMM_POSE_OUTPUTS;
+  return l;
+}
+
+static void bind_inertializer(anim_lmm_character_t *c) {
+  c->inertializer.offset_positions = c->offset_positions, c->inertializer.offset_velocities = c->offset_velocities;
+  c->inertializer.offset_rotations = c->offset_rotations;
+  c->inertializer.offset_angular_velocities = c->offset_angular_velocities;
+}
+
+static anim_pose_view_t view_of(const anim_lmm_pose_t *p) {
+  anim_pose_view_t v = {ANIM_LMM_BONES, p->positions, p->velocities, p->rotations, p->angular_velocities};
+  return v;
+}
+
+/* Decodes a pose row with its root at (position, rotation) in animation
+ * space, moving as decoded: on the ground and turning about +Y only. */
+static void decode_rooted(const anim_lmm_networks_t *nets, anim_lmm_pose_t *out, const float *row, vec3 position,
+                          quat rotation, float *out_contacts) {
+  vec3 v, w;
+  anim_lmm_decode(row, nets, out, &v, &w, out_contacts);
+  vec3 world_v = quat_mul_vec3(rotation, v);
+  world_v.y = 0.0f;
+  out->positions[0] = position, out->rotations[0] = rotation;
+  out->velocities[0] = world_v, out->angular_velocities[0] = vec3_make(0.0f, w.y, 0.0f);
+}
+
+/* The query: the current foot and hip features (normalized already) and the
+ * predicted trajectory relative to the displayed root, normalized. */
+static void build_query(anim_lmm_character_t *c, vec3 target_velocity, float *out_query) {
+  anim_steering_predict(c->trajectory_positions, c->trajectory_rotations, c->sim_position, c->sim_velocity,
+                        c->sim_acceleration, c->sim_rotation, c->sim_angular_velocity, target_velocity,
+                        c->desired_rotation, c->params.velocity_halflife, c->params.rotation_halflife,
+                        trajectory_times, ANIM_LMM_TRAJECTORY);
+  float raw[2 * 2 * ANIM_LMM_TRAJECTORY];
+  anim_lmm_trajectory_features(raw, c->pose.positions[0], c->pose.rotations[0], c->trajectory_positions,
+                               c->trajectory_rotations);
+  memcpy(out_query, c->state, 15 * sizeof(float));
+  anim_lmm_normalize(&c->nets->normalization, raw, out_query + 15, 15, 12);
+}
+
+int anim_lmm_character_init(anim_lmm_character_t *c, const anim_lmm_networks_t *nets,
+                            const anim_controller_params_t *params, vec3 position, float facing, float *scratch) {
+  memset(c, 0, sizeof *c);
+  anim_controller_params_t defaults;
+  if (!params) anim_lmm_params_default(&defaults), params = &defaults;
+  int rc = anim_controller_params_validate(params);
+  if (rc) return rc;
+  if (!nets || !scratch || !isfinite(position.x + position.z + facing)) return ANIM_EINVAL;
+  c->nets = nets, c->params = *params;
+  c->input.kind = ANIM_INPUT_STICK;
+  c->sim_position = vec3_make(position.x, 0.0f, position.z);
+  c->sim_rotation = c->desired_rotation = quat_from_angle_axis(facing, up);
+  anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
+  anim_dynamics_vec3_reset(&c->smoothed_velocity, vec3_zero());
+  /* Standing: project a query whose foot and hip features are the database
+   * means (0 normalized) and whose trajectory stays where it is, facing on. */
+  scratch_t s = scratch_layout(nets, 1, scratch);
+  c->pose.positions[0] = c->sim_position, c->pose.rotations[0] = c->sim_rotation;
+  build_query(c, vec3_zero(), s.queries);
+  memset(s.queries, 0, 15 * sizeof(float));
+  anim_nnet_run(nets->projector, s.queries, ANIM_LMM_FEATURES, c->state, nets->nstate, 1, s.nn);
+  anim_nnet_run(nets->pose_network, c->state, nets->nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, 1, s.nn);
+  float contacts[ANIM_LMM_CONTACTS];
+  decode_rooted(nets, &c->decoded, s.poses, c->sim_position, c->sim_rotation, contacts);
+  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f;
+  anim_inertializer_init(&c->inertializer, ANIM_LMM_BONES, c->offset_positions, c->offset_velocities,
+                         c->offset_rotations, c->offset_angular_velocities);
+  anim_pose_view_t in = view_of(&c->decoded);
+  anim_pose_buffer_t out = {ANIM_LMM_BONES, c->pose.positions, c->pose.velocities, c->pose.rotations,
+                            c->pose.angular_velocities};
+  anim_inertializer_update(&c->inertializer, &out, &in, params->inertialize_halflife, 0.0f);
+  c->time_since_projection = (float)params->search_interval / ANIM_LMM_FRAME_RATE; /* project on the first tick */
+  c->tick_row = c->tick_destination = -1;
+  return 0;
+}
+
+int anim_lmm_set_input(anim_lmm_character_t *c, const anim_controller_input_t *in) {
+  int rc = anim_controller_input_validate(in);
+  if (rc == 0) c->input = *in;
+  return rc;
+}
+
+void anim_lmm_stagger(anim_lmm_character_t *c, int frames) {
+  c->time_since_projection -= (float)frames / ANIM_LMM_FRAME_RATE;
+}
+
+/* First phase: input, smoothing, and whether this character projects
+ * (its query then goes to row *io_rows of queries). */
+static void tick_begin(anim_lmm_character_t *c, float dt, float *queries, int *io_rows) {
+  const anim_controller_params_t *p = &c->params;
+  anim_steering_state_t state = {c->sim_position, c->sim_rotation, c->pose.velocities[0],
+                                 anim_steering_stop_offset(c->sim_velocity, c->sim_acceleration, &c->smoothed_velocity,
+                                                           &c->smoothing, p->velocity_halflife)};
+  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->arrival, &c->input, p, &state);
+  anim_dynamics_vec3_update(&c->smoothed_velocity, &c->smoothing, c->desired_velocity, dt);
+  vec3 target = c->smoothed_velocity.y;
+  c->time_since_projection += dt;
+  c->transitioned = 0, c->globals_fresh = 0;
+  c->tick_row = c->tick_destination = -1;
+  /* Half a frame of slack so that 60 Hz ticks of float dt land on the frame. */
+  int due = c->time_since_projection >= ((float)p->search_interval - 0.5f) / ANIM_LMM_FRAME_RATE;
+  int replan = vec3_length(vec3_sub(target, c->velocity_at_last_projection)) > p->replan_threshold;
+  if (!due && !replan) return;
+  c->tick_row = (*io_rows)++;
+  build_query(c, target, queries + (size_t)c->tick_row * ANIM_LMM_FEATURES);
+  c->time_since_projection = 0.0f;
+  c->velocity_at_last_projection = target;
+  c->projections++;
+}
+
+/* Second phase: take the projection unless it is within the transition cost
+ * of the current features; a taken one is decompressed as a transition's
+ * destination (row *io_destinations of the decompressor's second half). */
+static void take_projection(anim_lmm_character_t *c, const float *projection, float *destinations,
+                            int *io_destinations) {
+  int nstate = c->nets->nstate;
+  float d2 = 0.0f;
+  for (int j = 0; j < ANIM_LMM_FEATURES; j++) d2 += squaref(projection[j] - c->state[j]);
+  if (!(d2 > squaref(c->params.transition_cost))) return;
+  memcpy(c->state, projection, (size_t)nstate * sizeof(float));
+  c->tick_destination = (*io_destinations)++;
+  memcpy(destinations + (size_t)c->tick_destination * (size_t)nstate, projection, (size_t)nstate * sizeof(float));
+}
+
+/* Last phase: the transition (if any), the new pose, root, inertialization, simulation. */
+static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, const float *destination_row) {
+  const anim_controller_params_t *p = &c->params;
+  bind_inertializer(c);
+  vec3 root = c->decoded.positions[0];
+  quat root_rotation = c->decoded.rotations[0];
+  if (destination_row) {
+    /* The destination at the same instant as the source: the same root, the
+     * projected state's velocities. */
+    anim_lmm_pose_t dst;
+    decode_rooted(c->nets, &dst, destination_row, root, root_rotation, NULL);
+    anim_pose_view_t src_view = view_of(&c->decoded), dst_view = view_of(&dst);
+    if (anim_inertializer_transition(&c->inertializer, &src_view, &dst_view) == 0)
+      c->transitioned = 1, c->transitions++;
+  }
+  float contacts[ANIM_LMM_CONTACTS];
+  vec3 v, w;
+  anim_lmm_decode(pose_row, c->nets, &c->decoded, &v, &w, contacts);
+  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f;
+  /* Root: integrate the decoded velocities from where the root was (yaw only, on the ground). */
+  vec3 world_v = quat_mul_vec3(root_rotation, v);
+  world_v.y = 0.0f;
+  vec3 world_w = vec3_make(0.0f, w.y, 0.0f);
+  c->decoded.positions[0] = vec3_add(root, vec3_scale(world_v, dt));
+  c->decoded.rotations[0] =
+      quat_normalize(quat_mul(quat_from_scaled_angle_axis(vec3_scale(world_w, dt)), root_rotation));
+  c->decoded.velocities[0] = world_v, c->decoded.angular_velocities[0] = world_w;
+  anim_pose_view_t in = view_of(&c->decoded);
+  anim_pose_buffer_t out = {ANIM_LMM_BONES, c->pose.positions, c->pose.velocities, c->pose.rotations,
+                            c->pose.angular_velocities};
+  int rc = anim_inertializer_update(&c->inertializer, &out, &in, p->inertialize_halflife, dt);
+  if (rc) return rc;
+  /* Simulation springs; then the simulation starts from where the character is. */
+  anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, c->smoothed_velocity.y,
+                             p->velocity_halflife, dt);
+  anim_steering_rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife,
+                                dt);
+  c->sim_position = vec3_make(c->pose.positions[0].x, 0.0f, c->pose.positions[0].z);
+  c->ticks++;
+  return 0;
+}
+
+int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float *scratch) {
+  if (n < 0 || !(dt > 0.0f) || !(dt <= 1.0f) || (n > 0 && (!cs || !scratch))) return ANIM_EINVAL;
+  if (n == 0) return 0;
+  for (int i = 0; i < n; i++)
+    if (!cs[i] || !cs[i]->nets || cs[i]->nets != cs[0]->nets) return ANIM_EINVAL;
+  const anim_lmm_networks_t *nets = cs[0]->nets;
+  int nstate = nets->nstate;
+  scratch_t s = scratch_layout(nets, n, scratch);
+  /* 1. Inputs and queries; one projector product for those that project. */
+  int nqueries = 0, ndest = 0;
+  for (int i = 0; i < n; i++) tick_begin(cs[i], dt, s.queries, &nqueries);
+  if (nqueries) anim_nnet_run(nets->projector, s.queries, ANIM_LMM_FEATURES, s.projections, nstate, nqueries, s.nn);
+  float *destinations = s.states + (size_t)n * (size_t)nstate;
+  for (int i = 0; i < n; i++)
+    if (cs[i]->tick_row >= 0)
+      take_projection(cs[i], s.projections + (size_t)cs[i]->tick_row * (size_t)nstate, destinations, &ndest);
+  /* 2. Step every state: Euler steps of at most one frame (the stepper was
+   * trained at 1/60 s), one product each. */
+  for (int i = 0; i < n; i++)
+    memcpy(s.states + (size_t)i * (size_t)nstate, cs[i]->state, (size_t)nstate * sizeof(float));
+  int substeps = (int)ceilf(dt * ANIM_LMM_FRAME_RATE - 1e-3f);
+  if (substeps < 1) substeps = 1;
+  float h = dt / (float)substeps;
+  for (int k = 0; k < substeps; k++) {
+    anim_nnet_run(nets->stepper, s.states, nstate, s.steps, nstate, n, s.nn);
+    for (size_t j = 0; j < (size_t)n * (size_t)nstate; j++) s.states[j] += h * s.steps[j];
+  }
+  /* 3. One decompressor product: the new states, then the transitions' destinations. */
+  anim_nnet_run(nets->pose_network, s.states, nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, n + ndest, s.nn);
+  int rc = 0;
+  for (int i = 0; i < n; i++) {
+    anim_lmm_character_t *c = cs[i];
+    memcpy(c->state, s.states + (size_t)i * (size_t)nstate, (size_t)nstate * sizeof(float));
+    const float *dest = c->tick_destination >= 0
+                            ? s.poses + (size_t)(n + c->tick_destination) * ANIM_LMM_POSE_OUTPUTS
+                            : NULL;
+    int r = tick_end(c, dt, s.poses + (size_t)i * ANIM_LMM_POSE_OUTPUTS, dest);
+    if (r && !rc) rc = r;
+  }
+  return rc;
+}
+
+int anim_lmm_tick(anim_lmm_character_t *c, float dt, float *scratch) { return anim_lmm_tick_batch(&c, 1, dt, scratch); }
+
+void anim_lmm_global_pose(anim_lmm_character_t *c) {
+  if (c->globals_fresh) return;
+  c->globals_fresh = 1;
+  anim_fk(c->global_positions, c->global_rotations, c->pose.positions, c->pose.rotations, bone_parents, ANIM_LMM_BONES);
+}

@@ -1,0 +1,759 @@
+/*
+ * test_state_machine.c: action state machines, their text format and the
+ * character that runs them.
+ *
+ * Invalid input first: every problem the parser and the binding report,
+ * each at its file, line and column; then the runtime's refusals. Then
+ * behaviour: the seed's jump machine on Bandai Namco mocap visits the seed's
+ * states in order under scripted events, without popping; END and exit
+ * times fall on their instant whatever the tick; the bound on transitions
+ * per tick; nested machines (innermost first, then up; END bubbling); a 1-D
+ * blend of walk, run and dash cycles, phase-aligned; a match state running
+ * motion matching restricted to tags. Timing, nesting and errors run on the
+ * procedural default database (no data needed); the rest on real mocap.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_error.h"
+#include "machine/machine_character.h"
+#include "offline/procgen.h"
+#include "shared_data.h"
+#include "machine/state_machine.h"
+
+/* Largest change of any joint's velocity from one tick to the next, m/s,
+ * over the jump machine's run (transitions included). Inertialization keeps
+ * velocity continuous; what remains is the clips' own acceleration (a foot
+ * planting in a run changes speed by ~3 m/s in a tick). Measured 3.3 on the
+ * jump machine; with half-lives of 1 ms (no inertialization to speak of)
+ * the same script jumps by 37 (tested: more than twice the bound). */
+#define MAX_VELOCITY_JUMP 5.0f
+/* Timing: instants computed from float sums of dt. */
+#define TIME_TOLERANCE 1e-4f
+/* A blend's root speed against the clip it plays alone, relative. */
+#define BLEND_SPEED_TOLERANCE 0.1f
+
+static anim_database_t procgen_db;
+static anim_database_t bandai_db;
+static int have_bandai;
+static anim_search_index_t *bandai_index;
+
+static int setup(void **state) {
+  char err[256];
+  return anim_procgen_database(&procgen_db, NULL, err, sizeof err) ? -1 : 0;
+}
+
+static int teardown(void **state) {
+  anim_search_index_free(bandai_index);
+  if (have_bandai) anim_database_free(&bandai_db);
+  anim_database_free(&procgen_db);
+  return 0;
+}
+
+/* The Bandai database, tagged "walk" (forward walks) and "run" (runs and
+ * dashes), with a search index; built once. 0 after a skip. */
+static int bandai(void) {
+  if (have_bandai) return 1;
+  if (!anim_test_bandai_database(&bandai_db)) return 0;
+  for (int r = 0; r < bandai_db.nranges; r++) {
+    const char *n = bandai_db.ranges[r].name;
+    if (strstr(n, "_walk_") || strstr(n, "_walk-left") || strstr(n, "_walk-right") || strstr(n, "walk-turn"))
+      assert_int_equal(anim_database_tag_range(&bandai_db, r, "walk"), 0);
+    if (strstr(n, "_run_") || strstr(n, "_dash_")) assert_int_equal(anim_database_tag_range(&bandai_db, r, "run"), 0);
+  }
+  anim_database_update_version(&bandai_db);
+  char err[256];
+  anim_search_data_t data = {bandai_db.features.values, bandai_db.features.rows, bandai_db.features.cols,
+                             bandai_db.ranges, bandai_db.nranges};
+  bandai_index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  assert_non_null(bandai_index);
+  have_bandai = 1;
+  return 1;
+}
+
+static anim_state_machine_t *parse_ok(const char *text) {
+  anim_sm_diagnostics_t d;
+  char err[256];
+  anim_state_machine_t *sm = anim_state_machine_parse(text, strlen(text), "test.sm", &d, err, sizeof err);
+  if (!sm) fail_msg("parse: %s (%d problems)", err, d.total);
+  return sm;
+}
+
+static anim_state_machine_t *bound(const char *text, const anim_database_t *db) {
+  anim_state_machine_t *sm = parse_ok(text);
+  char err[256];
+  anim_sm_diagnostics_t d;
+  if (anim_state_machine_bind(sm, db, &d, err, sizeof err)) fail_msg("bind: %s", err);
+  return sm;
+}
+
+/* ---- parse errors --------------------------------------------------------------------- */
+
+typedef struct {
+  const char *text;
+  anim_sm_problem_t problem;
+  int line, column;
+} parse_case_t;
+
+static const parse_case_t parse_cases[] = {
+    /* syntax */
+    {"stand { JUMP crouch } crouch { @ }", ANIM_SM_SYNTAX, 1, 32},
+    {"stand { JUMP crouch\n", ANIM_SM_SYNTAX, 2, 1},
+    {"stand JUMP crouch }", ANIM_SM_SYNTAX, 1, 7},
+    {"stand { clip \"never closed }", ANIM_SM_SYNTAX, 1, 14},
+    {"stand { clip walk loop exit idle }", ANIM_SM_SYNTAX, 1, 24},
+    {"stand { JUMP }", ANIM_SM_SYNTAX, 1, 14},
+    {"stand { JUMP crouch halflife fast }", ANIM_SM_SYNTAX, 1, 30},
+    {"stand { clip walk [1] }", ANIM_SM_SYNTAX, 1, 21},
+    {"stand { match () }", ANIM_SM_SYNTAX, 1, 16},
+    {"stand { blend speed ( ) }", ANIM_SM_SYNTAX, 1, 23},
+    {"loop { }", ANIM_SM_SYNTAX, 1, 1},
+    {"machine m { }", ANIM_SM_SYNTAX, 1, 13},
+    {"", ANIM_SM_SYNTAX, 1, 1},
+    {"# only a comment\n", ANIM_SM_SYNTAX, 1, 1},
+    {"machine m { a { clip walk } }", ANIM_SM_SYNTAX, 1, 1},
+    {"averyveryveryveryveryveryveryveryveryveryveryveryveryveryverylongname { }", ANIM_SM_SYNTAX, 1, 1},
+    /* limits */
+    {"max_transitions 0\na { clip walk }", ANIM_SM_LIMIT, 1, 1},
+    {"max_transitions 2.5\na { clip walk }", ANIM_SM_LIMIT, 1, 1},
+    {"halflife -1\na { clip walk }", ANIM_SM_LIMIT, 1, 1},
+    {"a { clip walk GO a halflife 0 }", ANIM_SM_LIMIT, 1, 20},
+    {"a { clip walk GO a exit -1 }", ANIM_SM_LIMIT, 1, 20},
+    {"a { match (t1 t2 t3 t4 t5 t6 t7 t8 t9) }", ANIM_SM_LIMIT, 1, 36},
+    {"param p0 0 param p1 0 param p2 0 param p3 0 param p4 0 param p5 0 param p6 0 param p7 0\n"
+     "param p8 0 param p9 0 param pa 0 param pb 0 param pc 0 param pd 0 param pe 0 param pf 0\n"
+     "param pg 0\na { clip walk }",
+     ANIM_SM_LIMIT, 3, 7},
+    /* names defined twice */
+    {"a { clip walk GO b }\nb { clip run }\nb { clip idle }", ANIM_SM_DUPLICATE, 3, 1},
+    {"a { clip walk tag run }", ANIM_SM_DUPLICATE, 1, 15},
+    {"param speed 0\nparam speed 1\na { clip walk }", ANIM_SM_DUPLICATE, 2, 7},
+    {"a { machine m }\nmachine m { x { clip walk } }\nmachine m { y { clip run } }", ANIM_SM_DUPLICATE, 3, 9},
+    {"halflife 0.1 halflife 0.2\na { clip walk }", ANIM_SM_DUPLICATE, 1, 14},
+    /* unknown names */
+    {"stand { JUMP_PRESS crouch }", ANIM_SM_UNKNOWN_TARGET, 1, 20},
+    {"a { machine m GO b }\nb { clip walk }\nmachine m { c { clip walk GO b } }", ANIM_SM_UNKNOWN_TARGET, 3, 30},
+    {"a { machine nowhere }", ANIM_SM_UNKNOWN_MACHINE, 1, 5},
+    {"a { blend speed ( 0 walk 1 run ) }", ANIM_SM_UNKNOWN_PARAM, 1, 5},
+    /* blends */
+    {"param v 0\na { blend v ( 0 walk 1 run 1 jog ) }", ANIM_SM_BLEND_ORDER, 2, 28},
+    /* nesting */
+    {"a { machine m }\nmachine m { b { machine m } }", ANIM_SM_RECURSIVE, 2, 17},
+    {"a { clip walk }\nmachine m { b { clip walk } }", ANIM_SM_UNUSED_MACHINE, 2, 9},
+    /* reachability */
+    {"stand { clip idle GO walk }\nwalk { clip walk GO stand }\nrun { clip run GO stand }", ANIM_SM_UNREACHABLE, 3, 1},
+    {"a { clip walk AUTO b }\nb { clip run AUTO a }", ANIM_SM_IMMEDIATE_CYCLE, 2, 14},
+    {"a { clip walk AUTO a }", ANIM_SM_IMMEDIATE_CYCLE, 1, 15},
+    {"a { match (walk) END a }", ANIM_SM_NEVER_ENDS, 1, 18},
+    /* END on a state running a machine nothing stops in (a cycle's END stays with its state) */
+    {"a { machine m END a }\nmachine m { w { clip walk loop } }", ANIM_SM_NEVER_ENDS, 1, 15},
+    {"a { machine m END a }\nmachine m { w { clip walk END x }  x { tag t loop } }", ANIM_SM_NEVER_ENDS, 1, 15},
+    {"a { machine m END a }\nmachine m { w { machine n } }\nmachine n { x { blend s (0 walk) } }\nparam s 0",
+     ANIM_SM_NEVER_ENDS, 1, 15},
+    {"a { clip walk [2 1] }", ANIM_SM_SPAN, 1, 15},
+};
+
+static void test_parse_errors(void **state) {
+  for (size_t i = 0; i < sizeof parse_cases / sizeof parse_cases[0]; i++) {
+    const parse_case_t *pc = &parse_cases[i];
+    anim_sm_diagnostics_t d;
+    char err[256];
+    anim_state_machine_t *sm = anim_state_machine_parse(pc->text, strlen(pc->text), "case.sm", &d, err, sizeof err);
+    if (sm) fail_msg("case %zu parsed: %s", i, pc->text);
+    if (d.count < 1 || d.items[0].problem != pc->problem || d.items[0].line != pc->line ||
+        d.items[0].column != pc->column)
+      fail_msg("case %zu (%s): expected %s at %d:%d, got %s at %d:%d: %s", i, pc->text,
+               anim_sm_problem_name(pc->problem), pc->line, pc->column,
+               d.count ? anim_sm_problem_name(d.items[0].problem) : "nothing", d.count ? d.items[0].line : 0,
+               d.count ? d.items[0].column : 0, err);
+    char where[32];
+    snprintf(where, sizeof where, "case.sm:%d:%d: ", pc->line, pc->column);
+    assert_true(strncmp(err, where, strlen(where)) == 0);
+    assert_string_equal(d.items[0].message, err);
+  }
+  /* Several problems are all reported, in order. */
+  const char *many = "a { clip walk GO x }\nb { clip run }\nc { clip run AUTO c }";
+  anim_sm_diagnostics_t d;
+  assert_null(anim_state_machine_parse(many, strlen(many), NULL, &d, NULL, 0));
+  assert_int_equal(d.total, 4); /* unknown x, b and c unreachable, c's cycle */
+  assert_int_equal(d.items[0].problem, ANIM_SM_UNKNOWN_TARGET);
+  assert_int_equal(d.items[1].problem, ANIM_SM_UNREACHABLE);
+  assert_int_equal(d.items[2].problem, ANIM_SM_UNREACHABLE);
+  assert_int_equal(d.items[3].problem, ANIM_SM_IMMEDIATE_CYCLE);
+  assert_non_null(strstr(d.items[3].message, "c -> c"));
+  assert_true(strncmp(d.items[0].message, "<text>:1:18:", 12) == 0);
+  /* END comes up out of a nested machine whose clip stops with no END of its own, however deep. */
+  const char *rises[] = {"a { machine m END a }\nmachine m { w { clip walk } }",
+                         "a { machine m END a }\nmachine m { w { clip walk loop GO x }  x { tag t } }",
+                         "a { machine m END a }\nmachine m { w { machine n } }\nmachine n { x { clip walk } }"};
+  for (size_t i = 0; i < sizeof rises / sizeof rises[0]; i++) anim_state_machine_free(parse_ok(rises[i]));
+  /* The parser reads no further than len. */
+  const char *cut = "a { clip walk } b";
+  anim_state_machine_t *sm = anim_state_machine_parse(cut, 15, "cut", &d, NULL, 0);
+  assert_non_null(sm);
+  anim_state_machine_free(sm);
+  /* A name made of digits is a name where a name is expected. */
+  sm = parse_ok("\"02_01\" { clip 02_01 [0 1] }");
+  assert_string_equal(sm->clips[0].range_name, "02_01");
+  anim_state_machine_free(sm);
+  assert_string_equal(anim_sm_problem_name(ANIM_SM_SPAN), "SPAN");
+  assert_string_equal(anim_sm_problem_name((anim_sm_problem_t)99), "UNKNOWN");
+}
+
+
+/* A strict UTF-8 check, written apart from the parser's (the test's own oracle). */
+static int valid_utf8(const char *text) {
+  const unsigned char *s = (const unsigned char *)text;
+  while (*s) {
+    int len = *s < 0x80                          ? 1
+              : (*s & 0xe0) == 0xc0 && *s >= 0xc2 ? 2
+              : (*s & 0xf0) == 0xe0               ? 3
+              : (*s & 0xf8) == 0xf0 && *s <= 0xf4 ? 4
+                                                  : 0;
+    if (!len) return 0;
+    for (int i = 1; i < len; i++)
+      if ((s[i] & 0xc0) != 0x80) return 0;
+    s += len;
+  }
+  return 1;
+}
+
+/* Machine text travels as bytes; its diagnostics and names travel as
+ * protobuf strings, which must be UTF-8 (a Python client refused the whole
+ * answer to a check_machine of binary text). Bytes that are not text are
+ * written \xNN in messages; a quoted name must be UTF-8 text; names in UTF-8
+ * are kept whole. */
+static void test_messages_and_names_are_utf8(void **state) {
+  static const char *const refused[] = {
+      "stand { clip walk }\n\xff",                   /* unexpected character */
+      "stand { clip walk } \xc3",                    /* a sequence cut by the end */
+      "\"a\xff" "b\" { clip walk }",                 /* a quoted name that is not UTF-8 */
+      "\"a\x01" "b\" { clip walk }",                 /* nor a control character */
+      /* too long: quoted in part */
+      "stand { JUMP \"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+      "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\" }",
+      "stand { \xe2\x82\xac }",                      /* a valid character where none may be */
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    anim_sm_diagnostics_t d;
+    char err[256];
+    anim_state_machine_t *sm = anim_state_machine_parse(refused[i], strlen(refused[i]), "bytes", &d, err, sizeof err);
+    if (sm) fail_msg("case %zu parsed", i);
+    if (d.count < 1 || d.items[0].problem != ANIM_SM_SYNTAX) fail_msg("case %zu: not a syntax error: %s", i, err);
+    if (!valid_utf8(err) || !valid_utf8(d.items[0].message))
+      fail_msg("case %zu: a message that is not UTF-8: %s", i, err);
+  }
+  anim_sm_diagnostics_t d;
+  char err[256];
+  assert_null(anim_state_machine_parse(refused[0], strlen(refused[0]), "bytes", &d, err, sizeof err));
+  assert_non_null(strstr(err, "\\xff"));
+  const char *nul = "\"a\0b\" { clip walk }";
+  assert_null(anim_state_machine_parse(nul, 20, "bytes", &d, err, sizeof err));
+  assert_true(valid_utf8(err));
+  anim_state_machine_t *sm = parse_ok("\"caf\xc3\xa9\" { clip walk }");
+  assert_string_equal(sm->states[0].name, "caf\xc3\xa9");
+  anim_state_machine_free(sm);
+}
+
+/* The seed's text, as the seed writes it (tabs, a brace on its own line):
+ * it parses, each state a clip named after it. */
+static const char seed_text[] = "stand\t{JUMP_PRESS\tstand2crouch }\n"
+                                "stand2crouch\t\t\n{\t\t\n\tJUMP_RELEASE\thop\n\tEND\tcrouch\n}\t\t\n"
+                                "crouch\t{JUMP_RELEASE\ttakeoff }\n"
+                                "takeoff\t{END\tfloat }\n"
+                                "hop\t{END\tfloat }\n"
+                                "float\t{NEAR_GROUND\tland }\n"
+                                "land\t{END\tstand }\n";
+
+static void test_seed_text(void **state) {
+  anim_state_machine_t *sm = parse_ok(seed_text);
+  assert_int_equal(sm->nmachines, 1);
+  assert_int_equal(sm->nstates, 7);
+  assert_int_equal(sm->ntransitions, 8);
+  const char *events[] = {"END", "AUTO", "JUMP_PRESS", "JUMP_RELEASE", "NEAR_GROUND"};
+  assert_int_equal(sm->nevents, 5);
+  for (int e = 0; e < 5; e++) assert_string_equal(sm->events[e], events[e]);
+  int s2c = anim_state_machine_find_state(sm, 0, "stand2crouch");
+  assert_int_equal(sm->states[s2c].ntransitions, 2);
+  const anim_sm_transition_t *t = &sm->transitions[sm->states[s2c].first_transition + 1];
+  assert_int_equal(t->event, ANIM_SM_EVENT_END);
+  assert_int_equal(t->target, anim_state_machine_find_state(sm, 0, "crouch"));
+  assert_int_equal(sm->states[s2c].kind, ANIM_SM_MOTION_CLIP);
+  assert_string_equal(sm->clips[sm->states[s2c].clip].range_name, "stand2crouch");
+  assert_float_equal(t->halflife, 0.1f, 1e-6f);
+  assert_int_equal(sm->max_transitions, 4);
+  assert_int_equal(sm->depth, 1);
+  /* Binding to a database without such ranges names each state. */
+  anim_sm_diagnostics_t d;
+  char err[256];
+  assert_int_equal(anim_state_machine_bind(sm, &procgen_db, &d, err, sizeof err), ANIM_ENOTFOUND);
+  assert_int_equal(d.total, 7);
+  assert_int_equal(d.items[0].problem, ANIM_SM_UNKNOWN_RANGE);
+  assert_int_equal(d.items[0].line, 1);
+  assert_int_equal(d.items[0].column, 1);
+  assert_non_null(strstr(err, "'stand'"));
+  assert_int_equal(sm->bound_version, 0);
+  anim_state_machine_free(sm);
+}
+
+static void test_bind_errors(void **state) {
+  anim_sm_diagnostics_t d;
+  char err[256];
+  anim_state_machine_t *sm =
+      parse_ok("a { clip nowhere GO b }\nb { match (walk flying) GO c }\nc { clip walk [0 99] GO d }\n"
+               "d { tag swimming GO a }");
+  assert_int_equal(anim_state_machine_bind(sm, &procgen_db, &d, err, sizeof err), ANIM_ENOTFOUND);
+  assert_int_equal(d.total, 4);
+  assert_int_equal(d.items[0].problem, ANIM_SM_UNKNOWN_RANGE);
+  assert_int_equal(d.items[0].line, 1), assert_int_equal(d.items[0].column, 10);
+  assert_int_equal(d.items[1].problem, ANIM_SM_SPAN);
+  assert_int_equal(d.items[1].line, 3), assert_int_equal(d.items[1].column, 10);
+  assert_int_equal(d.items[2].problem, ANIM_SM_UNKNOWN_TAG);
+  assert_int_equal(d.items[2].line, 2);
+  assert_non_null(strstr(d.items[2].message, "'flying'"));
+  assert_int_equal(d.items[3].problem, ANIM_SM_UNKNOWN_TAG);
+  assert_int_equal(d.items[3].line, 4);
+  anim_state_machine_free(sm);
+  /* A span of one frame is too short. */
+  sm = parse_ok("a { clip walk [1 1.001] }");
+  assert_int_equal(anim_state_machine_bind(sm, &procgen_db, &d, err, sizeof err), ANIM_ERANGE);
+  assert_int_equal(d.items[0].problem, ANIM_SM_SPAN);
+  anim_state_machine_free(sm);
+}
+
+static void test_runtime_invalid(void **state) {
+  anim_machine_character_t c;
+  anim_state_machine_t *sm = parse_ok("param speed 0.5\na { clip walk GO b }\nb { clip run }");
+  /* Not bound yet. */
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), ANIM_EINVAL);
+  char err[256];
+  assert_int_equal(anim_state_machine_bind(sm, &procgen_db, NULL, err, sizeof err), 0);
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_make(NAN, 0, 0), 0.0f),
+                   ANIM_ENONFINITE);
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+  assert_int_equal(anim_machine_character_send(&c, sm->nevents), ANIM_ERANGE);
+  assert_int_equal(anim_machine_character_send(&c, -1), ANIM_ERANGE);
+  assert_int_equal(anim_machine_character_send_name(&c, "JUMP"), ANIM_ENOTFOUND);
+  for (int i = 0; i < ANIM_MACHINE_QUEUE; i++) assert_int_equal(anim_machine_character_send_name(&c, "GO"), 0);
+  assert_int_equal(anim_machine_character_send_name(&c, "GO"), ANIM_ELIMIT);
+  assert_int_equal(anim_machine_character_set_param(&c, 1, 0.0f), ANIM_ERANGE);
+  assert_int_equal(anim_machine_character_set_param(&c, 0, INFINITY), ANIM_ENONFINITE);
+  assert_int_equal(anim_machine_character_set_param(&c, 0, 1.0f), 0);
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.stick_x = NAN;
+  assert_int_equal(anim_machine_character_set_input(&c, &in), ANIM_ENONFINITE);
+  assert_int_equal(anim_machine_character_tick(&c, 0.0f), ANIM_EINVAL);
+  assert_int_equal(anim_machine_character_tick(&c, NAN), ANIM_EINVAL);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+  /* A match state needs an index (and trajectory features). */
+  sm = bound("a { match (walk) }", &procgen_db);
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), ANIM_EINVAL);
+  anim_state_machine_free(sm);
+  /* A database changed after binding is refused. */
+  sm = bound("a { clip walk }", &procgen_db);
+  sm->bound_version ^= 1;
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), ANIM_EINVAL);
+  anim_state_machine_free(sm);
+}
+
+/* ---- behaviour -------------------------------------------------------------------------- */
+
+static const char *state_name(const anim_machine_character_t *c, int level) {
+  return c->machine->states[c->levels[level].state].name;
+}
+
+/* Per-tick velocity of every joint, and the largest change of it. */
+typedef struct {
+  vec3 previous[2][128];
+  int have;
+  float worst;
+  int worst_bone;
+  uint64_t worst_tick;
+} pop_meter_t;
+
+static void pop_measure(pop_meter_t *m, anim_machine_character_t *c, float dt) {
+  anim_machine_character_global_pose(c);
+  int n = c->db->nbones;
+  for (int b = 1; b < n; b++) {
+    vec3 x = c->global_positions[b];
+    if (m->have >= 2) {
+      vec3 v0 = vec3_scale(vec3_sub(m->previous[0][b], m->previous[1][b]), 1.0f / dt);
+      vec3 v1 = vec3_scale(vec3_sub(x, m->previous[0][b]), 1.0f / dt);
+      float jump = vec3_length(vec3_sub(v1, v0));
+      if (jump > m->worst) m->worst = jump, m->worst_bone = b, m->worst_tick = c->ticks;
+    }
+  }
+  for (int b = 0; b < n; b++) m->previous[1][b] = m->previous[0][b], m->previous[0][b] = c->global_positions[b];
+  m->have++;
+}
+
+/* The seed's jump machine on spans of Bandai Namco clips. The subset holds
+ * locomotion only, no jump: each span is a stand-in for the phase it plays,
+ * chosen by what the data does there (SOURCE.md, hips height and speed):
+ * stand = the first half second of a walk that starts from standing (root
+ * speed ~0.1 m/s), stand2crouch = the weight shift and first step after it,
+ * crouch = the start of a straight run (hips 0.82 m, the lowest), takeoff
+ * and hop = run strides, float = an "active" run stride through its flight
+ * (hips 0.99 m, the highest), land = the end of a run cycle. */
+static const char jump_text[] =
+    "# The seed's jump machine (003_*), bound to Bandai Namco spans.\n"
+    "halflife 0.1\n"
+    "stand        { clip dataset-2_walk_normal_001 [0 0.5] loop   JUMP_PRESS stand2crouch }\n"
+    "stand2crouch { clip dataset-2_walk_normal_001 [0.5 1.2]\n"
+    "               JUMP_RELEASE hop   END crouch }\n"
+    "crouch       { clip dataset-2_run_normal_001 [0 0.3] loop    JUMP_RELEASE takeoff halflife 0.15 }\n"
+    "takeoff      { clip dataset-2_run_normal_001 [0.3 0.8]       END float }\n"
+    "hop          { clip dataset-1_run_normal_001 [0 0.4]         END float }\n"
+    "float        { clip dataset-1_run_active_001 [0.15 0.45] loop NEAR_GROUND land exit 0.2 }\n"
+    "land         { clip dataset-1_run_normal_001 [0.4 0.76]      END stand }\n";
+
+typedef struct {
+  float time;
+  const char *event;
+} scripted_event_t;
+
+/* Runs the script at dt for seconds, recording the root state at each
+ * change into visited (names); returns how many were visited. */
+static int run_jump(const anim_state_machine_t *sm, const scripted_event_t *script, int nscript, float dt,
+                    float seconds, const char **visited, int max_visited, pop_meter_t *pops) {
+  anim_machine_character_t c;
+  assert_int_equal(anim_machine_character_init(&c, sm, &bandai_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+  int n = 0, next = 0;
+  visited[n++] = state_name(&c, 0);
+  for (float t = 0.0f; t < seconds; t += dt) {
+    while (next < nscript && script[next].time <= t)
+      assert_int_equal(anim_machine_character_send_name(&c, script[next++].event), 0);
+    assert_int_equal(anim_machine_character_tick(&c, dt), 0);
+    if (c.changed && n < max_visited) visited[n++] = state_name(&c, 0);
+    if (pops) pop_measure(pops, &c, dt);
+  }
+  assert_int_equal(c.events_dropped, 0);
+  anim_machine_character_free(&c);
+  return n;
+}
+
+static void test_jump_machine(void **state) {
+  if (!bandai()) return;
+  anim_state_machine_t *sm = bound(jump_text, &bandai_db);
+  /* Hold the button through the crouch: the long jump of the seed. */
+  const scripted_event_t held[] = {{0.5f, "JUMP_PRESS"}, {1.6f, "JUMP_RELEASE"}, {2.9f, "NEAR_GROUND"}};
+  const char *expected[] = {"stand", "stand2crouch", "crouch", "takeoff", "float", "land", "stand"};
+  const char *visited[16];
+  pop_meter_t pops;
+  memset(&pops, 0, sizeof pops);
+  int n = run_jump(sm, held, 3, 1.0f / 60.0f, 5.0f, visited, 16, &pops);
+  assert_int_equal(n, 7);
+  for (int i = 0; i < 7; i++) assert_string_equal(visited[i], expected[i]);
+  if (pops.worst > MAX_VELOCITY_JUMP)
+    fail_msg("a joint's velocity jumps by %.2f m/s (bone %s, tick %llu), more than %.1f", pops.worst,
+             bandai_db.skeleton.names[pops.worst_bone], (unsigned long long)pops.worst_tick, MAX_VELOCITY_JUMP);
+  /* A tap (released during stand2crouch): the hop of the seed. */
+  const scripted_event_t tap[] = {{0.5f, "JUMP_PRESS"}, {0.7f, "JUMP_RELEASE"}, {1.5f, "NEAR_GROUND"}};
+  const char *hop[] = {"stand", "stand2crouch", "hop", "float", "land", "stand"};
+  n = run_jump(sm, tap, 3, 1.0f / 60.0f, 4.0f, visited, 16, NULL);
+  assert_int_equal(n, 6);
+  for (int i = 0; i < 6; i++) assert_string_equal(visited[i], hop[i]);
+  /* The same at 30 Hz ticks: the same states. */
+  n = run_jump(sm, held, 3, 1.0f / 30.0f, 5.0f, visited, 16, NULL);
+  assert_int_equal(n, 7);
+  for (int i = 0; i < 7; i++) assert_string_equal(visited[i], expected[i]);
+  /* Without inertialization (1 ms half-lives) the same run pops. */
+  anim_state_machine_t *raw = parse_ok(jump_text);
+  raw->halflife = 0.001f;
+  for (int t = 0; t < raw->ntransitions; t++) raw->transitions[t].halflife = 0.001f;
+  char err[256];
+  assert_int_equal(anim_state_machine_bind(raw, &bandai_db, NULL, err, sizeof err), 0);
+  pop_meter_t raw_pops;
+  memset(&raw_pops, 0, sizeof raw_pops);
+  run_jump(raw, held, 3, 1.0f / 60.0f, 5.0f, visited, 16, &raw_pops);
+  assert_true(raw_pops.worst > 2.0f * MAX_VELOCITY_JUMP);
+  printf("jump machine: largest joint velocity change %.2f m/s (%.2f without inertialization)\n", pops.worst,
+         raw_pops.worst);
+  anim_state_machine_free(raw);
+  anim_state_machine_free(sm);
+}
+
+/* END comes (N - 1) / rate after entry whatever dt, the next state carrying
+ * the rest of the tick; exit times likewise. */
+static void test_end_and_exit_timing(void **state) {
+  anim_state_machine_t *sm = bound("a { clip walk [0 0.5] END b }\nb { clip idle loop  GO c exit 0.3 }\n"
+                                   "c { clip idle loop }",
+                                   &procgen_db);
+  const float dts[] = {1.0f / 60.0f, 1.0f / 45.0f, 1.0f / 7.0f, 0.3f, 0.013f};
+  for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+    float dt = dts[k];
+    anim_machine_character_t c;
+    assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+    float before = 0.0f;
+    while (strcmp(state_name(&c, 0), "a") == 0) {
+      before = c.levels[0].time;
+      assert_int_equal(anim_machine_character_tick(&c, dt), 0);
+      if (strcmp(state_name(&c, 0), "a") == 0) assert_true(c.levels[0].time <= 0.5f + TIME_TOLERANCE);
+    }
+    /* The tick that took END started before the end and would have passed it. */
+    assert_true(before <= 0.5f + TIME_TOLERANCE && before + dt > 0.5f);
+    assert_float_equal(c.levels[0].time, before + dt - 0.5f, TIME_TOLERANCE);
+    /* GO at once: held until b has played 0.3 s. */
+    assert_int_equal(anim_machine_character_send_name(&c, "GO"), 0);
+    while (strcmp(state_name(&c, 0), "b") == 0) {
+      before = c.levels[0].time;
+      assert_int_equal(anim_machine_character_tick(&c, dt), 0);
+    }
+    assert_string_equal(state_name(&c, 0), "c");
+    float expected = before + dt - fmaxf(0.3f, before);
+    assert_float_equal(c.levels[0].time, expected, TIME_TOLERANCE);
+    anim_machine_character_free(&c);
+  }
+  anim_state_machine_free(sm);
+}
+
+static void test_transitions_per_tick(void **state) {
+  anim_state_machine_t *sm = bound("max_transitions 2\na { clip idle loop AUTO b }\nb { clip idle loop AUTO c }\n"
+                                   "c { clip idle loop AUTO d }\nd { clip idle loop X e }\ne { clip idle loop Y d }",
+                                   &procgen_db);
+  anim_machine_character_t c;
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+  assert_string_equal(state_name(&c, 0), "a");
+  assert_int_equal(anim_machine_character_tick(&c, 1.0f / 60.0f), 0);
+  assert_string_equal(state_name(&c, 0), "c");
+  assert_int_equal(c.transitions, 2);
+  assert_int_equal(anim_machine_character_tick(&c, 1.0f / 60.0f), 0);
+  assert_string_equal(state_name(&c, 0), "d");
+  /* Three events, two transitions a tick: the third waits. */
+  assert_int_equal(anim_machine_character_send_name(&c, "X"), 0);
+  assert_int_equal(anim_machine_character_send_name(&c, "Y"), 0);
+  assert_int_equal(anim_machine_character_send_name(&c, "X"), 0);
+  assert_int_equal(anim_machine_character_tick(&c, 1.0f / 60.0f), 0);
+  assert_string_equal(state_name(&c, 0), "d");
+  assert_int_equal(c.queue_count, 1);
+  assert_int_equal(anim_machine_character_tick(&c, 1.0f / 60.0f), 0);
+  assert_string_equal(state_name(&c, 0), "e");
+  assert_int_equal(c.queue_count, 0);
+  /* An event the current state has no transition for is dropped. */
+  assert_int_equal(anim_machine_character_send_name(&c, "X"), 0);
+  assert_int_equal(anim_machine_character_tick(&c, 1.0f / 60.0f), 0);
+  assert_int_equal(c.events_dropped, 1);
+  assert_int_equal(c.transitions, 6);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+}
+
+static void expect_path(const anim_machine_character_t *c, const char *outer, const char *inner) {
+  int states[ANIM_SM_MAX_DEPTH];
+  float times[ANIM_SM_MAX_DEPTH];
+  int depth = anim_machine_character_path(c, states, times, ANIM_SM_MAX_DEPTH);
+  assert_int_equal(depth, inner ? 2 : 1);
+  assert_string_equal(c->machine->states[states[0]].name, outer);
+  if (inner) assert_string_equal(c->machine->states[states[1]].name, inner);
+}
+
+static void step(anim_machine_character_t *c, const char *event, int ticks) {
+  if (event) assert_int_equal(anim_machine_character_send_name(c, event), 0);
+  for (int i = 0; i < ticks; i++) assert_int_equal(anim_machine_character_tick(c, 1.0f / 60.0f), 0);
+}
+
+static void test_nested_machines(void **state) {
+  anim_state_machine_t *sm = bound("idle   { clip idle loop  GO moving }\n"
+                                   "moving { machine loco  STOP idle  END idle }\n"
+                                   "machine loco {\n"
+                                   "  walk     { clip walk [0 1] loop  FAST run  HALT stopping }\n"
+                                   "  run      { clip run [0 1] loop   SLOW walk  STOP walk }\n"
+                                   "  stopping { clip walk_stop [2 2.5] }\n"
+                                   "}\n",
+                                   &procgen_db);
+  assert_int_equal(sm->depth, 2);
+  assert_int_equal(sm->nmachines, 2);
+  anim_machine_character_t c;
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+  expect_path(&c, "idle", NULL);
+  step(&c, "GO", 10);
+  expect_path(&c, "moving", "walk");
+  step(&c, "FAST", 10);
+  expect_path(&c, "moving", "run");
+  /* The outer state's clock runs on across the inner transition. */
+  assert_float_equal(c.levels[0].time, 20.0f / 60.0f, TIME_TOLERANCE);
+  assert_float_equal(c.levels[1].time, 10.0f / 60.0f, TIME_TOLERANCE);
+  /* STOP: the inner run takes it first. */
+  step(&c, "STOP", 1);
+  expect_path(&c, "moving", "walk");
+  /* STOP again: walk has none, the outer machine takes it. */
+  step(&c, "STOP", 1);
+  expect_path(&c, "idle", NULL);
+  /* Entering again starts the nested machine at its initial state. */
+  step(&c, "GO", 1);
+  expect_path(&c, "moving", "walk");
+  step(&c, "FAST", 1);
+  step(&c, "SLOW", 1);
+  expect_path(&c, "moving", "walk");
+  /* END of a nested clip nobody inside takes goes up: stopping (0.5 s)
+   * ends, moving's END leads to idle. */
+  step(&c, "HALT", 1);
+  expect_path(&c, "moving", "stopping");
+  step(&c, NULL, 29);
+  expect_path(&c, "moving", "stopping");
+  step(&c, NULL, 1);
+  expect_path(&c, "idle", NULL);
+  /* SLOW in idle: nobody has it. */
+  step(&c, "SLOW", 1);
+  assert_int_equal(c.events_dropped, 1);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+}
+
+/* A cycle's END (a looping clip) is its own state's to take, never a machine
+ * around it: moving's END would otherwise end the walk after one cycle. The
+ * end of a clip that stops still goes up. */
+static void test_cycle_end_stays_inside(void **state) {
+  anim_state_machine_t *sm = bound("idle   { clip idle loop  GO moving }\n"
+                                   "moving { machine loco  END idle }\n"
+                                   "machine loco {\n"
+                                   "  walk     { clip walk [0 1] loop  ONCE once }\n"
+                                   "  once     { clip walk [0 0.5] loop  END stopping }\n"
+                                   "  stopping { clip walk_stop [2 2.5] }\n"
+                                   "}\n",
+                                   &procgen_db);
+  anim_machine_character_t c;
+  assert_int_equal(anim_machine_character_init(&c, sm, &procgen_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+  step(&c, "GO", 1);
+  expect_path(&c, "moving", "walk");
+  uint64_t entered = c.transitions;
+  step(&c, NULL, 150); /* two and a half cycles of walk */
+  expect_path(&c, "moving", "walk");
+  assert_int_equal(c.transitions, entered); /* a wrap is inertialized, not counted as a transition */
+  /* once's own END (a loop's) is taken there: stopping after 0.5 s. */
+  step(&c, "ONCE", 1);
+  expect_path(&c, "moving", "once");
+  step(&c, NULL, 29);
+  expect_path(&c, "moving", "once");
+  step(&c, NULL, 1);
+  expect_path(&c, "moving", "stopping");
+  /* stopping ends and nobody inside takes it: moving's END leads to idle. */
+  step(&c, NULL, 30);
+  expect_path(&c, "idle", NULL);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+}
+
+/* A blend of walk, run and dash cycles by "speed". */
+static const char blend_text[] = "param speed 0\n"
+                                 "cycle { blend speed ( 0 dataset-1_walk_normal_002  0.5 dataset-1_run_normal_001\n"
+                                 "                      1 dataset-1_dash_normal_001 ) }\n";
+
+static float range_speed(const anim_database_t *db, const char *name) {
+  for (int r = 0; r < db->nranges; r++)
+    if (strcmp(db->ranges[r].name, name) == 0) {
+      vec3 a = db->global_positions[(size_t)db->ranges[r].start * (size_t)db->nbones];
+      vec3 b = db->global_positions[(size_t)(db->ranges[r].stop - 1) * (size_t)db->nbones];
+      return vec3_length(vec3_make(b.x - a.x, 0.0f, b.z - a.z)) * db->frame_rate /
+             (float)(db->ranges[r].stop - 1 - db->ranges[r].start);
+    }
+  fail_msg("no range %s", name);
+  return 0.0f;
+}
+
+static void test_blend(void **state) {
+  if (!bandai()) return;
+  anim_state_machine_t *sm = bound(blend_text, &bandai_db);
+  const anim_state_machine_t *m = sm;
+  /* Phase 0 of every cycle is where its left foot comes down. */
+  size_t nc = (size_t)bandai_db.ncontacts;
+  for (int i = 0; i < 3; i++) {
+    const anim_sm_clip_t *clip = &m->clips[i];
+    int f = clip->phase_frame, prev = f == clip->start ? clip->stop - 2 : f - 1;
+    assert_true(bandai_db.contacts[(size_t)f * nc] && !bandai_db.contacts[(size_t)prev * nc]);
+  }
+  const char *alone[] = {"dataset-1_walk_normal_002", "dataset-1_run_normal_001", "dataset-1_dash_normal_001"};
+  const float values[] = {0.0f, 0.5f, 1.0f};
+  anim_machine_character_t c;
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(anim_machine_character_init(&c, sm, &bandai_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+    assert_int_equal(anim_machine_character_set_param(&c, 0, values[i]), 0);
+    step(&c, NULL, 60);
+    vec3 from = c.pose.positions[0];
+    step(&c, NULL, 120);
+    vec3 to = c.pose.positions[0];
+    float speed = vec3_length(vec3_make(to.x - from.x, 0.0f, to.z - from.z)) / 2.0f;
+    float expected = range_speed(&bandai_db, alone[i]);
+    if (fabsf(speed - expected) > BLEND_SPEED_TOLERANCE * expected)
+      fail_msg("speed %.2f: root speed %.2f m/s, %s alone %.2f", values[i], speed, alone[i], expected);
+    anim_machine_character_free(&c);
+  }
+  /* Moving the parameter changes the rate, never the phase. */
+  assert_int_equal(anim_machine_character_init(&c, sm, &bandai_db, NULL, NULL, vec3_zero(), 0.0f), 0);
+  step(&c, NULL, 20);
+  float before = c.motion_time, walk_period = (float)(m->clips[0].stop - m->clips[0].start - 1) / bandai_db.frame_rate;
+  assert_float_equal(before, 20.0f / 60.0f / walk_period, 1e-4f);
+  assert_int_equal(anim_machine_character_set_param(&c, 0, 0.75f), 0);
+  step(&c, NULL, 1);
+  float run_frames = (float)(m->clips[1].stop - m->clips[1].start - 1),
+        dash_frames = (float)(m->clips[2].stop - m->clips[2].start - 1);
+  float period = 0.5f * (run_frames + dash_frames) / bandai_db.frame_rate;
+  assert_float_equal(c.motion_time, before + 1.0f / 60.0f / period, 1e-4f);
+  /* END fires at each cycle's end; nothing takes it here and the cycle goes on. */
+  assert_int_equal(c.transitions, 0);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+}
+
+/* A locomotion state runs motion matching over walk and run; a jump plays
+ * a clip and comes back. */
+static void test_match_state(void **state) {
+  if (!bandai()) return;
+  anim_state_machine_t *sm = bound("locomotion { match (walk run)  JUMP jump }\n"
+                                   "jump { clip dataset-1_run_active_001 [0.2 0.9]  END locomotion }\n",
+                                   &bandai_db);
+  assert_int_equal(sm->has_match, 1);
+  anim_machine_character_t c;
+  assert_int_equal(anim_machine_character_init(&c, sm, &bandai_db, bandai_index, NULL, vec3_zero(), 0.0f), 0);
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.kind = ANIM_INPUT_STICK, in.stick_z = 1.0f;
+  assert_int_equal(anim_machine_character_set_input(&c, &in), 0);
+  uint32_t mask =
+      (1u << anim_database_find_tag(&bandai_db, "walk")) | (1u << anim_database_find_tag(&bandai_db, "run"));
+  pop_meter_t pops;
+  memset(&pops, 0, sizeof pops);
+  int jumped = 0, back = 0;
+  for (int t = 0; t < 300; t++) {
+    if (t == 120) assert_int_equal(anim_machine_character_send_name(&c, "JUMP"), 0);
+    assert_int_equal(anim_machine_character_tick(&c, 1.0f / 60.0f), 0);
+    pop_measure(&pops, &c, 1.0f / 60.0f);
+    if (strcmp(state_name(&c, 0), "jump") == 0) jumped = 1;
+    if (jumped && strcmp(state_name(&c, 0), "locomotion") == 0) back = 1;
+    if (strcmp(state_name(&c, 0), "locomotion") == 0) {
+      int r = anim_database_range_of(&bandai_db, c.matcher.frame);
+      if (!(bandai_db.ranges[r].tag_mask & mask)) fail_msg("tick %d plays %s, untagged", t, bandai_db.ranges[r].name);
+    }
+  }
+  assert_true(jumped && back);
+  assert_true(c.matcher.searches > 0);
+  float travelled = vec3_length(vec3_make(c.pose.positions[0].x, 0.0f, c.pose.positions[0].z));
+  assert_true(travelled > 4.0f); /* 5 s forward, walking at least */
+  if (pops.worst > MAX_VELOCITY_JUMP)
+    fail_msg("a joint's velocity jumps by %.2f m/s (bone %s, tick %llu)", pops.worst,
+             bandai_db.skeleton.names[pops.worst_bone], (unsigned long long)pops.worst_tick);
+  anim_machine_character_free(&c);
+  anim_state_machine_free(sm);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parse_errors),
+      cmocka_unit_test(test_messages_and_names_are_utf8),
+      cmocka_unit_test(test_seed_text),
+      cmocka_unit_test(test_bind_errors),      cmocka_unit_test(test_runtime_invalid),
+      cmocka_unit_test(test_jump_machine),     cmocka_unit_test(test_end_and_exit_timing),
+      cmocka_unit_test(test_transitions_per_tick), cmocka_unit_test(test_nested_machines), cmocka_unit_test(test_cycle_end_stays_inside),
+      cmocka_unit_test(test_blend),            cmocka_unit_test(test_match_state),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

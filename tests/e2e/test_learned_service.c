@@ -1,0 +1,219 @@
+/*
+ * test_learned_service.c: learned characters (MODE_LEARNED, --lmm) served by
+ * the real server and read back through the client library: the learned
+ * skeleton described as the database "lmm", each input kind steering a
+ * character, and the streamed poses passing the quality checks of the core
+ * (tests/test_lmm.c) as a subscriber sees them. Needs the shared networks
+ * (../shared/data/lmm): skipped without them, except under CI.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_client.h"
+#include "anim_error.h"
+#include "fixture.h"
+#include "shared_data.h"
+
+#define TIMEOUT_MS 20000
+#define SECONDS 6
+#define RATE 60
+/* Bone lengths from the streamed world positions (floats): the networks'
+ * constant bones are exact (core/learned/lmm.h); world coordinates of a few metres
+ * carry ~1e-6 m of rounding through the server's FK. */
+#define BONE_LENGTH_M 1e-4
+/* Toe height while the stream's contact bit is on (test_lmm.c's bound:
+ * LaFAN1's planted toe joint sits 1-2 cm up; 8 cm is a lifted foot). */
+#define CONTACT_TOE_HEIGHT_M 0.08
+/* Speed over the last 3 s within 10% of the asked speed (the issue's
+ * target); idle under 0.15 m/s (the standing clip drifts a few cm/s). */
+#define SPEED_RELATIVE 0.10
+#define IDLE_SPEED_MS 0.15
+/* Heading of the motion over the last 3 s within 15 degrees of the asked one. */
+#define HEADING_RAD (15.0 * 3.14159265 / 180.0)
+/* A goal 4 m away: stopped within 30 cm of it (test_lmm.c's bound). */
+#define GOAL_M 0.3
+
+static anim_test_fixture_t fx;
+static int have_networks;
+
+/* With the networks, the server loads them (--lmm); without, the tests say
+ * why they skip (or fail under CI) through networks(). */
+static int setup(void **state) {
+  static char dir[1024];
+  char probe[1100];
+  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
+  snprintf(probe, sizeof probe, "%s/projector.bin", dir);
+  FILE *f = fopen(probe, "rb");
+  have_networks = f != NULL;
+  if (f) fclose(f);
+  const char *args[] = {"--lmm", dir, NULL};
+  return anim_test_fixture_start(&fx, "learned_service", have_networks ? args : NULL, 0);
+}
+static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
+
+/* Stops the test (skipped, or failed under CI) without the networks. */
+static int networks(void) {
+  char path[1024];
+  return anim_test_shared_path(path, sizeof path, "data/lmm/projector.bin");
+}
+
+static void test_skeleton_and_errors(void **state) {
+  if (!networks()) return;
+  anim_hello_info_t info;
+  assert_int_equal(anim_client_hello(fx.client, "test", &info, TIMEOUT_MS), 0);
+  int learned = 0;
+  for (int i = 0; i < info.ncapabilities; i++) learned |= !strcmp(info.capabilities[i], "learned");
+  assert_true(learned);
+  anim_db_description_t *d;
+  assert_int_equal(anim_client_db_describe(fx.client, "lmm", &d, TIMEOUT_MS), 0);
+  assert_int_equal(d->nbones, 23);
+  assert_string_equal(d->bone_names[0], "Simulation");
+  assert_string_equal(d->bone_names[1], "Hips");
+  assert_string_equal(d->bone_names[5], "LeftToe");
+  assert_string_equal(d->bone_names[22], "RightHand");
+  anim_db_description_free(d);
+
+  anim_character_mode_t mode = {.mode = ANIM_MODE_LEARNED};
+  uint64_t id;
+  assert_int_equal(anim_client_characters_create_mode(fx.client, "default", &mode, NULL, NULL, 1, &id, TIMEOUT_MS),
+                   ANIM_EUNSUPPORTED);
+  assert_non_null(strstr(anim_client_last_error(fx.client), "database lmm"));
+  anim_character_params_t bad = {.search_interval = 601};
+  assert_int_equal(anim_client_characters_create_mode(fx.client, "lmm", &mode, &bad, NULL, 1, &id, TIMEOUT_MS),
+                   ANIM_EINVAL);
+}
+
+typedef struct {
+  const char *what;
+  anim_character_input_t input;
+  float speed, heading; /* asked: m/s and radians of the motion (speed 0: idle); heading < -9: goal */
+  float goal_x, goal_z;
+} program_t;
+
+static double distance(const float *a, const float *b) {
+  double x = a[0] - b[0], y = a[1] - b[1], z = a[2] - b[2];
+  return sqrt(x * x + y * y + z * z);
+}
+
+static void test_inputs_and_stream_quality(void **state) {
+  if (!networks()) return;
+  enum { N = 5 };
+  program_t p[N];
+  memset(p, 0, sizeof p);
+  p[0].what = "idle", anim_character_input_velocity(&p[0].input, 0.0f, 0.0f, 0.0f);
+  p[1].what = "walk by velocity", p[1].speed = 1.5f, p[1].heading = 0.0f;
+  anim_character_input_velocity(&p[1].input, 0.0f, 1.5f, 0.0f);
+  p[2].what = "run by velocity, turned", p[2].speed = 3.5f, p[2].heading = 1.5708f;
+  anim_character_input_velocity(&p[2].input, 3.5f, 0.0f, 1.5708f);
+  p[3].what = "stick forward", p[3].speed = 1.75f, p[3].heading = 0.0f; /* forward_speed's default */
+  anim_character_input_stick(&p[3].input, 0.0f, 1.0f, 0.0f, 0);
+  p[4].what = "goal", p[4].heading = -10.0f, p[4].goal_x = 40.0f, p[4].goal_z = 4.0f;
+  anim_character_input_goal(&p[4].input, 40.0f, 4.0f, 1.5f);
+  anim_character_placement_t place[N];
+  for (int i = 0; i < N; i++) place[i] = (anim_character_placement_t){10.0f * (float)i, 0.0f, 0.0f, -1};
+  anim_character_mode_t mode = {.mode = ANIM_MODE_LEARNED};
+  uint64_t ids[N];
+  assert_int_equal(anim_client_characters_create_mode(fx.client, "lmm", &mode, NULL, place, N, ids, TIMEOUT_MS), 0);
+  anim_character_input_t inputs[N];
+  for (int i = 0; i < N; i++) inputs[i] = p[i].input;
+  assert_int_equal(anim_client_characters_set_input(fx.client, ids, inputs, N, NULL, TIMEOUT_MS), 0);
+  uint64_t sub, subq;
+  anim_subscribe_options_t o = {ids, N, 0, 1, ANIM_POSE_FLOAT, 1, 0};
+  assert_int_equal(anim_client_subscribe(fx.client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
+  anim_subscribe_options_t oq = {ids, N, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(fx.client, &oq, NULL, NULL, &subq, NULL, TIMEOUT_MS), 0);
+
+  anim_db_description_t *d;
+  assert_int_equal(anim_client_db_describe(fx.client, "lmm", &d, TIMEOUT_MS), 0);
+  static float roots[N][SECONDS * RATE][3];
+  /* Each frame's tick: a frame the server replaced by a newer one (a slow
+   * reader, as under sanitizers on a loaded machine) is not received, so
+   * frames counted are not time simulated. */
+  static uint64_t ticks[SECONDS * RATE];
+  float dt = 0.0f;
+  float rest[N][23];
+  double worst_length = 0.0, worst_toe = 0.0;
+  int frames = 0, quantized = 0, contact_frames = 0;
+  while (frames < SECONDS * RATE) {
+    anim_stream_frame_t *f;
+    assert_int_equal(anim_client_next_frame(fx.client, &f, TIMEOUT_MS), 0);
+    if (f->subscription == subq) {
+      quantized += f->nposes == N && f->poses[0].nbones == 23;
+      anim_stream_frame_free(f);
+      continue;
+    }
+    assert_int_equal(f->nposes, N);
+    ticks[frames] = f->tick, dt = f->dt;
+    for (int i = 0; i < N; i++) {
+      const anim_character_pose_t *q = &f->poses[i];
+      assert_int_equal(q->character, ids[i]);
+      assert_int_equal(q->nbones, 23);
+      assert_non_null(q->global_positions);
+      const float *g = q->global_positions;
+      memcpy(roots[i][frames], g, 3 * sizeof(float));
+      for (int b = 2; b < 23; b++) { /* bone 1 (Hips) moves against the simulation bone */
+        float len = (float)distance(g + 3 * b, g + 3 * d->bone_parents[b]);
+        if (!frames) rest[i][b] = len;
+        double e = fabs(len - rest[i][b]);
+        if (e > worst_length) worst_length = e;
+      }
+      for (int s = 0; s < 2; s++)
+        if (q->contacts & (1u << s)) {
+          double h = g[3 * (s ? 9 : 5) + 1];
+          contact_frames++;
+          if (h > worst_toe) worst_toe = h;
+        }
+    }
+    anim_stream_frame_free(f);
+    frames++;
+  }
+  anim_db_description_free(d);
+  printf("learned, streamed %d ticks of %d characters: bone lengths within %.2g m, toes in contact at most %.3f m up "
+         "(%d contact frames), %d quantized frames\n", frames, N, worst_length, worst_toe, contact_frames, quantized);
+  if (!(worst_length <= BONE_LENGTH_M)) fail_msg("a bone length changed by %g m", worst_length);
+  if (!(worst_toe <= CONTACT_TOE_HEIGHT_M)) fail_msg("a toe in contact %g m above the ground", worst_toe);
+  assert_true(contact_frames > 100);
+  assert_true(quantized > SECONDS * RATE / 2);
+  float seconds = (float)(ticks[SECONDS * RATE - 1] - ticks[3 * RATE]) * dt; /* the last 3 s, or more ticks */
+  assert_true(seconds > 0.0f);
+  for (int i = 0; i < N; i++) {
+    const float *a = roots[i][3 * RATE], *b = roots[i][SECONDS * RATE - 1];
+    float dx = b[0] - a[0], dz = b[2] - a[2];
+    float speed = sqrtf(dx * dx + dz * dz) / seconds, heading = atan2f(dx, dz);
+    printf("  %-24s %.3f m/s toward %.2f rad over %.2f s\n", p[i].what, speed, heading, seconds);
+    if (p[i].heading < -9.0f) { /* placed at x = 40: the goal is 4 m ahead */
+      float left = sqrtf((b[0] - p[i].goal_x) * (b[0] - p[i].goal_x) + (b[2] - p[i].goal_z) * (b[2] - p[i].goal_z));
+      if (!(left <= GOAL_M)) fail_msg("%s: stopped %.2f m from the goal", p[i].what, left);
+    } else if (p[i].speed == 0.0f) {
+      if (!(speed <= IDLE_SPEED_MS)) fail_msg("%s: moves at %.3f m/s", p[i].what, speed);
+    } else {
+      if (!(fabsf(speed / p[i].speed - 1.0f) <= SPEED_RELATIVE))
+        fail_msg("%s: asked %.2f m/s, moves at %.3f m/s", p[i].what, p[i].speed, speed);
+      if (!(fabsf(heading - p[i].heading) <= HEADING_RAD))
+        fail_msg("%s: asked heading %.2f rad, moves toward %.2f", p[i].what, p[i].heading, heading);
+    }
+  }
+  anim_character_state_t *cs;
+  assert_int_equal(anim_client_character_state(fx.client, ids[1], 1, &cs, TIMEOUT_MS), 0);
+  assert_int_equal(cs->mode, ANIM_MODE_LEARNED);
+  assert_true(cs->searches > 0); /* projections */
+  assert_int_equal(cs->inertializer.nbones, 23);
+  anim_character_state_free(cs);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(fx.client, subq, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(fx.client, ids, N, TIMEOUT_MS), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_skeleton_and_errors),
+      cmocka_unit_test(test_inputs_and_stream_quality),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,215 @@
+/*
+ * test_tick_alloc.c: the server allocates nothing per tick in steady state.
+ *
+ * The real server runs in this process (srv_server_start on an ephemeral
+ * loopback port, its loop on this thread, its thread pool as usual); a
+ * client thread creates 1,000 characters on the default database, sends
+ * them walking, subscribes to them (all of them quantized every third tick,
+ * 50 of them as floats with global positions every tick, so every record
+ * and both encoders are used) and reads every frame: a reader that keeps
+ * up, which is what steady state means (one that falls behind by more than
+ * a subscription's three buffers makes the server allocate a new one). Beside them run 50
+ * characters of an action state machine changing state every second
+ * (their state paths streamed) and 50 on a motion graph, each following a
+ * circle (planning as it goes), made on the server before the client
+ * starts and streamed as floats, and (with the shared networks; under CI
+ * always) 50 learned characters walking in circles, ticked as one batch. After a warm-up, every allocation the server
+ * makes on any of its threads is counted over 600 ticks: simulation, searches, plans, records, encoding, delivery and
+ * writes must reuse what earlier ticks grew.
+ *
+ * Counting: tests/support/alloc_counter.h (libuv's and protobuf-c's
+ * allocations count too). The client thread marks itself and is not
+ * counted.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "alloc_counter.h"
+#include "anim_client.h"
+#include "inprocess_server.h"
+#include "learned/lmm.h"
+#include "offline/lmm_database.h"
+#include "offline/procgen.h"
+#include "shared_data.h"
+#include "server/actor_graph.h"
+#include "server/graphs.h"
+#include "server/server.h"
+
+#define CHARACTERS 1000
+#define OTHERS 50 /* machine characters, and graph characters */
+#define WARMUP_TICKS 120
+#define COUNTED_TICKS 600
+#define TIMEOUT_MS 20000
+
+static srv_server_t server;
+static uv_loop_t loop;
+static _Atomic int client_ready, client_stop, client_failed;
+static _Atomic long frames_read;
+static uint64_t other_ids[2 * OTHERS];
+static uint64_t window_start_tick;
+static long counted;
+static srv_crowd_hooks_t original;
+
+/* ---- the client ------------------------------------------------------------------------- */
+
+static void on_frame(anim_client_t *client, const anim_stream_frame_t *frame, void *data) { frames_read++; }
+
+static void *client_main(void *arg) {
+  anim_alloc_not_counted = 1;
+  int err;
+  anim_client_t *c = anim_client_connect("127.0.0.1", server.bound_port, NULL, &err);
+  static uint64_t ids[CHARACTERS];
+  static anim_character_input_t inputs[CHARACTERS];
+  anim_subscribe_options_t quantized = {NULL, 0, 1, 3, ANIM_POSE_QUANTIZED, 0, 0};
+  anim_subscribe_options_t floats = {ids, 50, 0, 1, ANIM_POSE_FLOAT, 1, 0};
+  anim_subscribe_options_t others = {other_ids, 2 * OTHERS, 0, 1, ANIM_POSE_FLOAT, 1, 0};
+  if (!c || anim_client_characters_create(c, "default", NULL, NULL, CHARACTERS, ids, TIMEOUT_MS) != 0) {
+    client_failed = 1;
+    return NULL;
+  }
+  for (int i = 0; i < CHARACTERS; i++)
+    anim_character_input_goal(&inputs[i], (float)(i % 40) * 5.0f - 100.0f, 80.0f, 1.4f);
+  if (anim_client_characters_set_input(c, ids, inputs, CHARACTERS, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe(c, &quantized, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe(c, &floats, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe(c, &others, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0) {
+    client_failed = 1;
+    anim_client_close(c);
+    return NULL;
+  }
+  client_ready = 1;
+  while (!client_stop) {
+    int rc = anim_client_poll(c, 50);
+    if (rc != 0 && rc != ANIM_ETIMEDOUT) {
+      client_failed = !client_stop; /* the server closes the connection when it stops */
+      break;
+    }
+  }
+  anim_client_close(c);
+  return NULL;
+}
+
+/* ---- the server side: counting between ticks ------------------------------------------------ */
+
+/* Wraps the crowd's ended hook: the window opens and closes between ticks. */
+static void on_ended(srv_crowd_t *crowd, void *data) {
+  original.ended(crowd, data);
+  uint64_t ticks = crowd->scheduler.ticks;
+  if (!client_ready) return;
+  if (!window_start_tick) window_start_tick = ticks + WARMUP_TICKS;
+  if (ticks == window_start_tick) {
+    anim_alloc_counter_open();
+  } else if (ticks == window_start_tick + COUNTED_TICKS) {
+    counted = anim_alloc_counter_close();
+    client_stop = 1;
+    srv_server_shutdown(&server);
+  }
+}
+
+/* The machine and graph characters, owned by no connection (freed with the server). */
+static void add_others(srv_db_entry_t *entry) {
+  static const char text[] = "a { clip walk [0 1] END b }\nb { clip run [0 1] END a }\n";
+  char err[256];
+  int rc;
+  srv_machine_def_t *def = srv_machine_def_create("loop", 0, text, sizeof text - 1, NULL, &rc, err, sizeof err);
+  assert_non_null(def);
+  assert_int_equal(srv_machines_put(&server.machines, def, 0), 0);
+  srv_bound_machine_t *bound;
+  assert_int_equal(srv_machines_bind(&server.machines, def, entry, &bound, NULL, err, sizeof err), 0);
+  anim_test_build_graph(entry);
+  static srv_create_characters_request_t request;
+  anim_controller_params_default(&request.params);
+  anim_path_options_default(&request.path);
+  float circle[2 * 32];
+  for (int i = 0; i < OTHERS; i++) {
+    srv_actor_setup_t machine = {&request, vec3_make((float)i, 0.0f, -5.0f), 0.0f, 0, 0, bound};
+    assert_int_equal(
+        srv_crowd_create(&server.crowd, 0, entry, &srv_actor_machine, &machine, &other_ids[i], err, sizeof err), 0);
+    srv_actor_setup_t walker = {&request, vec3_make((float)i * 8.0f, 0.0f, 10.0f), 0.0f, 0, 0, entry->graph->ready};
+    assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_graph, &walker, &other_ids[OTHERS + i], err,
+                                      sizeof err), 0);
+    for (int k = 0; k < 32; k++) {
+      float angle = 0.196f * (float)k;
+      circle[2 * k] = (float)i * 8.0f + 3.0f * sinf(angle), circle[2 * k + 1] = 13.0f - 3.0f * cosf(angle);
+    }
+    anim_path_t path = {circle, 32, 1};
+    srv_actor_t *actor = srv_crowd_find(&server.crowd, other_ids[OTHERS + i]);
+    assert_int_equal(anim_graph_character_set_path(srv_actor_graph_character(actor), &path), 0);
+    srv_crowd_remeasure(&server.crowd, actor); /* its planner may have grown (as service_graph.c does) */
+  }
+  srv_bound_machine_release(bound);
+}
+
+/* 50 learned characters on the database lmm, walking in circles, when the
+ * shared networks are at hand (under CI they must be). NULL without. */
+static anim_lmm_networks_t *add_learned(srv_registry_t *registry) {
+  char dir[1024], err[256];
+  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
+  int code;
+  anim_lmm_networks_t *nets = anim_lmm_networks_load(dir, NULL, &code, err, sizeof err);
+  if (!nets) {
+    if (getenv("CI") && !strcmp(getenv("CI"), "true")) fail_msg("learned networks under CI: %s", err);
+    printf("learned characters left out: %s (set ANIM_SHARED_DIR)\n", err);
+    return NULL;
+  }
+  anim_database_t db;
+  assert_int_equal(anim_lmm_database(&db, "lmm", nets, err, sizeof err), 0);
+  srv_db_entry_t *entry = srv_db_entry_create(&db, "", err, sizeof err);
+  assert_non_null(entry);
+  entry->lmm = nets;
+  assert_int_equal(srv_registry_put(registry, entry), 0);
+  return nets;
+}
+
+static void create_learned(srv_db_entry_t *entry) {
+  static srv_create_characters_request_t request;
+  anim_controller_params_default(&request.params);
+  char err[160];
+  for (int i = 0; i < OTHERS; i++) {
+    srv_actor_setup_t setup = {&request, vec3_make((float)i * 3.0f, 0.0f, -20.0f), 0.0f, 0, (uint32_t)i, NULL};
+    uint64_t id;
+    assert_int_equal(srv_crowd_create(&server.crowd, 0, entry, &srv_actor_learned, &setup, &id, err, sizeof err), 0);
+    anim_controller_input_t in = {
+        .kind = ANIM_INPUT_STICK, .stick_x = 0.5f, .stick_z = 0.8f, .camera_azimuth = 0.1f * (float)i};
+    assert_int_equal(srv_actor_learned.set_input(srv_crowd_find(&server.crowd, id)->character, &in), 0);
+  }
+}
+
+static void test_no_allocation_per_tick(void **state) {
+  char err[256];
+  srv_config_t config;
+  anim_test_inprocess_setup(&config, &loop);
+  anim_alloc_counter_install();
+  srv_registry_t registry = {0};
+  srv_db_entry_t *entry = anim_test_register_procgen(&registry);
+  anim_lmm_networks_t *nets = add_learned(&registry);
+  assert_int_equal(srv_server_start(&server, &loop, &config, &registry, err, sizeof err), 0);
+  add_others(entry);
+  if (nets) {
+    srv_db_entry_t *lmm = srv_registry_acquire(&server.registry, "lmm");
+    create_learned(lmm);
+    srv_db_entry_release(lmm);
+  }
+  anim_test_run_with_client(&server, &loop, &original, on_ended, client_main);
+  srv_server_close(&server);
+  assert_int_equal(uv_loop_close(&loop), 0);
+  anim_lmm_networks_free(nets);
+  printf("%d characters, %d ticks after a %d-tick warm-up: %ld allocations by the server (%s), %ld frames read\n",
+         CHARACTERS, COUNTED_TICKS, WARMUP_TICKS, counted, ANIM_ALLOC_COUNTER, (long)frames_read);
+  assert_false(client_failed);
+  assert_true(frames_read >= COUNTED_TICKS); /* the client was served throughout */
+  assert_int_equal(counted, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_no_allocation_per_tick)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
