@@ -6,7 +6,7 @@
 #   make preview    the browser previewer against a server on PORT (started on the default database if none)
 #   make previewer-screenshots  docs/previewer-*.png, taken by the previewer's browser test
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
-#   make test-loaded  make test and make sanitize with every core kept busy (ROUNDS=1)
+#   make test-loaded  make test and make sanitize under twice as many busy loops as cores (ROUNDS=1, BUSY=N)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
 #   make bench-fit  pose fitting from tracked points on held-out mocap (animbench fit)
@@ -218,8 +218,9 @@ sanitize: deps-test
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
 
 ROUNDS ?= 1
+BUSY ?=
 test-loaded:
-	@tools/test-loaded.sh $(ROUNDS)
+	@BUSY=$(BUSY) tools/test-loaded.sh $(ROUNDS)
 
 run: deps
 	@$(MAKE) --no-print-directory all
