@@ -57,7 +57,7 @@ EXPECTED = ({"bin/animserver", "bin/animctl", "bin/animdb", "lib/libanimclient.a
 
 def staged_install_and_uninstall(tmp):
     stage, prefix = os.path.join(tmp, "stage"), "/opt/animserver-test"
-    out = make("install", f"DESTDIR={stage}", f"PREFIX={prefix}")
+    make("install", f"DESTDIR={stage}", f"PREFIX={prefix}")
     root = stage + prefix
     check(files_under(stage) == {os.path.relpath(os.path.join(root, f), stage) for f in EXPECTED},
           f"make install DESTDIR=... PREFIX={prefix}: exactly the programs, libraries, headers and .pc, "
@@ -66,7 +66,8 @@ def staged_install_and_uninstall(tmp):
           "libanimclient.so: a relative link to the soname")
     with open(os.path.join(root, "lib/pkgconfig/animclient.pc")) as f:
         pc = f.read()
-    check(f"prefix={prefix}\n" in pc and stage not in pc, ".pc file: prefix is PREFIX, the staging root appears nowhere")
+    check(f"prefix={prefix}\n" in pc and stage not in pc,
+          ".pc file: prefix is PREFIX, the staging root appears nowhere")
     check("Cflags: -I${includedir}\n" in pc and "includedir=${prefix}/include\n" in pc,
           ".pc file: Cflags is the include folder, so <animserver/anim_client.h> resolves")
     make("uninstall", f"DESTDIR={stage}", f"PREFIX={prefix}")
@@ -82,7 +83,8 @@ def sanitizer_flags(library):
     """The flags a program needs to link a library built with sanitizers
     (make sanitize): their runtime must come first."""
     libs = needed(library)
-    kinds = [k for k, so in (("address", "libasan.so"), ("undefined", "libubsan.so")) if any(n.startswith(so) for n in libs)]
+    kinds = [kind for kind, so in (("address", "libasan.so"), ("undefined", "libubsan.so"))
+             if any(n.startswith(so) for n in libs)]
     return [f"-fsanitize={','.join(kinds)}"] if kinds else []
 
 
@@ -148,7 +150,8 @@ def prefix_install_and_example(tmp):
         # Sanitizer runtimes cannot be linked -static: the prefix's archives statically, libc dynamically.
         run([CC, "-o", static, EXAMPLE] + san + cflags + ["-Wl,-Bstatic"] + static_libs + ["-Wl,-Bdynamic"], cwd=tmp)
         left = [n for n in needed(static) if n.startswith(("libanimclient", "libprotobuf-c", "libm."))]
-        check(not left, f"static link with pkg-config --static (sanitizers: the rest dynamic): needs no {left}")
+        check(not left, "link with pkg-config --static, -Bstatic (sanitizers: libc dynamic): needs none of "
+              f"libanimclient, libprotobuf-c, libm (needs: {needed(static)})")
     else:
         # glibc warns that a static getaddrinfo needs its shared NSS modules for names; the example passes an address.
         run([CC, "-static", "-o", static, EXAMPLE] + cflags + static_libs, cwd=tmp)
