@@ -20,6 +20,7 @@
 #                           circle on a motion graph, drawn from what the server streamed to the tests
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR= : server, tools, client library, headers, pkg-config
+#   make uninstall  the same PREFIX and DESTDIR: removes what install put
 #   make clean
 #
 # Layers, each its own archive so the link lines say what depends on what:
@@ -93,7 +94,7 @@ CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
 .PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm bench-feet \
   lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
-all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(BUILD)/animclient.pc
+all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO)
 
 deps:
 	@tools/install-deps.sh build
@@ -142,14 +143,13 @@ $(SERVER_LIB): $(call obj,$(SERVER_SRC) $(WIRE_SRC)) $(BUILD)/gen/animserver.pb-
 $(CLIENT_LIB): $(call obj,$(CLIENT_PARTS)) $(BUILD)/gen/animserver.pb-c.o
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
+# Linked against every library its objects call (core/quantize.c needs libm),
+# and -z defs makes a missing one a link error here rather than an
+# "undefined reference" in the program of whoever links the library.
 $(CLIENT_SO): $(call picobj,$(CLIENT_PARTS)) $(BUILD)/pic/gen/animserver.pb-c.o
 	@echo "  LD    $@"
-	$(Q)$(CC) -shared -Wl,-soname,libanimclient.so.0 $(LDFLAGS_ALL) -o $(CLIENT_SOVER) $^ $(PKG_PBC_LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libanimclient.so.0 -Wl,-z,defs $(LDFLAGS_ALL) -o $(CLIENT_SOVER) $^ $(PKG_PBC_LIBS) -lm
 	$(Q)ln -sf libanimclient.so.0 $@
-
-$(BUILD)/animclient.pc: Makefile
-	@mkdir -p $(BUILD)
-	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: animclient\nDescription: animserver client library\nVersion: %s\nRequires.private: libprotobuf-c\nCflags: -I$${includedir}/animserver\nLibs: -L$${libdir} -lanimclient\n' '$(PREFIX)' '$(VERSION)' > $@
 
 # ---- programs ---------------------------------------------------------------
 $(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(CORE_LIB)
@@ -291,19 +291,32 @@ bench-feet: deps-bench
 	  --svg docs/feet_filmstrip.svg $(FEET_ARGS)
 
 # ---- install -------------------------------------------------------------------
-install: all
+# PREFIX is where the files will live, DESTDIR a staging root prepended to it
+# (packaging). The .pc file is written here, from client/animclient.pc.in, so
+# its prefix is this PREFIX, never DESTDIR. Headers go to
+# $(PREFIX)/include/animserver/ and Cflags names $(PREFIX)/include: programs
+# write #include <animserver/anim_client.h>, and the headers' own
+# #include "anim_x.h" find their neighbours in that folder.
+INSTALL_BINS := $(SERVER_BIN) $(TOOLS)
+INSTALL_HEADERS := $(sort $(wildcard include/*.h))
+install: $(INSTALL_BINS) $(CLIENT_LIB) $(CLIENT_SO) client/animclient.pc.in
+	@case '$(PREFIX)' in /*) ;; *) echo "make install: PREFIX must be an absolute path, not '$(PREFIX)'" >&2; exit 2 ;; esac
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/animserver
-	install -m 755 $(SERVER_BIN) $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(CLIENT_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(CLIENT_SOVER) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libanimclient.so.0 $(DESTDIR)$(PREFIX)/lib/libanimclient.so
-	install -m 644 include/*.h $(DESTDIR)$(PREFIX)/include/animserver/
-	install -m 644 $(BUILD)/animclient.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(PREFIX)/include/animserver/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' client/animclient.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/animclient.pc
 
+# Exactly the files install put (not the shared folders bin/, lib/, include/).
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/animserver $(DESTDIR)$(PREFIX)/bin/animctl $(DESTDIR)$(PREFIX)/bin/animdb
-	rm -f $(DESTDIR)$(PREFIX)/lib/libanimclient.* $(DESTDIR)$(PREFIX)/lib/pkgconfig/animclient.pc
-	rm -rf $(DESTDIR)$(PREFIX)/include/animserver
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(INSTALL_BINS)))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/lib/,$(notdir $(CLIENT_LIB) $(CLIENT_SOVER) $(CLIENT_SO)))
+	rm -f $(DESTDIR)$(PREFIX)/lib/pkgconfig/animclient.pc
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/animserver/,$(notdir $(INSTALL_HEADERS)))
+	[ ! -d $(DESTDIR)$(PREFIX)/include/animserver ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(PREFIX)/include/animserver
 
 clean:
 	rm -rf build
