@@ -12,7 +12,7 @@ the proto's enum before the request is encoded:
 - a number: one the enum defines;
 
 anything else is an :class:`~animserver.errors.InvalidArgumentError` naming the
-field and the accepted names: ``subscribe.encoding = 'quantised': not a
+field and the accepted names: ``subscribe.encoding = 'quantised': no such
 PoseEncoding (float, quantized)``. Nothing is sent.
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ def enum_value(enum: EnumDescriptor, value: Any, field: str) -> int:
     elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         if int(value) in enum.values_by_number:
             return int(value)
-    raise errors.InvalidArgumentError(pb.ERROR_INVALID_ARGUMENT, f"{field} = {value!r}: not a {enum.name} "
+    raise errors.InvalidArgumentError(pb.ERROR_INVALID_ARGUMENT, f"{field} = {value!r}: no such {enum.name} "
                                       f"({', '.join(short_names(enum))})")
 
 

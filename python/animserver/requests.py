@@ -41,7 +41,7 @@ Message = Any  # a message or a mapping of its fields, as a request's argument
 PoseRefLike = Union[int, Mapping[str, Any], "pb.PoseRef", "pb.PoseState"]
 Encoding = Union[Literal["float", "quantized"], int]
 """A PoseEncoding: its short name or value (checked before sending)."""
-Mode = Union[Literal["motion_matching", "machine", "graph", "tracker"], int]
+Mode = Union[Literal["motion_matching", "machine", "graph", "tracker", "learned"], int]
 """A CharacterMode: its short name or value (checked before sending)."""
 AlignModeName = Union[Literal["rigid", "similarity", "yaw"], int]
 """An AlignMode: its short name or value (checked before sending)."""
