@@ -54,127 +54,127 @@ class AnimError(Exception):
 
 class InvalidArgumentError(AnimError):
     """ERROR_INVALID_ARGUMENT."""
-    code = pb.ERROR_INVALID_ARGUMENT
+    code: int = pb.ERROR_INVALID_ARGUMENT
 
 
 class OutOfMemoryError(AnimError):
     """ERROR_OUT_OF_MEMORY."""
-    code = pb.ERROR_OUT_OF_MEMORY
+    code: int = pb.ERROR_OUT_OF_MEMORY
 
 
 class IoError(AnimError):
     """ERROR_IO."""
-    code = pb.ERROR_IO
+    code: int = pb.ERROR_IO
 
 
 class MalformedError(AnimError):
     """ERROR_MALFORMED."""
-    code = pb.ERROR_MALFORMED
+    code: int = pb.ERROR_MALFORMED
 
 
 class ChecksumError(AnimError):
     """ERROR_CHECKSUM."""
-    code = pb.ERROR_CHECKSUM
+    code: int = pb.ERROR_CHECKSUM
 
 
 class VersionError(AnimError):
     """ERROR_VERSION."""
-    code = pb.ERROR_VERSION
+    code: int = pb.ERROR_VERSION
 
 
 class TruncatedError(AnimError):
     """ERROR_TRUNCATED."""
-    code = pb.ERROR_TRUNCATED
+    code: int = pb.ERROR_TRUNCATED
 
 
 class NotFoundError(AnimError):
     """ERROR_NOT_FOUND."""
-    code = pb.ERROR_NOT_FOUND
+    code: int = pb.ERROR_NOT_FOUND
 
 
 class OutOfRangeError(AnimError):
     """ERROR_OUT_OF_RANGE."""
-    code = pb.ERROR_OUT_OF_RANGE
+    code: int = pb.ERROR_OUT_OF_RANGE
 
 
 class TimedOutError(AnimError):
     """ERROR_TIMED_OUT."""
-    code = pb.ERROR_TIMED_OUT
+    code: int = pb.ERROR_TIMED_OUT
 
 
 class CannotConnectError(AnimError):
     """ERROR_CANNOT_CONNECT."""
-    code = pb.ERROR_CANNOT_CONNECT
+    code: int = pb.ERROR_CANNOT_CONNECT
 
 
 class ClosedError(AnimError):
     """ERROR_CLOSED."""
-    code = pb.ERROR_CLOSED
+    code: int = pb.ERROR_CLOSED
 
 
 class ProtocolError(AnimError):
     """ERROR_PROTOCOL."""
-    code = pb.ERROR_PROTOCOL
+    code: int = pb.ERROR_PROTOCOL
 
 
 class TooLargeError(AnimError):
     """ERROR_TOO_LARGE."""
-    code = pb.ERROR_TOO_LARGE
+    code: int = pb.ERROR_TOO_LARGE
 
 
 class TryAgainError(AnimError):
     """ERROR_TRY_AGAIN."""
-    code = pb.ERROR_TRY_AGAIN
+    code: int = pb.ERROR_TRY_AGAIN
 
 
 class BusyError(AnimError):
     """ERROR_BUSY."""
-    code = pb.ERROR_BUSY
+    code: int = pb.ERROR_BUSY
 
 
 class LimitError(AnimError):
     """ERROR_LIMIT."""
-    code = pb.ERROR_LIMIT
+    code: int = pb.ERROR_LIMIT
 
 
 class UnsupportedError(AnimError):
     """ERROR_UNSUPPORTED."""
-    code = pb.ERROR_UNSUPPORTED
+    code: int = pb.ERROR_UNSUPPORTED
 
 
 class NonFiniteError(AnimError):
     """ERROR_NON_FINITE."""
-    code = pb.ERROR_NON_FINITE
+    code: int = pb.ERROR_NON_FINITE
 
 
 class WrongDimensionError(AnimError):
     """ERROR_WRONG_DIMENSION."""
-    code = pb.ERROR_WRONG_DIMENSION
+    code: int = pb.ERROR_WRONG_DIMENSION
 
 
 class BadNameError(AnimError):
     """ERROR_BAD_NAME."""
-    code = pb.ERROR_BAD_NAME
+    code: int = pb.ERROR_BAD_NAME
 
 
 class ShuttingDownError(AnimError):
     """ERROR_SHUTTING_DOWN."""
-    code = pb.ERROR_SHUTTING_DOWN
+    code: int = pb.ERROR_SHUTTING_DOWN
 
 
 class InternalError(AnimError):
     """ERROR_INTERNAL."""
-    code = pb.ERROR_INTERNAL
+    code: int = pb.ERROR_INTERNAL
 
 
 class ExistsError(AnimError):
     """ERROR_EXISTS."""
-    code = pb.ERROR_EXISTS
+    code: int = pb.ERROR_EXISTS
 
 
 class NotPermittedError(AnimError):
     """ERROR_NOT_PERMITTED."""
-    code = pb.ERROR_NOT_PERMITTED
+    code: int = pb.ERROR_NOT_PERMITTED
 
 
 _CLASSES: Dict[int, Type[AnimError]] = {cls.code: cls for cls in AnimError.__subclasses__()}
