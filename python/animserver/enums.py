@@ -14,11 +14,16 @@ the proto's enum before the request is encoded:
 anything else is an :class:`~animserver.errors.InvalidArgumentError` naming the
 field and the accepted names: ``subscribe.encoding = 'quantised': no such
 PoseEncoding (float, quantized)``. Nothing is sent.
+
+Only the fields that can hold an enum are looked at: ``_enum_fields`` keeps
+them per message type (an lru_cache over the proto's descriptors, which never
+change), so a request without enums costs what it did before the check.
 """
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any, Dict, List, Mapping, Union
+from typing import Any, Dict, FrozenSet, List, Mapping, Union
 
 import numpy as np
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
@@ -60,27 +65,51 @@ def enum_value(enum: EnumDescriptor, value: Any, field: str) -> int:
                                       f"({', '.join(short_names(enum))})")
 
 
+@functools.lru_cache(maxsize=None)
+def _enum_fields(descriptor: Descriptor) -> Dict[str, FieldDescriptor]:
+    """The fields of a message type that hold an enum at some depth (enum
+    fields, and message fields whose type has one), by name."""
+    def walk(d: Descriptor, seen: FrozenSet[str]) -> bool:
+        if d.full_name in seen:
+            return False  # a recursive message: its enums are found where it started
+        seen = seen | {d.full_name}
+        return any(f.enum_type is not None or (_is_message(f) and walk(f.message_type, seen)) for f in d.fields)
+    return {f.name: f for f in descriptor.fields
+            if f.enum_type is not None or (_is_message(f) and walk(f.message_type, frozenset({descriptor.full_name})))}
+
+
+def _is_message(f: FieldDescriptor) -> bool:
+    return f.message_type is not None and not f.message_type.GetOptions().map_entry
+
+
+def _each(f: FieldDescriptor, value: Any) -> Any:
+    return value if f.label == FieldDescriptor.LABEL_REPEATED else [value]
+
+
 def check_message(path: str, message: Message) -> None:
     """Checks the enum fields already set in a message (numbers only: a
     message cannot hold a name)."""
+    fields = _enum_fields(message.DESCRIPTOR)
+    if not fields:
+        return
     for f, value in message.ListFields():
+        if f.name not in fields:
+            continue
         where = f"{path}.{f.name}"
-        if f.enum_type is not None:
-            for v in (value if f.label == FieldDescriptor.LABEL_REPEATED else [value]):
+        for v in _each(f, value):
+            if f.enum_type is not None:
                 enum_value(f.enum_type, v, where)
-        elif f.message_type is not None and not f.message_type.GetOptions().map_entry:
-            for m in (value if f.label == FieldDescriptor.LABEL_REPEATED else [value]):
-                check_message(where, m)
+            else:
+                check_message(where, v)
 
 
 def _check_value(path: str, f: FieldDescriptor, value: Any) -> Any:
     if f.enum_type is not None:
         return enum_value(f.enum_type, value, path)
-    if f.message_type is not None and not f.message_type.GetOptions().map_entry:
-        if isinstance(value, Mapping):
-            return check_fields(path, f.message_type, value)
-        if isinstance(value, Message):
-            check_message(path, value)
+    if isinstance(value, Mapping):
+        return check_fields(path, f.message_type, value)
+    if isinstance(value, Message):
+        check_message(path, value)
     return value
 
 
@@ -88,21 +117,19 @@ def check_fields(path: str, descriptor: Descriptor, values: Mapping[str, Any]) -
     """``values`` (a message's fields as a mapping, nested mappings for
     sub-messages) with every enum field turned into its number, recursively;
     InvalidArgumentError naming the first field (``path.field``) that holds
-    no value of its enum. Fields the message does not have are passed on (the
-    constructor names them)."""
-    out: Dict[str, Any] = {}
-    for name, value in values.items():
-        f = descriptor.fields_by_name.get(name)
-        if f is None or value is None:
-            out[name] = value
+    no value of its enum. Other fields, and fields the message does not have,
+    are passed on as they are (the constructor checks them)."""
+    out = dict(values)
+    for name, f in _enum_fields(descriptor).items():
+        value = out.get(name)
+        if value is None:
             continue
         where = f"{path}.{name}"
         if f.label == FieldDescriptor.LABEL_REPEATED and not isinstance(value, (str, bytes, Mapping)):
             try:
                 items = list(value)
             except TypeError:
-                out[name] = value  # not a list: the constructor says so
-                continue
+                continue  # not a list: the constructor says so
             out[name] = [_check_value(f"{where}[{i}]", f, v) for i, v in enumerate(items)]
         else:
             out[name] = _check_value(where, f, value)
