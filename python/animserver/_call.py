@@ -70,8 +70,15 @@ class request(Generic[P, R]):
     def __init__(self, build: Callable[Concatenate[Any, P], Call[R]]) -> None:
         self.build = build
         functools.update_wrapper(self, build)  # name and docstring for help()
+        # What help() and inspect show: the result, not the Call (the
+        # annotations are strings: every module has `from __future__ import annotations`).
         signature = inspect.signature(build)
-        self._signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        result = str(signature.return_annotation)
+        result = result[len("Call["):-1] if result.startswith("Call[") else result
+        self.__signature__ = signature.replace(return_annotation=result)
+        bound = list(signature.parameters.values())[1:]
+        self._blocking = signature.replace(parameters=bound, return_annotation=result)
+        self._async = signature.replace(parameters=bound, return_annotation=f"Coroutine[Any, Any, {result}]")
 
     @overload
     def __get__(self, client: None, owner: Any) -> "request[P, R]": ...
@@ -92,7 +99,7 @@ class request(Generic[P, R]):
         method.__name__ = build.__name__
         method.__qualname__ = f"{type(client).__name__}.{build.__name__}"
         method.__doc__ = build.__doc__
-        method.__signature__ = self._signature  # type: ignore[attr-defined]
+        method.__signature__ = self._async if isinstance(client, Async) else self._blocking  # type: ignore[attr-defined]
         return method
 
     def __call__(self, client: Any, *args: P.args, **kwargs: P.kwargs) -> Any:
