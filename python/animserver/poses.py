@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -33,12 +33,18 @@ from . import errors
 from ._proto import pb
 
 __all__ = ["decode_quantized", "quantized_bones", "Pose", "PoseFrames", "StreamFrame", "CharacterPose",
-           "forward_kinematics", "quat_mul", "quat_rotate", "Floats", "Parents"]
+           "forward_kinematics", "quat_mul", "quat_rotate", "Floats", "Parents", "HasParents"]
 
 Floats = npt.NDArray[np.float32]
 """The arrays of poses: float32, (..., 3) vectors or (..., 4) w, x, y, z quaternions."""
 Parents = Union[Sequence[int], npt.NDArray[np.integer[Any]]]
 """Each bone's parent index (-1 for the root), parents before children."""
+
+
+class HasParents(Protocol):
+    """A skeleton (:class:`~animserver.skeleton.Skeleton`): anything with a ``parents`` array."""
+    @property
+    def parents(self) -> npt.NDArray[np.int32]: ...
 
 _ROOT_STEP = 1e-4
 _POSITION_STEP = 1.0 / 8192.0
@@ -271,11 +277,13 @@ class StreamFrame:
         ``describe_database().contact_bones``)."""
         return ((self.contacts[:, None] >> np.arange(ncontacts, dtype=np.uint32)) & 1).astype(bool)
 
-    def global_pose(self, parents: Parents) -> Tuple[Floats, Floats]:
+    def global_pose(self, skeleton: Union[HasParents, Parents]) -> Tuple[Floats, Floats]:
         """World positions and rotations of every bone (forward kinematics on
-        the local pose; needs full positions, not rotations only)."""
+        the local pose, ``skeleton`` a :class:`~animserver.skeleton.Skeleton`
+        or its parents array; needs full positions, not rotations only)."""
         if self.positions.shape[1] != self.rotations.shape[1]:
             raise ValueError("global_pose needs local positions (subscribe without rotations_only)")
+        parents = skeleton if isinstance(skeleton, (Sequence, np.ndarray)) else skeleton.parents
         return forward_kinematics(parents, self.positions, self.rotations)
 
     # ---- rows by character ------------------------------------------------------

@@ -92,8 +92,9 @@ def test_stream_rows(client, skeleton):
         e = expect(animserver.NotFoundError, lambda: frame.pose(10 ** 9), "a character not in the frame")
         check(str(10 ** 9) in e.message and f"tick {frame.tick}" in e.message, f"not in this frame: {e.message}")
         expect(animserver.NotFoundError, lambda: frame.rows([ids[0], 10 ** 9]), "rows with one missing")
-        gp, _ = frame.global_pose(skeleton.parents)
-        check(gp.shape == (6, 22, 3), "frame.global_pose(skeleton.parents)")
+        gp, _ = frame.global_pose(skeleton)
+        check(gp.shape == (6, 22, 3) and np.array_equal(gp, frame.global_pose(skeleton.parents)[0]),
+              "frame.global_pose(skeleton) = frame.global_pose(skeleton.parents)")
     client.destroy_characters(ids)
 
 

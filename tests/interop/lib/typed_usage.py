@@ -30,6 +30,7 @@ def blocking(client: animserver.Client) -> None:
         assert_type(frame.pose(1), animserver.CharacterPose)
         assert_type(frame.pose(1).character, int)
         assert_type(frame.rows([1, 2]), npt.NDArray[np.intp])
+        assert_type(frame.global_pose(client.skeleton("default"))[0], npt.NDArray[np.float32])
         for row in frame:
             assert_type(row, animserver.CharacterPose)
     assert_type(client.server, pb.HelloResponse | None)
