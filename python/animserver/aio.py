@@ -15,9 +15,10 @@ coroutine; pose streams as async iterators; reconnection driven by the loop.
 
 ``await AsyncClient.connect(host, port)`` does the same as ``async with``
 without the block (then ``await client.close()``). Requests are written at
-once and may be in flight together (``asyncio.gather``); one task reads and hands each response to its waiter and
-each stream frame to its subscription (at most ``queue_frames`` kept, the
-oldest dropped and counted in ``client_dropped``). With a
+once and may be in flight together (``asyncio.gather``); one task reads and
+hands each response to its waiter and each stream frame to its subscription
+(at most ``queue_frames`` kept, the oldest dropped and counted in
+``client_dropped``). With a
 :class:`~animserver.reconnect.Reconnect` policy a lost connection is retried
 in the background with the C library's backoff; ``on_connection`` (a function
 or coroutine function) is told of each event; calls made meanwhile wait up to
