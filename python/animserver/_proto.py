@@ -25,7 +25,9 @@ import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional, Tuple
+
+__all__ = ["pb", "PROTO_PATH", "PROTO_SHA256", "StreamView", "generate"]
 
 _HERE = Path(__file__).resolve().parent
 _SOURCE_PROTO = _HERE.parent.parent / "proto" / "animserver.proto"
@@ -90,7 +92,7 @@ def _load(path: Path) -> ModuleType:
     return module
 
 
-def _find() -> tuple[ModuleType, str]:
+def _find() -> Tuple[ModuleType, str]:
     proto = _source_proto()
     if proto is not None:
         return _load(_cached_module(proto)), str(proto)
@@ -100,13 +102,19 @@ def _find() -> tuple[ModuleType, str]:
     raise ImportError(f"animserver: neither {_SOURCE_PROTO} nor a bundled generated module")
 
 
-pb, PROTO_PATH = _find()
+_module, PROTO_PATH = _find()
+if TYPE_CHECKING:
+    # The types: the stub protoc-gen-mypy (Debian: mypy-protobuf) generated
+    # beside the module when the wheel was built (animserver_build.py).
+    from ._generated import animserver_pb2 as pb
+else:
+    pb = _module
 """``pb``: the generated module (``pb.Request``, ``pb.SearchQuery``, ...);
 ``PROTO_PATH``: the proto it was generated from."""
 PROTO_SHA256 = hashlib.sha256(Path(PROTO_PATH).read_bytes()).hexdigest() if Path(PROTO_PATH).is_file() else ""
 
 
-def _stream_view() -> type:
+def _stream_view() -> Any:
     """A view of ``ServerMessage`` for stream frames, derived from the proto's
     own descriptor: ``CharacterPose``'s repeated floats become ``bytes``.
 
@@ -147,5 +155,5 @@ def _stream_view() -> type:
     return message_factory.MessageFactory(pool).GetPrototype(descriptor)
 
 
-StreamView = _stream_view()
+StreamView: Any = _stream_view()
 """``ServerMessage`` with each pose's float arrays as bytes (stream frames only)."""

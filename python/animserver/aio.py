@@ -4,20 +4,21 @@ coroutine; pose streams as async iterators; reconnection driven by the loop.
     import asyncio, animserver
 
     async def main():
-        client = await animserver.AsyncClient.connect("127.0.0.1", 7878)
-        ids = (await client.create_characters("default", [{"x": 0, "z": 0}])).characters
-        await client.set_inputs([animserver.stick(ids[0], 0.0, 0.8)])
-        async with await client.subscribe(ids) as stream:
-            async for frame in stream:
-                print(frame.tick, frame.positions[0, 0])     # the root, world space
-        await client.close()
+        async with animserver.AsyncClient("127.0.0.1", 7878) as client:   # connects, says hello
+            ids = (await client.create_characters("default", [{"x": 0, "z": 0}])).characters
+            await client.set_inputs([animserver.stick(ids[0], 0.0, 0.8)])
+            async with await client.subscribe(ids) as stream:
+                async for frame in stream:
+                    print(frame.tick, frame.pose(ids[0]).positions[0])  # its root, world space
 
     asyncio.run(main())
 
-Requests are written at once and may be in flight together
-(``asyncio.gather``); one task reads and hands each response to its waiter and
-each stream frame to its subscription (at most ``queue_frames`` kept, the
-oldest dropped and counted in ``client_dropped``). With a
+``await AsyncClient.connect(host, port)`` does the same as ``async with``
+without the block (then ``await client.close()``). Requests are written at
+once and may be in flight together (``asyncio.gather``); one task reads and
+hands each response to its waiter and each stream frame to its subscription
+(at most ``queue_frames`` kept, the oldest dropped and counted in
+``client_dropped``). With a
 :class:`~animserver.reconnect.Reconnect` policy a lost connection is retried
 in the background with the C library's backoff; ``on_connection`` (a function
 or coroutine function) is told of each event; calls made meanwhile wait up to
@@ -30,25 +31,28 @@ import collections
 import inspect
 import itertools
 import socket
-from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Optional, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Iterable, Optional, TypeVar, Union
 
 from . import errors
+from ._call import Async, Call
 from ._proto import pb
 from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
 from .poses import StreamFrame
 from .reconnect import Backoff, ConnectionEvent, Reconnect
-from .requests import Requests
+from .requests import Encoding, Requests, subscribe_fields
 
 __all__ = ["AsyncClient", "AsyncSubscription"]
 
 OnConnection = Callable[["AsyncClient", ConnectionEvent, Optional[errors.AnimError]], Union[None, Awaitable[None]]]
+R = TypeVar("R")
 
 
 class AsyncSubscription:
     """A pose stream: ``async for frame in subscription``. Ends when
     unsubscribed; raises ClosedError when the connection is lost."""
 
-    def __init__(self, client: "AsyncClient", response: Any, rotations_only: bool, queue: Deque[Any]):
+    def __init__(self, client: "AsyncClient", response: pb.SubscribeResponse, rotations_only: bool,
+                 queue: Deque[Any]) -> None:
         self.client = client
         self.id: int = response.subscription
         self.tick_rate: float = response.tick_rate
@@ -103,7 +107,8 @@ class AsyncSubscription:
                 return
             yield frame
 
-    async def update(self, rate_divisor: int = 1, encoding: Any = "float", paused: bool = False) -> Any:
+    async def update(self, rate_divisor: int = 1, encoding: Encoding = "float",
+                     paused: bool = False) -> pb.SubscriptionChangedResponse:
         """Changes rate, encoding, pause state."""
         return await self.client.update_subscription(self, rate_divisor, encoding, paused)
 
@@ -120,9 +125,11 @@ class AsyncSubscription:
         await self.close()
 
 
-class AsyncClient(Requests):
-    """An asyncio connection to an animserver; create it with
-    :meth:`connect`. Arguments as for :class:`animserver.Client`."""
+class AsyncClient(Requests, Async):
+    """An asyncio connection to an animserver: ``async with AsyncClient(host,
+    port) as client`` (connects on entering, closes on leaving) or ``client =
+    await AsyncClient.connect(host, port)``. Arguments as for
+    :class:`animserver.Client`."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 7878, *, auth_token: Optional[str] = None,
                  client_name: str = "animserver-python", timeout: float = 5.0, connect_timeout: float = 5.0,
@@ -134,7 +141,7 @@ class AsyncClient(Requests):
         self.client_name = client_name
         self.timeout = timeout
         self.connect_timeout = connect_timeout
-        self.server: Any = None
+        self.server: Optional[pb.HelloResponse] = None
         self._say_hello = hello
         self._backoff = Backoff(reconnect) if reconnect else None
         self._on_connection = on_connection
@@ -152,15 +159,28 @@ class AsyncClient(Requests):
         self._state = "closed"
         self._proven = False
         self._connection_error: Optional[errors.AnimError] = None
+        self._opened = False  # connected once: `async with` on a connected client does not connect again
 
     @classmethod
     async def connect(cls, host: str = "127.0.0.1", port: int = 7878, **options: Any) -> "AsyncClient":
         """Connects (not retried) and, unless ``hello=False``, says hello."""
         client = cls(host, port, **options)
-        await client._open()
-        if client._say_hello:
-            await client.hello()
+        await client.open()
         return client
+
+    async def open(self) -> None:
+        """Connects (not retried) and, unless ``hello=False``, says hello: what
+        ``connect`` and ``async with`` do. Nothing to do when already opened."""
+        if self._opened:
+            return
+        await self._open()
+        self._opened = True
+        if self._say_hello:
+            try:
+                await self.hello()
+            except BaseException:
+                await self.close()
+                raise
 
     async def _open(self) -> None:
         try:
@@ -199,6 +219,7 @@ class AsyncClient(Requests):
         self._fail_all(errors.ClosedError(pb.ERROR_CLOSED, "client closed"))
 
     async def __aenter__(self) -> "AsyncClient":
+        await self.open()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -303,6 +324,19 @@ class AsyncClient(Requests):
             return
 
     # ---- requests ------------------------------------------------------------------
+    async def _run(self, call: Call[R]) -> R:
+        result: R = await self._call(call.kind, call.fields, call.timeout, call.convert)
+        return result
+
+    async def subscribe(self, characters: Iterable[int] = (), owned: bool = False, rate_divisor: int = 1,
+                        encoding: Encoding = "float", global_positions: bool = False, rotations_only: bool = False,
+                        *, timeout: Optional[float] = None) -> AsyncSubscription:
+        """A pose stream of these characters and/or all the caller owns: an
+        async iterable of :class:`~animserver.poses.StreamFrame` (each row says
+        its character: ``frame.characters``, ``frame.pose(id)``, ``frame.rows(ids)``)."""
+        fields = subscribe_fields(characters, owned, rate_divisor, encoding, global_positions, rotations_only)
+        return await self._run(Call("subscribe", fields, timeout, lambda r: self._subscription(r, rotations_only)))
+
     async def _call(self, kind: str, fields: Any, timeout: Optional[float] = None,
                     convert: Optional[Callable[[Any], Any]] = None) -> Any:
         timeout = self.timeout if timeout is None else timeout
@@ -313,7 +347,9 @@ class AsyncClient(Requests):
                 except asyncio.TimeoutError:
                     pass
             if self._state != "connected" or self._writer is None:
-                raise errors.ClosedError(pb.ERROR_CLOSED, "not connected")
+                raise errors.ClosedError(pb.ERROR_CLOSED, "not connected" if self._opened else
+                                         "not connected: use `async with AsyncClient(...)` or "
+                                         "`await AsyncClient.connect(...)`")
         request_id = next(self._ids)
         frame = encode_request(request_id, kind, fields)  # first: a refused field leaves nothing pending
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
@@ -332,17 +368,13 @@ class AsyncClient(Requests):
         body = response_result(response)
         return convert(body) if convert else body
 
-    def _hello_done(self, body: Any) -> Any:
-        self.server = body
-        return body
-
-    def _subscription(self, response: Any, rotations_only: bool) -> AsyncSubscription:
+    def _subscription(self, response: pb.SubscribeResponse, rotations_only: bool) -> AsyncSubscription:
         queue = self._early.pop(response.subscription, None) or collections.deque(maxlen=self._queue_frames)
         sub = AsyncSubscription(self, response, rotations_only, queue)
         self._subs[sub.id] = sub
         return sub
 
-    def _unsubscribed(self, response: Any) -> Any:
+    def _unsubscribed(self, response: pb.SubscriptionChangedResponse) -> pb.SubscriptionChangedResponse:
         sub = self._subs.pop(response.subscription, None)
         if sub:
             sub._end(None)

@@ -25,19 +25,20 @@ import math
 import select
 import socket
 import time
-from typing import Any, Callable, Deque, Dict, Iterator, Optional
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, Optional, TypeVar
 
 from . import errors
+from ._call import Blocking, Call
 from ._proto import pb
 from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
 from .poses import StreamFrame
 from .reconnect import Backoff, ConnectionEvent, Reconnect
-from .requests import Requests
+from .requests import Encoding, Requests, subscribe_fields
 
 __all__ = ["Client", "Pending", "Subscription"]
 
 OnConnection = Callable[["Client", ConnectionEvent, Optional[errors.AnimError]], None]
-_UNSET = object()
+R = TypeVar("R")
 
 
 class Pending:
@@ -72,7 +73,8 @@ class Subscription:
     objects (each waiting up to the client's timeout). Ends when unsubscribed;
     raises ClosedError when the connection is lost."""
 
-    def __init__(self, client: "Client", response: Any, rotations_only: bool, queue: Deque[Any]):
+    def __init__(self, client: "Client", response: pb.SubscribeResponse, rotations_only: bool,
+                 queue: Deque[Any]) -> None:
         self.client = client
         self.id: int = response.subscription
         self.tick_rate: float = response.tick_rate
@@ -119,7 +121,8 @@ class Subscription:
                 return
             yield frame
 
-    def update(self, rate_divisor: int = 1, encoding: Any = "float", paused: bool = False) -> Any:
+    def update(self, rate_divisor: int = 1, encoding: Encoding = "float",
+               paused: bool = False) -> pb.SubscriptionChangedResponse:
         """Changes rate, encoding, pause state."""
         return self.client.update_subscription(self, rate_divisor, encoding, paused)
 
@@ -136,7 +139,7 @@ class Subscription:
         self.close()
 
 
-class Client(Requests):
+class Client(Requests, Blocking):
     """A blocking connection to an animserver.
 
     ``hello``: send a hello (carrying ``auth_token``) on connecting; its answer
@@ -155,7 +158,7 @@ class Client(Requests):
         self.client_name = client_name
         self.timeout = timeout
         self.connect_timeout = connect_timeout
-        self.server: Any = None  # the last HelloResponse
+        self.server: Optional[pb.HelloResponse] = None  # the last HelloResponse
         self._say_hello = hello
         self._policy = reconnect
         self._backoff = Backoff(reconnect) if reconnect else None
@@ -254,6 +257,7 @@ class Client(Requests):
         self._event(ConnectionEvent.GAVE_UP, error)
 
     def _try_reconnect(self) -> None:
+        assert self._backoff is not None  # only a client with a policy waits to reconnect
         try:
             self._open()
         except errors.AnimError as e:
@@ -281,10 +285,6 @@ class Client(Requests):
             raise errors.ClosedError(pb.ERROR_CLOSED, "not connected" if self._state != "gave_up"
                                      else "not connected: gave up reconnecting")
 
-    def _hello_done(self, body: Any) -> Any:
-        self.server = body
-        return body
-
     # ---- requests -----------------------------------------------------------------
     def _deadline(self, timeout: Optional[float]) -> float:
         return time.monotonic() + (self.timeout if timeout is None else timeout)
@@ -308,6 +308,19 @@ class Client(Requests):
             raise pending.error
         return pending.value
 
+    def _run(self, call: Call[R]) -> R:
+        result: R = self._call(call.kind, call.fields, call.timeout, call.convert)
+        return result
+
+    def subscribe(self, characters: Iterable[int] = (), owned: bool = False, rate_divisor: int = 1,
+                  encoding: Encoding = "float", global_positions: bool = False, rotations_only: bool = False,
+                  *, timeout: Optional[float] = None) -> Subscription:
+        """A pose stream of these characters and/or all the caller owns: an
+        iterable of :class:`~animserver.poses.StreamFrame` (each row says its
+        character: ``frame.characters``, ``frame.pose(id)``, ``frame.rows(ids)``)."""
+        fields = subscribe_fields(characters, owned, rate_divisor, encoding, global_positions, rotations_only)
+        return self._run(Call("subscribe", fields, timeout, lambda r: self._subscription(r, rotations_only)))
+
     def _call(self, kind: str, fields: Any, timeout: Optional[float] = None,
               convert: Optional[Callable[[Any], Any]] = None) -> Any:
         deadline = self._deadline(timeout)
@@ -320,13 +333,13 @@ class Client(Requests):
             raise pending.error
         return pending.value
 
-    def _subscription(self, response: Any, rotations_only: bool) -> Subscription:
+    def _subscription(self, response: pb.SubscribeResponse, rotations_only: bool) -> Subscription:
         queue = self._early.pop(response.subscription, None) or collections.deque(maxlen=self._queue_frames)
         sub = Subscription(self, response, rotations_only, queue)
         self._subs[sub.id] = sub
         return sub
 
-    def _unsubscribed(self, response: Any) -> Any:
+    def _unsubscribed(self, response: pb.SubscriptionChangedResponse) -> pb.SubscriptionChangedResponse:
         sub = self._subs.pop(response.subscription, None)
         if sub:
             sub.closed = True
@@ -338,7 +351,7 @@ class Client(Requests):
         deadline = self._deadline(timeout)
 
         def ready() -> Optional[Subscription]:
-            heads = [(s._queue[0].tick, s) for s in self._subs.values() if s._queue]
+            heads = [(int(s._queue[0].tick), s) for s in self._subs.values() if s._queue]
             return min(heads, key=lambda h: h[0])[1] if heads else None
 
         sub = ready()

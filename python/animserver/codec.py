@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
 
-from . import errors
+from . import enums, errors
 from ._proto import StreamView, pb
 
 __all__ = ["REQUEST_KINDS", "RESPONSE_KINDS", "encode_varint", "encode_request", "FrameReader", "body_message"]
 
 _BODY = pb.Request.DESCRIPTOR.oneofs_by_name["body"]
-REQUEST_KINDS: Dict[str, type] = {f.name: getattr(pb, f.message_type.name) for f in _BODY.fields}
+REQUEST_KINDS: Dict[str, Any] = {f.name: getattr(pb, f.message_type.name) for f in _BODY.fields}
 """Request oneof name -> request message class, in the proto's order."""
-RESPONSE_KINDS: Dict[str, type] = {f.name: getattr(pb, f.message_type.name)
+RESPONSE_KINDS: Dict[str, Any] = {f.name: getattr(pb, f.message_type.name)
                                    for f in pb.Response.DESCRIPTOR.oneofs_by_name["body"].fields}
 """Response oneof name -> response message class."""
 
@@ -55,8 +55,9 @@ def body_message(kind: str, fields: Fields = None) -> Any:
     if fields is None:
         return cls()
     if isinstance(fields, cls):
+        enums.check_message(kind, fields)
         return fields
-    values = {k: v for k, v in fields.items() if v is not None}
+    values = enums.check_fields(kind, cls.DESCRIPTOR, {k: v for k, v in fields.items() if v is not None})
     try:
         return cls(**values)
     except (ValueError, TypeError) as e:
@@ -79,7 +80,7 @@ def _field_error(kind: str, cls: Any, values: Mapping[str, Any], error: Exceptio
 
 def encode_request(request_id: int, kind: str, fields: Fields = None) -> bytes:
     """One framed Request: the varint length, then the message."""
-    body = pb.Request(id=request_id, **{kind: body_message(kind, fields)}).SerializeToString()
+    body: bytes = pb.Request(id=request_id, **{kind: body_message(kind, fields)}).SerializeToString()
     return encode_varint(len(body)) + body
 
 

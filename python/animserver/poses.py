@@ -24,14 +24,27 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
+from . import errors
 from ._proto import pb
 
-__all__ = ["decode_quantized", "quantized_bones", "Pose", "PoseFrames", "StreamFrame", "forward_kinematics",
-           "quat_mul", "quat_rotate"]
+__all__ = ["decode_quantized", "quantized_bones", "Pose", "PoseFrames", "StreamFrame", "CharacterPose",
+           "forward_kinematics", "quat_mul", "quat_rotate", "Floats", "Parents", "HasParents"]
+
+Floats = npt.NDArray[np.float32]
+"""The arrays of poses: float32, (..., 3) vectors or (..., 4) w, x, y, z quaternions."""
+Parents = Union[Sequence[int], npt.NDArray[np.integer[Any]]]
+"""Each bone's parent index (-1 for the root), parents before children."""
+
+
+class HasParents(Protocol):
+    """A skeleton (:class:`~animserver.skeleton.Skeleton`): anything with a ``parents`` array."""
+    @property
+    def parents(self) -> npt.NDArray[np.int32]: ...
 
 _ROOT_STEP = 1e-4
 _POSITION_STEP = 1.0 / 8192.0
@@ -50,7 +63,7 @@ def quantized_bones(nbytes: int, rotations_only: bool) -> int:
     return body // per_bone
 
 
-def decode_quantized(blobs: Sequence[bytes], rotations_only: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+def decode_quantized(blobs: Sequence[bytes], rotations_only: bool = False) -> Tuple[Floats, Floats]:
     """Decodes quantized poses of one size, all at once.
 
     Returns ``positions`` (C, n, 3) float32 (bone 0 the root in world space,
@@ -99,7 +112,7 @@ def _repr(obj: Any) -> str:
     return f"{type(obj).__name__}({', '.join(parts)})"
 
 
-def _floats(values: Any, width: int) -> Optional[np.ndarray]:
+def _floats(values: Any, width: int) -> Optional[Floats]:
     if len(values) == 0:
         return None
     return np.asarray(values, dtype=np.float32).reshape(-1, width)
@@ -110,15 +123,15 @@ class Pose:
     """One database frame's pose (a ``pose`` request's frame or a search
     match's). Arrays are (n, 3) or (n, 4); a part not asked for is None."""
     frame: int
-    local_positions: Optional[np.ndarray] = None
-    local_rotations: Optional[np.ndarray] = None
-    local_velocities: Optional[np.ndarray] = None
-    local_angular_velocities: Optional[np.ndarray] = None
-    global_positions: Optional[np.ndarray] = None
-    global_rotations: Optional[np.ndarray] = None
-    global_velocities: Optional[np.ndarray] = None
-    global_angular_velocities: Optional[np.ndarray] = None
-    contacts: Optional[np.ndarray] = None  # (number of contact bones,) bool
+    local_positions: Optional[Floats] = None
+    local_rotations: Optional[Floats] = None
+    local_velocities: Optional[Floats] = None
+    local_angular_velocities: Optional[Floats] = None
+    global_positions: Optional[Floats] = None
+    global_rotations: Optional[Floats] = None
+    global_velocities: Optional[Floats] = None
+    global_angular_velocities: Optional[Floats] = None
+    contacts: Optional[npt.NDArray[np.bool_]] = None  # (number of contact bones,) bool
 
     __repr__ = _repr
 
@@ -142,16 +155,16 @@ class PoseFrames:
     ``frames`` (F,), ``contacts`` (F, contact bones) bool; parts not asked
     for are None. ``database_version`` names the data that answered."""
     database_version: int
-    frames: np.ndarray
-    local_positions: Optional[np.ndarray] = None
-    local_rotations: Optional[np.ndarray] = None
-    local_velocities: Optional[np.ndarray] = None
-    local_angular_velocities: Optional[np.ndarray] = None
-    global_positions: Optional[np.ndarray] = None
-    global_rotations: Optional[np.ndarray] = None
-    global_velocities: Optional[np.ndarray] = None
-    global_angular_velocities: Optional[np.ndarray] = None
-    contacts: Optional[np.ndarray] = None
+    frames: npt.NDArray[np.uint32]
+    local_positions: Optional[Floats] = None
+    local_rotations: Optional[Floats] = None
+    local_velocities: Optional[Floats] = None
+    local_angular_velocities: Optional[Floats] = None
+    global_positions: Optional[Floats] = None
+    global_rotations: Optional[Floats] = None
+    global_velocities: Optional[Floats] = None
+    global_angular_velocities: Optional[Floats] = None
+    contacts: Optional[npt.NDArray[np.bool_]] = None
 
     __repr__ = _repr
 
@@ -185,6 +198,26 @@ class PoseFrames:
 
 
 @dataclass(repr=False)
+class CharacterPose:
+    """One character's row of a :class:`StreamFrame`: its id, the database
+    frame playing, its contact bits, whether a transition started this tick,
+    and its arrays cut to its own bone count (no NaN padding): ``positions``
+    (n, 3) (bone 0 the root in world space, the others local; (1, 3) with
+    rotations only), ``rotations`` (n, 4) w, x, y, z, ``global_positions``
+    (n, 3) when the subscription asked for them. Arrays are views into the
+    frame's."""
+    character: int
+    frame: int
+    contacts: int
+    transition: bool
+    positions: Floats
+    rotations: Floats
+    global_positions: Optional[Floats] = None
+
+    __repr__ = _repr
+
+
+@dataclass(repr=False)
 class StreamFrame:
     """One StreamMessage of a subscription, decoded.
 
@@ -203,14 +236,14 @@ class StreamFrame:
     encoding: int
     dropped_frames: int
     gone: Tuple[int, ...]
-    characters: np.ndarray
-    frames: np.ndarray
-    contacts: np.ndarray
-    transitions: np.ndarray
-    bones: np.ndarray
-    positions: np.ndarray
-    rotations: np.ndarray
-    global_positions: Optional[np.ndarray] = None
+    characters: npt.NDArray[np.uint64]
+    frames: npt.NDArray[np.uint32]
+    contacts: npt.NDArray[np.uint32]
+    transitions: npt.NDArray[np.bool_]
+    bones: npt.NDArray[np.int32]
+    positions: Floats
+    rotations: Floats
+    global_positions: Optional[Floats] = None
     message: Any = field(default=None, repr=False)
 
     __repr__ = _repr
@@ -239,20 +272,76 @@ class StreamFrame:
                    bones=bones, positions=positions, rotations=rotations, global_positions=global_positions,
                    message=message)
 
-    def contact_flags(self, ncontacts: int) -> np.ndarray:
+    def contact_flags(self, ncontacts: int) -> npt.NDArray[np.bool_]:
         """``contacts`` as (C, ncontacts) bools (contact bone order:
         ``describe_database().contact_bones``)."""
         return ((self.contacts[:, None] >> np.arange(ncontacts, dtype=np.uint32)) & 1).astype(bool)
 
-    def global_pose(self, parents: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
+    def global_pose(self, skeleton: Union[HasParents, Parents]) -> Tuple[Floats, Floats]:
         """World positions and rotations of every bone (forward kinematics on
-        the local pose; needs full positions, not rotations only)."""
+        the local pose, ``skeleton`` a :class:`~animserver.skeleton.Skeleton`
+        or its parents array; needs full positions, not rotations only)."""
         if self.positions.shape[1] != self.rotations.shape[1]:
             raise ValueError("global_pose needs local positions (subscribe without rotations_only)")
+        parents = skeleton if isinstance(skeleton, (Sequence, np.ndarray)) else skeleton.parents
         return forward_kinematics(parents, self.positions, self.rotations)
 
+    # ---- rows by character ------------------------------------------------------
+    # Row c of every array is character ``characters[c]``; the server may order
+    # rows as it likes and a destroyed character's row goes, so look rows up by
+    # id rather than by the order characters were created or subscribed in.
 
-def _decode_grouped(blobs: List[bytes], rotations_only: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def __len__(self) -> int:
+        """The number of characters (rows)."""
+        return len(self.characters)
+
+    def __bool__(self) -> bool:
+        return True  # a frame of no characters is still a frame (None is what ends a stream)
+
+    def __contains__(self, character: object) -> bool:
+        return isinstance(character, (int, np.integer)) and bool((self.characters == int(character)).any())
+
+    def row(self, character: int) -> int:
+        """The row of ``character``; NotFoundError when it is not in this frame."""
+        found = np.flatnonzero(self.characters == np.uint64(character))
+        if not len(found):
+            raise errors.NotFoundError(pb.ERROR_NOT_FOUND, f"character {character} is not in this frame "
+                                       f"(subscription {self.subscription}, tick {self.tick}: "
+                                       f"{len(self.characters)} characters)")
+        return int(found[0])
+
+    def rows(self, characters: Iterable[int]) -> npt.NDArray[np.intp]:
+        """The rows of ``characters``, in their order (index any of the frame's
+        arrays with it: ``frame.positions[frame.rows(mine)]`` is in the order
+        of ``mine``); NotFoundError naming the first one not in this frame."""
+        wanted = np.fromiter((int(c) for c in characters), dtype=np.uint64)
+        order = np.argsort(self.characters, kind="stable")
+        ordered = self.characters[order]
+        at = np.minimum(np.searchsorted(ordered, wanted), max(len(ordered) - 1, 0))
+        hit = (ordered[at] == wanted) if len(ordered) else np.zeros(len(wanted), dtype=bool)
+        if not hit.all():
+            self.row(int(wanted[np.argmin(hit)]))  # raises, naming it
+        rows: npt.NDArray[np.intp] = order[at].astype(np.intp)
+        return rows
+
+    def pose(self, character: int) -> CharacterPose:
+        """The row of ``character`` as a :class:`CharacterPose`; NotFoundError
+        when it is not in this frame."""
+        return self._pose(self.row(character))
+
+    def __iter__(self) -> Iterator[CharacterPose]:
+        """Every row as a :class:`CharacterPose` (each says its character)."""
+        return (self._pose(r) for r in range(len(self.characters)))
+
+    def _pose(self, r: int) -> CharacterPose:
+        n = int(self.bones[r])
+        return CharacterPose(character=int(self.characters[r]), frame=int(self.frames[r]),
+                             contacts=int(self.contacts[r]), transition=bool(self.transitions[r]),
+                             positions=self.positions[r, :n], rotations=self.rotations[r, :n],
+                             global_positions=None if self.global_positions is None else self.global_positions[r, :n])
+
+
+def _decode_grouped(blobs: List[bytes], rotations_only: bool) -> Tuple[Floats, Floats, npt.NDArray[np.int32]]:
     count = len(blobs)
     sizes = np.fromiter((len(b) for b in blobs), dtype=np.int64, count=count)
     if count == 0 or (sizes == sizes[0]).all():
@@ -270,7 +359,7 @@ def _decode_grouped(blobs: List[bytes], rotations_only: bool) -> Tuple[np.ndarra
     return positions, rotations, bones
 
 
-def _stack_ragged(arrays: List[Any], width: int, bones: Any = None) -> np.ndarray:
+def _stack_ragged(arrays: List[Any], width: int, bones: Any = None) -> Floats:
     """Per-pose float arrays stacked (C, n, width), NaN-padded when their
     lengths differ. Each array is either packed little-endian bytes (the
     stream view, see ``_proto.StreamView``) or a repeated float field."""
@@ -294,7 +383,7 @@ def _stack_ragged(arrays: List[Any], width: int, bones: Any = None) -> np.ndarra
     return out
 
 
-def _floats_grouped(poses: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _floats_grouped(poses: Any) -> Tuple[Floats, Floats, npt.NDArray[np.int32]]:
     rotations = _stack_ragged([p.rotations for p in poses], 4)
     bones = np.fromiter((len(p.rotations) for p in poses), dtype=np.int32, count=len(poses))
     bones //= 16 if len(poses) and isinstance(poses[0].rotations, bytes) else 4
@@ -313,7 +402,7 @@ def _unpacked(message: Any) -> Any:
     return pb.StreamMessage.FromString(message.SerializeToString())
 
 
-def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def quat_mul(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """Hamilton products of (..., 4) w, x, y, z quaternions."""
     aw, ax, ay, az = np.moveaxis(a, -1, 0)
     bw, bx, by, bz = np.moveaxis(b, -1, 0)
@@ -321,26 +410,29 @@ def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                      aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw], axis=-1)
 
 
-def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+def quat_rotate(q: npt.NDArray[Any], v: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """Rotates (..., 3) vectors by (..., 4) unit quaternions (w, x, y, z)."""
     w = q[..., :1]
     u = q[..., 1:]
     t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    rotated: npt.NDArray[Any] = v + w * t + np.cross(u, t)
+    return rotated
 
 
-def forward_kinematics(parents: Sequence[int], local_positions: np.ndarray,
-                       local_rotations: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def forward_kinematics(parents: Parents, local_positions: npt.ArrayLike,
+                       local_rotations: npt.ArrayLike) -> Tuple[Floats, Floats]:
     """Global positions and rotations from a local pose, vectorised over any
     leading axes (frames, characters): ``(..., n, 3)``, ``(..., n, 4)``.
     Bone 0's transform is taken as already global; parents precede children."""
-    parents = list(parents)
-    gp = np.array(local_positions, dtype=np.float64, copy=True)
-    gr = np.array(local_rotations, dtype=np.float64, copy=True)
-    for b in range(1, len(parents)):
-        p = parents[b]
+    parent_list = [int(p) for p in parents]
+    lp = np.asarray(local_positions, dtype=np.float64)
+    lr = np.asarray(local_rotations, dtype=np.float64)
+    gp = lp.copy()
+    gr = lr.copy()
+    for b in range(1, len(parent_list)):
+        p = parent_list[b]
         if not 0 <= p < b:
             raise ValueError(f"bone {b}'s parent {p} does not precede it")
-        gp[..., b, :] = gp[..., p, :] + quat_rotate(gr[..., p, :], local_positions[..., b, :])
-        gr[..., b, :] = quat_mul(gr[..., p, :], local_rotations[..., b, :])
+        gp[..., b, :] = gp[..., p, :] + quat_rotate(gr[..., p, :], lp[..., b, :])
+        gr[..., b, :] = quat_mul(gr[..., p, :], lr[..., b, :])
     return gp.astype(np.float32), gr.astype(np.float32)

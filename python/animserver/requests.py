@@ -9,27 +9,48 @@ and can be sent by name meanwhile: ``client.call("kind", field=value)``.
 
 Fields take messages, mappings (``{"frame": 12}``) or, for repeated messages,
 lists of either; see ``proto/animserver.proto`` for each field's meaning.
-Results are the proto's response messages, except where numbers belong in
+Results are the proto's response messages (typed: the package carries the
+stub protoc-gen-mypy generated for its proto), except where numbers belong in
 numpy: ``pose`` returns :class:`~animserver.poses.PoseFrames`, ``search`` and
-``batch_search`` :class:`SearchResult`, ``subscribe`` a subscription object.
+``batch_search`` :class:`SearchResult`, ``skeleton`` a
+:class:`~animserver.skeleton.Skeleton`, ``subscribe`` a subscription object.
+Each method is written once, as a :class:`~animserver._call.Call` builder;
+``_call.request`` makes it a blocking method of :class:`~animserver.Client`
+and a coroutine method of :class:`~animserver.AsyncClient`, typed for each.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Protocol, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
 
+from ._call import Call, body_as, request
 from ._proto import pb
+from .enums import enum_value
 from .poses import Pose, PoseFrames
+from .skeleton import Skeleton
 
 __all__ = ["Requests", "SearchResult", "Match", "PROTOCOL_VERSION", "encoding_value", "pose_ref", "pose_state",
-           "stick", "velocity", "goal"]
+           "stick", "velocity", "goal", "Encoding", "Mode", "AlignModeName", "HasId"]
 
 PROTOCOL_VERSION = 1
 
-Message = Any  # a generated protobuf message
-PoseRefLike = Union[int, Mapping[str, Any], Message]
+Message = Any  # a message or a mapping of its fields, as a request's argument
+PoseRefLike = Union[int, Mapping[str, Any], "pb.PoseRef", "pb.PoseState"]
+Encoding = Union[Literal["float", "quantized"], int]
+"""A PoseEncoding: its short name or value (checked before sending)."""
+Mode = Union[Literal["motion_matching", "machine", "graph", "tracker", "learned"], int]
+"""A CharacterMode: its short name or value (checked before sending)."""
+AlignModeName = Union[Literal["rigid", "similarity", "yaw"], int]
+"""An AlignMode: its short name or value (checked before sending)."""
+
+
+class HasId(Protocol):
+    """A subscription object (anything with the subscription's ``id``)."""
+    @property
+    def id(self) -> int: ...
 
 
 @dataclass
@@ -42,7 +63,7 @@ class Match:
     range_name: str
     cost: float
     pose: Optional[Pose] = None
-    features: Optional[np.ndarray] = None
+    features: Optional[npt.NDArray[np.float32]] = None
 
 
 @dataclass
@@ -55,11 +76,11 @@ class SearchResult:
     matches: List[Match]
     explanation: Dict[str, float] = field(default_factory=dict)
     margin: float = 0.0
-    query: Optional[np.ndarray] = None
+    query: Optional[npt.NDArray[np.float32]] = None
 
     @classmethod
-    def from_proto(cls, result: Message, database_version: int) -> "SearchResult":
-        def floats(values: Any) -> Optional[np.ndarray]:
+    def from_proto(cls, result: pb.SearchResult, database_version: int) -> "SearchResult":
+        def floats(values: Any) -> Optional[npt.NDArray[np.float32]]:
             return np.array(values, dtype=np.float32) if len(values) else None
         matches = [Match(m.frame, m.range, m.range_name, m.cost, Pose.from_proto(m.pose) if m.HasField("pose") else None,
                          floats(m.features)) for m in result.matches]
@@ -72,14 +93,14 @@ class SearchResult:
         return self.matches[0]
 
 
-def encoding_value(encoding: Union[str, int]) -> int:
-    """``"float"``, ``"quantized"`` or a PoseEncoding value -> the value."""
-    if isinstance(encoding, str):
-        return pb.PoseEncoding.Value("ENCODING_" + encoding.upper())
-    return int(encoding)
+def encoding_value(encoding: Encoding, field: str = "encoding") -> int:
+    """``"float"``, ``"quantized"`` or a PoseEncoding value -> the value;
+    InvalidArgumentError naming ``field`` for anything else."""
+    return enum_value(pb.PoseEncoding.DESCRIPTOR, encoding, field)
 
 
-def pose_state(positions: Any, rotations: Any, velocities: Any = None, angular_velocities: Any = None) -> Message:
+def pose_state(positions: npt.ArrayLike, rotations: npt.ArrayLike, velocities: Optional[npt.ArrayLike] = None,
+               angular_velocities: Optional[npt.ArrayLike] = None) -> pb.PoseState:
     """A ``pb.PoseState`` from (n, 3) / (n, 4) arrays (velocities default to 0)."""
     positions = np.asarray(positions, dtype=np.float32).reshape(-1, 3)
     n = len(positions)
@@ -91,30 +112,32 @@ def pose_state(positions: Any, rotations: Any, velocities: Any = None, angular_v
                                                       np.float32).ravel().tolist())
 
 
-def pose_ref(ref: PoseRefLike) -> Message:
+def pose_ref(ref: PoseRefLike) -> pb.PoseRef:
     """A ``pb.PoseRef``: an int is a database frame, a PoseState an explicit pose."""
     if isinstance(ref, (int, np.integer)):
         return pb.PoseRef(frame=int(ref))
     if isinstance(ref, pb.PoseState):
         return pb.PoseRef(pose=ref)
-    if isinstance(ref, Mapping) and not ({"frame", "pose"} & set(ref)):
-        return pb.PoseRef(pose=ref)
-    return ref if isinstance(ref, pb.PoseRef) else pb.PoseRef(**ref)
+    if isinstance(ref, pb.PoseRef):
+        return ref
+    if not ({"frame", "pose"} & set(ref)):
+        return pb.PoseRef(pose=ref)  # type: ignore[arg-type]  # a mapping of PoseState's fields
+    return pb.PoseRef(**ref)
 
 
-def stick(character: int, x: float, z: float, camera_azimuth: float = 0.0, strafe: bool = False) -> Message:
+def stick(character: int, x: float, z: float, camera_azimuth: float = 0.0, strafe: bool = False) -> pb.CharacterInput:
     """The seed's gamepad input: stick (x right, z forward, length <= 1)
     relative to the camera azimuth (radians about +Y)."""
     return pb.CharacterInput(character=character, stick=pb.StickInput(x=x, z=z, camera_azimuth=camera_azimuth,
                                                                       strafe=strafe))
 
 
-def velocity(character: int, x: float, z: float, facing: float) -> Message:
+def velocity(character: int, x: float, z: float, facing: float) -> pb.CharacterInput:
     """A desired world velocity (m/s) and facing (radians about +Y)."""
     return pb.CharacterInput(character=character, velocity=pb.VelocityInput(x=x, z=z, facing=facing))
 
 
-def goal(character: int, x: float, z: float, speed: float = 1.4) -> Message:
+def goal(character: int, x: float, z: float, speed: float = 1.4) -> pb.CharacterInput:
     """Walk to (x, z) at ``speed`` m/s, slowing on arrival, and stop there."""
     return pb.CharacterInput(character=character, goal=pb.GoalInput(x=x, z=z, speed=speed))
 
@@ -123,7 +146,7 @@ def _bytes(text: Union[str, bytes]) -> bytes:
     return text.encode() if isinstance(text, str) else bytes(text)
 
 
-def _vec3s(points: Any) -> List[Dict[str, float]]:
+def _vec3s(points: npt.ArrayLike) -> List[Dict[str, float]]:
     return [{"x": float(p[0]), "y": float(p[1]), "z": float(p[2])} for p in np.asarray(points, np.float32).reshape(-1, 3)]
 
 
@@ -139,251 +162,306 @@ def _merge_query(query: Any, fields: Mapping[str, Any]) -> Any:
     merged = pb.SearchQuery()
     merged.CopyFrom(query)
     for name in fields:
-        merged.ClearField(name)
+        merged.ClearField(name)  # type: ignore[arg-type]  # a field name the caller gave (the constructor checks it)
     merged.MergeFrom(pb.SearchQuery(**{k: v for k, v in fields.items() if v is not None}))
     return merged
 
 
-def _search_result(response: Message) -> SearchResult:
+def _search_result(response: pb.SearchResponse) -> SearchResult:
     return SearchResult.from_proto(response.result, response.database_version)
 
 
-def _batch_results(response: Message) -> List[SearchResult]:
+def _batch_results(response: pb.BatchSearchResponse) -> List[SearchResult]:
     return [SearchResult.from_proto(r, response.database_version) for r in response.results]
 
 
-def _subscription_id(subscription: Any) -> int:
-    return int(getattr(subscription, "id", subscription))
+def _subscription_id(subscription: Union[int, HasId]) -> int:
+    return int(subscription if isinstance(subscription, int) else subscription.id)
+
+
+def subscribe_fields(characters: Iterable[int], owned: bool, rate_divisor: int, encoding: Encoding,
+                     global_positions: bool, rotations_only: bool) -> Dict[str, Any]:
+    """A SubscribeRequest's fields (both clients' ``subscribe``)."""
+    return {"characters": [int(c) for c in characters], "owned": owned, "rate_divisor": rate_divisor,
+            "encoding": encoding_value(encoding, "subscribe.encoding"), "global_positions": global_positions,
+            "rotations_only": rotations_only}
 
 
 class Requests:
-    """The request methods; a client class provides ``_call`` and
-    ``_subscription``. Every method takes ``timeout`` (seconds; None: the
+    """The request methods; a client class provides ``_run`` (``_call.Blocking``
+    or ``_call.Async``). Every method takes ``timeout`` (seconds; None: the
     client's default) and raises :class:`~animserver.errors.AnimError` (the
     server's code and message) on failure."""
 
     auth_token: Optional[str] = None
     client_name: str = "animserver-python"
+    server: Optional[pb.HelloResponse] = None
 
-    def _call(self, kind: str, fields: Any, timeout: Optional[float] = None,
-              convert: Optional[Callable[[Message], Any]] = None) -> Any:
-        raise NotImplementedError
+    def _hello_done(self, body: pb.HelloResponse) -> pb.HelloResponse:
+        self.server = body
+        return body
 
-    def _subscription(self, response: Message, rotations_only: bool) -> Any:
-        raise NotImplementedError
+    def _unsubscribed(self, response: pb.SubscriptionChangedResponse) -> pb.SubscriptionChangedResponse:
+        return response
 
     # ---- session ----------------------------------------------------------------
+    @request
     def hello(self, client_name: Optional[str] = None, auth_token: Optional[str] = None,
-              protocol_version: int = PROTOCOL_VERSION, *, timeout: Optional[float] = None) -> Message:
-        """Handshake (``pb.HelloResponse``: versions, capabilities, limits, admin);
-        carries the client's auth token unless another is given."""
-        return self._call("hello", {"protocol_version": protocol_version,
-                                    "client_name": client_name or self.client_name,
-                                    "auth_token": self.auth_token if auth_token is None else auth_token},
-                          timeout, getattr(self, "_hello_done", None))
+              protocol_version: int = PROTOCOL_VERSION, *, timeout: Optional[float] = None) -> Call[pb.HelloResponse]:
+        """Handshake (versions, capabilities, limits, admin); carries the
+        client's auth token unless another is given. Its answer is kept in ``server``."""
+        return Call("hello", {"protocol_version": protocol_version, "client_name": client_name or self.client_name,
+                              "auth_token": self.auth_token if auth_token is None else auth_token},
+                    timeout, self._hello_done)
 
-    def ping(self, payload: bytes = b"", *, timeout: Optional[float] = None) -> Message:
-        """Echoes ``payload`` with the server's clock (``pb.PingResponse``)."""
-        return self._call("ping", {"payload": payload}, timeout)
+    @request
+    def ping(self, payload: bytes = b"", *, timeout: Optional[float] = None) -> Call[pb.PingResponse]:
+        """Echoes ``payload`` with the server's clock."""
+        return Call("ping", {"payload": payload}, timeout, body_as(pb.PingResponse))
 
-    def server_stats(self, *, timeout: Optional[float] = None) -> Message:
-        """The server's counters (``pb.ServerStatsResponse``)."""
-        return self._call("server_stats", None, timeout)
+    @request
+    def server_stats(self, *, timeout: Optional[float] = None) -> Call[pb.ServerStatsResponse]:
+        """The server's counters."""
+        return Call("server_stats", None, timeout, body_as(pb.ServerStatsResponse))
 
-    def shutdown(self, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def shutdown(self, *, timeout: Optional[float] = None) -> Call[pb.ShutdownResponse]:
         """Graceful shutdown (admin)."""
-        return self._call("shutdown", None, timeout)
+        return Call("shutdown", None, timeout, body_as(pb.ShutdownResponse))
 
     # ---- databases --------------------------------------------------------------
-    def list_databases(self, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def list_databases(self, *, timeout: Optional[float] = None) -> Call[pb.ListDatabasesResponse]:
         """Every loaded database's summary (``.databases``)."""
-        return self._call("list_databases", None, timeout)
+        return Call("list_databases", None, timeout, body_as(pb.ListDatabasesResponse))
 
-    def describe_database(self, name: str = "default", *, timeout: Optional[float] = None) -> Message:
+    @request
+    def describe_database(self, name: str = "default", *,
+                          timeout: Optional[float] = None) -> Call[pb.DescribeDatabaseResponse]:
         """Skeleton (``bones``: names, parents), ranges and tags, feature schema, contact bones."""
-        return self._call("describe_database", {"name": name}, timeout)
+        return Call("describe_database", {"name": name}, timeout, body_as(pb.DescribeDatabaseResponse))
 
-    def load_database(self, name: str, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def skeleton(self, database: str = "default", *, timeout: Optional[float] = None) -> Call[Skeleton]:
+        """The database's skeleton for numpy (names, ``parents`` array, contact
+        bones, forward kinematics): a ``describe_database`` made into a
+        :class:`~animserver.skeleton.Skeleton`."""
+        return Call("describe_database", {"name": database}, timeout, Skeleton.from_description)
+
+    @request
+    def load_database(self, name: str, *, timeout: Optional[float] = None) -> Call[pb.DatabaseChangedResponse]:
         """Loads ``NAME.animdb`` from the server's data directory (admin)."""
-        return self._call("load_database", {"name": name}, timeout)
+        return Call("load_database", {"name": name}, timeout, body_as(pb.DatabaseChangedResponse))
 
-    def reload_database(self, name: str, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def reload_database(self, name: str, *, timeout: Optional[float] = None) -> Call[pb.DatabaseChangedResponse]:
         """Rebuilds ``name`` from its file and swaps it in (admin)."""
-        return self._call("reload_database", {"name": name}, timeout)
+        return Call("reload_database", {"name": name}, timeout, body_as(pb.DatabaseChangedResponse))
 
-    def unload_database(self, name: str, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def unload_database(self, name: str, *, timeout: Optional[float] = None) -> Call[pb.DatabaseChangedResponse]:
         """Unloads ``name`` (admin)."""
-        return self._call("unload_database", {"name": name}, timeout)
+        return Call("unload_database", {"name": name}, timeout, body_as(pb.DatabaseChangedResponse))
 
     # ---- search and poses -------------------------------------------------------
-    def search(self, database: str = "default", query: Any = None, *, timeout: Optional[float] = None,
-               **query_fields: Any) -> SearchResult:
+    @request
+    def search(self, /, database: str = "default", query: Union[None, Mapping[str, Any], pb.SearchQuery] = None, *,
+               timeout: Optional[float] = None, **query_fields: Any) -> Call[SearchResult]:
         """k nearest frames: ``query`` a ``pb.SearchQuery`` or mapping, and/or its fields
         as keywords (``from_frame={"frame": 100}, k=3, explain=True``); a keyword adds
         to a mapping (and overrides the same field), never silently dropped."""
-        return self._call("search", {"database": database, "query": _merge_query(query, query_fields)}, timeout,
-                          _search_result)
+        return Call("search", {"database": database, "query": _merge_query(query, query_fields)}, timeout,
+                    _search_result)
 
-    def batch_search(self, database: str, queries: Iterable[Any], *,
-                     timeout: Optional[float] = None) -> List[SearchResult]:
+    @request
+    def batch_search(self, database: str, queries: Iterable[Union[Mapping[str, Any], pb.SearchQuery]], *,
+                     timeout: Optional[float] = None) -> Call[List[SearchResult]]:
         """Many queries in one message, answered in order."""
-        return self._call("batch_search", {"database": database, "queries": list(queries)}, timeout, _batch_results)
+        return Call("batch_search", {"database": database, "queries": list(queries)}, timeout, _batch_results)
 
+    @request
     def pose(self, database: str, frame: int, count: int = 1, *, local: bool = False, global_: bool = False,
-             velocities: bool = False, timeout: Optional[float] = None) -> PoseFrames:
+             velocities: bool = False, timeout: Optional[float] = None) -> Call[PoseFrames]:
         """Frames ``frame .. frame + count - 1`` as numpy arrays (local pose when
         neither ``local`` nor ``global_`` is asked)."""
-        return self._call("pose", {"database": database, "frame": frame, "count": count,
-                                   "options": {"local": local, "global": global_, "velocities": velocities}},
-                          timeout, PoseFrames.from_response)
+        return Call("pose", {"database": database, "frame": frame, "count": count,
+                             "options": {"local": local, "global": global_, "velocities": velocities}},
+                    timeout, PoseFrames.from_response)
 
     # ---- inertialization and springs -------------------------------------------
-    def inertialize_transition(self, source: PoseRefLike, destination: PoseRefLike, state: Any = None,
-                               database: str = "", *, timeout: Optional[float] = None) -> Message:
+    @request
+    def inertialize_transition(self, source: PoseRefLike, destination: PoseRefLike, state: Message = None,
+                               database: str = "", *,
+                               timeout: Optional[float] = None) -> Call[pb.InertializeTransitionResponse]:
         """Offsets and anchor that keep the displayed pose continuous from
         ``source`` to ``destination`` (frames or ``pose_state``)."""
-        return self._call("inertialize_transition", {"database": database, "source": pose_ref(source),
-                                                     "destination": pose_ref(destination), "state": state}, timeout)
+        return Call("inertialize_transition", {"database": database, "source": pose_ref(source),
+                                               "destination": pose_ref(destination), "state": state},
+                    timeout, body_as(pb.InertializeTransitionResponse))
 
-    def inertialize_evaluate(self, state: Any, input: PoseRefLike, halflife: float, t: float, database: str = "",
-                             *, timeout: Optional[float] = None) -> Message:
+    @request
+    def inertialize_evaluate(self, state: Message, input: PoseRefLike, halflife: float, t: float, database: str = "",
+                             *, timeout: Optional[float] = None) -> Call[pb.InertializeEvaluateResponse]:
         """Offsets ``t`` seconds later and the displayed pose for ``input``."""
-        return self._call("inertialize_evaluate", {"database": database, "state": state, "input": pose_ref(input),
-                                                   "halflife": halflife, "t": t}, timeout)
+        return Call("inertialize_evaluate", {"database": database, "state": state, "input": pose_ref(input),
+                                             "halflife": halflife, "t": t},
+                    timeout, body_as(pb.InertializeEvaluateResponse))
 
+    @request
     def transition_cost(self, source: PoseRefLike, destination: PoseRefLike, halflife: float,
                         bones: Sequence[str] = (), database: str = "", *,
-                        timeout: Optional[float] = None) -> Message:
+                        timeout: Optional[float] = None) -> Call[pb.TransitionCostResponse]:
         """Exact and approximate displacement of an inertialized transition."""
-        return self._call("transition_cost", {"database": database, "source": pose_ref(source),
-                                              "destination": pose_ref(destination), "halflife": halflife,
-                                              "bones": list(bones)}, timeout)
+        return Call("transition_cost", {"database": database, "source": pose_ref(source),
+                                        "destination": pose_ref(destination), "halflife": halflife,
+                                        "bones": list(bones)}, timeout, body_as(pb.TransitionCostResponse))
 
-    def spring_tune(self, *, fraction: Any = None, to_constraint: Any = None, from_constraint: Any = None,
-                    timeout: Optional[float] = None) -> Message:
+    @request
+    def spring_tune(self, *, fraction: Message = None, to_constraint: Message = None, from_constraint: Message = None,
+                    timeout: Optional[float] = None) -> Call[pb.SpringTuneResponse]:
         """Spring half-life/gains for a fraction at a time, or gains <-> ERP/CFM (one problem)."""
-        return self._call("spring_tune", {"fraction": fraction, "to_constraint": to_constraint,
-                                          "from_constraint": from_constraint}, timeout)
+        return Call("spring_tune", {"fraction": fraction, "to_constraint": to_constraint,
+                                    "from_constraint": from_constraint}, timeout, body_as(pb.SpringTuneResponse))
 
     # ---- characters and streams -------------------------------------------------
-    def create_characters(self, database: str = "default", placements: Iterable[Any] = (), params: Any = None,
-                          mode: int = 0, *, timeout: Optional[float] = None, **fields: Any) -> Message:
+    @request
+    def create_characters(self, /, database: str = "default", placements: Iterable[Message] = (), params: Message = None,
+                          mode: Mode = 0, *, timeout: Optional[float] = None,
+                          **fields: Any) -> Call[pb.CreateCharactersResponse]:
         """Characters (``.characters``: ids in placement order); placements are
-        ``{"x", "z", "facing", "start_frame": {"frame": f}}`` mappings or messages."""
-        return self._call("create_characters", {"database": database, "placements": list(placements),
-                                                "params": params, "mode": mode, **fields}, timeout)
+        ``{"x", "z", "facing", "start_frame": {"frame": f}}`` mappings or messages;
+        ``mode`` a CharacterMode name (``"machine"``, ``"graph"``, ``"tracker"``) or value."""
+        return Call("create_characters", {"database": database, "placements": list(placements), "params": params,
+                                          "mode": mode, **fields}, timeout, body_as(pb.CreateCharactersResponse))
 
-    def destroy_characters(self, characters: Iterable[int], *, timeout: Optional[float] = None) -> Message:
+    @request
+    def destroy_characters(self, characters: Iterable[int], *,
+                           timeout: Optional[float] = None) -> Call[pb.DestroyCharactersResponse]:
         """Destroys the caller's own characters (``.destroyed``)."""
-        return self._call("destroy_characters", {"characters": [int(c) for c in characters]}, timeout)
+        return Call("destroy_characters", {"characters": [int(c) for c in characters]}, timeout,
+                    body_as(pb.DestroyCharactersResponse))
 
-    def set_inputs(self, inputs: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+    @request
+    def set_inputs(self, inputs: Iterable[Message], *, timeout: Optional[float] = None) -> Call[pb.SetInputsResponse]:
         """Inputs for many characters (:func:`stick`, :func:`velocity`, :func:`goal`)."""
-        return self._call("set_inputs", {"inputs": list(inputs)}, timeout)
+        return Call("set_inputs", {"inputs": list(inputs)}, timeout, body_as(pb.SetInputsResponse))
 
+    @request
     def character_state(self, character: int, offsets: bool = False, query: bool = False, *,
-                        timeout: Optional[float] = None) -> Message:
+                        timeout: Optional[float] = None) -> Call[pb.CharacterStateResponse]:
         """Simulation, trajectory, frame, inertializer (per-bone offsets when
         asked), foot locks (``.feet``); with ``query``, the normalized query a
         motion-matching character would search with now (``.query``: pass it
         to :meth:`search` as ``features=``)."""
-        return self._call("character_state", {"character": int(character), "offsets": offsets, "query": query},
-                          timeout)
+        return Call("character_state", {"character": int(character), "offsets": offsets, "query": query}, timeout,
+                    body_as(pb.CharacterStateResponse))
 
-    def subscribe(self, characters: Iterable[int] = (), owned: bool = False, rate_divisor: int = 1,
-                  encoding: Union[str, int] = "float", global_positions: bool = False, rotations_only: bool = False,
-                  *, timeout: Optional[float] = None) -> Any:
-        """A pose stream of these characters and/or all the caller owns: an
-        iterable (asyncio client: async iterable) of StreamFrames."""
-        return self._call("subscribe", {"characters": [int(c) for c in characters], "owned": owned,
-                                        "rate_divisor": rate_divisor, "encoding": encoding_value(encoding),
-                                        "global_positions": global_positions, "rotations_only": rotations_only},
-                          timeout, lambda r: self._subscription(r, rotations_only))
-
-    def update_subscription(self, subscription: Any, rate_divisor: int = 1, encoding: Union[str, int] = "float",
-                            paused: bool = False, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def update_subscription(self, subscription: Union[int, HasId], rate_divisor: int = 1, encoding: Encoding = "float",
+                            paused: bool = False, *,
+                            timeout: Optional[float] = None) -> Call[pb.SubscriptionChangedResponse]:
         """Replaces a subscription's rate, encoding and pause state."""
-        return self._call("update_subscription", {"subscription": _subscription_id(subscription),
-                                                  "rate_divisor": rate_divisor, "encoding": encoding_value(encoding),
-                                                  "paused": paused}, timeout)
+        return Call("update_subscription", {"subscription": _subscription_id(subscription),
+                                            "rate_divisor": rate_divisor,
+                                            "encoding": encoding_value(encoding, "update_subscription.encoding"),
+                                            "paused": paused}, timeout, body_as(pb.SubscriptionChangedResponse))
 
-    def unsubscribe(self, subscription: Any, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def unsubscribe(self, subscription: Union[int, HasId], *,
+                    timeout: Optional[float] = None) -> Call[pb.SubscriptionChangedResponse]:
         """Ends a subscription."""
-        return self._call("unsubscribe", {"subscription": _subscription_id(subscription)}, timeout,
-                          getattr(self, "_unsubscribed", None))
+        return Call("unsubscribe", {"subscription": _subscription_id(subscription)}, timeout, self._unsubscribed)
 
     # ---- state machines ---------------------------------------------------------
+    @request
     def load_machine(self, name: str, text: Union[str, bytes], replace: bool = False, *,
-                     timeout: Optional[float] = None) -> Message:
+                     timeout: Optional[float] = None) -> Call[pb.LoadMachineResponse]:
         """Loads a machine from its text (README "The machine text format"); ``.machine`` its summary."""
-        return self._call("load_machine", {"name": name, "text": _bytes(text), "replace": replace}, timeout)
+        return Call("load_machine", {"name": name, "text": _bytes(text), "replace": replace}, timeout,
+                    body_as(pb.LoadMachineResponse))
 
+    @request
     def check_machine(self, name: str, text: Union[str, bytes], database: str = "", *,
-                      timeout: Optional[float] = None) -> Message:
+                      timeout: Optional[float] = None) -> Call[pb.CheckMachineResponse]:
         """Checks a machine without loading it (``.ok``, ``.diagnostics`` with line and column)."""
-        return self._call("check_machine", {"name": name, "text": _bytes(text), "database": database}, timeout)
+        return Call("check_machine", {"name": name, "text": _bytes(text), "database": database}, timeout,
+                    body_as(pb.CheckMachineResponse))
 
-    def list_machines(self, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def list_machines(self, *, timeout: Optional[float] = None) -> Call[pb.ListMachinesResponse]:
         """The loaded machines' summaries (``.machines``)."""
-        return self._call("list_machines", None, timeout)
+        return Call("list_machines", None, timeout, body_as(pb.ListMachinesResponse))
 
-    def unload_machine(self, name: str, *, timeout: Optional[float] = None) -> Message:
+    @request
+    def unload_machine(self, name: str, *, timeout: Optional[float] = None) -> Call[pb.UnloadMachineResponse]:
         """Unloads a machine (running characters keep theirs)."""
-        return self._call("unload_machine", {"name": name}, timeout)
+        return Call("unload_machine", {"name": name}, timeout, body_as(pb.UnloadMachineResponse))
 
-    def send_events(self, events: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+    @request
+    def send_events(self, events: Iterable[Message], *, timeout: Optional[float] = None) -> Call[pb.SendEventsResponse]:
         """Events for machine characters: ``{"character": id, "event": "JUMP"}`` items; ``.tick`` takes them."""
-        return self._call("send_events", {"events": list(events)}, timeout)
+        return Call("send_events", {"events": list(events)}, timeout, body_as(pb.SendEventsResponse))
 
-    def set_params(self, params: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+    @request
+    def set_params(self, params: Iterable[Message], *, timeout: Optional[float] = None) -> Call[pb.SetParamsResponse]:
         """Named parameters of machine characters: ``{"character", "name", "value"}`` items."""
-        return self._call("set_params", {"params": list(params)}, timeout)
+        return Call("set_params", {"params": list(params)}, timeout, body_as(pb.SetParamsResponse))
 
     # ---- motion graphs ----------------------------------------------------------
-    def build_graph(self, database: str = "default", options: Any = None, *,
-                    timeout: Optional[float] = None) -> Message:
+    @request
+    def build_graph(self, database: str = "default", options: Message = None, *,
+                    timeout: Optional[float] = None) -> Call[pb.BuildGraphResponse]:
         """Starts a graph build on the server's pool (``.graph``: its progress). ``options``: GraphOptions
-        fields, e.g. ``{"threshold": 0.06, "slide": "GRAPH_SLIDE_OFF"}`` (slide: GRAPH_SLIDE_AUTO, the
-        default, _ON or _OFF; the description reports it as resolved, on or off)."""
-        return self._call("build_graph", {"database": database, "options": options}, timeout)
+        fields, e.g. ``{"threshold": 0.06, "slide": "off"}`` (slide: auto, the default, on or off; the
+        description reports it as resolved, on or off)."""
+        return Call("build_graph", {"database": database, "options": options}, timeout,
+                    body_as(pb.BuildGraphResponse))
 
+    @request
     def describe_graph(self, database: str = "default", transitions: bool = False, matrix: bool = False, *,
-                       timeout: Optional[float] = None) -> Message:
+                       timeout: Optional[float] = None) -> Call[pb.DescribeGraphResponse]:
         """The graph (or the build's progress); transitions and the distance picture when asked."""
-        return self._call("describe_graph", {"database": database, "transitions": transitions, "matrix": matrix},
-                          timeout)
+        return Call("describe_graph", {"database": database, "transitions": transitions, "matrix": matrix},
+                    timeout, body_as(pb.DescribeGraphResponse))
 
-    def query_graph(self, database: str, points: Iterable[Sequence[float]], closed: bool = False, *,
-                    timeout: Optional[float] = None, **fields: Any) -> Message:
+    @request
+    def query_graph(self, /, database: str, points: Iterable[Sequence[float]], closed: bool = False, *,
+                    timeout: Optional[float] = None, **fields: Any) -> Call[pb.QueryGraphResponse]:
         """A walk planned along a polyline of (x, z) points; its steps and error. ``fields``: the rest of
         QueryGraphRequest, e.g. ``seconds=20.0, options={"horizon": 2.0, "disable_memory": True}``
         (PathOptions: the planner's refinements are on unless disabled: ``disable_warm``,
         ``disable_bound``, ``disable_memory``)."""
-        return self._call("query_graph", {"database": database, "points": [{"x": p[0], "z": p[1]} for p in points],
-                                          "closed": closed, **fields}, timeout)
+        return Call("query_graph", {"database": database, "points": [{"x": p[0], "z": p[1]} for p in points],
+                                    "closed": closed, **fields}, timeout, body_as(pb.QueryGraphResponse))
 
-    def set_paths(self, paths: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+    @request
+    def set_paths(self, paths: Iterable[Message], *, timeout: Optional[float] = None) -> Call[pb.SetPathsResponse]:
         """Paths for graph characters: ``{"character", "points": [{"x", "z"}...], "closed"}`` items."""
-        return self._call("set_paths", {"paths": list(paths)}, timeout)
+        return Call("set_paths", {"paths": list(paths)}, timeout, body_as(pb.SetPathsResponse))
 
     # ---- poses from tracked points ----------------------------------------------
-    def align(self, source: Any, target: Any, weights: Sequence[float] = (), mode: Union[str, int] = "rigid", *,
-              timeout: Optional[float] = None) -> Message:
+    @request
+    def align(self, source: npt.ArrayLike, target: npt.ArrayLike, weights: Sequence[float] = (),
+              mode: AlignModeName = "rigid", *, timeout: Optional[float] = None) -> Call[pb.AlignResponse]:
         """The transform taking (n, 3) ``source`` onto ``target`` (mode rigid, similarity or yaw)."""
-        mode = pb.AlignMode.Value("ALIGN_" + mode.upper()) if isinstance(mode, str) else int(mode)
-        return self._call("align", {"source": _vec3s(source), "target": _vec3s(target), "weights": list(weights),
-                                    "mode": mode}, timeout)
+        return Call("align", {"source": _vec3s(source), "target": _vec3s(target), "weights": list(weights),
+                              "mode": mode}, timeout, body_as(pb.AlignResponse))
 
-    def fit_pose(self, database: str, trackers: Iterable[Any], params: Any = None, *,
-                 timeout: Optional[float] = None) -> Message:
+    @request
+    def fit_pose(self, database: str, trackers: Iterable[Message], params: Message = None, *,
+                 timeout: Optional[float] = None) -> Call[pb.FitPoseResponse]:
         """A full-body pose from tracked bones: ``{"bone", "position": {"x", "y", "z"}, ...}`` items."""
-        return self._call("fit_pose", {"database": database, "trackers": list(trackers), "params": params}, timeout)
+        return Call("fit_pose", {"database": database, "trackers": list(trackers), "params": params}, timeout,
+                    body_as(pb.FitPoseResponse))
 
-    def set_trackers(self, characters: Iterable[Any], *, timeout: Optional[float] = None) -> Message:
+    @request
+    def set_trackers(self, characters: Iterable[Message], *,
+                     timeout: Optional[float] = None) -> Call[pb.SetTrackersResponse]:
         """Trackers of tracker characters: ``{"character", "trackers": [...]}`` items, in creation order."""
-        return self._call("set_trackers", {"characters": list(characters)}, timeout)
+        return Call("set_trackers", {"characters": list(characters)}, timeout, body_as(pb.SetTrackersResponse))
 
     # ---- any request by name ----------------------------------------------------
-    def call(self, kind: str, fields: Any = None, *, timeout: Optional[float] = None, **kw: Any) -> Any:
+    @request
+    def call(self, /, kind: str, fields: Message = None, *, timeout: Optional[float] = None, **kw: Any) -> Call[Any]:
         """Any request by its name in ``Request.body``; returns the response body message."""
-        return self._call(kind, fields if fields is not None else kw, timeout)
+        return Call(kind, fields if fields is not None else kw, timeout, body_as(object))

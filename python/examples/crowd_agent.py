@@ -13,8 +13,10 @@ import argparse
 import csv
 import os
 import sys
+from typing import Optional
 
 import numpy as np
+import numpy.typing as npt
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import animserver  # noqa: E402
@@ -47,33 +49,29 @@ def main() -> None:
 
         stream = client.subscribe(ids.tolist(), encoding="quantized", rotations_only=True)
         ticks = int(args.seconds * stream.tick_rate)
-        row_of = {int(c): i for i, c in enumerate(ids)}
-        previous = None
+        previous: Optional[npt.NDArray[np.bool_]] = None  # the last frame's planted feet (characters, feet)
         reached = 0
         touchdowns = np.zeros((n, len(feet)), dtype=np.int64)
         with open(args.log, "w", newline="") as out:
             log = csv.writer(out)
             log.writerow(["tick", "character", "foot", "x", "z"])
             for frame in stream.frames(ticks):
-                rows = np.array([row_of[int(c)] for c in frame.characters])
-                planted = frame.contact_flags(len(feet))
-                root = frame.positions[:, 0]  # world space
+                rows = frame.rows(ids)  # the frame's rows in the order of ids (the server orders rows its own way)
+                planted = frame.contact_flags(len(feet))[rows]
+                root = frame.positions[rows, 0]  # world space
                 if previous is not None:
-                    down = planted & ~previous[rows]
-                    for r, f in zip(*np.nonzero(down)):
-                        log.writerow([frame.tick, int(frame.characters[r]), feet[f], f"{root[r, 0]:.3f}",
-                                      f"{root[r, 2]:.3f}"])
-                    touchdowns[rows] += down
-                    previous[rows] = planted
-                else:
-                    previous = np.zeros((n, len(feet)), dtype=bool)
-                    previous[rows] = planted
+                    down = planted & ~previous
+                    for i, f in zip(*np.nonzero(down)):
+                        log.writerow([frame.tick, int(ids[i]), feet[f], f"{root[i, 0]:.3f}", f"{root[i, 2]:.3f}"])
+                    touchdowns += down
+                previous = planted
                 # New goals for whoever arrived (one set_inputs for all of them).
-                arrived = np.linalg.norm(root[:, [0, 2]] - goals[rows], axis=1) < 0.3
-                if arrived.any():
-                    goals[rows[arrived]] = rng.uniform(-args.area / 2, args.area / 2, size=(int(arrived.sum()), 2))
-                    client.set_inputs([animserver.goal(int(ids[r]), *goals[r], args.speed) for r in rows[arrived]])
-                    reached += int(arrived.sum())
+                arrived = np.flatnonzero(np.linalg.norm(root[:, [0, 2]] - goals, axis=1) < 0.3)
+                if len(arrived):
+                    goals[arrived] = rng.uniform(-args.area / 2, args.area / 2, size=(len(arrived), 2))
+                    client.set_inputs([animserver.goal(int(ids[i]), goals[i, 0], goals[i, 1], args.speed)
+                                       for i in arrived])
+                    reached += len(arrived)
         stream.close()
         seconds = ticks / stream.tick_rate
         print(f"{n} characters for {seconds:.1f} s: {reached} goals reached, "

@@ -22,16 +22,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import animserver  # noqa: E402
 
 
-def parse_input(spec: str, character: int):
+def parse_input(spec: str, character: int) -> "animserver.pb.CharacterInput":
     kind, _, values = spec.partition(":")
     numbers = [float(v) for v in values.split(",")] if values else []
+    if len(numbers) < 2:
+        raise SystemExit(f"--input {spec}: two numbers at least")
+    x, z = numbers[:2]
     if kind == "stick":
-        return animserver.stick(character, *numbers)
+        return animserver.stick(character, x, z)
     if kind == "velocity":
-        x, z = numbers[:2]
         return animserver.velocity(character, x, z, float(np.arctan2(x, z)))
     if kind == "goal":
-        return animserver.goal(character, *numbers)
+        return animserver.goal(character, x, z, *numbers[2:3])
     raise SystemExit(f"--input {spec}: stick:X,Z | velocity:VX,VZ | goal:X,Z[,SPEED]")
 
 
@@ -70,11 +72,12 @@ def main() -> None:
         frames = list(stream.frames(int(round(args.seconds * stream.tick_rate))))
         stream.close()
 
-    order = [np.argsort(f.characters) for f in frames]  # one character order for the whole file
+    characters = np.sort(frames[0].characters)
+    order = [f.rows(characters) for f in frames]  # one character order for the whole file
     arrays = {
         "tick": np.array([f.tick for f in frames], dtype=np.uint64),
         "server_time_us": np.array([f.server_time_us for f in frames], dtype=np.uint64),
-        "characters": np.sort(frames[0].characters),
+        "characters": characters,
         "frames": np.stack([f.frames[o] for f, o in zip(frames, order)]),
         "contacts": np.stack([f.contacts[o] for f, o in zip(frames, order)]),
         "positions": np.stack([f.positions[o] for f, o in zip(frames, order)]),
@@ -84,7 +87,8 @@ def main() -> None:
         "contact_bones": np.array(list(db.contact_bones)),
     }
     if args.global_positions:
-        arrays["global_positions"] = np.stack([f.global_positions[o] for f, o in zip(frames, order)])
+        arrays["global_positions"] = np.stack([f.global_positions[o] for f, o in zip(frames, order)
+                                               if f.global_positions is not None])
     np.savez_compressed(args.output, **arrays)
     dropped = frames[-1].dropped_frames + stream.client_dropped
     print(f"{args.output}: {len(frames)} frames of {len(ids)} characters, {len(db.bones)} bones "
