@@ -65,7 +65,7 @@ typedef struct {
   float velocity_halflife, rotation_halflife; /* s [0.27, 0.27] */
   float forward_speed, side_speed, back_speed; /* m/s [1.75, 1.5, 1.25] */
   int ignore_surrounding, ignore_range_end;   /* frames [20, 20] */
-  float transition_cost;        /* [0] */
+  float transition_cost;        /* added to every frame but the current one [0.01; 1e-9 for none] */
   float replan_threshold;       /* m/s change of desired velocity forcing a search [0.5] */
   float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity [4 Hz, 1, 0] */
 } anim_character_params_t;

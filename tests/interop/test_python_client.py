@@ -6,7 +6,7 @@ exceptions with the server's code and message, poses as numpy arrays (forward
 kinematics of the local pose = the server's global pose), and the two stream
 encodings of the same ticks agreeing within the quantization steps, decoded by
 the package's vectorised numpy decoder and by a scalar decoder written here
-from the README's description. Run by tests/run.sh with ANIM_BUILD_DIR set.
+from the description in docs/protocol.md. Run by tests/run.sh with ANIM_BUILD_DIR set.
 """
 import asyncio
 import math
@@ -25,8 +25,8 @@ from animtest import BUILD, Server, animserver, check  # noqa: E402
 pb = animserver.pb
 errors = animserver.errors
 
-# Quantization bounds on the received stream (README, "Characters and pose
-# streams": 16-bit smallest-three rotations, 1/8192 m local steps, 1e-4 m root
+# Quantization bounds on the received stream (docs/protocol.md, "Streams"
+# and "Encodings and conventions": 16-bit smallest-three rotations, 1/8192 m local steps, 1e-4 m root
 # steps; half a step is the rounding error, plus float32 noise).
 ROTATION_RAD = 1e-4
 LOCAL_POSITION_M = 0.5 / 8192 + 1e-6
@@ -53,7 +53,7 @@ class Recording(animserver.Client):
 
 def scalar_quantized(data, rotations_only):
     """The ENCODING_QUANTIZED layout decoded one value at a time, from the
-    README's description alone (the reference for the numpy decoder)."""
+    description in docs/protocol.md alone (the reference for the numpy decoder)."""
     root = [v * 1e-4 for v in struct.unpack_from("<3i", data, 0)]
     n = (len(data) - 12) // 7 if rotations_only else (len(data) - 12 + 6) // 13
     rotations = []

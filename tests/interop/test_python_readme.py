@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The README's Python example as a user runs it: `pip install ./python` into
-a fresh virtual environment (Debian's numpy and protobuf seen through
---system-site-packages; offline: the build backend is the standard library),
-then the first ```python block of the section "## Python client", unchanged
+"""The Python client's documented example as a user runs it: `pip install
+./python` into a fresh virtual environment (Debian's numpy and protobuf seen
+through --system-site-packages; offline: the build backend is the standard
+library), then the first ```python block of docs/client-python.md's section
+"## Walk a character", unchanged
 but for the port (a real server started here on an ephemeral one), run by that
 environment's interpreter outside the tree. Checks it ran with the installed
 package and that the character walked forward (+z) as its comment says.
@@ -22,16 +23,16 @@ WALKED_M = 1.0  # along +z in the example's two seconds (about 2 m at the stick'
 SIDEWAYS_M = 0.3
 
 
-def readme_example():
-    text = open(os.path.join(ROOT, "README.md")).read()
-    section = text[text.index("\n## Python client\n"):]
+def documented_example():
+    text = open(os.path.join(ROOT, "docs", "client-python.md")).read()
+    section = text[text.index("\n## Walk a character\n"):]
     section = section[:section.index("\n## ", 1)]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
 def main():
-    example = readme_example()
-    check(len(example.strip().splitlines()) == 5, "the README's Python example is five lines")
+    example = documented_example()
+    check(len(example.strip().splitlines()) == 5, "docs/client-python.md's example is five lines")
     check('"127.0.0.1", 7878' in example, "it connects to make run's server (127.0.0.1:7878)")
     os.makedirs(os.path.join(BUILD, "tests"), exist_ok=True)
     work = os.path.abspath(tempfile.mkdtemp(prefix="readme-", dir=os.path.join(BUILD, "tests")))
