@@ -237,7 +237,7 @@ preview: deps-test
 	@web/build.sh $(BUILD)/web $(BUILD)/npm/node_modules
 	@web/preview.sh $(BUILD) $(PORT) $(PREVIEW_PORT)
 
-# The previewer test's screenshots, for the README (docs/previewer-*.png).
+# The previewer test's screenshots, for docs/previewer.md (docs/previewer-*.png).
 previewer-screenshots: deps-test
 	@$(MAKE) --no-print-directory all
 	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) /usr/bin/python3 tests/interop/test_previewer.py

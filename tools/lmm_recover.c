@@ -7,7 +7,7 @@
  *   lmm_recover [--shared DIR] [--out FILE] [--rollouts N] [--frames N] [--seed N]
  *
  * Prints the fit per feature group (scale, R^2, slope spread) as a Markdown
- * table (the README's "Learned motion matching" section quotes it).
+ * table (docs/algorithms.md quotes it).
  * `make lmm-normalization` runs it with the defaults.
  */
 #include <stdio.h>

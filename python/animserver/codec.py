@@ -1,7 +1,7 @@
 """The wire, without I/O: varint-delimited frames, requests by oneof name.
 
-Every message is preceded by its length as a protobuf varint (README,
-"Protocol"). Client to server: ``Request``; server to client:
+Every message is preceded by its length as a protobuf varint (docs/protocol.md,
+"Framing"). Client to server: ``Request``; server to client:
 ``ServerMessage``. This module turns requests into bytes and bytes into
 ``ServerMessage`` objects; the blocking and asyncio clients share it and only
 move the bytes.

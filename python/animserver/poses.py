@@ -1,6 +1,6 @@
 """Poses as numpy arrays, for both stream encodings and for database frames.
 
-Conventions (README, "What a client in another language needs"): bones in the
+Conventions (docs/protocol.md, "Encodings and conventions"): bones in the
 database's order (``describe_database().bones``, parents before children),
 vectors as ``(..., 3)`` float32 arrays, rotations as unit quaternions
 ``(..., 4)`` in **w, x, y, z** order. In a stream, bone 0 (the root) is in
@@ -8,7 +8,7 @@ world space and the other bones are local to their parent; database frames
 (``pose`` requests) put bone 0 in its clip's animation space.
 
 The quantized encoding is decoded here in numpy, vectorised over every
-character of a frame, from the README's description alone:
+character of a frame, from docs/protocol.md alone:
 
 - the root's world position: 3 x int32 little-endian, steps of 1e-4 m;
 - each bone's rotation: 7 bytes, the low 56 bits of a little-endian uint64;

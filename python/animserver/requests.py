@@ -376,7 +376,7 @@ class Requests:
     @request
     def load_machine(self, name: str, text: Union[str, bytes], replace: bool = False, *,
                      timeout: Optional[float] = None) -> Call[pb.LoadMachineResponse]:
-        """Loads a machine from its text (README "The machine text format"); ``.machine`` its summary."""
+        """Loads a machine from its text (docs/formats.md, "The machine text format"); ``.machine`` its summary."""
         return Call("load_machine", {"name": name, "text": _bytes(text), "replace": replace}, timeout,
                     body_as(pb.LoadMachineResponse))
 

@@ -15,7 +15,7 @@
 
     /usr/bin/python3 python/bench/throughput.py [--seconds 5] [--pipeline 32] [--characters 1000]
 
-Prints a Markdown table (the README's). Timings, so a benchmark, not a test.
+Prints a Markdown table (docs/benchmarks.md's). Timings, so a benchmark, not a test.
 """
 import argparse
 import collections

@@ -28,7 +28,7 @@
  * (the fit gives the trackers sigma 5 mm of give and keeps joints in range). */
 #define FIT_RESIDUAL_MAX 0.03f
 /* A graph walk along a straight 12 m line: its root within 0.25 m of the path
- * on average (the server's own figure on Bandai Namco is 1-4 cm, README),
+ * on average (the server's own figure on Bandai Namco is 1-4 cm, docs/benchmarks.md),
  * and progress along it as follow_limits.h bounds it at the default
  * database's expected speed: from its idle node, the line's end within
  * FOLLOW_START_SECONDS + 12 m / (FOLLOW_MIN_PACE * 1.5 m/s) = 18 s
@@ -421,7 +421,7 @@ static void test_send_forms_pipelined(void **state) {
 
 /* A call the library refuses before sending (ANIM_EINVAL) says so in
  * anim_client_last_error, naming the function; it once left the previous
- * server error there, so the README's pattern of printing both blamed an
+ * server error there, so the documented pattern of printing both blamed an
  * unrelated request. */
 static void expect_refused(int rc, const char *function) {
   assert_int_equal(rc, ANIM_EINVAL);

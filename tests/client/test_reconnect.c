@@ -76,7 +76,7 @@ static void on_connection(anim_client_t *client, int event, int status, void *da
   case ANIM_CONNECTION_RESTORED:
     ev->restored++;
     if (!ev->recreate) break;
-    /* What the README shows: the new server knows nothing, so build it again. */
+    /* What docs/client-c.md shows: the new server knows nothing, so build it again. */
     anim_character_placement_t place[2] = {{0.0f, 0.0f, 0.0f, -1}, {3.0f, 0.0f, 0.0f, -1}};
     ev->create_rc = anim_client_characters_create(client, "default", NULL, place, 2, ev->ids, TIMEOUT_MS);
     anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_QUANTIZED, 0, 0};

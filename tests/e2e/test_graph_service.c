@@ -10,7 +10,7 @@
  * test_motion_graph). The characters run FOLLOW_SECONDS at the server's 60
  * Hz (a graph character shows whole database frames: at a faster tick its
  * poses step, and the velocity check would see the steps); the circle run is
- * recorded (build/tests/circle.stream) for the README's filmstrip.
+ * recorded (build/tests/circle.stream) for docs' filmstrip (make seq-filmstrips).
  *
  * Requests are built with protobuf-c from the proto and sent raw
  * (wire_client.h), as a client written from the proto alone would send

@@ -11,7 +11,7 @@
  * seed's jump machine (docs/machines/jump.machine) on real Bandai Namco
  * mocap, its events sent as the stream shows each state: the states come in
  * the seed's order, each showing frames of its own span. The jump run is
- * recorded (build/tests/jump.stream) for the README's filmstrip.
+ * recorded (build/tests/jump.stream) for docs' filmstrip (make seq-filmstrips).
  *
  * Requests are built with protobuf-c from the proto and sent raw
  * (wire_client.h): the client library does not have these requests yet.

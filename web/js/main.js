@@ -329,7 +329,7 @@ async function describe(name) {
       `<td>${fmt(f.weight, 2)}</td><td>${f.first_column}+${f.dims}</td>` +
       `<td>${f.frame_offsets.join(',')}</td><td title="offset/scale per column">${norm}${f.offset.length > 3 ? ' ...' : ''}</td>`;
   }
-  // What a frame of one character costs on this skeleton (README, streams).
+  // What a frame of one character costs on this skeleton (docs/protocol.md, Streams).
   const n = d.bones.length;
   $('encoding').options[0].textContent = `float (${28 * n} B/char)`;
   $('encoding').options[1].textContent = `quantized (${12 + 7 * n + 6 * (n - 1)} B/char)`;

@@ -1,5 +1,5 @@
 // quantized.js: CharacterPose.quantized (ENCODING_QUANTIZED) decoded from the
-// README's description ("What a client in another language needs"), for n
+// docs/protocol.md ("Encodings and conventions"), for n
 // bones, little-endian:
 //   root world position: 3 x int32, steps of 1e-4 m;
 //   each bone's rotation: 7 bytes, the low 56 bits of a uint64: bits 0-15,
