@@ -63,6 +63,7 @@ typedef struct {
   char config_path[1024];       /* --config, for reloads on SIGHUP; "" when none */
   int max_databases;            /* loaded at once, 1..SRV_REGISTRY_MAX (64) */
   size_t max_database_memory;   /* bytes of all databases (poses, features, indexes); 0: no limit */
+  size_t max_graph_memory;      /* bytes of motion graphs kept and a build's estimated peak; 0: no limit */
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */
   char lmm_dir[1024];           /* --lmm DIR: learned-motion-matching networks; "" none */

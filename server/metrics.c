@@ -229,6 +229,13 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
     append(&t, "animserver_database_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->memory_bytes);
   }
+  header(&t, "graph_memory_bytes", "gauge",
+         "Bytes a loaded database's motion graph takes (its arrays and distance picture; 0 without one).");
+  for (int i = 0; i < registry->count; i++) {
+    const srv_db_entry_t *e = registry->entries[i];
+    append(&t, "animserver_graph_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
+           (unsigned long long)e->graph_memory_bytes);
+  }
   double user, system;
   uint64_t rss;
   srv_process_usage(&user, &system, &rss);

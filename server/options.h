@@ -81,6 +81,10 @@
     "Databases loaded at once.")                                                                                \
   X("max-database-memory", NUMBER, max_database_memory, "0", 0, SRV_OPTION_64TIB, LIVE, "N", DEFAULT, NULL,      \
     "Bytes all databases may take (poses, features, search indexes); 0: no limit.")                             \
+  X("max-graph-memory", NUMBER, max_graph_memory, "0", 0, SRV_OPTION_64TIB, LIVE, "N", DEFAULT, NULL,            \
+    "Bytes motion graphs may take: the graphs kept (one per database) and a build's peak (the frames' point "   \
+    "clouds, a strip's scratch, the distance picture), estimated from the build's sizes; a build_graph that "   \
+    "would pass it is refused with ERROR_LIMIT before it allocates. 0: no limit.")                              \
   S("limits per request and connection")                                                                         \
   X("max-frame-bytes", NUMBER, max_frame_bytes, "4194304", 64, 268435456, LIVE, "N", DEFAULT, NULL,              \
     "Largest request frame in bytes.")                                                                          \

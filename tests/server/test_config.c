@@ -234,7 +234,14 @@ static void test_help_lists_the_table(void **state) {
 static void test_bounds(void **state) {
   srv_config_t c;
   char err[256];
+  /* --max-graph-memory: a row like the others, parsed, bounded, named in errors */
+  assert_int_equal(parse(&c, err, "--max-graph-memory", "-5", NULL, NULL), ANIM_EINVAL);
+  assert_non_null(strstr(err, "--max-graph-memory"));
+  assert_int_equal(parse(&c, err, "--max-graph-memory", "1e6", NULL, NULL), ANIM_EINVAL);
+  assert_int_equal(parse(&c, err, "--max-graph-memory", "123456789", NULL, NULL), 0);
+  assert_int_equal(c.max_graph_memory, 123456789);
   srv_config_default(&c);
+  assert_int_equal(c.max_graph_memory, 0); /* no limit, as before the option */
   /* validate checks the table's bounds on a config set in code too */
   c.max_frame_bytes = 10;
   assert_int_equal(srv_config_validate(&c, err, sizeof err), ANIM_EINVAL);
