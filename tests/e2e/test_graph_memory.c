@@ -30,6 +30,9 @@
 #include "server_proc.h"
 
 #define TIMEOUT_MS 20000
+/* build_graph answers when its build ends: a minute, as test_graph_service
+ * allows (seconds under the sanitizers on a loaded machine). */
+#define BUILD_TIMEOUT_MS 60000
 
 static char dir[64];
 
@@ -91,7 +94,7 @@ static uint64_t listed_graph_memory(anim_client_t *client, const char *name) {
 /* A build of the default database with a distance picture (its cells count too). */
 static int build(anim_client_t *client, anim_graph_description_t **out) {
   anim_graph_build_options_t o = {.matrix_size = 256};
-  return anim_client_graph_build(client, "default", &o, out, TIMEOUT_MS);
+  return anim_client_graph_build(client, "default", &o, out, BUILD_TIMEOUT_MS);
 }
 
 static void test_graph_memory_bounded_and_reported(void **state) {
