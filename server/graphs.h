@@ -90,7 +90,9 @@ size_t srv_graphs_memory(const srv_registry_t *registry);
 /* 0 when a build over db with options fits in limit bytes (0: no limit)
  * beside the graphs kept (the one it would replace included: it serves
  * until the build ends); else ANIM_ELIMIT with err naming the figures and
- * --max-graph-memory. Nothing is allocated. */
+ * --max-graph-memory. Nothing is allocated. Builds in flight are not
+ * counted: SRV_GRAPH_MAX_BUILDS is 1 (raise it, and they must be), and a
+ * graph replaced while MODE_GRAPH characters still hold it is not either. */
 int srv_graph_build_fits(const srv_registry_t *registry, const anim_database_t *db, const srv_graph_options_t *options,
                          size_t limit, char *err, int errlen);
 
