@@ -14,6 +14,7 @@
 #   make bench-lmm  learned-motion-matching networks and frames against PyTorch (build/bench-lmm.json)
 #   make bench-feet planted feet and motion quality on real mocap, in process and over the wire
 #                   (build/bench-feet.json, docs/feet_filmstrip.svg)
+#   make example-config     deploy/animserver.conf from the options table (server/options.h)
 #   make lmm-normalization  recover the LMM features' normalization into core/learned/lmm_normalization.c
 #   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
 #   make seq-filmstrips     docs/machine_filmstrip.svg, docs/graph_filmstrip.svg: the jump machine and a
@@ -93,7 +94,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
 .PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm bench-feet \
-  lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
+  example-config lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO)
 
 deps:
@@ -170,6 +171,10 @@ $(BUILD)/animgraph: $(call obj,tools/animgraph.c) $(CORE_LIB)
 $(BUILD)/lmm_%: $(call obj,tools/lmm_%.c) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+
+# deploy/animserver.conf from server/options.h's table (test_config checks they agree).
+example-config: $(SERVER_BIN)
+	$(SERVER_BIN) --example-config > deploy/animserver.conf
 
 lmm-normalization: $(BUILD)/lmm_recover
 	$(BUILD)/lmm_recover --shared $(SHARED_DIR) --out core/learned/lmm_normalization.c

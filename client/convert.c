@@ -79,6 +79,7 @@ int anim__summary_from(const Animserver__DatabaseSummary *m, anim_db_summary_t *
   out->feature_dims = m->feature_dims;
   out->ranges = m->ranges;
   out->memory_bytes = m->memory_bytes;
+  out->graph_memory_bytes = m->graph_memory_bytes;
   return 0;
 }
 

@@ -24,7 +24,8 @@ typedef struct {
   uint32_t frames, bones;
   float frame_rate;       /* Hz */
   uint32_t feature_dims, ranges;
-  uint64_t memory_bytes;
+  uint64_t memory_bytes;       /* poses, features, search indexes */
+  uint64_t graph_memory_bytes; /* its motion graph (build_graph); 0 without one */
 } anim_db_summary_t;
 
 typedef struct {

@@ -39,6 +39,7 @@ static Animserver__DatabaseSummary *encode_summary(srv_encoder_t *e, const srv_d
   m->feature_dims = s->feature_dims;
   m->ranges = s->ranges;
   m->memory_bytes = s->memory_bytes;
+  m->graph_memory_bytes = s->graph_memory_bytes;
   return m;
 }
 

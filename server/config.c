@@ -1,4 +1,5 @@
-/* config.c: defaults, validation and command-line parsing of server settings. */
+/* config.c: defaults, validation, command line, config file, --help and the
+ * example file of the server's settings, all from options.h's table. */
 #include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
@@ -8,151 +9,93 @@
 #include <string.h>
 #include "anim_error.h"
 #include "config.h"
+#include "options.h"
 
-void srv_config_default(srv_config_t *config) {
-  memset(config, 0, sizeof *config);
-  snprintf(config->host, sizeof config->host, "127.0.0.1");
-  config->port = SRV_DEFAULT_PORT;
-  config->max_frame_bytes = 4u << 20;
-  config->decode_budget_bytes = 16u << 20;
-  config->max_connections = 10000;
-  config->max_in_flight = 256;
-  config->max_batch = 4096;
-  config->max_pose_frames = 10000;
-  config->max_ids_per_request = 100000;
-  config->max_output_memory = (size_t)1 << 30;
-  config->pool_nice = 5;
-  config->output_soft_limit = 8u << 20;
-  config->output_hard_limit = 64u << 20;
-  config->tick_rate = 60.0;
-  config->max_characters = 100000;
-  config->max_characters_per_connection = 20000;
-  config->stream_soft_limit = 1u << 20;
-  config->stream_soft_seconds = 10.0;
-  config->log_level = SRV_LOG_INFO;
-  snprintf(config->metrics_host, sizeof config->metrics_host, "127.0.0.1");
-  config->metrics_port = -1;
-  config->max_databases = 64;
-  snprintf(config->data_dir, sizeof config->data_dir, "data");
-  config->default_database = 1;
+/* ---- the table as data ------------------------------------------------------------ */
+
+#define FIELD_OF(FIELD) (((srv_config_t *)0)->FIELD)
+#define SRV_OPTION_ROW(NAME, KIND, FIELD, DEFAULT, MIN, MAX, RELOAD, ARG, EXAMPLE, EXAMPLE_TEXT, HELP)             \
+  {NAME, SRV_OPTION_##KIND, offsetof(srv_config_t, FIELD), sizeof FIELD_OF(FIELD),                              \
+   _Generic(FIELD_OF(FIELD), int: 1, default: 0), DEFAULT, (double)(MIN), (double)(MAX), SRV_OPTION_##RELOAD, ARG, \
+   SRV_OPTION_##EXAMPLE, EXAMPLE_TEXT, HELP},
+#define SRV_OPTION_SECTION_ROW(HEADING) {.name = NULL, .kind = SRV_OPTION_SECTION, .help = HEADING},
+const srv_option_t srv_options[] = {SRV_OPTIONS(SRV_OPTION_ROW, SRV_OPTION_SECTION_ROW)};
+#undef SRV_OPTION_ROW
+#undef SRV_OPTION_SECTION_ROW
+#undef FIELD_OF
+const int srv_noptions = (int)(sizeof srv_options / sizeof srv_options[0]);
+
+const srv_option_t *srv_option_find(const char *name) {
+  for (int i = 0; i < srv_noptions; i++)
+    if (srv_options[i].name && !strcmp(srv_options[i].name, name)) return &srv_options[i];
+  return NULL;
 }
 
-int srv_config_validate(const srv_config_t *c, char *err, int errlen) {
-  if (c->port < 0 || c->port > 65535) {
-    snprintf(err, errlen, "--port %d: must be 0..65535", c->port);
-    return ANIM_EINVAL;
+/* Program actions: flags that print and exit, not settings. */
+enum { ACTION_HELP = 1, ACTION_VERSION, ACTION_EXAMPLE };
+static const struct {
+  const char *name;
+  int action;
+  const char *help;
+} actions[] = {
+    {"example-config", ACTION_EXAMPLE, "print the example config file (deploy/animserver.conf) and exit"},
+    {"version", ACTION_VERSION, "print the version and exit"},
+    {"help", ACTION_HELP, "this text"},
+};
+#define NACTIONS ((int)(sizeof actions / sizeof actions[0]))
+
+static int is_number(const srv_option_t *o) { return o->kind == SRV_OPTION_NUMBER || o->kind == SRV_OPTION_REAL; }
+
+/* A NUMBER field's value (4 or 8 bytes; an int may be negative). */
+static double number_value(const srv_config_t *c, const srv_option_t *o) {
+  const char *field = (const char *)c + o->offset;
+  if (o->kind == SRV_OPTION_REAL) {
+    double v;
+    memcpy(&v, field, sizeof v);
+    return v;
   }
-  if (c->max_frame_bytes < 64 || c->max_frame_bytes > (256u << 20)) {
-    snprintf(err, errlen, "--max-frame-bytes %u: must be 64..268435456", c->max_frame_bytes);
-    return ANIM_EINVAL;
+  if (o->size == sizeof(uint64_t)) {
+    uint64_t v;
+    memcpy(&v, field, sizeof v);
+    return (double)v;
   }
-  if (c->max_connections < 1 || c->max_in_flight < 1 || c->max_batch < 1) {
-    snprintf(err, errlen, "--max-connections, --max-in-flight and --max-batch must be >= 1");
-    return ANIM_EINVAL;
+  if (o->is_signed) {
+    int32_t v;
+    memcpy(&v, field, sizeof v);
+    return v;
   }
-  if (c->output_soft_limit == 0 || c->output_soft_limit > c->output_hard_limit) {
-    snprintf(err, errlen, "output limits: need 0 < soft (%zu) <= hard (%zu)", c->output_soft_limit,
-             c->output_hard_limit);
-    return ANIM_EINVAL;
-  }
-  if (c->decode_budget_bytes < c->max_frame_bytes) {
-    snprintf(err, errlen, "--decode-budget-bytes must be >= --max-frame-bytes");
-    return ANIM_EINVAL;
-  }
-  if (!(c->tick_rate >= 1.0 && c->tick_rate <= 1000.0) || c->max_characters < 1 ||
-      c->max_characters_per_connection < 1) {
-    snprintf(err, errlen, "--tick-rate must be 1..1000 Hz, --max-characters and --max-characters-per-connection >= 1");
-    return ANIM_EINVAL;
-  }
-  if (c->stream_soft_limit == 0 || c->stream_soft_limit > c->output_hard_limit || !(c->stream_soft_seconds > 0)) {
-    snprintf(err, errlen, "stream limits: need 0 < --stream-soft-limit (%zu) <= --output-hard-limit (%zu) and "
-             "--stream-soft-seconds > 0", c->stream_soft_limit, c->output_hard_limit);
-    return ANIM_EINVAL;
-  }
-  if (!srv_config_host_is_loopback(c->host) && !c->auth_token[0]) {
-    snprintf(err, errlen, "--host %s is not a loopback address: protected mode refuses to serve it without "
-             "--auth-token (or --auth-token-file)", c->host);
-    return ANIM_EINVAL;
-  }
-  if (c->metrics_port < -1 || c->metrics_port > 65535 || !(c->idle_timeout >= 0)) {
-    snprintf(err, errlen, "--metrics-port must be 0..65535, --idle-timeout >= 0");
-    return ANIM_EINVAL;
-  }
-  return 0;
+  uint32_t v;
+  memcpy(&v, field, sizeof v);
+  return v;
 }
 
-int srv_config_host_is_loopback(const char *host) {
-  return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "localhost");
-}
+/* ---- setting one option ------------------------------------------------------------ */
 
-void srv_config_print_help(const char *program) {
-  srv_config_t d;
-  srv_config_default(&d);
-  printf("usage: %s [options]\n\n"
-         "Serves motion databases, motion-matching search and pose streams over TCP.\n\n"
-         "  --host ADDR              listen address (default %s)\n"
-         "  --port N                 listen port, 0 for an ephemeral one (default %d)\n"
-         "  --data-dir DIR           databases are loaded by name from DIR only (default %s)\n"
-         "  --db NAME                load DIR/NAME.animdb at startup (repeatable, up to 16)\n"
-         "  --no-default-db          do not build the embedded procedural \"default\" database\n"
-         "  --lmm DIR                load DIR/{projector,stepper,decompressor}.bin: learned characters\n"
-         "                           (MODE_LEARNED) on the database \"lmm\" of their skeleton\n"
-         "  --max-frame-bytes N      largest request frame (default %u)\n"
-         "  --decode-budget-bytes N  memory one request's decode may use (default %zu)\n"
-         "  --max-connections N      simultaneous connections (default %u)\n"
-         "  --max-in-flight N        requests in flight per connection (default %u)\n"
-         "  --max-batch N            queries per batch request (default %u)\n"
-         "  --max-pose-frames N      frames per pose request (default %u)\n"
-         "  --output-soft-limit N    queued output bytes at which reading pauses (default %zu)\n"
-         "  --output-hard-limit N    queued output bytes at which a connection is closed (default %zu)\n"
-         "  --tick-rate HZ           character ticks per second (default %g)\n"
-         "  --max-characters N       characters on the server (default %u)\n"
-         "  --max-characters-per-connection N  (default %u)\n"
-         "  --stream-soft-limit N    queued bytes above which pose frames are replaced, newest wins (default %zu)\n"
-         "  --stream-soft-seconds S  a subscriber above the stream soft limit this long is closed (default %g)\n"
-         "  --config FILE            settings from FILE (\"name value\" lines, flag names), flags override\n"
-         "  --auth-token T           clients must present T in hello (required off loopback)\n"
-         "  --auth-token-file F      the auth token from the first line of F (keeps it out of ps)\n"
-         "  --admin-token T          load, reload and unload need T (default: the auth token)\n"
-         "  --admin-token-file F\n"
-         "  --metrics-port N         Prometheus metrics and readiness over HTTP on N (default off)\n"
-         "  --metrics-host ADDR      metrics listen address (default 127.0.0.1)\n"
-         "  --reuseport              SO_REUSEPORT: several instances share one port\n"
-         "  --idle-timeout S         close connections idle for S seconds (default 0: never)\n"
-         "  --max-databases N        databases loaded at once, 1..64 (default 64)\n"
-         "  --max-database-memory N  bytes all databases may take (default 0: no limit)\n"
-         "  --max-ids N              characters, placements or inputs in one request (default 100000)\n"
-         "  --max-output-memory N    output bytes queued or held for all connections together; above it\n"
-         "                           slow subscribers are closed (default 1073741824; 0: no limit)\n"
-         "  --pool-nice N            the thread pool's nice value above the loop thread's, 0..19 (default 5),\n"
-         "                           so the loop (requests, stream writes) does not wait behind the tick's jobs\n"
-         "  --log-level LEVEL        debug, info, warn, error (default info)\n"
-         "  --version                print the version and exit\n"
-         "  --help                   this text\n",
-         program, d.host, d.port, d.data_dir, d.max_frame_bytes, d.decode_budget_bytes, d.max_connections,
-         d.max_in_flight, d.max_batch, d.max_pose_frames, d.output_soft_limit, d.output_hard_limit, d.tick_rate,
-         d.max_characters, d.max_characters_per_connection, d.stream_soft_limit, d.stream_soft_seconds);
-}
-
-static int parse_u64(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out,
-                     char *err, int errlen) {
+static int parse_whole(const char *flag, const char *text, double min, double max, int64_t *out, char *err,
+                       int errlen) {
   char *end;
   errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (errno || end == text || *end || text[0] == '-' || v < min || v > max) {
-    snprintf(err, errlen, "%s %s: expected a whole number in %llu..%llu", flag, text,
-             (unsigned long long)min, (unsigned long long)max);
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || *end || (text[0] == '-' && min >= 0) || !((double)v >= min && (double)v <= max)) {
+    snprintf(err, errlen, "%s %s: expected a whole number in %.0f..%.0f", flag, text, min, max);
     return ANIM_EINVAL;
   }
   *out = v;
   return 0;
 }
 
-enum { OPT_HOST = 256, OPT_PORT, OPT_DATA_DIR, OPT_MAX_FRAME, OPT_BUDGET, OPT_MAX_CONN, OPT_IN_FLIGHT,
-       OPT_BATCH, OPT_SOFT, OPT_HARD, OPT_LOG, OPT_VERSION, OPT_HELP, OPT_DB, OPT_NO_DEFAULT, OPT_POSE,
-       OPT_TICK_RATE, OPT_MAX_CHARS, OPT_MAX_CHARS_CONN, OPT_STREAM_SOFT, OPT_STREAM_SECONDS,
-       OPT_CONFIG, OPT_AUTH, OPT_AUTH_FILE, OPT_ADMIN, OPT_ADMIN_FILE, OPT_METRICS_PORT, OPT_METRICS_HOST,
-       OPT_REUSEPORT, OPT_IDLE, OPT_MAX_DBS, OPT_MAX_DB_MEMORY, OPT_MAX_IDS, OPT_MAX_OUTPUT, OPT_LMM, OPT_POOL_NICE };
+static int parse_real(const char *flag, const char *text, double min, double max, double *out, char *err,
+                      int errlen) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !(v >= min && v <= max)) {
+    snprintf(err, errlen, "%s %s: expected a number in %g..%g", flag, text, min, max);
+    return ANIM_EINVAL;
+  }
+  *out = v;
+  return 0;
+}
 
 /* A token: 1..127 printable bytes without spaces. */
 static int set_token(char *out, size_t size, const char *flag, const char *value, char *err, int errlen) {
@@ -184,194 +127,256 @@ static int read_token(char *out, size_t size, const char *flag, const char *path
   return set_token(out, size, flag, line, err, errlen);
 }
 
-static int parse_double(const char *flag, const char *text, double min, double max, double *out, char *err,
-                        int errlen) {
-  char *end;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (errno || end == text || *end || !(v >= min && v <= max)) {
-    snprintf(err, errlen, "%s %s: expected a number in %g..%g", flag, text, min, max);
-    return ANIM_EINVAL;
-  }
-  *out = v;
-  return 0;
-}
-
-/* The numeric options: flag (without its dashes), range, and the field they
- * set (an int or uint32_t, a size_t, or a double; whole numbers for all but
- * doubles). One table, so every one is parsed, range-checked and stored the
- * same way. */
-typedef struct {
-  int opt;
-  const char *name;
-  double min, max;
-  size_t offset, size;
-  int real; /* a double field: any number in range */
-} number_option_t;
-
-#define FIELD_SIZE(FIELD) sizeof(((srv_config_t *)0)->FIELD)
-/* A field of 4 or 8 bytes, checked when compiling (an array of -1 bytes
- * otherwise): set_number stores those two sizes only. */
-#define STORABLE_SIZE(FIELD) \
-  (FIELD_SIZE(FIELD) + 0 * sizeof(char[FIELD_SIZE(FIELD) == 4 || FIELD_SIZE(FIELD) == 8 ? 1 : -1]))
-#define NUMBER(OPT, NAME, MIN, MAX, FIELD)                                                               \
-  {OPT, NAME, (double)(MIN), (double)(MAX), offsetof(srv_config_t, FIELD), STORABLE_SIZE(FIELD), \
-   _Generic(((srv_config_t *)0)->FIELD, double: 1, default: 0)}
-static const number_option_t number_options[] = {
-    NUMBER(OPT_PORT, "port", 0, 65535, port),
-    NUMBER(OPT_MAX_FRAME, "max-frame-bytes", 64, 256u << 20, max_frame_bytes),
-    NUMBER(OPT_BUDGET, "decode-budget-bytes", 64, (uint64_t)1 << 34, decode_budget_bytes),
-    NUMBER(OPT_MAX_CONN, "max-connections", 1, 1000000, max_connections),
-    NUMBER(OPT_IN_FLIGHT, "max-in-flight", 1, 1000000, max_in_flight),
-    NUMBER(OPT_BATCH, "max-batch", 1, 1000000, max_batch),
-    NUMBER(OPT_SOFT, "output-soft-limit", 1, (uint64_t)1 << 40, output_soft_limit),
-    NUMBER(OPT_HARD, "output-hard-limit", 1, (uint64_t)1 << 40, output_hard_limit),
-    NUMBER(OPT_POSE, "max-pose-frames", 1, 1000000, max_pose_frames),
-    NUMBER(OPT_TICK_RATE, "tick-rate", 1.0, 1000.0, tick_rate),
-    NUMBER(OPT_MAX_CHARS, "max-characters", 1, 10000000, max_characters),
-    NUMBER(OPT_MAX_CHARS_CONN, "max-characters-per-connection", 1, 10000000, max_characters_per_connection),
-    NUMBER(OPT_STREAM_SOFT, "stream-soft-limit", 1, (uint64_t)1 << 40, stream_soft_limit),
-    NUMBER(OPT_STREAM_SECONDS, "stream-soft-seconds", 0.001, 86400.0, stream_soft_seconds),
-    NUMBER(OPT_METRICS_PORT, "metrics-port", 0, 65535, metrics_port),
-    NUMBER(OPT_IDLE, "idle-timeout", 0.0, 86400.0 * 365, idle_timeout),
-    NUMBER(OPT_MAX_DBS, "max-databases", 1, 64, max_databases),
-    NUMBER(OPT_MAX_DB_MEMORY, "max-database-memory", 0, (uint64_t)1 << 46, max_database_memory),
-    NUMBER(OPT_MAX_IDS, "max-ids", 1, 10000000, max_ids_per_request),
-    NUMBER(OPT_POOL_NICE, "pool-nice", 0, 19, pool_nice),
-    NUMBER(OPT_MAX_OUTPUT, "max-output-memory", 0, (uint64_t)1 << 46, max_output_memory),
-};
-#undef NUMBER
-#undef STORABLE_SIZE
-#undef FIELD_SIZE
-
-static const number_option_t *number_option(int opt) {
-  for (size_t i = 0; i < sizeof number_options / sizeof number_options[0]; i++)
-    if (number_options[i].opt == opt) return &number_options[i];
-  return NULL;
-}
-
-/* Parses text for o and stores it in c's field (the ranges are all
- * non-negative, so an int field takes a uint32_t's bits). */
-static int set_number(srv_config_t *c, const number_option_t *o, const char *text, char *err, int errlen) {
+/* Stores value (the flag's argument; NULL for ON / OFF) in o's field. */
+static int set_option(srv_config_t *c, const srv_option_t *o, const char *value, char *err, int errlen) {
   char flag[64];
   snprintf(flag, sizeof flag, "--%s", o->name);
   char *field = (char *)c + o->offset;
-  if (o->real) return parse_double(flag, text, o->min, o->max, (double *)(void *)field, err, errlen);
-  uint64_t v;
-  int rc = parse_u64(flag, text, (uint64_t)o->min, (uint64_t)o->max, &v, err, errlen);
-  if (rc) return rc;
-  if (o->size == sizeof(uint64_t)) {
+  switch (o->kind) {
+  case SRV_OPTION_NUMBER: {
+    int64_t v;
+    int rc = parse_whole(flag, value, o->min, o->max, &v, err, errlen);
+    if (rc) return rc;
+    if (o->size == sizeof(uint64_t)) {
+      uint64_t wide = (uint64_t)v;
+      memcpy(field, &wide, sizeof wide);
+    } else {
+      uint32_t narrow = (uint32_t)v; /* an int's bits too (two's complement) */
+      memcpy(field, &narrow, sizeof narrow);
+    }
+    return 0;
+  }
+  case SRV_OPTION_REAL: {
+    double v;
+    int rc = parse_real(flag, value, o->min, o->max, &v, err, errlen);
+    if (!rc) memcpy(field, &v, sizeof v);
+    return rc;
+  }
+  case SRV_OPTION_TEXT:
+    if (strlen(value) >= o->size) {
+      snprintf(err, errlen, "%s: too long (at most %zu bytes)", flag, o->size - 1);
+      return ANIM_EINVAL;
+    }
+    memcpy(field, value, strlen(value) + 1);
+    return 0;
+  case SRV_OPTION_TOKEN: return set_token(field, o->size, flag, value, err, errlen);
+  case SRV_OPTION_TOKEN_FILE: return read_token(field, o->size, flag, value, err, errlen);
+  case SRV_OPTION_ON:
+  case SRV_OPTION_OFF: {
+    int v = o->kind == SRV_OPTION_ON;
     memcpy(field, &v, sizeof v);
-  } else {
-    uint32_t narrow = (uint32_t)v;
-    memcpy(field, &narrow, sizeof narrow);
+    return 0;
+  }
+  case SRV_OPTION_LIST: /* --db: the one list, c->preload */
+    if (c->npreload == SRV_MAX_PRELOAD || strlen(value) >= sizeof c->preload[0]) {
+      snprintf(err, errlen, "%s %s: at most %d names of at most %zu bytes", flag, value, SRV_MAX_PRELOAD,
+               sizeof c->preload[0] - 1);
+      return ANIM_EINVAL;
+    }
+    snprintf(c->preload[c->npreload++], sizeof c->preload[0], "%s", value);
+    return 0;
+  case SRV_OPTION_LEVEL:
+    if (srv_log_parse_level(value, (srv_log_level_t *)(void *)field) != 0) {
+      snprintf(err, errlen, "%s %s: expected debug, info, warn or error", flag, value);
+      return ANIM_EINVAL;
+    }
+    return 0;
+  case SRV_OPTION_CONFIG: return 0; /* read before the command line */
+  case SRV_OPTION_SECTION: break;
+  }
+  snprintf(err, errlen, "%s: not a setting", flag);
+  return ANIM_EINVAL;
+}
+
+/* ---- defaults and validation ------------------------------------------------------------ */
+
+void srv_config_default(srv_config_t *config) {
+  char err[256];
+  memset(config, 0, sizeof *config);
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (!o->name || !o->default_text) continue;
+    if (o->kind == SRV_OPTION_ON || o->kind == SRV_OPTION_OFF) {
+      int v = atoi(o->default_text);
+      memcpy((char *)config + o->offset, &v, sizeof v);
+    } else if (set_option(config, o, o->default_text, err, sizeof err) != 0) {
+      /* A default outside its own bounds is a bug of the table. */
+      fprintf(stderr, "animserver: options.h: the default of %s\n", err);
+      abort();
+    }
+  }
+}
+
+int srv_config_validate(const srv_config_t *c, char *err, int errlen) {
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (!o->name || !is_number(o)) continue;
+    double v = number_value(c, o);
+    if (!(v >= o->min && v <= o->max)) {
+      if (o->kind == SRV_OPTION_REAL) snprintf(err, errlen, "--%s %g: must be %g..%g", o->name, v, o->min, o->max);
+      else snprintf(err, errlen, "--%s %.0f: must be %.0f..%.0f", o->name, v, o->min, o->max);
+      return ANIM_EINVAL;
+    }
+  }
+  if (c->output_soft_limit > c->output_hard_limit) {
+    snprintf(err, errlen, "output limits: need --output-soft-limit (%zu) <= --output-hard-limit (%zu)",
+             c->output_soft_limit, c->output_hard_limit);
+    return ANIM_EINVAL;
+  }
+  if (c->decode_budget_bytes < c->max_frame_bytes) {
+    snprintf(err, errlen, "--decode-budget-bytes must be >= --max-frame-bytes");
+    return ANIM_EINVAL;
+  }
+  if (c->stream_soft_limit > c->output_hard_limit) {
+    snprintf(err, errlen, "stream limits: need --stream-soft-limit (%zu) <= --output-hard-limit (%zu)",
+             c->stream_soft_limit, c->output_hard_limit);
+    return ANIM_EINVAL;
+  }
+  if (!srv_config_host_is_loopback(c->host) && !c->auth_token[0]) {
+    snprintf(err, errlen, "--host %s is not a loopback address: protected mode refuses to serve it without "
+             "--auth-token (or --auth-token-file)", c->host);
+    return ANIM_EINVAL;
   }
   return 0;
 }
 
-/* One pass of getopt over argv (the command line, or one line of a file). */
+int srv_config_host_is_loopback(const char *host) {
+  return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "localhost");
+}
+
+/* ---- --help and the example file ---------------------------------------------------------- */
+
+/* text's words from column `at`, lines up to `width` columns, each further
+ * line starting with prefix. */
+static int wrap(FILE *out, const char *text, int at, int width, const char *prefix) {
+  int col = at, rc = 0;
+  for (;;) {
+    while (*text == ' ') text++;
+    int n = (int)strcspn(text, " ");
+    if (!n) break;
+    if (col > at && col + 1 + n > width) {
+      rc |= fprintf(out, "\n%s", prefix) < 0;
+      col = (int)strlen(prefix);
+    } else if (col > at) {
+      rc |= fputc(' ', out) == EOF;
+      col++;
+    }
+    rc |= fprintf(out, "%.*s", n, text) < 0;
+    col += n;
+    text += n;
+  }
+  return rc;
+}
+
+/* The help paragraph with its default and reload rule. */
+static void describe(const srv_option_t *o, char *out, size_t size) {
+  int n = snprintf(out, size, "%s", o->help);
+  if (o->default_text && (is_number(o) || o->kind == SRV_OPTION_TEXT || o->kind == SRV_OPTION_LEVEL))
+    n += snprintf(out + n, size - (size_t)n, " Default: %s.", o->default_text);
+  if (o->reload == SRV_OPTION_RESTART && o->kind != SRV_OPTION_CONFIG)
+    snprintf(out + n, size - (size_t)n, " Takes a restart (SIGHUP keeps it).");
+}
+
+#define HELP_COLUMN 34
+#define HELP_WIDTH 110
+
+void srv_config_print_help(const char *program) {
+  char text[1024], flag[96];
+  printf("usage: %s [options]\n\n"
+         "Serves motion databases, motion-matching search and pose streams over TCP.\n"
+         "Every option is also a config file key (--config FILE).\n",
+         program);
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (!o->name) {
+      printf("\n%s:\n", o->help);
+      continue;
+    }
+    describe(o, text, sizeof text);
+    int n = snprintf(flag, sizeof flag, "  --%s%s%s", o->name, o->arg[0] ? " " : "", o->arg);
+    printf("%s", flag);
+    for (int pad = n; pad < HELP_COLUMN; pad++) putchar(' ');
+    if (n >= HELP_COLUMN) printf("\n%*s", HELP_COLUMN, "");
+    wrap(stdout, text, HELP_COLUMN, HELP_WIDTH, "                                  ");
+    putchar('\n');
+  }
+  printf("\n");
+  for (int i = 0; i < NACTIONS; i++) printf("  --%-*s%s\n", HELP_COLUMN - 4, actions[i].name, actions[i].help);
+}
+
+int srv_config_write_example(FILE *out) {
+  int rc = fprintf(out,
+                   "# /etc/animserver/animserver.conf: animserver's settings, read with\n"
+                   "#   animserver --config /etc/animserver/animserver.conf\n"
+                   "#\n"
+                   "# One setting a line, \"name value\" (or \"name = value\"), with the long flag's\n"
+                   "# name without its dashes; '#' starts a comment; a flag alone (\"reuseport\")\n"
+                   "# turns it on. Flags on the command line override the file. Every setting is\n"
+                   "# listed below: the active lines hold the defaults (data-dir excepted), the\n"
+                   "# commented ones are off by default. `animserver --help` lists the same.\n"
+                   "#\n"
+                   "# Generated from server/options.h by `make example-config`: edit the table,\n"
+                   "# not this file (tests/server/test_config.c checks they agree).\n") < 0;
+  char text[1024];
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (!o->name) {
+      int shown = 0; /* a heading only over rows the file shows */
+      for (int j = i + 1; j < srv_noptions && srv_options[j].name; j++) shown |= srv_options[j].example != SRV_OPTION_NONE;
+      if (!shown) continue;
+      rc |= fprintf(out, "\n# ---- %s ", o->help) < 0;
+      for (int n = (int)strlen(o->help) + 8; n < 80; n++) rc |= fputc('-', out) == EOF;
+      rc |= fputc('\n', out) == EOF;
+      continue;
+    }
+    if (o->example == SRV_OPTION_NONE) continue;
+    describe(o, text, sizeof text);
+    rc |= fputs("# ", out) == EOF;
+    rc |= wrap(out, text, 2, 80, "# ");
+    rc |= fputc('\n', out) == EOF;
+    const char *value = o->example == SRV_OPTION_DEFAULT ? o->default_text : o->example_text;
+    rc |= fprintf(out, "%s%s%s%s\n", o->example == SRV_OPTION_COMMENT ? "# " : "", o->name,
+                  value && value[0] ? " " : "", value ? value : "") < 0;
+  }
+  return rc ? ANIM_EIO : 0;
+}
+
+/* ---- parsing --------------------------------------------------------------------------------- */
+
+/* One pass of getopt over argv (the command line, or one line of a file):
+ * the long options are the table's rows (val: 256 + row) and the actions. */
 static int apply_options(srv_config_t *c, int argc, char **argv, int *stream_soft_given, char *err, int errlen) {
-  static const struct option options[] = {
-      {"host", required_argument, 0, OPT_HOST},
-      {"port", required_argument, 0, OPT_PORT},
-      {"data-dir", required_argument, 0, OPT_DATA_DIR},
-      {"max-frame-bytes", required_argument, 0, OPT_MAX_FRAME},
-      {"decode-budget-bytes", required_argument, 0, OPT_BUDGET},
-      {"max-connections", required_argument, 0, OPT_MAX_CONN},
-      {"max-in-flight", required_argument, 0, OPT_IN_FLIGHT},
-      {"max-batch", required_argument, 0, OPT_BATCH},
-      {"output-soft-limit", required_argument, 0, OPT_SOFT},
-      {"output-hard-limit", required_argument, 0, OPT_HARD},
-      {"log-level", required_argument, 0, OPT_LOG},
-      {"db", required_argument, 0, OPT_DB},
-      {"no-default-db", no_argument, 0, OPT_NO_DEFAULT},
-      {"lmm", required_argument, 0, OPT_LMM},
-      {"max-pose-frames", required_argument, 0, OPT_POSE},
-      {"tick-rate", required_argument, 0, OPT_TICK_RATE},
-      {"max-characters", required_argument, 0, OPT_MAX_CHARS},
-      {"max-characters-per-connection", required_argument, 0, OPT_MAX_CHARS_CONN},
-      {"stream-soft-limit", required_argument, 0, OPT_STREAM_SOFT},
-      {"stream-soft-seconds", required_argument, 0, OPT_STREAM_SECONDS},
-      {"config", required_argument, 0, OPT_CONFIG},
-      {"auth-token", required_argument, 0, OPT_AUTH},
-      {"auth-token-file", required_argument, 0, OPT_AUTH_FILE},
-      {"admin-token", required_argument, 0, OPT_ADMIN},
-      {"admin-token-file", required_argument, 0, OPT_ADMIN_FILE},
-      {"metrics-port", required_argument, 0, OPT_METRICS_PORT},
-      {"metrics-host", required_argument, 0, OPT_METRICS_HOST},
-      {"reuseport", no_argument, 0, OPT_REUSEPORT},
-      {"idle-timeout", required_argument, 0, OPT_IDLE},
-      {"max-databases", required_argument, 0, OPT_MAX_DBS},
-      {"max-database-memory", required_argument, 0, OPT_MAX_DB_MEMORY},
-      {"max-ids", required_argument, 0, OPT_MAX_IDS},
-      {"max-output-memory", required_argument, 0, OPT_MAX_OUTPUT},
-      {"pool-nice", required_argument, 0, OPT_POOL_NICE},
-      {"version", no_argument, 0, OPT_VERSION},
-      {"help", no_argument, 0, OPT_HELP},
-      {0, 0, 0, 0}};
+  static struct option options[sizeof srv_options / sizeof srv_options[0] + NACTIONS + 1];
+  if (!options[0].name) {
+    int n = 0;
+    for (int i = 0; i < srv_noptions; i++) {
+      const srv_option_t *o = &srv_options[i];
+      if (!o->name) continue;
+      int flag_only = o->kind == SRV_OPTION_ON || o->kind == SRV_OPTION_OFF;
+      options[n++] = (struct option){o->name, flag_only ? no_argument : required_argument, 0, 256 + i};
+    }
+    for (int i = 0; i < NACTIONS; i++) options[n++] = (struct option){actions[i].name, no_argument, 0, actions[i].action};
+  }
   optind = 1;
   opterr = 0;
   int opt;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-    int rc = 0;
     const char *flag = optind > 1 ? argv[optind - 1] : "";
-    const number_option_t *number = number_option(opt);
-    if (number) {
-      if ((rc = set_number(c, number, optarg, err, errlen)) != 0) return rc;
-      if (opt == OPT_STREAM_SOFT) *stream_soft_given = 1;
+    if (opt >= 256 && opt < 256 + srv_noptions) {
+      const srv_option_t *o = &srv_options[opt - 256];
+      int rc = set_option(c, o, optarg, err, errlen);
+      if (rc) return rc;
+      if (!strcmp(o->name, "stream-soft-limit")) *stream_soft_given = 1;
       continue;
     }
     switch (opt) {
-    case OPT_HOST:
-      if (strlen(optarg) >= sizeof c->host) { snprintf(err, errlen, "--host: too long"); return ANIM_EINVAL; }
-      snprintf(c->host, sizeof c->host, "%s", optarg);
-      break;
-    case OPT_DATA_DIR:
-      if (strlen(optarg) >= sizeof c->data_dir) { snprintf(err, errlen, "--data-dir: too long"); return ANIM_EINVAL; }
-      snprintf(c->data_dir, sizeof c->data_dir, "%s", optarg);
-      break;
-    case OPT_LOG:
-      if (srv_log_parse_level(optarg, &c->log_level) != 0) {
-        snprintf(err, errlen, "--log-level %s: expected debug, info, warn or error", optarg);
-        return ANIM_EINVAL;
-      }
-      break;
-    case OPT_DB:
-      if (c->npreload == SRV_MAX_PRELOAD || strlen(optarg) >= sizeof c->preload[0]) {
-        snprintf(err, errlen, "--db %s: at most %d names of at most 63 bytes", optarg, SRV_MAX_PRELOAD);
-        return ANIM_EINVAL;
-      }
-      snprintf(c->preload[c->npreload++], sizeof c->preload[0], "%s", optarg);
-      break;
-    case OPT_NO_DEFAULT: c->default_database = 0; break;
-    case OPT_LMM:
-      if (strlen(optarg) >= sizeof c->lmm_dir) { snprintf(err, errlen, "--lmm: too long"); return ANIM_EINVAL; }
-      snprintf(c->lmm_dir, sizeof c->lmm_dir, "%s", optarg);
-      break;
-    case OPT_CONFIG: break; /* read before the command line */
-    case OPT_AUTH: rc = set_token(c->auth_token, sizeof c->auth_token, "--auth-token", optarg, err, errlen); break;
-    case OPT_AUTH_FILE:
-      rc = read_token(c->auth_token, sizeof c->auth_token, "--auth-token-file", optarg, err, errlen);
-      break;
-    case OPT_ADMIN: rc = set_token(c->admin_token, sizeof c->admin_token, "--admin-token", optarg, err, errlen); break;
-    case OPT_ADMIN_FILE:
-      rc = read_token(c->admin_token, sizeof c->admin_token, "--admin-token-file", optarg, err, errlen);
-      break;
-    case OPT_METRICS_HOST:
-      if (strlen(optarg) >= sizeof c->metrics_host) {
-        snprintf(err, errlen, "--metrics-host: too long");
-        return ANIM_EINVAL;
-      }
-      snprintf(c->metrics_host, sizeof c->metrics_host, "%s", optarg);
-      break;
-    case OPT_REUSEPORT: c->reuseport = 1; break;
-    case OPT_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
-    case OPT_HELP: srv_config_print_help(argv[0]); return 1;
+    case ACTION_VERSION: printf("animserver %s (protocol %d)\n", ANIM_VERSION, ANIM_PROTOCOL_VERSION); return 1;
+    case ACTION_HELP: srv_config_print_help(argv[0]); return 1;
+    case ACTION_EXAMPLE: srv_config_write_example(stdout); return 1;
     default:
       snprintf(err, errlen, "unknown or incomplete option %s (see --help)", flag);
       return ANIM_EINVAL;
     }
-    if (rc) return rc;
   }
   if (optind < argc) {
     snprintf(err, errlen, "unexpected argument %s (see --help)", argv[optind]);
@@ -400,7 +405,10 @@ static int apply_file(srv_config_t *c, const char *path, int *stream_soft_given,
     *end = '\0';
     value[strcspn(value, "\t")] = '\0';
     for (char *t = value + strlen(value); t > value && t[-1] == ' ';) *--t = '\0';
-    if (!strcmp(name, "config") || !strcmp(name, "help") || !strcmp(name, "version")) {
+    const srv_option_t *o = srv_option_find(name);
+    int action = 0;
+    for (int i = 0; i < NACTIONS; i++) action |= !strcmp(name, actions[i].name);
+    if (action || (o && o->kind == SRV_OPTION_CONFIG)) {
       snprintf(err, errlen, "%s:%d: %s is not a file setting", path, number, name);
       rc = ANIM_EINVAL;
       break;

@@ -2,18 +2,20 @@
  * config.h: the server's settings, their defaults and the command line.
  *
  * Validity rules (srv_config_validate):
- *  1. port in [0, 65535]; 0 takes an ephemeral port;
- *  2. 64 <= max_frame_bytes <= 256 MiB;
- *  3. max_connections, max_in_flight, max_batch >= 1;
- *  4. 0 < output_soft_limit <= output_hard_limit;
- *  5. decode_budget_bytes >= max_frame_bytes (a frame must be decodable);
- *  6. 1 <= tick_rate <= 1000 Hz; max_characters >= 1, per connection too;
- *  7. 0 < stream_soft_limit <= output_hard_limit;
- *  8. protected mode: a host other than a loopback address (127.0.0.0/8,
+ *  1. every number within its row's bounds in options.h (port 0..65535,
+ *     max-frame-bytes 64..256 MiB, tick-rate 1..1000 Hz, metrics-port -1
+ *     (none) or 0..65535, ...);
+ *  2. output_soft_limit <= output_hard_limit;
+ *  3. decode_budget_bytes >= max_frame_bytes (a frame must be decodable);
+ *  4. stream_soft_limit <= output_hard_limit;
+ *  5. protected mode: a host other than a loopback address (127.0.0.0/8,
  *     ::1, localhost) needs an auth token (as Redis refuses to serve the
  *     network without a password);
- *  9. tokens: at most 127 printable bytes, no spaces;
- * 10. metrics_port -1 (no metrics endpoint) or 0..65535; idle_timeout >= 0.
+ *  6. tokens: at most 127 printable bytes, no spaces (checked on parsing).
+ *
+ * Every option's name, default, bounds, help, reload rule and example line
+ * come from one table, options.h; the rules above that join two options
+ * stay here.
  *
  * A config file (--config FILE) holds the same settings, one per line as
  * "name value" or "name = value" with the long flag's name ("port 7878",
@@ -27,9 +29,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "log.h"
 
-#define SRV_DEFAULT_PORT 7878
 #define SRV_MAX_PRELOAD 16
 
 typedef struct {
@@ -61,6 +63,7 @@ typedef struct {
   char config_path[1024];       /* --config, for reloads on SIGHUP; "" when none */
   int max_databases;            /* loaded at once, 1..SRV_REGISTRY_MAX (64) */
   size_t max_database_memory;   /* bytes of all databases (poses, features, indexes); 0: no limit */
+  size_t max_graph_memory;      /* bytes of motion graphs kept and a build's estimated peak; 0: no limit */
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */
   char lmm_dir[1024];           /* --lmm DIR: learned-motion-matching networks; "" none */
@@ -72,11 +75,14 @@ void srv_config_default(srv_config_t *config);
 int srv_config_validate(const srv_config_t *config, char *err, int errlen);
 
 /* Parses argv into config (starting from its current values), the config
- * file named by --config first. Returns 0, 1 when --help or --version was
- * printed (exit 0), or ANIM_EINVAL with a message in err (exit 2; a file's
- * errors name file and line). */
+ * file named by --config first. Returns 0, 1 when --help, --version or
+ * --example-config was printed (exit 0), or ANIM_EINVAL with a message in
+ * err naming the flag (exit 2; a file's errors name file and line). */
 int srv_config_parse_args(srv_config_t *config, int argc, char **argv, char *err, int errlen);
 void srv_config_print_help(const char *program);
+/* deploy/animserver.conf as options.h describes it: every option with its
+ * help, defaults on active lines. 0, or ANIM_EIO when out fails. */
+int srv_config_write_example(FILE *out);
 
 /* 1 when host is a loopback address or name. */
 int srv_config_host_is_loopback(const char *host);

@@ -78,6 +78,13 @@ void srv_connection_close(srv_connection_t *c, const char *reason) {
   uv_close((uv_handle_t *)&c->tcp, on_close);
 }
 
+void srv_connection_close_over_limit(srv_connection_t *c, const char *reason) {
+  if (c->closing) return;
+  c->counters->output_limit_closed++;
+  c->over_hard_limit = 1;
+  srv_connection_close(c, reason);
+}
+
 void srv_connection_hold(srv_connection_t *c) { c->holds++; }
 
 void srv_connection_release(srv_connection_t *c) {
@@ -111,8 +118,7 @@ static void enforce_limits(srv_connection_t *c) {
   if (memory > c->config->output_hard_limit) {
     srv_log(SRV_LOG_WARN, "connection %llu: %zu bytes of output queued or held, over the hard limit",
             (unsigned long long)c->id, memory);
-    c->counters->output_limit_closed++;
-    srv_connection_close(c, "output hard limit");
+    srv_connection_close_over_limit(c, "output hard limit");
   } else if (output > c->config->output_soft_limit && c->reading) {
     /* The client is not reading its answers: stop reading its requests. */
     uv_read_stop((uv_stream_t *)&c->tcp);

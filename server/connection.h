@@ -77,6 +77,7 @@ struct srv_connection {
   uint32_t internal;          /* the connection's own: writes in flight, a read, the shutdown */
   int batching;               /* corked (inside a read, a delivery): writes join the batch */
   int reading, paused, draining, shutdown_sent, closing, closed;
+  int over_hard_limit;        /* closed at the output hard limit (the owner's on_close sees it) */
   uint64_t last_activity_ms;  /* loop time of the last read (idle timeout) */
   /* CLOCK_MONOTONIC ns when the read being handled arrived: one clock read per read, not per frame */
   uint64_t read_ns;
@@ -120,6 +121,10 @@ void srv_connection_release(srv_connection_t *c);
 void srv_connection_drain(srv_connection_t *c);
 /* Closes now; queued output is dropped. */
 void srv_connection_close(srv_connection_t *c, const char *reason);
+/* Closes now because the output hard limit would be passed: counted in
+ * counters->output_limit_closed, and c->over_hard_limit is set while the
+ * owner's on_close runs (a subscriber so closed is a slow one). */
+void srv_connection_close_over_limit(srv_connection_t *c, const char *reason);
 /* 1 until a close starts. */
 int srv_connection_open(const srv_connection_t *c);
 

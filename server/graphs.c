@@ -7,7 +7,10 @@
 #include "graphs.h"
 
 srv_graph_slot_t *srv_graph_slot_of(srv_db_entry_t *entry) {
-  if (!entry->graph && (entry->graph = calloc(1, sizeof *entry->graph))) entry->graph_free = srv_graph_slot_free;
+  if (!entry->graph && (entry->graph = calloc(1, sizeof *entry->graph))) {
+    entry->graph_free = srv_graph_slot_free;
+    entry->graph->entry = entry;
+  }
   return entry->graph;
 }
 
@@ -52,6 +55,38 @@ static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+size_t srv_graph_memory(const srv_graph_t *g) {
+  return g ? sizeof *g + g->memory_bytes + (size_t)g->matrix.size * (size_t)g->matrix.size * sizeof *g->matrix.cells
+           : 0;
+}
+
+size_t srv_graph_build_memory(const anim_database_t *db, const srv_graph_options_t *options) {
+  size_t cells = 0;
+  if (options->matrix_size) { /* anim_graph_matrix_init's: at most one cell a frame each way */
+    cells = (size_t)(options->matrix_size < db->nframes ? options->matrix_size : db->nframes);
+    cells *= cells;
+  }
+  return sizeof(srv_graph_t) + anim_graph_build_memory(db, &options->core) + cells * sizeof(float);
+}
+
+size_t srv_graphs_memory(const srv_registry_t *registry) {
+  size_t bytes = 0;
+  for (int i = 0; i < registry->count; i++) bytes += registry->entries[i]->graph_memory_bytes;
+  return bytes;
+}
+
+int srv_graph_build_fits(const srv_registry_t *registry, const anim_database_t *db, const srv_graph_options_t *options,
+                         size_t limit, char *err, int errlen) {
+  if (!limit) return 0;
+  size_t need = srv_graph_build_memory(db, options), kept = srv_graphs_memory(registry);
+  if (need <= limit && kept <= limit - need) return 0;
+  snprintf(err, (size_t)errlen,
+           "the build needs about %zu bytes (%d frames' point clouds, a strip's scratch%s) beside %zu bytes of "
+           "graphs kept: over --max-graph-memory %zu",
+           need, db->nframes, options->matrix_size ? ", the distance picture" : "", kept, limit);
+  return ANIM_ELIMIT;
 }
 
 static size_t graph_memory(const anim_motion_graph_t *g) {
@@ -106,6 +141,7 @@ void srv_graph_build_end(void *job) {
   if (b->result) {
     srv_graph_release(slot->ready);
     slot->ready = b->result;
+    slot->entry->graph_memory_bytes = srv_graph_memory(slot->ready);
     slot->failed = 0, slot->error[0] = '\0';
   } else {
     slot->failed = 1;

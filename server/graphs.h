@@ -49,6 +49,7 @@ typedef struct srv_graph {
 } srv_graph_t;
 
 typedef struct srv_graph_slot {
+  srv_db_entry_t *entry;     /* whose slot (it goes with the entry); its graph_memory_bytes follows ready */
   srv_graph_t *ready;        /* the graph that serves, or NULL */
   int building;
   atomic_int rows_done, rows_total;
@@ -75,6 +76,25 @@ srv_graph_t *srv_graph_retain(srv_graph_t *graph);
 void srv_graph_release(srv_graph_t *graph);
 /* The graph serving on entry (no reference taken), or NULL. */
 srv_graph_t *srv_graph_ready(const srv_db_entry_t *entry);
+
+/* Memory. A graph kept: its arrays and its distance picture
+ * (srv_graph_memory; the entry's graph_memory_bytes, reported with the
+ * database by list_databases and the metrics). A build at its peak: the
+ * core's estimate from the sizes (anim_graph_build_memory: the frames'
+ * point clouds and one strip's scratch, strips run in turn) and the
+ * picture. */
+size_t srv_graph_memory(const srv_graph_t *graph);
+size_t srv_graph_build_memory(const anim_database_t *db, const srv_graph_options_t *options);
+/* The graphs kept by the registry's databases. */
+size_t srv_graphs_memory(const srv_registry_t *registry);
+/* 0 when a build over db with options fits in limit bytes (0: no limit)
+ * beside the graphs kept (the one it would replace included: it serves
+ * until the build ends); else ANIM_ELIMIT with err naming the figures and
+ * --max-graph-memory. Nothing is allocated. Builds in flight are not
+ * counted: SRV_GRAPH_MAX_BUILDS is 1 (raise it, and they must be), and a
+ * graph replaced while MODE_GRAPH characters still hold it is not either. */
+int srv_graph_build_fits(const srv_registry_t *registry, const anim_database_t *db, const srv_graph_options_t *options,
+                         size_t limit, char *err, int errlen);
 
 /* Starts a build on slot (marks it building): the job, or NULL when out of
  * memory. options were validated against db. */

@@ -198,10 +198,14 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
   counter(&t, "stream_frames_dropped_total", "Pose frames replaced by a newer one for a slow subscriber.",
           s->frames_dropped);
   counter(&t, "stream_bytes_total", "Bytes of pose frames sent.", s->stream_bytes);
-  counter(&t, "slow_subscribers_closed_total", "Connections closed for reading their stream too slowly.",
+  counter(&t, "slow_subscribers_closed_total",
+          "Connections closed for reading their stream too slowly: over the stream soft limit too long, or at the "
+          "output hard limit with a subscription.",
           s->slow_subscribers_closed);
   scalar(&t, "output_bytes", "gauge", "Bytes of output queued or held for every connection.", (double)s->output_bytes);
-  counter(&t, "output_limit_closed_total", "Connections closed at the output hard limit.", s->output_limit_closed);
+  counter(&t, "output_limit_closed_total",
+          "Connections closed at the output hard limit (subscribers among them count in slow_subscribers_closed too).",
+          s->output_limit_closed);
   header(&t, "lane_items_total", "counter",
          "Items run by a lane (read_batches: pipelined searches; crowd: simulation chunks and stream encodings), "
          "by the thread that ran them (the loop, or a thread-pool job).");
@@ -224,6 +228,13 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
     const srv_db_entry_t *e = registry->entries[i];
     append(&t, "animserver_database_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->memory_bytes);
+  }
+  header(&t, "graph_memory_bytes", "gauge",
+         "Bytes a loaded database's motion graph takes (its arrays and distance picture; 0 without one).");
+  for (int i = 0; i < registry->count; i++) {
+    const srv_db_entry_t *e = registry->entries[i];
+    append(&t, "animserver_graph_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
+           (unsigned long long)e->graph_memory_bytes);
   }
   double user, system;
   uint64_t rss;

@@ -60,6 +60,7 @@ void srv_db_entry_summary(const srv_db_entry_t *entry, srv_db_summary_t *out) {
   out->feature_dims = (uint32_t)db->features.cols;
   out->ranges = (uint32_t)db->nranges;
   out->memory_bytes = entry->memory_bytes;
+  out->graph_memory_bytes = entry->graph_memory_bytes;
 }
 
 void srv_db_entry_release(srv_db_entry_t *entry) {

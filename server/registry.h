@@ -24,6 +24,7 @@ typedef struct srv_db_entry {
   anim_database_t db;
   anim_search_index_t *indexes[ANIM_SEARCH_METHOD_COUNT];
   size_t memory_bytes;   /* poses + features + indexes */
+  size_t graph_memory_bytes; /* its motion graph's, set by graphs.c when one is installed; 0 without */
   char source[1024];     /* file it came from; "" when built in memory */
   int refs;              /* the registry's own + one per request using it */
   /* Its motion graph, built on request (graphs.h, which sets graph_free
@@ -66,6 +67,7 @@ typedef struct {
   uint32_t frames, bones, feature_dims, ranges;
   float frame_rate;
   uint64_t memory_bytes;
+  uint64_t graph_memory_bytes; /* its motion graph (graphs.c), apart from memory_bytes */
 } srv_db_summary_t;
 
 void srv_db_entry_summary(const srv_db_entry_t *entry, srv_db_summary_t *out);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "log.h"
+#include "options.h"
 #include "registry.h"
 #include "reload.h"
 #include "server.h"
@@ -18,33 +19,26 @@ typedef struct {
   char errors[SRV_REGISTRY_MAX][256];
 } reload_job_t;
 
-/* What a running server cannot change: reported, and left as it is. */
+/* What a running server cannot change (options.h's RESTART rows): reported
+ * by name, and left as it is. */
 static void warn_restart_only(const srv_config_t *next, const srv_config_t *now) {
-  const char *changed = NULL;
-  if (strcmp(next->host, now->host) || next->port != now->port) changed = "host/port";
-  else if (strcmp(next->metrics_host, now->metrics_host) || next->metrics_port != now->metrics_port)
-    changed = "metrics address";
-  else if (next->tick_rate != now->tick_rate) changed = "tick-rate";
-  else if (strcmp(next->data_dir, now->data_dir)) changed = "data-dir";
-  else if (next->reuseport != now->reuseport) changed = "reuseport";
-  else if (next->pool_nice != now->pool_nice) changed = "pool-nice";
-  if (changed) srv_log(SRV_LOG_WARN, "reload: %s changed in the configuration: it takes a restart", changed);
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (!o->name || o->reload != SRV_OPTION_RESTART) continue;
+    if (memcmp((const char *)next + o->offset, (const char *)now + o->offset, o->size) != 0)
+      srv_log(SRV_LOG_WARN, "reload: --%s changed in the configuration: it takes a restart", o->name);
+  }
 }
 
-/* Field by field, the settings a running server can change: jobs on the
- * pool may be reading the others (the data directory) meanwhile. */
+/* Field by field, the settings a running server can change (options.h's
+ * LIVE rows): jobs on the pool may be reading the others (the data
+ * directory) meanwhile. */
 static void apply_live(srv_config_t *c, const srv_config_t *n) {
-  c->max_frame_bytes = n->max_frame_bytes, c->decode_budget_bytes = n->decode_budget_bytes;
-  c->max_connections = n->max_connections, c->max_in_flight = n->max_in_flight;
-  c->max_batch = n->max_batch, c->max_pose_frames = n->max_pose_frames;
-  c->max_ids_per_request = n->max_ids_per_request, c->max_output_memory = n->max_output_memory;
-  c->output_soft_limit = n->output_soft_limit, c->output_hard_limit = n->output_hard_limit;
-  c->max_characters = n->max_characters, c->max_characters_per_connection = n->max_characters_per_connection;
-  c->stream_soft_limit = n->stream_soft_limit, c->stream_soft_seconds = n->stream_soft_seconds;
-  c->idle_timeout = n->idle_timeout, c->log_level = n->log_level;
-  c->max_databases = n->max_databases, c->max_database_memory = n->max_database_memory;
-  memcpy(c->auth_token, n->auth_token, sizeof c->auth_token);
-  memcpy(c->admin_token, n->admin_token, sizeof c->admin_token);
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (o->name && o->reload == SRV_OPTION_LIVE)
+      memcpy((char *)c + o->offset, (const char *)n + o->offset, o->size);
+  }
 }
 
 static void reload_settings(srv_server_t *server) {

@@ -2,11 +2,12 @@
  * reload.h: SIGHUP: the settings and the databases again, without a restart.
  *
  * Settings: the config file and the original command line are parsed again
- * (flags still override the file); what a running server can change takes
- * effect at once (limits, tokens, idle timeout, log level; new limits apply
- * to what comes next, never to work in flight), and what needs a restart
- * (addresses, ports, tick rate, data directory) is kept, with a warning
- * naming it. A file that no longer parses changes nothing and says why.
+ * (flags still override the file); what a running server can change (the
+ * LIVE rows of options.h: limits, tokens, idle timeout, log level) takes
+ * effect at once (new limits apply to what comes next, never to work in
+ * flight), and what needs a restart (its RESTART rows: addresses, ports,
+ * tick rate, data directory, startup databases) is kept, with a warning
+ * naming each flag. A file that no longer parses changes nothing and says why.
  * Databases: every database loaded from a file is opened again on the thread
  * pool and swapped in on the loop when it is good, as a reload request does;
  * one that fails to open keeps serving its last good version.

@@ -39,9 +39,12 @@ static void on_bad_frame(srv_connection_t *c, int code) { srv_dispatch_bad_frame
 
 static void on_written(srv_connection_t *c) { srv_subscriber_on_written(&session_of(c)->subscriber); }
 
-/* The session's characters and subscriptions go with its connection. */
+/* The session's characters and subscriptions go with its connection. A
+ * subscriber closed at the output hard limit read its stream too slowly as
+ * much as one closed by the stream limits (stream.c): counted with them. */
 static void on_close(srv_connection_t *c, const char *reason) {
   srv_session_t *s = session_of(c);
+  if (c->over_hard_limit && srv_subscriber_active(&s->subscriber)) server_of(s)->counters.slow_subscribers_closed++;
   srv_crowd_destroy_owned(&server_of(s)->crowd, c->id);
   srv_subscriber_close(&s->subscriber);
 }

@@ -106,6 +106,9 @@ static int build_begin(const srv_service_ctx_t *ctx, const srv_request_t *reques
   const anim_database_t *db = &out->entry->db;
   srv_graph_options_t options;
   if ((rc = resolve_options(&request->body.build_graph.options, db, &options, out))) return rc;
+  char why[320];
+  if (srv_graph_build_fits(ctx->env->registry, db, &options, ctx->env->config->max_graph_memory, why, sizeof why))
+    return srv_response_fail(out, ANIM_ELIMIT, "build_graph.database = \"%s\": %s", db->name, why);
   srv_graph_slot_t *slot = srv_graph_slot_of(out->entry);
   if (!slot) return ANIM_ENOMEM;
   if (slot->building)

@@ -456,8 +456,7 @@ static void finish_subscriber(srv_subscriber_t *sub) {
   if (sub->firing && srv_connection_memory(c) + sub->frame_bytes > config->output_hard_limit) {
     srv_log(SRV_LOG_WARN, "connection %llu: one tick of its stream frames (%zu bytes) passes the output hard limit",
             (unsigned long long)c->id, sub->frame_bytes);
-    sub->hub->counters->output_limit_closed++;
-    srv_connection_close(c, "stream frames over the output hard limit");
+    srv_connection_close_over_limit(c, "stream frames over the output hard limit"); /* counted as slow (server.c) */
     return;
   }
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)

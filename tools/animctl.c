@@ -55,7 +55,7 @@ static const command_help_t help[] = {
      "list: every loaded database (name, version, frames, bones, rate, feature dims, ranges, memory).\n"
      "describe: one database's skeleton (bones and parents), ranges with their tags, feature schema.\n"
      "load / reload / unload: DATA_DIR/NAME.animdb on the server (admin token); reload swaps atomically.\n"
-     "--json: list: an array of {name, version, frames, bones, frame_rate, feature_dims, ranges, memory_bytes};\n"
+     "--json: list: an array of {name, version, frames, bones, frame_rate, feature_dims, ranges, memory_bytes, graph_memory_bytes};\n"
      "describe: {summary: {...as list}, bones: [{name, parent}], ranges: [{name, start, stop, tags}],\n"
      "features: [{kind, bone, weight, first_column, dims}]}; load, reload: the summary; unload: {unloaded}.\n"},
     {"search",
@@ -306,9 +306,9 @@ static void print_summary_json(const anim_db_summary_t *s) {
   printf("{\"name\":");
   print_json_string(s->name);
   printf(",\"version\":\"%016llx\",\"frames\":%u,\"bones\":%u,\"frame_rate\":%g,\"feature_dims\":%u,"
-         "\"ranges\":%u,\"memory_bytes\":%llu}",
+         "\"ranges\":%u,\"memory_bytes\":%llu,\"graph_memory_bytes\":%llu}",
          (unsigned long long)s->version, s->frames, s->bones, s->frame_rate, s->feature_dims, s->ranges,
-         (unsigned long long)s->memory_bytes);
+         (unsigned long long)s->memory_bytes, (unsigned long long)s->graph_memory_bytes);
 }
 
 static void print_summary_text(const anim_db_summary_t *s) {

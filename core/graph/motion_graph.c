@@ -209,6 +209,29 @@ size_t anim_graph_builder_strip_memory(const anim_graph_builder_t *b) {
          (size_t)(2 * b->spacing + 2) * (size_t)b->k * sizeof(float);
 }
 
+size_t anim_graph_build_memory(const anim_database_t *db, const anim_graph_options_t *options) {
+  anim_graph_options_t defaults;
+  if (!options) anim_graph_options_default(&defaults), options = &defaults;
+  if (anim_graph_options_validate(options, db)) return 0;
+  /* The sizes anim_graph_builder_create and anim_graph_builder_run allocate by. */
+  size_t k = 0, nb = 0;
+  for (int r = 0; r < db->nranges; r++)
+    if (!options->tag_mask || (db->ranges[r].tag_mask & options->tag_mask))
+      k += (size_t)(db->ranges[r].stop - db->ranges[r].start);
+  for (int bone = 0; bone < db->nbones; bone++)
+    nb += (options->bone_weights ? options->bone_weights[bone] : (bone == 0 ? 0.0f : 1.0f)) > 0.0f;
+  size_t h = (size_t)half_window(options, db), w = 2 * h + 1;
+  size_t spacing = options->spacing > 0 ? (size_t)options->spacing : h;
+  size_t strips = (k + (size_t)options->strip_rows - 1) / (size_t)options->strip_rows;
+  size_t builder = sizeof(anim_graph_builder_t) + (k + 1) * (2 * sizeof(int) + 1 + 3 * nb * sizeof(double) +
+                                                             3 * sizeof(double)) +
+                   (size_t)db->nbones * (sizeof(double) + sizeof(int)) + strips * sizeof(strip_result_t);
+  size_t window_points = w * (size_t)db->nbones;
+  size_t strip = (w + M_BLOCK + 2) * 3 * k * sizeof(double) + (2 * spacing + 2) * k * sizeof(float) +
+                 window_points * (2 * sizeof(vec3) + sizeof(float));
+  return builder + strip;
+}
+
 /* ---- one strip -------------------------------------------------------------------------- */
 
 typedef struct {

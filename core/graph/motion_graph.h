@@ -171,6 +171,16 @@ size_t anim_graph_builder_strip_memory(const anim_graph_builder_t *builder);
 /* After every strip ran: the graph (pruned when asked). NULL with a message
  * (a strip not run, no transition, out of memory). The builder stays to be
  * freed. */
+/* What a build over db with options allocates at its peak, strips run in
+ * turn: the builder (the frames' point clouds and window sums) and one
+ * strip's scratch, from the sizes alone (nothing is allocated; options as
+ * anim_graph_builder_create takes them, NULL for the defaults). The
+ * transitions found and the graph made of them are not in it: they depend
+ * on the data and are small beside the rest (default options: 4758 frames
+ * of the procedural database, 6.07 MB estimated, 6.16 MB measured at the
+ * peak, 35 kB kept; Bandai's 6044 frames, 7.85 MB, 8.00 MB and 33 kB).
+ * 0 when options are not valid for db. */
+size_t anim_graph_build_memory(const anim_database_t *db, const anim_graph_options_t *options);
 anim_motion_graph_t *anim_graph_builder_finish(anim_graph_builder_t *builder, char *err, int errlen);
 void anim_graph_builder_free(anim_graph_builder_t *builder);
 

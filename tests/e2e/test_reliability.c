@@ -4,6 +4,8 @@
  *  - a client that subscribes far beyond what it reads is bounded by its own
  *    output limit, the server's memory returns after it goes, and another
  *    client's stream keeps every tick meanwhile;
+ *  - a subscriber closed at its output hard limit counts in
+ *    slow_subscribers_closed, as one closed by the stream limits does;
  *  - `gone` arrives even when the last character on the server goes;
  *  - tick numbers never go back, even after the crowd empties and refills;
  *  - a shutdown cannot be killed by signals sent while it finishes.
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -137,6 +140,41 @@ static void test_abusive_subscriber_is_bounded(void **state) {
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
+/* A subscriber that stops reading, with a hard limit only a few of its
+ * frames fit under and a stream soft period far longer than the test: the
+ * hard limit closes it, and server_stats counts it as a slow subscriber
+ * (issue 30: it was counted in output_limit_closed only, so
+ * slow_subscribers_closed, "connections closed for reading their stream too
+ * slowly", stayed 0). */
+static void test_subscriber_closed_at_hard_limit_is_counted(void **state) {
+  anim_test_server_t server;
+  const char *args[] = {"--output-soft-limit", "65536", "--output-hard-limit", "262144", "--stream-soft-seconds",
+                        "3600", NULL};
+  assert_int_equal(anim_test_server_start(&server, "reliability_hard_limit", args), 0);
+  anim_client_t *watcher = anim_test_connect(&server);
+  anim_client_t *reader = anim_test_connect(&server);
+  int small = 32768; /* a small receive window, so backpressure reaches the server fast */
+  setsockopt(anim_client_fd(reader), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  uint64_t ids[200], sub;
+  assert_int_equal(anim_client_characters_create(reader, "default", NULL, NULL, 200, ids, TIMEOUT_MS), 0);
+  anim_subscribe_options_t o = {NULL, 0, 1, 1, ANIM_POSE_FLOAT, 1, 0}; /* ~150 kB a frame */
+  assert_int_equal(anim_client_subscribe(reader, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
+  /* The reader never reads a frame. */
+  anim_server_stats_t st;
+  int waits = 0;
+  do {
+    sleep_ms(50);
+    assert_int_equal(anim_client_server_stats(watcher, &st, TIMEOUT_MS), 0);
+  } while (st.slow_subscribers_closed == 0 && ++waits < TIMEOUT_MS / 50);
+  printf("hard limit: the subscriber was closed within %d ms; slow_subscribers_closed %llu, characters left %u\n",
+         (waits + 1) * 50, (unsigned long long)st.slow_subscribers_closed, (unsigned)st.characters);
+  assert_int_equal(st.slow_subscribers_closed, 1);
+  assert_int_equal(st.characters, 0); /* its characters went with it */
+  anim_client_close(reader);
+  anim_client_close(watcher);
+  assert_int_equal(anim_test_server_stop(&server), 0);
+}
+
 /* ---- gone and tick numbers ------------------------------------------------------------------- */
 
 /* The only character on the server is destroyed: a subscriber of it still
@@ -218,6 +256,7 @@ int main(void) {
       cmocka_unit_test(test_ticks_never_go_back),
       cmocka_unit_test(test_shutdown_survives_its_own_signal),
       cmocka_unit_test(test_abusive_subscriber_is_bounded),
+      cmocka_unit_test(test_subscriber_closed_at_hard_limit_is_counted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
 /*
  * test_config.c: the server's settings from flags and from a config file:
  * bad values first (each naming the flag, or the file and line), then the
- * file read before the flags so flags win, tokens from files, and protected
- * mode refusing a non-loopback address without an auth token.
+ * file read before the flags so flags win, tokens from files, protected
+ * mode refusing a non-loopback address without an auth token, and the
+ * example file and --help agreeing with the options table (options.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "server/config.h"
+#include "server/options.h"
 #include "anim_error.h"
 
 static char dir[64];
@@ -141,10 +143,27 @@ static void test_loopback_names(void **state) {
 }
 
 /* deploy/animserver.conf, the example shipped for systemd and Kubernetes:
- * it parses, holds the defaults (its data directory aside), and names every
- * setting --help lists, so a new flag cannot be forgotten there. */
+ * it is what the options table generates (so every setting is there, with
+ * its default and help), it parses, and it holds the defaults (its data
+ * directory aside). */
 static void test_example_file(void **state) {
   const char *example = "deploy/animserver.conf";
+  FILE *f = fopen(example, "r");
+  assert_non_null(f);
+  static char text[32768], generated[32768];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  FILE *g = fmemopen(generated, sizeof generated - 1, "w");
+  assert_non_null(g);
+  assert_int_equal(srv_config_write_example(g), 0);
+  fclose(g);
+  if (strcmp(text, generated) != 0) {
+    size_t at = 0;
+    while (text[at] && text[at] == generated[at]) at++;
+    fail_msg("%s differs from server/options.h's table at byte %zu (\"%.40s\" vs \"%.40s\"): run "
+             "`make example-config`", example, at, text + at, generated + at);
+  }
   srv_config_t c, d;
   char err[256];
   assert_int_equal(parse(&c, err, "--config", example, NULL, NULL), 0);
@@ -153,30 +172,84 @@ static void test_example_file(void **state) {
   memcpy(d.data_dir, c.data_dir, sizeof d.data_dir);
   memcpy(d.config_path, c.config_path, sizeof d.config_path);
   assert_memory_equal(&c, &d, sizeof c);
+  /* Every row of the table is in it, with its default and its help. */
+  int rows = 0;
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (!o->name || o->example == SRV_OPTION_NONE) continue;
+    rows++;
+    char line[160], words[40];
+    const char *value = o->example == SRV_OPTION_DEFAULT ? o->default_text : o->example_text;
+    snprintf(line, sizeof line, "\n%s%s%s%s\n", o->example == SRV_OPTION_COMMENT ? "# " : "", o->name,
+             value && *value ? " " : "", value ? value : "");
+    if (!strstr(text, line)) fail_msg("%s has no line \"%s\"", example, line + 1);
+    snprintf(words, sizeof words, "%.30s", o->help); /* the help's first words, before any wrap */
+    words[strcspn(words, " ")] = '\0';
+    if (!strstr(strstr(text, line) - 400 > text ? strstr(text, line) - 400 : text, words))
+      fail_msg("%s: no help above --%s", example, o->name);
+  }
+  assert_true(rows >= 30);
+}
 
-  FILE *f = fopen(example, "r");
-  assert_non_null(f);
-  static char text[16384];
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[n] = '\0';
+/* --help lists every row of the table (the test above checks the file), with
+ * its default; the table's defaults are inside their own bounds. */
+static void test_help_lists_the_table(void **state) {
   char command[1024], line[512];
+  static char help[32768];
   const char *build = getenv("ANIM_BUILD_DIR");
   snprintf(command, sizeof command, "%s/animserver --help", build && *build ? build : "build");
-  FILE *help = popen(command, "r");
-  assert_non_null(help);
-  int flags = 0;
-  while (fgets(line, sizeof line, help)) {
-    char name[64], setting[80], commented[80];
-    if (sscanf(line, " --%63[a-z-]", name) != 1) continue;
-    if (!strcmp(name, "config") || !strcmp(name, "help") || !strcmp(name, "version")) continue;
-    flags++;
-    snprintf(setting, sizeof setting, "\n%s", name);
-    snprintf(commented, sizeof commented, "\n# %s", name);
-    if (!strstr(text, setting) && !strstr(text, commented)) fail_msg("%s does not mention --%s", example, name);
+  FILE *p = popen(command, "r");
+  assert_non_null(p);
+  size_t n = 0;
+  /* A wrapped paragraph's lines joined into one. */
+  while (fgets(line, sizeof line, p) && n + strlen(line) < sizeof help) {
+    const char *more = line + strspn(line, " ");
+    if (more - line >= 20 && n > 0 && help[n - 1] == '\n') help[n - 1] = ' ';
+    else more = line;
+    n += (size_t)sprintf(help + n, "%s", more);
   }
-  assert_int_equal(pclose(help), 0);
-  assert_true(flags >= 20);
+  assert_int_equal(pclose(p), 0);
+  for (int i = 0; i < srv_noptions; i++) {
+    const srv_option_t *o = &srv_options[i];
+    if (!o->name) continue;
+    char flag[96], def[96];
+    snprintf(flag, sizeof flag, "\n  --%s", o->name);
+    const char *at = strstr(help, flag);
+    if (!at) fail_msg("--help does not list --%s", o->name);
+    if (o->default_text && (o->kind == SRV_OPTION_NUMBER || o->kind == SRV_OPTION_REAL)) {
+      snprintf(def, sizeof def, "Default: %s.", o->default_text);
+      const char *next = strstr(at + 1, "\n  --");
+      const char *found = strstr(at, def);
+      if (!found || (next && found > next)) fail_msg("--help: --%s does not say \"%s\"", o->name, def);
+    }
+  }
+  srv_config_t c;
+  char err[256];
+  srv_config_default(&c);
+  assert_int_equal(srv_config_validate(&c, err, sizeof err), 0);
+}
+
+/* Bounds from the table: checked by validate on a config set in code too;
+ * metrics-port's -1 (none) may be given. */
+static void test_bounds(void **state) {
+  srv_config_t c;
+  char err[256];
+  /* --max-graph-memory: a row like the others, parsed, bounded, named in errors */
+  assert_int_equal(parse(&c, err, "--max-graph-memory", "-5", NULL, NULL), ANIM_EINVAL);
+  assert_non_null(strstr(err, "--max-graph-memory"));
+  assert_int_equal(parse(&c, err, "--max-graph-memory", "1e6", NULL, NULL), ANIM_EINVAL);
+  assert_int_equal(parse(&c, err, "--max-graph-memory", "123456789", NULL, NULL), 0);
+  assert_int_equal(c.max_graph_memory, 123456789);
+  srv_config_default(&c);
+  assert_int_equal(c.max_graph_memory, 0); /* no limit, as before the option */
+  /* validate checks the table's bounds on a config set in code too */
+  c.max_frame_bytes = 10;
+  assert_int_equal(srv_config_validate(&c, err, sizeof err), ANIM_EINVAL);
+  assert_non_null(strstr(err, "--max-frame-bytes 10"));
+  /* metrics-port: -1 (none) is its default and may be given */
+  assert_int_equal(parse(&c, err, "--metrics-port", "-1", NULL, NULL), 0);
+  assert_int_equal(c.metrics_port, -1);
+  assert_int_equal(parse(&c, err, "--metrics-port", "-2", NULL, NULL), ANIM_EINVAL);
 }
 
 static int teardown(void **state) {
@@ -196,6 +269,8 @@ int main(void) {
       cmocka_unit_test(test_file_then_flags),
       cmocka_unit_test(test_loopback_names),
       cmocka_unit_test(test_example_file),
+      cmocka_unit_test(test_help_lists_the_table),
+      cmocka_unit_test(test_bounds),
   };
   return cmocka_run_group_tests_name("config", tests, setup, teardown);
 }
