@@ -139,12 +139,13 @@ static const parse_case_t parse_cases[] = {
     /* unknown names */
     {"stand { JUMP_PRESS crouch }", ANIM_SM_UNKNOWN_TARGET, 1, 20},
     {"a { machine m GO b }\nb { clip walk }\nmachine m { c { clip walk GO b } }", ANIM_SM_UNKNOWN_TARGET, 3, 30},
-    {"a { machine nowhere }", ANIM_SM_UNKNOWN_MACHINE, 1, 5},
-    {"a { blend speed ( 0 walk 1 run ) }", ANIM_SM_UNKNOWN_PARAM, 1, 5},
+    /* ... pointing at the name, not at the keyword before it (column 5 once) */
+    {"a { machine nowhere }", ANIM_SM_UNKNOWN_MACHINE, 1, 13},
+    {"a { blend speed ( 0 walk 1 run ) }", ANIM_SM_UNKNOWN_PARAM, 1, 11},
     /* blends */
     {"param v 0\na { blend v ( 0 walk 1 run 1 jog ) }", ANIM_SM_BLEND_ORDER, 2, 28},
     /* nesting */
-    {"a { machine m }\nmachine m { b { machine m } }", ANIM_SM_RECURSIVE, 2, 17},
+    {"a { machine m }\nmachine m { b { machine m } }", ANIM_SM_RECURSIVE, 2, 25},
     {"a { clip walk }\nmachine m { b { clip walk } }", ANIM_SM_UNUSED_MACHINE, 2, 9},
     /* reachability */
     {"stand { clip idle GO walk }\nwalk { clip walk GO stand }\nrun { clip run GO stand }", ANIM_SM_UNREACHABLE, 3, 1},
@@ -316,10 +317,11 @@ static void test_bind_errors(void **state) {
   assert_int_equal(d.items[1].problem, ANIM_SM_SPAN);
   assert_int_equal(d.items[1].line, 3), assert_int_equal(d.items[1].column, 10);
   assert_int_equal(d.items[2].problem, ANIM_SM_UNKNOWN_TAG);
-  assert_int_equal(d.items[2].line, 2);
+  /* Each unknown tag at its own word (the state's name once). */
+  assert_int_equal(d.items[2].line, 2), assert_int_equal(d.items[2].column, 17);
   assert_non_null(strstr(d.items[2].message, "'flying'"));
   assert_int_equal(d.items[3].problem, ANIM_SM_UNKNOWN_TAG);
-  assert_int_equal(d.items[3].line, 4);
+  assert_int_equal(d.items[3].line, 4), assert_int_equal(d.items[3].column, 9);
   anim_state_machine_free(sm);
   /* A span of one frame is too short. */
   sm = parse_ok("a { clip walk [1 1.001] }");
