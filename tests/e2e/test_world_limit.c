@@ -234,18 +234,18 @@ static void test_at_limit_streams_exactly(void **state) {
   drain_frames(fx.client);
 }
 
-/* Reads frames of sub for seconds: the largest root x seen, and the last. */
-static void watch_x(uint64_t sub, uint64_t id, float seconds, float *out_max, float *out_last) {
+/* Reads frames of sub for seconds: the largest of each root coordinate
+ * seen, and the last root. */
+static void watch_root(uint64_t sub, uint64_t id, float seconds, float out_max[3], float out_last[3]) {
   uint64_t first = 0;
-  *out_max = -INFINITY;
+  out_max[0] = out_max[1] = out_max[2] = -INFINITY;
   for (;;) {
     anim_stream_frame_t *f;
     assert_int_equal(anim_client_next_frame(fx.client, &f, TIMEOUT_MS), 0);
     const float *r = f->subscription == sub ? root_of(f, id) : NULL;
     if (r) {
       if (!first) first = f->tick;
-      *out_max = fmaxf(*out_max, r[0]);
-      *out_last = r[0];
+      for (int k = 0; k < 3; k++) out_max[k] = fmaxf(out_max[k], r[k]), out_last[k] = r[k];
     }
     int done = r && (float)(f->tick - first) >= seconds * 60.0f;
     anim_stream_frame_free(f);
@@ -268,11 +268,11 @@ static void test_walk_held_on_boundary(void **state) {
   anim_character_input_t in;
   anim_character_input_velocity(&in, 3.0f, 0.0f, east);
   assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
-  float max_x, last_x;
-  watch_x(sub, id, 4.0f, &max_x, &last_x);
-  print_message("  walking out: largest x %.4f, last %.4f\n", max_x, last_x);
-  assert_true(max_x <= L);
-  assert_true(last_x >= L - 0.05f); /* still pushing: on the boundary */
+  float max[3], last[3];
+  watch_root(sub, id, 4.0f, max, last);
+  print_message("  walking out: largest x %.4f, last %.4f\n", max[0], last[0]);
+  assert_true(max[0] <= L);
+  assert_true(last[0] >= L - 0.05f); /* still pushing: on the boundary */
   anim_character_state_t *st = NULL;
   assert_int_equal(anim_client_character_state(fx.client, id, 0, &st, TIMEOUT_MS), 0);
   assert_true(st->position[0] <= L);
@@ -280,11 +280,45 @@ static void test_walk_held_on_boundary(void **state) {
   anim_character_state_free(st);
   anim_character_input_velocity(&in, -3.0f, 0.0f, -east);
   assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
-  watch_x(sub, id, 3.0f, &max_x, &last_x);
-  print_message("  walking back: last x %.4f\n", last_x);
-  assert_true(last_x < L - 3.0f);
+  watch_root(sub, id, 3.0f, max, last);
+  print_message("  walking back: last x %.4f\n", last[0]);
+  assert_true(last[0] < L - 3.0f);
   assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
+}
+
+/* Another kind each, walked by its own motion: a machine looping a run
+ * clip from 2 m inside, facing out; a graph character wandering from the
+ * limit's corner. Each stays within the limit, the runner on it. */
+static void test_other_kinds_held(void **state) {
+  static const char runner[] = "go { clip run loop }\n";
+  assert_int_equal(anim_client_machine_load(fx.client, "runner", runner, strlen(runner), 1, NULL, TIMEOUT_MS), 0);
+  anim_graph_description_t *g = NULL;
+  assert_int_equal(anim_client_graph_build(fx.client, "default", NULL, &g, 120000), 0);
+  anim_graph_description_free(g);
+  anim_character_mode_t machine = {.mode = ANIM_MODE_MACHINE, .machine = "runner"};
+  anim_character_mode_t graph = {.mode = ANIM_MODE_GRAPH};
+  anim_character_placement_t east = {L - 2.0f, 0.0f, 1.5707963f, -1}, corner = {L, L, 0.785398f, -1};
+  uint64_t ids[2], sub;
+  assert_int_equal(anim_client_characters_create_mode(fx.client, "default", &machine, NULL, &east, 1, &ids[0],
+                                                      TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create_mode(fx.client, "default", &graph, NULL, &corner, 1, &ids[1],
+                                                      TIMEOUT_MS), 0);
+  drain_frames(fx.client);
+  anim_subscribe_options_t o = {ids, 2, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(fx.client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
+  float max[3], last[3];
+  watch_root(sub, ids[0], 3.0f, max, last);
+  print_message("  machine runner: largest x %.4f, last %.4f\n", max[0], last[0]);
+  assert_true(max[0] <= L);
+  assert_true(last[0] >= L - 0.05f);
+  watch_root(sub, ids[1], 3.0f, max, last);
+  print_message("  graph wanderer from the corner: largest x %.4f, z %.4f\n", max[0], max[2]);
+  assert_true(max[0] <= L && max[2] <= L);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(fx.client, ids, 2, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_machine_unload(fx.client, "runner", TIMEOUT_MS), 0);
   drain_frames(fx.client);
 }
 
@@ -294,6 +328,7 @@ int main(void) {
       cmocka_unit_test(test_paths_refused),           cmocka_unit_test(test_tracked_points_refused),
       cmocka_unit_test(test_poses_refused),           cmocka_unit_test(test_limit_in_hello),
       cmocka_unit_test(test_at_limit_streams_exactly), cmocka_unit_test(test_walk_held_on_boundary),
+      cmocka_unit_test(test_other_kinds_held),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
