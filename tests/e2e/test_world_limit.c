@@ -9,8 +9,10 @@
  * 1e30 and a placement at 300 km (which used to be accepted and streamed
  * 214.7 km in the quantized encoding) among them. Then the behaviour: Hello
  * reports the limit; characters on the limit's corners stream their root in
- * both encodings as the float stream has it; a character walked onto the
- * boundary is held on it, in the stream and in its state, and walks back in.
+ * every encoding (floats, quantized, the world positions asked for besides)
+ * as placed; a character walked onto the boundary is held on it, in the
+ * stream and in its state, and walks back in; so are a machine's and a
+ * graph's.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -161,11 +163,15 @@ static void test_limit_in_hello(void **state) {
   assert_true(info.world_limit == L);
 }
 
-/* The root of character id in f, or NULL. */
-static const float *root_of(const anim_stream_frame_t *f, uint64_t id) {
+/* Character id's pose in f, or NULL; its root. */
+static const anim_character_pose_t *pose_of(const anim_stream_frame_t *f, uint64_t id) {
   for (int i = 0; i < f->nposes; i++)
-    if (f->poses[i].character == id) return f->poses[i].positions;
+    if (f->poses[i].character == id) return &f->poses[i];
   return NULL;
+}
+static const float *root_of(const anim_stream_frame_t *f, uint64_t id) {
+  const anim_character_pose_t *p = pose_of(f, id);
+  return p ? p->positions : NULL;
 }
 
 /* On the limit's corners and edges: each streams its root in the quantized
@@ -197,7 +203,11 @@ static void test_at_limit_streams_exactly(void **state) {
         const float *r = root_of(f, ids[c]);
         assert_non_null(r);
         memcpy(roots[e][have[e]][c], r, sizeof roots[0][0][0]);
-        if (e == 0) assert_non_null(f->poses[c].global_positions);
+        if (e == 0) { /* the world positions asked for besides: bone 0's is the root's */
+          const float *g = pose_of(f, ids[c])->global_positions;
+          assert_non_null(g);
+          assert_memory_equal(g, r, 3 * sizeof(float));
+        }
         const float placed[3] = {at[c].x, r[1], at[c].z};
         for (int k = 0; k < 3; k += 2) {
           assert_true(fabsf(r[k]) <= L);
