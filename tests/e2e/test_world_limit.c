@@ -29,6 +29,7 @@
 #include "pose/quantize.h"
 #include "pose/world.h"
 #include "server_proc.h"
+#include "shared_data.h"
 
 #define TIMEOUT_MS 10000
 #define L ANIM_WORLD_LIMIT
@@ -46,7 +47,17 @@
 
 static anim_test_fixture_t fx;
 
-static int setup(void **state) { return anim_test_fixture_start(&fx, "world_limit", NULL, 1); }
+/* With the shared networks the server serves learned characters too (--lmm). */
+static int setup(void **state) {
+  static char dir[1024];
+  char probe[1100];
+  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
+  snprintf(probe, sizeof probe, "%s/projector.bin", dir);
+  FILE *f = fopen(probe, "rb");
+  if (f) fclose(f);
+  const char *args[] = {"--lmm", dir, NULL};
+  return anim_test_fixture_start(&fx, "world_limit", f ? args : NULL, 1);
+}
 static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
 
 static void drain_frames(anim_client_t *c) {
@@ -332,13 +343,45 @@ static void test_other_kinds_held(void **state) {
   drain_frames(fx.client);
 }
 
+/* A learned character walked out at 3 m/s from 2 m inside is held on the
+ * boundary and walks back in at once (its anchor and simulation moved with
+ * it, not its shown root alone). Needs the shared networks. */
+static void test_learned_held(void **state) {
+  char path[1024];
+  if (!anim_test_shared_path(path, sizeof path, "data/lmm/projector.bin")) return;
+  const float east = 1.5707963f;
+  anim_character_mode_t mode = {.mode = ANIM_MODE_LEARNED};
+  anim_character_placement_t at = {L - 2.0f, 0.0f, east, -1};
+  uint64_t id, sub;
+  assert_int_equal(anim_client_characters_create_mode(fx.client, "lmm", &mode, NULL, &at, 1, &id, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
+  anim_subscribe_options_t o = {&id, 1, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(fx.client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
+  anim_character_input_t in;
+  anim_character_input_velocity(&in, 3.0f, 0.0f, east);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
+  float max[3], last[3];
+  watch_root(sub, id, 3.0f, max, last);
+  print_message("  learned, walking out: largest x %.4f, last %.4f\n", max[0], last[0]);
+  assert_true(max[0] <= L);
+  assert_true(last[0] >= L - 0.05f);
+  anim_character_input_velocity(&in, -3.0f, 0.0f, -east);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
+  watch_root(sub, id, 3.0f, max, last);
+  print_message("  learned, walking back: last x %.4f\n", last[0]);
+  assert_true(last[0] < L - 3.0f);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_placements_refused),      cmocka_unit_test(test_goals_refused),
       cmocka_unit_test(test_paths_refused),           cmocka_unit_test(test_tracked_points_refused),
       cmocka_unit_test(test_poses_refused),           cmocka_unit_test(test_limit_in_hello),
       cmocka_unit_test(test_at_limit_streams_exactly), cmocka_unit_test(test_walk_held_on_boundary),
-      cmocka_unit_test(test_other_kinds_held),
+      cmocka_unit_test(test_other_kinds_held),        cmocka_unit_test(test_learned_held),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
