@@ -247,8 +247,9 @@ int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) {
 /* One message for every world coordinate refused: the value, the limit and
  * where a client reads it. */
 static int outside_world(srv_decoder_t *d, double value) {
-  return srv_decode_fail(d, ANIM_EINVAL, " = %g: outside the world (every coordinate within +-%g m, Limits.world_limit)",
-                         value, (double)ANIM_WORLD_LIMIT);
+  return srv_decode_fail(d, ANIM_EINVAL,
+                         " = %g: outside the world (every coordinate within +-%g m, Limits.world_limit)", value,
+                         (double)ANIM_WORLD_LIMIT);
 }
 
 static int world_value(srv_decoder_t *d, double value) {

@@ -487,7 +487,8 @@ int anim_lmm_tick(anim_lmm_character_t *c, float dt, float *scratch) { return an
 void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
   vec3 ground = vec3_make(step.x, 0.0f, step.z);
   c->sim_position = vec3_add(c->sim_position, ground);
-  for (int i = 0; i < ANIM_LMM_TRAJECTORY; i++) c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
+  for (int i = 0; i < ANIM_LMM_TRAJECTORY; i++)
+    c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
   c->pose.positions[0] = vec3_add(c->pose.positions[0], step);
   c->globals_fresh = 0;

@@ -790,7 +790,8 @@ static void test_translate(void **state) {
     if (strcmp(state_name(&b, 0), "locomotion") == 0) {
       vec3 m = vec3_sub(vec3_sub(b.matcher.pose_positions[0], a.matcher.pose_positions[0]), moved);
       m.y = 0.0f;
-      if (vec3_length(m) > 1e-3f) fail_msg("tick %d: the controller's root %.5f m off the moved one", t, vec3_length(m));
+      if (vec3_length(m) > 1e-3f)
+        fail_msg("tick %d: the controller's root %.5f m off the moved one", t, vec3_length(m));
     }
     float turn = 2.0f * acosf(fminf(1.0f, fabsf(quat_dot(a.pose.rotations[0], b.pose.rotations[0]))));
     if (turn > 1e-3f) fail_msg("tick %d: root turned %.5f rad apart", t, turn);
