@@ -60,6 +60,7 @@ int anim__hello_info_from(const Animserver__HelloResponse *m, anim_hello_info_t 
     out->stream_soft_limit_bytes = l->stream_soft_limit_bytes;
     out->max_characters_total = l->max_characters_total, out->max_subscriptions = l->max_subscriptions;
     out->max_ids = l->max_ids, out->max_string_bytes = l->max_string_bytes;
+    out->world_limit = l->world_limit;
   }
   out->connection_id = m->connection_id;
   out->admin = m->admin;

@@ -71,7 +71,7 @@ typedef struct {
 } anim_character_params_t;
 
 typedef struct {
-  float x, z;        /* metres */
+  float x, z;        /* metres, |x| and |z| at most the world limit (anim_hello_info_t.world_limit) */
   float facing;      /* radians about +Y, 0 faces +Z */
   int start_frame;   /* -1: the database's first frame (below -1: ANIM_EINVAL) */
 } anim_character_placement_t;
@@ -80,7 +80,8 @@ enum { ANIM_INPUT_KIND_STICK = 0, ANIM_INPUT_KIND_VELOCITY = 1, ANIM_INPUT_KIND_
 
 /* One of: a stick (x right, z forward, |stick| <= 1) relative to the camera
  * azimuth, strafe keeping the camera's facing; a desired world velocity
- * (m/s) and facing (radians); a goal position to walk to at goal_speed. */
+ * (m/s) and facing (radians); a goal position to walk to at goal_speed
+ * (within the world limit, as every world position). */
 typedef struct {
   int kind;                         /* ANIM_INPUT_KIND_* */
   float stick_x, stick_z, camera_azimuth;

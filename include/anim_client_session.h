@@ -43,6 +43,7 @@ typedef struct {
   uint32_t max_subscriptions;       /* per connection */
   uint32_t max_ids;          /* characters, placements or inputs in one request */
   uint32_t max_string_bytes; /* any string field */
+  float world_limit;         /* m: |x|, |y|, |z| of any world position taken; characters stop at it */
 } anim_hello_info_t;
 
 typedef struct {

@@ -4,6 +4,7 @@
 #include "anim_error.h"
 #include "animserver.pb-c.h"
 #include "pose/quantize.h"
+#include "pose/world.h"
 
 const srv_actor_kind_t *srv_actor_kind_for(int mode) {
   switch (mode) {
@@ -25,6 +26,16 @@ int srv_actor_kind_mode(const srv_actor_kind_t *kind) {
 
 void srv_actor_report(srv_actor_t *a) {
   a->kind->report(a);
+  /* A character that walked past the limit is put back on it, each tick
+   * the walk would take it further: it stands at the boundary, slides along
+   * it or turns back in, and its stream never leaves the world. */
+  if (a->kind->translate && a->pose.nbones > 0 && !anim_world_contains(a->pose.positions[0])) {
+    vec3 step = anim_world_confine(a->pose.positions[0]);
+    if (step.x != 0.0f || step.y != 0.0f || step.z != 0.0f) {
+      a->kind->translate(a->character, step);
+      a->kind->report(a); /* its global positions again */
+    }
+  }
   if (a->want & SRV_WANT_QUANTIZED)
     anim_pose_quantize(a->quantized, a->pose.positions, a->pose.rotations, a->pose.nbones, 0);
 }

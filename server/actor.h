@@ -89,6 +89,12 @@ typedef struct {
   /* Sets actor->pose from the character (global positions when its want
    * asks): after each tick, and once at creation (the loop). */
   void (*report)(srv_actor_t *actor);
+  /* Pool, from srv_actor_report: moves the character by step (m, world) as
+   * if it had always been there; the world's boundary (core/pose/world.h)
+   * holds a character that walks onto it this way. NULL for a kind that
+   * cannot walk away from its inputs (MODE_TRACKER follows its tracked
+   * points, which are within the world). */
+  void (*translate)(void *character, vec3 step);
   /* Loop: steering input of a kind in `inputs`; NULL for a kind steered otherwise. */
   int (*set_input)(void *character, const anim_controller_input_t *input);
   uint32_t inputs; /* bit k: takes input kind k (ANIM_INPUT_*) */
@@ -128,9 +134,10 @@ int srv_actor_kind_mode(const srv_actor_kind_t *kind);
  * offsets the per-bone offsets (copied into the response). 0 or ANIM_ENOMEM. */
 int srv_actor_state_inertializer(const anim_inertializer_t *inertializer, int offsets, srv_response_t *out);
 
-/* After an actor's tick (pool): its kind's report, then the pose record the
- * streams read (quantized bytes, when wanted), made at once while the pose
- * is still in cache. Kinds call it from simulate for each actor. */
+/* After an actor's tick (pool): its kind's report, a root past the world's
+ * limit brought back onto it (the kind's translate), then the pose record
+ * the streams read (quantized bytes, when wanted), made at once while the
+ * pose is still in cache. Kinds call it from simulate for each actor. */
 void srv_actor_report(srv_actor_t *actor);
 
 #endif

@@ -35,6 +35,10 @@ int srv_graph_node_from(const anim_motion_graph_t *g, int frame) {
   return lo < g->nnodes ? lo : 0;
 }
 
+static void translate(void *character, vec3 step) {
+  anim_graph_character_translate(&((graph_actor_t *)character)->c, step);
+}
+
 static void report(srv_actor_t *a) {
   anim_graph_character_t *c = &((graph_actor_t *)a->character)->c;
   const anim_database_t *db = c->db;
@@ -128,6 +132,7 @@ const srv_actor_kind_t srv_actor_graph = {
     .heap_bytes = heap_bytes,
     .simulate = simulate,
     .report = report,
+    .translate = translate,
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_GOAL,
     .state = state,

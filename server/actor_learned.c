@@ -23,6 +23,8 @@ static size_t scratch_bytes(const srv_db_entry_t *entry, int n) {
   return pointers_bytes(n) + anim_lmm_scratch_floats(entry->lmm, n) * sizeof(float);
 }
 
+static void translate(void *character, vec3 step) { anim_lmm_translate(character, step); }
+
 static void report(srv_actor_t *a) {
   anim_lmm_character_t *c = a->character;
   srv_actor_pose_t *p = &a->pose;
@@ -95,6 +97,7 @@ const srv_actor_kind_t srv_actor_learned = {
     .scratch_bytes = scratch_bytes,
     .simulate = simulate,
     .report = report,
+    .translate = translate,
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,

@@ -30,6 +30,10 @@ anim_machine_character_t *srv_actor_machine_character(srv_actor_t *a) {
   return a->kind == &srv_actor_machine ? &((machine_actor_t *)a->character)->c : NULL;
 }
 
+static void translate(void *character, vec3 step) {
+  anim_machine_character_translate(&((machine_actor_t *)character)->c, step);
+}
+
 static void report(srv_actor_t *a) {
   machine_actor_t *m = a->character;
   anim_machine_character_t *c = &m->c;
@@ -135,6 +139,7 @@ const srv_actor_kind_t srv_actor_machine = {
     .heap_bytes = heap_bytes,
     .simulate = simulate,
     .report = report,
+    .translate = translate,
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,

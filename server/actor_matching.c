@@ -46,6 +46,8 @@ static size_t layout(const srv_db_entry_t *entry, int n, void *base, scratch_t *
 
 static size_t scratch_bytes(const srv_db_entry_t *entry, int n) { return layout(entry, n, NULL, NULL); }
 
+static void translate(void *character, vec3 step) { anim_controller_translate(character, step); }
+
 static void report_pose(srv_actor_t *a) {
   anim_controller_t *c = a->character;
   const anim_database_t *db = c->db;
@@ -151,6 +153,7 @@ const srv_actor_kind_t srv_actor_matching = {
     .scratch_bytes = scratch_bytes,
     .simulate = simulate,
     .report = report_pose,
+    .translate = translate,
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,

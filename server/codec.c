@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "registry.h"
 #include "base/utf8.h"
+#include "pose/world.h"
 
 /* ---- budgeted allocator, and the connection's arena ------------------------- */
 
@@ -241,6 +242,42 @@ static int finite_value(srv_decoder_t *d, double value) {
 int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) {
   if (isfinite(value)) return 0;
   WITH_FIELD(d, field, finite_value(d, value));
+}
+
+/* One message for every world coordinate refused: the value, the limit and
+ * where a client reads it. */
+static int outside_world(srv_decoder_t *d, double value) {
+  return srv_decode_fail(d, ANIM_EINVAL,
+                         " = %g: outside the world (every coordinate within +-%g m, Limits.world_limit)", value,
+                         (double)ANIM_WORLD_LIMIT);
+}
+
+static int world_value(srv_decoder_t *d, double value) {
+  int rc = finite_value(d, value);
+  return rc ? rc : fabs(value) <= ANIM_WORLD_LIMIT ? 0 : outside_world(d, value);
+}
+
+int srv_check_world(srv_decoder_t *d, const char *field, double value) {
+  if (fabs(value) <= ANIM_WORLD_LIMIT) return 0; /* NaN compares false */
+  WITH_FIELD(d, field, world_value(d, value));
+}
+
+static int world_array(srv_decoder_t *d, const float *values, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!(fabsf(values[i]) <= ANIM_WORLD_LIMIT)) {
+      size_t mark = srv_path_index(d, i);
+      int rc = world_value(d, values[i]);
+      if (rc == 0) srv_path_restore(d, mark);
+      return rc;
+    }
+  return 0;
+}
+
+int srv_check_world_array(srv_decoder_t *d, const char *field, const float *values, size_t n) {
+  size_t i = 0;
+  while (i < n && fabsf(values[i]) <= ANIM_WORLD_LIMIT) i++;
+  if (i == n) return 0;
+  WITH_FIELD(d, field, world_array(d, values, n));
 }
 
 static int at_most(srv_decoder_t *d, uint64_t value, uint64_t max, int code) {

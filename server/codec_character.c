@@ -10,7 +10,6 @@
 #include "codec_internal.h"
 #include "registry.h"
 
-#define PLACEMENT_MAX_METRES 1e6f
 /* Speeds a character may be asked for (m/s): ten times a sprint. Past it a
  * motion-matching character cannot follow anyway, and far past it (1e20,
  * 3e38) the springs' squares overflow and the character silently stands:
@@ -78,12 +77,9 @@ static int decode_params(srv_decoder_t *d, const Animserver__ControllerParams *i
 
 int srv_decode_placement(srv_decoder_t *d, const Animserver__Placement *p, srv_placement_t *out) {
   int rc;
-  if ((rc = srv_check_finite_value(d, "x", p->x)) || (rc = srv_check_finite_value(d, "z", p->z)) ||
+  if ((rc = srv_check_world(d, "x", p->x)) || (rc = srv_check_world(d, "z", p->z)) ||
       (rc = srv_check_finite_value(d, "facing", p->facing)))
     return rc;
-  if (fabsf(p->x) > PLACEMENT_MAX_METRES || fabsf(p->z) > PLACEMENT_MAX_METRES)
-    return srv_decode_fail(d, ANIM_EINVAL, " = (%g, %g): |x| and |z| must be at most %g m", p->x, p->z,
-                           (double)PLACEMENT_MAX_METRES);
   *out = (srv_placement_t){p->x, p->z, p->facing, -1};
   return p->start_frame ? srv_check_frame(d, "start_frame.frame", p->start_frame->frame, &out->start_frame) : 0;
 }
@@ -171,7 +167,7 @@ static int decode_velocity(srv_decoder_t *d, const Animserver__VelocityInput *v,
 static int decode_goal(srv_decoder_t *d, const Animserver__GoalInput *g, anim_controller_input_t *c) {
   size_t mark = srv_path_field(d, "goal");
   int rc;
-  if ((rc = srv_check_finite_value(d, "x", g->x)) || (rc = srv_check_finite_value(d, "z", g->z)) ||
+  if ((rc = srv_check_world(d, "x", g->x)) || (rc = srv_check_world(d, "z", g->z)) ||
       (rc = srv_check_finite_value(d, "speed", g->speed)))
     return rc;
   if (g->speed < 0.0f || g->speed > SPEED_MAX)

@@ -9,8 +9,8 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
+#include "pose/world.h"
 
-#define TRACKER_MAX_METRES 1e5f  /* |coordinate| of a tracked position */
 #define TRACKER_MAX_SPEED 100.0f /* m/s, |velocity| */
 #define OFFSET_MAX_METRES 10.0f  /* |coordinate| of a tracked point in its bone's frame */
 #define WEIGHT_MAX 1e6f
@@ -20,15 +20,23 @@
  * first and the field path is only built for an error (building it costs
  * a formatted print per field, most of the decode's time). */
 
+/* A vector bounded by bound (unit); bound WORLD: a world position (the
+ * world limit, core/pose/world.h, its own message). */
+#define WORLD -1.0f
 static int decode_vec3(srv_decoder_t *d, const char *field, const Animserver__Vec3 *v, float bound, const char *unit,
                        vec3 *out) {
-  int finite = isfinite(v->x) && isfinite(v->y) && isfinite(v->z);
-  if (finite && (bound <= 0.0f || (fabsf(v->x) <= bound && fabsf(v->y) <= bound && fabsf(v->z) <= bound))) {
+  float b = bound == WORLD ? ANIM_WORLD_LIMIT : bound;
+  if (fabsf(v->x) <= b && fabsf(v->y) <= b && fabsf(v->z) <= b) { /* NaN compares false */
     *out = vec3_make(v->x, v->y, v->z);
     return 0;
   }
   if (field) srv_path_field(d, field);
   int rc;
+  if (bound == WORLD) {
+    if ((rc = srv_check_world(d, "x", v->x)) || (rc = srv_check_world(d, "y", v->y)) ||
+        (rc = srv_check_world(d, "z", v->z)))
+      return rc;
+  }
   if ((rc = srv_check_finite_value(d, "x", v->x)) || (rc = srv_check_finite_value(d, "y", v->y)) ||
       (rc = srv_check_finite_value(d, "z", v->z)))
     return rc;
@@ -94,7 +102,7 @@ static int decode_tracker(srv_decoder_t *d, const Animserver__TrackerInput *in, 
     return 0; /* present 0: the rest is ignored */
   }
   if (!in->position) return srv_decode_fail(d, ANIM_EINVAL, ".position is missing: required unless lost");
-  if ((rc = decode_vec3(d, "position", in->position, TRACKER_MAX_METRES, "m", &t->position))) return rc;
+  if ((rc = decode_vec3(d, "position", in->position, WORLD, "m", &t->position))) return rc;
   if (in->orientation) {
     if ((rc = decode_orientation(d, in->orientation, &t->orientation))) return rc;
     t->has_orientation = 1;
@@ -197,7 +205,7 @@ static int decode_points(srv_decoder_t *d, const char *field, Animserver__Vec3 *
   size_t mark = srv_path_field(d, field);
   for (size_t i = 0; i < n; i++) {
     size_t item = srv_path_index(d, i);
-    int rc = decode_vec3(d, NULL, in[i], 0.0f, "", &points[i]);
+    int rc = decode_vec3(d, NULL, in[i], WORLD, "m", &points[i]);
     if (rc) return rc;
     srv_path_restore(d, item);
   }

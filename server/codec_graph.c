@@ -13,7 +13,6 @@
 #include "registry.h"
 
 #define GRAPH_MAX_FRAMES 100000 /* min_gap, spacing, node_spacing */
-#define PATH_MAX_METRES 1e6f
 
 /* A float option: finite, and > 0 when given (0 takes the default). */
 static int positive_or_default(srv_decoder_t *d, const char *field, float value, const char *unit) {
@@ -100,7 +99,7 @@ int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserve
   return 0;
 }
 
-/* A polyline: 2..ANIM_PATH_MAX_POINTS finite points within PATH_MAX_METRES,
+/* A polyline: 2..ANIM_PATH_MAX_POINTS finite points within the world limit,
  * of some length; copied into the request's arena as x z pairs. */
 static int decode_points(srv_decoder_t *d, Animserver__Vec2 **points, size_t n, const float **out, int *out_n) {
   size_t mark = srv_path_field(d, "points");
@@ -113,11 +112,7 @@ static int decode_points(srv_decoder_t *d, Animserver__Vec2 **points, size_t n, 
   for (size_t i = 0; i < n; i++) {
     size_t item = srv_path_index(d, i);
     int rc;
-    if ((rc = srv_check_finite_value(d, "x", points[i]->x)) || (rc = srv_check_finite_value(d, "z", points[i]->z)))
-      return rc;
-    if (fabsf(points[i]->x) > PATH_MAX_METRES || fabsf(points[i]->z) > PATH_MAX_METRES)
-      return srv_decode_fail(d, ANIM_EINVAL, " = (%g, %g): |x| and |z| must be at most %g m", points[i]->x,
-                             points[i]->z, (double)PATH_MAX_METRES);
+    if ((rc = srv_check_world(d, "x", points[i]->x)) || (rc = srv_check_world(d, "z", points[i]->z))) return rc;
     xz[2 * i] = points[i]->x, xz[2 * i + 1] = points[i]->z;
     if (i) length += hypot((double)xz[2 * i] - xz[2 * i - 2], (double)xz[2 * i + 1] - xz[2 * i - 1]);
     srv_path_restore(d, item);

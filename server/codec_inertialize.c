@@ -7,6 +7,7 @@
 #include "anim_error.h"
 #include "codec_internal.h"
 #include "pose/clip.h"
+#include "pose/world.h"
 
 /* Per bone: 3 position, 3 velocity, 4 rotation, 3 angular velocity floats. */
 static const char *const pose_fields[4] = {"positions", "velocities", "rotations", "angular_velocities"};
@@ -51,6 +52,8 @@ static int decode_pose_state(srv_decoder_t *d, const Animserver__PoseState *in, 
   out->rotations = in->rotations, out->angular_velocities = in->angular_velocities;
   size_t mark = srv_path_field(d, "pose");
   int rc = decode_arrays(d, values, counts, pose_fields, &out->nbones);
+  /* Bone 0 is a world position, the others local offsets: one bound for all. */
+  if (rc == 0) rc = srv_check_world_array(d, "positions", in->positions, in->n_positions);
   if (rc == 0) srv_path_restore(d, mark);
   return rc;
 }
@@ -91,6 +94,14 @@ static int decode_state(srv_decoder_t *d, const char *field, const Animserver__I
     return srv_decode_fail(d, ANIM_EDIMENSION, ".anchor has %zu floats: need 0 or 14", in->n_anchor);
   if ((rc = srv_check_finite(d, "anchor", in->anchor, in->n_anchor))) return rc;
   if (in->n_anchor) {
+    /* anim position (0..2) and world position (7..9): the world's bound. */
+    static const size_t positions[6] = {0, 1, 2, 7, 8, 9};
+    for (int k = 0; k < 6; k++)
+      if (!(fabsf(in->anchor[positions[k]]) <= ANIM_WORLD_LIMIT)) {
+        srv_path_field(d, "anchor");
+        srv_path_index(d, positions[k]);
+        return srv_check_world(d, NULL, in->anchor[positions[k]]);
+      }
     if ((rc = check_unit_quats(d, "anchor", in->anchor + 3, 1)) ||
         (rc = check_unit_quats(d, "anchor", in->anchor + 10, 1)))
       return rc;

@@ -41,6 +41,11 @@ void *srv_decode_alloc(srv_decoder_t *d, size_t size);
  * the path itself). 0 or the code with err set. */
 int srv_check_finite(srv_decoder_t *d, const char *field, const float *values, size_t n);
 int srv_check_finite_value(srv_decoder_t *d, const char *field, double value);
+/* A world coordinate (core/pose/world.h): finite (ANIM_ENONFINITE) and
+ * within +-ANIM_WORLD_LIMIT m (ANIM_EINVAL, the message naming the limit);
+ * the array form names the element at fault ("positions[4]"). */
+int srv_check_world(srv_decoder_t *d, const char *field, double value);
+int srv_check_world_array(srv_decoder_t *d, const char *field, const float *values, size_t n);
 /* value <= max, else code ("at most max"). */
 int srv_check_max(srv_decoder_t *d, const char *field, uint64_t value, uint64_t max, int code);
 /* A frame index: at most INT32_MAX (ANIM_ERANGE, as an index past the

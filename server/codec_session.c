@@ -6,6 +6,7 @@
 #include "machine/machine_character.h"
 #include "machines.h"
 #include "fit_models.h"
+#include "pose/world.h"
 
 #define CLIENT_NAME_MAX 256
 #define TOKEN_MAX 127
@@ -67,6 +68,7 @@ void srv_encode_hello(srv_encoder_t *e, const srv_response_t *in, Animserver__Re
   limits->max_align_points = SRV_ALIGN_MAX_POINTS;
   limits->max_trackers = SRV_MAX_TRACKERS;
   limits->fit_models_per_database = SRV_FIT_MODELS_PER_DATABASE;
+  limits->world_limit = ANIM_WORLD_LIMIT;
   hello->limits = limits;
   hello->connection_id = h->connection_id;
   hello->admin = h->admin;

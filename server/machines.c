@@ -6,6 +6,8 @@
 #include "base/hash.h"
 #include "machines.h"
 
+uint64_t srv_machine_version(const char *text, size_t len) { return anim_hash64(text, len, 0); }
+
 srv_machine_def_t *srv_machine_def_create(const char *name, int from_file, const char *text, size_t len,
                                           anim_sm_diagnostics_t *out_diagnostics, int *out_code, char *err,
                                           int errlen) {
@@ -24,7 +26,7 @@ srv_machine_def_t *srv_machine_def_create(const char *name, int from_file, const
   memcpy(def->text, text, len);
   def->text[len] = '\0';
   def->len = len;
-  def->version = anim_hash64(text, len, 0);
+  def->version = srv_machine_version(text, len);
   def->parsed = anim_state_machine_parse(def->text, len, def->label, out_diagnostics, err, errlen);
   if (!def->parsed) {
     *out_code = strcmp(err, "out of memory") == 0 ? ANIM_ENOMEM : ANIM_EFORMAT;

@@ -52,6 +52,10 @@ typedef struct srv_machines {
   srv_bound_machine_t *bound;
 } srv_machines_t;
 
+/* A machine's version: the hash of its text, as load, list, describe and
+ * check report it (check_machine once said 0: it made its summary apart). */
+uint64_t srv_machine_version(const char *text, size_t len);
+
 /* Parses text (len bytes, copied) as machine `name`, from a file of the
  * data directory (NAME.machine, which messages name) or not (a request's
  * text: messages name it NAME). The def, or NULL with every problem in

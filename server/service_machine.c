@@ -137,7 +137,7 @@ static int check(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
   if (sm) {
     out->held = sm, out->release_held = machine_free;
     r->ok = 1;
-    srv_machine_def_t def = {.len = t.len, .parsed = sm};
+    srv_machine_def_t def = {.len = t.len, .parsed = sm, .version = srv_machine_version(t.text, t.len)};
     snprintf(def.name, sizeof def.name, "%s", req->name);
     snprintf(def.source, sizeof def.source, "%s", req->len ? "request" : t.source);
     summarize(&def, 0, &r->summary);

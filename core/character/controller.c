@@ -421,6 +421,21 @@ int anim_controller_tick(anim_controller_t *c, float dt) {
   return anim_controller_tick_end(c, found ? &best : NULL);
 }
 
+void anim_controller_translate(anim_controller_t *c, vec3 step) {
+  vec3 ground = vec3_make(step.x, 0.0f, step.z);
+  c->sim_position = vec3_add(c->sim_position, ground);
+  for (int i = 0; i < c->ntrajectory; i++) c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
+  c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
+  c->pose_positions[0] = vec3_add(c->pose_positions[0], step);
+  c->globals_fresh = 0;
+  for (int f = 0; f < c->feet.nfeet; f++) {
+    anim_foot_lock_t *foot = &c->feet.feet[f];
+    foot->lock_position = vec3_add(foot->lock_position, step), foot->step_from = vec3_add(foot->step_from, step);
+    foot->previous_toe = vec3_add(foot->previous_toe, step);
+    foot->previous_target = vec3_add(foot->previous_target, step);
+  }
+}
+
 void anim_controller_stagger(anim_controller_t *c, int frames) { c->frames_since_search -= frames; }
 
 void anim_controller_global_pose(anim_controller_t *c) {

@@ -193,6 +193,13 @@ void anim_controller_prefetch(const anim_controller_t *c);
  * index, params, input and counters. 0, ANIM_ENONFINITE, ANIM_ERANGE. */
 int anim_controller_reset(anim_controller_t *character, vec3 position, float facing, vec3 velocity, int start_frame);
 
+/* Moves the character by step (m, world) as if it had always been there:
+ * its simulation and predicted trajectory (on the ground: step's x and z),
+ * the inertializer's anchor, the displayed root and the held feet; the
+ * input (a goal) stays where it is. For a caller that keeps characters in a
+ * bounded world (core/pose/world.h). */
+void anim_controller_translate(anim_controller_t *character, vec3 step);
+
 /* 0, ANIM_EINVAL (unknown kind, |stick| > 1.001, negative speed),
  * ANIM_ENONFINITE. */
 int anim_controller_input_validate(const anim_controller_input_t *input);

@@ -149,3 +149,9 @@ void anim_graph_character_global_pose(anim_graph_character_t *c) {
   anim_fk(c->global_positions, c->global_rotations, c->pose_positions, c->pose_rotations, c->db->skeleton.parents,
           c->db->nbones);
 }
+
+void anim_graph_character_translate(anim_graph_character_t *c, vec3 step) {
+  c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
+  c->pose_positions[0] = vec3_add(c->pose_positions[0], step);
+  c->globals_fresh = 0;
+}

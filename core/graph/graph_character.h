@@ -91,6 +91,11 @@ void anim_graph_character_wander(anim_graph_character_t *character, uint32_t see
 /* Advances by dt seconds (> 0, finite). 0 or ANIM_EINVAL. */
 int anim_graph_character_tick(anim_graph_character_t *character, float dt);
 
+/* Moves the character by step (m, world) as if it had always been there:
+ * its anchor (so the ground map) and displayed root; a path or goal stays.
+ * For a caller that keeps characters in a bounded world (core/pose/world.h). */
+void anim_graph_character_translate(anim_graph_character_t *character, vec3 step);
+
 /* The ground map placing the playing clip's frames in the world now. */
 anim_ground_map_t anim_graph_character_map(const anim_graph_character_t *character);
 

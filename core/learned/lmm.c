@@ -484,6 +484,16 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
 
 int anim_lmm_tick(anim_lmm_character_t *c, float dt, float *scratch) { return anim_lmm_tick_batch(&c, 1, dt, scratch); }
 
+void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
+  vec3 ground = vec3_make(step.x, 0.0f, step.z);
+  c->sim_position = vec3_add(c->sim_position, ground);
+  for (int i = 0; i < ANIM_LMM_TRAJECTORY; i++)
+    c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
+  c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
+  c->pose.positions[0] = vec3_add(c->pose.positions[0], step);
+  c->globals_fresh = 0;
+}
+
 void anim_lmm_global_pose(anim_lmm_character_t *c) {
   if (c->globals_fresh) return;
   c->globals_fresh = 1;

@@ -324,6 +324,11 @@ int anim_lmm_tick(anim_lmm_character_t *character, float dt, float *scratch);
  * over the frames of an interval). */
 void anim_lmm_stagger(anim_lmm_character_t *character, int frames);
 
+/* Moves the character by step (m, world) as if it had always been there
+ * (anim_controller_translate's rule): simulation and trajectory on the
+ * ground, anchor and displayed root; a goal stays. */
+void anim_lmm_translate(anim_lmm_character_t *character, vec3 step);
+
 /* Fills global_positions/global_rotations from the displayed pose (once a
  * tick: later calls find them there). */
 void anim_lmm_global_pose(anim_lmm_character_t *character);

@@ -507,6 +507,22 @@ int anim_machine_character_set_param(anim_machine_character_t *c, int param, flo
   return 0;
 }
 
+void anim_machine_character_translate(anim_machine_character_t *c, vec3 step) {
+  anim_inertializer_t *in = &c->inertializer;
+  in->anchor_world_position = vec3_add(in->anchor_world_position, step);
+  if (innermost(c)->kind == ANIM_SM_MOTION_MATCH) {
+    /* The input is the controller's pose, its root in the world: it moves
+     * too, and the anchor's animation side with it, so the shown pose
+     * (world_position + R (p - anim_position)) moves by step alone. */
+    anim_controller_translate(&c->matcher, step);
+    in->anchor_anim_position = vec3_add(in->anchor_anim_position, step);
+    vec3 *input_root = &c->input_pose[c->current].positions[0];
+    *input_root = vec3_add(*input_root, step);
+  }
+  c->pose.positions[0] = vec3_add(c->pose.positions[0], step);
+  c->globals_fresh = 0;
+}
+
 int anim_machine_character_set_input(anim_machine_character_t *c, const anim_controller_input_t *input) {
   int rc = anim_controller_input_validate(input);
   if (rc) return rc;

@@ -135,6 +135,12 @@ int anim_machine_character_set_param(anim_machine_character_t *character, int pa
  * changed, whether a match state is active or not. */
 int anim_machine_character_set_input(anim_machine_character_t *character, const anim_controller_input_t *input);
 
+/* Moves the character by step (m, world) as if it had always been there:
+ * the anchor and displayed root, and in a match state its controller
+ * (anim_controller_translate) with the input it feeds. For a caller that
+ * keeps characters in a bounded world (core/pose/world.h). */
+void anim_machine_character_translate(anim_machine_character_t *character, vec3 step);
+
 /* Advances by dt seconds (> 0, finite). 0 or ANIM_EINVAL. */
 int anim_machine_character_tick(anim_machine_character_t *character, float dt);
 

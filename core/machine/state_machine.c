@@ -61,7 +61,10 @@ typedef struct {
   anim_sm_location_t *target_at;
   char (*nested_names)[ANIM_NAME_MAX]; /* per state (MACHINE) */
   char (*param_names)[ANIM_NAME_MAX];  /* per state (BLEND) */
-  anim_sm_location_t *motion_at;       /* per state */
+  /* Per state: where its motion's name is (a nested machine's, a blend's
+   * parameter; the motion's keyword until then), which the diagnostics
+   * about that name point at. */
+  anim_sm_location_t *name_at;
   int cap_states, cap_transitions, cap_clips, cap_machines, cap_events;
   int halflife_set, max_set;
 } parser_t;
@@ -279,7 +282,7 @@ static void set_motion(parser_t *p, anim_sm_state_t *s, anim_sm_motion_kind_t ki
   if (s->kind != ANIM_SM_MOTION_NONE)
     anim__sm_report(p->r, ANIM_SM_DUPLICATE, at, "state '%s' has a second motion", s->name);
   s->kind = kind;
-  p->motion_at[s - p->sm->states] = at;
+  p->name_at[s - p->sm->states] = at;
 }
 
 static void parse_motion(parser_t *p, anim_sm_state_t *s) {
@@ -296,7 +299,7 @@ static void parse_motion(parser_t *p, anim_sm_state_t *s) {
   } else if (is_keyword(p, "tag")) {
     next(p);
     set_motion(p, s, ANIM_SM_MOTION_TAG, at);
-    if (take_name(p, s->tags[0], NULL, "a tag")) s->ntags = 1;
+    if (take_name(p, s->tags[0], &s->tag_where[0], "a tag")) s->ntags = 1;
     if (is_keyword(p, "loop")) s->loop = 1, next(p);
   } else if (is_keyword(p, "match")) {
     next(p);
@@ -309,7 +312,7 @@ static void parse_motion(parser_t *p, anim_sm_state_t *s) {
         p->failed = 1;
         return;
       }
-      if (!take_name(p, s->tags[s->ntags], NULL, "a tag or ')'")) return;
+      if (!take_name(p, s->tags[s->ntags], &s->tag_where[s->ntags], "a tag or ')'")) return;
       s->ntags++;
     }
     if (!p->failed && s->ntags == 0) syntax(p, p->tok.at, "match needs at least one tag before '%s'", ")", 1);
@@ -317,7 +320,7 @@ static void parse_motion(parser_t *p, anim_sm_state_t *s) {
   } else if (is_keyword(p, "blend")) {
     next(p);
     set_motion(p, s, ANIM_SM_MOTION_BLEND, at);
-    if (!take_name(p, p->param_names[si], NULL, "a parameter name")) return;
+    if (!take_name(p, p->param_names[si], &p->name_at[si], "a parameter name")) return;
     expect_punct(p, '(');
     int first = -1, n = 0;
     float last = 0.0f;
@@ -344,7 +347,7 @@ static void parse_motion(parser_t *p, anim_sm_state_t *s) {
   } else { /* "machine" */
     next(p);
     set_motion(p, s, ANIM_SM_MOTION_MACHINE, at);
-    take_name(p, p->nested_names[si], NULL, "a machine name");
+    take_name(p, p->nested_names[si], &p->name_at[si], "a machine name");
   }
 }
 
@@ -404,7 +407,7 @@ static void parse_state(parser_t *p, int machine) {
   cap = p->cap_states;
   if (grow((void **)&p->param_names, &cap, need, sizeof *p->param_names)) return (void)(p->oom = 1);
   cap = p->cap_states;
-  if (grow((void **)&p->motion_at, &cap, need, sizeof *p->motion_at)) return (void)(p->oom = 1);
+  if (grow((void **)&p->name_at, &cap, need, sizeof *p->name_at)) return (void)(p->oom = 1);
   p->cap_states = cap;
   int si = sm->nstates;
   anim_sm_state_t *s = &sm->states[si];
@@ -504,9 +507,9 @@ static int group_states(parser_t *p) {
   anim_sm_state_t *states = malloc((size_t)(n ? n : 1) * sizeof *states);
   char(*nested)[ANIM_NAME_MAX] = malloc((size_t)(n ? n : 1) * sizeof *nested);
   char(*params)[ANIM_NAME_MAX] = malloc((size_t)(n ? n : 1) * sizeof *params);
-  anim_sm_location_t *motion_at = malloc((size_t)(n ? n : 1) * sizeof *motion_at);
-  if (!states || !nested || !params || !motion_at) {
-    free(states), free(nested), free(params), free(motion_at);
+  anim_sm_location_t *name_at = malloc((size_t)(n ? n : 1) * sizeof *name_at);
+  if (!states || !nested || !params || !name_at) {
+    free(states), free(nested), free(params), free(name_at);
     return ANIM_ENOMEM;
   }
   int k = 0;
@@ -517,13 +520,13 @@ static int group_states(parser_t *p) {
         states[k] = sm->states[i];
         memcpy(nested[k], p->nested_names[i], ANIM_NAME_MAX);
         memcpy(params[k], p->param_names[i], ANIM_NAME_MAX);
-        motion_at[k] = p->motion_at[i];
+        name_at[k] = p->name_at[i];
         k++;
       }
     sm->machines[m].nstates = k - sm->machines[m].first_state;
   }
-  free(sm->states), free(p->nested_names), free(p->param_names), free(p->motion_at);
-  sm->states = states, p->nested_names = nested, p->param_names = params, p->motion_at = motion_at;
+  free(sm->states), free(p->nested_names), free(p->param_names), free(p->name_at);
+  sm->states = states, p->nested_names = nested, p->param_names = params, p->name_at = name_at;
   p->cap_states = n;
   return 0;
 }
@@ -557,13 +560,13 @@ static void resolve_names(parser_t *p) {
       for (int m = 1; m < sm->nmachines; m++)
         if (strcmp(sm->machines[m].name, p->nested_names[s]) == 0) st->nested = m;
       if (st->nested < 0)
-        anim__sm_report(p->r, ANIM_SM_UNKNOWN_MACHINE, p->motion_at[s], "state '%s' runs unknown machine '%s'",
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_MACHINE, p->name_at[s], "state '%s' runs unknown machine '%s'",
                         st->name, p->nested_names[s]);
     }
     if (st->kind == ANIM_SM_MOTION_BLEND) {
       st->param = anim_state_machine_find_param(sm, p->param_names[s]);
       if (st->param < 0)
-        anim__sm_report(p->r, ANIM_SM_UNKNOWN_PARAM, p->motion_at[s], "state '%s' blends by undeclared parameter '%s'",
+        anim__sm_report(p->r, ANIM_SM_UNKNOWN_PARAM, p->name_at[s], "state '%s' blends by undeclared parameter '%s'",
                         st->name, p->param_names[s]);
     }
     if (st->kind == ANIM_SM_MOTION_MATCH) {
@@ -591,7 +594,7 @@ static int machine_depth(parser_t *p, int m, int *colour, int *depth) {
     if (st->kind != ANIM_SM_MOTION_MACHINE || st->nested < 0) continue;
     int d;
     if (colour[st->nested] == 1) {
-      anim__sm_report(p->r, ANIM_SM_RECURSIVE, p->motion_at[s], "state '%s' nests machine '%s' inside itself", st->name,
+      anim__sm_report(p->r, ANIM_SM_RECURSIVE, p->name_at[s], "state '%s' nests machine '%s' inside itself", st->name,
              sm->machines[st->nested].name);
       d = -1;
     } else {
@@ -671,14 +674,14 @@ anim_state_machine_t *anim_state_machine_parse(const char *text, size_t len, con
     if (anim__sm_check_paths(sm, &r)) p.oom = 1;
     if (p.oom) goto oom;
   }
-  free(p.target_names), free(p.target_at), free(p.nested_names), free(p.param_names), free(p.motion_at);
+  free(p.target_names), free(p.target_at), free(p.nested_names), free(p.param_names), free(p.name_at);
   if (r.total) {
     anim_state_machine_free(sm);
     return NULL;
   }
   return sm;
 oom:
-  free(p.target_names), free(p.target_at), free(p.nested_names), free(p.param_names), free(p.motion_at);
+  free(p.target_names), free(p.target_at), free(p.nested_names), free(p.param_names), free(p.name_at);
   anim_state_machine_free(sm);
   if (err && errlen > 0) snprintf(err, (size_t)errlen, "out of memory");
   if (out_diagnostics) out_diagnostics->total++;

@@ -189,6 +189,7 @@ typedef struct {
   int nested;                /* MACHINE: index in machines */
   int ntags;                 /* TAG: 1; MATCH: 1..ANIM_SM_MAX_TAGS */
   char tags[ANIM_SM_MAX_TAGS][ANIM_NAME_MAX];
+  anim_sm_location_t tag_where[ANIM_SM_MAX_TAGS]; /* each tag's word, for binding's diagnostics */
   uint32_t tag_mask;         /* TAG, MATCH: set by anim_state_machine_bind */
   int first_transition, ntransitions; /* in transitions, in file order */
   anim_sm_location_t where;

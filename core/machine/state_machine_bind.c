@@ -70,8 +70,8 @@ int anim_state_machine_bind(anim_state_machine_t *sm, const anim_database_t *db,
     for (int i = 0; i < st->ntags; i++) {
       int bit = anim_database_find_tag(db, st->tags[i]);
       if (bit < 0) {
-        anim__sm_report(&r, ANIM_SM_UNKNOWN_TAG, st->where, "state '%s': database '%s' has no tag '%s'", st->name,
-                        db->name, st->tags[i]);
+        anim__sm_report(&r, ANIM_SM_UNKNOWN_TAG, st->tag_where[i], "state '%s': database '%s' has no tag '%s'",
+                        st->name, db->name, st->tags[i]);
         if (!rc) rc = ANIM_ENOTFOUND;
       } else {
         st->tag_mask |= 1u << bit;

@@ -10,7 +10,9 @@
  * edge-case rotations).
  * Positions: fixed point. Local bone positions in int16 steps of 1/8192 m
  * (range +-4 m, error <= 6.2e-5 m); root (world) positions in int32 steps of
- * 1e-4 m (range +-214 km, error <= 5e-5 m). Values beyond the range clamp.
+ * 1e-4 m (range +-214.7 km, error <= 5e-5 m). Values beyond the range clamp:
+ * the world (world.h) is bounded at a twentieth of it, so nothing the server
+ * holds reaches the clamp (asserted in quantize.c).
  *
  * What it does not: frame or send the records (the server's stream module does).
  */

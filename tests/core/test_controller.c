@@ -291,6 +291,49 @@ static void test_root_rates_only_show_the_same(void **state) {
   anim_controller_free(&lean);
 }
 
+/* anim_controller_translate, as the server's world boundary uses it: a
+ * character moved while walking (feet locked) goes on as one never moved,
+ * shifted by the step: the same frames and searches, its shown root, its
+ * simulation and its held feet (within float rounding). */
+static void test_translate(void **state) {
+  (void)state;
+  anim_controller_t a, b;
+  assert_int_equal(anim_controller_init(&a, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
+  assert_int_equal(anim_controller_init(&b, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
+  assert_true(b.params.foot_lock && b.feet.nfeet > 0);
+  const vec3 step = vec3_make(3.0f, 0.0f, -2.0f);
+  int locked_at_step = 0;
+  for (int t = 0; t < 4 * 60; t++) {
+    anim_controller_input_t in;
+    memset(&in, 0, sizeof in);
+    in.kind = ANIM_INPUT_STICK;
+    in.stick_z = 0.9f, in.stick_x = t >= 120 ? -0.4f : 0.0f;
+    assert_int_equal(anim_controller_set_input(&a, &in), 0);
+    assert_int_equal(anim_controller_set_input(&b, &in), 0);
+    if (t == 60) {
+      for (int f = 0; f < b.feet.nfeet; f++) locked_at_step |= b.feet.feet[f].state == ANIM_FOOT_PLANTED;
+      anim_controller_translate(&b, step);
+    }
+    assert_int_equal(anim_controller_tick(&a, 1.0f / 60.0f), 0);
+    assert_int_equal(anim_controller_tick(&b, 1.0f / 60.0f), 0);
+    if (t < 60) continue;
+    assert_int_equal(a.frame, b.frame);
+    vec3 d = vec3_sub(vec3_sub(b.pose_positions[0], a.pose_positions[0]), step);
+    vec3 s = vec3_sub(vec3_sub(b.sim_position, a.sim_position), step);
+    if (vec3_length(d) > 1e-3f || vec3_length(s) > 1e-3f)
+      fail_msg("tick %d: root %.5f m, simulation %.5f m off the moved ones", t, vec3_length(d), vec3_length(s));
+    /* The legs, which foot locking bends toward held world positions. */
+    for (int i = 1; i < db.nbones; i++) {
+      float turn = 2.0f * acosf(fminf(1.0f, fabsf(quat_dot(a.pose_rotations[i], b.pose_rotations[i]))));
+      if (turn > 1e-2f) fail_msg("tick %d: bone %s turned %.4f rad apart", t, db.skeleton.names[i], turn);
+    }
+  }
+  assert_true(locked_at_step);
+  assert_true(b.transitions > 2);
+  anim_controller_free(&a);
+  anim_controller_free(&b);
+}
+
 /* anim_controller_query (for inspection between ticks) reads only, and is the
  * query the next search builds: after two seconds of one stick input (the
  * input smoothing settled), a tick forced to search builds the same vector;
@@ -443,6 +486,7 @@ int main(void) {
       cmocka_unit_test(test_scripted_motion_on_mocap),
       cmocka_unit_test(test_lag_spikes),
       cmocka_unit_test(test_root_rates_only_show_the_same),
+      cmocka_unit_test(test_translate),
       cmocka_unit_test(test_query_for_inspection),
       cmocka_unit_test(test_pops_without_inertialization),
       cmocka_unit_test(test_standing_still),

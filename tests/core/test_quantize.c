@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include "offline/procgen.h"
 #include "pose/quantize.h"
+#include "pose/world.h"
 #include "procgen_db.h"
 
 /* In double: acos near 1 in float cannot see angles below ~1e-3. The
@@ -73,6 +74,30 @@ static void test_positions(void **state) {
 /* A whole record is the documented layout byte for byte (root x, y, z as
  * 4-byte little-endian steps; 7 bytes per rotation code; 2 per local position
  * value), with and without positions, and not a byte past its end. */
+/* The world (world.h) against the root's code: every coordinate up to the
+ * limit comes back as the same float (its spacing there, 2^-10 m, is
+ * twenty times the step); confine steps a point back onto the boundary,
+ * coordinate by coordinate, and leaves what it cannot place alone. */
+static void test_world_fits_the_root_code(void **state) {
+  (void)state;
+  const float at[] = {ANIM_WORLD_LIMIT, -ANIM_WORLD_LIMIT, nextafterf(ANIM_WORLD_LIMIT, 0.0f), 9999.123f, -1234.5678f};
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+    float back = anim_root_position_unpack(anim_root_position_pack(at[i]));
+    if (back != at[i]) fail_msg("%.6f comes back as %.6f", at[i], back);
+  }
+  /* The code's own range is far beyond: 21 times the limit. */
+  assert_true(anim_root_position_unpack(anim_root_position_pack(21.0f * ANIM_WORLD_LIMIT)) == 21.0f * ANIM_WORLD_LIMIT);
+  assert_true(anim_world_contains(vec3_make(ANIM_WORLD_LIMIT, -ANIM_WORLD_LIMIT, 0.0f)));
+  assert_false(anim_world_contains(vec3_make(nextafterf(ANIM_WORLD_LIMIT, INFINITY), 0.0f, 0.0f)));
+  assert_false(anim_world_contains(vec3_make(NAN, 0.0f, 0.0f)));
+  vec3 step = anim_world_confine(vec3_make(10003.0f, 2.0f, -10000.5f));
+  assert_true(step.x == -3.0f && step.y == 0.0f && step.z == 0.5f);
+  step = anim_world_confine(vec3_make(5.0f, -3.0f, 1.0f));
+  assert_true(step.x == 0.0f && step.y == 0.0f && step.z == 0.0f);
+  step = anim_world_confine(vec3_make(INFINITY, 0.0f, 20000.0f));
+  assert_true(step.x == 0.0f && step.y == 0.0f && step.z == 0.0f);
+}
+
 static void test_record_layout(void **state) {
   enum { BONES = 23 };
   vec3 p[BONES];
@@ -172,6 +197,7 @@ int main(void) {
       cmocka_unit_test(test_rotation_edge_cases),
       cmocka_unit_test(test_random_and_real_rotations),
       cmocka_unit_test(test_positions),
+      cmocka_unit_test(test_world_fits_the_root_code),
       cmocka_unit_test(test_record_layout),
       cmocka_unit_test(test_record_matches_scalar),
   };

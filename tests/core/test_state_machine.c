@@ -139,12 +139,13 @@ static const parse_case_t parse_cases[] = {
     /* unknown names */
     {"stand { JUMP_PRESS crouch }", ANIM_SM_UNKNOWN_TARGET, 1, 20},
     {"a { machine m GO b }\nb { clip walk }\nmachine m { c { clip walk GO b } }", ANIM_SM_UNKNOWN_TARGET, 3, 30},
-    {"a { machine nowhere }", ANIM_SM_UNKNOWN_MACHINE, 1, 5},
-    {"a { blend speed ( 0 walk 1 run ) }", ANIM_SM_UNKNOWN_PARAM, 1, 5},
+    /* ... pointing at the name, not at the keyword before it (column 5 once) */
+    {"a { machine nowhere }", ANIM_SM_UNKNOWN_MACHINE, 1, 13},
+    {"a { blend speed ( 0 walk 1 run ) }", ANIM_SM_UNKNOWN_PARAM, 1, 11},
     /* blends */
     {"param v 0\na { blend v ( 0 walk 1 run 1 jog ) }", ANIM_SM_BLEND_ORDER, 2, 28},
     /* nesting */
-    {"a { machine m }\nmachine m { b { machine m } }", ANIM_SM_RECURSIVE, 2, 17},
+    {"a { machine m }\nmachine m { b { machine m } }", ANIM_SM_RECURSIVE, 2, 25},
     {"a { clip walk }\nmachine m { b { clip walk } }", ANIM_SM_UNUSED_MACHINE, 2, 9},
     /* reachability */
     {"stand { clip idle GO walk }\nwalk { clip walk GO stand }\nrun { clip run GO stand }", ANIM_SM_UNREACHABLE, 3, 1},
@@ -316,10 +317,11 @@ static void test_bind_errors(void **state) {
   assert_int_equal(d.items[1].problem, ANIM_SM_SPAN);
   assert_int_equal(d.items[1].line, 3), assert_int_equal(d.items[1].column, 10);
   assert_int_equal(d.items[2].problem, ANIM_SM_UNKNOWN_TAG);
-  assert_int_equal(d.items[2].line, 2);
+  /* Each unknown tag at its own word (the state's name once). */
+  assert_int_equal(d.items[2].line, 2), assert_int_equal(d.items[2].column, 17);
   assert_non_null(strstr(d.items[2].message, "'flying'"));
   assert_int_equal(d.items[3].problem, ANIM_SM_UNKNOWN_TAG);
-  assert_int_equal(d.items[3].line, 4);
+  assert_int_equal(d.items[3].line, 4), assert_int_equal(d.items[3].column, 9);
   anim_state_machine_free(sm);
   /* A span of one frame is too short. */
   sm = parse_ok("a { clip walk [1 1.001] }");
@@ -745,6 +747,61 @@ static void test_match_state(void **state) {
   anim_state_machine_free(sm);
 }
 
+/* anim_machine_character_translate, as the server's world boundary uses
+ * it: a character moved in a match state and again in a clip state goes on
+ * exactly as one never moved, shifted by the steps (its states, frames and
+ * pose; the root within float rounding). */
+static void test_translate(void **state) {
+  if (!bandai()) return;
+  anim_state_machine_t *sm = bound("locomotion { match (walk run)  JUMP jump }\n"
+                                   "jump { clip dataset-1_run_active_001 [0.2 0.9]  END locomotion }\n",
+                                   &bandai_db);
+  anim_machine_character_t a, b;
+  assert_int_equal(anim_machine_character_init(&a, sm, &bandai_db, bandai_index, NULL, vec3_zero(), 0.0f), 0);
+  assert_int_equal(anim_machine_character_init(&b, sm, &bandai_db, bandai_index, NULL, vec3_zero(), 0.0f), 0);
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.kind = ANIM_INPUT_STICK, in.stick_z = 0.9f, in.stick_x = 0.3f;
+  assert_int_equal(anim_machine_character_set_input(&a, &in), 0);
+  assert_int_equal(anim_machine_character_set_input(&b, &in), 0);
+  vec3 moved = vec3_zero();
+  int in_match = 0, in_clip = 0;
+  for (int t = 0; t < 300; t++) {
+    if (t == 120) {
+      assert_int_equal(anim_machine_character_send_name(&a, "JUMP"), 0);
+      assert_int_equal(anim_machine_character_send_name(&b, "JUMP"), 0);
+    }
+    if (t == 60 || t == 140) { /* in locomotion (match), then in jump (clip) */
+      vec3 step = t == 60 ? vec3_make(3.0f, 0.0f, -2.0f) : vec3_make(-1.0f, 0.5f, 4.0f);
+      in_match |= strcmp(state_name(&b, 0), "locomotion") == 0;
+      in_clip |= strcmp(state_name(&b, 0), "jump") == 0;
+      anim_machine_character_translate(&b, step);
+      moved = vec3_add(moved, step);
+    }
+    assert_int_equal(anim_machine_character_tick(&a, 1.0f / 60.0f), 0);
+    assert_int_equal(anim_machine_character_tick(&b, 1.0f / 60.0f), 0);
+    assert_string_equal(state_name(&a, 0), state_name(&b, 0));
+    assert_int_equal(a.matcher.frame, b.matcher.frame);
+    vec3 d = vec3_sub(vec3_sub(b.pose.positions[0], a.pose.positions[0]), moved);
+    if (vec3_length(d) > 1e-3f) fail_msg("tick %d: root %.5f m off the moved one", t, vec3_length(d));
+    /* The match state's controller moved too (a goal, in the world, is
+     * where it walks), not the shown pose alone; on the ground (it takes
+     * no height when a match state starts). */
+    if (strcmp(state_name(&b, 0), "locomotion") == 0) {
+      vec3 m = vec3_sub(vec3_sub(b.matcher.pose_positions[0], a.matcher.pose_positions[0]), moved);
+      m.y = 0.0f;
+      if (vec3_length(m) > 1e-3f)
+        fail_msg("tick %d: the controller's root %.5f m off the moved one", t, vec3_length(m));
+    }
+    float turn = 2.0f * acosf(fminf(1.0f, fabsf(quat_dot(a.pose.rotations[0], b.pose.rotations[0]))));
+    if (turn > 1e-3f) fail_msg("tick %d: root turned %.5f rad apart", t, turn);
+  }
+  assert_true(in_match && in_clip);
+  anim_machine_character_free(&a);
+  anim_machine_character_free(&b);
+  anim_state_machine_free(sm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_errors),
@@ -754,6 +811,7 @@ int main(void) {
       cmocka_unit_test(test_jump_machine),     cmocka_unit_test(test_end_and_exit_timing),
       cmocka_unit_test(test_transitions_per_tick), cmocka_unit_test(test_nested_machines), cmocka_unit_test(test_cycle_end_stays_inside),
       cmocka_unit_test(test_blend),            cmocka_unit_test(test_match_state),
+      cmocka_unit_test(test_translate),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -270,7 +270,8 @@ static void test_fit_pose_checks(void **state) {
   fit_init(&f, "default", four, 4);
   f.position[0].x = 2e5f;
   expect_error(&f.request, ANIM_EINVAL,
-               "fit_pose.trackers[0].position = (200000, 1, 0): each coordinate at most 100000 m");
+               "fit_pose.trackers[0].position.x = 200000: outside the world (every coordinate within +-10000 m, "
+               "Limits.world_limit)");
   fit_init(&f, "default", four, 4);
   f.input[0].orientation = &f.orientation[0], f.orientation[0].w = 0.5f;
   expect_error(&f.request, ANIM_EINVAL,

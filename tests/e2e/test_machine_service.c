@@ -244,12 +244,34 @@ static void test_invalid(void **state) {
                      c->diagnostics[k]->column == 10;
   assert_true(unknown_range);
   anim_wire_free(m);
-  /* A good file checks without being loaded. */
+  /* An unknown tag at the tag's word, not the state's name (2:1 once). */
+  m = check("", "a { clip idle GO b }\nb { tag nosuchtag GO a }\n", "default");
+  c = m->response->check_machine;
+  assert_false(c->ok);
+  assert_int_equal(c->n_diagnostics, 1);
+  assert_string_equal(c->diagnostics[0]->problem, "UNKNOWN_TAG");
+  assert_int_equal(c->diagnostics[0]->line, 2), assert_int_equal(c->diagnostics[0]->column, 9);
+  anim_wire_free(m);
+  /* A good file checks without being loaded, with the version a load
+   * gives it (check said 0 once). */
   m = check("nested", NULL, "default");
   assert_true(m->response->check_machine->ok);
   assert_int_equal(m->response->check_machine->machine->n_states, 5);
   assert_int_equal(m->response->check_machine->machine->depth, 2);
+  uint64_t checked_version = m->response->check_machine->machine->version;
+  assert_true(checked_version != 0);
   anim_wire_free(m);
+  m = check("", "a { clip idle }", NULL); /* a request's text too */
+  uint64_t text_version = m->response->check_machine->machine->version;
+  anim_wire_free(m);
+  m = load("versioned", "a { clip idle }", 0, 0, NULL);
+  assert_true(m->response->load_machine->machine->version == text_version);
+  anim_wire_free(m);
+  Animserver__UnloadMachineRequest versioned = ANIMSERVER__UNLOAD_MACHINE_REQUEST__INIT;
+  versioned.name = "versioned";
+  Animserver__Request ur = ANIMSERVER__REQUEST__INIT;
+  ur.body_case = ANIMSERVER__REQUEST__BODY_UNLOAD_MACHINE, ur.unload_machine = &versioned;
+  anim_wire_free(anim_wire_ok(&wire, &ur, TIMEOUT_MS));
   Animserver__CheckMachineRequest body = ANIMSERVER__CHECK_MACHINE_REQUEST__INIT;
   Animserver__Request r = ANIMSERVER__REQUEST__INIT;
   r.body_case = ANIMSERVER__REQUEST__BODY_CHECK_MACHINE, r.check_machine = &body;
@@ -258,7 +280,9 @@ static void test_invalid(void **state) {
   anim_wire_expect_error(&wire, &r, ANIM_ENOTFOUND, "check_machine.database = \"nowhere\": no database of that name");
 
   /* Names: loaded once unless replaced. */
-  anim_wire_free(load("nested", NULL, 0, 0, NULL));
+  m = load("nested", NULL, 0, 0, NULL);
+  assert_true(m->response->load_machine->machine->version == checked_version);
+  anim_wire_free(m);
   load("nested", NULL, 0, ANIM_EEXIST, "load_machine.name = \"nested\": already loaded (set replace)");
   anim_wire_free(load("nested", nested_text, 1, 0, NULL));
   anim_wire_free(load("far", "a { clip nowhere }", 0, 0, NULL)); /* parses; binds nowhere */

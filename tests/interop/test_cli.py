@@ -245,6 +245,7 @@ def main():
             limits = python_client.server.limits
         check(hello["limits"]["max_pose_frames"] == limits.max_pose_frames and
               hello["limits"]["max_ids"] == limits.max_ids and hello["limits"]["tick_rate"] == limits.tick_rate and
+              hello["limits"]["world_limit"] == limits.world_limit == 10000 and
               hello["admin"] is True, "animctl --json hello: every limit the hello carries (it gave six)")
         check(json.loads(ctl("ping", "--count", "2").splitlines()[1])["seq"] == 1, "animctl ping")
         loaded = json.loads(ctl("db", "load", "mocap"))

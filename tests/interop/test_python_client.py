@@ -434,6 +434,32 @@ def test_machines_graphs_fit(client):
     client.destroy_characters(tid)
 
 
+def test_world_limit(client):
+    """One limit on world coordinates (core/pose/world.h), as a Python client sees it: in Hello, refused past it
+    naming the field, and characters on it streamed alike in both encodings and both decoders."""
+    limit = client.server.limits.world_limit
+    check(limit == 10000, f"Limits.world_limit: {limit} m")
+    try:
+        client.create_characters("default", [{"x": 0.0, "z": 0.0}, {"x": 10001.0, "z": 0.0}])
+        raise AssertionError("a placement past the world limit was accepted")
+    except errors.InvalidArgumentError as e:
+        check(e.message.startswith("create_characters.placements[1].x = 10001: outside the world"), e.message)
+    corners = [{"x": sx * limit, "z": sz * limit} for sx in (-1, 1) for sz in (-1, 1)]
+    ids = list(client.create_characters("default", corners).characters)
+    exact = client.subscribe(ids, encoding="float")
+    packed = client.subscribe(ids, encoding="quantized")
+    a, b = same_ticks(exact, packed)
+    placed = np.array([[c["x"], c["z"]] for c in corners])
+    check(np.abs(a.positions[:, 0, [0, 2]] - placed).max() < 0.5, "float roots where they were placed")
+    # Half a float32 spacing at 10 km besides half a step: both decoders' roots are floats again.
+    bound = ROOT_POSITION_M + 0.5 * float(np.spacing(np.float32(limit)))
+    worst("quantized root positions vs floats at the world limit (m)",
+          np.abs(a.positions[:, :1] - b.positions[:, :1]).max(axis=-1), bound, ["root"])
+    exact.close()
+    packed.close()
+    client.destroy_characters(ids)
+
+
 def main():
     check(all(callable(getattr(animserver.Client, kind, None)) for kind in animserver.REQUEST_KINDS),
           f"a method for every request in the proto ({len(animserver.REQUEST_KINDS)})")
@@ -447,6 +473,7 @@ def main():
         test_characters_and_streams(client, db)
         test_machines_graphs_fit(client)
         test_errors(client, server.port)
+        test_world_limit(client)
         asyncio.run(async_test(server.port, 5))
         test_auth()
         client.shutdown()
