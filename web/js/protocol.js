@@ -7,7 +7,7 @@
 // message may carry part of a frame or several: bytes are buffered and frames
 // cut with protobufjs's own varint reader. Requests are matched to responses
 // by id (pipelining allowed); stream frames go to their subscription's
-// handler. What this does not do: reconnect (main.js opens a new Connection
+// handler. What this does not do: reconnect (session.js opens a new Connection
 // when one is lost), or anything with the poses (quantized.js, kinematics.js).
 /* global protobuf */
 
