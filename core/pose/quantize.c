@@ -7,7 +7,7 @@
 
 /* Every root the server streams is within the world limit: the int32 root
  * code must hold it, with room to spare. */
-_Static_assert((double)ANIM_WORLD_LIMIT * 2.0 < 2147483647.0 * (double)ANIM_ROOT_POSITION_STEP,
+_Static_assert(2LL * ANIM_WORLD_LIMIT_METRES * ANIM_ROOT_STEPS_PER_METRE < 2147483647LL,
                "the quantized root's range covers the world");
 
 #define COMPONENT_RANGE 0.70710678118654752f /* 1 / sqrt 2 */

@@ -26,6 +26,7 @@
 #define ANIM_QUAT_PACK_MAX_ANGLE 1e-4f   /* radians */
 #define ANIM_LOCAL_POSITION_STEP (1.0f / 8192.0f)
 #define ANIM_ROOT_POSITION_STEP 1e-4f
+#define ANIM_ROOT_STEPS_PER_METRE 10000 /* 1 / ANIM_ROOT_POSITION_STEP, for integer checks */
 
 uint64_t anim_quat_pack(quat q);
 quat anim_quat_unpack(uint64_t packed);

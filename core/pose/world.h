@@ -25,7 +25,8 @@
 
 #include "math/anim_math.h"
 
-#define ANIM_WORLD_LIMIT 10000.0f /* metres: |x|, |y|, |z| of any world position */
+#define ANIM_WORLD_LIMIT_METRES 10000 /* |x|, |y|, |z| of any world position */
+#define ANIM_WORLD_LIMIT ((float)ANIM_WORLD_LIMIT_METRES)
 
 /* 1 when every coordinate of p is finite and within the limit. */
 static inline int anim_world_contains(vec3 p) {
