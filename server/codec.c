@@ -551,10 +551,11 @@ void srv_encoder_bound(srv_encoder_t *e, const ProtobufCMessageDescriptor *messa
  * needed); the buffer's length becomes the end of it. With a bound (> 0:
  * at most that many bytes) in one pass: packed after room for the bound's
  * length prefix, moved down when the real prefix is shorter. */
-static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, size_t at, size_t bound) {
+static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_pool_t *pool, srv_buffer_t **io, size_t at,
+                          size_t bound) {
   if (bound) {
     size_t room = anim_varint_size(bound);
-    if (srv_buffer_reserve(io, at + room + bound) != 0) return ANIM_ENOMEM;
+    if (srv_buffer_reserve_in(pool, io, at + room + bound) != 0) return ANIM_ENOMEM;
     srv_buffer_t *b = *io;
     size_t size = protobuf_c_message_pack(message, b->data + at + room);
     if (size > bound) { /* a bound that no longer holds: memory past it may be gone */
@@ -569,7 +570,7 @@ static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, si
   }
   size_t size = protobuf_c_message_get_packed_size(message);
   size_t prefix = anim_varint_size(size);
-  if (srv_buffer_reserve(io, at + prefix + size) != 0) return ANIM_ENOMEM;
+  if (srv_buffer_reserve_in(pool, io, at + prefix + size) != 0) return ANIM_ENOMEM;
   srv_buffer_t *b = *io;
   anim_varint_encode(size, b->data + at);
   protobuf_c_message_pack(message, b->data + at + prefix);
@@ -577,7 +578,9 @@ static int pack_framed_at(const ProtobufCMessage *message, srv_buffer_t **io, si
   return 0;
 }
 
-static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) { return pack_framed_at(message, io, 0, 0); }
+static int pack_framed(const ProtobufCMessage *message, srv_buffer_t **io) {
+  return pack_framed_at(message, NULL, io, 0, 0);
+}
 
 static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
   switch (in->type) {
@@ -590,7 +593,7 @@ static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__
 }
 
 /* Encodes in as one framed ServerMessage at offset at of *io. */
-static int encode_response_at(const srv_response_t *in, srv_buffer_t **io, size_t at) {
+static int encode_response_at(const srv_response_t *in, srv_buffer_pool_t *pool, srv_buffer_t **io, size_t at) {
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
@@ -609,18 +612,22 @@ static int encode_response_at(const srv_response_t *in, srv_buffer_t **io, size_
   } else {
     encode_body(&e, in, &response);
   }
-  int rc = e.failed ? ANIM_ENOMEM : pack_framed_at(&message.base, io, at, e.bound);
+  int rc = e.failed ? ANIM_ENOMEM : pack_framed_at(&message.base, pool, io, at, e.bound);
   srv_encoder_end(&e);
   return rc;
 }
 
-int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffer) {
+int srv_codec_encode_response_in(const srv_response_t *in, srv_buffer_pool_t *pool, srv_buffer_t **out_buffer) {
   *out_buffer = NULL;
-  return encode_response_at(in, out_buffer, 0);
+  return encode_response_at(in, pool, out_buffer, 0);
+}
+
+int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffer) {
+  return srv_codec_encode_response_in(in, NULL, out_buffer);
 }
 
 int srv_codec_append_response(const srv_response_t *in, srv_buffer_t **io) {
-  return encode_response_at(in, io, *io ? (*io)->len : 0);
+  return encode_response_at(in, NULL, io, *io ? (*io)->len : 0);
 }
 
 /* ---- stream frames --------------------------------------------------------------- */

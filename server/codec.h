@@ -85,6 +85,8 @@ int srv_codec_peek_ping(const uint8_t *frame, size_t len, const srv_codec_limits
 /* Encodes response as one framed ServerMessage into a new buffer (refs 1,
  * the caller's). 0 or ANIM_ENOMEM. Any thread. */
 int srv_codec_encode_response(const srv_response_t *response, srv_buffer_t **out_buffer);
+/* The same, a small answer's buffer from pool (buffer.h: the pool's thread only). */
+int srv_codec_encode_response_in(const srv_response_t *response, srv_buffer_pool_t *pool, srv_buffer_t **out_buffer);
 /* The same appended after the bytes *io holds (NULL: a new buffer), growing
  * it when needed; the caller must be its only holder. Several answers in one
  * buffer go out as one piece. 0 or ANIM_ENOMEM (*io keeps what it had). Any thread. */

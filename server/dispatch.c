@@ -50,6 +50,7 @@ void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env
 
 void srv_dispatch_close(srv_dispatch_t *d) {
   srv_read_batches_close(&d->reads);
+  srv_buffer_pool_close(&d->answers); /* answers still being written are freed when written */
 }
 
 void srv_session_init(srv_session_t *s, srv_dispatch_t *d) {
@@ -130,7 +131,7 @@ static void write_answer(srv_session_t *s, srv_buffer_t *encoded) {
 static void answer(srv_session_t *s, const srv_response_t *response, uint64_t received_ns) {
   srv_buffer_t *encoded = NULL;
   count(s, response->type, response->error, received_ns);
-  srv_codec_encode_response(response, &encoded);
+  srv_codec_encode_response_in(response, &s->dispatch->answers, &encoded);
   write_answer(s, encoded);
 }
 
