@@ -593,12 +593,13 @@ static void encode_body(srv_encoder_t *e, const srv_response_t *in, Animserver__
 }
 
 /* Encodes in as one framed ServerMessage at offset at of *io. */
-static int encode_response_at(const srv_response_t *in, srv_buffer_pool_t *pool, srv_buffer_t **io, size_t at) {
+static int encode_response_at(const srv_response_t *in, srv_buffer_pool_t *pool, srv_encoder_spares_t *spares,
+                              srv_buffer_t **io, size_t at) {
   Animserver__ServerMessage message = ANIMSERVER__SERVER_MESSAGE__INIT;
   Animserver__Response response = ANIMSERVER__RESPONSE__INIT;
   Animserver__Error error = ANIMSERVER__ERROR__INIT;
   srv_encoder_t e;
-  srv_encoder_init(&e);
+  srv_encoder_init(&e, spares);
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE;
   message.response = &response;
   response.id = in->id;
@@ -617,17 +618,22 @@ static int encode_response_at(const srv_response_t *in, srv_buffer_pool_t *pool,
   return rc;
 }
 
-int srv_codec_encode_response_in(const srv_response_t *in, srv_buffer_pool_t *pool, srv_buffer_t **out_buffer) {
+int srv_codec_encode_response_in(const srv_response_t *in, srv_buffer_pool_t *pool, srv_encoder_spares_t *spares,
+                                 srv_buffer_t **out_buffer) {
   *out_buffer = NULL;
-  return encode_response_at(in, pool, out_buffer, 0);
+  return encode_response_at(in, pool, spares, out_buffer, 0);
 }
 
 int srv_codec_encode_response(const srv_response_t *in, srv_buffer_t **out_buffer) {
-  return srv_codec_encode_response_in(in, NULL, out_buffer);
+  return srv_codec_encode_response_in(in, NULL, NULL, out_buffer);
+}
+
+int srv_codec_append_response_in(const srv_response_t *in, srv_encoder_spares_t *spares, srv_buffer_t **io) {
+  return encode_response_at(in, NULL, spares, io, *io ? (*io)->len : 0);
 }
 
 int srv_codec_append_response(const srv_response_t *in, srv_buffer_t **io) {
-  return encode_response_at(in, NULL, io, *io ? (*io)->len : 0);
+  return srv_codec_append_response_in(in, NULL, io);
 }
 
 /* ---- stream frames --------------------------------------------------------------- */

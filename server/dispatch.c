@@ -45,12 +45,14 @@ void srv_dispatch_init(srv_dispatch_t *d, uv_loop_t *loop, const srv_service_env
   d->metrics = metrics;
   d->on_shutdown = on_shutdown;
   d->data = data;
-  srv_read_batches_init(&d->reads, loop, counters, env->registry, search_answered);
+  srv_encoder_spares_init(&d->spares);
+  srv_read_batches_init(&d->reads, loop, counters, env->registry, &d->spares, search_answered);
 }
 
 void srv_dispatch_close(srv_dispatch_t *d) {
   srv_read_batches_close(&d->reads);
   srv_buffer_pool_close(&d->answers); /* answers still being written are freed when written */
+  srv_encoder_spares_close(&d->spares); /* no connection left: nothing encodes */
 }
 
 void srv_session_init(srv_session_t *s, srv_dispatch_t *d) {
@@ -131,7 +133,7 @@ static void write_answer(srv_session_t *s, srv_buffer_t *encoded) {
 static void answer(srv_session_t *s, const srv_response_t *response, uint64_t received_ns) {
   srv_buffer_t *encoded = NULL;
   count(s, response->type, response->error, received_ns);
-  srv_codec_encode_response_in(response, &s->dispatch->answers, &encoded);
+  srv_codec_encode_response_in(response, &s->dispatch->answers, &s->dispatch->spares, &encoded);
   write_answer(s, encoded);
 }
 
@@ -173,7 +175,9 @@ static void job_run(uv_work_t *work) {
   srv_service_run_step(job->service->handle, &job->ctx, &job->request, &job->response);
   /* Encoding reads only the job's own data and read-only databases: do it
    * here too, unless a finish step on the loop may still change the answer. */
-  if (!job->service->finish && srv_codec_encode_response(&job->response, &job->encoded) != 0) job->encoded = NULL;
+  if (!job->service->finish &&
+      srv_codec_encode_response_in(&job->response, NULL, &job->session->dispatch->spares, &job->encoded) != 0)
+    job->encoded = NULL;
 }
 
 /* The job's answer is out (or dropped): it lets go of its connection. */

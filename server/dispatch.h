@@ -47,6 +47,7 @@ typedef struct srv_dispatch {
   parked_t *parked_head, *parked_tail; /* requests waiting for the tick's end */
   srv_read_batches_t reads;            /* pipelined searches' batches, server-wide (read_batch.h) */
   srv_buffer_pool_t answers;           /* small answers' buffers, encoded and released on the loop (buffer.h) */
+  srv_encoder_spares_t spares;         /* encoders' scratch kept for the next answers, any thread (codec.h) */
   void (*on_shutdown)(void *data);     /* a shutdown request was answered */
   void *data;
 } srv_dispatch_t;

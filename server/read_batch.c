@@ -260,7 +260,8 @@ static void batch_run(srv_lane_item_t *item) {
   for (int i = 0, next = 0; i < b->nanswers && !b->failed; i++) {
     srv_buffer_t *a = b->answers[i];
     if (!a) {
-      b->failed = srv_codec_append_response(&b->set->slots[next++].response, &b->out) != 0;
+      srv_response_t *response = &b->set->slots[next++].response;
+      b->failed = srv_codec_append_response_in(response, b->queue->batches->spares, &b->out) != 0;
     } else {
       size_t at = b->out ? b->out->len : 0;
       b->failed = srv_buffer_reserve(&b->out, at + a->len) != 0;
@@ -371,10 +372,11 @@ srv_db_entry_t *srv_read_queue_frame_database(srv_read_queue_t *q, const uint8_t
 /* ---- the objects ------------------------------------------------------------------------ */
 
 int srv_read_batches_init(srv_read_batches_t *bs, uv_loop_t *loop, srv_counters_t *counters, srv_registry_t *registry,
-                          srv_read_answered_cb answered_cb) {
+                          srv_encoder_spares_t *spares, srv_read_answered_cb answered_cb) {
   memset(bs, 0, sizeof *bs);
   bs->counters = counters;
   bs->registry = registry;
+  bs->spares = spares;
   bs->answered_cb = answered_cb;
   srv_lane_options_t lane = {.workers = 1, .loop_helps = 1, .max_queued = BATCH_LANE_QUEUED};
   bs->lane_ok = srv_lane_init(&bs->lane, loop, &lane) == 0;

@@ -67,6 +67,7 @@ typedef struct srv_read_batches {
   int nsets;
   srv_counters_t *counters;    /* read_batch_*, read_batches_* */
   srv_registry_t *registry;    /* the databases undecoded searches name */
+  srv_encoder_spares_t *spares; /* the encoders' kept scratch (codec.h), the caller's */
   srv_read_answered_cb answered_cb;
 } srv_read_batches_t;
 
@@ -82,7 +83,7 @@ struct srv_read_queue {
 /* The server's batches on loop; answered_cb as above. 0 always: without a
  * lane (it could not start) every batch runs on the loop. */
 int srv_read_batches_init(srv_read_batches_t *batches, uv_loop_t *loop, srv_counters_t *counters,
-                          srv_registry_t *registry, srv_read_answered_cb answered_cb);
+                          srv_registry_t *registry, srv_encoder_spares_t *spares, srv_read_answered_cb answered_cb);
 /* Frees the kept sets and closes the lane, once no queue holds a batch (run
  * the loop once more for the lane's close callback). */
 void srv_read_batches_close(srv_read_batches_t *batches);
