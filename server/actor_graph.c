@@ -129,7 +129,8 @@ static int setup(const srv_actor_env_t *env, const srv_create_characters_request
   if (!slot || !slot->ready) {
     int building = slot && slot->building;
     return srv_response_fail(out, building ? ANIM_EAGAIN : ANIM_ENOTFOUND, "create_characters.database = \"%s\": %s",
-                             out->entry->db.name, building ? "its graph is still being built" : "no graph: build_graph first");
+                             out->entry->db.name,
+                             building ? "its graph is still being built" : "no graph: build_graph first");
   }
   *out_shared = srv_graph_retain(slot->ready), *out_release = graph_release;
   return 0;

@@ -48,7 +48,9 @@ srv_buffer_t *srv_buffer_new(size_t cap);
  * (*buffer NULL: a new one, from pool when small and a pool is given). The
  * caller must be the only holder. 0 or ANIM_ENOMEM (*buffer unchanged). */
 int srv_buffer_reserve_in(srv_buffer_pool_t *pool, srv_buffer_t **buffer, size_t cap);
-static inline int srv_buffer_reserve(srv_buffer_t **buffer, size_t cap) { return srv_buffer_reserve_in(NULL, buffer, cap); }
+static inline int srv_buffer_reserve(srv_buffer_t **buffer, size_t cap) {
+  return srv_buffer_reserve_in(NULL, buffer, cap);
+}
 
 /* Frees the buffers the pool keeps; buffers released later are freed. */
 void srv_buffer_pool_close(srv_buffer_pool_t *pool);
