@@ -1,10 +1,12 @@
 /*
  * api_session.c: hello and ping (see include/anim_client_session.h).
  *
- * The handshake, which carries the auth token (also sent again by itself
- * after a reconnection), and the round trip. Each request is a _send with
- * its typed completion; the blocking form is that send plus a wait for its
- * id. The connection itself (connect, process, poll, close) is client.c's.
+ * Connecting, the handshake, which carries the auth token (also sent again
+ * by itself after a reconnection: anim_client_connect registers it with
+ * reconnect.c, which calls it back), and the round trip. Each request is a
+ * _send with its typed completion; the blocking form is that send plus a
+ * wait for its id. The connection itself (opening it, process, poll,
+ * close) is client.c's, bringing it back reconnect.c's.
  */
 #include <string.h>
 #include "client_internal.h"
@@ -49,11 +51,21 @@ int anim_client_hello(anim_client_t *client, const char *client_name, anim_hello
 /* The automatic hello of a new connection: a refused token is the reason the next LOST gives. */
 static void hello_again_done(anim_client_t *client, uint64_t id, int status, const anim_hello_info_t *info,
                              void *data) {
-  if (status && status != ANIM_ECLOSED) client->reconnect.hello_status = status;
+  if (status && status != ANIM_ECLOSED) anim__reconnect_hello_failed(client, status);
 }
 
-int anim__client_hello_again(anim_client_t *client) {
-  return anim_client_hello_send(client, "reconnect", hello_again_done, NULL, NULL);
+/* reconnect.c's restored callback: the token first, when there is one. */
+static void hello_again(anim_client_t *client, void *data) {
+  (void)data;
+  if (client->auth_token[0]) anim_client_hello_send(client, "reconnect", hello_again_done, NULL, NULL);
+}
+
+/* ---- connecting ------------------------------------------------------------------------------ */
+
+anim_client_t *anim_client_connect(const char *host, int port, const anim_client_options_t *options, int *out_err) {
+  anim_client_t *client = anim__client_open(host, port, options, out_err);
+  if (client) anim__reconnect_on_restored(client, hello_again, NULL);
+  return client;
 }
 
 /* ---- ping ------------------------------------------------------------------------------------ */

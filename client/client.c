@@ -11,7 +11,9 @@
  * Not here: what any request means or returns (api_<area>.c and
  * convert*.c), stream messages (api_stream.c registers their handler),
  * bringing a lost connection back (reconnect.c; this file only tears one
- * down and takes a new one).
+ * down and takes a new one), anim_client_connect itself (api_session.c:
+ * it opens the client here, then registers what a new connection says
+ * first).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +116,7 @@ void anim__client_status_complete(anim_client_t *client, anim__pending_t *p, int
 
 /* ---- connecting and closing ------------------------------------------------------------- */
 
-anim_client_t *anim_client_connect(const char *host, int port, const anim_client_options_t *options, int *out_err) {
+anim_client_t *anim__client_open(const char *host, int port, const anim_client_options_t *options, int *out_err) {
   int dummy;
   if (!out_err) out_err = &dummy;
   if (!host || port <= 0 || port > 65535) {

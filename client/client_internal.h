@@ -44,6 +44,11 @@ typedef struct {
   int busy;        /* in a connection event or tearing down: no nested driving */
   int hello_status; /* failure of the automatic hello (reported as LOST's reason) */
   uint64_t rng;    /* jitter */
+  /* What the layer above says first on a new connection, before RESTORED
+   * (api_session.c: the hello with the auth token); registered with
+   * anim__reconnect_on_restored, so this layer never calls up. */
+  void (*restored_cb)(anim_client_t *client, void *data);
+  void *restored_data;
 } anim__reconnect_t;
 
 /* api_stream.c's: forget every subscription and queued frame (the
@@ -120,11 +125,20 @@ void anim__client_on_stream(anim_client_t *client, anim__stream_fn fn, void *ctx
 void anim__client_drop_connection(anim_client_t *client, int status);
 /* Takes a connected socket as the client's connection. */
 void anim__client_attach(anim_client_t *client, int fd);
-/* api_session.c, for reconnect.c: the automatic hello carrying the auth token. */
-int anim__client_hello_again(anim_client_t *client);
+/* client.c, for anim_client_connect (api_session.c): resolves host, connects
+ * (within options' timeout) and makes the client, as anim_client_connect
+ * documents; NULL with *out_err set on failure. */
+anim_client_t *anim__client_open(const char *host, int port, const anim_client_options_t *options, int *out_err);
 
 /* reconnect.c. Copies the options. */
 void anim__reconnect_init(anim_client_t *client, const anim_client_options_t *options);
+/* cb(client, data) runs on each new connection before on_connection(RESTORED)
+ * (not on the first), where the layer above sends what must go first;
+ * NULL: nothing. */
+void anim__reconnect_on_restored(anim_client_t *client, void (*cb)(anim_client_t *client, void *data), void *data);
+/* The automatic hello of a new connection failed with status: the next
+ * LOST gives it as its reason. */
+void anim__reconnect_hello_failed(anim_client_t *client, int status);
 /* At a safe point (not inside a dispatch nor a connection event): tears a
  * broken connection down (LOST), makes the attempt that is due, finishes
  * one in progress (RESTORED). 0 when connected, else the connection's error

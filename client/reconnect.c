@@ -9,7 +9,9 @@
  * (a callback of the old connection is running) and not inside a
  * connection event, where the caller may be making blocking calls. A break
  * seen there is torn down when the outer call gets back here. Sockets are
- * net.c's; this file only decides when to open one.
+ * net.c's; this file only decides when to open one. It reaches the API
+ * layer above only through the callback that layer registered
+ * (anim__reconnect_on_restored), as libuv's after_cb.
  *
  * What the old server held (characters, subscriptions) is not replayed: the
  * caller re-creates what it still wants in the RESTORED event.
@@ -109,8 +111,8 @@ static void restored(anim_client_t *client, int fd) {
   r->proven = 0; /* attempts start over once it answers (anim__reconnect_answered) */
   r->hello_status = 0;
   /* Pipelined before anything the caller sends in RESTORED: the server serves
-   * nothing but hello until it has the token. */
-  if (client->auth_token[0]) anim__client_hello_again(client);
+   * nothing but hello until it has the token (api_session.c's callback). */
+  if (r->restored_cb) r->restored_cb(client, r->restored_data);
   event(client, ANIM_CONNECTION_RESTORED, 0);
 }
 
@@ -125,6 +127,13 @@ static void attempt_failed(anim_client_t *client, int status) {
   event(client, ANIM_CONNECTION_ATTEMPT_FAILED, status);
   if (r->max_attempts && r->attempts >= r->max_attempts && r->state == ANIM__CONN_WAITING) give_up(client, status);
 }
+
+void anim__reconnect_on_restored(anim_client_t *client, void (*cb)(anim_client_t *client, void *data), void *data) {
+  client->reconnect.restored_cb = cb;
+  client->reconnect.restored_data = data;
+}
+
+void anim__reconnect_hello_failed(anim_client_t *client, int status) { client->reconnect.hello_status = status; }
 
 void anim__reconnect_answered(anim_client_t *client) {
   client->reconnect.proven = 1;

@@ -11,6 +11,12 @@
  * can batch work across its characters (one search batch, one matrix
  * product); the streams read only the displayed pose the kind reports.
  *
+ * A kind carries its own set-up: what its characters share (a bound
+ * machine, a graph, a fit model) it resolves from the registry itself
+ * (prepare, build, setup below), so creating characters picks the kind by
+ * mode from the table and never branches on the mode, and no service asks
+ * another area's service for it.
+ *
  * Adding a character mode: its core character type, one file
  * actor_<mode>.c defining `const srv_actor_kind_t srv_actor_<mode>`, one row
  * in SRV_ACTOR_KINDS below, and its value in the proto's CharacterMode.
@@ -58,17 +64,38 @@ typedef struct {
   float facing;   /* radians about +Y */
   int start_frame;
   uint32_t slot;  /* the actor's slot: kinds with periodic work spread it over ticks by it */
-  void *shared;   /* what the mode's characters share, resolved by the service: a
+  void *shared;   /* what the kind's characters share, from its setup hook: a
                      bound machine (machines.h), a graph (graphs.h), the fit model
-                     of the tracked bones (fit_models.h); the kind takes its own
+                     of the tracked bones (fit_models.h); init takes its own
                      reference */
 } srv_actor_setup_t;
 
 typedef struct srv_actor srv_actor_t;
 
+/* What kinds read of the server to set their characters up (loop thread). */
+typedef struct srv_actor_env {
+  struct srv_machines *machines; /* the loaded state machines (machines.h) */
+} srv_actor_env_t;
+
 typedef struct {
   const char *name;
   size_t size; /* bytes of the kind's character, allocated zeroed after the actor */
+  /* A create_characters request's set-up, each step optional (NULL: nothing
+   * to do), each 0 or an error set in out naming the request's field.
+   * prepare (loop, before the work; out->entry is the database): finds what
+   * is cached for the characters to share (out->fit_model), or asks for
+   * build by setting out->body.create_characters.build. build (the pool,
+   * when asked): makes it; built (loop, first thing after a build, as
+   * uv_queue_work's after_cb, even when the request then fails): keeps it
+   * (caches it for the next requests). setup (loop, once the request's checks passed,
+   * before any character is made): the reference the characters share, in
+   * *out_shared, released with *out_release once they took their own (NULL:
+   * the response holds it). */
+  int (*prepare)(const srv_create_characters_request_t *request, srv_response_t *out);
+  int (*build)(const srv_create_characters_request_t *request, srv_response_t *out);
+  void (*built)(const srv_create_characters_request_t *request, srv_response_t *out);
+  int (*setup)(const srv_actor_env_t *env, const srv_create_characters_request_t *request, srv_response_t *out,
+               void **out_shared, void (**out_release)(void *shared));
   /* Loop: sets up the character on entry. 0, or an ANIM_E* code with a message in err. */
   int (*init)(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen);
   void (*free)(void *character); /* NULL: nothing to free */

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include "actor_graph.h"
 #include "anim_error.h"
-#include "animserver.pb-c.h"
 #include "graphs.h"
 
 typedef struct {
@@ -124,8 +123,26 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
+/* Set-up: the database's graph, once built (build_graph). */
+static void graph_release(void *graph) { srv_graph_release(graph); }
+
+static int setup(const srv_actor_env_t *env, const srv_create_characters_request_t *request, srv_response_t *out,
+                 void **out_shared, void (**out_release)(void *shared)) {
+  (void)env, (void)request;
+  const srv_graph_slot_t *slot = out->entry->graph;
+  if (!slot || !slot->ready) {
+    int building = slot && slot->building;
+    return srv_response_fail(out, building ? ANIM_EAGAIN : ANIM_ENOTFOUND, "create_characters.database = \"%s\": %s",
+                             out->entry->db.name,
+                             building ? "its graph is still being built" : "no graph: build_graph first");
+  }
+  *out_shared = srv_graph_retain(slot->ready), *out_release = graph_release;
+  return 0;
+}
+
 const srv_actor_kind_t srv_actor_graph = {
     .name = "graph",
+    .setup = setup,
     .size = sizeof(graph_actor_t),
     .init = init,
     .free = character_free,

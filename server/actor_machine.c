@@ -14,7 +14,6 @@
 #include <string.h>
 #include "actor_machine.h"
 #include "anim_error.h"
-#include "animserver.pb-c.h"
 #include "machines.h"
 
 typedef struct {
@@ -131,8 +130,30 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
+/* ---- set-up: the request's machine, bound to the database ---- */
+
+static void bound_release(void *bound) { srv_bound_machine_release(bound); }
+
+static int setup(const srv_actor_env_t *env, const srv_create_characters_request_t *request, srv_response_t *out,
+                 void **out_shared, void (**out_release)(void *shared)) {
+  const char *name = request->machine;
+  const srv_machine_def_t *def = srv_machines_find(env->machines, name);
+  if (!def)
+    return srv_response_fail(out, ANIM_ENOTFOUND,
+                             "create_characters.machine = \"%s\": no machine of that name is loaded", name);
+  srv_bound_machine_t *bound;
+  char err[200];
+  int rc = srv_machines_bind(env->machines, def, out->entry, &bound, NULL, err, sizeof err);
+  if (rc)
+    return srv_response_fail(out, rc, "create_characters.machine = \"%s\": on database %s: %s", name,
+                             out->entry->db.name, err);
+  *out_shared = bound, *out_release = bound_release;
+  return 0;
+}
+
 const srv_actor_kind_t srv_actor_machine = {
     .name = "machine",
+    .setup = setup,
     .size = sizeof(machine_actor_t),
     .init = init,
     .free = character_free,

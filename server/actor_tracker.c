@@ -271,9 +271,56 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   return srv_actor_state_inertializer(&f->prior_inertializer, offsets && c->started, out);
 }
 
+/* ---- set-up: the fit model of the tracked bones, cached per database ---- */
+
+static int tracker_key(const srv_tracker_setup_t *setup, const anim_database_t *db, srv_fit_key_t *key,
+                       srv_response_t *out) {
+  int order[SRV_MAX_TRACKERS];
+  char err[160];
+  int rc =
+      srv_fit_key_make(key, db, setup->trackers, sizeof setup->trackers[0], setup->ntrackers, order, err, sizeof err);
+  return rc ? srv_response_fail(out, rc, "create_characters.tracker.trackers%s", err) : 0;
+}
+
+/* The cached model of the request's bones, else a build off the loop. */
+static int prepare(const srv_create_characters_request_t *request, srv_response_t *out) {
+  srv_fit_key_t key;
+  int rc = tracker_key(&request->tracker, &out->entry->db, &key, out);
+  if (rc) return rc;
+  out->fit_model = srv_fit_cache_find(&out->entry->fit_models, &key);
+  out->body.create_characters.build = !out->fit_model;
+  return 0;
+}
+
+static int build(const srv_create_characters_request_t *request, srv_response_t *out) {
+  srv_fit_key_t key;
+  char err[160];
+  int rc = tracker_key(&request->tracker, &out->entry->db, &key, out);
+  if (!rc && (rc = srv_fit_model_build(&out->entry->db, &key, &out->fit_model, err, sizeof err)))
+    return srv_response_fail(out, rc, "create_characters.tracker.trackers: %s", err);
+  return rc;
+}
+
+static void built(const srv_create_characters_request_t *request, srv_response_t *out) {
+  (void)request;
+  out->fit_model = srv_fit_cache_put(&out->entry->fit_models, out->fit_model);
+}
+
+/* The characters share the model the response holds. */
+static int setup(const srv_actor_env_t *env, const srv_create_characters_request_t *request, srv_response_t *out,
+                 void **out_shared, void (**out_release)(void *shared)) {
+  (void)env, (void)request;
+  *out_shared = out->fit_model, *out_release = NULL;
+  return 0;
+}
+
 const srv_actor_kind_t srv_actor_tracker = {
     .name = "tracker",
     .size = sizeof(character_t),
+    .prepare = prepare,
+    .build = build,
+    .built = built,
+    .setup = setup,
     .init = init,
     .free = character_free,
     .heap_bytes = heap_bytes,

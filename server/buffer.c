@@ -9,26 +9,20 @@ srv_buffer_t *srv_buffer_new(size_t cap) {
   b->refs = 1;
   b->len = 0;
   b->cap = cap;
+  b->pool = NULL;
   return b;
 }
 
-/* Small buffers (a response) are kept per thread once written, up to
- * SMALL_KEPT of them, and handed out again: pipelined answers are written
- * and freed by the dozen, more than malloc's own per-thread cache holds. */
+/* The capacity of a small buffer, the only ones a pool keeps. */
 #define SMALL_CAP 512
-#define SMALL_KEPT 256
-static _Thread_local struct {
-  srv_buffer_t *items[SMALL_KEPT];
-  int n;
-} small_kept;
 
-int srv_buffer_reserve(srv_buffer_t **buffer, size_t cap) {
+int srv_buffer_reserve_in(srv_buffer_pool_t *pool, srv_buffer_t **buffer, size_t cap) {
   srv_buffer_t *b = *buffer;
   if (b && b->cap >= cap) return 0;
   if (!b && cap + cap / 8 + 256 <= SMALL_CAP) {
-    if (small_kept.n) b = small_kept.items[--small_kept.n];
+    if (pool && pool->n) b = pool->items[--pool->n];
     else if (!(b = malloc(sizeof *b + SMALL_CAP))) return ANIM_ENOMEM;
-    b->refs = 1, b->len = 0, b->cap = SMALL_CAP;
+    b->refs = 1, b->len = 0, b->cap = SMALL_CAP, b->pool = pool;
     *buffer = b;
     return 0;
   }
@@ -39,7 +33,7 @@ int srv_buffer_reserve(srv_buffer_t **buffer, size_t cap) {
   if (grown < cap + cap / 8 + 256) grown = cap + cap / 8 + 256;
   srv_buffer_t *n = realloc(b, sizeof *n + grown);
   if (!n) return ANIM_ENOMEM;
-  if (!b) n->refs = 1, n->len = 0;
+  if (!b) n->refs = 1, n->len = 0, n->pool = NULL;
   n->cap = grown;
   *buffer = n;
   return 0;
@@ -52,8 +46,16 @@ srv_buffer_t *srv_buffer_retain(srv_buffer_t *buffer) {
 
 void srv_buffer_release(srv_buffer_t *buffer) {
   if (!buffer || --buffer->refs > 0) return;
-  if (buffer->cap == SMALL_CAP && small_kept.n < SMALL_KEPT) small_kept.items[small_kept.n++] = buffer;
-  else free(buffer);
+  srv_buffer_pool_t *pool = buffer->pool;
+  if (pool && !pool->closed && buffer->cap == SMALL_CAP && pool->n < SRV_BUFFER_POOL_KEPT)
+    pool->items[pool->n++] = buffer;
+  else
+    free(buffer);
+}
+
+void srv_buffer_pool_close(srv_buffer_pool_t *pool) {
+  while (pool->n > 0) free(pool->items[--pool->n]);
+  pool->closed = 1;
 }
 
 size_t srv_buffer_footprint(const srv_buffer_t *buffer) { return buffer ? sizeof *buffer + buffer->cap : 0; }

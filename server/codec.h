@@ -22,6 +22,7 @@
 #define SRV_CODEC_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include "buffer.h"
 #include "request.h"
@@ -85,10 +86,33 @@ int srv_codec_peek_ping(const uint8_t *frame, size_t len, const srv_codec_limits
 /* Encodes response as one framed ServerMessage into a new buffer (refs 1,
  * the caller's). 0 or ANIM_ENOMEM. Any thread. */
 int srv_codec_encode_response(const srv_response_t *response, srv_buffer_t **out_buffer);
+/* Scratch an encoding keeps for the next ones: a response's largest heap
+ * block of protobuf-c messages (up to 256 KiB; a search's matches with their
+ * poses), up to SRV_ENCODER_SPARES of them, shared by every thread that
+ * encodes with it (under its lock: a batch of searches runs on whichever
+ * pool thread is free, and a thread that had not encoded a large response
+ * would allocate its block again). Owned by the caller (the dispatcher);
+ * srv_encoder_spares_init, then srv_encoder_spares_close once no encoding
+ * uses it. */
+#define SRV_ENCODER_SPARES 4
+typedef struct srv_encoder_spares {
+  pthread_mutex_t lock;
+  void *blocks[SRV_ENCODER_SPARES];
+  int n;
+} srv_encoder_spares_t;
+void srv_encoder_spares_init(srv_encoder_spares_t *spares);
+void srv_encoder_spares_close(srv_encoder_spares_t *spares);
+
+/* The same, a small answer's buffer from pool (buffer.h: the pool's thread
+ * only; NULL: malloc) and the encoder's scratch from spares (any thread;
+ * NULL: allocated and freed). */
+int srv_codec_encode_response_in(const srv_response_t *response, srv_buffer_pool_t *pool,
+                                 srv_encoder_spares_t *spares, srv_buffer_t **out_buffer);
 /* The same appended after the bytes *io holds (NULL: a new buffer), growing
  * it when needed; the caller must be its only holder. Several answers in one
  * buffer go out as one piece. 0 or ANIM_ENOMEM (*io keeps what it had). Any thread. */
 int srv_codec_append_response(const srv_response_t *response, srv_buffer_t **io);
+int srv_codec_append_response_in(const srv_response_t *response, srv_encoder_spares_t *spares, srv_buffer_t **io);
 
 /* One character's pose in a stream frame: pointers into its pose record. */
 typedef struct {

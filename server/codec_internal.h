@@ -64,6 +64,7 @@ int srv_decode_database(srv_decoder_t *d, const char *field, const char *name);
 #define SRV_ENCODER_INLINE_BYTES 2048
 typedef struct srv_encoder {
   void *blocks;
+  srv_encoder_spares_t *spares; /* where its largest block is kept (codec.h; NULL: freed) */
   int failed;
   /* 0, or what the whole framed ServerMessage can take at most, set by an
    * encoder whose messages are few and fixed (srv_encoder_bound): it is then
@@ -73,8 +74,8 @@ typedef struct srv_encoder {
   max_align_t inline_data[SRV_ENCODER_INLINE_BYTES / sizeof(max_align_t)];
 } srv_encoder_t;
 
-void srv_encoder_init(srv_encoder_t *e);
-/* Frees what the encoder took (its largest block is kept for the next). */
+void srv_encoder_init(srv_encoder_t *e, srv_encoder_spares_t *spares);
+/* Frees what the encoder took (its largest block is kept in its spares for the next). */
 void srv_encoder_end(srv_encoder_t *e);
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size); /* zeroed; NULL marks the encoding failed */
 void *srv_encoder_copy(srv_encoder_t *e, const void *init, size_t size);

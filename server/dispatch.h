@@ -14,14 +14,12 @@
  * per answer. A service that asks for a shutdown (SRV_AFTER_SHUTDOWN) gets
  * its answer out first; the dispatcher then calls its on_shutdown.
  *
- * Searches that arrive in one read are answered as one batch: prepared on
- * the loop as they are decoded, then searched and encoded together into one
- * buffer at the read's end, on the thread pool (a lane, lane.h: one pool
- * thread at a time, so the loop keeps the other core for reading, decoding
- * and writing) when there are enough of them to pay for the hand-off and
- * the lane is not already full, else on the loop. The answers of that read and of the reads
- * after it on the same connection wait behind the batch, so a connection's
- * answers keep the order of its requests (as before, requests sent to the
+ * Searches that arrive in one read are answered as one batch (read_batch.h):
+ * the dispatcher decides which may join (authenticated, under the
+ * connection's in-flight limit, not sent to the pool on their own) and
+ * counts them as they are answered; the answers of that read and of the
+ * reads after it on the same connection wait behind the batch, so a
+ * connection's answers keep the order of its requests (requests sent to the
  * pool on their own, and parked ones, may be answered after later ones).
  *
  * A session is what the dispatcher keeps per connection: the connection
@@ -33,15 +31,13 @@
 #include <stdint.h>
 #include <uv.h>
 #include "connection.h"
-#include "lane.h"
 #include "metrics.h"
+#include "read_batch.h"
 #include "request.h"
 #include "service.h"
 #include "stream.h"
 
 typedef struct parked parked_t;
-typedef struct batch_search batch_search_t;
-typedef struct search_set search_set_t;
 
 typedef struct srv_dispatch {
   uv_loop_t *loop;
@@ -49,10 +45,9 @@ typedef struct srv_dispatch {
   srv_counters_t *counters;
   srv_metrics_t *metrics;
   parked_t *parked_head, *parked_tail; /* requests waiting for the tick's end */
-  srv_lane_t lane;                     /* read batches searched on the pool, one at a time */
-  int lane_ok;                         /* else every batch is searched on the loop */
-  search_set_t *search_sets[8];        /* kept for the next read batches (dispatch.c) */
-  int nsearch_sets;
+  srv_read_batches_t reads;            /* pipelined searches' batches, server-wide (read_batch.h) */
+  srv_buffer_pool_t answers;           /* small answers' buffers, encoded and released on the loop (buffer.h) */
+  srv_encoder_spares_t spares;         /* encoders' scratch kept for the next answers, any thread (codec.h) */
   void (*on_shutdown)(void *data);     /* a shutdown request was answered */
   void *data;
 } srv_dispatch_t;
@@ -70,11 +65,7 @@ typedef struct srv_session {
   int in_read;
   int nread_answers;
   uint8_t read_answers[64];
-  /* Searches of one read run together (dispatch.c, read batches): the one
-   * being filled during the read, those waiting for their answers in
-   * order (head first), one kept for reuse. */
-  struct read_batch *batch, *batch_head, *batch_tail, *batch_spare;
-  int batch_searches; /* searches waiting in them */
+  srv_read_queue_t reads; /* searches of one read run together (read_batch.h) */
   struct srv_session *prev, *next;
 } srv_session_t;
 

@@ -3,7 +3,8 @@
  * blocks handed out by bumping, each at least twice the one before, so a
  * response of many messages (a search's matches with their poses) takes a
  * block or two, not one allocation a message; the largest block of a
- * response is kept for the next ones. */
+ * response is kept for the next ones in the caller's srv_encoder_spares_t
+ * (codec.h). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,55 +18,63 @@ typedef struct encoder_block {
 } encoder_block_t;
 
 #define ENCODER_BLOCK_MIN ((size_t)16 * 1024)
-/* A response's largest block is kept for the next responses when no
- * larger than ENCODER_SPARE_MAX, up to ENCODER_SPARES of them (a few
- * threads encode at once: the loop's and the pool's), shared by every
- * thread: a batch of searches runs on whichever pool thread is free. */
+/* A response's largest block is kept (srv_encoder_spares_t, codec.h) when
+ * no larger than this. */
 #define ENCODER_SPARE_MAX ((size_t)256 * 1024)
-#define ENCODER_SPARES 4
-static struct {
-  pthread_mutex_t lock;
-  encoder_block_t *blocks[ENCODER_SPARES];
-  int n;
-} encoder_spares = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0};
+
+void srv_encoder_spares_init(srv_encoder_spares_t *spares) {
+  memset(spares, 0, sizeof *spares);
+  pthread_mutex_init(&spares->lock, NULL);
+}
+
+void srv_encoder_spares_close(srv_encoder_spares_t *spares) {
+  while (spares->n > 0) free(spares->blocks[--spares->n]);
+  pthread_mutex_destroy(&spares->lock);
+}
 
 /* A kept block of at least size bytes, or NULL. */
-static encoder_block_t *encoder_spare_take(size_t size) {
+static encoder_block_t *encoder_spare_take(srv_encoder_spares_t *spares, size_t size) {
   encoder_block_t *block = NULL;
-  pthread_mutex_lock(&encoder_spares.lock);
-  for (int i = 0; i < encoder_spares.n; i++)
-    if (encoder_spares.blocks[i]->size >= size) {
-      block = encoder_spares.blocks[i];
-      encoder_spares.blocks[i] = encoder_spares.blocks[--encoder_spares.n];
+  if (!spares) return NULL;
+  pthread_mutex_lock(&spares->lock);
+  for (int i = 0; i < spares->n; i++) {
+    encoder_block_t *kept = spares->blocks[i];
+    if (kept->size >= size) {
+      block = kept;
+      spares->blocks[i] = spares->blocks[--spares->n];
       break;
     }
-  pthread_mutex_unlock(&encoder_spares.lock);
+  }
+  pthread_mutex_unlock(&spares->lock);
   return block;
 }
 
 /* Keeps block, in place of the smallest kept one when all are taken and
  * that one is smaller; frees what is not kept. */
-static void encoder_spare_give(encoder_block_t *block) {
-  pthread_mutex_lock(&encoder_spares.lock);
-  if (encoder_spares.n < ENCODER_SPARES) {
-    encoder_spares.blocks[encoder_spares.n++] = block, block = NULL;
-  } else {
-    int smallest = 0;
-    for (int i = 1; i < encoder_spares.n; i++)
-      if (encoder_spares.blocks[i]->size < encoder_spares.blocks[smallest]->size) smallest = i;
-    if (encoder_spares.blocks[smallest]->size < block->size) {
-      encoder_block_t *out = encoder_spares.blocks[smallest];
-      encoder_spares.blocks[smallest] = block, block = out;
+static void encoder_spare_give(srv_encoder_spares_t *spares, encoder_block_t *block) {
+  if (spares) {
+    pthread_mutex_lock(&spares->lock);
+    if (spares->n < SRV_ENCODER_SPARES) {
+      spares->blocks[spares->n++] = block, block = NULL;
+    } else {
+      int smallest = 0;
+      for (int i = 1; i < spares->n; i++)
+        if (((encoder_block_t *)spares->blocks[i])->size < ((encoder_block_t *)spares->blocks[smallest])->size)
+          smallest = i;
+      if (((encoder_block_t *)spares->blocks[smallest])->size < block->size) {
+        encoder_block_t *out = spares->blocks[smallest];
+        spares->blocks[smallest] = block, block = out;
+      }
     }
+    pthread_mutex_unlock(&spares->lock);
   }
-  pthread_mutex_unlock(&encoder_spares.lock);
   free(block);
 }
 
-static encoder_block_t *encoder_block_new(size_t least, size_t after) {
+static encoder_block_t *encoder_block_new(srv_encoder_spares_t *spares, size_t least, size_t after) {
   size_t size = after > ENCODER_BLOCK_MIN / 2 ? 2 * after : ENCODER_BLOCK_MIN;
   if (size < least) size = least;
-  encoder_block_t *block = encoder_spare_take(size);
+  encoder_block_t *block = encoder_spare_take(spares, size);
   if (block) {
     block->used = 0;
     return block;
@@ -74,7 +83,8 @@ static encoder_block_t *encoder_block_new(size_t least, size_t after) {
   return block;
 }
 
-void srv_encoder_init(srv_encoder_t *e) {
+void srv_encoder_init(srv_encoder_t *e, srv_encoder_spares_t *spares) {
+  e->spares = spares;
   e->blocks = NULL, e->failed = 0, e->bound = 0, e->inline_used = 0; /* the inline bytes are zeroed as handed out */
 }
 
@@ -88,7 +98,7 @@ void srv_encoder_end(srv_encoder_t *e) {
     next = b->next;
     if (b != keep) free(b);
   }
-  if (keep) encoder_spare_give(keep);
+  if (keep) encoder_spare_give(e->spares, keep);
 }
 
 void *srv_encoder_alloc(srv_encoder_t *e, size_t size) {
@@ -100,7 +110,7 @@ void *srv_encoder_alloc(srv_encoder_t *e, size_t size) {
   encoder_block_t *block = e->blocks;
   at = block ? (block->used + align - 1) / align * align : 0;
   if (!block || at > block->size || size > block->size - at) {
-    if (size > SIZE_MAX / 2 || !(block = encoder_block_new(size, block ? block->size : 0))) {
+    if (size > SIZE_MAX / 2 || !(block = encoder_block_new(e->spares, size, block ? block->size : 0))) {
       e->failed = 1;
       return NULL;
     }

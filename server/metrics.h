@@ -57,7 +57,7 @@ typedef struct {
   const srv_counters_t *counters;
   const srv_crowd_t *crowd;
   const srv_registry_t *registry;
-  const srv_lane_t *read_lane; /* the dispatcher's read batches (dispatch.h); the crowd's is crowd->lane */
+  const srv_lane_t *read_lane; /* the read batches' lane (read_batch.h); the crowd's is crowd->lane */
   uint64_t start_ns;
   int (*ready)(void *data); /* what GET /ready answers */
   void *data;

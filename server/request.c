@@ -1,5 +1,6 @@
 /* request.c: request names and the lifetime of a response (see request.h). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,20 @@ static const char *const names[SRV_REQ_COUNT] = {
 const char *srv_request_name(int type) {
   if (type == SRV_REQ_COUNT) return "undecoded";
   return type >= 0 && type < SRV_REQ_COUNT ? names[type] : "unknown";
+}
+
+void srv_response_init(srv_response_t *r, uint64_t id, int type) {
+  static const size_t body_bytes[SRV_REQ_COUNT] = {
+#define SRV_BODY_BYTES(TYPE, name, Message) [SRV_REQ_##TYPE] = sizeof(srv_##name##_response_t),
+      SRV_REQUEST_TYPES(SRV_BODY_BYTES)
+#undef SRV_BODY_BYTES
+  };
+  memset(r, 0, offsetof(srv_response_t, message));
+  r->message[0] = '\0';
+  memset(&r->entry, 0, offsetof(srv_response_t, body) - offsetof(srv_response_t, entry));
+  memset(&r->body, 0, type >= 0 && type < SRV_REQ_COUNT ? body_bytes[type] : sizeof r->body);
+  r->id = id;
+  r->type = (srv_request_type_t)type;
 }
 
 int srv_response_fail(srv_response_t *response, int code, const char *fmt, ...) {

@@ -88,6 +88,11 @@ typedef struct srv_response {
   } body;
 } srv_response_t;
 
+/* An empty response for request id of type (SRV_REQ_COUNT: of no type): the
+ * header and the type's own body zeroed, not the whole union (kilobytes,
+ * for the largest body). */
+void srv_response_init(srv_response_t *response, uint64_t id, int type);
+
 /* Sets response->error and a formatted message; returns code (for `return`). */
 int srv_response_fail(srv_response_t *response, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

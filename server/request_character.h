@@ -76,7 +76,7 @@ typedef srv_update_subscription_request_t srv_unsubscribe_request_t;
 typedef struct {
   uint64_t *ids; /* response-owned */
   int n;
-  int model_built; /* MODE_TRACKER: the fit model was built for this request (finish caches it) */
+  int build;       /* the kind's prepare asked for its build step (off the loop; actor.h) */
 } srv_create_characters_response_t;
 
 typedef struct {

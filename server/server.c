@@ -215,7 +215,7 @@ int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *
                            server->start_ns, &server->machines};
   srv_dispatch_init(&server->dispatch, loop, &env, &server->counters, &server->metrics, on_shutdown_request, server);
   srv_metrics_source_t source = {.counters = &server->counters, .crowd = &server->crowd,
-                                 .registry = &server->registry, .read_lane = &server->dispatch.lane,
+                                 .registry = &server->registry, .read_lane = &server->dispatch.reads.lane,
                                  .start_ns = server->start_ns, .ready = ready, .data = server};
   if ((rc = srv_metrics_start(&server->metrics, loop, config->metrics_host, config->metrics_port, &source, err,
                               errlen))) {

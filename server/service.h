@@ -91,15 +91,6 @@ int srv_data_file_path(const srv_config_t *config, const char *name, const char 
 srv_actor_t *srv_service_owned_actor(const srv_service_ctx_t *ctx, uint64_t id, const char *field, int index,
                                      srv_response_t *out);
 
-/* What the characters of a mode share, for create_characters (setup.shared),
- * a reference released with *out_release: MODE_MACHINE's bound machine
- * (service_machine.c), MODE_GRAPH's graph (service_graph.c). 0, or an
- * error already set in out. */
-int srv_service_machine_shared(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out,
-                               void **out_shared, void (**out_release)(void *shared));
-int srv_service_graph_shared(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out,
-                             void **out_shared, void (**out_release)(void *shared));
-
 /* Opens data_dir/NAME.animdb as a registry entry (any thread: reads config
  * only). 0 or an ANIM_E* code with a message in err. */
 int srv_database_open(const srv_config_t *config, const char *name, srv_db_entry_t **out_entry, char *err, int errlen);

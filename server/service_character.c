@@ -4,7 +4,7 @@
  *
  * Every step here runs on the loop between ticks (the dispatcher parks these
  * requests while a tick is in flight), so it may read and change actors
- * freely (a create that built a tracker model on the pool makes its
+ * freely (a create whose kind built on the pool, a tracker's fit model, makes its
  * characters in its finish step, which waits for the tick's end too). A
  * character is steered (set_inputs, set_trackers) or destroyed only by the
  * connection that created it (ANIM_EPERM otherwise); anyone may read its
@@ -14,59 +14,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
-#include "animserver.pb-c.h"
 #include "crowd.h"
-#include "fit_models.h"
 #include "service.h"
 #include "stream.h"
 
-/* ---- create: tracker characters need the fit model of their bones ---- */
+/* ---- create: the kind of the request's mode sets its characters up ---- */
 
-static int tracker_mode(const srv_request_t *request) {
-  return request->body.create_characters.mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER;
+static const srv_actor_kind_t *kind_of(const srv_request_t *request) {
+  return srv_actor_kind_for(request->body.create_characters.mode);
 }
 
-static int tracker_key(const srv_tracker_setup_t *setup, const anim_database_t *db, srv_fit_key_t *key,
-                       srv_response_t *out) {
-  int order[SRV_MAX_TRACKERS];
-  char err[160];
-  int rc =
-      srv_fit_key_make(key, db, setup->trackers, sizeof setup->trackers[0], setup->ntrackers, order, err, sizeof err);
-  return rc ? srv_response_fail(out, rc, "create_characters.tracker.trackers%s", err) : 0;
-}
-
-/* The database, and for MODE_TRACKER the cached model of its bones. */
+/* The database, and what the kind finds cached (actor.h, prepare). */
 static int create_prepare(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   int rc = srv_service_acquire_database(ctx, request, out);
-  srv_fit_key_t key;
-  if (rc || !tracker_mode(request) ||
-      (rc = tracker_key(&request->body.create_characters.tracker, &out->entry->db, &key, out)))
-    return rc;
-  out->fit_model = srv_fit_cache_find(&out->entry->fit_models, &key);
-  return 0;
+  const srv_actor_kind_t *kind = kind_of(request);
+  if (rc || !kind || !kind->prepare) return rc;
+  return kind->prepare(&request->body.create_characters, out);
 }
 
-/* A model to build goes to the pool; the characters are made by finish. */
+/* What the kind must build goes to the pool; the characters are made by finish. */
 static int create_off_loop(const srv_request_t *request, const srv_response_t *prepared) {
-  return tracker_mode(request) && !prepared->fit_model;
+  (void)request;
+  return prepared->body.create_characters.build;
 }
 
-static int create_model(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+static int create_build(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   (void)ctx;
-  if (!tracker_mode(request) || out->fit_model) return 0;
-  srv_fit_key_t key;
-  char err[160];
-  int rc = tracker_key(&request->body.create_characters.tracker, &out->entry->db, &key, out);
-  if (!rc && (rc = srv_fit_model_build(&out->entry->db, &key, &out->fit_model, err, sizeof err)))
-    return srv_response_fail(out, rc, "create_characters.tracker.trackers: %s", err);
-  out->body.create_characters.model_built = !rc;
-  return rc;
+  if (!out->body.create_characters.build) return 0;
+  return kind_of(request)->build(&request->body.create_characters, out);
 }
 
 static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_create_characters_request_t *req = &request->body.create_characters;
-  if (out->body.create_characters.model_built)
-    out->fit_model = srv_fit_cache_put(&out->entry->fit_models, out->fit_model);
+  const srv_actor_kind_t *kind = kind_of(request);
+  if (out->body.create_characters.build && kind->built) kind->built(req, out); /* kept even if the rest fails */
   srv_crowd_t *crowd = ctx->env->crowd;
   const srv_config_t *config = ctx->env->config;
   int n = req->nplacements ? req->nplacements : 1;
@@ -79,7 +60,6 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   if (crowd->count + (uint32_t)n > config->max_characters)
     return srv_response_fail(out, ANIM_ELIMIT, "create_characters: the server would hold %u characters, at most %u "
                              "(--max-characters)", crowd->count + (uint32_t)n, config->max_characters);
-  const srv_actor_kind_t *kind = srv_actor_kind_for(req->mode);
   if (!kind)
     return srv_response_fail(out, ANIM_EUNSUPPORTED, "create_characters.mode = %d: not a CharacterMode this server has",
                              req->mode);
@@ -94,12 +74,8 @@ static int create(const srv_service_ctx_t *ctx, const srv_request_t *request, sr
   if (!ids) return ANIM_ENOMEM;
   void *shared = NULL;
   void (*release)(void *) = NULL;
-  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_MACHINE)
-    rc = srv_service_machine_shared(ctx, request, out, &shared, &release);
-  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_GRAPH)
-    rc = srv_service_graph_shared(ctx, request, out, &shared, &release);
-  if (req->mode == ANIMSERVER__CHARACTER_MODE__MODE_TRACKER) shared = out->fit_model; /* the response holds it */
-  if (rc) return rc;
+  srv_actor_env_t env = {ctx->env->machines};
+  if (kind->setup && (rc = kind->setup(&env, req, out, &shared, &release))) return rc;
   for (int i = 0; i < n && rc == 0; i++) {
     srv_placement_t origin = {0.0f, 0.0f, 0.0f, -1};
     const srv_placement_t *p = req->nplacements ? &req->placements[i] : &origin;
@@ -218,7 +194,7 @@ static int unsubscribe(const srv_service_ctx_t *ctx, const srv_request_t *reques
 }
 
 const srv_service_t srv_service_create_characters = {.prepare = create_prepare,
-                                                     .handle = create_model,
+                                                     .handle = create_build,
                                                      .finish = create,
                                                      .off_loop = create_off_loop,
                                                      .flags = SRV_SERVICE_CROWD};

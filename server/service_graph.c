@@ -264,17 +264,6 @@ static int set_paths(const srv_service_ctx_t *ctx, const srv_request_t *request,
   return 0;
 }
 
-/* ---- for create_characters ---- */
-
-int srv_service_graph_shared(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out,
-                             void **out_shared, void (**out_release)(void *shared)) {
-  srv_graph_t *graph = NULL;
-  int rc = hold_ready("create_characters", out, &graph);
-  if (rc) return rc;
-  *out_shared = graph, *out_release = graph_release;
-  return 0;
-}
-
 static int always(const srv_request_t *request, const srv_response_t *prepared) { return 1; }
 
 const srv_service_t srv_service_build_graph = {

@@ -228,27 +228,6 @@ static int set_params(const srv_service_ctx_t *ctx, const srv_request_t *request
   return 0;
 }
 
-/* ---- for create_characters ---- */
-
-static void bound_release(void *bound) { srv_bound_machine_release(bound); }
-
-int srv_service_machine_shared(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out,
-                               void **out_shared, void (**out_release)(void *shared)) {
-  const char *name = request->body.create_characters.machine;
-  const srv_machine_def_t *def = srv_machines_find(ctx->env->machines, name);
-  if (!def)
-    return srv_response_fail(out, ANIM_ENOTFOUND,
-                             "create_characters.machine = \"%s\": no machine of that name is loaded", name);
-  srv_bound_machine_t *bound;
-  char err[200];
-  int rc = srv_machines_bind(ctx->env->machines, def, out->entry, &bound, NULL, err, sizeof err);
-  if (rc)
-    return srv_response_fail(out, rc, "create_characters.machine = \"%s\": on database %s: %s", name,
-                             out->entry->db.name, err);
-  *out_shared = bound, *out_release = bound_release;
-  return 0;
-}
-
 static int always(const srv_request_t *request, const srv_response_t *prepared) { return 1; }
 
 const srv_service_t srv_service_load_machine = {
