@@ -57,9 +57,9 @@ int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, 
     if (!chars[i].positions) rc = ANIM_ENOMEM;
     anim_input_program_init(&chars[i].program, runs[i].kind, runs[i].seed);
     anim_character_placement_t place = {3.0f * (float)i, 0.0f, 0.0f, 0};
-    anim_character_mode_t mode = {.mode = runs[i].learned ? ANIM_MODE_LEARNED : ANIM_MODE_MOTION_MATCHING};
-    if (!rc && (rc = anim_client_characters_create_mode(client, runs[i].database, &mode, NULL, &place, 1,
-                                                         &chars[i].id, TIMEOUT_MS)))
+    anim_character_mode_t learned = {.mode = ANIM_MODE_LEARNED};
+    if (!rc && (rc = anim_client_characters_create_mode(client, runs[i].database, runs[i].learned ? &learned : NULL,
+                                                         NULL, &place, 1, &chars[i].id, TIMEOUT_MS)))
       snprintf(err, (size_t)errlen, "create on %s: %s", runs[i].database, anim_strerror(rc));
     if (!rc) ids[created++] = chars[i].id;
   }
