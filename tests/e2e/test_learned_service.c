@@ -51,7 +51,7 @@
  * motion-matching characters (frames at the ends of a contact left out).
  * Before the feet were locked (the decoded contact flags streamed as they
  * were): slide median 0.41-0.53 m/s, p95 1.5-1.6, worst 2.6-3.1; flagged
- * toes up to 5.1-6.4 cm (p99 3.7-4.2 cm); the issue saw 11.9 cm (p99 4.3)
+ * toes up to 5.0-6.4 cm (p99 3.4-4.2 cm); the issue saw 11.9 cm (p99 4.3)
  * and a median of 0.48. With them: median 0.000, p95 0.001-0.002, worst
  * 0.003-0.010 m/s; toes up to 2.7-3.6 cm (p99 2.5-2.8). Slide: the same
  * bounds as motion matching's (test_foot_quality.c). */
