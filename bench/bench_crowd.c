@@ -47,6 +47,7 @@
 #include "anim_client.h"
 #include "character/controller.h"
 #include "learned/lmm.h"
+#include "offline/lmm_database.h"
 #include "crowd_trackers.h"
 #include "offline/procgen.h"
 #include "search/search.h"
@@ -88,13 +89,20 @@ static anim_controller_input_t random_stick(float magnitude) {
 /* ---- in-process baseline --------------------------------------------------------------- */
 
 /* --learned: the same networks ticked in this process on one thread, in
- * batches of the server's chunk size (256), steered like the server's. */
+ * batches of the server's chunk size (256), steered like the server's, feet
+ * locked as the server locks them (on the learned skeleton's database). */
 static double baseline_learned_ticks_per_second(const char *dir, int search_interval) {
   enum { N = 512, BATCH = 256, TICKS = 240 };
   char err[256];
   int code;
   anim_lmm_networks_t *nets = anim_lmm_networks_load(dir, NULL, &code, err, sizeof err);
   if (!nets) return fprintf(stderr, "animbench crowd --learned: %s\n", err), 0.0;
+  anim_database_t walk;
+  if (anim_lmm_database(&walk, "lmm", nets, err, sizeof err)) {
+    fprintf(stderr, "animbench crowd --learned: the learned walk: %s\n", err);
+    anim_lmm_networks_free(nets);
+    return 0.0;
+  }
   anim_lmm_character_t *c = calloc(N, sizeof *c), *list[N];
   float *scratch = malloc(anim_lmm_scratch_floats(nets, BATCH) * sizeof *scratch);
   anim_controller_params_t p;
@@ -102,6 +110,7 @@ static double baseline_learned_ticks_per_second(const char *dir, int search_inte
   p.search_interval = search_interval;
   for (int i = 0; i < N; i++) {
     anim_lmm_character_init(&c[i], nets, &p, vec3_make((float)i, 0, 0), 0, scratch);
+    anim_lmm_character_feet(&c[i], &walk);
     anim_lmm_stagger(&c[i], i % search_interval);
     anim_controller_input_t in = {0};
     in.kind = ANIM_INPUT_STICK, in.stick_z = 0.8f;
@@ -119,6 +128,7 @@ static double baseline_learned_ticks_per_second(const char *dir, int search_inte
   }
   double elapsed = bench_now_s() - start;
   free(c), free(scratch);
+  anim_database_free(&walk);
   anim_lmm_networks_free(nets);
   return (double)N * TICKS / elapsed;
 }

@@ -4,6 +4,7 @@
  * measured in the same run.
  *
  *   bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--rounds N] [--no-torch]
+ *             [--frame-only]
  *
  * Rows {"impl", "net", "batch", "us_per_item"} (one JSON object per line,
  * written to --json and echoed), for net in projector, stepper,
@@ -20,8 +21,17 @@
  * running at assorted velocities, projections every 6 frames, staggered:
  * the projector on a sixth of them, the stepper on all, the decompressor on
  * all plus the sixth that transition; then decoding, root,
- * inertialization, springs); PyTorch's is its networks alone (stepper +
+ * inertialization, springs, and the feet locked as the server locks them:
+ * anim_lmm_character_feet on the learned skeleton's database); PyTorch's is its networks alone (stepper +
  * decompressor + projector / 6), to be read against our "networks" row.
+ * "frame-cpu" is the same frame in this thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID, best of three), not wall time: what a
+ * character-tick costs whatever else the machine runs. "frame-bare" and
+ * "frame-bare-cpu": the same without the feet locked, right after, so the
+ * difference is what the feet cost; "feet-cpu": the feet's locking alone
+ * (anim_foot_locks_apply on copies of each character's pose and locks),
+ * which that difference is too small to show on a loaded machine. --frame-only: the
+ * frame rows alone (no network rows, no PyTorch), to compare builds.
  * Each figure is the best of three timings of at least --seconds / 3 each,
  * and the best over --rounds rounds (default 3) of ours then PyTorch, so
  * other load on the machine inflates neither side much. Progress goes to
@@ -35,6 +45,7 @@
 #include "bench_util.h"
 #include "character/controller.h"
 #include "learned/lmm.h"
+#include "offline/lmm_database.h"
 
 static FILE *json;
 
@@ -107,6 +118,32 @@ static double best_time(void (*fn)(void *), void *arg, double seconds) {
       double start = bench_now_s();
       for (long r = 0; r < reps; r++) fn(arg);
       double elapsed = bench_now_s() - start;
+      if (elapsed >= seconds / 3.0) {
+        if (elapsed / (double)reps < best) best = elapsed / (double)reps;
+        break;
+      }
+      reps *= 2;
+    }
+  }
+  return best;
+}
+
+/* best_time in this thread's CPU time. */
+static double thread_cpu_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double best_cpu_time(void (*fn)(void *), void *arg, double seconds) {
+  fn(arg);
+  double best = 1e30;
+  for (int round = 0; round < 3; round++) {
+    long reps = 1;
+    for (;;) {
+      double start = thread_cpu_s();
+      for (long r = 0; r < reps; r++) fn(arg);
+      double elapsed = thread_cpu_s() - start;
       if (elapsed >= seconds / 3.0) {
         if (elapsed / (double)reps < best) best = elapsed / (double)reps;
         break;
@@ -213,7 +250,27 @@ static void run_frame(void *arg) {
   if (anim_lmm_tick_batch(f->pointers, f->n, 1.0f / 60.0f, f->scratch) != 0) abort();
 }
 
-static void bench_frame(const anim_lmm_networks_t *nets, int n, double seconds) {
+/* The feet alone: each character's foot locks applied once more to a copy
+ * of its pose and locks (the copies, 1.3 KB a character, are counted in). */
+static void run_feet(void *arg) {
+  frame_job_t *f = arg;
+  for (int i = 0; i < f->n; i++) {
+    const anim_lmm_character_t *c = f->pointers[i];
+    anim_foot_locks_t feet = c->feet;
+    vec3 positions[ANIM_LMM_BONES];
+    quat rotations[ANIM_LMM_BONES];
+    memcpy(positions, c->pose.positions, sizeof positions);
+    memcpy(rotations, c->pose.rotations, sizeof rotations);
+    uint8_t flags[ANIM_MAX_CONTACTS];
+    for (int s = 0; s < feet.nfeet; s++) flags[s] = c->contacts[c->foot_contact[s]];
+    anim_foot_locks_apply(&feet, flags, positions, rotations, 1.0f / 60.0f);
+    if (!isfinite(positions[ANIM_LMM_HIPS].y)) abort(); /* keeps the work */
+  }
+}
+
+/* walk NULL: the feet not locked, rows "frame-bare" and "frame-bare-cpu"
+ * (what the feet cost, measured in the same round). */
+static void bench_frame(const anim_lmm_networks_t *nets, const anim_database_t *walk, int n, double seconds) {
   frame_job_t f;
   f.n = n;
   f.characters = malloc(sizeof *f.characters * (size_t)n);
@@ -224,6 +281,7 @@ static void bench_frame(const anim_lmm_networks_t *nets, int n, double seconds) 
     anim_lmm_character_t *c = &f.characters[i];
     if (anim_lmm_character_init(c, nets, NULL, vec3_make((float)(i % 40), 0.0f, (float)(i / 40)), 0.0f, f.scratch))
       abort();
+    if (walk && anim_lmm_character_feet(c, walk)) abort();
     anim_lmm_stagger(c, i % 6);
     float speed = 0.5f + 3.0f * bench_uniform(&seed), angle = 6.2831853f * bench_uniform(&seed);
     anim_controller_input_t in;
@@ -234,7 +292,10 @@ static void bench_frame(const anim_lmm_networks_t *nets, int n, double seconds) 
     f.pointers[i] = c;
   }
   for (int t = 0; t < 60; t++) run_frame(&f); /* past the start-up projections */
-  row("ours", "frame", n, best_time(run_frame, &f, seconds) / n * 1e6, anim_gemm_kernel_name(nets->projector->kernel));
+  const char *kernel = anim_gemm_kernel_name(nets->projector->kernel);
+  row("ours", walk ? "frame" : "frame-bare", n, best_time(run_frame, &f, seconds) / n * 1e6, kernel);
+  row("ours", walk ? "frame-cpu" : "frame-bare-cpu", n, best_cpu_time(run_frame, &f, seconds) / n * 1e6, kernel);
+  if (walk) row("ours", "feet-cpu", n, best_cpu_time(run_feet, &f, seconds) / n * 1e6, kernel);
   free(f.characters), free(f.pointers), free(f.scratch);
 }
 
@@ -295,9 +356,10 @@ static void run_torch(const char *dir, const char *batches, double seconds) {
 int main(int argc, char **argv) {
   const char *shared = "../shared", *json_path = NULL, *batches = "1,64,1000";
   double seconds = 1.5;
-  int torch = 1, rounds = 3;
+  int torch = 1, rounds = 3, frame_only = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--no-torch") == 0) torch = 0;
+    else if (strcmp(argv[i], "--frame-only") == 0) frame_only = 1, torch = 0;
     else if (i + 1 < argc && strcmp(argv[i], "--shared") == 0) shared = argv[++i];
     else if (i + 1 < argc && strcmp(argv[i], "--json") == 0) json_path = argv[++i];
     else if (i + 1 < argc && strcmp(argv[i], "--batches") == 0) batches = argv[++i];
@@ -305,7 +367,7 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: bench_lmm [--shared DIR] [--json FILE] [--batches 1,64,1000] [--seconds S] [--rounds N] "
-                      "[--no-torch]\n");
+                      "[--no-torch] [--frame-only]\n");
       return 2;
     }
   }
@@ -316,6 +378,11 @@ int main(int argc, char **argv) {
   anim_lmm_networks_t *nets = anim_lmm_networks_load(dir, NULL, &code, err, sizeof err);
   if (!nets) {
     fprintf(stderr, "bench_lmm: %s\n", err);
+    return 1;
+  }
+  anim_database_t walk; /* the learned skeleton's database: the feet's legs */
+  if (anim_lmm_database(&walk, "lmm", nets, err, sizeof err)) {
+    fprintf(stderr, "bench_lmm: the learned walk: %s\n", err);
     return 1;
   }
   if (json_path && !(json = fopen(json_path, "w"))) {
@@ -333,17 +400,21 @@ int main(int argc, char **argv) {
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
       int b = atoi(tok);
       if (b < 1) continue;
-      double us[3];
-      for (int i = 0; i < 3; i++) us[i] = bench_network(nn[i], names[i], b, seconds);
-      /* The networks of a frame by PyTorch's formula, for a like-for-like figure. */
-      row("ours", "networks", b, us[1] + us[2] + us[0] / 6.0, anim_gemm_kernel_name(nets->projector->kernel));
-      bench_frame(nets, b, seconds);
+      if (!frame_only) {
+        double us[3];
+        for (int i = 0; i < 3; i++) us[i] = bench_network(nn[i], names[i], b, seconds);
+        /* The networks of a frame by PyTorch's formula, for a like-for-like figure. */
+        row("ours", "networks", b, us[1] + us[2] + us[0] / 6.0, anim_gemm_kernel_name(nets->projector->kernel));
+      }
+      bench_frame(nets, &walk, b, seconds);
+      bench_frame(nets, NULL, b, seconds);
     }
     if (torch) run_torch(dir, batches, seconds);
   }
   print_results();
   report_memory(nets);
   if (json) fclose(json);
+  anim_database_free(&walk);
   anim_lmm_networks_free(nets);
   return 0;
 }

@@ -8,7 +8,10 @@
  * as one batch (one product per network for the chunk), in the chunk's
  * scratch: their pointers, then the networks' floats. Steering is the
  * controller's input; character_state reports the simulation, the
- * predicted trajectory and the inertializer.
+ * predicted trajectory and the inertializer. Feet are locked as a
+ * motion-matching character's (lmm.h, anim_lmm_character_feet) on the
+ * legs of the database "lmm"; the stream's contacts are the feet shown
+ * planted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +36,7 @@ static void report(srv_actor_t *a) {
   p->rotations = c->pose.rotations;
   p->frame = -1; /* no database frame: the networks' own pose */
   p->transitioned = c->transitioned;
-  p->contacts = (uint32_t)(c->contacts[0] ? 1u : 0u) | (c->contacts[1] ? 2u : 0u);
+  p->contacts = anim_lmm_contacts(c); /* with locked feet, the feet shown planted */
   if (a->want & SRV_WANT_GLOBAL) anim_lmm_global_pose(c);
   p->global_positions = c->global_positions;
 }
@@ -57,11 +60,12 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   }
   anim_controller_params_t params = setup->request->params;
   if (!setup->request->search_interval_given) params.search_interval = 6; /* anim_lmm_params_default's */
-  params.foot_lock = 0;
   float *scratch = malloc(anim_lmm_scratch_floats(entry->lmm, 1) * sizeof *scratch); /* once, at creation */
   int rc = scratch ? anim_lmm_character_init(c, entry->lmm, &params, setup->position, setup->facing, scratch)
                    : ANIM_ENOMEM;
   free(scratch);
+  /* The feet: locked on the legs of the learned skeleton's database (the one it lives on). */
+  if (!rc) rc = anim_lmm_character_feet(c, &entry->db);
   if (rc) {
     snprintf(err, (size_t)errlen, "%s", anim_strerror(rc));
     return rc;

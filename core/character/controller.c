@@ -428,12 +428,7 @@ void anim_controller_translate(anim_controller_t *c, vec3 step) {
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
   c->pose_positions[0] = vec3_add(c->pose_positions[0], step);
   c->globals_fresh = 0;
-  for (int f = 0; f < c->feet.nfeet; f++) {
-    anim_foot_lock_t *foot = &c->feet.feet[f];
-    foot->lock_position = vec3_add(foot->lock_position, step), foot->step_from = vec3_add(foot->step_from, step);
-    foot->previous_toe = vec3_add(foot->previous_toe, step);
-    foot->previous_target = vec3_add(foot->previous_target, step);
-  }
+  anim_foot_locks_translate(&c->feet, step);
 }
 
 void anim_controller_stagger(anim_controller_t *c, int frames) { c->frames_since_search -= frames; }

@@ -103,6 +103,15 @@ int anim_foot_locks_ground(anim_foot_locks_t *locks, float max_drop) {
   return 0;
 }
 
+void anim_foot_locks_translate(anim_foot_locks_t *locks, vec3 step) {
+  for (int f = 0; f < locks->nfeet; f++) {
+    anim_foot_lock_t *foot = &locks->feet[f];
+    foot->lock_position = vec3_add(foot->lock_position, step), foot->step_from = vec3_add(foot->step_from, step);
+    foot->previous_toe = vec3_add(foot->previous_toe, step);
+    foot->previous_target = vec3_add(foot->previous_target, step);
+  }
+}
+
 void anim_foot_locks_reset(anim_foot_locks_t *locks) {
   locks->drop = locks->drop_velocity = 0.0f;
   for (int s = 0; s < locks->nfeet; s++) {

@@ -104,6 +104,11 @@ int anim_foot_locks_ground(anim_foot_locks_t *locks, float max_drop);
 /* Releases every lock at once, without blending (a teleport). */
 void anim_foot_locks_reset(anim_foot_locks_t *locks);
 
+/* Moves every world-space point the locks hold by step (metres), for a
+ * character moved as a whole (held on the world's boundary): planted feet
+ * stay planted relative to it instead of pulling the legs back. */
+void anim_foot_locks_translate(anim_foot_locks_t *locks, vec3 step);
+
 /* Applies the locks to a displayed pose for one tick of dt seconds.
  * contacts: this frame's flags in the data, one per foot. local_rotations
  * (bone 0 in world space, as the controller keeps it) are changed on the

@@ -246,7 +246,7 @@ void anim_lmm_normalize(const anim_lmm_normalization_t *norm, const float *raw, 
 void anim_lmm_params_default(anim_controller_params_t *p) {
   anim_controller_params_default(p);
   p->search_interval = 6;
-  p->foot_lock = 0;
+  p->foot_lock = 1;
 }
 
 size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n) {
@@ -300,6 +300,14 @@ static void decode_rooted(const anim_lmm_networks_t *nets, anim_lmm_pose_t *out,
   out->velocities[0] = world_v, out->angular_velocities[0] = vec3_make(0.0f, w.y, 0.0f);
 }
 
+/* The data's contact flags from the decoded outputs, with hysteresis. */
+static void update_contacts(anim_lmm_character_t *c, const float *values) {
+  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) {
+    c->contact_values[k] = values[k];
+    c->contacts[k] = c->contacts[k] ? values[k] >= ANIM_LMM_CONTACT_OFF : values[k] > ANIM_LMM_CONTACT_ON;
+  }
+}
+
 /* The query: the current foot and hip features (normalized already) and the
  * predicted trajectory relative to the displayed root, normalized. */
 static void build_query(anim_lmm_character_t *c, vec3 target_velocity, float *out_query) {
@@ -338,7 +346,8 @@ int anim_lmm_character_init(anim_lmm_character_t *c, const anim_lmm_networks_t *
   anim_nnet_run(nets->pose_network, c->state, nets->nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, 1, s.nn);
   float contacts[ANIM_LMM_CONTACTS];
   decode_rooted(nets, &c->decoded, s.poses, c->sim_position, c->sim_rotation, contacts);
-  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f;
+  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f; /* no history yet */
+  c->contact_values[0] = contacts[0], c->contact_values[1] = contacts[1];
   anim_inertializer_init(&c->inertializer, ANIM_LMM_BONES, c->offset_positions, c->offset_velocities,
                          c->offset_rotations, c->offset_angular_velocities);
   anim_pose_view_t in = view_of(&c->decoded);
@@ -416,7 +425,7 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
   float contacts[ANIM_LMM_CONTACTS];
   vec3 v, w;
   anim_lmm_decode(pose_row, c->nets, &c->decoded, &v, &w, contacts);
-  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f;
+  update_contacts(c, contacts);
   /* Root: integrate the decoded velocities from where the root was (yaw only, on the ground). */
   vec3 world_v = quat_mul_vec3(root_rotation, v);
   world_v.y = 0.0f;
@@ -430,6 +439,13 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
                             c->pose.angular_velocities};
   int rc = anim_inertializer_update(&c->inertializer, &out, &in, p->inertialize_halflife, dt);
   if (rc) return rc;
+  if (c->feet.nfeet) {
+    /* The displayed legs hold planted feet (the root is untouched, so the
+     * simulation below still follows the shown root). */
+    uint8_t flags[ANIM_MAX_CONTACTS];
+    for (int f = 0; f < c->feet.nfeet; f++) flags[f] = c->contacts[c->foot_contact[f]];
+    anim_foot_locks_apply(&c->feet, flags, c->pose.positions, c->pose.rotations, dt);
+  }
   /* Simulation springs; then the simulation starts from where the character is. */
   anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, c->smoothed_velocity.y,
                              p->velocity_halflife, dt);
@@ -492,6 +508,39 @@ void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
   c->pose.positions[0] = vec3_add(c->pose.positions[0], step);
   c->globals_fresh = 0;
+  anim_foot_locks_translate(&c->feet, step);
+}
+
+int anim_lmm_character_feet(anim_lmm_character_t *c, const anim_database_t *db) {
+  if (!c || !c->nets || !db) return ANIM_EINVAL;
+  if (!c->params.foot_lock) return 0;
+  if (db->nbones != ANIM_LMM_BONES || db->ncontacts < 1 || db->ncontacts > ANIM_LMM_CONTACTS) return ANIM_EINVAL;
+  for (int b = 0; b < ANIM_LMM_BONES; b++)
+    if (db->skeleton.parents[b] != bone_parents[b]) return ANIM_EINVAL;
+  anim_foot_locks_t feet;
+  uint8_t foot_contact[ANIM_MAX_CONTACTS] = {0};
+  int rc = anim_foot_locks_init(&feet, db, c->params.foot_unlock_radius, c->params.foot_release_halflife);
+  if (!rc) rc = anim_foot_locks_ground(&feet, ANIM_FOOT_MAX_DROP);
+  if (rc) return rc;
+  for (int f = 0; f < feet.nfeet; f++) {
+    if (feet.feet[f].toe == ANIM_LMM_LEFT_TOE) foot_contact[f] = 0;
+    else if (feet.feet[f].toe == ANIM_LMM_RIGHT_TOE) foot_contact[f] = 1;
+    else return ANIM_EINVAL;
+  }
+  c->feet = feet;
+  memcpy(c->foot_contact, foot_contact, sizeof foot_contact);
+  return 0;
+}
+
+uint32_t anim_lmm_contacts(const anim_lmm_character_t *c) {
+  if (c->feet.nfeet) {
+    /* anim_foot_locks_contacts's bits are per foot: map them to the outputs. */
+    uint32_t planted = anim_foot_locks_contacts(&c->feet), bits = 0;
+    for (int f = 0; f < c->feet.nfeet; f++)
+      if (planted & (1u << f)) bits |= 1u << c->foot_contact[f];
+    return bits;
+  }
+  return (c->contacts[0] ? 1u : 0u) | (c->contacts[1] ? 2u : 0u);
 }
 
 void anim_lmm_global_pose(anim_lmm_character_t *c) {

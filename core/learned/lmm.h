@@ -96,8 +96,19 @@
  * (every character's new state plus the projected states that start a
  * transition) per tick.
  *
- * Not here: foot locking (the contact outputs are exposed, the IK of
- * foot_lock.h needs a database), the server's requests and streams.
+ * Feet (issue 30): the decompressor's contact outputs are read with
+ * hysteresis (a contact comes on above ANIM_LMM_CONTACT_ON, goes off below
+ * ANIM_LMM_CONTACT_OFF: the outputs regress 0/1 flags and hover around 0.5
+ * for a frame or two at each change). With anim_lmm_character_feet, those
+ * flags drive the foot locking of motion matching (foot_lock.h, on the
+ * ground): a toe flagged in contact plants where it is shown once it is
+ * down, is held there by two-bone IK and is released smoothly when the
+ * flag goes off, or steps to re-plant when the pose moves on more than
+ * params.foot_unlock_radius without it. The legs, knee hinges and planting
+ * heights come from the learned skeleton's database
+ * (offline/lmm_database.h), as for a database character.
+ *
+ * Not here: the server's requests and streams.
  *
  * Ownership: anim_lmm_networks_t is built once, immutable, shared read-only
  * by every character and thread. A character is a plain struct with fixed
@@ -111,6 +122,7 @@
 #include "math/anim_math.h"
 #include "pose/clip.h"
 #include "character/controller.h"
+#include "character/foot_lock.h"
 #include "motion/dynamics.h"
 #include "motion/inertialize.h"
 #include "learned/nnet.h"
@@ -124,6 +136,10 @@ typedef struct anim_lmm_networks anim_lmm_networks_t;
 #define ANIM_LMM_POSE_OUTPUTS (15 * (ANIM_LMM_BONES - 1) + 6 + ANIM_LMM_CONTACTS) /* 338 */
 #define ANIM_LMM_TRAJECTORY 3      /* samples 20, 40, 60 frames ahead */
 #define ANIM_LMM_FRAME_RATE 60.0f  /* the networks' frame rate (Hz) */
+
+/* Contact hysteresis on the decompressor's contact outputs (see above). */
+#define ANIM_LMM_CONTACT_ON 0.6f
+#define ANIM_LMM_CONTACT_OFF 0.4f
 
 /* Bones named in the features and contacts. */
 enum {
@@ -246,14 +262,16 @@ void anim_lmm_normalize(const anim_lmm_normalization_t *normalization, const flo
 /* ---- the learned character ----------------------------------------------------------------- */
 
 /* anim_controller_params_default with the learned defaults: a projection
- * every 6 frames (the reference's 0.1 s), no foot locking. */
+ * every 6 frames (the reference's 0.1 s); foot locking on (it takes effect
+ * once anim_lmm_character_feet gave the character its legs). */
 void anim_lmm_params_default(anim_controller_params_t *out_params);
 
 typedef struct {
   const anim_lmm_networks_t *nets;
   /* search_interval: frames between projections; transition_cost: the
-   * feature distance a projection must exceed to be taken; ignore_*,
-   * foot_lock and its radii are not used (no search, no foot locking). */
+   * feature distance a projection must exceed to be taken; foot_lock,
+   * foot_unlock_radius, foot_release_halflife: the feet's locking (with
+   * anim_lmm_character_feet); ignore_* are not used (no search). */
   anim_controller_params_t params;
   anim_controller_input_t input;
 
@@ -273,7 +291,8 @@ typedef struct {
   float time_since_projection; /* s */
   int tick_row;                /* during a batch tick: row of this character's query, -1 none */
   int tick_destination;        /* during a batch tick: decompressor row of its transition's destination, -1 none */
-  uint8_t contacts[ANIM_LMM_CONTACTS];
+  float contact_values[ANIM_LMM_CONTACTS]; /* the decompressor's contact outputs, last tick */
+  uint8_t contacts[ANIM_LMM_CONTACTS];     /* those outputs through the hysteresis: the data's flags */
   uint8_t transitioned;        /* the last tick started a transition */
   uint8_t globals_fresh;
   uint32_t ticks, projections, transitions;
@@ -287,6 +306,11 @@ typedef struct {
   vec3 offset_positions[ANIM_LMM_BONES], offset_velocities[ANIM_LMM_BONES];
   vec3 offset_angular_velocities[ANIM_LMM_BONES];
   quat offset_rotations[ANIM_LMM_BONES];
+
+  /* Foot locking: nfeet 0 until anim_lmm_character_feet; foot_contact[s]
+   * is the contact output of feet.feet[s]. */
+  anim_foot_locks_t feet;
+  uint8_t foot_contact[ANIM_MAX_CONTACTS];
 
   /* Pose buffers (everything from here on). */
   anim_lmm_pose_t decoded; /* the decompressed pose, root in animation space (the inertializer's input) */
@@ -308,6 +332,19 @@ size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n);
  * non-finite position). nets must outlive it; nothing to free. */
 int anim_lmm_character_init(anim_lmm_character_t *out_character, const anim_lmm_networks_t *nets,
                             const anim_controller_params_t *params, vec3 position, float facing, float *scratch);
+
+/* Gives a character (set up by anim_lmm_character_init) its feet's
+ * locking, when its params.foot_lock is on: the legs of db's contact bones
+ * (db: the learned skeleton's database, anim_lmm_database), their knee
+ * hinges and planting heights, planted on the ground (the pelvis coming
+ * down at most ANIM_FOOT_MAX_DROP). 0 (also when foot_lock is off: nothing
+ * changes), or ANIM_EINVAL (NULL arguments; db not of the learned skeleton:
+ * other parents, or contact bones other than the two toes). Nothing to free. */
+int anim_lmm_character_feet(anim_lmm_character_t *character, const anim_database_t *db);
+
+/* The contacts shown (bit 0 LeftToe, bit 1 RightToe): with locked feet the
+ * feet shown planted (anim_foot_locks_contacts), else the data's flags. */
+uint32_t anim_lmm_contacts(const anim_lmm_character_t *character);
 
 /* Validates (anim_controller_input_validate), then sets the input. */
 int anim_lmm_set_input(anim_lmm_character_t *character, const anim_controller_input_t *input);

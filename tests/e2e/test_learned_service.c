@@ -3,7 +3,10 @@
  * the real server and read back through the client library: the learned
  * skeleton described as the database "lmm", each input kind steering a
  * character, and the streamed poses passing the quality checks of the core
- * (tests/test_lmm.c) as a subscriber sees them. Needs the shared networks
+ * (tests/test_lmm.c) as a subscriber sees them; then (issue 30) planted
+ * feet under an input that changes every 0.5 s, measured on the stream by
+ * the motion-quality meter of the motion-matching characters
+ * (tests/support/motion_quality.h, quality_wire.h). Needs the shared networks
  * (../shared/data/lmm): skipped without them, except under CI.
  */
 #include <math.h>
@@ -18,6 +21,9 @@
 #include "anim_client.h"
 #include "anim_error.h"
 #include "fixture.h"
+#include "learned/lmm.h"
+#include "offline/lmm_database.h"
+#include "quality_wire.h"
 #include "shared_data.h"
 
 #define TIMEOUT_MS 20000
@@ -38,6 +44,30 @@
 #define HEADING_RAD (15.0 * 3.14159265 / 180.0)
 /* A goal 4 m away: stopped within 30 cm of it (test_lmm.c's bound). */
 #define GOAL_M 0.3
+
+/* Issue 30: learned characters steered with a new velocity every 0.5 s
+ * (input_program.h's STEERED), WIRE_SECONDS of server ticks, one character
+ * per seed, measured on the stream as test_foot_quality.c measures
+ * motion-matching characters (frames at the ends of a contact left out).
+ * Before the feet were locked (the decoded contact flags streamed as they
+ * were): slide median 0.41-0.53 m/s, p95 1.5-1.6, worst 2.6-3.1; flagged
+ * toes up to 5.0-6.4 cm (p99 3.4-4.2 cm); the issue saw 11.9 cm (p99 4.3)
+ * and a median of 0.48. With them: median 0.000, p95 0.001-0.002, worst
+ * 0.003-0.010 m/s; toes up to 2.7-3.6 cm (p99 2.5-2.8). Slide: the same
+ * bounds as motion matching's (test_foot_quality.c). */
+#define STEERED_SECONDS 20.0f
+#define STEERED_SEEDS 2
+#define MAX_SLIDE_P95 0.1f
+#define MAX_SLIDE_WORST 0.3f
+/* Contacts at the ground: a flagged toe no higher than the learned walk's
+ * own planted toes (the lmm database's p95, LaFAN1's toe joint sits 1-2 cm
+ * up) plus 1.5 cm at the 99th percentile (test_foot_quality.c's margin, at
+ * p95 there), plus 3 cm at worst (a planted toe rolling with the foot). */
+#define MAX_HEIGHT_P99_ABOVE_DATA 0.015f
+#define MAX_HEIGHT_ABOVE_DATA 0.03f
+/* Feet are still shown planted: a share of the foot-frames flagged (the
+ * decoded flags were on 0.45-0.5 of the time before). */
+#define MIN_FLAGGED_SHARE 0.25f
 
 static anim_test_fixture_t fx;
 static int have_networks;
@@ -210,10 +240,55 @@ static void test_inputs_and_stream_quality(void **state) {
   assert_int_equal(anim_client_characters_destroy(fx.client, ids, N, TIMEOUT_MS), 0);
 }
 
+/* Issue 30: steered with a new velocity every 0.5 s, the feet the stream
+ * flags in contact stay where they are and on the ground. */
+static void test_steered_feet(void **state) {
+  if (!networks()) return;
+  char dir[1024], err[512];
+  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
+  int code = 0;
+  anim_lmm_networks_t *nets = anim_lmm_networks_load(dir, NULL, &code, err, sizeof err);
+  if (!nets) fail_msg("%s: %s", dir, err);
+  /* The server's database "lmm", built the same way in process: skeleton,
+   * contact bones, the learned walk's planted heights. */
+  static anim_database_t db;
+  if (anim_lmm_database(&db, "lmm", nets, err, sizeof err)) fail_msg("the learned walk: %s", err);
+  anim_quality_wire_run_t runs[STEERED_SEEDS];
+  memset(runs, 0, sizeof runs);
+  for (int i = 0; i < STEERED_SEEDS; i++)
+    runs[i].database = "lmm", runs[i].db = &db, runs[i].kind = ANIM_PROGRAM_STEERED, runs[i].seed = 1u + (uint32_t)i,
+    runs[i].learned = 1;
+  int rc = anim_quality_run_wire(fx.client, runs, STEERED_SEEDS, STEERED_SECONDS, err, sizeof err);
+  if (rc) fail_msg("%s", err);
+  for (int i = 0; i < STEERED_SEEDS; i++) {
+    char line[768];
+    anim_quality_format(&runs[i].result, &db.skeleton, line, sizeof line);
+    printf("  learned steered every 0.5 s, seed %u: %s (%ld frames missed)\n", runs[i].seed, line, runs[i].gaps);
+  }
+  for (int i = 0; i < STEERED_SEEDS; i++) {
+    const anim_quality_t *q = &runs[i].result;
+    const char *foot = q->slide_worst_foot >= 0 ? db.skeleton.names[db.contact_bones[q->slide_worst_foot]] : "-";
+    if (!(q->slide_samples > 100)) fail_msg("seed %u: only %ld slide samples", runs[i].seed, q->slide_samples);
+    if (!(q->flagged_share >= MIN_FLAGGED_SHARE))
+      fail_msg("seed %u: feet shown planted %.2f of the time", runs[i].seed, (double)q->flagged_share);
+    if (!(q->slide_p95 < MAX_SLIDE_P95) || !(q->slide_max < MAX_SLIDE_WORST))
+      fail_msg("seed %u: contact slide median %.3f, p95 %.3f, worst %.3f m/s (%s, frame %ld)", runs[i].seed,
+               (double)q->slide_p50, (double)q->slide_p95, (double)q->slide_max, foot, q->slide_worst_frame);
+    if (!(q->contact_height_p99 <= q->data_height_p95 + MAX_HEIGHT_P99_ABOVE_DATA) ||
+        !(q->contact_height_max <= q->data_height_p95 + MAX_HEIGHT_ABOVE_DATA))
+      fail_msg("seed %u: toes in contact %.3f m high at p99, %.3f at worst (the learned walk's p95 %.3f)",
+               runs[i].seed, (double)q->contact_height_p99, (double)q->contact_height_max,
+               (double)q->data_height_p95);
+  }
+  anim_database_free(&db);
+  anim_lmm_networks_free(nets);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_skeleton_and_errors),
       cmocka_unit_test(test_inputs_and_stream_quality),
+      cmocka_unit_test(test_steered_feet),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,10 +3,10 @@
 #include <string.h>
 #include "input_program.h"
 
-static const char *const names[ANIM_PROGRAM_COUNT] = {"tour", "wander", "reversals"};
+static const char *const names[ANIM_PROGRAM_KINDS] = {"tour", "wander", "reversals", "steered"};
 
 const char *anim_input_program_name(anim_program_kind_t kind) {
-  return (unsigned)kind < ANIM_PROGRAM_COUNT ? names[kind] : "unknown";
+  return (unsigned)kind < ANIM_PROGRAM_KINDS ? names[kind] : "unknown";
 }
 
 void anim_input_program_init(anim_input_program_t *out, anim_program_kind_t kind, uint32_t seed) {
@@ -65,12 +65,19 @@ static void reversals(anim_input_program_t *p, float t) {
   p->next_change = t + uniform(p, 2.5f, 4.0f);
 }
 
+static void steered(anim_input_program_t *p, float t) {
+  float angle = uniform(p, 0.0f, 2.0f * ANIM_PI), speed = uniform(p, 0.5f, 3.0f);
+  set_velocity(&p->input, vec3_make(speed * sinf(angle), 0.0f, speed * cosf(angle)));
+  p->next_change = t + 0.5f;
+}
+
 int anim_input_program_at(anim_input_program_t *p, float t, anim_controller_input_t *out_input, vec3 *out_command,
                           int *out_commanded) {
   int changed = p->changes == 0 || t >= p->next_change;
   if (changed) {
     if (p->kind == ANIM_PROGRAM_TOUR) tour(p, t);
     else if (p->kind == ANIM_PROGRAM_WANDER) wander(p, t);
+    else if (p->kind == ANIM_PROGRAM_STEERED) steered(p, t);
     else reversals(p, t);
     p->changes++;
   }

@@ -12,6 +12,9 @@
  *  - REVERSALS: a desired velocity (1-2.5 m/s, facing along it) held for
  *    2.5-4 s, then reversed at once (facing turned half round); every third
  *    change a new random axis and speed instead.
+ * And one more (issue 30), not among the three runs of every dataset:
+ *  - STEERED: a desired velocity in a random direction at 0.5-3 m/s
+ *    (walk to run; facing along it), a new one every 0.5 s.
  * Speeds stay within what both test datasets can reach (GAMES-105 runs at
  * 2.7 m/s), so the time to reach them measures the controller.
  * Random draws come from a seed (xorshift), so a program is reproducible.
@@ -25,8 +28,14 @@
 #include <stdint.h>
 #include "character/controller.h"
 
-typedef enum { ANIM_PROGRAM_TOUR = 0, ANIM_PROGRAM_WANDER = 1, ANIM_PROGRAM_REVERSALS = 2 } anim_program_kind_t;
-#define ANIM_PROGRAM_COUNT 3
+typedef enum {
+  ANIM_PROGRAM_TOUR = 0,
+  ANIM_PROGRAM_WANDER = 1,
+  ANIM_PROGRAM_REVERSALS = 2,
+  ANIM_PROGRAM_STEERED = 3
+} anim_program_kind_t;
+#define ANIM_PROGRAM_COUNT 3 /* the programs of issue 16, run on every dataset */
+#define ANIM_PROGRAM_KINDS 4
 
 typedef struct {
   anim_program_kind_t kind;
@@ -36,7 +45,7 @@ typedef struct {
   anim_controller_input_t input;
 } anim_input_program_t;
 
-/* "tour", "wander", "reversals". */
+/* "tour", "wander", "reversals", "steered". */
 const char *anim_input_program_name(anim_program_kind_t kind);
 
 /* Starts a program; seed 0 is replaced by a fixed non-zero one. */

@@ -74,7 +74,7 @@ int anim_quality_meter_init(anim_quality_meter_t *m, const anim_database_t *db) 
 void anim_quality_meter_free(anim_quality_meter_t *m) {
   free(m->source_max), free(m->previous);
   for (int s = 0; s < ANIM_MAX_CONTACTS; s++) free(m->run_speeds[s]), free(m->run_heights[s]);
-  free(m->slides), free(m->heights);
+  free(m->slides), free(m->heights), free(m->all_heights);
   memset(m, 0, sizeof *m);
 }
 
@@ -150,6 +150,8 @@ void anim_quality_meter_frame(anim_quality_meter_t *m, const vec3 *p, uint32_t f
     float speed = sqrtf(step.x * step.x + step.z * step.z) / dt;
     if (m->run_frames[s] == 0) m->run_start[s] = m->frame;
     run_push(m, s, speed, p[m->feet[s]].y);
+    if (!grow((void **)&m->all_heights, &m->all_height_capacity, m->nall_heights + 1, sizeof *m->all_heights))
+      m->all_heights[m->nall_heights++] = p[m->feet[s]].y;
   }
   if (m->have_previous) {
     for (int b = 0; b < m->nbones; b++) {
@@ -200,6 +202,13 @@ void anim_quality_meter_result(anim_quality_meter_t *m, anim_quality_t *out) {
     out->flagged_height_p95 = quantile(copy, m->nheights, 0.95f);
     free(copy);
   }
+  copy = malloc(sizeof *copy * (size_t)(m->nall_heights + 1));
+  if (copy) {
+    memcpy(copy, m->all_heights, sizeof *copy * (size_t)m->nall_heights);
+    out->contact_height_p99 = quantile(copy, m->nall_heights, 0.99f);
+    out->contact_height_max = m->nall_heights ? copy[m->nall_heights - 1] : 0.0f; /* sorted */
+    free(copy);
+  }
   out->data_height_p95 = m->data_height_p95;
   out->pop_ratio = m->pop_ratio, out->pop_bone = m->pop_bone, out->pop_frame = m->pop_frame;
   out->pop_speed = m->pop_speed, out->pop_source = m->pop_source;
@@ -214,10 +223,10 @@ void anim_quality_format(const anim_quality_t *q, const anim_skeleton_t *skeleto
   const char *pop = q->pop_bone >= 0 ? skeleton->names[q->pop_bone] : "-";
   snprintf(out, (size_t)len,
            "slide p50 %.3f p95 %.3f max %.3f m/s (foot %d, frame %ld; %ld samples), contact %.2f (data %.2f), "
-           "height p95 %.3f m (data %.3f), pop x%.2f (%s %.2f m/s vs %.2f, frame %ld), response %.2f s mean, %.2f "
+           "height p95 %.3f m (data %.3f; every flagged frame p99 %.3f max %.3f), pop x%.2f (%s %.2f m/s vs %.2f, frame %ld), response %.2f s mean, %.2f "
            "worst (%d/%d reached)",
            (double)q->slide_p50, (double)q->slide_p95, (double)q->slide_max, q->slide_worst_foot, q->slide_worst_frame,
            q->slide_samples, (double)q->flagged_share, (double)q->data_share, (double)q->flagged_height_p95,
-           (double)q->data_height_p95, (double)q->pop_ratio, pop, (double)q->pop_speed, (double)q->pop_source,
+           (double)q->data_height_p95, (double)q->contact_height_p99, (double)q->contact_height_max, (double)q->pop_ratio, pop, (double)q->pop_speed, (double)q->pop_source,
            q->pop_frame, (double)q->response_mean, (double)q->response_max, q->reached, q->commands);
 }

@@ -19,7 +19,9 @@
  *  - contact share: the share of foot-frames flagged, and (when the caller
  *    passes them) the share the data flags for the frames played;
  *  - the height of flagged contact bones (frames as for slide), p95, and
- *    the data's own p95 for its flagged frames.
+ *    the data's own p95 for its flagged frames; and over every flagged
+ *    frame, the ends of contacts included (a foot flagged while it is still
+ *    coming down or already lifting), p99 and the highest.
  *
  * What it does not: drive a character or decide what a contact is; a
  * frame's flags are what the caller displays (or streams). Allocates (test
@@ -45,6 +47,7 @@ typedef struct {
   float response_mean, response_max;      /* s */
   float flagged_share, data_share;        /* of foot-frames; data_share -1 when not given */
   float flagged_height_p95, data_height_p95; /* m above the ground */
+  float contact_height_p99, contact_height_max; /* m above the ground, every flagged frame */
 } anim_quality_t;
 
 typedef struct {
@@ -69,8 +72,8 @@ typedef struct {
   int run_capacity;
   /* Kept samples. */
   anim_quality_slide_t *slides;
-  float *heights;
-  long nslides, nheights, slide_capacity, height_capacity;
+  float *heights, *all_heights;
+  long nslides, nheights, slide_capacity, height_capacity, nall_heights, all_height_capacity;
   float pop_ratio, pop_speed, pop_source;
   int pop_bone;
   long pop_frame;

@@ -57,8 +57,9 @@ int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, 
     if (!chars[i].positions) rc = ANIM_ENOMEM;
     anim_input_program_init(&chars[i].program, runs[i].kind, runs[i].seed);
     anim_character_placement_t place = {3.0f * (float)i, 0.0f, 0.0f, 0};
-    if (!rc &&
-        (rc = anim_client_characters_create(client, runs[i].database, NULL, &place, 1, &chars[i].id, TIMEOUT_MS)))
+    anim_character_mode_t learned = {.mode = ANIM_MODE_LEARNED};
+    if (!rc && (rc = anim_client_characters_create_mode(client, runs[i].database, runs[i].learned ? &learned : NULL,
+                                                         NULL, &place, 1, &chars[i].id, TIMEOUT_MS)))
       snprintf(err, (size_t)errlen, "create on %s: %s", runs[i].database, anim_strerror(rc));
     if (!rc) ids[created++] = chars[i].id;
   }
@@ -92,8 +93,8 @@ int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, 
       for (int b = 0; b < db->nbones && b < pose->nbones; b++)
         c->positions[b] = vec3_make(pose->global_positions[3 * b], pose->global_positions[3 * b + 1],
                                     pose->global_positions[3 * b + 2]);
-      long data = 0;
-      for (int s = 0; s < db->ncontacts && pose->frame < (uint32_t)db->nframes; s++)
+      long data = runs[i].learned ? -1 : 0; /* a learned character plays no database frame */
+      for (int s = 0; s < db->ncontacts && !runs[i].learned && pose->frame < (uint32_t)db->nframes; s++)
         if (db->contacts[(size_t)pose->frame * (size_t)db->ncontacts + (size_t)s]) data |= 1l << s;
       anim_quality_meter_frame(&c->meter, c->positions, pose->contacts, data, frame->dt > 0 ? frame->dt : dt);
       c->last_tick = frame->tick, c->seen = 1;

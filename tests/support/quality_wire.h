@@ -20,11 +20,13 @@ typedef struct {
   const anim_database_t *db;  /* the same database in process: skeleton, contacts, source speeds */
   anim_program_kind_t kind;
   uint32_t seed;
+  int learned;                /* 1: a learned character (MODE_LEARNED, database lmm), else the default mode */
   anim_quality_t result;      /* out */
   long gaps;                  /* out: stream frames missed (the meter restarted there) */
 } anim_quality_wire_run_t;
 
 /* Creates one character per run (3 m apart, facing +Z, playing frame 0),
+ * in the run's mode,
  * subscribes to them, and for `seconds` of server ticks steers and measures
  * them; destroys them at the end. 0, or a client error with a message in err. */
 int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, int n, float seconds, char *err,
