@@ -98,7 +98,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
-.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-fit bench-fit-stream bench-lmm bench-feet \
+.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics bench-fit bench-fit-stream bench-lmm bench-feet \
   lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO)
 
@@ -254,7 +254,7 @@ previewer-screenshots: deps-test
 	  $(BUILD)/tests/previewer/previewer-database.png docs/
 
 # ---- benchmarks -----------------------------------------------------------------
-BENCH_C := $(filter-out bench/bench_lmm.c,$(sort $(wildcard bench/*.c)))
+BENCH_C := $(filter-out bench/bench_lmm.c bench/bench_physics.c,$(sort $(wildcard bench/*.c)))
 BENCH_CXX := $(sort $(wildcard bench/*.cpp))
 $(BUILD)/obj/bench/%.o: bench/%.cpp
 	@mkdir -p $(dir $@)
@@ -276,6 +276,15 @@ bench: deps-bench
 $(BUILD)/bench_lmm: $(call obj,bench/bench_lmm.c) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lopenblas -lm
+
+# The physics engine comparison (docs/physics.md): MuJoCo against ODE, the
+# libode-dev it needs installed by hand (it is in no group: not chosen).
+$(BUILD)/bench_physics: $(call obj,bench/bench_physics.c) $(PHYSICS_LIB) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PHYSICS_LIBS) -lode -lm -lpthread
+bench-physics:
+	@$(MAKE) --no-print-directory $(BUILD)/bench_physics
+	$(BUILD)/bench_physics
 
 bench-lmm: deps-bench
 	@$(MAKE) --no-print-directory $(BUILD)/bench_lmm
