@@ -98,7 +98,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
-.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics bench-fit bench-fit-stream bench-lmm bench-feet \
+.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot bench-fit bench-fit-stream bench-lmm bench-feet \
   lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO)
 
@@ -285,6 +285,10 @@ $(BUILD)/bench_physics: $(call obj,bench/bench_physics.c) $(PHYSICS_LIB) $(CORE_
 bench-physics:
 	@$(MAKE) --no-print-directory $(BUILD)/bench_physics
 	$(BUILD)/bench_physics
+# The seed's gyroscopic experiment drawn by its test (docs/physics_gyro.svg).
+physics-gyro-plot: $(BUILD)/tests/test_gyro
+	ANIM_BUILD_DIR=$(BUILD) $(BUILD)/tests/test_gyro
+	cp $(BUILD)/physics_gyro.svg docs/physics_gyro.svg
 
 bench-lmm: deps-bench
 	@$(MAKE) --no-print-directory $(BUILD)/bench_lmm

@@ -151,8 +151,8 @@ int anim_physics_body_reset(anim_physics_body_t *body, const vec3 *local_positio
 int anim_physics_body_set_drive(anim_physics_body_t *body, int bone, const anim_physics_drive_t *drive, char *err,
                                 int errlen) {
   if (!body || !drive) return errorf(err, errlen, "drive: NULL"), ANIM_EINVAL;
-  if (bone < 1 || bone >= body->model->nbones || bone == body->model->root)
-    return errorf(err, errlen, "bone: %d is not a jointed bone (1..%d but the root %d)", bone, body->model->nbones - 1, body->model->root), ANIM_ERANGE;
+  if (bone < 1 || bone >= body->model->nbones || bone == body->model->root || !body->model->sim[bone])
+    return errorf(err, errlen, "bone: %d is not a jointed bone (one below the root %d)", bone, body->model->root), ANIM_ERANGE;
   int rc = drive_check(drive, err, errlen);
   if (rc) return rc;
   body->drives[bone] = *drive;

@@ -206,6 +206,27 @@ static void stand(const char *name, const anim_database_t *db, const anim_physic
   float share = low / start;
   printf("  %-18s holds its %s 10 s: lowest root %.3f m of %.3f (%.3f)\n", name, what, low, start, share);
   if (share < STAND_MIN_SHARE) fail_msg("%s: fell holding its %s: root down to %.3f m of %.3f", name, what, low, start);
+
+  /* The same pose limp (every joint and the root): it falls within 3 s,
+   * so what holds it up above is the drives. */
+  assert_int_equal(anim_physics_body_reset(body, pos, rot), 0);
+  anim_physics_drive_t limp;
+  anim_physics_drive_default(&limp);
+  limp.mode = ANIM_PHYSICS_LIMP;
+  for (int b = 1; b < info.nbones; b++)
+    if (b != info.root) anim_physics_body_set_drive(body, b, &limp, NULL, 0); /* bones above the hips refuse: fine */
+  anim_physics_root_t root;
+  anim_physics_root_default(model, &root);
+  root.mode = ANIM_PHYSICS_LIMP;
+  assert_int_equal(anim_physics_body_set_root(body, &root, err, sizeof err), 0);
+  low = INFINITY;
+  for (int t = 0; t < (int)lroundf(3.0f / info.tick); t++) {
+    assert_int_equal(anim_physics_step(body, pos, rot, out_pos, out_rot), 0);
+    anim_fk(g, grot, out_pos, out_rot, db->skeleton.parents, info.nbones);
+    if (g[info.root].y < low) low = g[info.root].y;
+  }
+  printf("  %-18s limp, falls to %.3f m within 3 s\n", name, low);
+  if (low > 0.5f * start) fail_msg("%s: a limp body stayed up (root at %.3f m of %.3f)", name, low, start);
   anim_physics_body_free(body);
 }
 

@@ -26,7 +26,7 @@
 #define H (1.0 / 60.0)
 #define SECONDS 60
 #define STEPS 3600 /* SECONDS / H */
-#define PLOT_SECONDS 20
+#define PLOT_SECONDS 40
 
 /* The seed's box: density 1000 kg/m^3, 1 x 0.4 x 0.2 m. */
 static const double box_dims[3] = {1.0, 0.4, 0.2};
@@ -173,7 +173,7 @@ static void test_write_plot(void **state) {
   snprintf(path, sizeof path, "%s/physics_gyro.svg", dir ? dir : "build");
   FILE *f = fopen(path, "w");
   if (!f) fail_msg("cannot write %s", path);
-  const int W = 640, Hh = 300, L = 50, R = 150, T = 20, B = 40;
+  const int W = 760, Hh = 300, L = 50, R = 230, T = 20, B = 40;
   double ymax = 4.0;
   int steps = (int)(PLOT_SECONDS / H);
   fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, Hh);
@@ -189,15 +189,19 @@ static void test_write_plot(void **state) {
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d s</text>\n", x, Hh - B + 16, s);
   }
   fprintf(f, "<text x=\"12\" y=\"%d\" transform=\"rotate(-90 12 %d)\" text-anchor=\"middle\">kinetic energy / start</text>\n", T + ph / 2, T + ph / 2);
+  /* MuJoCo's curves wide and pale under ours: Euler lies exactly on the explicit step. */
   const struct {
     const double *e;
     const char *name, *colour;
-  } series[] = {{energy_explicit, "explicit", "#d62728"},
-                {energy_implicit, "implicit (seed)", "#1f77b4"},
-                {energy_mj_euler, "MuJoCo Euler", "#2ca02c"},
-                {energy_mj_rk4, "MuJoCo RK4", "#9467bd"}};
-  for (int k = 0; k < 4; k++) {
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", series[k].colour);
+    double width;
+  } series[] = {{energy_mj_euler, "MuJoCo Euler (under explicit)", "#98df8a", 6},
+                {energy_mj_rk4, "MuJoCo RK4", "#c5b0d5", 6},
+                {energy_mj_implicit, "MuJoCo implicit", "#ffbb78", 6},
+                {energy_explicit, "explicit (ODE's default)", "#d62728", 1.5},
+                {energy_implicit, "implicit (the seed's)", "#1f77b4", 1.5}};
+  int nseries = (int)(sizeof series / sizeof series[0]);
+  for (int k = 0; k < nseries; k++) {
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\" points=\"", series[k].colour, series[k].width);
     for (int n = 0; n <= steps; n++) {
       double v = series[k].e[n] / series[k].e[0];
       if (!isfinite(v)) break;
@@ -206,11 +210,14 @@ static void test_write_plot(void **state) {
       fprintf(f, "%.1f,%.1f ", L + pw * n / (double)steps, T + ph - ph * v / ymax);
       if (clipped) break;
     }
-    fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", L + pw + 8, T + 20 + 18 * k, series[k].colour, series[k].name);
+    fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", L + pw + 8, T + 20 + 18 * (nseries - 1 - k),
+            k < 3 ? "#555" : series[k].colour, series[k].name);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"4\" fill=\"%s\"/>\n", L + pw + 8 + 200, T + 14 + 18 * (nseries - 1 - k), 16,
+            series[k].colour);
   }
-  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">box diag(1.33, 6.93, 7.73)</text>\n", L + pw + 8, T + 110);
-  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">spin (1, 2, 3) rad/s</text>\n", L + pw + 8, T + 126);
-  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">h = 1/60 s</text>\n", L + pw + 8, T + 142);
+  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">box diag(1.33, 6.93, 7.73)</text>\n", L + pw + 8, T + 130);
+  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">spin (1, 2, 3) rad/s</text>\n", L + pw + 8, T + 146);
+  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">h = 1/60 s</text>\n", L + pw + 8, T + 162);
   fprintf(f, "</svg>\n");
   fclose(f);
   printf("  wrote %s\n", path);
