@@ -277,11 +277,10 @@ $(BUILD)/bench_lmm: $(call obj,bench/bench_lmm.c) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lopenblas -lm
 
-# The physics engine comparison (docs/physics.md): MuJoCo against ODE, the
-# libode-dev it needs installed by hand (it is in no group: not chosen).
+# MuJoCo's step cost and determinism across threads (docs/physics.md).
 $(BUILD)/bench_physics: $(call obj,bench/bench_physics.c) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PHYSICS_LIBS) -lode -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PHYSICS_LIBS) -lm -lpthread
 bench-physics:
 	@$(MAKE) --no-print-directory $(BUILD)/bench_physics
 	$(BUILD)/bench_physics
