@@ -45,14 +45,18 @@
  *  - KINEMATIC: the joint is set to the target (angle and its velocity)
  *    before every substep: it moves the bodies below it, it feels nothing.
  *  - POWERED: a PD torque toward the target local rotation, with gains from
- *    the project's spring tuning: stiffness k = I w^2, damping c = 2 zeta I w
- *    with w = y = 2 ln2 / halflife (anim_spring_critical_gains, spring.h) and
- *    I the joint's effective inertia (1 / (M^-1)_ii of the joint space mass
- *    matrix in the rest pose, the "effective mass" the seed and Catto tune
- *    a constraint with), clamped to max_torque (N m, per axis norm). The
- *    proportional term looks one substep ahead (stable PD, Tan et al. 2011)
- *    so that stiff gains do not oscillate at the substep.
- *  - LIMP: no torque (the joint limit and gravity only).
+ *    the project's spring tuning: stiffness k = I y^2, damping c = 2 zeta I y
+ *    with y = 2 ln2 / halflife (anim_spring_critical_gains, spring.h) on
+ *    each joint axis' inertia I (the diagonal of the joint-space mass
+ *    matrix in the rest pose: everything below the joint, the rest held),
+ *    plus MuJoCo's bias force at the joint (gravity and Coriolis of what
+ *    hangs below) and the target's angular acceleration times I, fed
+ *    forward; the sum clamped to max_torque (N m, norm). The proportional
+ *    term looks one substep ahead (stable PD, Tan et al. 2011). The default
+ *    drive's damping is the model's joint damping, which MuJoCo's Euler step
+ *    integrates implicitly (explicit damping on a light body between two
+ *    stiff joints diverges); other damping adds the difference explicitly.
+ *  - LIMP: no torque (the model's damping, the limits and gravity only).
  * The root (hips) has its own mode: POWERED is the seed's "hand of God", a
  * force and a torque toward the target root position and rotation (spring
  * tuned the same way on the total mass and the root's inertia), each
@@ -108,7 +112,7 @@ typedef struct {
   const anim_physics_capsule_t *capsules;
   const float *body_mass;        /* [nbones] kg, 0 for bone 0 */
   const float *limit;            /* [nbones] ball cone half-angle, rad (0: no ball joint) */
-  const float *inertia;          /* [nbones] joint effective inertia, kg m^2 (root: total mass) */
+  const float *inertia;          /* [nbones] mean of the joint axes' inertia (M_ii), kg m^2 (root: total mass) */
   float total_mass;              /* kg */
   float rest_root_height;        /* m: the root's height with the rest pose on the ground */
   float tick;
@@ -141,8 +145,9 @@ typedef struct {
   float max_torque;
 } anim_physics_root_t;
 
-/* Defaults: powered, half-life 0.08 s, damping ratio 1, max torque 300 N m
- * (the root: powered, half-life 0.15 s, ratio 1, 1.5 x body weight, 300 N m). */
+/* Defaults: powered, half-life ANIM_PHYSICS_DEFAULT_HALFLIFE (0.05 s),
+ * damping ratio 1, max torque 300 N m (the root: powered, half-life 0.05 s,
+ * ratio 1, 1.5 x body weight, 300 N m). */
 void anim_physics_drive_default(anim_physics_drive_t *out_drive);
 void anim_physics_root_default(const anim_physics_model_t *model, anim_physics_root_t *out_root);
 
@@ -156,7 +161,7 @@ void anim_physics_body_free(anim_physics_body_t *body);
  * 0, ANIM_EINVAL (NULL), ANIM_ENONFINITE. */
 int anim_physics_body_reset(anim_physics_body_t *body, const vec3 *local_positions, const quat *local_rotations);
 
-/* Sets bone's drive (bone in 1..nbones-1 but the root) or the root's.
+/* Sets bone's drive (a bone below the root: one with a ball joint) or the root's.
  * 0, ANIM_ERANGE (bone), ANIM_EINVAL (a field out of its rule: message in
  * err naming it); nothing changes on error. */
 int anim_physics_body_set_drive(anim_physics_body_t *body, int bone, const anim_physics_drive_t *drive, char *err,

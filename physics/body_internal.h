@@ -22,7 +22,7 @@ struct anim_physics_model {
   float body_mass[ANIM_MAX_BONES];
   float limit[ANIM_MAX_BONES];
   float joint_damping[ANIM_MAX_BONES];    /* N m s / rad in the model (implicit): the default drive's */
-  float inertia[ANIM_MAX_BONES];          /* mean of the joint's three effective inertias */
+  float inertia[ANIM_MAX_BONES];          /* mean of the joint axes' inertias (M_ii) */
   double dof_inertia[ANIM_MAX_BONES][3];  /* per joint axis (the root: its rotation's) */
   int ncapsules;
   anim_physics_capsule_t capsules[ANIM_PHYSICS_MAX_CAPSULES];
