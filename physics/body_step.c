@@ -285,6 +285,14 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
     }
     mj_step(m, d);
   }
+  /* Kinematic parts end the tick exactly on the target (the last substep
+   * moved them on by their velocity). */
+  for (int b = 1; b < n; b++)
+    if (b != root && pm->sim[b] && body->drives[b].mode == ANIM_PHYSICS_KINEMATIC) dq_store(d->qpos + pm->qposadr[b], qt[b]);
+  if (body->root.mode == ANIM_PHYSICS_KINEMATIC) {
+    rqpos[0] = rp.x, rqpos[1] = rp.y, rqpos[2] = rp.z;
+    dq_store(rqpos + 3, rqt);
+  }
   for (int b = 1; b < n; b++) body->prev_target[b] = b == root ? target_rotations[b] : quat_normalize(target_rotations[b]);
   body->prev_root_position = rp, body->prev_root_rotation = rq;
   body->bone0_position = parent_pos, body->bone0_rotation = parent_rot;

@@ -5,8 +5,9 @@
  * Bad input first (NULL, options and drive fields out of range, a bone out
  * of range), then per database: the total mass, capsule lengths equal to
  * the bone lengths, the model standing in its rest pose on the ground for
- * 10 s with the drives on, a powered body tracking a walk clip (mean joint
- * error, thresholds below), two runs bit-identical, no allocation per step.
+ * 10 s with the drives on (and falling limp), a powered body tracking a
+ * walk clip (mean joint error, thresholds below), a kinematic one on its
+ * target, two runs bit-identical, no allocation per step.
  * Figures printed per dataset (docs/physics.md quotes them).
  */
 #include <math.h>
@@ -235,10 +236,20 @@ static double last_root_error; /* m, the last track's mean root error */
 /* The powered body following a walk range: mean joint error (m) over the
  * ticks; out_hash: the simulated poses' bytes folded (determinism). */
 static double track(const anim_database_t *db, const anim_physics_model_t *model, int start, int stop, uint64_t *out_hash,
-                    long *out_allocs) {
+                    long *out_allocs, int mode) {
   char err[256];
   anim_physics_body_t *body = anim_physics_body_create(model, err, sizeof err);
   assert_non_null(body);
+  if (mode == ANIM_PHYSICS_KINEMATIC) {
+    anim_physics_drive_t drive;
+    anim_physics_drive_default(&drive);
+    drive.mode = mode;
+    for (int b = 1; b < db->nbones; b++) anim_physics_body_set_drive(body, b, &drive, NULL, 0); /* the root and above refuse */
+    anim_physics_root_t root;
+    anim_physics_root_default(model, &root);
+    root.mode = mode;
+    assert_int_equal(anim_physics_body_set_root(body, &root, err, sizeof err), 0);
+  }
   int n = db->nbones;
   vec3 pos[ANIM_MAX_BONES], want[ANIM_MAX_BONES], got[ANIM_MAX_BONES];
   quat rot[ANIM_MAX_BONES], grot[ANIM_MAX_BONES];
@@ -286,9 +297,16 @@ static void check_database(const char *name, const anim_database_t *db, const ch
   stand(name, db, model, db->ranges[r].start);
   uint64_t h1, h2;
   long a1, a2;
-  double e1 = track(db, model, db->ranges[r].start, db->ranges[r].stop, &h1, &a1);
-  double e2 = track(db, model, db->ranges[r].start, db->ranges[r].stop, &h2, &a2);
-  printf("  %-18s tracks %s: mean joint error %.2f cm (root %.2f cm), runs identical %s, allocations %ld\n", name, walk, 100 * e1, 100 * last_root_error,
+  double e1 = track(db, model, db->ranges[r].start, db->ranges[r].stop, &h1, &a1, ANIM_PHYSICS_POWERED);
+  double root1 = last_root_error;
+  double e2 = track(db, model, db->ranges[r].start, db->ranges[r].stop, &h2, &a2, ANIM_PHYSICS_POWERED);
+  /* Every part kinematic: the simulated pose is the target's. */
+  uint64_t hk;
+  long ak;
+  double ek = track(db, model, db->ranges[r].start, db->ranges[r].stop, &hk, &ak, ANIM_PHYSICS_KINEMATIC);
+  printf("  %-18s all kinematic: mean joint error %.2g m\n", name, ek);
+  if (ek > 1e-4) fail_msg("%s: a kinematic body is %.3g m off its target", name, ek);
+  printf("  %-18s tracks %s: mean joint error %.2f cm (root %.2f cm), runs identical %s, allocations %ld\n", name, walk, 100 * e1, 100 * root1,
          h1 == h2 && e1 == e2 ? "yes" : "NO", a1 + a2);
   if (e1 > TRACK_MAX_MEAN_M) printf("FAIL: %s: mean joint error %.2f cm over %s, limit %.2f\n", name, 100 * e1, walk, 100 * TRACK_MAX_MEAN_M);
   if (h1 != h2 || e1 != e2) fail_msg("%s: two runs differ", name);
