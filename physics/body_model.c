@@ -173,7 +173,11 @@ static void observed_limits(anim_physics_model_t *pm, const anim_database_t *db)
     }
   for (int b = 1; b < db->nbones; b++) {
     if (b == pm->root || !pm->sim[b]) continue;
-    pm->limit[b] = fminf(fmaxf(pm->limit[b] + ANIM_PHYSICS_LIMIT_MARGIN, ANIM_PHYSICS_LIMIT_MIN), LIMIT_MAX);
+    /* A joint seen turning past LIMIT_MAX from rest (a rest pose far from
+     * the data: Bandai Namco's legs reach 180 degrees) gets no limit: a
+     * cone that wide would only bind where the data goes. */
+    float limit = fmaxf(pm->limit[b] + ANIM_PHYSICS_LIMIT_MARGIN, ANIM_PHYSICS_LIMIT_MIN);
+    pm->limit[b] = limit > LIMIT_MAX ? (float)M_PI : limit;
   }
 }
 
@@ -183,8 +187,9 @@ static void write_body(text_t *t, const anim_physics_model_t *pm, int b, int dep
     put(t, "%*s<body name=\"b%d\" pos=\"0 %.6g 0\">\n%*s<freejoint name=\"j%d\"/>\n", depth, "", b,
         pm->rest_root_height, depth + 1, "", b);
   else
-    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"true\" range=\"0 %.6g\" damping=\"%.6g\"/>\n",
-        depth, "", b, o.x, o.y, o.z, depth + 1, "", b, pm->limit[b], pm->joint_damping[b]);
+    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"%s\" range=\"0 %.6g\" damping=\"%.6g\"/>\n",
+        depth, "", b, o.x, o.y, o.z, depth + 1, "", b, pm->limit[b] < (float)M_PI ? "true" : "false",
+        pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b]);
   for (int i = 0; i < pm->ncapsules; i++) {
     const anim_physics_capsule_t *c = &pm->capsules[i];
     if (c->bone != b) continue;

@@ -74,7 +74,7 @@ void anim_physics_drive_default(anim_physics_drive_t *out_drive) {
 }
 
 void anim_physics_root_default(const anim_physics_model_t *model, anim_physics_root_t *out_root) {
-  *out_root = (anim_physics_root_t){ANIM_PHYSICS_POWERED, 0.05f, 1.0f, 1.5f * 9.81f * model->total_mass, 300.0f};
+  *out_root = (anim_physics_root_t){ANIM_PHYSICS_POWERED, 0.03f, 1.0f, 3.0f * 9.81f * model->total_mass, 300.0f};
 }
 
 anim_physics_body_t *anim_physics_body_create(const anim_physics_model_t *model, char *err, int errlen) {
