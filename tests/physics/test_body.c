@@ -34,7 +34,7 @@
 #define STAND_SECONDS 10
 #define STAND_MIN_SHARE 0.9f
 /* Tracking a walk: mean joint position error (all bones, every tick), m.
- * Measured 3.0-5.6 cm over the datasets, the root (held by the limited
+ * Measured 3.0-5.3 cm over the datasets, the root (held by the limited
  * stabiliser) 0.6-1.3 cm of it (docs/physics.md). */
 #define TRACK_MAX_MEAN_M 0.07f
 #define TRACK_SECONDS 10
