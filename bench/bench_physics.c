@@ -1,0 +1,195 @@
+/*
+ * bench_physics.c: MuJoCo's figures for physics/ (docs/physics.md): the
+ * body physics/ builds for the default database, stepped at 1/240 s.
+ *  1. step cost: microseconds per mj_step of the body released undriven
+ *     (it falls and lies), median of 7 rounds of 2400 steps; and
+ *     anim_physics_step (a 60 Hz tick: 4 engine steps and the drives)
+ *     against the mj_step time inside it (MuJoCo's timers);
+ *  2. determinism and threads: 8 bodies pushed in different directions,
+ *     stepped 600 times on 1 thread, then split over 2 threads (one shared
+ *     mjModel, an mjData each), 5 runs in child processes (a crash is
+ *     counted, not fatal): states bit-identical?
+ * The comparison with ODE that chose MuJoCo was this program at commit
+ * d694f65 (ODE has left the build; docs/physics.md keeps its figures).
+ * Usage: bench_physics [--quick].
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mujoco/mujoco.h>
+
+#include "../physics/body_internal.h"
+#include "offline/procgen.h"
+
+#define H (1.0 / 240.0)
+#define NBODIES 8
+#define DET_STEPS 600
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static const anim_physics_model_t *model;
+
+/* ---- MuJoCo -------------------------------------------------------------- */
+
+static void mj_push(mjData *d, int i) {
+  /* A different push per body: sideways velocity on the root. */
+  d->qvel[0] = 0.5 * cos(i), d->qvel[2] = 0.5 * sin(i);
+}
+
+static void mj_run(mjData *d, int i, int steps) {
+  mj_resetData(model->m, d);
+  mj_push(d, i);
+  for (int s = 0; s < steps; s++) mj_step(model->m, d);
+}
+
+typedef struct {
+  int first, count;
+  mjData **d;
+  double (*states)[256];
+} mj_job_t;
+
+static void *mj_thread(void *arg) {
+  mj_job_t *j = arg;
+  for (int i = j->first; i < j->first + j->count; i++) {
+    mj_run(j->d[i], i, DET_STEPS);
+    memcpy(j->states[i], j->d[i]->qpos, sizeof(double) * (size_t)model->m->nq);
+  }
+  return NULL;
+}
+
+/* States of NBODIES bodies stepped on nthreads threads. */
+static void mj_states(int nthreads, double (*states)[256]) {
+  mjData *d[NBODIES];
+  for (int i = 0; i < NBODIES; i++) d[i] = mj_makeData(model->m);
+  pthread_t th[2];
+  mj_job_t jobs[2];
+  int per = NBODIES / nthreads;
+  for (int t = 0; t < nthreads; t++) {
+    jobs[t] = (mj_job_t){t * per, per, d, states};
+    pthread_create(&th[t], NULL, mj_thread, &jobs[t]);
+  }
+  for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+  for (int i = 0; i < NBODIES; i++) mj_deleteData(d[i]);
+}
+
+static double mj_contacts; /* mean contacts per step in the last cost run */
+
+static double mj_step_cost(int steps) {
+  mjData *d = mj_makeData(model->m);
+  mj_resetData(model->m, d);
+  double t0 = now();
+  long ncon = 0;
+  for (int s = 0; s < steps; s++) mj_step(model->m, d), ncon += d->ncon;
+  double us = (now() - t0) / steps * 1e6;
+  mj_contacts = (double)ncon / steps;
+  mj_deleteData(d);
+  return us;
+}
+
+static mjtNum clock_us(void) { return (mjtNum)(now() * 1e6); }
+static double last_engine_share; /* share of anim_physics_step spent inside mj_step */
+
+static double tick_cost(int ticks) {
+  char err[256];
+  anim_physics_body_t *body = anim_physics_body_create(model, err, sizeof err);
+  vec3 pos[ANIM_MAX_BONES];
+  quat rot[ANIM_MAX_BONES];
+  for (int b = 0; b < model->nbones; b++) pos[b] = model->offsets[b], rot[b] = quat_identity();
+  pos[0] = vec3_zero();
+  pos[model->root] = vec3_make(0, model->rest_root_height, 0);
+  /* MuJoCo's own timers (mjcb_time) say how much of the tick is mj_step. */
+  mjcb_time = clock_us;
+  mj_resetData(model->m, body->d);
+  anim_physics_body_reset(body, pos, rot);
+  double t0 = now();
+  for (int t = 0; t < ticks; t++) anim_physics_step(body, pos, rot, NULL, NULL);
+  double us = (now() - t0) / ticks * 1e6;
+  last_engine_share = body->d->timer[mjTIMER_STEP].duration / ticks / us;
+  mjcb_time = NULL;
+  anim_physics_body_free(body);
+  return us;
+}
+
+/* ---- the measurements ---------------------------------------------------- */
+
+/* Runs fn in a child 5 times: how many runs ended and matched the reference. */
+static int runs_ok(int (*fn)(int), int arg, int *out_crashed) {
+  int ok = 0, crashed = 0;
+  for (int r = 0; r < 5; r++) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(fn(arg));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) crashed++;
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) ok++;
+  }
+  *out_crashed = crashed;
+  return ok;
+}
+
+static int mj_two_threads_match(int unused) {
+  static double one[NBODIES][256], two[NBODIES][256];
+  memset(one, 0, sizeof one), memset(two, 0, sizeof two);
+  mj_states(1, one);
+  mj_states(2, two);
+  return memcmp(one, two, sizeof one) ? 1 : 0;
+}
+
+
+static int cost_steps = 2400;
+static double mj_cost(int unused) { return mj_step_cost(cost_steps); }
+static double tick_cost_of(int unused) { return tick_cost(cost_steps / 4); }
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--quick")) cost_steps = 600;
+  char err[512];
+  anim_database_t db;
+  if (anim_procgen_database(&db, NULL, err, sizeof err)) return fprintf(stderr, "%s\n", err), 1;
+  anim_physics_model_options_t o;
+  anim_physics_model_options_default(&o);
+  model = anim_physics_model_create(&db, &o, err, sizeof err);
+  if (!model) return fprintf(stderr, "%s\n", err), 1;
+  int nbody = 0;
+  for (int b = 1; b < model->nbones; b++) nbody += model->sim[b];
+  printf("humanoid: %d bodies, %d ball joints + a free root, %d capsules, %.0f kg, step %.5f s\n", nbody, nbody - 1,
+         model->ncapsules, model->total_mass, H);
+  printf("MuJoCo %s\n\n", mj_versionString());
+
+  /* Rounds, medians: the machine is shared, its load moves. */
+  double v[2][7], c = 0;
+  for (int r = 0; r < 7; r++) {
+    v[0][r] = mj_cost(0), c += mj_contacts;
+    v[1][r] = tick_cost_of(0);
+  }
+  for (int k = 0; k < 2; k++) qsort(v[k], 7, sizeof(double), cmp_double);
+  double mj = v[0][3], tick = v[1][3];
+  printf("step cost (median of 7 rounds of %d steps; the body released in its rest pose,\n"
+         "undriven, falls and lies: %.1f contacts per step on average):\n", cost_steps, c / 7);
+  printf("  MuJoCo mj_step                      %7.1f us\n", mj);
+  printf("  anim_physics_step, standing (1 tick: 4 mj_step + drives) %.1f us, of which mj_step %.0f%%:\n"
+         "    the tick costs %.2f x the engine's own 4 steps on the same state\n\n", tick, 100 * last_engine_share, 1 / last_engine_share);
+
+  int crashed;
+  int mj_ok = runs_ok(mj_two_threads_match, 0, &crashed);
+  printf("%d bodies on 1 thread vs 2 threads, %d steps, 5 runs (each in a child process):\n", NBODIES, DET_STEPS);
+  printf("  MuJoCo (one shared mjModel, one mjData per body): %d/5 bit-identical, %d crashed\n", mj_ok, crashed);
+  anim_physics_model_free((anim_physics_model_t *)model);
+  anim_database_free(&db);
+  return 0;
+}
