@@ -25,6 +25,10 @@ anim_graph_character_t *srv_actor_graph_character(srv_actor_t *a) {
   return a->kind == &srv_actor_graph ? &((graph_actor_t *)a->character)->c : NULL;
 }
 
+const srv_graph_t *srv_actor_graph_of(const srv_actor_t *a) {
+  return a->kind == &srv_actor_graph ? ((const graph_actor_t *)a->character)->graph : NULL;
+}
+
 int srv_graph_node_from(const anim_motion_graph_t *g, int frame) {
   int lo = 0, hi = g->nnodes; /* nodes are sorted by frame */
   while (lo < hi) {
@@ -116,6 +120,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->transitions = c->jumps;
   s->follow = follows[c->follow];
   s->path_arc = c->s;
+  s->arrived = c->arrived;
   s->plans = c->plans, s->expansions = c->expansions;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }

@@ -48,6 +48,7 @@ typedef struct anim_graph_character {
   anim_graph_follow_t follow;
   float goal_x, goal_z;
   float s;                    /* arc length reached on the path (m) */
+  int arrived;                /* at an open path's end (graph_path.h, "The end"); 0 on a new path */
   uint32_t seed;              /* for wandering */
 
   int node;                   /* the node played last (at the end of edge) */
@@ -66,6 +67,7 @@ typedef struct anim_graph_character {
   int globals_fresh;
 
   uint64_t ticks, jumps, plans, expansions;
+  uint64_t searches;          /* plans that searched (the rest stood at an open path's end: graph_path.h, "The end") */
   int replanned;              /* the last tick planned */
   void *memory;
 } anim_graph_character_t;

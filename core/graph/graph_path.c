@@ -249,6 +249,28 @@ void anim_path_planner_point(const anim_path_planner_t *p, float s, float *out_x
   *out_z = p->points[2 * lo + 1] + u * (p->points[2 * next + 1] - p->points[2 * lo + 1]);
 }
 
+/* anim_path_planner_point for an arc that only grows along a walk: the
+ * segment is found from *io_segment on (back to 0 when a closed path wraps),
+ * the same segment the binary search finds (the last whose start <= s),
+ * without searching from scratch each frame. */
+static void point_from(const anim_path_planner_t *p, float s, int *io_segment, float *out_x, float *out_z) {
+  if (p->closed) {
+    if (s >= p->length || s < 0.0f) s = fmodf(s, p->length);
+    if (s < 0.0f) s += p->length;
+  } else {
+    s = clampf(s, 0.0f, p->length);
+  }
+  int k = *io_segment, last = segments_of(p) - 1;
+  if (k < 0 || k > last || p->cumulative[k] > s) k = 0;
+  while (k < last && p->cumulative[k + 1] <= s) k++;
+  *io_segment = k;
+  int next = (k + 1) % p->count;
+  float span = p->cumulative[k + 1] - p->cumulative[k];
+  float u = span > 0.0f ? clampf((s - p->cumulative[k]) / span, 0.0f, 1.0f) : 0.0f;
+  *out_x = p->points[2 * k] + u * (p->points[2 * next] - p->points[2 * k]);
+  *out_z = p->points[2 * k + 1] + u * (p->points[2 * next + 1] - p->points[2 * k + 1]);
+}
+
 /* The parameter in [u_lo, u_hi] of segment a->b nearest (x, z). */
 static float nearest_on_segment(float ax, float az, float bx, float bz, float x, float z, float u_lo, float u_hi) {
   float dx = bx - ax, dz = bz - az, len2 = dx * dx + dz * dz;
@@ -318,16 +340,12 @@ static float falling_squares(float a, float b, int n) {
  * at most that, its path point (1-Lipschitz in the arc) moves as much, and
  * the distance between them falls by at most 2 step_max; the lag falls by at
  * most step_max less what the pacer gains. Frames are counted to the
- * horizon, and on an open path while the arc has not reached its end
- * (which takes at least (rest - s) / step_max frames). */
+ * horizon (past an open path's end too: there the path point stays at the
+ * end, and the distance falls by at most step_max, less than assumed). */
 static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *st, float off) {
   int n = p->horizon_frames - st->frames;
   if (n < 1) return 0.0f;
   float dmax = p->step_max;
-  if (isfinite(p->rest)) {
-    float ahead = (p->rest - st->s) / dmax;
-    if (ahead < (float)n) n = ahead > 0.0f ? (int)ceilf(ahead) : 1;
-  }
   float bound = falling_squares(off, 2.0f * dmax, n);
   if (p->weight > 0.0f) {
     /* While the pacer never reaches an open path's end in the horizon, it
@@ -340,8 +358,9 @@ static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *
   return 0.999f * bound;
 }
 
-/* Extends `from` by edge e into *out; stops counting at the horizon and the
- * end of an open path. Returns 1 when the walk is complete, 0 when it goes
+/* Extends `from` by edge e into *out; stops counting at the horizon (past
+ * an open path's end each frame counts its distance from the end: the walk
+ * should stand there). Returns 1 when the walk is complete, 0 when it goes
  * on, -1 when its error (plus, with options.bound, the least its future
  * adds) reached bound (dropped). out->floor: error plus that least future. */
 static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, int e, float s0, float bound,
@@ -360,9 +379,9 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     if (out->frames >= p->horizon_frames) break;
     float x, z, tx, tz;
     map_root(&out->map, turn, p->db, f, &x, &z);
-    out->s += hypotf(x - out->x, z - out->z);
+    out->s += sqrtf((x - out->x) * (x - out->x) + (z - out->z) * (z - out->z));
     out->x = x, out->z = z;
-    anim_path_planner_point(p, s0 + out->s, &tx, &tz);
+    point_from(p, s0 + out->s, &out->segment, &tx, &tz);
     float d2 = (x - tx) * (x - tx) + (z - tz) * (z - tz);
     out->error += d2;
     out->frames++;
@@ -370,10 +389,6 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     float lag = lag_behind(p, out->frames, out->s);
     if (lag > 0.0f) out->progress += p->weight * lag * lag, out->error += p->weight * lag * lag;
     if (out->error >= bound) return -1;
-    if (!p->closed && s0 + out->s >= p->length) {
-      out->floor = out->error;
-      return 1;
-    }
     off = d2;
   }
   if (out->frames >= p->horizon_frames) {
@@ -498,13 +513,16 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   p->limit = p->options.max_expansions;
   anim_path_step_t root;
   root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
-  root.floor = 0.0f;
+  root.floor = 0.0f, root.segment = 0;
   p->rest = p->closed ? INFINITY : fmaxf(0.0f, p->length - s0);
   /* The lag carried from the plans before, when this one goes on from where
    * the last one's kept part ends on the same path: the pacer went on at the
    * expected speed while that part was played, and the lag decays. */
   p->lag0 = 0.0f, p->behind = 0.0f;
-  if (p->options.memory > 0.0f && p->carry && p->warm_node == start) {
+  /* At an open path's end (arrived, graph_path.h "The end") nothing is
+   * left to catch up: a lag carried there would walk the character off
+   * the end it stands at. */
+  if (p->options.memory > 0.0f && p->carry && p->warm_node == start && p->rest > ANIM_PATH_ARRIVE_DISTANCE) {
     float dt = (float)p->carry_frames / p->db->frame_rate, ds = s0 - p->carry_s0;
     if (p->closed) ds -= p->length * roundf(ds / p->length);
     p->behind = fmaxf(0.0f, p->carry_lag + p->speed * dt - ds) * expf(-dt / p->options.memory);
@@ -515,10 +533,20 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   p->stop = fmaxf(p->rest, p->lag0);
   p->pacer_free = p->lag0 + p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->stop;
   anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
+  /* Going on along the same path from where the last plan's kept part ends. */
+  int continuing = p->carry && p->nwarm > 0 && p->warm_node == start;
   float best_progress = 0.0f, best = p->options.warm ? seed(p, start, &root, s0, &best_progress) : INFINITY;
   p->warm_error = best;
-  search(p, &root, s0, p->options.max_expansions, &best, &best_progress, p->best_walk, &p->best_length,
-         &p->exhausted);
+  /* Standing at an open path's end (graph_path.h, "The end"): a seed that
+   * keeps within ANIM_PATH_STAND_DISTANCE of it (root mean square over the
+   * horizon) is taken as it is; no search can do much better, and a crowd
+   * of characters standing at their paths' ends costs little more than one
+   * wandering. */
+  p->searched = !(continuing && p->options.warm && p->rest <= ANIM_PATH_ARRIVE_DISTANCE && isfinite(best) &&
+                  best <= (float)p->horizon_frames * ANIM_PATH_STAND_DISTANCE * ANIM_PATH_STAND_DISTANCE);
+  if (p->searched)
+    search(p, &root, s0, p->options.max_expansions, &best, &best_progress, p->best_walk, &p->best_length,
+           &p->exhausted);
   p->plan_error = best, p->plan_progress = best_progress;
   int i = 0;
   for (; i < p->best_length && p->plan_frames < p->keep_frames; i++) {

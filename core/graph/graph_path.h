@@ -203,6 +203,13 @@ typedef struct {
  * it being carried into the next plan (above, "Carried lag"). */
 #define ANIM_PATH_LAG_SLACK 2.0f
 
+/* m: an open path's end is reached (above, "The end") when the walk is
+ * within this of it, along the path and from its last point. */
+#define ANIM_PATH_ARRIVE_DISTANCE 0.3f
+/* m: standing at the end, a walk that keeps this close to it (root mean
+ * square over the horizon) is played without a search (above, "The end"). */
+#define ANIM_PATH_STAND_DISTANCE 0.1f
+
 /* Validity rules (anim_path_options_validate):
  *  1. horizon in (0, 60] s, keep in (0, horizon];
  *  2. max_expansions >= 1;
@@ -231,6 +238,7 @@ int anim_path_options_validate(const anim_path_options_t *options);
 
 typedef struct {
   int node;
+  int segment;           /* of the path, where the last frame's path point is (a cursor) */
   anim_ground_map_t map; /* places the node's frame */
   float s;               /* arc length travelled (m) */
   float error;           /* m^2, progress term included */
@@ -291,6 +299,7 @@ typedef struct anim_path_planner {
   int limit;             /* expansions allowed to the running search */
   int expansions;        /* edges tried */
   int exhausted;         /* the budget ran out before the search ended */
+  int searched;          /* the last plan searched (0: standing at the end, it took the seed) */
 } anim_path_planner_t;
 
 /* 0, ANIM_EINVAL or ANIM_ENONFINITE (bad options; graph not built on db:
