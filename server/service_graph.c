@@ -222,7 +222,7 @@ static int query(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
       error_sum += d, counted++;
       if (d > r->error_max) r->error_max = d, r->error_max_time = (float)t * dt;
     }
-    if ((req->closed && r->arc >= length) || (!req->closed && s >= length - 0.05f)) {
+    if ((req->closed && r->arc >= length) || (!req->closed && (s >= length - 0.05f || c.arrived))) {
       t++;
       break;
     }
