@@ -476,10 +476,12 @@ static void crowd_path(int i, float x0, float z0, crowd_path_t *out) {
 typedef struct {
   double cpu_per_tick, plans_per_s, edges_per_plan, mean_error, searched;
   double kind_error[3];
+  double first_edges, kind_edges[3]; /* edges a plan: of the first plans; of the later ones per kind */
 } crowd_result_t;
 
 static int crowd_budget = 0;  /* --budget: their max_expansions (0: default) */
 static float crowd_keep = 0;  /* --keep: their keep (0: default) */
+
 
 static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_database_t *db, int n, float seconds,
                                 int follow) {
@@ -495,6 +497,7 @@ static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_databas
     anim_path_options_default(&o);
     if (crowd_budget > 0) o.max_expansions = crowd_budget;
     if (crowd_keep > 0) o.keep = crowd_keep;
+
     anim_graph_character_init(&c[i], g, db, &o, 0.1f, vec3_make(x, 0, z), 0.0f, start);
     anim_graph_character_wander(&c[i], (uint32_t)i * 2654435761u + 1u);
     if (follow) {
@@ -504,11 +507,14 @@ static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_databas
     }
   }
   int ticks = (int)(seconds * 60.0f), counted = 0, kind_counted[3] = {0};
+  uint64_t *first = calloc((size_t)n, sizeof *first); /* edges of each one's first plan */
   double cpu = 0.0, error = 0.0;
   for (int t = 0; t < ticks; t++) {
     double t0 = cpu_now_s();
     for (int i = 0; i < n; i++) anim_graph_character_tick(&c[i], 1.0f / 60.0f);
     cpu += cpu_now_s() - t0;
+    for (int i = 0; i < n; i++)
+      if (c[i].plans == 1 && !first[i]) first[i] = c[i].expansions + 1;
     if (follow && t >= 300 && t % 10 == 0)
       for (int i = 0; i < n; i++) {
         float d;
@@ -517,8 +523,13 @@ static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_databas
         r.kind_error[i % 3] += d, kind_counted[i % 3]++;
       }
   }
-  uint64_t plans = 0, edges = 0;
+  uint64_t plans = 0, edges = 0, kind_plans[3] = {0};
+  int firsts = 0;
   for (int i = 0; i < n; i++) {
+    if (first[i]) {
+      r.first_edges += (double)(first[i] - 1), firsts++;
+      r.kind_edges[i % 3] += (double)(c[i].expansions - (first[i] - 1)), kind_plans[i % 3] += c[i].plans - 1;
+    }
 #ifdef ANIM_PATH_ARRIVE_DISTANCE
     r.searched += (double)c[i].searches;
 #else
@@ -528,6 +539,9 @@ static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_databas
     anim_graph_character_free(&c[i]);
   }
   r.searched /= plans ? (double)plans : 1.0;
+  r.first_edges /= firsts ? firsts : 1;
+  for (int k = 0; k < 3; k++) r.kind_edges[k] /= kind_plans[k] ? (double)kind_plans[k] : 1.0;
+  free(first);
   for (int k = 0; k < 3; k++) r.kind_error[k] /= kind_counted[k] ? kind_counted[k] : 1;
   r.cpu_per_tick = cpu / ((double)ticks * (double)n);
   r.plans_per_s = (double)plans / (double)seconds;
@@ -536,6 +550,8 @@ static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_databas
   free(c), free(paths);
   return r;
 }
+
+static int follow_detail = 1;
 
 static int bench_crowd_graph(int n, float seconds, int runs) {
   char err[512];
@@ -556,6 +572,9 @@ static int bench_crowd_graph(int n, float seconds, int runs) {
            "%.0f edges/plan; mean from path %.3f m (circles %.3f, zigzags %.3f, L's %.3f)\n",
            k + 1, w.cpu_per_tick * 1e6, p.cpu_per_tick * 1e6, ratio, p.plans_per_s, 100.0 * p.searched,
            p.edges_per_plan, p.mean_error, p.kind_error[0], p.kind_error[1], p.kind_error[2]);
+    if (follow_detail)
+      printf("    edges a plan: first plans %.0f; later, circles %.0f, zigzags %.0f, L's %.0f\n", p.first_edges,
+             p.kind_edges[0], p.kind_edges[1], p.kind_edges[2]);
   }
   printf("  mean ratio path/wander: %.2fx\n", sum_ratio / (runs > 0 ? runs : 1));
   anim_motion_graph_free(g);
@@ -581,6 +600,7 @@ int bench_graph(int argc, char **argv) {
     else if (!strcmp(argv[i], "--crowd")) crowd = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--keep")) keep = (float)atof(argv[i + 1]);
+
     else {
       fprintf(stderr, "animbench graph: unknown option %s\n", argv[i]);
       return 2;

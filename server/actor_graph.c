@@ -95,8 +95,9 @@ static void character_free(void *character) {
 static size_t heap_bytes(const void *character) {
   const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
   const anim_path_planner_t *p = &c->planner;
-  const void *blocks[] = {c->memory,   p->node_yaw, p->landing_yaw, p->points,          p->cumulative, p->children,
-                          p->best_walk, p->walk,     p->plan,        p->count_per_depth, p->cursor};
+  const void *blocks[] = {c->memory, p->node_yaw, p->landing_yaw,     p->points, p->cumulative, p->children,
+                          p->best_walk, p->walk,  p->plan, p->count_per_depth, p->cursor, p->warm,
+                          p->seed,      p->seen};
   size_t bytes = 0;
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) bytes += malloc_usable_size((void *)blocks[i]);
   return bytes;

@@ -14,7 +14,12 @@
  * `horizon` seconds re-made every `keep` seconds:
  *  - path: the arc length reached is the nearest path point to the
  *    character, searched within ANIM_GRAPH_TRACK_WINDOW of the last one so
- *    a closed or crossing path is followed in order;
+ *    a closed or crossing path is followed in order. On an open path the
+ *    character has arrived (arrived = 1, until a new path, goal or wander)
+ *    at a node where that arc is within ANIM_PATH_ARRIVE_DISTANCE of the
+ *    path's length and its root within that of the last point; the plans
+ *    go on and stand there as closely as the graph allows (graph_path.h,
+ *    "The end"). A closed path loops;
  *  - goal: the path is the segment from the character to the goal, made
  *    anew at each plan. A graph has no motion that stops unless its
  *    database has one, so a character at its goal walks around it;

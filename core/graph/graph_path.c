@@ -145,7 +145,7 @@ int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t
 void anim_path_planner_free(anim_path_planner_t *p) {
   free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children);
   free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->seed);
-  free(p->count_per_depth), free(p->cursor);
+  free(p->count_per_depth), free(p->cursor), free(p->seen);
   memset(p, 0, sizeof *p);
 }
 
@@ -178,10 +178,11 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int));
   p->plan = malloc(depth * sizeof(int)), p->warm = malloc(depth * sizeof(int));
   p->seed = malloc(depth * sizeof(int));
+  p->seen = calloc(ANIM_PATH_SEEN_SLOTS, sizeof *p->seen);
   /* Room for a two-point path (a goal's segment) from the start. */
   p->points = malloc(4 * sizeof(float)), p->cumulative = malloc(3 * sizeof(float)), p->capacity = 2;
   if (!p->node_yaw || !p->landing_yaw || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk ||
-      !p->walk || !p->plan || !p->warm || !p->seed || !p->points || !p->cumulative) {
+      !p->walk || !p->plan || !p->warm || !p->seed || !p->seen || !p->points || !p->cumulative) {
     anim_path_planner_free(p);
     return ANIM_ENOMEM;
   }
@@ -408,6 +409,23 @@ static int compare_children(const void *pa, const void *pb) {
   return (a->key > b->key) - (a->key < b->key);
 }
 
+/* Dominance (graph_path.h, "Repeats"): a walk that reaches a node at the
+ * same frame as one seen before in this search, placed the same way (map
+ * and arc within ANIM_PATH_SAME m or rad), has the same futures; when its
+ * error is no less, none of them can do better, so it is dropped. A table
+ * of the last walk seen per (node, frame) hash slot, stamped per search. */
+static int dominated(anim_path_planner_t *p, const anim_path_step_t *st) {
+  uint32_t h = ((uint32_t)st->node * 2654435761u) ^ ((uint32_t)st->frames * 40503u);
+  anim_path_seen_t *e = &p->seen[h & (ANIM_PATH_SEEN_SLOTS - 1)];
+  if (e->stamp == p->stamp && e->node == st->node && e->frames == st->frames &&
+      fabsf(e->angle - st->map.angle) < ANIM_PATH_SAME && fabsf(e->x - st->map.x) < ANIM_PATH_SAME &&
+      fabsf(e->z - st->map.z) < ANIM_PATH_SAME && fabsf(e->s - st->s) < ANIM_PATH_SAME) {
+    if (st->error >= e->error) return 1;
+  }
+  *e = (anim_path_seen_t){p->stamp, st->node, st->frames, st->map.angle, st->map.x, st->map.z, st->s, st->error};
+  return 0;
+}
+
 static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, float s0, float bound) {
   const anim_graph_node_t *node = &p->graph->nodes[from->node];
   anim_path_child_t *children = p->children + (size_t)d * (size_t)p->max_degree;
@@ -419,7 +437,7 @@ static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, f
     anim_path_child_t *c = &children[n];
     c->edge = node->first_edge + i;
     c->done = extend(p, from, c->edge, s0, bound, &c->step);
-    if (c->done < 0) continue;
+    if (c->done < 0 || (!c->done && p->seen && dominated(p, &c->step))) continue;
     int frames = c->step.frames - from->frames;
     c->key = (c->step.error - from->error) / (float)(frames > 0 ? frames : 1);
     n++;
@@ -458,6 +476,7 @@ static float complete(anim_path_planner_t *p, const anim_path_step_t *root, floa
 static void search(anim_path_planner_t *p, const anim_path_step_t *root, float s0, int limit, float *io_best,
                    float *io_progress, int *out_walk, int *io_length, int *io_exhausted) {
   p->limit = limit;
+  p->stamp++; /* a new table of walks seen */
   float best = *io_best;
   int exhausted = expand(p, 0, root, s0, best), depth = 0;
   while (depth >= 0 && !exhausted) {
