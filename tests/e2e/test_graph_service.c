@@ -586,6 +586,7 @@ static void test_arrive(void **state) {
    * (follow_limits.h); then 4 s standing. */
   const struct timespec tenth = {0, 100000000};
   double arrived_at = -1.0, waited = 0.0, worst = 0.0, x0 = 0.0, z0 = 0.0;
+  uint64_t plans0 = 0, edges0 = 0; /* a second after arriving */
   for (; waited < 30.0 && (arrived_at < 0.0 || waited < arrived_at + 4.0); waited += 0.1) {
     nanosleep(&tenth, NULL);
     m = character_state(id);
@@ -596,6 +597,7 @@ static void test_arrive(void **state) {
     if (arrived_at >= 0.0) {
       assert_true(st->arrived); /* it stays arrived */
       worst = fmax(worst, hypot(x - end_x, z - end_z));
+      if (!plans0 && waited >= arrived_at + 1.0) plans0 = st->plans, edges0 = st->expansions;
     }
     if (waited + 0.1 >= arrived_at + 4.0 && arrived_at >= 0.0)
       printf("graph character at an L's end: arrived %.1f s after set_paths, then 4 s: %.3f m from the end at "
@@ -604,6 +606,12 @@ static void test_arrive(void **state) {
     if (arrived_at >= 0.0 && waited + 0.1 >= arrived_at + 4.0) {
       /* It stands: hardly moved since it arrived. */
       assert_true(hypot(x - x0, z - z0) < 0.3);
+      /* And standing costs little: its plans, one every 0.5 s, take the
+       * walk that stands without a search (graph_path.h, "The end"); the
+       * idle's edges are long, so they are fewer than two a second. */
+      uint64_t plans = st->plans - plans0, edges = st->expansions - edges0;
+      printf("standing: %llu plans, %llu edges tried\n", (unsigned long long)plans, (unsigned long long)edges);
+      assert_true(plans >= 2 && edges <= 100 * plans); /* a search from the end tried thousands */
     }
     anim_wire_free(m);
   }
