@@ -98,8 +98,10 @@
  * path was set, then 0.067 m from the end at worst and 0.002 m of drift over
  * 4 s standing (test_graph_service.c). A plan from the end whose seed keeps
  * within ANIM_PATH_STAND_DISTANCE of it (root mean square over the
- * horizon) is the seed, without a search: standing costs a crowd no more
- * than wandering. graph_character.h says when a character has arrived.
+ * horizon) is the seed, without a search. Standing, plans try some tens of
+ * edges (3 plans, 181 edges in 3 s there; 198 with every plan searching:
+ * a seed that stands bounds the search tightly), where following tries
+ * about 2000. graph_character.h says when a character has arrived.
  *
  * Turns. The term cannot give a graph a motion it lacks. The default
  * database's graph, built with options.slide (motion_graph.h: the
