@@ -323,6 +323,21 @@ static float lag_behind(const anim_path_planner_t *p, int frames, float s) {
   return fminf(p->lag0 + p->speed * (float)frames / p->db->frame_rate, p->stop) - s;
 }
 
+/* The progress term's weight at frame `frames`: w, or 1 once the pacer
+ * stands at an open path's end, in a plan that carries no lag (one that
+ * does is still starting a character that stood: the carried lag is its
+ * push, and weighing the end as well threw the 5 m line along +X off its
+ * line, 0.31 m mean where 0.12, never arriving): a walk short
+ * of the end is then that far from where it should stand, weighed as the
+ * path error weighs a distance (times options.progress: 0 leaves the
+ * paper's error alone; graph_path.h, "The end"). Never below w, so
+ * future_bound's w keeps it a lower bound. */
+static float end_weight(const anim_path_planner_t *p, int frames) {
+  if (p->closed || p->lag0 > 0.0f || p->speed * (float)frames / p->db->frame_rate < p->rest)
+    return p->weight;
+  return fmaxf(p->weight, p->options.progress);
+}
+
 /* sum_{k=1..n} max(0, a - b k)^2, b > 0: the least error of n frames
  * whose term starts below a and falls by at most b a frame. */
 static float falling_squares(float a, float b, int n) {
@@ -388,7 +403,10 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     out->frames++;
     /* Behind the pacer, which stops at an open path's end. */
     float lag = lag_behind(p, out->frames, out->s);
-    if (lag > 0.0f) out->progress += p->weight * lag * lag, out->error += p->weight * lag * lag;
+    if (lag > 0.0f) {
+      float w = end_weight(p, out->frames);
+      out->progress += w * lag * lag, out->error += w * lag * lag;
+    }
     if (out->error >= bound) return -1;
     off = d2;
   }

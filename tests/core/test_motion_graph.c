@@ -690,7 +690,11 @@ static scored_t play_edge(const anim_path_planner_t *p, float s0, float rest, sc
     float behind = fminf(p->lag0 + p->speed * (float)w.frames / p->db->frame_rate, fmaxf(rest, p->lag0)) - w.s;
     /* Past an open path's end the path point stays at the end: the frames
      * count their distance from it (graph_path.h, "The end"). */
-    w.error += squaref(rx - tx) + squaref(rz - tz) + (behind > 0.0f ? p->weight * squaref(behind) : 0.0f);
+    /* Once the pacer stands at an open path's end, a walk short of it is
+     * weighed as a distance (1, not w). */
+    float pacer = p->lag0 + p->speed * (float)w.frames / p->db->frame_rate;
+    float weight = !p->closed && p->lag0 <= 0.0f && pacer >= rest ? fmaxf(p->weight, p->options.progress) : p->weight;
+    w.error += squaref(rx - tx) + squaref(rz - tz) + (behind > 0.0f ? weight * squaref(behind) : 0.0f);
   }
   w.done |= w.frames >= p->horizon_frames;
   return w;
