@@ -30,10 +30,10 @@
  * Cost (`animbench graph --crowd 1000`: the default database's graph, a
  * third each closed circles, 70 m zigzags and 3 + 3 m L's, one thread, CPU
  * time): a character following a path costs about ten times one wandering
- * (21 us a tick where 2 us), nearly all of it the search, a plan every 0.5
- * s of about 2300 edges (first plans 4100). Before issue 30 it was 28-30 us
- * (2940 edges a plan), and an L's character walked on past its end on
- * one-edge plans. What brought it down: the search's path point found by
+ * (18-22 us a tick where 1.1-2.3 us), nearly all of it the search, a plan
+ * every 0.5 s of about 2300 edges (first plans 4100). Before issue 30 it
+ * was 25-30 us (five runs alternating the two builds), though an L's
+ * character walked on past its end on one-edge plans. What brought it down: the search's path point found by
  * a cursor along the walk, not a binary search a frame; walks repeating one
  * seen dropped (graph_path.h, "Repeats"); no search while standing at an
  * open path's end ("The end"). Tried and left: taking the previous plan's
