@@ -3,6 +3,7 @@
  *
  *   animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds S] [--threads N] [--write DIR]
  *   animbench graph --plans 1 [--shared DIR] [--seconds S] [--budget N] [--horizon S] [--memory S]
+ *   animbench graph --crowd N [--seconds S] [--runs R] [--budget N] [--keep S]
  *
  * With --plans, the planners compared: on the default database (from its
  * idle node) and on Bandai Namco 6k (from a walk), each graph built with
@@ -433,11 +434,159 @@ static void bench_plans(const anim_database_t *db, const char *dbname, int start
   }
 }
 
+/* ---- a crowd: wandering against following ------------------------------------------------ */
+
+/* --crowd N: N graph characters on the default database's graph (default
+ * options, as build_graph makes it), ticked in this process on one thread
+ * at 60 Hz for --seconds, first all wandering, then all following paths,
+ * the two alternated --runs times: CPU time per character-tick of each
+ * (the process's CPU clock; nothing else runs) and its ratio, the plans a
+ * second and edges tried a plan. The paths, placed from each character's
+ * start: a third closed circles (radius 2 to 5 m, either way), a third
+ * long open zigzags (10 m legs, never ended in the run), a third L's of 3
+ * + 3 m (ended within the run: those arrive and stand). The root's mean
+ * distance from its path (after 5 s) says the following is not bought with
+ * worse paths. */
+typedef struct {
+  float points[2 * 64];
+  int count, closed;
+} crowd_path_t;
+
+static void crowd_path(int i, float x0, float z0, crowd_path_t *out) {
+  int kind = i % 3;
+  float turn = (i / 3) % 2 ? 1.0f : -1.0f;
+  if (kind == 0) {
+    float r = 2.0f + (float)(i % 7) * 0.5f;
+    for (int k = 0; k < 64; k++) {
+      float a = 2.0f * (float)M_PI * (float)k / 64.0f;
+      out->points[2 * k] = x0 + turn * r * sinf(a), out->points[2 * k + 1] = z0 + r - r * cosf(a);
+    }
+    out->count = 64, out->closed = 1;
+  } else if (kind == 1) {
+    for (int k = 0; k < 8; k++)
+      out->points[2 * k] = x0 + turn * (k % 2 ? 3.0f : 0.0f), out->points[2 * k + 1] = z0 + 10.0f * (float)k;
+    out->count = 8, out->closed = 0;
+  } else {
+    float l[6] = {0, 0, 0, 3, 3 * turn, 3};
+    for (int k = 0; k < 6; k += 2) out->points[k] = x0 + l[k], out->points[k + 1] = z0 + l[k + 1];
+    out->count = 3, out->closed = 0;
+  }
+}
+
+typedef struct {
+  double cpu_per_tick, plans_per_s, edges_per_plan, mean_error, searched;
+  double kind_error[3];
+  double first_edges, kind_edges[3]; /* edges a plan: of the first plans; of the later ones per kind */
+} crowd_result_t;
+
+static int crowd_budget = 0;  /* --budget: their max_expansions (0: default) */
+static float crowd_keep = 0;  /* --keep: their keep (0: default) */
+
+
+static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_database_t *db, int n, float seconds,
+                                int follow) {
+  crowd_result_t r = {0};
+  anim_graph_character_t *c = calloc((size_t)n, sizeof *c);
+  crowd_path_t *paths = calloc((size_t)n, sizeof *paths);
+  if (!c || !paths) return free(c), free(paths), r;
+  unsigned seed = 12345u;
+  for (int i = 0; i < n; i++) {
+    float x = 20.0f * (float)(i % 40), z = 80.0f * (float)(i / 40);
+    int start = (int)(bench_uniform(&seed) * (float)g->nnodes) % g->nnodes;
+    anim_path_options_t o;
+    anim_path_options_default(&o);
+    if (crowd_budget > 0) o.max_expansions = crowd_budget;
+    if (crowd_keep > 0) o.keep = crowd_keep;
+
+    anim_graph_character_init(&c[i], g, db, &o, 0.1f, vec3_make(x, 0, z), 0.0f, start);
+    anim_graph_character_wander(&c[i], (uint32_t)i * 2654435761u + 1u);
+    if (follow) {
+      crowd_path(i, x, z, &paths[i]);
+      anim_path_t path = {paths[i].points, paths[i].count, paths[i].closed};
+      anim_graph_character_set_path(&c[i], &path);
+    }
+  }
+  int ticks = (int)(seconds * 60.0f), counted = 0, kind_counted[3] = {0};
+  uint64_t *first = calloc((size_t)n, sizeof *first); /* edges of each one's first plan */
+  double cpu = 0.0, error = 0.0;
+  for (int t = 0; t < ticks; t++) {
+    double t0 = cpu_now_s();
+    for (int i = 0; i < n; i++) anim_graph_character_tick(&c[i], 1.0f / 60.0f);
+    cpu += cpu_now_s() - t0;
+    for (int i = 0; i < n; i++)
+      if (c[i].plans == 1 && !first[i]) first[i] = c[i].expansions + 1;
+    if (follow && t >= 300 && t % 10 == 0)
+      for (int i = 0; i < n; i++) {
+        float d;
+        anim_path_planner_project(&c[i].planner, c[i].pose_positions[0].x, c[i].pose_positions[0].z, 0.0f, -1.0f, &d);
+        error += d, counted++;
+        r.kind_error[i % 3] += d, kind_counted[i % 3]++;
+      }
+  }
+  uint64_t plans = 0, edges = 0, kind_plans[3] = {0};
+  int firsts = 0;
+  for (int i = 0; i < n; i++) {
+    if (first[i]) {
+      r.first_edges += (double)(first[i] - 1), firsts++;
+      r.kind_edges[i % 3] += (double)(c[i].expansions - (first[i] - 1)), kind_plans[i % 3] += c[i].plans - 1;
+    }
+#ifdef ANIM_PATH_ARRIVE_DISTANCE
+    r.searched += (double)c[i].searches;
+#else
+    r.searched += (double)c[i].plans;
+#endif
+    plans += c[i].plans, edges += c[i].expansions;
+    anim_graph_character_free(&c[i]);
+  }
+  r.searched /= plans ? (double)plans : 1.0;
+  r.first_edges /= firsts ? firsts : 1;
+  for (int k = 0; k < 3; k++) r.kind_edges[k] /= kind_plans[k] ? (double)kind_plans[k] : 1.0;
+  free(first);
+  for (int k = 0; k < 3; k++) r.kind_error[k] /= kind_counted[k] ? kind_counted[k] : 1;
+  r.cpu_per_tick = cpu / ((double)ticks * (double)n);
+  r.plans_per_s = (double)plans / (double)seconds;
+  r.edges_per_plan = plans ? (double)edges / (double)plans : 0.0;
+  r.mean_error = counted ? error / counted : 0.0;
+  free(c), free(paths);
+  return r;
+}
+
+static int follow_detail = 1;
+
+static int bench_crowd_graph(int n, float seconds, int runs) {
+  char err[512];
+  anim_database_t db;
+  if (anim_procgen_database(&db, NULL, err, sizeof err)) return fprintf(stderr, "animbench graph: %s\n", err), 1;
+  anim_graph_options_t go;
+  anim_graph_options_default(&go);
+  anim_motion_graph_t *g = anim_motion_graph_build(&db, &go, err, sizeof err);
+  if (!g) return fprintf(stderr, "animbench graph: %s\n", err), anim_database_free(&db), 1;
+  printf("default database graph: %d nodes, %d edges; %d characters, %.0f s at 60 Hz, one thread\n", g->nnodes,
+         g->nedges, n, seconds);
+  double sum_ratio = 0.0;
+  for (int k = 0; k < runs; k++) {
+    crowd_result_t w = crowd_run(g, &db, n, seconds, 0), p = crowd_run(g, &db, n, seconds, 1);
+    double ratio = w.cpu_per_tick > 0 ? p.cpu_per_tick / w.cpu_per_tick : 0.0;
+    sum_ratio += ratio;
+    printf("  run %d: wander %.2f us/char-tick; path %.2f us/char-tick (%.2fx wander), %.0f plans/s (%.0f%% searched), "
+           "%.0f edges/plan; mean from path %.3f m (circles %.3f, zigzags %.3f, L's %.3f)\n",
+           k + 1, w.cpu_per_tick * 1e6, p.cpu_per_tick * 1e6, ratio, p.plans_per_s, 100.0 * p.searched,
+           p.edges_per_plan, p.mean_error, p.kind_error[0], p.kind_error[1], p.kind_error[2]);
+    if (follow_detail)
+      printf("    edges a plan: first plans %.0f; later, circles %.0f, zigzags %.0f, L's %.0f\n", p.first_edges,
+             p.kind_edges[0], p.kind_edges[1], p.kind_edges[2]);
+  }
+  printf("  mean ratio path/wander: %.2fx\n", sum_ratio / (runs > 0 ? runs : 1));
+  anim_motion_graph_free(g);
+  anim_database_free(&db);
+  return 0;
+}
+
 int bench_graph(int argc, char **argv) {
   const char *shared = "../shared", *sizes = "6k,30k", *write = NULL;
   float seconds = 30.0f;
-  int threads = 2, plans = 0, budget = 0;
-  float horizon = 0.0f, memory = -1.0f;
+  int threads = 2, plans = 0, budget = 0, crowd = 0, runs = 3;
+  float horizon = 0.0f, memory = -1.0f, keep = 0.0f;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--shared")) shared = argv[i + 1];
     else if (!strcmp(argv[i], "--sizes")) sizes = argv[i + 1];
@@ -448,6 +597,10 @@ int bench_graph(int argc, char **argv) {
     else if (!strcmp(argv[i], "--budget")) budget = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--horizon")) horizon = (float)atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--memory")) memory = (float)atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--crowd")) crowd = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--keep")) keep = (float)atof(argv[i + 1]);
+
     else {
       fprintf(stderr, "animbench graph: unknown option %s\n", argv[i]);
       return 2;
@@ -455,6 +608,10 @@ int bench_graph(int argc, char **argv) {
   }
   if (threads < 1 || threads > 16) threads = 2;
   char err[512];
+  if (crowd > 0) {
+    crowd_budget = budget, crowd_keep = keep;
+    return bench_crowd_graph(crowd, seconds, runs);
+  }
   if (plans) {
     anim_database_t db;
     if (anim_procgen_database(&db, NULL, err, sizeof err)) {

@@ -24,6 +24,10 @@ anim_graph_character_t *srv_actor_graph_character(srv_actor_t *a) {
   return a->kind == &srv_actor_graph ? &((graph_actor_t *)a->character)->c : NULL;
 }
 
+const srv_graph_t *srv_actor_graph_of(const srv_actor_t *a) {
+  return a->kind == &srv_actor_graph ? ((const graph_actor_t *)a->character)->graph : NULL;
+}
+
 int srv_graph_node_from(const anim_motion_graph_t *g, int frame) {
   int lo = 0, hi = g->nnodes; /* nodes are sorted by frame */
   while (lo < hi) {
@@ -94,8 +98,9 @@ static void character_free(void *character) {
 static size_t heap_bytes(const void *character) {
   const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
   const anim_path_planner_t *p = &c->planner;
-  const void *blocks[] = {c->memory,   p->node_yaw, p->landing_yaw, p->points,          p->cumulative, p->children,
-                          p->best_walk, p->walk,     p->plan,        p->count_per_depth, p->cursor};
+  const void *blocks[] = {c->memory, p->node_yaw, p->landing_yaw,     p->points, p->cumulative, p->children,
+                          p->best_walk, p->walk,  p->plan, p->count_per_depth, p->cursor, p->warm,
+                          p->seed,      p->seen};
   size_t bytes = 0;
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) bytes += malloc_usable_size((void *)blocks[i]);
   return bytes;
@@ -119,6 +124,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->transitions = c->jumps;
   s->follow = follows[c->follow];
   s->path_arc = c->s;
+  s->arrived = c->arrived;
   s->plans = c->plans, s->expansions = c->expansions;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }

@@ -12,6 +12,10 @@
 
 /* The actor's graph character, or NULL when it is of another kind. */
 anim_graph_character_t *srv_actor_graph_character(srv_actor_t *actor);
+/* The graph (the build) it runs on, or NULL when it is of another kind: it
+ * keeps the one it started on when a newer build serves. */
+struct srv_graph;
+const struct srv_graph *srv_actor_graph_of(const srv_actor_t *actor);
 
 /* The first node of graph at or after database frame `frame` (node 0 when
  * none is). */

@@ -329,6 +329,7 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->events_dropped = st->events_dropped;
   m->follow = (char *)(st->follow ? st->follow : "");
   m->path_arc = st->path_arc;
+  m->arrived = st->arrived != 0;
   m->plans = st->plans, m->expansions = st->expansions;
   m->scale = st->scale;
   m->n_tracker_residuals = (size_t)st->ntracker_residuals;

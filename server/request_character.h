@@ -108,6 +108,7 @@ typedef struct {
   /* MODE_GRAPH */
   const char *follow;              /* a static string */
   float path_arc;
+  int arrived;                     /* MODE_GRAPH: at an open path's end */
   uint64_t plans, expansions;
   float scale;                     /* MODE_TRACKER: the user's size, and each tracker's residual (m, -1: lost) */
   float tracker_residuals[SRV_MAX_TRACKERS];

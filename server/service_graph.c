@@ -85,9 +85,13 @@ static void describe_into(const srv_service_ctx_t *ctx, srv_db_entry_t *entry, s
       out->held = d->graph, out->release_held = graph_release;
     }
   }
+  /* The characters on the graph that serves, not on an older build: each
+   * keeps the graph it started on (as machine characters their bindings). */
   uint32_t cursor;
-  for (srv_actor_t *a = srv_crowd_first(ctx->env->crowd, &cursor); a; a = srv_crowd_next(ctx->env->crowd, &cursor))
-    d->characters += a->entry == entry && a->kind == &srv_actor_graph;
+  const srv_graph_t *ready = slot ? slot->ready : NULL;
+  for (srv_actor_t *a = srv_crowd_first(ctx->env->crowd, &cursor); ready && a;
+       a = srv_crowd_next(ctx->env->crowd, &cursor))
+    d->characters += srv_actor_graph_of(a) == ready;
 }
 
 static int describe(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
@@ -221,7 +225,7 @@ static int query(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
       error_sum += d, counted++;
       if (d > r->error_max) r->error_max = d, r->error_max_time = (float)t * dt;
     }
-    if ((req->closed && r->arc >= length) || (!req->closed && s >= length - 0.05f)) {
+    if ((req->closed && r->arc >= length) || (!req->closed && (s >= length - 0.05f || c.arrived))) {
       t++;
       break;
     }
@@ -269,7 +273,7 @@ static int always(const srv_request_t *request, const srv_response_t *prepared) 
 const srv_service_t srv_service_build_graph = {
     .prepare = build_begin, .handle = build_run, .finish = build_end, .off_loop = always};
 /* Not parked during ticks (progress is polled): it reads only actors' kind
- * and entry, which never change. */
+ * and graph, which never change. */
 const srv_service_t srv_service_describe_graph = {.prepare = srv_service_acquire_database, .handle = describe};
 const srv_service_t srv_service_query_graph = {.prepare = query_prepare, .handle = query, .off_loop = always};
 const srv_service_t srv_service_set_paths = {.handle = set_paths, .flags = SRV_SERVICE_CROWD};

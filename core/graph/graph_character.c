@@ -62,19 +62,20 @@ int anim_graph_character_set_path(anim_graph_character_t *c, const anim_path_t *
   c->follow = ANIM_GRAPH_FOLLOW_PATH;
   c->s = anim_path_planner_project(&c->planner, c->pose_positions[0].x, c->pose_positions[0].z, 0.0f, -1.0f, NULL);
   c->plan_index = c->planner.nplan = 0; /* plan at the next node */
+  c->arrived = 0;
   return 0;
 }
 
 int anim_graph_character_set_goal(anim_graph_character_t *c, float x, float z) {
   if (!isfinite(x + z)) return ANIM_ENONFINITE;
   c->follow = ANIM_GRAPH_FOLLOW_GOAL, c->goal_x = x, c->goal_z = z;
-  c->plan_index = c->planner.nplan = 0;
+  c->plan_index = c->planner.nplan = 0, c->arrived = 0;
   return 0;
 }
 
 void anim_graph_character_wander(anim_graph_character_t *c, uint32_t seed) {
   c->follow = ANIM_GRAPH_WANDER, c->seed = seed ? seed : 1;
-  c->plan_index = c->planner.nplan = 0;
+  c->plan_index = c->planner.nplan = 0, c->arrived = 0;
 }
 
 /* The next edge from the current node: the plan's, planning first when it
@@ -95,10 +96,18 @@ static int next_edge(anim_graph_character_t *c) {
       c->s = 0.0f;
     } else {
       c->s = anim_path_planner_project(&c->planner, x, z, c->s, ANIM_GRAPH_TRACK_WINDOW, NULL);
+      /* An open path's end: arrived once there (graph_path.h, "The end");
+       * the plans go on, standing as near it as the graph allows. */
+      const anim_path_planner_t *p = &c->planner;
+      float ex = p->points[2 * p->count - 2], ez = p->points[2 * p->count - 1];
+      if (!p->closed && c->s >= p->length - ANIM_PATH_ARRIVE_DISTANCE &&
+          hypotf(ex - x, ez - z) <= ANIM_PATH_ARRIVE_DISTANCE)
+        c->arrived = 1;
     }
     if (ok && anim_path_planner_plan(&c->planner, c->node, map, c->s) == 0) {
       c->plan_index = 0, c->plans++, c->replanned = 1;
       c->expansions += (uint64_t)c->planner.expansions;
+      c->searches += (uint64_t)c->planner.searched;
     }
   }
   if (c->follow != ANIM_GRAPH_WANDER && c->plan_index < c->planner.nplan) return c->planner.plan[c->plan_index++];

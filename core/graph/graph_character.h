@@ -14,13 +14,36 @@
  * `horizon` seconds re-made every `keep` seconds:
  *  - path: the arc length reached is the nearest path point to the
  *    character, searched within ANIM_GRAPH_TRACK_WINDOW of the last one so
- *    a closed or crossing path is followed in order;
+ *    a closed or crossing path is followed in order. On an open path the
+ *    character has arrived (arrived = 1, until a new path, goal or wander)
+ *    at a node where that arc is within ANIM_PATH_ARRIVE_DISTANCE of the
+ *    path's length and its root within that of the last point; the plans
+ *    go on and stand there as closely as the graph allows (graph_path.h,
+ *    "The end"). A closed path loops;
  *  - goal: the path is the segment from the character to the goal, made
  *    anew at each plan. A graph has no motion that stops unless its
  *    database has one, so a character at its goal walks around it;
  *  - neither: a random walk.
  * Planning happens inside the tick that reaches the node (its cost is the
  * planner's, bounded by max_expansions); other ticks only play frames.
+ *
+ * Cost (`animbench graph --crowd 1000`: the default database's graph, a
+ * third each closed circles, 70 m zigzags and 3 + 3 m L's, one thread, CPU
+ * time): a character following a path costs about ten times one wandering
+ * (18-22 us a tick where 1.1-2.3 us), nearly all of it the search, a plan
+ * every 0.5 s of about 2300 edges (first plans 4100). Before issue 30 it
+ * was 25-30 us (five runs alternating the two builds), though an L's
+ * character walked on past its end on one-edge plans. What brought it down: the search's path point found by
+ * a cursor along the walk, not a binary search a frame; walks repeating one
+ * seen dropped (graph_path.h, "Repeats"); no search while standing at an
+ * open path's end ("The end"). Tried and left: taking the previous plan's
+ * walk without a search while its error stayed near the last search's
+ * (at most 3 plans in a row): 39% of plans skipped, but circles 0.91 m
+ * from the path where 0.65 and zigzags 0.074 where 0.026, as its greedy
+ * tails drift; a kept part of 1 s (half the plans: circles 0.71, zigzags
+ * 0.033); a budget of 1000 or 500 edges (0.89 and 1.18 on circles); a
+ * relative tolerance on the bound (10%: 18% fewer edges, circles 0.84). The
+ * issue's target, at most twice the wandering cost, is not met.
  *
  * The graph and database are shared and read-only; a character allocates
  * everything in anim_graph_character_init (and, for a path longer than any
@@ -48,6 +71,7 @@ typedef struct anim_graph_character {
   anim_graph_follow_t follow;
   float goal_x, goal_z;
   float s;                    /* arc length reached on the path (m) */
+  int arrived;                /* at an open path's end (graph_path.h, "The end"); 0 on a new path */
   uint32_t seed;              /* for wandering */
 
   int node;                   /* the node played last (at the end of edge) */
@@ -66,6 +90,7 @@ typedef struct anim_graph_character {
   int globals_fresh;
 
   uint64_t ticks, jumps, plans, expansions;
+  uint64_t searches;          /* plans that searched (the rest stood at an open path's end: graph_path.h, "The end") */
   int replanned;              /* the last tick planned */
   void *memory;
 } anim_graph_character_t;

@@ -145,7 +145,7 @@ int anim_path_expected_speed(const anim_motion_graph_t *g, const anim_database_t
 void anim_path_planner_free(anim_path_planner_t *p) {
   free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children);
   free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->seed);
-  free(p->count_per_depth), free(p->cursor);
+  free(p->count_per_depth), free(p->cursor), free(p->seen);
   memset(p, 0, sizeof *p);
 }
 
@@ -178,10 +178,11 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   p->best_walk = malloc(depth * sizeof(int)), p->walk = malloc(depth * sizeof(int));
   p->plan = malloc(depth * sizeof(int)), p->warm = malloc(depth * sizeof(int));
   p->seed = malloc(depth * sizeof(int));
+  p->seen = calloc(ANIM_PATH_SEEN_SLOTS, sizeof *p->seen);
   /* Room for a two-point path (a goal's segment) from the start. */
   p->points = malloc(4 * sizeof(float)), p->cumulative = malloc(3 * sizeof(float)), p->capacity = 2;
   if (!p->node_yaw || !p->landing_yaw || !p->children || !p->count_per_depth || !p->cursor || !p->best_walk ||
-      !p->walk || !p->plan || !p->warm || !p->seed || !p->points || !p->cumulative) {
+      !p->walk || !p->plan || !p->warm || !p->seed || !p->seen || !p->points || !p->cumulative) {
     anim_path_planner_free(p);
     return ANIM_ENOMEM;
   }
@@ -249,6 +250,28 @@ void anim_path_planner_point(const anim_path_planner_t *p, float s, float *out_x
   *out_z = p->points[2 * lo + 1] + u * (p->points[2 * next + 1] - p->points[2 * lo + 1]);
 }
 
+/* anim_path_planner_point for an arc that only grows along a walk: the
+ * segment is found from *io_segment on (back to 0 when a closed path wraps),
+ * the same segment the binary search finds (the last whose start <= s),
+ * without searching from scratch each frame. */
+static void point_from(const anim_path_planner_t *p, float s, int *io_segment, float *out_x, float *out_z) {
+  if (p->closed) {
+    if (s >= p->length || s < 0.0f) s = fmodf(s, p->length);
+    if (s < 0.0f) s += p->length;
+  } else {
+    s = clampf(s, 0.0f, p->length);
+  }
+  int k = *io_segment, last = segments_of(p) - 1;
+  if (k < 0 || k > last || p->cumulative[k] > s) k = 0;
+  while (k < last && p->cumulative[k + 1] <= s) k++;
+  *io_segment = k;
+  int next = (k + 1) % p->count;
+  float span = p->cumulative[k + 1] - p->cumulative[k];
+  float u = span > 0.0f ? clampf((s - p->cumulative[k]) / span, 0.0f, 1.0f) : 0.0f;
+  *out_x = p->points[2 * k] + u * (p->points[2 * next] - p->points[2 * k]);
+  *out_z = p->points[2 * k + 1] + u * (p->points[2 * next + 1] - p->points[2 * k + 1]);
+}
+
 /* The parameter in [u_lo, u_hi] of segment a->b nearest (x, z). */
 static float nearest_on_segment(float ax, float az, float bx, float bz, float x, float z, float u_lo, float u_hi) {
   float dx = bx - ax, dz = bz - az, len2 = dx * dx + dz * dz;
@@ -300,6 +323,21 @@ static float lag_behind(const anim_path_planner_t *p, int frames, float s) {
   return fminf(p->lag0 + p->speed * (float)frames / p->db->frame_rate, p->stop) - s;
 }
 
+/* The progress term's weight at frame `frames`: w, or 1 once the pacer
+ * stands at an open path's end, in a plan that carries no lag (one that
+ * does is still starting a character that stood: the carried lag is its
+ * push, and weighing the end as well threw the 5 m line along +X off its
+ * line, 0.31 m mean where 0.12, never arriving): a walk short
+ * of the end is then that far from where it should stand, weighed as the
+ * path error weighs a distance (times options.progress: 0 leaves the
+ * paper's error alone; graph_path.h, "The end"). Never below w, so
+ * future_bound's w keeps it a lower bound. */
+static float end_weight(const anim_path_planner_t *p, int frames) {
+  if (p->closed || p->lag0 > 0.0f || p->speed * (float)frames / p->db->frame_rate < p->rest)
+    return p->weight;
+  return fmaxf(p->weight, p->options.progress);
+}
+
 /* sum_{k=1..n} max(0, a - b k)^2, b > 0: the least error of n frames
  * whose term starts below a and falls by at most b a frame. */
 static float falling_squares(float a, float b, int n) {
@@ -318,16 +356,12 @@ static float falling_squares(float a, float b, int n) {
  * at most that, its path point (1-Lipschitz in the arc) moves as much, and
  * the distance between them falls by at most 2 step_max; the lag falls by at
  * most step_max less what the pacer gains. Frames are counted to the
- * horizon, and on an open path while the arc has not reached its end
- * (which takes at least (rest - s) / step_max frames). */
+ * horizon (past an open path's end too: there the path point stays at the
+ * end, and the distance falls by at most step_max, less than assumed). */
 static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *st, float off) {
   int n = p->horizon_frames - st->frames;
   if (n < 1) return 0.0f;
   float dmax = p->step_max;
-  if (isfinite(p->rest)) {
-    float ahead = (p->rest - st->s) / dmax;
-    if (ahead < (float)n) n = ahead > 0.0f ? (int)ceilf(ahead) : 1;
-  }
   float bound = falling_squares(off, 2.0f * dmax, n);
   if (p->weight > 0.0f) {
     /* While the pacer never reaches an open path's end in the horizon, it
@@ -340,8 +374,9 @@ static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *
   return 0.999f * bound;
 }
 
-/* Extends `from` by edge e into *out; stops counting at the horizon and the
- * end of an open path. Returns 1 when the walk is complete, 0 when it goes
+/* Extends `from` by edge e into *out; stops counting at the horizon (past
+ * an open path's end each frame counts its distance from the end: the walk
+ * should stand there). Returns 1 when the walk is complete, 0 when it goes
  * on, -1 when its error (plus, with options.bound, the least its future
  * adds) reached bound (dropped). out->floor: error plus that least future. */
 static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, int e, float s0, float bound,
@@ -360,20 +395,19 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     if (out->frames >= p->horizon_frames) break;
     float x, z, tx, tz;
     map_root(&out->map, turn, p->db, f, &x, &z);
-    out->s += hypotf(x - out->x, z - out->z);
+    out->s += sqrtf((x - out->x) * (x - out->x) + (z - out->z) * (z - out->z));
     out->x = x, out->z = z;
-    anim_path_planner_point(p, s0 + out->s, &tx, &tz);
+    point_from(p, s0 + out->s, &out->segment, &tx, &tz);
     float d2 = (x - tx) * (x - tx) + (z - tz) * (z - tz);
     out->error += d2;
     out->frames++;
     /* Behind the pacer, which stops at an open path's end. */
     float lag = lag_behind(p, out->frames, out->s);
-    if (lag > 0.0f) out->progress += p->weight * lag * lag, out->error += p->weight * lag * lag;
-    if (out->error >= bound) return -1;
-    if (!p->closed && s0 + out->s >= p->length) {
-      out->floor = out->error;
-      return 1;
+    if (lag > 0.0f) {
+      float w = end_weight(p, out->frames);
+      out->progress += w * lag * lag, out->error += w * lag * lag;
     }
+    if (out->error >= bound) return -1;
     off = d2;
   }
   if (out->frames >= p->horizon_frames) {
@@ -393,6 +427,23 @@ static int compare_children(const void *pa, const void *pb) {
   return (a->key > b->key) - (a->key < b->key);
 }
 
+/* Dominance (graph_path.h, "Repeats"): a walk that reaches a node at the
+ * same frame as one seen before in this search, placed the same way (map
+ * and arc within ANIM_PATH_SAME m or rad), has the same futures; when its
+ * error is no less, none of them can do better, so it is dropped. A table
+ * of the last walk seen per (node, frame) hash slot, stamped per search. */
+static int dominated(anim_path_planner_t *p, const anim_path_step_t *st) {
+  uint32_t h = ((uint32_t)st->node * 2654435761u) ^ ((uint32_t)st->frames * 40503u);
+  anim_path_seen_t *e = &p->seen[h & (ANIM_PATH_SEEN_SLOTS - 1)];
+  if (e->stamp == p->stamp && e->node == st->node && e->frames == st->frames &&
+      fabsf(e->angle - st->map.angle) < ANIM_PATH_SAME && fabsf(e->x - st->map.x) < ANIM_PATH_SAME &&
+      fabsf(e->z - st->map.z) < ANIM_PATH_SAME && fabsf(e->s - st->s) < ANIM_PATH_SAME) {
+    if (st->error >= e->error) return 1;
+  }
+  *e = (anim_path_seen_t){p->stamp, st->node, st->frames, st->map.angle, st->map.x, st->map.z, st->s, st->error};
+  return 0;
+}
+
 static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, float s0, float bound) {
   const anim_graph_node_t *node = &p->graph->nodes[from->node];
   anim_path_child_t *children = p->children + (size_t)d * (size_t)p->max_degree;
@@ -404,7 +455,7 @@ static int expand(anim_path_planner_t *p, int d, const anim_path_step_t *from, f
     anim_path_child_t *c = &children[n];
     c->edge = node->first_edge + i;
     c->done = extend(p, from, c->edge, s0, bound, &c->step);
-    if (c->done < 0) continue;
+    if (c->done < 0 || (!c->done && p->seen && dominated(p, &c->step))) continue;
     int frames = c->step.frames - from->frames;
     c->key = (c->step.error - from->error) / (float)(frames > 0 ? frames : 1);
     n++;
@@ -443,6 +494,7 @@ static float complete(anim_path_planner_t *p, const anim_path_step_t *root, floa
 static void search(anim_path_planner_t *p, const anim_path_step_t *root, float s0, int limit, float *io_best,
                    float *io_progress, int *out_walk, int *io_length, int *io_exhausted) {
   p->limit = limit;
+  p->stamp++; /* a new table of walks seen */
   float best = *io_best;
   int exhausted = expand(p, 0, root, s0, best), depth = 0;
   while (depth >= 0 && !exhausted) {
@@ -498,13 +550,16 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   p->limit = p->options.max_expansions;
   anim_path_step_t root;
   root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
-  root.floor = 0.0f;
+  root.floor = 0.0f, root.segment = 0;
   p->rest = p->closed ? INFINITY : fmaxf(0.0f, p->length - s0);
   /* The lag carried from the plans before, when this one goes on from where
    * the last one's kept part ends on the same path: the pacer went on at the
    * expected speed while that part was played, and the lag decays. */
   p->lag0 = 0.0f, p->behind = 0.0f;
-  if (p->options.memory > 0.0f && p->carry && p->warm_node == start) {
+  /* At an open path's end (arrived, graph_path.h "The end") nothing is
+   * left to catch up: a lag carried there would walk the character off
+   * the end it stands at. */
+  if (p->options.memory > 0.0f && p->carry && p->warm_node == start && p->rest > ANIM_PATH_ARRIVE_DISTANCE) {
     float dt = (float)p->carry_frames / p->db->frame_rate, ds = s0 - p->carry_s0;
     if (p->closed) ds -= p->length * roundf(ds / p->length);
     p->behind = fmaxf(0.0f, p->carry_lag + p->speed * dt - ds) * expf(-dt / p->options.memory);
@@ -515,10 +570,20 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   p->stop = fmaxf(p->rest, p->lag0);
   p->pacer_free = p->lag0 + p->speed * (float)p->horizon_frames / p->db->frame_rate <= p->stop;
   anim_ground_map_apply(&map, p->db, g->nodes[start].frame, &root.x, &root.z);
+  /* Going on along the same path from where the last plan's kept part ends. */
+  int continuing = p->carry && p->nwarm > 0 && p->warm_node == start;
   float best_progress = 0.0f, best = p->options.warm ? seed(p, start, &root, s0, &best_progress) : INFINITY;
   p->warm_error = best;
-  search(p, &root, s0, p->options.max_expansions, &best, &best_progress, p->best_walk, &p->best_length,
-         &p->exhausted);
+  /* Standing at an open path's end (graph_path.h, "The end"): a seed that
+   * keeps within ANIM_PATH_STAND_DISTANCE of it (root mean square over the
+   * horizon) is taken as it is; no search can do much better, and a crowd
+   * of characters standing at their paths' ends costs little more than one
+   * wandering. */
+  p->searched = !(continuing && p->options.warm && p->rest <= ANIM_PATH_ARRIVE_DISTANCE && isfinite(best) &&
+                  best <= (float)p->horizon_frames * ANIM_PATH_STAND_DISTANCE * ANIM_PATH_STAND_DISTANCE);
+  if (p->searched)
+    search(p, &root, s0, p->options.max_expansions, &best, &best_progress, p->best_walk, &p->best_length,
+           &p->exhausted);
   p->plan_error = best, p->plan_progress = best_progress;
   int i = 0;
   for (; i < p->best_length && p->plan_frames < p->keep_frames; i++) {

@@ -13,8 +13,8 @@
  * arc length the root has travelled since the start and P(s) the point of
  * the polyline at arc length s from its start (wrapping round when closed),
  * plus a progress term (below). The search ends a walk at the horizon
- * (frames beyond it are not counted) or, on an open path, when s0 + s
- * reaches the path's end.
+ * (frames beyond it are not counted); on an open path P(s) stays at the
+ * path's end once s0 + s passes it (below, "The end").
  *
  * Progress. The paper's error compares the walk with the path at the arc
  * length the walk itself has travelled, so a walk that does not travel is
@@ -85,6 +85,31 @@
  * (set_path) starts with no lag. Without the slack the carried lag made
  * Bandai's circles worse (memory 10 s: 0.17 m mean where 0.026).
  *
+ * The end. An open path ends at a place to stand: past it a frame counts
+ * its distance from the end's point (P(s) is clamped there) to the horizon,
+ * so the best walk stops at the end as closely as the graph's motion allows
+ * (on the default database walk_stop into the idle; on a graph without a
+ * way to stop, it keeps walking near the end), and no lag is carried within
+ * ANIM_PATH_ARRIVE_DISTANCE of the end (a carried lag would walk it off the
+ * end it stands at). Standing short of the end costs the path error
+ * nothing (P(s0 + s) stays where the walk stopped), so once the pacer
+ * stands at the end, in a plan that carries no lag, the progress term
+ * weighs the shortfall as a distance (weight options.progress, not w):
+ * without that a 12 m line on the default database stopped 0.45 m short and
+ * crept, reaching 0.3 m of the end in 12.4 s; with it 6.5 s (5.6 s when
+ * the character walked on past the end). Before (issue 30) a walk ended when it reached the end,
+ * so every plan from there on was one edge judged by its first frame and
+ * the character walked on (64 m past an L's end in 54 s). Measured: an L of
+ * 3 + 3 m from the default database's idle node, arrived 5.5 s after the
+ * path was set, then 0.062 m from the end at worst and 0.009 m of drift over
+ * 4 s standing (test_graph_service.c). A plan from the end whose seed keeps
+ * within ANIM_PATH_STAND_DISTANCE of it (root mean square over the
+ * horizon) is the seed, without a search. Standing, plans try a few edges
+ * (5 plans, 20 edges in 3 s there; before the shortfall at the end was
+ * weighed as a distance, 181, and 198 with every plan searching: a seed
+ * that stands bounds the search tightly), where following tries about
+ * 2000. graph_character.h says when a character has arrived.
+ *
  * Turns. The term cannot give a graph a motion it lacks. The default
  * database's graph, built with options.slide (motion_graph.h: the
  * automatic default slides on a database that repeats motion exactly, as
@@ -136,6 +161,16 @@
  * to the frames the arc needs at least to reach its end. Alone it prunes
  * little (the Bandai line: 1538 edges tried a plan where 1544); under a
  * seed's bound it mostly trims another 5 to 20%.
+ *
+ * Repeats. A walk that reaches a node at the same frame of the horizon as
+ * one the search saw before, placed the same way (map and arc within
+ * ANIM_PATH_SAME), has the same futures: when its error is no less it is
+ * dropped (a table of ANIM_PATH_SEEN_SLOTS such walks per planner, 8 kB).
+ * The default database repeats its walk exactly in many clips, so many
+ * walks are the same motion by other edges: a crowd following paths on it
+ * tries 22% fewer edges a plan (`animbench graph --crowd 500`: 2300 where
+ * 2940, path errors the same). Equal within 1e-4 m, the answer is the least
+ * error still (test_motion_graph.c enumerates).
  *
  * Warm start (options.warm). The search starts from a seed, a complete
  * walk whose error is the first bound and which is the answer when the
@@ -203,6 +238,13 @@ typedef struct {
  * it being carried into the next plan (above, "Carried lag"). */
 #define ANIM_PATH_LAG_SLACK 2.0f
 
+/* m: an open path's end is reached (above, "The end") when the walk is
+ * within this of it, along the path and from its last point. */
+#define ANIM_PATH_ARRIVE_DISTANCE 0.3f
+/* m: standing at the end, a walk that keeps this close to it (root mean
+ * square over the horizon) is played without a search (above, "The end"). */
+#define ANIM_PATH_STAND_DISTANCE 0.1f
+
 /* Validity rules (anim_path_options_validate):
  *  1. horizon in (0, 60] s, keep in (0, horizon];
  *  2. max_expansions >= 1;
@@ -231,6 +273,7 @@ int anim_path_options_validate(const anim_path_options_t *options);
 
 typedef struct {
   int node;
+  int segment;           /* of the path, where the last frame's path point is (a cursor) */
   anim_ground_map_t map; /* places the node's frame */
   float s;               /* arc length travelled (m) */
   float error;           /* m^2, progress term included */
@@ -246,6 +289,15 @@ typedef struct {
   int done;              /* complete (horizon or path end) */
   float key;             /* error per frame of the edge: the order tried */
 } anim_path_child_t;
+
+/* Walks seen in a search, for dominance (above, "Repeats"). */
+#define ANIM_PATH_SEEN_SLOTS 256
+#define ANIM_PATH_SAME 1e-4f /* m, rad */
+typedef struct {
+  uint32_t stamp;
+  int node, frames;
+  float angle, x, z, s, error;
+} anim_path_seen_t;
 
 typedef struct anim_path_planner {
   const anim_motion_graph_t *graph;
@@ -291,6 +343,9 @@ typedef struct anim_path_planner {
   int limit;             /* expansions allowed to the running search */
   int expansions;        /* edges tried */
   int exhausted;         /* the budget ran out before the search ended */
+  anim_path_seen_t *seen; /* [ANIM_PATH_SEEN_SLOTS]: walks seen by the running search */
+  uint32_t stamp;        /* of the running search */
+  int searched;          /* the last plan searched (0: standing at the end, it took the seed) */
 } anim_path_planner_t;
 
 /* 0, ANIM_EINVAL or ANIM_ENONFINITE (bad options; graph not built on db:

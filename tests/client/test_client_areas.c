@@ -33,9 +33,12 @@
  * database's expected speed: from its idle node, the line's end within
  * FOLLOW_START_SECONDS + 12 m / (FOLLOW_MIN_PACE * 1.5 m/s) = 18 s
  * (measured 4.8 s; 2.4 m in 20 s when the planner stood on the idle loop).
- * query_graph ends a walk on an open path within PATH_END_MARGIN of its end. */
+ * query_graph ends a walk on an open path within 0.05 m of its end, or
+ * when the character arrived there (within ANIM_PATH_ARRIVE_DISTANCE, 0.3 m:
+ * it stops short where its stopping clip ends; core/graph/graph_path.h,
+ * "The end"). */
 #define PATH_ERROR_MEAN_MAX 0.25f
-#define PATH_END_MARGIN 0.05f
+#define PATH_END_MARGIN 0.3f
 /* Ticks a MODE_GRAPH character on that line is watched for (3 s at the
  * server's 60 Hz): its plans' arc is then bounded the same way. */
 #define GRAPH_WATCH_TICKS 180

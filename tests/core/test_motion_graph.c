@@ -492,7 +492,8 @@ typedef struct {
   int exhausted;         /* plans cut short by the budget */
 } follow_result_t;
 
-/* Within this of an open path's end, the walk has reached it (as query_graph). */
+/* Within this of an open path's end, the walk has reached it (as
+ * query_graph); or it arrived (graph_character.h), and stands there. */
 #define END_MARGIN 0.05f
 
 /* Runs c for seconds, or until it reaches the end of an open path,
@@ -534,7 +535,7 @@ static follow_result_t follow(anim_graph_character_t *c, float seconds, int sett
       if (d > r.worst) r.worst = d, r.worst_time = (float)t * dt;
       r.mean += d, n++;
     }
-    if (!planner->closed && s >= planner->length - END_MARGIN) {
+    if (!planner->closed && (s >= planner->length - END_MARGIN || c->arrived)) {
       r.reached = 1;
       break;
     }
@@ -687,8 +688,13 @@ static scored_t play_edge(const anim_path_planner_t *p, float s0, float rest, sc
     anim_path_planner_point(p, s0 + w.s, &tx, &tz);
     w.frames++;
     float behind = fminf(p->lag0 + p->speed * (float)w.frames / p->db->frame_rate, fmaxf(rest, p->lag0)) - w.s;
-    w.error += squaref(rx - tx) + squaref(rz - tz) + (behind > 0.0f ? p->weight * squaref(behind) : 0.0f);
-    w.done = !p->closed && s0 + w.s >= p->length;
+    /* Past an open path's end the path point stays at the end: the frames
+     * count their distance from it (graph_path.h, "The end"). */
+    /* Once the pacer stands at an open path's end, a walk short of it is
+     * weighed as a distance (1, not w). */
+    float pacer = p->lag0 + p->speed * (float)w.frames / p->db->frame_rate;
+    float weight = !p->closed && p->lag0 <= 0.0f && pacer >= rest ? fmaxf(p->weight, p->options.progress) : p->weight;
+    w.error += squaref(rx - tx) + squaref(rz - tz) + (behind > 0.0f ? weight * squaref(behind) : 0.0f);
   }
   w.done |= w.frames >= p->horizon_frames;
   return w;
@@ -748,12 +754,14 @@ static void enumerate(enumeration_t *en, scored_t at) {
  * walks: its bound stays a lower bound (graph_path.h). A horizon of 1 s
  * keeps the enumeration small (14k walks); from every 9th node, on an open
  * line, a closed circle and a line shorter than the lag the chained plans
- * carry (the pacer then stops at the lag, not at the path's end), with and
- * without the term. */
+ * carry (the pacer then stops at the lag, not at the path's end; 0.5 m,
+ * longer than ANIM_PATH_ARRIVE_DISTANCE, within which no lag is carried),
+ * with and without the term. Past an open path's end every frame counts
+ * its distance from the end, to the horizon (graph_path.h, "The end"). */
 static void test_plan_is_least_error(void **state) {
   anim_database_t db;
   anim_motion_graph_t *g = procgen_graph(&db);
-  float line[] = {0.0f, 0.0f, 0.0f, 1.5f}, short_line[] = {0.0f, 0.0f, 0.3f, 0.0f};
+  float line[] = {0.0f, 0.0f, 0.0f, 1.5f}, short_line[] = {0.0f, 0.0f, 0.5f, 0.0f};
   float circle[2 * CIRCLE_SIDES];
   anim_path_t paths[3] = {{line, 2, 0}, circle_path(circle, 2.0f), {short_line, 2, 0}};
   long walks = 0;

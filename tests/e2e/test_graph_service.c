@@ -536,8 +536,89 @@ static void test_follow(void **state) {
   assert_float_equal(m->response->build_graph->graph->options->threshold, 0.06f, 1e-6f);
   anim_wire_free(m);
   for (int i = 0; i < 30; i++) anim_wire_free(anim_wire_next(&wire, TIMEOUT_MS)); /* they still stream */
+  /* Per build (issue 30): the two run on the old graph, so the new one has
+   * none; a character created now runs on the new one and is counted. */
+  m = describe("bandai", 0, 0);
+  assert_int_equal(m->response->describe_graph->graph->characters, 0);
+  anim_wire_free(m);
+  uint64_t all[3] = {ids[0], ids[1], create_graph_character(0.0f)};
+  m = describe("bandai", 0, 0);
+  assert_int_equal(m->response->describe_graph->graph->characters, 1);
+  anim_wire_free(m);
   Animserver__DestroyCharactersRequest db = ANIMSERVER__DESTROY_CHARACTERS_REQUEST__INIT;
-  db.n_characters = 2, db.characters = ids;
+  db.n_characters = 3, db.characters = all;
+  r.body_case = ANIMSERVER__REQUEST__BODY_DESTROY_CHARACTERS, r.destroy_characters = &db;
+  anim_wire_free(anim_wire_ok(&wire, &r, TIMEOUT_MS));
+}
+
+/* ---- the end of an open path (issue 30) ---- */
+
+static Animserver__ServerMessage *character_state(uint64_t id) {
+  Animserver__CharacterStateRequest cs = ANIMSERVER__CHARACTER_STATE_REQUEST__INIT;
+  cs.character = id;
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  r.body_case = ANIMSERVER__REQUEST__BODY_CHARACTER_STATE, r.character_state = &cs;
+  return anim_wire_ok(&wire, &r, TIMEOUT_MS);
+}
+
+/* An L of 3 + 3 m on the default database (it has idles and walk_stop),
+ * from its idle node facing +Z: the character reaches the end, says
+ * arrived and stands there (it walked on, 64 m past the end in 54 s,
+ * before). */
+static void test_arrive(void **state) {
+  Animserver__BuildGraphRequest body;
+  Animserver__Request br = build_request(&body, NULL, "default");
+  anim_wire_free(anim_wire_ok(&wire, &br, TIMEOUT_MS));
+  Animserver__FrameIndex frame = ANIMSERVER__FRAME_INDEX__INIT; /* frame 0: the idle clip */
+  Animserver__Placement placement = ANIMSERVER__PLACEMENT__INIT, *pp = &placement;
+  placement.start_frame = &frame;
+  Animserver__CreateCharactersRequest cb = ANIMSERVER__CREATE_CHARACTERS_REQUEST__INIT;
+  cb.database = "default", cb.mode = ANIMSERVER__CHARACTER_MODE__MODE_GRAPH;
+  cb.n_placements = 1, cb.placements = &pp;
+  Animserver__Request r = ANIMSERVER__REQUEST__INIT;
+  r.body_case = ANIMSERVER__REQUEST__BODY_CREATE_CHARACTERS, r.create_characters = &cb;
+  Animserver__ServerMessage *m = anim_wire_ok(&wire, &r, TIMEOUT_MS);
+  uint64_t id = m->response->create_characters->characters[0];
+  anim_wire_free(m);
+  const float l[] = {0.0f, 0.0f, 0.0f, 3.0f, 3.0f, 3.0f}, end_x = 3.0f, end_z = 3.0f;
+  set_path(id, l, 3, 0, 0, NULL);
+  /* The L takes about 6 s at the walk's pace from a standing start
+   * (follow_limits.h); then 4 s standing. */
+  const struct timespec tenth = {0, 100000000};
+  double arrived_at = -1.0, waited = 0.0, worst = 0.0, x0 = 0.0, z0 = 0.0;
+  uint64_t plans0 = 0, edges0 = 0; /* a second after arriving */
+  for (; waited < 30.0 && (arrived_at < 0.0 || waited < arrived_at + 4.0); waited += 0.1) {
+    nanosleep(&tenth, NULL);
+    m = character_state(id);
+    const Animserver__CharacterStateResponse *st = m->response->character_state;
+    assert_string_equal(st->follow, "path");
+    double x = st->position->x, z = st->position->z;
+    if (st->arrived && arrived_at < 0.0) arrived_at = waited, x0 = x, z0 = z;
+    if (arrived_at >= 0.0) {
+      assert_true(st->arrived); /* it stays arrived */
+      worst = fmax(worst, hypot(x - end_x, z - end_z));
+      if (!plans0 && waited >= arrived_at + 1.0) plans0 = st->plans, edges0 = st->expansions;
+    }
+    if (waited + 0.1 >= arrived_at + 4.0 && arrived_at >= 0.0)
+      printf("graph character at an L's end: arrived %.1f s after set_paths, then 4 s: %.3f m from the end at "
+             "worst, %.3f m from where it arrived\n",
+             arrived_at, worst, hypot(x - x0, z - z0));
+    if (arrived_at >= 0.0 && waited + 0.1 >= arrived_at + 4.0) {
+      /* It stands: hardly moved since it arrived. */
+      assert_true(hypot(x - x0, z - z0) < 0.3);
+      /* And standing costs little: its plans (fewer than two a second: the
+       * idle's edges are long) keep the walk that stands (graph_path.h,
+       * "The end"). */
+      uint64_t plans = st->plans - plans0, edges = st->expansions - edges0;
+      printf("standing: %llu plans, %llu edges tried\n", (unsigned long long)plans, (unsigned long long)edges);
+      assert_true(plans >= 2 && edges <= 100 * plans); /* following: about 2000 a plan */
+    }
+    anim_wire_free(m);
+  }
+  if (arrived_at < 0.0) fail_msg("never arrived at the L's end in 30 s");
+  assert_true(worst <= 0.3 + 0.3); /* ANIM_PATH_ARRIVE_DISTANCE at arrival, and the stop's drift */
+  Animserver__DestroyCharactersRequest db = ANIMSERVER__DESTROY_CHARACTERS_REQUEST__INIT;
+  db.n_characters = 1, db.characters = &id;
   r.body_case = ANIMSERVER__REQUEST__BODY_DESTROY_CHARACTERS, r.destroy_characters = &db;
   anim_wire_free(anim_wire_ok(&wire, &r, TIMEOUT_MS));
 }
@@ -548,6 +629,7 @@ int main(void) {
       cmocka_unit_test(test_build),
       cmocka_unit_test(test_query),
       cmocka_unit_test(test_follow),
+      cmocka_unit_test(test_arrive),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
