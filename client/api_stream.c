@@ -187,6 +187,11 @@ int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_optio
   if (!client || !options || options->ncharacters < 0 || (options->ncharacters && !options->characters) ||
       options->rate_divisor < 0 || (options->encoding != ANIM_POSE_FLOAT && options->encoding != ANIM_POSE_QUANTIZED))
     return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  const anim_region_t *region = options->region;
+  int bands_ok = region && region->nbands >= 0 && region->nbands <= 8 && (!region->nbands || region->bands);
+  for (int i = 0; bands_ok && i < region->nbands; i++) bands_ok = region->bands[i].rate_divisor >= 0;
+  if (region && (!bands_ok || region->max_characters < 0)) /* the values themselves are the server's to check */
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
   subscribe_extra_t *x = malloc(sizeof *x);
   if (!x) return anim__client_set_error(client, ANIM_ENOMEM, "out of memory");
   x->stream_cb = stream_cb;
@@ -194,6 +199,25 @@ int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_optio
   x->rotations_only = options->rotations_only ? 1 : 0;
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__SubscribeRequest sub = ANIMSERVER__SUBSCRIBE_REQUEST__INIT;
+  Animserver__AoiRegion aoi = ANIMSERVER__AOI_REGION__INIT;
+  Animserver__Vec3 centre = ANIMSERVER__VEC3__INIT;
+  Animserver__AoiBand bands[8], *band_pointers[8];
+  if (region) {
+    centre.x = region->x, centre.z = region->z;
+    aoi.centre = &centre;
+    aoi.radius = region->radius;
+    aoi.half_x = region->half_x, aoi.half_z = region->half_z;
+    aoi.follow = region->follow;
+    for (int i = 0; i < region->nbands; i++) {
+      animserver__aoi_band__init(&bands[i]);
+      bands[i].radius = region->bands[i].radius;
+      bands[i].rate_divisor = (uint32_t)region->bands[i].rate_divisor;
+      band_pointers[i] = &bands[i];
+    }
+    aoi.n_bands = (size_t)region->nbands, aoi.bands = band_pointers;
+    aoi.max_characters = (uint32_t)region->max_characters;
+    sub.region = &aoi;
+  }
   sub.n_characters = (size_t)options->ncharacters;
   sub.characters = (uint64_t *)options->characters;
   sub.owned = options->owned ? 1 : 0;
