@@ -52,7 +52,6 @@ typedef struct {
   int encoding;                /* ANIM_POSE_*: the library decodes both to floats */
   int global_positions;        /* add world positions of every bone */
   int rotations_only;          /* local positions of the root only */
-  const anim_region_t *region; /* instead of characters and owned: a region's characters (NULL: none) */
 } anim_subscribe_options_t;
 
 /* A character that came into a region subscription's area: what drawing it needs. */
@@ -118,6 +117,21 @@ int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t 
 int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_options_t *options,
                                anim_stream_cb stream_cb, void *stream_data, anim_subscribed_cb cb, void *data,
                                uint64_t *out_id);
+/* The same for the characters inside a region (any connection's):
+ * options->characters and owned must be empty (the region picks them), its
+ * rate_divisor 0 or 1 when the region has bands. Frames come only when they
+ * carry something: poses due, arrivals (`entered`, with their poses), or
+ * departures (`left`). The server checks the region's values (each refusal
+ * names the field: "subscribe.region.bands[1].radius ..."); the library
+ * only its shape (nbands 0-8, bands set when nbands is, divisors and the
+ * cap not negative). A region subscription takes no rate_divisor in
+ * anim_client_subscription_update (0 or 1 there). */
+int anim_client_subscribe_region(anim_client_t *client, const anim_subscribe_options_t *options,
+                                 const anim_region_t *region, anim_stream_cb cb, void *data,
+                                 uint64_t *out_subscription, float *out_tick_rate, int timeout_ms);
+int anim_client_subscribe_region_send(anim_client_t *client, const anim_subscribe_options_t *options,
+                                      const anim_region_t *region, anim_stream_cb stream_cb, void *stream_data,
+                                      anim_subscribed_cb cb, void *data, uint64_t *out_id);
 int anim_client_subscription_update(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,
                                     int paused, int timeout_ms);
 int anim_client_subscription_update_send(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,

@@ -207,10 +207,63 @@ static int query(srv_aoi_view_t *v, const srv_aoi_grid_t *g) {
   return 0;
 }
 
-static int nearer(const void *a, const void *b) {
-  const srv_aoi_member_t *x = a, *y = b;
-  if (x->d2 != y->d2) return x->d2 < y->d2 ? -1 : 1;
-  return x->actor->id < y->actor->id ? -1 : x->actor->id > y->actor->id; /* ties by id: the same every tick */
+/* a before b: nearer, ties by id (the same order every tick). */
+static int nearer(const srv_aoi_member_t *a, const srv_aoi_member_t *b) {
+  if (a->d2 != b->d2) return a->d2 < b->d2;
+  return a->actor->id < b->actor->id;
+}
+
+static void swap(srv_aoi_member_t *a, srv_aoi_member_t *b) {
+  srv_aoi_member_t t = *a;
+  *a = *b, *b = t;
+}
+
+/* Moves the k nearest of m[0..n) to m[0..k) (k < n), in place: Hoare's
+ * selection with a median of three. Not qsort: glibc's allocates a buffer
+ * for arrays over a few hundred members, and this runs every tick. */
+static void select_nearest(srv_aoi_member_t *m, uint32_t n, uint32_t k) {
+  uint32_t lo = 0, hi = n - 1;
+  while (hi > lo) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (nearer(&m[mid], &m[lo])) swap(&m[mid], &m[lo]);
+    if (nearer(&m[hi], &m[lo])) swap(&m[hi], &m[lo]);
+    if (nearer(&m[hi], &m[mid])) swap(&m[hi], &m[mid]);
+    srv_aoi_member_t pivot = m[mid];
+    uint32_t i = lo, j = hi;
+    while (i <= j) {
+      while (nearer(&m[i], &pivot)) i++;
+      while (nearer(&pivot, &m[j])) j--;
+      if (i <= j) {
+        swap(&m[i], &m[j]);
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (k <= j) hi = j; /* the k-th nearest is left of i */
+    else if (k >= i) lo = i;
+    else return;
+  }
+}
+
+/* Sorts m[0..n) nearest first, in place (heapsort: no allocation, n log n). */
+static void sift(srv_aoi_member_t *m, uint32_t root, uint32_t end) {
+  for (;;) { /* a heap with the farthest on top */
+    uint32_t child = 2 * root + 1;
+    if (child >= end) return;
+    if (child + 1 < end && nearer(&m[child], &m[child + 1])) child++;
+    if (!nearer(&m[root], &m[child])) return;
+    swap(&m[root], &m[child]);
+    root = child;
+  }
+}
+
+static void sort_nearest(srv_aoi_member_t *m, uint32_t n) {
+  for (uint32_t start = n / 2; start-- > 0;) sift(m, start, n);
+  for (uint32_t end = n; end > 1; end--) {
+    swap(&m[0], &m[end - 1]);
+    sift(m, 0, end - 1);
+  }
 }
 
 /* The band's divisor for a squared distance: the first band reaching it, else the last. */
@@ -228,8 +281,9 @@ int srv_aoi_view_update(srv_aoi_view_t *v, const srv_aoi_grid_t *g, uint64_t tic
   if (query(v, g)) return ANIM_ENOMEM;
   uint32_t cap = v->region.max_characters;
   if (cap && v->nfound > cap) {
-    qsort(v->found, v->nfound, sizeof *v->found, nearer);
+    select_nearest(v->found, v->nfound, cap);
     v->nfound = cap;
+    sort_nearest(v->found, cap);
   }
   /* Everything the frame and the commit need, grown now: commit cannot fail. */
   if (set_reset(&v->found_set, &v->found_set_capacity, v->nfound) || GROW(v->due, v->due_capacity, v->nfound) ||

@@ -66,9 +66,10 @@ static int index_of(const uint64_t *ids, int n, uint64_t id) {
 
 /* ---- bad input ----------------------------------------------------------------------------------- */
 
-static void refused(anim_client_t *c, const anim_subscribe_options_t *options, int code, const char *field) {
+static void refused(anim_client_t *c, const anim_subscribe_options_t *options, const anim_region_t *region, int code,
+                    const char *field) {
   uint64_t subscription = 0;
-  int rc = anim_client_subscribe(c, options, NULL, NULL, &subscription, NULL, TIMEOUT_MS);
+  int rc = anim_client_subscribe_region(c, options, region, NULL, NULL, &subscription, NULL, TIMEOUT_MS);
   const char *err = anim_client_last_error(c);
   if (rc != code || !strstr(err, field))
     fail_msg("expected %d naming \"%s\", got %d: %s", code, field, rc, err);
@@ -81,47 +82,47 @@ static void test_bad_regions_refused(void **state) {
   assert_int_equal(anim_client_characters_create(c, "default", NULL, &at, 1, &mine, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_characters_create(other, "default", NULL, &at, 1, &theirs, TIMEOUT_MS), 0);
   anim_region_t r;
-  anim_subscribe_options_t o = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0, &r};
+  anim_subscribe_options_t o = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
 #define RESET() (memset(&r, 0, sizeof r), r.radius = 5.0f, o.rate_divisor = 1, o.ncharacters = 0, o.owned = 0)
   RESET(), r.radius = NAN;
-  refused(c, &o, ANIM_ENONFINITE, "subscribe.region.radius");
+  refused(c, &o, &r, ANIM_ENONFINITE, "subscribe.region.radius");
   RESET(), r.radius = -2.0f;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region.radius");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region.radius");
   RESET(), r.radius = 1e9f;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region.radius = 1e+09: at most 30000");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region.radius = 1e+09: at most 30000");
   RESET(), r.radius = 0.0f, r.half_x = 4.0f, r.half_z = INFINITY;
-  refused(c, &o, ANIM_ENONFINITE, "subscribe.region.half_z");
+  refused(c, &o, &r, ANIM_ENONFINITE, "subscribe.region.half_z");
   RESET(), r.half_x = 3.0f;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region: radius (a circle) or half_x and half_z (a box), not both");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region: radius (a circle) or half_x and half_z (a box), not both");
   RESET(), r.radius = 0.0f;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region: set radius");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region: set radius");
   RESET(), r.x = 2e6f;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region.centre.x");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region.centre.x");
   RESET(), r.z = NAN;
-  refused(c, &o, ANIM_ENONFINITE, "subscribe.region.centre.z");
+  refused(c, &o, &r, ANIM_ENONFINITE, "subscribe.region.centre.z");
   anim_region_band_t out_of_order[] = {{10.0f, 1}, {5.0f, 4}};
   RESET(), r.bands = out_of_order, r.nbands = 2;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region.bands[1].radius = 5: bands must be in order");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region.bands[1].radius = 5: bands must be in order");
   anim_region_band_t nan_band[] = {{NAN, 1}};
   RESET(), r.bands = nan_band, r.nbands = 1;
-  refused(c, &o, ANIM_ENONFINITE, "subscribe.region.bands[0].radius");
+  refused(c, &o, &r, ANIM_ENONFINITE, "subscribe.region.bands[0].radius");
   anim_region_band_t slow[] = {{10.0f, 4000}};
   RESET(), r.bands = slow, r.nbands = 1;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region.bands[0].rate_divisor");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region.bands[0].rate_divisor");
   anim_region_band_t ok[] = {{10.0f, 2}};
   RESET(), r.bands = ok, r.nbands = 1, o.rate_divisor = 3;
-  refused(c, &o, ANIM_EINVAL, "subscribe.rate_divisor = 3: with region.bands");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.rate_divisor = 3: with region.bands");
   RESET(), o.characters = &mine, o.ncharacters = 1;
-  refused(c, &o, ANIM_EINVAL, "subscribe.region: not with characters or owned");
+  refused(c, &o, &r, ANIM_EINVAL, "subscribe.region: not with characters or owned");
   o.characters = NULL;
   RESET(), r.follow = 4242;
-  refused(c, &o, ANIM_ENOTFOUND, "subscribe.region.follow = 4242: no such character");
+  refused(c, &o, &r, ANIM_ENOTFOUND, "subscribe.region.follow = 4242: no such character");
   RESET(), r.follow = theirs;
-  refused(c, &o, ANIM_EPERM, "subscribe.region.follow");
+  refused(c, &o, &r, ANIM_EPERM, "subscribe.region.follow");
   /* A good one: an update may not give it a rate of its own. */
   RESET(), r.follow = mine;
   uint64_t subscription;
-  assert_int_equal(anim_client_subscribe(c, &o, NULL, NULL, &subscription, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe_region(c, &o, &r, NULL, NULL, &subscription, NULL, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_subscription_update(c, subscription, 2, ANIM_POSE_FLOAT, 0, TIMEOUT_MS), ANIM_EINVAL);
   assert_non_null(strstr(anim_client_last_error(c), "update_subscription.rate_divisor = 2"));
   assert_int_equal(anim_client_unsubscribe(c, subscription, TIMEOUT_MS), 0);
@@ -220,11 +221,11 @@ static void test_enter_and_leave_once(void **state) {
   assert_int_equal(anim_client_characters_create(a, "default", NULL, at, WALKERS, full.ids, TIMEOUT_MS), 0);
   full.n = WALKERS;
   view.full = &full, view.ids = full.ids, view.n = WALKERS;
-  anim_subscribe_options_t all = {full.ids, WALKERS, 0, 1, ANIM_POSE_FLOAT, 0, 0, NULL};
+  anim_subscribe_options_t all = {full.ids, WALKERS, 0, 1, ANIM_POSE_FLOAT, 0, 0};
   assert_int_equal(anim_client_subscribe(a, &all, on_full, &full, NULL, NULL, TIMEOUT_MS), 0);
   anim_region_t circle = {0.0f, 0.0f, CIRCLE, 0.0f, 0.0f, 0, NULL, 0, 0};
-  anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0, &circle};
-  assert_int_equal(anim_client_subscribe(viewer, &region, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
+  anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
+  assert_int_equal(anim_client_subscribe_region(viewer, &region, &circle, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
   pump(a, viewer, 300);
   assert_int_equal(anim_client_characters_set_input(a, full.ids, in, WALKERS, NULL, TIMEOUT_MS), 0);
   pump(a, viewer, 9000);
@@ -287,8 +288,8 @@ static void test_follow_keeps_the_character_at_the_centre(void **state) {
   uint64_t walker = ids[STANDING];
   view.ids = ids, view.n = STANDING + 1, view.follow = walker;
   anim_region_t around = {0.0f, 0.0f, 3.0f, 0.0f, 0.0f, walker, NULL, 0, 0};
-  anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0, &around};
-  assert_int_equal(anim_client_subscribe(viewer, &region, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
+  anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
+  assert_int_equal(anim_client_subscribe_region(viewer, &region, &around, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
   anim_character_input_t go;
   anim_character_input_goal(&go, 130.0f, 0.0f, 2.0f);
   assert_int_equal(anim_client_characters_set_input(viewer, &walker, &go, 1, NULL, TIMEOUT_MS), 0);
@@ -343,8 +344,8 @@ static void test_bands_deliver_at_their_rates(void **state) {
   view.ids = ids, view.n = N;
   anim_region_band_t bands[] = {{5.0f, 1}, {15.0f, 4}, {40.0f, 15}};
   anim_region_t circle = {0.0f, 300.0f, 40.0f, 0.0f, 0.0f, 0, bands, 3, 0};
-  anim_subscribe_options_t region = {NULL, 0, 0, 0, ANIM_POSE_QUANTIZED, 0, 0, &circle};
-  assert_int_equal(anim_client_subscribe(a, &region, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
+  anim_subscribe_options_t region = {NULL, 0, 0, 0, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe_region(a, &region, &circle, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
   pump(a, NULL, 3000);
   assert_int_equal(view.errors, 0);
   assert_true(view.last_tick - view.first_tick > 170);
@@ -385,8 +386,8 @@ static void test_cap_keeps_the_nearest(void **state) {
   assert_int_equal(anim_client_characters_create(a, "default", NULL, at, N, ids, TIMEOUT_MS), 0);
   view.ids = ids, view.n = N;
   anim_region_t box = {-300.0f, 0.0f, 0.0f, 40.0f, 5.0f, 0, NULL, 0, CAP};
-  anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0, &box};
-  assert_int_equal(anim_client_subscribe(viewer, &region, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
+  anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
+  assert_int_equal(anim_client_subscribe_region(viewer, &region, &box, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
   pump(a, viewer, 500);
   assert_int_equal(view.errors, 0);
   for (int k = 0; k < N; k++) {
