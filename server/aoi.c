@@ -52,14 +52,20 @@ static int grid_reserve(srv_aoi_grid_t *g, uint32_t n) {
     g->capacity = capacity;
   }
   uint32_t want = 2 * n < 64 ? 64 : 2 * n;
-  return GROW(g->cells, g->cells_capacity, want);
+  if (want <= g->cells_capacity) return 0;
+  uint32_t had = g->cells_capacity;
+  if (GROW(g->cells, g->cells_capacity, want)) return ANIM_ENOMEM;
+  if (had != g->cells_capacity) memset(g->cells, 0, (size_t)g->cells_capacity * sizeof *g->cells), g->ncells = 0;
+  return 0;
 }
 
 int srv_aoi_grid_build(srv_aoi_grid_t *g, srv_actor_t *const *actors, uint32_t n) {
+  /* Only the last build's cells are emptied, not the whole table (a grown
+   * table starts empty): a few hundred slots rather than 2n. */
+  for (uint32_t k = 0; k < g->ncells; k++) g->cells[g->occupied[k]].count = 0;
   g->nentries = g->ncells = 0;
   if (grid_reserve(g, n) != 0) return ANIM_ENOMEM;
   uint32_t mask = g->cells_capacity - 1;
-  memset(g->cells, 0, (size_t)g->cells_capacity * sizeof *g->cells);
   /* Count per cell, remembering each actor's slot. */
   for (uint32_t i = 0; i < n; i++) {
     const srv_actor_t *a = actors[i];

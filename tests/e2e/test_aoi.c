@@ -9,9 +9,10 @@
  * streamed them the tick before, lie inside the circle (membership is
  * decided from the previous tick's roots), each entering and leaving once.
  * A region following one of the viewer's characters holds only characters
- * near that character's root. Bands: standing characters near, mid and far
- * get 60, 15 and 4 poses a second (within one frame). A cap keeps the N
- * nearest, and a destroyed member is said to leave once.
+ * near that character's root, and the character destroyed leaves once.
+ * Bands: standing characters near, mid and far get 60, 15 and 4 poses a
+ * second (within one frame). A cap keeps the N nearest, and a destroyed
+ * member is said to leave once.
  *
  * Each test works in its own patch of ground (a region sees every
  * character on the server) and destroys its characters at the end.
@@ -319,6 +320,13 @@ static void test_follow_keeps_the_character_at_the_centre(void **state) {
                 standing_seen);
   assert_true(frames > 300);
   assert_true(passed >= 4); /* walked past several, 2 m/s for 6 s along a 24 m row */
+  /* The followed character destroyed: it leaves once; the region stays where it was. */
+  int frames_before = view.frames;
+  assert_int_equal(anim_client_characters_destroy(viewer, &walker, 1, TIMEOUT_MS), 0);
+  pump(a, viewer, 300);
+  assert_int_equal(view.errors, 0);
+  assert_int_equal(view.left[STANDING], 1);
+  assert_true(view.frames > frames_before);
   assert_int_equal(anim_client_characters_destroy(a, ids, STANDING, TIMEOUT_MS), 0);
   anim_client_close(viewer);
   pump(a, NULL, 100);
