@@ -30,6 +30,7 @@
 #include <cmocka.h>
 #include "anim_client.h"
 #include "fixture.h"
+#include "raw_client.h"
 
 #define TIMEOUT_MS 10000
 #define MAX_TICKS 2048
@@ -130,6 +131,32 @@ static void test_bad_regions_refused(void **state) {
 #undef RESET
   assert_int_equal(anim_client_characters_destroy(c, &mine, 1, TIMEOUT_MS), 0);
   anim_client_close(other);
+}
+
+/* More bands than the server takes: the client library refuses them itself,
+ * so the request goes raw. */
+static void test_too_many_bands_refused(void **state) {
+  anim_test_raw_t raw;
+  assert_int_equal(anim_test_raw_open(&raw, &fx.server), 0);
+  Animserver__AoiBand bands[9], *pointers[9];
+  for (int i = 0; i < 9; i++) {
+    animserver__aoi_band__init(&bands[i]);
+    bands[i].radius = 1.0f + (float)i;
+    pointers[i] = &bands[i];
+  }
+  Animserver__AoiRegion region = ANIMSERVER__AOI_REGION__INIT;
+  region.radius = 20.0f, region.n_bands = 9, region.bands = pointers;
+  Animserver__SubscribeRequest subscribe = ANIMSERVER__SUBSCRIBE_REQUEST__INIT;
+  subscribe.region = &region;
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  request.body_case = ANIMSERVER__REQUEST__BODY_SUBSCRIBE, request.subscribe = &subscribe;
+  Animserver__Response *r = anim_test_raw_call(&raw, &request, TIMEOUT_MS);
+  assert_non_null(r);
+  assert_non_null(r->error);
+  assert_int_equal(-(int)r->error->code, ANIM_ELIMIT);
+  assert_string_equal(r->error->message, "subscribe.region.bands = 9: at most 8");
+  animserver__response__free_unpacked(r, NULL);
+  anim_test_raw_close(&raw);
 }
 
 /* ---- entering and leaving ---------------------------------------------------------------------- */
@@ -425,6 +452,7 @@ static void test_cap_keeps_the_nearest(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_regions_refused),
+      cmocka_unit_test(test_too_many_bands_refused),
       cmocka_unit_test(test_enter_and_leave_once),
       cmocka_unit_test(test_follow_keeps_the_character_at_the_centre),
       cmocka_unit_test(test_bands_deliver_at_their_rates),
