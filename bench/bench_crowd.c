@@ -28,6 +28,13 @@
  * sender thread (bench/crowd_trackers.h); the baseline is then the fit in
  * process on one core.
  *
+ * --regions R: each size is run twice in the same invocation, first with
+ * every connection subscribed to all it owns, then with each connection a
+ * viewer of a circle of R m around the middle of its own block of
+ * characters (SubscribeRequest.region), in bands of R/4 m at 60 Hz, R/2 at
+ * 15 Hz and R at 4 Hz: the second row is the cost of area-of-interest
+ * streaming beside the first's full one.
+ *
  * Readers are raw by default: they count frames with the wire framing only,
  * so the benchmark's own clients take little of the two cores the server
  * needs (--readers lib decodes every pose through the client library, as a
@@ -63,6 +70,8 @@ typedef struct {
   int tracker_every;
   crowd_trackers_fit_t fit;   /* --fit-search-interval, --fit-iterations */
   const char *lmm_dir;        /* --learned: learned characters (MODE_LEARNED) on the networks in this folder */
+  float region_radius;        /* --regions: m */
+  int regions;                /* this run: region viewers instead of owned subscriptions */
 } options_t;
 
 typedef struct {
@@ -286,6 +295,14 @@ static int setup_connection(connection_t *c, const anim_test_server_t *server, c
   free(in);
   if (rc) return rc;
   anim_subscribe_options_t sub = {NULL, 0, 1, 1, o->encoding, 0, o->rotations_only};
+  if (o->regions) { /* the middle of this connection's block (placements above) */
+    float r = o->region_radius;
+    anim_region_band_t bands[] = {{r / 4, 1}, {r / 2, 4}, {r, 15}};
+    anim_region_t region = {99.0f, (float)(index * 60 + n / 200) * 2.0f, r, 0.0f, 0.0f, 0, bands, 3, 0};
+    sub.owned = 0, sub.rate_divisor = 0;
+    return anim_client_subscribe_region(c->client, &sub, &region, c->lib ? count_decoded : NULL, c, NULL, NULL,
+                                        TIMEOUT_MS);
+  }
   return anim_client_subscribe(c->client, &sub, c->lib ? count_decoded : NULL, c, NULL, NULL, TIMEOUT_MS);
 }
 
@@ -425,7 +442,7 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
-  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL};
+  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL, 0.0f, 0};
   int trackers = 0, learned = 0, baseline_only = 0, baseline_characters = 500;
   static char lmm_dir[1024];
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
@@ -449,17 +466,19 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--fit-search-interval") && v) o.fit.search_interval = atoi(v), i++;
     else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
     else if (!strcmp(a, "--shared") && v) shared = v, i++;
+    else if (!strcmp(a, "--regions") && v) o.region_radius = (float)atof(v), i++;
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
                       "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] "
                       "[--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
-                      "[--shared DIR]\n");
+                      "[--regions R] [--shared DIR]\n");
       return 2;
     }
   }
   if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1 ||
-      o.tracker_every < 1 || baseline_characters < 1 || (trackers && (o.lib_readers || learned))) {
+      o.tracker_every < 1 || baseline_characters < 1 || (trackers && (o.lib_readers || learned)) ||
+      o.region_radius < 0 || (o.region_radius > 0 && trackers)) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
@@ -499,6 +518,15 @@ int bench_crowd(int argc, char **argv) {
       o.characters = sizes[s];
       if (run_size(&o, &r) != 0) return crowd_trackers_close(o.trackers), 1;
       print_row(&r);
+      if (o.region_radius > 0) {
+        result_t v = {0};
+        o.regions = 1;
+        int rc = run_size(&o, &v);
+        o.regions = 0;
+        if (rc != 0) return crowd_trackers_close(o.trackers), 1;
+        printf("  regions of %.0f m (bands 60/15/4 Hz):\n", (double)o.region_radius);
+        print_row(&v);
+      }
       if (r.keeps_up && sizes[s] > largest) largest = sizes[s];
     }
     printf("largest crowd that keeps up at %.0f Hz: %d characters; per character: %llu bytes held (a motion-matching "

@@ -181,11 +181,15 @@ static void subscribe_complete(anim_client_t *client, anim__pending_t *p, int st
   if (cb) cb(client, p->id, status, out.subscription, out.tick_rate, p->data);
 }
 
-int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_options_t *options,
-                               anim_stream_cb stream_cb, void *stream_data, anim_subscribed_cb cb, void *data,
-                               uint64_t *out_id) {
+static int subscribe_send(anim_client_t *client, const anim_subscribe_options_t *options,
+                          const anim_region_t *region, anim_stream_cb stream_cb, void *stream_data,
+                          anim_subscribed_cb cb, void *data, uint64_t *out_id) {
   if (!client || !options || options->ncharacters < 0 || (options->ncharacters && !options->characters) ||
       options->rate_divisor < 0 || (options->encoding != ANIM_POSE_FLOAT && options->encoding != ANIM_POSE_QUANTIZED))
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  int bands_ok = region && region->nbands >= 0 && region->nbands <= 8 && (!region->nbands || region->bands);
+  for (int i = 0; bands_ok && i < region->nbands; i++) bands_ok = region->bands[i].rate_divisor >= 0;
+  if (region && (!bands_ok || region->max_characters < 0)) /* the values themselves are the server's to check */
     return anim__client_refuse(client, ANIM_EINVAL, __func__);
   subscribe_extra_t *x = malloc(sizeof *x);
   if (!x) return anim__client_set_error(client, ANIM_ENOMEM, "out of memory");
@@ -194,6 +198,25 @@ int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_optio
   x->rotations_only = options->rotations_only ? 1 : 0;
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   Animserver__SubscribeRequest sub = ANIMSERVER__SUBSCRIBE_REQUEST__INIT;
+  Animserver__AoiRegion aoi = ANIMSERVER__AOI_REGION__INIT;
+  Animserver__Vec3 centre = ANIMSERVER__VEC3__INIT;
+  Animserver__AoiBand bands[8], *band_pointers[8];
+  if (region) {
+    centre.x = region->x, centre.z = region->z;
+    aoi.centre = &centre;
+    aoi.radius = region->radius;
+    aoi.half_x = region->half_x, aoi.half_z = region->half_z;
+    aoi.follow = region->follow;
+    for (int i = 0; i < region->nbands; i++) {
+      animserver__aoi_band__init(&bands[i]);
+      bands[i].radius = region->bands[i].radius;
+      bands[i].rate_divisor = (uint32_t)region->bands[i].rate_divisor;
+      band_pointers[i] = &bands[i];
+    }
+    aoi.n_bands = (size_t)region->nbands, aoi.bands = band_pointers;
+    aoi.max_characters = (uint32_t)region->max_characters;
+    sub.region = &aoi;
+  }
   sub.n_characters = (size_t)options->ncharacters;
   sub.characters = (uint64_t *)options->characters;
   sub.owned = options->owned ? 1 : 0;
@@ -207,17 +230,43 @@ int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_optio
                                 (anim__cb_fn)cb, data, x, out_id);
 }
 
-int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t *options, anim_stream_cb cb,
-                          void *data, uint64_t *out_subscription, float *out_tick_rate, int timeout_ms) {
+int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_options_t *options,
+                               anim_stream_cb stream_cb, void *stream_data, anim_subscribed_cb cb, void *data,
+                               uint64_t *out_id) {
+  return subscribe_send(client, options, NULL, stream_cb, stream_data, cb, data, out_id);
+}
+
+int anim_client_subscribe_region_send(anim_client_t *client, const anim_subscribe_options_t *options,
+                                      const anim_region_t *region, anim_stream_cb stream_cb, void *stream_data,
+                                      anim_subscribed_cb cb, void *data, uint64_t *out_id) {
+  if (!region) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  return subscribe_send(client, options, region, stream_cb, stream_data, cb, data, out_id);
+}
+
+static int subscribe_wait(anim_client_t *client, const anim_subscribe_options_t *options, const anim_region_t *region,
+                          anim_stream_cb cb, void *data, uint64_t *out_subscription, float *out_tick_rate,
+                          int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   subscribed_t out = {0, 0.0f};
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_subscribe_send(client, options, cb, data, NULL, NULL, &id);
+  if (rc == 0) rc = subscribe_send(client, options, region, cb, data, NULL, NULL, &id);
   rc = anim__client_wait(client, rc, id, &out, sizeof out, timeout_ms);
   if (rc == 0 && out_subscription) *out_subscription = out.subscription;
   if (rc == 0 && out_tick_rate) *out_tick_rate = out.tick_rate;
   return rc;
+}
+
+int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t *options, anim_stream_cb cb,
+                          void *data, uint64_t *out_subscription, float *out_tick_rate, int timeout_ms) {
+  return subscribe_wait(client, options, NULL, cb, data, out_subscription, out_tick_rate, timeout_ms);
+}
+
+int anim_client_subscribe_region(anim_client_t *client, const anim_subscribe_options_t *options,
+                                 const anim_region_t *region, anim_stream_cb cb, void *data,
+                                 uint64_t *out_subscription, float *out_tick_rate, int timeout_ms) {
+  if (!region) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  return subscribe_wait(client, options, region, cb, data, out_subscription, out_tick_rate, timeout_ms);
 }
 
 /* ---- update, unsubscribe ------------------------------------------------------------------------ */

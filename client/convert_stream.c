@@ -4,7 +4,7 @@
  *
  * Quantized poses are expanded with core/pose/quantize.c, the code the server
  * encodes with, so callers always see floats. A frame is one allocation
- * (header, poses, floats, gone ids), freed with one call. Pure: which
+ * (header, poses, gone ids, arrivals, departures, floats), freed with one call. Pure: which
  * subscription a frame belongs to, and where it goes, is api_stream.c's.
  */
 #include <stdlib.h>
@@ -86,14 +86,18 @@ int anim__stream_frame_from(const Animserver__StreamMessage *m, int rotations_on
     floats += pose_floats(n, rotations_only, m->poses[i]->n_global_positions > 0);
   }
   size_t size = align8(sizeof(anim_stream_frame_t)) + align8(m->n_poses * sizeof(anim_character_pose_t)) +
-                align8(m->n_gone * sizeof(uint64_t)) + floats * sizeof(float);
+                align8(m->n_gone * sizeof(uint64_t)) + align8(m->n_entered * sizeof(anim_character_entered_t)) +
+                align8(m->n_left * sizeof(uint64_t)) + floats * sizeof(float);
   uint8_t *block = malloc(size);
   if (!block) return ANIM_ENOMEM;
   anim_stream_frame_t *f = (anim_stream_frame_t *)block;
   memset(f, 0, sizeof *f);
   f->poses = (anim_character_pose_t *)(block + align8(sizeof *f));
   uint64_t *gone = (uint64_t *)((uint8_t *)f->poses + align8(m->n_poses * sizeof *f->poses));
-  float *cursor = (float *)((uint8_t *)gone + align8(m->n_gone * sizeof *gone));
+  anim_character_entered_t *entered =
+      (anim_character_entered_t *)((uint8_t *)gone + align8(m->n_gone * sizeof *gone));
+  uint64_t *left = (uint64_t *)((uint8_t *)entered + align8(m->n_entered * sizeof *entered));
+  float *cursor = (float *)((uint8_t *)left + align8(m->n_left * sizeof *left));
   f->subscription = m->subscription_id;
   f->tick = m->tick;
   f->server_time_us = m->server_time_us;
@@ -113,6 +117,22 @@ int anim__stream_frame_from(const Animserver__StreamMessage *m, int rotations_on
   if (m->n_gone) memcpy(gone, m->gone, m->n_gone * sizeof *gone);
   f->gone = gone;
   f->ngone = (int)m->n_gone;
+  for (size_t i = 0; i < m->n_entered; i++) {
+    const Animserver__CharacterEntered *e = m->entered[i];
+    if (!e || !e->database || strlen(e->database) >= sizeof entered[i].database) {
+      free(block);
+      return ANIM_EPROTO;
+    }
+    entered[i].character = e->character;
+    strcpy(entered[i].database, e->database);
+    entered[i].database_version = e->database_version;
+    entered[i].bones = (int)e->bones;
+  }
+  f->entered = entered;
+  f->nentered = (int)m->n_entered;
+  if (m->n_left) memcpy(left, m->left, m->n_left * sizeof *left);
+  f->left = left;
+  f->nleft = (int)m->n_left;
   *out = f;
   return 0;
 }

@@ -21,6 +21,29 @@ extern "C" {
 
 enum { ANIM_POSE_FLOAT = 0, ANIM_POSE_QUANTIZED = 1 };
 
+/* A region's distance band: characters up to radius metres from the
+ * centre (and past the band before) get a pose every rate_divisor ticks. */
+typedef struct {
+  float radius;                /* m, > 0, increasing band to band */
+  int rate_divisor;            /* 0 or 1: every tick */
+} anim_region_band_t;
+
+/* An area of interest on the ground plane (x, z): a circle (radius) or a
+ * box (half_x, half_z), centred on (x, z) or on one of the caller's
+ * characters (follow). Its frames carry the characters inside, any
+ * connection's, with `entered` and `left` said once each as they come and
+ * go; a character past the last band's radius takes the last band's rate.
+ * No bands: every member at the subscription's rate_divisor. */
+typedef struct {
+  float x, z;                  /* centre, world metres (ignored with follow) */
+  float radius;                /* a circle; or 0 and: */
+  float half_x, half_z;        /* a box's half-extents */
+  uint64_t follow;             /* 0, or a character of this connection's to centre on each tick */
+  const anim_region_band_t *bands; /* nearest first; at most 8 */
+  int nbands;
+  int max_characters;          /* only the nearest N (0: every one inside) */
+} anim_region_t;
+
 typedef struct {
   const uint64_t *characters;  /* these characters (any owner's) */
   int ncharacters;
@@ -30,6 +53,14 @@ typedef struct {
   int global_positions;        /* add world positions of every bone */
   int rotations_only;          /* local positions of the root only */
 } anim_subscribe_options_t;
+
+/* A character that came into a region subscription's area: what drawing it needs. */
+typedef struct {
+  uint64_t character;
+  char database[64];           /* the database it runs on */
+  uint64_t database_version;   /* that database's content hash */
+  int bones;                   /* its skeleton's bones */
+} anim_character_entered_t;
 
 /* One character in a frame: bone 0 is the root in world space, the others
  * local to their parent; floats whatever the wire encoding was. */
@@ -63,6 +94,10 @@ typedef struct {
   anim_character_pose_t *poses;
   int ngone;
   const uint64_t *gone;        /* subscribed characters that no longer exist */
+  int nentered;                /* region subscriptions: arrivals (their poses are in this frame) */
+  const anim_character_entered_t *entered;
+  int nleft;                   /* and departures (walked out, past the cap, or destroyed) */
+  const uint64_t *left;
 } anim_stream_frame_t;
 
 /* Called for each frame of a subscription made with a callback; the frame is
@@ -82,6 +117,21 @@ int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t 
 int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_options_t *options,
                                anim_stream_cb stream_cb, void *stream_data, anim_subscribed_cb cb, void *data,
                                uint64_t *out_id);
+/* The same for the characters inside a region (any connection's):
+ * options->characters and owned must be empty (the region picks them), its
+ * rate_divisor 0 or 1 when the region has bands. Frames come only when they
+ * carry something: poses due, arrivals (`entered`, with their poses), or
+ * departures (`left`). The server checks the region's values (each refusal
+ * names the field: "subscribe.region.bands[1].radius ..."); the library
+ * only its shape (nbands 0-8, bands set when nbands is, divisors and the
+ * cap not negative). A region subscription takes no rate_divisor in
+ * anim_client_subscription_update (0 or 1 there). */
+int anim_client_subscribe_region(anim_client_t *client, const anim_subscribe_options_t *options,
+                                 const anim_region_t *region, anim_stream_cb cb, void *data,
+                                 uint64_t *out_subscription, float *out_tick_rate, int timeout_ms);
+int anim_client_subscribe_region_send(anim_client_t *client, const anim_subscribe_options_t *options,
+                                      const anim_region_t *region, anim_stream_cb stream_cb, void *stream_data,
+                                      anim_subscribed_cb cb, void *data, uint64_t *out_id);
 int anim_client_subscription_update(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,
                                     int paused, int timeout_ms);
 int anim_client_subscription_update_send(anim_client_t *client, uint64_t subscription, int rate_divisor, int encoding,

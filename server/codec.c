@@ -678,11 +678,27 @@ int srv_codec_append_response(const srv_response_t *in, srv_buffer_t **io) {
 void srv_stream_scratch_free(srv_stream_scratch_t *scratch) {
   free(scratch->poses);
   free(scratch->pointers);
+  free(scratch->entered);
+  free(scratch->entered_pointers);
   memset(scratch, 0, sizeof *scratch);
 }
 
 size_t srv_stream_scratch_bytes(const srv_stream_scratch_t *scratch) {
-  return scratch->capacity * (sizeof(Animserver__CharacterPose) + sizeof(Animserver__CharacterPose *));
+  return scratch->capacity * (sizeof(Animserver__CharacterPose) + sizeof(Animserver__CharacterPose *)) +
+         scratch->entered_capacity * (sizeof(Animserver__CharacterEntered) + sizeof(Animserver__CharacterEntered *));
+}
+
+static int scratch_reserve_entered(srv_stream_scratch_t *s, size_t n) {
+  if (n <= s->entered_capacity) return 0;
+  size_t capacity = n + n / 2 + 8;
+  Animserver__CharacterEntered *entered = realloc(s->entered, capacity * sizeof *entered);
+  if (!entered) return ANIM_ENOMEM;
+  s->entered = entered;
+  Animserver__CharacterEntered **pointers = realloc(s->entered_pointers, capacity * sizeof *pointers);
+  if (!pointers) return ANIM_ENOMEM;
+  s->entered_pointers = pointers;
+  s->entered_capacity = capacity;
+  return 0;
 }
 
 static int scratch_reserve(srv_stream_scratch_t *s, size_t n) {
@@ -750,6 +766,21 @@ int srv_codec_encode_stream(const srv_stream_frame_t *in, srv_stream_scratch_t *
   stream.encoding = (Animserver__PoseEncoding)in->encoding;
   stream.n_gone = (size_t)in->ngone, stream.gone = (uint64_t *)in->gone;
   stream.dt = in->dt;
+  if (in->nentered) {
+    if (scratch_reserve_entered(scratch, (size_t)in->nentered) != 0) return ANIM_ENOMEM;
+    Animserver__CharacterEntered *entered = scratch->entered, **entered_pointers = scratch->entered_pointers;
+    for (int i = 0; i < in->nentered; i++) {
+      Animserver__CharacterEntered m = ANIMSERVER__CHARACTER_ENTERED__INIT;
+      m.character = in->entered[i].character;
+      m.database = (char *)in->entered[i].database;
+      m.database_version = in->entered[i].version;
+      m.bones = in->entered[i].bones;
+      entered[i] = m;
+      entered_pointers[i] = &entered[i];
+    }
+    stream.n_entered = (size_t)in->nentered, stream.entered = entered_pointers;
+  }
+  stream.n_left = (size_t)in->nleft, stream.left = (uint64_t *)in->left;
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_STREAM;
   message.stream = &stream;
   return pack_framed(&message.base, io);

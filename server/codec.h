@@ -137,6 +137,15 @@ typedef struct {
   char *const *state_names;
 } srv_stream_pose_t;
 
+/* A character that came into a region subscription's area: what a client
+ * needs to draw it (database name, its content version, bones). */
+typedef struct {
+  uint64_t character;
+  const char *database;
+  uint64_t version;
+  uint32_t bones;
+} srv_stream_entered_t;
+
 typedef struct {
   uint64_t subscription, tick, server_time_us, dropped;
   int encoding; /* srv_encoding_t */
@@ -145,6 +154,10 @@ typedef struct {
   int nposes;
   const uint64_t *gone;
   int ngone;
+  const srv_stream_entered_t *entered; /* region subscriptions */
+  int nentered;
+  const uint64_t *left;
+  int nleft;
 } srv_stream_frame_t;
 
 /* What encoding a stream frame needs besides the output: grown to the
@@ -154,6 +167,9 @@ typedef struct {
   void *poses;    /* protobuf CharacterPose structs */
   void *pointers; /* and the array pointing at them */
   size_t capacity;
+  void *entered;  /* protobuf CharacterEntered structs, and their pointers */
+  void *entered_pointers;
+  size_t entered_capacity;
 } srv_stream_scratch_t;
 
 /* Encodes a stream frame as one framed ServerMessage into *io_buffer,

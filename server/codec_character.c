@@ -8,6 +8,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "codec_internal.h"
+#include "pose/world.h"
 #include "registry.h"
 
 /* Speeds a character may be asked for (m/s): ten times a sprint. Past it a
@@ -226,13 +227,86 @@ static int decode_divisor(srv_decoder_t *d, uint32_t value, uint32_t *out) {
   return srv_check_max(d, "rate_divisor", value, 3600, ANIM_EINVAL);
 }
 
+/* A region's extent (radius, half_x, half_z): finite, > 0 and at most
+ * three world limits, past which a circle from anywhere in the world covers
+ * all of it already (the far corner is 2 sqrt 2 limits away). */
+#define AOI_EXTENT_MAX (3.0f * ANIM_WORLD_LIMIT)
+
+static int aoi_extent(srv_decoder_t *d, const char *field, float value) {
+  int rc = srv_check_finite_value(d, field, value);
+  if (rc) return rc;
+  size_t mark = srv_path_field(d, field);
+  if (!(value > 0.0f)) return srv_decode_fail(d, ANIM_EINVAL, " = %g: must be > 0 m", (double)value);
+  if (value > AOI_EXTENT_MAX)
+    return srv_decode_fail(d, ANIM_EINVAL, " = %g: at most %g m (3 x Limits.world_limit)", (double)value,
+                           (double)AOI_EXTENT_MAX);
+  srv_path_restore(d, mark);
+  return 0;
+}
+
+static int aoi_band(srv_decoder_t *d, const Animserver__AoiBand *in, float previous, srv_aoi_band_t *out) {
+  int rc = aoi_extent(d, "radius", in->radius);
+  if (rc) return rc;
+  if (!(in->radius > previous))
+    return srv_decode_fail(d, ANIM_EINVAL, ".radius = %g: bands must be in order of radius, each past the one "
+                                           "before (%g m)", (double)in->radius, (double)previous);
+  out->radius = in->radius;
+  return decode_divisor(d, in->rate_divisor, &out->rate_divisor);
+}
+
+/* The region, whole, or an error naming its field ("subscribe.region.bands[1].radius"). */
+static int decode_region(srv_decoder_t *d, const Animserver__AoiRegion *in, uint32_t rate_divisor,
+                         srv_aoi_region_t *out) {
+  size_t mark = srv_path_field(d, "region");
+  int rc = 0;
+  int circle = in->radius != 0.0f, box = in->half_x != 0.0f || in->half_z != 0.0f;
+  if (circle == box)
+    return srv_decode_fail(d, ANIM_EINVAL, circle ? ": radius (a circle) or half_x and half_z (a box), not both"
+                                                  : ": set radius (a circle) or half_x and half_z (a box)");
+  out->box = box;
+  if (circle) rc = aoi_extent(d, "radius", in->radius);
+  else if (!(rc = aoi_extent(d, "half_x", in->half_x))) rc = aoi_extent(d, "half_z", in->half_z);
+  if (rc) return rc;
+  out->radius = in->radius, out->half_x = in->half_x, out->half_z = in->half_z;
+  out->follow = in->follow;
+  if (!in->follow && in->centre) {
+    size_t centre = srv_path_field(d, "centre");
+    if ((rc = srv_check_world(d, "x", in->centre->x)) || (rc = srv_check_world(d, "z", in->centre->z))) return rc;
+    srv_path_restore(d, centre);
+    out->x = in->centre->x, out->z = in->centre->z;
+  }
+  if ((rc = srv_check_max(d, "bands", in->n_bands, SRV_AOI_MAX_BANDS, ANIM_ELIMIT))) return rc;
+  if (in->n_bands && rate_divisor > 1) {
+    srv_path_restore(d, mark);
+    return srv_decode_fail(d, ANIM_EINVAL, ".rate_divisor = %u: with region.bands, each band sets its own rate",
+                           rate_divisor);
+  }
+  float previous = 0.0f;
+  for (size_t i = 0; i < in->n_bands; i++) {
+    size_t band = srv_path_field(d, "bands");
+    srv_path_index(d, i);
+    if ((rc = aoi_band(d, in->bands[i], previous, &out->bands[i]))) return rc;
+    srv_path_restore(d, band);
+    previous = in->bands[i]->radius;
+  }
+  out->nbands = (int)in->n_bands;
+  if (!out->nbands) out->bands[0] = (srv_aoi_band_t){AOI_EXTENT_MAX, rate_divisor}, out->nbands = 1;
+  out->max_characters = in->max_characters;
+  srv_path_restore(d, mark);
+  return 0;
+}
+
 int srv_decode_subscribe(srv_decoder_t *d, const Animserver__SubscribeRequest *in, srv_request_t *out) {
   srv_subscribe_request_t *r = &out->body.subscribe;
   int rc = decode_ids(d, "characters", in->characters, in->n_characters, &r->ids, &r->nids);
   if (!rc) rc = decode_divisor(d, in->rate_divisor, &r->rate_divisor);
   if (!rc) rc = decode_encoding(d, (int)in->encoding, &r->encoding);
-  if (!rc && !in->owned && in->n_characters == 0)
-    rc = srv_decode_fail(d, ANIM_EINVAL, ": name characters or set owned");
+  r->has_region = in->region != NULL;
+  if (!rc && in->region && (in->owned || in->n_characters))
+    rc = srv_decode_fail(d, ANIM_EINVAL, ".region: not with characters or owned (a region picks its own)");
+  if (!rc && in->region) rc = decode_region(d, in->region, r->rate_divisor, &r->region);
+  if (!rc && !in->owned && in->n_characters == 0 && !in->region)
+    rc = srv_decode_fail(d, ANIM_EINVAL, ": name characters, set owned or give a region");
   r->owned = in->owned;
   r->global_positions = in->global_positions;
   r->rotations_only = in->rotations_only;

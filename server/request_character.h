@@ -55,6 +55,23 @@ typedef struct {
 
 typedef enum { SRV_ENCODING_FLOAT = 0, SRV_ENCODING_QUANTIZED = 1 } srv_encoding_t;
 
+/* A region subscription's area (the proto's AoiRegion; rules there). */
+#define SRV_AOI_MAX_BANDS 8
+typedef struct {
+  float radius;          /* m, the band's outer edge */
+  uint32_t rate_divisor; /* >= 1 */
+} srv_aoi_band_t;
+
+typedef struct {
+  int box;               /* 0: circle of radius; 1: box of half_x, half_z */
+  float x, z;            /* centre (ignored with follow) */
+  float radius, half_x, half_z;
+  uint64_t follow;       /* 0: a fixed centre */
+  srv_aoi_band_t bands[SRV_AOI_MAX_BANDS]; /* radii increasing */
+  int nbands;            /* >= 1 (the decoder makes one from rate_divisor when none is given) */
+  uint32_t max_characters; /* 0: no cap */
+} srv_aoi_region_t;
+
 typedef struct {
   const uint64_t *ids;
   int nids;
@@ -62,6 +79,8 @@ typedef struct {
   uint32_t rate_divisor; /* >= 1 */
   srv_encoding_t encoding;
   int global_positions, rotations_only;
+  int has_region;        /* then ids and owned are empty */
+  srv_aoi_region_t region;
 } srv_subscribe_request_t;
 
 /* update_subscription and unsubscribe (which reads subscription only). */

@@ -19,6 +19,7 @@ static uint64_t wall_clock_us(void) {
 static void subscription_free(srv_subscription_t *s) {
   for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++) srv_buffer_release(s->buffers[i]);
   srv_stream_scratch_free(&s->scratch);
+  srv_aoi_view_free(s->view);
   free(s->ids), free(s->gone), free(s->resolved), free(s->poses);
   free(s);
 }
@@ -62,6 +63,7 @@ static void list_remove(srv_subscriber_t *sub) {
     free(hub->owners);
     hub->owners = NULL;
     hub->owners_capacity = 0;
+    srv_aoi_grid_free(&hub->grid);
   }
 }
 
@@ -110,6 +112,7 @@ static void update_held(srv_subscriber_t *sub) {
     for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
       if (s->buffers[i] && s->buffers[i]->refs == 1) memory += srv_buffer_footprint(s->buffers[i]);
     memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch);
+    if (s->view) memory += srv_aoi_view_bytes(s->view);
     if (s->waiting) pending += s->waiting->len;
   }
   memory += sub->owned_capacity * sizeof *sub->owned + (size_t)sub->chunks_words * sizeof *sub->chunks_needed;
@@ -153,6 +156,19 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
     return srv_response_fail(out, ANIM_ELIMIT, "subscribe: this connection has %d subscriptions, at most %d",
                              sub->count, SRV_MAX_SUBSCRIPTIONS);
   uint32_t bones = 0;
+  float x = req->region.x, z = req->region.z;
+  if (req->has_region && req->region.follow) {
+    srv_actor_t *a = srv_crowd_find(crowd, req->region.follow);
+    if (!a)
+      return srv_response_fail(out, ANIM_ENOTFOUND, "subscribe.region.follow = %llu: no such character",
+                               (unsigned long long)req->region.follow);
+    if (a->owner != sub->owner)
+      return srv_response_fail(out, ANIM_EPERM,
+                               "subscribe.region.follow = %llu: not this connection's character (a region follows "
+                               "only the caller's own)", (unsigned long long)req->region.follow);
+    x = a->pose.positions[0].x, z = a->pose.positions[0].z;
+    bones = (uint32_t)a->pose.nbones;
+  }
   for (int i = 0; i < req->nids; i++) {
     srv_actor_t *a = srv_crowd_find(crowd, req->ids[i]);
     if (!a)
@@ -167,8 +183,9 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
   }
   srv_subscription_t *s = calloc(1, sizeof *s);
   if (!s || (req->nids && (!(s->ids = malloc((size_t)req->nids * sizeof *s->ids)) ||
-                           !(s->resolved = malloc((size_t)req->nids * sizeof *s->resolved))))) {
-    if (s) free(s->ids), free(s);
+                           !(s->resolved = malloc((size_t)req->nids * sizeof *s->resolved)))) ||
+      (req->has_region && !(s->view = srv_aoi_view_create(&req->region, x, z)))) {
+    if (s) free(s->ids), free(s->resolved), free(s);
     return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   }
   s->nids = unique_ids(req->ids, req->nids, s->ids);
@@ -177,7 +194,7 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
     return srv_response_fail(out, ANIM_ENOMEM, "out of memory");
   }
   s->owned = req->owned;
-  s->rate_divisor = req->rate_divisor;
+  s->rate_divisor = s->view ? 1 : req->rate_divisor; /* a region's bands set its rates */
   s->encoding = req->encoding;
   s->global_positions = req->global_positions;
   s->rotations_only = req->rotations_only;
@@ -198,7 +215,11 @@ int srv_stream_update(srv_subscriber_t *sub, const srv_update_subscription_reque
   if (!s)
     return srv_response_fail(out, ANIM_ENOTFOUND, "update_subscription.subscription = %llu: none on this connection",
                              (unsigned long long)req->subscription);
-  s->rate_divisor = req->rate_divisor;
+  if (s->view && req->rate_divisor > 1)
+    return srv_response_fail(out, ANIM_EINVAL,
+                             "update_subscription.rate_divisor = %u: subscription %llu is a region's, whose bands set "
+                             "its rates (0 or 1 here)", req->rate_divisor, (unsigned long long)s->id);
+  s->rate_divisor = s->view ? 1 : req->rate_divisor;
   s->encoding = req->encoding;
   s->paused = req->paused;
   out->body.update_subscription.subscription = s->id;
@@ -306,12 +327,46 @@ static int free_buffer(const srv_subscription_t *s) {
   return -1;
 }
 
+/* A region subscription's members this tick, from the hub's grid: whether
+ * its frame carries anything (poses due, arrivals, departures). A frame
+ * still waiting is never replaced (it may tell of arrivals): none is made. */
+static int region_fires(srv_subscriber_t *sub, srv_subscription_t *s, uint64_t tick) {
+  srv_aoi_view_t *v = s->view;
+  if (s->paused) return 0;
+  if (s->waiting) {
+    s->dropped++;
+    sub->hub->counters->frames_dropped++;
+    return 0;
+  }
+  if (v->region.follow) {
+    const srv_actor_t *a = srv_crowd_find(sub->hub->crowd, v->region.follow);
+    if (a) v->x = a->pose.positions[0].x, v->z = a->pose.positions[0].z;
+    else v->region.follow = 0; /* gone: the region stays where it last was */
+  }
+  if (srv_aoi_view_update(v, &sub->hub->grid, tick) != 0) return 0; /* out of memory: next tick tells */
+  return v->ndue || v->nentered || v->nleft;
+}
+
+/* The frame's due poses, arrivals and departures: the chunks it waits for and its estimated bytes. */
+static size_t resolve_region(srv_subscriber_t *sub, srv_subscription_t *s) {
+  const srv_aoi_view_t *v = s->view;
+  size_t bytes = 64 + 10 * (size_t)v->nleft + (20 + ANIM_NAME_MAX) * (size_t)v->nentered;
+  for (uint32_t i = 0; i < v->ndue; i++) {
+    srv_actor_t *a = v->due[i];
+    a->want |= want_of(s);
+    need_chunk(sub, a);
+    bytes += pose_bytes(s, a);
+  }
+  s->nresolved = (int)v->ndue;
+  return bytes;
+}
+
 /* Decides whether s fires this tick; returns its frame's estimated bytes (0: it does not fire). */
 static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s, uint64_t tick, int over_soft) {
   /* Its named characters all gone and reported, nothing owned: nothing is
    * left to send, and empty frames every tick would be noise. */
-  int spent = !s->owned && s->nids == 0 && s->ngone == 0;
-  s->fires = !spent && !s->paused && tick % s->rate_divisor == 0;
+  int spent = !s->owned && s->nids == 0 && s->ngone == 0 && !s->view;
+  s->fires = s->view ? region_fires(sub, s, tick) : !spent && !s->paused && tick % s->rate_divisor == 0;
   if (!s->fires) return 0;
   if (over_soft && s->waiting) { /* latest wins, without the work of encoding a frame to throw away */
     s->fires = 0;
@@ -324,7 +379,7 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
   s->encode_failed = 0;
   if (s->owned) sub->owned_firing = 1, sub->owned_want |= want_of(s);
   sub->firing++;
-  return resolve(sub, s);
+  return s->view ? resolve_region(sub, s) : resolve(sub, s);
 }
 
 /* ---- owned subscriptions: one pass over the snapshot for every subscriber ---------------- */
@@ -463,9 +518,22 @@ static void finish_subscriber(srv_subscriber_t *sub) {
     if (s->fires && reserve_poses(s, sub->nowned) != 0) s->fires = 0, sub->firing--;
 }
 
+/* The grid, once for every region subscription, when one is active. */
+static void index_regions(srv_streams_t *hub) {
+  for (srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next)
+    for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
+      if (s->view && !s->paused) {
+        if (srv_aoi_grid_build(&hub->grid, hub->crowd->tick_actors, hub->crowd->ntick_actors) != 0)
+          srv_log(SRV_LOG_WARN, "tick %llu: out of memory for the region grid (regions see nobody this tick)",
+                  (unsigned long long)hub->crowd->tick);
+        return;
+      }
+}
+
 void srv_streams_prepare(srv_streams_t *hub) {
   uint64_t tick = hub->crowd->tick;
   hub->simulating = 1;
+  index_regions(hub);
   for (srv_subscriber_t *sub = hub->subscribers, *next; sub; sub = next) {
     next = sub->next; /* a slow subscriber is closed (and unlisted) here */
     prepare_subscriber(sub, tick);
@@ -480,7 +548,8 @@ void srv_streams_prepare(srv_streams_t *hub) {
 int srv_streams_want_ticks(const srv_streams_t *hub) {
   for (const srv_subscriber_t *sub = hub->subscribers; sub; sub = sub->next)
     for (const srv_subscription_t *s = sub->subscriptions; s; s = s->next)
-      if (!s->paused && (s->nids > 0 || s->ngone > 0)) return 1; /* a gone to report */
+      if (!s->paused && (s->nids > 0 || s->ngone > 0 || (s->view && s->view->ntold > 0)))
+        return 1; /* a gone to report, or region members to say left */
   return 0;
 }
 
@@ -513,11 +582,16 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
 
 static void encode_subscription(const srv_subscriber_t *sub, const srv_crowd_t *crowd, srv_subscription_t *s) {
   int n = 0;
-  for (int i = 0; i < s->nresolved; i++) pose_of(s, s->resolved[i], &s->poses[n++]);
+  srv_actor_t *const *named = s->view ? s->view->due : s->resolved;
+  for (int i = 0; i < s->nresolved; i++) pose_of(s, named[i], &s->poses[n++]);
   if (s->owned)
     for (size_t i = 0; i < sub->nowned; i++) pose_of(s, sub->owned[i], &s->poses[n++]);
   srv_stream_frame_t frame = {s->id, crowd->tick, wall_clock_us(), s->dropped, (int)s->encoding,
-                              (float)crowd->tick_dt, s->poses, n, s->gone, s->ngone};
+                              (float)crowd->tick_dt, s->poses, n, s->gone, s->ngone, NULL, 0, NULL, 0};
+  if (s->view) {
+    frame.entered = s->view->entered, frame.nentered = (int)s->view->nentered;
+    frame.left = s->view->left, frame.nleft = (int)s->view->nleft;
+  }
   s->encoded_poses = n;
   s->encode_failed = srv_codec_encode_stream(&frame, &s->scratch, &s->target) != 0;
 }
@@ -565,6 +639,7 @@ static void deliver_subscription(srv_subscriber_t *sub, srv_subscription_t *s) {
     s->target = NULL;
     return;
   }
+  if (s->view) srv_aoi_view_commit(s->view); /* its arrivals and departures are told */
   if (s->ngone) { /* reported in this frame */
     free(s->gone);
     s->gone = NULL;

@@ -21,6 +21,17 @@
  * the next frame's `gone`, and the crowd keeps ticking until it has been (wants_ticks); a subscription left with no
  * named character and not `owned` then sends nothing more (it stays until unsubscribed).
  *
+ * A region subscription (aoi.h) names no characters: each tick the grid of
+ * every character's root is built once (in prepare, when a region
+ * subscription is active) and each region's view picks its members, the
+ * poses due by band and who entered and left; its frame goes out only when
+ * it carries something. It sees every character on the server, whoever
+ * owns it, as a subscription to ids does (a viewer watches other
+ * connections' crowds). A region subscription with a frame still waiting
+ * is not encoded at all (not even replaced under backpressure), so a frame
+ * telling of arrivals and departures is never dropped once made; its news
+ * become the members told only when it is delivered.
+ *
  * Backpressure, as Redis does for pub/sub clients: while the connection's
  * output is above the stream soft limit, a new frame does not queue behind
  * the old ones: it replaces the subscription's frame still waiting (latest
@@ -40,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+#include "aoi.h"
 #include "buffer.h"
 #include "codec.h"
 #include "connection.h"
@@ -72,6 +84,7 @@ typedef struct srv_subscription {
   int target_slot;            /* -1: the job makes a new buffer */
   int encoded_poses, encode_failed;
   srv_buffer_t *waiting;      /* the newest frame the socket could not take yet (one of buffers[]) */
+  srv_aoi_view_t *view;       /* a region subscription's area and members (aoi.h); NULL for the others */
   struct srv_subscription *next;
 } srv_subscription_t;
 
@@ -113,6 +126,7 @@ typedef struct srv_streams {
   srv_subscriber_t **owners;  /* this tick: subscribers with an owned subscription firing, by owner (stream.c) */
   uint32_t owners_capacity;   /* a power of two, or 0; freed when the last subscriber leaves the list */
   uint64_t next_subscription_id;
+  srv_aoi_grid_t grid;        /* region subscriptions' index, rebuilt in prepare when one is active */
   int jobs_pending;
   int simulating;             /* between prepare and run: chunks still ticking */
 } srv_streams_t;
@@ -131,7 +145,9 @@ int srv_subscriber_active(const srv_subscriber_t *subscriber);
 void srv_subscriber_on_written(srv_subscriber_t *subscriber);
 
 /* Requests (loop thread, between ticks). subscribe: ANIM_ENOTFOUND names an
- * unknown character, ANIM_ELIMIT too many subscriptions. */
+ * unknown character (or follow target), ANIM_EPERM a follow target of another
+ * connection's, ANIM_ELIMIT too many subscriptions. update: ANIM_EINVAL a
+ * rate_divisor for a region subscription (its bands set its rates). */
 int srv_stream_subscribe(srv_subscriber_t *subscriber, const srv_subscribe_request_t *request,
                          srv_response_t *response);
 int srv_stream_update(srv_subscriber_t *subscriber, const srv_update_subscription_request_t *request,

@@ -288,6 +288,41 @@ static void test_stream_frame_floats(void **state) {
   anim_stream_frame_free(f);
 }
 
+/* A region frame's arrivals and departures; a database name that cannot be
+ * one (64 bytes or more) is a protocol error, not a truncated copy. */
+static void test_stream_frame_entered_and_left(void **state) {
+  float positions[6] = {1, 2, 3, 4, 5, 6}, rotations[8] = {1, 0, 0, 0, 0, 0, 1, 0};
+  Animserver__CharacterPose pose = ANIMSERVER__CHARACTER_POSE__INIT;
+  pose.character = 9;
+  pose.n_positions = 6, pose.positions = positions;
+  pose.n_rotations = 8, pose.rotations = rotations;
+  Animserver__CharacterPose *poses[] = {&pose};
+  Animserver__CharacterEntered entered = ANIMSERVER__CHARACTER_ENTERED__INIT;
+  entered.character = 9, entered.database = "default", entered.database_version = 0x1234, entered.bones = 2;
+  Animserver__CharacterEntered *entries[] = {&entered};
+  uint64_t left[] = {7, 8, 11};
+  Animserver__StreamMessage m = ANIMSERVER__STREAM_MESSAGE__INIT;
+  m.n_poses = 1, m.poses = poses;
+  m.n_entered = 1, m.entered = entries;
+  m.n_left = 3, m.left = left;
+  anim_stream_frame_t *f;
+  assert_int_equal(anim__stream_frame_from(&m, 0, 10, &f), 0);
+  assert_int_equal(f->nentered, 1);
+  assert_int_equal(f->entered[0].character, 9);
+  assert_string_equal(f->entered[0].database, "default");
+  assert_int_equal(f->entered[0].database_version, 0x1234);
+  assert_int_equal(f->entered[0].bones, 2);
+  assert_int_equal(f->nleft, 3);
+  assert_int_equal(f->left[2], 11);
+  assert_true(f->poses[0].rotations[6] == 1.0f); /* the floats after them are intact */
+  anim_stream_frame_free(f);
+  char name[65];
+  memset(name, 'a', 64), name[64] = 0;
+  entered.database = name;
+  assert_int_equal(anim__stream_frame_from(&m, 0, 10, &f), ANIM_EPROTO);
+  assert_null(f);
+}
+
 static void test_inertializer_state_without_offsets(void **state) {
   float anchor[14];
   for (int i = 0; i < 14; i++) anchor[i] = (float)i;
@@ -311,6 +346,7 @@ int main(void) {
       cmocka_unit_test(test_pose_reply),
       cmocka_unit_test(test_description_contact_bones),
       cmocka_unit_test(test_stream_frame_floats),
+      cmocka_unit_test(test_stream_frame_entered_and_left),
       cmocka_unit_test(test_inertializer_state_without_offsets),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

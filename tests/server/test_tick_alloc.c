@@ -13,7 +13,10 @@
  * (their state paths streamed) and 50 on a motion graph, each following a
  * circle (planning as it goes), made on the server before the client
  * starts and streamed as floats, and (with the shared networks; under CI
- * always) 50 learned characters walking in circles, ticked as one batch. After a warm-up, every allocation the server
+ * always) 50 learned characters walking in circles, ticked as one batch. Two
+ * region subscriptions watch the walkers fan out (a circle with three bands
+ * and a cap of 300, and a box following one walker), so the grid is built,
+ * queried, capped, banded and members enter and leave every tick. After a warm-up, every allocation the server
  * makes on any of its threads is counted over 600 ticks: simulation, searches, plans, records, encoding, delivery and
  * writes must reuse what earlier ticks grew.
  *
@@ -71,6 +74,11 @@ static void *client_main(void *arg) {
   anim_subscribe_options_t quantized = {NULL, 0, 1, 3, ANIM_POSE_QUANTIZED, 0, 0};
   anim_subscribe_options_t floats = {ids, 50, 0, 1, ANIM_POSE_FLOAT, 1, 0};
   anim_subscribe_options_t others = {other_ids, 2 * OTHERS, 0, 1, ANIM_POSE_FLOAT, 1, 0};
+  anim_region_band_t bands[] = {{4.0f, 1}, {8.0f, 4}, {12.0f, 15}};
+  anim_region_t near = {0.0f, 10.0f, 12.0f, 0.0f, 0.0f, 0, bands, 3, 300};
+  anim_region_t around = {0.0f, 0.0f, 0.0f, 6.0f, 4.0f, 0, NULL, 0, 0};
+  anim_subscribe_options_t region_near = {NULL, 0, 0, 0, ANIM_POSE_QUANTIZED, 0, 0};
+  anim_subscribe_options_t region_around = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
   if (!c || anim_client_characters_create(c, "default", NULL, NULL, CHARACTERS, ids, TIMEOUT_MS) != 0) {
     client_failed = 1;
     return NULL;
@@ -80,7 +88,10 @@ static void *client_main(void *arg) {
   if (anim_client_characters_set_input(c, ids, inputs, CHARACTERS, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &quantized, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &floats, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
-      anim_client_subscribe(c, &others, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0) {
+      anim_client_subscribe(c, &others, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe_region(c, &region_near, &near, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
+      (around.follow = ids[0],
+       anim_client_subscribe_region(c, &region_around, &around, on_frame, NULL, NULL, NULL, TIMEOUT_MS)) != 0) {
     client_failed = 1;
     anim_client_close(c);
     return NULL;
