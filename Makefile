@@ -157,9 +157,10 @@ $(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
 ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
-$(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(CLIENT_LIB)
+# animctl record exports through assimp (import/) and core/offline's BVH writer.
+$(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lm
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lassimp -lm -lpthread
 $(BUILD)/animdb: $(call obj,tools/animdb.c) $(IMPORT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lassimp -lm -lpthread
