@@ -199,7 +199,13 @@ $(BUILD)/tests/$(notdir $(basename $(1))): $(call obj,$(1)) $(call obj,$(TEST_SU
 	@echo "  LINK  $$@"
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ -lcmocka $$(PKG_UV_LIBS) $$(PKG_PBC_LIBS) -lm -lpthread
 endef
-$(foreach t,$(filter-out tests/tools/test_assimp_import.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+
+# The exporters' test: assimp (import/) and core/offline's BVH writer.
+$(BUILD)/tests/test_export: $(call obj,tests/tools/test_export.c) $(call obj,$(TEST_SUPPORT_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lassimp $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
 
 # The assimp importer's test also converts BVH files with assimp's exporter (C++, tests/support/assimp_convert.cpp).
 $(BUILD)/obj/tests/support/%.o: tests/support/%.cpp

@@ -89,9 +89,10 @@ static void write_joint(FILE *out, const anim_clip_t *clip, const unsigned char 
   fprintf(out, "}\n");
 }
 
-int anim_bvh_write(FILE *out, const anim_clip_t *clip, float units_per_metre, char *err, int errlen) {
-  if (!out || !clip) {
-    if (err) snprintf(err, (size_t)errlen, "bvh write: no %s", out ? "clip" : "output");
+/* The arguments' checks, before anything is written (a refused clip leaves no file). */
+static int check_input(const anim_clip_t *clip, float units_per_metre, char *err, int errlen) {
+  if (!clip) {
+    if (err) snprintf(err, (size_t)errlen, "bvh write: no clip");
     return ANIM_EINVAL;
   }
   if (!(units_per_metre > 0.0f) || !isfinite(units_per_metre)) {
@@ -99,7 +100,16 @@ int anim_bvh_write(FILE *out, const anim_clip_t *clip, float units_per_metre, ch
                       (double)units_per_metre);
     return ANIM_EINVAL;
   }
-  if (anim_clip_validate(clip, err, errlen) != 0) return ANIM_EINVAL;
+  return anim_clip_validate(clip, err, errlen) != 0 ? ANIM_EINVAL : 0;
+}
+
+int anim_bvh_write(FILE *out, const anim_clip_t *clip, float units_per_metre, char *err, int errlen) {
+  if (!out) {
+    if (err) snprintf(err, (size_t)errlen, "bvh write: no output");
+    return ANIM_EINVAL;
+  }
+  int rc = check_input(clip, units_per_metre, err, errlen);
+  if (rc) return rc;
   const anim_skeleton_t *s = &clip->skeleton;
   unsigned char moves[ANIM_MAX_BONES];
   for (int b = 0; b < s->nbones; b++) moves[b] = (unsigned char)bone_moves(clip, b);
@@ -137,12 +147,14 @@ int anim_bvh_write(FILE *out, const anim_clip_t *clip, float units_per_metre, ch
 }
 
 int anim_bvh_save(const char *path, const anim_clip_t *clip, float units_per_metre, char *err, int errlen) {
+  int rc = check_input(clip, units_per_metre, err, errlen);
+  if (rc) return rc;
   FILE *out = path ? fopen(path, "w") : NULL;
   if (!out) {
     if (err) snprintf(err, (size_t)errlen, "%s: cannot write", path ? path : "(no path)");
     return ANIM_EIO;
   }
-  int rc = anim_bvh_write(out, clip, units_per_metre, err, errlen);
+  rc = anim_bvh_write(out, clip, units_per_metre, err, errlen);
   if (fclose(out) != 0 && rc == 0) {
     if (err) snprintf(err, (size_t)errlen, "%s: write failed", path);
     rc = ANIM_EIO;
