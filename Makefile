@@ -182,6 +182,20 @@ lmm-normalization: $(BUILD)/lmm_recover
 lmm-filmstrip: $(BUILD)/lmm_filmstrip
 	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
 
+# docs/export_blender.png: 7 s of script:tour recorded on the bandai-namco database by animctl record,
+# imported and rendered by Blender (needs blender, test group; about a minute of Cycles on the CPU).
+.PHONY: export-picture
+export-picture: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
+	@rm -rf $(BUILD)/export-picture && mkdir -p $(BUILD)/export-picture
+	$(BUILD)/animdb build -o $(BUILD)/export-picture/mocap.animdb --name mocap $(SHARED_DIR)/data/mocap/bandai-namco
+	@$(SERVER_BIN) --port 0 --data-dir $(BUILD)/export-picture > $(BUILD)/export-picture/server.out 2>/dev/null & \
+	  pid=$$!; sleep 1; port=$$(sed -n 's/.*://p' $(BUILD)/export-picture/server.out | head -1); \
+	  $(BUILD)/animctl --port $$port db load mocap > /dev/null && \
+	  $(BUILD)/animctl --port $$port record --create 1 --database mocap --input script:tour --seconds 7 \
+	    --gltf $(BUILD)/export-picture/tour.glb; rc=$$?; kill $$pid; exit $$rc
+	blender -b --factory-startup --python tools/blender_render_recording.py -- $(BUILD)/export-picture/tour.glb \
+	  docs/export_blender.png 7 > $(BUILD)/export-picture/blender.log
+
 # The streams test_machine_service and test_graph_service record, drawn.
 seq-filmstrips: $(SERVER_BIN) $(BUILD)/animgraph $(BUILD)/tests/test_machine_service $(BUILD)/tests/test_graph_service
 	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) $(BUILD)/tests/test_machine_service

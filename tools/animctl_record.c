@@ -157,8 +157,10 @@ int animctl_record(const options_t *o, int argc, char **argv) {
   recorder_t r = {0};
   stream_session_t s;
   int rc = stream_session_parse(&s, argc, argv, 1, "record", record_option, &r);
-  if (!rc && s.rotations_only) rc = (animctl_fail("record: --rotations-only drops the bone positions a recording needs"), 2);
-  if (!rc && !r.gltf && !r.bvh && !s.output) rc = (animctl_fail("record: nothing to write: --gltf, --bvh and/or -o"), 2);
+  if (!rc && s.rotations_only)
+    rc = (animctl_fail("record: --rotations-only drops the bone positions a recording needs"), 2);
+  if (!rc && !r.gltf && !r.bvh && !s.output)
+    rc = (animctl_fail("record: nothing to write: --gltf, --bvh and/or -o"), 2);
   if (!rc && s.create > 1) rc = (animctl_fail("record: --create 1 (one character is recorded)"), 2);
   if (!rc && s.create && s.nids) rc = (animctl_fail("record: --create 1 or --id ID, not both"), 2);
   if (rc) {
