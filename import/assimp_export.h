@@ -16,6 +16,8 @@
  *  - One animation "recording": per bone a translation and a rotation
  *    channel, a key per frame at frame * frame_time seconds (linear).
  * Formats: "glb2" (binary .glb) or "gltf2" (.gltf with a .bin beside it).
+ * Valgrind reports uninitialised bytes written by assimp 5.2's glb writer
+ * (padding); `assimp export X.bvh X.glb` shows the same, without this code.
  * Errors: ANIM_EINVAL (a clip that fails anim_clip_validate, an unknown
  * format: err says which), ANIM_EIO (assimp could not write: its message),
  * ANIM_ENOMEM.

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from animtest import Server, check  # noqa: E402
+from animtest import Server, animserver, check, wait_until  # noqa: E402
 
 BUILD = os.environ.get("ANIM_BUILD_DIR", "build")
 SHARED = os.environ.get("ANIM_SHARED_DIR", "../shared")
@@ -106,6 +106,26 @@ def bad_input(port, data):
     check(not os.path.exists(out), "nothing written for a refused recording")
 
 
+def gone_during_recording(port, data):
+    """A recorded character destroyed by its owner: the recording ends there and what it holds is written
+    (exit 0); a recording of it afterwards is refused, naming it."""
+    bvh, jsonl = os.path.join(data, "gone.bvh"), os.path.join(data, "gone.jsonl")
+    with animserver.Client("127.0.0.1", int(port)) as owner:
+        character = owner.create_characters("mocap", [{}]).characters[0]
+        record = subprocess.Popen([os.path.join(BUILD, "animctl"), "--port", port, "--json", "record", "--id",
+                                   str(character), "--seconds", "60", "--bvh", bvh, "-o", jsonl],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = lambda: sum(1 for _ in open(jsonl)) if os.path.exists(jsonl) else 0  # noqa: E731
+        check(wait_until(lambda: lines() > 30, 20), "record --id: frames arrive")
+        owner.destroy_characters([character])
+        out, err = record.communicate(timeout=30)
+    summary = json.loads(out) if record.returncode == 0 else {}
+    check(record.returncode == 0 and 25 <= summary.get("frames", 0) < 60 * 60 and os.path.getsize(bvh) > 0,
+          f"a character destroyed while recorded ends the recording, written ({summary.get('frames')} frames)")
+    _, err = run("animctl", "--port", port, "record", "--id", str(character), "--bvh", bvh, expect=1)
+    check(str(character) in err, f"recording it once gone: exit 1, naming it ({err.strip()})")
+
+
 def main():
     have_blender = shutil.which("blender") is not None
     if not have_blender:
@@ -127,13 +147,17 @@ def main():
         port = str(server.port)
         run("animctl", "--port", port, "db", "load", "mocap")
         bad_input(port, data)
+        gone_during_recording(port, data)
         glb, bvh, jsonl = (os.path.join(data, "walk." + ext) for ext in ("glb", "bvh", "jsonl"))
         out, _ = run("animctl", "--port", port, "--json", "record", "--create", "1", "--database", "mocap",
                      "--input", "script:tour", "--seconds", "4", "--gltf", glb, "--bvh", bvh, "-o", jsonl)
     summary = json.loads(out)
     header, stream = read_recording(jsonl, summary["character"])
-    check(summary["frames"] == len(stream) >= 200 and summary["gaps"] == 0 and summary["bones"] == len(header["bones"]),
-          f"record: {summary['frames']} frames of {summary['bones']} bones, no gaps, as many as the recording file")
+    # Gaps (frames the server dropped under load) shift the export's timing, not which recorded frame is
+    # which: Blender's frame i is still the recording's frame i, so they are reported, not refused.
+    check(summary["frames"] == len(stream) >= 200 and summary["bones"] == len(header["bones"]),
+          f"record: {summary['frames']} frames of {summary['bones']} bones ({summary['gaps']} gaps), as many as "
+          f"the recording file's {len(stream)}")
     check(header["database"] == "mocap", "the recording file's header names the database")
     errors = {fmt: check_import(fmt, path, header, stream, data) for fmt, path in (("gltf", glb), ("bvh", bvh))}
     print("max error (mm): " + ", ".join(f"{fmt} {e * 1000:.4f}" for fmt, e in errors.items()))

@@ -52,6 +52,8 @@ static void small_clip(anim_clip_t *clip) {
   anim_skeleton_t sk = {.nbones = 2, .names = {"Hips", "Leg"}, .parents = {-1, 0}};
   sk.offsets[0] = vec3_make(0, 0.9f, 0);
   sk.offsets[1] = vec3_make(0, -0.45f, 0);
+  memset(clip, 0, sizeof *clip);
+  snprintf(clip->name, sizeof clip->name, "small");
   assert_int_equal(anim_clip_alloc(clip, &sk, 2, 1.0f / 60.0f), 0);
   for (int k = 0; k < 4; k++) clip->local_positions[k] = sk.offsets[k % 2];
 }
