@@ -18,8 +18,11 @@
  *    recorded frame; metres, Y up;
  *  - --bvh: core/offline/bvh_write.h: the same skeleton and frames, in
  *    centimetres, Y up, Euler ZXY.
+ * `record --from FILE.jsonl [--id ID] [--gltf F] [--bvh F]` exports a
+ * recording file (this command's -o, or `animctl stream -o`) instead, with
+ * no server (animctl_recording.h reads it).
  * What it does not: replay a recording into the previewer (not yet); record
- * more than one character (the others of --create N are only streamed).
+ * more than one character at once.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "animctl.h"
+#include "animctl_recording.h"
 #include "animctl_stream.h"
 #include "assimp_export.h"
 #include "offline/bvh_write.h"
@@ -37,10 +41,7 @@ typedef struct {
   const char *gltf, *bvh;
   FILE *jsonl;
   uint64_t character;   /* the one recorded (known once the session has created it) */
-  int nbones, nframes, capacity;
-  vec3 *positions;      /* [frame * nbones + bone] */
-  quat *rotations;
-  uint64_t last_tick, gaps;
+  recording_frames_t frames;
   int gone, failed;
 } recorder_t;
 
@@ -50,17 +51,6 @@ static int record_option(stream_session_t *s, const char *flag, const char *valu
   else if (!strcmp(flag, "--bvh")) r->bvh = value;
   else return 0;
   return 1;
-}
-
-static int grow(recorder_t *r) {
-  int cap = r->capacity ? 2 * r->capacity : 256;
-  vec3 *p = realloc(r->positions, (size_t)cap * (size_t)r->nbones * sizeof *p);
-  if (p) r->positions = p;
-  quat *q = realloc(r->rotations, (size_t)cap * (size_t)r->nbones * sizeof *q);
-  if (q) r->rotations = q;
-  if (!p || !q) return ANIM_ENOMEM;
-  r->capacity = cap;
-  return 0;
 }
 
 static int on_frame(stream_session_t *s, const anim_stream_frame_t *f, void *data) {
@@ -73,24 +63,22 @@ static int on_frame(stream_session_t *s, const anim_stream_frame_t *f, void *dat
   for (int i = 0; i < f->nposes && !p; i++)
     if (f->poses[i].character == r->character) p = &f->poses[i];
   if (!p) return 0;
-  if (r->nbones == 0) r->nbones = p->nbones;
-  if (p->nbones != r->nbones || p->nbones != s->description->nbones) {
+  if (p->nbones != s->description->nbones || p->nbones > ANIM_MAX_BONES) {
     animctl_fail("record: a pose of %d bones, the database has %d", p->nbones, s->description->nbones);
     return r->failed = 1;
   }
-  if (r->nframes == r->capacity && grow(r) != 0) {
-    animctl_fail("record: out of memory after %d frames", r->nframes);
+  vec3 pos[ANIM_MAX_BONES];
+  quat rot[ANIM_MAX_BONES];
+  for (int b = 0; b < p->nbones; b++) {
+    const float *v = p->positions + 3 * b, *q = p->rotations + 4 * b;
+    pos[b] = vec3_make(v[0], v[1], v[2]);
+    rot[b] = quat_normalize(quat_make(q[0], q[1], q[2], q[3]));
+  }
+  int rc = recording_frames_append(&r->frames, f->tick, (uint64_t)s->rate_divisor, p->nbones, pos, rot);
+  if (rc) {
+    animctl_fail("record: frame of tick %llu: %s", (unsigned long long)f->tick, anim_strerror(rc));
     return r->failed = 1;
   }
-  if (r->last_tick && f->tick != r->last_tick + (uint64_t)s->rate_divisor) r->gaps++;
-  r->last_tick = f->tick;
-  size_t base = (size_t)r->nframes * (size_t)r->nbones;
-  for (int b = 0; b < r->nbones; b++) {
-    const float *v = p->positions + 3 * b, *q = p->rotations + 4 * b;
-    r->positions[base + b] = vec3_make(v[0], v[1], v[2]);
-    r->rotations[base + b] = quat_normalize(quat_make(q[0], q[1], q[2], q[3]));
-  }
-  r->nframes++;
   return 0;
 }
 
@@ -103,57 +91,86 @@ static int to_clip(const recorder_t *r, const stream_session_t *s, anim_clip_t *
   for (int b = 0; b < d->nbones; b++) {
     snprintf(sk->names[b], sizeof sk->names[b], "%s", d->bone_names[b]);
     sk->parents[b] = d->bone_parents[b];
-    sk->offsets[b] = r->positions[b];
   }
-  memset(out, 0, sizeof *out);
-  int rc = anim_clip_alloc(out, sk, r->nframes, (float)s->rate_divisor / s->tick_rate);
+  int rc = recording_frames_clip(&r->frames, sk, (float)s->rate_divisor / s->tick_rate, out);
   free(sk);
-  if (rc) return rc;
-  snprintf(out->name, sizeof out->name, "recording");
-  size_t n = (size_t)r->nframes * (size_t)r->nbones;
-  memcpy(out->local_positions, r->positions, n * sizeof *r->positions);
-  memcpy(out->local_rotations, r->rotations, n * sizeof *r->rotations);
+  return rc;
+}
+
+/* Writes clip to the files asked for and prints the summary; 0 or 1 (reported). */
+static int export_clip(const options_t *o, const anim_clip_t *clip, const char *gltf, const char *bvh,
+                       uint64_t character, const char *database, uint64_t filled, const char *recording) {
+  /* database NULL: not known (--from) */
+  char err[512] = "";
+  int rc;
+  if (gltf) {
+    size_t n = strlen(gltf);
+    const char *format = n > 5 && !strcmp(gltf + n - 5, ".gltf") ? "gltf2" : "glb2";
+    if ((rc = anim_assimp_export(clip, gltf, format, err, sizeof err)) != 0)
+      return animctl_fail("record: --gltf %s", err), 1;
+  }
+  if (bvh && (rc = anim_bvh_save(bvh, clip, BVH_UNITS_PER_METRE, err, sizeof err)) != 0)
+    return animctl_fail("record: --bvh %s", err), 1;
+  int nbones = clip->skeleton.nbones;
+  if (o->json) {
+    printf("{\"character\":%llu,\"frames\":%d,\"bones\":%d,\"frame_time\":%.9g,\"filled\":%llu",
+           (unsigned long long)character, clip->nframes, nbones, (double)clip->frame_time, (unsigned long long)filled);
+    if (database) printf(",\"database\":\"%s\"", database);
+    if (gltf) printf(",\"gltf\":\"%s\"", gltf);
+    if (bvh) printf(",\"bvh\":\"%s\"", bvh);
+    if (recording) printf(",\"recording\":\"%s\"", recording);
+    printf("}\n");
+  } else {
+    printf("recorded character %llu: %d frames of %d bones at %.4g s%s%s%s%s%s%s\n", (unsigned long long)character,
+           clip->nframes, nbones, (double)clip->frame_time, gltf ? ", glTF " : "", gltf ? gltf : "",
+           bvh ? ", BVH " : "", bvh ? bvh : "", recording ? ", recording " : "", recording ? recording : "");
+  }
+  /* Not an error: the server skips a tick when late, the frame between is interpolated. */
+  if (filled && !o->json)
+    printf("%llu frames filled in over skipped ticks\n", (unsigned long long)filled);
   return 0;
 }
 
 static int export_all(const options_t *o, const recorder_t *r, const stream_session_t *s) {
   anim_clip_t clip;
-  char err[512] = "";
   int rc = to_clip(r, s, &clip);
   if (rc) return animctl_fail("record: the recording as a clip: %s", anim_strerror(rc)), 1;
-  if (r->gltf) {
-    size_t n = strlen(r->gltf);
-    const char *format = n > 5 && !strcmp(r->gltf + n - 5, ".gltf") ? "gltf2" : "glb2";
-    if ((rc = anim_assimp_export(&clip, r->gltf, format, err, sizeof err)) != 0) {
-      anim_clip_free(&clip);
-      return animctl_fail("record: --gltf %s", err), 1;
-    }
-  }
-  if (r->bvh && (rc = anim_bvh_save(r->bvh, &clip, BVH_UNITS_PER_METRE, err, sizeof err)) != 0) {
-    anim_clip_free(&clip);
-    return animctl_fail("record: --bvh %s", err), 1;
-  }
-  if (o->json) {
-    printf("{\"character\":%llu,\"database\":\"%s\",\"frames\":%d,\"bones\":%d,\"frame_time\":%.9g,\"gaps\":%llu",
-           (unsigned long long)r->character, s->database, r->nframes, r->nbones, (double)clip.frame_time,
-           (unsigned long long)r->gaps);
-    if (r->gltf) printf(",\"gltf\":\"%s\"", r->gltf);
-    if (r->bvh) printf(",\"bvh\":\"%s\"", r->bvh);
-    if (s->output) printf(",\"recording\":\"%s\"", s->output);
-    printf("}\n");
-  } else {
-    printf("recorded character %llu: %d frames of %d bones at %.4g s%s%s%s%s%s%s\n",
-           (unsigned long long)r->character, r->nframes, r->nbones, (double)clip.frame_time,
-           r->gltf ? ", glTF " : "", r->gltf ? r->gltf : "", r->bvh ? ", BVH " : "", r->bvh ? r->bvh : "",
-           s->output ? ", recording " : "", s->output ? s->output : "");
-  }
-  if (r->gaps) fprintf(stderr, "animctl: record: %llu gaps in the ticks (frames dropped): the export's timing "
-                               "skips them\n", (unsigned long long)r->gaps);
+  rc = export_clip(o, &clip, r->gltf, r->bvh, r->character, s->database, r->frames.filled, s->output);
   anim_clip_free(&clip);
-  return 0;
+  return rc;
+}
+
+/* record --from FILE.jsonl [--id ID] --gltf/--bvh: a recording file exported, no server. */
+static int record_from_file(const options_t *o, int argc, char **argv) {
+  const char *from = NULL, *gltf = NULL, *bvh = NULL;
+  uint64_t character = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) return animctl_fail("record: %s needs a value", a);
+    if (!strcmp(a, "--from")) from = v;
+    else if (!strcmp(a, "--gltf")) gltf = v;
+    else if (!strcmp(a, "--bvh")) bvh = v;
+    else if (!strcmp(a, "--id")) {
+      char *end;
+      character = strtoull(v, &end, 10);
+      if (*end || !character) return animctl_fail("record: --id %s is not a character id", v);
+    } else return animctl_fail("record: with --from, only --id, --gltf and --bvh (not %s)", a);
+    i++;
+  }
+  if (!gltf && !bvh) return animctl_fail("record: --from: nothing to write: --gltf and/or --bvh");
+  anim_clip_t clip;
+  char err[512] = "";
+  uint64_t filled = 0;
+  int rc = recording_read(from, character, &clip, &character, &filled, err, sizeof err);
+  if (rc) return animctl_fail("record: --from %s", err), 1;
+  rc = export_clip(o, &clip, gltf, bvh, character, NULL, filled, from);
+  anim_clip_free(&clip);
+  return rc;
 }
 
 int animctl_record(const options_t *o, int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--from")) return record_from_file(o, argc, argv);
   recorder_t r = {0};
   stream_session_t s;
   int rc = stream_session_parse(&s, argc, argv, 1, "record", record_option, &r);
@@ -179,12 +196,11 @@ int animctl_record(const options_t *o, int argc, char **argv) {
     rc = stream_session_run(client, &s, o->timeout_ms, on_frame, &r);
     if (r.jsonl && fclose(r.jsonl) != 0 && !rc) rc = (animctl_fail("record: -o %s: write failed", s.output), 1);
     if (!rc && r.failed) rc = 1;
-    else if (!rc && r.nframes == 0)
+    else if (!rc && r.frames.nframes == 0)
       rc = (animctl_fail("record: character %llu is gone: no frame recorded", (unsigned long long)r.character), 1);
     else if (!rc) rc = export_all(o, &r, &s);
   }
-  free(r.positions);
-  free(r.rotations);
+  recording_frames_free(&r.frames);
   stream_session_free(&s);
   return rc;
 }

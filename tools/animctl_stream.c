@@ -233,8 +233,8 @@ static void print_floats(FILE *out, const char *key, const float *v, int n) {
 
 static void print_header(FILE *out, const stream_session_t *s) {
   const anim_db_description_t *d = s->description;
-  fprintf(out, "{\"type\":\"header\",\"database\":\"%s\",\"tick_rate\":%g,\"subscription\":%llu,\"bones\":[",
-          s->database, s->tick_rate, (unsigned long long)s->subscription);
+  fprintf(out, "{\"type\":\"header\",\"database\":\"%s\",\"tick_rate\":%g,\"rate_divisor\":%d,\"subscription\":%llu,"
+               "\"bones\":[", s->database, s->tick_rate, s->rate_divisor, (unsigned long long)s->subscription);
   for (int b = 0; b < d->nbones; b++) fprintf(out, b ? ",\"%s\"" : "\"%s\"", d->bone_names[b]);
   fprintf(out, "],\"parents\":[");
   for (int b = 0; b < d->nbones; b++) fprintf(out, b ? ",%d" : "%d", d->bone_parents[b]);
