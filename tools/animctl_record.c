@@ -15,7 +15,8 @@
  *  - --gltf: glTF 2.0 through assimp (import/assimp_export.h): the
  *    database's bone names and parents, the rest pose (offsets from the
  *    first frame's local positions, no rotations), one animation, a key per
- *    recorded frame; metres, Y up;
+ *    tick step (a tick the server skipped is interpolated:
+ *    recording_frames_append); metres, Y up;
  *  - --bvh: core/offline/bvh_write.h: the same skeleton and frames, in
  *    centimetres, Y up, Euler ZXY.
  * `record --from FILE.jsonl [--id ID] [--gltf F] [--bvh F]` exports a
