@@ -167,9 +167,10 @@ $(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
 ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
-$(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(CLIENT_LIB)
+# animctl record exports through assimp (import/) and core/offline's BVH writer.
+$(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lm
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lassimp -lm -lpthread
 $(BUILD)/animdb: $(call obj,tools/animdb.c) $(IMPORT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lassimp -lm -lpthread
@@ -191,6 +192,20 @@ lmm-normalization: $(BUILD)/lmm_recover
 lmm-filmstrip: $(BUILD)/lmm_filmstrip
 	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
 
+# docs/export_blender.png: 7 s of script:tour recorded on the bandai-namco database by animctl record,
+# imported and rendered by Blender (needs blender, test group; about a minute of Cycles on the CPU).
+.PHONY: export-picture
+export-picture: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
+	@rm -rf $(BUILD)/export-picture && mkdir -p $(BUILD)/export-picture
+	$(BUILD)/animdb build -o $(BUILD)/export-picture/mocap.animdb --name mocap $(SHARED_DIR)/data/mocap/bandai-namco
+	@$(SERVER_BIN) --port 0 --data-dir $(BUILD)/export-picture > $(BUILD)/export-picture/server.out 2>/dev/null & \
+	  pid=$$!; sleep 1; port=$$(sed -n 's/.*://p' $(BUILD)/export-picture/server.out | head -1); \
+	  $(BUILD)/animctl --port $$port db load mocap > /dev/null && \
+	  $(BUILD)/animctl --port $$port record --create 1 --database mocap --input script:tour --seconds 7 \
+	    --gltf $(BUILD)/export-picture/tour.glb; rc=$$?; kill $$pid; exit $$rc
+	blender -b --factory-startup --python tools/blender_render_recording.py -- $(BUILD)/export-picture/tour.glb \
+	  docs/export_blender.png 7 > $(BUILD)/export-picture/blender.log
+
 # The streams test_machine_service and test_graph_service record, drawn.
 seq-filmstrips: $(SERVER_BIN) $(BUILD)/animgraph $(BUILD)/tests/test_machine_service $(BUILD)/tests/test_graph_service
 	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) $(BUILD)/tests/test_machine_service
@@ -208,7 +223,13 @@ $(BUILD)/tests/$(notdir $(basename $(1))): $(call obj,$(1)) $(call obj,$(TEST_SU
 	@echo "  LINK  $$@"
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ -lcmocka $$(PKG_UV_LIBS) $$(PKG_PBC_LIBS) $$(PHYSICS_LIBS) -lm -lpthread
 endef
-$(foreach t,$(filter-out tests/tools/test_assimp_import.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+
+# The exporters' test: assimp (import/) and core/offline's BVH writer.
+$(BUILD)/tests/test_export: $(call obj,tests/tools/test_export.c) $(call obj,$(TEST_SUPPORT_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lassimp $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
 
 # The assimp importer's test also converts BVH files with assimp's exporter (C++, tests/support/assimp_convert.cpp).
 $(BUILD)/obj/tests/support/%.o: tests/support/%.cpp

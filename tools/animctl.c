@@ -112,6 +112,17 @@ static const command_help_t help[] = {
      "the last; exit 0).\n"
      "Output is JSON lines with or without --json: first {type: \"header\", database, tick_rate,\n"
      "subscription, bones, parents, contact_bones}, then one object per frame {tick, dropped, poses: [...]}.\n"},
+    {"record",
+     "  record (--create 1 [--database DB] [--input SPEC] | --id ID) [--rate-divisor K] [--frames N | --seconds S]\n"
+     "         [--gltf FILE.glb|FILE.gltf] [--bvh FILE.bvh] [-o FILE.jsonl]   a character's motion as glTF and BVH\n"
+     "  record --from FILE.jsonl [--id ID] [--gltf FILE] [--bvh FILE]   a recording file exported (no server)\n",
+     "Records one character (created here and steered by SPEC as for stream, or an existing one by --id) for N\n"
+     "frames (default 300) or S seconds and writes it: --gltf as glTF 2.0 (the database's bones and rest pose,\n"
+     "a skin, one animation; metres, Y up), --bvh as BVH (centimetres, Y up, Euler ZXY), -o as the stream's\n"
+     "JSON lines with world positions (the recording file). A character gone before its first frame: exit 1.\n"
+     "--from exports a recording file (record -o, or stream -o; character ID, else the first) instead.\n"
+     "--json: one object {character, frames, bones, frame_time, filled, database, gltf, bvh, recording}; filled:\n"
+     "frames interpolated over ticks the server skipped (frame i is always first tick + i steps).\n"},
     {"machine",
      "  machine check FILE [--name N] [--database DB] | machine load FILE [--name N] [--replace]\n"
      "  machine list | machine unload NAME\n"
@@ -694,6 +705,7 @@ static const struct {
                 {"db", cmd_db}, {"search", cmd_search}, {"pose", cmd_pose}, {"load", animctl_load},
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream},
+                {"record", animctl_record},
                 {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit}};
 
 /* "cannot reach HOST:PORT" (a static buffer). */

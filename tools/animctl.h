@@ -37,6 +37,7 @@ int animctl_spring(const options_t *options, int argc, char **argv);
 
 int animctl_render(const options_t *options, int argc, char **argv);
 int animctl_stream(const options_t *options, int argc, char **argv);
+int animctl_record(const options_t *options, int argc, char **argv);
 
 int animctl_machine(const options_t *options, int argc, char **argv);
 int animctl_graph(const options_t *options, int argc, char **argv);

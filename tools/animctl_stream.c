@@ -233,8 +233,8 @@ static void print_floats(FILE *out, const char *key, const float *v, int n) {
 
 static void print_header(FILE *out, const stream_session_t *s) {
   const anim_db_description_t *d = s->description;
-  fprintf(out, "{\"type\":\"header\",\"database\":\"%s\",\"tick_rate\":%g,\"subscription\":%llu,\"bones\":[",
-          s->database, s->tick_rate, (unsigned long long)s->subscription);
+  fprintf(out, "{\"type\":\"header\",\"database\":\"%s\",\"tick_rate\":%g,\"rate_divisor\":%d,\"subscription\":%llu,"
+               "\"bones\":[", s->database, s->tick_rate, s->rate_divisor, (unsigned long long)s->subscription);
   for (int b = 0; b < d->nbones; b++) fprintf(out, b ? ",\"%s\"" : "\"%s\"", d->bone_names[b]);
   fprintf(out, "],\"parents\":[");
   for (int b = 0; b < d->nbones; b++) fprintf(out, b ? ",%d" : "%d", d->bone_parents[b]);
@@ -243,7 +243,7 @@ static void print_header(FILE *out, const stream_session_t *s) {
   fprintf(out, "]}\n");
 }
 
-static int print_frame(stream_session_t *s, const anim_stream_frame_t *f, void *data) {
+int stream_print_frame(stream_session_t *s, const anim_stream_frame_t *f, void *data) {
   FILE *out = data;
   if (!s->header_written) print_header(out, s), s->header_written = 1;
   fprintf(out, "{\"type\":\"frame\",\"tick\":%llu,\"server_time_us\":%llu,\"dt\":%.6g,\"dropped\":%llu,"
@@ -288,7 +288,7 @@ int animctl_stream(const options_t *o, int argc, char **argv) {
     stream_session_free(&s);
     return 1;
   }
-  rc = stream_session_run(client, &s, o->timeout_ms, print_frame, out);
+  rc = stream_session_run(client, &s, o->timeout_ms, stream_print_frame, out);
   if (s.output) fclose(out);
   stream_session_free(&s);
   return rc;

@@ -50,4 +50,9 @@ int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_m
                        void *data);
 void stream_session_free(stream_session_t *s);
 
+/* A stream_frame_fn writing frames as JSON lines to data (a FILE *), the
+ * header line before the first: the format of `animctl stream` (and of the
+ * recording file `animctl record` writes). */
+int stream_print_frame(stream_session_t *s, const anim_stream_frame_t *f, void *data);
+
 #endif

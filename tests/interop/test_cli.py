@@ -33,7 +33,7 @@ def run_both(*args, expect=0):
 
 
 COMMANDS = ["hello", "stats", "shutdown", "ping", "db", "search", "pose", "inertialize", "transition-cost", "spring",
-            "render", "stream", "machine", "graph", "align", "fit", "load"]
+            "render", "stream", "record", "machine", "graph", "align", "fit", "load"]
 
 
 def json_errors_and_help(port, data):
@@ -85,7 +85,7 @@ def usage_errors_without_server():
                 ["pose", "default", "x"], ["inertialize", "default", "1"], ["transition-cost", "default"],
                 ["spring"], ["spring", "halflife", "--alpha"], ["spring", "gains", "--bogus", "1"], ["render"],
                 ["render", "default", "1", "--count", "0"], ["render", "--stream"], ["stream"],
-                ["stream", "--bogus", "1"], ["machine"], ["machine", "check"], ["machine", "attach"],
+                ["stream", "--bogus", "1"], ["record"], ["record", "--create", "1"], ["machine"], ["machine", "check"], ["machine", "attach"],
                 ["machine", "unload"], ["machine", "list", "x"], ["graph"], ["graph", "build"],
                 ["graph", "path", "default", "1,2"], ["align"], ["align", "--source", "1,2,3"], ["fit", "default"],
                 ["load", "--connections", "0"]]
