@@ -181,16 +181,17 @@ static void subscribe_complete(anim_client_t *client, anim__pending_t *p, int st
   if (cb) cb(client, p->id, status, out.subscription, out.tick_rate, p->data);
 }
 
-static int subscribe_send(anim_client_t *client, const anim_subscribe_options_t *options,
+/* caller: the public function, named in a refusal (the user called it, not this). */
+static int subscribe_send(const char *caller, anim_client_t *client, const anim_subscribe_options_t *options,
                           const anim_region_t *region, anim_stream_cb stream_cb, void *stream_data,
                           anim_subscribed_cb cb, void *data, uint64_t *out_id) {
   if (!client || !options || options->ncharacters < 0 || (options->ncharacters && !options->characters) ||
       options->rate_divisor < 0 || (options->encoding != ANIM_POSE_FLOAT && options->encoding != ANIM_POSE_QUANTIZED))
-    return anim__client_refuse(client, ANIM_EINVAL, __func__);
+    return anim__client_refuse(client, ANIM_EINVAL, caller);
   int bands_ok = region && region->nbands >= 0 && region->nbands <= 8 && (!region->nbands || region->bands);
   for (int i = 0; bands_ok && i < region->nbands; i++) bands_ok = region->bands[i].rate_divisor >= 0;
   if (region && (!bands_ok || region->max_characters < 0)) /* the values themselves are the server's to check */
-    return anim__client_refuse(client, ANIM_EINVAL, __func__);
+    return anim__client_refuse(client, ANIM_EINVAL, caller);
   subscribe_extra_t *x = malloc(sizeof *x);
   if (!x) return anim__client_set_error(client, ANIM_ENOMEM, "out of memory");
   x->stream_cb = stream_cb;
@@ -233,24 +234,24 @@ static int subscribe_send(anim_client_t *client, const anim_subscribe_options_t 
 int anim_client_subscribe_send(anim_client_t *client, const anim_subscribe_options_t *options,
                                anim_stream_cb stream_cb, void *stream_data, anim_subscribed_cb cb, void *data,
                                uint64_t *out_id) {
-  return subscribe_send(client, options, NULL, stream_cb, stream_data, cb, data, out_id);
+  return subscribe_send(__func__, client, options, NULL, stream_cb, stream_data, cb, data, out_id);
 }
 
 int anim_client_subscribe_region_send(anim_client_t *client, const anim_subscribe_options_t *options,
                                       const anim_region_t *region, anim_stream_cb stream_cb, void *stream_data,
                                       anim_subscribed_cb cb, void *data, uint64_t *out_id) {
   if (!region) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  return subscribe_send(client, options, region, stream_cb, stream_data, cb, data, out_id);
+  return subscribe_send(__func__, client, options, region, stream_cb, stream_data, cb, data, out_id);
 }
 
-static int subscribe_wait(anim_client_t *client, const anim_subscribe_options_t *options, const anim_region_t *region,
-                          anim_stream_cb cb, void *data, uint64_t *out_subscription, float *out_tick_rate,
-                          int timeout_ms) {
-  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+static int subscribe_wait(const char *caller, anim_client_t *client, const anim_subscribe_options_t *options,
+                          const anim_region_t *region, anim_stream_cb cb, void *data, uint64_t *out_subscription,
+                          float *out_tick_rate, int timeout_ms) {
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, caller);
   subscribed_t out = {0, 0.0f};
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = subscribe_send(client, options, region, cb, data, NULL, NULL, &id);
+  if (rc == 0) rc = subscribe_send(caller, client, options, region, cb, data, NULL, NULL, &id);
   rc = anim__client_wait(client, rc, id, &out, sizeof out, timeout_ms);
   if (rc == 0 && out_subscription) *out_subscription = out.subscription;
   if (rc == 0 && out_tick_rate) *out_tick_rate = out.tick_rate;
@@ -259,14 +260,14 @@ static int subscribe_wait(anim_client_t *client, const anim_subscribe_options_t 
 
 int anim_client_subscribe(anim_client_t *client, const anim_subscribe_options_t *options, anim_stream_cb cb,
                           void *data, uint64_t *out_subscription, float *out_tick_rate, int timeout_ms) {
-  return subscribe_wait(client, options, NULL, cb, data, out_subscription, out_tick_rate, timeout_ms);
+  return subscribe_wait(__func__, client, options, NULL, cb, data, out_subscription, out_tick_rate, timeout_ms);
 }
 
 int anim_client_subscribe_region(anim_client_t *client, const anim_subscribe_options_t *options,
                                  const anim_region_t *region, anim_stream_cb cb, void *data,
                                  uint64_t *out_subscription, float *out_tick_rate, int timeout_ms) {
   if (!region) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  return subscribe_wait(client, options, region, cb, data, out_subscription, out_tick_rate, timeout_ms);
+  return subscribe_wait(__func__, client, options, region, cb, data, out_subscription, out_tick_rate, timeout_ms);
 }
 
 /* ---- update, unsubscribe ------------------------------------------------------------------------ */
