@@ -99,9 +99,11 @@ typedef struct {
   /* Loop: sets up the character on entry. 0, or an ANIM_E* code with a message in err. */
   int (*init)(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen);
   void (*free)(void *character); /* NULL: nothing to free */
-  /* Loop: bytes the allocator holds for what the character allocated for
-   * itself beyond `size` (pose buffers, planners, fitters: their
-   * malloc_usable_size), not what it shares with other characters
+  /* Loop: bytes the character allocated for itself beyond `size` (pose
+   * buffers, planners, fitters: their malloc_usable_size, or, for a kind
+   * with many blocks, the sizes it asked for, since usable sizes vary with
+   * the heap's state and equal characters would count differently: the
+   * graph kind), not what it shares with other characters
    * (database, machine, graph, networks, fit model). NULL: nothing. The
    * crowd measures it at creation and keeps the figure: what reallocates a
    * character's memory later tells it (srv_crowd_remeasure), and a tick

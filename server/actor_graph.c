@@ -9,7 +9,6 @@
  * the tick that reaches a node, bounded by the planner's max_expansions.
  * Nothing here runs for characters of other kinds.
  */
-#include <malloc.h>
 #include <stdio.h>
 #include "actor_graph.h"
 #include "anim_error.h"
@@ -92,18 +91,15 @@ static void character_free(void *character) {
   srv_graph_release(g->graph);
 }
 
-/* Its pose block and its path planner's arrays. The path's arrays grow
- * when set_paths gives a longer path than they hold (service_graph.c
- * re-measures the character then); a goal's two-point path always fits. */
+/* Its pose block and its path planner's arrays, as asked for (the
+ * allocator's usable sizes vary with the heap's state, so equal characters
+ * would count differently). The path's arrays grow when set_paths gives a
+ * longer path than they hold (service_graph.c re-measures the character
+ * then); a goal's two-point path always fits. */
 static size_t heap_bytes(const void *character) {
   const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
-  const anim_path_planner_t *p = &c->planner;
-  const void *blocks[] = {c->memory, p->node_yaw, p->landing_yaw,     p->points, p->cumulative, p->children,
-                          p->best_walk, p->walk,  p->plan, p->count_per_depth, p->cursor, p->warm,
-                          p->seed,      p->seen};
-  size_t bytes = 0;
-  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) bytes += malloc_usable_size((void *)blocks[i]);
-  return bytes;
+  size_t pose = (size_t)c->db->nbones * (7 * sizeof(vec3) + 3 * sizeof(quat));
+  return pose + anim_path_planner_heap_bytes(&c->planner);
 }
 
 /* A goal only: the graph has no stick or velocity to follow. */

@@ -196,6 +196,14 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   return 0;
 }
 
+size_t anim_path_planner_heap_bytes(const anim_path_planner_t *p) {
+  size_t depth = (size_t)p->depth_capacity;
+  return (size_t)p->graph->nnodes * sizeof(float) + (size_t)p->graph->nedges * sizeof(float) +
+         depth * (size_t)(p->max_degree + 1) * sizeof *p->children + 7 * depth * sizeof(int) +
+         ANIM_PATH_SEEN_SLOTS * sizeof *p->seen + 2 * (size_t)p->capacity * sizeof(float) +
+         ((size_t)p->capacity + 1) * sizeof(float);
+}
+
 int anim_path_planner_set_path(anim_path_planner_t *p, const anim_path_t *path) {
   if (!path || !path->points || path->count < 2 || path->count > ANIM_PATH_MAX_POINTS) return ANIM_EINVAL;
   for (int i = 0; i < 2 * path->count; i++)

@@ -356,6 +356,11 @@ int anim_path_planner_init(anim_path_planner_t *out_planner, const anim_motion_g
                            const anim_database_t *db, const anim_path_options_t *options);
 void anim_path_planner_free(anim_path_planner_t *planner);
 
+/* Bytes the planner's arrays were asked for (not the allocator's rounding,
+ * which depends on the heap's state): the same for every planner on one
+ * graph holding paths of one capacity. */
+size_t anim_path_planner_heap_bytes(const anim_path_planner_t *planner);
+
 /* The progress term's default speed: the median over the graph's edges of
  * the root's ground speed along each (m/s: the distance covered from the
  * frame before the edge's first to its last, over the edge's duration),
