@@ -35,11 +35,12 @@ FK_M = 1e-4  # forward kinematics in float32 against the server's global positio
 # A graph walk on the default database along a 10 m line from its idle node: the line's end within
 # FOLLOW_START_S + 10 m / (FOLLOW_MIN_PACE * DEFAULT_DB_EXPECTED_SPEED) = 15.3 s (tests/support/follow_limits.h:
 # the walk_start clip reaches walking speed 2 s in; at least half the expected speed, the walk's 1.5 m/s;
-# measured 4.2 s). query_graph ends a walk within PATH_END_M of an open path's end.
+# measured 4.2 s). query_graph ends a walk within 0.05 m of an open path's end, or when the character
+# arrived (within ANIM_PATH_ARRIVE_DISTANCE, core/graph/graph_path.h: it stops where its stopping clip ends).
 FOLLOW_START_S = 2.0
 FOLLOW_MIN_PACE = 0.5
 DEFAULT_DB_EXPECTED_SPEED = 1.5
-PATH_END_M = 0.05
+PATH_END_M = 0.3  # ANIM_PATH_ARRIVE_DISTANCE
 
 
 class Recording(animserver.Client):
