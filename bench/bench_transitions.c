@@ -146,7 +146,7 @@ static int run(const dataset_t *set, const anim_controller_params_t *params, sce
     if ((rc = anim_controller_tick_end(&c, found ? &best : NULL))) break;
     if (walking != was_walking) {
       if (walking)
-        anim_quality_meter_command(&meter, c.desired_velocity), out->starts++, start_pending = half_pending = 1;
+        anim_quality_meter_command(&meter, c.sim.desired_velocity), out->starts++, start_pending = half_pending = 1;
       else if (was_walking == 1)
         out->stops++, stop_pending = 1, start_pending = half_pending = 0;
       if (!walking) anim_quality_meter_command(&meter, vec3_zero());
@@ -192,12 +192,12 @@ static int run(const dataset_t *set, const anim_controller_params_t *params, sce
     }
     vec3 rv = c.pose_velocities[0];
     float root_speed = sqrtf(rv.x * rv.x + rv.z * rv.z);
-    if (start_pending && vec3_dot(rv, c.desired_velocity) >= 0.9f * walk_speed * walk_speed) {
+    if (start_pending && vec3_dot(rv, c.sim.desired_velocity) >= 0.9f * walk_speed * walk_speed) {
       float took = time + dt - command_time;
       out->started++, out->start_sum += took, start_pending = 0;
       if (took > out->start_max) out->start_max = took;
     }
-    if (half_pending && vec3_dot(rv, c.desired_velocity) >= 0.5f * walk_speed * walk_speed)
+    if (half_pending && vec3_dot(rv, c.sim.desired_velocity) >= 0.5f * walk_speed * walk_speed)
       out->started_half++, out->start_half_sum += time + dt - command_time, half_pending = 0;
     if (stop_pending && root_speed < 0.1f * walk_speed) {
       float took = time + dt - command_time;

@@ -53,13 +53,6 @@ int anim_controller_params_validate(const anim_controller_params_t *p) {
 
 static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
 
-static void update_desired(anim_controller_t *c) {
-  anim_steering_state_t state = {c->sim_position, c->sim_rotation, c->pose_velocities[0],
-                                 anim_steering_stop_offset(c->sim_velocity, c->sim_acceleration, &c->smoothed_velocity,
-                                                           &c->smoothing, c->params.velocity_halflife)};
-  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->arrival, &c->input, &c->params, &state);
-}
-
 int anim_controller_input_validate(const anim_controller_input_t *in) {
   float values[] = {in->stick_x, in->stick_z, in->camera_azimuth, in->velocity.x, in->velocity.y, in->velocity.z,
                     in->facing, in->goal.x, in->goal.y, in->goal.z, in->goal_speed};
@@ -84,8 +77,8 @@ static void predict(const anim_controller_t *c, vec3 target_velocity, const int 
                     vec3 *out_positions, quat *out_rotations) {
   float times[ANIM_MAX_TRAJECTORY_SAMPLES];
   for (int i = 0; i < n; i++) times[i] = (float)frame_offsets[i] / c->db->frame_rate;
-  anim_steering_predict(out_positions, out_rotations, c->sim_position, c->sim_velocity, c->sim_acceleration,
-                        c->sim_rotation, c->sim_angular_velocity, target_velocity, c->desired_rotation,
+  anim_steering_predict(out_positions, out_rotations, c->sim.position, c->sim.velocity, c->sim.acceleration,
+                        c->sim.rotation, c->sim.angular_velocity, target_velocity, c->sim.desired_rotation,
                         c->params.velocity_halflife, c->params.rotation_halflife, times, n);
 }
 
@@ -133,7 +126,7 @@ static void build_query(anim_controller_t *c, vec3 target_velocity, float *out_q
 void anim_controller_query(const anim_controller_t *c, float *out_query) {
   vec3 positions[ANIM_MAX_TRAJECTORY_SAMPLES];
   quat rotations[ANIM_MAX_TRAJECTORY_SAMPLES];
-  query_for(c, c->smoothed_velocity.y, out_query, positions, rotations);
+  query_for(c, c->sim.smoothed_velocity.y, out_query, positions, rotations);
 }
 
 /* ---- standing still ---------------------------------------------------------------------- */
@@ -147,9 +140,9 @@ void anim_controller_query(const anim_controller_t *c, float *out_query) {
 #define REST_FACING 0.99875f /* |cos(half the angle)| to the asked facing: within 0.1 rad */
 
 static int at_rest(const anim_controller_t *c, vec3 target) {
-  return vec3_length(target) < REST_SPEED && vec3_length(c->sim_velocity) < REST_SPEED &&
-         vec3_length(c->sim_angular_velocity) < REST_TURN &&
-         fabsf(quat_dot(c->sim_rotation, c->desired_rotation)) > REST_FACING;
+  return vec3_length(target) < REST_SPEED && vec3_length(c->sim.velocity) < REST_SPEED &&
+         vec3_length(c->sim.angular_velocity) < REST_TURN &&
+         fabsf(quat_dot(c->sim.rotation, c->sim.desired_rotation)) > REST_FACING;
 }
 
 /* A still pose of the data: every contact on and the root (the simulation
@@ -296,7 +289,7 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   c->fast_rotations = (uint8_t *)(q + 3 * n);
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
                          c->offset_angular_velocities);
-  anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
+  anim_dynamics_params_make(&c->sim.smoothing, params->input_f, params->input_zeta, params->input_r);
   c->input.kind = ANIM_INPUT_STICK;
   find_fast_rotations(c);
   /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
@@ -317,19 +310,19 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   memset(c->offset_angular_velocities, 0, n * sizeof(vec3));
   for (size_t b = 0; b < n; b++) c->offset_rotations[b] = quat_identity();
   c->frame = start_frame;
-  c->sim_position = vec3_make(position.x, 0.0f, position.z);
-  c->sim_velocity = c->desired_velocity = c->velocity_at_last_search = vec3_make(velocity.x, 0.0f, velocity.z);
-  c->sim_acceleration = c->sim_angular_velocity = vec3_zero();
-  c->sim_rotation = c->desired_rotation = yaw_rotation(facing);
-  c->arrival.arrived = c->arrival.set_off = 0;
-  anim_dynamics_vec3_reset(&c->smoothed_velocity, c->sim_velocity);
+  c->sim.position = vec3_make(position.x, 0.0f, position.z);
+  c->sim.velocity = c->sim.desired_velocity = c->velocity_at_last_search = vec3_make(velocity.x, 0.0f, velocity.z);
+  c->sim.acceleration = c->sim.angular_velocity = vec3_zero();
+  c->sim.rotation = c->sim.desired_rotation = yaw_rotation(facing);
+  c->sim.arrival.arrived = c->sim.arrival.set_off = 0;
+  anim_dynamics_vec3_reset(&c->sim.smoothed_velocity, c->sim.velocity);
   c->frame_time_accum = c->time_since_transition = c->tick_dt = 0.0f;
   c->tick_frames = c->tick_searching = c->search_reasons = c->transitioned = c->globals_fresh = 0;
   c->holding = c->search_at_rest = 0;
   c->search_query = NULL;
   size_t base = (size_t)start_frame * n;
-  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
-                          c->sim_rotation);
+  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim.position,
+                          c->sim.rotation);
   /* A first displayed pose, so queries have a root from the start. */
   anim_pose_view_t view = anim_database_frame_pose(db, start_frame);
   anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
@@ -350,9 +343,8 @@ static int take_frames(anim_controller_t *c, float dt) {
 int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query, anim_search_query_t *out_search) {
   if (!(dt > 0.0f) || !isfinite(dt)) return ANIM_EINVAL;
   const anim_controller_params_t *p = &c->params;
-  update_desired(c);
-  anim_dynamics_vec3_update(&c->smoothed_velocity, &c->smoothing, c->desired_velocity, dt);
-  vec3 target = c->smoothed_velocity.y;
+  anim_steering_sim_desire(&c->sim, &c->input, p, c->pose_velocities[0], dt);
+  vec3 target = c->sim.smoothed_velocity.y;
   c->tick_dt = dt;
   c->tick_frames = take_frames(c, dt);
   c->frames_since_search += c->tick_frames;
@@ -384,11 +376,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   int stop = anim_database_range_stop(c->db, c->frame);
   if (!c->holding) c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
   /* Simulation springs, then the displayed pose. */
-  vec3 target = c->smoothed_velocity.y;
-  anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife,
-                             dt);
-  anim_steering_rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife,
-                                dt);
+  anim_steering_sim_advance(&c->sim, p, dt);
   anim_pose_view_t view = shown_frame_pose(c, c->frame, c->holding);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
@@ -401,7 +389,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   c->tick_searching = 0;
   if (rc) return rc;
   /* The simulation starts from where the character actually is. */
-  c->sim_position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
+  c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
   c->ticks++;
   if (p->foot_lock && c->feet.nfeet)
@@ -423,7 +411,7 @@ int anim_controller_tick(anim_controller_t *c, float dt) {
 
 void anim_controller_translate(anim_controller_t *c, vec3 step) {
   vec3 ground = vec3_make(step.x, 0.0f, step.z);
-  c->sim_position = vec3_add(c->sim_position, ground);
+  c->sim.position = vec3_add(c->sim.position, ground);
   for (int i = 0; i < c->ntrajectory; i++) c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
   c->pose_positions[0] = vec3_add(c->pose_positions[0], step);

@@ -114,21 +114,27 @@ typedef struct {
   int arrived;
 } anim_goal_arrival_t;
 
+/* A character's simulation (world space, metres, seconds): the point its
+ * input steers with springs (steering.h) and its root follows; the same in
+ * the database controller and the learned one (lmm.h). */
+typedef struct {
+  vec3 position, velocity, acceleration;
+  quat rotation;
+  vec3 angular_velocity;
+  vec3 desired_velocity; /* what the input asks for (anim_steering_desired) */
+  quat desired_rotation;
+  anim_goal_arrival_t arrival;
+  anim_dynamics_vec3_t smoothed_velocity; /* desired_velocity through the input smoothing */
+  anim_dynamics_params_t smoothing;
+} anim_steering_sim_t;
+
 typedef struct {
   const anim_database_t *db;
   const anim_search_index_t *index;
   anim_controller_params_t params;
   anim_controller_input_t input;
 
-  /* Simulation (world space, metres, seconds). */
-  vec3 sim_position, sim_velocity, sim_acceleration;
-  quat sim_rotation;
-  vec3 sim_angular_velocity;
-  vec3 desired_velocity;
-  quat desired_rotation;
-  anim_goal_arrival_t arrival;
-  anim_dynamics_vec3_t smoothed_velocity;
-  anim_dynamics_params_t smoothing;
+  anim_steering_sim_t sim;
   vec3 velocity_at_last_search;
 
   /* Animation. */

@@ -126,3 +126,19 @@ void anim_steering_predict(vec3 *out_positions, quat *out_rotations, vec3 positi
     t = times_s[i];
   }
 }
+
+void anim_steering_sim_desire(anim_steering_sim_t *sim, const anim_controller_input_t *in,
+                              const anim_controller_params_t *params, vec3 root_velocity, float dt) {
+  anim_steering_state_t state = {sim->position, sim->rotation, root_velocity,
+                                 anim_steering_stop_offset(sim->velocity, sim->acceleration, &sim->smoothed_velocity,
+                                                           &sim->smoothing, params->velocity_halflife)};
+  anim_steering_desired(&sim->desired_velocity, &sim->desired_rotation, &sim->arrival, in, params, &state);
+  anim_dynamics_vec3_update(&sim->smoothed_velocity, &sim->smoothing, sim->desired_velocity, dt);
+}
+
+void anim_steering_sim_advance(anim_steering_sim_t *sim, const anim_controller_params_t *params, float dt) {
+  anim_spring_character_vec3(&sim->position, &sim->velocity, &sim->acceleration, sim->smoothed_velocity.y,
+                             params->velocity_halflife, dt);
+  anim_steering_rotation_spring(&sim->rotation, &sim->angular_velocity, sim->desired_rotation,
+                                params->rotation_halflife, dt);
+}

@@ -275,15 +275,7 @@ typedef struct {
   anim_controller_params_t params;
   anim_controller_input_t input;
 
-  /* Simulation (world, metres, seconds), as controller.h's. */
-  vec3 sim_position, sim_velocity, sim_acceleration;
-  quat sim_rotation;
-  vec3 sim_angular_velocity;
-  vec3 desired_velocity;
-  quat desired_rotation;
-  anim_goal_arrival_t arrival;
-  anim_dynamics_vec3_t smoothed_velocity;
-  anim_dynamics_params_t smoothing;
+  anim_steering_sim_t sim; /* as controller.h's */
   vec3 velocity_at_last_projection;
 
   /* Learned state: normalized features then latent (nets->nstate floats). */

@@ -249,13 +249,13 @@ static void test_lag_spikes(void **state) {
       vec3 p = c.global_positions[b];
       if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) fail_msg("bone %d not finite after tick %d", b, t);
     }
-    float speed = vec3_length(c.sim_velocity);
+    float speed = vec3_length(c.sim.velocity);
     if (speed > top_speed) top_speed = speed;
     assert_true(c.frame >= 0 && c.frame < db.nframes);
   }
   printf("lag spikes: top simulation speed %.2f m/s (asked 0.8 x 1.75 = 1.40)\n", top_speed);
   assert_true(top_speed < 1.40f * 1.05f);                  /* a critically damped spring does not overshoot */
-  assert_true(vec3_length(c.sim_velocity) > 1.40f * 0.9f); /* and still walks after them */
+  assert_true(vec3_length(c.sim.velocity) > 1.40f * 0.9f); /* and still walks after them */
   anim_controller_free(&c);
 }
 
@@ -284,7 +284,7 @@ static void test_root_rates_only_show_the_same(void **state) {
     assert_memory_equal(full.pose_rotations, lean.pose_rotations, n * sizeof(quat));
     assert_memory_equal(&full.pose_velocities[0], &lean.pose_velocities[0], sizeof(vec3));
     assert_memory_equal(&full.pose_angular_velocities[0], &lean.pose_angular_velocities[0], sizeof(vec3));
-    assert_memory_equal(&full.sim_position, &lean.sim_position, sizeof(vec3));
+    assert_memory_equal(&full.sim.position, &lean.sim.position, sizeof(vec3));
   }
   assert_true(full.transitions > 2); /* the run did transition */
   anim_controller_free(&full);
@@ -319,7 +319,7 @@ static void test_translate(void **state) {
     if (t < 60) continue;
     assert_int_equal(a.frame, b.frame);
     vec3 d = vec3_sub(vec3_sub(b.pose_positions[0], a.pose_positions[0]), step);
-    vec3 s = vec3_sub(vec3_sub(b.sim_position, a.sim_position), step);
+    vec3 s = vec3_sub(vec3_sub(b.sim.position, a.sim.position), step);
     if (vec3_length(d) > 1e-3f || vec3_length(s) > 1e-3f)
       fail_msg("tick %d: root %.5f m, simulation %.5f m off the moved ones", t, vec3_length(d), vec3_length(s));
     /* The legs, which foot locking bends toward held world positions. */
