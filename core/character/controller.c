@@ -36,8 +36,7 @@ int anim_controller_params_validate(const anim_controller_params_t *p) {
                     p->side_speed, p->back_speed, p->transition_cost, p->replan_threshold, p->input_f,
                     p->input_zeta, p->input_r, p->foot_unlock_radius, p->foot_release_halflife,
                     p->body_halflife_scale, p->root_halflife_scale};
-  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+  if (!anim_floats_finite(values, (int)(sizeof values / sizeof values[0]))) return ANIM_ENONFINITE;
   if (p->search_interval < 1 || !(p->inertialize_halflife > 0) || !(p->velocity_halflife > 0) ||
       !(p->rotation_halflife > 0) || p->forward_speed < 0 || p->side_speed < 0 || p->back_speed < 0 ||
       p->ignore_surrounding < 0 || p->ignore_range_end < 0 || p->transition_cost < 0 || p->replan_threshold < 0 ||
@@ -56,8 +55,7 @@ static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); 
 int anim_controller_input_validate(const anim_controller_input_t *in) {
   float values[] = {in->stick_x, in->stick_z, in->camera_azimuth, in->velocity.x, in->velocity.y, in->velocity.z,
                     in->facing, in->goal.x, in->goal.y, in->goal.z, in->goal_speed};
-  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+  if (!anim_floats_finite(values, (int)(sizeof values / sizeof values[0]))) return ANIM_ENONFINITE;
   if ((unsigned)in->kind > ANIM_INPUT_GOAL || in->stick_x * in->stick_x + in->stick_z * in->stick_z > 1.002f ||
       in->goal_speed < 0.0f)
     return ANIM_EINVAL;

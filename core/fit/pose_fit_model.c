@@ -254,8 +254,7 @@ int anim_pose_fit_params_validate(const anim_pose_fit_params_t *p) {
                     p->prior_sigma_scale, p->translation_sigma,    p->limit_margin,         p->transition_cost,
                     p->root_halflife,     p->inertialize_halflife, p->lost_halflife,        p->scale,
                     p->scale_halflife,    p->foot_unlock_radius,   p->foot_release_halflife};
-  for (size_t i = 0; i < sizeof values / sizeof *values; i++)
-    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+  if (!anim_floats_finite(values, (int)(sizeof values / sizeof values[0]))) return ANIM_ENONFINITE;
   if (!(p->tracker_alpha > 0.0f && p->tracker_alpha < 1.0f) || !(p->tracker_time > 0.0f)) return ANIM_EINVAL;
   if (!(p->tracker_sigma > 0.0f) || !(p->orientation_sigma > 0.0f) || !(p->translation_sigma > 0.0f) ||
       !(p->prior_sigma_scale > 0.0f) || p->limit_margin < 0.0f)
