@@ -136,7 +136,7 @@ static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
 static double tick_cost(const dataset_t *set, int n, int foot_lock) {
   anim_controller_params_t p;
   anim_controller_params_default(&p);
-  p.foot_lock = foot_lock;
+  p.foot_lock.enabled = foot_lock;
   anim_controller_t *c = calloc((size_t)n, sizeof *c);
   anim_input_program_t *programs = calloc((size_t)n, sizeof *programs);
   const float dt = 1.0f / 60.0f;

@@ -26,24 +26,21 @@ void anim_controller_params_default(anim_controller_params_t *p) {
   p->input_f = 4.0f;
   p->input_zeta = 1.0f;
   p->input_r = 0.0f;
-  p->foot_lock = 1;
-  p->foot_unlock_radius = 0.2f;
-  p->foot_release_halflife = 0.1f;
+  p->foot_lock = (anim_foot_lock_params_t){.enabled = 1, .unlock_radius = 0.2f, .release_halflife = 0.1f};
 }
 
 int anim_controller_params_validate(const anim_controller_params_t *p) {
   float values[] = {p->inertialize_halflife, p->velocity_halflife, p->rotation_halflife, p->forward_speed,
                     p->side_speed, p->back_speed, p->transition_cost, p->replan_threshold, p->input_f,
-                    p->input_zeta, p->input_r, p->foot_unlock_radius, p->foot_release_halflife,
+                    p->input_zeta, p->input_r, p->foot_lock.unlock_radius, p->foot_lock.release_halflife,
                     p->body_halflife_scale, p->root_halflife_scale};
   if (!anim_floats_finite(values, (int)(sizeof values / sizeof values[0]))) return ANIM_ENONFINITE;
   if (p->search_interval < 1 || !(p->inertialize_halflife > 0) || !(p->velocity_halflife > 0) ||
       !(p->rotation_halflife > 0) || p->forward_speed < 0 || p->side_speed < 0 || p->back_speed < 0 ||
       p->ignore_surrounding < 0 || p->ignore_range_end < 0 || p->transition_cost < 0 || p->replan_threshold < 0 ||
-      !(p->input_f > 0) || p->input_zeta < 0 || !(p->body_halflife_scale > 0) || !(p->root_halflife_scale > 0) ||
-      (p->foot_lock && (!(p->foot_unlock_radius > 0) || !(p->foot_release_halflife > 0))))
+      !(p->input_f > 0) || p->input_zeta < 0 || !(p->body_halflife_scale > 0) || !(p->root_halflife_scale > 0))
     return ANIM_EINVAL;
-  return 0;
+  return anim_foot_lock_params_validate(&p->foot_lock);
 }
 
 /* ---- views of the database ------------------------------------------------------------ */
@@ -291,9 +288,9 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   c->input.kind = ANIM_INPUT_STICK;
   find_fast_rotations(c);
   /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
-  if (params->foot_lock && (anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
-                                                 params->foot_release_halflife) != 0 ||
-                            anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0))
+  const anim_foot_lock_params_t *lock = &params->foot_lock;
+  if (lock->enabled && (anim_foot_locks_init(&c->feet, db, lock->unlock_radius, lock->release_halflife) != 0 ||
+                        anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0))
     c->feet.nfeet = 0;
   anim_controller_reset(c, position, facing, vec3_zero(), start_frame);
   return 0;
@@ -390,7 +387,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
   c->ticks++;
-  if (p->foot_lock && c->feet.nfeet)
+  if (p->foot_lock.enabled && c->feet.nfeet)
     anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts, c->pose_positions,
                           c->pose_rotations, dt);
   return 0;
@@ -427,7 +424,7 @@ void anim_controller_global_pose(anim_controller_t *c) {
 }
 
 uint32_t anim_controller_contacts(const anim_controller_t *c) {
-  if (c->params.foot_lock && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
+  if (c->params.foot_lock.enabled && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
   const anim_database_t *db = c->db;
   uint32_t bits = 0;
   for (int s = 0; s < db->ncontacts; s++)

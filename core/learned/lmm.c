@@ -246,7 +246,7 @@ void anim_lmm_normalize(const anim_lmm_normalization_t *norm, const float *raw, 
 void anim_lmm_params_default(anim_controller_params_t *p) {
   anim_controller_params_default(p);
   p->search_interval = 6;
-  p->foot_lock = 1;
+  p->foot_lock.enabled = 1;
 }
 
 size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n) {
@@ -506,13 +506,13 @@ void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
 
 int anim_lmm_character_feet(anim_lmm_character_t *c, const anim_database_t *db) {
   if (!c || !c->nets || !db) return ANIM_EINVAL;
-  if (!c->params.foot_lock) return 0;
+  if (!c->params.foot_lock.enabled) return 0;
   if (db->nbones != ANIM_LMM_BONES || db->ncontacts < 1 || db->ncontacts > ANIM_LMM_CONTACTS) return ANIM_EINVAL;
   for (int b = 0; b < ANIM_LMM_BONES; b++)
     if (db->skeleton.parents[b] != bone_parents[b]) return ANIM_EINVAL;
   anim_foot_locks_t feet;
   uint8_t foot_contact[ANIM_MAX_CONTACTS] = {0};
-  int rc = anim_foot_locks_init(&feet, db, c->params.foot_unlock_radius, c->params.foot_release_halflife);
+  int rc = anim_foot_locks_init(&feet, db, c->params.foot_lock.unlock_radius, c->params.foot_lock.release_halflife);
   if (!rc) rc = anim_foot_locks_ground(&feet, ANIM_FOOT_MAX_DROP);
   if (rc) return rc;
   for (int f = 0; f < feet.nfeet; f++) {

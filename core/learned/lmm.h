@@ -104,7 +104,7 @@
  * ground): a toe flagged in contact plants where it is shown once it is
  * down, is held there by two-bone IK and is released smoothly when the
  * flag goes off, or steps to re-plant when the pose moves on more than
- * params.foot_unlock_radius without it. The legs, knee hinges and planting
+ * params.foot_lock.unlock_radius without it. The legs, knee hinges and planting
  * heights come from the learned skeleton's database
  * (offline/lmm_database.h), as for a database character.
  *
@@ -326,7 +326,7 @@ int anim_lmm_character_init(anim_lmm_character_t *out_character, const anim_lmm_
                             const anim_controller_params_t *params, vec3 position, float facing, float *scratch);
 
 /* Gives a character (set up by anim_lmm_character_init) its feet's
- * locking, when its params.foot_lock is on: the legs of db's contact bones
+ * locking, when its params.foot_lock.enabled is on: the legs of db's contact bones
  * (db: the learned skeleton's database, anim_lmm_database), their knee
  * hinges and planting heights, planted on the ground (the pelvis coming
  * down at most ANIM_FOOT_MAX_DROP). 0 (also when foot_lock is off: nothing

@@ -300,7 +300,7 @@ static void test_translate(void **state) {
   anim_controller_t a, b;
   assert_int_equal(anim_controller_init(&a, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
   assert_int_equal(anim_controller_init(&b, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
-  assert_true(b.params.foot_lock && b.feet.nfeet > 0);
+  assert_true(b.params.foot_lock.enabled && b.feet.nfeet > 0);
   const vec3 step = vec3_make(3.0f, 0.0f, -2.0f);
   int locked_at_step = 0;
   for (int t = 0; t < 4 * 60; t++) {

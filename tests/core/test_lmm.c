@@ -519,7 +519,7 @@ static void test_invalid_feet(void **state) {
   /* foot_lock off: accepted, nothing locked. */
   anim_controller_params_t p;
   anim_lmm_params_default(&p);
-  p.foot_lock = 0;
+  p.foot_lock.enabled = 0;
   assert_int_equal(anim_lmm_character_init(&c, nets, &p, vec3_zero(), 0.0f, scratch), 0);
   assert_int_equal(anim_lmm_character_feet(&c, db), 0);
   assert_int_equal(c.feet.nfeet, 0);

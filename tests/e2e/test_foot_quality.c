@@ -250,7 +250,7 @@ static void test_unlocked_feet_slide(void **state) {
   if (!dataset(0)) return;
   anim_controller_params_t p;
   anim_controller_params_default(&p);
-  p.foot_lock = 0;
+  p.foot_lock.enabled = 0;
   anim_quality_t q;
   assert_int_equal(anim_quality_run_controller(&sets[0].db, sets[0].index, &p, ANIM_PROGRAM_WANDER, 1, 30.0f, &q,
                                                NULL, NULL),
