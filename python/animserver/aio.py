@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 import socket
 from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Iterable, Optional, TypeVar, Union
 
 from . import errors
 from ._call import Async, Call
 from ._proto import pb
+from ._settings import Settings
 from ._streams import StreamQueue, StreamRouter
 from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
 from .poses import StreamFrame
-from .reconnect import Backoff, ConnectionEvent, Reconnect
+from .reconnect import ConnectionEvent, Reconnect
 from .requests import Encoding, Requests, subscribe_fields
 
 __all__ = ["AsyncClient", "AsyncSubscription"]
@@ -115,7 +115,7 @@ class AsyncSubscription(StreamQueue):
         await self.close()
 
 
-class AsyncClient(Requests, Async, StreamRouter[AsyncSubscription]):
+class AsyncClient(Requests, Async, Settings, StreamRouter[AsyncSubscription]):
     """An asyncio connection to an animserver: ``async with AsyncClient(host,
     port) as client`` (connects on entering, closes on leaving) or ``client =
     await AsyncClient.connect(host, port)``. Arguments as for
@@ -126,29 +126,16 @@ class AsyncClient(Requests, Async, StreamRouter[AsyncSubscription]):
                  hello: bool = True, reconnect: Optional[Reconnect] = None,
                  on_connection: Optional[OnConnection] = None, max_frame_bytes: int = DEFAULT_MAX_FRAME,
                  queue_frames: int = 256) -> None:
-        self.host, self.port = host, port
-        self.auth_token = auth_token
-        self.client_name = client_name
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.server: Optional[pb.HelloResponse] = None
-        self._say_hello = hello
-        self._backoff = Backoff(reconnect) if reconnect else None
+        self._settle(host, port, auth_token, client_name, timeout, connect_timeout, hello, reconnect, max_frame_bytes,
+                     queue_frames)
         self._on_connection = on_connection
-        self._max_frame_bytes = max_frame_bytes
-        self._queue_frames = queue_frames
-        self._ids = itertools.count(1)
         self._pending: Dict[int, "asyncio.Future[Any]"] = {}
         self._kinds: Dict[int, str] = {}
         self._subs: Dict[int, AsyncSubscription] = {}
-        self._early: Dict[int, Deque[Any]] = {}
         self._writer: Optional[asyncio.StreamWriter] = None
         self._read_task: Optional["asyncio.Task[None]"] = None
         self._reconnect_task: Optional["asyncio.Task[None]"] = None
         self._connected = asyncio.Event()
-        self._state = "closed"
-        self._proven = False
-        self._connection_error: Optional[errors.AnimError] = None
         self._opened = False  # connected once: `async with` on a connected client does not connect again
 
     @classmethod

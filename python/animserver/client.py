@@ -19,7 +19,6 @@ Reconnection: see :mod:`animserver.reconnect`.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import select
 import socket
@@ -29,10 +28,11 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, Optional, Typ
 from . import errors
 from ._call import Blocking, Call
 from ._proto import pb
+from ._settings import Settings
 from ._streams import StreamQueue, StreamRouter
 from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
 from .poses import StreamFrame
-from .reconnect import Backoff, ConnectionEvent, Reconnect
+from .reconnect import ConnectionEvent, Reconnect
 from .requests import Encoding, Requests, subscribe_fields
 
 __all__ = ["Client", "Pending", "Subscription"]
@@ -126,7 +126,7 @@ class Subscription(StreamQueue):
         self.close()
 
 
-class Client(Requests, Blocking, StreamRouter[Subscription]):
+class Client(Requests, Blocking, Settings, StreamRouter[Subscription]):
     """A blocking connection to an animserver.
 
     ``hello``: send a hello (carrying ``auth_token``) on connecting; its answer
@@ -140,28 +140,15 @@ class Client(Requests, Blocking, StreamRouter[Subscription]):
                  hello: bool = True, reconnect: Optional[Reconnect] = None,
                  on_connection: Optional[OnConnection] = None, max_frame_bytes: int = DEFAULT_MAX_FRAME,
                  queue_frames: int = 256) -> None:
-        self.host, self.port = host, port
-        self.auth_token = auth_token
-        self.client_name = client_name
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.server: Optional[pb.HelloResponse] = None  # the last HelloResponse
-        self._say_hello = hello
+        self._settle(host, port, auth_token, client_name, timeout, connect_timeout, hello, reconnect, max_frame_bytes,
+                     queue_frames)
         self._policy = reconnect
-        self._backoff = Backoff(reconnect) if reconnect else None
         self._on_connection = on_connection
-        self._max_frame_bytes = max_frame_bytes
-        self._queue_frames = queue_frames
-        self._ids = itertools.count(1)
         self._pending: Dict[int, Pending] = {}
         self._subs: Dict[int, Subscription] = {}
-        self._early: Dict[int, Deque[Any]] = {}
         self._out = bytearray()
         self._sock: Optional[socket.socket] = None
-        self._state = "closed"
         self._due = 0.0
-        self._proven = False
-        self._connection_error: Optional[errors.AnimError] = None
         self._open()  # the first connection is not retried
         if hello:
             self.hello()
