@@ -534,8 +534,7 @@ int bench_transitions(int argc, char **argv) {
       fprintf(stderr, "animbench transitions: %s: %s\n", sets[d].name, err);
       continue;
     }
-    anim_search_data_t data = {sets[d].db.features.values, sets[d].db.features.rows, sets[d].db.features.cols,
-                               sets[d].db.ranges, sets[d].db.nranges};
+    anim_search_data_t data = anim_search_data_of(&sets[d].db);
     sets[d].index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
     sets[d].ok = sets[d].index != NULL;
   }

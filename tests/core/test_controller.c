@@ -69,7 +69,7 @@ static anim_search_index_t *index_fast;
 static int setup(void **state) {
   char err[256];
   if (anim_test_procgen_load(&db)) return -1;
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  anim_search_data_t data = anim_search_data_of(&db);
   index_fast = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   return index_fast ? 0 : -1;
 }
@@ -211,8 +211,7 @@ static void test_scripted_motion_on_mocap(void **state) {
   anim_database_t mocap;
   if (!anim_test_bandai_database(&mocap)) return;
   char err[256];
-  anim_search_data_t data = {mocap.features.values, mocap.features.rows, mocap.features.cols, mocap.ranges,
-                             mocap.nranges};
+  anim_search_data_t data = anim_search_data_of(&mocap);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   assert_non_null(index);
   quality_t q = run_script_on(&mocap, index, 0.1f);
@@ -433,8 +432,7 @@ static void test_standing_on_short_clips(void **state) {
   if (rc) fail_msg("%s", err);
   assert_int_equal(anim_feature_schema_default(&schema, &small), 0);
   if (anim_features_build(&small, &schema, err, sizeof err)) fail_msg("%s", err);
-  anim_search_data_t data = {small.features.values, small.features.rows, small.features.cols, small.ranges,
-                             small.nranges};
+  anim_search_data_t data = anim_search_data_of(&small);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_BRUTE, &data, err, sizeof err);
   assert_non_null(index);
   anim_controller_t c;

@@ -149,7 +149,7 @@ static void run_dataset(int d) {
   if (!build_dataset(d, &db)) return;
   check_database(d, &db);
   char err[256];
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  anim_search_data_t data = anim_search_data_of(&db);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   if (!index) fail_msg("%s", err);
   check_self_search(d, &db, index);

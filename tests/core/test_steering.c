@@ -317,7 +317,7 @@ static int games105_built, bandai_built;
 
 static anim_search_index_t *index_of(const anim_database_t *db) {
   char err[256];
-  anim_search_data_t data = {db->features.values, db->features.rows, db->features.cols, db->ranges, db->nranges};
+  anim_search_data_t data = anim_search_data_of(db);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   if (!index) fail_msg("search index: %s", err);
   return index;
@@ -326,8 +326,7 @@ static anim_search_index_t *index_of(const anim_database_t *db) {
 static int setup(void **state) {
   (void)state;
   if (anim_test_procgen_load(&procgen)) return -1;
-  anim_search_data_t data = {procgen.features.values, procgen.features.rows, procgen.features.cols, procgen.ranges,
-                             procgen.nranges};
+  anim_search_data_t data = anim_search_data_of(&procgen);
   char err[256];
   procgen_index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   return procgen_index ? 0 : -1;
