@@ -100,13 +100,6 @@ static void pose_jump(const anim_database_t *db, int src, int dst, float *out_p,
   }
 }
 
-static long data_contacts(const anim_controller_t *c) {
-  long flags = 0;
-  for (int s = 0; s < c->db->ncontacts; s++)
-    if (c->db->contacts[(size_t)c->frame * (size_t)c->db->ncontacts + (size_t)s]) flags |= 1l << s;
-  return flags;
-}
-
 static const char *range_name(const anim_database_t *db, int frame, int *out_offset, int *out_left) {
   int r = anim_database_range_of(db, frame);
   *out_offset = frame - db->ranges[r].start, *out_left = db->ranges[r].stop - 1 - frame;
@@ -213,7 +206,8 @@ static int run(const dataset_t *set, const anim_controller_params_t *params, sce
       out->stand_body_speed += sum / (float)(nb - 1);
       out->stand_ticks++;
     }
-    anim_quality_meter_frame(&meter, c.global_positions, anim_quality_streamed_contacts(&c), data_contacts(&c), dt);
+    anim_quality_meter_frame(&meter, c.global_positions, anim_quality_streamed_contacts(&c),
+                             (long)anim_database_contacts(c.db, c.frame), dt);
     memcpy(prev, c.global_positions, (size_t)nb * sizeof *prev);
   }
   anim_quality_meter_result(&meter, &out->q);

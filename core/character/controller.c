@@ -425,9 +425,5 @@ void anim_controller_global_pose(anim_controller_t *c) {
 
 uint32_t anim_controller_contacts(const anim_controller_t *c) {
   if (c->params.foot_lock.enabled && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
-  const anim_database_t *db = c->db;
-  uint32_t bits = 0;
-  for (int s = 0; s < db->ncontacts; s++)
-    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) bits |= 1u << s;
-  return bits;
+  return anim_database_contacts(c->db, c->frame);
 }
