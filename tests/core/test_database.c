@@ -218,6 +218,21 @@ static void test_foot_contacts_alternate(void **state) {
   }
 }
 
+/* anim_database_contacts: a frame's flags as bits, bit c for contact bone c;
+ * both feet's bits are seen across the walks (so a lost bit would fail). */
+static void test_contact_bits(void **state) {
+  if (!need_db()) return;
+  uint32_t seen = 0;
+  for (int f = 0; f < db.nframes; f++) {
+    uint32_t bits = anim_database_contacts(&db, f), want = 0;
+    for (int c = 0; c < db.ncontacts; c++)
+      if (db.contacts[(size_t)f * (size_t)db.ncontacts + (size_t)c]) want |= 1u << c;
+    if (bits != want) fail_msg("frame %d: bits %#x, flags %#x", f, bits, want);
+    seen |= bits;
+  }
+  assert_int_equal(seen, 3u);
+}
+
 static void test_mirror_reflects(void **state) {
   if (!need_db()) return;
   /* Range 2r+1 is range 2r mirrored: the hips' local x (relative to the
@@ -527,6 +542,7 @@ int main(void) {
       cmocka_unit_test(test_simulation_bone_on_ground_facing_travel),
       cmocka_unit_test(test_velocities_match_fk_differences),
       cmocka_unit_test(test_foot_contacts_alternate),
+      cmocka_unit_test(test_contact_bits),
       cmocka_unit_test(test_mirror_reflects),
       cmocka_unit_test(test_mirror_keeps_bone_frames),
       cmocka_unit_test(test_source_root_folded_poses_kept),
