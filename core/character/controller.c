@@ -72,9 +72,7 @@ static void predict(const anim_controller_t *c, vec3 target_velocity, const int 
                     vec3 *out_positions, quat *out_rotations) {
   float times[ANIM_MAX_TRAJECTORY_SAMPLES];
   for (int i = 0; i < n; i++) times[i] = (float)frame_offsets[i] / c->db->frame_rate;
-  anim_steering_predict(out_positions, out_rotations, c->sim.position, c->sim.velocity, c->sim.acceleration,
-                        c->sim.rotation, c->sim.angular_velocity, target_velocity, c->sim.desired_rotation,
-                        c->params.velocity_halflife, c->params.rotation_halflife, times, n);
+  anim_steering_predict(out_positions, out_rotations, &c->sim, target_velocity, &c->params, times, n);
 }
 
 /* ---- search --------------------------------------------------------------------------- */

@@ -114,14 +114,16 @@ void anim_steering_rotation_spring(quat *io_rotation, vec3 *io_angular_velocity,
   *io_rotation = quat_normalize(quat_mul(goal, offset));
 }
 
-void anim_steering_predict(vec3 *out_positions, quat *out_rotations, vec3 position, vec3 velocity, vec3 acceleration,
-                           quat rotation, vec3 angular_velocity, vec3 target_velocity, quat desired_rotation,
-                           float velocity_halflife, float rotation_halflife, const float *times_s, int n) {
+void anim_steering_predict(vec3 *out_positions, quat *out_rotations, const anim_steering_sim_t *sim,
+                           vec3 target_velocity, const anim_controller_params_t *params, const float *times_s, int n) {
+  vec3 position = sim->position, velocity = sim->velocity, acceleration = sim->acceleration;
+  quat rotation = sim->rotation;
+  vec3 angular_velocity = sim->angular_velocity;
   float t = 0.0f;
   for (int i = 0; i < n; i++) {
     float dt = times_s[i] - t;
-    anim_spring_character_vec3(&position, &velocity, &acceleration, target_velocity, velocity_halflife, dt);
-    anim_steering_rotation_spring(&rotation, &angular_velocity, desired_rotation, rotation_halflife, dt);
+    anim_spring_character_vec3(&position, &velocity, &acceleration, target_velocity, params->velocity_halflife, dt);
+    anim_steering_rotation_spring(&rotation, &angular_velocity, sim->desired_rotation, params->rotation_halflife, dt);
     out_positions[i] = position, out_rotations[i] = rotation;
     t = times_s[i];
   }

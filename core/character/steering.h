@@ -132,11 +132,10 @@ void anim_steering_sim_desire(anim_steering_sim_t *sim, const anim_controller_in
 void anim_steering_sim_advance(anim_steering_sim_t *sim, const anim_controller_params_t *params, float dt);
 
 /* Predicts the simulation n times ahead (times_s ascending, seconds from
- * now): positions and facings the springs reach from (position, velocity,
- * acceleration, rotation, angular_velocity) toward target_velocity and
- * desired_rotation, with the velocity and rotation half-lives. */
-void anim_steering_predict(vec3 *out_positions, quat *out_rotations, vec3 position, vec3 velocity, vec3 acceleration,
-                           quat rotation, vec3 angular_velocity, vec3 target_velocity, quat desired_rotation,
-                           float velocity_halflife, float rotation_halflife, const float *times_s, int n);
+ * now): positions and facings the springs reach from sim's state toward
+ * target_velocity and sim's desired facing, with params' velocity and
+ * rotation half-lives. sim is not changed. */
+void anim_steering_predict(vec3 *out_positions, quat *out_rotations, const anim_steering_sim_t *sim,
+                           vec3 target_velocity, const anim_controller_params_t *params, const float *times_s, int n);
 
 #endif

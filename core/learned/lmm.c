@@ -311,9 +311,7 @@ static void update_contacts(anim_lmm_character_t *c, const float *values) {
 /* The query: the current foot and hip features (normalized already) and the
  * predicted trajectory relative to the displayed root, normalized. */
 static void build_query(anim_lmm_character_t *c, vec3 target_velocity, float *out_query) {
-  anim_steering_predict(c->trajectory_positions, c->trajectory_rotations, c->sim.position, c->sim.velocity,
-                        c->sim.acceleration, c->sim.rotation, c->sim.angular_velocity, target_velocity,
-                        c->sim.desired_rotation, c->params.velocity_halflife, c->params.rotation_halflife,
+  anim_steering_predict(c->trajectory_positions, c->trajectory_rotations, &c->sim, target_velocity, &c->params,
                         trajectory_times, ANIM_LMM_TRAJECTORY);
   float raw[2 * 2 * ANIM_LMM_TRAJECTORY];
   anim_lmm_trajectory_features(raw, c->pose.positions[0], c->pose.rotations[0], c->trajectory_positions,
