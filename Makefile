@@ -396,6 +396,10 @@ $(BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c | $(GEN_H)
 $(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(SERVER_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+# The BVH target reorders clips with a test-support helper (plain C, no cmocka).
+$(BUILD)/fuzz_bvh: $(BUILD)/obj/tests/fuzz/fuzz_bvh.o $(call obj,tests/support/clip_reorder.c) $(SERVER_LIB) $(CORE_LIB)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
 # The client's reader and conversions: the client library, not the server.
 $(BUILD)/fuzz_client_convert: $(BUILD)/obj/tests/fuzz/fuzz_client_convert.o $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"

@@ -148,7 +148,7 @@ static double baseline_ticks_per_second(int search_interval, int N) {
   anim_database_t db;
   char err[256];
   if (anim_procgen_database(&db, NULL, err, sizeof err)) return 0;
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  anim_search_data_t data = anim_search_data_of(&db);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   enum { TICKS = 120, ROUNDS = 5 };
   anim_controller_t *c = calloc((size_t)N, sizeof *c);

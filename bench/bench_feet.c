@@ -136,7 +136,7 @@ static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
 static double tick_cost(const dataset_t *set, int n, int foot_lock) {
   anim_controller_params_t p;
   anim_controller_params_default(&p);
-  p.foot_lock = foot_lock;
+  p.foot_lock.enabled = foot_lock;
   anim_controller_t *c = calloc((size_t)n, sizeof *c);
   anim_input_program_t *programs = calloc((size_t)n, sizeof *programs);
   const float dt = 1.0f / 60.0f;
@@ -225,8 +225,7 @@ int bench_feet(int argc, char **argv) {
       fprintf(stderr, "animbench feet: %s: %s\n", anim_quality_datasets[d].name, err);
       continue;
     }
-    anim_search_data_t data = {sets[d].db.features.values, sets[d].db.features.rows, sets[d].db.features.cols,
-                               sets[d].db.ranges, sets[d].db.nranges};
+    anim_search_data_t data = anim_search_data_of(&sets[d].db);
     sets[d].index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
     sets[d].ok = sets[d].index != NULL;
   }

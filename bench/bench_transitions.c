@@ -100,13 +100,6 @@ static void pose_jump(const anim_database_t *db, int src, int dst, float *out_p,
   }
 }
 
-static long data_contacts(const anim_controller_t *c) {
-  long flags = 0;
-  for (int s = 0; s < c->db->ncontacts; s++)
-    if (c->db->contacts[(size_t)c->frame * (size_t)c->db->ncontacts + (size_t)s]) flags |= 1l << s;
-  return flags;
-}
-
 static const char *range_name(const anim_database_t *db, int frame, int *out_offset, int *out_left) {
   int r = anim_database_range_of(db, frame);
   *out_offset = frame - db->ranges[r].start, *out_left = db->ranges[r].stop - 1 - frame;
@@ -146,7 +139,7 @@ static int run(const dataset_t *set, const anim_controller_params_t *params, sce
     if ((rc = anim_controller_tick_end(&c, found ? &best : NULL))) break;
     if (walking != was_walking) {
       if (walking)
-        anim_quality_meter_command(&meter, c.desired_velocity), out->starts++, start_pending = half_pending = 1;
+        anim_quality_meter_command(&meter, c.sim.desired_velocity), out->starts++, start_pending = half_pending = 1;
       else if (was_walking == 1)
         out->stops++, stop_pending = 1, start_pending = half_pending = 0;
       if (!walking) anim_quality_meter_command(&meter, vec3_zero());
@@ -192,12 +185,12 @@ static int run(const dataset_t *set, const anim_controller_params_t *params, sce
     }
     vec3 rv = c.pose_velocities[0];
     float root_speed = sqrtf(rv.x * rv.x + rv.z * rv.z);
-    if (start_pending && vec3_dot(rv, c.desired_velocity) >= 0.9f * walk_speed * walk_speed) {
+    if (start_pending && vec3_dot(rv, c.sim.desired_velocity) >= 0.9f * walk_speed * walk_speed) {
       float took = time + dt - command_time;
       out->started++, out->start_sum += took, start_pending = 0;
       if (took > out->start_max) out->start_max = took;
     }
-    if (half_pending && vec3_dot(rv, c.desired_velocity) >= 0.5f * walk_speed * walk_speed)
+    if (half_pending && vec3_dot(rv, c.sim.desired_velocity) >= 0.5f * walk_speed * walk_speed)
       out->started_half++, out->start_half_sum += time + dt - command_time, half_pending = 0;
     if (stop_pending && root_speed < 0.1f * walk_speed) {
       float took = time + dt - command_time;
@@ -213,7 +206,8 @@ static int run(const dataset_t *set, const anim_controller_params_t *params, sce
       out->stand_body_speed += sum / (float)(nb - 1);
       out->stand_ticks++;
     }
-    anim_quality_meter_frame(&meter, c.global_positions, anim_quality_streamed_contacts(&c), data_contacts(&c), dt);
+    anim_quality_meter_frame(&meter, c.global_positions, anim_quality_streamed_contacts(&c),
+                             (long)anim_database_contacts(c.db, c.frame), dt);
     memcpy(prev, c.global_positions, (size_t)nb * sizeof *prev);
   }
   anim_quality_meter_result(&meter, &out->q);
@@ -534,8 +528,7 @@ int bench_transitions(int argc, char **argv) {
       fprintf(stderr, "animbench transitions: %s: %s\n", sets[d].name, err);
       continue;
     }
-    anim_search_data_t data = {sets[d].db.features.values, sets[d].db.features.rows, sets[d].db.features.cols,
-                               sets[d].db.ranges, sets[d].db.nranges};
+    anim_search_data_t data = anim_search_data_of(&sets[d].db);
     sets[d].index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
     sets[d].ok = sets[d].index != NULL;
   }

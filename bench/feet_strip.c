@@ -33,11 +33,9 @@ void feet_strip_record(void *ctx, const anim_controller_t *c, uint32_t contacts)
   }
   int f = s->nframes++;
   memcpy(s->positions + (size_t)f * (size_t)nb, c->global_positions, sizeof(vec3) * (size_t)nb);
-  s->shown[f] = contacts, s->data[f] = s->stepping[f] = 0;
-  for (int k = 0; k < s->db->ncontacts; k++) {
-    if (s->db->contacts[(size_t)c->frame * (size_t)s->db->ncontacts + (size_t)k]) s->data[f] |= 1u << k;
+  s->shown[f] = contacts, s->data[f] = anim_database_contacts(s->db, c->frame), s->stepping[f] = 0;
+  for (int k = 0; k < s->db->ncontacts; k++)
     if (k < c->feet.nfeet && c->feet.feet[k].state == ANIM_FOOT_STEPPING) s->stepping[f] |= 1u << k;
-  }
 }
 
 /* ---- drawing ------------------------------------------------------------------------- */

@@ -31,6 +31,10 @@ struct anim_physics_model {
   char *mjcf;
 };
 
+/* Formats a message into err (size errlen; nothing when err is NULL): the
+ * build's and the step's errors. Defined in body_model.c. */
+void body_errorf(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 struct anim_physics_body {
   const anim_physics_model_t *model;
   mjData *d;

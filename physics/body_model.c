@@ -36,7 +36,7 @@
 
 enum { G_OTHER, G_THIGH, G_SHANK, G_FOOT };
 
-static void errorf(char *err, int errlen, const char *fmt, ...) {
+void body_errorf(char *err, int errlen, const char *fmt, ...) {
   if (!err || errlen <= 0) return;
   va_list ap;
   va_start(ap, fmt);
@@ -240,9 +240,9 @@ static mjModel *load_mjcf(const char *xml, char *err, int errlen) {
     memcpy(vfs->filedata[mj_findFileVFS(vfs, "body.xml")], xml, (size_t)len);
     char merr[512] = "";
     m = mj_loadXML("body.xml", vfs, merr, sizeof merr);
-    if (!m) errorf(err, errlen, "MuJoCo refused the body model: %s", merr);
+    if (!m) body_errorf(err, errlen, "MuJoCo refused the body model: %s", merr);
   } else {
-    errorf(err, errlen, "MuJoCo's virtual file system refused the model");
+    body_errorf(err, errlen, "MuJoCo's virtual file system refused the model");
   }
   mj_deleteVFS(vfs);
   free(vfs);
@@ -284,7 +284,7 @@ static int find_addresses(anim_physics_model_t *pm, char *err, int errlen) {
     pm->body_id[b] = mj_name2id(pm->m, mjOBJ_BODY, name);
     snprintf(name, sizeof name, "j%d", b);
     int j = mj_name2id(pm->m, mjOBJ_JOINT, name);
-    if (pm->body_id[b] < 0 || j < 0) return errorf(err, errlen, "MuJoCo model lost bone %d", b), ANIM_EINTERNAL;
+    if (pm->body_id[b] < 0 || j < 0) return body_errorf(err, errlen, "MuJoCo model lost bone %d", b), ANIM_EINTERNAL;
     pm->qposadr[b] = pm->m->jnt_qposadr[j];
     pm->dofadr[b] = pm->m->jnt_dofadr[j];
   }
@@ -296,11 +296,11 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   anim_physics_model_options_t o;
   if (options) o = *options;
   else anim_physics_model_options_default(&o);
-  if (!db) { errorf(err, errlen, "db: NULL"); return NULL; }
-  if (!(o.total_mass > 0.0f && o.total_mass < 1e5f)) { errorf(err, errlen, "total_mass: must be in (0, 1e5) kg"); return NULL; }
-  if (!(o.tick > 0.0f && o.tick <= 1.0f)) { errorf(err, errlen, "tick: must be in (0, 1] s"); return NULL; }
-  if (o.substeps < 1 || o.substeps > 64) { errorf(err, errlen, "substeps: must be in 1..64"); return NULL; }
-  if (!(o.friction >= 0.0f && o.friction <= 10.0f)) { errorf(err, errlen, "friction: must be in [0, 10]"); return NULL; }
+  if (!db) { body_errorf(err, errlen, "db: NULL"); return NULL; }
+  if (!(o.total_mass > 0.0f && o.total_mass < 1e5f)) { body_errorf(err, errlen, "total_mass: must be in (0, 1e5) kg"); return NULL; }
+  if (!(o.tick > 0.0f && o.tick <= 1.0f)) { body_errorf(err, errlen, "tick: must be in (0, 1] s"); return NULL; }
+  if (o.substeps < 1 || o.substeps > 64) { body_errorf(err, errlen, "substeps: must be in 1..64"); return NULL; }
+  if (!(o.friction >= 0.0f && o.friction <= 10.0f)) { body_errorf(err, errlen, "friction: must be in [0, 10]"); return NULL; }
   if (anim_database_validate(db, err, errlen)) return NULL;
   const anim_skeleton_t *sk = &db->skeleton;
   /* The free root is the hips (the thighs' common ancestor); bones between
@@ -315,11 +315,11 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   }
   for (int b = 1; b < sk->nbones; b++)
     if (!is_descendant(sk->parents, b, root) && !is_descendant(sk->parents, root, b)) {
-      errorf(err, errlen, "skeleton: bone %s hangs neither below the hips (%s) nor above them", sk->names[b], sk->names[root]);
+      body_errorf(err, errlen, "skeleton: bone %s hangs neither below the hips (%s) nor above them", sk->names[b], sk->names[root]);
       return NULL;
     }
   anim_physics_model_t *pm = calloc(1, sizeof *pm);
-  if (!pm) { errorf(err, errlen, "out of memory"); return NULL; }
+  if (!pm) { body_errorf(err, errlen, "out of memory"); return NULL; }
   pm->nbones = sk->nbones, pm->root = root;
   pm->total_mass = o.total_mass, pm->tick = o.tick, pm->substeps = o.substeps;
   memcpy(pm->parents, sk->parents, sizeof(int) * (size_t)sk->nbones);
@@ -354,7 +354,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
     if (pm->m) mj_deleteModel(pm->m), pm->m = NULL;
     free(pm->mjcf);
     pm->mjcf = write_mjcf(pm, o.friction);
-    if (!pm->mjcf) { errorf(err, errlen, "out of memory"); anim_physics_model_free(pm); return NULL; }
+    if (!pm->mjcf) { body_errorf(err, errlen, "out of memory"); anim_physics_model_free(pm); return NULL; }
     pm->m = load_mjcf(pm->mjcf, err, errlen);
     if (!pm->m) { anim_physics_model_free(pm); return NULL; }
     if (find_addresses(pm, err, errlen) || effective_inertias(pm)) { anim_physics_model_free(pm); return NULL; }

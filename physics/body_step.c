@@ -5,7 +5,6 @@
  * database's floats. Nothing here allocates after anim_physics_body_create.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +17,6 @@
 typedef struct {
   double w, x, y, z;
 } dquat;
-
-static void errorf(char *err, int errlen, const char *fmt, ...) {
-  if (!err || errlen <= 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, (size_t)errlen, fmt, ap);
-  va_end(ap);
-}
 
 static dquat dq_from(quat q) { return (dquat){q.w, q.x, q.y, q.z}; }
 static dquat dq_load(const mjtNum *p) { return (dquat){p[0], p[1], p[2], p[3]}; }
@@ -62,10 +53,10 @@ static void dq_rotate(double *out, dquat q, const double *v) {
 }
 
 static int drive_check(const anim_physics_drive_t *d, char *err, int errlen) {
-  if (d->mode < ANIM_PHYSICS_KINEMATIC || d->mode > ANIM_PHYSICS_LIMP) return errorf(err, errlen, "mode: must be kinematic, powered or limp"), ANIM_EINVAL;
-  if (!(d->halflife >= 0.005f && d->halflife <= 10.0f)) return errorf(err, errlen, "halflife: must be in [0.005, 10] s"), ANIM_EINVAL;
-  if (!(d->damping_ratio >= 0.0f && d->damping_ratio <= 10.0f)) return errorf(err, errlen, "damping_ratio: must be in [0, 10]"), ANIM_EINVAL;
-  if (!(d->max_torque >= 0.0f && d->max_torque <= 1e5f)) return errorf(err, errlen, "max_torque: must be in [0, 1e5] N m"), ANIM_EINVAL;
+  if (d->mode < ANIM_PHYSICS_KINEMATIC || d->mode > ANIM_PHYSICS_LIMP) return body_errorf(err, errlen, "mode: must be kinematic, powered or limp"), ANIM_EINVAL;
+  if (!(d->halflife >= 0.005f && d->halflife <= 10.0f)) return body_errorf(err, errlen, "halflife: must be in [0.005, 10] s"), ANIM_EINVAL;
+  if (!(d->damping_ratio >= 0.0f && d->damping_ratio <= 10.0f)) return body_errorf(err, errlen, "damping_ratio: must be in [0, 10]"), ANIM_EINVAL;
+  if (!(d->max_torque >= 0.0f && d->max_torque <= 1e5f)) return body_errorf(err, errlen, "max_torque: must be in [0, 1e5] N m"), ANIM_EINVAL;
   return 0;
 }
 
@@ -81,7 +72,7 @@ anim_physics_body_t *anim_physics_body_create(const anim_physics_model_t *model,
   anim_physics_body_t *body = calloc(1, sizeof *body);
   if (!body || !(body->d = mj_makeData(model->m))) {
     free(body);
-    errorf(err, errlen, "out of memory");
+    body_errorf(err, errlen, "out of memory");
     return NULL;
   }
   body->model = model;
@@ -150,9 +141,9 @@ int anim_physics_body_reset(anim_physics_body_t *body, const vec3 *local_positio
 
 int anim_physics_body_set_drive(anim_physics_body_t *body, int bone, const anim_physics_drive_t *drive, char *err,
                                 int errlen) {
-  if (!body || !drive) return errorf(err, errlen, "drive: NULL"), ANIM_EINVAL;
+  if (!body || !drive) return body_errorf(err, errlen, "drive: NULL"), ANIM_EINVAL;
   if (bone < 1 || bone >= body->model->nbones || bone == body->model->root || !body->model->sim[bone])
-    return errorf(err, errlen, "bone: %d is not a jointed bone (one below the root %d)", bone, body->model->root), ANIM_ERANGE;
+    return body_errorf(err, errlen, "bone: %d is not a jointed bone (one below the root %d)", bone, body->model->root), ANIM_ERANGE;
   int rc = drive_check(drive, err, errlen);
   if (rc) return rc;
   body->drives[bone] = *drive;
@@ -160,11 +151,11 @@ int anim_physics_body_set_drive(anim_physics_body_t *body, int bone, const anim_
 }
 
 int anim_physics_body_set_root(anim_physics_body_t *body, const anim_physics_root_t *root, char *err, int errlen) {
-  if (!body || !root) return errorf(err, errlen, "root: NULL"), ANIM_EINVAL;
+  if (!body || !root) return body_errorf(err, errlen, "root: NULL"), ANIM_EINVAL;
   anim_physics_drive_t as_drive = {root->mode, root->halflife, root->damping_ratio, root->max_torque};
   int rc = drive_check(&as_drive, err, errlen);
   if (rc) return rc;
-  if (!(root->max_force >= 0.0f && root->max_force <= 1e6f)) return errorf(err, errlen, "max_force: must be in [0, 1e6] N"), ANIM_EINVAL;
+  if (!(root->max_force >= 0.0f && root->max_force <= 1e6f)) return body_errorf(err, errlen, "max_force: must be in [0, 1e6] N"), ANIM_EINVAL;
   body->root = *root;
   return 0;
 }

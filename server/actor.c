@@ -40,6 +40,13 @@ void srv_actor_report(srv_actor_t *a) {
     anim_pose_quantize(a->quantized, a->pose.positions, a->pose.rotations, a->pose.nbones, 0);
 }
 
+void srv_actor_state_sim(const anim_steering_sim_t *sim, srv_response_t *out) {
+  srv_character_state_response_t *s = &out->body.character_state;
+  s->position = sim->position, s->velocity = sim->velocity, s->rotation = sim->rotation;
+  s->angular_velocity = sim->angular_velocity, s->desired_velocity = sim->desired_velocity;
+  s->desired_rotation = sim->desired_rotation;
+}
+
 int srv_actor_state_inertializer(const anim_inertializer_t *in, int offsets, srv_response_t *out) {
   srv_inertializer_t *s = &out->body.character_state.inertializer;
   const float anchor[14] = {in->anchor_anim_position.x,  in->anchor_anim_position.y,  in->anchor_anim_position.z,

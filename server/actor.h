@@ -159,6 +159,10 @@ const srv_actor_kind_t *srv_actor_kind_for(int mode);
 /* The proto CharacterMode value of a kind (-1: not a kind of the table). */
 int srv_actor_kind_mode(const srv_actor_kind_t *kind);
 
+/* character_state's simulation (position, velocity, rotation, angular
+ * velocity, desired velocity and rotation) from a kind's steering. */
+void srv_actor_state_sim(const anim_steering_sim_t *sim, srv_response_t *out);
+
 /* character_state's inertializer from a kind's: the anchor, and with
  * offsets the per-bone offsets (copied into the response). 0 or ANIM_ENOMEM. */
 int srv_actor_state_inertializer(const anim_inertializer_t *inertializer, int offsets, srv_response_t *out);

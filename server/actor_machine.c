@@ -43,10 +43,7 @@ static void report(srv_actor_t *a) {
   p->rotations = c->pose.rotations;
   p->frame = anim_machine_character_frame(c);
   p->transitioned = c->changed;
-  p->contacts = 0;
-  if (p->frame >= 0)
-    for (int s = 0; s < db->ncontacts && s < 32; s++)
-      if (db->contacts[(size_t)p->frame * (size_t)db->ncontacts + (size_t)s]) p->contacts |= 1u << s;
+  p->contacts = p->frame >= 0 ? anim_database_contacts(db, p->frame) : 0;
   if (a->want & SRV_WANT_GLOBAL) anim_machine_character_global_pose(c);
   p->global_positions = c->global_positions;
   int depth = anim_machine_character_path(c, m->states, m->times, ANIM_SM_MAX_DEPTH);

@@ -120,9 +120,7 @@ static int set_input(void *character, const anim_controller_input_t *input) {
 static int state(const void *character, int offsets, srv_response_t *out) {
   const anim_controller_t *c = character;
   srv_character_state_response_t *s = &out->body.character_state;
-  s->position = c->sim_position, s->velocity = c->sim_velocity, s->rotation = c->sim_rotation;
-  s->angular_velocity = c->sim_angular_velocity, s->desired_velocity = c->desired_velocity;
-  s->desired_rotation = c->desired_rotation;
+  srv_actor_state_sim(&c->sim, out);
   s->ntrajectory = c->ntrajectory;
   memcpy(s->trajectory, c->trajectory_positions, sizeof s->trajectory);
   s->frame = c->frame;

@@ -192,8 +192,7 @@ static void report(srv_actor_t *a) {
   const anim_pose_fitter_t *f = &c->fitter;
   p->positions = f->pose_positions, p->rotations = f->pose_rotations, p->global_positions = f->global_positions;
   p->frame = f->prior_frame;
-  for (int s = 0; s < db->ncontacts && s < 32; s++)
-    if (db->contacts[(size_t)f->prior_frame * (size_t)db->ncontacts + (size_t)s]) p->contacts |= 1u << s;
+  p->contacts = anim_database_contacts(db, f->prior_frame);
   p->transitioned = f->transitions != c->transitions;
   c->transitions = f->transitions;
 }

@@ -189,7 +189,7 @@ static int decode_fit_params(srv_decoder_t *d, const Animserver__FitParams *in, 
     return rc;
   if (in->iterations) out->iterations = (int)in->iterations;
   if (in->search_interval) out->search_interval = (int)in->search_interval;
-  out->foot_lock = !in->no_foot_lock;
+  out->foot_lock.enabled = !in->no_foot_lock;
   out->limit_joints = !in->no_joint_limits;
   if (anim_pose_fit_params_validate(out) != 0) /* the rules above are the core's: a mismatch is a bug here */
     return srv_decode_fail(d, ANIM_EINTERNAL, ": rejected by the fit (the codec's checks are out of date)");

@@ -29,8 +29,7 @@ srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, cha
   memset(db, 0, sizeof *db);
   snprintf(entry->source, sizeof entry->source, "%s", source ? source : "");
   entry->refs = 1;
-  anim_search_data_t data = {entry->db.features.values, entry->db.features.rows, entry->db.features.cols,
-                             entry->db.ranges, entry->db.nranges};
+  anim_search_data_t data = anim_search_data_of(&entry->db);
   entry->memory_bytes = database_memory(&entry->db);
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) {
     entry->indexes[m] =

@@ -617,7 +617,7 @@ static int cmd_search(int argc, char **argv) {
       memcpy(vector, db.features.values + (size_t)frame * (size_t)db.features.cols,
              (size_t)db.features.cols * sizeof(float));
     q.query = vector;
-    anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+    anim_search_data_t data = anim_search_data_of(&db);
     char err[256];
     anim_search_index_t *index = anim_search_index_build(method, &data, err, sizeof err);
     anim_search_hit_t *hits = malloc((size_t)q.k * sizeof *hits);

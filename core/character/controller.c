@@ -26,25 +26,21 @@ void anim_controller_params_default(anim_controller_params_t *p) {
   p->input_f = 4.0f;
   p->input_zeta = 1.0f;
   p->input_r = 0.0f;
-  p->foot_lock = 1;
-  p->foot_unlock_radius = 0.2f;
-  p->foot_release_halflife = 0.1f;
+  p->foot_lock = (anim_foot_lock_params_t){.enabled = 1, .unlock_radius = 0.2f, .release_halflife = 0.1f};
 }
 
 int anim_controller_params_validate(const anim_controller_params_t *p) {
   float values[] = {p->inertialize_halflife, p->velocity_halflife, p->rotation_halflife, p->forward_speed,
                     p->side_speed, p->back_speed, p->transition_cost, p->replan_threshold, p->input_f,
-                    p->input_zeta, p->input_r, p->foot_unlock_radius, p->foot_release_halflife,
+                    p->input_zeta, p->input_r, p->foot_lock.unlock_radius, p->foot_lock.release_halflife,
                     p->body_halflife_scale, p->root_halflife_scale};
-  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+  if (!anim_floats_finite(values, (int)(sizeof values / sizeof values[0]))) return ANIM_ENONFINITE;
   if (p->search_interval < 1 || !(p->inertialize_halflife > 0) || !(p->velocity_halflife > 0) ||
       !(p->rotation_halflife > 0) || p->forward_speed < 0 || p->side_speed < 0 || p->back_speed < 0 ||
       p->ignore_surrounding < 0 || p->ignore_range_end < 0 || p->transition_cost < 0 || p->replan_threshold < 0 ||
-      !(p->input_f > 0) || p->input_zeta < 0 || !(p->body_halflife_scale > 0) || !(p->root_halflife_scale > 0) ||
-      (p->foot_lock && (!(p->foot_unlock_radius > 0) || !(p->foot_release_halflife > 0))))
+      !(p->input_f > 0) || p->input_zeta < 0 || !(p->body_halflife_scale > 0) || !(p->root_halflife_scale > 0))
     return ANIM_EINVAL;
-  return 0;
+  return anim_foot_lock_params_validate(&p->foot_lock);
 }
 
 /* ---- views of the database ------------------------------------------------------------ */
@@ -53,18 +49,10 @@ int anim_controller_params_validate(const anim_controller_params_t *p) {
 
 static quat yaw_rotation(float angle) { return quat_from_angle_axis(angle, up); }
 
-static void update_desired(anim_controller_t *c) {
-  anim_steering_state_t state = {c->sim_position, c->sim_rotation, c->pose_velocities[0],
-                                 anim_steering_stop_offset(c->sim_velocity, c->sim_acceleration, &c->smoothed_velocity,
-                                                           &c->smoothing, c->params.velocity_halflife)};
-  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->arrival, &c->input, &c->params, &state);
-}
-
 int anim_controller_input_validate(const anim_controller_input_t *in) {
   float values[] = {in->stick_x, in->stick_z, in->camera_azimuth, in->velocity.x, in->velocity.y, in->velocity.z,
                     in->facing, in->goal.x, in->goal.y, in->goal.z, in->goal_speed};
-  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+  if (!anim_floats_finite(values, (int)(sizeof values / sizeof values[0]))) return ANIM_ENONFINITE;
   if ((unsigned)in->kind > ANIM_INPUT_GOAL || in->stick_x * in->stick_x + in->stick_z * in->stick_z > 1.002f ||
       in->goal_speed < 0.0f)
     return ANIM_EINVAL;
@@ -84,9 +72,7 @@ static void predict(const anim_controller_t *c, vec3 target_velocity, const int 
                     vec3 *out_positions, quat *out_rotations) {
   float times[ANIM_MAX_TRAJECTORY_SAMPLES];
   for (int i = 0; i < n; i++) times[i] = (float)frame_offsets[i] / c->db->frame_rate;
-  anim_steering_predict(out_positions, out_rotations, c->sim_position, c->sim_velocity, c->sim_acceleration,
-                        c->sim_rotation, c->sim_angular_velocity, target_velocity, c->desired_rotation,
-                        c->params.velocity_halflife, c->params.rotation_halflife, times, n);
+  anim_steering_predict(out_positions, out_rotations, &c->sim, target_velocity, &c->params, times, n);
 }
 
 /* ---- search --------------------------------------------------------------------------- */
@@ -133,7 +119,7 @@ static void build_query(anim_controller_t *c, vec3 target_velocity, float *out_q
 void anim_controller_query(const anim_controller_t *c, float *out_query) {
   vec3 positions[ANIM_MAX_TRAJECTORY_SAMPLES];
   quat rotations[ANIM_MAX_TRAJECTORY_SAMPLES];
-  query_for(c, c->smoothed_velocity.y, out_query, positions, rotations);
+  query_for(c, c->sim.smoothed_velocity.y, out_query, positions, rotations);
 }
 
 /* ---- standing still ---------------------------------------------------------------------- */
@@ -147,9 +133,9 @@ void anim_controller_query(const anim_controller_t *c, float *out_query) {
 #define REST_FACING 0.99875f /* |cos(half the angle)| to the asked facing: within 0.1 rad */
 
 static int at_rest(const anim_controller_t *c, vec3 target) {
-  return vec3_length(target) < REST_SPEED && vec3_length(c->sim_velocity) < REST_SPEED &&
-         vec3_length(c->sim_angular_velocity) < REST_TURN &&
-         fabsf(quat_dot(c->sim_rotation, c->desired_rotation)) > REST_FACING;
+  return vec3_length(target) < REST_SPEED && vec3_length(c->sim.velocity) < REST_SPEED &&
+         vec3_length(c->sim.angular_velocity) < REST_TURN &&
+         fabsf(quat_dot(c->sim.rotation, c->sim.desired_rotation)) > REST_FACING;
 }
 
 /* A still pose of the data: every contact on and the root (the simulation
@@ -296,13 +282,13 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   c->fast_rotations = (uint8_t *)(q + 3 * n);
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
                          c->offset_angular_velocities);
-  anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
+  anim_dynamics_params_make(&c->sim.smoothing, params->input_f, params->input_zeta, params->input_r);
   c->input.kind = ANIM_INPUT_STICK;
   find_fast_rotations(c);
   /* A skeleton whose contact bones have no legs above them simply goes unlocked. */
-  if (params->foot_lock && (anim_foot_locks_init(&c->feet, db, params->foot_unlock_radius,
-                                                 params->foot_release_halflife) != 0 ||
-                            anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0))
+  const anim_foot_lock_params_t *lock = &params->foot_lock;
+  if (lock->enabled && (anim_foot_locks_init(&c->feet, db, lock->unlock_radius, lock->release_halflife) != 0 ||
+                        anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0))
     c->feet.nfeet = 0;
   anim_controller_reset(c, position, facing, vec3_zero(), start_frame);
   return 0;
@@ -317,19 +303,19 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   memset(c->offset_angular_velocities, 0, n * sizeof(vec3));
   for (size_t b = 0; b < n; b++) c->offset_rotations[b] = quat_identity();
   c->frame = start_frame;
-  c->sim_position = vec3_make(position.x, 0.0f, position.z);
-  c->sim_velocity = c->desired_velocity = c->velocity_at_last_search = vec3_make(velocity.x, 0.0f, velocity.z);
-  c->sim_acceleration = c->sim_angular_velocity = vec3_zero();
-  c->sim_rotation = c->desired_rotation = yaw_rotation(facing);
-  c->arrival.arrived = c->arrival.set_off = 0;
-  anim_dynamics_vec3_reset(&c->smoothed_velocity, c->sim_velocity);
+  c->sim.position = vec3_make(position.x, 0.0f, position.z);
+  c->sim.velocity = c->sim.desired_velocity = c->velocity_at_last_search = vec3_make(velocity.x, 0.0f, velocity.z);
+  c->sim.acceleration = c->sim.angular_velocity = vec3_zero();
+  c->sim.rotation = c->sim.desired_rotation = yaw_rotation(facing);
+  c->sim.arrival.arrived = c->sim.arrival.set_off = 0;
+  anim_dynamics_vec3_reset(&c->sim.smoothed_velocity, c->sim.velocity);
   c->frame_time_accum = c->time_since_transition = c->tick_dt = 0.0f;
   c->tick_frames = c->tick_searching = c->search_reasons = c->transitioned = c->globals_fresh = 0;
   c->holding = c->search_at_rest = 0;
   c->search_query = NULL;
   size_t base = (size_t)start_frame * n;
-  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim_position,
-                          c->sim_rotation);
+  anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim.position,
+                          c->sim.rotation);
   /* A first displayed pose, so queries have a root from the start. */
   anim_pose_view_t view = anim_database_frame_pose(db, start_frame);
   anim_pose_buffer_t out = {n, c->pose_positions, c->pose_velocities, c->pose_rotations, c->pose_angular_velocities};
@@ -350,9 +336,8 @@ static int take_frames(anim_controller_t *c, float dt) {
 int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query, anim_search_query_t *out_search) {
   if (!(dt > 0.0f) || !isfinite(dt)) return ANIM_EINVAL;
   const anim_controller_params_t *p = &c->params;
-  update_desired(c);
-  anim_dynamics_vec3_update(&c->smoothed_velocity, &c->smoothing, c->desired_velocity, dt);
-  vec3 target = c->smoothed_velocity.y;
+  anim_steering_sim_desire(&c->sim, &c->input, p, c->pose_velocities[0], dt);
+  vec3 target = c->sim.smoothed_velocity.y;
   c->tick_dt = dt;
   c->tick_frames = take_frames(c, dt);
   c->frames_since_search += c->tick_frames;
@@ -384,11 +369,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   int stop = anim_database_range_stop(c->db, c->frame);
   if (!c->holding) c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
   /* Simulation springs, then the displayed pose. */
-  vec3 target = c->smoothed_velocity.y;
-  anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, target, p->velocity_halflife,
-                             dt);
-  anim_steering_rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife,
-                                dt);
+  anim_steering_sim_advance(&c->sim, p, dt);
   anim_pose_view_t view = shown_frame_pose(c, c->frame, c->holding);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
@@ -401,10 +382,10 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   c->tick_searching = 0;
   if (rc) return rc;
   /* The simulation starts from where the character actually is. */
-  c->sim_position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
+  c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
   c->ticks++;
-  if (p->foot_lock && c->feet.nfeet)
+  if (p->foot_lock.enabled && c->feet.nfeet)
     anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts, c->pose_positions,
                           c->pose_rotations, dt);
   return 0;
@@ -423,7 +404,7 @@ int anim_controller_tick(anim_controller_t *c, float dt) {
 
 void anim_controller_translate(anim_controller_t *c, vec3 step) {
   vec3 ground = vec3_make(step.x, 0.0f, step.z);
-  c->sim_position = vec3_add(c->sim_position, ground);
+  c->sim.position = vec3_add(c->sim.position, ground);
   for (int i = 0; i < c->ntrajectory; i++) c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
   c->pose_positions[0] = vec3_add(c->pose_positions[0], step);
@@ -441,10 +422,6 @@ void anim_controller_global_pose(anim_controller_t *c) {
 }
 
 uint32_t anim_controller_contacts(const anim_controller_t *c) {
-  if (c->params.foot_lock && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
-  const anim_database_t *db = c->db;
-  uint32_t bits = 0;
-  for (int s = 0; s < db->ncontacts; s++)
-    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) bits |= 1u << s;
-  return bits;
+  if (c->params.foot_lock.enabled && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
+  return anim_database_contacts(c->db, c->frame);
 }

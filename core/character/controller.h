@@ -47,7 +47,7 @@
  *  2. halflives > 0 seconds; speeds >= 0 m/s; all finite;
  *  3. ignore_surrounding, ignore_range_end >= 0; transition_cost >= 0;
  *  4. input_f > 0, input_zeta >= 0 (second-order input smoothing, 001_*);
- *  5. foot_unlock_radius > 0 and foot_release_halflife > 0 (when foot_lock);
+ *  5. foot_lock.unlock_radius > 0 and .release_halflife > 0 (when enabled);
  *  6. body_halflife_scale > 0 and root_halflife_scale > 0, finite.
  */
 #ifndef ANIM_CONTROLLER_H
@@ -73,9 +73,7 @@ typedef struct {
   float transition_cost;          /* added to every frame but the current one */
   float replan_threshold;         /* m/s change of desired velocity that forces a search */
   float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity */
-  int foot_lock;                  /* hold planted feet with two-bone IK (foot_lock.h) */
-  float foot_unlock_radius;       /* m a lock may stretch before it lets go */
-  float foot_release_halflife;    /* s, blend back after a release */
+  anim_foot_lock_params_t foot_lock; /* planted feet held with two-bone IK (foot_lock.h) */
 } anim_controller_params_t;
 
 void anim_controller_params_default(anim_controller_params_t *out_params);
@@ -114,21 +112,27 @@ typedef struct {
   int arrived;
 } anim_goal_arrival_t;
 
+/* A character's simulation (world space, metres, seconds): the point its
+ * input steers with springs (steering.h) and its root follows; the same in
+ * the database controller and the learned one (lmm.h). */
+typedef struct {
+  vec3 position, velocity, acceleration;
+  quat rotation;
+  vec3 angular_velocity;
+  vec3 desired_velocity; /* what the input asks for (anim_steering_desired) */
+  quat desired_rotation;
+  anim_goal_arrival_t arrival;
+  anim_dynamics_vec3_t smoothed_velocity; /* desired_velocity through the input smoothing */
+  anim_dynamics_params_t smoothing;
+} anim_steering_sim_t;
+
 typedef struct {
   const anim_database_t *db;
   const anim_search_index_t *index;
   anim_controller_params_t params;
   anim_controller_input_t input;
 
-  /* Simulation (world space, metres, seconds). */
-  vec3 sim_position, sim_velocity, sim_acceleration;
-  quat sim_rotation;
-  vec3 sim_angular_velocity;
-  vec3 desired_velocity;
-  quat desired_rotation;
-  anim_goal_arrival_t arrival;
-  anim_dynamics_vec3_t smoothed_velocity;
-  anim_dynamics_params_t smoothing;
+  anim_steering_sim_t sim;
   vec3 velocity_at_last_search;
 
   /* Animation. */

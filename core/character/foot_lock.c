@@ -57,6 +57,10 @@ static void find_pelvis(anim_foot_locks_t *locks) {
   }
 }
 
+int anim_foot_lock_params_validate(const anim_foot_lock_params_t *p) {
+  return p->enabled && (!(p->unlock_radius > 0.0f) || !(p->release_halflife > 0.0f)) ? ANIM_EINVAL : 0;
+}
+
 int anim_foot_locks_init(anim_foot_locks_t *out, const anim_database_t *db, float unlock_radius,
                          float release_halflife) {
   memset(out, 0, sizeof *out);

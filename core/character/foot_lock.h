@@ -57,6 +57,19 @@
 #define ANIM_FOOT_STEP_HEIGHT 0.06f /* its highest lift, m */
 #define ANIM_FOOT_MAX_DROP 0.05f    /* a default for anim_foot_locks_ground: how far the pelvis may come down, m */
 
+/* Whether and how a character's feet are locked: a part of the database
+ * controller's, the learned one's (controller.h) and the pose fitter's
+ * (pose_fit.h) parameters; each has its own defaults. */
+typedef struct {
+  int enabled;            /* hold planted feet with two-bone IK */
+  float unlock_radius;    /* m a lock may stretch before it lets go */
+  float release_halflife; /* s, blend back after a release */
+} anim_foot_lock_params_t;
+
+/* 0 when the locking is off, or on with unlock_radius > 0 and
+ * release_halflife > 0; else ANIM_EINVAL (NaN included). */
+int anim_foot_lock_params_validate(const anim_foot_lock_params_t *params);
+
 typedef enum { ANIM_FOOT_FREE = 0, ANIM_FOOT_PLANTED = 1, ANIM_FOOT_STEPPING = 2 } anim_foot_state_t;
 
 typedef struct {

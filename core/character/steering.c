@@ -114,15 +114,33 @@ void anim_steering_rotation_spring(quat *io_rotation, vec3 *io_angular_velocity,
   *io_rotation = quat_normalize(quat_mul(goal, offset));
 }
 
-void anim_steering_predict(vec3 *out_positions, quat *out_rotations, vec3 position, vec3 velocity, vec3 acceleration,
-                           quat rotation, vec3 angular_velocity, vec3 target_velocity, quat desired_rotation,
-                           float velocity_halflife, float rotation_halflife, const float *times_s, int n) {
+void anim_steering_predict(vec3 *out_positions, quat *out_rotations, const anim_steering_sim_t *sim,
+                           vec3 target_velocity, const anim_controller_params_t *params, const float *times_s, int n) {
+  vec3 position = sim->position, velocity = sim->velocity, acceleration = sim->acceleration;
+  quat rotation = sim->rotation;
+  vec3 angular_velocity = sim->angular_velocity;
   float t = 0.0f;
   for (int i = 0; i < n; i++) {
     float dt = times_s[i] - t;
-    anim_spring_character_vec3(&position, &velocity, &acceleration, target_velocity, velocity_halflife, dt);
-    anim_steering_rotation_spring(&rotation, &angular_velocity, desired_rotation, rotation_halflife, dt);
+    anim_spring_character_vec3(&position, &velocity, &acceleration, target_velocity, params->velocity_halflife, dt);
+    anim_steering_rotation_spring(&rotation, &angular_velocity, sim->desired_rotation, params->rotation_halflife, dt);
     out_positions[i] = position, out_rotations[i] = rotation;
     t = times_s[i];
   }
+}
+
+void anim_steering_sim_desire(anim_steering_sim_t *sim, const anim_controller_input_t *in,
+                              const anim_controller_params_t *params, vec3 root_velocity, float dt) {
+  anim_steering_state_t state = {sim->position, sim->rotation, root_velocity,
+                                 anim_steering_stop_offset(sim->velocity, sim->acceleration, &sim->smoothed_velocity,
+                                                           &sim->smoothing, params->velocity_halflife)};
+  anim_steering_desired(&sim->desired_velocity, &sim->desired_rotation, &sim->arrival, in, params, &state);
+  anim_dynamics_vec3_update(&sim->smoothed_velocity, &sim->smoothing, sim->desired_velocity, dt);
+}
+
+void anim_steering_sim_advance(anim_steering_sim_t *sim, const anim_controller_params_t *params, float dt) {
+  anim_spring_character_vec3(&sim->position, &sim->velocity, &sim->acceleration, sim->smoothed_velocity.y,
+                             params->velocity_halflife, dt);
+  anim_steering_rotation_spring(&sim->rotation, &sim->angular_velocity, sim->desired_rotation,
+                                params->rotation_halflife, dt);
 }

@@ -119,12 +119,23 @@ void anim_steering_desired(vec3 *out_velocity, quat *io_rotation, anim_goal_arri
  * (rad/s) is its rate. */
 void anim_steering_rotation_spring(quat *io_rotation, vec3 *io_angular_velocity, quat goal, float halflife, float dt);
 
+/* A tick's first half for a character's simulation: the desired velocity
+ * and facing for input in (anim_steering_desired, from sim and the displayed
+ * root's velocity root_velocity, m/s world), then the input smoothing over
+ * dt seconds (sim->smoothed_velocity). */
+void anim_steering_sim_desire(anim_steering_sim_t *sim, const anim_controller_input_t *in,
+                              const anim_controller_params_t *params, vec3 root_velocity, float dt);
+
+/* Its second half: the velocity spring toward the smoothed desired velocity
+ * and the facing spring toward the desired facing, over dt seconds, with
+ * params' half-lives. */
+void anim_steering_sim_advance(anim_steering_sim_t *sim, const anim_controller_params_t *params, float dt);
+
 /* Predicts the simulation n times ahead (times_s ascending, seconds from
- * now): positions and facings the springs reach from (position, velocity,
- * acceleration, rotation, angular_velocity) toward target_velocity and
- * desired_rotation, with the velocity and rotation half-lives. */
-void anim_steering_predict(vec3 *out_positions, quat *out_rotations, vec3 position, vec3 velocity, vec3 acceleration,
-                           quat rotation, vec3 angular_velocity, vec3 target_velocity, quat desired_rotation,
-                           float velocity_halflife, float rotation_halflife, const float *times_s, int n);
+ * now): positions and facings the springs reach from sim's state toward
+ * target_velocity and sim's desired facing, with params' velocity and
+ * rotation half-lives. sim is not changed. */
+void anim_steering_predict(vec3 *out_positions, quat *out_rotations, const anim_steering_sim_t *sim,
+                           vec3 target_velocity, const anim_controller_params_t *params, const float *times_s, int n);
 
 #endif

@@ -21,6 +21,14 @@ int anim_database_find_tag(const anim_database_t *db, const char *tag) {
   return -1;
 }
 
+uint32_t anim_database_contacts(const anim_database_t *db, int frame) {
+  uint32_t bits = 0;
+  const uint8_t *flags = db->contacts + (size_t)frame * (size_t)db->ncontacts;
+  for (int s = 0; s < db->ncontacts; s++)
+    if (flags[s]) bits |= 1u << s;
+  return bits;
+}
+
 int anim_database_range_of(const anim_database_t *db, int frame) {
   int lo = 0, hi = db->nranges - 1;
   while (lo <= hi) {

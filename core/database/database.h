@@ -110,6 +110,10 @@ int anim_database_check(const anim_database_t *db, char *err, int errlen);
 /* Bit of tag, or -1. */
 int anim_database_find_tag(const anim_database_t *db, const char *tag);
 
+/* Frame frame's contact flags as bits: bit s set when contact bone s is
+ * in contact (at most ANIM_MAX_CONTACTS bits). */
+uint32_t anim_database_contacts(const anim_database_t *db, int frame);
+
 /* Range holding frame, or -1. */
 int anim_database_range_of(const anim_database_t *db, int frame);
 /* The end (exclusive) of the range holding frame; nframes outside any. */

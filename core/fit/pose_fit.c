@@ -116,8 +116,8 @@ int anim_pose_fitter_init(anim_pose_fitter_t *out, const anim_pose_fit_model_t *
     anim_pose_fitter_free(out);
     return rc;
   }
-  if (!params->foot_lock ||
-      anim_foot_locks_init(&out->feet, model->db, params->foot_unlock_radius, params->foot_release_halflife) != 0)
+  const anim_foot_lock_params_t *lock = &params->foot_lock;
+  if (!lock->enabled || anim_foot_locks_init(&out->feet, model->db, lock->unlock_radius, lock->release_halflife) != 0)
     out->feet.nfeet = 0; /* a skeleton without legs under its contact bones goes unlocked */
   anim_pose_fitter_reset(out);
   return 0;
@@ -709,7 +709,7 @@ int anim_pose_fitter_step(anim_pose_fitter_t *f, const anim_tracker_input_t *inp
     anim_inertialize_update_quat(&f->pose_rotations[b], &w, &f->out_offset_rotations[b], &f->out_offset_angular[b],
                                  f->work_rotations[b], vec3_zero(), p->lost_halflife, 0.0f);
   }
-  if (p->foot_lock && f->feet.nfeet)
+  if (p->foot_lock.enabled && f->feet.nfeet)
     anim_foot_locks_apply(&f->feet, db->contacts + (size_t)f->prior_frame * (size_t)db->ncontacts, f->pose_positions,
                           f->pose_rotations, dt);
   vec3 before[ANIM_POSE_FIT_MAX_TRACKERS];

@@ -90,7 +90,7 @@
  *  4. search_interval >= 1 frames, transition_cost >= 0, ignore_range_end >= 0;
  *  5. root_halflife, inertialize_halflife, lost_halflife, scale_halflife > 0 s;
  *  6. scale == 0 (estimate) or > 0 (fixed);
- *  7. foot_unlock_radius > 0 m and foot_release_halflife > 0 s when foot_lock;
+ *  7. foot_lock.unlock_radius > 0 m and .release_halflife > 0 s when enabled;
  *  8. every value finite.
  * Tracker inputs (checked by anim_pose_fitter_step): for each present tracker
  * a finite position, a unit orientation when has_orientation, a finite
@@ -176,8 +176,7 @@ typedef struct {
   float lost_halflife;               /* s, fall-back of a lost tracker */
   float scale;                       /* 0: estimate; else the user's scale */
   float scale_halflife;              /* s, running mean of the estimate */
-  int foot_lock;
-  float foot_unlock_radius, foot_release_halflife; /* m, s */
+  anim_foot_lock_params_t foot_lock; /* planted feet held (foot_lock.h) */
 } anim_pose_fit_params_t;
 
 void anim_pose_fit_params_default(anim_pose_fit_params_t *out_params);

@@ -243,9 +243,7 @@ void anim_pose_fit_params_default(anim_pose_fit_params_t *p) {
   p->lost_halflife = 0.15f;
   p->scale = 0.0f;
   p->scale_halflife = 2.0f;
-  p->foot_lock = 1;
-  p->foot_unlock_radius = 0.3f;
-  p->foot_release_halflife = 0.1f;
+  p->foot_lock = (anim_foot_lock_params_t){.enabled = 1, .unlock_radius = 0.3f, .release_halflife = 0.1f};
 }
 
 int anim_pose_fit_params_validate(const anim_pose_fit_params_t *p) {
@@ -253,9 +251,8 @@ int anim_pose_fit_params_validate(const anim_pose_fit_params_t *p) {
   float values[] = {p->tracker_alpha,     p->tracker_time,         p->tracker_sigma,        p->orientation_sigma,
                     p->prior_sigma_scale, p->translation_sigma,    p->limit_margin,         p->transition_cost,
                     p->root_halflife,     p->inertialize_halflife, p->lost_halflife,        p->scale,
-                    p->scale_halflife,    p->foot_unlock_radius,   p->foot_release_halflife};
-  for (size_t i = 0; i < sizeof values / sizeof *values; i++)
-    if (!isfinite(values[i])) return ANIM_ENONFINITE;
+                    p->scale_halflife,    p->foot_lock.unlock_radius, p->foot_lock.release_halflife};
+  if (!anim_floats_finite(values, (int)(sizeof values / sizeof values[0]))) return ANIM_ENONFINITE;
   if (!(p->tracker_alpha > 0.0f && p->tracker_alpha < 1.0f) || !(p->tracker_time > 0.0f)) return ANIM_EINVAL;
   if (!(p->tracker_sigma > 0.0f) || !(p->orientation_sigma > 0.0f) || !(p->translation_sigma > 0.0f) ||
       !(p->prior_sigma_scale > 0.0f) || p->limit_margin < 0.0f)
@@ -266,6 +263,5 @@ int anim_pose_fit_params_validate(const anim_pose_fit_params_t *p) {
       !(p->scale_halflife > 0.0f))
     return ANIM_EINVAL;
   if (p->scale < 0.0f) return ANIM_EINVAL;
-  if (p->foot_lock && (!(p->foot_unlock_radius > 0.0f) || !(p->foot_release_halflife > 0.0f))) return ANIM_EINVAL;
-  return 0;
+  return anim_foot_lock_params_validate(&p->foot_lock);
 }

@@ -246,7 +246,7 @@ void anim_lmm_normalize(const anim_lmm_normalization_t *norm, const float *raw, 
 void anim_lmm_params_default(anim_controller_params_t *p) {
   anim_controller_params_default(p);
   p->search_interval = 6;
-  p->foot_lock = 1;
+  p->foot_lock.enabled = 1;
 }
 
 size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n) {
@@ -311,9 +311,7 @@ static void update_contacts(anim_lmm_character_t *c, const float *values) {
 /* The query: the current foot and hip features (normalized already) and the
  * predicted trajectory relative to the displayed root, normalized. */
 static void build_query(anim_lmm_character_t *c, vec3 target_velocity, float *out_query) {
-  anim_steering_predict(c->trajectory_positions, c->trajectory_rotations, c->sim_position, c->sim_velocity,
-                        c->sim_acceleration, c->sim_rotation, c->sim_angular_velocity, target_velocity,
-                        c->desired_rotation, c->params.velocity_halflife, c->params.rotation_halflife,
+  anim_steering_predict(c->trajectory_positions, c->trajectory_rotations, &c->sim, target_velocity, &c->params,
                         trajectory_times, ANIM_LMM_TRAJECTORY);
   float raw[2 * 2 * ANIM_LMM_TRAJECTORY];
   anim_lmm_trajectory_features(raw, c->pose.positions[0], c->pose.rotations[0], c->trajectory_positions,
@@ -332,20 +330,20 @@ int anim_lmm_character_init(anim_lmm_character_t *c, const anim_lmm_networks_t *
   if (!nets || !scratch || !isfinite(position.x + position.z + facing)) return ANIM_EINVAL;
   c->nets = nets, c->params = *params;
   c->input.kind = ANIM_INPUT_STICK;
-  c->sim_position = vec3_make(position.x, 0.0f, position.z);
-  c->sim_rotation = c->desired_rotation = quat_from_angle_axis(facing, up);
-  anim_dynamics_params_make(&c->smoothing, params->input_f, params->input_zeta, params->input_r);
-  anim_dynamics_vec3_reset(&c->smoothed_velocity, vec3_zero());
+  c->sim.position = vec3_make(position.x, 0.0f, position.z);
+  c->sim.rotation = c->sim.desired_rotation = quat_from_angle_axis(facing, up);
+  anim_dynamics_params_make(&c->sim.smoothing, params->input_f, params->input_zeta, params->input_r);
+  anim_dynamics_vec3_reset(&c->sim.smoothed_velocity, vec3_zero());
   /* Standing: project a query whose foot and hip features are the database
    * means (0 normalized) and whose trajectory stays where it is, facing on. */
   scratch_t s = scratch_layout(nets, 1, scratch);
-  c->pose.positions[0] = c->sim_position, c->pose.rotations[0] = c->sim_rotation;
+  c->pose.positions[0] = c->sim.position, c->pose.rotations[0] = c->sim.rotation;
   build_query(c, vec3_zero(), s.queries);
   memset(s.queries, 0, 15 * sizeof(float));
   anim_nnet_run(nets->projector, s.queries, ANIM_LMM_FEATURES, c->state, nets->nstate, 1, s.nn);
   anim_nnet_run(nets->pose_network, c->state, nets->nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, 1, s.nn);
   float contacts[ANIM_LMM_CONTACTS];
-  decode_rooted(nets, &c->decoded, s.poses, c->sim_position, c->sim_rotation, contacts);
+  decode_rooted(nets, &c->decoded, s.poses, c->sim.position, c->sim.rotation, contacts);
   for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f; /* no history yet */
   c->contact_values[0] = contacts[0], c->contact_values[1] = contacts[1];
   anim_inertializer_init(&c->inertializer, ANIM_LMM_BONES, c->offset_positions, c->offset_velocities,
@@ -373,12 +371,8 @@ void anim_lmm_stagger(anim_lmm_character_t *c, int frames) {
  * (its query then goes to row *io_rows of queries). */
 static void tick_begin(anim_lmm_character_t *c, float dt, float *queries, int *io_rows) {
   const anim_controller_params_t *p = &c->params;
-  anim_steering_state_t state = {c->sim_position, c->sim_rotation, c->pose.velocities[0],
-                                 anim_steering_stop_offset(c->sim_velocity, c->sim_acceleration, &c->smoothed_velocity,
-                                                           &c->smoothing, p->velocity_halflife)};
-  anim_steering_desired(&c->desired_velocity, &c->desired_rotation, &c->arrival, &c->input, p, &state);
-  anim_dynamics_vec3_update(&c->smoothed_velocity, &c->smoothing, c->desired_velocity, dt);
-  vec3 target = c->smoothed_velocity.y;
+  anim_steering_sim_desire(&c->sim, &c->input, p, c->pose.velocities[0], dt);
+  vec3 target = c->sim.smoothed_velocity.y;
   c->time_since_projection += dt;
   c->transitioned = 0, c->globals_fresh = 0;
   c->tick_row = c->tick_destination = -1;
@@ -447,11 +441,8 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
     anim_foot_locks_apply(&c->feet, flags, c->pose.positions, c->pose.rotations, dt);
   }
   /* Simulation springs; then the simulation starts from where the character is. */
-  anim_spring_character_vec3(&c->sim_position, &c->sim_velocity, &c->sim_acceleration, c->smoothed_velocity.y,
-                             p->velocity_halflife, dt);
-  anim_steering_rotation_spring(&c->sim_rotation, &c->sim_angular_velocity, c->desired_rotation, p->rotation_halflife,
-                                dt);
-  c->sim_position = vec3_make(c->pose.positions[0].x, 0.0f, c->pose.positions[0].z);
+  anim_steering_sim_advance(&c->sim, p, dt);
+  c->sim.position = vec3_make(c->pose.positions[0].x, 0.0f, c->pose.positions[0].z);
   c->ticks++;
   return 0;
 }
@@ -502,7 +493,7 @@ int anim_lmm_tick(anim_lmm_character_t *c, float dt, float *scratch) { return an
 
 void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
   vec3 ground = vec3_make(step.x, 0.0f, step.z);
-  c->sim_position = vec3_add(c->sim_position, ground);
+  c->sim.position = vec3_add(c->sim.position, ground);
   for (int i = 0; i < ANIM_LMM_TRAJECTORY; i++)
     c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
@@ -513,13 +504,13 @@ void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
 
 int anim_lmm_character_feet(anim_lmm_character_t *c, const anim_database_t *db) {
   if (!c || !c->nets || !db) return ANIM_EINVAL;
-  if (!c->params.foot_lock) return 0;
+  if (!c->params.foot_lock.enabled) return 0;
   if (db->nbones != ANIM_LMM_BONES || db->ncontacts < 1 || db->ncontacts > ANIM_LMM_CONTACTS) return ANIM_EINVAL;
   for (int b = 0; b < ANIM_LMM_BONES; b++)
     if (db->skeleton.parents[b] != bone_parents[b]) return ANIM_EINVAL;
   anim_foot_locks_t feet;
   uint8_t foot_contact[ANIM_MAX_CONTACTS] = {0};
-  int rc = anim_foot_locks_init(&feet, db, c->params.foot_unlock_radius, c->params.foot_release_halflife);
+  int rc = anim_foot_locks_init(&feet, db, c->params.foot_lock.unlock_radius, c->params.foot_lock.release_halflife);
   if (!rc) rc = anim_foot_locks_ground(&feet, ANIM_FOOT_MAX_DROP);
   if (rc) return rc;
   for (int f = 0; f < feet.nfeet; f++) {

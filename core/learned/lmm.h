@@ -104,7 +104,7 @@
  * ground): a toe flagged in contact plants where it is shown once it is
  * down, is held there by two-bone IK and is released smoothly when the
  * flag goes off, or steps to re-plant when the pose moves on more than
- * params.foot_unlock_radius without it. The legs, knee hinges and planting
+ * params.foot_lock.unlock_radius without it. The legs, knee hinges and planting
  * heights come from the learned skeleton's database
  * (offline/lmm_database.h), as for a database character.
  *
@@ -275,15 +275,7 @@ typedef struct {
   anim_controller_params_t params;
   anim_controller_input_t input;
 
-  /* Simulation (world, metres, seconds), as controller.h's. */
-  vec3 sim_position, sim_velocity, sim_acceleration;
-  quat sim_rotation;
-  vec3 sim_angular_velocity;
-  vec3 desired_velocity;
-  quat desired_rotation;
-  anim_goal_arrival_t arrival;
-  anim_dynamics_vec3_t smoothed_velocity;
-  anim_dynamics_params_t smoothing;
+  anim_steering_sim_t sim; /* as controller.h's */
   vec3 velocity_at_last_projection;
 
   /* Learned state: normalized features then latent (nets->nstate floats). */
@@ -334,7 +326,7 @@ int anim_lmm_character_init(anim_lmm_character_t *out_character, const anim_lmm_
                             const anim_controller_params_t *params, vec3 position, float facing, float *scratch);
 
 /* Gives a character (set up by anim_lmm_character_init) its feet's
- * locking, when its params.foot_lock is on: the legs of db's contact bones
+ * locking, when its params.foot_lock.enabled is on: the legs of db's contact bones
  * (db: the learned skeleton's database, anim_lmm_database), their knee
  * hinges and planting heights, planted on the ground (the pelvis coming
  * down at most ANIM_FOOT_MAX_DROP). 0 (also when foot_lock is off: nothing

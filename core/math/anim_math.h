@@ -28,6 +28,13 @@ static inline vec3 vec3_neg(vec3 a) { return vec3_make(-a.x, -a.y, -a.z); }
 static inline float vec3_dot(vec3 a, vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 static inline float vec3_length(vec3 a) { return sqrtf(vec3_dot(a, a)); }
 static inline int vec3_finite(vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+/* 1 when every one of values[0..n) is finite: validating a parameter struct
+ * gathers its floats in an array and asks once (ANIM_ENONFINITE if not). */
+static inline int anim_floats_finite(const float *values, int n) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(values[i])) return 0;
+  return 1;
+}
 static inline vec3 vec3_lerp(vec3 a, vec3 b, float t) {
   return vec3_add(a, vec3_scale(vec3_sub(b, a), t));
 }

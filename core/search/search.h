@@ -45,6 +45,12 @@ typedef struct {
   int nranges;
 } anim_search_data_t;
 
+/* The view an index searches of a database's own features and ranges. */
+static inline anim_search_data_t anim_search_data_of(const anim_database_t *db) {
+  anim_search_data_t data = {db->features.values, db->features.rows, db->features.cols, db->ranges, db->nranges};
+  return data;
+}
+
 typedef struct {
   const float *query;      /* cols normalized values */
   int k;                   /* 1..ANIM_SEARCH_MAX_K */

@@ -27,18 +27,18 @@ their timeout for the connection.
 from __future__ import annotations
 
 import asyncio
-import collections
 import inspect
-import itertools
 import socket
 from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Iterable, Optional, TypeVar, Union
 
 from . import errors
 from ._call import Async, Call
 from ._proto import pb
+from ._settings import Settings
+from ._streams import StreamQueue, StreamRouter
 from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
 from .poses import StreamFrame
-from .reconnect import Backoff, ConnectionEvent, Reconnect
+from .reconnect import ConnectionEvent, Reconnect
 from .requests import Encoding, Requests, subscribe_fields
 
 __all__ = ["AsyncClient", "AsyncSubscription"]
@@ -47,29 +47,20 @@ OnConnection = Callable[["AsyncClient", ConnectionEvent, Optional[errors.AnimErr
 R = TypeVar("R")
 
 
-class AsyncSubscription:
+class AsyncSubscription(StreamQueue):
     """A pose stream: ``async for frame in subscription``. Ends when
     unsubscribed; raises ClosedError when the connection is lost."""
 
     def __init__(self, client: "AsyncClient", response: pb.SubscribeResponse, rotations_only: bool,
                  queue: Deque[Any]) -> None:
+        super().__init__(response, rotations_only, queue)
         self.client = client
-        self.id: int = response.subscription
-        self.tick_rate: float = response.tick_rate
-        self.bones: int = response.bones
-        self.rotations_only = rotations_only
-        self.client_dropped = 0
-        self.closed = False
-        self.lost: Optional[errors.AnimError] = None
-        self._queue = queue
         self._ready = asyncio.Event()
         if queue:
             self._ready.set()
 
     def _push(self, message: Any) -> None:
-        if len(self._queue) == self._queue.maxlen:
-            self.client_dropped += 1
-        self._queue.append(message)
+        super()._push(message)
         self._ready.set()
 
     def _end(self, lost: Optional[errors.AnimError]) -> None:
@@ -94,8 +85,7 @@ class AsyncSubscription:
 
     async def next(self, timeout: Optional[float] = None) -> Optional[StreamFrame]:
         """The next decoded frame (None once unsubscribed)."""
-        message = await self.next_message(timeout)
-        return None if message is None else StreamFrame.from_message(message, self.rotations_only)
+        return self._frame(await self.next_message(timeout))
 
     def __aiter__(self) -> AsyncIterator[StreamFrame]:
         return self._iterate()
@@ -125,7 +115,7 @@ class AsyncSubscription:
         await self.close()
 
 
-class AsyncClient(Requests, Async):
+class AsyncClient(Requests, Async, Settings, StreamRouter[AsyncSubscription]):
     """An asyncio connection to an animserver: ``async with AsyncClient(host,
     port) as client`` (connects on entering, closes on leaving) or ``client =
     await AsyncClient.connect(host, port)``. Arguments as for
@@ -136,29 +126,16 @@ class AsyncClient(Requests, Async):
                  hello: bool = True, reconnect: Optional[Reconnect] = None,
                  on_connection: Optional[OnConnection] = None, max_frame_bytes: int = DEFAULT_MAX_FRAME,
                  queue_frames: int = 256) -> None:
-        self.host, self.port = host, port
-        self.auth_token = auth_token
-        self.client_name = client_name
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.server: Optional[pb.HelloResponse] = None
-        self._say_hello = hello
-        self._backoff = Backoff(reconnect) if reconnect else None
+        self._settle(host, port, auth_token, client_name, timeout, connect_timeout, hello, reconnect, max_frame_bytes,
+                     queue_frames)
         self._on_connection = on_connection
-        self._max_frame_bytes = max_frame_bytes
-        self._queue_frames = queue_frames
-        self._ids = itertools.count(1)
         self._pending: Dict[int, "asyncio.Future[Any]"] = {}
         self._kinds: Dict[int, str] = {}
         self._subs: Dict[int, AsyncSubscription] = {}
-        self._early: Dict[int, Deque[Any]] = {}
         self._writer: Optional[asyncio.StreamWriter] = None
         self._read_task: Optional["asyncio.Task[None]"] = None
         self._reconnect_task: Optional["asyncio.Task[None]"] = None
         self._connected = asyncio.Event()
-        self._state = "closed"
-        self._proven = False
-        self._connection_error: Optional[errors.AnimError] = None
         self._opened = False  # connected once: `async with` on a connected client does not connect again
 
     @classmethod
@@ -243,20 +220,10 @@ class AsyncClient(Requests, Async):
 
     def _dispatch(self, message: Any) -> None:
         if message.WhichOneof("kind") == "stream":
-            stream = message.stream
-            sub = self._subs.get(stream.subscription_id)
-            if sub is not None:
-                sub._push(stream)
-            else:
-                self._early.setdefault(stream.subscription_id,
-                                       collections.deque(maxlen=self._queue_frames)).append(stream)
+            self._route_stream(message.stream)
             return
         response = message.response
-        failed = response.error.code != 0
-        if not failed and not self._proven:
-            self._proven = True
-            if self._backoff:
-                self._backoff.answered()
+        failed = self._response_failed(response)
         future = self._pending.pop(response.id, None)
         kind = self._kinds.pop(response.id, None)
         if future is not None:
@@ -369,8 +336,7 @@ class AsyncClient(Requests, Async):
         return convert(body) if convert else body
 
     def _subscription(self, response: pb.SubscribeResponse, rotations_only: bool) -> AsyncSubscription:
-        queue = self._early.pop(response.subscription, None) or collections.deque(maxlen=self._queue_frames)
-        sub = AsyncSubscription(self, response, rotations_only, queue)
+        sub = AsyncSubscription(self, response, rotations_only, self._queue_for(response.subscription))
         self._subs[sub.id] = sub
         return sub
 

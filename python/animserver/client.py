@@ -19,8 +19,6 @@ Reconnection: see :mod:`animserver.reconnect`.
 """
 from __future__ import annotations
 
-import collections
-import itertools
 import math
 import select
 import socket
@@ -30,9 +28,11 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, Optional, Typ
 from . import errors
 from ._call import Blocking, Call
 from ._proto import pb
+from ._settings import Settings
+from ._streams import StreamQueue, StreamRouter
 from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
 from .poses import StreamFrame
-from .reconnect import Backoff, ConnectionEvent, Reconnect
+from .reconnect import ConnectionEvent, Reconnect
 from .requests import Encoding, Requests, subscribe_fields
 
 __all__ = ["Client", "Pending", "Subscription"]
@@ -68,27 +68,15 @@ class Pending:
         return self.client.wait(self, timeout)
 
 
-class Subscription:
+class Subscription(StreamQueue):
     """A pose stream: iterate it for :class:`~animserver.poses.StreamFrame`
     objects (each waiting up to the client's timeout). Ends when unsubscribed;
     raises ClosedError when the connection is lost."""
 
     def __init__(self, client: "Client", response: pb.SubscribeResponse, rotations_only: bool,
                  queue: Deque[Any]) -> None:
+        super().__init__(response, rotations_only, queue)
         self.client = client
-        self.id: int = response.subscription
-        self.tick_rate: float = response.tick_rate
-        self.bones: int = response.bones
-        self.rotations_only = rotations_only
-        self.client_dropped = 0
-        self.closed = False
-        self.lost: Optional[errors.AnimError] = None
-        self._queue = queue
-
-    def _push(self, message: Any) -> None:
-        if len(self._queue) == self._queue.maxlen:
-            self.client_dropped += 1
-        self._queue.append(message)
 
     def next_message(self, timeout: Optional[float] = None) -> Optional[Any]:
         """The next raw ``pb.StreamMessage`` (None once unsubscribed)."""
@@ -103,8 +91,7 @@ class Subscription:
 
     def next(self, timeout: Optional[float] = None) -> Optional[StreamFrame]:
         """The next decoded frame (None once unsubscribed); TimedOutError after ``timeout``."""
-        message = self.next_message(timeout)
-        return None if message is None else StreamFrame.from_message(message, self.rotations_only)
+        return self._frame(self.next_message(timeout))
 
     def __iter__(self) -> Iterator[StreamFrame]:
         while True:
@@ -139,7 +126,7 @@ class Subscription:
         self.close()
 
 
-class Client(Requests, Blocking):
+class Client(Requests, Blocking, Settings, StreamRouter[Subscription]):
     """A blocking connection to an animserver.
 
     ``hello``: send a hello (carrying ``auth_token``) on connecting; its answer
@@ -153,28 +140,15 @@ class Client(Requests, Blocking):
                  hello: bool = True, reconnect: Optional[Reconnect] = None,
                  on_connection: Optional[OnConnection] = None, max_frame_bytes: int = DEFAULT_MAX_FRAME,
                  queue_frames: int = 256) -> None:
-        self.host, self.port = host, port
-        self.auth_token = auth_token
-        self.client_name = client_name
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.server: Optional[pb.HelloResponse] = None  # the last HelloResponse
-        self._say_hello = hello
+        self._settle(host, port, auth_token, client_name, timeout, connect_timeout, hello, reconnect, max_frame_bytes,
+                     queue_frames)
         self._policy = reconnect
-        self._backoff = Backoff(reconnect) if reconnect else None
         self._on_connection = on_connection
-        self._max_frame_bytes = max_frame_bytes
-        self._queue_frames = queue_frames
-        self._ids = itertools.count(1)
         self._pending: Dict[int, Pending] = {}
         self._subs: Dict[int, Subscription] = {}
-        self._early: Dict[int, Deque[Any]] = {}
         self._out = bytearray()
         self._sock: Optional[socket.socket] = None
-        self._state = "closed"
         self._due = 0.0
-        self._proven = False
-        self._connection_error: Optional[errors.AnimError] = None
         self._open()  # the first connection is not retried
         if hello:
             self.hello()
@@ -334,8 +308,7 @@ class Client(Requests, Blocking):
         return pending.value
 
     def _subscription(self, response: pb.SubscribeResponse, rotations_only: bool) -> Subscription:
-        queue = self._early.pop(response.subscription, None) or collections.deque(maxlen=self._queue_frames)
-        sub = Subscription(self, response, rotations_only, queue)
+        sub = Subscription(self, response, rotations_only, self._queue_for(response.subscription))
         self._subs[sub.id] = sub
         return sub
 
@@ -423,20 +396,10 @@ class Client(Requests, Blocking):
 
     def _dispatch(self, message: Any) -> None:
         if message.WhichOneof("kind") == "stream":
-            stream = message.stream
-            sub = self._subs.get(stream.subscription_id)
-            if sub is not None:
-                sub._push(stream)
-            else:
-                queue = self._early.setdefault(stream.subscription_id, collections.deque(maxlen=self._queue_frames))
-                queue.append(stream)
+            self._route_stream(message.stream)
             return
         response = message.response
-        failed = response.error.code != 0
-        if not failed and not self._proven:
-            self._proven = True  # attempts start over once a connection answers
-            if self._backoff:
-                self._backoff.answered()
+        failed = self._response_failed(response)
         pending = self._pending.pop(response.id, None)
         if pending is not None:
             pending._settle(response)

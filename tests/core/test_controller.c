@@ -69,7 +69,7 @@ static anim_search_index_t *index_fast;
 static int setup(void **state) {
   char err[256];
   if (anim_test_procgen_load(&db)) return -1;
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  anim_search_data_t data = anim_search_data_of(&db);
   index_fast = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   return index_fast ? 0 : -1;
 }
@@ -211,8 +211,7 @@ static void test_scripted_motion_on_mocap(void **state) {
   anim_database_t mocap;
   if (!anim_test_bandai_database(&mocap)) return;
   char err[256];
-  anim_search_data_t data = {mocap.features.values, mocap.features.rows, mocap.features.cols, mocap.ranges,
-                             mocap.nranges};
+  anim_search_data_t data = anim_search_data_of(&mocap);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   assert_non_null(index);
   quality_t q = run_script_on(&mocap, index, 0.1f);
@@ -249,13 +248,13 @@ static void test_lag_spikes(void **state) {
       vec3 p = c.global_positions[b];
       if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) fail_msg("bone %d not finite after tick %d", b, t);
     }
-    float speed = vec3_length(c.sim_velocity);
+    float speed = vec3_length(c.sim.velocity);
     if (speed > top_speed) top_speed = speed;
     assert_true(c.frame >= 0 && c.frame < db.nframes);
   }
   printf("lag spikes: top simulation speed %.2f m/s (asked 0.8 x 1.75 = 1.40)\n", top_speed);
   assert_true(top_speed < 1.40f * 1.05f);                  /* a critically damped spring does not overshoot */
-  assert_true(vec3_length(c.sim_velocity) > 1.40f * 0.9f); /* and still walks after them */
+  assert_true(vec3_length(c.sim.velocity) > 1.40f * 0.9f); /* and still walks after them */
   anim_controller_free(&c);
 }
 
@@ -284,7 +283,7 @@ static void test_root_rates_only_show_the_same(void **state) {
     assert_memory_equal(full.pose_rotations, lean.pose_rotations, n * sizeof(quat));
     assert_memory_equal(&full.pose_velocities[0], &lean.pose_velocities[0], sizeof(vec3));
     assert_memory_equal(&full.pose_angular_velocities[0], &lean.pose_angular_velocities[0], sizeof(vec3));
-    assert_memory_equal(&full.sim_position, &lean.sim_position, sizeof(vec3));
+    assert_memory_equal(&full.sim.position, &lean.sim.position, sizeof(vec3));
   }
   assert_true(full.transitions > 2); /* the run did transition */
   anim_controller_free(&full);
@@ -300,7 +299,7 @@ static void test_translate(void **state) {
   anim_controller_t a, b;
   assert_int_equal(anim_controller_init(&a, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
   assert_int_equal(anim_controller_init(&b, &db, index_fast, NULL, vec3_zero(), 0.0f, 0), 0);
-  assert_true(b.params.foot_lock && b.feet.nfeet > 0);
+  assert_true(b.params.foot_lock.enabled && b.feet.nfeet > 0);
   const vec3 step = vec3_make(3.0f, 0.0f, -2.0f);
   int locked_at_step = 0;
   for (int t = 0; t < 4 * 60; t++) {
@@ -319,7 +318,7 @@ static void test_translate(void **state) {
     if (t < 60) continue;
     assert_int_equal(a.frame, b.frame);
     vec3 d = vec3_sub(vec3_sub(b.pose_positions[0], a.pose_positions[0]), step);
-    vec3 s = vec3_sub(vec3_sub(b.sim_position, a.sim_position), step);
+    vec3 s = vec3_sub(vec3_sub(b.sim.position, a.sim.position), step);
     if (vec3_length(d) > 1e-3f || vec3_length(s) > 1e-3f)
       fail_msg("tick %d: root %.5f m, simulation %.5f m off the moved ones", t, vec3_length(d), vec3_length(s));
     /* The legs, which foot locking bends toward held world positions. */
@@ -433,8 +432,7 @@ static void test_standing_on_short_clips(void **state) {
   if (rc) fail_msg("%s", err);
   assert_int_equal(anim_feature_schema_default(&schema, &small), 0);
   if (anim_features_build(&small, &schema, err, sizeof err)) fail_msg("%s", err);
-  anim_search_data_t data = {small.features.values, small.features.rows, small.features.cols, small.ranges,
-                             small.nranges};
+  anim_search_data_t data = anim_search_data_of(&small);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_BRUTE, &data, err, sizeof err);
   assert_non_null(index);
   anim_controller_t c;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 #include "anim_error.h"
+#include "clip_reorder.h"
 #include "offline/bvh.h"
 #include "offline/import.h"
 #include "pose/kinematics.h"
@@ -217,6 +218,21 @@ static void test_foot_contacts_alternate(void **state) {
   }
 }
 
+/* anim_database_contacts: a frame's flags as bits, bit c for contact bone c;
+ * both feet's bits are seen across the walks (so a lost bit would fail). */
+static void test_contact_bits(void **state) {
+  if (!need_db()) return;
+  uint32_t seen = 0;
+  for (int f = 0; f < db.nframes; f++) {
+    uint32_t bits = anim_database_contacts(&db, f), want = 0;
+    for (int c = 0; c < db.ncontacts; c++)
+      if (db.contacts[(size_t)f * (size_t)db.ncontacts + (size_t)c]) want |= 1u << c;
+    if (bits != want) fail_msg("frame %d: bits %#x, flags %#x", f, bits, want);
+    seen |= bits;
+  }
+  assert_int_equal(seen, 3u);
+}
+
 static void test_mirror_reflects(void **state) {
   if (!need_db()) return;
   /* Range 2r+1 is range 2r mirrored: the hips' local x (relative to the
@@ -331,38 +347,6 @@ static void collect_warning(void *ctx, const char *message) {
   snprintf(w->last, sizeof w->last, "%s", message);
 }
 
-/* out: clip with every bone's children listed in reverse order (parents
- * still first): the same skeleton in another joint order. */
-static void reverse_children(const anim_clip_t *in, anim_clip_t *out) {
-  const anim_skeleton_t *s = &in->skeleton;
-  int order[ANIM_MAX_BONES], stack[ANIM_MAX_BONES], n = 0, top = 0, new_index[ANIM_MAX_BONES];
-  stack[top++] = 0;
-  while (top) {
-    int b = stack[--top];
-    order[n++] = b;
-    /* Pushed in index order, so popped (visited) in reverse. */
-    for (int c = 1; c < s->nbones; c++)
-      if (s->parents[c] == b) stack[top++] = c;
-  }
-  assert_int_equal(n, s->nbones);
-  anim_skeleton_t r = *s;
-  for (int i = 0; i < n; i++) new_index[order[i]] = i;
-  for (int i = 0; i < n; i++) {
-    snprintf(r.names[i], ANIM_NAME_MAX, "%s", s->names[order[i]]);
-    r.parents[i] = s->parents[order[i]] < 0 ? -1 : new_index[s->parents[order[i]]];
-    r.offsets[i] = s->offsets[order[i]];
-  }
-  assert_int_equal(anim_clip_alloc(out, &r, in->nframes, in->frame_time), 0);
-  snprintf(out->name, sizeof out->name, "%.40s_reordered", in->name);
-  for (int f = 0; f < in->nframes; f++)
-    for (int i = 0; i < n; i++) {
-      out->local_positions[(size_t)f * (size_t)n + (size_t)i] =
-          in->local_positions[(size_t)f * (size_t)n + (size_t)order[i]];
-      out->local_rotations[(size_t)f * (size_t)n + (size_t)i] =
-          in->local_rotations[(size_t)f * (size_t)n + (size_t)order[i]];
-    }
-}
-
 /* Joints listed in another order join the first clip's database, reordered
  * to its order: the database is the one the first order would give (same
  * version), and a warning names the clip. */
@@ -372,7 +356,9 @@ static void test_joint_order_does_not_matter(void **state) {
   anim_clip_t clips[2], reordered;
   assert_int_equal(anim_procgen_clip(&clips[0], &specs[2], 60.0f), 0); /* walk */
   assert_int_equal(anim_procgen_clip(&clips[1], &specs[6], 60.0f), 0); /* walk_turn_left */
-  reverse_children(&clips[1], &reordered);
+  assert_int_equal(anim_test_reverse_children(&clips[1], &reordered), 0);
+  assert_int_equal(reordered.skeleton.nbones, clips[1].skeleton.nbones);
+  snprintf(reordered.name, sizeof reordered.name, "%.40s_reordered", clips[1].name);
   assert_string_not_equal(reordered.skeleton.names[1], clips[1].skeleton.names[1]);
   anim_database_t same, mixed;
   char err[256];
@@ -556,6 +542,7 @@ int main(void) {
       cmocka_unit_test(test_simulation_bone_on_ground_facing_travel),
       cmocka_unit_test(test_velocities_match_fk_differences),
       cmocka_unit_test(test_foot_contacts_alternate),
+      cmocka_unit_test(test_contact_bits),
       cmocka_unit_test(test_mirror_reflects),
       cmocka_unit_test(test_mirror_keeps_bone_frames),
       cmocka_unit_test(test_source_root_folded_poses_kept),

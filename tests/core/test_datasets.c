@@ -42,50 +42,31 @@
  * and runs 3 s): well under any real walk, far above standing still. */
 #define MIN_TRAVEL_M 3.0f
 
-static const struct {
-  const char *folder;
-  float scale; /* metres per file unit (SOURCE.md) */
-  int clips;
-} datasets[] = {
-    {"bandai-namco", 0.01f, 14},
-    {"cmu-3dsmax", 0.056444f, 4},
-    {"cmu-motionbuilder", 0.056444f, 1},
-    {"games105", 1.0f, 6},
-};
-
 static void count_warning(void *ctx, const char *message) { (*(int *)ctx)++; }
 
 /* The folder's database as `animdb build --mirror` makes it. 0 when the data is missing (skipped). */
 static int build_dataset(int d, anim_database_t *out_db) {
-  char rel[128], path[1024], err[512];
-  snprintf(rel, sizeof rel, "data/mocap/%s", datasets[d].folder);
-  if (!anim_test_shared_path(path, sizeof path, rel)) return 0;
-  anim_clip_list_t clips = {NULL, 0, 0};
-  anim_bvh_options_t bo = {datasets[d].scale};
-  if (anim_import_path(&clips, path, &bo, err, sizeof err)) fail_msg("%s", err);
-  assert_int_equal(clips.count, datasets[d].clips);
+  const char *name = anim_test_mocap_sets[d].folder;
+  char err[512];
   int warnings = 0;
   anim_build_options_t o;
   anim_build_options_default(&o);
   o.mirror = 1;
   o.warn = count_warning, o.warn_ctx = &warnings;
-  if (anim_database_build(out_db, datasets[d].folder, clips.clips, clips.count, &o, err, sizeof err))
-    fail_msg("%s: %s", datasets[d].folder, err);
-  anim_clip_list_free(&clips);
+  if (!anim_test_mocap_database(d, &o, out_db)) return 0;
   anim_feature_schema_t schema;
-  if (anim_feature_schema_make(&schema, out_db, NULL, err, sizeof err)) fail_msg("%s: %s", datasets[d].folder, err);
+  if (anim_feature_schema_make(&schema, out_db, NULL, err, sizeof err)) fail_msg("%s: %s", name, err);
   anim_feature_build_options_t fo = {.warn = count_warning, .warn_ctx = &warnings};
-  if (anim_features_build_with(out_db, &schema, &fo, err, sizeof err)) fail_msg("%s: %s", datasets[d].folder, err);
-  printf("  %-18s %6d frames, %2d ranges, %d warnings\n", datasets[d].folder, out_db->nframes, out_db->nranges,
-         warnings);
+  if (anim_features_build_with(out_db, &schema, &fo, err, sizeof err)) fail_msg("%s: %s", name, err);
+  printf("  %-18s %6d frames, %2d ranges, %d warnings\n", name, out_db->nframes, out_db->nranges, warnings);
   return 1;
 }
 
 static void check_database(int d, const anim_database_t *db) {
-  const char *name = datasets[d].folder;
+  const char *name = anim_test_mocap_sets[d].folder;
   char err[256];
   if (anim_database_validate(db, err, sizeof err)) fail_msg("%s: %s", name, err);
-  assert_int_equal(db->nranges, 2 * datasets[d].clips);
+  assert_int_equal(db->nranges, 2 * anim_test_mocap_sets[d].clips);
   if (db->ncontacts != 2) fail_msg("%s: %d contact bones", name, db->ncontacts);
   for (int c = 0; c < 2; c++) {
     int planted = 0;
@@ -108,6 +89,7 @@ static void check_database(int d, const anim_database_t *db) {
 
 /* A row's own features find a row at cost 0 with the same features. */
 static void check_self_search(int d, const anim_database_t *db, const anim_search_index_t *index) {
+  const char *name = anim_test_mocap_sets[d].folder;
   const anim_features_t *f = &db->features;
   for (int i = 0; i < f->rows; i += 7) {
     const float *row = f->values + (size_t)i * (size_t)f->cols;
@@ -118,12 +100,13 @@ static void check_self_search(int d, const anim_database_t *db, const anim_searc
     assert_int_equal(count, 1);
     const float *found = f->values + (size_t)hit.frame * (size_t)f->cols;
     if (hit.cost != 0.0f || memcmp(found, row, (size_t)f->cols * sizeof(float)) != 0)
-      fail_msg("%s: frame %d's features find frame %d at cost %g", datasets[d].folder, i, hit.frame, (double)hit.cost);
+      fail_msg("%s: frame %d's features find frame %d at cost %g", name, i, hit.frame, (double)hit.cost);
   }
 }
 
 /* 12 s of walk, turn, run, stop: finite, on the ground, moving. */
 static void check_controller(int d, const anim_database_t *db, const anim_search_index_t *index) {
+  const char *name = anim_test_mocap_sets[d].folder;
   anim_controller_t c;
   assert_int_equal(anim_controller_init(&c, db, index, NULL, vec3_zero(), 0.0f, 0), 0);
   const float dt = 1.0f / 60.0f;
@@ -147,17 +130,17 @@ static void check_controller(int d, const anim_database_t *db, const anim_search
     for (int b = 0; b < db->nbones; b++) {
       vec3 p = c.global_positions[b];
       if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z))
-        fail_msg("%s: tick %d: bone %s not finite", datasets[d].folder, t, db->skeleton.names[b]);
+        fail_msg("%s: tick %d: bone %s not finite", name, t, db->skeleton.names[b]);
     }
     float h = c.global_positions[hips].y;
     if (h < MIN_HIPS_HEIGHT || h > MAX_HIPS_HEIGHT)
-      fail_msg("%s: tick %d: hips %.2f m above the ground (frame %d)", datasets[d].folder, t, (double)h, c.frame);
+      fail_msg("%s: tick %d: hips %.2f m above the ground (frame %d)", name, t, (double)h, c.frame);
   }
   vec3 root = c.global_positions[0];
   float travel = sqrtf(root.x * root.x + root.z * root.z);
-  printf("  %-18s controller: %llu transitions, %.1f m from the start\n", datasets[d].folder,
+  printf("  %-18s controller: %llu transitions, %.1f m from the start\n", name,
          (unsigned long long)c.transitions, (double)travel);
-  if (travel < MIN_TRAVEL_M) fail_msg("%s: the character travelled %.2f m in 12 s", datasets[d].folder, (double)travel);
+  if (travel < MIN_TRAVEL_M) fail_msg("%s: the character travelled %.2f m in 12 s", name, (double)travel);
   anim_controller_free(&c);
 }
 
@@ -166,7 +149,7 @@ static void run_dataset(int d) {
   if (!build_dataset(d, &db)) return;
   check_database(d, &db);
   char err[256];
-  anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+  anim_search_data_t data = anim_search_data_of(&db);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   if (!index) fail_msg("%s", err);
   check_self_search(d, &db, index);

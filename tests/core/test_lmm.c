@@ -414,7 +414,7 @@ static void minute_input(anim_lmm_character_t *c, float t) {
   case 8: in = velocity_input(1.2f * cosf(0.5f * t), 1.2f * sinf(0.5f * t), 0.5f * t); break;
   case 9: in = velocity_input(0.0f, 0.0f, 2.0f); break;
   case 10:
-    in.kind = ANIM_INPUT_GOAL, in.goal = vec3_make(c->sim_position.x + 3.0f, 0.0f, c->sim_position.z - 3.0f);
+    in.kind = ANIM_INPUT_GOAL, in.goal = vec3_make(c->sim.position.x + 3.0f, 0.0f, c->sim.position.z - 3.0f);
     in.goal_speed = 1.5f;
     if (c->input.kind == ANIM_INPUT_GOAL) in.goal = c->input.goal; /* keep the first goal of the segment */
     break;
@@ -519,7 +519,7 @@ static void test_invalid_feet(void **state) {
   /* foot_lock off: accepted, nothing locked. */
   anim_controller_params_t p;
   anim_lmm_params_default(&p);
-  p.foot_lock = 0;
+  p.foot_lock.enabled = 0;
   assert_int_equal(anim_lmm_character_init(&c, nets, &p, vec3_zero(), 0.0f, scratch), 0);
   assert_int_equal(anim_lmm_character_feet(&c, db), 0);
   assert_int_equal(c.feet.nfeet, 0);

@@ -112,10 +112,10 @@ static void test_params_validate(void **state) {
   BAD(lost_halflife, -1.0f, ANIM_EINVAL);
   BAD(scale_halflife, 0.0f, ANIM_EINVAL);
   BAD(scale, -1.0f, ANIM_EINVAL);
-  BAD(foot_unlock_radius, 0.0f, ANIM_EINVAL);
+  BAD(foot_lock.unlock_radius, 0.0f, ANIM_EINVAL);
   BAD(tracker_time, NAN, ANIM_ENONFINITE);
   BAD(scale, INFINITY, ANIM_ENONFINITE);
-  p = d, p.foot_lock = 0, p.foot_unlock_radius = 0.0f; /* only checked when locking */
+  p = d, p.foot_lock.enabled = 0, p.foot_lock.unlock_radius = 0.0f; /* only checked when locking */
   assert_int_equal(anim_pose_fit_params_validate(&p), 0);
 #undef BAD
 }
@@ -395,7 +395,7 @@ static void test_limits_and_caller_memory(void **state) {
   const anim_pose_fit_model_t *m = &fx->model;
   anim_pose_fit_params_t p;
   anim_pose_fit_params_default(&p);
-  p.foot_lock = 0;
+  p.foot_lock.enabled = 0;
   anim_pose_fitter_t a, b;
   size_t size = anim_pose_fitter_memory_size(m);
   double *memory = malloc(size);

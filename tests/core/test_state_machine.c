@@ -69,8 +69,7 @@ static int bandai(void) {
   }
   anim_database_update_version(&bandai_db);
   char err[256];
-  anim_search_data_t data = {bandai_db.features.values, bandai_db.features.rows, bandai_db.features.cols,
-                             bandai_db.ranges, bandai_db.nranges};
+  anim_search_data_t data = anim_search_data_of(&bandai_db);
   bandai_index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   assert_non_null(bandai_index);
   have_bandai = 1;

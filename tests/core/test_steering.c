@@ -186,7 +186,7 @@ static vec3 character_root(const character_t *c) {
 }
 
 static vec3 character_desired_velocity(const character_t *c) {
-  return c->nets ? c->learned.desired_velocity : c->matcher.desired_velocity;
+  return c->nets ? c->learned.sim.desired_velocity : c->matcher.sim.desired_velocity;
 }
 
 static vec3 character_root_velocity(const character_t *c) {
@@ -199,7 +199,7 @@ static float character_heading(const character_t *c) {
 }
 
 static const anim_goal_arrival_t *character_arrival(const character_t *c) {
-  return c->nets ? &c->learned.arrival : &c->matcher.arrival;
+  return c->nets ? &c->learned.sim.arrival : &c->matcher.sim.arrival;
 }
 
 static void character_free(character_t *c) {
@@ -317,7 +317,7 @@ static int games105_built, bandai_built;
 
 static anim_search_index_t *index_of(const anim_database_t *db) {
   char err[256];
-  anim_search_data_t data = {db->features.values, db->features.rows, db->features.cols, db->ranges, db->nranges};
+  anim_search_data_t data = anim_search_data_of(db);
   anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   if (!index) fail_msg("search index: %s", err);
   return index;
@@ -326,8 +326,7 @@ static anim_search_index_t *index_of(const anim_database_t *db) {
 static int setup(void **state) {
   (void)state;
   if (anim_test_procgen_load(&procgen)) return -1;
-  anim_search_data_t data = {procgen.features.values, procgen.features.rows, procgen.features.cols, procgen.ranges,
-                             procgen.nranges};
+  anim_search_data_t data = anim_search_data_of(&procgen);
   char err[256];
   procgen_index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   return procgen_index ? 0 : -1;
@@ -385,7 +384,7 @@ static void test_invalid_goal_inputs(void **state) {
   in.goal_speed = 0.0f;
   assert_int_equal(anim_controller_set_input(&c, &in), 0);
   for (int t = 0; t < 30; t++) assert_int_equal(anim_controller_tick(&c, DT), 0);
-  assert_true(vec3_length(c.desired_velocity) == 0.0f);
+  assert_true(vec3_length(c.sim.desired_velocity) == 0.0f);
   anim_controller_free(&c);
 }
 
@@ -589,7 +588,7 @@ static void test_new_goal_starts_again(void **state) {
   for (int t = 0; t < 120; t++) character_input(&c, &in), character_tick(&c);
   float moved = flat_length(vec3_sub(character_root(&c), here));
   printf("new goal: %.3f m moved for the goal nudged by %.2f m\n", moved, 0.5f * ANIM_STEERING_ARRIVE_RADIUS);
-  assert_true(c.matcher.arrival.arrived && moved < 0.05f);
+  assert_true(c.matcher.sim.arrival.arrived && moved < 0.05f);
   /* 3 m to the side of where it stands: it sets off and arrives there. */
   in.goal = vec3_add(here, vec3_make(0.0f, 0.0f, 3.0f));
   character_input(&c, &in);
@@ -600,7 +599,7 @@ static void test_new_goal_starts_again(void **state) {
   }
   float left = flat_length(vec3_sub(character_root(&c), in.goal));
   printf("new goal 3 m on: top speed %.2f m/s, ends %.2f m from it\n", top, left);
-  assert_true(top > 1.0f && c.matcher.arrival.arrived && left <= ANIM_STEERING_NEAR_RADIUS);
+  assert_true(top > 1.0f && c.matcher.sim.arrival.arrived && left <= ANIM_STEERING_NEAR_RADIUS);
   character_free(&c);
 }
 

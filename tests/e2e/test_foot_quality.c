@@ -134,8 +134,7 @@ static dataset_t *dataset(int d) {
   if (s->built) return s;
   if (anim_quality_dataset_build(&s->db, anim_test_shared_dir(), d, err, sizeof err))
     fail_msg("%s: %s", anim_quality_datasets[d].name, err);
-  anim_search_data_t data = {s->db.features.values, s->db.features.rows, s->db.features.cols, s->db.ranges,
-                             s->db.nranges};
+  anim_search_data_t data = anim_search_data_of(&s->db);
   s->index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
   if (!s->index) fail_msg("%s: %s", anim_quality_datasets[d].name, err);
   s->built = 1;
@@ -250,7 +249,7 @@ static void test_unlocked_feet_slide(void **state) {
   if (!dataset(0)) return;
   anim_controller_params_t p;
   anim_controller_params_default(&p);
-  p.foot_lock = 0;
+  p.foot_lock.enabled = 0;
   anim_quality_t q;
   assert_int_equal(anim_quality_run_controller(&sets[0].db, sets[0].index, &p, ANIM_PROGRAM_WANDER, 1, 30.0f, &q,
                                                NULL, NULL),

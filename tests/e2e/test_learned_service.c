@@ -70,21 +70,10 @@
 #define MIN_FLAGGED_SHARE 0.25f
 
 static anim_test_fixture_t fx;
-static int have_networks;
 
 /* With the networks, the server loads them (--lmm); without, the tests say
  * why they skip (or fail under CI) through networks(). */
-static int setup(void **state) {
-  static char dir[1024];
-  char probe[1100];
-  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
-  snprintf(probe, sizeof probe, "%s/projector.bin", dir);
-  FILE *f = fopen(probe, "rb");
-  have_networks = f != NULL;
-  if (f) fclose(f);
-  const char *args[] = {"--lmm", dir, NULL};
-  return anim_test_fixture_start(&fx, "learned_service", have_networks ? args : NULL, 0);
-}
+static int setup(void **state) { return anim_test_fixture_start_lmm(&fx, "learned_service", 0, NULL); }
 static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
 
 /* Stops the test (skipped, or failed under CI) without the networks. */

@@ -48,16 +48,7 @@
 static anim_test_fixture_t fx;
 
 /* With the shared networks the server serves learned characters too (--lmm). */
-static int setup(void **state) {
-  static char dir[1024];
-  char probe[1100];
-  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
-  snprintf(probe, sizeof probe, "%s/projector.bin", dir);
-  FILE *f = fopen(probe, "rb");
-  if (f) fclose(f);
-  const char *args[] = {"--lmm", dir, NULL};
-  return anim_test_fixture_start(&fx, "world_limit", f ? args : NULL, 1);
-}
+static int setup(void **state) { return anim_test_fixture_start_lmm(&fx, "world_limit", 1, NULL); }
 static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
 
 static void drain_frames(anim_client_t *c) {
@@ -274,39 +265,56 @@ static void watch_root(uint64_t sub, uint64_t id, float seconds, float out_max[3
   }
 }
 
+#define EAST 1.5707963f /* a heading facing +X */
+
+/* A character of database's mode placed at x, facing +X, streamed
+ * quantized (*out_sub) and walked out at 3 m/s for seconds: never past the
+ * limit, and on it at the end (still pushing). */
+static void walk_out(const char *database, const anim_character_mode_t *mode, float x, float seconds,
+                     const char *what, uint64_t *out_id, uint64_t *out_sub) {
+  anim_character_placement_t at = {x, 0.0f, EAST, -1};
+  assert_int_equal(anim_client_characters_create_mode(fx.client, database, mode, NULL, &at, 1, out_id, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
+  anim_subscribe_options_t o = {out_id, 1, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  assert_int_equal(anim_client_subscribe(fx.client, &o, NULL, NULL, out_sub, NULL, TIMEOUT_MS), 0);
+  anim_character_input_t in;
+  anim_character_input_velocity(&in, 3.0f, 0.0f, EAST);
+  assert_int_equal(anim_client_characters_set_input(fx.client, out_id, &in, 1, NULL, TIMEOUT_MS), 0);
+  float max[3], last[3];
+  watch_root(*out_sub, *out_id, seconds, max, last);
+  print_message("  %swalking out: largest x %.4f, last %.4f\n", what, max[0], last[0]);
+  assert_true(max[0] <= L);
+  assert_true(last[0] >= L - 0.05f);
+}
+
+/* The character walk_out left on the boundary walks back in at once (3 s
+ * at 3 m/s toward -X); then it and its subscription are gone. */
+static void walk_back(uint64_t id, uint64_t sub, const char *what) {
+  anim_character_input_t in;
+  anim_character_input_velocity(&in, -3.0f, 0.0f, -EAST);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
+  float max[3], last[3];
+  watch_root(sub, id, 3.0f, max, last);
+  print_message("  %swalking back: last x %.4f\n", what, last[0]);
+  assert_true(last[0] < L - 3.0f);
+  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
+  drain_frames(fx.client);
+}
+
 /* Walked at 3 m/s toward +X from 3 m inside the limit: held on it for the
  * rest of 4 s (before: x = 10009 m streamed as float, and a longer walk in
  * the quantized stream past 214.7 km clamped), its state too; then it walks
  * back in. */
 static void test_walk_held_on_boundary(void **state) {
-  const float east = 1.5707963f;
-  anim_character_placement_t at = {L - 3.0f, 0.0f, east, -1};
   uint64_t id, sub;
-  assert_int_equal(anim_client_characters_create(fx.client, "default", NULL, &at, 1, &id, TIMEOUT_MS), 0);
-  drain_frames(fx.client);
-  anim_subscribe_options_t o = {&id, 1, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
-  assert_int_equal(anim_client_subscribe(fx.client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
-  anim_character_input_t in;
-  anim_character_input_velocity(&in, 3.0f, 0.0f, east);
-  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
-  float max[3], last[3];
-  watch_root(sub, id, 4.0f, max, last);
-  print_message("  walking out: largest x %.4f, last %.4f\n", max[0], last[0]);
-  assert_true(max[0] <= L);
-  assert_true(last[0] >= L - 0.05f); /* still pushing: on the boundary */
+  walk_out("default", NULL, L - 3.0f, 4.0f, "", &id, &sub);
   anim_character_state_t *st = NULL;
   assert_int_equal(anim_client_character_state(fx.client, id, 0, &st, TIMEOUT_MS), 0);
   assert_true(st->position[0] <= L);
   assert_true(st->inertializer.anchor[7] <= L + 5.0f); /* moved with it, not left behind */
   anim_character_state_free(st);
-  anim_character_input_velocity(&in, -3.0f, 0.0f, -east);
-  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
-  watch_root(sub, id, 3.0f, max, last);
-  print_message("  walking back: last x %.4f\n", last[0]);
-  assert_true(last[0] < L - 3.0f);
-  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
-  drain_frames(fx.client);
+  walk_back(id, sub, "");
 }
 
 /* Another kind each, walked by its own motion: a machine looping a run
@@ -349,30 +357,10 @@ static void test_other_kinds_held(void **state) {
 static void test_learned_held(void **state) {
   char path[1024];
   if (!anim_test_shared_path(path, sizeof path, "data/lmm/projector.bin")) return;
-  const float east = 1.5707963f;
   anim_character_mode_t mode = {.mode = ANIM_MODE_LEARNED};
-  anim_character_placement_t at = {L - 2.0f, 0.0f, east, -1};
   uint64_t id, sub;
-  assert_int_equal(anim_client_characters_create_mode(fx.client, "lmm", &mode, NULL, &at, 1, &id, TIMEOUT_MS), 0);
-  drain_frames(fx.client);
-  anim_subscribe_options_t o = {&id, 1, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
-  assert_int_equal(anim_client_subscribe(fx.client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
-  anim_character_input_t in;
-  anim_character_input_velocity(&in, 3.0f, 0.0f, east);
-  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
-  float max[3], last[3];
-  watch_root(sub, id, 3.0f, max, last);
-  print_message("  learned, walking out: largest x %.4f, last %.4f\n", max[0], last[0]);
-  assert_true(max[0] <= L);
-  assert_true(last[0] >= L - 0.05f);
-  anim_character_input_velocity(&in, -3.0f, 0.0f, -east);
-  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
-  watch_root(sub, id, 3.0f, max, last);
-  print_message("  learned, walking back: last x %.4f\n", last[0]);
-  assert_true(last[0] < L - 3.0f);
-  assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
-  drain_frames(fx.client);
+  walk_out("lmm", &mode, L - 2.0f, 3.0f, "learned, ", &id, &sub);
+  walk_back(id, sub, "learned, ");
 }
 
 int main(void) {

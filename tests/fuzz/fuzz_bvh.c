@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
+#include "clip_reorder.h"
 #include "offline/bvh.h"
 #include "offline/feature_build.h"
 
@@ -25,39 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_BUILD_FRAME_BONES 20000.0
 
-/* out: clip with every bone's children in reverse order (parents still first). */
-static int reverse_children(const anim_clip_t *in, anim_clip_t *out) {
-  const anim_skeleton_t *s = &in->skeleton;
-  int order[ANIM_MAX_BONES], stack[ANIM_MAX_BONES], where[ANIM_MAX_BONES], n = 0, top = 0;
-  stack[top++] = 0;
-  while (top) {
-    int b = stack[--top];
-    order[n++] = b;
-    for (int c = 1; c < s->nbones; c++)
-      if (s->parents[c] == b) stack[top++] = c;
-  }
-  anim_skeleton_t r = *s;
-  for (int i = 0; i < n; i++) where[order[i]] = i;
-  for (int i = 0; i < n; i++) {
-    memcpy(r.names[i], s->names[order[i]], ANIM_NAME_MAX);
-    r.parents[i] = s->parents[order[i]] < 0 ? -1 : where[s->parents[order[i]]];
-    r.offsets[i] = s->offsets[order[i]];
-  }
-  if (anim_clip_alloc(out, &r, in->nframes, in->frame_time)) return -1;
-  memcpy(out->name, in->name, ANIM_NAME_MAX);
-  for (int f = 0; f < in->nframes; f++)
-    for (int i = 0; i < n; i++) {
-      size_t to = (size_t)f * (size_t)n + (size_t)i, from = (size_t)f * (size_t)n + (size_t)order[i];
-      out->local_positions[to] = in->local_positions[from];
-      out->local_rotations[to] = in->local_rotations[from];
-    }
-  return 0;
-}
-
 /* Two clips the same but for their joint order build the database two copies build. */
 static void build_reordered(const anim_clip_t *clip) {
   anim_clip_t reordered, pair[2];
-  if (reverse_children(clip, &reordered)) return;
+  if (anim_test_reverse_children(clip, &reordered)) return;
   anim_build_options_t o;
   anim_build_options_default(&o);
   o.mirror = 1;

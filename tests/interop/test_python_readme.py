@@ -14,10 +14,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from animtest import BUILD, ROOT, Server, check  # noqa: E402
+from animtest import ROOT, Server, check, install_package  # noqa: E402
 
 WALKED_M = 1.0  # along +z in the example's two seconds (about 2 m at the stick's 0.8)
 SIDEWAYS_M = 0.3
@@ -34,15 +33,7 @@ def main():
     example = documented_example()
     check(len(example.strip().splitlines()) == 5, "docs/client-python.md's example is five lines")
     check('"127.0.0.1", 7878' in example, "it connects to make run's server (127.0.0.1:7878)")
-    os.makedirs(os.path.join(BUILD, "tests"), exist_ok=True)
-    work = os.path.abspath(tempfile.mkdtemp(prefix="readme-", dir=os.path.join(BUILD, "tests")))
-    venv = os.path.join(work, "venv")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
-    python = os.path.join(venv, "bin", "python")
-    pip = subprocess.run([python, "-m", "pip", "install", "--no-index", "--quiet", os.path.join(ROOT, "python")],
-                         capture_output=True, text=True)
-    check(pip.returncode == 0, "pip install ./python into a fresh virtual environment"
-          + (f": {pip.stderr[-400:]}" if pip.returncode else ""))
+    work, venv, python = install_package("readme-")
     with Server() as server:
         script = example.replace('"127.0.0.1", 7878', f'"127.0.0.1", {server.port}')
         script += ("import json\nprint(json.dumps({'package': animserver.__file__, "

@@ -20,10 +20,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from animtest import BUILD, ROOT, check  # noqa: E402
+from animtest import BUILD, ROOT, check, install_package  # noqa: E402
 
 CONFIG = os.path.join(ROOT, "python", "pyproject.toml")
 EXAMPLES = [os.path.join(ROOT, "python", "examples", name)
@@ -55,16 +54,8 @@ def main():
             raise AssertionError("mypy missing under CI (Debian: mypy; tools/install-deps.sh test)")
         print("skipped: mypy not installed (Debian: apt-get install mypy mypy-protobuf)")
         return
-    os.makedirs(os.path.join(BUILD, "tests"), exist_ok=True)
-    work = os.path.abspath(tempfile.mkdtemp(prefix="types-", dir=os.path.join(BUILD, "tests")))
+    work, venv, python = install_package("types-")
     cache = os.path.abspath(os.path.join(BUILD, "tests", "mypy-cache"))  # kept between runs: mypy is slow cold
-    venv = os.path.join(work, "venv")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
-    python = os.path.join(venv, "bin", "python")
-    pip = subprocess.run([python, "-m", "pip", "install", "--no-index", "--quiet", os.path.join(ROOT, "python")],
-                         capture_output=True, text=True)
-    check(pip.returncode == 0, "pip install ./python into a fresh virtual environment"
-          + (f": {pip.stderr[-400:]}" if pip.returncode else ""))
     site = subprocess.run([python, "-c", "import animserver, os; print(os.path.dirname(animserver.__file__))"],
                           capture_output=True, text=True, cwd=work, check=True).stdout.strip()
     check(site.startswith(venv), f"installed in the environment ({site})")

@@ -39,36 +39,6 @@
 #define TRACK_MAX_MEAN_M 0.07f
 #define TRACK_SECONDS 10
 
-static const struct {
-  const char *folder;
-  float scale; /* metres per file unit (SOURCE.md) */
-  const char *walk; /* a walking clip's range name */
-} datasets[] = {
-    {"bandai-namco", 0.01f, "dataset-1_walk_normal_001"},
-    {"cmu-3dsmax", 0.056444f, "131_01"},
-    {"cmu-motionbuilder", 0.056444f, "02_01"},
-    {"games105", 1.0f, "walk_forward"},
-};
-#define NDATASETS ((int)(sizeof datasets / sizeof datasets[0]))
-
-/* The folder's database (no features: the body needs the skeleton and the
- * frames). 0 when the data is missing (skipped, or failed under CI). */
-static int build_dataset(int d, anim_database_t *out_db) {
-  char rel[128], path[1024], err[512];
-  snprintf(rel, sizeof rel, "data/mocap/%s", datasets[d].folder);
-  if (!anim_test_shared_path(path, sizeof path, rel)) return 0;
-  anim_clip_list_t clips = {NULL, 0, 0};
-  anim_bvh_options_t bo = {datasets[d].scale};
-  if (anim_import_path(&clips, path, &bo, err, sizeof err)) fail_msg("%s", err);
-  anim_build_options_t o;
-  anim_build_options_default(&o);
-  o.mirror = 1;
-  if (anim_database_build(out_db, datasets[d].folder, clips.clips, clips.count, &o, err, sizeof err))
-    fail_msg("%s: %s", datasets[d].folder, err);
-  anim_clip_list_free(&clips);
-  return 1;
-}
-
 static void default_database(anim_database_t *out_db) {
   char err[256];
   if (anim_procgen_database(out_db, NULL, err, sizeof err)) fail_msg("default database: %s", err);
@@ -335,10 +305,10 @@ static void test_default_database(void **state) {
 
 static void test_datasets(void **state) {
   (void)state;
-  for (int d = 0; d < NDATASETS; d++) {
-    anim_database_t db;
-    if (!build_dataset(d, &db)) return;
-    check_database(datasets[d].folder, &db, datasets[d].walk);
+  for (int d = 0; d < ANIM_TEST_MOCAP_SETS; d++) {
+    anim_database_t db; /* no features: the body needs the skeleton and the frames */
+    if (!anim_test_mocap_database(d, NULL, &db)) return;
+    check_database(anim_test_mocap_sets[d].folder, &db, anim_test_mocap_sets[d].walk);
     anim_database_free(&db);
   }
 }

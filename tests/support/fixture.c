@@ -3,8 +3,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 #include "fixture.h"
+#include "shared_data.h"
 
 #define DESCRIBE_TIMEOUT_MS 20000
 
@@ -24,6 +26,18 @@ int anim_test_fixture_start(anim_test_fixture_t *f, const char *log_name, const 
   if (!(f->client = anim_client_connect(f->server.host, f->server.port, NULL, &err))) return -1;
   if (describe && anim_client_db_describe(f->client, "default", &f->defaults, DESCRIBE_TIMEOUT_MS) != 0) return -1;
   return 0;
+}
+
+int anim_test_fixture_start_lmm(anim_test_fixture_t *f, const char *log_name, int describe, int *out_have_networks) {
+  static char dir[1024]; /* the server's arguments point into it */
+  char probe[1100];
+  snprintf(dir, sizeof dir, "%s/data/lmm", anim_test_shared_dir());
+  snprintf(probe, sizeof probe, "%s/projector.bin", dir);
+  FILE *file = fopen(probe, "rb");
+  if (file) fclose(file);
+  if (out_have_networks) *out_have_networks = file != NULL;
+  const char *args[] = {"--lmm", dir, NULL};
+  return anim_test_fixture_start(f, log_name, file ? args : NULL, describe);
 }
 
 int anim_test_fixture_stop(anim_test_fixture_t *f) {

@@ -23,6 +23,12 @@ typedef struct {
  * connects a client, and with describe reads the default database's
  * description. 0, or -1 (a cmocka group set-up returns it). */
 int anim_test_fixture_start(anim_test_fixture_t *fixture, const char *log_name, const char *const *args, int describe);
+/* As anim_test_fixture_start, with the shared LMM networks
+ * (../shared/data/lmm) served as learned characters (--lmm) when they are
+ * there, and without when not (the tests needing them skip or fail through
+ * anim_test_shared_path). out_have_networks (may be NULL): 1 when they are. */
+int anim_test_fixture_start_lmm(anim_test_fixture_t *fixture, const char *log_name, int describe,
+                                int *out_have_networks);
 /* Frees the description, closes the client, stops the server: 0 when it exited 0. */
 int anim_test_fixture_stop(anim_test_fixture_t *fixture);
 

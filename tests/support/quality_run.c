@@ -36,13 +36,6 @@ int anim_quality_dataset_build(anim_database_t *out_db, const char *shared_dir, 
 
 uint32_t anim_quality_streamed_contacts(const anim_controller_t *c) { return anim_controller_contacts(c); }
 
-static long data_contacts(const anim_controller_t *c) {
-  long flags = 0;
-  for (int s = 0; s < c->db->ncontacts; s++)
-    if (c->db->contacts[(size_t)c->frame * (size_t)c->db->ncontacts + (size_t)s]) flags |= 1l << s;
-  return flags;
-}
-
 int anim_quality_run_controller(const anim_database_t *db, const anim_search_index_t *index,
                                 const anim_controller_params_t *params, anim_program_kind_t kind, uint32_t seed,
                                 float seconds, anim_quality_t *out, anim_quality_tick_cb cb, void *ctx) {
@@ -74,7 +67,7 @@ int anim_quality_run_controller_from(const anim_database_t *db, const anim_searc
     if (rc) break;
     anim_controller_global_pose(&c);
     uint32_t flags = anim_quality_streamed_contacts(&c);
-    anim_quality_meter_frame(&meter, c.global_positions, flags, data_contacts(&c), dt);
+    anim_quality_meter_frame(&meter, c.global_positions, flags, (long)anim_database_contacts(c.db, c.frame), dt);
     if (cb) cb(ctx, &c, flags);
   }
   anim_quality_meter_result(&meter, out);

@@ -94,8 +94,8 @@ int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, 
         c->positions[b] = vec3_make(pose->global_positions[3 * b], pose->global_positions[3 * b + 1],
                                     pose->global_positions[3 * b + 2]);
       long data = runs[i].learned ? -1 : 0; /* a learned character plays no database frame */
-      for (int s = 0; s < db->ncontacts && !runs[i].learned && pose->frame < (uint32_t)db->nframes; s++)
-        if (db->contacts[(size_t)pose->frame * (size_t)db->ncontacts + (size_t)s]) data |= 1l << s;
+      if (!runs[i].learned && pose->frame < (uint32_t)db->nframes)
+        data = (long)anim_database_contacts(db, (int)pose->frame);
       anim_quality_meter_frame(&c->meter, c->positions, pose->contacts, data, frame->dt > 0 ? frame->dt : dt);
       c->last_tick = frame->tick, c->seen = 1;
     }

@@ -47,3 +47,28 @@ int anim_test_bandai_database(anim_database_t *out_db) {
   if (rc) fail_msg("bandai database: %s", err);
   return 1;
 }
+
+const anim_test_mocap_set_t anim_test_mocap_sets[ANIM_TEST_MOCAP_SETS] = {
+    {"bandai-namco", 0.01f, 14, "dataset-1_walk_normal_001"},
+    {"cmu-3dsmax", 0.056444f, 4, "131_01"},
+    {"cmu-motionbuilder", 0.056444f, 1, "02_01"},
+    {"games105", 1.0f, 6, "walk_forward"},
+};
+
+int anim_test_mocap_database(int set, const anim_build_options_t *options, anim_database_t *out_db) {
+  const anim_test_mocap_set_t *m = &anim_test_mocap_sets[set];
+  char rel[128], path[1024], err[512];
+  snprintf(rel, sizeof rel, "data/mocap/%s", m->folder);
+  if (!anim_test_shared_path(path, sizeof path, rel)) return 0;
+  anim_clip_list_t clips = {NULL, 0, 0};
+  anim_bvh_options_t bo = {m->scale};
+  if (anim_import_path(&clips, path, &bo, err, sizeof err)) fail_msg("%s", err);
+  if (clips.count != m->clips) fail_msg("%s: %d clips, expected %d", m->folder, clips.count, m->clips);
+  anim_build_options_t o;
+  if (options) o = *options;
+  else anim_build_options_default(&o), o.mirror = 1;
+  if (anim_database_build(out_db, m->folder, clips.clips, clips.count, &o, err, sizeof err))
+    fail_msg("%s: %s", m->folder, err);
+  anim_clip_list_free(&clips);
+  return 1;
+}

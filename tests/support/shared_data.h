@@ -9,6 +9,8 @@
 #ifndef ANIM_TEST_SHARED_DATA_H
 #define ANIM_TEST_SHARED_DATA_H
 
+#include "offline/build.h"
+
 /* Absolute or relative path of the shared folder; never NULL. */
 const char *anim_test_shared_dir(void);
 
@@ -23,5 +25,22 @@ struct anim_database;
  * mirrored, default features. Returns 1, or 0 after skip/fail like
  * anim_test_shared_path. Free with anim_database_free. */
 int anim_test_bandai_database(struct anim_database *out_db);
+
+/* The shared mocap folders (../shared/data/mocap/<folder>), as the tests
+ * that go through every one of them build them. */
+typedef struct {
+  const char *folder;
+  float scale;      /* metres per file unit (SOURCE.md) */
+  int clips;        /* BVH files in the folder */
+  const char *walk; /* a walking clip's range name */
+} anim_test_mocap_set_t;
+#define ANIM_TEST_MOCAP_SETS 4
+extern const anim_test_mocap_set_t anim_test_mocap_sets[ANIM_TEST_MOCAP_SETS];
+
+/* Builds set's database (named after its folder, no features) from every
+ * clip of its folder, with options (NULL: the defaults, mirrored), after
+ * checking the folder holds the set's clips. Returns 1, or 0 after
+ * skip/fail like anim_test_shared_path; fails the test on an error. */
+int anim_test_mocap_database(int set, const anim_build_options_t *options, anim_database_t *out_db);
 
 #endif

@@ -4,6 +4,7 @@ print what they verified."""
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -18,6 +19,24 @@ def check(condition, what):
     if not condition:
         raise AssertionError(what)
     print(f"  ok: {what}")
+
+
+def install_package(prefix):
+    """``pip install ./python`` into a fresh virtual environment, as a user
+    does (Debian's numpy and protobuf seen through --system-site-packages;
+    offline: the build backend is the standard library), in a new folder
+    under BUILD/tests named from prefix. Returns (that folder, the
+    environment's folder, its interpreter)."""
+    os.makedirs(os.path.join(BUILD, "tests"), exist_ok=True)
+    work = os.path.abspath(tempfile.mkdtemp(prefix=prefix, dir=os.path.join(BUILD, "tests")))
+    venv = os.path.join(work, "venv")
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
+    python = os.path.join(venv, "bin", "python")
+    pip = subprocess.run([python, "-m", "pip", "install", "--no-index", "--quiet", os.path.join(ROOT, "python")],
+                         capture_output=True, text=True)
+    check(pip.returncode == 0, "pip install ./python into a fresh virtual environment"
+          + (f": {pip.stderr[-400:]}" if pip.returncode else ""))
+    return work, venv, python
 
 
 class Server:
