@@ -17,7 +17,7 @@
 #define SETTLE_TICKS (5 * 60)
 #define SETTLE_SECONDS 5.0f
 /* Largest change of a joint's velocity in a tick while following (m/s):
- * as test_state_machine.c; jumps are inertialized. */
+ * as test_machine_character.c; jumps are inertialized. */
 #define MAX_VELOCITY_JUMP 5.0f
 /* Progress along a path (core/graph/graph_path.h, "Progress"): the arc of the
  * path covered, at least FOLLOW_MIN_PACE times the expected speed (the
