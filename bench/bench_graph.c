@@ -35,7 +35,7 @@
  * the first 5 s (mean, worst), and the planning done in the ticks that plan
  * (per plan: mean and worst time, edges tried); baseline, same run: the
  * mean tick of a motion-matching character on the same database. And the
- * tick of a character running the seed's jump machine (test_state_machine.c).
+ * tick of a character running the seed's jump machine (test_machine_character.c).
  */
 #include <math.h>
 #include <pthread.h>
@@ -324,7 +324,7 @@ static double thread_cpu_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Follows one case as test_motion_graph.c's follow() does: distance of the
+/* Follows one case as test_graph_character.c's follow() does: distance of the
  * displayed root to the path after `settle` ticks, the arc covered
  * (nearest point searched near the last), the planning's CPU time. */
 static plan_result_t plan_follow(const anim_motion_graph_t *g, const anim_database_t *db,
@@ -651,7 +651,7 @@ int bench_graph(int argc, char **argv) {
       bench_build(&db, threads, &g);
     }
     if (speeds == 1 && g) {
-      anim_search_data_t data = {db.features.values, db.features.rows, db.features.cols, db.ranges, db.nranges};
+      anim_search_data_t data = anim_search_data_of(&db);
       anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
       double mm = controller_tick(&db, index);
       printf("  baseline, motion-matching character: %.1f us a tick\n", mm * 1e6);

@@ -17,7 +17,7 @@
  *       view of the first frames, one figure every 6 ticks.
  *   animgraph jump [--shared DIR] [-o jump.svg]
  *       A character running the seed's jump machine (the spans of
- *       test_state_machine.c) under the script "JUMP_PRESS at 0.5 s,
+ *       test_machine_character.c) under the script "JUMP_PRESS at 0.5 s,
  *       JUMP_RELEASE at 1.6 s, NEAR_GROUND at 2.9 s": side view, a figure
  *       every 6 ticks, each labelled with its state and coloured by it.
  *   animgraph strip --stream FILE [--radius R] [-o strip.svg]

@@ -46,7 +46,7 @@
  * m) is as bad as following 0.55 m off the path all along, so any walk
  * that follows closer beats it; walking 20% slower than the median on
  * Bandai Namco (D_T = 0.46 m) weighs like 8 cm, and lines and circles on
- * Bandai are followed as closely as before (test_motion_graph.c).
+ * Bandai are followed as closely as before (test_graph_character.c).
  * Normalising on the horizon instead (N/K = 4 times lighter) is not
  * enough: a start-up clip stands still for a second of its own, so within
  * one horizon starting saves little over standing, and on the default
@@ -147,7 +147,7 @@
  * the caller plays them and plans again from where they end, so the plan
  * follows a path as the character advances along it. When the search ends
  * within its budget its answer is the least error of all walks, whatever
- * the seed and the bound (test_motion_graph.c enumerates them).
+ * the seed and the bound (test_graph_path.c enumerates them).
  *
  * Bound (options.bound). In one frame the root moves at most step_max (the
  * largest ground step of any frame of the graph's edges: 1.71 m/s on
@@ -170,7 +170,7 @@
  * walks are the same motion by other edges: a crowd following paths on it
  * tries 22% fewer edges a plan (`animbench graph --crowd 500`: 2300 where
  * 2940, path errors the same). Equal within 1e-4 m, the answer is the least
- * error still (test_motion_graph.c enumerates).
+ * error still (test_graph_path.c enumerates).
  *
  * Warm start (options.warm). The search starts from a seed, a complete
  * walk whose error is the first bound and which is the answer when the
@@ -180,7 +180,7 @@
  * is, bounds the search tightly at once); for a first plan, the best walk
  * of half the horizon, searched with a quarter of the budget. A seed that
  * ends before the horizon is completed greedily. So a plan cut short is
- * never worse than going on with the old one (test_motion_graph.c checks
+ * never worse than going on with the old one (test_graph_path.c checks
  * it, and that it is never worse than the greedy walk). Why: on a graph
  * built with slide the Bandai graph has 1098 edges (782 without) and,
  * started cold, a circle's searches tried 23800 edges a plan to finish; cut

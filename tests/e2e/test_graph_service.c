@@ -7,7 +7,7 @@
  * Invalid requests first (each error names its field, the value and the
  * rule), then behaviour on real Bandai Namco mocap (the graph at its
  * default options, the path limits of follow_limits.h, as the core's
- * test_motion_graph). The characters run FOLLOW_SECONDS at the server's 60
+ * test_graph_character). The characters run FOLLOW_SECONDS at the server's 60
  * Hz (a graph character shows whole database frames: at a faster tick its
  * poses step, and the velocity check would see the steps); the circle run is
  * recorded (build/tests/circle.stream) for docs' filmstrip (make seq-filmstrips).

@@ -203,7 +203,11 @@ static void reset_graphs(void) {
     if (!slot) continue;
     srv_graph_release(slot->ready);
     memset(slot, 0, sizeof *slot);
+    /* The slot goes with its entry (graphs.h): a build's end writes the
+     * entry's graph_memory_bytes through it. */
+    slot->entry = baseline[i];
     slot->ready = i == 1 ? srv_graph_retain(tiny_graph) : NULL;
+    baseline[i]->graph_memory_bytes = srv_graph_memory(slot->ready);
   }
 }
 

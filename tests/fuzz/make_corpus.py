@@ -208,6 +208,17 @@ def requests(pb):
     add("state", id=19, character_state=pb.CharacterStateRequest(character=ch, offsets=True))
     add("subscribe", id=20, subscribe=pb.SubscribeRequest(characters=[ch], owned=True, rate_divisor=2,
                                                           encoding=pb.ENCODING_QUANTIZED, global_positions=True))
+    # Region subscriptions (decode_region, server/codec_character.c): a circle with bands and a cap, a box
+    # following the harness's character, and one refused (bands not in order of radius).
+    add("subscribe_region_circle", id=20, subscribe=pb.SubscribeRequest(
+        encoding=pb.ENCODING_QUANTIZED, region=pb.AoiRegion(
+            centre=pb.Vec3(x=1.0, y=0.0, z=2.0), radius=12.0, max_characters=4,
+            bands=[pb.AoiBand(radius=3.0, rate_divisor=1), pb.AoiBand(radius=8.0, rate_divisor=4),
+                   pb.AoiBand(radius=30.0, rate_divisor=30)])))
+    add("subscribe_region_follow", id=20, subscribe=pb.SubscribeRequest(
+        rate_divisor=2, rotations_only=True, region=pb.AoiRegion(half_x=5.0, half_z=2.5, follow=ch)))
+    add("subscribe_region_bad", id=20, subscribe=pb.SubscribeRequest(
+        region=pb.AoiRegion(radius=5.0, bands=[pb.AoiBand(radius=4.0), pb.AoiBand(radius=2.0)])))
     add("update_subscription", id=21, update_subscription=pb.UpdateSubscriptionRequest(
         subscription=1, rate_divisor=3, encoding=pb.ENCODING_FLOAT, paused=True))
     add("unsubscribe", id=22, unsubscribe=pb.UnsubscribeRequest(subscription=1))

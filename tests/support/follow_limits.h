@@ -1,6 +1,6 @@
 /*
  * follow_limits.h: how closely a motion-graph character must follow a path
- * (core/graph/graph_character.h), the one place test_motion_graph (the core) and
+ * (core/graph/graph_character.h), the one place test_graph_character (the core) and
  * test_graph_service (over the wire) take it from.
  */
 #ifndef ANIM_TEST_FOLLOW_LIMITS_H
@@ -17,7 +17,7 @@
 #define SETTLE_TICKS (5 * 60)
 #define SETTLE_SECONDS 5.0f
 /* Largest change of a joint's velocity in a tick while following (m/s):
- * as test_state_machine.c; jumps are inertialized. */
+ * as test_machine_character.c; jumps are inertialized. */
 #define MAX_VELOCITY_JUMP 5.0f
 /* Progress along a path (core/graph/graph_path.h, "Progress"): the arc of the
  * path covered, at least FOLLOW_MIN_PACE times the expected speed (the
@@ -33,7 +33,7 @@
  * the progress term), circle 1.4 m/s; Bandai 10 m in 8.0 s, circle 1.1 m/s. */
 #define FOLLOW_START_SECONDS 2.0f
 #define FOLLOW_MIN_PACE 0.5f
-/* The default database's expected speed (its walk clip's, test_motion_graph
+/* The default database's expected speed (its walk clip's, test_graph_character
  * checks anim_path_expected_speed gives it), for the tests over the wire,
  * which cannot ask for it. */
 #define DEFAULT_DB_EXPECTED_SPEED 1.5f
