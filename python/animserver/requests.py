@@ -216,12 +216,15 @@ def region_fields(radius: Optional[float], box: Optional[Tuple[float, float]], c
     shape is checked here (integers not negative, bands as pairs); the
     server checks the values and names the field it refuses."""
     band_fields = []
-    for i, band in enumerate(bands):
-        if not isinstance(band, Band):
-            if isinstance(band, (str, bytes)) or not isinstance(band, Sequence) or len(band) != 2:
-                raise errors.InvalidArgumentError(pb.ERROR_INVALID_ARGUMENT, f"subscribe.region.bands[{i}] = "
-                                                  f"{band!r}: a Band or a (radius, rate_divisor) pair")
-            band = Band(float(band[0]), band[1])
+    for i, given in enumerate(bands):
+        raw: Any = given  # checked at run time: an untyped caller may pass anything
+        if isinstance(raw, Band):
+            band = raw
+        elif isinstance(raw, (tuple, list)) and len(raw) == 2:
+            band = Band(float(raw[0]), raw[1])
+        else:
+            raise errors.InvalidArgumentError(pb.ERROR_INVALID_ARGUMENT, f"subscribe.region.bands[{i}] = "
+                                              f"{raw!r}: a Band or a (radius, rate_divisor) pair")
         band_fields.append({"radius": float(band.radius),
                             "rate_divisor": _not_negative(band.rate_divisor,
                                                           f"subscribe.region.bands[{i}].rate_divisor")})
