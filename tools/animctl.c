@@ -105,13 +105,23 @@ static const command_help_t help[] = {
      "  stream (--create N [--database DB | --mode learned] [--input SPEC] | --id ID...) [--rate-divisor K]\n"
      "         [--encoding float|quantized] [--global] [--rotations-only] [--frames N | --seconds S]\n"
      "         [-o FILE.jsonl]   pose stream as JSON lines; SPEC: stick:X,Z velocity:VX,VZ\n"
-     "         goal:X,Z[,SPEED] script:tour script:wander\n",
+     "         goal:X,Z[,SPEED] script:tour script:wander\n"
+     "  stream --region circle:X,Z,R[:follow=ID|@K] | box:X,Z,HX,HZ[:follow=...] [--band R:DIV]...\n"
+     "         [--max-characters N] [--create N ...]   whoever is inside a region, any connection's\n",
      "Creates N characters steered by SPEC (default stick:0,0.7, a walk at 1.2 m/s; stick:0,0 stands) (or\n"
      "watches existing ones by --id), subscribes to their poses and writes each frame received, for N frames\n"
      "(default 300) or S seconds, or until every --id character is gone (the frame whose \"gone\" says so is\n"
      "the last; exit 0).\n"
+     "--region streams the characters inside a circle (radius R) or box (half-extents HX, HZ) of the ground\n"
+     "plane centred on X,Z, or on the caller's character ID (follow=@K: the K-th --create one), any\n"
+     "connection's, instead of --id; frames come only when they carry poses, arrivals or departures.\n"
+     "--band R:DIV (up to 8, radii increasing): members up to R m from the centre get a pose every DIV ticks\n"
+     "(past the last band, its rate); --max-characters N: only the nearest N. With --region, --seconds S is\n"
+     "S seconds from subscribing (frames or none), not S seconds of frames.\n"
      "Output is JSON lines with or without --json: first {type: \"header\", database, tick_rate,\n"
-     "subscription, bones, parents, contact_bones}, then one object per frame {tick, dropped, poses: [...]}.\n"},
+     "subscription, bones, parents, contact_bones}, then one object per frame {tick, dropped, poses: [...]};\n"
+     "with --region, \"entered\": [{id, database, database_version, bones}] and \"left\": [ids] when some\n"
+     "came in (their poses are in that frame) or went out (walked out, past the cap, or destroyed).\n"},
     {"record",
      "  record (--create 1 [--database DB] [--input SPEC] | --id ID) [--rate-divisor K] [--frames N | --seconds S]\n"
      "         [--gltf FILE.glb|FILE.gltf] [--bvh FILE.bvh] [-o FILE.jsonl]   a character's motion as glTF and BVH\n"

@@ -5,6 +5,8 @@
  *   animctl stream [--create N] [--database DB] [--input SPEC] [--id ID]...
  *                  [--rate-divisor K] [--encoding float|quantized] [--global]
  *                  [--rotations-only] [--frames N | --seconds S] [-o FILE]
+ *                  [--region circle:X,Z,R[:follow=ID|@K] | box:X,Z,HX,HZ[:follow=...]]
+ *                  [--band R:DIV]... [--max-characters N]
  *
  * --create N makes N characters owned by this connection (they live as long
  * as the command) and streams them, steered by --input (default stick:0,0.7,
@@ -17,6 +19,11 @@
  * --id ID streams existing characters of any connection instead (or too);
  * alone, the header describes the first one's database (--database names
  * another).
+ * --region streams whoever is inside a circle or box of the ground plane,
+ * any connection's, instead of --id (the server decides membership; frames
+ * come only when they carry something); follow=@K centres it on the K-th
+ * --create character. Frames then carry "entered" (id, database, its
+ * version, bones) and "left" (ids), each said once.
  * The first line describes the skeleton ({"type":"header",...}); then one
  * line per frame ({"type":"frame","tick":...,"poses":[...]}).
  */
@@ -24,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "animctl.h"
 #include "animctl_stream.h"
 
@@ -45,6 +53,32 @@ static int parse_input(const char *spec, stream_session_t *s) {
     s->script = SCRIPT_WANDER;
   } else {
     return -1;
+  }
+  return 0;
+}
+
+/* circle:X,Z,R or box:X,Z,HX,HZ, then optionally :follow=ID or :follow=@K.
+ * Only the shape is checked here; the server checks the values and names
+ * the field it refuses. 0, or -1. */
+static int parse_region(const char *spec, stream_session_t *s) {
+  anim_region_t *r = &s->region;
+  int used = 0;
+  if (sscanf(spec, "circle:%f,%f,%f%n", &r->x, &r->z, &r->radius, &used) != 3 &&
+      sscanf(spec, "box:%f,%f,%f,%f%n", &r->x, &r->z, &r->half_x, &r->half_z, &used) != 4)
+    return -1;
+  const char *rest = spec + used;
+  if (!*rest) return 0;
+  if (strncmp(rest, ":follow=", 8)) return -1;
+  rest += 8;
+  char *end = NULL;
+  if (*rest == '@') {
+    long k = strtol(rest + 1, &end, 10);
+    if (end == rest + 1 || *end || k < 1) return -1;
+    s->follow_created = (int)k;
+  } else {
+    if (*rest < '1' || *rest > '9') return -1;
+    r->follow = strtoull(rest, &end, 10);
+    if (*end) return -1;
   }
   return 0;
 }
@@ -81,6 +115,28 @@ int stream_session_parse(stream_session_t *s, int argc, char **argv, int first, 
     } else if (!strcmp(a, "--id")) {
       if (s->nids == MAX_IDS) return animctl_fail("%s: at most %d --id", command, MAX_IDS), -1;
       s->ids[s->nids++] = strtoull(v, NULL, 10), i++;
+    } else if (!strcmp(a, "--region")) {
+      if (parse_region(v, s) != 0)
+        return animctl_fail("%s: bad --region %s (circle:X,Z,R or box:X,Z,HX,HZ, then :follow=ID or :follow=@K)",
+                            command, v), -1;
+      s->region_given = 1, i++;
+    } else if (!strcmp(a, "--band")) {
+      anim_region_band_t *b = &s->bands[s->region.nbands];
+      char *end = NULL;
+      if (s->region.nbands == 8) return animctl_fail("%s: at most 8 --band", command), -1;
+      b->radius = strtof(v, &end);
+      if (end == v || *end != ':') return animctl_fail("%s: bad --band %s (R:DIV)", command, v), -1;
+      const char *div = end + 1;
+      b->rate_divisor = (int)strtol(div, &end, 10);
+      if (end == div || *end || b->rate_divisor < 0)
+        return animctl_fail("%s: bad --band %s (R:DIV, DIV >= 0)", command, v), -1;
+      s->region.bands = s->bands, s->region.nbands++, i++;
+    } else if (!strcmp(a, "--max-characters")) {
+      char *end = NULL;
+      long n = strtol(v, &end, 10);
+      if (end == v || *end || n < 0 || n > 1000000)
+        return animctl_fail("%s: bad --max-characters %s (0..1000000; 0: all)", command, v), -1;
+      s->region.max_characters = (int)n, i++;
     } else if (!strcmp(a, "--rate-divisor")) s->rate_divisor = atoi(v), i++;
     else if (!strcmp(a, "--encoding")) {
       if (strcmp(v, "float") && strcmp(v, "quantized"))
@@ -92,10 +148,16 @@ int stream_session_parse(stream_session_t *s, int argc, char **argv, int first, 
     else if (s->extra && s->extra(s, a, v)) i++;
     else return animctl_fail("%s: unknown option %s", command, a), -1;
   }
+  if (!s->region_given && (s->region.nbands || s->region.max_characters))
+    return animctl_fail("%s: --band and --max-characters need --region", command), -1;
   if (s->create < 0 || s->create > 100000 || s->rate_divisor < 1 || s->frames < 1 || s->seconds < 0 ||
-      (s->create == 0 && s->nids == 0))
-    return animctl_fail("%s: --create 1..100000 and/or --id ID; --rate-divisor, --frames >= 1",
+      (s->create == 0 && s->nids == 0 && !s->region_given))
+    return animctl_fail("%s: --create 1..100000 and/or --id ID (or --region); --rate-divisor, --frames >= 1",
                    command), -1;
+  if (s->region_given && s->nids)
+    return animctl_fail("%s: --region picks the characters: not with --id", command), -1;
+  if (s->follow_created > s->create)
+    return animctl_fail("%s: --region ...:follow=@%d, but --create %d", command, s->follow_created, s->create), -1;
   return 0;
 }
 
@@ -138,6 +200,12 @@ static int steer(anim_client_t *client, stream_session_t *s, float t, int timeou
   int rc = anim_client_characters_set_input(client, s->created, in, s->create, NULL, timeout_ms);
   free(in);
   return rc;
+}
+
+static double monotonic_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* The name of the database character id runs on (its state says). 0, or a negative code. */
@@ -195,18 +263,39 @@ int stream_session_run(anim_client_t *client, stream_session_t *s, int timeout_m
     if (rc) return report_error("create", rc, client);
     if ((rc = steer(client, s, 0.0f, timeout_ms))) return report_error("input", rc, client);
   }
-  anim_subscribe_options_t o = {s->ids, s->nids, s->create > 0, s->rate_divisor, s->encoding, s->global,
-                                s->rotations_only};
-  rc = anim_client_subscribe(client, &o, NULL, NULL, &s->subscription, &s->tick_rate, timeout_ms);
+  if (s->region_given) {
+    if (s->follow_created) s->region.follow = s->created[s->follow_created - 1];
+    anim_subscribe_options_t o = {NULL, 0, 0, s->rate_divisor, s->encoding, s->global, s->rotations_only};
+    rc = anim_client_subscribe_region(client, &o, &s->region, NULL, NULL, &s->subscription, &s->tick_rate,
+                                      timeout_ms);
+  } else {
+    anim_subscribe_options_t o = {s->ids, s->nids, s->create > 0, s->rate_divisor, s->encoding, s->global,
+                                  s->rotations_only};
+    rc = anim_client_subscribe(client, &o, NULL, NULL, &s->subscription, &s->tick_rate, timeout_ms);
+  }
   if (rc) return report_error("subscribe", rc, client);
   uint64_t first_tick = 0;
-  int phase = 0, watching = s->create > 0 ? -1 : distinct_ids(s); /* -1: owned ones, never all gone */
+  /* -1: owned ones or a region's, never all gone */
+  int phase = 0, watching = s->create > 0 || s->region_given ? -1 : distinct_ids(s);
+  /* A region sends frames only when they carry something: none may come for
+   * a while (nobody inside), so its --seconds run on the wall clock from the
+   * subscription, not on the ticks of frames received, and a quiet end is
+   * not a timeout. */
+  double start = monotonic_s();
+  int by_clock = s->region_given && s->seconds > 0;
   for (int n = 0;; n++) {
     anim_stream_frame_t *f = NULL;
-    rc = anim_client_next_frame(client, &f, timeout_ms);
+    int wait_ms = timeout_ms;
+    if (by_clock) {
+      double remaining_ms = (s->seconds - (monotonic_s() - start)) * 1000.0;
+      if (remaining_ms <= 0) break;
+      if (remaining_ms < wait_ms) wait_ms = (int)remaining_ms + 1;
+    }
+    rc = anim_client_next_frame(client, &f, wait_ms);
+    if (rc == ANIM_ETIMEDOUT && by_clock && monotonic_s() - start >= s->seconds) break;
     if (rc) return report_error("stream", rc, client);
     if (!first_tick) first_tick = f->tick;
-    float t = (float)(f->tick - first_tick) / s->tick_rate;
+    float t = by_clock ? (float)(monotonic_s() - start) : (float)(f->tick - first_tick) / s->tick_rate;
     /* Every --id character gone: the server sends nothing more (this waited
      * for a frame until the timeout and failed); the frame saying so is the last. */
     if (watching > 0) watching -= newly_gone(s, f);
@@ -264,6 +353,21 @@ int stream_print_frame(stream_session_t *s, const anim_stream_frame_t *f, void *
   if (f->ngone) {
     fprintf(out, ",\"gone\":[");
     for (int i = 0; i < f->ngone; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)f->gone[i]);
+    fputc(']', out);
+  }
+  if (f->nentered) {
+    fprintf(out, ",\"entered\":[");
+    for (int i = 0; i < f->nentered; i++) {
+      const anim_character_entered_t *e = &f->entered[i];
+      fprintf(out, "%s{\"id\":%llu,\"database\":\"%s\",\"database_version\":\"%016llx\",\"bones\":%d}",
+              i ? "," : "", (unsigned long long)e->character, e->database, (unsigned long long)e->database_version,
+              e->bones);
+    }
+    fputc(']', out);
+  }
+  if (f->nleft) {
+    fprintf(out, ",\"left\":[");
+    for (int i = 0; i < f->nleft; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)f->left[i]);
     fputc(']', out);
   }
   fprintf(out, "}\n");

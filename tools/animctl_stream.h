@@ -25,6 +25,12 @@ typedef struct stream_session {
   unsigned char *gone;        /* per ids[i]: reported gone (or a repeat) */
   int nids;
   int rate_divisor, encoding, global, rotations_only;
+  /* --region: the characters inside a circle or box instead of --id/owned
+   * (any connection's; --create ones too, wherever they walk). */
+  int region_given;
+  anim_region_t region;
+  anim_region_band_t bands[8];  /* --band, region.bands points here */
+  int follow_created;           /* follow=@K: the K-th --create character (1-based), resolved once created */
   int frames;                 /* stop after this many frames ... */
   double seconds;             /* ... or this much stream time, when > 0 */
   const char *output;

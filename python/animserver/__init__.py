@@ -15,7 +15,8 @@
   message (``errors.py``), importable from here: ``animserver.NotFoundError``;
 - streams are iterators (async iterators) of frames whose rows say their
   character (``frame.pose(id)``, ``frame.rows(ids)``); reconnection follows
-  the C library (``reconnect.py``);
+  the C library (``reconnect.py``); ``subscribe_region`` streams whoever is
+  inside a circle or box (``frame.entered``, ``frame.left``);
 - :class:`Skeleton` (``client.skeleton(db)``): bone names, a parents array,
   forward kinematics;
 - enum arguments by short name (``encoding="quantized"``, ``mode="graph"``)
@@ -35,16 +36,16 @@ from .errors import (AnimError, InvalidArgumentError, OutOfMemoryError, IoError,
                      ClosedError, ProtocolError, TooLargeError, TryAgainError, BusyError, LimitError, UnsupportedError,
                      NonFiniteError, WrongDimensionError, BadNameError, ShuttingDownError, InternalError, ExistsError,
                      NotPermittedError)
-from .poses import (CharacterPose, Floats, Pose, PoseFrames, StreamFrame, decode_quantized, forward_kinematics,
+from .poses import (CharacterEntered, CharacterPose, Floats, Pose, PoseFrames, StreamFrame, decode_quantized, forward_kinematics,
                     quat_mul, quat_rotate)
 from .reconnect import ConnectionEvent, Reconnect
-from .requests import (PROTOCOL_VERSION, Match, SearchResult, encoding_value, goal, pose_ref, pose_state, stick,
+from .requests import (PROTOCOL_VERSION, Band, BandLike, Match, SearchResult, encoding_value, goal, pose_ref, pose_state, stick,
                        velocity)
 from .skeleton import Skeleton
 
 __version__ = "0.1.0"
 
-__all__ = ["AnimError", "AsyncClient", "AsyncSubscription", "CharacterPose", "Client", "ConnectionEvent", "Floats",
+__all__ = ["AnimError", "AsyncClient", "AsyncSubscription", "Band", "BandLike", "CharacterEntered", "CharacterPose", "Client", "ConnectionEvent", "Floats",
            "Match", "Pending", "Pose", "PoseFrames", "PROTO_PATH", "PROTO_SHA256", "PROTOCOL_VERSION", "REQUEST_KINDS",
            "RESPONSE_KINDS", "Reconnect", "SearchResult", "Skeleton", "StreamFrame", "Subscription",
            "decode_quantized", "encoding_value", "errors", "forward_kinematics", "goal", "pb", "pose_ref",

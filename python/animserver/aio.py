@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import socket
-from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Iterable, Optional, TypeVar, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Iterable, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import errors
 from ._call import Async, Call
@@ -39,7 +39,7 @@ from ._streams import StreamQueue, StreamRouter
 from .codec import DEFAULT_MAX_FRAME, FrameReader, encode_request, response_result
 from .poses import StreamFrame
 from .reconnect import ConnectionEvent, Reconnect
-from .requests import Encoding, Requests, subscribe_fields
+from .requests import BandLike, Encoding, Requests, region_fields, subscribe_fields
 
 __all__ = ["AsyncClient", "AsyncSubscription"]
 
@@ -302,6 +302,27 @@ class AsyncClient(Requests, Async, Settings, StreamRouter[AsyncSubscription]):
         async iterable of :class:`~animserver.poses.StreamFrame` (each row says
         its character: ``frame.characters``, ``frame.pose(id)``, ``frame.rows(ids)``)."""
         fields = subscribe_fields(characters, owned, rate_divisor, encoding, global_positions, rotations_only)
+        return await self._run(Call("subscribe", fields, timeout, lambda r: self._subscription(r, rotations_only)))
+
+    async def subscribe_region(self, radius: Optional[float] = None, *, box: Optional[Tuple[float, float]] = None,
+                               centre: Tuple[float, float] = (0.0, 0.0), follow: int = 0,
+                               bands: Sequence[BandLike] = (), max_characters: int = 0, rate_divisor: int = 1,
+                               encoding: Encoding = "float", global_positions: bool = False,
+                               rotations_only: bool = False, timeout: Optional[float] = None) -> AsyncSubscription:
+        """A pose stream of the characters inside a region of the ground plane,
+        any connection's: a circle of ``radius`` metres or a ``box`` of
+        half-extents ``(half_x, half_z)``, centred on ``centre`` ``(x, z)`` or
+        on ``follow``, a character of this connection's (re-centred each
+        tick). ``bands`` (nearest first, at most 8) set each member's rate by
+        its distance from the centre; without them every member goes at
+        ``rate_divisor`` (with them, leave it 1). ``max_characters``: only
+        the nearest N (0: all inside). Frames come only when they carry
+        something; ``frame.entered`` announces each arrival once (its pose is
+        in that frame) and ``frame.left`` each departure (walked out, past the
+        cap, or destroyed). A refused region raises the server's error, whose
+        message names the field (``subscribe.region.bands[1].radius ...``)."""
+        fields = subscribe_fields((), False, rate_divisor, encoding, global_positions, rotations_only)
+        fields["region"] = region_fields(radius, box, centre, follow, bands, max_characters)
         return await self._run(Call("subscribe", fields, timeout, lambda r: self._subscription(r, rotations_only)))
 
     async def _call(self, kind: str, fields: Any, timeout: Optional[float] = None,

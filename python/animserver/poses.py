@@ -32,7 +32,7 @@ import numpy.typing as npt
 from . import errors
 from ._proto import pb
 
-__all__ = ["decode_quantized", "quantized_bones", "Pose", "PoseFrames", "StreamFrame", "CharacterPose",
+__all__ = ["decode_quantized", "quantized_bones", "Pose", "PoseFrames", "StreamFrame", "CharacterPose", "CharacterEntered",
            "forward_kinematics", "quat_mul", "quat_rotate", "Floats", "Parents", "HasParents"]
 
 Floats = npt.NDArray[np.float32]
@@ -217,6 +217,17 @@ class CharacterPose:
     __repr__ = _repr
 
 
+@dataclass(frozen=True)
+class CharacterEntered:
+    """A character that came into a region subscription's area: what drawing
+    it needs (its database, that database's content version, its bone
+    count). Its pose is in the frame that announces it."""
+    character: int
+    database: str
+    database_version: int
+    bones: int
+
+
 @dataclass(repr=False)
 class StreamFrame:
     """One StreamMessage of a subscription, decoded.
@@ -228,7 +239,12 @@ class StreamFrame:
     with rotations only), ``rotations[c]`` (n, 4) w, x, y, z local (bone 0 in
     world space), ``global_positions[c]`` (n, 3) world space when the
     subscription asked for them. Characters on databases of different bone
-    counts are padded with NaN to the largest (``bones[c]`` says how many)."""
+    counts are padded with NaN to the largest (``bones[c]`` says how many).
+
+    Region subscriptions (``subscribe_region``): ``entered`` lists the
+    characters that came into the region this frame (each once; their poses
+    are in this frame), ``left`` those that went out of it (walked out,
+    pushed out by ``max_characters``, or destroyed), each once."""
     subscription: int
     tick: int
     server_time_us: int
@@ -244,6 +260,8 @@ class StreamFrame:
     positions: Floats
     rotations: Floats
     global_positions: Optional[Floats] = None
+    entered: Tuple[CharacterEntered, ...] = ()
+    left: Tuple[int, ...] = ()
     message: Any = field(default=None, repr=False)
 
     __repr__ = _repr
@@ -270,7 +288,9 @@ class StreamFrame:
                    contacts=np.fromiter((p.contacts for p in poses), dtype=np.uint32, count=count),
                    transitions=np.fromiter((p.transition for p in poses), dtype=bool, count=count),
                    bones=bones, positions=positions, rotations=rotations, global_positions=global_positions,
-                   message=message)
+                   entered=tuple(CharacterEntered(e.character, e.database, e.database_version, e.bones)
+                                 for e in message.entered),
+                   left=tuple(message.left), message=message)
 
     def contact_flags(self, ncontacts: int) -> npt.NDArray[np.bool_]:
         """``contacts`` as (C, ncontacts) bools (contact bone order:

@@ -21,19 +21,21 @@ and a coroutine method of :class:`~animserver.AsyncClient`, typed for each.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Protocol, Sequence, Union
+from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
 from ._call import Call, body_as, request
+from . import errors
 from ._proto import pb
 from .enums import enum_value
 from .poses import Pose, PoseFrames
 from .skeleton import Skeleton
 
 __all__ = ["Requests", "SearchResult", "Match", "PROTOCOL_VERSION", "encoding_value", "pose_ref", "pose_state",
-           "stick", "velocity", "goal", "Encoding", "Mode", "AlignModeName", "HasId"]
+           "stick", "velocity", "goal", "Encoding", "Mode", "AlignModeName", "HasId", "Band", "BandLike",
+           "subscribe_fields", "region_fields"]
 
 PROTOCOL_VERSION = 1
 
@@ -185,6 +187,52 @@ def subscribe_fields(characters: Iterable[int], owned: bool, rate_divisor: int, 
     return {"characters": [int(c) for c in characters], "owned": owned, "rate_divisor": rate_divisor,
             "encoding": encoding_value(encoding, "subscribe.encoding"), "global_positions": global_positions,
             "rotations_only": rotations_only}
+
+
+@dataclass(frozen=True)
+class Band:
+    """A region's distance band: members up to ``radius`` metres from the
+    centre (and past the band before) get a pose every ``rate_divisor`` ticks
+    (0 or 1: every tick). Bands go nearest first, radii increasing, at most 8;
+    a member past the last band's radius takes the last band's rate."""
+    radius: float
+    rate_divisor: int = 1
+
+
+BandLike = Union[Band, Tuple[float, int]]
+"""A :class:`Band` or a ``(radius, rate_divisor)`` pair."""
+
+
+def _not_negative(value: int, field: str) -> int:
+    # protobuf would refuse a negative uint with a ValueError naming no field.
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise errors.InvalidArgumentError(pb.ERROR_INVALID_ARGUMENT, f"{field} = {value!r}: a whole number >= 0")
+    return int(value)
+
+
+def region_fields(radius: Optional[float], box: Optional[Tuple[float, float]], centre: Tuple[float, float],
+                  follow: int, bands: Sequence[BandLike], max_characters: int) -> Dict[str, Any]:
+    """An AoiRegion's fields (both clients' ``subscribe_region``). Only the
+    shape is checked here (integers not negative, bands as pairs); the
+    server checks the values and names the field it refuses."""
+    band_fields = []
+    for i, given in enumerate(bands):
+        raw: Any = given  # checked at run time: an untyped caller may pass anything
+        if isinstance(raw, Band):
+            band = raw
+        elif isinstance(raw, (tuple, list)) and len(raw) == 2:
+            band = Band(float(raw[0]), raw[1])
+        else:
+            raise errors.InvalidArgumentError(pb.ERROR_INVALID_ARGUMENT, f"subscribe.region.bands[{i}] = "
+                                              f"{raw!r}: a Band or a (radius, rate_divisor) pair")
+        band_fields.append({"radius": float(band.radius),
+                            "rate_divisor": _not_negative(band.rate_divisor,
+                                                          f"subscribe.region.bands[{i}].rate_divisor")})
+    half_x, half_z = (0.0, 0.0) if box is None else (float(box[0]), float(box[1]))
+    return {"centre": {"x": float(centre[0]), "y": 0.0, "z": float(centre[1])},
+            "radius": 0.0 if radius is None else float(radius), "half_x": half_x, "half_z": half_z,
+            "follow": _not_negative(follow, "subscribe.region.follow"), "bands": band_fields,
+            "max_characters": _not_negative(max_characters, "subscribe.region.max_characters")}
 
 
 class Requests:

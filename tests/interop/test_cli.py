@@ -3,6 +3,7 @@
 request type, --json parsed), animdb on real motion capture (build, info,
 search) and the server loading what animdb built. Run by tests/run.sh."""
 import json
+import math
 import os
 import shutil
 import socket
@@ -85,7 +86,10 @@ def usage_errors_without_server():
                 ["pose", "default", "x"], ["inertialize", "default", "1"], ["transition-cost", "default"],
                 ["spring"], ["spring", "halflife", "--alpha"], ["spring", "gains", "--bogus", "1"], ["render"],
                 ["render", "default", "1", "--count", "0"], ["render", "--stream"], ["stream"],
-                ["stream", "--bogus", "1"], ["record"], ["record", "--create", "1"], ["machine"], ["machine", "check"], ["machine", "attach"],
+                ["stream", "--bogus", "1"], ["stream", "--region", "ring:0,0,5"],
+                ["stream", "--region", "circle:0,0,5:follow=@2", "--create", "1"],
+                ["stream", "--band", "3:1", "--create", "1"], ["stream", "--region", "box:0,0,5,5", "--id", "1"],
+                ["stream", "--region", "circle:0,0,5", "--band", "3"], ["record"], ["record", "--create", "1"], ["machine"], ["machine", "check"], ["machine", "attach"],
                 ["machine", "unload"], ["machine", "list", "x"], ["graph"], ["graph", "build"],
                 ["graph", "path", "default", "1,2"], ["align"], ["align", "--source", "1,2,3"], ["fit", "default"],
                 ["load", "--connections", "0"]]
@@ -101,6 +105,46 @@ def usage_errors_without_server():
                  ["stream", "--create", "1"]):
         out, err = run_both("animctl", "--port", closed, "--json", *good, expect=1)
         check(json.loads(err)["error"]["kind"] == "connect", f"no server: animctl {' '.join(good)} exits 1 (connect)")
+
+
+def stream_regions(port):
+    """`animctl stream --region`: a walker crossing a circle is announced entering and leaving once, with
+    its database, version and bone count; --band gives the outer ring every 4th tick; --max-characters
+    keeps the nearest; a bad region is refused by the server naming the field."""
+    version = next(d["version"] for d in json.loads(run("animctl", "--port", port, "--json", "db", "list"))
+                   if d["name"] == "default")
+    # --create 2 places them 3 m apart on x at z = 0; both walk +z. The first crosses the circle of 2 m at
+    # (0, 5); the second, 3 m from its centre line, never enters. The inner band (1 m) every tick, the
+    # outer every 4th.
+    lines = run("animctl", "--port", port, "--timeout", "20000", "stream", "--create", "2", "--input", "velocity:0,1.5",
+                "--region", "circle:0,5,2", "--band", "1:1", "--band", "2:4", "--seconds", "8").splitlines()
+    header, frames = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    entered = [e for f in frames for e in f.get("entered", [])]
+    left = [c for f in frames for c in f.get("left", [])]
+    check(len(entered) == 1 and left == [entered[0]["id"]] and entered[0]["database"] == "default" and
+          entered[0]["database_version"] == version and entered[0]["bones"] == len(header["bones"]),
+          f"animctl stream --region: one walker entered and left once ({len(frames)} frames; "
+          f"entered {entered}, left {left})")
+    walker = entered[0]["id"] if entered else None
+    posed = [(f["tick"], math.hypot(p["positions"][0], p["positions"][2] - 5.0))
+             for f in frames for p in f["poses"] if p["id"] == walker]
+    check(posed and all(d <= 2.1 for _, d in posed) and all(p["id"] == walker for f in frames for p in f["poses"]),
+          "animctl stream --region: only the walker, only while inside")
+    gaps = lambda near: sorted(b[0] - a[0] for a, b in zip(posed, posed[1:]) if near(a[1]) and near(b[1]))
+    inner, outer = gaps(lambda d: d < 0.9), gaps(lambda d: d > 1.1)
+    check(inner and outer and inner[len(inner) // 2] == 1 and outer[len(outer) // 2] == 4,
+          f"animctl stream --band 1:1 --band 2:4: tick gaps inside 1 m {inner[:3]}..., "
+          f"between 1 and 2 m {outer[:3]}... (median 1 and 4)")
+    lines = run("animctl", "--port", port, "stream", "--create", "2", "--input", "stick:0,0",
+                "--region", "box:0.5,0,4,4", "--max-characters", "1", "--frames", "5").splitlines()
+    frames = [json.loads(line) for line in lines[1:]]
+    check(len(frames) == 5 and len(frames[0].get("entered", [])) == 1 and
+          all(len(f["poses"]) == 1 and abs(f["poses"][0]["positions"][0]) < 0.5 for f in frames),
+          "animctl stream --max-characters 1: the nearest of two in a box")
+    out, err = run_both("animctl", "--port", port, "--json", "stream", "--create", "1", "--region",
+                        "circle:0,0,-1", expect=1)
+    check(out == "" and "subscribe.region.radius" in json.loads(err)["error"]["message"],
+          "animctl stream --region circle:0,0,-1: the server's refusal names the field (exit 1)")
 
 
 def leak_checker():
@@ -323,6 +367,7 @@ def main():
         check(all(frames[i + 1]["tick"] > frames[i]["tick"] for i in range(19)) and
               all(f["dropped"] == 0 for f in frames), "animctl stream: every tick")
         check(len(frames[0]["poses"][0]["global_positions"]) == 3 * len(header["bones"]), "animctl stream --global")
+        stream_regions(port)
         svg = os.path.join(data, "tour.svg")
         run("animctl", "--port", port, "render", "--stream", "--create", "1", "--input", "script:tour",
             "--seconds", "3", "--view", "top", "-o", svg)

@@ -37,6 +37,7 @@ MISTAKES = [
     ("animserver.NotFoundErr", "attr-defined"),                                       # no such class
     ("client.skeleton().parents.append(1)", "attr-defined"),                          # an array, not a list
     ("aclient.describe_database().summary", "attr-defined"),                          # a coroutine's attribute
+    ("client.subscribe_region(30.0, bands=[30.0])", "list-item"),                     # a band without its rate
 ]
 
 

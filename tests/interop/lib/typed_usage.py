@@ -34,6 +34,17 @@ def blocking(client: animserver.Client) -> None:
         for row in frame:
             assert_type(row, animserver.CharacterPose)
     assert_type(client.server, pb.HelloResponse | None)
+    region = client.subscribe_region(30.0, centre=(0.0, 5.0), bands=[(10.0, 1), animserver.Band(30.0, 4)],
+                                     max_characters=50)
+    assert_type(region, animserver.Subscription)
+    boxed = client.subscribe_region(box=(10.0, 4.0), follow=7, encoding="quantized")
+    for frame in boxed.frames(3):
+        for came in frame.entered:
+            assert_type(came, animserver.CharacterEntered)
+            assert_type(came.database, str)
+            assert_type(came.database_version, int)
+            assert_type(came.bones, int)
+        assert_type(frame.left, tuple[int, ...])
 
 
 async def asynchronous(client: animserver.AsyncClient) -> None:
@@ -48,6 +59,8 @@ async def asynchronous(client: animserver.AsyncClient) -> None:
     assert_type(stream, animserver.AsyncSubscription)
     async for frame in stream:
         assert_type(frame, animserver.StreamFrame)
+    near = await client.subscribe_region(5.0, follow=1)
+    assert_type(near, animserver.AsyncSubscription)
 
 
 def errors(client: animserver.Client) -> None:
