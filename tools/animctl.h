@@ -2,6 +2,7 @@
 #ifndef ANIMCTL_H
 #define ANIMCTL_H
 
+#include <stdio.h>
 #include "anim_client.h"
 
 typedef struct {
@@ -29,6 +30,10 @@ int animctl_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
  * server, authentication refused). main closes it. */
 int animctl_connect(const options_t *options, anim_client_t **out_client);
 
+/* s as a JSON string, quoted and escaped. */
+void animctl_json_string(FILE *out, const char *s);
+
+int animctl_db(const options_t *options, int argc, char **argv);
 int animctl_load(const options_t *options, int argc, char **argv);
 
 int animctl_inertialize(const options_t *options, int argc, char **argv);
