@@ -24,21 +24,10 @@
 #include "graph/motion_graph.h"
 #include "graph_fixture.h"
 
-/* The Bandai Namco graph, built by the first test that needs it. */
-static anim_test_bandai_graph_t fixture;
+/* The Bandai Namco graph, built by the first test that needs it (graph_fixture.h). */
 static anim_database_t *bandai;
 static anim_motion_graph_t *graph;
-
-static int teardown(void **state) {
-  anim_test_bandai_graph_free(&fixture);
-  return 0;
-}
-
-static int bandai_graph(void) {
-  if (!anim_test_bandai_graph(&fixture)) return 0;
-  bandai = &fixture.db, graph = fixture.graph;
-  return 1;
-}
+static int bandai_graph(void) { return anim_test_bandai_graph(&bandai, &graph); }
 
 /* A node of the plain forward walk, to start from. */
 static int walk_node(void) { return anim_test_walk_node(graph, bandai); }
@@ -290,5 +279,5 @@ int main(void) {
       cmocka_unit_test(test_plan_is_least_error),
       cmocka_unit_test(test_cut_short_is_no_worse),
   };
-  return cmocka_run_group_tests(tests, NULL, teardown);
+  return cmocka_run_group_tests(tests, NULL, anim_test_bandai_graph_teardown);
 }

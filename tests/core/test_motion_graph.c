@@ -44,21 +44,10 @@
 #define MAX_ANGLE_ERROR 1e-3f
 #define MAX_TRANSLATION_ERROR 2e-3f
 
-/* The Bandai Namco graph, built by the first test that needs it. */
-static anim_test_bandai_graph_t fixture;
+/* The Bandai Namco graph, built by the first test that needs it (graph_fixture.h). */
 static anim_database_t *bandai;
 static anim_motion_graph_t *graph;
-
-static int teardown(void **state) {
-  anim_test_bandai_graph_free(&fixture);
-  return 0;
-}
-
-static int bandai_graph(void) {
-  if (!anim_test_bandai_graph(&fixture)) return 0;
-  bandai = &fixture.db, graph = fixture.graph;
-  return 1;
-}
+static int bandai_graph(void) { return anim_test_bandai_graph(&bandai, &graph); }
 
 /* ---- invalid input ----------------------------------------------------------------------- */
 
@@ -516,5 +505,5 @@ int main(void) {
       cmocka_unit_test(test_random_walk),
       cmocka_unit_test(test_slide_automatic),
   };
-  return cmocka_run_group_tests(tests, NULL, teardown);
+  return cmocka_run_group_tests(tests, NULL, anim_test_bandai_graph_teardown);
 }

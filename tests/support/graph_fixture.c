@@ -11,22 +11,32 @@
 #include "procgen_db.h"
 #include "shared_data.h"
 
-int anim_test_bandai_graph(anim_test_bandai_graph_t *f) {
-  if (f->graph) return 1;
-  if (!f->have_db) {
-    if (!anim_test_bandai_database(&f->db)) return 0;
-    f->have_db = 1;
+/* The program's Bandai graph (graph_fixture.h): a test program is one process. */
+static struct {
+  anim_database_t db;
+  int have_db;
+  anim_motion_graph_t *graph;
+} bandai;
+
+int anim_test_bandai_graph(anim_database_t **out_db, anim_motion_graph_t **out_graph) {
+  if (!bandai.graph) {
+    if (!bandai.have_db) {
+      if (!anim_test_bandai_database(&bandai.db)) return 0;
+      bandai.have_db = 1;
+    }
+    char err[256];
+    bandai.graph = anim_motion_graph_build(&bandai.db, NULL, err, sizeof err);
+    if (!bandai.graph) fail_msg("graph: %s", err);
   }
-  char err[256];
-  f->graph = anim_motion_graph_build(&f->db, NULL, err, sizeof err);
-  if (!f->graph) fail_msg("graph: %s", err);
+  *out_db = &bandai.db, *out_graph = bandai.graph;
   return 1;
 }
 
-void anim_test_bandai_graph_free(anim_test_bandai_graph_t *f) {
-  anim_motion_graph_free(f->graph);
-  if (f->have_db) anim_database_free(&f->db);
-  memset(f, 0, sizeof *f);
+int anim_test_bandai_graph_teardown(void **state) {
+  anim_motion_graph_free(bandai.graph);
+  if (bandai.have_db) anim_database_free(&bandai.db);
+  memset(&bandai, 0, sizeof bandai);
+  return 0;
 }
 
 anim_motion_graph_t *anim_test_procgen_graph(anim_database_t *out_db) {

@@ -10,21 +10,14 @@
 #include "graph/graph_path.h"
 #include "graph/motion_graph.h"
 
-/* The Bandai Namco database and its graph (default options); the caller
- * owns it (a test program keeps one, freed by its group teardown). */
-typedef struct {
-  anim_database_t db;
-  int have_db;
-  anim_motion_graph_t *graph;
-} anim_test_bandai_graph_t;
-
-/* Builds f on the first call (later calls return at once): 1, or 0 after
- * the skip (or, under CI, failure) of anim_test_bandai_database. A build
- * that fails fails the running test. */
-int anim_test_bandai_graph(anim_test_bandai_graph_t *f);
-
-/* Frees what anim_test_bandai_graph built; f is zeroed. */
-void anim_test_bandai_graph_free(anim_test_bandai_graph_t *f);
+/* The Bandai Namco database and its graph (default options), one per test
+ * program: built by the first call, which sets *out_db and *out_graph
+ * (later calls set them at once). 1, or 0 after the skip (or, under CI,
+ * failure) of anim_test_bandai_database; a build that fails fails the
+ * running test. The program's group teardown frees them:
+ * cmocka_run_group_tests(tests, NULL, anim_test_bandai_graph_teardown). */
+int anim_test_bandai_graph(anim_database_t **out_db, anim_motion_graph_t **out_graph);
+int anim_test_bandai_graph_teardown(void **state);
 
 /* The procedural database into *out_db and its graph (default options);
  * fails the running test when either cannot be built. The caller frees
