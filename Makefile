@@ -77,9 +77,12 @@ SERVER_SRC := $(filter-out server/main.c,$(sort $(wildcard server/*.c)))
 # Tests by layer: tests/{core,wire,client,server,e2e,tools}/test_*.c; binaries flat in $(BUILD)/tests.
 TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
 TEST_SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
-PROTO := proto/animserver.proto
-GEN_C := $(BUILD)/gen/animserver.pb-c.c
-GEN_H := $(BUILD)/gen/animserver.pb-c.h
+# The envelopes in proto/animserver.proto, each area's messages in proto/animserver/.
+PROTO := proto/animserver.proto $(sort $(wildcard proto/animserver/*.proto))
+GEN_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))
+GEN_H := $(GEN_C:.c=.h)
+GEN_OBJ := $(GEN_C:.c=.o)
+GEN_PIC_OBJ := $(patsubst $(BUILD)/gen/%,$(BUILD)/pic/gen/%,$(GEN_OBJ))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 picobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
@@ -115,7 +118,7 @@ deps-bench:
 $(GEN_C) $(GEN_H) &: $(PROTO)
 	@mkdir -p $(BUILD)/gen
 	@echo "  PROTOC-C $<"
-	$(Q)protoc-c --c_out=$(BUILD)/gen -Iproto $<
+	$(Q)protoc-c --c_out=$(BUILD)/gen -Iproto $(PROTO)
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@echo "  CC    $<"
@@ -148,16 +151,16 @@ $(IMPORT_LIB): $(call obj,$(IMPORT_SRC))
 $(PHYSICS_LIB): $(call obj,$(PHYSICS_SRC))
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(SERVER_LIB): $(call obj,$(SERVER_SRC) $(WIRE_SRC)) $(BUILD)/gen/animserver.pb-c.o
+$(SERVER_LIB): $(call obj,$(SERVER_SRC) $(WIRE_SRC)) $(GEN_OBJ)
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(CLIENT_LIB): $(call obj,$(CLIENT_PARTS)) $(BUILD)/gen/animserver.pb-c.o
+$(CLIENT_LIB): $(call obj,$(CLIENT_PARTS)) $(GEN_OBJ)
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 # Linked against every library its objects call (core/quantize.c needs libm),
 # and -z defs makes a missing one a link error here rather than an
 # "undefined reference" in the program of whoever links the library.
-$(CLIENT_SO): $(call picobj,$(CLIENT_PARTS)) $(BUILD)/pic/gen/animserver.pb-c.o
+$(CLIENT_SO): $(call picobj,$(CLIENT_PARTS)) $(GEN_PIC_OBJ)
 	@echo "  LD    $@"
 	$(Q)$(CC) -shared -Wl,-soname,libanimclient.so.0 -Wl,-z,defs $(LDFLAGS_ALL) -o $(CLIENT_SOVER) $^ $(PKG_PBC_LIBS) -lm
 	$(Q)ln -sf libanimclient.so.0 $@

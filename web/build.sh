@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the previewer into OUT: the page, its scripts, the protocol
-# (proto/animserver.proto, fetched and parsed by protobufjs at start, so the
+# (proto/animserver.proto and its parts, fetched and parsed by protobufjs at start, so the
 # page always speaks the proto of this tree) and the npm packages it uses
 # (three, protobufjs, long) from NODE_MODULES (installed by `npm ci`).
 # No bundler: ES modules and an import map.
@@ -22,7 +22,7 @@ mkdir -p "$out/js" "$out/css" "$out/vendor/three/addons/controls"
 cp "$here/index.html" "$out/"
 cp "$here"/js/*.js "$out/js/"
 cp "$here"/css/*.css "$out/css/"
-cp "$root/proto/animserver.proto" "$out/"
+cp -r "$root/proto/animserver.proto" "$root/proto/animserver" "$out/"
 cp "$modules/three/build/three.module.js" "$modules/three/build/three.core.js" "$out/vendor/three/"
 cp "$modules/three/examples/jsm/controls/OrbitControls.js" "$out/vendor/three/addons/controls/"
 cp "$modules/protobufjs/dist/protobuf.min.js" "$out/vendor/"

@@ -118,12 +118,10 @@ def nnet_file(widths, seed):
 
 
 def load_pb():
-    out = tempfile.mkdtemp(prefix="fuzz-corpus-pb-")
-    subprocess.run(["protoc", f"--python_out={out}", "-I", os.path.join(ROOT, "proto"),
-                    os.path.join(ROOT, "proto", "animserver.proto")], check=True)
-    sys.path.insert(0, out)
-    import animserver_pb2  # noqa: E402 (generated just above)
-    return animserver_pb2
+    # The Python client's generated module (from proto/, generated on import).
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from animserver._proto import pb  # noqa: E402
+    return pb
 
 
 def requests(pb):

@@ -61,9 +61,10 @@ def main():
                           capture_output=True, text=True, cwd=work, check=True).stdout.strip()
     check(site.startswith(venv), f"installed in the environment ({site})")
     stub = os.path.join(site, "_generated", "animserver_pb2.pyi")
-    check(os.path.isfile(os.path.join(site, "py.typed")) and os.path.isfile(stub) and
-          "class DescribeDatabaseResponse(" in open(stub).read(),
-          "the wheel carries py.typed and the stub protoc-gen-mypy generated for the proto")
+    part = os.path.join(site, "_generated", "animserver", "database_pb2.pyi")
+    check(os.path.isfile(os.path.join(site, "py.typed")) and os.path.isfile(stub) and os.path.isfile(part) and
+          "class Request(" in open(stub).read() and "class DescribeDatabaseResponse(" in open(part).read(),
+          "the wheel carries py.typed and the stubs protoc-gen-mypy generated for the proto and its parts")
 
     run = run_mypy(python, cache, "-p", "animserver", cwd=os.path.dirname(site))
     check(run.returncode == 0 and not run.stdout.strip(),

@@ -22,6 +22,10 @@ export class AnimError extends Error {
 
 export async function loadProtocol(url = 'animserver.proto') {
   const root = new protobuf.Root();
+  // Imports name paths from the proto folder (protoc's -Iproto), not from the
+  // importing file: resolve them against the envelope file's folder.
+  const base = url.slice(0, url.lastIndexOf('/') + 1);
+  root.resolvePath = (origin, target) => (origin ? base + target : target);
   await root.load(url, { keepCase: true }); // field names as the proto spells them
   return {
     root,
