@@ -32,10 +32,10 @@ int anim_client_server_stats_send(anim_client_t *client, anim_server_stats_cb cb
 int anim_client_server_stats(anim_client_t *client, anim_server_stats_t *out_stats, int timeout_ms) {
   if (!client || !out_stats) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   memset(out_stats, 0, sizeof *out_stats);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_server_stats_send(client, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_stats, sizeof *out_stats, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_stats, sizeof *out_stats,
+                   anim_client_server_stats_send(client, NULL, NULL, &id_));
+  return rc;
 }
 
 int anim_client_shutdown_send(anim_client_t *client, anim_status_cb cb, void *data, uint64_t *out_id) {
@@ -50,8 +50,8 @@ int anim_client_shutdown_send(anim_client_t *client, anim_status_cb cb, void *da
 
 int anim_client_shutdown(anim_client_t *client, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, unused;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_shutdown_send(client, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, &unused, sizeof unused, timeout_ms);
+  uint64_t unused;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &unused, sizeof unused, anim_client_shutdown_send(client, NULL, NULL, &id_));
+  return rc;
 }

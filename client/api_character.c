@@ -74,10 +74,10 @@ int anim_client_characters_create_mode(anim_client_t *client, const char *databa
                                        const anim_character_placement_t *placements, int n, uint64_t *out_ids,
                                        int timeout_ms) {
   if (!client || !out_ids || n < 1) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_characters_create_send(client, database, mode, params, placements, n, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_ids, (size_t)n * sizeof *out_ids, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_ids, (size_t)n * sizeof *out_ids,
+                   anim_client_characters_create_send(client, database, mode, params, placements, n, NULL, NULL, &id_));
+  return rc;
 }
 
 int anim_client_characters_create(anim_client_t *client, const char *database, const anim_character_params_t *params,
@@ -108,10 +108,11 @@ int anim_client_characters_destroy_send(anim_client_t *client, const uint64_t *i
 
 int anim_client_characters_destroy(anim_client_t *client, const uint64_t *ids, int n, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, destroyed;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_characters_destroy_send(client, ids, n, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, &destroyed, sizeof destroyed, timeout_ms);
+  uint64_t destroyed;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &destroyed, sizeof destroyed,
+                   anim_client_characters_destroy_send(client, ids, n, NULL, NULL, &id_));
+  return rc;
 }
 
 static void input_complete(anim_client_t *client, anim__pending_t *p, int status, const Animserver__Response *r) {
@@ -137,10 +138,10 @@ int anim_client_characters_set_input_send(anim_client_t *client, const uint64_t 
 int anim_client_characters_set_input(anim_client_t *client, const uint64_t *ids, const anim_character_input_t *inputs,
                                      int n, uint64_t *out_tick, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, tick = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_characters_set_input_send(client, ids, inputs, n, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &tick, sizeof tick, timeout_ms);
+  uint64_t tick = 0;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &tick, sizeof tick,
+                   anim_client_characters_set_input_send(client, ids, inputs, n, NULL, NULL, &id_));
   if (rc == 0 && out_tick) *out_tick = tick;
   return rc;
 }
@@ -173,8 +174,8 @@ int anim_client_character_state(anim_client_t *client, uint64_t id, int offsets,
                                 int timeout_ms) {
   if (!client || !out_state) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_state = NULL;
-  uint64_t request_id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_character_state_send(client, id, offsets, NULL, NULL, &request_id);
-  return anim__client_wait(client, rc, request_id, out_state, sizeof *out_state, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_state, sizeof *out_state,
+                   anim_client_character_state_send(client, id, offsets, NULL, NULL, &id_));
+  return rc;
 }

@@ -45,10 +45,8 @@ int anim_client_db_list(anim_client_t *client, anim_db_summary_t *out_summaries,
   if (!client || max < 0 || (max > 0 && !out_summaries) || !out_count)
     return anim__client_refuse(client, ANIM_EINVAL, __func__);
   summaries_t s = {NULL, 0};
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_db_list_send(client, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &s, sizeof s, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &s, sizeof s, anim_client_db_list_send(client, NULL, NULL, &id_));
   if (rc == 0) {
     size_t n = (size_t)(s.count < max ? s.count : max);
     if (n) memcpy(out_summaries, s.summaries, n * sizeof *s.summaries); /* no databases: s.summaries is NULL */
@@ -85,10 +83,10 @@ int anim_client_db_describe(anim_client_t *client, const char *name, anim_db_des
                             int timeout_ms) {
   if (!client || !out_description) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_description = NULL;
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_db_describe_send(client, name, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_description, sizeof *out_description, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_description, sizeof *out_description,
+                   anim_client_db_describe_send(client, name, NULL, NULL, &id_));
+  return rc;
 }
 
 /* ---- load, reload, unload: one request shape, a different body field each ---------------------- */
@@ -123,10 +121,9 @@ static int db_admin(anim_client_t *client, Animserver__Request__BodyCase which, 
                     anim_db_summary_t *out_summary, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_db_summary_t summary;
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = db_admin_send(client, which, name, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &summary, sizeof summary, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &summary, sizeof summary,
+                   db_admin_send(client, which, name, NULL, NULL, &id_));
   if (rc == 0 && out_summary) *out_summary = summary;
   return rc;
 }
@@ -219,10 +216,10 @@ int anim_client_search_batch(anim_client_t *client, const char *database, const 
                              anim_search_reply_t **out_reply, int timeout_ms) {
   if (!client || !out_reply) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_reply = NULL;
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_search_send(client, database, queries, n, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_reply, sizeof *out_reply, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_reply, sizeof *out_reply,
+                   anim_client_search_send(client, database, queries, n, NULL, NULL, &id_));
+  return rc;
 }
 
 int anim_client_search(anim_client_t *client, const char *database, const anim_query_t *query,
@@ -266,8 +263,8 @@ int anim_client_pose(anim_client_t *client, const char *database, int frame, int
                      const anim_pose_options_t *options, anim_pose_reply_t **out_reply, int timeout_ms) {
   if (!client || !out_reply) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_reply = NULL;
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_pose_send(client, database, frame, count, options, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_reply, sizeof *out_reply, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_reply, sizeof *out_reply,
+                   anim_client_pose_send(client, database, frame, count, options, NULL, NULL, &id_));
+  return rc;
 }

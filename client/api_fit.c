@@ -40,10 +40,10 @@ int anim_client_align(anim_client_t *client, const float *source, const float *t
                       int mode, anim_align_result_t *out_result, int timeout_ms) {
   if (!client || !out_result) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   memset(out_result, 0, sizeof *out_result);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_align_send(client, source, target, weights, n, mode, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_result, sizeof *out_result, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_result, sizeof *out_result,
+                   anim_client_align_send(client, source, target, weights, n, mode, NULL, NULL, &id_));
+  return rc;
 }
 
 /* ---- fit_pose ---------------------------------------------------------------------------------- */
@@ -75,10 +75,10 @@ int anim_client_fit_pose(anim_client_t *client, const char *database, const anim
                          anim_fit_result_t **out_result, int timeout_ms) {
   if (out_result) *out_result = NULL;
   if (!client || !out_result) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_fit_pose_send(client, database, trackers, n, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_result, sizeof *out_result, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_result, sizeof *out_result,
+                   anim_client_fit_pose_send(client, database, trackers, n, NULL, NULL, &id_));
+  return rc;
 }
 
 /* ---- set_trackers ------------------------------------------------------------------------------ */
@@ -104,10 +104,10 @@ int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *charact
 int anim_client_trackers_set(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
                              const int *counts, int n, uint64_t *out_tick, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, tick = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_trackers_set_send(client, characters, trackers, counts, n, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &tick, sizeof tick, timeout_ms);
+  uint64_t tick = 0;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &tick, sizeof tick,
+                   anim_client_trackers_set_send(client, characters, trackers, counts, n, NULL, NULL, &id_));
   if (rc == 0 && out_tick) *out_tick = tick;
   return rc;
 }

@@ -47,10 +47,10 @@ int anim_client_graph_build(anim_client_t *client, const char *database, const a
                             anim_graph_description_t **out_description, int timeout_ms) {
   if (out_description) *out_description = NULL;
   if (!client || !out_description) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_graph_build_send(client, database, options, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_description, sizeof *out_description, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_description, sizeof *out_description,
+                   anim_client_graph_build_send(client, database, options, NULL, NULL, &id_));
+  return rc;
 }
 
 int anim_client_graph_describe_send(anim_client_t *client, const char *database, int transitions, int matrix,
@@ -68,10 +68,10 @@ int anim_client_graph_describe(anim_client_t *client, const char *database, int 
                                anim_graph_description_t **out_description, int timeout_ms) {
   if (out_description) *out_description = NULL;
   if (!client || !out_description) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_graph_describe_send(client, database, transitions, matrix, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_description, sizeof *out_description, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_description, sizeof *out_description,
+                   anim_client_graph_describe_send(client, database, transitions, matrix, NULL, NULL, &id_));
+  return rc;
 }
 
 /* ---- query ------------------------------------------------------------------------------------- */
@@ -103,10 +103,10 @@ int anim_client_graph_query(anim_client_t *client, const char *database, const a
                             anim_graph_walk_t **out_walk, int timeout_ms) {
   if (out_walk) *out_walk = NULL;
   if (!client || !out_walk) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_graph_query_send(client, database, query, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_walk, sizeof *out_walk, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_walk, sizeof *out_walk,
+                   anim_client_graph_query_send(client, database, query, NULL, NULL, &id_));
+  return rc;
 }
 
 /* ---- paths ------------------------------------------------------------------------------------- */
@@ -133,10 +133,10 @@ int anim_client_graph_paths_send(anim_client_t *client, const uint64_t *characte
 int anim_client_graph_paths(anim_client_t *client, const uint64_t *characters, const float *const *points,
                             const int *npoints, const int *closed, int n, uint64_t *out_tick, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, tick = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_graph_paths_send(client, characters, points, npoints, closed, n, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &tick, sizeof tick, timeout_ms);
+  uint64_t tick = 0;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &tick, sizeof tick,
+                   anim_client_graph_paths_send(client, characters, points, npoints, closed, n, NULL, NULL, &id_));
   if (rc == 0 && out_tick) *out_tick = tick;
   return rc;
 }

@@ -186,10 +186,9 @@ static int spring_call(anim_client_t *client, Animserver__SpringTuneRequest *tun
                        int timeout_ms) {
   if (!client || !out) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   memset(out, 0, sizeof *out);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = spring_send(client, tune, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out, sizeof *out, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out, sizeof *out, spring_send(client, tune, NULL, NULL, &id_));
+  return rc;
 }
 
 /* The three problems' requests, in views the caller keeps on its stack. */

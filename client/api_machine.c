@@ -38,10 +38,9 @@ int anim_client_machine_load(anim_client_t *client, const char *name, const char
   if (out_summary) *out_summary = NULL;
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_machine_summary_t *s = NULL;
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_machine_load_send(client, name, text, len, replace, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &s, sizeof s, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &s, sizeof s,
+                   anim_client_machine_load_send(client, name, text, len, replace, NULL, NULL, &id_));
   if (out_summary) *out_summary = s;
   else anim_machine_summary_free(s);
   return rc;
@@ -74,10 +73,10 @@ int anim_client_machine_check(anim_client_t *client, const char *name, const cha
                               const char *database, anim_machine_check_t **out_check, int timeout_ms) {
   if (out_check) *out_check = NULL;
   if (!client || !out_check) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_machine_check_send(client, name, text, len, database, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, out_check, sizeof *out_check, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, out_check, sizeof *out_check,
+                   anim_client_machine_check_send(client, name, text, len, database, NULL, NULL, &id_));
+  return rc;
 }
 
 /* ---- list ------------------------------------------------------------------------------------ */
@@ -111,10 +110,8 @@ int anim_client_machine_list(anim_client_t *client, anim_machine_summary_t ***ou
   if (!client || !out_machines || !out_count) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   *out_machines = NULL, *out_count = 0;
   machines_t m = {NULL, 0};
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_machine_list_send(client, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &m, sizeof m, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &m, sizeof m, anim_client_machine_list_send(client, NULL, NULL, &id_));
   *out_machines = m.machines, *out_count = m.count;
   return rc;
 }
@@ -134,10 +131,11 @@ int anim_client_machine_unload_send(anim_client_t *client, const char *name, ani
 
 int anim_client_machine_unload(anim_client_t *client, const char *name, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, unused;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_machine_unload_send(client, name, NULL, NULL, &id);
-  return anim__client_wait(client, rc, id, &unused, sizeof unused, timeout_ms);
+  uint64_t unused;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &unused, sizeof unused,
+                   anim_client_machine_unload_send(client, name, NULL, NULL, &id_));
+  return rc;
 }
 
 /* ---- events and parameters: answered by the tick that takes them ---------------------------------- */
@@ -166,10 +164,10 @@ int anim_client_machine_events_send(anim_client_t *client, const uint64_t *chara
 int anim_client_machine_events(anim_client_t *client, const uint64_t *characters, const char *const *events, int n,
                                uint64_t *out_tick, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, tick = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_machine_events_send(client, characters, events, n, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &tick, sizeof tick, timeout_ms);
+  uint64_t tick = 0;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &tick, sizeof tick,
+                   anim_client_machine_events_send(client, characters, events, n, NULL, NULL, &id_));
   if (rc == 0 && out_tick) *out_tick = tick;
   return rc;
 }
@@ -191,10 +189,10 @@ int anim_client_machine_params_send(anim_client_t *client, const uint64_t *chara
 int anim_client_machine_params(anim_client_t *client, const uint64_t *characters, const char *const *names,
                                const float *values, int n, uint64_t *out_tick, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t id = 0, tick = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_machine_params_send(client, characters, names, values, n, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &tick, sizeof tick, timeout_ms);
+  uint64_t tick = 0;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &tick, sizeof tick,
+                   anim_client_machine_params_send(client, characters, names, values, n, NULL, NULL, &id_));
   if (rc == 0 && out_tick) *out_tick = tick;
   return rc;
 }

@@ -40,10 +40,9 @@ int anim_client_hello_send(anim_client_t *client, const char *client_name, anim_
 int anim_client_hello(anim_client_t *client, const char *client_name, anim_hello_info_t *out_info, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_hello_info_t info;
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_hello_send(client, client_name, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &info, sizeof info, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &info, sizeof info,
+                   anim_client_hello_send(client, client_name, NULL, NULL, &id_));
   if (rc == 0 && out_info) *out_info = info;
   return rc;
 }
@@ -102,10 +101,9 @@ int anim_client_ping_send(anim_client_t *client, const void *payload, size_t len
 int anim_client_ping(anim_client_t *client, const void *payload, size_t len, uint64_t *out_rtt_us, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim_ping_result_t result;
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = anim_client_ping_send(client, payload, len, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &result, sizeof result, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &result, sizeof result,
+                   anim_client_ping_send(client, payload, len, NULL, NULL, &id_));
   if (rc == 0 && out_rtt_us) *out_rtt_us = result.rtt_us;
   return rc;
 }

@@ -249,10 +249,9 @@ static int subscribe_wait(const char *caller, anim_client_t *client, const anim_
                           float *out_tick_rate, int timeout_ms) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, caller);
   subscribed_t out = {0, 0.0f};
-  uint64_t id = 0;
-  int rc = anim__client_ready(client, &timeout_ms);
-  if (rc == 0) rc = subscribe_send(caller, client, options, region, cb, data, NULL, NULL, &id);
-  rc = anim__client_wait(client, rc, id, &out, sizeof out, timeout_ms);
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &out, sizeof out,
+                   subscribe_send(caller, client, options, region, cb, data, NULL, NULL, &id_));
   if (rc == 0 && out_subscription) *out_subscription = out.subscription;
   if (rc == 0 && out_tick_rate) *out_tick_rate = out.tick_rate;
   return rc;

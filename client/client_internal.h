@@ -114,6 +114,17 @@ int anim__client_ready(anim_client_t *client, int *timeout_ms);
  * (the request is then forgotten: a late answer is ignored) or a
  * connection error. */
 int anim__client_wait(anim_client_t *client, int rc, uint64_t id, void *out, size_t out_size, int timeout_ms);
+/* Every blocking call is the same sequence after its argument checks, so it
+ * is written once: anim__client_ready, then send (an expression naming the
+ * request id `&id_`, e.g. anim_client_pose_send(client, ..., NULL, NULL,
+ * &id_)), then anim__client_wait into out (size bytes); rc gets the status. */
+#define ANIM__CLIENT_RUN(rc, client, timeout_ms, out, size, send)                \
+  do {                                                                          \
+    uint64_t id_ = 0;                                                           \
+    (rc) = anim__client_ready((client), &(timeout_ms));                         \
+    if ((rc) == 0) (rc) = (send);                                               \
+    (rc) = anim__client_wait((client), (rc), id_, (out), (size), (timeout_ms)); \
+  } while (0)
 
 /* api_stream.c: stream messages go to fn(ctx, ...); drop(client, ctx) when
  * the connection is dropped or the client closed (the handler is then
