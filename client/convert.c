@@ -540,6 +540,12 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   s->scale = m->scale;
   for (size_t k = 0; k < m->n_tracker_residuals && k < 8; k++)
     s->tracker_residuals[s->ntracker_residuals++] = m->tracker_residuals[k];
+  for (size_t f = 0; f < m->n_feet && f < 4; f++, s->nfeet++) {
+    if (!m->feet[f]) continue;
+    copy_string(s->feet[f].bone, sizeof s->feet[f].bone, m->feet[f]->bone);
+    s->feet[f].locked = m->feet[f]->locked, s->feet[f].stepping = m->feet[f]->released;
+    anim__vec3_from(s->feet[f].position, m->feet[f]->position);
+  }
   *out = s;
   return 0;
 }

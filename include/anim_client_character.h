@@ -119,6 +119,13 @@ typedef struct {
   float tracker_residuals[8];
   int arrived;                      /* GRAPH: at an open path's end (within 0.3 m), standing there (last: the
                                        fields before keep their places) */
+  int nfeet;                        /* MOTION_MATCHING and LEARNED with foot locking: each contact bone's lock */
+  struct {
+    char bone[64];                  /* the contact bone's name */
+    int locked;                     /* planted: held where it touched down */
+    int stepping;                   /* let go (the animation left it behind), stepping to plant again */
+    float position[3];              /* world, where it is held (when locked) */
+  } feet[4];
 } anim_character_state_t;
 
 void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */

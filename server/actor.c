@@ -47,6 +47,17 @@ void srv_actor_state_sim(const anim_steering_sim_t *sim, srv_response_t *out) {
   s->desired_rotation = sim->desired_rotation;
 }
 
+void srv_actor_state_feet(const anim_foot_locks_t *feet, srv_response_t *out) {
+  srv_character_state_response_t *s = &out->body.character_state;
+  for (int i = 0; i < feet->nfeet && i < ANIM_MAX_CONTACTS; i++) {
+    const anim_foot_lock_t *foot = &feet->feet[i];
+    s->feet[i].bone = foot->toe;
+    s->feet[i].locked = foot->state == ANIM_FOOT_PLANTED, s->feet[i].stepping = foot->state == ANIM_FOOT_STEPPING;
+    s->feet[i].position = foot->lock_position;
+    s->nfeet = i + 1;
+  }
+}
+
 int srv_actor_state_inertializer(const anim_inertializer_t *in, int offsets, srv_response_t *out) {
   srv_inertializer_t *s = &out->body.character_state.inertializer;
   const float anchor[14] = {in->anchor_anim_position.x,  in->anchor_anim_position.y,  in->anchor_anim_position.z,

@@ -163,6 +163,10 @@ int srv_actor_kind_mode(const srv_actor_kind_t *kind);
  * velocity, desired velocity and rotation) from a kind's steering. */
 void srv_actor_state_sim(const anim_steering_sim_t *sim, srv_response_t *out);
 
+/* character_state's feet (toe bone, planted or stepping, where it is held)
+ * from a kind's foot locks. */
+void srv_actor_state_feet(const anim_foot_locks_t *feet, srv_response_t *out);
+
 /* character_state's inertializer from a kind's: the anchor, and with
  * offsets the per-bone offsets (copied into the response). 0 or ANIM_ENOMEM. */
 int srv_actor_state_inertializer(const anim_inertializer_t *inertializer, int offsets, srv_response_t *out);

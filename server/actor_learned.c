@@ -89,6 +89,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->time_since_transition = c->time_since_projection;
   s->halflife = c->params.inertialize_halflife;
   s->searches = c->projections, s->transitions = c->transitions;
+  srv_actor_state_feet(&c->feet, out);
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 

@@ -132,13 +132,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
     anim_controller_query(c, s->query);
     s->nquery = c->db->features.cols;
   }
-  for (int i = 0; i < c->feet.nfeet && i < ANIM_MAX_CONTACTS; i++) {
-    const anim_foot_lock_t *foot = &c->feet.feet[i];
-    s->feet[i].bone = foot->toe;
-    s->feet[i].locked = foot->state == ANIM_FOOT_PLANTED, s->feet[i].stepping = foot->state == ANIM_FOOT_STEPPING;
-    s->feet[i].position = foot->lock_position;
-    s->nfeet = i + 1;
-  }
+  srv_actor_state_feet(&c->feet, out);
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 

@@ -224,6 +224,17 @@ static void test_inputs_and_stream_quality(void **state) {
   assert_true(cs->searches > 0); /* projections */
   assert_int_equal(cs->inertializer.nbones, 23);
   anim_character_state_free(cs);
+  /* The idle one's foot locks, as motion matching reports them: both toes,
+   * a planted one held on the ground. */
+  assert_int_equal(anim_client_character_state(fx.client, ids[0], 0, &cs, TIMEOUT_MS), 0);
+  assert_int_equal(cs->nfeet, 2);
+  int planted = 0;
+  for (int f = 0; f < cs->nfeet; f++) {
+    assert_non_null(strstr(cs->feet[f].bone, "Toe"));
+    if (cs->feet[f].locked) planted++, assert_true(fabsf(cs->feet[f].position[1]) < 0.05f);
+  }
+  assert_true(planted >= 1);
+  anim_character_state_free(cs);
   assert_int_equal(anim_client_unsubscribe(fx.client, sub, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_unsubscribe(fx.client, subq, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_characters_destroy(fx.client, ids, N, TIMEOUT_MS), 0);
