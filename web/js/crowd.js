@@ -1,23 +1,66 @@
-// crowd.js: the Crowd panel: several characters of a running crowd (anyone's
-// ids, ranges like A-B), subscribed at once, each in its own colour with a
-// trail, the camera framed on them all; each drawn with the skeleton of the
-// database it runs on (character_state's database: a stream frame does not
-// say, and two databases may have as many bones in another order).
-// state.crowd holds what it knows; an encoding switch is recorded per
-// character (entry.switched).
+// crowd.js: the Crowd panel: the characters of a running crowd (anyone's),
+// by ids (ranges like A-B) or as a region around the view (a region
+// subscription: characters announced as they enter and leave), each in its
+// own colour, the camera framed on them all; each drawn with the skeleton of
+// the database it runs on (by ids: character_state's database, since a stream
+// frame does not say; in a region: the entered message's). Drawn by
+// crowdview.js in three draw calls whatever the count; a click picks one
+// (labelled, drawn as a full rig, its id in the panel). state.crowd holds
+// what it knows; an encoding switch is recorded per character
+// (entry.switched).
 //
 // It creates and steers no character (character.js, steering.js); ids that
 // name no character are left out and listed as not found. A lost connection
 // takes the subscription with it (crowdLost, through session.js's hooks).
 import { $, fmt, poseGlobals, quietly, state, toast, viewer } from './shared.js';
 import { conn, encodingName } from './session.js';
-import { PALETTE, Rig, Trail } from './viewer.js';
+import { PALETTE, Trail } from './viewer.js';
+import { CrowdView } from './crowdview.js';
 import { quantizedBones } from './quantized.js';
 import { skeletonOf } from './databases.js';
 import { showClip } from './timeline.js';
 
 // character_state requests in flight at once while a crowd's databases are learned.
 const CROWD_STATE_CALLS = 8;
+const LISTED = 40;        // rows of the panel's list (the rest: "and N more")
+const TRAILS_BELOW = 24;  // crowds this small get trails
+const LIST_EVERY_MS = 250;
+
+const view = new CrowdView(viewer, $('crowd-labels'));
+let listedAt = 0;
+
+// A short name for a character: its slot (the low half of an id is slot + 1).
+const labelOf = (id) => `#${(BigInt(id) & 0xffffffffn) - 1n}`;
+
+function addEntry(id, index, database = null) {
+  const color = PALETTE[index % PALETTE.length];
+  const entry = { color, frames: 0, root: null, trail: null, gone: false, database, skeleton: null, joints: null,
+    label: labelOf(id) };
+  state.crowd.characters[id] = entry;
+  return entry;
+}
+
+// The panel's list: the first LISTED characters with where they are, and a count.
+function renderList(force = false) {
+  const now = performance.now();
+  if (!force && now - listedAt < LIST_EVERY_MS) return;
+  listedAt = now;
+  const list = $('crowd-list');
+  const ids = Object.keys(state.crowd.characters);
+  const rows = [];
+  for (const id of ids.slice(0, LISTED)) {
+    const e = state.crowd.characters[id];
+    const where = e.gone ? (e.lostWith ? 'connection lost' : 'gone') : e.root ? `(${fmt(e.root[0], 1)}, ${fmt(e.root[2], 1)})` : '';
+    rows.push(`<li id="crowd-${id}"><i style="background:#${e.color.toString(16).padStart(6, '0')}"></i>` +
+      `${e.label} <small>${e.database ? (e.skeleton ? e.database : `${e.database}: not described`) : ''}</small> <span>${where}</span></li>`);
+  }
+  if (ids.length > LISTED) rows.push(`<li>and ${ids.length - LISTED} more</li>`);
+  for (const id of state.crowd.missing) rows.push(`<li><i></i>${id} <span>not found</span></li>`);
+  list.innerHTML = rows.join('');
+  const chosen = view.chosen && state.crowd.characters[view.chosen.id];
+  $('crowd-chosen').textContent = chosen ? `${chosen.label}: id ${view.chosen.id} on ${chosen.database || '?'}` +
+    (chosen.root ? ` at (${fmt(chosen.root[0], 2)}, ${fmt(chosen.root[2], 2)})` : '') : '';
+}
 
 // "3, 10-12" -> ['3', '10', '11', '12'] (at most 10000 ids); anything else is refused.
 function parseIds(text) {
@@ -60,25 +103,33 @@ export async function subscribeCrowd() {
   const subscription = sub.subscription.toString();
   state.crowd.subscription = subscription;
   if (!state.playback.playing) showClip(false); // the clip's skeleton is not one of the crowd
-  const list = $('crowd-list');
-  list.innerHTML = '';
-  ids.forEach((id, i) => {
-    const color = PALETTE[i % PALETTE.length];
-    state.crowd.characters[id] = { color, frames: 0, root: null, rig: null, trail: null, gone: false, database: null,
-      skeleton: null };
-    const li = document.createElement('li');
-    li.id = `crowd-${id}`;
-    li.innerHTML = `<i style="background:#${color.toString(16).padStart(6, '0')}"></i>${id} <small></small> <span></span>`;
-    list.appendChild(li);
-  });
-  for (const id of missing) {
-    const li = document.createElement('li');
-    li.innerHTML = `<i></i>${id} <span>not found</span>`;
-    list.appendChild(li);
-  }
+  ids.forEach((id, i) => addEntry(id, i));
   state.crowd.framed = false;
+  renderList(true);
   conn.onStream(sub.subscription, crowdFrame);
   await crowdDatabases(ids, subscription);
+}
+
+// A region subscription: every character within the radius of the point the
+// camera looks at, announced as it enters (with its database) and leaves.
+export async function watchRegion() {
+  if (!conn) return;
+  const radius = Number($('crowd-radius').value);
+  if (!(radius > 0)) { toast('the radius must be a number of metres above 0'); return; }
+  clearCrowd();
+  const target = viewer.controls.target;
+  let sub;
+  try {
+    sub = await conn.call('subscribe', { encoding: state.encoding,
+      region: { centre: { x: target.x, y: 0, z: target.z }, radius } });
+  } catch (e) { toast(e.message); return; }
+  const subscription = sub.subscription.toString();
+  state.crowd.subscription = subscription;
+  state.crowd.region = { x: target.x, z: target.z, radius };
+  if (!state.playback.playing) showClip(false);
+  state.crowd.framed = false;
+  renderList(true);
+  conn.onStream(sub.subscription, crowdFrame);
 }
 
 // The database each crowd character runs on (character_state.database: a
@@ -102,11 +153,10 @@ async function crowdDatabases(ids, subscription) {
       const entry = state.crowd.characters[id];
       if (!entry || !current()) continue;
       Object.assign(entry, { database, skeleton });
-      const li = $(`crowd-${id}`);
-      if (li) li.querySelector('small').textContent = skeleton ? database : `${database}: not described`;
     }
   };
   await Promise.all(Array.from({ length: Math.min(CROWD_STATE_CALLS, queue.length) }, learn));
+  renderList(true);
 }
 
 // The camera on the whole crowd (once all have a pose; the Frame button).
@@ -120,17 +170,21 @@ export function frameCrowd() {
 
 function crowdFrame(message) {
   state.streamFrames++;
+  const crowd = state.crowd;
+  for (const entered of message.entered || []) {
+    const id = entered.character.toString();
+    if (crowd.characters[id] && !crowd.characters[id].gone) continue;
+    const entry = addEntry(id, crowd.entered = (crowd.entered || 0) + 1, entered.database);
+    skeletonOf(entered.database).then((skeleton) => { entry.skeleton = skeleton; }).catch(() => {});
+  }
+  const quantized = encodingName(message.encoding) === 'ENCODING_QUANTIZED';
   for (const pose of message.poses) {
     const id = pose.character.toString();
-    const entry = state.crowd.characters[id];
+    const entry = crowd.characters[id];
     if (!entry) continue;
-    const bones = encodingName(message.encoding) === 'ENCODING_QUANTIZED' ? quantizedBones(pose.quantized.length, false) : pose.rotations.length / 4;
-    const skeleton = entry.skeleton; // its database's (crowdDatabases): unknown yet, not drawn yet
+    const bones = quantized ? quantizedBones(pose.quantized.length, false) : pose.rotations.length / 4;
+    const skeleton = entry.skeleton; // its database's: unknown yet, not drawn yet
     if (!skeleton || skeleton.parents.length !== bones) continue;
-    if (!entry.rig) {
-      entry.rig = new Rig(viewer, skeleton.parents, entry.color, { contactBones: skeleton.contactBones, names: skeleton.names });
-      entry.trail = new Trail(viewer, entry.color, 400, 0.6);
-    }
     const g = poseGlobals(pose, message.encoding, skeleton);
     const encoding = encodingName(message.encoding), tick = Number(message.tick.toString());
     // An encoding switch: how far the root moved from the last frame of the
@@ -139,36 +193,58 @@ function crowdFrame(message) {
       entry.switched = { from: entry.encoding, to: encoding, ticks: tick - entry.tick,
         move: Math.hypot(g[0] - entry.root[0], g[1] - entry.root[1], g[2] - entry.root[2]) };
     }
-    entry.rig.update(g, pose.contacts);
-    entry.trail.push(g[0], 0.012, g[2]);
+    if (!entry.trail && Object.keys(crowd.characters).length < TRAILS_BELOW) entry.trail = new Trail(viewer, entry.color, 400, 0.6);
+    if (entry.trail) entry.trail.push(g[0], 0.012, g[2]);
     Object.assign(entry, { root: [g[0], g[1], g[2]], joints: g, encoding, tick, frames: entry.frames + 1 });
   }
-  for (const gone of message.gone) {
-    const entry = state.crowd.characters[gone.toString()];
+  for (const gone of [...message.gone, ...(message.left || [])]) {
+    const id = gone.toString(), entry = crowd.characters[id];
     if (!entry) continue;
-    entry.gone = true;
-    if (entry.rig) entry.rig.setVisible(false);
-    const li = $(`crowd-${gone.toString()}`);
-    if (li) li.querySelector('span').textContent = 'gone';
+    if (entry.trail) entry.trail.dispose();
+    if (crowd.region) delete crowd.characters[id]; // left the region: no longer of this view
+    else entry.gone = true;
+    if (view.chosen && view.chosen.id === id) view.choose(null);
   }
-  if (!state.crowd.framed && Object.values(state.crowd.characters).every((e) => e.root)) frameCrowd();
-  for (const [id, e] of Object.entries(state.crowd.characters)) {
-    const li = $(`crowd-${id}`);
-    if (li && e.root && !e.gone) li.querySelector('span').textContent = `(${fmt(e.root[0], 1)}, ${fmt(e.root[2], 1)})`;
-  }
+  if (!crowd.framed && !crowd.region && Object.values(crowd.characters).every((e) => e.root)) frameCrowd();
+  renderList();
 }
 
-// The connection was lost: the subscription went with it; the list says so
-// and the skeletons stay where they were last seen, greyed.
+// The drawing, once an animation frame (not once a stream frame).
+function drawCrowd() {
+  const entries = [];
+  for (const [id, e] of Object.entries(state.crowd.characters)) {
+    if (e.joints && !e.gone && e.skeleton) entries.push({ id, color: e.color, joints: e.joints, parents: e.skeleton.parents, label: e.label });
+  }
+  view.update(entries);
+  view.drawLabels();
+}
+viewer.hooks.push(drawCrowd);
+
+// Picking: a click (not a drag) on a character chooses it; the pointer over one labels it.
+const canvas = viewer.renderer.domElement;
+let down = null;
+canvas.addEventListener('pointerdown', (ev) => { down = [ev.clientX, ev.clientY]; });
+canvas.addEventListener('pointerup', (ev) => {
+  if (!down || Math.hypot(ev.clientX - down[0], ev.clientY - down[1]) > 4) return;
+  const r = canvas.getBoundingClientRect();
+  const hit = view.pick(ev.clientX - r.left, ev.clientY - r.top);
+  if (!hit && !view.chosen) return;
+  view.choose(hit);
+  state.crowd.chosen = hit ? hit.id : null;
+  renderList(true);
+});
+canvas.addEventListener('pointermove', (ev) => {
+  const r = canvas.getBoundingClientRect();
+  view.hovered = view.pick(ev.clientX - r.left, ev.clientY - r.top);
+});
+
+// The connection was lost: the subscription went with it; the list says so.
 export function crowdLost() {
   const crowd = state.crowd;
   crowd.subscription = null;
-  for (const [id, e] of Object.entries(crowd.characters)) {
-    e.gone = true;
-    if (e.rig) e.rig.setVisible(false);
-    const li = $(`crowd-${id}`);
-    if (li) li.querySelector('span').textContent = 'connection lost';
-  }
+  for (const e of Object.values(crowd.characters)) e.gone = true, e.lostWith = true;
+  view.choose(null);
+  renderList(true);
 }
 
 export function clearCrowd() {
@@ -177,13 +253,13 @@ export function clearCrowd() {
     conn.offStream(crowd.subscription);
     conn.call('unsubscribe', { subscription: crowd.subscription }).catch(() => {});
   }
-  for (const e of Object.values(crowd.characters)) { if (e.rig) e.rig.dispose(); if (e.trail) e.trail.dispose(); }
-  crowd.subscription = null;
-  crowd.characters = {};
-  crowd.missing = [];
-  $('crowd-list').innerHTML = '';
+  for (const e of Object.values(crowd.characters)) if (e.trail) e.trail.dispose();
+  view.clear();
+  Object.assign(crowd, { subscription: null, characters: {}, missing: [], region: null, chosen: null, entered: 0 });
+  renderList(true);
 }
 
 $('crowd-subscribe').onclick = () => quietly(subscribeCrowd());
+$('crowd-watch').onclick = () => quietly(watchRegion());
 $('crowd-clear').onclick = () => clearCrowd();
 $('crowd-frame').onclick = () => frameCrowd();

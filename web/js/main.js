@@ -9,7 +9,7 @@
 //   steering.js   keyboard and gamepad to set_inputs
 //   matching.js   the character's query searched and explained
 //   offsets.js    the inertialization offsets chart
-//   crowd.js      several characters of a crowd subscribed and drawn
+//   crowd.js      a crowd by ids or as a region round the view, drawn by crowdview.js
 //   streams.js    the encoding of every subscription
 //   meters.js     fps and traffic
 // Messages: protocol.js (protobufjs over the websockify bridge); drawing:
@@ -31,7 +31,7 @@ import { describe, listDatabases } from './databases.js';
 import { advancePlayback, selectRange } from './timeline.js';
 import { createCharacter, destroyCharacter, followCamera, resetCharacter } from './character.js';
 import { steer } from './steering.js';
-import { clearCrowd, crowdLost, frameCrowd, subscribeCrowd } from './crowd.js';
+import { clearCrowd, crowdLost, frameCrowd, subscribeCrowd, watchRegion } from './crowd.js';
 import { meters } from './meters.js';
 import './streams.js';
 
@@ -56,5 +56,5 @@ viewer.hooks.push((t) => {
 
 $('url').value = params.get('bridge') || `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`;
 $('token').value = params.get('token') || '';
-Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, frameCrowd, viewer });
+Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, watchRegion, frameCrowd, viewer });
 if (params.get('connect') !== '0') quietly(connect());

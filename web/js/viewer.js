@@ -14,7 +14,7 @@ export class Viewer {
     this.scene = new THREE.Scene();
     this.scene.background = new THREE.Color(0x1b1e23);
     this.scene.fog = new THREE.Fog(0x1b1e23, 25, 60);
-    this.camera = new THREE.PerspectiveCamera(45, 1, 0.05, 200);
+    this.camera = new THREE.PerspectiveCamera(45, 1, 0.05, 1000);
     this.camera.position.set(3.5, 2.6, -4.5);
     this.controls = new OrbitControls(this.camera, canvas);
     this.controls.target.set(0, 0.9, 0);

@@ -333,6 +333,46 @@ try {
     `then unloaded: the table drops it within ${((Date.now() - unloadedAt) / 1000).toFixed(1)} s, default still selected`);
   ok(crowdIds.every((id) => !s.crowd.characters[id].gone), 'its characters listed gone, the others walking on');
 
+  // 4c. A crowd of 1,000 (issue 36), watched as a region round the view:
+  // drawn in three draw calls whatever its size, its frame rate under
+  // software rendering, a click on one picks and labels it.
+  const bigIds = (await harness('crowd')).split(',');
+  await page.evaluate(() => {
+    const v = window.previewer.viewer;
+    v.controls.target.set(300, 0.9, 0);
+    v.camera.position.set(300, 45, -50);
+  });
+  await page.$eval('#crowd-radius', (e) => { e.value = '40'; });
+  await page.click('#crowd-watch');
+  await waitFor((n) => Object.values(window.previewer.state.crowd.characters).filter((e) => e.joints).length >= n,
+    bigIds.length);
+  await page.click('#crowd-frame');
+  await sleep(500);
+  const fps = await page.evaluate(() => new Promise((resolve) => {
+    let n = 0;
+    const t0 = performance.now();
+    const count = () => { n++; if (performance.now() - t0 < 3000) requestAnimationFrame(count); else resolve((1000 * n) / (performance.now() - t0)); };
+    requestAnimationFrame(count);
+  }));
+  s = await state();
+  const watched = Object.keys(s.crowd.characters).length;
+  ok(watched === bigIds.length && bigIds.every((id) => s.crowd.characters[id]),
+    `the region round the view announced the ${bigIds.length} characters in it (${watched} watched)`);
+  ok(fps >= 20, `${watched} characters drawn at ${fps.toFixed(1)} frames a second under software rendering (at least 20)`);
+  const aim = await page.evaluate((id) => {
+    const v = window.previewer.viewer, g = window.previewer.state.crowd.characters[id].joints;
+    const p = new v.camera.position.constructor(g[3], g[4], g[5]).project(v.camera);
+    const r = v.renderer.domElement.getBoundingClientRect();
+    return [r.left + ((p.x + 1) / 2) * r.width, r.top + ((1 - p.y) / 2) * r.height];
+  }, bigIds[500]);
+  await page.mouse.click(aim[0], aim[1]);
+  await waitFor(() => document.querySelector('.crowd-label.chosen'));
+  s = await state();
+  const chosenLabel = await page.$eval('.crowd-label.chosen', (e) => e.textContent);
+  ok(s.crowd.chosen !== null && s.crowd.characters[s.crowd.chosen] && chosenLabel === s.crowd.characters[s.crowd.chosen].label,
+    `a click on a character picks it (${chosenLabel}) and labels it; the panel names it`);
+  await page.screenshot({ path: path.join(shots, 'previewer-crowd-1000.png') });
+
   // 5. The server dies and comes back on its port (killed, then started
   // again): the character and the crowd go with the connection, no input is
   // sent to a character that is no longer there while W is held, and the page
