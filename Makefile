@@ -31,8 +31,8 @@
 #   client/ thin client library: wire + gen + libprotobuf-c, no libuv, no threads
 #   server/ libuv listener, connections, codec, services on top of core
 #   physics/ simulated bodies on MuJoCo (libmujoco-dev): core + -lmujoco, linked
-#           by its tests and bench-physics; the server links it with the physics
-#           character kind (not yet) (docs/physics.md)
+#           by its tests, bench-physics and the server (inverse_dynamics)
+#           (docs/physics.md)
 
 VERSION := 0.1.0
 PROTOCOL_VERSION := 1
@@ -163,9 +163,9 @@ $(CLIENT_SO): $(call picobj,$(CLIENT_PARTS)) $(BUILD)/pic/gen/animserver.pb-c.o
 	$(Q)ln -sf libanimclient.so.0 $@
 
 # ---- programs ---------------------------------------------------------------
-$(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(CORE_LIB)
+$(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
 # animctl record exports through assimp (import/) and core/offline's BVH writer.
 $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
@@ -393,13 +393,13 @@ $(BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c | $(GEN_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -I. -Iserver $(PKG_UV_CFLAGS) $(PKG_PBC_CFLAGS) -c $< -o $@
-$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(SERVER_LIB) $(CORE_LIB)
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(SERVER_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 # The BVH target reorders clips with a test-support helper (plain C, no cmocka).
-$(BUILD)/fuzz_bvh: $(BUILD)/obj/tests/fuzz/fuzz_bvh.o $(call obj,tests/support/clip_reorder.c) $(SERVER_LIB) $(CORE_LIB)
+$(BUILD)/fuzz_bvh: $(BUILD)/obj/tests/fuzz/fuzz_bvh.o $(call obj,tests/support/clip_reorder.c) $(SERVER_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 # The client's reader and conversions: the client library, not the server.
 $(BUILD)/fuzz_client_convert: $(BUILD)/obj/tests/fuzz/fuzz_client_convert.o $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"

@@ -119,6 +119,10 @@ void anim_idyn_free(anim_idyn_t *idyn) {
   free(idyn);
 }
 
+void anim_idyn_feet(const anim_idyn_t *idyn, int out_feet[2]) {
+  out_feet[0] = idyn->foot_bone[0], out_feet[1] = idyn->foot_bone[1];
+}
+
 /* ---- configurations --------------------------------------------------------- */
 
 /* qpos of db's frame f: the root's free joint from the hips' world

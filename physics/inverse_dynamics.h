@@ -98,6 +98,9 @@ anim_idyn_t *anim_idyn_create(const anim_physics_model_t *model, const anim_data
                               const anim_idyn_options_t *options, char *err, int errlen);
 void anim_idyn_free(anim_idyn_t *idyn);
 
+/* The feet's bones: [0] left, [1] right. */
+void anim_idyn_feet(const anim_idyn_t *idyn, int out_feet[2]);
+
 /* Inverse dynamics of db's frames [start, stop), which must lie in one of
  * db's ranges (the clip the differences stay inside) of at least 3 frames;
  * db must be the database the model was built from (same skeleton).
