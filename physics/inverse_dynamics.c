@@ -153,13 +153,15 @@ static int frame_qpos(const anim_physics_model_t *pm, const anim_database_t *db,
 
 /* ---- contacts: NNLS ----------------------------------------------------------- */
 
-/* Solves the n x n SPD system Q x = c restricted to the set idx (k entries)
- * by Cholesky; x written at idx. 0, or -1 when Q_PP is not positive. */
-static int solve_subset(const double *Q, const double *c, int n, const int *idx, int k, double *out_x) {
+/* Solves (A_P' A_P + ridge I) z = A_P' w for the k columns idx of A (6
+ * rows of stride IDYN_MAX_COLS) by Cholesky; z written at idx. 0, or -1
+ * when the system is not positive (it always is with the ridge). */
+static int solve_subset(const double (*A)[IDYN_MAX_COLS], const double *w, const int *idx, int k, double *out_z) {
   double L[IDYN_MAX_COLS * IDYN_MAX_COLS], y[IDYN_MAX_COLS];
   for (int i = 0; i < k; i++)
     for (int j = 0; j <= i; j++) {
-      double s = Q[idx[i] * n + idx[j]];
+      double s = i == j ? IDYN_RIDGE : 0.0;
+      for (int r = 0; r < 6; r++) s += A[r][idx[i]] * A[r][idx[j]];
       for (int t = 0; t < j; t++) s -= L[i * k + t] * L[j * k + t];
       if (i == j) {
         if (!(s > 0)) return -1;
@@ -169,38 +171,45 @@ static int solve_subset(const double *Q, const double *c, int n, const int *idx,
       }
     }
   for (int i = 0; i < k; i++) {
-    double s = c[idx[i]];
+    double s = 0;
+    for (int r = 0; r < 6; r++) s += A[r][idx[i]] * w[r];
     for (int t = 0; t < i; t++) s -= L[i * k + t] * y[t];
     y[i] = s / L[i * k + i];
   }
   for (int i = k - 1; i >= 0; i--) {
     double s = y[i];
-    for (int t = i + 1; t < k; t++) s -= L[t * k + i] * out_x[idx[t]];
-    out_x[idx[i]] = s / L[i * k + i];
+    for (int t = i + 1; t < k; t++) s -= L[t * k + i] * out_z[idx[t]];
+    out_z[idx[i]] = s / L[i * k + i];
   }
   return 0;
 }
 
-/* min 1/2 x'Qx - c'x subject to x >= 0 (Lawson and Hanson's active set on
- * the normal equations; Q positive definite thanks to the ridge). */
-static void nnls(const double *Q, const double *c, int n, double *out_x) {
+/* min |A x - w|^2 + ridge |x|^2 subject to x >= 0, A 6 x n (Lawson and
+ * Hanson's active set; the normal equations formed on the passive columns
+ * only, so that a step costs O(6 n) plus a k x k Cholesky, k the loaded
+ * edges). */
+static void nnls(const double (*A)[IDYN_MAX_COLS], const double *w, int n, double *out_x) {
   int passive[IDYN_MAX_COLS], in[IDYN_MAX_COLS], k = 0;
   double z[IDYN_MAX_COLS];
-  for (int i = 0; i < n; i++) out_x[i] = 0, in[i] = 0;
+  for (int i = 0; i < n; i++) out_x[i] = 0, in[i] = 0, z[i] = 0;
   for (int outer = 0; outer < 3 * n + 3; outer++) {
+    double r[6];
+    for (int row = 0; row < 6; row++) {
+      r[row] = w[row];
+      for (int i = 0; i < k; i++) r[row] -= A[row][passive[i]] * out_x[passive[i]];
+    }
     int best = -1;
-    double wbest = 1e-12;
+    double gbest = 1e-12;
     for (int j = 0; j < n; j++) {
       if (in[j]) continue;
-      double w = c[j];
-      for (int t = 0; t < n; t++) w -= Q[j * n + t] * out_x[t];
-      if (w > wbest) wbest = w, best = j;
+      double g = 0;
+      for (int row = 0; row < 6; row++) g += A[row][j] * r[row];
+      if (g > gbest) gbest = g, best = j;
     }
     if (best < 0) return;
     passive[k++] = best, in[best] = 1;
     for (int inner = 0; inner < 3 * n + 3; inner++) {
-      for (int i = 0; i < n; i++) z[i] = 0;
-      if (solve_subset(Q, c, n, passive, k, z)) return;
+      if (solve_subset(A, w, passive, k, z)) return;
       double alpha = 2.0;
       for (int i = 0; i < k; i++) {
         int j = passive[i];
@@ -210,10 +219,10 @@ static void nnls(const double *Q, const double *c, int n, double *out_x) {
         }
       }
       if (alpha > 1.0) {
-        for (int i = 0; i < n; i++) out_x[i] = z[i];
+        for (int i = 0; i < k; i++) out_x[passive[i]] = z[passive[i]];
         break;
       }
-      for (int i = 0; i < n; i++) out_x[i] += alpha * (z[i] - out_x[i]);
+      for (int i = 0; i < k; i++) out_x[passive[i]] += alpha * (z[passive[i]] - out_x[passive[i]]);
       int kk = 0;
       for (int i = 0; i < k; i++) {
         int j = passive[i];
@@ -256,17 +265,20 @@ static void find_contacts(const anim_idyn_t *id, contacts_t *out) {
         if (len > 1e-6) side[0] = -az / len, side[1] = 0, side[2] = ax / len;
       }
       mjtNum vel[6];
-      mj_objectVelocity(m, d, mjOBJ_BODY, body, vel, 0); /* [angular; linear at the body's COM], world axes */
+      int have_vel = 0;
       const mjtNum *com = d->xipos + 3 * body;
       for (int e = half > 0 ? -1 : 1; e <= 1; e += 2) {
         mjtNum p[3];
         for (int k = 0; k < 3; k++) p[k] = c[k] + e * half * R[3 * k + 2];
         p[1] -= r;
         if (p[1] < out->lowest[s][1]) memcpy(out->lowest[s], p, sizeof out->lowest[s]);
+        if (p[1] > id->o.contact_height) continue;
+        if (!have_vel) /* [angular; linear at the body's COM], world axes: only for a foot that is low */
+          mj_objectVelocity(m, d, mjOBJ_BODY, body, vel, 0), have_vel = 1;
         mjtNum rel[3] = {p[0] - com[0], p[1] - com[1], p[2] - com[2]}, v[3];
         mju_cross(v, vel, rel);
         for (int k = 0; k < 3; k++) v[k] += vel[3 + k];
-        if (p[1] > id->o.contact_height || mju_norm3(v) > id->o.contact_speed) continue;
+        if (mju_norm3(v) > id->o.contact_speed) continue;
         for (int w = -1; w <= 1; w += 2) {
           if (out->npoints >= 2 * ANIM_IDYN_MAX_POINTS) break;
           int n = out->npoints++;
@@ -305,17 +317,8 @@ static void share_wrench(const anim_idyn_t *id, const contacts_t *c, const mjtNu
     }
   }
   for (int k = 0; k < 3; k++) w[k] = W[k] / mg, w[3 + k] = W[3 + k] / (mg * IDYN_TORQUE_LEVER);
-  double Q[IDYN_MAX_COLS * IDYN_MAX_COLS], cv[IDYN_MAX_COLS], x[IDYN_MAX_COLS];
-  for (int i = 0; i < n; i++) {
-    cv[i] = 0;
-    for (int k = 0; k < 6; k++) cv[i] += A[k][i] * w[k];
-    for (int j = 0; j <= i; j++) {
-      double s = i == j ? IDYN_RIDGE : 0.0;
-      for (int k = 0; k < 6; k++) s += A[k][i] * A[k][j];
-      Q[i * n + j] = Q[j * n + i] = s;
-    }
-  }
-  nnls(Q, cv, n, x);
+  double x[IDYN_MAX_COLS];
+  nnls((const double(*)[IDYN_MAX_COLS])A, w, n, x);
   for (int i = 0; i < c->npoints; i++) {
     out_force[i][0] = out_force[i][1] = out_force[i][2] = 0;
     for (int e = 0; e < IDYN_EDGES; e++) {
@@ -409,9 +412,17 @@ static void solve_frame(anim_idyn_t *id, mjtNum *qfrc_ext, anim_idyn_frame_t *ou
                     (vec3_length(out->residual_force) > id->o.max_root_force ? 2 : 0);
 }
 
-int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, anim_idyn_frame_t *out_frames,
-                  vec3 *out_torques, anim_idyn_summary_t *out_summary, char *err, int errlen) {
-  if (!idyn || !db || !out_frames) return body_errorf(err, errlen, "idyn, db, out_frames: NULL"), ANIM_EINVAL;
+/* The configurations of a range's frames [first, last] (the differences'
+ * reach), and how they are differenced. */
+typedef struct {
+  mjtNum *q, *v1, *v2, *qfrc_ext; /* one block: (last - first + 1) x nq, then 3 x nv */
+  int first, lo, hi, k;
+  double dt;
+} span_t;
+
+/* Checks [start, stop) against db and fills the span's configurations. */
+static int span_open(const anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, span_t *out, char *err,
+                     int errlen) {
   const anim_physics_model_t *pm = idyn->pm;
   if (!same_skeleton(pm, db)) return body_errorf(err, errlen, "db: not the model's skeleton"), ANIM_EINVAL;
   if (start < 0 || stop > db->nframes || start >= stop)
@@ -429,40 +440,59 @@ int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int s
   int k = idyn->o.step ? idyn->o.step : (int)lroundf(db->frame_rate / 30.0f);
   if (k < 1) k = 1;
   if (2 * k + 1 > hi - lo) k = (hi - lo - 1) / 2;
-  double dt = 1.0 / db->frame_rate;
   int first = start - 2 * k < lo ? lo : start - 2 * k, last = stop - 1 + 2 * k >= hi ? hi - 1 : stop - 1 + 2 * k;
-  const mjModel *m = idyn->m;
-  mjData *d = idyn->d;
-  int nq = m->nq, nv = m->nv, span = last - first + 1;
+  int nq = idyn->m->nq, nv = idyn->m->nv, span = last - first + 1;
   mjtNum *q = malloc(sizeof(mjtNum) * ((size_t)span * (size_t)nq + 3 * (size_t)nv));
   if (!q) return body_errorf(err, errlen, "out of memory"), ANIM_ENOMEM;
-  mjtNum *v1 = q + (size_t)span * nq, *v2 = v1 + nv, *qfrc_ext = v2 + nv;
   for (int f = first; f <= last; f++)
     if (frame_qpos(pm, db, f, q + (size_t)(f - first) * nq)) {
       free(q);
       return body_errorf(err, errlen, "db: frame %d's pose is not finite", f), ANIM_ENONFINITE;
     }
-#define QAT(f) (q + (size_t)((f) - first) * nq)
+  *out = (span_t){q, q + (size_t)span * nq, q + (size_t)span * nq + nv, q + (size_t)span * nq + 2 * nv, first, lo, hi,
+                  k, 1.0 / db->frame_rate};
+  return 0;
+}
+
+/* Frame f's qpos, qvel and qacc into d (the differences of the top). */
+static void span_state(const mjModel *m, mjData *d, const span_t *s, int f) {
+  int nq = m->nq, nv = m->nv, k = s->k, lo = s->lo, hi = s->hi;
+  double dt = s->dt;
+#define QAT(f) (s->q + (size_t)((f) - s->first) * nq)
+  int a = f - k < lo ? lo : f - k, b = f + k >= hi ? hi - 1 : f + k;
+  int c = f < lo + k ? lo + k : f > hi - 1 - k ? hi - 1 - k : f;
+  mju_copy(d->qpos, QAT(f), nq);
+  mj_differentiatePos(m, s->v1, k * dt, QAT(c - k), QAT(c));
+  mj_differentiatePos(m, s->v2, k * dt, QAT(c), QAT(c + k));
+  for (int i = 0; i < nv; i++) d->qacc[i] = (s->v2[i] - s->v1[i]) / (k * dt);
+  /* Inside the clip the velocity is the mean of the two one-sided ones
+   * (the central difference, the quaternions' to second order). */
+  if (c == f)
+    for (int i = 0; i < nv; i++) d->qvel[i] = 0.5 * (s->v1[i] + s->v2[i]);
+  else
+    mj_differentiatePos(m, d->qvel, (b - a) * dt, QAT(a), QAT(b));
+#undef QAT
+}
+
+int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, anim_idyn_frame_t *out_frames,
+                  vec3 *out_torques, anim_idyn_summary_t *out_summary, char *err, int errlen) {
+  if (!idyn || !db || !out_frames) return body_errorf(err, errlen, "idyn, db, out_frames: NULL"), ANIM_EINVAL;
+  span_t span;
+  int rc = span_open(idyn, db, start, stop, &span, err, errlen);
+  if (rc) return rc;
   anim_idyn_summary_t sum = {0};
   sum.nframes = stop - start, sum.worst_frame = start;
   for (int f = start; f < stop; f++) {
-    int a = f - k < lo ? lo : f - k, b = f + k >= hi ? hi - 1 : f + k;
-    int c = f < lo + k ? lo + k : f > hi - 1 - k ? hi - 1 - k : f;
-    mju_copy(d->qpos, QAT(f), nq);
-    mj_differentiatePos(m, d->qvel, (b - a) * dt, QAT(a), QAT(b));
-    mj_differentiatePos(m, v1, k * dt, QAT(c - k), QAT(c));
-    mj_differentiatePos(m, v2, k * dt, QAT(c), QAT(c + k));
-    for (int i = 0; i < nv; i++) d->qacc[i] = (v2[i] - v1[i]) / (k * dt);
+    span_state(idyn->m, idyn->d, &span, f);
     anim_idyn_frame_t *o = &out_frames[f - start];
-    solve_frame(idyn, qfrc_ext, o, out_torques ? out_torques + (size_t)(f - start) * pm->nbones : NULL);
+    solve_frame(idyn, span.qfrc_ext, o, out_torques ? out_torques + (size_t)(f - start) * idyn->pm->nbones : NULL);
     float rf = vec3_length(o->residual_force), rt = vec3_length(o->residual_torque);
     sum.mean_residual_force += rf, sum.mean_residual_torque += rt;
     if (rf > sum.max_residual_force) sum.max_residual_force = rf;
     if (rt > sum.max_residual_torque) sum.max_residual_torque = rt, sum.worst_frame = f;
     if (o->over_limit) sum.frames_over_limit++;
   }
-#undef QAT
-  free(q);
+  free(span.q);
   sum.mean_residual_force /= (float)sum.nframes, sum.mean_residual_torque /= (float)sum.nframes;
   if (out_summary) *out_summary = sum;
   return 0;
@@ -474,17 +504,28 @@ static double cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void anim_idyn_reference_cost(anim_idyn_t *idyn, const anim_database_t *db, int frame, int repeat,
+void anim_idyn_reference_cost(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, int repeat,
                               double *out_original, double *out_copy) {
   const mjModel *models[2] = {idyn->pm->m, idyn->m};
   double *outs[2] = {out_original, out_copy};
+  span_t span;
+  *out_original = *out_copy = NAN;
+  if (span_open(idyn, db, start, stop, &span, NULL, 0)) return;
   for (int i = 0; i < 2; i++) {
     mjData *d = mj_makeData(models[i]);
-    if (!d) { *outs[i] = NAN; continue; }
-    frame_qpos(idyn->pm, db, frame, d->qpos);
-    double t0 = cpu_seconds();
-    for (int r = 0; r < repeat; r++) mj_inverse(models[i], d);
-    *outs[i] = (cpu_seconds() - t0) / repeat;
+    if (!d) continue;
+    double total = 0;
+    int calls = 0;
+    for (int r = 0; r < repeat; r++)
+      for (int f = start; f < stop; f++) {
+        span_state(models[i], d, &span, f); /* the solver's inputs; the call alone timed */
+        double t0 = cpu_seconds();
+        mj_inverse(models[i], d);
+        total += cpu_seconds() - t0;
+        calls++;
+      }
+    *outs[i] = total / calls;
     mj_deleteData(d);
   }
+  free(span.q);
 }

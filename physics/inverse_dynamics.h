@@ -115,10 +115,11 @@ void anim_idyn_feet(const anim_idyn_t *idyn, int out_feet[2]);
 int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, anim_idyn_frame_t *out_frames,
                   vec3 *out_torques, anim_idyn_summary_t *out_summary, char *err, int errlen);
 
-/* For benchmarks: the time of MuJoCo's own mj_inverse on the model's
- * original (contacts on) and on the solver's copy, at db's frame `frame`,
- * each the mean of `repeat` calls (seconds of CPU time). */
-void anim_idyn_reference_cost(anim_idyn_t *idyn, const anim_database_t *db, int frame, int repeat,
+/* For benchmarks: the CPU time (seconds) of one MuJoCo mj_inverse call on
+ * the model's original (contacts on) and on the solver's copy, the mean
+ * on the solver's inputs (qpos, qvel, qacc) of db's frames [start, stop),
+ * `repeat` times, the calls alone timed (NAN on a bad range). */
+void anim_idyn_reference_cost(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, int repeat,
                               double *out_original, double *out_copy);
 
 #endif

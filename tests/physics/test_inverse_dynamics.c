@@ -312,7 +312,8 @@ static void test_idle(void **state) {
   close_set(&fx);
 }
 
-/* CPU time per frame against MuJoCo's own mj_inverse on the same model. */
+/* CPU time per frame against MuJoCo's own mj_inverse on the same model
+ * over the same frames, best of 7 rounds of each (the machine is shared). */
 static void test_cost(void **state) {
   (void)state;
   fixture_t fx;
@@ -334,14 +335,16 @@ static void test_cost(void **state) {
     double per = (cpu_seconds() - t0) / (5.0 * n);
     if (per < best) best = per;
     double orig, copy;
-    anim_idyn_reference_cost(id, &fx.db, r->start + n / 2, 5 * n, &orig, &copy);
+    anim_idyn_reference_cost(id, &fx.db, r->start, r->stop, 5, &orig, &copy);
     if (orig < best_orig) best_orig = orig;
     if (copy < best_copy) best_copy = copy;
   }
   printf("  bandai-namco  cost per frame %.1f us; MuJoCo's mj_inverse %.1f us with contacts on (%.2fx), "
          "%.1f us on the solver's copy (%.2fx)\n", 1e6 * best, 1e6 * best_orig, best / best_orig, 1e6 * best_copy,
          best / best_copy);
-  if (best / best_orig > COST_MAX_RATIO) fail_msg("cost %.2fx MuJoCo's mj_inverse", best / best_orig);
+  /* Against the stricter of the two: the call on the solver's own copy
+   * (no collision pass), over the same frames. */
+  if (best / best_copy > COST_MAX_RATIO) fail_msg("cost %.2fx MuJoCo's mj_inverse on the same model", best / best_copy);
   free(frames);
   free(torques);
   anim_idyn_free(id);
