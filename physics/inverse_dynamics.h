@@ -19,14 +19,15 @@
  *     forces (on a private copy of the model: contacts, limits, damping
  *     and armature off): the generalized force each dof needs, the root's
  *     six included;
- *  4. ground contacts: the lowest point of each end of every foot capsule
- *     (the foot's and the toes' geoms) lower than contact_height above the
- *     ground and slower than contact_speed may push, inside MuJoCo's
- *     friction cone (a 4-sided pyramid of the model's friction). The forces
- *     are the non-negative combination of the cones' edges that best gives
- *     the wrench the root needs (Lawson-Hanson NNLS on the 6 rows of the
- *     root's free joint, torque rows weighted by 1 / IDYN_TORQUE_LEVER,
- *     a small ridge spreading the load between points). Not mj_inverse's own
+ *  4. ground contacts: at each end of every foot capsule (the foot's and
+ *     the toes' geoms) the lowest point and one radius to either side of it
+ *     across the foot; those lower than contact_height above the ground
+ *     and slower than contact_speed may push, inside the friction cone
+ *     (a 4-sided pyramid of the model's friction coefficient). The forces
+ *     are the non-negative combination of the pyramids' edges that best
+ *     gives the wrench the root needs (Lawson-Hanson NNLS on the 6 rows of
+ *     the root's free joint, torque rows weighted by 1 / (1 m), a small
+ *     ridge spreading the load between points). Not mj_inverse's own
  *     soft contacts: MuJoCo's contact force is a function of penetration
  *     and penetration velocity (its soft-constraint reference acceleration),
  *     which a motion capture does not carry consistently: the data's feet
@@ -58,7 +59,8 @@
 typedef struct {
   float max_root_torque; /* N m, the stabiliser's torque limit (default 30, the seed's), >= 0 */
   float max_root_force;  /* N, its force limit (default 0.1 x body weight), >= 0 */
-  float contact_height;  /* m: a foot point lower than this may push (default 0.04), in [0, 1] */
+  float contact_height;  /* m: a foot point lower than this may push (default 0.06: the foot capsule's
+                          * ankle end sits ~5 cm up when the foot is flat), in [0, 1] */
   float contact_speed;   /* m/s: ... when slower than this (default 0.8), in [0, 100] */
   int step;              /* frames of the central differences, 0..8 (0: round(frame_rate / 30)) */
   int com_acceleration;  /* 1: fill anim_idyn_frame_t.com_acceleration (costs a MuJoCo pass, for checks) */

@@ -344,7 +344,12 @@ static void test_cost(void **state) {
          best / best_copy);
   /* Against the stricter of the two: the call on the solver's own copy
    * (no collision pass), over the same frames. */
+#if defined(__SANITIZE_ADDRESS__)
+  /* Our code instrumented, MuJoCo's not: the ratio says nothing here. */
+  printf("  (sanitizer build: the cost ratio is not checked)\n");
+#else
   if (best / best_copy > COST_MAX_RATIO) fail_msg("cost %.2fx MuJoCo's mj_inverse on the same model", best / best_copy);
+#endif
   free(frames);
   free(torques);
   anim_idyn_free(id);
