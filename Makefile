@@ -206,6 +206,24 @@ export-picture: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	blender -b --factory-startup --python tools/blender_render_recording.py -- $(BUILD)/export-picture/tour.glb \
 	  docs/export_blender.png 7 > $(BUILD)/export-picture/blender.log
 
+# docs/physics_inverse_dynamics_{walk,idle}.svg: animctl inverse-dynamics on Bandai Namco's walk and
+# GAMES-105's idle clip (docs/physics.md).
+.PHONY: physics-idyn-plots
+physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
+	@rm -rf $(BUILD)/idyn-plots && mkdir -p $(BUILD)/idyn-plots
+	$(BUILD)/animdb build -o $(BUILD)/idyn-plots/bandai.animdb --name bandai --scale 0.01 --mirror \
+	  $(SHARED_DIR)/data/mocap/bandai-namco > /dev/null
+	$(BUILD)/animdb build -o $(BUILD)/idyn-plots/games105.animdb --name games105 --scale 1 --mirror \
+	  $(SHARED_DIR)/data/mocap/games105 > /dev/null 2>&1
+	@$(SERVER_BIN) --port 0 --data-dir $(BUILD)/idyn-plots > $(BUILD)/idyn-plots/server.out 2>/dev/null & \
+	  pid=$$!; sleep 1; port=$$(sed -n 's/.*://p' $(BUILD)/idyn-plots/server.out | head -1); \
+	  $(BUILD)/animctl --port $$port db load bandai > /dev/null && \
+	  $(BUILD)/animctl --port $$port db load games105 > /dev/null && \
+	  $(BUILD)/animctl --port $$port inverse-dynamics bandai dataset-1_walk_normal_001 \
+	    --svg docs/physics_inverse_dynamics_walk.svg && \
+	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg; \
+	  rc=$$?; kill $$pid; exit $$rc
+
 # The streams test_machine_service and test_graph_service record, drawn.
 seq-filmstrips: $(SERVER_BIN) $(BUILD)/animgraph $(BUILD)/tests/test_machine_service $(BUILD)/tests/test_graph_service
 	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) $(BUILD)/tests/test_machine_service
