@@ -31,8 +31,8 @@
 #   client/ thin client library: wire + gen + libprotobuf-c, no libuv, no threads
 #   server/ libuv listener, connections, codec, services on top of core
 #   physics/ simulated bodies on MuJoCo (libmujoco-dev): core + -lmujoco, linked
-#           by its tests and bench-physics; the server links it with the physics
-#           character kind (not yet) (docs/physics.md)
+#           by its tests, bench-physics and the server (inverse_dynamics)
+#           (docs/physics.md)
 
 VERSION := 0.1.0
 PROTOCOL_VERSION := 1
@@ -166,9 +166,9 @@ $(CLIENT_SO): $(call picobj,$(CLIENT_PARTS)) $(GEN_PIC_OBJ)
 	$(Q)ln -sf libanimclient.so.0 $@
 
 # ---- programs ---------------------------------------------------------------
-$(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(CORE_LIB)
+$(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
 # animctl record exports through assimp (import/) and core/offline's BVH writer.
 $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
@@ -208,6 +208,24 @@ export-picture: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	    --gltf $(BUILD)/export-picture/tour.glb; rc=$$?; kill $$pid; exit $$rc
 	blender -b --factory-startup --python tools/blender_render_recording.py -- $(BUILD)/export-picture/tour.glb \
 	  docs/export_blender.png 7 > $(BUILD)/export-picture/blender.log
+
+# docs/physics_inverse_dynamics_{walk,idle}.svg: animctl inverse-dynamics on Bandai Namco's walk and
+# GAMES-105's idle clip (docs/physics.md).
+.PHONY: physics-idyn-plots
+physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
+	@rm -rf $(BUILD)/idyn-plots && mkdir -p $(BUILD)/idyn-plots
+	$(BUILD)/animdb build -o $(BUILD)/idyn-plots/bandai.animdb --name bandai --scale 0.01 --mirror \
+	  $(SHARED_DIR)/data/mocap/bandai-namco > /dev/null
+	$(BUILD)/animdb build -o $(BUILD)/idyn-plots/games105.animdb --name games105 --scale 1 --mirror \
+	  $(SHARED_DIR)/data/mocap/games105 > /dev/null 2>&1
+	@$(SERVER_BIN) --port 0 --data-dir $(BUILD)/idyn-plots > $(BUILD)/idyn-plots/server.out 2>/dev/null & \
+	  pid=$$!; sleep 1; port=$$(sed -n 's/.*://p' $(BUILD)/idyn-plots/server.out | head -1); \
+	  $(BUILD)/animctl --port $$port db load bandai > /dev/null && \
+	  $(BUILD)/animctl --port $$port db load games105 > /dev/null && \
+	  $(BUILD)/animctl --port $$port inverse-dynamics bandai dataset-1_walk_normal_001 \
+	    --svg docs/physics_inverse_dynamics_walk.svg && \
+	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg; \
+	  rc=$$?; kill $$pid; exit $$rc
 
 # The streams test_machine_service and test_graph_service record, drawn.
 seq-filmstrips: $(SERVER_BIN) $(BUILD)/animgraph $(BUILD)/tests/test_machine_service $(BUILD)/tests/test_graph_service
@@ -396,13 +414,13 @@ $(BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c | $(GEN_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -I. -Iserver $(PKG_UV_CFLAGS) $(PKG_PBC_CFLAGS) -c $< -o $@
-$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(SERVER_LIB) $(CORE_LIB)
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(SERVER_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 # The BVH target reorders clips with a test-support helper (plain C, no cmocka).
-$(BUILD)/fuzz_bvh: $(BUILD)/obj/tests/fuzz/fuzz_bvh.o $(call obj,tests/support/clip_reorder.c) $(SERVER_LIB) $(CORE_LIB)
+$(BUILD)/fuzz_bvh: $(BUILD)/obj/tests/fuzz/fuzz_bvh.o $(call obj,tests/support/clip_reorder.c) $(SERVER_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 # The client's reader and conversions: the client library, not the server.
 $(BUILD)/fuzz_client_convert: $(BUILD)/obj/tests/fuzz/fuzz_client_convert.o $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"

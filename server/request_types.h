@@ -61,7 +61,8 @@
   X(BUILD_GRAPH, build_graph, BuildGraph)                                  \
   X(DESCRIBE_GRAPH, describe_graph, DescribeGraph)                         \
   X(QUERY_GRAPH, query_graph, QueryGraph)                                  \
-  X(SET_PATHS, set_paths, SetPaths)
+  X(SET_PATHS, set_paths, SetPaths)                                        \
+  X(INVERSE_DYNAMICS, inverse_dynamics, InverseDynamics)
 
 typedef enum {
 #define SRV_REQ_ENUM(TYPE, name, Message) SRV_REQ_##TYPE,

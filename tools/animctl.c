@@ -164,6 +164,13 @@ static const command_help_t help[] = {
     {"fit", "  fit DB BONE=x,y,z[@vx,vy,vz] ...   a full-body pose from tracked bones\n",
      "A full-body pose of database DB's skeleton from a few tracked bone positions (and velocities).\n"
      "--json: one object {frame, scale, residuals, global_positions, ...}.\n"},
+    {"inverse-dynamics",
+     "  inverse-dynamics DB RANGE|START:STOP [--svg FILE] [--bones A,B,...] [--max-root-torque NM]\n"
+     "         [--max-root-force N] [--contact-height M] [--contact-speed MS] [--mass KG] [--step K]\n",
+     "The joint torques, the feet's ground reaction forces and the root's residual (hand of God) that move\n"
+     "database DB's body model along a range (by name, or frames START:STOP). --svg: the vertical ground\n"
+     "force under each foot with the residual over time, and the joint torque curves (--bones, default the\n"
+     "six largest). --json: one object {frames, mean_vertical_force_share, mean_residual_force, ...}.\n"},
     {"load",
      "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
      "       [--mix ping=W,search=W] [--database DB] [--k K] [--pose] [--library]   load generator:\n"
@@ -592,7 +599,8 @@ static const struct {
                 {"inertialize", animctl_inertialize}, {"transition-cost", animctl_transition_cost},
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream},
                 {"record", animctl_record},
-                {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit}};
+                {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit},
+                {"inverse-dynamics", animctl_inverse_dynamics}};
 
 /* "cannot reach HOST:PORT" (a static buffer). */
 static const char *where_text(const options_t *o) {

@@ -189,6 +189,51 @@ def subscribe_fields(characters: Iterable[int], owned: bool, rate_divisor: int, 
             "rotations_only": rotations_only}
 
 
+@dataclass
+class InverseDynamics:
+    """Joint torques, ground reaction forces and the root's residual along a
+    database range (docs/physics.md), as numpy float32 arrays, frame-major:
+    ``torques`` (frames, bones, 3) N m, each bone's joint torque in its own
+    axes; ``foot_forces`` and ``foot_cops`` (frames, 2, 3), left then right,
+    N and m, world (y up); ``residual_forces``, ``residual_torques`` (N m
+    about the root joint) and ``com`` (frames, 3); ``power`` (frames,) W;
+    ``over_limit`` (frames,) bool: the residual passed a limit."""
+    database_version: int
+    start: int
+    frame_rate: float
+    total_mass: float
+    step: int
+    bones: List[str]
+    torques: npt.NDArray[np.float32]
+    foot_forces: npt.NDArray[np.float32]
+    foot_cops: npt.NDArray[np.float32]
+    residual_forces: npt.NDArray[np.float32]
+    residual_torques: npt.NDArray[np.float32]
+    power: npt.NDArray[np.float32]
+    over_limit: npt.NDArray[np.bool_]
+    com: npt.NDArray[np.float32]
+    frames_over_limit: int
+    mean_residual_force: float
+    max_residual_force: float
+    mean_residual_torque: float
+    max_residual_torque: float
+    worst_frame: int
+    feet: Tuple[str, str]
+
+    @classmethod
+    def from_response(cls, m: pb.InverseDynamicsResponse) -> "InverseDynamics":
+        n, nb = m.frames, len(m.bones)
+
+        def floats(values: Any, *shape: int) -> npt.NDArray[np.float32]:
+            return np.array(values, dtype=np.float32).reshape(shape)
+        return cls(m.database_version, m.start, m.frame_rate, m.total_mass, m.step, list(m.bones),
+                   floats(m.torques, n, nb, 3), floats(m.foot_forces, n, 2, 3), floats(m.foot_cops, n, 2, 3),
+                   floats(m.residual_forces, n, 3), floats(m.residual_torques, n, 3), floats(m.power, n),
+                   np.array(m.over_limit, dtype=bool), floats(m.com, n, 3), m.frames_over_limit,
+                   m.mean_residual_force, m.max_residual_force, m.mean_residual_torque, m.max_residual_torque,
+                   m.worst_frame, (m.left_foot, m.right_foot))
+
+
 @dataclass(frozen=True)
 class Band:
     """A region's distance band: members up to ``radius`` metres from the
@@ -486,6 +531,18 @@ class Requests:
     def set_paths(self, paths: Iterable[Message], *, timeout: Optional[float] = None) -> Call[pb.SetPathsResponse]:
         """Paths for graph characters: ``{"character", "points": [{"x", "z"}...], "closed"}`` items."""
         return Call("set_paths", {"paths": list(paths)}, timeout, body_as(pb.SetPathsResponse))
+
+    # ---- physics ----------------------------------------------------------------
+    @request
+    def inverse_dynamics(self, /, database: str, start: int, stop: int, *, timeout: Optional[float] = None,
+                         **options: Any) -> Call[InverseDynamics]:
+        """Joint torques, per-foot ground forces, the root's residual and power
+        over frames ``[start, stop)`` of one range, as numpy arrays. ``options``:
+        the rest of InverseDynamicsRequest (``max_root_torque``,
+        ``max_root_force``, ``contact_height``, ``contact_speed``, ``step``,
+        ``total_mass``; 0 or absent: the server's default)."""
+        return Call("inverse_dynamics", {"database": database, "start": start, "stop": stop, **options}, timeout,
+                    InverseDynamics.from_response)
 
     # ---- poses from tracked points ----------------------------------------------
     @request

@@ -251,6 +251,8 @@ def requests(pb):
         database="tiny", mode=pb.MODE_GRAPH, path=pb.PathOptions(max_expansions=500)))
     add("set_paths", id=35, set_paths=pb.SetPathsRequest(paths=[
         pb.CharacterPath(character=ch, points=[pb.Vec2(x=0, z=0), pb.Vec2(x=1, z=1)]), pb.CharacterPath(character=ch)]))
+    add("inverse_dynamics", id=36, inverse_dynamics=pb.InverseDynamicsRequest(
+        database="tiny", start=0, stop=20, max_root_torque=30, contact_height=0.06, step=2))
     return seeds
 
 

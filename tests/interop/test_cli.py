@@ -212,7 +212,7 @@ machine loco {
 
 
 def machines_and_graphs(ctl, data, port):
-    """animctl machine, graph, align and fit on the default database."""
+    """animctl machine, graph, align, fit and inverse-dynamics on the default database."""
     path = os.path.join(data, "nested.machine")
     with open(path, "w") as f:
         f.write(NESTED)
@@ -253,6 +253,13 @@ def machines_and_graphs(ctl, data, port):
                          "Hips=0,0.95,0"))
     check(len(fit["residuals"]) == 4 and max(fit["residuals"]) < 0.1, "animctl fit: a pose near the trackers")
     ctl("fit", "default", "Tail=0,1,0", expect=1)
+    figure = os.path.join(data, "idyn.svg")
+    idyn = json.loads(ctl("inverse-dynamics", "default", "walk", "--svg", figure))
+    check(idyn["frames"] > 100 and abs(idyn["mean_vertical_force_share"] - 1) < 0.05,
+          f"animctl inverse-dynamics: the ground carries the body ({idyn['mean_vertical_force_share']:.3f} of its weight)")
+    check(open(figure).read().count("<polyline") == 3 + 6, "animctl inverse-dynamics --svg: the feet, the residual "
+          "and six torque curves")
+    ctl("inverse-dynamics", "default", "walk", "--step", "9", expect=1)
 
 
 def main():

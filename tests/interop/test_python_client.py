@@ -382,7 +382,9 @@ machine loco {
 
 
 def test_machines_graphs_fit(client):
-    """The state-machine, motion-graph and pose-fitting requests through the package."""
+    """The state-machine, motion-graph, pose-fitting and physics requests through the package."""
+    dynamics = client.inverse_dynamics("default", 0, 30)
+    check(dynamics.torques.shape == (30, len(dynamics.bones), 3), "inverse_dynamics: numpy torques per frame and bone")
     check(not client.check_machine("broken", "stand { JUMP nowhere }\n").ok, "check_machine: a bad target reported")
     summary = client.load_machine("nested_py", NESTED).machine
     check([st.name for st in summary.states] == ["idle", "moving", "walk", "run"], "load_machine: the states")

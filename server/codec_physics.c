@@ -1,0 +1,76 @@
+/*
+ * codec_physics.c: inverse_dynamics on the wire (see codec.h): the range
+ * and options checked field by field (bounds against the database are the
+ * service's), the per-frame arrays encoded flat.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "anim_error.h"
+#include "codec_internal.h"
+
+/* A float option: 0 (the default) or finite within [lo, hi]. */
+static int option(srv_decoder_t *d, const char *field, float value, float lo, float hi, const char *unit) {
+  int rc = srv_check_finite_value(d, field, value);
+  if (rc) return rc;
+  if (value != 0.0f && !(value >= lo && value <= hi)) {
+    size_t mark = srv_path_field(d, field);
+    rc = srv_decode_fail(d, ANIM_EINVAL, " = %g: must be in [%g, %g] %s (0: the default)", value, lo, hi, unit);
+    srv_path_restore(d, mark);
+  }
+  return rc;
+}
+
+int srv_decode_inverse_dynamics(srv_decoder_t *d, const Animserver__InverseDynamicsRequest *in, srv_request_t *out) {
+  srv_inverse_dynamics_request_t *r = &out->body.inverse_dynamics;
+  int rc;
+  if ((rc = srv_decode_database(d, "database", in->database)) || (rc = srv_check_frame(d, "start", in->start, &r->start)) ||
+      (rc = srv_check_frame(d, "stop", in->stop, &r->stop)))
+    return rc;
+  if (in->stop <= in->start)
+    return srv_decode_fail(d, ANIM_ERANGE, ".stop = %u: must be past start (%u)", in->stop, in->start);
+  if ((rc = srv_check_max(d, "stop", (uint64_t)in->stop - in->start, d->limits->max_pose_frames, ANIM_ELIMIT)))
+    return rc;
+  if ((rc = option(d, "max_root_torque", in->max_root_torque, 0.0f, 1e6f, "N m")) ||
+      (rc = option(d, "max_root_force", in->max_root_force, 0.0f, 1e7f, "N")) ||
+      (rc = option(d, "contact_height", in->contact_height, 0.0f, 1.0f, "m")) ||
+      (rc = option(d, "contact_speed", in->contact_speed, 0.0f, 100.0f, "m/s")) ||
+      (rc = option(d, "total_mass", in->total_mass, 1e-3f, 1000.0f, "kg")) ||
+      (rc = srv_check_max(d, "step", in->step, 8, ANIM_EINVAL)))
+    return rc;
+  r->max_root_torque = in->max_root_torque, r->max_root_force = in->max_root_force;
+  r->contact_height = in->contact_height, r->contact_speed = in->contact_speed;
+  r->total_mass = in->total_mass, r->step = (int)in->step;
+  return 0;
+}
+
+void srv_encode_inverse_dynamics(srv_encoder_t *e, const srv_response_t *in, Animserver__Response *out) {
+  const srv_inverse_dynamics_response_t *r = &in->body.inverse_dynamics;
+  const anim_database_t *db = &in->entry->db;
+  Animserver__InverseDynamicsResponse *m =
+      SRV_ENCODER_NEW(e, Animserver__InverseDynamicsResponse, ANIMSERVER__INVERSE_DYNAMICS_RESPONSE__INIT);
+  if (!m || !(m->bones = srv_encoder_alloc(e, (size_t)(r->nbones + 1) * sizeof *m->bones))) return;
+  size_t n = (size_t)r->nframes;
+  m->database_version = db->version;
+  m->start = (uint32_t)r->start, m->frames = (uint32_t)r->nframes, m->step = (uint32_t)r->step;
+  m->frame_rate = r->frame_rate, m->total_mass = r->total_mass;
+  for (int b = 0; b < r->nbones; b++) m->bones[m->n_bones++] = (char *)db->skeleton.names[b];
+  /* The arrays are the response's: the message points at them. */
+  m->torques = r->torques, m->n_torques = n * (size_t)r->nbones * 3;
+  m->foot_forces = r->foot_forces, m->n_foot_forces = n * 6;
+  m->foot_cops = r->foot_cops, m->n_foot_cops = n * 6;
+  m->residual_forces = r->residual_forces, m->n_residual_forces = n * 3;
+  m->residual_torques = r->residual_torques, m->n_residual_torques = n * 3;
+  m->power = r->power, m->n_power = n;
+  m->com = r->com, m->n_com = n * 3;
+  protobuf_c_boolean *over = srv_encoder_alloc(e, (n + 1) * sizeof *over);
+  if (!over) return;
+  for (size_t i = 0; i < n; i++) over[i] = r->over_limit[i] != 0;
+  m->over_limit = over, m->n_over_limit = n;
+  m->frames_over_limit = (uint32_t)r->frames_over_limit, m->worst_frame = (uint32_t)r->worst_frame;
+  m->mean_residual_force = r->mean_residual_force, m->max_residual_force = r->max_residual_force;
+  m->mean_residual_torque = r->mean_residual_torque, m->max_residual_torque = r->max_residual_torque;
+  m->left_foot = (char *)db->skeleton.names[r->left_foot];
+  m->right_foot = (char *)db->skeleton.names[r->right_foot];
+  out->body_case = ANIMSERVER__RESPONSE__BODY_INVERSE_DYNAMICS, out->inverse_dynamics = m;
+}

@@ -1,0 +1,173 @@
+/*
+ * test_inverse_dynamics_service.c: inverse_dynamics over the wire, through
+ * the client library, against the real server on an ephemeral port.
+ *
+ * Invalid requests first (each error names its field; the server carries
+ * on), then on GAMES-105's walk: the answer is the physics layer's own
+ * (physics/inverse_dynamics.h run in this process on the same database,
+ * equal to float precision), its arrays the documented sizes, and the
+ * ground carries the body's weight on average.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "anim_client.h"
+#include "anim_error.h"
+#include "data_dir.h"
+#include "offline/feature_build.h"
+#include "fixture.h"
+#include "inverse_dynamics.h"
+#include "shared_data.h"
+
+#define TIMEOUT_MS 60000
+#define MAX_FRAMES 400 /* the server's --max-pose-frames here */
+#define WALK "walk_forward"
+
+static anim_test_server_t server;
+static anim_client_t *client;
+static char dir[96];
+static anim_database_t db;
+static int have_db;
+static const anim_range_t *walk;
+
+static int setup(void **state) {
+  (void)state;
+  anim_test_data_dir_make(dir, sizeof dir, "idyn");
+  const char *args[] = {"--data-dir", dir, "--max-pose-frames", "400", NULL};
+  if (anim_test_server_start(&server, "inverse_dynamics_service", args) != 0) return -1;
+  client = anim_test_connect(&server);
+  return client ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  anim_client_close(client);
+  int rc = anim_test_server_stop(&server);
+  anim_test_data_dir_remove(dir);
+  if (have_db) anim_database_free(&db);
+  return rc == 0 ? 0 : -1;
+}
+
+/* GAMES-105 on the server as "games105"; 0 after a skip. */
+static int load(void) {
+  if (have_db) return 1;
+  int set = -1;
+  for (int i = 0; i < ANIM_TEST_MOCAP_SETS; i++)
+    if (!strcmp(anim_test_mocap_sets[i].folder, "games105")) set = i;
+  if (!anim_test_mocap_database(set, NULL, &db)) return 0;
+  have_db = 1;
+  /* The server serves databases with their matching features. */
+  anim_feature_schema_t schema;
+  char err[256];
+  assert_int_equal(anim_feature_schema_default(&schema, &db), 0);
+  if (anim_features_build(&db, &schema, err, sizeof err)) fail_msg("features: %s", err);
+  anim_test_data_dir_put_database(dir, &db, "games105");
+  anim_db_summary_t summary;
+  int rc = anim_client_db_load(client, "games105", &summary, TIMEOUT_MS);
+  if (rc) fail_msg("load: %s: %s", anim_strerror(rc), anim_client_last_error(client));
+  for (int i = 0; i < db.nranges; i++)
+    if (!strcmp(db.ranges[i].name, WALK)) walk = &db.ranges[i];
+  assert_non_null(walk);
+  return 1;
+}
+
+static void expect_error(const char *database, int start, int stop, const anim_inverse_dynamics_options_t *o, int code,
+                         const char *contains) {
+  anim_inverse_dynamics_t *r = NULL;
+  int rc = anim_client_inverse_dynamics(client, database, start, stop, o, &r, TIMEOUT_MS);
+  if (rc != code) fail_msg("[%d, %d): %s, want %s (%s)", start, stop, anim_strerror(rc), anim_strerror(code),
+                           anim_client_last_error(client));
+  assert_null(r);
+  printf("  [%d, %d): %s\n", start, stop, anim_client_last_error(client));
+  if (!strstr(anim_client_last_error(client), contains))
+    fail_msg("error \"%s\" does not name %s", anim_client_last_error(client), contains);
+}
+
+static void test_invalid(void **state) {
+  (void)state;
+  if (!load()) return;
+  expect_error("nosuch", 0, 10, NULL, ANIM_ENOTFOUND, "nosuch");
+  expect_error("games105", 10, 10, NULL, ANIM_ERANGE, "stop");
+  expect_error("games105", db.nframes - 5, db.nframes + 5, NULL, ANIM_ERANGE, "stop");
+  expect_error("games105", walk->stop - 5, walk->stop + 5, NULL, ANIM_ERANGE, "stop");
+  expect_error("games105", 0, MAX_FRAMES + 1, NULL, ANIM_ELIMIT, "stop");
+  anim_inverse_dynamics_options_t o = {.contact_height = 5.0f};
+  expect_error("games105", walk->start, walk->stop, &o, ANIM_EINVAL, "contact_height");
+  o = (anim_inverse_dynamics_options_t){.step = 9};
+  expect_error("games105", walk->start, walk->stop, &o, ANIM_EINVAL, "step");
+  o = (anim_inverse_dynamics_options_t){.total_mass = NAN};
+  expect_error("games105", walk->start, walk->stop, &o, ANIM_EINVAL, "anim_client_inverse_dynamics");
+  /* The server carries on. */
+  uint64_t rtt;
+  assert_int_equal(anim_client_ping(client, NULL, 0, &rtt, TIMEOUT_MS), 0);
+}
+
+static void test_walk(void **state) {
+  (void)state;
+  if (!load()) return;
+  anim_inverse_dynamics_t *r = NULL;
+  anim_inverse_dynamics_options_t o = {.max_root_torque = 50.0f};
+  assert_int_equal(anim_client_inverse_dynamics(client, "games105", walk->start, walk->stop, &o, &r, TIMEOUT_MS), 0);
+  int n = walk->stop - walk->start;
+  assert_int_equal(r->nframes, n);
+  assert_int_equal(r->nbones, db.nbones);
+  assert_int_equal(r->start, walk->start);
+  assert_int_equal(r->step, 2);
+  assert_true(r->database_version == db.version);
+  assert_string_equal(r->bones[1], db.skeleton.names[1]);
+
+  /* The same computation in this process. */
+  char err[256];
+  anim_physics_model_t *model = anim_physics_model_create(&db, NULL, err, sizeof err);
+  assert_non_null(model);
+  anim_idyn_options_t io;
+  anim_idyn_options_default(model, &io);
+  io.max_root_torque = 50.0f;
+  anim_idyn_t *id = anim_idyn_create(model, &db, &io, err, sizeof err);
+  assert_non_null(id);
+  anim_idyn_frame_t *frames = calloc((size_t)n, sizeof *frames);
+  vec3 *torques = calloc((size_t)n * db.nbones, sizeof *torques);
+  anim_idyn_summary_t sum;
+  assert_int_equal(anim_idyn_run(id, &db, walk->start, walk->stop, frames, torques, &sum, err, sizeof err), 0);
+  double worst = 0, fy = 0;
+  for (int i = 0; i < n; i++) {
+    for (int s = 0; s < 2; s++) {
+      vec3 f = frames[i].foot_force[s];
+      worst = fmax(worst, fabs(f.x - r->foot_forces[6 * i + 3 * s]) + fabs(f.y - r->foot_forces[6 * i + 3 * s + 1]) +
+                              fabs(f.z - r->foot_forces[6 * i + 3 * s + 2]));
+      fy += r->foot_forces[6 * i + 3 * s + 1];
+    }
+    worst = fmax(worst, fabs(frames[i].residual_force.y - r->residual_forces[3 * i + 1]));
+    worst = fmax(worst, fabs(frames[i].power - r->power[i]));
+    for (int b = 0; b < db.nbones; b++)
+      worst = fmax(worst, fabs(torques[(size_t)i * db.nbones + b].x - r->torques[((size_t)i * db.nbones + b) * 3]));
+    assert_int_equal(r->over_limit[i], frames[i].over_limit != 0);
+  }
+  fy /= n * 70.0 * 9.81;
+  printf("  games105 %s over the wire: %d frames, mean vertical ground force %.3f of weight, residual mean %.1f N / "
+         "%.1f N m, %d frames over 50 N m; largest difference from the in-process run %.2g\n",
+         WALK, n, fy, r->mean_residual_force, r->mean_residual_torque, r->frames_over_limit, worst);
+  assert_true(worst < 1e-3);
+  assert_int_equal(r->frames_over_limit, sum.frames_over_limit);
+  assert_true(fabs(fy - 1) < 0.05);
+  free(frames);
+  free(torques);
+  anim_idyn_free(id);
+  anim_physics_model_free(model);
+  anim_inverse_dynamics_free(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid),
+      cmocka_unit_test(test_walk),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
