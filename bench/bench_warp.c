@@ -54,13 +54,25 @@ typedef struct {
   double cost_us, cost_off_us;
 } row_t;
 
+static const char *warp_set; /* --set rate=0,stand=0,orient=0,rate_min=X,rate_max=X,orient_max=X */
+
 static void params_for(anim_controller_params_t *p, int off) {
   anim_controller_params_default(p);
-#ifdef ANIM_WARP_H
-  if (off) p->warp.rate = p->warp.orient = p->warp.stand = p->warp.stride = 0;
-#else
-  (void)off;
-#endif
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", warp_set ? warp_set : "");
+  for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq) continue;
+    *eq = 0;
+    float v = (float)atof(eq + 1);
+    if (!strcmp(item, "rate")) p->warp.rate = (int)v;
+    else if (!strcmp(item, "stand")) p->warp.stand = (int)v;
+    else if (!strcmp(item, "orient")) p->warp.orient = (int)v;
+    else if (!strcmp(item, "rate_min")) p->warp.rate_min = v;
+    else if (!strcmp(item, "rate_max")) p->warp.rate_max = v;
+    else if (!strcmp(item, "orient_max")) p->warp.orient_max = v;
+  }
+  if (off) p->warp.rate = p->warp.orient = p->warp.stand = 0;
 }
 
 static void take_quality(row_t *row, const anim_quality_t *q) {
@@ -119,9 +131,11 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
     if (r.transitions_per_s > row->trans_max) row->trans_max = r.transitions_per_s, row->trans_max_speed = v;
     take_quality(row, &r.q);
     if (verbose)
-      printf("    %-13s %.1f m/s: achieved %.3f (%+.1f%%), %.2f transitions/s, rate %.2f, pop %.2f, slide %.3f/%.3f\n",
+      printf("    %-13s %.1f m/s: achieved %.3f (%+.1f%%), %.2f transitions/s, rate %.2f, pop %.2f (%s, tick %ld), "
+             "slide %.3f/%.3f\n",
              set->name, (double)v, (double)r.achieved_speed, 100.0 * (double)((r.achieved_speed - v) / v),
-             (double)r.transitions_per_s, (double)r.rate_mean, (double)r.q.pop_ratio, (double)r.q.slide_p95,
+             (double)r.transitions_per_s, (double)r.rate_mean, (double)r.q.pop_ratio,
+             r.q.pop_bone >= 0 ? db->skeleton.names[r.q.pop_bone] : "-", r.q.pop_frame, (double)r.q.slide_p95,
              (double)r.q.slide_max);
   }
   if (rc) return rc;
@@ -179,6 +193,7 @@ int bench_warp(int argc, char **argv) {
     else if (!strcmp(a, "--verbose")) verbose = 1;
     else if (!v) return fprintf(stderr, "animbench warp: %s needs a value\n", a), 2;
     else if (!strcmp(a, "--shared")) shared = v, i++;
+    else if (!strcmp(a, "--set")) warp_set = v, i++;
     else if (!strcmp(a, "--seconds")) seconds = (float)atof(v), i++;
     else if (!strcmp(a, "--program-seconds")) program_seconds = (float)atof(v), i++;
     else if (!strcmp(a, "--datasets")) only = v, i++;

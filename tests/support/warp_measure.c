@@ -56,12 +56,7 @@ static vec3 root_of(const run_t *r) { return r->c.pose_positions[0]; }
 
 /* The play rate of the frame shown (1 where the controller has none). */
 static float rate_of(const run_t *r) {
-#ifdef ANIM_WARP_H
-  return r->c.warp.rate;
-#else
-  (void)r;
-  return 1.0f;
-#endif
+  return (r->c.warp.params.rate ? r->c.warp.rate : 1.0f) * r->c.warp.settle;
 }
 
 /* Straight ahead or at an angle: the window's travel and transitions. */

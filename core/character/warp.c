@@ -1,0 +1,240 @@
+/* warp.c: animation warping (see warp.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "character/warp.h"
+
+/* m/s: below it the asked (smoothed) speed asks for no travel and the
+ * rate and orientation warps stand aside. */
+#define MOVE_SPEED 0.3f
+/* m/s: asked slower than this, the character is asked to stand. */
+#define REST_SPEED 0.1f
+/* m/s of the simulation: it has nearly stopped, so a clip still
+ * travelling in the data is settled. */
+#define SETTLE_SPEED 0.5f
+/* m/s of the data's root over its next second: a frame that travels. */
+#define DATA_MOVING 0.2f
+#define SETTLE_WAIT 0.5f     /* s waiting for both feet down before settling anyway */
+#define SETTLE_HALFLIFE 0.1f /* s */
+#define RATE_HALFLIFE 0.1f   /* s */
+#define ANGLE_HALFLIFE 0.15f /* s */
+#define ANGLE_DEADZONE 0.17f /* rad: travel this close to the facing is not warped (a turn's lag) */
+
+static const vec3 up = {0.0f, 1.0f, 0.0f};
+
+void anim_warp_params_default(anim_warp_params_t *p) {
+  p->rate = 1, p->rate_min = 0.6f, p->rate_max = 1.15f;
+  p->stand = 1;
+  p->orient = 1, p->orient_max = 1.66f; /* 95 degrees: sideways and a little back */
+}
+
+int anim_warp_params_validate(const anim_warp_params_t *p) {
+  float values[] = {p->rate_min, p->rate_max, p->orient_max};
+  if (!anim_floats_finite(values, 3)) return ANIM_ENONFINITE;
+  if (!(p->rate_min > 0.0f) || p->rate_min > 1.0f || p->rate_max < 1.0f || p->rate_max > 4.0f ||
+      p->orient_max < 0.0f || p->orient_max > (float)M_PI)
+    return ANIM_EINVAL;
+  return 0;
+}
+
+/* The hips: the deepest bone (not the root) above every contact bone. */
+static int find_hips(const anim_database_t *db) {
+  const int *parents = db->skeleton.parents;
+  if (db->ncontacts < 1) return -1;
+  for (int b = parents[db->contact_bones[0]]; b > 0; b = parents[b]) {
+    int above_all = 1;
+    for (int s = 1; s < db->ncontacts && above_all; s++) {
+      int a = db->contact_bones[s];
+      while (a > 0 && a != b) a = parents[a];
+      above_all = a == b;
+    }
+    if (above_all) return b;
+  }
+  return -1;
+}
+
+static int above_a_contact(const anim_database_t *db, int bone) {
+  for (int s = 0; s < db->ncontacts; s++)
+    for (int a = db->contact_bones[s]; a > 0; a = db->skeleton.parents[a])
+      if (a == bone) return 1;
+  return 0;
+}
+
+/* The spine: from the hips, the child with the most bones below it that
+ * carries no foot, then its own such child, up to ANIM_WARP_MAX_SPINE. */
+static void find_spine(anim_warp_t *w, const anim_database_t *db) {
+  const int *parents = db->skeleton.parents;
+  int n = db->nbones;
+  w->nspine = 0;
+  w->hips = find_hips(db);
+  if (w->hips < 0) return;
+  int *below = calloc((size_t)n, sizeof *below);
+  if (!below) return;
+  for (int b = n - 1; b > 0; b--)
+    if (parents[b] >= 0 && parents[b] < b) below[parents[b]] += below[b] + 1;
+  for (int at = w->hips; w->nspine < ANIM_WARP_MAX_SPINE;) {
+    int best = -1;
+    for (int b = 1; b < n; b++)
+      if (parents[b] == at && !above_a_contact(db, b) && (best < 0 || below[b] > below[best])) best = b;
+    if (best < 0 || below[best] == 0) break;
+    w->spine[w->nspine++] = best, at = best;
+  }
+  free(below);
+}
+
+int anim_warp_init(anim_warp_t *w, const anim_database_t *db, const anim_warp_params_t *params) {
+  memset(w, 0, sizeof *w);
+  int rc = anim_warp_params_validate(params);
+  if (rc) return rc;
+  size_t n = (size_t)db->nbones;
+  w->params = *params, w->db = db;
+  /* One block: positions, velocities, angular velocities, then rotations. */
+  size_t bytes = n * (3 * sizeof(vec3) + sizeof(quat));
+  char *block = malloc(2 * bytes);
+  if (!block) return ANIM_ENOMEM;
+  for (int i = 0; i < 2; i++) {
+    vec3 *v = (vec3 *)(block + (size_t)i * bytes);
+    w->buffers[i].positions = v, w->buffers[i].velocities = v + n, w->buffers[i].angular_velocities = v + 2 * n;
+    w->buffers[i].rotations = (quat *)(v + 3 * n);
+  }
+  find_spine(w, db);
+  anim_warp_reset(w);
+  return 0;
+}
+
+void anim_warp_free(anim_warp_t *w) {
+  free(w->buffers[0].positions);
+  memset(w, 0, sizeof *w);
+}
+
+void anim_warp_reset(anim_warp_t *w) {
+  w->rate = w->rate_target = w->query_rate = w->settle = 1.0f;
+  w->settle_wait = w->query_angle = w->angle = 0.0f;
+  w->settled = w->have_view = 0;
+}
+
+float anim_warp_data_speed(const anim_database_t *db, int frame) {
+  int stop = anim_database_range_stop(db, frame), later = frame + (int)(db->frame_rate + 0.5f);
+  if (later > stop - 1) later = stop - 1;
+  if (later <= frame) return 0.0f;
+  vec3 a = db->global_positions[(size_t)frame * (size_t)db->nbones];
+  vec3 b = db->global_positions[(size_t)later * (size_t)db->nbones];
+  return sqrtf((b.x - a.x) * (b.x - a.x) + (b.z - a.z) * (b.z - a.z)) * db->frame_rate / (float)(later - frame);
+}
+
+static float toward(float x, float goal, float halflife, float dt) {
+  return goal + (x - goal) * exp2f(-dt / halflife);
+}
+
+static float wrap_angle(float a) {
+  while (a > (float)M_PI) a -= 2.0f * (float)M_PI;
+  while (a < -(float)M_PI) a += 2.0f * (float)M_PI;
+  return a;
+}
+
+static int both_feet_down(const anim_database_t *db, int frame) {
+  uint32_t all = db->ncontacts >= 32 ? 0xffffffffu : (1u << db->ncontacts) - 1u;
+  return db->ncontacts > 0 && (anim_database_contacts(db, frame) & all) == all;
+}
+
+float anim_warp_begin(anim_warp_t *w, int frame, vec3 target, quat desired_facing, quat root_rotation,
+                      float sim_speed, float dt) {
+  const anim_warp_params_t *p = &w->params;
+  float speed = sqrtf(target.x * target.x + target.z * target.z);
+  float data_speed = (p->rate || p->stand) ? anim_warp_data_speed(w->db, frame) : 0.0f;
+  /* Play rate: the clip's speed in the data times the rate is the asked
+   * speed; the query is scaled while the clip playing can do it. */
+  w->query_rate = w->rate_target = 1.0f;
+  if (p->rate && speed > MOVE_SPEED && data_speed > MOVE_SPEED) {
+    float r = speed / data_speed;
+    w->rate_target = clampf(r, p->rate_min, p->rate_max);
+    if (r >= p->rate_min && r <= p->rate_max) w->query_rate = r;
+  }
+  w->rate = toward(w->rate, w->rate_target, RATE_HALFLIFE, dt);
+  /* Standing: a clip still travelling is played ever slower to a stance. */
+  float settle_goal = 1.0f;
+  if (p->stand && speed < REST_SPEED && sim_speed < SETTLE_SPEED && (data_speed > DATA_MOVING || w->settle < 1.0f)) {
+    w->settle_wait += dt;
+    if (w->settle < 1.0f || both_feet_down(w->db, frame) || w->settle_wait > SETTLE_WAIT) settle_goal = 0.0f;
+  } else {
+    w->settle_wait = 0.0f;
+  }
+  w->settle = settle_goal > 0.5f ? (w->settle < 0.999f ? toward(w->settle, 1.0f, SETTLE_HALFLIFE, dt) : 1.0f)
+                                 : toward(w->settle, 0.0f, SETTLE_HALFLIFE, dt);
+  if (w->settle < 0.02f && settle_goal < 0.5f) w->settle = 0.0f;
+  w->settled = w->settle == 0.0f;
+  /* Orientation: travel at an angle to the facing searched as travel ahead. */
+  float facing = quat_yaw_angle(desired_facing);
+  w->query_angle = 0.0f;
+  if (p->orient && speed > MOVE_SPEED) {
+    float a = wrap_angle(atan2f(target.x, target.z) - facing);
+    if (fabsf(a) > ANGLE_DEADZONE && fabsf(a) <= p->orient_max) w->query_angle = a;
+  }
+  /* The upper body turned back to the asked facing, as far as the root turned. */
+  float d = wrap_angle(facing - quat_yaw_angle(root_rotation)), goal = 0.0f;
+  if (w->query_angle != 0.0f) goal = clampf(d, fminf(0.0f, -w->query_angle), fmaxf(0.0f, -w->query_angle));
+  w->angle = toward(w->angle, goal, ANGLE_HALFLIFE, dt);
+  return dt * (p->rate ? w->rate : 1.0f) * w->settle;
+}
+
+vec3 anim_warp_query_sample(const anim_warp_t *w, vec3 local, int position) {
+  if (position) return w->query_rate != 1.0f ? vec3_scale(local, 1.0f / w->query_rate) : local;
+  if (w->query_angle == 0.0f) return local;
+  return quat_mul_vec3(quat_from_angle_axis(w->query_angle, up), local);
+}
+
+/* Frame plus phase into buffer b. */
+static anim_pose_view_t pose_into(anim_warp_t *w, int b, int frame, float phase, int held) {
+  const anim_database_t *db = w->db;
+  size_t n = (size_t)db->nbones;
+  int next = frame + 1 < anim_database_range_stop(db, frame) ? frame + 1 : frame;
+  const vec3 *p0 = db->local_positions + (size_t)frame * n, *p1 = db->local_positions + (size_t)next * n;
+  const quat *q0 = db->local_rotations + (size_t)frame * n, *q1 = db->local_rotations + (size_t)next * n;
+  const vec3 *v0 = db->local_velocities + (size_t)frame * n, *v1 = db->local_velocities + (size_t)next * n;
+  const vec3 *w0 = db->local_angular_velocities + (size_t)frame * n,
+             *w1 = db->local_angular_velocities + (size_t)next * n;
+  /* The rates shown are the data's times the rate it plays at. */
+  float k = held ? 0.0f : (w->params.rate ? w->rate : 1.0f) * w->settle;
+  float t = clampf(phase, 0.0f, 1.0f);
+  anim_warp_buffer_t *o = &w->buffers[b];
+  for (size_t i = 0; i < n; i++) {
+    o->positions[i] = vec3_lerp(p0[i], p1[i], t);
+    o->rotations[i] = quat_nlerp_shortest(q0[i], q1[i], t);
+    o->velocities[i] = vec3_scale(vec3_lerp(v0[i], v1[i], t), k);
+    o->angular_velocities[i] = vec3_scale(vec3_lerp(w0[i], w1[i], t), k);
+  }
+  anim_pose_view_t view = {n, o->positions, o->velocities, o->rotations, o->angular_velocities};
+  return view;
+}
+
+anim_pose_view_t anim_warp_pose(anim_warp_t *w, int frame, float phase, int held) {
+  w->view = pose_into(w, 0, frame, phase, held);
+  w->have_view = 1, w->view_phase = phase, w->view_held = held;
+  return w->view;
+}
+
+anim_pose_view_t anim_warp_transition_pose(anim_warp_t *w, int frame) {
+  return pose_into(w, 1, frame, w->view_phase, w->view_held);
+}
+
+/* Global rotation of bone b in a pose whose bone 0 is in world space. */
+static quat global_rotation(const int *parents, const quat *local, int b) {
+  quat g = local[b];
+  for (int a = parents[b]; a >= 0; a = parents[a]) g = quat_mul(local[a], g);
+  return g;
+}
+
+void anim_warp_apply(anim_warp_t *w, quat *rotations) {
+  if (w->nspine == 0 || fabsf(w->angle) < 1e-4f) return;
+  const int *parents = w->db->skeleton.parents;
+  quat share = quat_from_angle_axis(w->angle / (float)w->nspine, up);
+  /* Each spine bone turns its share about the world vertical, on top of its parent's turn. */
+  quat parent = global_rotation(parents, rotations, parents[w->spine[0]]);
+  for (int i = 0; i < w->nspine; i++) {
+    int b = w->spine[i];
+    if (i > 0 && parents[b] != w->spine[i - 1]) parent = global_rotation(parents, rotations, parents[b]);
+    quat global = quat_mul(share, quat_mul(parent, rotations[b]));
+    rotations[b] = quat_normalize(quat_inv_mul(parent, global));
+    parent = global;
+  }
+}
