@@ -121,6 +121,12 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
   const anim_database_t *db = &set->db;
   row->fastest = anim_warp_data_fastest(db);
   int n = 0, rc = 0;
+  if (verbose) {
+    anim_warp_t w;
+    if (anim_warp_init(&w, db, &p.warp) == 0)
+      printf("    %-13s slowest gait %.2f m/s, spine %d bones\n", set->name, (double)w.slowest_gait, w.nspine);
+    anim_warp_free(&w);
+  }
   double err_sum = 0.0, trans_sum = 0.0;
   for (float v = 0.5f; v <= row->fastest + 1e-3f && !rc; v += 0.1f, n++) {
     anim_warp_result_t r;

@@ -18,6 +18,7 @@
 #define SETTLE_HALFLIFE 0.1f /* s */
 #define RATE_HALFLIFE 0.1f   /* s */
 #define ANGLE_HALFLIFE 0.15f /* s */
+#define SPEED_FRAMES 8       /* frames the clip's speed is read for */
 #define ANGLE_DEADZONE 0.17f /* rad: travel this close to the facing is not warped (a turn's lag) */
 
 static const vec3 up = {0.0f, 1.0f, 0.0f};
@@ -82,6 +83,34 @@ static void find_spine(anim_warp_t *w, const anim_database_t *db) {
   free(below);
 }
 
+/* The data's slowest gait (m/s): the slowest peak of the histogram of
+ * travelling frames' speeds (over MOVE_SPEED, 0.1 m/s bands smoothed over
+ * three) holding GAIT_SHARE of them a band, on up to
+ * GAIT_SAMPLES frames spread over the database (a few microseconds a
+ * character; the bands, not single frames: a start or a stop passes
+ * through every speed). 0 when nothing travels. */
+#define GAIT_SAMPLES 1024
+#define GAIT_SHARE 0.03f
+#define GAIT_BANDS 100
+static float slowest_gait(const anim_database_t *db) {
+  int bands[GAIT_BANDS] = {0}, moving = 0, step = db->nframes > GAIT_SAMPLES ? db->nframes / GAIT_SAMPLES : 1;
+  for (int f = 0; f < db->nframes; f += step) {
+    float v = anim_warp_data_speed(db, f);
+    if (v <= MOVE_SPEED) continue;
+    int band = (int)(v * 10.0f);
+    bands[band < GAIT_BANDS ? band : GAIT_BANDS - 1]++, moving++;
+  }
+  /* The first peak of the histogram smoothed over three bands. */
+  float smooth[GAIT_BANDS];
+  for (int b = 0; b < GAIT_BANDS; b++)
+    smooth[b] = (float)bands[b] + (b > 0 ? (float)bands[b - 1] : 0.0f) + (b + 1 < GAIT_BANDS ? (float)bands[b + 1] : 0.0f);
+  for (int b = 1; b + 1 < GAIT_BANDS; b++)
+    if (moving && smooth[b] >= 3.0f * GAIT_SHARE * (float)moving && smooth[b] >= smooth[b - 1] &&
+        smooth[b] >= smooth[b + 1])
+      return 0.1f * (float)b + 0.05f;
+  return 0.0f;
+}
+
 int anim_warp_init(anim_warp_t *w, const anim_database_t *db, const anim_warp_params_t *params) {
   memset(w, 0, sizeof *w);
   int rc = anim_warp_params_validate(params);
@@ -98,6 +127,11 @@ int anim_warp_init(anim_warp_t *w, const anim_database_t *db, const anim_warp_pa
     w->buffers[i].rotations = (quat *)(v + 3 * n);
   }
   find_spine(w, db);
+  w->slowest_gait = slowest_gait(db);
+  /* The bones whose positions move: the root and the bones on it. */
+  w->moving[w->nmoving++] = 0;
+  for (int b = 1; b < db->nbones && w->nmoving < ANIM_WARP_MAX_MOVING; b++)
+    if (db->skeleton.parents[b] == 0) w->moving[w->nmoving++] = b;
   anim_warp_reset(w);
   return 0;
 }
@@ -111,6 +145,7 @@ void anim_warp_reset(anim_warp_t *w) {
   w->rate = w->rate_target = w->query_rate = w->settle = 1.0f;
   w->settle_wait = w->query_angle = w->angle = 0.0f;
   w->settled = w->have_view = 0;
+  w->data_speed = 0.0f, w->speed_frame = -1000000;
 }
 
 float anim_warp_data_speed(const anim_database_t *db, int frame) {
@@ -137,11 +172,15 @@ static int both_feet_down(const anim_database_t *db, int frame) {
   return db->ncontacts > 0 && (anim_database_contacts(db, frame) & all) == all;
 }
 
-float anim_warp_begin(anim_warp_t *w, int frame, vec3 target, quat desired_facing, quat root_rotation,
+float anim_warp_begin(anim_warp_t *w, int frame, vec3 target, vec3 desired, quat desired_facing, quat root_rotation,
                       float sim_speed, float dt) {
   const anim_warp_params_t *p = &w->params;
   float speed = sqrtf(target.x * target.x + target.z * target.z);
-  float data_speed = (p->rate || p->stand) ? anim_warp_data_speed(w->db, frame) : 0.0f;
+  /* The clip's speed, read again as the clip goes on (a new cache line a
+   * look: every tick cost 5% more on Bandai Namco) or after a jump. */
+  if ((p->rate || p->stand) && (frame < w->speed_frame || frame >= w->speed_frame + SPEED_FRAMES))
+    w->data_speed = anim_warp_data_speed(w->db, frame), w->speed_frame = frame;
+  float data_speed = w->data_speed;
   /* Play rate: the clip's speed in the data times the rate is the asked
    * speed; the query is scaled while the clip playing can do it. */
   w->query_rate = w->rate_target = 1.0f;
@@ -150,7 +189,14 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 target, quat desired_facin
     w->rate_target = clampf(r, p->rate_min, p->rate_max);
     if (r >= p->rate_min && r <= p->rate_max) w->query_rate = r;
   }
-  w->rate = toward(w->rate, w->rate_target, RATE_HALFLIFE, dt);
+  /* A clip that cannot meet it: searched for at the asked speed, but never
+   * slower than the data's slowest gait (else standing matched a slow walk
+   * better than a walk: GAMES-105 stood when asked 0.5-0.8 m/s); that gait
+   * then plays as slowly as it may. */
+  if (p->rate && speed > MOVE_SPEED && w->query_rate == 1.0f && speed < w->slowest_gait)
+    w->query_rate = clampf(speed / w->slowest_gait, 0.3f, 1.0f);
+  if (w->rate != w->rate_target)
+    w->rate = fabsf(w->rate - w->rate_target) < 1e-4f ? w->rate_target : toward(w->rate, w->rate_target, RATE_HALFLIFE, dt);
   /* Standing: a clip still travelling is played ever slower to a stance. */
   float settle_goal = 1.0f;
   if (p->stand && speed < REST_SPEED && sim_speed < SETTLE_SPEED && (data_speed > DATA_MOVING || w->settle < 1.0f)) {
@@ -159,21 +205,30 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 target, quat desired_facin
   } else {
     w->settle_wait = 0.0f;
   }
-  w->settle = settle_goal > 0.5f ? (w->settle < 0.999f ? toward(w->settle, 1.0f, SETTLE_HALFLIFE, dt) : 1.0f)
-                                 : toward(w->settle, 0.0f, SETTLE_HALFLIFE, dt);
+  if (settle_goal > 0.5f) w->settle = w->settle < 0.999f ? toward(w->settle, 1.0f, SETTLE_HALFLIFE, dt) : 1.0f;
+  else w->settle = toward(w->settle, 0.0f, SETTLE_HALFLIFE, dt);
   if (w->settle < 0.02f && settle_goal < 0.5f) w->settle = 0.0f;
   w->settled = w->settle == 0.0f;
   /* Orientation: travel at an angle to the facing searched as travel ahead. */
-  float facing = quat_yaw_angle(desired_facing);
   w->query_angle = 0.0f;
-  if (p->orient && speed > MOVE_SPEED) {
-    float a = wrap_angle(atan2f(target.x, target.z) - facing);
-    if (fabsf(a) > ANGLE_DEADZONE && fabsf(a) <= p->orient_max) w->query_angle = a;
+  if (!p->orient || (speed <= MOVE_SPEED && w->angle == 0.0f)) {
+    w->angle = 0.0f;
+  } else {
+    float facing = quat_yaw_angle(desired_facing), goal = 0.0f;
+    if (speed > MOVE_SPEED) {
+      /* The input's own direction, not the smoothed one: a stick's facing
+       * turns at once with it, and the smoothing's lag is no request. */
+      float a = wrap_angle(atan2f(desired.x, desired.z) - facing);
+      if (fabsf(a) > ANGLE_DEADZONE && fabsf(a) <= p->orient_max) w->query_angle = a;
+    }
+    /* The upper body turned back to the asked facing, as far as the root turned. */
+    if (w->query_angle != 0.0f) {
+      float d = wrap_angle(facing - quat_yaw_angle(root_rotation));
+      goal = clampf(d, fminf(0.0f, -w->query_angle), fmaxf(0.0f, -w->query_angle));
+    }
+    w->angle = toward(w->angle, goal, ANGLE_HALFLIFE, dt);
+    if (goal == 0.0f && fabsf(w->angle) < 1e-3f) w->angle = 0.0f;
   }
-  /* The upper body turned back to the asked facing, as far as the root turned. */
-  float d = wrap_angle(facing - quat_yaw_angle(root_rotation)), goal = 0.0f;
-  if (w->query_angle != 0.0f) goal = clampf(d, fminf(0.0f, -w->query_angle), fmaxf(0.0f, -w->query_angle));
-  w->angle = toward(w->angle, goal, ANGLE_HALFLIFE, dt);
   return dt * (p->rate ? w->rate : 1.0f) * w->settle;
 }
 
@@ -183,25 +238,63 @@ vec3 anim_warp_query_sample(const anim_warp_t *w, vec3 local, int position) {
   return quat_mul_vec3(quat_from_angle_axis(w->query_angle, up), local);
 }
 
+/* a + (b - a) t, times k, over n floats: plain loops the compiler vectorizes
+ * (the pose is interpolated every tick: its cost is the warp's). */
+static void lerp_floats(float *restrict out, const float *restrict a, const float *restrict b, float t, float k,
+                        size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = (a[i] + (b[i] - a[i]) * t) * k;
+}
+
+/* Normalized lerp of n rotations the short way round, between two frames a
+ * 60th of a second apart: their lerp's length is within 1e-3 of 1, so one
+ * Newton step from 1 (1.5 - len^2 / 2) normalizes it to 1e-6 without a
+ * square root or a division, and the loop vectorizes. */
+static void nlerp_quats(quat *restrict out, const quat *restrict a, const quat *restrict b, float t, size_t n) {
+  const float *pa = &a[0].w, *pb = &b[0].w;
+  float *po = &out[0].w;
+  for (size_t i = 0; i < n; i++, pa += 4, pb += 4, po += 4) {
+    float d = pa[0] * pb[0] + pa[1] * pb[1] + pa[2] * pb[2] + pa[3] * pb[3];
+    float tb = copysignf(t, d), ta = 1.0f - t;
+    float q0 = ta * pa[0] + tb * pb[0], q1 = ta * pa[1] + tb * pb[1], q2 = ta * pa[2] + tb * pb[2],
+          q3 = ta * pa[3] + tb * pb[3];
+    float inv = 1.5f - 0.5f * (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
+    po[0] = q0 * inv, po[1] = q1 * inv, po[2] = q2 * inv, po[3] = q3 * inv;
+  }
+}
+
 /* Frame plus phase into buffer b. */
 static anim_pose_view_t pose_into(anim_warp_t *w, int b, int frame, float phase, int held) {
   const anim_database_t *db = w->db;
-  size_t n = (size_t)db->nbones;
+  size_t n = (size_t)db->nbones, f0 = (size_t)frame * n;
   int next = frame + 1 < anim_database_range_stop(db, frame) ? frame + 1 : frame;
-  const vec3 *p0 = db->local_positions + (size_t)frame * n, *p1 = db->local_positions + (size_t)next * n;
-  const quat *q0 = db->local_rotations + (size_t)frame * n, *q1 = db->local_rotations + (size_t)next * n;
-  const vec3 *v0 = db->local_velocities + (size_t)frame * n, *v1 = db->local_velocities + (size_t)next * n;
-  const vec3 *w0 = db->local_angular_velocities + (size_t)frame * n,
-             *w1 = db->local_angular_velocities + (size_t)next * n;
+  size_t f1 = (size_t)next * n;
   /* The rates shown are the data's times the rate it plays at. */
   float k = held ? 0.0f : (w->params.rate ? w->rate : 1.0f) * w->settle;
   float t = clampf(phase, 0.0f, 1.0f);
   anim_warp_buffer_t *o = &w->buffers[b];
-  for (size_t i = 0; i < n; i++) {
-    o->positions[i] = vec3_lerp(p0[i], p1[i], t);
-    o->rotations[i] = quat_nlerp_shortest(q0[i], q1[i], t);
-    o->velocities[i] = vec3_scale(vec3_lerp(v0[i], v1[i], t), k);
-    o->angular_velocities[i] = vec3_scale(vec3_lerp(w0[i], w1[i], t), k);
+  /* Rotations between the two frames; positions too for the root and the
+   * bones on it (the hips), the rest being bone lengths that a frame does
+   * not change; rates the frame's, scaled. Interpolating everything cost
+   * 15% more a tick on Bandai Namco. Without every bone's rates
+   * (anim_controller_t.pose_bone_rates) the root's alone. */
+  nlerp_quats(o->rotations, db->local_rotations + f0, db->local_rotations + f1, t, n);
+  memcpy(o->positions, db->local_positions + f0, n * sizeof(vec3));
+  for (int i = 0; i < w->nmoving; i++) {
+    size_t j = (size_t)w->moving[i];
+    o->positions[j] = vec3_lerp(db->local_positions[f0 + j], db->local_positions[f1 + j], t);
+  }
+  size_t rates = w->root_rates_only ? 1 : n;
+  lerp_floats(&o->velocities[0].x, &db->local_velocities[f0].x, &db->local_velocities[f1].x, t, k, 3);
+  lerp_floats(&o->angular_velocities[0].x, &db->local_angular_velocities[f0].x,
+              &db->local_angular_velocities[f1].x, t, k, 3);
+  if (rates > 1 && k == 1.0f) {
+    memcpy(o->velocities + 1, db->local_velocities + f0 + 1, (rates - 1) * sizeof(vec3));
+    memcpy(o->angular_velocities + 1, db->local_angular_velocities + f0 + 1, (rates - 1) * sizeof(vec3));
+  } else if (rates > 1) {
+    lerp_floats(&o->velocities[1].x, &db->local_velocities[f0 + 1].x, &db->local_velocities[f0 + 1].x, 0.0f, k,
+                3 * (rates - 1));
+    lerp_floats(&o->angular_velocities[1].x, &db->local_angular_velocities[f0 + 1].x,
+                &db->local_angular_velocities[f0 + 1].x, 0.0f, k, 3 * (rates - 1));
   }
   anim_pose_view_t view = {n, o->positions, o->velocities, o->rotations, o->angular_velocities};
   return view;

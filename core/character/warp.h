@@ -68,13 +68,17 @@ void anim_warp_params_default(anim_warp_params_t *out_params);
 int anim_warp_params_validate(const anim_warp_params_t *params);
 
 #define ANIM_WARP_MAX_SPINE 3
+#define ANIM_WARP_MAX_MOVING 4
 
 typedef struct {
   anim_warp_params_t params;
   const anim_database_t *db;
   /* Play rate: the one shown (rate * settle is what plays), its target. */
   float rate, rate_target;
-  float query_rate;   /* the rate the last query was scaled for (1: unscaled) */
+  float data_speed;   /* anim_warp_data_speed at speed_frame, read every few frames */
+  int speed_frame;
+  float query_rate;
+  float slowest_gait; /* m/s, the data's slowest travelling band (warp.c), 0 if none */   /* the rate the last query was scaled for (1: unscaled) */
   float settle;       /* 1 playing, 0 held at rest */
   float settle_wait;  /* s asked to stand with the data moving */
   int settled;        /* held at rest: no search */
@@ -82,10 +86,12 @@ typedef struct {
   float query_angle, angle;
   int spine[ANIM_WARP_MAX_SPINE], nspine;
   int hips;
+  int moving[ANIM_WARP_MAX_MOVING], nmoving; /* bones whose positions are interpolated: the root and its children */
   /* The pose last shown (buffers[0]), between two frames at view_phase, and
    * a transition's destination at the same phase (buffers[1]); nbones each. */
   anim_pose_view_t view;
   int have_view, view_held;
+  int root_rates_only; /* the caller shows no bone's rates but the root's (pose_bone_rates 0) */
   float view_phase;
   struct anim_warp_buffer {
     vec3 *positions, *velocities, *angular_velocities;
@@ -106,12 +112,13 @@ void anim_warp_reset(anim_warp_t *warp);
 float anim_warp_data_speed(const anim_database_t *db, int frame);
 
 /* Before a tick: from the asked velocity target (m/s, world, the smoothed
- * input), the asked facing, the displayed root's rotation and the
+ * input) and desired (the input's, unsmoothed: its direction is the one
+ * asked), the asked facing, the displayed root's rotation and the
  * simulation's speed, updates the rates, the settling and the angles; at
  * rest says whether the pose is held (no search). Returns the animation
  * seconds this tick plays for dt (dt times the rate shown). */
-float anim_warp_begin(anim_warp_t *warp, int frame, vec3 target, quat desired_facing, quat root_rotation,
-                      float sim_speed, float dt);
+float anim_warp_begin(anim_warp_t *warp, int frame, vec3 target, vec3 desired, quat desired_facing,
+                      quat root_rotation, float sim_speed, float dt);
 
 /* A query sample (root-local, on the ground) as the warps want it searched:
  * positions scaled to the data's speed, facings turned toward the travel.
