@@ -219,7 +219,6 @@ static anim_pose_view_t shown_frame_pose(const anim_controller_t *c, int frame, 
 /* The pose to show: between two frames when warping plays at a rate (warp.h). */
 static anim_pose_view_t shown_pose(anim_controller_t *c) {
   if (!c->warp.params.rate && !c->warp.params.stand) return shown_frame_pose(c, c->frame, c->holding);
-  c->warp.root_rates_only = !c->pose_bone_rates;
   return anim_warp_pose(&c->warp, c->frame, c->frame_time_accum * c->db->frame_rate, c->holding);
 }
 
@@ -355,7 +354,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   vec3 target = c->sim.smoothed_velocity.y;
   c->tick_dt = dt;
   float sim_speed = vec3_length(c->sim.velocity);
-  c->tick_frames = take_frames(c, anim_warp_begin(&c->warp, c->frame, target, c->sim.desired_velocity,
+  c->tick_frames = take_frames(c, anim_warp_begin(&c->warp, c->frame, c->sim.desired_velocity,
                                                   c->sim.desired_rotation, c->pose_rotations[0], sim_speed, dt));
   c->frames_since_search += c->tick_frames;
   c->transitioned = 0;

@@ -172,10 +172,13 @@ static int both_feet_down(const anim_database_t *db, int frame) {
   return db->ncontacts > 0 && (anim_database_contacts(db, frame) & all) == all;
 }
 
-float anim_warp_begin(anim_warp_t *w, int frame, vec3 target, vec3 desired, quat desired_facing, quat root_rotation,
+float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_facing, quat root_rotation,
                       float sim_speed, float dt) {
   const anim_warp_params_t *p = &w->params;
-  float speed = sqrtf(target.x * target.x + target.z * target.z);
+  /* The speed asked is the input's own: the smoothed one lags, and a
+   * stopping walk played ever slower to follow it stopped 15% later on
+   * the default database (the search kept the walk at a low rate). */
+  float speed = sqrtf(desired.x * desired.x + desired.z * desired.z);
   /* The clip's speed, read again as the clip goes on (a new cache line a
    * look: every tick cost 5% more on Bandai Namco) or after a jump. */
   if ((p->rate || p->stand) && (frame < w->speed_frame || frame >= w->speed_frame + SPEED_FRAMES))
@@ -275,15 +278,16 @@ static anim_pose_view_t pose_into(anim_warp_t *w, int b, int frame, float phase,
   /* Rotations between the two frames; positions too for the root and the
    * bones on it (the hips), the rest being bone lengths that a frame does
    * not change; rates the frame's, scaled. Interpolating everything cost
-   * 15% more a tick on Bandai Namco. Without every bone's rates
-   * (anim_controller_t.pose_bone_rates) the root's alone. */
+   * 15% more a tick on Bandai Namco. */
   nlerp_quats(o->rotations, db->local_rotations + f0, db->local_rotations + f1, t, n);
   memcpy(o->positions, db->local_positions + f0, n * sizeof(vec3));
   for (int i = 0; i < w->nmoving; i++) {
     size_t j = (size_t)w->moving[i];
     o->positions[j] = vec3_lerp(db->local_positions[f0 + j], db->local_positions[f1 + j], t);
   }
-  size_t rates = w->root_rates_only ? 1 : n;
+  /* Every bone's rates, even for a caller that shows the root's alone: a
+   * transition's offsets start from them. */
+  size_t rates = n;
   lerp_floats(&o->velocities[0].x, &db->local_velocities[f0].x, &db->local_velocities[f1].x, t, k, 3);
   lerp_floats(&o->angular_velocities[0].x, &db->local_angular_velocities[f0].x,
               &db->local_angular_velocities[f1].x, t, k, 3);

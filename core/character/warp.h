@@ -91,7 +91,6 @@ typedef struct {
    * a transition's destination at the same phase (buffers[1]); nbones each. */
   anim_pose_view_t view;
   int have_view, view_held;
-  int root_rates_only; /* the caller shows no bone's rates but the root's (pose_bone_rates 0) */
   float view_phase;
   struct anim_warp_buffer {
     vec3 *positions, *velocities, *angular_velocities;
@@ -111,14 +110,13 @@ void anim_warp_reset(anim_warp_t *warp);
  * the frame a second on, or the range's last frame if sooner. */
 float anim_warp_data_speed(const anim_database_t *db, int frame);
 
-/* Before a tick: from the asked velocity target (m/s, world, the smoothed
- * input) and desired (the input's, unsmoothed: its direction is the one
- * asked), the asked facing, the displayed root's rotation and the
- * simulation's speed, updates the rates, the settling and the angles; at
+/* Before a tick: from the asked velocity (desired: m/s, world, the
+ * input's own, not the smoothed one), the asked facing, the displayed
+ * root's rotation and the simulation's speed (m/s), updates the rates, the settling and the angles; at
  * rest says whether the pose is held (no search). Returns the animation
  * seconds this tick plays for dt (dt times the rate shown). */
-float anim_warp_begin(anim_warp_t *warp, int frame, vec3 target, vec3 desired, quat desired_facing,
-                      quat root_rotation, float sim_speed, float dt);
+float anim_warp_begin(anim_warp_t *warp, int frame, vec3 desired, quat desired_facing, quat root_rotation,
+                      float sim_speed, float dt);
 
 /* A query sample (root-local, on the ground) as the warps want it searched:
  * positions scaled to the data's speed, facings turned toward the travel.

@@ -75,6 +75,7 @@ static int travel_run(const anim_database_t *db, const anim_search_index_t *inde
     if (t == half) from = root_of(&r), transitions = r.c.transitions;
     rc = run_tick(&r, velocity);
     if (t >= half) rate_sum += rate_of(&r);
+    if (t >= half && r.c.transitioned && (r.c.search_reasons & ANIM_CONTROLLER_SEARCH_RANGE_END)) out->forced++;
   }
   vec3 d = vec3_sub(root_of(&r), from);
   float window = (float)(ticks - half) * DT;

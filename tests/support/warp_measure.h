@@ -33,6 +33,7 @@ typedef struct {
   float rest_time;          /* s, stand runs (seconds after the stop; 12 when never) */
   float drift;              /* m, stand runs */
   float rate_mean;          /* mean play rate in the window (1 without warping) */
+  int forced;               /* transitions in the window forced by a clip's end */
   anim_quality_t q;         /* slide and pops over the whole run */
 } anim_warp_result_t;
 
