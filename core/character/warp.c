@@ -13,7 +13,7 @@
  * travelling in the data is settled. */
 #define SETTLE_SPEED 0.5f
 /* m/s of the data's root over its next second: a frame that travels. */
-#define DATA_MOVING 0.2f
+#define DATA_MOVING 0.03f
 #define SETTLE_WAIT 0.5f     /* s waiting for both feet down before settling anyway */
 #define SETTLE_HALFLIFE 0.1f /* s */
 #define RATE_HALFLIFE 0.1f   /* s */
@@ -92,10 +92,12 @@ static void find_spine(anim_warp_t *w, const anim_database_t *db) {
 #define GAIT_SAMPLES 1024
 #define GAIT_SHARE 0.03f
 #define GAIT_BANDS 100
-static float slowest_gait(const anim_database_t *db) {
+static float slowest_gait(const anim_database_t *db, float *out_fastest) {
   int bands[GAIT_BANDS] = {0}, moving = 0, step = db->nframes > GAIT_SAMPLES ? db->nframes / GAIT_SAMPLES : 1;
+  *out_fastest = 0.0f;
   for (int f = 0; f < db->nframes; f += step) {
     float v = anim_warp_data_speed(db, f);
+    if (v > *out_fastest) *out_fastest = v;
     if (v <= MOVE_SPEED) continue;
     int band = (int)(v * 10.0f);
     bands[band < GAIT_BANDS ? band : GAIT_BANDS - 1]++, moving++;
@@ -127,7 +129,7 @@ int anim_warp_init(anim_warp_t *w, const anim_database_t *db, const anim_warp_pa
     w->buffers[i].rotations = (quat *)(v + 3 * n);
   }
   find_spine(w, db);
-  w->slowest_gait = slowest_gait(db);
+  w->slowest_gait = slowest_gait(db, &w->fastest);
   /* The bones whose positions move: the root and the bones on it. */
   w->moving[w->nmoving++] = 0;
   for (int b = 1; b < db->nbones && w->nmoving < ANIM_WARP_MAX_MOVING; b++)
@@ -189,8 +191,16 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
   w->query_rate = w->rate_target = 1.0f;
   if (p->rate && speed > MOVE_SPEED && data_speed > MOVE_SPEED) {
     float r = speed / data_speed;
-    w->rate_target = clampf(r, p->rate_min, p->rate_max);
+    /* Never faster than the data's fastest travel: the fastest clip
+     * sped up moved its bones past anything in the data (a pop). */
+    float top = w->fastest > data_speed ? fmaxf(1.0f, w->fastest / data_speed) : 1.0f;
+    w->rate_target = clampf(r, p->rate_min, fminf(p->rate_max, top));
     if (r >= p->rate_min && r <= p->rate_max) w->query_rate = r;
+    /* Too slow even at the fastest rate: searched for as much faster as
+     * that rate, so that a faster gait, played slower, wins over the
+     * clip playing (Bandai's walk stayed at 1.81 m/s asked 2.1, its run
+     * 2.6 being as far off in the query as the walk). */
+    else if (r > p->rate_max) w->query_rate = 1.0f / p->rate_max;
   }
   /* A clip that cannot meet it: searched for at the asked speed, but never
    * slower than the data's slowest gait (else standing matched a slow walk

@@ -78,7 +78,8 @@ typedef struct {
   float data_speed;   /* anim_warp_data_speed at speed_frame, read every few frames */
   int speed_frame;
   float query_rate;
-  float slowest_gait; /* m/s, the data's slowest travelling band (warp.c), 0 if none */   /* the rate the last query was scaled for (1: unscaled) */
+  float slowest_gait; /* m/s, the data's slowest travelling band (warp.c), 0 if none */
+  float fastest;      /* m/s, the data's fastest travel over a second (of the frames sampled) */   /* the rate the last query was scaled for (1: unscaled) */
   float settle;       /* 1 playing, 0 held at rest */
   float settle_wait;  /* s asked to stand with the data moving */
   int settled;        /* held at rest: no search */
