@@ -49,7 +49,7 @@ static const struct {
      "[--trace DATASET/SCENARIO] [--response 1|2] [--spread N]"},
     {"warp", bench_warp,
      "[--shared DIR] [--seconds 8] [--program-seconds 30] [--datasets default,...] [--cost-characters 100] [--off] "
-     "[--verbose]"},
+     "[--verbose] [--set rate=0,stand=0,orient=0,rate_min=X,...] [--svg PREFIX]"},
 };
 
 int main(int argc, char **argv) {

@@ -20,6 +20,11 @@
  *  - cost: CPU time per character tick, --cost-characters wandering,
  *    beside the same characters with every warp off in the same run.
  *
+ * --svg PREFIX: filmstrips on Bandai Namco (bench/feet_strip.h): PREFIX
+ * speed.svg (1.8 m/s asked, between its walk and its run), PREFIX
+ * sideways.svg (1.2 m/s to the right while facing forward) and PREFIX
+ * stop.svg (walking, then asked to stand).
+ *
  * --off: every warp off (the controller as it was before warping), to
  * compare two columns in one build.
  */
@@ -29,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include "character/controller.h"
+#include "feet_strip.h"
 #include "input_program.h"
 #include "offline/procgen.h"
 #include "quality_run.h"
@@ -130,7 +136,7 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
   double err_sum = 0.0, trans_sum = 0.0;
   for (float v = 0.5f; v <= row->fastest + 1e-3f && !rc; v += 0.1f, n++) {
     anim_warp_result_t r;
-    if ((rc = anim_warp_measure_speed(db, set->index, &p, v, seconds, &r))) break;
+    if ((rc = anim_warp_measure_speed(db, set->index, &p, v, seconds, &r, NULL, NULL))) break;
     float err = 100.0f * fabsf(r.achieved_speed - v) / v;
     err_sum += err, trans_sum += r.transitions_per_s;
     if (err > row->speed_err_max) row->speed_err_max = err;
@@ -152,7 +158,7 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
   double dir_sum = 0.0;
   for (int a = 0; a < 4 && !rc; a++) {
     anim_warp_result_t r;
-    if ((rc = anim_warp_measure_direction(db, set->index, &p, angles[a], walk, seconds, &r))) break;
+    if ((rc = anim_warp_measure_direction(db, set->index, &p, angles[a], walk, seconds, &r, NULL, NULL))) break;
     float deg = r.direction_error * 180.0f / (float)M_PI;
     dir_sum += deg;
     if (deg > row->dir_err_max) row->dir_err_max = deg;
@@ -163,7 +169,7 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
   }
   row->dir_err_mean = (float)(dir_sum / 4.0);
   anim_warp_result_t r;
-  if (!rc && !(rc = anim_warp_measure_stand(db, set->index, &p, walk, &r))) {
+  if (!rc && !(rc = anim_warp_measure_stand(db, set->index, &p, walk, &r, NULL, NULL))) {
     row->rest_time = r.rest_time, row->drift = r.drift;
     take_quality(row, &r.q);
   }
@@ -188,9 +194,51 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
   return rc;
 }
 
+/* The three filmstrips on set (Bandai Namco). */
+static int write_strips(const dataset_t *set, int off, const char *prefix) {
+  anim_controller_params_t p;
+  params_for(&p, off);
+  const float dt = 1.0f / 60.0f;
+  for (int k = 0; k < 3; k++) {
+    feet_strip_t strip;
+    feet_strip_init(&strip, &set->db, dt);
+    anim_warp_result_t r;
+    char path[1024], title[512];
+    int rc;
+    if (k == 0) {
+      rc = anim_warp_measure_speed(&set->db, set->index, &p, 1.8f, 8.0f, &r, feet_strip_record, &strip);
+      snprintf(title, sizeof title,
+               "Bandai Namco asked 1.8 m/s (between its walk and its run), warps %s: %.2f m/s achieved over the last "
+               "4 s at rate %.2f, %.2f transitions/s; slide p95 %.3f m/s, pop %.2f",
+               off ? "off" : "on", (double)r.achieved_speed, (double)r.rate_mean, (double)r.transitions_per_s,
+               (double)r.q.slide_p95, (double)r.q.pop_ratio);
+    } else if (k == 1) {
+      rc = anim_warp_measure_direction(&set->db, set->index, &p, 0.5f * (float)M_PI, 1.2f, 8.0f, &r, feet_strip_record,
+                                       &strip);
+      snprintf(title, sizeof title,
+               "Bandai Namco asked 1.2 m/s to the right (+X) while facing +Z, warps %s: travelled %.1f deg off, "
+               "%.2f m/s; slide p95 %.3f m/s, pop %.2f",
+               off ? "off" : "on", (double)(r.direction_error * 180.0f / (float)M_PI), (double)r.achieved_speed,
+               (double)r.q.slide_p95, (double)r.q.pop_ratio);
+    } else {
+      rc = anim_warp_measure_stand(&set->db, set->index, &p, 1.2f, &r, feet_strip_record, &strip);
+      snprintf(title, sizeof title,
+               "Bandai Namco walking 1.2 m/s for 4 s, then asked to stand 12 s, warps %s: at rest %.2f s after the "
+               "stop, drift %.3f m in 10 s",
+               off ? "off" : "on", (double)r.rest_time, (double)r.drift);
+    }
+    snprintf(path, sizeof path, "%s%s.svg", prefix, k == 0 ? "speed" : k == 1 ? "sideways" : "stop");
+    if (!rc) rc = feet_strip_write(&strip, path, 4.0f, title);
+    feet_strip_free(&strip);
+    if (rc) return fprintf(stderr, "animbench warp: could not write %s\n", path), 1;
+    printf("filmstrip: %s\n", path);
+  }
+  return 0;
+}
+
 int bench_warp(int argc, char **argv);
 int bench_warp(int argc, char **argv) {
-  const char *shared = "../shared", *only = NULL;
+  const char *shared = "../shared", *only = NULL, *svg = NULL;
   float seconds = 8.0f, program_seconds = 30.0f;
   int off = 0, verbose = 0, cost_characters = 100;
   for (int i = 1; i < argc; i++) {
@@ -200,6 +248,7 @@ int bench_warp(int argc, char **argv) {
     else if (!v) return fprintf(stderr, "animbench warp: %s needs a value\n", a), 2;
     else if (!strcmp(a, "--shared")) shared = v, i++;
     else if (!strcmp(a, "--set")) warp_set = v, i++;
+    else if (!strcmp(a, "--svg")) svg = v, i++;
     else if (!strcmp(a, "--seconds")) seconds = (float)atof(v), i++;
     else if (!strcmp(a, "--program-seconds")) program_seconds = (float)atof(v), i++;
     else if (!strcmp(a, "--datasets")) only = v, i++;
@@ -234,7 +283,8 @@ int bench_warp(int argc, char **argv) {
   printf("%-13s %5s %13s %16s %11s %5s %6s %17s %17s %14s\n", "dataset", "fast", "speed err %", "trans/s (@m/s)",
          "dir deg", "rest", "drift", "warp runs", "programs", "cost us");
   int rc = 0;
-  for (int d = 0; d < WB_DATASETS && !rc; d++) {
+  if (svg) rc = sets[1].ok ? write_strips(&sets[1], off, svg) : (fprintf(stderr, "animbench warp: no Bandai Namco\n"), 1);
+  for (int d = 0; d < WB_DATASETS && !rc && !(svg && only); d++) {
     if (!sets[d].ok) continue;
     row_t row;
     if ((rc = measure(&sets[d], off, seconds, program_seconds, cost_characters, verbose, &row))) {

@@ -14,8 +14,10 @@
 #define SETTLE_SPEED 0.5f
 /* m/s of the data's root over its next second: a frame that travels. */
 #define DATA_MOVING 0.03f
-#define SETTLE_WAIT 0.5f     /* s waiting for both feet down before settling anyway */
+#define SETTLE_WAIT 0.0f     /* s before settling on one foot (the floor then walks it to both) */
 #define SETTLE_HALFLIFE 0.1f /* s */
+#define SETTLE_FLOOR 0.6f    /* of the rate, on one foot while settling */
+#define SETTLE_GIVE_UP 2.0f  /* s settling with no double support: held anyway */
 #define RATE_HALFLIFE 0.1f   /* s */
 #define ANGLE_HALFLIFE 0.15f /* s */
 #define SPEED_FRAMES 8       /* frames the clip's speed is read for */
@@ -218,9 +220,17 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
   } else {
     w->settle_wait = 0.0f;
   }
-  if (settle_goal > 0.5f) w->settle = w->settle < 0.999f ? toward(w->settle, 1.0f, SETTLE_HALFLIFE, dt) : 1.0f;
-  else w->settle = toward(w->settle, 0.0f, SETTLE_HALFLIFE, dt);
-  if (w->settle < 0.02f && settle_goal < 0.5f) w->settle = 0.0f;
+  if (settle_goal > 0.5f) {
+    w->settle = w->settle < 0.999f ? toward(w->settle, 1.0f, SETTLE_HALFLIFE, dt) : 1.0f;
+  } else {
+    /* Held on both feet: on one foot the clip plays on slowly (at least
+     * SETTLE_FLOOR of its rate) to the next double support, until
+     * SETTLE_GIVE_UP; a walk frozen mid-stride stood on one leg. */
+    int both = both_feet_down(w->db, frame);
+    float floor = both || w->settle_wait > SETTLE_GIVE_UP ? 0.0f : SETTLE_FLOOR;
+    w->settle = fmaxf(toward(w->settle, 0.0f, SETTLE_HALFLIFE, dt), fminf(floor, w->settle));
+    if (w->settle < 0.05f && (both || w->settle_wait > SETTLE_GIVE_UP)) w->settle = 0.0f;
+  }
   w->settled = w->settle == 0.0f;
   /* Orientation: travel at an angle to the facing searched as travel ahead. */
   w->query_angle = 0.0f;

@@ -24,8 +24,10 @@
  *    with no still pose to find: Bandai Namco, the CMU sets), the play rate
  *    is brought down to zero (a settle factor with a half-life of
  *    SETTLE_HALFLIFE) once the simulation has slowed under SETTLE_SPEED,
- *    first waiting up to SETTLE_WAIT for both feet to be down in the data
- *    (a stance, not a stride frozen mid-air); the pose is then held and no
+ *    first waiting up to SETTLE_WAIT for both feet to be down in the data,
+ *    and held only with both down (on one foot the clip goes on at
+ *    SETTLE_FLOOR of its rate to the next double support): a stance, not
+ *    a stride frozen on one leg; the pose is then held and no
  *    search runs until the character is asked to move. On data that has a
  *    still pose the search lands on it first and nothing changes.
  *  - orientation: asked to travel at an angle to the asked facing (a

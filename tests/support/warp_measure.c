@@ -22,10 +22,13 @@ float anim_warp_data_fastest(const anim_database_t *db) {
 typedef struct {
   anim_controller_t c;
   anim_quality_meter_t meter;
+  anim_quality_tick_cb cb;
+  void *ctx;
 } run_t;
 
 static int run_start(run_t *r, const anim_database_t *db, const anim_search_index_t *index,
-                     const anim_controller_params_t *params) {
+                     const anim_controller_params_t *params, anim_quality_tick_cb cb, void *ctx) {
+  r->cb = cb, r->ctx = ctx;
   int rc = anim_controller_init(&r->c, db, index, params, vec3_zero(), 0.0f, 0);
   if (rc) return rc;
   if (anim_quality_meter_init(&r->meter, db)) return anim_controller_free(&r->c), ANIM_ENOMEM;
@@ -41,8 +44,10 @@ static int run_tick(run_t *r, vec3 velocity) {
   if (!rc) rc = anim_controller_tick(&r->c, DT);
   if (rc) return rc;
   anim_controller_global_pose(&r->c);
-  anim_quality_meter_frame(&r->meter, r->c.global_positions, anim_controller_contacts(&r->c),
-                           (long)anim_database_contacts(r->c.db, r->c.frame), DT);
+  uint32_t contacts = anim_controller_contacts(&r->c);
+  anim_quality_meter_frame(&r->meter, r->c.global_positions, contacts, (long)anim_database_contacts(r->c.db, r->c.frame),
+                           DT);
+  if (r->cb) r->cb(r->ctx, &r->c, contacts);
   return 0;
 }
 
@@ -62,10 +67,10 @@ static float rate_of(const run_t *r) {
 /* Straight ahead or at an angle: the window's travel and transitions. */
 static int travel_run(const anim_database_t *db, const anim_search_index_t *index,
                       const anim_controller_params_t *params, float angle, float speed, float seconds,
-                      anim_warp_result_t *out) {
+                      anim_warp_result_t *out, anim_quality_tick_cb cb, void *ctx) {
   memset(out, 0, sizeof *out);
   run_t r;
-  int rc = run_start(&r, db, index, params);
+  int rc = run_start(&r, db, index, params, cb, ctx);
   if (rc) return rc;
   int ticks = (int)(seconds * 60.0f + 0.5f), half = ticks / 2;
   vec3 velocity = vec3_make(speed * sinf(angle), 0.0f, speed * cosf(angle)), from = vec3_zero();
@@ -93,21 +98,22 @@ static int travel_run(const anim_database_t *db, const anim_search_index_t *inde
 
 int anim_warp_measure_speed(const anim_database_t *db, const anim_search_index_t *index,
                             const anim_controller_params_t *params, float speed, float seconds,
-                            anim_warp_result_t *out) {
-  return travel_run(db, index, params, 0.0f, speed, seconds, out);
+                            anim_warp_result_t *out, anim_quality_tick_cb cb, void *ctx) {
+  return travel_run(db, index, params, 0.0f, speed, seconds, out, cb, ctx);
 }
 
 int anim_warp_measure_direction(const anim_database_t *db, const anim_search_index_t *index,
                                 const anim_controller_params_t *params, float angle, float speed, float seconds,
-                                anim_warp_result_t *out) {
-  return travel_run(db, index, params, angle, speed, seconds, out);
+                                anim_warp_result_t *out, anim_quality_tick_cb cb, void *ctx) {
+  return travel_run(db, index, params, angle, speed, seconds, out, cb, ctx);
 }
 
 int anim_warp_measure_stand(const anim_database_t *db, const anim_search_index_t *index,
-                            const anim_controller_params_t *params, float speed, anim_warp_result_t *out) {
+                            const anim_controller_params_t *params, float speed, anim_warp_result_t *out,
+                            anim_quality_tick_cb cb, void *ctx) {
   memset(out, 0, sizeof *out);
   run_t r;
-  int rc = run_start(&r, db, index, params);
+  int rc = run_start(&r, db, index, params, cb, ctx);
   if (rc) return rc;
   enum { WALK = 4 * 60, STAND = 12 * 60, WINDOW = 6 };
   vec3 trail[WINDOW];

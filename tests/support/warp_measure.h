@@ -14,7 +14,8 @@
  *    the time from the stop until the root's speed (over 0.1 s) is last
  *    above 0.1 m/s, and the root's path length from 2 s to 12 s after it
  *    (the drift of 10 s standing).
- * Each run also meters contact-foot slide and pops (motion_quality.h).
+ * Each run also meters contact-foot slide and pops (motion_quality.h);
+ * cb (may be NULL) sees every tick, as a quality run's does.
  *
  * The benchmark (bench/bench_warp.c) and the tests (tests/core/
  * test_warp_quality.c) measure with the same code. Allocates (test support);
@@ -25,6 +26,7 @@
 
 #include "character/controller.h"
 #include "motion_quality.h"
+#include "quality_run.h"
 
 typedef struct {
   float achieved_speed;     /* m/s over the window */
@@ -43,11 +45,12 @@ float anim_warp_data_fastest(const anim_database_t *db);
 
 int anim_warp_measure_speed(const anim_database_t *db, const anim_search_index_t *index,
                             const anim_controller_params_t *params, float speed, float seconds,
-                            anim_warp_result_t *out);
+                            anim_warp_result_t *out, anim_quality_tick_cb cb, void *ctx);
 int anim_warp_measure_direction(const anim_database_t *db, const anim_search_index_t *index,
                                 const anim_controller_params_t *params, float angle, float speed, float seconds,
-                                anim_warp_result_t *out);
+                                anim_warp_result_t *out, anim_quality_tick_cb cb, void *ctx);
 int anim_warp_measure_stand(const anim_database_t *db, const anim_search_index_t *index,
-                            const anim_controller_params_t *params, float speed, anim_warp_result_t *out);
+                            const anim_controller_params_t *params, float speed, anim_warp_result_t *out,
+                            anim_quality_tick_cb cb, void *ctx);
 
 #endif
