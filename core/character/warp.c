@@ -17,7 +17,7 @@
 #define SETTLE_WAIT 0.0f     /* s before settling on one foot (the floor then walks it to both) */
 #define SETTLE_HALFLIFE 0.1f /* s */
 #define SETTLE_FLOOR 0.6f    /* of the rate, on one foot while settling */
-#define SETTLE_GIVE_UP 2.0f  /* s settling with no double support: held anyway */
+#define SETTLE_GIVE_UP 0.8f  /* s settling with no double support: held anyway (CMU MotionBuilder has few) */
 #define RATE_HALFLIFE 0.1f   /* s */
 #define ANGLE_HALFLIFE 0.15f /* s */
 #define SPEED_FRAMES 8       /* frames the clip's speed is read for */
