@@ -143,10 +143,10 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
     if (r.transitions_per_s > row->trans_max) row->trans_max = r.transitions_per_s, row->trans_max_speed = v;
     take_quality(row, &r.q);
     if (verbose)
-      printf("    %-13s %.1f m/s: achieved %.3f (%+.1f%%), %.2f transitions/s, rate %.2f, pop %.2f (%s, tick %ld), "
+      printf("    %-13s %.1f m/s: achieved %.3f (%+.1f%%), %.2f transitions/s (%d forced), rate %.2f, pop %.2f (%s, tick %ld), "
              "slide %.3f/%.3f\n",
              set->name, (double)v, (double)r.achieved_speed, 100.0 * (double)((r.achieved_speed - v) / v),
-             (double)r.transitions_per_s, (double)r.rate_mean, (double)r.q.pop_ratio,
+             (double)r.transitions_per_s, r.forced, (double)r.rate_mean, (double)r.q.pop_ratio,
              r.q.pop_bone >= 0 ? db->skeleton.names[r.q.pop_bone] : "-", r.q.pop_frame, (double)r.q.slide_p95,
              (double)r.q.slide_max);
   }
