@@ -11,6 +11,8 @@
  *                                (bench_feet.c)
  *   animbench transitions [options] how often characters transition and why, standing, walking, turning,
  *                                stopping and starting (bench_transitions.c)
+ *   animbench warp [options]     asked speeds, directions and stops met by animation warping, per dataset
+ *                                (bench_warp.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
@@ -26,6 +28,7 @@ int bench_fit(int argc, char **argv);
 int bench_fit_stream(int argc, char **argv);
 int bench_feet(int argc, char **argv);
 int bench_transitions(int argc, char **argv);
+int bench_warp(int argc, char **argv);
 
 static const struct {
   const char *name;
@@ -44,6 +47,9 @@ static const struct {
     {"transitions", bench_transitions,
      "[--shared DIR] [--seconds 10] [--datasets default,games105,...] [--set transition_cost=X,...] "
      "[--trace DATASET/SCENARIO] [--response 1|2] [--spread N]"},
+    {"warp", bench_warp,
+     "[--shared DIR] [--seconds 8] [--program-seconds 30] [--datasets default,...] [--cost-characters 100] [--off] "
+     "[--verbose] [--set rate=0,stand=0,orient=0,rate_min=X,...] [--svg PREFIX]"},
 };
 
 int main(int argc, char **argv) {

@@ -248,6 +248,12 @@ static int set_params(anim_controller_params_t *p, const char *list) {
       p->replan_threshold = (float)v;
     else if (!strcmp(item, "inertialize_halflife"))
       p->inertialize_halflife = (float)v;
+    else if (!strcmp(item, "warp_rate")) /* animation warping (warp.h): 0 turns one off */
+      p->warp.rate = (int)v;
+    else if (!strcmp(item, "warp_stand"))
+      p->warp.stand = (int)v;
+    else if (!strcmp(item, "warp_orient"))
+      p->warp.orient = (int)v;
     else
       return -1;
   }

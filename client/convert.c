@@ -537,6 +537,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   copy_string(s->follow, sizeof s->follow, m->follow);
   s->path_arc = m->path_arc, s->plans = m->plans, s->expansions = m->expansions;
   s->arrived = m->arrived;
+  s->play_rate = m->play_rate, s->warp_angle = m->warp_angle, s->warp_held = m->warp_held;
   s->scale = m->scale;
   for (size_t k = 0; k < m->n_tracker_residuals && k < 8; k++)
     s->tracker_residuals[s->ntracker_residuals++] = m->tracker_residuals[k];

@@ -145,6 +145,10 @@ static void params_to_proto(Animserver__ControllerParams *m, const anim_characte
   m->ignore_range_end = p->ignore_range_end > 0 ? (uint32_t)p->ignore_range_end : 0;
   m->transition_cost = p->transition_cost, m->replan_threshold = p->replan_threshold;
   m->input_f = p->input_f, m->input_zeta = p->input_zeta, m->input_r = p->input_r;
+  m->no_play_rate = p->no_play_rate != 0, m->no_stand_warp = p->no_stand_warp != 0;
+  m->no_orientation_warp = p->no_orientation_warp != 0;
+  m->play_rate_min = p->play_rate_min, m->play_rate_max = p->play_rate_max;
+  m->orientation_warp_max = p->orientation_warp_max;
 }
 
 void anim__create_views_free(anim__create_views_t *views) {

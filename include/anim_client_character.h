@@ -68,6 +68,12 @@ typedef struct {
   float transition_cost;        /* added to every frame but the current one [0.01; 1e-9 for none] */
   float replan_threshold;       /* m/s change of desired velocity forcing a search [0.5] */
   float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity [4 Hz, 1, 0] */
+  /* Animation warping (docs/characters.md), each on unless turned off. */
+  int no_play_rate;             /* clips play at their own speed only */
+  float play_rate_min, play_rate_max; /* the rates a clip may play at, (0, 1] and [1, 4] [0.6, 1.15] */
+  int no_stand_warp;            /* do not slow a travelling clip to a stance when asked to stand */
+  int no_orientation_warp;      /* do not serve travel off the facing with a forward clip */
+  float orientation_warp_max;   /* rad, the largest travel angle off the facing served, (0, pi] [1.66] */
 } anim_character_params_t;
 
 typedef struct {
@@ -126,6 +132,9 @@ typedef struct {
     int stepping;                   /* let go (the animation left it behind), stepping to plant again */
     float position[3];              /* world, where it is held (when locked) */
   } feet[4];
+  float play_rate;                  /* MOTION_MATCHING: the rate the clip plays at (0 held at rest; 1 other modes) */
+  float warp_angle;                 /* MOTION_MATCHING: the upper body's turn back to the asked facing (rad) */
+  int warp_held;                    /* MOTION_MATCHING: held at rest as a stance (no clip to stand in) */
 } anim_character_state_t;
 
 void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */

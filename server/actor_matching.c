@@ -110,7 +110,8 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
 static void character_free(void *character) { anim_controller_free(character); }
 
 static size_t heap_bytes(const void *character) {
-  return malloc_usable_size(((const anim_controller_t *)character)->offset_positions); /* the per-bone block */
+  const anim_controller_t *c = character; /* the per-bone block and the warp's poses */
+  return malloc_usable_size(c->offset_positions) + malloc_usable_size(c->warp.buffers[0].positions);
 }
 
 static int set_input(void *character, const anim_controller_input_t *input) {
@@ -133,6 +134,8 @@ static int state(const void *character, int offsets, srv_response_t *out) {
     s->nquery = c->db->features.cols;
   }
   srv_actor_state_feet(&c->feet, out);
+  s->play_rate = (c->warp.params.rate ? c->warp.rate : 1.0f) * c->warp.settle;
+  s->warp_angle = c->warp.angle, s->warp_held = c->warp.settled;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 

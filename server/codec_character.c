@@ -57,6 +57,32 @@ static int decode_param(srv_decoder_t *d, const param_field_t *f, const Animserv
   return 0;
 }
 
+/* The warping fields (warp.h's rules, each named): nothing applied unless all pass. */
+static int decode_warp(srv_decoder_t *d, const Animserver__ControllerParams *in, anim_warp_params_t *out) {
+  float values[] = {in->play_rate_min, in->play_rate_max, in->orientation_warp_max};
+  const char *names[] = {"play_rate_min", "play_rate_max", "orientation_warp_max"};
+  for (int i = 0; i < 3; i++) {
+    int rc = srv_check_finite_value(d, names[i], values[i]);
+    if (rc) return rc;
+  }
+  anim_warp_params_t w = *out;
+  if (in->play_rate_min != 0.0f && !(in->play_rate_min > 0.0f && in->play_rate_min <= 1.0f))
+    return srv_decode_fail(d, ANIM_EINVAL, ".play_rate_min = %g: must be in (0, 1] (or 0 for the default)",
+                           (double)in->play_rate_min);
+  if (in->play_rate_max != 0.0f && !(in->play_rate_max >= 1.0f && in->play_rate_max <= 4.0f))
+    return srv_decode_fail(d, ANIM_EINVAL, ".play_rate_max = %g: must be in [1, 4] (or 0 for the default)",
+                           (double)in->play_rate_max);
+  if (in->orientation_warp_max != 0.0f && !(in->orientation_warp_max > 0.0f && in->orientation_warp_max <= (float)M_PI))
+    return srv_decode_fail(d, ANIM_EINVAL, ".orientation_warp_max = %g: must be in (0, pi] rad (or 0 for the default)",
+                           (double)in->orientation_warp_max);
+  if (in->play_rate_min != 0.0f) w.rate_min = in->play_rate_min;
+  if (in->play_rate_max != 0.0f) w.rate_max = in->play_rate_max;
+  if (in->orientation_warp_max != 0.0f) w.orient_max = in->orientation_warp_max;
+  w.rate = !in->no_play_rate, w.stand = !in->no_stand_warp, w.orient = !in->no_orientation_warp;
+  *out = w;
+  return 0;
+}
+
 /* Server defaults with the client's non-zero fields on top. */
 static int decode_params(srv_decoder_t *d, const Animserver__ControllerParams *in, anim_controller_params_t *out) {
   anim_controller_params_default(out);
@@ -69,6 +95,7 @@ static int decode_params(srv_decoder_t *d, const Animserver__ControllerParams *i
       (rc = srv_check_max(d, "ignore_surrounding", in->ignore_surrounding, 100000, ANIM_EINVAL)) ||
       (rc = srv_check_max(d, "ignore_range_end", in->ignore_range_end, 100000, ANIM_EINVAL)))
     return rc;
+  if ((rc = decode_warp(d, in, &out->warp))) return rc;
   if (in->search_interval) out->search_interval = (int)in->search_interval;
   if (in->ignore_surrounding) out->ignore_surrounding = (int)in->ignore_surrounding;
   if (in->ignore_range_end) out->ignore_range_end = (int)in->ignore_range_end;
@@ -408,6 +435,7 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->scale = st->scale;
   m->n_tracker_residuals = (size_t)st->ntracker_residuals;
   m->tracker_residuals = (float *)st->tracker_residuals;
+  m->play_rate = st->play_rate, m->warp_angle = st->warp_angle, m->warp_held = st->warp_held != 0;
   m->n_query = (size_t)st->nquery;
   m->query = st->query;
   if (st->nfeet && (m->feet = srv_encoder_alloc(e, (size_t)st->nfeet * sizeof *m->feet))) {

@@ -143,6 +143,8 @@ typedef struct {
     vec3 position;
   } feet[ANIM_MAX_CONTACTS];
   int nfeet;
+  float play_rate, warp_angle; /* MODE_MOTION_MATCHING's warping (1 and 0 without) */
+  int warp_held;
 } srv_character_state_response_t;
 
 typedef struct {

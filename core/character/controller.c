@@ -27,6 +27,7 @@ void anim_controller_params_default(anim_controller_params_t *p) {
   p->input_zeta = 1.0f;
   p->input_r = 0.0f;
   p->foot_lock = (anim_foot_lock_params_t){.enabled = 1, .unlock_radius = 0.2f, .release_halflife = 0.1f};
+  anim_warp_params_default(&p->warp);
 }
 
 int anim_controller_params_validate(const anim_controller_params_t *p) {
@@ -40,7 +41,8 @@ int anim_controller_params_validate(const anim_controller_params_t *p) {
       p->ignore_surrounding < 0 || p->ignore_range_end < 0 || p->transition_cost < 0 || p->replan_threshold < 0 ||
       !(p->input_f > 0) || p->input_zeta < 0 || !(p->body_halflife_scale > 0) || !(p->root_halflife_scale > 0))
     return ANIM_EINVAL;
-  return anim_foot_lock_params_validate(&p->foot_lock);
+  int rc = anim_foot_lock_params_validate(&p->foot_lock);
+  return rc ? rc : anim_warp_params_validate(&p->warp);
 }
 
 /* ---- views of the database ------------------------------------------------------------ */
@@ -99,7 +101,8 @@ static int query_for(const anim_controller_t *c, vec3 target_velocity, float *ou
       vec3 world = term->kind == ANIM_FEATURE_TRAJECTORY_POSITION
                        ? vec3_sub(positions[s], root)
                        : quat_mul_vec3(rotations[s], vec3_make(0.0f, 0.0f, 1.0f));
-      vec3 local = quat_inv_mul_vec3(root_rotation, world);
+      vec3 local = anim_warp_query_sample(&c->warp, quat_inv_mul_vec3(root_rotation, world),
+                                          term->kind == ANIM_FEATURE_TRAJECTORY_POSITION);
       raw[f->group_start[t] + 2 * s] = local.x;
       raw[f->group_start[t] + 2 * s + 1] = local.z;
       if (term->kind == ANIM_FEATURE_TRAJECTORY_POSITION && s < ANIM_MAX_TRAJECTORY_SAMPLES)
@@ -213,8 +216,16 @@ static anim_pose_view_t shown_frame_pose(const anim_controller_t *c, int frame, 
   return view;
 }
 
+/* The pose to show: between two frames when warping plays at a rate (warp.h). */
+static anim_pose_view_t shown_pose(anim_controller_t *c) {
+  if (!c->warp.params.rate && !c->warp.params.stand) return shown_frame_pose(c, c->frame, c->holding);
+  return anim_warp_pose(&c->warp, c->frame, c->frame_time_accum * c->db->frame_rate, c->holding);
+}
+
 static void transition_to(anim_controller_t *c, int frame) {
-  anim_pose_view_t src = shown_frame_pose(c, c->frame, c->holding), dst = anim_database_frame_pose(c->db, frame);
+  int warped = c->warp.have_view; /* both poses between two frames (warp.h) */
+  anim_pose_view_t src = warped ? c->warp.view : shown_frame_pose(c, c->frame, c->holding);
+  anim_pose_view_t dst = warped ? anim_warp_transition_pose(&c->warp, frame) : anim_database_frame_pose(c->db, frame);
   if (anim_inertializer_transition(&c->inertializer, &src, &dst) != 0) return;
   c->frame = frame;
   c->time_since_transition = 0.0f;
@@ -239,6 +250,7 @@ void anim_controller_prefetch(const anim_controller_t *c) {
 
 void anim_controller_free(anim_controller_t *c) {
   free(c->offset_positions); /* the block of every per-bone array */
+  anim_warp_free(&c->warp);
   memset(c, 0, sizeof *c);
 }
 
@@ -274,6 +286,7 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   /* Everything per bone in one block: a character's pose state stays together in memory. */
   vec3 *v = calloc(1, anim_controller_bone_bytes(db->nbones));
   if (!v) return ANIM_ENOMEM;
+  if ((rc = anim_warp_init(&c->warp, db, &params->warp))) return free(v), rc;
   c->offset_positions = v, c->offset_velocities = v + n, c->offset_angular_velocities = v + 2 * n;
   c->pose_positions = v + 3 * n, c->pose_velocities = v + 4 * n, c->pose_angular_velocities = v + 5 * n;
   c->global_positions = v + 6 * n;
@@ -313,6 +326,7 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   c->tick_frames = c->tick_searching = c->search_reasons = c->transitioned = c->globals_fresh = 0;
   c->holding = c->search_at_rest = 0;
   c->search_query = NULL;
+  anim_warp_reset(&c->warp);
   size_t base = (size_t)start_frame * n;
   anim_inertializer_place(&c->inertializer, db->local_positions[base], db->local_rotations[base], c->sim.position,
                           c->sim.rotation);
@@ -339,7 +353,9 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   anim_steering_sim_desire(&c->sim, &c->input, p, c->pose_velocities[0], dt);
   vec3 target = c->sim.smoothed_velocity.y;
   c->tick_dt = dt;
-  c->tick_frames = take_frames(c, dt);
+  float sim_speed = vec3_length(c->sim.velocity);
+  c->tick_frames = take_frames(c, anim_warp_begin(&c->warp, c->frame, c->sim.desired_velocity,
+                                                  c->sim.desired_rotation, c->pose_rotations[0], sim_speed, dt));
   c->frames_since_search += c->tick_frames;
   c->transitioned = 0;
   c->globals_fresh = 0;
@@ -352,7 +368,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   int periodic = c->frames_since_search >= p->search_interval;
   c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
                       (near_end ? ANIM_CONTROLLER_SEARCH_RANGE_END : 0);
-  c->tick_searching = c->search_reasons != 0;
+  c->tick_searching = c->search_reasons != 0 && !c->warp.settled; /* a held stance searches when asked to move */
   if (c->tick_searching) prepare_search(c, target, near_end, out_query, out_search);
   return c->tick_searching;
 }
@@ -370,7 +386,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   if (!c->holding) c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
   /* Simulation springs, then the displayed pose. */
   anim_steering_sim_advance(&c->sim, p, dt);
-  anim_pose_view_t view = shown_frame_pose(c, c->frame, c->holding);
+  anim_pose_view_t view = shown_pose(c);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
   /* Three speeds of blending (controller.h), in one pass over the pose. */
@@ -381,6 +397,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   c->tick_dt = 0.0f;
   c->tick_searching = 0;
   if (rc) return rc;
+  anim_warp_apply(&c->warp, c->pose_rotations);
   /* The simulation starts from where the character actually is. */
   c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;

@@ -48,7 +48,16 @@
  *  3. ignore_surrounding, ignore_range_end >= 0; transition_cost >= 0;
  *  4. input_f > 0, input_zeta >= 0 (second-order input smoothing, 001_*);
  *  5. foot_lock.unlock_radius > 0 and .release_halflife > 0 (when enabled);
- *  6. body_halflife_scale > 0 and root_halflife_scale > 0, finite.
+ *  6. body_halflife_scale > 0 and root_halflife_scale > 0, finite;
+ *  7. warp's rules (warp.h).
+ *
+ * Animation warping (warp.h) bends what the search found: the clip plays at
+ * a rate that meets the asked speed (the query scaled to the speed the clip
+ * has in the data), a clip still travelling when asked to stand is slowed
+ * to a held stance, and travel at an angle to the asked facing is searched
+ * as travel ahead with the upper body turned back to the facing. Hooks
+ * here: the seconds a tick plays, the query's trajectory samples, the pose
+ * shown (between two frames) and the upper body's turn after blending.
  */
 #ifndef ANIM_CONTROLLER_H
 #define ANIM_CONTROLLER_H
@@ -57,6 +66,7 @@
 #include "database/database.h"
 #include "motion/dynamics.h"
 #include "character/foot_lock.h"
+#include "character/warp.h"
 #include "motion/inertialize.h"
 #include "search/search.h"
 
@@ -74,6 +84,7 @@ typedef struct {
   float replan_threshold;         /* m/s change of desired velocity that forces a search */
   float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity */
   anim_foot_lock_params_t foot_lock; /* planted feet held with two-bone IK (foot_lock.h) */
+  anim_warp_params_t warp;        /* play rate, standing, orientation (warp.h) */
 } anim_controller_params_t;
 
 void anim_controller_params_default(anim_controller_params_t *out_params);
@@ -171,6 +182,7 @@ typedef struct {
   int globals_fresh;      /* global_* hold this tick's FK (computed on demand, once) */
   anim_foot_locks_t feet;
   uint8_t *fast_rotations; /* nbones flags: the legs' bones and the root's turn blend at the legs' speed */
+  anim_warp_t warp;        /* animation warping's state (warp.h; its own allocation) */
 } anim_controller_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing
