@@ -138,7 +138,7 @@ def main():
                         "--name", "reordered", "--scale", "1", os.path.join(out, "reordered-bvh")],
                        check=True, stdout=subprocess.DEVNULL)
         animctl = [os.path.join(BUILD, "animctl"), "--port", str(server.port), "--auth-token", TOKEN, "db"]
-        reordered = []
+        reordered, big = [], []
         port = free_port()
         bridge = subprocess.Popen([websockify, "--web", web, f"127.0.0.1:{port}", f"127.0.0.1:{server.port}"],
                                   stdout=open(os.path.join(out, "websockify.log"), "w"), stderr=subprocess.STDOUT)
@@ -164,7 +164,7 @@ def main():
                 # "HARNESS load": animctl loads "reordered", three characters walk on it (their ids
                 # answered); "HARNESS unload": they are destroyed, animctl unloads it; "HARNESS kill": the
                 # server dies; "HARNESS start": it comes back on its port; "HARNESS crowd": 1,000 more
-                # characters walk round (300, 0) (their ids answered).
+                # characters walk round (300, 0) (their ids answered); "HARNESS crowd-end": they go.
                 if line.startswith("HARNESS "):
                     what, answer = line.split()[1], "done"
                     if what == "load":
@@ -187,6 +187,8 @@ def main():
                                                           p["z"] + 2000.0 * math.sin(2.4 * i), 1.0)
                                           for i, (c, p) in enumerate(zip(big, placements))])
                         answer += " " + ",".join(str(i) for i in big)
+                    elif what == "crowd-end":
+                        crowd.destroy_characters(big)
                     elif what == "kill":
                         server.kill()
                     else:

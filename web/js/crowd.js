@@ -120,8 +120,11 @@ export async function watchRegion() {
   const target = viewer.controls.target;
   let sub;
   try {
+    // Near a third of the radius at 30 Hz, the rest at 10 Hz: what a viewer
+    // of a large crowd can tell apart, for a sixth of the stream.
     sub = await conn.call('subscribe', { encoding: state.encoding,
-      region: { centre: { x: target.x, y: 0, z: target.z }, radius } });
+      region: { centre: { x: target.x, y: 0, z: target.z }, radius,
+        bands: [{ radius: radius / 3, rate_divisor: 2 }, { radius, rate_divisor: 6 }] } });
   } catch (e) { toast(e.message); return; }
   const subscription = sub.subscription.toString();
   state.crowd.subscription = subscription;
@@ -178,6 +181,7 @@ function crowdFrame(message) {
     skeletonOf(entered.database).then((skeleton) => { entry.skeleton = skeleton; }).catch(() => {});
   }
   const quantized = encodingName(message.encoding) === 'ENCODING_QUANTIZED';
+  const eager = Object.keys(crowd.characters).length < TRAILS_BELOW;
   for (const pose of message.poses) {
     const id = pose.character.toString();
     const entry = crowd.characters[id];
@@ -185,17 +189,11 @@ function crowdFrame(message) {
     const bones = quantized ? quantizedBones(pose.quantized.length, false) : pose.rotations.length / 4;
     const skeleton = entry.skeleton; // its database's: unknown yet, not drawn yet
     if (!skeleton || skeleton.parents.length !== bones) continue;
-    const g = poseGlobals(pose, message.encoding, skeleton);
-    const encoding = encodingName(message.encoding), tick = Number(message.tick.toString());
-    // An encoding switch: how far the root moved from the last frame of the
-    // old encoding to the first of the new, and over how many ticks.
-    if (entry.encoding && entry.encoding !== encoding && entry.root) {
-      entry.switched = { from: entry.encoding, to: encoding, ticks: tick - entry.tick,
-        move: Math.hypot(g[0] - entry.root[0], g[1] - entry.root[1], g[2] - entry.root[2]) };
-    }
-    if (!entry.trail && Object.keys(crowd.characters).length < TRAILS_BELOW) entry.trail = new Trail(viewer, entry.color, 400, 0.6);
-    if (entry.trail) entry.trail.push(g[0], 0.012, g[2]);
-    Object.assign(entry, { root: [g[0], g[1], g[2]], joints: g, encoding, tick, frames: entry.frames + 1 });
+    // A large crowd's poses are turned into joints once an animation frame
+    // (drawCrowd), not once a stream frame: a slow page skips the ones it
+    // would never draw.
+    entry.pending = { pose, encoding: message.encoding, tick: Number(message.tick.toString()) };
+    if (eager) resolvePose(entry);
   }
   for (const gone of [...message.gone, ...(message.left || [])]) {
     const id = gone.toString(), entry = crowd.characters[id];
@@ -209,10 +207,30 @@ function crowdFrame(message) {
   renderList();
 }
 
+// An entry's latest pose as world joint positions (and its root, trail, encoding switch).
+function resolvePose(entry) {
+  const { pose, encoding: code, tick } = entry.pending;
+  entry.pending = null;
+  const g = poseGlobals(pose, code, entry.skeleton);
+  const encoding = encodingName(code);
+  // An encoding switch: how far the root moved from the last frame of the
+  // old encoding to the first of the new, and over how many ticks.
+  if (entry.encoding && entry.encoding !== encoding && entry.root) {
+    entry.switched = { from: entry.encoding, to: encoding, ticks: tick - entry.tick,
+      move: Math.hypot(g[0] - entry.root[0], g[1] - entry.root[1], g[2] - entry.root[2]) };
+  }
+  if (!entry.trail && Object.keys(state.crowd.characters).length < TRAILS_BELOW) {
+    entry.trail = new Trail(viewer, entry.color, 400, 0.6);
+  }
+  if (entry.trail) entry.trail.push(g[0], 0.012, g[2]);
+  Object.assign(entry, { root: [g[0], g[1], g[2]], joints: g, encoding, tick, frames: entry.frames + 1 });
+}
+
 // The drawing, once an animation frame (not once a stream frame).
 function drawCrowd() {
   const entries = [];
   for (const [id, e] of Object.entries(state.crowd.characters)) {
+    if (e.pending && !e.gone) resolvePose(e);
     if (e.joints && !e.gone && e.skeleton) entries.push({ id, color: e.color, joints: e.joints, parents: e.skeleton.parents, label: e.label });
   }
   view.update(entries);
