@@ -110,7 +110,9 @@ try {
   ok((await tableNames()).join() === 'default', 'before: the table lists default alone');
   const loadedAt = Date.now();
   const otherIds = (await harness('load')).split(',');
-  await waitFor(() => [...document.querySelectorAll('#databases tbody tr')].some((tr) => tr.cells[0].textContent === 'reordered'));
+  // The table is drawn first, the selection marked once the new skeleton is learned: wait for both.
+  await waitFor(() => [...document.querySelectorAll('#databases tbody tr')].some((tr) => tr.cells[0].textContent === 'reordered') &&
+    document.querySelector('#databases tbody tr.on'));
   s = await state();
   const selectedRow = await page.$eval('#databases tbody tr.on', (tr) => tr.cells[0].textContent);
   ok((await tableNames()).join() === 'default,reordered' && s.database === 'default' && selectedRow === 'default',
