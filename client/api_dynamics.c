@@ -1,5 +1,5 @@
 /*
- * api_physics.c: inverse dynamics (see include/anim_client_physics.h): the
+ * api_dynamics.c: inverse dynamics (see include/anim_client_dynamics.h): the
  * request built from the options, the answer's flat arrays copied into one
  * result the caller frees.
  */

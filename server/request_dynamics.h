@@ -1,10 +1,10 @@
 /*
- * request_physics.h: body of inverse_dynamics (see request.h).
+ * request_dynamics.h: body of inverse_dynamics (see request.h).
  *
- * What it does not: check or run it (codec_physics.c, service_physics.c).
+ * What it does not: check or run it (codec_dynamics.c, service_dynamics.c).
  */
-#ifndef SRV_REQUEST_PHYSICS_H
-#define SRV_REQUEST_PHYSICS_H
+#ifndef SRV_REQUEST_DYNAMICS_H
+#define SRV_REQUEST_DYNAMICS_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * service_physics.c: inverse_dynamics, on the thread pool: the body model
+ * service_dynamics.c: inverse_dynamics, on the thread pool: the body model
  * of the request's database (physics/body.h, built per request: its mass is
  * the request's), then physics/inverse_dynamics.h over the frames, copied
  * into the response's flat arrays. Bounds against the database are checked

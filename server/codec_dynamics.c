@@ -1,5 +1,5 @@
 /*
- * codec_physics.c: inverse_dynamics on the wire (see codec.h): the range
+ * codec_dynamics.c: inverse_dynamics on the wire (see codec.h): the range
  * and options checked field by field (bounds against the database are the
  * service's), the per-frame arrays encoded flat.
  */

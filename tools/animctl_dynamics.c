@@ -1,5 +1,5 @@
 /*
- * animctl_physics.c: animctl inverse-dynamics, the joint torques and ground
+ * animctl_dynamics.c: animctl inverse-dynamics, the joint torques and ground
  * forces of a database range (InverseDynamicsRequest; docs/physics.md).
  *
  *   animctl inverse-dynamics DB RANGE|START:STOP [--svg FILE] [--bones A,B,...]

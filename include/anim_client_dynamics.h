@@ -1,5 +1,5 @@
 /*
- * anim_client_physics.h: inverse dynamics over the wire (part of the client
+ * anim_client_dynamics.h: inverse dynamics over the wire (part of the client
  * library; include anim_client.h).
  *
  * anim_client_inverse_dynamics asks the server for the joint torques, the
@@ -10,8 +10,8 @@
  * callback (the result valid during the callback only, NULL when
  * status != 0).
  */
-#ifndef ANIM_CLIENT_PHYSICS_H
-#define ANIM_CLIENT_PHYSICS_H
+#ifndef ANIM_CLIENT_DYNAMICS_H
+#define ANIM_CLIENT_DYNAMICS_H
 
 #include <stdint.h>
 #include "anim_client_session.h"
