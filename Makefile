@@ -31,8 +31,8 @@
 #   client/ thin client library: wire + gen + libprotobuf-c, no libuv, no threads
 #   server/ libuv listener, connections, codec, services on top of core
 #   physics/ simulated bodies on MuJoCo (libmujoco-dev): core + -lmujoco, linked
-#           by its tests and bench-physics; the server links it with the physics
-#           character kind (not yet) (docs/physics.md)
+#           by the server (MODE_PHYSICAL, server/actor_physical.c), its tests and
+#           bench-physics (docs/physics.md)
 
 VERSION := 0.1.0
 PROTOCOL_VERSION := 1
@@ -163,9 +163,9 @@ $(CLIENT_SO): $(call picobj,$(CLIENT_PARTS)) $(BUILD)/pic/gen/animserver.pb-c.o
 	$(Q)ln -sf libanimclient.so.0 $@
 
 # ---- programs ---------------------------------------------------------------
-$(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(CORE_LIB)
+$(SERVER_BIN): $(call obj,server/main.c) $(SERVER_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
 # animctl record exports through assimp (import/) and core/offline's BVH writer.
 $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)

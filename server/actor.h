@@ -33,7 +33,7 @@
 
 /* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
 #define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph) X(TRACKER, tracker) \
-  X(LEARNED, learned)
+  X(LEARNED, learned) X(PHYSICAL, physical)
 
 /* What a tick must leave in an actor's pose record for its readers. */
 enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
@@ -55,6 +55,7 @@ typedef struct {
   const float *state_times;
   int state_changed;
   char *const *state_names;
+  int physics;                  /* MODE_PHYSICAL: the proto's PhysicsState; 0 for every other kind */
 } srv_actor_pose_t;
 
 /* What create_characters asks of one character. */
@@ -131,6 +132,14 @@ typedef struct {
    * With apply 0 only checks them against the character: 0, or a code with
    * err naming the subfield ("trackers[1].bone ..."); with apply 1 takes them. */
   int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
+  /* Loop: MODE_PHYSICAL's requests (NULL for every other kind). With apply
+   * 0 only checks the request against the character (bones of its
+   * skeleton, room for a pending push): 0, or a code with err naming the
+   * field ("push.bone = ..."); with apply 1 takes it. delay: ticks after
+   * the next one at which a push applies. */
+  int (*push)(void *character, const srv_push_request_t *push, uint64_t delay, int apply, char *err, int errlen);
+  int (*set_body_modes)(void *character, const srv_set_body_modes_request_t *modes, int apply, char *err, int errlen);
+  void (*recover)(void *character);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
 } srv_actor_kind_t;
@@ -148,6 +157,7 @@ struct srv_actor {
   size_t bytes;           /* srv_crowd_actor_bytes when the crowd last measured it (its share of crowd->bytes) */
   int doomed;             /* destroyed during a tick: freed after it */
   int error;              /* the last tick failed for this actor (logged once) */
+  uint32_t physics_resets; /* simulations that diverged in its ticks since the crowd last counted them (pool) */
 };
 
 #define SRV_ACTOR_DECLARE(MODE, name) extern const srv_actor_kind_t srv_actor_##name;

@@ -351,6 +351,7 @@ void srv_crowd_tick_release(srv_crowd_t *crowd) { end_tick(crowd); }
 static void end_tick(srv_crowd_t *crowd) {
   for (uint32_t i = 0; i < crowd->ntick_actors; i++) {
     srv_actor_t *a = crowd->tick_actors[i];
+    crowd->stats.physics_resets += a->physics_resets, a->physics_resets = 0;
     if (a->doomed) actor_free(crowd, a);
     else if (a->error) {
       if (a->error != 1)

@@ -143,6 +143,10 @@ typedef struct {
     vec3 position;
   } feet[ANIM_MAX_CONTACTS];
   int nfeet;
+  /* MODE_PHYSICAL: the proto's PhysicsState, the root's distance from the matched pose's (m), pushes applied. */
+  int physics;
+  float physics_root_error;
+  uint64_t pushes;
 } srv_character_state_response_t;
 
 typedef struct {

@@ -61,7 +61,10 @@
   X(BUILD_GRAPH, build_graph, BuildGraph)                                  \
   X(DESCRIBE_GRAPH, describe_graph, DescribeGraph)                         \
   X(QUERY_GRAPH, query_graph, QueryGraph)                                  \
-  X(SET_PATHS, set_paths, SetPaths)
+  X(SET_PATHS, set_paths, SetPaths)                                       \
+  X(PUSH, push, Push)                                                      \
+  X(SET_BODY_MODES, set_body_modes, SetBodyModes)                          \
+  X(RECOVER, recover, Recover)
 
 typedef enum {
 #define SRV_REQ_ENUM(TYPE, name, Message) SRV_REQ_##TYPE,

@@ -565,6 +565,7 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
   out->depth = p->depth;
   out->state_path = p->state_path, out->state_times = p->state_times;
   out->state_changed = p->state_changed, out->state_names = p->state_names;
+  out->physics = p->physics;
   if (s->encoding == SRV_ENCODING_QUANTIZED) {
     out->quantized = a->quantized;
     out->quantized_len = anim_pose_quantized_size(p->nbones, s->rotations_only); /* a prefix of the full record */
