@@ -43,6 +43,18 @@ int anim_physics_body_push(anim_physics_body_t *body, int bone, vec3 point, vec3
   return 0;
 }
 
+int anim_physics_model_set_sizes(anim_physics_model_t *model, int nstack, int njmax, int nconmax) {
+  if (!model || nstack < 1000 || nstack > 100000000 || njmax < 10 || njmax > 100000 || nconmax < 4 || nconmax > 10000)
+    return ANIM_EINVAL;
+  model->m->nstack = nstack, model->m->njmax = njmax, model->m->nconmax = nconmax;
+  return 0;
+}
+
+size_t anim_physics_body_bytes(const anim_physics_body_t *body) {
+  if (!body) return 0;
+  return sizeof *body + (size_t)body->d->nbuffer + (size_t)body->d->nstack * sizeof(mjtNum) + sizeof *body->d;
+}
+
 void anim_physics_body_push_clear(anim_physics_body_t *body) {
   if (!body) return;
   mjData *d = body->d;

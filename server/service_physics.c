@@ -44,6 +44,7 @@ static int push(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_
   int rc = a->kind->push(a->character, req, at - next, 0, err, sizeof err);
   if (rc) return srv_response_fail(out, rc, "%s", err);
   a->kind->push(a->character, req, at - next, 1, err, sizeof err);
+  srv_crowd_remeasure(ctx->env->crowd, a); /* its first push made its body */
   out->body.push.tick = at;
   return 0;
 }
@@ -56,6 +57,7 @@ static int set_body_modes(const srv_service_ctx_t *ctx, const srv_request_t *req
   int rc = a->kind->set_body_modes(a->character, req, 0, err, sizeof err);
   if (rc) return srv_response_fail(out, rc, "%s", err);
   a->kind->set_body_modes(a->character, req, 1, err, sizeof err);
+  srv_crowd_remeasure(ctx->env->crowd, a);
   out->body.set_body_modes.tick = ctx->env->crowd->tick + 1;
   return 0;
 }

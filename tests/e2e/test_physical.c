@@ -145,6 +145,7 @@ static void test_bad_input(void **state) {
   expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_EINVAL, "push.bone");
   bad = p, bad.bone = "joint_Root"; /* kinematic, above the hips: no body */
   expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ERANGE, "push.bone");
+  anim_client_poll(c, 200); /* tick 1 is past */
   bad = p, bad.tick = 1;
   expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ERANGE, "push.tick");
   expect_refused(c, anim_client_push(c, mm, &p, NULL, TIMEOUT_MS), ANIM_EUNSUPPORTED, "push.character");
@@ -216,6 +217,9 @@ typedef struct {
 /* Reads frames for ticks ticks (the subscription's queue), keeping id's
  * hips height and state in *out (may be NULL), and, when bytes is set,
  * every pose's floats and state appended in frame order. */
+
+static int irregular; /* frames whose tick folded skipped deadlines in (dt not one period) */
+
 static void record(anim_client_t *c, uint64_t id, int ticks, track_t *out, float **bytes, size_t *nbytes) {
   int hips = bone_index("Hips");
   for (int got = 0; got < ticks;) {
@@ -223,6 +227,7 @@ static void record(anim_client_t *c, uint64_t id, int ticks, track_t *out, float
     int rc = anim_client_next_frame(c, &f, TIMEOUT_MS);
     if (rc) fail_msg("next_frame: %s", anim_strerror(rc));
     const anim_character_pose_t *p = pose_of(f, id);
+    if (fabsf(f->dt - 1.0f / 60.0f) > 1e-5f) irregular++;
     if (p && out && out->n < MAX_TICKS) {
       out->tick[out->n] = f->tick, out->physics[out->n] = p->physics;
       out->hips_y[out->n] = p->global_positions ? p->global_positions[3 * hips + 1] : 0.0f;
@@ -253,6 +258,7 @@ static uint64_t first_tick(anim_client_t *c, uint64_t id) {
     anim_stream_frame_t *f = NULL;
     if (anim_client_next_frame(c, &f, TIMEOUT_MS)) fail_msg("no frame with character %llu", (unsigned long long)id);
     uint64_t tick = pose_of(f, id) ? f->tick : 0;
+    if (tick && fabsf(f->dt - 1.0f / 60.0f) > 1e-5f) irregular++, printf("  first tick %llu: dt %.4f s\n", (unsigned long long)tick, (double)f->dt);
     anim_stream_frame_free(f);
     if (tick) return tick;
   }
@@ -462,9 +468,14 @@ static void test_hard_push_falls_and_recovers(void **state) {
 static float *deterministic_run(const char *threads, size_t *out_n) {
   anim_test_server_t server;
   start(&server, threads);
-  anim_client_t *c = anim_test_connect(&server);
-  subscribe_owned(c);
+  /* Another connection's character first: the model is built and the
+   * ticks run before ours exist (a create that builds, or starts the
+   * ticks, takes longer than a period: that first tick's dt is longer). */
+  anim_client_t *warm = anim_test_connect(&server), *c = anim_test_connect(&server);
   uint64_t ids[4];
+  create(warm, ANIM_MODE_PHYSICAL, -20.0f, 1, ids);
+  anim_client_poll(c, 300);
+  subscribe_owned(c);
   create(c, ANIM_MODE_PHYSICAL, 0.0f, 4, ids);
   uint64_t created = first_tick(c, ids[0]);
   anim_push_t p[3];
@@ -477,37 +488,58 @@ static float *deterministic_run(const char *threads, size_t *out_n) {
   size_t n = 0;
   record(c, 0, 300, NULL, &bytes, &n);
   anim_client_close(c);
+  anim_client_close(warm);
   assert_int_equal(anim_test_server_stop(&server), 0);
   *out_n = n;
   return bytes;
+}
+
+/* A run in which the server kept every deadline (on a loaded machine a
+ * late tick folds skipped deadlines into one longer dt, and simulated
+ * motion then differs, with or without physics): up to 5 tries. */
+static float *regular_run(const char *threads, size_t *out_n) {
+  for (int attempt = 0; attempt < 5; attempt++) {
+    irregular = 0;
+    float *bytes = deterministic_run(threads, out_n);
+    if (!irregular) return bytes;
+    printf("  a run with %s threads had %d late ticks (dt longer than a period): again\n", threads, irregular);
+    free(bytes);
+  }
+  fail_msg("the server could not keep its deadlines in 5 runs (a loaded machine)");
+  return NULL;
 }
 
 static void test_deterministic(void **state) {
   (void)state;
   if (!database()) return;
   size_t n[3];
-  float *runs[3] = {deterministic_run("1", &n[0]), deterministic_run("1", &n[1]), deterministic_run("2", &n[2])};
+  float *runs[3] = {regular_run("1", &n[0]), regular_run("1", &n[1]), regular_run("2", &n[2])};
   printf("  %zu floats of poses over 300 ticks per run\n", n[0]);
   assert_true(n[0] > 300 * 4 * 7 * 20);
   for (int r = 1; r < 3; r++) {
     assert_int_equal(n[r], n[0]);
-    if (memcmp(runs[r], runs[0], n[0] * sizeof(float)))
-      fail_msg("run %d (%s threads) differs from run 0 (1 thread)", r, r == 2 ? "2" : "1");
+    for (size_t i = 0; i < n[0]; i++)
+      if (memcmp(&runs[r][i], &runs[0][i], sizeof(float)))
+        fail_msg("run %d (%s threads) differs from run 0 (1 thread) at float %zu of %zu: %.9g vs %.9g", r,
+                 r == 2 ? "2" : "1", i, n[0], (double)runs[r][i], (double)runs[0][i]);
   }
   for (int r = 0; r < 3; r++) free(runs[r]);
 }
 
 /* ---- cost ---------------------------------------------------------------------------------- */
 
-static double cpu_seconds(anim_client_t *c) {
+static double cpu_seconds(anim_client_t *c, uint64_t *out_ticks) {
   anim_server_stats_t s;
   assert_int_equal(anim_client_server_stats(c, &s, TIMEOUT_MS), 0);
+  *out_ticks = s.ticks;
   return s.cpu_user_s + s.cpu_system_s;
 }
 
 #define COST_CHARACTERS 100
 #define COST_SECONDS 4
 
+/* CPU seconds per tick the server ran (a reacting crowd may be too much for
+ * 60 Hz: then fewer ticks ran, each folding skipped deadlines in). */
 static double phase(anim_client_t *c, int mode, int react) {
   uint64_t ids[COST_CHARACTERS];
   anim_character_mode_t m = {0};
@@ -517,7 +549,8 @@ static double phase(anim_client_t *c, int mode, int react) {
   if (mode >= 0)
     assert_int_equal(anim_client_characters_create_mode(c, "bandai", &m, NULL, at, COST_CHARACTERS, ids, TIMEOUT_MS), 0);
   anim_client_poll(c, 500);
-  double before = cpu_seconds(c);
+  uint64_t ticks0, ticks1;
+  double before = cpu_seconds(c, &ticks0);
   for (int s = 0; s < 2 * COST_SECONDS; s++) {
     if (react)
       for (int i = 0; i < COST_CHARACTERS; i++) {
@@ -529,7 +562,8 @@ static double phase(anim_client_t *c, int mode, int react) {
       }
     anim_client_poll(c, 500);
   }
-  double cpu = cpu_seconds(c) - before;
+  double cpu = cpu_seconds(c, &ticks1) - before;
+  cpu /= (double)(ticks1 - ticks0 ? ticks1 - ticks0 : 1);
   if (mode >= 0) anim_client_characters_destroy(c, ids, COST_CHARACTERS, TIMEOUT_MS);
   return cpu;
 }
@@ -547,11 +581,11 @@ static void test_cost(void **state) {
   double mm = phase(c, ANIM_MODE_MOTION_MATCHING, 0);
   double kin = phase(c, ANIM_MODE_PHYSICAL, 0);
   double react = phase(c, ANIM_MODE_PHYSICAL, 1);
-  double ticks = 60.0 * COST_SECONDS * COST_CHARACTERS;
-  printf("  CPU per character tick (%d characters, %d s each, idle server %.3f s subtracted): motion matching %.1f us, "
-         "physical kinematic %.1f us (%.2fx), physical reacting %.1f us (%.2fx)\n",
-         COST_CHARACTERS, COST_SECONDS, idle, (mm - idle) / ticks * 1e6, (kin - idle) / ticks * 1e6,
-         (kin - idle) / (mm - idle), (react - idle) / ticks * 1e6, (react - idle) / (mm - idle));
+  double n = COST_CHARACTERS;
+  printf("  CPU per character tick (%d characters, %d s each, the idle server's %.1f us a tick subtracted): motion "
+         "matching %.1f us, physical kinematic %.1f us (%.2fx), physical reacting %.1f us (%.2fx)\n",
+         COST_CHARACTERS, COST_SECONDS, idle * 1e6, (mm - idle) / n * 1e6, (kin - idle) / n * 1e6,
+         (kin - idle) / (mm - idle), (react - idle) / n * 1e6, (react - idle) / (mm - idle));
   anim_client_close(c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
@@ -565,5 +599,6 @@ int main(void) {
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_cost),
   };
+  if (getenv("ANIM_TEST_FILTER")) cmocka_set_test_filter(getenv("ANIM_TEST_FILTER")); /* one test while working on it */
   return cmocka_run_group_tests(tests, setup, teardown);
 }
