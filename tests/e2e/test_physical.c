@@ -438,7 +438,7 @@ static void test_hard_push_falls_and_recovers(void **state) {
   uint64_t recover_at = 0;
   assert_int_equal(anim_client_recover(c, id, &recover_at, TIMEOUT_MS), 0);
   record(c, id, 90, t, NULL, NULL);
-  print_track("hard push (recover asked at the 1.5 s mark)", t, at);
+  print_track("hard push (recover asked 1 s after it)", t, at);
   int recovering = 0, kinematic_after = -1;
   for (int i = 0; i < t->n; i++)
     if (t->tick[i] >= recover_at) {
