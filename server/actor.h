@@ -41,6 +41,10 @@ enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
 /* The displayed pose after a tick: views into the kind's character. */
 typedef struct {
   int nbones;
+  /* MODE_PHYSICAL: simulations that diverged in its ticks since the crowd
+   * last counted them (set on the pool, summed and cleared by the crowd
+   * after the tick; here, beside nbones, where the struct had padding). */
+  uint32_t physics_resets;
   const vec3 *positions;        /* local, bone 0 (the root) in the world */
   const quat *rotations;
   const vec3 *global_positions; /* world; set when the tick wanted them */
@@ -54,8 +58,8 @@ typedef struct {
   const uint32_t *state_path;
   const float *state_times;
   int state_changed;
-  char *const *state_names;
   int physics;                  /* MODE_PHYSICAL: the proto's PhysicsState; 0 for every other kind */
+  char *const *state_names;
 } srv_actor_pose_t;
 
 /* What create_characters asks of one character. */
@@ -157,7 +161,6 @@ struct srv_actor {
   size_t bytes;           /* srv_crowd_actor_bytes when the crowd last measured it (its share of crowd->bytes) */
   int doomed;             /* destroyed during a tick: freed after it */
   int error;              /* the last tick failed for this actor (logged once) */
-  uint32_t physics_resets; /* simulations that diverged in its ticks since the crowd last counted them (pool) */
 };
 
 #define SRV_ACTOR_DECLARE(MODE, name) extern const srv_actor_kind_t srv_actor_##name;

@@ -22,7 +22,7 @@
  *    offset from the simulated pose (core/motion/inertialize.h, half-life
  *    RECOVER_HALFLIFE), decayed over RECOVER_SECONDS, then KINEMATIC.
  * A simulation that diverges (ANIM_ENONFINITE, or a MuJoCo error) resets
- * the character to KINEMATIC and counts in actor->physics_resets.
+ * the character to KINEMATIC and counts in actor->pose.physics_resets (the crowd sums them into server_stats).
  *
  * Pushes name the tick they apply at; the character counts its own ticks
  * as the crowd numbers them (a late tick that folds skipped deadlines into
@@ -225,7 +225,7 @@ static void simulate_body(srv_actor_t *a, character_t *c, float dt) {
                                      c->sim_rotations);
   if (rc) {
     /* Diverged (or MuJoCo failed): back to the kinematic pose, counted. */
-    a->physics_resets++;
+    a->pose.physics_resets++;
     to_kinematic(c);
     c->npending = 0;
     return;
