@@ -538,36 +538,47 @@ static double cpu_seconds(anim_client_t *c, uint64_t *out_ticks) {
 }
 
 #define COST_CHARACTERS 100
+#define COST_REACTING 20 /* a reacting tick costs ~200 motion-matching ones: 20 keep a loaded 2-core server near 60 Hz */
 #define COST_SECONDS 4
 
-/* CPU seconds per tick the server ran (a reacting crowd may be too much for
- * 60 Hz: then fewer ticks ran, each folding skipped deadlines in). */
-static double phase(anim_client_t *c, int mode, int react) {
+/* CPU seconds per tick the server ran, with n characters of mode (-1: none);
+ * react: shoved all the time (2 s forces of 150 N at the chest every 1.5 s,
+ * pipelined: a blocking push waits for the tick in flight). */
+static double phase(anim_client_t *c, int mode, int n, int react) {
   uint64_t ids[COST_CHARACTERS];
   anim_character_mode_t m = {0};
   m.mode = mode;
   anim_character_placement_t at[COST_CHARACTERS];
-  for (int i = 0; i < COST_CHARACTERS; i++) at[i] = (anim_character_placement_t){(float)(i % 10) * 3.0f, (float)(i / 10) * 3.0f, 0.0f, 0};
-  if (mode >= 0)
-    assert_int_equal(anim_client_characters_create_mode(c, "bandai", &m, NULL, at, COST_CHARACTERS, ids, TIMEOUT_MS), 0);
+  for (int i = 0; i < n; i++) at[i] = (anim_character_placement_t){(float)(i % 10) * 3.0f, (float)(i / 10) * 3.0f, 0.0f, 0};
+  if (mode >= 0) assert_int_equal(anim_client_characters_create_mode(c, "bandai", &m, NULL, at, n, ids, TIMEOUT_MS), 0);
+  anim_push_t p;
+  anim_push_init(&p);
+  p.bone = CHEST, p.is_force = 1, p.duration = 2.0f;
+  for (int k = 0; react && k < 2; k++) { /* the bodies made and the shoving started before the count */
+    p.force[2] = k & 1 ? 150.0f : -150.0f;
+    for (int i = 0; i < n; i++) assert_int_equal(anim_client_push(c, ids[i], &p, NULL, TIMEOUT_MS), 0);
+  }
   anim_client_poll(c, 500);
   uint64_t ticks0, ticks1;
   double before = cpu_seconds(c, &ticks0);
-  for (int s = 0; s < 2 * COST_SECONDS; s++) {
-    if (react)
-      for (int i = 0; i < COST_CHARACTERS; i++) {
-        /* A steady shove that keeps them staggering (powered) without a fall. */
-        anim_push_t p;
-        anim_push_init(&p);
-        p.bone = CHEST, p.is_force = 1, p.force[2] = (s & 1) ? 120.0f : -120.0f, p.duration = 0.5f;
-        assert_int_equal(anim_client_push(c, ids[i], &p, NULL, TIMEOUT_MS), 0);
+  for (int s = 0; s < 4 * COST_SECONDS; s++) {
+    if (react && s % 6 == 0)
+      for (int i = 0; i < n; i++) {
+        p.force[2] = s & 1 ? 150.0f : -150.0f, p.force[0] = (s / 6) & 1 ? 60.0f : -60.0f;
+        assert_int_equal(anim_client_push_send(c, ids[i], &p, NULL, NULL, NULL), 0);
       }
-    anim_client_poll(c, 500);
+    anim_client_poll(c, 250);
   }
   double cpu = cpu_seconds(c, &ticks1) - before;
   /* An idle server does not tick (its scheduler stops without characters): nothing to subtract then. */
   cpu = ticks1 > ticks0 ? cpu / (double)(ticks1 - ticks0) : 0.0;
-  if (mode >= 0) anim_client_characters_destroy(c, ids, COST_CHARACTERS, TIMEOUT_MS);
+  if (react) {
+    anim_character_state_t *st = NULL;
+    assert_int_equal(anim_client_character_state(c, ids[0], 0, &st, TIMEOUT_MS), 0);
+    if (st->physics != ANIM_PHYSICS_STATE_POWERED) fail_msg("the shoved character is not reacting (%d)", st->physics);
+    anim_character_state_free(st);
+  }
+  if (mode >= 0) anim_client_characters_destroy(c, ids, n, TIMEOUT_MS);
   return cpu;
 }
 
@@ -580,15 +591,14 @@ static void test_cost(void **state) {
   uint64_t warm;
   create(c, ANIM_MODE_PHYSICAL, 0.0f, 1, &warm);
   anim_client_characters_destroy(c, &warm, 1, TIMEOUT_MS);
-  double idle = phase(c, -1, 0);
-  double mm = phase(c, ANIM_MODE_MOTION_MATCHING, 0);
-  double kin = phase(c, ANIM_MODE_PHYSICAL, 0);
-  double react = phase(c, ANIM_MODE_PHYSICAL, 1);
-  double n = COST_CHARACTERS;
-  printf("  CPU per character tick (%d characters, %d s each, the idle server's %.1f us a tick subtracted): motion "
-         "matching %.1f us, physical kinematic %.1f us (%.2fx), physical reacting %.1f us (%.2fx)\n",
-         COST_CHARACTERS, COST_SECONDS, idle * 1e6, (mm - idle) / n * 1e6, (kin - idle) / n * 1e6,
-         (kin - idle) / (mm - idle), (react - idle) / n * 1e6, (react - idle) / (mm - idle));
+  double idle = phase(c, -1, 0, 0);
+  double mm = (phase(c, ANIM_MODE_MOTION_MATCHING, COST_CHARACTERS, 0) - idle) / COST_CHARACTERS;
+  double kin = (phase(c, ANIM_MODE_PHYSICAL, COST_CHARACTERS, 0) - idle) / COST_CHARACTERS;
+  double react = (phase(c, ANIM_MODE_PHYSICAL, COST_REACTING, 1) - idle) / COST_REACTING;
+  printf("  CPU per character tick (%d s each; the idle server's %.1f us a tick subtracted): motion matching %.1f us "
+         "(%d), physical kinematic %.1f us (%d, %.2fx), physical reacting %.1f us (%d, %.1fx)\n",
+         COST_SECONDS, idle * 1e6, mm * 1e6, COST_CHARACTERS, kin * 1e6, COST_CHARACTERS, kin / mm, react * 1e6,
+         COST_REACTING, react / mm);
   anim_client_close(c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
