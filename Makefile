@@ -31,8 +31,8 @@
 #   client/ thin client library: wire + gen + libprotobuf-c, no libuv, no threads
 #   server/ libuv listener, connections, codec, services on top of core
 #   physics/ simulated bodies on MuJoCo (libmujoco-dev): core + -lmujoco, linked
-#           by its tests, bench-physics and the server (inverse_dynamics)
-#           (docs/physics.md)
+#           by the server (MODE_PHYSICAL, server/actor_physical.c; inverse_dynamics),
+#           its tests and bench-physics (docs/physics.md)
 
 VERSION := 0.1.0
 PROTOCOL_VERSION := 1

@@ -538,6 +538,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   s->path_arc = m->path_arc, s->plans = m->plans, s->expansions = m->expansions;
   s->arrived = m->arrived;
   s->play_rate = m->play_rate, s->warp_angle = m->warp_angle, s->warp_held = m->warp_held;
+  s->physics = (int)m->physics, s->physics_root_error = m->physics_root_error, s->pushes = m->pushes;
   s->scale = m->scale;
   for (size_t k = 0; k < m->n_tracker_residuals && k < 8; k++)
     s->tracker_residuals[s->ntracker_residuals++] = m->tracker_residuals[k];
@@ -564,5 +565,6 @@ int anim__server_stats_from(const Animserver__ServerStatsResponse *m, anim_serve
   s->slow_subscribers_closed = m->slow_subscribers_closed, s->cpu_user_s = m->cpu_user_s;
   s->cpu_system_s = m->cpu_system_s, s->rss_bytes = m->rss_bytes, s->character_bytes = m->character_bytes;
   s->pose_buffer_bytes = m->pose_buffer_bytes;
+  s->physics_resets = m->physics_resets;
   return 0;
 }

@@ -161,7 +161,7 @@ void anim__create_views_free(anim__create_views_t *views) {
 /* The mode's part of a create request. */
 static int mode_to_proto(const anim_character_mode_t *mode, anim__create_views_t *v) {
   if (!mode) return 0;
-  if (mode->mode < ANIM_MODE_MOTION_MATCHING || mode->mode > ANIM_MODE_LEARNED) return ANIM_EINVAL;
+  if (mode->mode < ANIM_MODE_MOTION_MATCHING || mode->mode > ANIM_MODE_PHYSICAL) return ANIM_EINVAL;
   v->create.mode = (Animserver__CharacterMode)mode->mode;
   if (mode->mode == ANIM_MODE_MACHINE) {
     if (!mode->machine) return ANIM_EINVAL;

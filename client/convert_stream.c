@@ -51,6 +51,7 @@ static int decode_pose(const Animserver__CharacterPose *m, int quantized, int ro
     out->depth = (int)l + 1;
   }
   out->state_changed = m->state_changed;
+  out->physics = (int)m->physics;
   float *positions = floats, *rotations = floats + npos, *global = rotations + 4 * (size_t)n;
   if (quantized) {
     /* Decode into vec3/quat arrays laid out as plain floats. */

@@ -51,5 +51,6 @@
 #include "anim_client_fit.h"
 #include "anim_client_admin.h"
 #include "anim_client_dynamics.h"
+#include "anim_client_physics.h"
 
 #endif

@@ -27,6 +27,7 @@ typedef struct {
   uint64_t rss_bytes;
   uint64_t character_bytes;   /* held by all live characters, every kind (ServerStatsResponse) */
   uint64_t pose_buffer_bytes; /* one motion-matching character's pose buffers on the default database */
+  uint64_t physics_resets;    /* PHYSICAL characters' simulations that diverged and were reset to kinematic */
 } anim_server_stats_t;
 
 typedef void (*anim_server_stats_cb)(anim_client_t *client, uint64_t id, int status, const anim_server_stats_t *stats,

@@ -35,7 +35,8 @@ enum {
   ANIM_MODE_MACHINE = 1,
   ANIM_MODE_GRAPH = 2,
   ANIM_MODE_TRACKER = 3,
-  ANIM_MODE_LEARNED = 4
+  ANIM_MODE_LEARNED = 4,
+  ANIM_MODE_PHYSICAL = 5 /* motion matching with a body that takes pushes (anim_client_physics.h) */
 };
 
 /* A tracked bone of a tracker character: its name, and the tracked point in its frame. */
@@ -135,6 +136,9 @@ typedef struct {
   float play_rate;                  /* MOTION_MATCHING: the rate the clip plays at (0 held at rest; 1 other modes) */
   float warp_angle;                 /* MOTION_MATCHING: the upper body's turn back to the asked facing (rad) */
   int warp_held;                    /* MOTION_MATCHING: held at rest as a stance (no clip to stand in) */
+  int physics;                      /* PHYSICAL: ANIM_PHYSICS_STATE_* (anim_client_physics.h) */
+  float physics_root_error;         /* PHYSICAL: the simulated root's distance from the matched one, m */
+  uint64_t pushes;                  /* PHYSICAL: pushes applied so far */
 } anim_character_state_t;
 
 void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */

@@ -77,6 +77,7 @@ typedef struct {
   uint32_t state_path[8];      /* indices into the machine's states (anim_machine_summary_t), */
   float state_times[8];        /* seconds in each; */
   int state_changed;           /* a transition was taken this tick */
+  int physics;                 /* PHYSICAL characters: ANIM_PHYSICS_STATE_* (anim_client_physics.h); 0 for others */
 } anim_character_pose_t;
 
 /* Owned by the library: valid during a callback, or until

@@ -183,4 +183,46 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
  * target's), without stepping. */
 void anim_physics_body_global_positions(const anim_physics_body_t *body, vec3 *out_positions);
 
+/* ---- pushes and MuJoCo's messages (body_push.c) ---- */
+
+/* 1 when bone has a body of its own (the root and the bones below it), else 0. */
+int anim_physics_model_has_body(const anim_physics_model_t *model, int bone);
+
+/* Adds a force (N, world) at point (m, in bone's frame: its joint the
+ * origin) to bone's body, held over every later step until
+ * anim_physics_body_push_clear (an impulse J: J / tick for one step). The
+ * point is placed with the body as the last step or reset left it.
+ * 0, ANIM_EINVAL (NULL), ANIM_ERANGE (a bone without a body),
+ * ANIM_ENONFINITE; nothing applied on error. No bound on the size: the
+ * caller's. */
+int anim_physics_body_push(anim_physics_body_t *body, int bone, vec3 point, vec3 force);
+void anim_physics_body_push_clear(anim_physics_body_t *body);
+
+/* Sizes the bodies created afterwards (mjModel.nstack in mjtNum values,
+ * njmax constraint rows, nconmax contacts), for a server that keeps many:
+ * the model's njmax 600 and nconmax 150 make mj_makeData's buffer 5.5 MB
+ * (zeroed: 4 ms a body) and MuJoCo's stack 2.2 million values (17.8 MB of
+ * address space), where a 70 kg body falling and lying peaked at 91
+ * rows, 22 contacts and 23,143 stack values. Call before the model is
+ * shared (they are model fields). Past njmax or nconmax MuJoCo drops
+ * constraints with a warning; out of stack is a MuJoCo error
+ * (anim_physics_step_guarded returns ANIM_EINTERNAL). 0, ANIM_EINVAL
+ * (NULL, nstack outside [1000, 1e8], njmax [10, 1e5], nconmax [4, 1e4]). */
+int anim_physics_model_set_sizes(anim_physics_model_t *model, int nstack, int njmax, int nconmax);
+
+/* Bytes a body holds (its struct, MuJoCo's mjData, buffer and stack). */
+size_t anim_physics_body_bytes(const anim_physics_body_t *body);
+
+/* Sends MuJoCo's warnings (error 0) and errors (error 1) to cb (any
+ * thread, so cb must be thread-safe) instead of MUJOCO_LOG.TXT and
+ * stderr, and keeps MuJoCo's errors from exiting the process: in
+ * anim_physics_step_guarded an error returns ANIM_EINTERNAL (reset the
+ * body then); elsewhere it aborts. Process-wide (MuJoCo's handlers are);
+ * call once before any model is built. */
+void anim_physics_set_log(void (*cb)(int error, const char *message));
+
+/* anim_physics_step, with a MuJoCo error returned as ANIM_EINTERNAL. */
+int anim_physics_step_guarded(anim_physics_body_t *body, const vec3 *target_positions, const quat *target_rotations,
+                              vec3 *out_positions, quat *out_rotations);
+
 #endif

@@ -33,7 +33,7 @@
 
 /* X(MODE, name): the proto's CharacterMode value MODE_<MODE>, and srv_actor_<name>. */
 #define SRV_ACTOR_KINDS(X) X(MOTION_MATCHING, matching) X(MACHINE, machine) X(GRAPH, graph) X(TRACKER, tracker) \
-  X(LEARNED, learned)
+  X(LEARNED, learned) X(PHYSICAL, physical)
 
 /* What a tick must leave in an actor's pose record for its readers. */
 enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
@@ -41,6 +41,10 @@ enum { SRV_WANT_QUANTIZED = 1, SRV_WANT_GLOBAL = 2 };
 /* The displayed pose after a tick: views into the kind's character. */
 typedef struct {
   int nbones;
+  /* MODE_PHYSICAL: simulations that diverged in its ticks since the crowd
+   * last counted them (set on the pool, summed and cleared by the crowd
+   * after the tick; here, beside nbones, where the struct had padding). */
+  uint32_t physics_resets;
   const vec3 *positions;        /* local, bone 0 (the root) in the world */
   const quat *rotations;
   const vec3 *global_positions; /* world; set when the tick wanted them */
@@ -54,6 +58,7 @@ typedef struct {
   const uint32_t *state_path;
   const float *state_times;
   int state_changed;
+  int physics;                  /* MODE_PHYSICAL: the proto's PhysicsState; 0 for every other kind */
   char *const *state_names;
 } srv_actor_pose_t;
 
@@ -131,6 +136,14 @@ typedef struct {
    * With apply 0 only checks them against the character: 0, or a code with
    * err naming the subfield ("trackers[1].bone ..."); with apply 1 takes them. */
   int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
+  /* Loop: MODE_PHYSICAL's requests (NULL for every other kind). With apply
+   * 0 only checks the request against the character (bones of its
+   * skeleton, room for a pending push): 0, or a code with err naming the
+   * field ("push.bone = ..."); with apply 1 takes it. delay: ticks after
+   * the next one at which a push applies. */
+  int (*push)(void *character, const srv_push_request_t *push, uint64_t delay, int apply, char *err, int errlen);
+  int (*set_body_modes)(void *character, const srv_set_body_modes_request_t *modes, int apply, char *err, int errlen);
+  void (*recover)(void *character);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
 } srv_actor_kind_t;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "actor.h"
+#include "actor_matching.h"
 #include "anim_error.h"
 
 /* Scratch of one chunk of n characters on a database of cols feature columns. */
@@ -62,7 +63,8 @@ static void report_pose(srv_actor_t *a) {
   p->global_positions = c->global_positions;
 }
 
-static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch) {
+void srv_matching_simulate(srv_actor_t *const *actors, int n, float dt, void *scratch,
+                           void (*after)(srv_actor_t *actor, float dt)) {
   const srv_db_entry_t *entry = actors[0]->entry;
   scratch_t s;
   layout(entry, n, scratch, &s);
@@ -86,8 +88,13 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
     int k = s.searcher[i];
     int rc = anim_controller_tick_end(actors[i]->character, k >= 0 && s.counts[k] > 0 ? &s.hits[k] : NULL);
     if (rc) actors[i]->error = rc;
+    if (after) after(actors[i], dt);
     srv_actor_report(actors[i]);
   }
+}
+
+static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch) {
+  srv_matching_simulate(actors, n, dt, scratch, NULL);
 }
 
 static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {

@@ -753,6 +753,7 @@ int srv_codec_encode_stream(const srv_stream_frame_t *in, srv_stream_scratch_t *
     m.state_path = (uint32_t *)p->state_path, m.state_times = (float *)p->state_times;
     m.state_changed = p->state_changed;
     if (p->state_changed) m.n_state_names = (size_t)p->depth, m.state_names = (char **)p->state_names;
+    m.physics = (Animserver__PhysicsState)p->physics;
     poses[i] = m;
     pointers[i] = &poses[i];
   }

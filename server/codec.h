@@ -135,6 +135,7 @@ typedef struct {
   const float *state_times;
   int state_changed;
   char *const *state_names;
+  int physics; /* MODE_PHYSICAL: the proto's PhysicsState (0: none) */
 } srv_stream_pose_t;
 
 /* A character that came into a region subscription's area: what a client

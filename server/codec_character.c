@@ -431,6 +431,8 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->follow = (char *)(st->follow ? st->follow : "");
   m->path_arc = st->path_arc;
   m->arrived = st->arrived != 0;
+  m->physics = (Animserver__PhysicsState)st->physics;
+  m->physics_root_error = st->physics_root_error, m->pushes = st->pushes;
   m->plans = st->plans, m->expansions = st->expansions;
   m->scale = st->scale;
   m->n_tracker_residuals = (size_t)st->ntracker_residuals;

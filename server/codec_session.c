@@ -103,6 +103,7 @@ void srv_encode_server_stats(srv_encoder_t *e, const srv_response_t *in, Animser
   m->poses_sent = st->poses_sent, m->cpu_user_s = st->cpu_user_s, m->cpu_system_s = st->cpu_system_s;
   m->rss_bytes = st->rss_bytes, m->slow_subscribers_closed = st->slow_subscribers_closed;
   m->character_bytes = st->character_bytes, m->pose_buffer_bytes = st->pose_buffer_bytes;
+  m->physics_resets = st->physics_resets;
   out->body_case = ANIMSERVER__RESPONSE__BODY_SERVER_STATS;
   out->server_stats = m;
 }

@@ -69,6 +69,7 @@ typedef struct {
 
 typedef struct {
   uint64_t created, destroyed, tick_errors;
+  uint64_t physics_resets; /* MODE_PHYSICAL simulations that diverged and were reset */
   uint64_t freed_bytes; /* actors' memory given back to the allocator, in total */
 } srv_crowd_stats_t;
 

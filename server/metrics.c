@@ -202,6 +202,9 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
           "Connections closed for reading their stream too slowly: over the stream soft limit too long, or at the "
           "output hard limit with a subscription.",
           s->slow_subscribers_closed);
+  counter(&t, "physics_resets_total",
+          "Physical characters' simulations that diverged (a non-finite state) and were reset to their kinematic pose.",
+          crowd->stats.physics_resets);
   scalar(&t, "output_bytes", "gauge", "Bytes of output queued or held for every connection.", (double)s->output_bytes);
   counter(&t, "output_limit_closed_total",
           "Connections closed at the output hard limit (subscribers among them count in slow_subscribers_closed too).",

@@ -38,6 +38,7 @@ typedef struct {
 #include "request_machine.h"
 #include "request_graph.h"
 #include "request_dynamics.h"
+#include "request_physics.h"
 
 struct srv_db_entry;
 struct srv_fit_model;

@@ -62,6 +62,7 @@ typedef struct {
   uint64_t ticks, ticks_late, ticks_skipped;
   uint64_t lateness_p50_us, lateness_p99_us, lateness_max_us, work_p50_us, work_p99_us;
   uint64_t frames_sent, frames_dropped, stream_bytes, poses_sent, slow_subscribers_closed;
+  uint64_t physics_resets; /* MODE_PHYSICAL simulations that diverged and were reset */
   double cpu_user_s, cpu_system_s;
   uint64_t rss_bytes, character_bytes, pose_buffer_bytes;
 } srv_server_stats_response_t;

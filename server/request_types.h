@@ -62,7 +62,10 @@
   X(DESCRIBE_GRAPH, describe_graph, DescribeGraph)                         \
   X(QUERY_GRAPH, query_graph, QueryGraph)                                  \
   X(SET_PATHS, set_paths, SetPaths)                                        \
-  X(INVERSE_DYNAMICS, inverse_dynamics, InverseDynamics)
+  X(INVERSE_DYNAMICS, inverse_dynamics, InverseDynamics)                    \
+  X(PUSH, push, Push)                                                      \
+  X(SET_BODY_MODES, set_body_modes, SetBodyModes)                          \
+  X(RECOVER, recover, Recover)
 
 typedef enum {
 #define SRV_REQ_ENUM(TYPE, name, Message) SRV_REQ_##TYPE,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
+#include "body.h"
 #include "graphs.h"
 #include "log.h"
 #include "net.h"
@@ -177,9 +178,17 @@ static void start_signals(srv_server_t *server) {
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
+/* MuJoCo's warnings and errors (physical characters, any thread): to the
+ * log, which writes each line with one fprintf from a stack buffer, safe
+ * from the pool; never MUJOCO_LOG.TXT, never an exit (body.h). */
+static void physics_log(int error, const char *message) {
+  srv_log(error ? SRV_LOG_ERROR : SRV_LOG_WARN, "mujoco: %s", message);
+}
+
 int srv_server_start(srv_server_t *server, uv_loop_t *loop, const srv_config_t *config, srv_registry_t *registry,
                      char *err, int errlen) {
   memset(server, 0, sizeof *server);
+  anim_physics_set_log(physics_log);
   server->loop = loop;
   server->config = *config;
   if (registry) {

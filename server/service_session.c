@@ -92,6 +92,7 @@ static int server_stats(const srv_service_ctx_t *ctx, const srv_request_t *reque
   s->slow_subscribers_closed = k->slow_subscribers_closed;
   srv_process_usage(&s->cpu_user_s, &s->cpu_system_s, &s->rss_bytes);
   s->character_bytes = srv_crowd_bytes(env->crowd);
+  s->physics_resets = env->crowd->stats.physics_resets;
   srv_db_entry_t *def = srv_registry_acquire(env->registry, "default");
   if (def) {
     s->pose_buffer_bytes = srv_crowd_pose_buffer_bytes(&def->db);

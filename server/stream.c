@@ -258,6 +258,7 @@ static size_t pose_bytes(const srv_subscription_t *s, const srv_actor_t *a) {
   else floats += (s->rotations_only ? 3 : 3 * n) + 4 * n;
   /* a machine's state path: index, time and, when it changed, name per level */
   if (a->pose.depth) bytes += 8 + ANIM_SM_MAX_DEPTH * (6 + 5 + 2 + ANIM_NAME_MAX); /* it may deepen by the next tick */
+  bytes += 3; /* a physical character's state (field 140: two tag bytes and its value) */
   return bytes + 4 * floats;
 }
 
@@ -565,6 +566,7 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
   out->depth = p->depth;
   out->state_path = p->state_path, out->state_times = p->state_times;
   out->state_changed = p->state_changed, out->state_names = p->state_names;
+  out->physics = p->physics;
   if (s->encoding == SRV_ENCODING_QUANTIZED) {
     out->quantized = a->quantized;
     out->quantized_len = anim_pose_quantized_size(p->nbones, s->rotations_only); /* a prefix of the full record */

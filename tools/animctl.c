@@ -171,6 +171,16 @@ static const command_help_t help[] = {
      "database DB's body model along a range (by name, or frames START:STOP). --svg: the vertical ground\n"
      "force under each foot with the residual over time, and the joint torque curves (--bones, default the\n"
      "six largest). --json: one object {frames, mean_vertical_force_share, mean_residual_force, ...}.\n"},
+    {"push",
+     "  push DB [--seconds S] [--walk X,Z] EVENT...   a physical character pushed, weakened, dropped\n"
+     "         EVENT: T:impulse:BONE:x,y,z[@px,py,pz] | T:force:BONE:x,y,z:SECONDS | T:limp:BONE[:SECONDS]\n"
+     "                T:weaken:BONE:HALFLIFE[:SECONDS] | T:drop | T:recover   (T: seconds)\n",
+     "Creates a physical character (MODE_PHYSICAL) on DB, standing or walking with the stick at X,Z, applies\n"
+     "the events at their times (impulses in N s and forces in N, world axes, at a point in the bone's frame;\n"
+     "limp and weaken act on the bone and every bone below it), and prints each change of its state\n"
+     "(kinematic, powered, fallen, limp, recovering) with its joints' mean height. About 40 N s at the\n"
+     "chest staggers a standing character; 300 N s makes it fall.\n"
+     "--json: one object per state change {time, tick, state, height, lowest_before}.\n"},
     {"load",
      "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"
      "       [--mix ping=W,search=W] [--database DB] [--k K] [--pose] [--library]   load generator:\n"
@@ -600,7 +610,7 @@ static const struct {
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream},
                 {"record", animctl_record},
                 {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit},
-                {"inverse-dynamics", animctl_inverse_dynamics}};
+                {"inverse-dynamics", animctl_inverse_dynamics}, {"push", animctl_physics}};
 
 /* "cannot reach HOST:PORT" (a static buffer). */
 static const char *where_text(const options_t *o) {

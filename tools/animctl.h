@@ -49,5 +49,6 @@ int animctl_graph(const options_t *options, int argc, char **argv);
 int animctl_align(const options_t *options, int argc, char **argv);
 int animctl_fit(const options_t *options, int argc, char **argv);
 int animctl_inverse_dynamics(const options_t *options, int argc, char **argv);
+int animctl_physics(const options_t *options, int argc, char **argv);
 
 #endif

@@ -213,6 +213,7 @@ class CharacterPose:
     positions: Floats
     rotations: Floats
     global_positions: Optional[Floats] = None
+    physics: int = 0  # a physical character's PhysicsState (pb.PHYSICS_KINEMATIC, ...); 0 for other kinds
 
     __repr__ = _repr
 
@@ -238,8 +239,10 @@ class StreamFrame:
     bone 0 the root in world space, the others local to their parent ((1, 3)
     with rotations only), ``rotations[c]`` (n, 4) w, x, y, z local (bone 0 in
     world space), ``global_positions[c]`` (n, 3) world space when the
-    subscription asked for them. Characters on databases of different bone
-    counts are padded with NaN to the largest (``bones[c]`` says how many).
+    subscription asked for them, ``physics[c]`` a physical character's
+    PhysicsState (``pb.PHYSICS_POWERED``, ...; 0 for other kinds). Characters
+    on databases of different bone counts are padded with NaN to the largest
+    (``bones[c]`` says how many).
 
     Region subscriptions (``subscribe_region``): ``entered`` lists the
     characters that came into the region this frame (each once; their poses
@@ -263,6 +266,7 @@ class StreamFrame:
     entered: Tuple[CharacterEntered, ...] = ()
     left: Tuple[int, ...] = ()
     message: Any = field(default=None, repr=False)
+    physics: Optional[npt.NDArray[np.int32]] = None  # (C,) PhysicsState per character (0: not physical)
 
     __repr__ = _repr
 
@@ -290,7 +294,8 @@ class StreamFrame:
                    bones=bones, positions=positions, rotations=rotations, global_positions=global_positions,
                    entered=tuple(CharacterEntered(e.character, e.database, e.database_version, e.bones)
                                  for e in message.entered),
-                   left=tuple(message.left), message=message)
+                   left=tuple(message.left), message=message,
+                   physics=np.fromiter((p.physics for p in poses), dtype=np.int32, count=count))
 
     def contact_flags(self, ncontacts: int) -> npt.NDArray[np.bool_]:
         """``contacts`` as (C, ncontacts) bools (contact bone order:
@@ -358,7 +363,8 @@ class StreamFrame:
         return CharacterPose(character=int(self.characters[r]), frame=int(self.frames[r]),
                              contacts=int(self.contacts[r]), transition=bool(self.transitions[r]),
                              positions=self.positions[r, :n], rotations=self.rotations[r, :n],
-                             global_positions=None if self.global_positions is None else self.global_positions[r, :n])
+                             global_positions=None if self.global_positions is None else self.global_positions[r, :n],
+                             physics=0 if self.physics is None else int(self.physics[r]))
 
 
 def _decode_grouped(blobs: List[bytes], rotations_only: bool) -> Tuple[Floats, Floats, npt.NDArray[np.int32]]:

@@ -43,7 +43,8 @@ Message = Any  # a message or a mapping of its fields, as a request's argument
 PoseRefLike = Union[int, Mapping[str, Any], "pb.PoseRef", "pb.PoseState"]
 Encoding = Union[Literal["float", "quantized"], int]
 """A PoseEncoding: its short name or value (checked before sending)."""
-Mode = Union[Literal["motion_matching", "machine", "graph", "tracker", "learned"], int]
+Mode = Union[Literal["motion_matching", "machine", "graph", "tracker", "learned", "physical"], int]
+BodyModeName = Union[Literal["kinematic", "powered", "limp"], int]
 """A CharacterMode: its short name or value (checked before sending)."""
 AlignModeName = Union[Literal["rigid", "similarity", "yaw"], int]
 """An AlignMode: its short name or value (checked before sending)."""
@@ -564,6 +565,44 @@ class Requests:
                      timeout: Optional[float] = None) -> Call[pb.SetTrackersResponse]:
         """Trackers of tracker characters: ``{"character", "trackers": [...]}`` items, in creation order."""
         return Call("set_trackers", {"characters": list(characters)}, timeout, body_as(pb.SetTrackersResponse))
+
+    # ---- physical characters (MODE_PHYSICAL) ----------------------------------------
+    @request
+    def push(self, character: int, bone: Union[str, int], *, impulse: Optional[Sequence[float]] = None,
+             force: Optional[Sequence[float]] = None, duration: float = 0.0,
+             point: Sequence[float] = (0.0, 0.0, 0.0), tick: int = 0,
+             timeout: Optional[float] = None) -> Call[pb.PushResponse]:
+        """Pushes a physical character's bone (a name or an index): an ``impulse``
+        (N s, world x, y, z) at once, or a ``force`` (N) for ``duration`` seconds, at
+        ``point`` (m, the bone's frame); at server ``tick`` (0: the next). The
+        response's ``.tick`` is when it applies. About 40 N s at the chest
+        staggers a standing character, 300 N s makes it fall."""
+        fields: Dict[str, Any] = {"character": int(character), "point": _vec3s([point])[0], "tick": int(tick)}
+        if isinstance(bone, str):
+            fields["bone"] = bone
+        else:
+            fields["bone_index"] = int(bone)
+        if impulse is not None:
+            fields["impulse"] = _vec3s([impulse])[0]
+        if force is not None:
+            fields["force"] = _vec3s([force])[0]
+            fields["duration"] = float(duration)
+        return Call("push", fields, timeout, body_as(pb.PushResponse))
+
+    @request
+    def set_body_modes(self, character: int, parts: Iterable[Message] = (), root: Message = None,
+                       reset: bool = False, *, timeout: Optional[float] = None) -> Call[pb.SetBodyModesResponse]:
+        """Drives of a physical character's parts: ``{"bone", "descendants", "mode":
+        "limp", "strength": {"halflife", "damping_ratio", "max_torque"}, "duration"}``
+        items; ``root``: the stabiliser ``{"mode", "halflife", "damping_ratio",
+        "max_force", "max_torque", "duration"}`` (mode ``"limp"`` drops it)."""
+        return Call("set_body_modes", {"character": int(character), "parts": list(parts), "root": root,
+                                       "reset": reset}, timeout, body_as(pb.SetBodyModesResponse))
+
+    @request
+    def recover(self, character: int, *, timeout: Optional[float] = None) -> Call[pb.RecoverResponse]:
+        """Blends a simulated physical character back to motion matching now."""
+        return Call("recover", {"character": int(character)}, timeout, body_as(pb.RecoverResponse))
 
     # ---- any request by name ----------------------------------------------------
     @request

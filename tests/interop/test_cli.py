@@ -34,7 +34,7 @@ def run_both(*args, expect=0):
 
 
 COMMANDS = ["hello", "stats", "shutdown", "ping", "db", "search", "pose", "inertialize", "transition-cost", "spring",
-            "render", "stream", "record", "machine", "graph", "align", "fit", "load"]
+            "render", "stream", "record", "machine", "graph", "align", "fit", "load", "push"]
 
 
 def json_errors_and_help(port, data):
@@ -92,7 +92,8 @@ def usage_errors_without_server():
                 ["stream", "--region", "circle:0,0,5", "--band", "3"], ["record"], ["record", "--create", "1"], ["machine"], ["machine", "check"], ["machine", "attach"],
                 ["machine", "unload"], ["machine", "list", "x"], ["graph"], ["graph", "build"],
                 ["graph", "path", "default", "1,2"], ["align"], ["align", "--source", "1,2,3"], ["fit", "default"],
-                ["load", "--connections", "0"]]
+                ["load", "--connections", "0"], ["push"], ["push", "default", "1:bogus"],
+                ["push", "default", "1:impulse:Chest:1,2"], ["push", "default", "--seconds", "0"]]
     check(sorted({m[0] for m in mistakes} - {"bogus"}) == sorted(COMMANDS), "a usage error of every command")
     for mistake in mistakes:
         out, err = run_both("animctl", "--port", closed, "--json", *mistake, expect=2)
@@ -260,6 +261,13 @@ def machines_and_graphs(ctl, data, port):
     check(open(figure).read().count("<polyline") == 3 + 6, "animctl inverse-dynamics --svg: the feet, the residual "
           "and six torque curves")
     ctl("inverse-dynamics", "default", "walk", "--step", "9", expect=1)
+    # A physical character pushed at the chest from behind: it staggers and is back to motion matching.
+    changes = [json.loads(line) for line in ctl("push", "default", "--seconds", "2.5",
+                                                "0.3:impulse:Chest:0,0,40@0,0.05,0").splitlines()]
+    states = [c["state"] for c in changes]
+    check(states[:2] == ["kinematic", "powered"] and states[-1] == "kinematic" and "recovering" in states and
+          0.28 < changes[1]["time"] < 1.0, f"animctl push: (powered first seen at {changes[1]['time']:.3f} s) {' -> '.join(states)}")
+    ctl("push", "default", "0.1:impulse:Tail:0,0,40", expect=1)
 
 
 def main():

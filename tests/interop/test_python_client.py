@@ -367,6 +367,10 @@ async def async_test(port, ids_expected):
     check(all(f.positions.shape == (ids_expected, 22, 3) for f in frames), "asyncio: a stream as an async iterator")
     moved = frames[-1].positions[:, 0, 2] - frames[0].positions[:, 0, 2]
     check(bool((moved > 0.5).all()), f"asyncio: characters walking +z moved {moved.min():.2f}..{moved.max():.2f} m")
+    physical = (await client.create_characters("default", [{"x": 5.0, "z": 0.0}], mode="physical")).characters[0]
+    check((await client.push(physical, "Chest", impulse=(0.0, 0.0, 40.0))).tick > 0, "asyncio: push")
+    check((await client.recover(physical)).tick > 0, "asyncio: recover")
+    await client.set_body_modes(physical, reset=True)
     pose = await client.pose("default", 5, count=2)
     check(pose.local_rotations.shape == (2, 22, 4), "asyncio: poses as arrays")
     await client.close()
@@ -437,6 +441,41 @@ def test_machines_graphs_fit(client):
     client.destroy_characters(tid)
 
 
+def test_physical(client):
+    """A physical character (MODE_PHYSICAL): pushed at a named tick it reacts (its stream says powered) and
+    recovers; body modes and recover taken; bad input refused naming the field."""
+    pid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode="physical").characters)[0]
+    stream = client.subscribe([pid], encoding="quantized")
+    first = stream.next(timeout=5)
+    check(int(first.physics[0]) == pb.PHYSICS_KINEMATIC, "a physical character starts kinematic")
+    at = client.push(pid, "Chest", impulse=(0.0, 0.0, 40.0), point=(0.0, 0.05, 0.0), tick=first.tick + 10).tick
+    check(at == first.tick + 10, f"push: applies at the tick named ({at})")
+    states = set()
+    for frame in stream.frames(150, timeout=5):
+        states.add(int(frame.physics[0]))
+        if frame.tick == at:
+            check(frame.pose(pid).physics == pb.PHYSICS_POWERED, "the push's tick: powered")
+    check(pb.PHYSICS_POWERED in states and pb.PHYSICS_RECOVERING in states, f"pushed, then recovering: {states}")
+    check(client.set_body_modes(pid, [{"bone": "LeftArm", "descendants": True, "mode": "limp", "duration": 0.3}],
+                                root={"mode": "powered", "halflife": 0.03, "damping_ratio": 1, "max_force": 2000,
+                                      "max_torque": 300}).tick > 0, "set_body_modes")
+    check(client.recover(pid).tick > 0, "recover")
+    state = client.character_state(pid)
+    check(state.pushes == 1 and state.mode == pb.MODE_PHYSICAL, f"character_state: {state.pushes} push")
+    for call, field in ((lambda: client.push(pid, "Chest", impulse=(float("nan"), 0, 0)), "push.impulse"),
+                        (lambda: client.push(pid, "Tail", impulse=(1, 0, 0)), "push.bone"),
+                        (lambda: client.push(pid, 1, force=(5e4, 0, 0), duration=0.1), "push.force"),
+                        (lambda: client.set_body_modes(pid, [{"bone": "LeftArm", "strength": {"halflife": 99}}]),
+                         "set_body_modes.parts[0].strength.halflife")):
+        try:
+            call()
+            raise AssertionError(f"{field}: accepted")
+        except errors.AnimError as e:
+            check(e.message.startswith(field), e.message)
+    stream.close()
+    client.destroy_characters([pid])
+
+
 def test_world_limit(client):
     """One limit on world coordinates (core/pose/world.h), as a Python client sees it: in Hello, refused past it
     naming the field, and characters on it streamed alike in both encodings and both decoders."""
@@ -475,6 +514,7 @@ def main():
         test_inertialization(client)
         test_characters_and_streams(client, db)
         test_machines_graphs_fit(client)
+        test_physical(client)
         test_errors(client, server.port)
         test_world_limit(client)
         asyncio.run(async_test(server.port, 5))

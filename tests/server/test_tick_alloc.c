@@ -13,7 +13,13 @@
  * (their state paths streamed) and 50 on a motion graph, each following a
  * circle (planning as it goes), made on the server before the client
  * starts and streamed as floats, and (with the shared networks; under CI
- * always) 50 learned characters walking in circles, ticked as one batch. Two
+ * always) 50 learned characters walking in circles, ticked as one batch;
+ * and 20 physical characters (MODE_PHYSICAL) walking, pushed at ticks
+ * named inside the counted window (moderate impulses, forces for 0.3 s,
+ * hard impulses that make them fall, lie and get up, one arm weakened for
+ * 0.3 s), so their bodies step, fall, recover by inertialization and go
+ * kinematic again within it (their bodies are made by the first push,
+ * before the window). Two
  * region subscriptions watch the walkers fan out (a circle with three bands
  * and a cap of 300, and a box following one walker), so the grid is built,
  * queried, capped, banded and members enter and leave every tick. After a warm-up, every allocation the server
@@ -47,6 +53,7 @@
 #include "server/server.h"
 
 #define CHARACTERS 1000
+#define PHYSICAL 20
 #define OTHERS 50 /* machine characters, and graph characters */
 #define WARMUP_TICKS 120
 #define COUNTED_TICKS 600
@@ -64,6 +71,53 @@ static srv_crowd_hooks_t original;
 /* ---- the client ------------------------------------------------------------------------- */
 
 static void on_frame(anim_client_t *client, const anim_stream_frame_t *frame, void *data) { frames_read++; }
+
+/* The physical characters' states seen (by ANIM_PHYSICS_STATE_*), to show they reacted. */
+static _Atomic long physical_states[6];
+static void on_physical(anim_client_t *client, const anim_stream_frame_t *frame, void *data) {
+  frames_read++;
+  for (int i = 0; i < frame->nposes; i++)
+    if (frame->poses[i].physics >= 0 && frame->poses[i].physics < 6) physical_states[frame->poses[i].physics]++;
+}
+
+/* The physical characters: walking, each pushed twice at ticks inside the
+ * counted window (it opens WARMUP_TICKS after the client is ready), with
+ * each pushed character's first push (which makes its body) now. 0 or -1. */
+static int push_physical(anim_client_t *c) {
+  static uint64_t ids[PHYSICAL];
+  anim_character_mode_t mode = {0};
+  mode.mode = ANIM_MODE_PHYSICAL;
+  anim_character_placement_t at[PHYSICAL];
+  anim_character_input_t in[PHYSICAL];
+  for (int i = 0; i < PHYSICAL; i++) {
+    at[i] = (anim_character_placement_t){-30.0f + 3.0f * (float)i, -30.0f, 0.0f, -1};
+    anim_character_input_stick(&in[i], 0.2f, 0.6f, 0.0f, 0);
+  }
+  uint64_t now = 0;
+  if (anim_client_characters_create_mode(c, "default", &mode, NULL, at, PHYSICAL, ids, TIMEOUT_MS) != 0 ||
+      anim_client_characters_set_input(c, ids, in, PHYSICAL, &now, TIMEOUT_MS) != 0)
+    return -1;
+  anim_subscribe_options_t watch = {ids, PHYSICAL, 0, 1, ANIM_POSE_QUANTIZED, 0, 0};
+  if (anim_client_subscribe(c, &watch, on_physical, NULL, NULL, NULL, TIMEOUT_MS) != 0) return -1;
+  anim_body_part_t arm;
+  anim_body_part_init(&arm);
+  arm.bone = "LeftArm", arm.descendants = 1, arm.mode = ANIM_BODY_LIMP, arm.duration = 0.3f;
+  for (int i = 0; i < PHYSICAL; i++) {
+    anim_push_t p;
+    anim_push_init(&p);
+    p.bone = "Chest", p.point[1] = 0.05f;
+    /* Twice each, inside the window: a moderate shove, then every fourth a hard one (fall, lie 2 s, get up). */
+    for (int k = 0; k < 2; k++) {
+      p.tick = now + WARMUP_TICKS + 60 + (uint64_t)(i * 7) + (uint64_t)k * 260;
+      p.is_force = i % 3 == 1;
+      p.impulse[0] = (i % 4 == 0 && k == 0) ? 300.0f : 40.0f;
+      p.force[2] = 300.0f, p.duration = 0.3f;
+      if (anim_client_push(c, ids[i], &p, NULL, TIMEOUT_MS) != 0) return -1;
+    }
+    if (i % 5 == 2 && anim_client_set_body_modes(c, ids[i], &arm, 1, NULL, 0, NULL, TIMEOUT_MS) != 0) return -1;
+  }
+  return 0;
+}
 
 static void *client_main(void *arg) {
   anim_alloc_not_counted = 1;
@@ -92,6 +146,11 @@ static void *client_main(void *arg) {
       anim_client_subscribe_region(c, &region_near, &near, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       (around.follow = ids[0],
        anim_client_subscribe_region(c, &region_around, &around, on_frame, NULL, NULL, NULL, TIMEOUT_MS)) != 0) {
+    client_failed = 1;
+    anim_client_close(c);
+    return NULL;
+  }
+  if (push_physical(c)) {
     client_failed = 1;
     anim_client_close(c);
     return NULL;
@@ -213,10 +272,15 @@ static void test_no_allocation_per_tick(void **state) {
   srv_server_close(&server);
   assert_int_equal(uv_loop_close(&loop), 0);
   anim_lmm_networks_free(nets);
+  srv_crowd_stats_t *crowd_stats = &server.crowd.stats;
+  printf("physical characters: %llu simulations reset\n", (unsigned long long)crowd_stats->physics_resets);
   printf("%d characters, %d ticks after a %d-tick warm-up: %ld allocations by the server (%s), %ld frames read\n",
          CHARACTERS, COUNTED_TICKS, WARMUP_TICKS, counted, ANIM_ALLOC_COUNTER, (long)frames_read);
   assert_false(client_failed);
   assert_true(frames_read >= COUNTED_TICKS); /* the client was served throughout */
+  printf("physical characters' poses by state: kinematic %ld, powered %ld, fallen %ld, recovering %ld\n",
+         (long)physical_states[1], (long)physical_states[2], (long)physical_states[5], (long)physical_states[4]);
+  assert_true(physical_states[2] > 0 && physical_states[5] > 0 && physical_states[4] > 0);
   assert_int_equal(counted, 0);
 }
 
