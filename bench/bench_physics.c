@@ -11,7 +11,11 @@
  *     counted, not fatal): states bit-identical?
  * The comparison with ODE that chose MuJoCo was this program at commit
  * d694f65 (ODE has left the build; docs/physics.md keeps its figures).
- * Usage: bench_physics [--quick].
+ * 3. --track [seconds [rounds [database]]]: per dataset (the default and
+ *    ../shared/data/mocap, or $ANIM_SHARED_DIR), the powered body tracking
+ *    the walk the tests use, for each engine lever below: mean joint error
+ *    and CPU microseconds per tick (median over rounds, levers alternating).
+ * Usage: bench_physics [--quick | --track [seconds [rounds [database]]]].
  */
 #include <math.h>
 #include <pthread.h>
@@ -25,7 +29,9 @@
 #include <mujoco/mujoco.h>
 
 #include "../physics/body_internal.h"
+#include "offline/import.h"
 #include "offline/procgen.h"
+#include "pose/kinematics.h"
 
 #define H (1.0 / 240.0)
 #define NBODIES 8
@@ -156,7 +162,162 @@ static int cost_steps = 2400;
 static double mj_cost(int unused) { return mj_step_cost(cost_steps); }
 static double tick_cost_of(int unused) { return tick_cost(cost_steps / 4); }
 
+
+/* ---- --track: tracking error and CPU cost per tick, per dataset ------------ */
+
+/* The datasets the tests use (tests/support/shared_data.c): folder, metres
+ * per file unit, a walking clip's range. */
+static const struct {
+  const char *folder;
+  float scale;
+  const char *walk;
+} sets[] = {{"bandai-namco", 0.01f, "dataset-1_walk_normal_001"},
+            {"cmu-3dsmax", 0.056444f, "131_01"},
+            {"cmu-motionbuilder", 0.056444f, "02_01"},
+            {"games105", 1.0f, "walk_forward"}};
+#define NSETS (int)(sizeof sets / sizeof sets[0])
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A lever: engine options set on the model after it is built (NULL fields
+ * and -1 keep the model's). */
+typedef struct {
+  const char *name;
+  int substeps;     /* 0: the default */
+  int solver, iterations, cone, jacobian, integrator;
+  double tolerance;
+  int disable;      /* mjDSBL_* added */
+} lever_t;
+
+static void lever_apply(mjModel *m, const lever_t *l) {
+  if (l->solver >= 0) m->opt.solver = l->solver;
+  if (l->iterations > 0) m->opt.iterations = l->iterations;
+  if (l->cone >= 0) m->opt.cone = l->cone;
+  if (l->jacobian >= 0) m->opt.jacobian = l->jacobian;
+  if (l->integrator >= 0) m->opt.integrator = l->integrator;
+  if (l->tolerance > 0) m->opt.tolerance = l->tolerance;
+  m->opt.disableflags |= l->disable;
+}
+
+/* The powered body following the walk range back and forth for seconds:
+ * mean joint error (m, all bones, every tick, as tests/physics/test_body.c)
+ * and CPU microseconds per tick (this thread's CPU time); out_fell: the
+ * root went under half its start height. */
+static double track_walk(const anim_database_t *db, const anim_physics_model_t *pm, int r, double seconds,
+                         double *out_us, int *out_fell) {
+  char err[256];
+  anim_physics_body_t *body = anim_physics_body_create(pm, err, sizeof err);
+  int start = db->ranges[r].start, stop = db->ranges[r].stop, n = db->nbones;
+  anim_pose_view_t p = anim_database_frame_pose(db, start);
+  anim_physics_body_reset(body, p.positions, p.rotations);
+  vec3 pos[ANIM_MAX_BONES], want[ANIM_MAX_BONES], got[ANIM_MAX_BONES];
+  quat rot[ANIM_MAX_BONES], grot[ANIM_MAX_BONES];
+  double sum = 0, cpu = 0;
+  long count = 0;
+  int ticks = (int)lround(seconds * db->frame_rate), fell = 0;
+  float start_y = -1;
+  for (int t = 0; t < ticks; t++) {
+    int len = stop - start, k = (t + 1) % (2 * len - 2);
+    int f = start + (k < len ? k : 2 * len - 2 - k);
+    p = anim_database_frame_pose(db, f);
+    double t0 = cpu_now();
+    int rc = anim_physics_step(body, p.positions, p.rotations, pos, rot);
+    cpu += cpu_now() - t0;
+    if (rc) { fell = 2; break; }
+    anim_fk(got, grot, pos, rot, db->skeleton.parents, n);
+    anim_fk(want, grot, p.positions, p.rotations, db->skeleton.parents, n);
+    if (start_y < 0) start_y = want[pm->root].y;
+    if (got[pm->root].y < 0.5f * start_y) fell = 1;
+    for (int b = 1; b < n; b++) sum += vec3_length(vec3_sub(got[b], want[b])), count++;
+  }
+  anim_physics_body_free(body);
+  *out_us = cpu / ticks * 1e6;
+  *out_fell = fell;
+  return count ? sum / count : INFINITY;
+}
+
+static int load_set(int s, const char *shared, anim_database_t *out_db) {
+  char path[1024], err[512];
+  snprintf(path, sizeof path, "%s/data/mocap/%s", shared, sets[s].folder);
+  anim_clip_list_t clips = {NULL, 0, 0};
+  anim_bvh_options_t bo = {sets[s].scale};
+  if (anim_import_path(&clips, path, &bo, err, sizeof err)) return fprintf(stderr, "%s\n", err), -1;
+  anim_build_options_t o;
+  anim_build_options_default(&o), o.mirror = 1;
+  int rc = anim_database_build(out_db, sets[s].folder, clips.clips, clips.count, &o, err, sizeof err);
+  anim_clip_list_free(&clips);
+  if (rc) fprintf(stderr, "%s: %s\n", sets[s].folder, err);
+  return rc;
+}
+
+/* Levers tried (docs/physics.md): "-1" keeps the model's setting. */
+static const lever_t levers[] = {
+    {"model defaults", 0, -1, -1, -1, -1, -1, 0, 0},
+    {"2 substeps", 2, -1, -1, -1, -1, -1, 0, 0},
+    {"3 substeps", 3, -1, -1, -1, -1, -1, 0, 0},
+    {"2 substeps implicit", 2, -1, -1, -1, -1, mjINT_IMPLICIT, 0, 0},
+    {"Newton tol 1e-4", 0, -1, -1, -1, -1, -1, 1e-4, 0},
+    {"CG", 0, mjSOL_CG, -1, -1, -1, -1, 0, 0},
+    {"PGS 20 it", 0, mjSOL_PGS, 20, -1, -1, -1, 0, 0},
+    {"elliptic cone", 0, -1, -1, mjCONE_ELLIPTIC, -1, -1, 0, 0},
+    {"dense jacobian", 0, -1, -1, -1, mjJAC_DENSE, -1, 0, 0},
+    {"sparse jacobian", 0, -1, -1, -1, mjJAC_SPARSE, -1, 0, 0},
+    {"no warmstart", 0, -1, -1, -1, -1, -1, 0, mjDSBL_WARMSTART},
+};
+#define NLEVERS (int)(sizeof levers / sizeof levers[0])
+
+static int track_main(const char *shared, double seconds, int rounds, const char *only) {
+  printf("%-18s %-28s %8s %8s %5s\n", "database", "lever", "err cm", "us/tick", "fell");
+  for (int s = -1; s < NSETS; s++) {
+    const char *name = s < 0 ? "default" : sets[s].folder;
+    if (only && strcmp(only, name)) continue;
+    char err[512];
+    anim_database_t db;
+    if (s < 0 ? anim_procgen_database(&db, NULL, err, sizeof err) : load_set(s, shared, &db)) return 1;
+    const char *walk = s < 0 ? "walk" : sets[s].walk;
+    int r = -1;
+    for (int i = 0; i < db.nranges; i++)
+      if (!strcmp(db.ranges[i].name, walk)) r = i;
+    if (r < 0) return fprintf(stderr, "%s: no range %s\n", name, walk), 1;
+    anim_physics_model_t *pm[NLEVERS];
+    for (int l = 0; l < NLEVERS; l++) {
+      anim_physics_model_options_t o;
+      anim_physics_model_options_default(&o);
+      if (levers[l].substeps) o.substeps = levers[l].substeps;
+      pm[l] = anim_physics_model_create(&db, &o, err, sizeof err);
+      if (!pm[l]) return fprintf(stderr, "%s: %s\n", name, err), 1;
+      lever_apply(pm[l]->m, &levers[l]);
+    }
+    /* Rounds alternate the levers; the error is deterministic, the CPU
+     * time is the median over the rounds. */
+    double e[NLEVERS], us[NLEVERS][16];
+    int fell[NLEVERS];
+    for (int k = 0; k < rounds; k++)
+      for (int l = 0; l < NLEVERS; l++) e[l] = track_walk(&db, pm[l], r, seconds, &us[l][k], &fell[l]);
+    for (int l = 0; l < NLEVERS; l++) {
+      qsort(us[l], (size_t)rounds, sizeof(double), cmp_double);
+      printf("%-18s %-28s %8.2f %8.1f %5s\n", name, levers[l].name, 100 * e[l], us[l][rounds / 2],
+             fell[l] == 2 ? "DIVERGED" : fell[l] ? "yes" : "no");
+      anim_physics_model_free(pm[l]);
+    }
+    fflush(stdout);
+    anim_database_free(&db);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--track")) {
+    const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
+    double seconds = argc > 2 ? atof(argv[2]) : 60;
+    int rounds = argc > 3 ? atoi(argv[3]) : 3;
+    if (rounds < 1 || rounds > 16) rounds = 3;
+    return track_main(shared, seconds, rounds, argc > 4 ? argv[4] : NULL);
+  }
   if (argc > 1 && !strcmp(argv[1], "--quick")) cost_steps = 600;
   char err[512];
   anim_database_t db;
