@@ -11,11 +11,12 @@
  *     counted, not fatal): states bit-identical?
  * The comparison with ODE that chose MuJoCo was this program at commit
  * d694f65 (ODE has left the build; docs/physics.md keeps its figures).
- * 3. --track [seconds [rounds [database]]]: per dataset (the default and
+ * 3. --track [seconds [rounds [database|all [levers]]]]: per dataset (the default and
  *    ../shared/data/mocap, or $ANIM_SHARED_DIR), the powered body tracking
  *    the walk the tests use, for each engine lever below: mean joint error
- *    and CPU microseconds per tick (median over rounds, levers alternating).
- * Usage: bench_physics [--quick | --track [seconds [rounds [database]]]].
+ *    and CPU microseconds per tick (median over rounds, levers alternating);
+ *    levers: their indices, as "0,2" (default: all).
+ * Usage: bench_physics [--quick | --track [seconds [rounds [database|all [levers]]]]].
  */
 #include <math.h>
 #include <pthread.h>
@@ -191,6 +192,7 @@ typedef struct {
   int solver, iterations, cone, jacobian, integrator;
   double tolerance;
   int disable;      /* mjDSBL_* added */
+  int no_weld;      /* 1: every bone a body (options.weld_leaves 0) */
 } lever_t;
 
 static void lever_apply(mjModel *m, const lever_t *l) {
@@ -256,21 +258,35 @@ static int load_set(int s, const char *shared, anim_database_t *out_db) {
 
 /* Levers tried (docs/physics.md): "-1" keeps the model's setting. */
 static const lever_t levers[] = {
-    {"model defaults", 0, -1, -1, -1, -1, -1, 0, 0},
-    {"2 substeps", 2, -1, -1, -1, -1, -1, 0, 0},
-    {"3 substeps", 3, -1, -1, -1, -1, -1, 0, 0},
-    {"2 substeps implicit", 2, -1, -1, -1, -1, mjINT_IMPLICIT, 0, 0},
-    {"Newton tol 1e-4", 0, -1, -1, -1, -1, -1, 1e-4, 0},
-    {"CG", 0, mjSOL_CG, -1, -1, -1, -1, 0, 0},
-    {"PGS 20 it", 0, mjSOL_PGS, 20, -1, -1, -1, 0, 0},
-    {"elliptic cone", 0, -1, -1, mjCONE_ELLIPTIC, -1, -1, 0, 0},
-    {"dense jacobian", 0, -1, -1, -1, mjJAC_DENSE, -1, 0, 0},
-    {"sparse jacobian", 0, -1, -1, -1, mjJAC_SPARSE, -1, 0, 0},
-    {"no warmstart", 0, -1, -1, -1, -1, -1, 0, mjDSBL_WARMSTART},
+    {"model defaults", 0, -1, -1, -1, -1, -1, 0, 0, 0},
+    {"2 substeps", 2, -1, -1, -1, -1, -1, 0, 0, 0},
+    {"3 substeps", 3, -1, -1, -1, -1, -1, 0, 0, 0},
+    {"2 substeps implicit", 2, -1, -1, -1, -1, mjINT_IMPLICIT, 0, 0, 0},
+    {"Newton tol 1e-4", 0, -1, -1, -1, -1, -1, 1e-4, 0, 0},
+    {"CG", 0, mjSOL_CG, -1, -1, -1, -1, 0, 0, 0},
+    {"PGS 20 it", 0, mjSOL_PGS, 20, -1, -1, -1, 0, 0, 0},
+    {"elliptic cone", 0, -1, -1, mjCONE_ELLIPTIC, -1, -1, 0, 0, 0},
+    {"dense jacobian", 0, -1, -1, -1, mjJAC_DENSE, -1, 0, 0, 0},
+    {"sparse jacobian", 0, -1, -1, -1, mjJAC_SPARSE, -1, 0, 0, 0},
+    {"no warmstart", 0, -1, -1, -1, -1, -1, 0, mjDSBL_WARMSTART, 0},
+    {"every bone a body", 0, -1, -1, -1, -1, -1, 0, 0, 1},
 };
 #define NLEVERS (int)(sizeof levers / sizeof levers[0])
 
-static int track_main(const char *shared, double seconds, int rounds, const char *only) {
+/* pick: NULL (every lever) or indices as "0,2". */
+static int lever_picked(const char *pick, int l) {
+  if (!pick) return 1;
+  for (const char *p = pick; *p;) {
+    char *end;
+    long i = strtol(p, &end, 10);
+    if (end == p) return 0;
+    if (i == l) return 1;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 0;
+}
+
+static int track_main(const char *shared, double seconds, int rounds, const char *only, const char *pick) {
   printf("%-18s %-28s %8s %8s %5s\n", "database", "lever", "err cm", "us/tick", "fell");
   for (int s = -1; s < NSETS; s++) {
     const char *name = s < 0 ? "default" : sets[s].folder;
@@ -285,9 +301,12 @@ static int track_main(const char *shared, double seconds, int rounds, const char
     if (r < 0) return fprintf(stderr, "%s: no range %s\n", name, walk), 1;
     anim_physics_model_t *pm[NLEVERS];
     for (int l = 0; l < NLEVERS; l++) {
+      pm[l] = NULL;
+      if (!lever_picked(pick, l)) continue;
       anim_physics_model_options_t o;
       anim_physics_model_options_default(&o);
       if (levers[l].substeps) o.substeps = levers[l].substeps;
+      if (levers[l].no_weld) o.weld_leaves = 0;
       pm[l] = anim_physics_model_create(&db, &o, err, sizeof err);
       if (!pm[l]) return fprintf(stderr, "%s: %s\n", name, err), 1;
       lever_apply(pm[l]->m, &levers[l]);
@@ -297,8 +316,10 @@ static int track_main(const char *shared, double seconds, int rounds, const char
     double e[NLEVERS], us[NLEVERS][16];
     int fell[NLEVERS];
     for (int k = 0; k < rounds; k++)
-      for (int l = 0; l < NLEVERS; l++) e[l] = track_walk(&db, pm[l], r, seconds, &us[l][k], &fell[l]);
+      for (int l = 0; l < NLEVERS; l++)
+        if (pm[l]) e[l] = track_walk(&db, pm[l], r, seconds, &us[l][k], &fell[l]);
     for (int l = 0; l < NLEVERS; l++) {
+      if (!pm[l]) continue;
       qsort(us[l], (size_t)rounds, sizeof(double), cmp_double);
       printf("%-18s %-28s %8.2f %8.1f %5s\n", name, levers[l].name, 100 * e[l], us[l][rounds / 2],
              fell[l] == 2 ? "DIVERGED" : fell[l] ? "yes" : "no");
@@ -316,7 +337,8 @@ int main(int argc, char **argv) {
     double seconds = argc > 2 ? atof(argv[2]) : 60;
     int rounds = argc > 3 ? atoi(argv[3]) : 3;
     if (rounds < 1 || rounds > 16) rounds = 3;
-    return track_main(shared, seconds, rounds, argc > 4 ? argv[4] : NULL);
+    const char *only = argc > 4 && strcmp(argv[4], "all") ? argv[4] : NULL;
+    return track_main(shared, seconds, rounds, only, argc > 5 ? argv[5] : NULL);
   }
   if (argc > 1 && !strcmp(argv[1], "--quick")) cost_steps = 600;
   char err[512];
@@ -326,8 +348,7 @@ int main(int argc, char **argv) {
   anim_physics_model_options_default(&o);
   model = anim_physics_model_create(&db, &o, err, sizeof err);
   if (!model) return fprintf(stderr, "%s\n", err), 1;
-  int nbody = 0;
-  for (int b = 1; b < model->nbones; b++) nbody += model->sim[b];
+  int nbody = model->m->nbody - 1;
   printf("humanoid: %d bodies, %d ball joints + a free root, %d capsules, %.0f kg, step %.5f s\n", nbody, nbody - 1,
          model->ncapsules, model->total_mass, H);
   printf("MuJoCo %s\n\n", mj_versionString());

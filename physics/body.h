@@ -17,6 +17,14 @@
  *    (the hips) is the free root, every other bone a ball joint at its
  *    joint, rest orientation = the skeleton's rest (identity local rotation),
  *    so a ball joint's quaternion IS the database's local rotation.
+ *    Except the leaves (options.weld_leaves, default on): a bone without
+ *    children (head, hands, toe tips, finger ends) is welded into its
+ *    parent's body: its sphere, centred on its joint, rides on the parent,
+ *    which places it exactly where a joint would; its local rotation (which
+ *    moves nothing) is the target's. That drops 3 of the engine's degrees
+ *    of freedom per leaf (66 to 51 on the default skeleton). Its drive can
+ *    be set, and is kept, but moves nothing; a force on it acts on the
+ *    parent's body.
  *  - Geometry: one capsule per bone (parent joint -> child joint, its length
  *    the bone's length, the offset), in the parent's body; a bone without
  *    children gets a sphere. Radii: legs from their girths, others 0.3 x
@@ -84,6 +92,7 @@ typedef struct {
   float tick;        /* seconds per anim_physics_step (default 1/60) */
   int substeps;      /* engine steps per tick, 1..64 (default 4) */
   float friction;    /* ground friction coefficient (default 1) */
+  int weld_leaves;   /* 1 (default): a bone without children has no joint of its own (see the top); 0: every bone a body */
 } anim_physics_model_options_t;
 
 void anim_physics_model_options_default(anim_physics_model_options_t *out_options);

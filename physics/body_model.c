@@ -49,6 +49,7 @@ void anim_physics_model_options_default(anim_physics_model_options_t *out_option
   out_options->tick = 1.0f / 60.0f;
   out_options->substeps = 4;
   out_options->friction = 1.0f;
+  out_options->weld_leaves = 1;
 }
 
 /* A growing text buffer for the MJCF. */
@@ -166,13 +167,13 @@ static void observed_limits(anim_physics_model_t *pm, const anim_database_t *db)
   for (int b = 0; b < db->nbones; b++) pm->limit[b] = 0.0f;
   for (int f = 0; f < db->nframes; f++)
     for (int b = 1; b < db->nbones; b++) {
-      if (b == pm->root || !pm->sim[b]) continue;
+      if (!pm->joint[b]) continue;
       float w = fminf(fabsf(db->local_rotations[(size_t)f * db->nbones + b].w), 1.0f);
       float angle = 2.0f * acosf(w);
       if (angle > pm->limit[b]) pm->limit[b] = angle;
     }
   for (int b = 1; b < db->nbones; b++) {
-    if (b == pm->root || !pm->sim[b]) continue;
+    if (!pm->joint[b]) continue;
     /* A joint seen turning past LIMIT_MAX from rest (a rest pose far from
      * the data: Bandai Namco's legs reach 180 degrees) gets no limit: a
      * cone that wide would only bind where the data goes. */
@@ -192,8 +193,13 @@ static void write_body(text_t *t, const anim_physics_model_t *pm, int b, int dep
         pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b]);
   for (int i = 0; i < pm->ncapsules; i++) {
     const anim_physics_capsule_t *c = &pm->capsules[i];
-    if (c->bone != b) continue;
-    if (c->child < 0 || c->length < 1e-4f) {
+    int welded = c->bone != b && pm->welded[c->bone] && pm->parents[c->bone] == b;
+    if (c->bone != b && !welded) continue;
+    if (welded) { /* a welded leaf's sphere, on its joint in this body */
+      vec3 p = pm->offsets[c->bone];
+      put(t, "%*s<geom type=\"sphere\" pos=\"%.6g %.6g %.6g\" size=\"%.6g\" mass=\"%.6g\"/>\n", depth + 1, "", p.x, p.y, p.z,
+          c->radius, c->mass);
+    } else if (c->child < 0 || c->length < 1e-4f) {
       put(t, "%*s<geom type=\"sphere\" size=\"%.6g\" mass=\"%.6g\"/>\n", depth + 1, "", c->radius, c->mass);
     } else {
       vec3 e = pm->offsets[c->child];
@@ -202,7 +208,7 @@ static void write_body(text_t *t, const anim_physics_model_t *pm, int b, int dep
     }
   }
   for (int c = b + 1; c < pm->nbones; c++)
-    if (pm->parents[c] == b) write_body(t, pm, c, depth + 1);
+    if (pm->parents[c] == b && !pm->welded[c]) write_body(t, pm, c, depth + 1);
   put(t, "%*s</body>\n", depth, "");
 }
 
@@ -262,7 +268,7 @@ static int effective_inertias(anim_physics_model_t *pm) {
   /* Inertias in the rest pose, the root standing. */
   mj_forward(pm->m, d);
   for (int b = 1; b < pm->nbones; b++) {
-    if (!pm->sim[b]) continue;
+    if (!pm->sim[b] || pm->welded[b]) continue;
     int base = pm->dofadr[b] + (b == pm->root ? 3 : 0);
     double mean = 0;
     for (int k = 0; k < 3; k++) {
@@ -278,7 +284,7 @@ static int effective_inertias(anim_physics_model_t *pm) {
 static int find_addresses(anim_physics_model_t *pm, char *err, int errlen) {
   for (int b = 0; b < pm->nbones; b++) pm->body_id[b] = pm->qposadr[b] = pm->dofadr[b] = -1;
   for (int b = 1; b < pm->nbones; b++) {
-    if (!pm->sim[b]) continue;
+    if (!pm->sim[b] || pm->welded[b]) continue;
     char name[32];
     snprintf(name, sizeof name, "b%d", b);
     pm->body_id[b] = mj_name2id(pm->m, mjOBJ_BODY, name);
@@ -288,6 +294,9 @@ static int find_addresses(anim_physics_model_t *pm, char *err, int errlen) {
     pm->qposadr[b] = pm->m->jnt_qposadr[j];
     pm->dofadr[b] = pm->m->jnt_dofadr[j];
   }
+  /* A welded bone is its parent's body (a force on it acts there). */
+  for (int b = 1; b < pm->nbones; b++)
+    if (pm->welded[b]) pm->body_id[b] = pm->body_id[pm->parents[b]];
   return 0;
 }
 
@@ -301,6 +310,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   if (!(o.tick > 0.0f && o.tick <= 1.0f)) { body_errorf(err, errlen, "tick: must be in (0, 1] s"); return NULL; }
   if (o.substeps < 1 || o.substeps > 64) { body_errorf(err, errlen, "substeps: must be in 1..64"); return NULL; }
   if (!(o.friction >= 0.0f && o.friction <= 10.0f)) { body_errorf(err, errlen, "friction: must be in [0, 10]"); return NULL; }
+  if (o.weld_leaves != 0 && o.weld_leaves != 1) { body_errorf(err, errlen, "weld_leaves: must be 0 or 1"); return NULL; }
   if (anim_database_validate(db, err, errlen)) return NULL;
   const anim_skeleton_t *sk = &db->skeleton;
   /* The free root is the hips (the thighs' common ancestor); bones between
@@ -325,6 +335,12 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   memcpy(pm->parents, sk->parents, sizeof(int) * (size_t)sk->nbones);
   memcpy(pm->offsets, sk->offsets, sizeof(vec3) * (size_t)sk->nbones);
   for (int b = 0; b < sk->nbones; b++) pm->sim[b] = b > 0 && is_descendant(sk->parents, b, root);
+  for (int b = 1; b < sk->nbones; b++) {
+    int children = 0;
+    for (int c = 1; c < sk->nbones; c++) children += sk->parents[c] == b;
+    pm->welded[b] = o.weld_leaves && pm->sim[b] && b != root && !children;
+    pm->joint[b] = pm->sim[b] && b != root && !pm->welded[b];
+  }
 
   /* Rest pose: identity rotations, the root at the origin. */
   vec3 rest[ANIM_MAX_BONES];
@@ -359,7 +375,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
     if (!pm->m) { anim_physics_model_free(pm); return NULL; }
     if (find_addresses(pm, err, errlen) || effective_inertias(pm)) { anim_physics_model_free(pm); return NULL; }
     for (int b = 1; b < pm->nbones; b++) {
-      if (!pm->sim[b] || b == root) continue;
+      if (!pm->joint[b]) continue;
       double k, c;
       anim_spring_critical_gains(&k, &c, ANIM_PHYSICS_DEFAULT_HALFLIFE, pm->inertia[b]);
       pm->joint_damping[b] = (float)c;

@@ -66,6 +66,10 @@ static void test_invalid(void **state) {
   o.tick = -1.0f;
   assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
   assert_non_null(strstr(err, "tick"));
+  anim_physics_model_options_default(&o);
+  o.weld_leaves = 2;
+  assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
+  assert_non_null(strstr(err, "weld_leaves"));
 
   anim_physics_model_t *model = anim_physics_model_create(&db, NULL, err, sizeof err);
   if (!model) fail_msg("%s", err);
@@ -78,6 +82,15 @@ static void test_invalid(void **state) {
   assert_int_equal(anim_physics_body_set_drive(body, 0, &drive, err, sizeof err), ANIM_ERANGE);
   assert_int_equal(anim_physics_body_set_drive(body, info.root, &drive, err, sizeof err), ANIM_ERANGE);
   assert_int_equal(anim_physics_body_set_drive(body, info.nbones, &drive, err, sizeof err), ANIM_ERANGE);
+  /* A leaf (welded into its parent, no joint) keeps a drive it is given. */
+  int leaf = -1;
+  for (int b = info.root + 1; b < info.nbones && leaf < 0; b++) {
+    int children = 0;
+    for (int c = 1; c < info.nbones; c++) children += db.skeleton.parents[c] == b;
+    if (!children) leaf = b;
+  }
+  assert_true(leaf > 0);
+  assert_int_equal(anim_physics_body_set_drive(body, leaf, &drive, err, sizeof err), 0);
   int bone = info.root + 1;
   bad = drive, bad.mode = 7;
   assert_int_equal(anim_physics_body_set_drive(body, bone, &bad, err, sizeof err), ANIM_EINVAL);
