@@ -24,7 +24,12 @@
  *    moves nothing) is the target's. That drops 3 of the engine's degrees
  *    of freedom per leaf (66 to 51 on the default skeleton). Its drive can
  *    be set, and is kept, but moves nothing; a force on it acts on the
- *    parent's body.
+ *    parent's body. And the still joints (options.fix_still, default on):
+ *    a bone whose local rotation never moves more than ANIM_PHYSICS_STILL
+ *    from its first frame's over the database (CMU's zero-length
+ *    LHipJoint, LeftCollar, lhand: 6 of its 32 bones) keeps its body but
+ *    no joint, fixed at its first frame's rotation; its local rotation
+ *    out is the target's; its drive is kept and moves nothing.
  *  - Geometry: one capsule per bone (parent joint -> child joint, its length
  *    the bone's length, the offset), in the parent's body; a bone without
  *    children gets a sphere. Radii: legs from their girths, others 0.3 x
@@ -83,6 +88,7 @@
 #define ANIM_PHYSICS_LIMIT_MARGIN 0.17453292f /* 10 degrees */
 #define ANIM_PHYSICS_LIMIT_MIN 0.34906585f    /* 20 degrees */
 #define ANIM_PHYSICS_DEFAULT_HALFLIFE 0.05f   /* s, a joint drive's default strength */
+#define ANIM_PHYSICS_STILL 0.017453292f       /* 1 degree: a joint turning less over the frames is fixed */
 
 typedef struct anim_physics_model anim_physics_model_t;
 typedef struct anim_physics_body anim_physics_body_t;
@@ -93,6 +99,7 @@ typedef struct {
   int substeps;      /* engine steps per tick, 1..64 (default 4) */
   float friction;    /* ground friction coefficient (default 1) */
   int weld_leaves;   /* 1 (default): a bone without children has no joint of its own (see the top); 0: every bone a body */
+  int fix_still;     /* 1 (default): a joint the frames never turn (ANIM_PHYSICS_STILL) is fixed (see the top); 0: none */
 } anim_physics_model_options_t;
 
 void anim_physics_model_options_default(anim_physics_model_options_t *out_options);

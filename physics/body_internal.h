@@ -17,7 +17,9 @@ struct anim_physics_model {
   int parents[ANIM_MAX_BONES];
   unsigned char sim[ANIM_MAX_BONES];     /* 1: simulated (the root and the bones below it) */
   unsigned char welded[ANIM_MAX_BONES];  /* 1: a leaf welded into its parent's body (no joint, no body) */
-  unsigned char joint[ANIM_MAX_BONES];   /* 1: a ball joint (sim, not the root, not welded) */
+  unsigned char fixed[ANIM_MAX_BONES];   /* 1: a body without a joint (a still joint), at fixed_rotation */
+  unsigned char joint[ANIM_MAX_BONES];   /* 1: a ball joint (sim, not the root, not welded, not fixed) */
+  quat fixed_rotation[ANIM_MAX_BONES];
   vec3 offsets[ANIM_MAX_BONES];
   /* MuJoCo addresses per bone (-1 for bone 0; a welded bone: its parent's
    * body, no joint). The root's are its free joint's. */

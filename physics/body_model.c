@@ -50,6 +50,7 @@ void anim_physics_model_options_default(anim_physics_model_options_t *out_option
   out_options->substeps = 4;
   out_options->friction = 1.0f;
   out_options->weld_leaves = 1;
+  out_options->fix_still = 1;
 }
 
 /* A growing text buffer for the MJCF. */
@@ -162,6 +163,23 @@ static void make_capsules(anim_physics_model_t *pm, const anim_skeleton_t *sk, c
   }
 }
 
+/* The still joints: a bone whose local rotation stays within
+ * ANIM_PHYSICS_STILL of its first frame's over every frame gets no joint
+ * (body.h). */
+static void still_joints(anim_physics_model_t *pm, const anim_database_t *db) {
+  for (int b = 1; b < db->nbones; b++) {
+    if (!pm->joint[b]) continue;
+    quat q0 = quat_normalize(db->local_rotations[b]);
+    int still = 1;
+    for (int f = 1; f < db->nframes && still; f++) {
+      quat q = db->local_rotations[(size_t)f * db->nbones + b];
+      float dot = fminf(fabsf(q.w * q0.w + q.x * q0.x + q.y * q0.y + q.z * q0.z), 1.0f);
+      still = 2.0f * acosf(dot) < ANIM_PHYSICS_STILL;
+    }
+    if (still) pm->fixed[b] = 1, pm->joint[b] = 0, pm->fixed_rotation[b] = q0;
+  }
+}
+
 /* The largest rotation from rest of each bone's local rotation over db's frames. */
 static void observed_limits(anim_physics_model_t *pm, const anim_database_t *db) {
   for (int b = 0; b < db->nbones; b++) pm->limit[b] = 0.0f;
@@ -187,7 +205,11 @@ static void write_body(text_t *t, const anim_physics_model_t *pm, int b, int dep
   if (b == pm->root)
     put(t, "%*s<body name=\"b%d\" pos=\"0 %.6g 0\">\n%*s<freejoint name=\"j%d\"/>\n", depth, "", b,
         pm->rest_root_height, depth + 1, "", b);
-  else
+  else if (pm->fixed[b]) {
+    quat r = pm->fixed_rotation[b];
+    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\" quat=\"%.9g %.9g %.9g %.9g\">\n", depth, "", b, o.x, o.y, o.z, r.w,
+        r.x, r.y, r.z);
+  } else
     put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"%s\" range=\"0 %.6g\" damping=\"%.6g\"/>\n",
         depth, "", b, o.x, o.y, o.z, depth + 1, "", b, pm->limit[b] < (float)M_PI ? "true" : "false",
         pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b]);
@@ -268,7 +290,7 @@ static int effective_inertias(anim_physics_model_t *pm) {
   /* Inertias in the rest pose, the root standing. */
   mj_forward(pm->m, d);
   for (int b = 1; b < pm->nbones; b++) {
-    if (!pm->sim[b] || pm->welded[b]) continue;
+    if (!pm->joint[b] && b != pm->root) continue;
     int base = pm->dofadr[b] + (b == pm->root ? 3 : 0);
     double mean = 0;
     for (int k = 0; k < 3; k++) {
@@ -288,6 +310,8 @@ static int find_addresses(anim_physics_model_t *pm, char *err, int errlen) {
     char name[32];
     snprintf(name, sizeof name, "b%d", b);
     pm->body_id[b] = mj_name2id(pm->m, mjOBJ_BODY, name);
+    if (pm->body_id[b] < 0) return body_errorf(err, errlen, "MuJoCo model lost bone %d", b), ANIM_EINTERNAL;
+    if (pm->fixed[b]) continue;
     snprintf(name, sizeof name, "j%d", b);
     int j = mj_name2id(pm->m, mjOBJ_JOINT, name);
     if (pm->body_id[b] < 0 || j < 0) return body_errorf(err, errlen, "MuJoCo model lost bone %d", b), ANIM_EINTERNAL;
@@ -311,6 +335,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   if (o.substeps < 1 || o.substeps > 64) { body_errorf(err, errlen, "substeps: must be in 1..64"); return NULL; }
   if (!(o.friction >= 0.0f && o.friction <= 10.0f)) { body_errorf(err, errlen, "friction: must be in [0, 10]"); return NULL; }
   if (o.weld_leaves != 0 && o.weld_leaves != 1) { body_errorf(err, errlen, "weld_leaves: must be 0 or 1"); return NULL; }
+  if (o.fix_still != 0 && o.fix_still != 1) { body_errorf(err, errlen, "fix_still: must be 0 or 1"); return NULL; }
   if (anim_database_validate(db, err, errlen)) return NULL;
   const anim_skeleton_t *sk = &db->skeleton;
   /* The free root is the hips (the thighs' common ancestor); bones between
@@ -360,6 +385,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
     low = fminf(low, y - c->radius);
   }
   pm->rest_root_height = -low;
+  if (o.fix_still) still_joints(pm, db);
   observed_limits(pm, db);
 
   /* Two passes: the first model gives the joints' inertias, the second

@@ -70,6 +70,10 @@ static void test_invalid(void **state) {
   o.weld_leaves = 2;
   assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
   assert_non_null(strstr(err, "weld_leaves"));
+  anim_physics_model_options_default(&o);
+  o.fix_still = -1;
+  assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
+  assert_non_null(strstr(err, "fix_still"));
 
   anim_physics_model_t *model = anim_physics_model_create(&db, NULL, err, sizeof err);
   if (!model) fail_msg("%s", err);
