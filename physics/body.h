@@ -37,7 +37,8 @@
  *    than the lowest its joints come to the ground over the database's
  *    frames (at least 1 cm), so that the data's feet fit the floor.
  *    Capsules collide only with the ground plane
- *    (y = 0), not with each other nor with other characters.
+ *    (y = 0), not with each other nor with other characters: one explicit
+ *    MuJoCo contact pair per capsule with the plane, no broad phase.
  *  - Masses: de Leva (1996), "Adjustments to Zatsiorsky-Seluyanov's segment
  *    inertia parameters", J. Biomech. 29(9):1223-1230, male table: thigh
  *    14.16 %, shank 4.33 %, foot 1.37 % of the total mass per leg (the thigh
