@@ -240,7 +240,7 @@ static char *write_mjcf(const anim_physics_model_t *pm, float friction) {
   /* Y up as the database: gravity along -y, the plane's normal (its z) turned onto +y. */
   put(&t, "<mujoco model=\"animserver body\">\n"
           " <compiler angle=\"radian\" inertiafromgeom=\"true\"/>\n"
-          " <option timestep=\"%.9g\" gravity=\"0 -9.81 0\" integrator=\"Euler\"/>\n"
+          " <option timestep=\"%.9g\" gravity=\"0 -9.81 0\" integrator=\"Euler\" solver=\"PGS\" iterations=\"20\"/>\n"
           " <size njmax=\"600\" nconmax=\"150\"/>\n"
           " <default>\n"
           "  <joint armature=\"%g\" damping=\"0\"/>\n"
