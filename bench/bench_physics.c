@@ -16,7 +16,11 @@
  *    the walk the tests use, for each engine lever below: mean joint error
  *    and CPU microseconds per tick (median over rounds, levers alternating);
  *    levers: their indices, as "0,2" (default: all).
- * Usage: bench_physics [--quick | --track [seconds [rounds [database|all [levers]]]]].
+ * 4. --ratio [seconds [rounds [database|all]]]: the tick against the
+ *    engine's own steps of the same humanoid on the same states (see
+ *    ratio_walk), besides the model defaults' tracking.
+ * Usage: bench_physics [--quick | --track [seconds [rounds [database|all [levers]]]]
+ *                     | --ratio [seconds [rounds [database|all]]]].
  */
 #include <math.h>
 #include <pthread.h>
@@ -288,6 +292,58 @@ static int lever_picked(const char *pick, int l) {
   return 0;
 }
 
+
+/* ---- --ratio: a tick against the engine's own steps, the same states ------- */
+
+/* The engine's own step of the same humanoid: the same MJCF (bodies,
+ * joints, geoms, contact pairs) with MuJoCo's stock solver options
+ * (Newton, 100 iterations, tolerance 1e-8), no drives. Each tick the
+ * tracked body's state (qpos, qvel, warm start) and its last applied
+ * forces are copied into the reference, which then takes the tick's
+ * substeps with mj_step; the two are timed alternately, tick by tick, in
+ * this thread's CPU time. Out: CPU us per tick of anim_physics_step, of
+ * the reference's substeps mj_step, and of one reference mj_step. */
+static void engine_tick(const mjModel *m, mjData *ref, int substeps) {
+  for (int k = 0; k < substeps; k++) mj_step(m, ref);
+}
+
+static void ratio_walk(const anim_database_t *db, const anim_physics_model_t *pm, int r, double seconds, double *out_tick,
+                       double *out_engine_tick, double *out_engine_step) {
+  char err[256];
+  anim_physics_body_t *body = anim_physics_body_create(pm, err, sizeof err);
+  mjModel *stock = mj_copyModel(NULL, pm->m);
+  stock->opt.solver = mjSOL_NEWTON, stock->opt.iterations = 100, stock->opt.tolerance = 1e-8;
+  mjData *ref = mj_makeData(stock);
+  int start = db->ranges[r].start, stop = db->ranges[r].stop, nq = pm->m->nq, nv = pm->m->nv;
+  anim_pose_view_t p = anim_database_frame_pose(db, start);
+  anim_physics_body_reset(body, p.positions, p.rotations);
+  int ticks = (int)lround(seconds * db->frame_rate);
+  double tick = 0, engine = 0;
+  for (int t = 0; t < ticks; t++) {
+    int len = stop - start, k = (t + 1) % (2 * len - 2);
+    int f = start + (k < len ? k : 2 * len - 2 - k);
+    p = anim_database_frame_pose(db, f);
+    memcpy(ref->qpos, body->d->qpos, sizeof(mjtNum) * (size_t)nq);
+    memcpy(ref->qvel, body->d->qvel, sizeof(mjtNum) * (size_t)nv);
+    memcpy(ref->qacc_warmstart, body->d->qacc_warmstart, sizeof(mjtNum) * (size_t)nv);
+    memcpy(ref->qfrc_applied, body->d->qfrc_applied, sizeof(mjtNum) * (size_t)nv);
+    double t0 = cpu_now();
+    engine_tick(stock, ref, pm->substeps);
+    double t1 = cpu_now();
+    anim_physics_step(body, p.positions, p.rotations, NULL, NULL);
+    double t2 = cpu_now();
+    engine += t1 - t0, tick += t2 - t1;
+  }
+  *out_tick = tick / ticks * 1e6;
+  *out_engine_tick = engine / ticks * 1e6;
+  *out_engine_step = *out_engine_tick / pm->substeps;
+  mj_deleteData(ref);
+  mj_deleteModel(stock);
+  anim_physics_body_free(body);
+}
+
+static int ratio_rounds; /* --ratio: rounds of ratio_walk on lever 0's model */
+
 static int track_main(const char *shared, double seconds, int rounds, const char *only, const char *pick) {
   printf("%-18s %-28s %8s %8s %5s\n", "database", "lever", "err cm", "us/tick", "fell");
   for (int s = -1; s < NSETS; s++) {
@@ -326,8 +382,18 @@ static int track_main(const char *shared, double seconds, int rounds, const char
       qsort(us[l], (size_t)rounds, sizeof(double), cmp_double);
       printf("%-18s %-28s %8.2f %8.1f %5s\n", name, levers[l].name, 100 * e[l], us[l][rounds / 2],
              fell[l] == 2 ? "DIVERGED" : fell[l] ? "yes" : "no");
-      anim_physics_model_free(pm[l]);
     }
+    if (ratio_rounds) {
+      double a[16], b[16], c[16];
+      for (int k = 0; k < ratio_rounds; k++) ratio_walk(&db, pm[0] ? pm[0] : NULL, r, seconds, &a[k], &b[k], &c[k]);
+      qsort(a, (size_t)ratio_rounds, sizeof(double), cmp_double);
+      qsort(b, (size_t)ratio_rounds, sizeof(double), cmp_double);
+      qsort(c, (size_t)ratio_rounds, sizeof(double), cmp_double);
+      double rt = a[ratio_rounds / 2], rb = b[ratio_rounds / 2], rc = c[ratio_rounds / 2];
+      printf("%-18s ratio: tick %.1f us, engine's %d steps %.1f us (%.2fx), one engine step %.1f us (%.2fx)\n", name, rt,
+             pm[0]->substeps, rb, rt / rb, rc, rt / rc);
+    }
+    for (int l = 0; l < NLEVERS; l++) anim_physics_model_free(pm[l]);
     fflush(stdout);
     anim_database_free(&db);
   }
@@ -335,6 +401,14 @@ static int track_main(const char *shared, double seconds, int rounds, const char
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--ratio")) {
+    /* --ratio [seconds [rounds [database|all]]]: the model defaults only. */
+    const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
+    ratio_rounds = argc > 3 ? atoi(argv[3]) : 3;
+    if (ratio_rounds < 1 || ratio_rounds > 16) ratio_rounds = 3;
+    const char *only = argc > 4 && strcmp(argv[4], "all") ? argv[4] : NULL;
+    return track_main(shared, argc > 2 ? atof(argv[2]) : 60, 1, only, "0");
+  }
   if (argc > 1 && !strcmp(argv[1], "--track")) {
     const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
     double seconds = argc > 2 ? atof(argv[2]) : 60;
