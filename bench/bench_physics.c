@@ -198,6 +198,7 @@ typedef struct {
   int disable;      /* mjDSBL_* added */
   int no_weld;      /* 1: every bone a body (options.weld_leaves 0) */
   int no_fix;       /* 1: every joint free (options.fix_still 0) */
+  float armature;   /* > 0: options.upper_armature (kg m^2) */
 } lever_t;
 
 static void lever_apply(mjModel *m, const lever_t *l) {
@@ -263,19 +264,22 @@ static int load_set(int s, const char *shared, anim_database_t *out_db) {
 
 /* Levers tried (docs/physics.md): "-1" keeps the model's setting. */
 static const lever_t levers[] = {
-    {"model defaults", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0},
-    {"2 substeps", 2, -1, -1, -1, -1, -1, 0, 0, 0, 0},
-    {"3 substeps", 3, -1, -1, -1, -1, -1, 0, 0, 0, 0},
-    {"2 substeps implicit", 2, -1, -1, -1, -1, mjINT_IMPLICIT, 0, 0, 0, 0},
-    {"Newton tol 1e-4", 0, -1, -1, -1, -1, -1, 1e-4, 0, 0, 0},
-    {"CG", 0, mjSOL_CG, -1, -1, -1, -1, 0, 0, 0, 0},
-    {"PGS 20 it", 0, mjSOL_PGS, 20, -1, -1, -1, 0, 0, 0, 0},
-    {"elliptic cone", 0, -1, -1, mjCONE_ELLIPTIC, -1, -1, 0, 0, 0, 0},
-    {"dense jacobian", 0, -1, -1, -1, mjJAC_DENSE, -1, 0, 0, 0, 0},
-    {"sparse jacobian", 0, -1, -1, -1, mjJAC_SPARSE, -1, 0, 0, 0, 0},
-    {"no warmstart", 0, -1, -1, -1, -1, -1, 0, mjDSBL_WARMSTART, 0, 0},
-    {"every bone a body", 0, -1, -1, -1, -1, -1, 0, 0, 1, 1},
-    {"still joints free", 0, -1, -1, -1, -1, -1, 0, 0, 0, 1},
+    {"model defaults", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"2 substeps", 2, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"3 substeps", 3, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"2 substeps implicit", 2, -1, -1, -1, -1, mjINT_IMPLICIT, 0, 0, 0, 0, 0},
+    {"Newton tol 1e-4", 0, -1, -1, -1, -1, -1, 1e-4, 0, 0, 0, 0},
+    {"CG", 0, mjSOL_CG, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"PGS 20 it", 0, mjSOL_PGS, 20, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"elliptic cone", 0, -1, -1, mjCONE_ELLIPTIC, -1, -1, 0, 0, 0, 0, 0},
+    {"dense jacobian", 0, -1, -1, -1, mjJAC_DENSE, -1, 0, 0, 0, 0, 0},
+    {"sparse jacobian", 0, -1, -1, -1, mjJAC_SPARSE, -1, 0, 0, 0, 0, 0},
+    {"no warmstart", 0, -1, -1, -1, -1, -1, 0, mjDSBL_WARMSTART, 0, 0, 0},
+    {"every bone a body", 0, -1, -1, -1, -1, -1, 0, 0, 1, 1, 0},
+    {"still joints free", 0, -1, -1, -1, -1, -1, 0, 0, 0, 1, 0},
+    {"upper armature 0.01", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0.01f},
+    {"upper armature 0.1", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0.1f},
+    {"upper armature 1", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 1.0f},
 };
 #define NLEVERS (int)(sizeof levers / sizeof levers[0])
 
@@ -366,6 +370,7 @@ static int track_main(const char *shared, double seconds, int rounds, const char
       if (levers[l].substeps) o.substeps = levers[l].substeps;
       if (levers[l].no_weld) o.weld_leaves = 0;
       if (levers[l].no_fix) o.fix_still = 0;
+      if (levers[l].armature > 0) o.upper_armature = levers[l].armature;
       pm[l] = anim_physics_model_create(&db, &o, err, sizeof err);
       if (!pm[l]) return fprintf(stderr, "%s: %s\n", name, err), 1;
       lever_apply(pm[l]->m, &levers[l]);

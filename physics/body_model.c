@@ -32,7 +32,7 @@
 #define R_HEAD 0.1f
 #define R_FLOOR 0.01f   /* the thinnest capsule, m */
 #define LIMIT_MAX 3.0543262f /* 175 degrees */
-#define ARMATURE 0.01        /* kg m^2 per joint axis: steadies light bones */
+#define ARMATURE 0.01        /* kg m^2 per joint axis of the legs and the root */
 
 enum { G_OTHER, G_THIGH, G_SHANK, G_FOOT };
 
@@ -51,6 +51,7 @@ void anim_physics_model_options_default(anim_physics_model_options_t *out_option
   out_options->friction = 1.0f;
   out_options->weld_leaves = 1;
   out_options->fix_still = 1;
+  out_options->upper_armature = 0.3f;
 }
 
 /* A growing text buffer for the MJCF. */
@@ -106,6 +107,7 @@ static void make_capsules(anim_physics_model_t *pm, const anim_skeleton_t *sk, c
                           float total_mass) {
   int group[ANIM_MAX_BONES], nchildren[ANIM_MAX_BONES] = {0};
   leg_groups(sk, group);
+  for (int b = 0; b < sk->nbones; b++) pm->leg[b] = group[b] != G_OTHER;
   float ymin = INFINITY, ymax = -INFINITY;
   int head = -1;
   for (int b = 1; b < sk->nbones; b++) {
@@ -210,9 +212,10 @@ static void write_body(text_t *t, const anim_physics_model_t *pm, int b, int dep
     put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\" quat=\"%.9g %.9g %.9g %.9g\">\n", depth, "", b, o.x, o.y, o.z, r.w,
         r.x, r.y, r.z);
   } else
-    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"%s\" range=\"0 %.6g\" damping=\"%.6g\"/>\n",
+    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"%s\" range=\"0 %.6g\" damping=\"%.6g\" armature=\"%g\"/>\n",
         depth, "", b, o.x, o.y, o.z, depth + 1, "", b, pm->limit[b] < (float)M_PI ? "true" : "false",
-        pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b]);
+        pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b],
+        pm->leg[b] ? ARMATURE : pm->upper_armature);
   for (int i = 0; i < pm->ncapsules; i++) {
     const anim_physics_capsule_t *c = &pm->capsules[i];
     int welded = c->bone != b && pm->welded[c->bone] && pm->parents[c->bone] == b;
@@ -344,6 +347,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   if (!(o.friction >= 0.0f && o.friction <= 10.0f)) { body_errorf(err, errlen, "friction: must be in [0, 10]"); return NULL; }
   if (o.weld_leaves != 0 && o.weld_leaves != 1) { body_errorf(err, errlen, "weld_leaves: must be 0 or 1"); return NULL; }
   if (o.fix_still != 0 && o.fix_still != 1) { body_errorf(err, errlen, "fix_still: must be 0 or 1"); return NULL; }
+  if (!(o.upper_armature >= 0.0f && o.upper_armature <= 10.0f)) { body_errorf(err, errlen, "upper_armature: must be in [0, 10] kg m^2"); return NULL; }
   if (anim_database_validate(db, err, errlen)) return NULL;
   const anim_skeleton_t *sk = &db->skeleton;
   /* The free root is the hips (the thighs' common ancestor); bones between
@@ -365,6 +369,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   if (!pm) { body_errorf(err, errlen, "out of memory"); return NULL; }
   pm->nbones = sk->nbones, pm->root = root;
   pm->total_mass = o.total_mass, pm->tick = o.tick, pm->substeps = o.substeps;
+  pm->upper_armature = o.upper_armature;
   memcpy(pm->parents, sk->parents, sizeof(int) * (size_t)sk->nbones);
   memcpy(pm->offsets, sk->offsets, sizeof(vec3) * (size_t)sk->nbones);
   for (int b = 0; b < sk->nbones; b++) pm->sim[b] = b > 0 && is_descendant(sk->parents, b, root);
