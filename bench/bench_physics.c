@@ -430,9 +430,8 @@ int main(int argc, char **argv) {
   anim_physics_model_options_default(&o);
   model = anim_physics_model_create(&db, &o, err, sizeof err);
   if (!model) return fprintf(stderr, "%s\n", err), 1;
-  int nbody = model->m->nbody - 1;
-  printf("humanoid: %d bodies, %d ball joints + a free root, %d capsules, %.0f kg, step %.5f s\n", nbody, nbody - 1,
-         model->ncapsules, model->total_mass, H);
+  printf("humanoid: %d bodies, %d ball joints + a free root (%d degrees of freedom), %d capsules, %.0f kg, step %.5f s\n",
+         model->m->nbody - 1, model->m->njnt - 1, model->m->nv, model->ncapsules, model->total_mass, H);
   printf("MuJoCo %s\n\n", mj_versionString());
 
   /* Rounds, medians: the machine is shared, its load moves. */
