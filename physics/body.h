@@ -138,7 +138,7 @@ typedef struct {
   const anim_physics_capsule_t *capsules;
   const float *body_mass;        /* [nbones] kg, 0 for bone 0 */
   const float *limit;            /* [nbones] ball cone half-angle, rad (0: no ball joint) */
-  const float *inertia;          /* [nbones] mean of the joint axes' inertia (M_ii), kg m^2 (root: total mass) */
+  const float *inertia;          /* [nbones] mean of the joint axes' inertia (M_ii, armature included), kg m^2 (root: total mass; 0: no ball joint) */
   float total_mass;              /* kg */
   float rest_root_height;        /* m: the root's height with the rest pose on the ground */
   float tick;
