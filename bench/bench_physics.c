@@ -11,7 +11,16 @@
  *     counted, not fatal): states bit-identical?
  * The comparison with ODE that chose MuJoCo was this program at commit
  * d694f65 (ODE has left the build; docs/physics.md keeps its figures).
- * Usage: bench_physics [--quick].
+ * 3. --track [seconds [rounds [database|all [levers]]]]: per dataset (the default and
+ *    ../shared/data/mocap, or $ANIM_SHARED_DIR), the powered body tracking
+ *    the walk the tests use, for each engine lever below: mean joint error
+ *    and CPU microseconds per tick (median over rounds, levers alternating);
+ *    levers: their indices, as "0,2" (default: all).
+ * 4. --ratio [seconds [rounds [database|all]]]: the tick against the
+ *    engine's own steps of the same humanoid on the same states (see
+ *    ratio_walk), besides the model defaults' tracking.
+ * Usage: bench_physics [--quick | --track [seconds [rounds [database|all [levers]]]]
+ *                     | --ratio [seconds [rounds [database|all]]]].
  */
 #include <math.h>
 #include <pthread.h>
@@ -25,7 +34,9 @@
 #include <mujoco/mujoco.h>
 
 #include "../physics/body_internal.h"
+#include "offline/import.h"
 #include "offline/procgen.h"
+#include "pose/kinematics.h"
 
 #define H (1.0 / 240.0)
 #define NBODIES 8
@@ -156,7 +167,261 @@ static int cost_steps = 2400;
 static double mj_cost(int unused) { return mj_step_cost(cost_steps); }
 static double tick_cost_of(int unused) { return tick_cost(cost_steps / 4); }
 
+
+/* ---- --track: tracking error and CPU cost per tick, per dataset ------------ */
+
+/* The datasets the tests use (tests/support/shared_data.c): folder, metres
+ * per file unit, a walking clip's range. */
+static const struct {
+  const char *folder;
+  float scale;
+  const char *walk;
+} sets[] = {{"bandai-namco", 0.01f, "dataset-1_walk_normal_001"},
+            {"cmu-3dsmax", 0.056444f, "131_01"},
+            {"cmu-motionbuilder", 0.056444f, "02_01"},
+            {"games105", 1.0f, "walk_forward"}};
+#define NSETS (int)(sizeof sets / sizeof sets[0])
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A lever: engine options set on the model after it is built (NULL fields
+ * and -1 keep the model's). */
+typedef struct {
+  const char *name;
+  int substeps;     /* 0: the default */
+  int solver, iterations, cone, jacobian, integrator;
+  double tolerance;
+  int disable;      /* mjDSBL_* added */
+  int no_weld;      /* 1: every bone a body (options.weld_leaves 0) */
+  int no_fix;       /* 1: every joint free (options.fix_still 0) */
+  float armature;   /* > 0: options.upper_armature (kg m^2) */
+} lever_t;
+
+static void lever_apply(mjModel *m, const lever_t *l) {
+  if (l->solver >= 0) m->opt.solver = l->solver;
+  if (l->iterations > 0) m->opt.iterations = l->iterations;
+  if (l->cone >= 0) m->opt.cone = l->cone;
+  if (l->jacobian >= 0) m->opt.jacobian = l->jacobian;
+  if (l->integrator >= 0) m->opt.integrator = l->integrator;
+  if (l->tolerance > 0) m->opt.tolerance = l->tolerance;
+  m->opt.disableflags |= l->disable;
+}
+
+/* The powered body following the walk range back and forth for seconds:
+ * mean joint error (m, all bones, every tick, as tests/physics/test_body.c)
+ * and CPU microseconds per tick (this thread's CPU time); out_fell: the
+ * root went under half its start height. */
+static double track_walk(const anim_database_t *db, const anim_physics_model_t *pm, int r, double seconds,
+                         double *out_us, int *out_fell) {
+  char err[256];
+  anim_physics_body_t *body = anim_physics_body_create(pm, err, sizeof err);
+  int start = db->ranges[r].start, stop = db->ranges[r].stop, n = db->nbones;
+  anim_pose_view_t p = anim_database_frame_pose(db, start);
+  anim_physics_body_reset(body, p.positions, p.rotations);
+  vec3 pos[ANIM_MAX_BONES], want[ANIM_MAX_BONES], got[ANIM_MAX_BONES];
+  quat rot[ANIM_MAX_BONES], grot[ANIM_MAX_BONES];
+  double sum = 0, cpu = 0;
+  long count = 0;
+  int ticks = (int)lround(seconds * db->frame_rate), fell = 0;
+  float start_y = -1;
+  for (int t = 0; t < ticks; t++) {
+    int len = stop - start, k = (t + 1) % (2 * len - 2);
+    int f = start + (k < len ? k : 2 * len - 2 - k);
+    p = anim_database_frame_pose(db, f);
+    double t0 = cpu_now();
+    int rc = anim_physics_step(body, p.positions, p.rotations, pos, rot);
+    cpu += cpu_now() - t0;
+    if (rc) { fell = 2; break; }
+    anim_fk(got, grot, pos, rot, db->skeleton.parents, n);
+    anim_fk(want, grot, p.positions, p.rotations, db->skeleton.parents, n);
+    if (start_y < 0) start_y = want[pm->root].y;
+    if (got[pm->root].y < 0.5f * start_y) fell = 1;
+    for (int b = 1; b < n; b++) sum += vec3_length(vec3_sub(got[b], want[b])), count++;
+  }
+  anim_physics_body_free(body);
+  *out_us = cpu / ticks * 1e6;
+  *out_fell = fell;
+  return count ? sum / count : INFINITY;
+}
+
+static int load_set(int s, const char *shared, anim_database_t *out_db) {
+  char path[1024], err[512];
+  snprintf(path, sizeof path, "%s/data/mocap/%s", shared, sets[s].folder);
+  anim_clip_list_t clips = {NULL, 0, 0};
+  anim_bvh_options_t bo = {sets[s].scale};
+  if (anim_import_path(&clips, path, &bo, err, sizeof err)) return fprintf(stderr, "%s\n", err), -1;
+  anim_build_options_t o;
+  anim_build_options_default(&o), o.mirror = 1;
+  int rc = anim_database_build(out_db, sets[s].folder, clips.clips, clips.count, &o, err, sizeof err);
+  anim_clip_list_free(&clips);
+  if (rc) fprintf(stderr, "%s: %s\n", sets[s].folder, err);
+  return rc;
+}
+
+/* Levers tried (docs/physics.md): "-1" keeps the model's setting. */
+static const lever_t levers[] = {
+    {"model defaults", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"2 substeps", 2, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"3 substeps", 3, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"2 substeps implicit", 2, -1, -1, -1, -1, mjINT_IMPLICIT, 0, 0, 0, 0, 0},
+    {"Newton tol 1e-4", 0, -1, -1, -1, -1, -1, 1e-4, 0, 0, 0, 0},
+    {"CG", 0, mjSOL_CG, -1, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"PGS 20 it", 0, mjSOL_PGS, 20, -1, -1, -1, 0, 0, 0, 0, 0},
+    {"elliptic cone", 0, -1, -1, mjCONE_ELLIPTIC, -1, -1, 0, 0, 0, 0, 0},
+    {"dense jacobian", 0, -1, -1, -1, mjJAC_DENSE, -1, 0, 0, 0, 0, 0},
+    {"sparse jacobian", 0, -1, -1, -1, mjJAC_SPARSE, -1, 0, 0, 0, 0, 0},
+    {"no warmstart", 0, -1, -1, -1, -1, -1, 0, mjDSBL_WARMSTART, 0, 0, 0},
+    {"every bone a body", 0, -1, -1, -1, -1, -1, 0, 0, 1, 1, 0},
+    {"still joints free", 0, -1, -1, -1, -1, -1, 0, 0, 0, 1, 0},
+    {"upper armature 0.01", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0.01f},
+    {"upper armature 0.1", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0.1f},
+    {"upper armature 1", 0, -1, -1, -1, -1, -1, 0, 0, 0, 0, 1.0f},
+};
+#define NLEVERS (int)(sizeof levers / sizeof levers[0])
+
+/* pick: NULL (every lever) or indices as "0,2". */
+static int lever_picked(const char *pick, int l) {
+  if (!pick) return 1;
+  for (const char *p = pick; *p;) {
+    char *end;
+    long i = strtol(p, &end, 10);
+    if (end == p) return 0;
+    if (i == l) return 1;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 0;
+}
+
+
+/* ---- --ratio: a tick against the engine's own steps, the same states ------- */
+
+/* The engine's own step of the same humanoid: the same MJCF (bodies,
+ * joints, geoms, contact pairs) with MuJoCo's stock solver options
+ * (Newton, 100 iterations, tolerance 1e-8), no drives. Each tick the
+ * tracked body's state (qpos, qvel, warm start) and its last applied
+ * forces are copied into the reference, which then takes the tick's
+ * substeps with mj_step; the two are timed alternately, tick by tick, in
+ * this thread's CPU time. Out: CPU us per tick of anim_physics_step, of
+ * the reference's substeps mj_step, and of one reference mj_step. */
+static void engine_tick(const mjModel *m, mjData *ref, int substeps) {
+  for (int k = 0; k < substeps; k++) mj_step(m, ref);
+}
+
+static void ratio_walk(const anim_database_t *db, const anim_physics_model_t *pm, int r, double seconds, double *out_tick,
+                       double *out_engine_tick, double *out_engine_step) {
+  char err[256];
+  anim_physics_body_t *body = anim_physics_body_create(pm, err, sizeof err);
+  mjModel *stock = mj_copyModel(NULL, pm->m);
+  stock->opt.solver = mjSOL_NEWTON, stock->opt.iterations = 100, stock->opt.tolerance = 1e-8;
+  mjData *ref = mj_makeData(stock);
+  int start = db->ranges[r].start, stop = db->ranges[r].stop, nq = pm->m->nq, nv = pm->m->nv;
+  anim_pose_view_t p = anim_database_frame_pose(db, start);
+  anim_physics_body_reset(body, p.positions, p.rotations);
+  int ticks = (int)lround(seconds * db->frame_rate);
+  double tick = 0, engine = 0;
+  for (int t = 0; t < ticks; t++) {
+    int len = stop - start, k = (t + 1) % (2 * len - 2);
+    int f = start + (k < len ? k : 2 * len - 2 - k);
+    p = anim_database_frame_pose(db, f);
+    memcpy(ref->qpos, body->d->qpos, sizeof(mjtNum) * (size_t)nq);
+    memcpy(ref->qvel, body->d->qvel, sizeof(mjtNum) * (size_t)nv);
+    memcpy(ref->qacc_warmstart, body->d->qacc_warmstart, sizeof(mjtNum) * (size_t)nv);
+    memcpy(ref->qfrc_applied, body->d->qfrc_applied, sizeof(mjtNum) * (size_t)nv);
+    double t0 = cpu_now();
+    engine_tick(stock, ref, pm->substeps);
+    double t1 = cpu_now();
+    anim_physics_step(body, p.positions, p.rotations, NULL, NULL);
+    double t2 = cpu_now();
+    engine += t1 - t0, tick += t2 - t1;
+  }
+  *out_tick = tick / ticks * 1e6;
+  *out_engine_tick = engine / ticks * 1e6;
+  *out_engine_step = *out_engine_tick / pm->substeps;
+  mj_deleteData(ref);
+  mj_deleteModel(stock);
+  anim_physics_body_free(body);
+}
+
+static int ratio_rounds; /* --ratio: rounds of ratio_walk on lever 0's model */
+
+static int track_main(const char *shared, double seconds, int rounds, const char *only, const char *pick) {
+  printf("%-18s %-28s %8s %8s %5s\n", "database", "lever", "err cm", "us/tick", "fell");
+  for (int s = -1; s < NSETS; s++) {
+    const char *name = s < 0 ? "default" : sets[s].folder;
+    if (only && strcmp(only, name)) continue;
+    char err[512];
+    anim_database_t db;
+    if (s < 0 ? anim_procgen_database(&db, NULL, err, sizeof err) : load_set(s, shared, &db)) return 1;
+    const char *walk = s < 0 ? "walk" : sets[s].walk;
+    int r = -1;
+    for (int i = 0; i < db.nranges; i++)
+      if (!strcmp(db.ranges[i].name, walk)) r = i;
+    if (r < 0) return fprintf(stderr, "%s: no range %s\n", name, walk), 1;
+    anim_physics_model_t *pm[NLEVERS];
+    for (int l = 0; l < NLEVERS; l++) {
+      pm[l] = NULL;
+      if (!lever_picked(pick, l)) continue;
+      anim_physics_model_options_t o;
+      anim_physics_model_options_default(&o);
+      if (levers[l].substeps) o.substeps = levers[l].substeps;
+      if (levers[l].no_weld) o.weld_leaves = 0;
+      if (levers[l].no_fix) o.fix_still = 0;
+      if (levers[l].armature > 0) o.upper_armature = levers[l].armature;
+      pm[l] = anim_physics_model_create(&db, &o, err, sizeof err);
+      if (!pm[l]) return fprintf(stderr, "%s: %s\n", name, err), 1;
+      lever_apply(pm[l]->m, &levers[l]);
+    }
+    /* Rounds alternate the levers; the error is deterministic, the CPU
+     * time is the median over the rounds. */
+    double e[NLEVERS], us[NLEVERS][16];
+    int fell[NLEVERS];
+    for (int k = 0; k < rounds; k++)
+      for (int l = 0; l < NLEVERS; l++)
+        if (pm[l]) e[l] = track_walk(&db, pm[l], r, seconds, &us[l][k], &fell[l]);
+    for (int l = 0; l < NLEVERS; l++) {
+      if (!pm[l]) continue;
+      qsort(us[l], (size_t)rounds, sizeof(double), cmp_double);
+      printf("%-18s %-28s %8.2f %8.1f %5s\n", name, levers[l].name, 100 * e[l], us[l][rounds / 2],
+             fell[l] == 2 ? "DIVERGED" : fell[l] ? "yes" : "no");
+    }
+    if (ratio_rounds) {
+      double a[16], b[16], c[16];
+      for (int k = 0; k < ratio_rounds; k++) ratio_walk(&db, pm[0] ? pm[0] : NULL, r, seconds, &a[k], &b[k], &c[k]);
+      qsort(a, (size_t)ratio_rounds, sizeof(double), cmp_double);
+      qsort(b, (size_t)ratio_rounds, sizeof(double), cmp_double);
+      qsort(c, (size_t)ratio_rounds, sizeof(double), cmp_double);
+      double rt = a[ratio_rounds / 2], rb = b[ratio_rounds / 2], rc = c[ratio_rounds / 2];
+      printf("%-18s ratio: tick %.1f us, engine's %d steps %.1f us (%.2fx), one engine step %.1f us (%.2fx)\n", name, rt,
+             pm[0]->substeps, rb, rt / rb, rc, rt / rc);
+    }
+    for (int l = 0; l < NLEVERS; l++) anim_physics_model_free(pm[l]);
+    fflush(stdout);
+    anim_database_free(&db);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--ratio")) {
+    /* --ratio [seconds [rounds [database|all]]]: the model defaults only. */
+    const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
+    ratio_rounds = argc > 3 ? atoi(argv[3]) : 3;
+    if (ratio_rounds < 1 || ratio_rounds > 16) ratio_rounds = 3;
+    const char *only = argc > 4 && strcmp(argv[4], "all") ? argv[4] : NULL;
+    return track_main(shared, argc > 2 ? atof(argv[2]) : 60, 1, only, "0");
+  }
+  if (argc > 1 && !strcmp(argv[1], "--track")) {
+    const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
+    double seconds = argc > 2 ? atof(argv[2]) : 60;
+    int rounds = argc > 3 ? atoi(argv[3]) : 3;
+    if (rounds < 1 || rounds > 16) rounds = 3;
+    const char *only = argc > 4 && strcmp(argv[4], "all") ? argv[4] : NULL;
+    return track_main(shared, seconds, rounds, only, argc > 5 ? argv[5] : NULL);
+  }
   if (argc > 1 && !strcmp(argv[1], "--quick")) cost_steps = 600;
   char err[512];
   anim_database_t db;
@@ -165,10 +430,8 @@ int main(int argc, char **argv) {
   anim_physics_model_options_default(&o);
   model = anim_physics_model_create(&db, &o, err, sizeof err);
   if (!model) return fprintf(stderr, "%s\n", err), 1;
-  int nbody = 0;
-  for (int b = 1; b < model->nbones; b++) nbody += model->sim[b];
-  printf("humanoid: %d bodies, %d ball joints + a free root, %d capsules, %.0f kg, step %.5f s\n", nbody, nbody - 1,
-         model->ncapsules, model->total_mass, H);
+  printf("humanoid: %d bodies, %d ball joints + a free root (%d degrees of freedom), %d capsules, %.0f kg, step %.5f s\n",
+         model->m->nbody - 1, model->m->njnt - 1, model->m->nv, model->ncapsules, model->total_mass, H);
   printf("MuJoCo %s\n\n", mj_versionString());
 
   /* Rounds, medians: the machine is shared, its load moves. */

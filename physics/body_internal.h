@@ -15,9 +15,15 @@ struct anim_physics_model {
   mjModel *m;
   int nbones, root;
   int parents[ANIM_MAX_BONES];
-  unsigned char sim[ANIM_MAX_BONES];     /* 1: a body (the root and the bones below it) */
+  unsigned char sim[ANIM_MAX_BONES];     /* 1: simulated (the root and the bones below it) */
+  unsigned char welded[ANIM_MAX_BONES];  /* 1: a leaf welded into its parent's body (no joint, no body) */
+  unsigned char fixed[ANIM_MAX_BONES];   /* 1: a body without a joint (a still joint), at fixed_rotation */
+  unsigned char joint[ANIM_MAX_BONES];   /* 1: a ball joint (sim, not the root, not welded, not fixed) */
+  quat fixed_rotation[ANIM_MAX_BONES];
+  unsigned char leg[ANIM_MAX_BONES];     /* 1: a thigh, shank or foot bone (bone_roles.h) */
   vec3 offsets[ANIM_MAX_BONES];
-  /* MuJoCo addresses per bone (-1 for bone 0). The root's are its free joint's. */
+  /* MuJoCo addresses per bone (-1 for bone 0; a welded bone: its parent's
+   * body, no joint). The root's are its free joint's. */
   int body_id[ANIM_MAX_BONES], qposadr[ANIM_MAX_BONES], dofadr[ANIM_MAX_BONES];
   float body_mass[ANIM_MAX_BONES];
   float limit[ANIM_MAX_BONES];
@@ -26,7 +32,7 @@ struct anim_physics_model {
   double dof_inertia[ANIM_MAX_BONES][3];  /* per joint axis (the root: its rotation's) */
   int ncapsules;
   anim_physics_capsule_t capsules[ANIM_PHYSICS_MAX_CAPSULES];
-  float total_mass, rest_root_height, tick;
+  float total_mass, rest_root_height, tick, upper_armature;
   int substeps;
   char *mjcf;
 };

@@ -32,7 +32,7 @@
 #define R_HEAD 0.1f
 #define R_FLOOR 0.01f   /* the thinnest capsule, m */
 #define LIMIT_MAX 3.0543262f /* 175 degrees */
-#define ARMATURE 0.01        /* kg m^2 per joint axis: steadies light bones */
+#define ARMATURE 0.01        /* kg m^2 per joint axis of the legs and the root */
 
 enum { G_OTHER, G_THIGH, G_SHANK, G_FOOT };
 
@@ -49,6 +49,9 @@ void anim_physics_model_options_default(anim_physics_model_options_t *out_option
   out_options->tick = 1.0f / 60.0f;
   out_options->substeps = 4;
   out_options->friction = 1.0f;
+  out_options->weld_leaves = 1;
+  out_options->fix_still = 1;
+  out_options->upper_armature = 0.3f;
 }
 
 /* A growing text buffer for the MJCF. */
@@ -104,6 +107,7 @@ static void make_capsules(anim_physics_model_t *pm, const anim_skeleton_t *sk, c
                           float total_mass) {
   int group[ANIM_MAX_BONES], nchildren[ANIM_MAX_BONES] = {0};
   leg_groups(sk, group);
+  for (int b = 0; b < sk->nbones; b++) pm->leg[b] = group[b] != G_OTHER;
   float ymin = INFINITY, ymax = -INFINITY;
   int head = -1;
   for (int b = 1; b < sk->nbones; b++) {
@@ -161,18 +165,35 @@ static void make_capsules(anim_physics_model_t *pm, const anim_skeleton_t *sk, c
   }
 }
 
+/* The still joints: a bone whose local rotation stays within
+ * ANIM_PHYSICS_STILL of its first frame's over every frame gets no joint
+ * (body.h). */
+static void still_joints(anim_physics_model_t *pm, const anim_database_t *db) {
+  for (int b = 1; b < db->nbones; b++) {
+    if (!pm->joint[b]) continue;
+    quat q0 = quat_normalize(db->local_rotations[b]);
+    int still = 1;
+    for (int f = 1; f < db->nframes && still; f++) {
+      quat q = db->local_rotations[(size_t)f * db->nbones + b];
+      float dot = fminf(fabsf(q.w * q0.w + q.x * q0.x + q.y * q0.y + q.z * q0.z), 1.0f);
+      still = 2.0f * acosf(dot) < ANIM_PHYSICS_STILL;
+    }
+    if (still) pm->fixed[b] = 1, pm->joint[b] = 0, pm->fixed_rotation[b] = q0;
+  }
+}
+
 /* The largest rotation from rest of each bone's local rotation over db's frames. */
 static void observed_limits(anim_physics_model_t *pm, const anim_database_t *db) {
   for (int b = 0; b < db->nbones; b++) pm->limit[b] = 0.0f;
   for (int f = 0; f < db->nframes; f++)
     for (int b = 1; b < db->nbones; b++) {
-      if (b == pm->root || !pm->sim[b]) continue;
+      if (!pm->joint[b]) continue;
       float w = fminf(fabsf(db->local_rotations[(size_t)f * db->nbones + b].w), 1.0f);
       float angle = 2.0f * acosf(w);
       if (angle > pm->limit[b]) pm->limit[b] = angle;
     }
   for (int b = 1; b < db->nbones; b++) {
-    if (b == pm->root || !pm->sim[b]) continue;
+    if (!pm->joint[b]) continue;
     /* A joint seen turning past LIMIT_MAX from rest (a rest pose far from
      * the data: Bandai Namco's legs reach 180 degrees) gets no limit: a
      * cone that wide would only bind where the data goes. */
@@ -186,23 +207,33 @@ static void write_body(text_t *t, const anim_physics_model_t *pm, int b, int dep
   if (b == pm->root)
     put(t, "%*s<body name=\"b%d\" pos=\"0 %.6g 0\">\n%*s<freejoint name=\"j%d\"/>\n", depth, "", b,
         pm->rest_root_height, depth + 1, "", b);
-  else
-    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"%s\" range=\"0 %.6g\" damping=\"%.6g\"/>\n",
+  else if (pm->fixed[b]) {
+    quat r = pm->fixed_rotation[b];
+    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\" quat=\"%.9g %.9g %.9g %.9g\">\n", depth, "", b, o.x, o.y, o.z, r.w,
+        r.x, r.y, r.z);
+  } else
+    put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"%s\" range=\"0 %.6g\" damping=\"%.6g\" armature=\"%g\"/>\n",
         depth, "", b, o.x, o.y, o.z, depth + 1, "", b, pm->limit[b] < (float)M_PI ? "true" : "false",
-        pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b]);
+        pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b],
+        pm->leg[b] ? ARMATURE : pm->upper_armature);
   for (int i = 0; i < pm->ncapsules; i++) {
     const anim_physics_capsule_t *c = &pm->capsules[i];
-    if (c->bone != b) continue;
-    if (c->child < 0 || c->length < 1e-4f) {
-      put(t, "%*s<geom type=\"sphere\" size=\"%.6g\" mass=\"%.6g\"/>\n", depth + 1, "", c->radius, c->mass);
+    int welded = c->bone != b && pm->welded[c->bone] && pm->parents[c->bone] == b;
+    if (c->bone != b && !welded) continue;
+    if (welded) { /* a welded leaf's sphere, on its joint in this body */
+      vec3 p = pm->offsets[c->bone];
+      put(t, "%*s<geom name=\"g%d\" type=\"sphere\" pos=\"%.6g %.6g %.6g\" size=\"%.6g\" mass=\"%.6g\"/>\n", depth + 1, "", i,
+          p.x, p.y, p.z, c->radius, c->mass);
+    } else if (c->child < 0 || c->length < 1e-4f) {
+      put(t, "%*s<geom name=\"g%d\" type=\"sphere\" size=\"%.6g\" mass=\"%.6g\"/>\n", depth + 1, "", i, c->radius, c->mass);
     } else {
       vec3 e = pm->offsets[c->child];
-      put(t, "%*s<geom type=\"capsule\" fromto=\"0 0 0 %.6g %.6g %.6g\" size=\"%.6g\" mass=\"%.6g\"/>\n", depth + 1, "",
-          e.x, e.y, e.z, c->radius, c->mass);
+      put(t, "%*s<geom name=\"g%d\" type=\"capsule\" fromto=\"0 0 0 %.6g %.6g %.6g\" size=\"%.6g\" mass=\"%.6g\"/>\n", depth + 1,
+          "", i, e.x, e.y, e.z, c->radius, c->mass);
     }
   }
   for (int c = b + 1; c < pm->nbones; c++)
-    if (pm->parents[c] == b) write_body(t, pm, c, depth + 1);
+    if (pm->parents[c] == b && !pm->welded[c]) write_body(t, pm, c, depth + 1);
   put(t, "%*s</body>\n", depth, "");
 }
 
@@ -212,17 +243,25 @@ static char *write_mjcf(const anim_physics_model_t *pm, float friction) {
   /* Y up as the database: gravity along -y, the plane's normal (its z) turned onto +y. */
   put(&t, "<mujoco model=\"animserver body\">\n"
           " <compiler angle=\"radian\" inertiafromgeom=\"true\"/>\n"
-          " <option timestep=\"%.9g\" gravity=\"0 -9.81 0\" integrator=\"Euler\"/>\n"
+          " <option timestep=\"%.9g\" gravity=\"0 -9.81 0\" integrator=\"Euler\" solver=\"PGS\" iterations=\"20\"/>\n"
           " <size njmax=\"600\" nconmax=\"150\"/>\n"
           " <default>\n"
           "  <joint armature=\"%g\" damping=\"0\"/>\n"
-          "  <geom contype=\"1\" conaffinity=\"0\" condim=\"3\" friction=\"%g 0.005 0.0001\"/>\n"
+          "  <geom contype=\"0\" conaffinity=\"0\" condim=\"3\" friction=\"%g 0.005 0.0001\"/>\n"
           " </default>\n"
           " <worldbody>\n"
-          "  <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" quat=\"0.70710678 -0.70710678 0 0\" contype=\"0\" conaffinity=\"1\"/>\n",
+          "  <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" quat=\"0.70710678 -0.70710678 0 0\" contype=\"0\" conaffinity=\"0\"/>\n",
       pm->tick / pm->substeps, ARMATURE, friction);
   write_body(&t, pm, pm->root, 2);
-  put(&t, " </worldbody>\n</mujoco>\n");
+  put(&t, " </worldbody>\n");
+  /* Each capsule against the ground as an explicit pair, every geom's
+   * contype 0: MuJoCo then skips its broad phase (a sort of every geom's
+   * bounds each step, 7 % of a tick's instructions) and tests just these. */
+  put(&t, " <contact>\n");
+  for (int i = 0; i < pm->ncapsules; i++)
+    put(&t, "  <pair geom1=\"ground\" geom2=\"g%d\" condim=\"3\" friction=\"%g %g 0.005 0.0001 0.0001\"/>\n", i, friction, friction);
+  put(&t, " </contact>\n");
+  put(&t, "</mujoco>\n");
   if (t.failed) {
     free(t.s);
     return NULL;
@@ -262,7 +301,7 @@ static int effective_inertias(anim_physics_model_t *pm) {
   /* Inertias in the rest pose, the root standing. */
   mj_forward(pm->m, d);
   for (int b = 1; b < pm->nbones; b++) {
-    if (!pm->sim[b]) continue;
+    if (!pm->joint[b] && b != pm->root) continue;
     int base = pm->dofadr[b] + (b == pm->root ? 3 : 0);
     double mean = 0;
     for (int k = 0; k < 3; k++) {
@@ -278,16 +317,21 @@ static int effective_inertias(anim_physics_model_t *pm) {
 static int find_addresses(anim_physics_model_t *pm, char *err, int errlen) {
   for (int b = 0; b < pm->nbones; b++) pm->body_id[b] = pm->qposadr[b] = pm->dofadr[b] = -1;
   for (int b = 1; b < pm->nbones; b++) {
-    if (!pm->sim[b]) continue;
+    if (!pm->sim[b] || pm->welded[b]) continue;
     char name[32];
     snprintf(name, sizeof name, "b%d", b);
     pm->body_id[b] = mj_name2id(pm->m, mjOBJ_BODY, name);
+    if (pm->body_id[b] < 0) return body_errorf(err, errlen, "MuJoCo model lost bone %d", b), ANIM_EINTERNAL;
+    if (pm->fixed[b]) continue;
     snprintf(name, sizeof name, "j%d", b);
     int j = mj_name2id(pm->m, mjOBJ_JOINT, name);
     if (pm->body_id[b] < 0 || j < 0) return body_errorf(err, errlen, "MuJoCo model lost bone %d", b), ANIM_EINTERNAL;
     pm->qposadr[b] = pm->m->jnt_qposadr[j];
     pm->dofadr[b] = pm->m->jnt_dofadr[j];
   }
+  /* A welded bone is its parent's body (a force on it acts there). */
+  for (int b = 1; b < pm->nbones; b++)
+    if (pm->welded[b]) pm->body_id[b] = pm->body_id[pm->parents[b]];
   return 0;
 }
 
@@ -301,6 +345,9 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   if (!(o.tick > 0.0f && o.tick <= 1.0f)) { body_errorf(err, errlen, "tick: must be in (0, 1] s"); return NULL; }
   if (o.substeps < 1 || o.substeps > 64) { body_errorf(err, errlen, "substeps: must be in 1..64"); return NULL; }
   if (!(o.friction >= 0.0f && o.friction <= 10.0f)) { body_errorf(err, errlen, "friction: must be in [0, 10]"); return NULL; }
+  if (o.weld_leaves != 0 && o.weld_leaves != 1) { body_errorf(err, errlen, "weld_leaves: must be 0 or 1"); return NULL; }
+  if (o.fix_still != 0 && o.fix_still != 1) { body_errorf(err, errlen, "fix_still: must be 0 or 1"); return NULL; }
+  if (!(o.upper_armature >= 0.0f && o.upper_armature <= 10.0f)) { body_errorf(err, errlen, "upper_armature: must be in [0, 10] kg m^2"); return NULL; }
   if (anim_database_validate(db, err, errlen)) return NULL;
   const anim_skeleton_t *sk = &db->skeleton;
   /* The free root is the hips (the thighs' common ancestor); bones between
@@ -322,9 +369,16 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   if (!pm) { body_errorf(err, errlen, "out of memory"); return NULL; }
   pm->nbones = sk->nbones, pm->root = root;
   pm->total_mass = o.total_mass, pm->tick = o.tick, pm->substeps = o.substeps;
+  pm->upper_armature = o.upper_armature;
   memcpy(pm->parents, sk->parents, sizeof(int) * (size_t)sk->nbones);
   memcpy(pm->offsets, sk->offsets, sizeof(vec3) * (size_t)sk->nbones);
   for (int b = 0; b < sk->nbones; b++) pm->sim[b] = b > 0 && is_descendant(sk->parents, b, root);
+  for (int b = 1; b < sk->nbones; b++) {
+    int children = 0;
+    for (int c = 1; c < sk->nbones; c++) children += sk->parents[c] == b;
+    pm->welded[b] = o.weld_leaves && pm->sim[b] && b != root && !children;
+    pm->joint[b] = pm->sim[b] && b != root && !pm->welded[b];
+  }
 
   /* Rest pose: identity rotations, the root at the origin. */
   vec3 rest[ANIM_MAX_BONES];
@@ -344,6 +398,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
     low = fminf(low, y - c->radius);
   }
   pm->rest_root_height = -low;
+  if (o.fix_still) still_joints(pm, db);
   observed_limits(pm, db);
 
   /* Two passes: the first model gives the joints' inertias, the second
@@ -359,7 +414,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
     if (!pm->m) { anim_physics_model_free(pm); return NULL; }
     if (find_addresses(pm, err, errlen) || effective_inertias(pm)) { anim_physics_model_free(pm); return NULL; }
     for (int b = 1; b < pm->nbones; b++) {
-      if (!pm->sim[b] || b == root) continue;
+      if (!pm->joint[b]) continue;
       double k, c;
       anim_spring_critical_gains(&k, &c, ANIM_PHYSICS_DEFAULT_HALFLIFE, pm->inertia[b]);
       pm->joint_damping[b] = (float)c;

@@ -131,7 +131,7 @@ int anim_physics_body_reset(anim_physics_body_t *body, const vec3 *local_positio
   dq_store(q + 3, dq_from(rq));
   for (int b = 1; b < pm->nbones; b++) {
     body->prev_target[b] = quat_normalize(local_rotations[b]);
-    if (b != pm->root && pm->sim[b]) dq_store(d->qpos + pm->qposadr[b], dq_from(body->prev_target[b]));
+    if (pm->joint[b]) dq_store(d->qpos + pm->qposadr[b], dq_from(body->prev_target[b]));
   }
   body->prev_root_position = rp, body->prev_root_rotation = rq;
   body->has_prev_velocity = 0;
@@ -201,7 +201,7 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
   dquat qt[ANIM_MAX_BONES];
   double wt[ANIM_MAX_BONES][3];
   for (int b = 1; b < n; b++) {
-    if (b == root || !pm->sim[b]) continue;
+    if (!pm->joint[b]) continue;
     qt[b] = dq_from(quat_normalize(target_rotations[b]));
     dq_rotvec(wt[b], dq_mul(dq_conj(dq_from(body->prev_target[b])), qt[b]));
     for (int k = 0; k < 3; k++) wt[b][k] /= tick;
@@ -211,7 +211,7 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
    * corrects errors instead of lagging behind every swing. */
   double accel[ANIM_MAX_BONES][3];
   for (int b = 1; b < n; b++) {
-    if (b == root || !pm->sim[b]) continue;
+    if (!pm->joint[b]) continue;
     for (int k = 0; k < 3; k++) {
       accel[b][k] = body->has_prev_velocity ? pm->dof_inertia[b][k] * (wt[b][k] - body->prev_velocity[b][k]) / tick : 0.0;
       body->prev_velocity[b][k] = wt[b][k];
@@ -233,7 +233,7 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
     double t = (double)(s + 1) / pm->substeps;
     mju_zero(d->qfrc_applied, m->nv);
     for (int b = 1; b < n; b++) {
-      if (b == root || !pm->sim[b]) continue;
+      if (!pm->joint[b]) continue;
       const anim_physics_drive_t *dr = &body->drives[b];
       mjtNum *q = d->qpos + pm->qposadr[b], *w = d->qvel + pm->dofadr[b];
       if (dr->mode == ANIM_PHYSICS_KINEMATIC) {
@@ -279,7 +279,7 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
   /* Kinematic parts end the tick exactly on the target (the last substep
    * moved them on by their velocity). */
   for (int b = 1; b < n; b++)
-    if (b != root && pm->sim[b] && body->drives[b].mode == ANIM_PHYSICS_KINEMATIC) dq_store(d->qpos + pm->qposadr[b], qt[b]);
+    if (pm->joint[b] && body->drives[b].mode == ANIM_PHYSICS_KINEMATIC) dq_store(d->qpos + pm->qposadr[b], qt[b]);
   if (body->root.mode == ANIM_PHYSICS_KINEMATIC) {
     rqpos[0] = rp.x, rqpos[1] = rp.y, rqpos[2] = rp.z;
     dq_store(rqpos + 3, rqt);
@@ -296,7 +296,7 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
   if (out_positions && out_rotations) {
     for (int b = 0; b < n; b++) out_positions[b] = target_positions[b], out_rotations[b] = target_rotations[b];
     for (int b = 1; b < n; b++) {
-      if (b == root || !pm->sim[b]) continue;
+      if (!pm->joint[b]) continue;
       const mjtNum *q = d->qpos + pm->qposadr[b];
       out_rotations[b] = quat_make((float)q[0], (float)q[1], (float)q[2], (float)q[3]);
     }
@@ -325,6 +325,10 @@ void anim_physics_body_global_positions(const anim_physics_body_t *body, vec3 *o
   rot[pm->root] = quat_make((float)rq[3], (float)rq[4], (float)rq[5], (float)rq[6]);
   for (int b = 1; b < pm->nbones; b++) {
     if (b == pm->root) continue;
+    if (!pm->joint[b]) { /* welded, or above the root: the last target's */
+      rot[b] = body->prev_target[b];
+      continue;
+    }
     const mjtNum *q = d->qpos + pm->qposadr[b];
     rot[b] = quat_make((float)q[0], (float)q[1], (float)q[2], (float)q[3]);
   }

@@ -33,11 +33,15 @@
  * (a fall puts the hips near the ground, under 0.3 of it). */
 #define STAND_SECONDS 10
 #define STAND_MIN_SHARE 0.9f
-/* Tracking a walk: mean joint position error (all bones, every tick), m.
- * Measured 3.0-5.3 cm over the datasets, the root (held by the limited
- * stabiliser) 0.6-1.3 cm of it (docs/physics.md). */
-#define TRACK_MAX_MEAN_M 0.07f
-#define TRACK_SECONDS 10
+/* Tracking a walk for 60 s (the issue's duration): mean joint position
+ * error (all bones, every tick), m. Measured 2.1-3.4 cm over the
+ * datasets, the root (held by the limited stabiliser) 0.6-1.4 cm of it
+ * (docs/physics.md); the issue's target is 3 cm, met on four of five
+ * (games105: 3.39). The bound catches a regression, not the target. Never falls: the
+ * simulated root stays above TRACK_MIN_ROOT_SHARE of the target's height. */
+#define TRACK_MAX_MEAN_M 0.04f
+#define TRACK_SECONDS 60
+#define TRACK_MIN_ROOT_SHARE 0.5f
 
 static void default_database(anim_database_t *out_db) {
   char err[256];
@@ -66,6 +70,18 @@ static void test_invalid(void **state) {
   o.tick = -1.0f;
   assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
   assert_non_null(strstr(err, "tick"));
+  anim_physics_model_options_default(&o);
+  o.weld_leaves = 2;
+  assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
+  assert_non_null(strstr(err, "weld_leaves"));
+  anim_physics_model_options_default(&o);
+  o.fix_still = -1;
+  assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
+  assert_non_null(strstr(err, "fix_still"));
+  anim_physics_model_options_default(&o);
+  o.upper_armature = NAN;
+  assert_null(anim_physics_model_create(&db, &o, err, sizeof err));
+  assert_non_null(strstr(err, "upper_armature"));
 
   anim_physics_model_t *model = anim_physics_model_create(&db, NULL, err, sizeof err);
   if (!model) fail_msg("%s", err);
@@ -78,6 +94,15 @@ static void test_invalid(void **state) {
   assert_int_equal(anim_physics_body_set_drive(body, 0, &drive, err, sizeof err), ANIM_ERANGE);
   assert_int_equal(anim_physics_body_set_drive(body, info.root, &drive, err, sizeof err), ANIM_ERANGE);
   assert_int_equal(anim_physics_body_set_drive(body, info.nbones, &drive, err, sizeof err), ANIM_ERANGE);
+  /* A leaf (welded into its parent, no joint) keeps a drive it is given. */
+  int leaf = -1;
+  for (int b = info.root + 1; b < info.nbones && leaf < 0; b++) {
+    int children = 0;
+    for (int c = 1; c < info.nbones; c++) children += db.skeleton.parents[c] == b;
+    if (!children) leaf = b;
+  }
+  assert_true(leaf > 0);
+  assert_int_equal(anim_physics_body_set_drive(body, leaf, &drive, err, sizeof err), 0);
   int bone = info.root + 1;
   bad = drive, bad.mode = 7;
   assert_int_equal(anim_physics_body_set_drive(body, bone, &bad, err, sizeof err), ANIM_EINVAL);
@@ -202,6 +227,7 @@ static void stand(const char *name, const anim_database_t *db, const anim_physic
 }
 
 static double last_root_error; /* m, the last track's mean root error */
+static double last_root_share; /* the last track's lowest simulated / target root height */
 static int last_worst_bone;    /* the last track's bone with the largest mean error */
 static double last_worst_error;
 
@@ -227,7 +253,7 @@ static double track(const anim_database_t *db, const anim_physics_model_t *model
   quat rot[ANIM_MAX_BONES], grot[ANIM_MAX_BONES];
   anim_pose_view_t p = anim_database_frame_pose(db, start);
   assert_int_equal(anim_physics_body_reset(body, p.positions, p.rotations), 0);
-  double sum = 0, root_sum = 0, per_bone[ANIM_MAX_BONES] = {0};
+  double sum = 0, root_sum = 0, per_bone[ANIM_MAX_BONES] = {0}, root_share = INFINITY;
   long count = 0;
   anim_physics_model_info_t info;
   anim_physics_model_info(model, &info);
@@ -248,6 +274,7 @@ static double track(const anim_database_t *db, const anim_physics_model_t *model
       sum += e, count++, per_bone[b] += e;
     }
     root_sum += vec3_length(vec3_sub(got[root], want[root]));
+    if (got[root].y / want[root].y < root_share) root_share = got[root].y / want[root].y;
     const unsigned char *bytes = (const unsigned char *)pos;
     for (size_t i = 0; i < sizeof(vec3) * (size_t)n; i++) hash = (hash ^ bytes[i]) * 1099511628211ull;
     bytes = (const unsigned char *)rot;
@@ -255,6 +282,7 @@ static double track(const anim_database_t *db, const anim_physics_model_t *model
   }
   *out_allocs = anim_alloc_counter_close();
   last_root_error = root_sum / ticks;
+  last_root_share = root_share;
   last_worst_bone = 1;
   for (int b = 1; b < n; b++)
     if (per_bone[b] > per_bone[last_worst_bone]) last_worst_bone = b;
@@ -278,6 +306,7 @@ static void check_database(const char *name, const anim_database_t *db, const ch
   long a1, a2;
   double e1 = track(db, model, db->ranges[r].start, db->ranges[r].stop, &h1, &a1, ANIM_PHYSICS_POWERED);
   double root1 = last_root_error, worst1 = last_worst_error;
+  double share1 = last_root_share;
   int worst_bone1 = last_worst_bone;
   double e2 = track(db, model, db->ranges[r].start, db->ranges[r].stop, &h2, &a2, ANIM_PHYSICS_POWERED);
   /* Every part kinematic: the simulated pose is the target's. */
@@ -289,7 +318,11 @@ static void check_database(const char *name, const anim_database_t *db, const ch
   printf("  %-18s tracks %s: mean joint error %.2f cm (root %.2f, worst %s %.2f), runs identical %s, allocations %ld\n",
          name, walk, 100 * e1, 100 * root1, db->skeleton.names[worst_bone1], 100 * worst1,
          h1 == h2 && e1 == e2 ? "yes" : "NO", a1 + a2);
-  if (e1 > TRACK_MAX_MEAN_M) printf("FAIL: %s: mean joint error %.2f cm over %s, limit %.2f\n", name, 100 * e1, walk, 100 * TRACK_MAX_MEAN_M);
+  printf("  %-18s lowest root over %d s: %.3f of the target's height\n", name, TRACK_SECONDS, share1);
+  if (e1 > TRACK_MAX_MEAN_M)
+    fail_msg("%s: mean joint error %.2f cm over %s, limit %.2f (worst %s %.2f)", name, 100 * e1, walk, 100 * TRACK_MAX_MEAN_M,
+             db->skeleton.names[worst_bone1], 100 * worst1);
+  if (share1 < TRACK_MIN_ROOT_SHARE) fail_msg("%s: fell tracking %s: root down to %.2f of the target's height", name, walk, share1);
   if (h1 != h2 || e1 != e2) fail_msg("%s: two runs differ", name);
   if (a1 + a2) fail_msg("%s: %ld allocations while stepping", name, a1 + a2);
   anim_physics_model_free(model);
