@@ -141,7 +141,7 @@ static int frame_qpos(const anim_physics_model_t *pm, const anim_database_t *db,
   mjtNum *r = out_q + pm->qposadr[pm->root];
   r[0] = gp.x, r[1] = gp.y, r[2] = gp.z, r[3] = gq.w, r[4] = gq.x, r[5] = gq.y, r[6] = gq.z;
   for (int b = 1; b < pm->nbones; b++) {
-    if (b == pm->root || !pm->sim[b]) continue;
+    if (b == pm->root || !pm->joint[b]) continue; /* welded and fixed bones have no joint */
     quat q = quat_normalize(p.rotations[b]);
     mjtNum *j = out_q + pm->qposadr[b];
     j[0] = q.w, j[1] = q.x, j[2] = q.y, j[3] = q.z;
@@ -393,7 +393,7 @@ static void solve_frame(anim_idyn_t *id, mjtNum *qfrc_ext, anim_idyn_frame_t *ou
   double power = 0;
   for (int b = 1; b < pm->nbones; b++) {
     vec3 t = vec3_zero();
-    if (b != pm->root && pm->sim[b]) {
+    if (b != pm->root && pm->joint[b]) {
       const mjtNum *q = d->qfrc_inverse + pm->dofadr[b], *e = qfrc_ext + pm->dofadr[b], *w = d->qvel + pm->dofadr[b];
       t = vec3_make((float)(q[0] - e[0]), (float)(q[1] - e[1]), (float)(q[2] - e[2]));
       power += (q[0] - e[0]) * w[0] + (q[1] - e[1]) * w[1] + (q[2] - e[2]) * w[2];
