@@ -248,7 +248,7 @@ typedef struct {
 /* Validity rules (anim_path_options_validate):
  *  1. horizon in (0, 60] s, keep in (0, horizon];
  *  2. max_expansions >= 1;
- *  3. speed >= 0 m/s, progress >= 0, memory >= 0 s;
+ *  3. speed >= 0 m/s, progress >= 0, memory >= 0 s, merge in [0, 1] m/rad;
  *  4. warm and bound 0 or 1;
  *  5. every float finite. */
 typedef struct {
@@ -266,6 +266,10 @@ typedef struct {
                             reaches the best (above, "Bound") */
   float memory;          /* s: time constant of the lag carried from plan to
                             plan (default 10; 0: none; above, "Carried lag") */
+  float merge;           /* m and rad: walks placed within this of one seen
+                            at the same node within ANIM_PATH_MERGE_FRAMES
+                            are one state (default 0.05; 0: only the same
+                            state, ANIM_PATH_SAME; above, "Repeats") */
 } anim_path_options_t;
 
 void anim_path_options_default(anim_path_options_t *out_options);
@@ -292,7 +296,8 @@ typedef struct {
 
 /* Walks seen in a search, for dominance (above, "Repeats"). */
 #define ANIM_PATH_SEEN_SLOTS 256
-#define ANIM_PATH_SAME 1e-4f /* m, rad */
+#define ANIM_PATH_SAME 1e-4f /* m, rad: the same state, options.merge 0 */
+#define ANIM_PATH_MERGE_FRAMES 4 /* frames of a bucket of states merged (options.merge > 0) */
 typedef struct {
   uint32_t stamp;
   int node, frames;
@@ -344,6 +349,8 @@ typedef struct anim_path_planner {
   int expansions;        /* edges tried */
   int exhausted;         /* the budget ran out before the search ended */
   anim_path_seen_t *seen; /* [ANIM_PATH_SEEN_SLOTS]: walks seen by the running search */
+  float same;            /* m, rad: placements within this are one state (options.merge, or ANIM_PATH_SAME) */
+  int same_frames;       /* frames of a bucket of states compared (ANIM_PATH_MERGE_FRAMES, or 1) */
   uint32_t stamp;        /* of the running search */
   int searched;          /* the last plan searched (0: standing at the end, it took the seed) */
 } anim_path_planner_t;
