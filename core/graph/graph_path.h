@@ -279,6 +279,7 @@ typedef struct {
   int node;
   int segment;           /* of the path, where the last frame's path point is (a cursor) */
   anim_ground_map_t map; /* places the node's frame */
+  float turn_c, turn_s;  /* cos and sin of map.angle */
   float s;               /* arc length travelled (m) */
   float error;           /* m^2, progress term included */
   float progress;        /* m^2, the progress term's part of error */
