@@ -445,11 +445,13 @@ static int compare_children(const void *pa, const void *pb) {
   return (a->key > b->key) - (a->key < b->key);
 }
 
-/* Dominance (graph_path.h, "Repeats"): a walk that reaches a node at the
- * same frame as one seen before in this search, placed the same way (map
- * and arc within ANIM_PATH_SAME m or rad), has the same futures; when its
- * error is no less, none of them can do better, so it is dropped. A table
- * of the last walk seen per (node, frame) hash slot, stamped per search. */
+/* Dominance (graph_path.h, "Repeats"): a walk that reaches a node in the
+ * same bucket of frames as one seen before in this search (p->same_frames:
+ * 1 at options.merge 0), placed the same way within p->same (m, rad: map
+ * and arc), has (nearly) the same futures; when it is no earlier and its
+ * error no less, none of them can do (much) better, so it is dropped. A
+ * table of the last walk seen per (node, bucket) hash slot, stamped per
+ * search. */
 static int dominated(anim_path_planner_t *p, const anim_path_step_t *st) {
   int bucket = st->frames / p->same_frames;
   uint32_t h = ((uint32_t)st->node * 2654435761u) ^ ((uint32_t)bucket * 40503u);
