@@ -29,13 +29,15 @@
  *
  * Cost (`animbench graph --crowd 1000 --seconds 10`: the default database's
  * graph, a third each closed circles, 70 m zigzags and 3 + 3 m L's, one
- * thread, CPU time, two runs alternating the builds on a loaded machine):
- * a character following a path costs about seven times one wandering
- * (15.0-15.3 us a tick where 2.2-2.3 us; 1.1-1.5 us on a quiet machine),
+ * thread, CPU time, three runs alternating the builds on a shared
+ * machine): a character following a path costs 7 to 10 times one
+ * wandering (11.4-15.3 us a tick where 1.1-2.3 us; callgrind on 50
+ * characters for 10 s: 67k instructions a tick where 9.9k),
  * nearly all of it the search, a plan every 0.5 s of about 1400 edges
  * (first plans 2100). Before issue 30 it was 25-30 us, though an L's
  * character walked on past its end on one-edge plans; before near states
- * were merged (graph_path.h, "Repeats") 21.4-22.3 us, 2330 edges a plan
+ * were merged (graph_path.h, "Repeats") 16.8-22.3 us (104k instructions),
+ * 2330 edges a plan
  * (path errors: circles 0.647 m mean then, 0.623 now; zigzags 0.026 and
  * 0.027; L's 0.355 and 0.359). What brought it down: the search's path
  * point found by a cursor along the walk, not a binary search a frame;
