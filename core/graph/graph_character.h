@@ -27,23 +27,33 @@
  * Planning happens inside the tick that reaches the node (its cost is the
  * planner's, bounded by max_expansions); other ticks only play frames.
  *
- * Cost (`animbench graph --crowd 1000`: the default database's graph, a
- * third each closed circles, 70 m zigzags and 3 + 3 m L's, one thread, CPU
- * time): a character following a path costs about ten times one wandering
- * (18-22 us a tick where 1.1-2.3 us), nearly all of it the search, a plan
- * every 0.5 s of about 2300 edges (first plans 4100). Before issue 30 it
- * was 25-30 us (five runs alternating the two builds), though an L's
- * character walked on past its end on one-edge plans. What brought it down: the search's path point found by
- * a cursor along the walk, not a binary search a frame; walks repeating one
- * seen dropped (graph_path.h, "Repeats"); no search while standing at an
- * open path's end ("The end"). Tried and left: taking the previous plan's
+ * Cost (`animbench graph --crowd 1000 --seconds 10`: the default database's
+ * graph, a third each closed circles, 70 m zigzags and 3 + 3 m L's, one
+ * thread, CPU time, three runs alternating the builds on a shared
+ * machine): a character following a path costs 7 to 10 times one
+ * wandering (11.4-15.3 us a tick where 1.1-2.3 us; callgrind on 50
+ * characters for 10 s: 67k instructions a tick where 9.9k),
+ * nearly all of it the search, a plan every 0.5 s of about 1400 edges
+ * (first plans 2100). Before issue 30 it was 25-30 us, though an L's
+ * character walked on past its end on one-edge plans; before near states
+ * were merged (graph_path.h, "Repeats") 16.8-22.3 us (104k instructions),
+ * 2330 edges a plan
+ * (path errors: circles 0.647 m mean then, 0.623 now; zigzags 0.026 and
+ * 0.027; L's 0.355 and 0.359). What brought it down: the search's path
+ * point found by a cursor along the walk, not a binary search a frame;
+ * walks near one seen dropped ("Repeats"); no search while standing at an
+ * open path's end ("The end"); the map's rotation worked out at jumps only.
+ * Tried and left: taking the previous plan's
  * walk without a search while its error stayed near the last search's
  * (at most 3 plans in a row): 39% of plans skipped, but circles 0.91 m
  * from the path where 0.65 and zigzags 0.074 where 0.026, as its greedy
  * tails drift; a kept part of 1 s (half the plans: circles 0.71, zigzags
- * 0.033); a budget of 1000 or 500 edges (0.89 and 1.18 on circles); a
- * relative tolerance on the bound (10%: 18% fewer edges, circles 0.84). The
- * issue's target, at most twice the wandering cost, is not met.
+ * 0.033; with merging, 0.624 where 0.583 and L's 0.374 where 0.358, 300
+ * characters), or 0.75 s (circles 0.687); a budget of 1000 or 500 edges
+ * (0.89 and 1.18 on circles); a relative tolerance on the bound (10%: 18%
+ * fewer edges, circles 0.84); a bound from the most arc a walk from each
+ * node covers (3.5% fewer edges). The issue's target, at most twice the
+ * wandering cost, is not met.
  *
  * The graph and database are shared and read-only; a character allocates
  * everything in anim_graph_character_init (and, for a path longer than any

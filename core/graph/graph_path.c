@@ -26,16 +26,18 @@ void anim_path_options_default(anim_path_options_t *o) {
   o->warm = 1;
   o->bound = 1;
   o->memory = 10.0f;
+  o->merge = 0.05f;
 }
 
 int anim_path_options_validate(const anim_path_options_t *o) {
   if (!o) return ANIM_EINVAL;
   if (!isfinite(o->horizon) || !isfinite(o->keep) || !isfinite(o->speed) || !isfinite(o->progress) ||
-      !isfinite(o->memory))
+      !isfinite(o->memory) || !isfinite(o->merge))
     return ANIM_ENONFINITE;
   if (!(o->horizon > 0.0f) || o->horizon > 60.0f || !(o->keep > 0.0f) || o->keep > o->horizon || o->max_expansions < 1)
     return ANIM_EINVAL;
-  if (o->speed < 0.0f || o->progress < 0.0f || o->memory < 0.0f) return ANIM_EINVAL;
+  if (o->speed < 0.0f || o->progress < 0.0f || o->memory < 0.0f || o->merge < 0.0f || o->merge > 1.0f)
+    return ANIM_EINVAL;
   if ((o->warm != 0 && o->warm != 1) || (o->bound != 0 && o->bound != 1)) return ANIM_EINVAL;
   return 0;
 }
@@ -166,6 +168,9 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   double k = (double)p->keep_frames;
   p->weight = options->progress * (float)(6.0 * k / ((k + 1.0) * (2.0 * k + 1.0)));
   p->speed = options->speed;
+  /* Repeats (graph_path.h): exact at merge 0, else within merge and a few frames. */
+  p->same = options->merge > 0.0f ? options->merge : ANIM_PATH_SAME;
+  p->same_frames = options->merge > 0.0f ? ANIM_PATH_MERGE_FRAMES : 1;
   if (!(p->speed > 0.0f) && (rc = anim_path_expected_speed(graph, db, &p->speed))) return rc;
   size_t depth = (size_t)p->horizon_frames + 2;
   for (int u = 0; u < graph->nnodes; u++)
@@ -393,10 +398,15 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
   const anim_graph_edge_t *edge = &g->edges[e];
   *out = *from;
   out->node = edge->target;
-  if (edge->transition >= 0)
+  /* The map's rotation: worked out at a jump only (sincosf was 5% of the
+   * search's time when worked out at every edge). */
+  if (edge->transition >= 0) {
     out->map = jump_with_yaws(&from->map, p->db, g->nodes[from->node].frame, p->node_yaw[from->node],
                               edge->first_frame - 1, p->landing_yaw[e]);
-  turn_t turn = turn_of(out->map.angle); /* once an edge, not once a frame */
+    turn_t t = turn_of(out->map.angle);
+    out->turn_c = t.c, out->turn_s = t.s;
+  }
+  turn_t turn = {out->turn_c, out->turn_s};
   int last = g->nodes[edge->target].frame, future = p->options.bound;
   float off = 0.0f;
   for (int f = edge->first_frame; f <= last; f++) {
@@ -435,18 +445,23 @@ static int compare_children(const void *pa, const void *pb) {
   return (a->key > b->key) - (a->key < b->key);
 }
 
-/* Dominance (graph_path.h, "Repeats"): a walk that reaches a node at the
- * same frame as one seen before in this search, placed the same way (map
- * and arc within ANIM_PATH_SAME m or rad), has the same futures; when its
- * error is no less, none of them can do better, so it is dropped. A table
- * of the last walk seen per (node, frame) hash slot, stamped per search. */
+/* Dominance (graph_path.h, "Repeats"): a walk that reaches a node in the
+ * same bucket of frames as one seen before in this search (p->same_frames:
+ * 1 at options.merge 0), placed the same way within p->same (m, rad: map
+ * and arc), has (nearly) the same futures; when it is no earlier and its
+ * error no less, none of them can do (much) better, so it is dropped. A
+ * table of the last walk seen per (node, bucket) hash slot, stamped per
+ * search. */
 static int dominated(anim_path_planner_t *p, const anim_path_step_t *st) {
-  uint32_t h = ((uint32_t)st->node * 2654435761u) ^ ((uint32_t)st->frames * 40503u);
+  int bucket = st->frames / p->same_frames;
+  uint32_t h = ((uint32_t)st->node * 2654435761u) ^ ((uint32_t)bucket * 40503u);
   anim_path_seen_t *e = &p->seen[h & (ANIM_PATH_SEEN_SLOTS - 1)];
-  if (e->stamp == p->stamp && e->node == st->node && e->frames == st->frames &&
-      fabsf(e->angle - st->map.angle) < ANIM_PATH_SAME && fabsf(e->x - st->map.x) < ANIM_PATH_SAME &&
-      fabsf(e->z - st->map.z) < ANIM_PATH_SAME && fabsf(e->s - st->s) < ANIM_PATH_SAME) {
-    if (st->error >= e->error) return 1;
+  float same = p->same;
+  if (e->stamp == p->stamp && e->node == st->node && e->frames / p->same_frames == bucket &&
+      fabsf(e->angle - st->map.angle) < same && fabsf(e->x - st->map.x) < same && fabsf(e->z - st->map.z) < same &&
+      fabsf(e->s - st->s) < same) {
+    /* Later and no better: dropped. */
+    if (st->frames >= e->frames && st->error >= e->error) return 1;
   }
   *e = (anim_path_seen_t){p->stamp, st->node, st->frames, st->map.angle, st->map.x, st->map.z, st->s, st->error};
   return 0;
@@ -559,6 +574,8 @@ int anim_path_planner_plan(anim_path_planner_t *p, int start, anim_ground_map_t 
   anim_path_step_t root;
   root.node = start, root.map = map, root.s = 0.0f, root.error = 0.0f, root.progress = 0.0f, root.frames = 0;
   root.floor = 0.0f, root.segment = 0;
+  turn_t root_turn = turn_of(map.angle);
+  root.turn_c = root_turn.c, root.turn_s = root_turn.s;
   p->rest = p->closed ? INFINITY : fmaxf(0.0f, p->length - s0);
   /* The lag carried from the plans before, when this one goes on from where
    * the last one's kept part ends on the same path: the pacer went on at the

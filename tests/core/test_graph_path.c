@@ -151,6 +151,8 @@ static void enumerate(enumeration_t *en, scored_t at) {
  * moving: the lag carried (graph_path.h, "Progress") grows by the pacer's
  * keep a plan, beyond ANIM_PATH_LAG_SLACK after 20 (at 0.1 s kept). */
 #define CHAINED_PLANS 25
+/* How much above the least error a plan merging near states may be (relative). */
+#define MERGE_EXCESS 0.001f
 
 /* Branch and bound with the progress term finds the least error of all
  * walks: its bound stays a lower bound (graph_path.h). A horizon of 1 s
@@ -166,16 +168,23 @@ static void test_plan_is_least_error(void **state) {
   float line[] = {0.0f, 0.0f, 0.0f, 1.5f}, short_line[] = {0.0f, 0.0f, 0.5f, 0.0f};
   float circle[2 * ANIM_TEST_CIRCLE_SIDES];
   anim_path_t paths[3] = {{line, 2, 0}, anim_test_circle_path(circle, 2.0f), {short_line, 2, 0}};
-  long walks = 0;
+  long walks = 0, merged_edges = 0, exact_edges = 0;
   int compared = 0, lagging = 0, carried = 0, beyond = 0;
+  float worst_excess = 0.0f;
   for (int progress = 0; progress <= 1; progress++) {
     anim_path_options_t po;
     anim_path_options_default(&po);
     po.horizon = 1.0f, po.keep = 0.1f, po.max_expansions = 1000000, po.progress = (float)progress;
-    anim_path_planner_t p;
+    /* p merges only the same states: exact; q merges near ones (the
+     * default options.merge), its first plans compared with the least. */
+    anim_path_options_t qo = po;
+    po.merge = 0.0f;
+    anim_path_planner_t p, q;
     assert_int_equal(anim_path_planner_init(&p, g, &db, &po), 0);
+    assert_int_equal(anim_path_planner_init(&q, g, &db, &qo), 0);
     for (int k = 0; k < 3; k++) {
       assert_int_equal(anim_path_planner_set_path(&p, &paths[k]), 0);
+      assert_int_equal(anim_path_planner_set_path(&q, &paths[k]), 0);
       for (int u = 0; u < g->nnodes; u += 9) {
         anim_ground_map_t map = {0.3f * (float)u, 0.0f, 0.0f};
         float s0 = paths[k].closed ? 0.5f : 0.0f;
@@ -200,6 +209,14 @@ static void test_plan_is_least_error(void **state) {
                      paths[k].closed ? "circle" : k ? "short line" : "line", progress, again, p.plan_error, en.walks,
                      en.best);
           assert_true(p.plan_progress >= 0.0f && p.plan_progress <= p.plan_error);
+          if (!again) {
+            assert_int_equal(anim_path_planner_plan(&q, node, map, s0), 0);
+            float excess = (q.plan_error - en.best) / fmaxf(1e-3f, en.best);
+            if (excess > MERGE_EXCESS)
+              fail_msg("node %d, %s, progress %d, merged: planned %.6f m^2, the least %.6f", node,
+                       paths[k].closed ? "circle" : k ? "short line" : "line", progress, q.plan_error, en.best);
+            worst_excess = fmaxf(worst_excess, excess), merged_edges += q.expansions, exact_edges += p.expansions;
+          }
           lagging += p.plan_progress > 0.0f, carried += p.lag0 > 0.0f, beyond += p.lag0 > en.rest;
           walks += en.walks, compared++;
           node = p.warm_node;
@@ -207,11 +224,14 @@ static void test_plan_is_least_error(void **state) {
       }
     }
     if (!progress) assert_int_equal(lagging, 0);
-    anim_path_planner_free(&p);
+    anim_path_planner_free(&p), anim_path_planner_free(&q);
   }
   printf("%d plans, each the least error of its walks (%ld walks in all); %d with the walk behind the pacer, %d "
          "with a lag carried, %d of them past the path's end\n",
          compared, walks, lagging, carried, beyond);
+  printf("first plans merging near states (options.merge %.2f): at worst %.3f%% above the least error, %ld edges "
+         "tried where %ld exact\n",
+         0.05, 100.0 * worst_excess, merged_edges, exact_edges);
   assert_true(lagging > 0 && carried > 0 && beyond > 0);
   anim_motion_graph_free(g);
   anim_database_free(&db);
