@@ -90,6 +90,10 @@ PHYSICS_LIB := $(BUILD)/libanimphysics.a
 PHYSICS_LIBS := -lmujoco
 SERVER_LIB := $(BUILD)/libanimsrv.a
 CLIENT_LIB := $(BUILD)/libanimclient.a
+# The client library's optional part: poses rebuilt from a replicated
+# stream with the core's own controller code (include/anim_client_replica.h).
+REPLICA_SRC := $(sort $(wildcard client/replica/*.c))
+REPLICA_LIB := $(BUILD)/libanimclient_replica.a
 CLIENT_SO := $(BUILD)/libanimclient.so
 CLIENT_SOVER := $(CLIENT_SO).0
 SERVER_BIN := $(BUILD)/animserver
@@ -102,7 +106,7 @@ CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
 .PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot bench-fit bench-fit-stream bench-lmm bench-feet \
   example-config lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
-all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO)
+all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
 deps:
 	@tools/install-deps.sh build
@@ -152,6 +156,11 @@ $(SERVER_LIB): $(call obj,$(SERVER_SRC) $(WIRE_SRC)) $(BUILD)/gen/animserver.pb-
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(CLIENT_LIB): $(call obj,$(CLIENT_PARTS)) $(BUILD)/gen/animserver.pb-c.o
+	@echo "  AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+# Linked after libanimclient.a; carries the core's objects (the archive
+# gives a program only those the replica calls).
+$(REPLICA_LIB): $(call obj,$(REPLICA_SRC) $(CORE_SRC))
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 # Linked against every library its objects call (core/quantize.c needs libm),
@@ -223,7 +232,13 @@ $(BUILD)/tests/$(notdir $(basename $(1))): $(call obj,$(1)) $(call obj,$(TEST_SU
 	@echo "  LINK  $$@"
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ -lcmocka $$(PKG_UV_LIBS) $$(PKG_PBC_LIBS) $$(PHYSICS_LIBS) -lm -lpthread
 endef
-$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c tests/e2e/test_replica.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+
+# The replicated stream's test: the client library's replica part too.
+$(BUILD)/tests/test_replica: $(call obj,tests/e2e/test_replica.c) $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(REPLICA_LIB) $(PHYSICS_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 
 # The exporters' test: assimp (import/) and core/offline's BVH writer.
 $(BUILD)/tests/test_export: $(call obj,tests/tools/test_export.c) $(call obj,$(TEST_SUPPORT_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)

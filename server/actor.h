@@ -133,6 +133,10 @@ typedef struct {
   int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
+  /* Pool, after the tick: the motion-matching controller whose record and
+   * keyframe the replicated encoding sends (stream_replica.h); NULL (the
+   * hook or its answer): the character goes as quantized poses. */
+  const anim_controller_t *(*replica)(const void *character);
 } srv_actor_kind_t;
 
 struct srv_actor {

@@ -142,6 +142,8 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
+static const anim_controller_t *replica(const void *character) { return character; }
+
 const srv_actor_kind_t srv_actor_matching = {
     .name = "motion_matching",
     .size = sizeof(anim_controller_t),
@@ -155,4 +157,5 @@ const srv_actor_kind_t srv_actor_matching = {
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,
+    .replica = replica,
 };
