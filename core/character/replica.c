@@ -119,7 +119,7 @@ int anim_controller_replica_load(anim_controller_t *c, const uint8_t *bytes, siz
   for (size_t i = 0; i < nfloats; i++) {
     size_t at = i; /* the integer fields: frame, holding, foot_lock.enabled, each foot's state and have_previous */
     if (at == 0 || at == 3 || at == 7) continue;
-    size_t foot_at = 4 * 0 + FIXED_FLOATS - 2 + (size_t)nbones * BONE_FLOATS;
+    size_t foot_at = FIXED_FLOATS - 2 + (size_t)nbones * BONE_FLOATS; /* after the anchor and the bones */
     if (at >= foot_at && at < foot_at + (size_t)nfeet * FOOT_FLOATS) {
       size_t j = (at - foot_at) % FOOT_FLOATS;
       if (j == 0 || j == FOOT_FLOATS - 1) continue;
