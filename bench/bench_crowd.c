@@ -35,6 +35,11 @@
  * 15 Hz and R at 4 Hz: the second row is the cost of area-of-interest
  * streaming beside the first's full one.
  *
+ * --encodings replicated: the subscriptions send motion state instead of
+ * poses (ENCODING_REPLICATED), not for --regions; its bytes per
+ * character-second beside the quantized encoding's are issue 35's target
+ * (at most 1/8).
+ *
  * Readers are raw by default: they count frames with the wire framing only,
  * so the benchmark's own clients take little of the two cores the server
  * needs (--readers lib decodes every pose through the client library, as a
@@ -499,7 +504,7 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--regions") && v) o.region_radius = (float)atof(v), i++;
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
-                      "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
+                      "[--search-interval 6] [--rate 60] [--encodings quantized,float,replicated] [--rotations-only] "
                       "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] "
                       "[--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
                       "[--regions R] [--shared DIR]\n");
@@ -538,8 +543,9 @@ int bench_crowd(int argc, char **argv) {
            o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds,
            o.warmup_s);
   for (const char *e = encodings; *e;) {
-    o.encoding = !strncmp(e, "float", 5) ? ANIM_POSE_FLOAT : ANIM_POSE_QUANTIZED;
-    printf("\nencoding %s%s\n", o.encoding == ANIM_POSE_FLOAT ? "float" : "quantized",
+    o.encoding = !strncmp(e, "float", 5) ? ANIM_POSE_FLOAT : !strncmp(e, "replicated", 10) ? ANIM_POSE_REPLICATED
+                                                                                           : ANIM_POSE_QUANTIZED;
+    printf("\nencoding %s%s\n", o.encoding == ANIM_POSE_FLOAT ? "float" : o.encoding == ANIM_POSE_REPLICATED ? "replicated" : "quantized",
            o.rotations_only ? " (rotations only)" : "");
     print_header();
     int largest = 0;
@@ -548,7 +554,7 @@ int bench_crowd(int argc, char **argv) {
       o.characters = sizes[s];
       if (run_size(&o, &r) != 0) return crowd_trackers_close(o.trackers), 1;
       print_row(&r, base);
-      if (o.region_radius > 0) {
+      if (o.region_radius > 0 && o.encoding != ANIM_POSE_REPLICATED) { /* a replica steps every tick: no bands */
         result_t v = {0};
         o.regions = 1;
         int rc = run_size(&o, &v);

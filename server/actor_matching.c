@@ -72,6 +72,7 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
    * state does not stay in cache: 1.3x the ticks a second at 10,000). */
   for (int i = 0; i < n; i++) {
     if (i + 1 < n) anim_controller_prefetch(actors[i + 1]->character);
+    ((anim_controller_t *)actors[i]->character)->search_scale = (int)actors[i]->lod_scale;
     int rc =
         anim_controller_tick_begin(actors[i]->character, dt, s.queries + (size_t)nsearch * cols, &s.search[nsearch]);
     s.searcher[i] = rc == 1 ? nsearch++ : -1;

@@ -302,6 +302,7 @@ static size_t resolve(srv_subscriber_t *sub, srv_subscription_t *s) {
       s->ids[kept++] = s->ids[i]; /* in the frame as owned, not twice; still reported when gone */
     } else if (a) {
       s->resolved[s->nresolved++] = a;
+      if (s->rate_divisor <= 1) a->lod_scale = 1; /* streamed at full rate: full detail */
       a->want |= want_of(s, a);
       need_chunk(sub, a);
       bytes += pose_bytes(s, a);
@@ -397,6 +398,7 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
   if (s->owned) {
     sub->owned_firing = 1, sub->owned_want |= want_of(s, NULL); /* per character: add_owned */
     sub->owned_replicated |= s->encoding == SRV_ENCODING_REPLICATED;
+    sub->owned_full_rate |= s->rate_divisor <= 1;
   }
   sub->firing++;
   size_t bytes = s->view ? resolve_region(sub, s) : resolve(sub, s);
@@ -449,6 +451,7 @@ static void add_owned(srv_subscriber_t *sub, srv_actor_t *a) {
   }
   sub->owned[sub->nowned++] = a;
   need_chunk(sub, a);
+  if (sub->owned_full_rate) a->lod_scale = 1;
   a->want |= sub->owned_want | (sub->owned_replicated && !srv_replica_of(a) ? SRV_WANT_QUANTIZED : 0u);
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
     if (s->fires && s->owned) sub->owned_bytes += pose_bytes(s, a);
@@ -493,6 +496,7 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
   const srv_config_t *config = sub->hub->config;
   sub->owned_want = 0;
   sub->owned_replicated = 0;
+  sub->owned_full_rate = 0;
   sub->owned_firing = 0;
   sub->owned_failed = 0;
   sub->nowned = 0;

@@ -105,6 +105,7 @@ typedef struct srv_subscriber {
   int count;
   uint32_t owned_want;        /* this tick: SRV_WANT_* of the firing owned subscriptions */
   int owned_firing;           /* this tick: an owned subscription fires */
+  int owned_full_rate;        /* this tick: one of them streams every tick (its characters get full detail) */
   int owned_replicated;       /* this tick: a replicated one among them (quantized poses of what it cannot replicate) */
   int firing;                 /* this tick: subscriptions that fire */
   int encoding;               /* a pool job is encoding this subscriber's frames */

@@ -352,7 +352,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   if (c->holding && !at_rest(c, target)) c->holding = 0;
   c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between};
   c->moved_between = 0;
-  int periodic = c->frames_since_search >= p->search_interval;
+  int periodic = c->frames_since_search >= p->search_interval * (c->search_scale > 1 ? c->search_scale : 1);
   c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
                       (near_end ? ANIM_CONTROLLER_SEARCH_RANGE_END : 0);
   c->tick_searching = c->search_reasons != 0;

@@ -183,6 +183,10 @@ typedef struct {
   anim_foot_locks_t feet;
   uint8_t *fast_rotations; /* nbones flags: the legs' bones and the root's turn blend at the legs' speed */
   anim_controller_record_t record; /* the last tick's decisions, for replicas */
+  /* Level of detail, set by the caller before a tick: periodic searches
+   * every search_interval * search_scale frames (0 or 1: as the params say);
+   * searches forced by the input or a clip's end are not delayed. */
+  int search_scale;
   int moved_between;      /* reset since the last tick: the next tick's record says moved */
 } anim_controller_t;
 
