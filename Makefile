@@ -362,11 +362,11 @@ bench-feet: deps-bench
 # #include "anim_x.h" find their neighbours in that folder.
 INSTALL_BINS := $(SERVER_BIN) $(TOOLS)
 INSTALL_HEADERS := $(sort $(wildcard include/*.h))
-install: $(INSTALL_BINS) $(CLIENT_LIB) $(CLIENT_SO) client/animclient.pc.in
+install: $(INSTALL_BINS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB) client/animclient.pc.in
 	@case '$(PREFIX)' in /*) ;; *) echo "make install: PREFIX must be an absolute path, not '$(PREFIX)'" >&2; exit 2 ;; esac
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/animserver
 	install -m 755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(CLIENT_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(CLIENT_LIB) $(REPLICA_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(CLIENT_SOVER) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libanimclient.so.0 $(DESTDIR)$(PREFIX)/lib/libanimclient.so
 	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(PREFIX)/include/animserver/
@@ -376,7 +376,7 @@ install: $(INSTALL_BINS) $(CLIENT_LIB) $(CLIENT_SO) client/animclient.pc.in
 # Exactly the files install put (not the shared folders bin/, lib/, include/).
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(INSTALL_BINS)))
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/lib/,$(notdir $(CLIENT_LIB) $(CLIENT_SOVER) $(CLIENT_SO)))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/lib/,$(notdir $(CLIENT_LIB) $(REPLICA_LIB) $(CLIENT_SOVER) $(CLIENT_SO)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/pkgconfig/animclient.pc
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/animserver/,$(notdir $(INSTALL_HEADERS)))
 	[ ! -d $(DESTDIR)$(PREFIX)/include/animserver ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(PREFIX)/include/animserver

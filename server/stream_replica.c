@@ -23,7 +23,17 @@ static int reserve(srv_replica_records_t *r, size_t more);
 
 enum { FRAME_FRESH = 1 };
 
+/* Past a fresh frame (about 2.4 KB a character) the records take two
+ * bytes a character: the buffer a burst of keyframes grew is given back
+ * once frames stay under a quarter of it. */
+#define RECORDS_KEEP ((size_t)64 * 1024)
+
 void srv_replica_begin(srv_replica_records_t *r, int keys) {
+  if (r->capacity > RECORDS_KEEP && 4 * r->len < r->capacity && !keys) {
+    size_t capacity = 2 * r->len > RECORDS_KEEP ? 2 * r->len : RECORDS_KEEP;
+    uint8_t *shrunk = realloc(r->bytes, capacity);
+    if (shrunk) r->bytes = shrunk, r->capacity = capacity;
+  }
   r->len = 0, r->ncurrent = 0, r->failed = 0;
   if (keys) r->nprevious = 0;
   if (r->capacity || !reserve(r, 1)) r->bytes[r->len++] = keys ? FRAME_FRESH : 0;

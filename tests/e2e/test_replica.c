@@ -16,6 +16,9 @@
  * for by keyframes, and a destroyed character is forgotten. The replicated
  * frames must take at most 1/8 of the quantized frames' bytes per
  * character-second (issue 35's target), printed with the figures.
+ * Last, what it cannot carry: a graph character comes as quantized poses
+ * in the same frames, and a motion-matching character on another database
+ * than the replica's is skipped.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -305,10 +308,87 @@ static void test_rebuild_matches_stream(void **state) {
   anim_replica_free(c.replica);
 }
 
+/* ---- what it cannot carry ---------------------------------------------------------------------- */
+
+typedef struct {
+  anim_replica_t *replica;
+  long frames, graph_poses, other_poses;
+  int apply_rc;
+  uint64_t graph;
+  int graph_bones;
+} fallback_t;
+
+static void on_fallback(anim_client_t *cl, const anim_stream_frame_t *f, void *data) {
+  fallback_t *b = data;
+  b->frames++;
+  int rc = anim_replica_apply(b->replica, f);
+  if (rc) b->apply_rc = rc;
+  for (int i = 0; i < f->nposes; i++) {
+    if (f->poses[i].character == b->graph && f->poses[i].positions && f->poses[i].rotations)
+      b->graph_poses++, b->graph_bones = f->poses[i].nbones;
+    else b->other_poses++;
+  }
+}
+
+/* A graph character comes as quantized poses in the replicated frames; a
+ * motion-matching one on another database than the replica's is skipped. */
+static void test_other_kinds_fall_back_to_poses(void **state) {
+  if (!need_data()) return;
+  anim_graph_description_t *d = NULL;
+  anim_graph_build_options_t go = {0};
+  int rc = anim_client_graph_build(client, "default", &go, &d, TIMEOUT_MS);
+  assert_true(rc == 0 || rc == ANIM_EBUSY);
+  for (int i = 0; i < 600; i++) {
+    anim_graph_description_free(d);
+    assert_int_equal(anim_client_graph_describe(client, "default", 0, 0, &d, TIMEOUT_MS), 0);
+    assert_int_not_equal(d->status, ANIM_GRAPH_FAILED);
+    if (d->status != ANIM_GRAPH_BUILDING && d->ready) break;
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  assert_true(d->ready);
+  anim_graph_description_free(d);
+  uint64_t ids[2];
+  anim_character_mode_t graph = {.mode = ANIM_MODE_GRAPH};
+  anim_character_placement_t place = {40.0f, 0.0f, 0.0f, 0};
+  assert_int_equal(anim_client_characters_create_mode(client, "default", &graph, NULL, &place, 1, &ids[0], TIMEOUT_MS),
+                   0);
+  place.x = 44.0f;
+  assert_int_equal(anim_client_characters_create(client, "default", NULL, &place, 1, &ids[1], TIMEOUT_MS), 0);
+  int err;
+  fallback_t b = {anim_replica_create(db_path, &err, NULL, 0), 0, 0, 0, 0, ids[0], 0};
+  assert_non_null(b.replica);
+  anim_subscribe_options_t o = {ids, 2, 0, 1, ANIM_POSE_REPLICATED, 0, 0};
+  uint64_t sub;
+  assert_int_equal(anim_client_subscribe(client, &o, on_fallback, &b, &sub, NULL, TIMEOUT_MS), 0);
+  double end = now_s() + 1.0;
+  while (now_s() < end) {
+    rc = anim_client_poll(client, 5);
+    assert_true(rc == 0 || rc == ANIM_ETIMEDOUT);
+  }
+  assert_int_equal(anim_client_unsubscribe(client, sub, TIMEOUT_MS), 0);
+  anim_replica_stats_t st;
+  anim_replica_stats(b.replica, &st);
+  printf("  %ld frames: %ld graph poses (%d bones), %llu records of the default database's character skipped\n",
+         b.frames, b.graph_poses, b.graph_bones, (unsigned long long)st.foreign);
+  assert_int_equal(b.apply_rc, 0);
+  assert_true(b.frames > 20);
+  assert_int_equal(b.graph_poses, b.frames); /* every frame, as a pose */
+  assert_int_equal(b.other_poses, 0);        /* the motion-matching one is a record */
+  assert_true(b.graph_bones > 0);
+  assert_true(st.foreign >= (uint64_t)b.frames);
+  anim_replica_pose_t pose;
+  assert_int_equal(anim_replica_pose(b.replica, ids[0], &pose), ANIM_ENOTFOUND);
+  assert_int_equal(anim_replica_pose(b.replica, ids[1], &pose), ANIM_ENOTFOUND);
+  anim_replica_free(b.replica);
+  assert_int_equal(anim_client_characters_destroy(client, ids, 2, TIMEOUT_MS), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_rebuild_matches_stream),
+      cmocka_unit_test(test_other_kinds_fall_back_to_poses),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
