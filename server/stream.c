@@ -392,6 +392,7 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
     return 0;
   }
   s->replica_keys = s->replica_resync;
+  s->tick_encoding = s->encoding; /* what the job encodes, whatever an update says meanwhile */
   s->target_slot = free_buffer(s);
   s->target = s->target_slot >= 0 ? s->buffers[s->target_slot] : NULL;
   s->encode_failed = 0;
@@ -592,7 +593,7 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
   out->depth = p->depth;
   out->state_path = p->state_path, out->state_times = p->state_times;
   out->state_changed = p->state_changed, out->state_names = p->state_names;
-  if (s->encoding != SRV_ENCODING_FLOAT) { /* a replicated subscription's characters it cannot replicate too */
+  if (s->tick_encoding != SRV_ENCODING_FLOAT) { /* a replicated subscription's characters it cannot replicate too */
     out->quantized = a->quantized;
     out->quantized_len = anim_pose_quantized_size(p->nbones, s->rotations_only); /* a prefix of the full record */
   } else {
@@ -609,7 +610,7 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
 
 /* a's pose, or in a replicated subscription its record when it has one. 0, or ANIM_ENOMEM. */
 static int add_character(srv_subscription_t *s, const srv_actor_t *a, int *io_n) {
-  const anim_controller_t *c = s->encoding == SRV_ENCODING_REPLICATED ? srv_replica_of(a) : NULL;
+  const anim_controller_t *c = s->tick_encoding == SRV_ENCODING_REPLICATED ? srv_replica_of(a) : NULL;
   if (c) return srv_replica_append(&s->replica, a, c, s->replica_keys);
   pose_of(s, a, &s->poses[(*io_n)++]);
   return 0;
@@ -618,15 +619,15 @@ static int add_character(srv_subscription_t *s, const srv_actor_t *a, int *io_n)
 static void encode_subscription(const srv_subscriber_t *sub, const srv_crowd_t *crowd, srv_subscription_t *s) {
   int n = 0, rc = 0;
   srv_actor_t *const *named = s->view ? s->view->due : s->resolved;
-  if (s->encoding == SRV_ENCODING_REPLICATED) srv_replica_begin(&s->replica, s->replica_keys);
+  if (s->tick_encoding == SRV_ENCODING_REPLICATED) srv_replica_begin(&s->replica, s->replica_keys);
   for (int i = 0; i < s->nresolved && !rc; i++) rc = add_character(s, named[i], &n);
   if (s->owned)
     for (size_t i = 0; i < sub->nowned && !rc; i++) rc = add_character(s, sub->owned[i], &n);
-  if (s->encoding == SRV_ENCODING_REPLICATED && srv_replica_end(&s->replica) != 0) rc = ANIM_ENOMEM;
-  srv_stream_frame_t frame = {s->id, crowd->tick, wall_clock_us(), s->dropped, (int)s->encoding,
+  if (s->tick_encoding == SRV_ENCODING_REPLICATED && srv_replica_end(&s->replica) != 0) rc = ANIM_ENOMEM;
+  srv_stream_frame_t frame = {s->id, crowd->tick, wall_clock_us(), s->dropped, (int)s->tick_encoding,
                               (float)crowd->tick_dt, s->poses, n, s->gone, s->ngone, NULL, 0, NULL, 0,
-                              s->encoding == SRV_ENCODING_REPLICATED ? s->replica.bytes : NULL,
-                              s->encoding == SRV_ENCODING_REPLICATED ? s->replica.len : 0};
+                              s->tick_encoding == SRV_ENCODING_REPLICATED ? s->replica.bytes : NULL,
+                              s->tick_encoding == SRV_ENCODING_REPLICATED ? s->replica.len : 0};
   if (s->view) {
     frame.entered = s->view->entered, frame.nentered = (int)s->view->nentered;
     frame.left = s->view->left, frame.nleft = (int)s->view->nleft;
@@ -672,7 +673,7 @@ static void adopt(srv_subscription_t *s, srv_buffer_t *buffer) {
 
 static void deliver_subscription(srv_subscriber_t *sub, srv_subscription_t *s) {
   s->fires = 0;
-  int replicated = s->encoding == SRV_ENCODING_REPLICATED;
+  int replicated = s->tick_encoding == SRV_ENCODING_REPLICATED;
   if (!s->target) { /* out of memory: this tick's frame is lost */
     s->replica_resync = 1;
     return;

@@ -70,6 +70,7 @@ typedef struct srv_subscription {
   int owned;
   uint32_t rate_divisor;
   srv_encoding_t encoding;
+  srv_encoding_t tick_encoding; /* this tick's frame's, set when it fires (an update may come while it is encoded) */
   int global_positions, rotations_only, paused;
   uint64_t dropped;           /* frames replaced or skipped before they were sent */
   uint64_t *gone;             /* named characters found gone, reported in the next frame */
