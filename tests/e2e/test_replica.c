@@ -11,7 +11,8 @@
  * connection holds three subscriptions to them: float poses (what the
  * server shows, exact), quantized poses and replicated state. Every tick
  * the replica's rebuilt pose must equal the float stream's bit for bit
- * (the same build: the replay is the server's own code), transitions
+ * (the same build: the replay is the server's own code; across builds,
+ * ANIM_REPLICA_CROSS_BUILD=1, within the quantized error), transitions
  * happening meanwhile; a pause of the replicated subscription is made up
  * for by keyframes, and a destroyed character is forgotten. The replicated
  * frames must take at most 1/8 of the quantized frames' bytes per
@@ -44,6 +45,15 @@
 #define MAX_BONES 128
 /* Issue 35: replicated bytes per character-second at most this share of the quantized ones. */
 #define MAX_BYTES_SHARE (1.0 / 8.0)
+/* Across builds (ANIM_REPLICA_CROSS_BUILD=1: this test built otherwise
+ * than the server, e.g. `make BUILD=build/o3n OPT="-O3 -march=native"
+ * build/o3n/tests/test_replica` run with ANIM_BUILD_DIR=build): the
+ * quantized encoding's error instead of bit identity, a rotation
+ * component within 1e-4 and a position within 6.1e-5 m (docs/protocol.md;
+ * measured 5.6e-6 and 1.5e-5 in two runs at -O3 -march=native against
+ * -O2; bit-identical at -O1 against -O2). */
+#define CROSS_ROTATION_ERROR 1e-4
+#define CROSS_POSITION_ERROR 6.1e-5
 
 static anim_test_server_t server;
 static anim_client_t *client;
@@ -151,7 +161,7 @@ typedef struct {
   int apply_failed;
   /* Results. */
   long ticks_compared, poses_compared, mismatched, transitions;
-  double worst_error;
+  double worst_error, worst_position, worst_rotation;
   char worst[128];
   uint64_t first_tick, last_tick;
   size_t bytes[3]; /* float, quantized, replicated: this run's frames */
@@ -174,12 +184,14 @@ static void compare(compare_t *c) {
     if (!same) c->mismatched++;
     for (int k = 0; k < 3 * n; k++) {
       double e = fabs((double)p.positions[k] - (double)c->positions[i][k]);
+      if (e > c->worst_position) c->worst_position = e;
       if (e > c->worst_error)
         c->worst_error = e, snprintf(c->worst, sizeof c->worst, "character %llu bone %d position at tick %llu",
                                      (unsigned long long)c->ids[i], k / 3, (unsigned long long)c->float_tick);
     }
     for (int k = 0; k < 4 * n; k++) {
       double e = fabs((double)p.rotations[k] - (double)c->rotations[i][k]);
+      if (e > c->worst_rotation) c->worst_rotation = e;
       if (e > c->worst_error)
         c->worst_error = e, snprintf(c->worst, sizeof c->worst, "character %llu bone %d rotation at tick %llu",
                                      (unsigned long long)c->ids[i], k / 4, (unsigned long long)c->float_tick);
@@ -290,8 +302,15 @@ static void test_rebuild_matches_stream(void **state) {
          per_char_s[1] / per_char_s[2]);
   assert_true(c.ticks_compared > 200);
   assert_true(c.transitions > 10); /* the replay carried transitions, not a still crowd */
-  if (c.mismatched) fail_msg("%ld of %ld poses differ from the float stream; worst %.3g: %s", c.mismatched,
-                             c.poses_compared, c.worst_error, c.worst);
+  const char *cross = getenv("ANIM_REPLICA_CROSS_BUILD");
+  if (cross && !strcmp(cross, "1")) {
+    printf("  another build: worst position error %.3g m, rotation %.3g\n", c.worst_position, c.worst_rotation);
+    if (!(c.worst_position <= CROSS_POSITION_ERROR && c.worst_rotation <= CROSS_ROTATION_ERROR))
+      fail_msg("across builds: worst %.3g: %s", c.worst_error, c.worst);
+  } else if (c.mismatched) {
+    fail_msg("%ld of %ld poses differ from the float stream; worst %.3g: %s", c.mismatched, c.poses_compared,
+             c.worst_error, c.worst);
+  }
   assert_true(after.keyframes >= before.keyframes + CHARS); /* the pause's */
   assert_true(per_char_s[2] <= MAX_BYTES_SHARE * per_char_s[1]);
 
