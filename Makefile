@@ -93,6 +93,10 @@ PHYSICS_LIB := $(BUILD)/libanimphysics.a
 PHYSICS_LIBS := -lmujoco
 SERVER_LIB := $(BUILD)/libanimsrv.a
 CLIENT_LIB := $(BUILD)/libanimclient.a
+# The client library's optional part: poses rebuilt from a replicated
+# stream with the core's own controller code (include/anim_client_replica.h).
+REPLICA_SRC := $(sort $(wildcard client/replica/*.c))
+REPLICA_LIB := $(BUILD)/libanimclient_replica.a
 CLIENT_SO := $(BUILD)/libanimclient.so
 CLIENT_SOVER := $(CLIENT_SO).0
 SERVER_BIN := $(BUILD)/animserver
@@ -105,7 +109,7 @@ CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
 .PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot bench-fit bench-fit-stream bench-lmm bench-feet \
   example-config lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
-all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO)
+all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
 deps:
 	@tools/install-deps.sh build
@@ -155,6 +159,11 @@ $(SERVER_LIB): $(call obj,$(SERVER_SRC) $(WIRE_SRC)) $(GEN_OBJ)
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(CLIENT_LIB): $(call obj,$(CLIENT_PARTS)) $(GEN_OBJ)
+	@echo "  AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+# Linked after libanimclient.a; carries the core's objects (the archive
+# gives a program only those the replica calls).
+$(REPLICA_LIB): $(call obj,$(REPLICA_SRC) $(CORE_SRC))
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 # Linked against every library its objects call (core/quantize.c needs libm),
@@ -244,7 +253,13 @@ $(BUILD)/tests/$(notdir $(basename $(1))): $(call obj,$(1)) $(call obj,$(TEST_SU
 	@echo "  LINK  $$@"
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ -lcmocka $$(PKG_UV_LIBS) $$(PKG_PBC_LIBS) $$(PHYSICS_LIBS) -lm -lpthread
 endef
-$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c tests/e2e/test_replica.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+
+# The replicated stream's test: the client library's replica part too.
+$(BUILD)/tests/test_replica: $(call obj,tests/e2e/test_replica.c) $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(REPLICA_LIB) $(PHYSICS_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 
 # The exporters' test: assimp (import/) and core/offline's BVH writer.
 $(BUILD)/tests/test_export: $(call obj,tests/tools/test_export.c) $(call obj,$(TEST_SUPPORT_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
@@ -368,11 +383,11 @@ bench-feet: deps-bench
 # #include "anim_x.h" find their neighbours in that folder.
 INSTALL_BINS := $(SERVER_BIN) $(TOOLS)
 INSTALL_HEADERS := $(sort $(wildcard include/*.h))
-install: $(INSTALL_BINS) $(CLIENT_LIB) $(CLIENT_SO) client/animclient.pc.in
+install: $(INSTALL_BINS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB) client/animclient.pc.in
 	@case '$(PREFIX)' in /*) ;; *) echo "make install: PREFIX must be an absolute path, not '$(PREFIX)'" >&2; exit 2 ;; esac
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/animserver
 	install -m 755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(CLIENT_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(CLIENT_LIB) $(REPLICA_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(CLIENT_SOVER) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libanimclient.so.0 $(DESTDIR)$(PREFIX)/lib/libanimclient.so
 	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(PREFIX)/include/animserver/
@@ -382,7 +397,7 @@ install: $(INSTALL_BINS) $(CLIENT_LIB) $(CLIENT_SO) client/animclient.pc.in
 # Exactly the files install put (not the shared folders bin/, lib/, include/).
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(INSTALL_BINS)))
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/lib/,$(notdir $(CLIENT_LIB) $(CLIENT_SOVER) $(CLIENT_SO)))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/lib/,$(notdir $(CLIENT_LIB) $(REPLICA_LIB) $(CLIENT_SOVER) $(CLIENT_SO)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/pkgconfig/animclient.pc
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/animserver/,$(notdir $(INSTALL_HEADERS)))
 	[ ! -d $(DESTDIR)$(PREFIX)/include/animserver ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(PREFIX)/include/animserver

@@ -35,6 +35,11 @@
  * 15 Hz and R at 4 Hz: the second row is the cost of area-of-interest
  * streaming beside the first's full one.
  *
+ * --encodings replicated: the subscriptions send motion state instead of
+ * poses (ENCODING_REPLICATED), not for --regions; its bytes per
+ * character-second beside the quantized encoding's are issue 35's target
+ * (at most 1/8).
+ *
  * Readers are raw by default: they count frames with the wire framing only,
  * so the benchmark's own clients take little of the two cores the server
  * needs (--readers lib decodes every pose through the client library, as a
@@ -245,6 +250,27 @@ static void *sender_main(void *arg) {
   return NULL;
 }
 
+/* ---- the server's CPU, read from outside ------------------------------------------------- */
+
+/* User + system CPU seconds of process pid, every thread (fields 14 and 15
+ * of /proc/<pid>/stat, in clock ticks), or -1. Read by this process, not
+ * reported by the server, so the figure needs nothing of the server's
+ * own accounting. */
+static double process_cpu_s(pid_t pid) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1.0;
+  size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = 0;
+  const char *after = strrchr(line, ')'); /* the command name may hold spaces */
+  unsigned long utime = 0, stime = 0;
+  if (!after || sscanf(after + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+    return -1.0;
+  return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* ---- one crowd size ---------------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {
@@ -257,6 +283,7 @@ typedef struct {
   double ping_p50_ms, ping_p99_ms; /* round trips of a control connection during the run: the loop's responsiveness */
   double tick_rate, lateness_p50_ms, lateness_p99_ms, work_p50_ms, work_p99_ms, cpu_share;
   double bytes_per_character_s, frames_dropped, skipped, rss_per_character;
+  double cpu_per_character_tick_s; /* the server process's CPU (/proc/<pid>/stat) over the character-ticks it ran */
   uint64_t character_bytes, pose_buffer_bytes;
   int keeps_up;
 } result_t;
@@ -354,6 +381,7 @@ static int run_size(const options_t *o, result_t *out) {
   if (!rc) {
     sleep((unsigned)o->warmup_s);
     anim_client_server_stats(control, &before, TIMEOUT_MS);
+    double cpu0 = process_cpu_s(server.pid);
     double start = bench_now_s();
     uint64_t frames0 = 0, bytes0 = 0;
     for (int i = 0; i < o->connections; i++) frames0 += conns[i].frames, bytes0 += conns[i].bytes;
@@ -371,6 +399,7 @@ static int run_size(const options_t *o, result_t *out) {
     }
     double elapsed = bench_now_s() - start;
     anim_client_server_stats(control, &after, TIMEOUT_MS);
+    double cpu1 = process_cpu_s(server.pid);
     uint64_t frames = 0, bytes = 0;
     for (int i = 0; i < o->connections; i++) frames += conns[i].frames, bytes += conns[i].bytes;
     memset(out, 0, sizeof *out);
@@ -387,6 +416,8 @@ static int run_size(const options_t *o, result_t *out) {
     out->rss_per_character = (double)(after.rss_bytes - rss_empty) / (double)o->characters;
     out->character_bytes = after.character_bytes / (uint64_t)o->characters; /* the server reports them all */
     out->pose_buffer_bytes = after.pose_buffer_bytes;
+    uint64_t character_ticks = (after.ticks - before.ticks) * (uint64_t)o->characters;
+    out->cpu_per_character_tick_s = cpu0 >= 0 && cpu1 >= 0 && character_ticks ? (cpu1 - cpu0) / (double)character_ticks : 0;
     out->keeps_up = out->skipped == 0 && out->tick_rate >= 0.99 * o->rate;
     if (nrtt) {
       qsort(rtts, (size_t)nrtt, sizeof *rtts, cmp_double);
@@ -414,15 +445,19 @@ static int run_size(const options_t *o, result_t *out) {
 }
 
 static void print_header(void) {
-  printf("%9s %8s %8s %8s %8s %8s %7s %6s %10s %8s %8s %9s %9s\n", "chars", "tick Hz", "late p50", "late p99",
-         "work p50", "work p99", "skipped", "CPU", "B/char/s", "dropped", "RSS/char", "ping p50", "ping p99");
+  printf("%9s %8s %8s %8s %8s %8s %7s %6s %9s %7s %10s %8s %8s %9s %9s\n", "chars", "tick Hz", "late p50", "late p99",
+         "work p50", "work p99", "skipped", "CPU", "us/ch-tk", "x base", "B/char/s", "dropped", "RSS/char", "ping p50",
+         "ping p99");
 }
 
-static void print_row(const result_t *r) {
-  printf("%9d %8.2f %7.2fms %7.2fms %7.2fms %7.2fms %7.0f %5.0f%% %10.0f %8.0f %7.0fB %7.2fms %7.2fms %s\n",
+/* base: the in-process character-ticks a second on one core; "x base" is
+ * the server's CPU per streamed character-tick over the in-process one. */
+static void print_row(const result_t *r, double base) {
+  printf("%9d %8.2f %7.2fms %7.2fms %7.2fms %7.2fms %7.0f %5.0f%% %9.3f %6.2fx %10.0f %8.0f %7.0fB %7.2fms %7.2fms %s\n",
          r->characters, r->tick_rate, r->lateness_p50_ms, r->lateness_p99_ms, r->work_p50_ms, r->work_p99_ms,
-         r->skipped, 100.0 * r->cpu_share, r->bytes_per_character_s, r->frames_dropped, r->rss_per_character,
-         r->ping_p50_ms, r->ping_p99_ms, r->keeps_up ? "keeps up" : "behind");
+         r->skipped, 100.0 * r->cpu_share, 1e6 * r->cpu_per_character_tick_s, r->cpu_per_character_tick_s * base,
+         r->bytes_per_character_s, r->frames_dropped, r->rss_per_character, r->ping_p50_ms, r->ping_p99_ms,
+         r->keeps_up ? "keeps up" : "behind");
   fflush(stdout);
 }
 
@@ -469,7 +504,7 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--regions") && v) o.region_radius = (float)atof(v), i++;
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
-                      "[--search-interval 6] [--rate 60] [--encodings quantized,float] [--rotations-only] "
+                      "[--search-interval 6] [--rate 60] [--encodings quantized,float,replicated] [--rotations-only] "
                       "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] "
                       "[--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
                       "[--regions R] [--shared DIR]\n");
@@ -508,8 +543,9 @@ int bench_crowd(int argc, char **argv) {
            o.connections, o.search_interval, o.lib_readers ? "decoding (client library)" : "raw", o.seconds,
            o.warmup_s);
   for (const char *e = encodings; *e;) {
-    o.encoding = !strncmp(e, "float", 5) ? ANIM_POSE_FLOAT : ANIM_POSE_QUANTIZED;
-    printf("\nencoding %s%s\n", o.encoding == ANIM_POSE_FLOAT ? "float" : "quantized",
+    o.encoding = !strncmp(e, "float", 5) ? ANIM_POSE_FLOAT : !strncmp(e, "replicated", 10) ? ANIM_POSE_REPLICATED
+                                                                                           : ANIM_POSE_QUANTIZED;
+    printf("\nencoding %s%s\n", o.encoding == ANIM_POSE_FLOAT ? "float" : o.encoding == ANIM_POSE_REPLICATED ? "replicated" : "quantized",
            o.rotations_only ? " (rotations only)" : "");
     print_header();
     int largest = 0;
@@ -517,15 +553,15 @@ int bench_crowd(int argc, char **argv) {
     for (int s = 0; s < nsizes; s++) {
       o.characters = sizes[s];
       if (run_size(&o, &r) != 0) return crowd_trackers_close(o.trackers), 1;
-      print_row(&r);
-      if (o.region_radius > 0) {
+      print_row(&r, base);
+      if (o.region_radius > 0 && o.encoding != ANIM_POSE_REPLICATED) { /* a replica steps every tick: no bands */
         result_t v = {0};
         o.regions = 1;
         int rc = run_size(&o, &v);
         o.regions = 0;
         if (rc != 0) return crowd_trackers_close(o.trackers), 1;
         printf("  regions of %.0f m (bands 60/15/4 Hz):\n", (double)o.region_radius);
-        print_row(&v);
+        print_row(&v, base);
       }
       if (r.keeps_up && sizes[s] > largest) largest = sizes[s];
     }

@@ -17,6 +17,10 @@
  * steered by set_input as the program changes, and measured from the stream
  * (float poses with global positions and the contact bits) in real time.
  *
+ * --search-scale N: the in-process runs with periodic searches N times
+ * rarer, as the server's level of detail (lod-search-scale) runs characters
+ * it does not stream at full rate: the quality that costs.
+ *
  * --svg FILE: a filmstrip of a character wandering on Bandai Namco, top view
  * with footprints (bench/feet_strip.h).
  *
@@ -45,6 +49,7 @@ typedef struct {
   int seeds, wire, cost_characters;
   float wire_seconds;
   const char *json, *svg;
+  int search_scale; /* --search-scale: the crowd's level of detail (lod-search-scale) applied in process */
 } options_t;
 
 typedef struct {
@@ -108,6 +113,13 @@ static void merge(anim_quality_t *into, const anim_quality_t *q, int first) {
 }
 
 static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
+  /* --search-scale N: periodic searches every search_interval x N frames,
+   * as the server's level of detail makes them for characters it does not
+   * stream at full rate (the controller's search_scale). */
+  anim_controller_params_t params;
+  anim_controller_params_default(&params);
+  params.search_interval *= o->search_scale;
+  if (o->search_scale > 1) printf("level of detail: periodic searches every %d frames\n", params.search_interval);
   print_header(stdout);
   int first_json = 1;
   for (int d = 0; d < ANIM_QUALITY_DATASETS; d++) {
@@ -116,7 +128,7 @@ static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
       anim_quality_t all;
       for (int s = 0; s < o->seeds; s++) {
         anim_quality_t q;
-        int rc = anim_quality_run_controller(&sets[d].db, sets[d].index, NULL, (anim_program_kind_t)k, 1u + (uint32_t)s,
+        int rc = anim_quality_run_controller(&sets[d].db, sets[d].index, &params, (anim_program_kind_t)k, 1u + (uint32_t)s,
                                              o->seconds, &q, NULL, NULL);
         if (rc) return fprintf(stderr, "animbench feet: run failed (%d)\n", rc), 1;
         merge(&all, &q, s == 0);
@@ -201,7 +213,7 @@ static int write_strip(dataset_t *set, const char *path) {
 
 int bench_feet(int argc, char **argv);
 int bench_feet(int argc, char **argv) {
-  options_t o = {"../shared", 60.0f, 2, 0, 200, 20.0f, NULL, NULL};
+  options_t o = {"../shared", 60.0f, 2, 0, 200, 20.0f, NULL, NULL, 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--wire")) o.wire = 1;
@@ -213,9 +225,10 @@ int bench_feet(int argc, char **argv) {
     else if (!strcmp(a, "--cost-characters")) o.cost_characters = atoi(v), i++;
     else if (!strcmp(a, "--json")) o.json = v, i++;
     else if (!strcmp(a, "--svg")) o.svg = v, i++;
+    else if (!strcmp(a, "--search-scale")) o.search_scale = atoi(v), i++;
     else return fprintf(stderr, "animbench feet: unknown option %s\n", a), 2;
   }
-  if (o.seeds < 1 || !(o.seconds > 0) || o.cost_characters < 0)
+  if (o.seeds < 1 || !(o.seconds > 0) || o.cost_characters < 0 || o.search_scale < 1 || o.search_scale > 16)
     return fprintf(stderr, "animbench feet: --seeds >= 1, --seconds > 0\n"), 2;
   dataset_t sets[ANIM_QUALITY_DATASETS];
   memset(sets, 0, sizeof sets);

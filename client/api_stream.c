@@ -186,7 +186,8 @@ static int subscribe_send(const char *caller, anim_client_t *client, const anim_
                           const anim_region_t *region, anim_stream_cb stream_cb, void *stream_data,
                           anim_subscribed_cb cb, void *data, uint64_t *out_id) {
   if (!client || !options || options->ncharacters < 0 || (options->ncharacters && !options->characters) ||
-      options->rate_divisor < 0 || (options->encoding != ANIM_POSE_FLOAT && options->encoding != ANIM_POSE_QUANTIZED))
+      options->rate_divisor < 0 || (options->encoding != ANIM_POSE_FLOAT && options->encoding != ANIM_POSE_QUANTIZED &&
+                                    options->encoding != ANIM_POSE_REPLICATED))
     return anim__client_refuse(client, ANIM_EINVAL, caller);
   int bands_ok = region && region->nbands >= 0 && region->nbands <= 8 && (!region->nbands || region->bands);
   for (int i = 0; bands_ok && i < region->nbands; i++) bands_ok = region->bands[i].rate_divisor >= 0;

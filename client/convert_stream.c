@@ -79,7 +79,9 @@ int anim__stream_frame_from(const Animserver__StreamMessage *m, int rotations_on
                             anim_stream_frame_t **out) {
   *out = NULL;
   if (!m) return ANIM_EPROTO;
-  int quantized = m->encoding == ANIMSERVER__POSE_ENCODING__ENCODING_QUANTIZED;
+  /* A replicated frame's poses (characters it cannot replicate) are quantized. */
+  int quantized = m->encoding == ANIMSERVER__POSE_ENCODING__ENCODING_QUANTIZED ||
+                  m->encoding == ANIMSERVER__POSE_ENCODING__ENCODING_REPLICATED;
   size_t floats = 0;
   for (size_t i = 0; i < m->n_poses; i++) {
     int n = pose_bones(m->poses[i], quantized, rotations_only);
@@ -88,7 +90,7 @@ int anim__stream_frame_from(const Animserver__StreamMessage *m, int rotations_on
   }
   size_t size = align8(sizeof(anim_stream_frame_t)) + align8(m->n_poses * sizeof(anim_character_pose_t)) +
                 align8(m->n_gone * sizeof(uint64_t)) + align8(m->n_entered * sizeof(anim_character_entered_t)) +
-                align8(m->n_left * sizeof(uint64_t)) + floats * sizeof(float);
+                align8(m->n_left * sizeof(uint64_t)) + align8(floats * sizeof(float)) + m->replica.len;
   uint8_t *block = malloc(size);
   if (!block) return ANIM_ENOMEM;
   anim_stream_frame_t *f = (anim_stream_frame_t *)block;
@@ -103,7 +105,12 @@ int anim__stream_frame_from(const Animserver__StreamMessage *m, int rotations_on
   f->tick = m->tick;
   f->server_time_us = m->server_time_us;
   f->dropped_frames = m->dropped_frames;
-  f->encoding = quantized ? ANIM_POSE_QUANTIZED : ANIM_POSE_FLOAT;
+  f->encoding = m->encoding == ANIMSERVER__POSE_ENCODING__ENCODING_REPLICATED ? ANIM_POSE_REPLICATED
+                : quantized                                                  ? ANIM_POSE_QUANTIZED
+                                                                             : ANIM_POSE_FLOAT;
+  uint8_t *replica = (uint8_t *)cursor + align8(floats * sizeof(float));
+  if (m->replica.len) memcpy(replica, m->replica.data, m->replica.len);
+  f->replica = replica, f->replica_len = m->replica.len;
   f->dt = m->dt;
   f->wire_bytes = wire_bytes;
   for (size_t i = 0; i < m->n_poses; i++) {

@@ -19,7 +19,11 @@
 extern "C" {
 #endif
 
-enum { ANIM_POSE_FLOAT = 0, ANIM_POSE_QUANTIZED = 1 };
+/* ANIM_POSE_REPLICATED: not poses but motion state, rebuilt into poses by
+ * the optional replica library (anim_client_replica.h); a frame's
+ * `replica` holds its records, its poses only the characters of kinds it
+ * cannot carry (every mode but motion matching; quantized on the wire). */
+enum { ANIM_POSE_FLOAT = 0, ANIM_POSE_QUANTIZED = 1, ANIM_POSE_REPLICATED = 2 };
 
 /* A region's distance band: characters up to radius metres from the
  * centre (and past the band before) get a pose every rate_divisor ticks. */
@@ -99,6 +103,8 @@ typedef struct {
   const anim_character_entered_t *entered;
   int nleft;                   /* and departures (walked out, past the cap, or destroyed) */
   const uint64_t *left;
+  const uint8_t *replica;      /* ANIM_POSE_REPLICATED: the records (anim_client_replica.h reads them) */
+  size_t replica_len;
 } anim_stream_frame_t;
 
 /* Called for each frame of a subscription made with a callback; the frame is

@@ -146,6 +146,10 @@ typedef struct {
   void (*recover)(void *character);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
+  /* Pool, after the tick: the motion-matching controller whose record and
+   * keyframe the replicated encoding sends (stream_replica.h); NULL (the
+   * hook or its answer): the character goes as quantized poses. */
+  const anim_controller_t *(*replica)(const void *character);
 } srv_actor_kind_t;
 
 struct srv_actor {
@@ -156,6 +160,10 @@ struct srv_actor {
   srv_db_entry_t *entry;  /* a reference */
   uint32_t want;          /* SRV_WANT_* for this tick, set in the crowd's prepare hook */
   int chunk;              /* the chunk (simulation job) ticking it this tick; -1 until its first tick */
+  /* This tick's level of detail (crowd.c sets lod-search-scale, the streams
+   * 1 for a character streamed at full rate): its kind searches
+   * periodically this many times less often. */
+  uint32_t lod_scale;
   srv_actor_pose_t pose;  /* after the last tick */
   uint8_t *quantized;     /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */
   size_t bytes;           /* srv_crowd_actor_bytes when the crowd last measured it (its share of crowd->bytes) */

@@ -74,6 +74,7 @@ void srv_matching_simulate(srv_actor_t *const *actors, int n, float dt, void *sc
    * state does not stay in cache: 1.3x the ticks a second at 10,000). */
   for (int i = 0; i < n; i++) {
     if (i + 1 < n) anim_controller_prefetch(actors[i + 1]->character);
+    ((anim_controller_t *)actors[i]->character)->search_scale = (int)actors[i]->lod_scale;
     int rc =
         anim_controller_tick_begin(actors[i]->character, dt, s.queries + (size_t)nsearch * cols, &s.search[nsearch]);
     s.searcher[i] = rc == 1 ? nsearch++ : -1;
@@ -146,6 +147,15 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
+/* A replica replays a tick from its record (the transition, the hold);
+ * warping's rate, settle and turn follow the input, which a record does
+ * not carry, so a warping character streams as poses instead. */
+static const anim_controller_t *replica(const void *character) {
+  const anim_controller_t *c = character;
+  const anim_warp_params_t *w = &c->warp.params;
+  return w->rate || w->stand || w->orient ? NULL : c;
+}
+
 const srv_actor_kind_t srv_actor_matching = {
     .name = "motion_matching",
     .size = sizeof(anim_controller_t),
@@ -159,4 +169,5 @@ const srv_actor_kind_t srv_actor_matching = {
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,
+    .replica = replica,
 };

@@ -305,6 +305,7 @@ int srv_aoi_view_update(srv_aoi_view_t *v, const srv_aoi_grid_t *g, uint64_t tic
       v->entered[v->nentered++] = (srv_stream_entered_t){a->id, db->name, db->version, (uint32_t)a->pose.nbones};
     }
     uint32_t divisor = divisor_at(&v->region, v->found[i].d2);
+    if (divisor <= 1) a->lod_scale = 1; /* watched closely: full detail (crowd.c's level of detail) */
     if (entered || (tick + phase_of(a->id)) % divisor == 0) v->due[v->ndue++] = a;
   }
   for (uint32_t i = 0; i < v->ntold; i++)

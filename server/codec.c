@@ -782,6 +782,7 @@ int srv_codec_encode_stream(const srv_stream_frame_t *in, srv_stream_scratch_t *
     stream.n_entered = (size_t)in->nentered, stream.entered = entered_pointers;
   }
   stream.n_left = (size_t)in->nleft, stream.left = (uint64_t *)in->left;
+  stream.replica.data = (uint8_t *)in->replica, stream.replica.len = in->replica_len;
   message.kind_case = ANIMSERVER__SERVER_MESSAGE__KIND_STREAM;
   message.stream = &stream;
   return pack_framed(&message.base, io);

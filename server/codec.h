@@ -159,6 +159,8 @@ typedef struct {
   int nentered;
   const uint64_t *left;
   int nleft;
+  const uint8_t *replica; /* ENCODING_REPLICATED: the records (stream_replica.h) */
+  size_t replica_len;
 } srv_stream_frame_t;
 
 /* What encoding a stream frame needs besides the output: grown to the

@@ -243,9 +243,24 @@ int srv_decode_character_state(srv_decoder_t *d, const Animserver__CharacterStat
 }
 
 static int decode_encoding(srv_decoder_t *d, int value, srv_encoding_t *out) {
-  if (value != SRV_ENCODING_FLOAT && value != SRV_ENCODING_QUANTIZED)
-    return srv_decode_fail(d, ANIM_EINVAL, ".encoding = %d: ENCODING_FLOAT (0) or ENCODING_QUANTIZED (1)", value);
+  if (value != SRV_ENCODING_FLOAT && value != SRV_ENCODING_QUANTIZED && value != SRV_ENCODING_REPLICATED)
+    return srv_decode_fail(d, ANIM_EINVAL,
+                           ".encoding = %d: ENCODING_FLOAT (0), ENCODING_QUANTIZED (1) or ENCODING_REPLICATED (2)",
+                           value);
   *out = (srv_encoding_t)value;
+  return 0;
+}
+
+/* A replica steps every tick: it cannot skip ticks, so the rate is 1 (a
+ * region's bands are rates too). */
+static int check_replicated(srv_decoder_t *d, srv_encoding_t encoding, uint32_t rate_divisor, int region) {
+  if (encoding != SRV_ENCODING_REPLICATED) return 0;
+  if (region)
+    return srv_decode_fail(d, ANIM_EINVAL, ".encoding = ENCODING_REPLICATED: not for a region subscription (its "
+                                           "bands skip ticks; a replica steps every tick)");
+  if (rate_divisor > 1)
+    return srv_decode_fail(d, ANIM_EINVAL, ".rate_divisor = %u: ENCODING_REPLICATED sends every tick (0 or 1)",
+                           rate_divisor);
   return 0;
 }
 
@@ -332,6 +347,7 @@ int srv_decode_subscribe(srv_decoder_t *d, const Animserver__SubscribeRequest *i
   if (!rc && in->region && (in->owned || in->n_characters))
     rc = srv_decode_fail(d, ANIM_EINVAL, ".region: not with characters or owned (a region picks its own)");
   if (!rc && in->region) rc = decode_region(d, in->region, r->rate_divisor, &r->region);
+  if (!rc) rc = check_replicated(d, r->encoding, r->rate_divisor, in->region != NULL);
   if (!rc && !in->owned && in->n_characters == 0 && !in->region)
     rc = srv_decode_fail(d, ANIM_EINVAL, ": name characters, set owned or give a region");
   r->owned = in->owned;
@@ -346,7 +362,8 @@ int srv_decode_update_subscription(srv_decoder_t *d, const Animserver__UpdateSub
   r->subscription = in->subscription;
   r->paused = in->paused;
   int rc = decode_divisor(d, in->rate_divisor, &r->rate_divisor);
-  return rc ? rc : decode_encoding(d, (int)in->encoding, &r->encoding);
+  if (!rc) rc = decode_encoding(d, (int)in->encoding, &r->encoding);
+  return rc ? rc : check_replicated(d, r->encoding, r->rate_divisor, 0); /* a region's: stream.c */
 }
 
 int srv_decode_unsubscribe(srv_decoder_t *d, const Animserver__UnsubscribeRequest *in, srv_request_t *out) {

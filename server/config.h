@@ -52,6 +52,7 @@ typedef struct {
   uint32_t max_characters_per_connection;
   size_t stream_soft_limit;     /* queued output above which pose frames are replaced (latest wins) */
   double stream_soft_seconds;   /* above the stream soft limit this long: the subscriber is closed */
+  uint32_t lod_search_scale;    /* periodic searches this many times rarer for characters not streamed at full rate */
   srv_log_level_t log_level;
   char auth_token[128];         /* "" : no authentication (loopback only) */
   char admin_token[128];        /* "" : admin requests need the auth token only */

@@ -341,7 +341,10 @@ static void on_tick(srv_scheduler_t *scheduler, uint64_t tick, double dt) {
   crowd->ticking = 1;
   crowd->tick = tick;
   crowd->tick_dt = dt;
-  for (uint32_t i = 0; i < crowd->ntick_actors; i++) crowd->tick_actors[i]->want = 0;
+  /* Level of detail: every character at lod-search-scale, brought back to
+   * 1 by the streams' prepare for those streamed at full rate. */
+  uint32_t lod = crowd->config->lod_search_scale;
+  for (uint32_t i = 0; i < crowd->ntick_actors; i++) crowd->tick_actors[i]->want = 0, crowd->tick_actors[i]->lod_scale = lod;
   crowd->hooks.prepare(crowd, crowd->hooks.data);
   for (int i = 0; i < crowd->nchunks; i++) {
     crowd->chunks[i].item = (srv_lane_item_t){simulate_run, simulate_done, NULL};

@@ -122,6 +122,10 @@
     "limit if that is smaller).")                                                                               \
   X("stream-soft-seconds", REAL, stream_soft_seconds, "10", 0.001, 86400, LIVE, "S", DEFAULT, NULL,              \
     "A subscriber above the stream soft limit this long is closed.")                                            \
+  X("lod-search-scale", NUMBER, lod_search_scale, "1", 1, 16, LIVE, "N", DEFAULT, NULL,                         \
+    "Level of detail: a motion-matching character no subscription streams at full rate this tick (named or "   \
+    "owned at rate_divisor 1, or in a region band of divisor 1) searches periodically this many times less "     \
+    "often (searches forced by an input change or a clip's end still happen at once). 1: off.")                 \
   X("pool-nice", NUMBER, pool_nice, "5", 0, 19, RESTART, "N", DEFAULT, NULL,                                     \
     "The thread pool's nice value above the loop thread's: the loop, which answers requests and writes "        \
     "streams, does not wait behind the tick's jobs for a core.")                                                \

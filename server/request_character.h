@@ -53,7 +53,7 @@ typedef struct {
   int query; /* MODE_MOTION_MATCHING: the query it would search with now */
 } srv_character_state_request_t;
 
-typedef enum { SRV_ENCODING_FLOAT = 0, SRV_ENCODING_QUANTIZED = 1 } srv_encoding_t;
+typedef enum { SRV_ENCODING_FLOAT = 0, SRV_ENCODING_QUANTIZED = 1, SRV_ENCODING_REPLICATED = 2 } srv_encoding_t;
 
 /* A region subscription's area (the proto's AoiRegion; rules there). */
 #define SRV_AOI_MAX_BANDS 8

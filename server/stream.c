@@ -20,6 +20,7 @@ static void subscription_free(srv_subscription_t *s) {
   for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++) srv_buffer_release(s->buffers[i]);
   srv_stream_scratch_free(&s->scratch);
   srv_aoi_view_free(s->view);
+  srv_replica_records_free(&s->replica);
   free(s->ids), free(s->gone), free(s->resolved), free(s->poses);
   free(s);
 }
@@ -111,7 +112,8 @@ static void update_held(srv_subscriber_t *sub) {
   for (const srv_subscription_t *s = sub->subscriptions; s; s = s->next) {
     for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
       if (s->buffers[i] && s->buffers[i]->refs == 1) memory += srv_buffer_footprint(s->buffers[i]);
-    memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch);
+    memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch) + s->replica.capacity +
+              2 * s->replica.order_capacity * sizeof *s->replica.previous;
     if (s->view) memory += srv_aoi_view_bytes(s->view);
     if (s->waiting) pending += s->waiting->len;
   }
@@ -196,6 +198,7 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
   s->owned = req->owned;
   s->rate_divisor = s->view ? 1 : req->rate_divisor; /* a region's bands set its rates */
   s->encoding = req->encoding;
+  s->replica_resync = 1; /* the client holds no state yet */
   s->global_positions = req->global_positions;
   s->rotations_only = req->rotations_only;
   s->id = ++sub->hub->next_subscription_id;
@@ -219,7 +222,12 @@ int srv_stream_update(srv_subscriber_t *sub, const srv_update_subscription_reque
     return srv_response_fail(out, ANIM_EINVAL,
                              "update_subscription.rate_divisor = %u: subscription %llu is a region's, whose bands set "
                              "its rates (0 or 1 here)", req->rate_divisor, (unsigned long long)s->id);
+  if (s->view && req->encoding == SRV_ENCODING_REPLICATED)
+    return srv_response_fail(out, ANIM_EINVAL,
+                             "update_subscription.encoding = ENCODING_REPLICATED: subscription %llu is a region's "
+                             "(its bands skip ticks; a replica steps every tick)", (unsigned long long)s->id);
   s->rate_divisor = s->view ? 1 : req->rate_divisor;
+  if (req->encoding != s->encoding) s->replica_resync = 1;
   s->encoding = req->encoding;
   s->paused = req->paused;
   out->body.update_subscription.subscription = s->id;
@@ -245,16 +253,20 @@ int srv_stream_unsubscribe(srv_subscriber_t *sub, uint64_t subscription, srv_res
 
 /* ---- the tick: who fires, what each record must hold ------------------------------------ */
 
-static uint32_t want_of(const srv_subscription_t *s) {
-  return (s->encoding == SRV_ENCODING_QUANTIZED ? SRV_WANT_QUANTIZED : 0u) |
-         (s->global_positions ? SRV_WANT_GLOBAL : 0u);
+/* What a's record must hold for s (a replicated subscription sends a
+ * quantized pose only of a character it cannot replicate). */
+static uint32_t want_of(const srv_subscription_t *s, const srv_actor_t *a) {
+  int quantized = s->encoding == SRV_ENCODING_QUANTIZED ||
+                  (s->encoding == SRV_ENCODING_REPLICATED && a && !srv_replica_of(a));
+  return (quantized ? SRV_WANT_QUANTIZED : 0u) | (s->global_positions ? SRV_WANT_GLOBAL : 0u);
 }
 
 /* An upper bound of the bytes one character's pose takes in s's frames. */
 static size_t pose_bytes(const srv_subscription_t *s, const srv_actor_t *a) {
   size_t n = (size_t)a->pose.nbones, floats = s->global_positions ? 3 * n : 0;
   size_t bytes = 48; /* ids, frame, contacts, tags and lengths */
-  if (s->encoding == SRV_ENCODING_QUANTIZED) bytes += anim_pose_quantized_size((int)n, s->rotations_only);
+  if (s->encoding == SRV_ENCODING_REPLICATED && srv_replica_of(a)) return srv_replica_bound(a, s->replica_resync);
+  if (s->encoding != SRV_ENCODING_FLOAT) bytes += anim_pose_quantized_size((int)n, s->rotations_only);
   else floats += (s->rotations_only ? 3 : 3 * n) + 4 * n;
   /* a machine's state path: index, time and, when it changed, name per level */
   if (a->pose.depth) bytes += 8 + ANIM_SM_MAX_DEPTH * (6 + 5 + 2 + ANIM_NAME_MAX); /* it may deepen by the next tick */
@@ -291,7 +303,8 @@ static size_t resolve(srv_subscriber_t *sub, srv_subscription_t *s) {
       s->ids[kept++] = s->ids[i]; /* in the frame as owned, not twice; still reported when gone */
     } else if (a) {
       s->resolved[s->nresolved++] = a;
-      a->want |= want_of(s);
+      if (s->rate_divisor <= 1) a->lod_scale = 1; /* streamed at full rate: full detail */
+      a->want |= want_of(s, a);
       need_chunk(sub, a);
       bytes += pose_bytes(s, a);
       s->ids[kept++] = s->ids[i];
@@ -354,7 +367,7 @@ static size_t resolve_region(srv_subscriber_t *sub, srv_subscription_t *s) {
   size_t bytes = 64 + 10 * (size_t)v->nleft + (20 + ANIM_NAME_MAX) * (size_t)v->nentered;
   for (uint32_t i = 0; i < v->ndue; i++) {
     srv_actor_t *a = v->due[i];
-    a->want |= want_of(s);
+    a->want |= want_of(s, a);
     need_chunk(sub, a);
     bytes += pose_bytes(s, a);
   }
@@ -368,19 +381,31 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
    * left to send, and empty frames every tick would be noise. */
   int spent = !s->owned && s->nids == 0 && s->ngone == 0 && !s->view;
   s->fires = s->view ? region_fires(sub, s, tick) : !spent && !s->paused && tick % s->rate_divisor == 0;
-  if (!s->fires) return 0;
+  if (!s->fires) {
+    s->replica_resync = 1; /* a tick its client does not get */
+    return 0;
+  }
   if (over_soft && s->waiting) { /* latest wins, without the work of encoding a frame to throw away */
     s->fires = 0;
     s->dropped++;
     sub->hub->counters->frames_dropped++;
+    s->replica_resync = 1;
     return 0;
   }
+  s->replica_keys = s->replica_resync;
+  s->tick_encoding = s->encoding; /* what the job encodes, whatever an update says meanwhile */
   s->target_slot = free_buffer(s);
   s->target = s->target_slot >= 0 ? s->buffers[s->target_slot] : NULL;
   s->encode_failed = 0;
-  if (s->owned) sub->owned_firing = 1, sub->owned_want |= want_of(s);
+  if (s->owned) {
+    sub->owned_firing = 1, sub->owned_want |= want_of(s, NULL); /* per character: add_owned */
+    sub->owned_replicated |= s->encoding == SRV_ENCODING_REPLICATED;
+    sub->owned_full_rate |= s->rate_divisor <= 1;
+  }
   sub->firing++;
-  return s->view ? resolve_region(sub, s) : resolve(sub, s);
+  size_t bytes = s->view ? resolve_region(sub, s) : resolve(sub, s);
+  s->replica_resync = 0; /* after resolve, whose bounds read it */
+  return bytes;
 }
 
 /* ---- owned subscriptions: one pass over the snapshot for every subscriber ---------------- */
@@ -428,7 +453,8 @@ static void add_owned(srv_subscriber_t *sub, srv_actor_t *a) {
   }
   sub->owned[sub->nowned++] = a;
   need_chunk(sub, a);
-  a->want |= sub->owned_want;
+  if (sub->owned_full_rate) a->lod_scale = 1;
+  a->want |= sub->owned_want | (sub->owned_replicated && !srv_replica_of(a) ? SRV_WANT_QUANTIZED : 0u);
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
     if (s->fires && s->owned) sub->owned_bytes += pose_bytes(s, a);
 }
@@ -471,6 +497,8 @@ static void prepare_subscriber(srv_subscriber_t *sub, uint64_t tick) {
   srv_connection_t *c = sub->connection;
   const srv_config_t *config = sub->hub->config;
   sub->owned_want = 0;
+  sub->owned_replicated = 0;
+  sub->owned_full_rate = 0;
   sub->owned_firing = 0;
   sub->owned_failed = 0;
   sub->nowned = 0;
@@ -505,7 +533,7 @@ static void finish_subscriber(srv_subscriber_t *sub) {
   const srv_config_t *config = sub->hub->config;
   if (sub->owned_failed) { /* out of memory: the owned subscriptions' frames are lost this tick */
     for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
-      if (s->fires && s->owned) s->fires = 0, sub->firing--;
+      if (s->fires && s->owned) s->fires = 0, sub->firing--, s->replica_resync = 1;
     sub->nowned = 0, sub->owned_bytes = 0;
   }
   sub->frame_bytes += sub->owned_bytes;
@@ -516,7 +544,7 @@ static void finish_subscriber(srv_subscriber_t *sub) {
     return;
   }
   for (srv_subscription_t *s = sub->subscriptions; s; s = s->next)
-    if (s->fires && reserve_poses(s, sub->nowned) != 0) s->fires = 0, sub->firing--;
+    if (s->fires && reserve_poses(s, sub->nowned) != 0) s->fires = 0, sub->firing--, s->replica_resync = 1;
 }
 
 /* The grid, once for every region subscription, when one is active. */
@@ -567,7 +595,7 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
   out->state_path = p->state_path, out->state_times = p->state_times;
   out->state_changed = p->state_changed, out->state_names = p->state_names;
   out->physics = p->physics;
-  if (s->encoding == SRV_ENCODING_QUANTIZED) {
+  if (s->tick_encoding != SRV_ENCODING_FLOAT) { /* a replicated subscription's characters it cannot replicate too */
     out->quantized = a->quantized;
     out->quantized_len = anim_pose_quantized_size(p->nbones, s->rotations_only); /* a prefix of the full record */
   } else {
@@ -582,20 +610,32 @@ static void pose_of(const srv_subscription_t *s, const srv_actor_t *a, srv_strea
   }
 }
 
+/* a's pose, or in a replicated subscription its record when it has one. 0, or ANIM_ENOMEM. */
+static int add_character(srv_subscription_t *s, const srv_actor_t *a, int *io_n) {
+  const anim_controller_t *c = s->tick_encoding == SRV_ENCODING_REPLICATED ? srv_replica_of(a) : NULL;
+  if (c) return srv_replica_append(&s->replica, a, c, s->replica_keys);
+  pose_of(s, a, &s->poses[(*io_n)++]);
+  return 0;
+}
+
 static void encode_subscription(const srv_subscriber_t *sub, const srv_crowd_t *crowd, srv_subscription_t *s) {
-  int n = 0;
+  int n = 0, rc = 0;
   srv_actor_t *const *named = s->view ? s->view->due : s->resolved;
-  for (int i = 0; i < s->nresolved; i++) pose_of(s, named[i], &s->poses[n++]);
+  if (s->tick_encoding == SRV_ENCODING_REPLICATED) srv_replica_begin(&s->replica, s->replica_keys);
+  for (int i = 0; i < s->nresolved && !rc; i++) rc = add_character(s, named[i], &n);
   if (s->owned)
-    for (size_t i = 0; i < sub->nowned; i++) pose_of(s, sub->owned[i], &s->poses[n++]);
-  srv_stream_frame_t frame = {s->id, crowd->tick, wall_clock_us(), s->dropped, (int)s->encoding,
-                              (float)crowd->tick_dt, s->poses, n, s->gone, s->ngone, NULL, 0, NULL, 0};
+    for (size_t i = 0; i < sub->nowned && !rc; i++) rc = add_character(s, sub->owned[i], &n);
+  if (s->tick_encoding == SRV_ENCODING_REPLICATED && srv_replica_end(&s->replica) != 0) rc = ANIM_ENOMEM;
+  srv_stream_frame_t frame = {s->id, crowd->tick, wall_clock_us(), s->dropped, (int)s->tick_encoding,
+                              (float)crowd->tick_dt, s->poses, n, s->gone, s->ngone, NULL, 0, NULL, 0,
+                              s->tick_encoding == SRV_ENCODING_REPLICATED ? s->replica.bytes : NULL,
+                              s->tick_encoding == SRV_ENCODING_REPLICATED ? s->replica.len : 0};
   if (s->view) {
     frame.entered = s->view->entered, frame.nentered = (int)s->view->nentered;
     frame.left = s->view->left, frame.nleft = (int)s->view->nleft;
   }
   s->encoded_poses = n;
-  s->encode_failed = srv_codec_encode_stream(&frame, &s->scratch, &s->target) != 0;
+  s->encode_failed = rc != 0 || srv_codec_encode_stream(&frame, &s->scratch, &s->target) != 0;
 }
 
 static srv_subscriber_t *encoding_subscriber(srv_lane_item_t *item) {
@@ -635,10 +675,24 @@ static void adopt(srv_subscription_t *s, srv_buffer_t *buffer) {
 
 static void deliver_subscription(srv_subscriber_t *sub, srv_subscription_t *s) {
   s->fires = 0;
-  if (!s->target) return; /* out of memory: this tick's frame is lost */
+  int replicated = s->tick_encoding == SRV_ENCODING_REPLICATED;
+  if (!s->target) { /* out of memory: this tick's frame is lost */
+    s->replica_resync = 1;
+    return;
+  }
   adopt(s, s->target);
   if (s->encode_failed) {
     s->target = NULL;
+    s->replica_resync = 1;
+    return;
+  }
+  if (replicated && s->waiting && srv_connection_queued(sub->connection) > sub->hub->config->stream_soft_limit) {
+    /* A replica steps on every frame: the waiting one is kept and this one
+     * skipped, and the next frame carries every state again. */
+    s->target = NULL;
+    s->dropped++;
+    sub->hub->counters->frames_dropped++;
+    s->replica_resync = 1;
     return;
   }
   if (s->view) srv_aoi_view_commit(s->view); /* its arrivals and departures are told */

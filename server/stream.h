@@ -58,6 +58,7 @@
 #include "counters.h"
 #include "crowd.h"
 #include "request.h"
+#include "stream_replica.h"
 
 #define SRV_MAX_SUBSCRIPTIONS 64
 #define SRV_SUBSCRIPTION_BUFFERS 3 /* one on the wire, one waiting, one being encoded */
@@ -69,6 +70,7 @@ typedef struct srv_subscription {
   int owned;
   uint32_t rate_divisor;
   srv_encoding_t encoding;
+  srv_encoding_t tick_encoding; /* this tick's frame's, set when it fires (an update may come while it is encoded) */
   int global_positions, rotations_only, paused;
   uint64_t dropped;           /* frames replaced or skipped before they were sent */
   uint64_t *gone;             /* named characters found gone, reported in the next frame */
@@ -85,6 +87,12 @@ typedef struct srv_subscription {
   int encoded_poses, encode_failed;
   srv_buffer_t *waiting;      /* the newest frame the socket could not take yet (one of buffers[]) */
   srv_aoi_view_t *view;       /* a region subscription's area and members (aoi.h); NULL for the others */
+  /* ENCODING_REPLICATED (stream_replica.h): this tick's records; whether
+   * the next frame must carry every character's keyframe (a tick the
+   * client did not get: the first, a pause, a drop), and whether this
+   * tick's does. */
+  srv_replica_records_t replica;
+  int replica_resync, replica_keys;
   struct srv_subscription *next;
 } srv_subscription_t;
 
@@ -98,6 +106,8 @@ typedef struct srv_subscriber {
   int count;
   uint32_t owned_want;        /* this tick: SRV_WANT_* of the firing owned subscriptions */
   int owned_firing;           /* this tick: an owned subscription fires */
+  int owned_full_rate;        /* this tick: one of them streams every tick (its characters get full detail) */
+  int owned_replicated;       /* this tick: a replicated one among them (quantized poses of what it cannot replicate) */
   int firing;                 /* this tick: subscriptions that fire */
   int encoding;               /* a pool job is encoding this subscriber's frames */
   int queued;                 /* this tick: its job was queued (or could not be) */

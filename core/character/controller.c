@@ -277,7 +277,7 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   if (!params) anim_controller_params_default(&defaults), params = &defaults;
   int rc = anim_controller_params_validate(params);
   if (rc) return rc;
-  if (!db || !index || !db->features.values || !has_trajectory(db) || !isfinite(position.x + position.z + facing))
+  if (!db || !db->features.values || !has_trajectory(db) || !isfinite(position.x + position.z + facing))
     return ANIM_EINVAL;
   if (start_frame < 0 || start_frame >= db->nframes) return ANIM_ERANGE;
   size_t n = (size_t)db->nbones;
@@ -336,6 +336,7 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   anim_inertializer_update(&c->inertializer, &out, &view, c->params.inertialize_halflife, 0.0f);
   c->frames_since_search = c->params.search_interval; /* search on the first tick */
   anim_foot_locks_reset(&c->feet);
+  c->moved_between = 1;
   return 0;
 }
 
@@ -365,7 +366,9 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
   /* A held pose is let go as soon as the character is no longer at rest. */
   if (c->holding && !at_rest(c, target)) c->holding = 0;
-  int periodic = c->frames_since_search >= p->search_interval;
+  c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between};
+  c->moved_between = 0;
+  int periodic = c->frames_since_search >= p->search_interval * (c->search_scale > 1 ? c->search_scale : 1);
   c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
                       (near_end ? ANIM_CONTROLLER_SEARCH_RANGE_END : 0);
   c->tick_searching = c->search_reasons != 0 && !c->warp.settled; /* a held stance searches when asked to move */
@@ -373,19 +376,13 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   return c->tick_searching;
 }
 
-int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best) {
+/* The part of a tick a replica shares: after the transition and the hold
+ * are decided, the frame advances (unless held), the displayed pose is
+ * the frame's through the inertializer, and planted feet are held. */
+static int show_tick(anim_controller_t *c, float dt) {
   const anim_controller_params_t *p = &c->params;
-  float dt = c->tick_dt;
-  if (!(dt > 0.0f)) return ANIM_EINVAL; /* no tick_begin */
-  if (c->tick_searching && best && best->frame != c->frame && best->frame >= 0 && best->frame < c->db->nframes)
-    transition_to(c, best->frame);
-  /* At rest a search decides whether to hold, on the frame it kept or landed on. */
-  if (c->tick_searching) c->holding = c->search_at_rest && should_hold(c, c->search_query, c->frame);
-  c->search_query = NULL;
   int stop = anim_database_range_stop(c->db, c->frame);
   if (!c->holding) c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
-  /* Simulation springs, then the displayed pose. */
-  anim_steering_sim_advance(&c->sim, p, dt);
   anim_pose_view_t view = shown_pose(c);
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
@@ -396,6 +393,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   int rc = anim_inertializer_update_parts(&c->inertializer, &out, &view, &speeds, dt);
   c->tick_dt = 0.0f;
   c->tick_searching = 0;
+  c->globals_fresh = 0;
   if (rc) return rc;
   anim_warp_apply(&c->warp, c->pose_rotations);
   /* The simulation starts from where the character actually is. */
@@ -408,7 +406,33 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   return 0;
 }
 
+int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best) {
+  float dt = c->tick_dt;
+  if (!(dt > 0.0f)) return ANIM_EINVAL; /* no tick_begin */
+  if (c->tick_searching && best && best->frame != c->frame && best->frame >= 0 && best->frame < c->db->nframes)
+    transition_to(c, best->frame);
+  if (c->transitioned) c->record.transition_frame = c->frame;
+  /* At rest a search decides whether to hold, on the frame it kept or landed on. */
+  if (c->tick_searching) c->holding = c->search_at_rest && should_hold(c, c->search_query, c->frame);
+  c->record.hold_end = (uint8_t)c->holding;
+  c->search_query = NULL;
+  anim_steering_sim_advance(&c->sim, &c->params, dt);
+  return show_tick(c, dt);
+}
+
+int anim_controller_replay(anim_controller_t *c, float dt, const anim_controller_record_t *r) {
+  if (!(dt > 0.0f) || !isfinite(dt) || r->transition_frame >= c->db->nframes) return ANIM_EINVAL;
+  c->tick_frames = take_frames(c, dt);
+  c->transitioned = 0;
+  c->holding = r->hold_begin;
+  if (r->transition_frame >= 0) transition_to(c, r->transition_frame);
+  c->holding = r->hold_end;
+  c->record = *r;
+  return show_tick(c, dt);
+}
+
 int anim_controller_tick(anim_controller_t *c, float dt) {
+  if (!c->index) return ANIM_EINVAL; /* a replica */
   float query[ANIM_MAX_FEATURE_DIMS];
   anim_search_query_t search;
   int searching = anim_controller_tick_begin(c, dt, query, &search);
@@ -427,6 +451,7 @@ void anim_controller_translate(anim_controller_t *c, vec3 step) {
   c->pose_positions[0] = vec3_add(c->pose_positions[0], step);
   c->globals_fresh = 0;
   anim_foot_locks_translate(&c->feet, step);
+  c->record.moved = 1;
 }
 
 void anim_controller_stagger(anim_controller_t *c, int frames) { c->frames_since_search -= frames; }

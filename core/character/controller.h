@@ -137,9 +137,20 @@ typedef struct {
   anim_dynamics_params_t smoothing;
 } anim_steering_sim_t;
 
+/* What a tick decided that a replica (character/replica.h) cannot work out
+ * for itself: everything else of the displayed pose follows, by the same
+ * code, from the state before the tick and the tick's dt. */
+typedef struct {
+  int transition_frame; /* the frame a transition went to this tick, or -1 */
+  uint8_t hold_begin;   /* holding once tick_begin let a held frame go (the transition's source) */
+  uint8_t hold_end;     /* holding after tick_end (decided by this tick's search) */
+  uint8_t moved;        /* moved other than by a tick (translate, reset) since the last tick began:
+                           a replica must be sent the whole state */
+} anim_controller_record_t;
+
 typedef struct {
   const anim_database_t *db;
-  const anim_search_index_t *index;
+  const anim_search_index_t *index; /* NULL: a replica, which never searches */
   anim_controller_params_t params;
   anim_controller_input_t input;
 
@@ -183,10 +194,18 @@ typedef struct {
   anim_foot_locks_t feet;
   uint8_t *fast_rotations; /* nbones flags: the legs' bones and the root's turn blend at the legs' speed */
   anim_warp_t warp;        /* animation warping's state (warp.h; its own allocation) */
+  anim_controller_record_t record; /* the last tick's decisions, for replicas */
+  /* Level of detail, set by the caller before a tick: periodic searches
+   * every search_interval * search_scale frames (0 or 1: as the params say);
+   * searches forced by the input or a clip's end are not delayed. */
+  int search_scale;
+  int moved_between;      /* reset since the last tick: the next tick's record says moved */
 } anim_controller_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing
  * `facing` radians, playing `start_frame`. db and index must outlive it.
+ * index NULL makes a replica (replica.h): it is only replayed
+ * (anim_controller_replay), never ticked (a tick is ANIM_EINVAL).
  * 0, ANIM_EINVAL (bad params, no trajectory terms in the schema), ANIM_ERANGE
  * (start frame), ANIM_ENOMEM. Free with anim_controller_free. */
 int anim_controller_init(anim_controller_t *out_character, const anim_database_t *db, const anim_search_index_t *index,
@@ -238,6 +257,15 @@ int anim_controller_tick(anim_controller_t *character, float dt);
 int anim_controller_tick_begin(anim_controller_t *character, float dt, float *out_query,
                               anim_search_query_t *out_search);
 int anim_controller_tick_end(anim_controller_t *character, const anim_search_hit_t *best);
+
+/* Replays one tick of another character from its record (the record its
+ * tick left, anim_controller_t.record) and dt: the same transition, hold
+ * and frame advance, the same inertializer update and foot locking, by the
+ * same code as tick_end, without input, simulation or search. A character
+ * holding the same state as the original before its tick holds the same
+ * displayed pose after it, bit for bit (the same build, the same database).
+ * 0, ANIM_EINVAL (dt, a transition frame out of the database). */
+int anim_controller_replay(anim_controller_t *character, float dt, const anim_controller_record_t *record);
 
 /* Delays the periodic search by `frames` (spreads a crowd's searches over
  * the ticks of a search interval). */

@@ -1,0 +1,97 @@
+/* stream_replica.c: the replicated encoding's records (see stream_replica.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "anim_error.h"
+#include "character/replica.h"
+#include "stream_replica.h"
+
+enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8 };
+
+const anim_controller_t *srv_replica_of(const srv_actor_t *a) {
+  return a->kind->replica ? a->kind->replica(a->character) : NULL;
+}
+
+size_t srv_replica_bound(const srv_actor_t *a, int keys) {
+  const anim_controller_t *c = srv_replica_of(a);
+  if (!c) return 0;
+  size_t bytes = 10 + 1 + 5; /* id, flags, transition frame */
+  if (keys || c->ticks == 0) bytes += 5 + anim_controller_replica_size(c);
+  return bytes;
+}
+
+static int reserve(srv_replica_records_t *r, size_t more);
+
+enum { FRAME_FRESH = 1 };
+
+/* Past a fresh frame (about 2.4 KB a character) the records take two
+ * bytes a character: the buffer a burst of keyframes grew is given back
+ * once frames stay under a quarter of it. */
+#define RECORDS_KEEP ((size_t)64 * 1024)
+
+void srv_replica_begin(srv_replica_records_t *r, int keys) {
+  if (r->capacity > RECORDS_KEEP && 4 * r->len < r->capacity && !keys) {
+    size_t capacity = 2 * r->len > RECORDS_KEEP ? 2 * r->len : RECORDS_KEEP;
+    uint8_t *shrunk = realloc(r->bytes, capacity);
+    if (shrunk) r->bytes = shrunk, r->capacity = capacity;
+  }
+  r->len = 0, r->ncurrent = 0, r->failed = 0;
+  if (keys) r->nprevious = 0;
+  if (r->capacity || !reserve(r, 1)) r->bytes[r->len++] = keys ? FRAME_FRESH : 0;
+  else r->failed = 1;
+}
+
+int srv_replica_end(srv_replica_records_t *r) {
+  uint64_t *swap = r->previous;
+  r->previous = r->current, r->current = swap;
+  r->nprevious = r->ncurrent;
+  return r->failed ? ANIM_ENOMEM : 0;
+}
+
+static int reserve(srv_replica_records_t *r, size_t more) {
+  if (r->len + more <= r->capacity) return 0;
+  size_t capacity = r->capacity ? r->capacity : 4096;
+  while (capacity < r->len + more) capacity *= 2;
+  uint8_t *grown = realloc(r->bytes, capacity);
+  if (!grown) return ANIM_ENOMEM;
+  r->bytes = grown, r->capacity = capacity;
+  return 0;
+}
+
+static void put_varint(srv_replica_records_t *r, uint64_t v) {
+  while (v >= 0x80) r->bytes[r->len++] = (uint8_t)(v | 0x80), v >>= 7;
+  r->bytes[r->len++] = (uint8_t)v;
+}
+
+int srv_replica_append(srv_replica_records_t *r, const srv_actor_t *a, const anim_controller_t *c, int keys) {
+  const anim_controller_record_t *rec = &c->record;
+  /* Its first tick (the client has no state yet), or moved outside a tick. */
+  int key = keys || c->ticks <= 1 || rec->moved;
+  size_t state = key ? anim_controller_replica_size(c) : 0;
+  if (r->failed || reserve(r, 10 + 1 + 5 + 5 + state) != 0) return r->failed = 1, ANIM_ENOMEM;
+  if (r->ncurrent == r->order_capacity) {
+    size_t capacity = r->order_capacity ? 2 * r->order_capacity : 256;
+    uint64_t *previous = realloc(r->previous, capacity * sizeof *previous);
+    if (previous) r->previous = previous;
+    uint64_t *current = previous ? realloc(r->current, capacity * sizeof *current) : NULL;
+    if (!current) return r->failed = 1, ANIM_ENOMEM;
+    r->current = current, r->order_capacity = capacity;
+  }
+  uint64_t base = r->ncurrent < r->nprevious ? r->previous[r->ncurrent] : 0;
+  int64_t delta = (int64_t)(a->id - base);
+  put_varint(r, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
+  r->current[r->ncurrent++] = a->id;
+  int transition = rec->transition_frame >= 0;
+  r->bytes[r->len++] = (uint8_t)((key ? FLAG_KEY : 0) | (transition ? FLAG_TRANSITION : 0) |
+                                 (rec->hold_begin ? FLAG_HOLD_BEGIN : 0) | (rec->hold_end ? FLAG_HOLD_END : 0));
+  if (transition) put_varint(r, (uint64_t)rec->transition_frame);
+  if (key) {
+    put_varint(r, state);
+    r->len += anim_controller_replica_save(c, r->bytes + r->len);
+  }
+  return 0;
+}
+
+void srv_replica_records_free(srv_replica_records_t *r) {
+  free(r->bytes), free(r->previous), free(r->current);
+  memset(r, 0, sizeof *r);
+}

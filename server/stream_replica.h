@@ -1,0 +1,54 @@
+/*
+ * stream_replica.h: the replicated encoding's records (PoseEncoding
+ * ENCODING_REPLICATED; the layout is in the proto's StreamMessage.replica).
+ *
+ * Instead of a pose, each motion-matching character of a frame is a record
+ * of what its tick decided (core/character/controller.h's record: the
+ * transition it started, its hold) and, when the client cannot have its
+ * state, a keyframe (core/character/replica.h). The client replays the
+ * tick with the core's own code (anim_controller_replay) and holds the
+ * pose the server holds. What it cannot carry (every other kind) the
+ * caller sends as quantized poses.
+ *
+ * Encoded on the pool, after the characters' ticks, into a buffer the
+ * subscription keeps (grown to its largest frame; nothing allocated per
+ * tick in steady state).
+ */
+#ifndef SRV_STREAM_REPLICA_H
+#define SRV_STREAM_REPLICA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "actor.h"
+
+/* A record names its character relative to the one at the same place in
+ * the subscription's previous frame (one byte while the set stays the
+ * same); a frame that starts over (keys) names them whole. */
+typedef struct {
+  uint8_t *bytes;
+  size_t len, capacity;
+  uint64_t *previous, *current; /* the ids of the previous frame's records, and this one's */
+  size_t nprevious, ncurrent, order_capacity;
+  int failed;                   /* out of memory this frame */
+} srv_replica_records_t;
+
+/* The controller a's record is read from, or NULL (its kind goes as poses). */
+const anim_controller_t *srv_replica_of(const srv_actor_t *a);
+
+/* An upper bound of a's record in bytes, decided before its tick (loop):
+ * with a keyframe when `keys` (the subscription resends every state) or a
+ * has not ticked yet. A keyframe forced by the tick itself (a character
+ * moved onto the world's limit) is not foreseen: the frame grows. */
+size_t srv_replica_bound(const srv_actor_t *a, int keys);
+
+/* Starts a frame's records (keys: every record a keyframe, ids whole);
+ * after its records, srv_replica_end. */
+void srv_replica_begin(srv_replica_records_t *records, int keys);
+/* Ends the frame: its order becomes the previous one. 0, or ANIM_ENOMEM (a record failed). */
+int srv_replica_end(srv_replica_records_t *records);
+/* Appends a's record (c = srv_replica_of(a)); with a keyframe when keys,
+ * a's first tick, or something moved it outside the tick. 0, ANIM_ENOMEM. */
+int srv_replica_append(srv_replica_records_t *records, const srv_actor_t *a, const anim_controller_t *c, int keys);
+void srv_replica_records_free(srv_replica_records_t *records);
+
+#endif

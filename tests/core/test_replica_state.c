@@ -1,0 +1,151 @@
+/*
+ * test_replica_state.c: a motion-matching character's keyframe and replay
+ * (character/replica.h, anim_controller_replay) on the default database.
+ *
+ * Invalid keyframes first (magic, length, another database, bone count, a
+ * frame out of range, a NaN), each refused with the replica unchanged. Then
+ * a character steered through walk, turn, run and stand is followed by a
+ * replica given one keyframe and then only each tick's record: after every
+ * tick the replica's displayed pose equals the original's bit for bit
+ * (held frames, transitions and foot locks included), and a translate
+ * shows in the record as moved (the stream sends a keyframe there).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "anim_error.h"
+#include "character/controller.h"
+#include "character/replica.h"
+#include "procgen_db.h"
+
+static anim_database_t db;
+static anim_search_index_t *index_fast;
+
+static int setup(void **state) {
+  char err[256];
+  if (anim_test_procgen_load(&db)) return -1;
+  anim_search_data_t data = anim_search_data_of(&db);
+  index_fast = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
+  return index_fast ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  anim_search_index_free(index_fast);
+  anim_database_free(&db);
+  return 0;
+}
+
+static void stick(anim_controller_t *c, float x, float z) {
+  anim_controller_input_t in;
+  memset(&in, 0, sizeof in);
+  in.kind = ANIM_INPUT_STICK, in.stick_x = x, in.stick_z = z;
+  assert_int_equal(anim_controller_set_input(c, &in), 0);
+}
+
+static void set_float(uint8_t *bytes, size_t at, float v) { memcpy(bytes + at, &v, 4); }
+
+static void test_invalid_keyframes(void **state) {
+  anim_controller_t original, replica;
+  assert_int_equal(anim_controller_init(&original, &db, index_fast, NULL, vec3_make(1, 0, 2), 0.5f, 10), 0);
+  for (int t = 0; t < 30; t++) assert_int_equal(anim_controller_tick(&original, 1.0f / 60.0f), 0);
+  size_t size = anim_controller_replica_size(&original);
+  uint8_t *key = malloc(size), *bad = malloc(size);
+  assert_int_equal(anim_controller_replica_save(&original, key), size);
+  anim_controller_params_t params;
+  uint64_t version;
+  int nbones;
+  assert_int_equal(anim_controller_replica_params(key, 8, &params, &version, &nbones), ANIM_ETRUNCATED);
+  assert_int_equal(anim_controller_replica_params(key, size, &params, &version, &nbones), 0);
+  assert_true(version == db.version);
+  assert_int_equal(nbones, db.nbones);
+  assert_int_equal(anim_controller_init(&replica, &db, NULL, &params, vec3_zero(), 0.0f, 0), 0);
+  /* A replica never ticks by itself. */
+  assert_int_equal(anim_controller_tick(&replica, 1.0f / 60.0f), ANIM_EINVAL);
+  vec3 root = replica.pose_positions[0];
+
+  memcpy(bad, key, size), bad[0] = 'X';
+  assert_int_equal(anim_controller_replica_load(&replica, bad, size), ANIM_EFORMAT);
+  assert_int_equal(anim_controller_replica_load(&replica, key, size - 4), ANIM_ETRUNCATED);
+  memcpy(bad, key, size), bad[12] ^= 1; /* the database's version */
+  assert_int_equal(anim_controller_replica_load(&replica, bad, size), ANIM_EFORMAT);
+  memcpy(bad, key, size), bad[4] ^= 1; /* the bone count */
+  assert_int_equal(anim_controller_replica_load(&replica, bad, size), ANIM_EFORMAT);
+  memcpy(bad, key, size);
+  int32_t frame = db.nframes;
+  memcpy(bad + 20, &frame, 4);
+  assert_int_equal(anim_controller_replica_load(&replica, bad, size), ANIM_EFORMAT);
+  memcpy(bad, key, size), set_float(bad, size - 4, NAN); /* the pelvis drop's velocity */
+  assert_int_equal(anim_controller_replica_load(&replica, bad, size), ANIM_ENONFINITE);
+  memcpy(bad, key, size), set_float(bad, 20 + 4 * 30, INFINITY); /* an offset */
+  assert_int_equal(anim_controller_replica_load(&replica, bad, size), ANIM_ENONFINITE);
+  assert_memory_equal(&replica.pose_positions[0], &root, sizeof root); /* nothing taken */
+  assert_int_equal(anim_controller_replica_load(&replica, key, size), 0);
+  assert_memory_equal(replica.pose_positions, original.pose_positions, sizeof(vec3) * (size_t)db.nbones);
+  anim_controller_record_t record = {db.nframes, 0, 0, 0};
+  assert_int_equal(anim_controller_replay(&replica, 1.0f / 60.0f, &record), ANIM_EINVAL);
+  record.transition_frame = -1;
+  assert_int_equal(anim_controller_replay(&replica, 0.0f, &record), ANIM_EINVAL);
+  free(key), free(bad);
+  anim_controller_free(&original), anim_controller_free(&replica);
+}
+
+static void test_replay_follows_the_original(void **state) {
+  anim_controller_t original, replica;
+  anim_controller_params_t params;
+  anim_controller_params_default(&params);
+  params.search_interval = 6;
+  /* A record carries no input, which warping follows: replicas replay unwarped characters. */
+  params.warp.rate = params.warp.stand = params.warp.orient = 0;
+  assert_int_equal(anim_controller_init(&original, &db, index_fast, &params, vec3_make(3, 0, -2), 1.0f, 0), 0);
+  original.pose_bone_rates = 0; /* as the server's */
+  assert_int_equal(anim_controller_init(&replica, &db, NULL, &params, vec3_zero(), 0.0f, 0), 0);
+  replica.pose_bone_rates = 0;
+  uint8_t *key = malloc(anim_controller_replica_size(&original));
+  anim_controller_replica_save(&original, key);
+  assert_int_equal(anim_controller_replica_load(&replica, key, anim_controller_replica_size(&original)), 0);
+  int transitions = 0, held = 0, planted = 0;
+  size_t n = (size_t)db.nbones;
+  for (int t = 0; t < 1200; t++) {
+    if (t == 0) stick(&original, 0.0f, 0.85f);
+    if (t == 240) stick(&original, 0.9f, 0.0f);
+    if (t == 480) stick(&original, 0.0f, 1.0f);
+    if (t == 720) stick(&original, 0.0f, 0.0f);
+    float dt = t % 97 == 0 ? 2.5f / 60.0f : 1.0f / 60.0f; /* a late tick now and then */
+    assert_int_equal(anim_controller_tick(&original, dt), 0);
+    assert_int_equal(original.record.moved, t == 0); /* made (a reset) before its first tick */
+    transitions += original.record.transition_frame >= 0, held += original.record.hold_end;
+    planted += anim_controller_contacts(&original) != 0;
+    assert_int_equal(anim_controller_replay(&replica, dt, &original.record), 0);
+    if (memcmp(replica.pose_positions, original.pose_positions, n * sizeof(vec3)) ||
+        memcmp(replica.pose_rotations, original.pose_rotations, n * sizeof(quat)))
+      fail_msg("tick %d: the replica's pose differs (frame %d, the original's %d)", t, replica.frame, original.frame);
+    assert_int_equal(replica.frame, original.frame);
+    assert_int_equal(anim_controller_contacts(&replica), anim_controller_contacts(&original));
+  }
+  assert_true(transitions > 20);
+  assert_true(held > 0);   /* standing from tick 720: the hold was replayed */
+  assert_true(planted > 600);
+  /* Moved outside a tick: the record says so until the next tick begins. */
+  anim_controller_translate(&original, vec3_make(1.0f, 0.0f, 0.0f));
+  assert_int_equal(original.record.moved, 1);
+  assert_int_equal(anim_controller_tick(&original, 1.0f / 60.0f), 0);
+  assert_int_equal(original.record.moved, 0);
+  assert_int_equal(anim_controller_reset(&original, vec3_zero(), 0.0f, vec3_zero(), 5), 0);
+  assert_int_equal(anim_controller_tick(&original, 1.0f / 60.0f), 0);
+  assert_int_equal(original.record.moved, 1); /* reset between ticks: that tick's record */
+  free(key);
+  anim_controller_free(&original), anim_controller_free(&replica);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_invalid_keyframes),
+      cmocka_unit_test(test_replay_follows_the_original),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
