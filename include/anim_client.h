@@ -50,5 +50,6 @@
 #include "anim_client_graph.h"
 #include "anim_client_fit.h"
 #include "anim_client_admin.h"
+#include "anim_client_history.h"
 
 #endif

@@ -117,8 +117,10 @@ typedef struct {
   float scale;                      /* TRACKER: the user's size, each tracker's residual (m, -1 lost) */
   int ntracker_residuals;
   float tracker_residuals[8];
-  int arrived;                      /* GRAPH: at an open path's end (within 0.3 m), standing there (last: the
-                                       fields before keep their places) */
+  int arrived;                      /* GRAPH: at an open path's end (within 0.3 m), standing there */
+  anim_character_params_t params;   /* MOTION_MATCHING: the controller parameters in effect, every one set
+                                       (anim_client_character_params_set changes them); zero for other modes
+                                       (last: the fields before keep their places) */
 } anim_character_state_t;
 
 void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */

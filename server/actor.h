@@ -133,6 +133,10 @@ typedef struct {
   int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
   /* Loop: character_state (with offsets when asked); 0 or a code. */
   int (*state)(const void *character, int offsets, srv_response_t *out);
+  /* Loop: the motion-matching controller the character is, for the
+   * debugger's history and parameter requests (service_history.c); NULL
+   * for kinds that are not one. */
+  anim_controller_t *(*controller)(void *character);
 } srv_actor_kind_t;
 
 struct srv_actor {

@@ -10,9 +10,11 @@
  */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "actor.h"
 #include "anim_error.h"
+#include "character/history.h"
 
 /* Scratch of one chunk of n characters on a database of cols feature columns. */
 typedef struct {
@@ -107,11 +109,21 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   return 0;
 }
 
-static void character_free(void *character) { anim_controller_free(character); }
-
-static size_t heap_bytes(const void *character) {
-  return malloc_usable_size(((const anim_controller_t *)character)->offset_positions); /* the per-bone block */
+/* A history (service_history.c) goes with its character. */
+static void character_free(void *character) {
+  anim_controller_t *c = character;
+  if (c->history) anim_history_free(c->history), free(c->history);
+  anim_controller_free(c);
 }
+
+/* The per-bone block, and a history as its size was asked (the limits
+ * count that figure: srv_history_bytes). */
+static size_t heap_bytes(const void *character) {
+  const anim_controller_t *c = character;
+  return malloc_usable_size(c->offset_positions) + (c->history ? sizeof *c->history + c->history->bytes : 0);
+}
+
+static anim_controller_t *controller(void *character) { return character; }
 
 static int set_input(void *character, const anim_controller_input_t *input) {
   return anim_controller_set_input(character, input);
@@ -132,6 +144,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
     anim_controller_query(c, s->query);
     s->nquery = c->db->features.cols;
   }
+  s->has_params = 1, s->params = c->params;
   for (int i = 0; i < c->feet.nfeet && i < ANIM_MAX_CONTACTS; i++) {
     const anim_foot_lock_t *foot = &c->feet.feet[i];
     s->feet[i].bone = foot->toe;
@@ -155,4 +168,5 @@ const srv_actor_kind_t srv_actor_matching = {
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,
+    .controller = controller,
 };

@@ -37,6 +37,7 @@ typedef struct {
 #include "request_character.h"
 #include "request_machine.h"
 #include "request_graph.h"
+#include "request_history.h"
 
 struct srv_db_entry;
 struct srv_fit_model;

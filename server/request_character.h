@@ -143,6 +143,8 @@ typedef struct {
     vec3 position;
   } feet[ANIM_MAX_CONTACTS];
   int nfeet;
+  int has_params;                  /* MODE_MOTION_MATCHING: params are the controller's in effect */
+  anim_controller_params_t params;
 } srv_character_state_response_t;
 
 typedef struct {

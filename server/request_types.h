@@ -61,7 +61,10 @@
   X(BUILD_GRAPH, build_graph, BuildGraph)                                  \
   X(DESCRIBE_GRAPH, describe_graph, DescribeGraph)                         \
   X(QUERY_GRAPH, query_graph, QueryGraph)                                  \
-  X(SET_PATHS, set_paths, SetPaths)
+  X(SET_PATHS, set_paths, SetPaths)                                        \
+  X(SET_HISTORY, set_history, SetHistory)                                  \
+  X(CHARACTER_HISTORY, character_history, CharacterHistory)                \
+  X(SET_CHARACTER_PARAMS, set_character_params, SetCharacterParams)
 
 typedef enum {
 #define SRV_REQ_ENUM(TYPE, name, Message) SRV_REQ_##TYPE,

@@ -126,6 +126,9 @@ typedef struct {
   anim_dynamics_params_t smoothing;
 } anim_steering_sim_t;
 
+/* A bounded record of the character's recent ticks (history.h). */
+typedef struct anim_history anim_history_t;
+
 typedef struct {
   const anim_database_t *db;
   const anim_search_index_t *index;
@@ -171,6 +174,11 @@ typedef struct {
   int globals_fresh;      /* global_* hold this tick's FK (computed on demand, once) */
   anim_foot_locks_t feet;
   uint8_t *fast_rotations; /* nbones flags: the legs' bones and the root's turn blend at the legs' speed */
+  /* NULL (init's choice): no history. Else each tick_end records the tick
+   * there (history.h); the caller owns it (anim_history_init/_free) and
+   * sets or clears it between ticks. */
+  anim_history_t *history;
+  const anim_search_query_t *search_spec; /* this tick's search (tick_begin's out_search), NULL: none */
 } anim_controller_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing
