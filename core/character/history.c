@@ -82,11 +82,6 @@ const quat *anim_history_rotations(const anim_history_t *h, const anim_history_r
   return (const quat *)((const char *)r + layout(h).rotations);
 }
 
-/* Radians between a unit quaternion and the identity. */
-static float rotation_angle(quat q) {
-  float w = fabsf(q.w);
-  return 2.0f * acosf(w < 1.0f ? w : 1.0f);
-}
 
 /* The top candidates of the tick's query, each with its cost by group. */
 static void record_candidates(anim_history_t *h, const anim_controller_t *c, const anim_search_query_t *search,
@@ -131,12 +126,13 @@ void anim_history_record(anim_history_t *h, const anim_controller_t *c, const an
   r->time_since_transition = c->time_since_transition;
   r->halflife = c->params.inertialize_halflife;
   r->offset_position = c->offset_positions[0];
-  float largest = 0.0f;
+  /* The largest angle is the smallest |w| (angle = 2 acos |w|): one acos a tick, not one a bone. */
+  float smallest_w = 1.0f;
   for (int b = 0; b < h->nbones; b++) {
-    float angle = rotation_angle(c->offset_rotations[b]);
-    if (angle > largest) largest = angle;
+    float w = fabsf(c->offset_rotations[b].w);
+    if (w < smallest_w) smallest_w = w;
   }
-  r->offset_angle = largest;
+  r->offset_angle = 2.0f * acosf(smallest_w);
   r->root_position = c->pose_positions[0];
   memcpy((char *)r + l.rotations, c->pose_rotations, (size_t)h->nbones * sizeof(quat));
   h->count++;
