@@ -49,4 +49,7 @@ int animctl_graph(const options_t *options, int argc, char **argv);
 int animctl_align(const options_t *options, int argc, char **argv);
 int animctl_fit(const options_t *options, int argc, char **argv);
 
+int animctl_history(const options_t *options, int argc, char **argv);
+int animctl_set_params(const options_t *options, int argc, char **argv);
+
 #endif
