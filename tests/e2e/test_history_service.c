@@ -1,5 +1,5 @@
 /*
- * test_history.c: a character's history (set_history, character_history)
+ * test_history_service.c: a character's history (set_history, character_history)
  * and its live parameters (set_character_params), end to end through the
  * real server and the real client library.
  *
