@@ -314,7 +314,7 @@ previewer-screenshots: deps-test
 	@$(MAKE) --no-print-directory all
 	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) /usr/bin/python3 tests/interop/test_previewer.py
 	cp $(BUILD)/tests/previewer/previewer-character.png $(BUILD)/tests/previewer/previewer-crowd.png \
-	  $(BUILD)/tests/previewer/previewer-database.png docs/
+	  $(BUILD)/tests/previewer/previewer-database.png $(BUILD)/tests/previewer/previewer-debugger.png docs/
 
 # ---- benchmarks -----------------------------------------------------------------
 BENCH_C := $(filter-out bench/bench_lmm.c bench/bench_physics.c,$(sort $(wildcard bench/*.c)))

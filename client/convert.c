@@ -497,6 +497,18 @@ int anim__spring_tuning_from(const Animserver__SpringTuneResponse *m, anim_sprin
 
 /* ---- characters and the server ------------------------------------------------------------ */
 
+void anim__controller_params_from(const Animserver__ControllerParams *m, anim_character_params_t *p) {
+  memset(p, 0, sizeof *p);
+  if (!m) return;
+  p->search_interval = (int)m->search_interval;
+  p->inertialize_halflife = m->inertialize_halflife;
+  p->velocity_halflife = m->velocity_halflife, p->rotation_halflife = m->rotation_halflife;
+  p->forward_speed = m->forward_speed, p->side_speed = m->side_speed, p->back_speed = m->back_speed;
+  p->ignore_surrounding = (int)m->ignore_surrounding, p->ignore_range_end = (int)m->ignore_range_end;
+  p->transition_cost = m->transition_cost, p->replan_threshold = m->replan_threshold;
+  p->input_f = m->input_f, p->input_zeta = m->input_zeta, p->input_r = m->input_r;
+}
+
 void anim_character_state_free(anim_character_state_t *state) {
   if (!state) return;
   free(state->inertializer.offset_positions); /* one block holds the four offset arrays */
@@ -540,6 +552,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   s->play_rate = m->play_rate, s->warp_angle = m->warp_angle, s->warp_held = m->warp_held;
   s->physics = (int)m->physics, s->physics_root_error = m->physics_root_error, s->pushes = m->pushes;
   s->scale = m->scale;
+  anim__controller_params_from(m->params, &s->params);
   for (size_t k = 0; k < m->n_tracker_residuals && k < 8; k++)
     s->tracker_residuals[s->ntracker_residuals++] = m->tracker_residuals[k];
   for (size_t f = 0; f < m->n_feet && f < 4; f++, s->nfeet++) {

@@ -32,6 +32,11 @@ int anim__name_from(char *out, size_t size, const char *s);
 void anim__vec3_from(float *out, const Animserver__Vec3 *v);
 void anim__quat_from(float *out, const Animserver__Quat *q);
 
+/* ControllerParams <-> anim_character_params_t (a negative count goes as 0;
+ * NULL m: all zero). */
+void anim__controller_params_to_proto(Animserver__ControllerParams *m, const anim_character_params_t *p);
+void anim__controller_params_from(const Animserver__ControllerParams *m, anim_character_params_t *out);
+
 /* ---- answers -> C (owned results: the public *_free functions) --------------------- */
 
 int anim__hello_info_from(const Animserver__HelloResponse *m, anim_hello_info_t *out);

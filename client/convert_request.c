@@ -136,7 +136,7 @@ void anim__inertializer_state_to_proto(const anim_inertializer_state_t *in, Anim
 
 /* ---- characters ------------------------------------------------------------------------- */
 
-static void params_to_proto(Animserver__ControllerParams *m, const anim_character_params_t *p) {
+void anim__controller_params_to_proto(Animserver__ControllerParams *m, const anim_character_params_t *p) {
   m->search_interval = p->search_interval > 0 ? (uint32_t)p->search_interval : 0;
   m->inertialize_halflife = p->inertialize_halflife;
   m->velocity_halflife = p->velocity_halflife, m->rotation_halflife = p->rotation_halflife;
@@ -232,7 +232,7 @@ int anim__create_to_proto(const char *database, const anim_character_mode_t *mod
     out->pointers[i] = &out->items[i];
   }
   out->create.database = (char *)database;
-  if (params) params_to_proto(&out->params, params), out->create.params = &out->params;
+  if (params) anim__controller_params_to_proto(&out->params, params), out->create.params = &out->params;
   out->create.n_placements = n;
   out->create.placements = out->pointers;
   return 0;

@@ -52,5 +52,6 @@
 #include "anim_client_admin.h"
 #include "anim_client_dynamics.h"
 #include "anim_client_physics.h"
+#include "anim_client_history.h"
 
 #endif

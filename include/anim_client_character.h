@@ -124,8 +124,7 @@ typedef struct {
   float scale;                      /* TRACKER: the user's size, each tracker's residual (m, -1 lost) */
   int ntracker_residuals;
   float tracker_residuals[8];
-  int arrived;                      /* GRAPH: at an open path's end (within 0.3 m), standing there (last: the
-                                       fields before keep their places) */
+  int arrived;                      /* GRAPH: at an open path's end (within 0.3 m), standing there */
   int nfeet;                        /* MOTION_MATCHING and LEARNED with foot locking: each contact bone's lock */
   struct {
     char bone[64];                  /* the contact bone's name */
@@ -139,6 +138,9 @@ typedef struct {
   int physics;                      /* PHYSICAL: ANIM_PHYSICS_STATE_* (anim_client_physics.h) */
   float physics_root_error;         /* PHYSICAL: the simulated root's distance from the matched one, m */
   uint64_t pushes;                  /* PHYSICAL: pushes applied so far */
+  anim_character_params_t params;   /* MOTION_MATCHING: the controller parameters in effect, every one set
+                                       (anim_client_character_params_set changes them); zero for other modes */
+  /* New fields go last: the fields before keep their places. */
 } anim_character_state_t;
 
 void anim_character_params_init(anim_character_params_t *params);   /* all 0: server defaults */

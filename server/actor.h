@@ -150,6 +150,10 @@ typedef struct {
    * keyframe the replicated encoding sends (stream_replica.h); NULL (the
    * hook or its answer): the character goes as quantized poses. */
   const anim_controller_t *(*replica)(const void *character);
+  /* Loop: the motion-matching controller the character is, for the
+   * debugger's history and parameter requests (service_history.c); NULL
+   * for kinds that are not one. */
+  anim_controller_t *(*controller)(void *character);
 } srv_actor_kind_t;
 
 struct srv_actor {

@@ -10,10 +10,12 @@
  */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "actor.h"
 #include "actor_matching.h"
 #include "anim_error.h"
+#include "character/history.h"
 
 /* Scratch of one chunk of n characters on a database of cols feature columns. */
 typedef struct {
@@ -115,12 +117,22 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   return 0;
 }
 
-static void character_free(void *character) { anim_controller_free(character); }
-
-static size_t heap_bytes(const void *character) {
-  const anim_controller_t *c = character; /* the per-bone block and the warp's poses */
-  return malloc_usable_size(c->offset_positions) + malloc_usable_size(c->warp.buffers[0].positions);
+/* A history (service_history.c) goes with its character. */
+static void character_free(void *character) {
+  anim_controller_t *c = character;
+  if (c->history) anim_history_free(c->history), free(c->history);
+  anim_controller_free(c);
 }
+
+/* The per-bone block, the warp's poses, and a history as its size was
+ * asked (the limits count that figure: srv_history_bytes). */
+static size_t heap_bytes(const void *character) {
+  const anim_controller_t *c = character;
+  return malloc_usable_size(c->offset_positions) + malloc_usable_size(c->warp.buffers[0].positions) +
+         (c->history ? sizeof *c->history + c->history->bytes : 0);
+}
+
+static anim_controller_t *controller(void *character) { return character; }
 
 static int set_input(void *character, const anim_controller_input_t *input) {
   return anim_controller_set_input(character, input);
@@ -144,6 +156,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   srv_actor_state_feet(&c->feet, out);
   s->play_rate = (c->warp.params.rate ? c->warp.rate : 1.0f) * c->warp.settle;
   s->warp_angle = c->warp.angle, s->warp_held = c->warp.settled;
+  s->has_params = 1, s->params = c->params;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
@@ -170,4 +183,5 @@ const srv_actor_kind_t srv_actor_matching = {
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,
     .replica = replica,
+    .controller = controller,
 };

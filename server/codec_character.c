@@ -86,7 +86,11 @@ static int decode_warp(srv_decoder_t *d, const Animserver__ControllerParams *in,
 /* Server defaults with the client's non-zero fields on top. */
 static int decode_params(srv_decoder_t *d, const Animserver__ControllerParams *in, anim_controller_params_t *out) {
   anim_controller_params_default(out);
-  if (!in) return 0;
+  return in ? srv_decode_controller_params(d, in, out) : 0;
+}
+
+int srv_decode_controller_params(srv_decoder_t *d, const Animserver__ControllerParams *in,
+                                 anim_controller_params_t *out) {
   size_t mark = srv_path_field(d, "params");
   int rc = 0;
   for (size_t i = 0; i < sizeof param_fields / sizeof param_fields[0] && rc == 0; i++)
@@ -457,6 +461,7 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->play_rate = st->play_rate, m->warp_angle = st->warp_angle, m->warp_held = st->warp_held != 0;
   m->n_query = (size_t)st->nquery;
   m->query = st->query;
+  if (st->has_params) m->params = srv_encode_controller_params(e, &st->params);
   if (st->nfeet && (m->feet = srv_encoder_alloc(e, (size_t)st->nfeet * sizeof *m->feet))) {
     for (int i = 0; i < st->nfeet; i++) {
       Animserver__FootLock *f = SRV_ENCODER_NEW(e, Animserver__FootLock, ANIMSERVER__FOOT_LOCK__INIT);

@@ -107,6 +107,13 @@ int srv_decode_placement(srv_decoder_t *d, const Animserver__Placement *in, srv_
 int srv_decode_path_options(srv_decoder_t *d, const char *field, const Animserver__PathOptions *in,
                             anim_path_options_t *out);
 
+/* ControllerParams' non-zero fields, each checked (its name in the error),
+ * written over *out (codec_character.c); zero fields leave *out's. */
+int srv_decode_controller_params(srv_decoder_t *d, const Animserver__ControllerParams *in,
+                                 anim_controller_params_t *out);
+/* Every parameter of params as a ControllerParams (codec_history.c). */
+Animserver__ControllerParams *srv_encode_controller_params(srv_encoder_t *e, const anim_controller_params_t *params);
+
 /* create_characters' MODE_TRACKER options (codec_fit.c): *out with the
  * defaults when in is NULL (present 0). */
 int srv_decode_tracker_setup(srv_decoder_t *d, const Animserver__TrackerSetup *in, srv_tracker_setup_t *out);

@@ -50,6 +50,9 @@ typedef struct {
   double tick_rate;             /* character ticks per second */
   uint32_t max_characters;      /* characters on the server */
   uint32_t max_characters_per_connection;
+  double max_history_seconds;   /* longest character history (set_history) */
+  size_t max_history_memory;    /* bytes of all characters' histories; 0: no limit */
+  size_t max_history_memory_per_connection; /* bytes of one connection's characters' histories; 0: no limit */
   size_t stream_soft_limit;     /* queued output above which pose frames are replaced (latest wins) */
   double stream_soft_seconds;   /* above the stream soft limit this long: the subscriber is closed */
   uint32_t lod_search_scale;    /* periodic searches this many times rarer for characters not streamed at full rate */

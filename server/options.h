@@ -117,6 +117,15 @@
     "Characters on this instance.")                                                                             \
   X("max-characters-per-connection", NUMBER, max_characters_per_connection, "20000", 1, 10000000, LIVE, "N",     \
     DEFAULT, NULL, "Characters one connection may own.")                                                        \
+  X("max-history-seconds", REAL, max_history_seconds, "60", 0.1, 600, LIVE, "S", DEFAULT, NULL,                  \
+    "Longest history a character may keep (set_history: its recent ticks, candidates and poses, for the "      \
+    "debugger).")                                                                                               \
+  X("max-history-memory", NUMBER, max_history_memory, "268435456", 0, SRV_OPTION_64TIB, LIVE, "N", DEFAULT,      \
+    NULL, "Bytes all characters' histories may take; a set_history that would pass it is refused with "         \
+    "ERROR_LIMIT before it allocates. 0: no limit.")                                                            \
+  X("max-history-memory-per-connection", NUMBER, max_history_memory_per_connection, "67108864", 0,               \
+    SRV_OPTION_64TIB, LIVE, "N", DEFAULT, NULL,                                                                 \
+    "Bytes the histories of one connection's characters may take (ERROR_LIMIT past it). 0: no limit.")          \
   X("stream-soft-limit", NUMBER, stream_soft_limit, "1048576", 1, SRV_OPTION_TIB, LIVE, "N", DEFAULT, NULL,      \
     "Queued bytes above which pose frames are replaced, newest wins (when not given: half the output hard "     \
     "limit if that is smaller).")                                                                               \

@@ -39,6 +39,7 @@ typedef struct {
 #include "request_graph.h"
 #include "request_dynamics.h"
 #include "request_physics.h"
+#include "request_history.h"
 
 struct srv_db_entry;
 struct srv_fit_model;

@@ -149,6 +149,8 @@ typedef struct {
   int physics;
   float physics_root_error;
   uint64_t pushes;
+  int has_params;                  /* MODE_MOTION_MATCHING: params are the controller's in effect */
+  anim_controller_params_t params;
 } srv_character_state_response_t;
 
 typedef struct {

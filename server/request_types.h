@@ -65,7 +65,10 @@
   X(INVERSE_DYNAMICS, inverse_dynamics, InverseDynamics)                    \
   X(PUSH, push, Push)                                                      \
   X(SET_BODY_MODES, set_body_modes, SetBodyModes)                          \
-  X(RECOVER, recover, Recover)
+  X(RECOVER, recover, Recover)                                             \
+  X(SET_HISTORY, set_history, SetHistory)                                  \
+  X(CHARACTER_HISTORY, character_history, CharacterHistory)                \
+  X(SET_CHARACTER_PARAMS, set_character_params, SetCharacterParams)
 
 typedef enum {
 #define SRV_REQ_ENUM(TYPE, name, Message) SRV_REQ_##TYPE,

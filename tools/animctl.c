@@ -158,6 +158,23 @@ static const command_help_t help[] = {
      "walk a graph character would take along the polyline.\n"
      "--json: build, info: one object {status, progress, ready, frames, nodes, edges, transitions, ...};\n"
      "path: one object {steps, plans, arc, seconds, error_mean, ...}.\n"},
+    {"history",
+     "  history (--id ID | --create [--database DB] [--input SPEC] [--seconds S] [--keep S] [--candidates N])\n"
+     "          [--last S | --ticks A:B] [--all] [--tick T|last]   a character's recent ticks and search candidates\n",
+     "Prints a span of a character's history (the last S seconds, default 2, or ticks A..B): a row per searched\n"
+     "tick (every tick with --all) with the frame shown, why it searched (periodic, replan, range-end), the\n"
+     "frame chosen, whether it transitioned and the best candidates with their costs; --tick T: that tick's\n"
+     "candidates with their cost by feature group (last: the newest searched tick). --id reads any character\n"
+     "whose owner turned its history on; --create makes one here (SPEC: stick:X,Z or velocity:VX,VZ;\n"
+     "default stick:0,0.7), keeps S seconds of history (--keep, default 5) with N candidates a search\n"
+     "(default 8), steers it --seconds S (default 3) and prints. --json: one object {first_tick, last_tick, capacity, tick_rate, groups, ticks: [...]}.\n"},
+    {"set-params",
+     "  set-params [--database DB] [--input SPEC] [--seconds S] NAME=VALUE...   tune a character's parameters\n",
+     "Makes a character (steered by SPEC as history --create), runs it S seconds (default 2), changes the named\n"
+     "controller parameters (transition_cost=0.05 inertialize_halflife=0.2 ...: ControllerParams' names), runs\n"
+     "it S seconds more and prints every parameter before and after, with searches and transitions a second in\n"
+     "each half. A value out of range is refused, naming the parameter, and nothing is applied.\n"
+     "--json: one object {character, seconds, before, after, searches_per_second, transitions_per_second}.\n"},
     {"align", "  align --source x,y,z ... --target x,y,z ... [--weights w,...] [--mode rigid|similarity|yaw]\n",
      "The least-squares transform taking the source points onto the target points (at least 3, 2 for yaw).\n"
      "--json: one object {rotation (w, x, y, z), translation, scale, yaw, cost, rms}.\n"},
@@ -610,7 +627,8 @@ static const struct {
                 {"spring", animctl_spring}, {"render", animctl_render}, {"stream", animctl_stream},
                 {"record", animctl_record},
                 {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit},
-                {"inverse-dynamics", animctl_inverse_dynamics}, {"push", animctl_physics}};
+                {"inverse-dynamics", animctl_inverse_dynamics}, {"push", animctl_physics},
+                {"history", animctl_history}, {"set-params", animctl_set_params}};
 
 /* "cannot reach HOST:PORT" (a static buffer). */
 static const char *where_text(const options_t *o) {

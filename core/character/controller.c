@@ -6,6 +6,7 @@
 #include "pose/kinematics.h"
 #include "motion/spring.h"
 #include "character/steering.h"
+#include "character/history.h"
 
 static const vec3 up = {0.0f, 1.0f, 0.0f};
 
@@ -203,6 +204,7 @@ static void prepare_search(anim_controller_t *c, vec3 target_velocity, int must_
   anim_search_query_t q = {out_query, 1, must_leave ? -1 : c->frame, p->transition_cost, range_end,
                            p->ignore_surrounding, 0};
   *out_search = q;
+  c->search_spec = out_search;
   c->searches++;
   c->frames_since_search = 0;
   c->velocity_at_last_search = target_velocity;
@@ -360,6 +362,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   c->frames_since_search += c->tick_frames;
   c->transitioned = 0;
   c->globals_fresh = 0;
+  c->search_spec = NULL;
   /* Search from the pose shown last (the transition's source must be the
    * input of the last update), before advancing. */
   int near_end = c->frame + c->tick_frames >= anim_database_range_stop(c->db, c->frame) - 1;
@@ -417,7 +420,9 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   c->record.hold_end = (uint8_t)c->holding;
   c->search_query = NULL;
   anim_steering_sim_advance(&c->sim, &c->params, dt);
-  return show_tick(c, dt);
+  int rc = show_tick(c, dt);
+  if (rc == 0 && c->history) anim_history_record(c->history, c, c->search_spec, best); /* history.h */
+  return rc;
 }
 
 int anim_controller_replay(anim_controller_t *c, float dt, const anim_controller_record_t *r) {

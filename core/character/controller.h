@@ -147,6 +147,8 @@ typedef struct {
   uint8_t moved;        /* moved other than by a tick (translate, reset) since the last tick began:
                            a replica must be sent the whole state */
 } anim_controller_record_t;
+/* A bounded record of the character's recent ticks (history.h). */
+typedef struct anim_history anim_history_t;
 
 typedef struct {
   const anim_database_t *db;
@@ -200,6 +202,11 @@ typedef struct {
    * searches forced by the input or a clip's end are not delayed. */
   int search_scale;
   int moved_between;      /* reset since the last tick: the next tick's record says moved */
+  /* NULL (init's choice): no history. Else each tick_end records the tick
+   * there (history.h); the caller owns it (anim_history_init/_free) and
+   * sets or clears it between ticks. */
+  anim_history_t *history;
+  const anim_search_query_t *search_spec; /* this tick's search (tick_begin's out_search), NULL: none */
 } anim_controller_t;
 
 /* Sets up a character on db/index at world position (y ignored) facing

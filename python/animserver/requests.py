@@ -466,6 +466,38 @@ class Requests:
         """Ends a subscription."""
         return Call("unsubscribe", {"subscription": _subscription_id(subscription)}, timeout, self._unsubscribed)
 
+    # ---- the debugger: a character's history and live parameters ----------------
+    @request
+    def set_history(self, character: int, seconds: float, candidates: int = 0, *,
+                    timeout: Optional[float] = None) -> Call[pb.SetHistoryResponse]:
+        """Turns the caller's motion-matching character's history on for its last ``seconds`` (at most the
+        server's --max-history-seconds; ``candidates`` kept per search, 0: 8, at most 64) or off (0):
+        ``.capacity`` ticks, ``.bytes`` counted in the server's limits, ``.tick`` the first it records."""
+        return Call("set_history", {"character": int(character), "seconds": float(seconds),
+                                    "candidates": int(candidates)}, timeout, body_as(pb.SetHistoryResponse))
+
+    @request
+    def character_history(self, character: int, last_seconds: float = 0.0, from_tick: int = 0, to_tick: int = 0,
+                          poses: bool = False, queries: bool = False, *,
+                          timeout: Optional[float] = None) -> Call[pb.CharacterHistoryResponse]:
+        """A span of any character's history: the last ``last_seconds``, or ticks ``from_tick..to_tick``;
+        ``.ticks`` oldest first, each with its frame, search reasons, ``.candidates`` (frame, range, cost,
+        ``group_costs`` in ``.groups``' order) and, when asked, its pose and query. A span outside what is
+        held: :class:`~animserver.errors.OutOfRangeError`."""
+        return Call("character_history", {"character": int(character), "last_seconds": float(last_seconds),
+                                          "from_tick": int(from_tick), "to_tick": int(to_tick), "poses": poses,
+                                          "queries": queries}, timeout, body_as(pb.CharacterHistoryResponse))
+
+    @request
+    def set_character_params(self, /, character: int, params: Message = None, *, timeout: Optional[float] = None,
+                             **fields: Any) -> Call[pb.SetCharacterParamsResponse]:
+        """Changes the caller's motion-matching character's ControllerParams from the next tick on: the
+        fields given (``params`` or keywords, e.g. ``inertialize_halflife=0.2``), the others kept; every
+        field checked before any is applied. ``.params``: every parameter now in effect."""
+        given: Message = {**(params or {}), **fields} if fields else params
+        return Call("set_character_params", {"character": int(character), "params": given}, timeout,
+                    body_as(pb.SetCharacterParamsResponse))
+
     # ---- state machines ---------------------------------------------------------
     @request
     def load_machine(self, name: str, text: Union[str, bytes], replace: bool = False, *,

@@ -253,6 +253,12 @@ def requests(pb):
         pb.CharacterPath(character=ch, points=[pb.Vec2(x=0, z=0), pb.Vec2(x=1, z=1)]), pb.CharacterPath(character=ch)]))
     add("inverse_dynamics", id=36, inverse_dynamics=pb.InverseDynamicsRequest(
         database="tiny", start=0, stop=20, max_root_torque=30, contact_height=0.06, step=2))
+    add("set_history", id=36, set_history=pb.SetHistoryRequest(character=ch, seconds=2.0, candidates=4))
+    add("history_last", id=37, character_history=pb.CharacterHistoryRequest(character=ch, last_seconds=0.5,
+                                                                              poses=True, queries=True))
+    add("history_ticks", id=38, character_history=pb.CharacterHistoryRequest(character=ch, from_tick=1, to_tick=3))
+    add("set_character_params", id=39, set_character_params=pb.SetCharacterParamsRequest(
+        character=ch, params=pb.ControllerParams(inertialize_halflife=0.2, search_interval=4)))
     return seeds
 
 
@@ -301,6 +307,16 @@ def server_messages(pb):
         tick=99, position=pb.Vec3(x=1, y=0, z=2), rotation=pb.Quat(w=1),
         trajectory=[pb.Vec3(z=0.5 * i) for i in range(3)],
         frame=5, range_name="walk", inertializer=state))
+    r("set_history", id=40, set_history=pb.SetHistoryResponse(capacity=120, bytes=90368, tick=7))
+    r("character_history", id=41, character_history=pb.CharacterHistoryResponse(
+        first_tick=5, last_tick=9, capacity=120, tick_rate=60, groups=["LeftFoot position", "trajectory position"],
+        ticks=[pb.HistoryTick(tick=5, frame=10, chosen=-1),
+               pb.HistoryTick(tick=6, frame=11, searched=True, chosen=11, reasons=[pb.SEARCH_PERIODIC],
+                              candidates=[pb.HistoryCandidate(frame=11, range_name="walk", cost=0.5,
+                                                              group_costs=[0.1, 0.4])],
+                              query=[0.5] * 4, root_position=pb.Vec3(x=1), rotations=[1, 0, 0, 0] * 2)]))
+    r("set_character_params", id=42, set_character_params=pb.SetCharacterParamsResponse(
+        tick=8, params=pb.ControllerParams(search_interval=10, inertialize_halflife=0.1)))
     r("stats", id=13, server_stats=pb.ServerStatsResponse(uptime_us=5, connections=2, ticks=600, tick_rate=60))
     machine = pb.MachineSummary(name="jump", version=9, source="request", text_bytes=120,
                                 states=[pb.MachineState(name=n, motion="clip") for n in ("stand", "crouch", "float")],

@@ -34,7 +34,7 @@ def run_both(*args, expect=0):
 
 
 COMMANDS = ["hello", "stats", "shutdown", "ping", "db", "search", "pose", "inertialize", "transition-cost", "spring",
-            "render", "stream", "record", "machine", "graph", "align", "fit", "load", "push"]
+            "render", "stream", "record", "machine", "graph", "align", "fit", "load", "push", "history", "set-params"]
 
 
 def json_errors_and_help(port, data):
@@ -93,7 +93,10 @@ def usage_errors_without_server():
                 ["machine", "unload"], ["machine", "list", "x"], ["graph"], ["graph", "build"],
                 ["graph", "path", "default", "1,2"], ["align"], ["align", "--source", "1,2,3"], ["fit", "default"],
                 ["load", "--connections", "0"], ["push"], ["push", "default", "1:bogus"],
-                ["push", "default", "1:impulse:Chest:1,2"], ["push", "default", "--seconds", "0"]]
+                ["push", "default", "1:impulse:Chest:1,2"], ["push", "default", "--seconds", "0"],
+                ["history"], ["history", "--create", "--id", "5"],
+                ["history", "--id", "5", "--ticks", "9:2"], ["set-params"], ["set-params", "halflife=1"],
+                ["set-params", "transition_cost=x"]]
     check(sorted({m[0] for m in mistakes} - {"bogus"}) == sorted(COMMANDS), "a usage error of every command")
     for mistake in mistakes:
         out, err = run_both("animctl", "--port", closed, "--json", *mistake, expect=2)
@@ -106,6 +109,31 @@ def usage_errors_without_server():
                  ["stream", "--create", "1"]):
         out, err = run_both("animctl", "--port", closed, "--json", *good, expect=1)
         check(json.loads(err)["error"]["kind"] == "connect", f"no server: animctl {' '.join(good)} exits 1 (connect)")
+
+
+def history_and_params(ctl, port):
+    """animctl history (a character's ticks, their searches and candidates) and set-params (parameters
+    changed live, refused whole when one is out of range)."""
+    h = json.loads(ctl("history", "--create", "--seconds", "1.5", "--keep", "2", "--candidates", "4",
+                       "--input", "stick:0.4,0.8", "--last", "1"))
+    searched = [t for t in h["ticks"] if t["searched"]]
+    check(h["capacity"] == 120 and 30 <= len(h["ticks"]) <= 60 and len(searched) >= 5 and
+          all(1 <= len(t["candidates"]) <= 4 and t["chosen"] == t["candidates"][0]["frame"] and
+              len(t["candidates"][0]["group_costs"]) == len(h["groups"]) and t["reasons"] for t in searched),
+          f"animctl history: {len(h['ticks'])} ticks, {len(searched)} searched, each with its candidates")
+    table = run("animctl", "--port", port, "history", "--create", "--seconds", "1", "--tick", "last")
+    check(table.startswith("tick ") and "rank" in table.splitlines()[1] and "trajectory" in table.splitlines()[1],
+          "animctl history --tick last: the candidates with their cost by feature group")
+    e = json.loads(run_both("animctl", "--port", port, "--json", "history", "--id", "12345", expect=1)[1])
+    check(e["error"]["code"] == "ENOTFOUND", "animctl history --id of no character: ENOTFOUND")
+    tuned = json.loads(ctl("set-params", "--seconds", "1", "transition_cost=0.5", "inertialize_halflife=0.2"))
+    check(abs(tuned["before"]["transition_cost"] - 0.01) < 1e-6 and tuned["after"]["transition_cost"] == 0.5 and
+          abs(tuned["after"]["inertialize_halflife"] - 0.2) < 1e-6 and tuned["after"]["forward_speed"] == 1.75,
+          "animctl set-params: the parameters before and after in character_state")
+    e = json.loads(run_both("animctl", "--port", port, "--json", "set-params", "--seconds", "0",
+                            "back_speed=2", "velocity_halflife=-1", expect=1)[1])
+    check(e["error"]["code"] == "EINVAL" and "velocity_halflife" in e["error"]["message"],
+          "animctl set-params: a value out of range refused, naming it")
 
 
 def stream_regions(port):
@@ -389,6 +417,7 @@ def main():
         drawing = open(svg).read()
         check(drawing.startswith("<svg") and drawing.count("<line") > 100, "animctl render --stream draws a filmstrip")
         machines_and_graphs(ctl, data, port)
+        history_and_params(ctl, port)
         stats = json.loads(ctl("stats"))
         check(stats["ticks"] > 0 and stats["frames_sent"] >= 20 and stats["characters"] == 0, "animctl stats")
         check(json.loads(ctl("shutdown")) == {"shutting_down": True}, "animctl --json shutdown says so")

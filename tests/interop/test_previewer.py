@@ -13,14 +13,18 @@ it), plays a range, drives a character with two seconds of
 simulated key presses and a simulated gamepad and checks from its own state
 that the skeleton moved where the input asked, checks the matching view (the
 character's query and its match, the cost split agreeing with the two
-vectors) and the foot locks, subscribes to the crowd on both databases (and
+vectors) and the foot locks, the debugger (the character's history paused
+and scrubbed two seconds back: the frame the stream showed then, the
+then-chosen frame as character_history returns it, the candidates table
+equal to a search of the recorded query and sorting by a column, a
+half-life set from the panel reported by character_state), subscribes to the crowd on both databases (and
 an id naming no character), each character drawn with its own database's
 skeleton, and switches encodings; sees "reordered" leave its table when
 animctl unloads it; then the server is killed and started
 again on its port (asked by the page's test on its stdout) and the page must
 drop what went with the connection and connect again by itself.
 Screenshots: BUILD/tests/previewer/*.png (make previewer-screenshots copies
-three into docs/).
+four into docs/).
 
 Needs chromium, websockify, node (tools/debian-packages.txt, group test) and
 the npm packages (web/npm-ci.sh, run by `make test`; run here when missing).

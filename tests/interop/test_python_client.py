@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -345,6 +346,49 @@ def test_auth():
                 check(True, "load_database needs the admin token")
 
 
+def test_history_and_params(client, db):
+    """set_history, character_history and set_character_params: the candidates of a searched tick equal a
+    search of its recorded query and settings; parameters show in character_state; bad spans and values
+    raise the server's error class, naming the field."""
+    me = client.create_characters("default").characters[0]
+    on = client.set_history(me, 2.0, candidates=5)
+    check(on.capacity == 120 and on.bytes > 0, f"set_history: {on.capacity} ticks, {on.bytes} bytes")
+    client.set_inputs([animserver.stick(me, 0.2, 0.9)])
+    time.sleep(0.8)
+    span = client.character_history(me, last_seconds=0.5, queries=True, poses=True)
+    check(len(span.groups) == len(db.features) and 20 <= len(span.ticks) <= 30,
+          f"character_history: {len(span.ticks)} ticks, {len(span.groups)} feature groups")
+    searched = [t for t in span.ticks if t.searched]
+    check(searched and all(len(t.rotations) == 4 * len(db.bones) for t in span.ticks), "searched ticks and poses")
+    t = searched[-1]
+    found = client.search("default", features=list(t.query), k=len(t.candidates), transition_cost=t.transition_cost,
+                          current_frame={"frame": t.current_frame} if t.current_frame >= 0 else None,
+                          ignore_range_end=t.ignore_range_end, ignore_surrounding=t.ignore_surrounding)
+    check([m.frame for m in found.matches] == [c.frame for c in t.candidates] and
+          [m.cost for m in found.matches] == [c.cost for c in t.candidates],
+          "a tick's candidates = a search of its query and settings")
+    by_tick = client.character_history(me, from_tick=span.ticks[0].tick, to_tick=span.ticks[-1].tick)
+    check([x.frame for x in by_tick.ticks] == [x.frame for x in span.ticks], "the same span by tick range")
+    try:
+        client.character_history(me, from_tick=1, to_tick=span.last_tick + 10**6)
+        raise AssertionError("character_history: a span past what is held was accepted")
+    except errors.OutOfRangeError as e:
+        check("holds ticks" in str(e), f"a span out of range: {e}")
+    applied = client.set_character_params(me, inertialize_halflife=0.25, forward_speed=2.0).params
+    state = client.character_state(me)
+    check(applied.inertialize_halflife == state.params.inertialize_halflife == state.inertialize_halflife and
+          abs(state.params.inertialize_halflife - 0.25) < 1e-6 and abs(state.params.forward_speed - 2.0) < 1e-6,
+          "set_character_params shows in character_state")
+    try:
+        client.set_character_params(me, {"back_speed": 1.0, "velocity_halflife": -1.0})
+        raise AssertionError("set_character_params: a negative half-life was accepted")
+    except errors.InvalidArgumentError as e:
+        check("velocity_halflife" in str(e) and client.character_state(me).params.back_speed == 1.25,
+              f"a bad parameter names its field, nothing applied: {e}")
+    client.set_history(me, 0.0)
+    client.destroy_characters([me])
+
+
 async def async_test(port, ids_expected):
     client = await animserver.AsyncClient.connect("127.0.0.1", port, client_name="python-asyncio")
     check(client.server.protocol_version == 1, "asyncio: hello on connect")
@@ -373,6 +417,12 @@ async def async_test(port, ids_expected):
     await client.set_body_modes(physical, reset=True)
     pose = await client.pose("default", 5, count=2)
     check(pose.local_rotations.shape == (2, 22, 4), "asyncio: poses as arrays")
+    await client.set_history(ids[0], 1.0)
+    await asyncio.sleep(0.2)
+    span = await client.character_history(ids[0], last_seconds=0.1)
+    changed = await client.set_character_params(ids[0], {"transition_cost": 0.02})
+    check(len(span.ticks) >= 5 and abs(changed.params.transition_cost - 0.02) < 1e-6,
+          "asyncio: character_history and set_character_params")
     await client.close()
 
 
@@ -513,6 +563,7 @@ def main():
         test_poses_and_search(client, db)
         test_inertialization(client)
         test_characters_and_streams(client, db)
+        test_history_and_params(client, db)
         test_machines_graphs_fit(client)
         test_physical(client)
         test_errors(client, server.port)

@@ -22,7 +22,10 @@
  * before the window). Two
  * region subscriptions watch the walkers fan out (a circle with three bands
  * and a cap of 300, and a box following one walker), so the grid is built,
- * queried, capped, banded and members enter and leave every tick. After a warm-up, every allocation the server
+ * queried, capped, banded and members enter and leave every tick. HISTORIES of the walkers keep a history
+ * (set_history: 5 s, 16 candidates a search, so the ring wraps in the window and each search runs again for its
+ * candidates), the others none: a history allocates when turned on, never per tick, and one off costs
+ * nothing. After a warm-up, every allocation the server
  * makes on any of its threads is counted over 600 ticks: simulation, searches, plans, records, encoding, delivery and
  * writes must reuse what earlier ticks grew.
  *
@@ -55,6 +58,7 @@
 #define CHARACTERS 1000
 #define PHYSICAL 20
 #define OTHERS 50 /* machine characters, and graph characters */
+#define HISTORIES 20 /* walkers with a history on */
 #define WARMUP_TICKS 120
 #define COUNTED_TICKS 600
 #define TIMEOUT_MS 20000
@@ -139,6 +143,12 @@ static void *client_main(void *arg) {
   }
   for (int i = 0; i < CHARACTERS; i++)
     anim_character_input_goal(&inputs[i], (float)(i % 40) * 5.0f - 100.0f, 80.0f, 1.4f);
+  for (int i = 0; i < HISTORIES; i++)
+    if (anim_client_history_set(c, ids[i * (CHARACTERS / HISTORIES)], 5.0f, 16, NULL, TIMEOUT_MS) != 0) {
+      client_failed = 1;
+      anim_client_close(c);
+      return NULL;
+    }
   if (anim_client_characters_set_input(c, ids, inputs, CHARACTERS, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &quantized, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &floats, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||

@@ -16,6 +16,7 @@ import { Footprints, Rig, Trail, TrajectoryView } from './viewer.js';
 import { pausePlayback, showClip } from './timeline.js';
 import { clearMatch, explainMatchOrSay } from './matching.js';
 import { clearOffsets, recordOffsets } from './offsets.js';
+import { clearDebugger, noteStreamed } from './debugger.js';
 
 const STATE_POLL_MS = 100; // character_state
 const MATCH_EVERY = 3; // a search with explain every third state poll
@@ -58,6 +59,7 @@ function characterFrame(message, skeleton) {
     const before = c.contacts;
     Object.assign(c, { frames: c.frames + 1, tick: Number(message.tick.toString()), root: [g[0], g[1], g[2]],
       joints: Array.from(g), contacts: pose.contacts, frame: pose.frame });
+    noteStreamed(c.tick, pose.frame);
     characterRig.update(g, pose.contacts);
     characterTrail.push(g[0], 0.015, g[2]);
     skeleton.contactBones.forEach((name, i) => {
@@ -176,6 +178,7 @@ export function resetCharacter() {
   trajectory.setVisible(false);
   // Its panels go with it: nothing shown belongs to a character that is not there.
   clearMatch();
+  clearDebugger();
   footprints.clear();
   clearOffsets();
   for (const id of ['char-state', 'contacts']) $(id).innerHTML = '';

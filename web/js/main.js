@@ -10,6 +10,7 @@
 //   matching.js   the character's query searched and explained
 //   offsets.js    the inertialization offsets chart
 //   crowd.js      a crowd by ids or as a region round the view, drawn by crowdview.js
+//   debugger.js   the character's history paused and scrubbed, its candidates, parameters live
 //   streams.js    the encoding of every subscription
 //   meters.js     fps and traffic
 // Messages: protocol.js (protobufjs over the websockify bridge); drawing:
@@ -20,7 +21,8 @@
 // set_inputs, character_state, subscribe / update_subscription / unsubscribe
 // (characters and crowds), character_state with the query the character
 // would search with now and its foot locks, search of that query with
-// explain and include_features (matching), character_state of each crowd
+// explain and include_features (matching), set_history, character_history
+// and set_character_params (the debugger), character_state of each crowd
 // character for the database it runs on (its skeleton). The server pushes
 // no event when a database is loaded or unloaded: the page lists them again
 // while it is visible. window.previewer exposes the page's state (tests read
@@ -33,6 +35,7 @@ import { createCharacter, destroyCharacter, followCamera, resetCharacter } from 
 import { steer } from './steering.js';
 import { clearCrowd, crowdLost, frameCrowd, subscribeCrowd, watchRegion } from './crowd.js';
 import { meters } from './meters.js';
+import { applyTuning, historyOn, pauseHistory, resumeHistory, scrubTo, sortBy } from './debugger.js';
 import './streams.js';
 
 const params = new URLSearchParams(location.search);
@@ -56,5 +59,6 @@ viewer.hooks.push((t) => {
 
 $('url').value = params.get('bridge') || `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`;
 $('token').value = params.get('token') || '';
-Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, watchRegion, frameCrowd, viewer });
+Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, watchRegion, frameCrowd, viewer,
+  historyOn, pauseHistory, resumeHistory, scrubTo, sortBy, applyTuning });
 if (params.get('connect') !== '0') quietly(connect());

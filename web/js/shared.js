@@ -20,6 +20,8 @@ export const state = {
   input: { stick: [0, 0], strafe: false, azimuth: 0, sent: 0, source: 'keyboard' },
   crowd: { subscription: null, characters: {}, missing: [] },
   match: null, matchError: null,
+  debug: { on: false, paused: false, history: null, index: -1, shown: null, rows: [], groups: [], applied: null,
+    sort: { column: 'cost', ascending: true }, streamed: {}, streamedTicks: [] },
   reconnect: { wanted: false, attempts: 0, restored: 0, lost: null, refused: null },
 };
 // window.previewer: the state, the view and the page's actions (main.js adds them).

@@ -65,7 +65,8 @@ try {
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
   const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.previewer.state, (k, v) =>
-    (k === 'rig' || k === 'trail' || k === 'skeleton' ? undefined : typeof v === 'bigint' ? v.toString() : v))));
+    (k === 'rig' || k === 'trail' || k === 'skeleton' || k === 'history' || k === 'streamed' || k === 'streamedTicks'
+      ? undefined : typeof v === 'bigint' ? v.toString() : v))));
   const waitFor = async (fn, ...args) => {
     try {
       await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
@@ -249,6 +250,64 @@ try {
   ok(slips.length > 0 && median < LOCK_SLIP_M,
     `foot locks seen (${s.character.feet.map((f) => f.bone).join(', ')}); a locked toe stays where it is held ` +
     `(median ${(100 * median).toFixed(2)} cm, max ${slips.length ? (100 * slips[slips.length - 1]).toFixed(2) : '-'} cm over ${slips.length} samples)`);
+
+  // 3b. The debugger: the character's history on, three seconds of walking and turning, paused; scrubbed
+  // two seconds back, the tick's frame is what the stream showed then and what a history request of that
+  // tick says; the candidates table is a search of the recorded query with the recorded settings, and
+  // sorts by a column; a half-life set from the panel is the one character_state reports.
+  await page.click('#history-on');
+  await waitFor(() => window.previewer.state.debug.on);
+  await page.mouse.click(800, 450);
+  await page.keyboard.down('KeyW');
+  await sleep(1500);
+  await page.keyboard.down('KeyD');
+  await sleep(1500);
+  await page.keyboard.up('KeyD');
+  await page.keyboard.up('KeyW');
+  await page.click('#history-pause');
+  await waitFor(() => window.previewer.state.debug.paused && window.previewer.state.debug.rows.length > 0);
+  await page.evaluate(() => window.previewer.scrubTo(2));
+  s = await state();
+  const shown = s.debug.shown;
+  ok(shown.streamedFrame !== undefined && shown.frame === shown.streamedFrame,
+    `scrubbed 2 s back to tick ${shown.tick}: frame ${shown.frame} shown, the stream showed ${shown.streamedFrame}`);
+  const probe = await page.evaluate(async (sh) => {
+    const { conn } = await import(new URL('js/session.js', location.href).href);
+    const h = await conn.call('character_history', { character: window.previewer.state.character.id,
+      from_tick: sh.searchTick, to_tick: sh.tick });
+    const decided = h.ticks[0];
+    const found = await conn.call('search', { database: window.previewer.state.character.database, query: {
+      features: sh.query, k: window.previewer.state.debug.rows.length, current_frame: sh.settings.current_frame >= 0
+        ? { frame: sh.settings.current_frame } : null, transition_cost: sh.settings.transition_cost,
+      ignore_range_end: sh.settings.ignore_range_end, ignore_surrounding: sh.settings.ignore_surrounding } });
+    return { chosen: decided.chosen, frame: h.ticks[h.ticks.length - 1].frame,
+      matches: found.result.matches.map((m) => [m.frame, m.cost]) };
+  }, shown);
+  ok(probe.chosen === shown.chosen && probe.frame === shown.frame,
+    `the then-chosen frame ${shown.chosen} (search at tick ${shown.searchTick}) is what character_history returns`);
+  const table = s.debug.rows.map((r) => [r.frame, r.cost]);
+  ok(table.length > 1 && JSON.stringify(table) === JSON.stringify(probe.matches),
+    `the candidates table (${table.length} rows) is a search of the recorded query and settings, frames and costs`);
+  const column = `g${s.debug.groups.length - 2}`; // the trajectory position group
+  const cells = () => page.$$eval('#candidates tbody tr', (trs, c) =>
+    trs.map((tr) => Number(tr.cells[4 + Number(c.slice(1))].textContent)), column);
+  await page.click(`#candidates th[data-column="${column}"]`);
+  const up = await cells();
+  await page.click(`#candidates th[data-column="${column}"]`);
+  const down = await cells();
+  ok(up.every((v, i) => i === 0 || up[i - 1] <= v) && down.every((v, i) => i === 0 || down[i - 1] >= v),
+    `the table sorts by ${s.debug.groups[s.debug.groups.length - 2]}: ascending, then descending on a second click`);
+  await page.$eval('#tune-halflife', (el) => { el.value = '0.25'; });
+  await page.click('#tune-apply');
+  await waitFor(() => window.previewer.state.character.state.params &&
+    window.previewer.state.character.state.params.inertialize_halflife === 0.25);
+  s = await state();
+  ok(s.debug.applied.inertialize_halflife === 0.25 && s.character.state.inertialize_halflife === 0.25,
+    'a half-life set in the panel: set_character_params applied it, character_state reports it');
+  await page.click('#candidates th[data-column="cost"]'); // back to ranking by cost for the picture
+  await page.$eval('#candidates', (el) => { el.parentElement.scrollLeft = 0; });
+  await page.screenshot({ path: path.join(shots, 'previewer-debugger.png') });
+  await page.click('#history-live');
 
   // 4. A running crowd (another connection's characters), then the encoding switched.
   await page.click('#follow');

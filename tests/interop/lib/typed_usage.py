@@ -34,6 +34,11 @@ def blocking(client: animserver.Client) -> None:
         for row in frame:
             assert_type(row, animserver.CharacterPose)
     assert_type(client.server, pb.HelloResponse | None)
+    assert_type(client.set_history(1, 5.0, candidates=8).bytes, int)
+    history = client.character_history(1, last_seconds=2.0, poses=True)
+    assert_type(history, pb.CharacterHistoryResponse)
+    assert_type(history.first_tick, int)
+    assert_type(client.set_character_params(1, inertialize_halflife=0.2).params, pb.ControllerParams)
     region = client.subscribe_region(30.0, centre=(0.0, 5.0), bands=[(10.0, 1), animserver.Band(30.0, 4)],
                                      max_characters=50)
     assert_type(region, animserver.Subscription)
@@ -52,6 +57,7 @@ async def asynchronous(client: animserver.AsyncClient) -> None:
     assert_type(unawaited, Coroutine[Any, Any, animserver.SearchResult]).close()
     assert_type(await client.search("default"), animserver.SearchResult)
     assert_type(await client.ping(b"x"), pb.PingResponse)
+    assert_type(await client.character_history(1, from_tick=10, to_tick=20), pb.CharacterHistoryResponse)
     assert_type(await client.skeleton(), animserver.Skeleton)
     async with animserver.AsyncClient("127.0.0.1", 7878) as opened:
         assert_type(opened, animserver.AsyncClient)
