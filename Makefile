@@ -171,7 +171,7 @@ ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
 $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lassimp -lm -lpthread
-$(BUILD)/animdb: $(call obj,tools/animdb.c) $(IMPORT_LIB) $(CORE_LIB)
+$(BUILD)/animdb: $(call obj,tools/animdb.c tools/animdb_arrays.c) $(IMPORT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lassimp -lm -lpthread
 # Pictures of motion graphs and state machines (not in `all`: needs libpng, bench group).
