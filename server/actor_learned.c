@@ -57,9 +57,8 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
 static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {
   anim_lmm_character_t *c = character;
   if (!entry->lmm) {
-    snprintf(err, (size_t)errlen, "database %s has no learned networks: MODE_LEARNED runs on a database with "
-             "networks trained on it (%s.lmm/ beside its file, --lmm-default for the default database; "
-             "tools/lmm_train) or on database lmm (--lmm DIR)", entry->db.name, entry->db.name);
+    snprintf(err, (size_t)errlen, "database %s has no learned networks: MODE_LEARNED runs on database lmm (--lmm) "
+             "or on one with networks trained on it (NAME.lmm/ beside its file, --lmm-default)", entry->db.name);
     return ANIM_EUNSUPPORTED;
   }
   anim_controller_params_t params = setup->request->params;

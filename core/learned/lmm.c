@@ -451,7 +451,6 @@ static void build_query(anim_lmm_character_t *c, vec3 target_velocity, float *ou
     if (t == 0) {
       c->ntrajectory = term->nsamples;
       memcpy(c->trajectory_positions, positions, sizeof positions);
-      memcpy(c->trajectory_rotations, rotations, sizeof rotations);
     }
   }
 }

@@ -132,7 +132,7 @@ typedef struct anim_lmm_networks anim_lmm_networks_t;
 
 #define ANIM_LMM_BONES 23
 #define ANIM_LMM_FEATURES 27
-#define ANIM_LMM_MAX_STATE 192     /* features + latent (27 + 32 for the shipped networks) */
+#define ANIM_LMM_MAX_STATE 64      /* features + latent (27 + 32 for the shipped networks and tools/lmm_train's default) */
 #define ANIM_LMM_MAX_BONES 64      /* bones of a database's networks (lmm_train.md) */
 #define ANIM_LMM_MAX_FEATURES ANIM_MAX_FEATURE_DIMS
 #define ANIM_LMM_CONTACTS 2
@@ -333,20 +333,19 @@ typedef struct {
    * the networks' first trajectory term (ntrajectory samples). */
   int ntrajectory;
   vec3 trajectory_positions[ANIM_MAX_TRAJECTORY_SAMPLES];
-  quat trajectory_rotations[ANIM_MAX_TRAJECTORY_SAMPLES];
 
-  /* Inertialization: offsets per bone, anchored root. */
+  /* Inertialization: anchored root; its offsets per bone are with the pose buffers. */
   anim_inertializer_t inertializer;
-  vec3 offset_positions[ANIM_LMM_MAX_BONES], offset_velocities[ANIM_LMM_MAX_BONES];
-  vec3 offset_angular_velocities[ANIM_LMM_MAX_BONES];
-  quat offset_rotations[ANIM_LMM_MAX_BONES];
 
   /* Foot locking: nfeet 0 until anim_lmm_character_feet; foot_contact[s]
    * is the contact output of feet.feet[s]. */
   anim_foot_locks_t feet;
   uint8_t foot_contact[ANIM_MAX_CONTACTS];
 
-  /* Pose buffers (everything from here on). */
+  /* Pose buffers (everything from here on): the inertializer's offsets, the poses. */
+  vec3 offset_positions[ANIM_LMM_MAX_BONES], offset_velocities[ANIM_LMM_MAX_BONES];
+  vec3 offset_angular_velocities[ANIM_LMM_MAX_BONES];
+  quat offset_rotations[ANIM_LMM_MAX_BONES];
   anim_lmm_pose_t decoded; /* the decompressed pose, root in animation space (the inertializer's input) */
   anim_lmm_pose_t pose;  /* the displayed pose, root in world space */
   vec3 global_positions[ANIM_LMM_MAX_BONES];
@@ -354,7 +353,7 @@ typedef struct {
 } anim_lmm_character_t;
 
 /* Bytes of a character's state besides its pose buffers. */
-#define ANIM_LMM_STATE_BYTES offsetof(anim_lmm_character_t, decoded)
+#define ANIM_LMM_STATE_BYTES offsetof(anim_lmm_character_t, offset_positions)
 
 /* Floats of scratch a batch tick (or init) of up to n characters needs. */
 size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n);

@@ -23,7 +23,7 @@ import kinematics
 MIN_FRAMES = 240          # 4 s at 60 Hz: fewer cannot fill a batch of distinct windows
 STEPPER_WINDOW = 20       # frames the stepper rolls out (the reference's)
 MAX_BONES = 64            # ANIM_LMM_MAX_BONES
-MAX_STATE = 192           # ANIM_LMM_MAX_STATE
+MAX_STATE = 64            # ANIM_LMM_MAX_STATE
 
 
 class Refused(Exception):
