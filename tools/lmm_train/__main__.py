@@ -67,8 +67,17 @@ def parse_args(argv):
     p.add_argument("--log-every", type=int, default=100)
     p.add_argument("--fresh", action="store_true", help="ignore OUT/checkpoint.pt")
     p.add_argument("--deadline", default=None, help="stop (checkpointed, networks written) at this UTC time HH:MM")
+    p.add_argument("--minutes", default=None,
+                   help="D,S,P: at most this many minutes of training per network (decompressor, stepper, projector); "
+                        "a network whose time is up is finished as if its steps were done")
     p.add_argument("--stop-after", type=int, default=0, help="stop (checkpointed) after this many steps of this run")
     a = p.parse_args(argv)
+    try:
+        a.minutes = [float(x) for x in a.minutes.split(",")] if a.minutes else None
+    except ValueError:
+        a.minutes = []
+    if a.minutes is not None and (len(a.minutes) != 3 or min(a.minutes) <= 0):
+        p.error("--minutes takes three positive numbers: decompressor,stepper,projector")
     if a.steps is not None:
         a.decompressor_steps = a.stepper_steps = a.projector_steps = a.steps
     for name in ("decompressor_steps", "stepper_steps", "projector_steps", "batch", "hidden", "latent", "threads",
@@ -354,6 +363,10 @@ def main(argv):
                     extra = "  joint error %.2f cm" % cm
                 bar.show(tr.step, tr.history[name][-1][1], extra)
                 window = []
+            if args.minutes and tr.seconds[name] + time.time() - t0 > 60.0 * args.minutes[tr.stage]:
+                say("%s: its %g minutes are up at step %d" % (name, args.minutes[tr.stage], tr.step))
+                tr.history["%s_steps" % name] = tr.step
+                break
             if tr.step % args.checkpoint_every == 0 or must_stop():
                 tr.seconds[name] += time.time() - t0
                 t0 = time.time()
@@ -373,7 +386,8 @@ def main(argv):
     cm = tr.mean_joint_error_cm()
     summary = dict(database=db.name, version=db.version, frames=db.nframes, bones=db.nbones,
                    contacts=len(db.contact_bones), features=db.nfeatures, hidden=args.hidden, latent=args.latent,
-                   seed=args.seed, steps=totals, finished=tr.stage >= len(STAGES), seconds=tr.seconds,
+                   seed=args.seed, steps=totals,
+                   steps_done={s: tr.history.get(s + "_steps", totals[s] if tr.stage > STAGES.index(s) else tr.step * (tr.stage == STAGES.index(s))) for s in STAGES}, finished=tr.stage >= len(STAGES), seconds=tr.seconds,
                    mean_joint_error_cm=cm, final_loss={s: (tr.history[s][-1][1] if tr.history[s] else None) for s in STAGES},
                    network_bytes={f: os.path.getsize(os.path.join(args.out, f + ".bin")) for f in STAGES})
     with open(os.path.join(args.out, "train.json"), "w") as f:
