@@ -144,6 +144,9 @@ def test_serving(work, nets):
               "bone lengths constant over the stream: worst %s varies %.2g m (< %g)"
               % (description.bones[worst + 2].name, spread.max(), BONE_LENGTH_M))
         check(np.isfinite(np.stack([f.global_positions for f in frames])).all(), "every position finite")
+        roots = np.stack([f.global_positions[:, 0] for f in frames])
+        moved = np.linalg.norm(roots[-1, :, [0, 2]] - roots[0, :, [0, 2]], axis=0)
+        check(moved.min() > 0.5, "the stick walks them forward: at least %.2f m in 2 s" % moved.min())
         _, _, frames = stream_learned(client, "walk", 2)
         check(len(frames) == 120 and frames[-1].global_positions.shape == (2, 22, 3),
               "networks beside a database file (walk.lmm/) serve learned characters on it")
