@@ -25,6 +25,9 @@ def _panel(x0, y0, w, h, title, points, colour, unit=""):
                 out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>' % (x0, x0 + w, Y(v), Y(v)))
                 out.append('<text x="%d" y="%.1f" font-size="10" text-anchor="end" font-family="sans-serif">%g%s</text>'
                            % (x0 - 3, Y(v) + 3, v, unit))
+    for v in (10 ** lo, 10 ** hi):  # the range's ends, labelled always (a narrow range has no 1-2-5 line)
+        out.append('<text x="%d" y="%.1f" font-size="10" text-anchor="start" fill="#666" font-family="sans-serif">%.3g%s</text>'
+                   % (x0 + w + 3, Y(v) + 3, v, unit))
     out.append('<text x="%d" y="%d" font-size="10" text-anchor="end" font-family="sans-serif">%d steps</text>'
                % (x0 + w, y0 + h + 12, smax))
     if len(pts) < 40:
@@ -42,7 +45,7 @@ def write_svg(path, history, title):
               ("stepper loss", history.get("stepper", []), "#2ca02c", ""),
               ("projector loss", history.get("projector", []), "#9467bd", "")]
     w, h, pad = 380, 170, 60
-    width, height = 2 * (w + pad) + 20, 2 * (h + pad) + 40
+    width, height = 2 * (w + pad) + 70, 2 * (h + pad) + 40
     body = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">' % (width, height, width, height),
             '<rect width="100%" height="100%" fill="#fafafa"/>',
             '<text x="10" y="20" font-size="15" font-family="sans-serif">%s</text>' % title]
