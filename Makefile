@@ -17,6 +17,10 @@
 #   make example-config     deploy/animserver.conf from the options table (server/options.h)
 #   make lmm-normalization  recover the LMM features' normalization into core/learned/lmm_normalization.c
 #   make lmm-filmstrip      docs/lmm_filmstrip.svg: a learned character walking, running, turning
+#   make lmm-train DB=FILE.animdb|default OUT=DIR [LMM_TRAIN_ARGS=...]  train learned motion matching's
+#                           networks on a database (tools/lmm_train, PyTorch; docs/lmm_train.md): OUT/*.bin
+#                           to put at NAME.lmm/ beside NAME.animdb (or --lmm-default), OUT/loss.svg
+#   make lmm-bandai         the Bandai Namco (mirrored) database and its networks in $(BUILD)/lmm-bandai
 #   make seq-filmstrips     docs/machine_filmstrip.svg, docs/graph_filmstrip.svg: the jump machine and a
 #                           circle on a motion graph, drawn from what the server streamed to the tests
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
@@ -108,7 +112,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
 .PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot bench-fit bench-fit-stream bench-lmm bench-feet \
-  example-config lmm-normalization lmm-filmstrip seq-filmstrips install uninstall clean fuzz
+  example-config lmm-normalization lmm-filmstrip lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
 deps:
@@ -183,7 +187,7 @@ ANIMCTL_SRC := $(sort $(wildcard tools/animctl*.c))
 $(BUILD)/animctl: $(call obj,$(ANIMCTL_SRC)) $(IMPORT_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_PBC_LIBS) -lassimp -lm -lpthread
-$(BUILD)/animdb: $(call obj,tools/animdb.c) $(IMPORT_LIB) $(CORE_LIB)
+$(BUILD)/animdb: $(call obj,tools/animdb.c tools/animdb_arrays.c) $(IMPORT_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lassimp -lm -lpthread
 # Pictures of motion graphs and state machines (not in `all`: needs libpng, bench group).
@@ -203,6 +207,17 @@ lmm-normalization: $(BUILD)/lmm_recover
 	$(BUILD)/lmm_recover --shared $(SHARED_DIR) --out core/learned/lmm_normalization.c
 lmm-filmstrip: $(BUILD)/lmm_filmstrip
 	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
+
+# Learned motion matching trained on a database (one thread, niced; resumes from OUT/checkpoint.pt).
+DB ?= default
+OUT ?= $(BUILD)/lmm-$(notdir $(basename $(DB)))
+lmm-train: $(BUILD)/animdb
+	nice -n 19 /usr/bin/python3 tools/lmm_train $(DB) $(OUT) --animdb $(BUILD)/animdb $(LMM_TRAIN_ARGS)
+lmm-bandai: $(BUILD)/animdb
+	mkdir -p $(BUILD)/lmm-bandai
+	$(BUILD)/animdb build --mirror --name bandai -o $(BUILD)/lmm-bandai/bandai.animdb $(SHARED_DIR)/data/mocap/bandai-namco
+	nice -n 19 /usr/bin/python3 tools/lmm_train $(BUILD)/lmm-bandai/bandai.animdb $(BUILD)/lmm-bandai/bandai.lmm \
+	  --animdb $(BUILD)/animdb $(LMM_TRAIN_ARGS)
 
 # docs/export_blender.png: 7 s of script:tour recorded on the bandai-namco database by animctl record,
 # imported and rendered by Blender (needs blender, test group; about a minute of Cycles on the CPU).

@@ -2,9 +2,12 @@
  * actor_learned.c: the learned-motion-matching character kind (core/learned/lmm.h):
  * three networks instead of a database's poses and search.
  *
- * Learned characters live on the database "lmm" (--lmm), whose skeleton is
- * the networks' (core/offline/lmm_database.h), so describe_database, pose
- * buffers and streams serve them as any other. A chunk's characters tick
+ * Learned characters live on a database with networks: the database "lmm"
+ * (--lmm), whose skeleton is the reference networks'
+ * (core/offline/lmm_database.h), or any database with networks trained on
+ * it (tools/lmm_train: NAME.lmm/ beside NAME.animdb, --lmm-default for the
+ * embedded default), whose skeleton is the database's; so
+ * describe_database, pose buffers and streams serve them as any other. A chunk's characters tick
  * as one batch (one product per network for the chunk), in the chunk's
  * scratch: their pointers, then the networks' floats. Steering is the
  * controller's input; character_state reports the simulation, the
@@ -31,7 +34,7 @@ static void translate(void *character, vec3 step) { anim_lmm_translate(character
 static void report(srv_actor_t *a) {
   anim_lmm_character_t *c = a->character;
   srv_actor_pose_t *p = &a->pose;
-  p->nbones = ANIM_LMM_BONES;
+  p->nbones = c->nets->nbones;
   p->positions = c->pose.positions;
   p->rotations = c->pose.rotations;
   p->frame = -1; /* no database frame: the networks' own pose */
@@ -54,8 +57,8 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
 static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {
   anim_lmm_character_t *c = character;
   if (!entry->lmm) {
-    snprintf(err, (size_t)errlen, "database %s is not the learned skeleton's: MODE_LEARNED runs on database lmm "
-             "(a server started with --lmm DIR)", entry->db.name);
+    snprintf(err, (size_t)errlen, "database %s has no learned networks: MODE_LEARNED runs on database lmm (--lmm) "
+             "or on one with networks trained on it (NAME.lmm/ beside its file, --lmm-default)", entry->db.name);
     return ANIM_EUNSUPPORTED;
   }
   anim_controller_params_t params = setup->request->params;
@@ -83,8 +86,8 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   const anim_lmm_character_t *c = character;
   srv_character_state_response_t *s = &out->body.character_state;
   srv_actor_state_sim(&c->sim, out);
-  s->ntrajectory = ANIM_LMM_TRAJECTORY;
-  memcpy(s->trajectory, c->trajectory_positions, sizeof c->trajectory_positions);
+  s->ntrajectory = c->ntrajectory;
+  memcpy(s->trajectory, c->trajectory_positions, sizeof(vec3) * (size_t)c->ntrajectory);
   s->frame = 0, s->range = -1;
   s->time_since_transition = c->time_since_projection;
   s->halflife = c->params.inertialize_halflife;

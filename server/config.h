@@ -71,6 +71,7 @@ typedef struct {
   char data_dir[1024];          /* databases are loaded by name from here only */
   int default_database;         /* build and serve the procedural "default" database */
   char lmm_dir[1024];           /* --lmm DIR: learned-motion-matching networks; "" none */
+  char lmm_default_dir[1024];   /* --lmm-default DIR: networks trained on the default database; "" none */
   int npreload;                 /* --db NAME: loaded from data_dir at startup */
   char preload[SRV_MAX_PRELOAD][64];
 } srv_config_t;

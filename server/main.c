@@ -61,9 +61,20 @@ static int load_startup_databases(srv_registry_t *registry, const srv_config_t *
     anim_database_t db;
     if ((rc = anim_procgen_database(&db, NULL, err, errlen))) return rc;
     if (!(entry = srv_db_entry_create(&db, "", err, errlen))) return ANIM_EFORMAT;
+    if (config->lmm_default_dir[0]) {
+      char message[400];
+      anim_lmm_networks_t *nets = anim_lmm_networks_load_for(config->lmm_default_dir, &entry->db, &rc, message,
+                                                             sizeof message);
+      if (!nets) {
+        snprintf(err, (size_t)errlen, "--lmm-default %.100s: %.300s", config->lmm_default_dir, message);
+        srv_db_entry_release(entry);
+        return rc;
+      }
+      srv_db_entry_set_networks(entry, nets);
+    }
     srv_registry_put(registry, entry);
-    srv_log(SRV_LOG_INFO, "database default: %d frames, %d bones, %d ranges (procedural)", entry->db.nframes,
-             entry->db.nbones, entry->db.nranges);
+    srv_log(SRV_LOG_INFO, "database default: %d frames, %d bones, %d ranges (procedural)%s", entry->db.nframes,
+             entry->db.nbones, entry->db.nranges, entry->lmm ? ", learned networks" : "");
   }
   if (config->lmm_dir[0] && (rc = load_learned(registry, config, err, errlen))) return rc;
   for (int i = 0; i < config->npreload; i++) {

@@ -76,7 +76,11 @@
     "Do not build the embedded procedural \"default\" database (default: built).")                              \
   X("lmm", TEXT, lmm_dir, NULL, 0, 0, RESTART, "DIR", COMMENT, "/var/lib/animserver/lmm",                        \
     "Learned motion matching: the directory's {projector,stepper,decompressor}.bin, served as MODE_LEARNED characters on "   \
-    "the database \"lmm\" of their skeleton (default none).")                                                   \
+    "the database \"lmm\" of their skeleton (default none). Networks trained on a database file (tools/lmm_train) "   \
+    "are found beside it instead, NAME.lmm/.")                                                                  \
+  X("lmm-default", TEXT, lmm_default_dir, NULL, 0, 0, RESTART, "DIR", COMMENT, "/var/lib/animserver/default.lmm", \
+    "Learned motion matching on the embedded default database: the directory's three networks trained on it "  \
+    "(make lmm-train); refused at startup unless they fit its skeleton and features (default none).")          \
   X("max-databases", NUMBER, max_databases, "64", 1, 64, LIVE, "N", DEFAULT, NULL,                               \
     "Databases loaded at once.")                                                                                \
   X("max-database-memory", NUMBER, max_database_memory, "0", 0, SRV_OPTION_64TIB, LIVE, "N", DEFAULT, NULL,      \

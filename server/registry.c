@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "anim_error.h"
+#include "learned/lmm.h"
 #include "registry.h"
 
 static size_t database_memory(const anim_database_t *db) {
@@ -43,6 +44,11 @@ srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, cha
   return entry;
 }
 
+void srv_db_entry_set_networks(srv_db_entry_t *entry, struct anim_lmm_networks *nets) {
+  entry->lmm = entry->lmm_owned = nets;
+  entry->memory_bytes += anim_lmm_networks_memory(nets);
+}
+
 srv_db_entry_t *srv_db_entry_retain(srv_db_entry_t *entry) {
   if (entry) entry->refs++;
   return entry;
@@ -69,6 +75,7 @@ void srv_db_entry_release(srv_db_entry_t *entry) {
   srv_fit_cache_clear(&entry->fit_models); /* its models read the database */
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(entry->indexes[m]);
   anim_database_free(&entry->db);
+  anim_lmm_networks_free(entry->lmm_owned); /* after the database: characters on it are gone (they hold references) */
   free(entry);
 }
 

@@ -38,8 +38,10 @@ typedef struct srv_db_entry {
   struct anim_physics_model *physics;
   void (*physics_free)(struct anim_physics_model *model);
   /* The learned networks whose skeleton this database is (--lmm: the
-   * database "lmm"; not owned, they outlive every entry); NULL otherwise. */
+   * database "lmm"; networks trained on this database: NAME.lmm/ beside
+   * NAME.animdb, or --lmm-default for the embedded one); NULL otherwise. */
   const struct anim_lmm_networks *lmm;
+  struct anim_lmm_networks *lmm_owned; /* lmm when the entry owns it (freed with the entry); else NULL */
 } srv_db_entry_t;
 
 typedef struct srv_registry {
@@ -51,6 +53,10 @@ typedef struct srv_registry {
  * every search index (through the build runner when one is set). NULL with
  * a message in err on failure (db freed). Any thread. */
 srv_db_entry_t *srv_db_entry_create(anim_database_t *db, const char *source, char *err, int errlen);
+
+/* Gives entry the learned networks trained on its database, which it then
+ * owns (freed with it) and counts in memory_bytes. */
+void srv_db_entry_set_networks(srv_db_entry_t *entry, struct anim_lmm_networks *nets);
 
 /* The runner every later srv_db_entry_create builds its indexes through
  * (pool_tasks.h; NULL: the calling thread alone). Set on the loop thread

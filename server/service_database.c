@@ -12,6 +12,7 @@
 #include <string.h>
 #include "anim_error.h"
 #include "database/dbfile.h"
+#include "learned/lmm.h"
 #include "registry.h"
 #include "service.h"
 
@@ -86,8 +87,28 @@ int srv_database_open(const srv_config_t *config, const char *name, srv_db_entry
   memset(&db, 0, sizeof db);
   if ((rc = anim_dbfile_load(&db, path, err, errlen))) return rc;
   snprintf(db.name, sizeof db.name, "%s", name);
+  /* Learned networks trained on it live beside it, NAME.lmm/: all three
+   * files fitting this database, or the load fails (never half a set). */
+  anim_lmm_networks_t *nets = NULL;
+  char dir[PATH_MAX], message[400];
+  if ((rc = srv_data_file_path(config, name, ".lmm", dir, message, sizeof message)) == 0) {
+    if (!(nets = anim_lmm_networks_load_for(dir, &db, &rc, message, sizeof message))) {
+      snprintf(err, errlen, "%s.lmm: %s", name, message);
+      anim_database_free(&db);
+      return rc;
+    }
+  } else if (rc != ANIM_ENOTFOUND) {
+    snprintf(err, errlen, "%s", message);
+    anim_database_free(&db);
+    return rc;
+  }
   *out_entry = srv_db_entry_create(&db, path, err, errlen);
-  return *out_entry ? 0 : ANIM_EFORMAT;
+  if (!*out_entry) {
+    anim_lmm_networks_free(nets);
+    return ANIM_EFORMAT;
+  }
+  if (nets) srv_db_entry_set_networks(*out_entry, nets);
+  return 0;
 }
 
 /* Thread pool: read, check and index the file. */

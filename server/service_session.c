@@ -47,7 +47,8 @@ static int hello(const srv_service_ctx_t *ctx, const srv_request_t *request, srv
   h->server_version = ANIM_VERSION;
   for (size_t i = 0; i < sizeof capabilities / sizeof capabilities[0]; i++)
     h->capabilities[h->ncapabilities++] = capabilities[i];
-  if (ctx->env->config->lmm_dir[0]) h->capabilities[h->ncapabilities++] = "learned"; /* --lmm: MODE_LEARNED */
+  /* MODE_LEARNED: on database lmm (--lmm) or any database with networks trained on it. */
+  h->capabilities[h->ncapabilities++] = "learned";
   fill_limits(ctx->env->config, &h->limits);
   h->connection_id = ctx->connection_id;
   h->admin = ctx->admin;

@@ -5,6 +5,7 @@
  *                [--weights SPEC] [--bone ROLE=NAME]... (BVH, FBX, glTF files or folders)...
  *   animdb build -o OUT.animdb --procgen [--name N] [--rate HZ] [--tag ...] [--weights SPEC]
  *   animdb info FILE [--json]
+ *   animdb arrays (FILE | --procgen) -o DIR   (NumPy arrays for trainers: animdb_arrays.c)
  *   animdb search FILE (--frame N | --query v1,v2,...) [--k K] [--method M]
  *                [--current F] [--transition-cost C] [--ignore-surrounding N]
  *                [--ignore-range-end N] [--tag T]...
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "anim_error.h"
+#include "animdb_arrays.h"
 #include "assimp_import.h"
 #include "offline/dbfile_write.h"
 #include "offline/import.h"
@@ -87,6 +89,7 @@ static void print_usage(FILE *to) {
           "usage: animdb build -o OUT [--name N] [--rate HZ] [--scale M] [--mirror] [--tag PATTERN=TAG]...\n"
           "                    [--weights SPEC] [--bone ROLE=NAME]... (PATH... | --procgen)\n"
           "       animdb info FILE [--json]\n"
+          "       animdb arrays (FILE | --procgen) -o DIR   its arrays as NumPy files (tools/lmm_train)\n"
           "       animdb search FILE (--frame N | --query v1,v2,...) [--k K] [--method brute|boxes|fast]\n"
           "                     [--current F] [--transition-cost C] [--ignore-surrounding N] [--ignore-range-end N]\n"
           "                     [--tag T]\n"
@@ -646,6 +649,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "build")) return cmd_build(argc, argv);
   if (!strcmp(cmd, "info")) return cmd_info(argc, argv);
   if (!strcmp(cmd, "search")) return cmd_search(argc, argv);
+  if (!strcmp(cmd, "arrays")) return animdb_arrays(argc, argv);
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
     const char *topic = argc > 2 ? argv[2] : "";
     if (!strcmp(topic, "build")) fputs(build_help, stdout);

@@ -29,6 +29,8 @@ static const vec3 up = {0.0f, 1.0f, 0.0f};
 
 /* ---- networks ------------------------------------------------------------------------------ */
 
+static anim_lmm_networks_t *finish_networks(anim_lmm_networks_t *nets, int *out_code, char *err, int errlen);
+
 uint64_t anim_lmm_networks_hash(const anim_nnet_t *projector, const anim_nnet_t *stepper,
                                 const anim_nnet_t *decompressor) {
   uint64_t h[3] = {projector->hash, stepper->hash, decompressor->hash};
@@ -83,29 +85,52 @@ anim_lmm_networks_t *anim_lmm_networks_create(anim_nnet_t *projector, anim_nnet_
   if (out_code) *out_code = code;
   if (code) return NULL;
   nets->projector = projector, nets->stepper = stepper, nets->decompressor = decompressor;
-  nets->nstate = projector->noutputs;
   nets->normalization = *normalization;
-  nets->hash = anim_lmm_networks_hash(projector, stepper, decompressor);
   anim_skeleton_t *sk = &nets->skeleton;
   sk->nbones = ANIM_LMM_BONES;
   for (int b = 0; b < ANIM_LMM_BONES; b++) {
     snprintf(sk->names[b], ANIM_NAME_MAX, "%s", bone_names[b]);
     sk->parents[b] = bone_parents[b];
+  }
+  nets->nbones = ANIM_LMM_BONES, nets->nfeatures = ANIM_LMM_FEATURES, nets->ncontacts = ANIM_LMM_CONTACTS;
+  nets->contact_bones[0] = ANIM_LMM_LEFT_TOE, nets->contact_bones[1] = ANIM_LMM_RIGHT_TOE;
+  nets->frame_rate = ANIM_LMM_FRAME_RATE;
+  nets->ntrajectory = 2;
+  for (int t = 0; t < 2; t++) {
+    anim_lmm_trajectory_term_t *term = &nets->trajectory[t];
+    term->first = 15 + 6 * t, term->nsamples = ANIM_LMM_TRAJECTORY, term->direction = t;
+    for (int i = 0; i < ANIM_LMM_TRAJECTORY; i++) term->times[i] = trajectory_times[i];
+  }
+  return finish_networks(nets, out_code, err, errlen);
+}
+
+/* What both kinds share once the layout is set: state size, hash, bone
+ * offsets, the constant bones and the pose network. Frees nets (not its
+ * networks) on failure. */
+static anim_lmm_networks_t *finish_networks(anim_lmm_networks_t *nets, int *out_code, char *err, int errlen) {
+  int code = 0;
+  const anim_nnet_t *decompressor = nets->decompressor;
+  nets->nstate = nets->projector->noutputs;
+  nets->npose = 15 * (nets->nbones - 1) + 6 + nets->ncontacts;
+  nets->hash = anim_lmm_networks_hash(nets->projector, nets->stepper, nets->decompressor);
+  anim_skeleton_t *sk = &nets->skeleton;
+  int nb = nets->nbones;
+  for (int b = 0; b < nb; b++) {
     /* Bone offsets: the decompressor's mean local positions (constant for
-     * bones 2..22, whose output std is 0; the Hips' mean height for bone 1). */
+     * the bones below the Hips, whose output std is 0; the Hips' mean height for bone 1). */
     const float *m = decompressor->output_mean + 3 * (b - 1);
     sk->offsets[b] = b == 0 ? vec3_zero() : vec3_make(m[0], m[1], m[2]);
     const float *sd = decompressor->output_std + 3 * (b - 1);
     if (b > 0 && sd[0] < ANIM_LMM_CONSTANT_BONE_STD && sd[1] < ANIM_LMM_CONSTANT_BONE_STD &&
         sd[2] < ANIM_LMM_CONSTANT_BONE_STD)
-      nets->constant_bones |= 1u << b;
+      nets->constant_bones |= 1ull << b;
   }
   /* The outputs decoding reads: all but the constant bones' positions and velocities. */
-  int columns[ANIM_LMM_POSE_OUTPUTS], ncolumns = 0;
-  for (int o = 0; o < ANIM_LMM_POSE_OUTPUTS; o++) {
-    int in_positions = o < 3 * (ANIM_LMM_BONES - 1);
-    int in_velocities = o >= 9 * (ANIM_LMM_BONES - 1) && o < 12 * (ANIM_LMM_BONES - 1);
-    int bone = in_positions ? 1 + o / 3 : in_velocities ? 1 + (o - 9 * (ANIM_LMM_BONES - 1)) / 3 : 0;
+  int columns[sizeof nets->pose_column / sizeof nets->pose_column[0]], ncolumns = 0;
+  for (int o = 0; o < nets->npose; o++) {
+    int in_positions = o < 3 * (nb - 1);
+    int in_velocities = o >= 9 * (nb - 1) && o < 12 * (nb - 1);
+    int bone = in_positions ? 1 + o / 3 : in_velocities ? 1 + (o - 9 * (nb - 1)) / 3 : 0;
     int skipped = (in_positions || in_velocities) && (nets->constant_bones >> bone & 1u);
     nets->pose_column[o] = (int16_t)(skipped ? -1 : ncolumns);
     if (!skipped) columns[ncolumns++] = o;
@@ -116,19 +141,112 @@ anim_lmm_networks_t *anim_lmm_networks_create(anim_nnet_t *projector, anim_nnet_
     if (out_code) *out_code = code;
     return NULL;
   }
+  if (out_code) *out_code = 0;
+  return nets;
+}
+
+/* The layout of networks trained on db, checked against their shapes. */
+static int layout_for(anim_lmm_networks_t *nets, const anim_database_t *db, char *err, int errlen) {
+#define REFUSE(code, ...) \
+  do { \
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, __VA_ARGS__); \
+    return code; \
+  } while (0)
+  const anim_nnet_t *p = nets->projector, *s = nets->stepper, *d = nets->decompressor;
+  const anim_features_t *f = &db->features;
+  if (!f->values || f->cols < 1) REFUSE(ANIM_EINVAL, "database %s has no matching features", db->name);
+  if (db->ncontacts < 1) REFUSE(ANIM_EINVAL, "database %s has no contact bones", db->name);
+  if (db->nbones < 2 || db->nbones > ANIM_LMM_MAX_BONES)
+    REFUSE(ANIM_EINVAL, "database %s has %d bones (learned characters: 2..%d)", db->name, db->nbones,
+           ANIM_LMM_MAX_BONES);
+  if (f->cols > ANIM_LMM_MAX_FEATURES) REFUSE(ANIM_EINVAL, "database %s has %d features", db->name, f->cols);
+  int npose = 15 * (db->nbones - 1) + 6 + db->ncontacts;
+  if (p->ninputs != f->cols)
+    REFUSE(ANIM_EFORMAT, "projector.bin takes %d inputs, database %s has %d features", p->ninputs, db->name, f->cols);
+  if (p->noutputs <= f->cols || p->noutputs > ANIM_LMM_MAX_STATE)
+    REFUSE(ANIM_EFORMAT, "projector.bin gives %d outputs: the %d features and a latent, at most %d in all",
+           p->noutputs, f->cols, ANIM_LMM_MAX_STATE);
+  if (s->ninputs != p->noutputs || s->noutputs != p->noutputs)
+    REFUSE(ANIM_EFORMAT, "stepper.bin maps %d to %d values, projector.bin's state has %d", s->ninputs, s->noutputs,
+           p->noutputs);
+  if (d->ninputs != p->noutputs)
+    REFUSE(ANIM_EFORMAT, "decompressor.bin takes %d inputs, projector.bin's state has %d", d->ninputs, p->noutputs);
+  if (d->noutputs != npose)
+    REFUSE(ANIM_EFORMAT, "decompressor.bin gives %d outputs, database %s's %d bones and %d contacts need %d",
+           d->noutputs, db->name, db->nbones, db->ncontacts, npose);
+#undef REFUSE
+  nets->nbones = db->nbones, nets->nfeatures = f->cols, nets->ncontacts = db->ncontacts;
+  memcpy(nets->contact_bones, db->contact_bones, sizeof nets->contact_bones);
+  nets->frame_rate = db->frame_rate;
+  nets->skeleton = db->skeleton;
+  snprintf(nets->database, sizeof nets->database, "%s", db->name);
+  for (int j = 0; j < f->cols; j++) nets->normalization.offset[j] = f->offset[j], nets->normalization.scale[j] = f->scale[j];
+  nets->normalization.networks_hash = 0;
+  nets->ntrajectory = 0;
+  for (int t = 0; t < f->schema.nterms; t++) {
+    const anim_feature_term_t *term = &f->schema.terms[t];
+    if (term->kind != ANIM_FEATURE_TRAJECTORY_POSITION && term->kind != ANIM_FEATURE_TRAJECTORY_DIRECTION) continue;
+    anim_lmm_trajectory_term_t *out = &nets->trajectory[nets->ntrajectory++];
+    out->first = f->group_start[t], out->nsamples = term->nsamples;
+    out->direction = term->kind == ANIM_FEATURE_TRAJECTORY_DIRECTION;
+    for (int i = 0; i < term->nsamples; i++) out->times[i] = (float)term->frame_offsets[i] / db->frame_rate;
+  }
+  return 0;
+}
+
+anim_lmm_networks_t *anim_lmm_networks_create_for(anim_nnet_t *projector, anim_nnet_t *stepper,
+                                                  anim_nnet_t *decompressor, const anim_database_t *db,
+                                                  int *out_code, char *err, int errlen) {
+  int code = 0;
+  anim_lmm_networks_t *nets = NULL;
+  if (!projector || !stepper || !decompressor || !db) {
+    code = ANIM_EINVAL;
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, "a network or the database is missing");
+  } else if (!(nets = calloc(1, sizeof *nets))) {
+    code = ANIM_ENOMEM;
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, "out of memory");
+  } else {
+    nets->projector = projector, nets->stepper = stepper, nets->decompressor = decompressor;
+    code = layout_for(nets, db, err, errlen);
+  }
+  if (code) {
+    free(nets);
+    if (out_code) *out_code = code;
+    return NULL;
+  }
+  return finish_networks(nets, out_code, err, errlen);
+}
+
+static const char *const network_files[3] = {"projector.bin", "stepper.bin", "decompressor.bin"};
+
+/* The three files of dir, all or none. */
+static int load_three(const char *dir, anim_nnet_t **nn, char *err, int errlen) {
+  int code = 0;
+  for (int i = 0; i < 3 && code == 0; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, network_files[i]);
+    nn[i] = anim_nnet_load(path, &code, err, errlen);
+  }
+  if (code)
+    for (int i = 0; i < 3; i++) anim_nnet_free(nn[i]), nn[i] = NULL;
+  return code;
+}
+
+anim_lmm_networks_t *anim_lmm_networks_load_for(const char *dir, const anim_database_t *db, int *out_code, char *err,
+                                                int errlen) {
+  anim_nnet_t *nn[3] = {NULL, NULL, NULL};
+  int code = load_three(dir, nn, err, errlen);
+  anim_lmm_networks_t *nets = code ? NULL : anim_lmm_networks_create_for(nn[0], nn[1], nn[2], db, &code, err, errlen);
+  if (!nets)
+    for (int i = 0; i < 3; i++) anim_nnet_free(nn[i]);
+  if (out_code) *out_code = code;
   return nets;
 }
 
 anim_lmm_networks_t *anim_lmm_networks_load(const char *dir, const anim_lmm_normalization_t *normalization,
                                             int *out_code, char *err, int errlen) {
-  static const char *const files[3] = {"projector.bin", "stepper.bin", "decompressor.bin"};
   anim_nnet_t *nn[3] = {NULL, NULL, NULL};
-  int code = 0;
-  for (int i = 0; i < 3 && code == 0; i++) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    nn[i] = anim_nnet_load(path, &code, err, errlen);
-  }
+  int code = load_three(dir, nn, err, errlen);
   anim_lmm_networks_t *nets =
       code ? NULL : anim_lmm_networks_create(nn[0], nn[1], nn[2], normalization, &code, err, errlen);
   if (!nets)
@@ -188,10 +306,12 @@ static quat quat_from_two_columns(const float *m) {
 
 void anim_lmm_decode(const float *row, const anim_lmm_networks_t *nets, anim_lmm_pose_t *out, vec3 *out_root_velocity,
                      vec3 *out_root_angular_velocity, float *out_contacts) {
-  enum { NB = ANIM_LMM_BONES - 1, POS = 0, ROT = 3 * NB, VEL = 9 * NB, ANG = 12 * NB, ROOT = 15 * NB };
+  const int nbones = nets ? nets->nbones : ANIM_LMM_BONES, NB = nbones - 1;
+  const int POS = 0, ROT = 3 * NB, VEL = 9 * NB, ANG = 12 * NB, ROOT = 15 * NB;
+  const int ncontacts = nets ? nets->ncontacts : ANIM_LMM_CONTACTS;
   const int16_t *col = nets ? nets->pose_column : NULL;
 #define AT(i) (col ? row[col[i]] : row[i])
-  for (int b = 1; b < ANIM_LMM_BONES; b++) {
+  for (int b = 1; b < nbones; b++) {
     int i = b - 1;
     if (nets && (nets->constant_bones >> b & 1u)) {
       out->positions[b] = nets->skeleton.offsets[b], out->velocities[b] = vec3_zero();
@@ -206,7 +326,8 @@ void anim_lmm_decode(const float *row, const anim_lmm_networks_t *nets, anim_lmm
   }
   if (out_root_velocity) *out_root_velocity = vec3_make(AT(ROOT), AT(ROOT + 1), AT(ROOT + 2));
   if (out_root_angular_velocity) *out_root_angular_velocity = vec3_make(AT(ROOT + 3), AT(ROOT + 4), AT(ROOT + 5));
-  if (out_contacts) out_contacts[0] = AT(ROOT + 6), out_contacts[1] = AT(ROOT + 7);
+  if (out_contacts)
+    for (int k = 0; k < ncontacts; k++) out_contacts[k] = AT(ROOT + 6 + k);
 #undef AT
 }
 
@@ -258,7 +379,7 @@ size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n) {
   if (t > nn) nn = t;
   /* queries, projections, stepper outputs, decompressor inputs (2 rows per
    * character at most), decompressor outputs, network scratch */
-  return rows * ANIM_LMM_FEATURES + rows * s + rows * s + 2 * rows * s + 2 * rows * ANIM_LMM_POSE_OUTPUTS + nn;
+  return rows * (size_t)nets->nfeatures + rows * s + rows * s + 2 * rows * s + 2 * rows * (size_t)nets->npose + nn;
 }
 
 typedef struct {
@@ -269,11 +390,11 @@ static scratch_t scratch_layout(const anim_lmm_networks_t *nets, int n, float *b
   size_t rows = (size_t)(n > 0 ? n : 1), s = (size_t)nets->nstate;
   scratch_t l;
   l.queries = base;
-  l.projections = l.queries + rows * ANIM_LMM_FEATURES;
+  l.projections = l.queries + rows * (size_t)nets->nfeatures;
   l.steps = l.projections + rows * s;
   l.states = l.steps + rows * s;
   l.poses = l.states + 2 * rows * s;
-  l.nn = l.poses + 2 * rows * ANIM_LMM_POSE_OUTPUTS;
+  l.nn = l.poses + 2 * rows * (size_t)nets->npose;
   return l;
 }
 
@@ -283,8 +404,8 @@ static void bind_inertializer(anim_lmm_character_t *c) {
   c->inertializer.offset_angular_velocities = c->offset_angular_velocities;
 }
 
-static anim_pose_view_t view_of(const anim_lmm_pose_t *p) {
-  anim_pose_view_t v = {ANIM_LMM_BONES, p->positions, p->velocities, p->rotations, p->angular_velocities};
+static anim_pose_view_t view_of(const anim_lmm_pose_t *p, int nbones) {
+  anim_pose_view_t v = {nbones, p->positions, p->velocities, p->rotations, p->angular_velocities};
   return v;
 }
 
@@ -302,7 +423,7 @@ static void decode_rooted(const anim_lmm_networks_t *nets, anim_lmm_pose_t *out,
 
 /* The data's contact flags from the decoded outputs, with hysteresis. */
 static void update_contacts(anim_lmm_character_t *c, const float *values) {
-  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) {
+  for (int k = 0; k < c->nets->ncontacts; k++) {
     c->contact_values[k] = values[k];
     c->contacts[k] = c->contacts[k] ? values[k] >= ANIM_LMM_CONTACT_OFF : values[k] > ANIM_LMM_CONTACT_ON;
   }
@@ -311,13 +432,39 @@ static void update_contacts(anim_lmm_character_t *c, const float *values) {
 /* The query: the current foot and hip features (normalized already) and the
  * predicted trajectory relative to the displayed root, normalized. */
 static void build_query(anim_lmm_character_t *c, vec3 target_velocity, float *out_query) {
-  anim_steering_predict(c->trajectory_positions, c->trajectory_rotations, &c->sim, target_velocity, &c->params,
-                        trajectory_times, ANIM_LMM_TRAJECTORY);
-  float raw[2 * 2 * ANIM_LMM_TRAJECTORY];
-  anim_lmm_trajectory_features(raw, c->pose.positions[0], c->pose.rotations[0], c->trajectory_positions,
-                               c->trajectory_rotations);
-  memcpy(out_query, c->state, 15 * sizeof(float));
-  anim_lmm_normalize(&c->nets->normalization, raw, out_query + 15, 15, 12);
+  const anim_lmm_networks_t *nets = c->nets;
+  memcpy(out_query, c->state, (size_t)nets->nfeatures * sizeof(float));
+  /* Each trajectory term from the steering's prediction at its own times
+   * (the first term's is kept for character_state). */
+  for (int t = nets->ntrajectory - 1; t >= 0; t--) {
+    const anim_lmm_trajectory_term_t *term = &nets->trajectory[t];
+    vec3 positions[ANIM_MAX_TRAJECTORY_SAMPLES];
+    quat rotations[ANIM_MAX_TRAJECTORY_SAMPLES];
+    anim_steering_predict(positions, rotations, &c->sim, target_velocity, &c->params, term->times, term->nsamples);
+    float raw[2 * ANIM_MAX_TRAJECTORY_SAMPLES];
+    for (int i = 0; i < term->nsamples; i++) {
+      vec3 p = quat_inv_mul_vec3(c->pose.rotations[0], vec3_sub(positions[i], c->pose.positions[0]));
+      vec3 d = quat_inv_mul_vec3(c->pose.rotations[0], quat_mul_vec3(rotations[i], vec3_make(0.0f, 0.0f, 1.0f)));
+      raw[2 * i] = term->direction ? d.x : p.x, raw[2 * i + 1] = term->direction ? d.z : p.z;
+    }
+    anim_lmm_normalize(&nets->normalization, raw, out_query + term->first, term->first, 2 * term->nsamples);
+    if (t == 0) {
+      c->ntrajectory = term->nsamples;
+      memcpy(c->trajectory_positions, positions, sizeof positions);
+    }
+  }
+}
+
+/* Zeroes the query's columns that do not come from the trajectory (the
+ * database means: standing at rest). */
+static void zero_pose_columns(const anim_lmm_networks_t *nets, float *query) {
+  float keep[ANIM_LMM_MAX_FEATURES];
+  memcpy(keep, query, (size_t)nets->nfeatures * sizeof(float));
+  memset(query, 0, (size_t)nets->nfeatures * sizeof(float));
+  for (int t = 0; t < nets->ntrajectory; t++) {
+    const anim_lmm_trajectory_term_t *term = &nets->trajectory[t];
+    memcpy(query + term->first, keep + term->first, (size_t)(2 * term->nsamples) * sizeof(float));
+  }
 }
 
 int anim_lmm_character_init(anim_lmm_character_t *c, const anim_lmm_networks_t *nets,
@@ -339,20 +486,19 @@ int anim_lmm_character_init(anim_lmm_character_t *c, const anim_lmm_networks_t *
   scratch_t s = scratch_layout(nets, 1, scratch);
   c->pose.positions[0] = c->sim.position, c->pose.rotations[0] = c->sim.rotation;
   build_query(c, vec3_zero(), s.queries);
-  memset(s.queries, 0, 15 * sizeof(float));
-  anim_nnet_run(nets->projector, s.queries, ANIM_LMM_FEATURES, c->state, nets->nstate, 1, s.nn);
-  anim_nnet_run(nets->pose_network, c->state, nets->nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, 1, s.nn);
-  float contacts[ANIM_LMM_CONTACTS];
+  zero_pose_columns(nets, s.queries);
+  anim_nnet_run(nets->projector, s.queries, nets->nfeatures, c->state, nets->nstate, 1, s.nn);
+  anim_nnet_run(nets->pose_network, c->state, nets->nstate, s.poses, nets->npose, 1, s.nn);
+  float contacts[ANIM_MAX_CONTACTS];
   decode_rooted(nets, &c->decoded, s.poses, c->sim.position, c->sim.rotation, contacts);
-  for (int k = 0; k < ANIM_LMM_CONTACTS; k++) c->contacts[k] = contacts[k] > 0.5f; /* no history yet */
-  c->contact_values[0] = contacts[0], c->contact_values[1] = contacts[1];
-  anim_inertializer_init(&c->inertializer, ANIM_LMM_BONES, c->offset_positions, c->offset_velocities,
+  for (int k = 0; k < nets->ncontacts; k++) c->contacts[k] = contacts[k] > 0.5f, c->contact_values[k] = contacts[k]; /* no history yet */
+  anim_inertializer_init(&c->inertializer, nets->nbones, c->offset_positions, c->offset_velocities,
                          c->offset_rotations, c->offset_angular_velocities);
-  anim_pose_view_t in = view_of(&c->decoded);
-  anim_pose_buffer_t out = {ANIM_LMM_BONES, c->pose.positions, c->pose.velocities, c->pose.rotations,
+  anim_pose_view_t in = view_of(&c->decoded, nets->nbones);
+  anim_pose_buffer_t out = {nets->nbones, c->pose.positions, c->pose.velocities, c->pose.rotations,
                             c->pose.angular_velocities};
   anim_inertializer_update(&c->inertializer, &out, &in, params->inertialize_halflife, 0.0f);
-  c->time_since_projection = (float)params->search_interval / ANIM_LMM_FRAME_RATE; /* project on the first tick */
+  c->time_since_projection = (float)params->search_interval / nets->frame_rate; /* project on the first tick */
   c->tick_row = c->tick_destination = -1;
   return 0;
 }
@@ -364,7 +510,7 @@ int anim_lmm_set_input(anim_lmm_character_t *c, const anim_controller_input_t *i
 }
 
 void anim_lmm_stagger(anim_lmm_character_t *c, int frames) {
-  c->time_since_projection -= (float)frames / ANIM_LMM_FRAME_RATE;
+  c->time_since_projection -= (float)frames / c->nets->frame_rate;
 }
 
 /* First phase: input, smoothing, and whether this character projects
@@ -377,11 +523,11 @@ static void tick_begin(anim_lmm_character_t *c, float dt, float *queries, int *i
   c->transitioned = 0, c->globals_fresh = 0;
   c->tick_row = c->tick_destination = -1;
   /* Half a frame of slack so that 60 Hz ticks of float dt land on the frame. */
-  int due = c->time_since_projection >= ((float)p->search_interval - 0.5f) / ANIM_LMM_FRAME_RATE;
+  int due = c->time_since_projection >= ((float)p->search_interval - 0.5f) / c->nets->frame_rate;
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_projection)) > p->replan_threshold;
   if (!due && !replan) return;
   c->tick_row = (*io_rows)++;
-  build_query(c, target, queries + (size_t)c->tick_row * ANIM_LMM_FEATURES);
+  build_query(c, target, queries + (size_t)c->tick_row * (size_t)c->nets->nfeatures);
   c->time_since_projection = 0.0f;
   c->velocity_at_last_projection = target;
   c->projections++;
@@ -394,7 +540,7 @@ static void take_projection(anim_lmm_character_t *c, const float *projection, fl
                             int *io_destinations) {
   int nstate = c->nets->nstate;
   float d2 = 0.0f;
-  for (int j = 0; j < ANIM_LMM_FEATURES; j++) d2 += squaref(projection[j] - c->state[j]);
+  for (int j = 0; j < c->nets->nfeatures; j++) d2 += squaref(projection[j] - c->state[j]);
   if (!(d2 > squaref(c->params.transition_cost))) return;
   memcpy(c->state, projection, (size_t)nstate * sizeof(float));
   c->tick_destination = (*io_destinations)++;
@@ -412,11 +558,11 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
      * projected state's velocities. */
     anim_lmm_pose_t dst;
     decode_rooted(c->nets, &dst, destination_row, root, root_rotation, NULL);
-    anim_pose_view_t src_view = view_of(&c->decoded), dst_view = view_of(&dst);
+    anim_pose_view_t src_view = view_of(&c->decoded, c->nets->nbones), dst_view = view_of(&dst, c->nets->nbones);
     if (anim_inertializer_transition(&c->inertializer, &src_view, &dst_view) == 0)
       c->transitioned = 1, c->transitions++;
   }
-  float contacts[ANIM_LMM_CONTACTS];
+  float contacts[ANIM_MAX_CONTACTS];
   vec3 v, w;
   anim_lmm_decode(pose_row, c->nets, &c->decoded, &v, &w, contacts);
   update_contacts(c, contacts);
@@ -428,8 +574,8 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
   c->decoded.rotations[0] =
       quat_normalize(quat_mul(quat_from_scaled_angle_axis(vec3_scale(world_w, dt)), root_rotation));
   c->decoded.velocities[0] = world_v, c->decoded.angular_velocities[0] = world_w;
-  anim_pose_view_t in = view_of(&c->decoded);
-  anim_pose_buffer_t out = {ANIM_LMM_BONES, c->pose.positions, c->pose.velocities, c->pose.rotations,
+  anim_pose_view_t in = view_of(&c->decoded, c->nets->nbones);
+  anim_pose_buffer_t out = {c->nets->nbones, c->pose.positions, c->pose.velocities, c->pose.rotations,
                             c->pose.angular_velocities};
   int rc = anim_inertializer_update(&c->inertializer, &out, &in, p->inertialize_halflife, dt);
   if (rc) return rc;
@@ -458,7 +604,7 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
   /* 1. Inputs and queries; one projector product for those that project. */
   int nqueries = 0, ndest = 0;
   for (int i = 0; i < n; i++) tick_begin(cs[i], dt, s.queries, &nqueries);
-  if (nqueries) anim_nnet_run(nets->projector, s.queries, ANIM_LMM_FEATURES, s.projections, nstate, nqueries, s.nn);
+  if (nqueries) anim_nnet_run(nets->projector, s.queries, nets->nfeatures, s.projections, nstate, nqueries, s.nn);
   float *destinations = s.states + (size_t)n * (size_t)nstate;
   for (int i = 0; i < n; i++)
     if (cs[i]->tick_row >= 0)
@@ -467,7 +613,7 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
    * trained at 1/60 s), one product each. */
   for (int i = 0; i < n; i++)
     memcpy(s.states + (size_t)i * (size_t)nstate, cs[i]->state, (size_t)nstate * sizeof(float));
-  int substeps = (int)ceilf(dt * ANIM_LMM_FRAME_RATE - 1e-3f);
+  int substeps = (int)ceilf(dt * nets->frame_rate - 1e-3f);
   if (substeps < 1) substeps = 1;
   float h = dt / (float)substeps;
   for (int k = 0; k < substeps; k++) {
@@ -475,15 +621,15 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
     for (size_t j = 0; j < (size_t)n * (size_t)nstate; j++) s.states[j] += h * s.steps[j];
   }
   /* 3. One decompressor product: the new states, then the transitions' destinations. */
-  anim_nnet_run(nets->pose_network, s.states, nstate, s.poses, ANIM_LMM_POSE_OUTPUTS, n + ndest, s.nn);
+  anim_nnet_run(nets->pose_network, s.states, nstate, s.poses, nets->npose, n + ndest, s.nn);
   int rc = 0;
   for (int i = 0; i < n; i++) {
     anim_lmm_character_t *c = cs[i];
     memcpy(c->state, s.states + (size_t)i * (size_t)nstate, (size_t)nstate * sizeof(float));
     const float *dest = c->tick_destination >= 0
-                            ? s.poses + (size_t)(n + c->tick_destination) * ANIM_LMM_POSE_OUTPUTS
+                            ? s.poses + (size_t)(n + c->tick_destination) * (size_t)nets->npose
                             : NULL;
-    int r = tick_end(c, dt, s.poses + (size_t)i * ANIM_LMM_POSE_OUTPUTS, dest);
+    int r = tick_end(c, dt, s.poses + (size_t)i * (size_t)nets->npose, dest);
     if (r && !rc) rc = r;
   }
   return rc;
@@ -494,7 +640,7 @@ int anim_lmm_tick(anim_lmm_character_t *c, float dt, float *scratch) { return an
 void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
   vec3 ground = vec3_make(step.x, 0.0f, step.z);
   c->sim.position = vec3_add(c->sim.position, ground);
-  for (int i = 0; i < ANIM_LMM_TRAJECTORY; i++)
+  for (int i = 0; i < c->ntrajectory; i++)
     c->trajectory_positions[i] = vec3_add(c->trajectory_positions[i], ground);
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
   c->pose.positions[0] = vec3_add(c->pose.positions[0], step);
@@ -505,18 +651,20 @@ void anim_lmm_translate(anim_lmm_character_t *c, vec3 step) {
 int anim_lmm_character_feet(anim_lmm_character_t *c, const anim_database_t *db) {
   if (!c || !c->nets || !db) return ANIM_EINVAL;
   if (!c->params.foot_lock.enabled) return 0;
-  if (db->nbones != ANIM_LMM_BONES || db->ncontacts < 1 || db->ncontacts > ANIM_LMM_CONTACTS) return ANIM_EINVAL;
-  for (int b = 0; b < ANIM_LMM_BONES; b++)
-    if (db->skeleton.parents[b] != bone_parents[b]) return ANIM_EINVAL;
+  const anim_lmm_networks_t *nets = c->nets;
+  if (db->nbones != nets->nbones || db->ncontacts < 1 || db->ncontacts > nets->ncontacts) return ANIM_EINVAL;
+  for (int b = 0; b < nets->nbones; b++)
+    if (db->skeleton.parents[b] != nets->skeleton.parents[b]) return ANIM_EINVAL;
   anim_foot_locks_t feet;
   uint8_t foot_contact[ANIM_MAX_CONTACTS] = {0};
   int rc = anim_foot_locks_init(&feet, db, c->params.foot_lock.unlock_radius, c->params.foot_lock.release_halflife);
   if (!rc) rc = anim_foot_locks_ground(&feet, ANIM_FOOT_MAX_DROP);
   if (rc) return rc;
   for (int f = 0; f < feet.nfeet; f++) {
-    if (feet.feet[f].toe == ANIM_LMM_LEFT_TOE) foot_contact[f] = 0;
-    else if (feet.feet[f].toe == ANIM_LMM_RIGHT_TOE) foot_contact[f] = 1;
-    else return ANIM_EINVAL;
+    int k = 0;
+    while (k < nets->ncontacts && nets->contact_bones[k] != feet.feet[f].toe) k++;
+    if (k == nets->ncontacts) return ANIM_EINVAL;
+    foot_contact[f] = (uint8_t)k;
   }
   c->feet = feet;
   memcpy(c->foot_contact, foot_contact, sizeof foot_contact);
@@ -531,11 +679,15 @@ uint32_t anim_lmm_contacts(const anim_lmm_character_t *c) {
       if (planted & (1u << f)) bits |= 1u << c->foot_contact[f];
     return bits;
   }
-  return (c->contacts[0] ? 1u : 0u) | (c->contacts[1] ? 2u : 0u);
+  uint32_t bits = 0;
+  for (int k = 0; k < c->nets->ncontacts; k++)
+    if (c->contacts[k]) bits |= 1u << k;
+  return bits;
 }
 
 void anim_lmm_global_pose(anim_lmm_character_t *c) {
   if (c->globals_fresh) return;
   c->globals_fresh = 1;
-  anim_fk(c->global_positions, c->global_rotations, c->pose.positions, c->pose.rotations, bone_parents, ANIM_LMM_BONES);
+  anim_fk(c->global_positions, c->global_rotations, c->pose.positions, c->pose.rotations, c->nets->skeleton.parents,
+          c->nets->nbones);
 }

@@ -126,12 +126,15 @@
 #include "motion/dynamics.h"
 #include "motion/inertialize.h"
 #include "learned/nnet.h"
+#include "database/database.h"
 
 typedef struct anim_lmm_networks anim_lmm_networks_t;
 
 #define ANIM_LMM_BONES 23
 #define ANIM_LMM_FEATURES 27
-#define ANIM_LMM_MAX_STATE 64      /* features + latent (27 + 32 for the shipped networks) */
+#define ANIM_LMM_MAX_STATE 64      /* features + latent (27 + 32 for the shipped networks and tools/lmm_train's default) */
+#define ANIM_LMM_MAX_BONES 64      /* bones of a database's networks (lmm_train.md) */
+#define ANIM_LMM_MAX_FEATURES ANIM_MAX_FEATURE_DIMS
 #define ANIM_LMM_CONTACTS 2
 #define ANIM_LMM_POSE_OUTPUTS (15 * (ANIM_LMM_BONES - 1) + 6 + ANIM_LMM_CONTACTS) /* 338 */
 #define ANIM_LMM_TRAJECTORY 3      /* samples 20, 40, 60 frames ahead */
@@ -163,17 +166,30 @@ extern const anim_lmm_group_t anim_lmm_groups[ANIM_LMM_GROUPS];
  * networks_hash: anim_lmm_networks_hash of the networks it belongs to; 0
  * means "any" (a tool measuring raw features passes such a placeholder). */
 typedef struct {
-  float offset[ANIM_LMM_FEATURES];
-  float scale[ANIM_LMM_FEATURES];
+  float offset[ANIM_LMM_MAX_FEATURES]; /* the shipped networks use the first ANIM_LMM_FEATURES */
+  float scale[ANIM_LMM_MAX_FEATURES];
   uint64_t networks_hash;
 } anim_lmm_normalization_t;
+
+/* One trajectory term of the features: columns first .. first + 2 nsamples,
+ * (x, z) per sample, `times` seconds ahead; position (m) or facing (+Z). */
+typedef struct {
+  int first, nsamples, direction;
+  float times[ANIM_MAX_TRAJECTORY_SAMPLES];
+} anim_lmm_trajectory_term_t;
 
 /* What tools/lmm_recover recovered from the shipped networks
  * (core/learned/lmm_normalization.c, generated; README "Learned motion matching"). */
 extern const anim_lmm_normalization_t anim_lmm_normalization_recovered;
 
 /* The three networks, checked to fit together, with the skeleton and the
- * normalization. Validity rules (anim_lmm_networks_check):
+ * normalization. Two kinds: the shipped reference networks (the fixed
+ * 23-bone skeleton and 27 features above: anim_lmm_networks_create), and
+ * networks trained on a database by tools/lmm_train (docs/lmm_train.md:
+ * anim_lmm_networks_create_for), whose skeleton, contact bones, features
+ * (the database's schema and normalization) and frame rate are the
+ * database's; the pose layout is the one above for nbones bones and
+ * ncontacts contacts. Validity rules for the reference (anim_lmm_networks_check):
  *  1. projector: 27 inputs (the features), S outputs, 27 < S <= ANIM_LMM_MAX_STATE
  *     (features then latent);
  *  2. stepper: S inputs and S outputs;
@@ -182,15 +198,23 @@ extern const anim_lmm_normalization_t anim_lmm_normalization_recovered;
  *     networks_hash is 0 or these networks' hash. */
 struct anim_lmm_networks {
   anim_nnet_t *projector, *stepper, *decompressor; /* owned */
+  /* Layout: ANIM_LMM_BONES, ANIM_LMM_FEATURES, ANIM_LMM_CONTACTS, 60 Hz and
+   * the two trajectory terms of columns 15..26 for the reference. */
+  int nbones, nfeatures, ncontacts, npose; /* npose: decompressor outputs, 15 (nbones - 1) + 6 + ncontacts */
+  int contact_bones[ANIM_MAX_CONTACTS];
+  float frame_rate;                        /* Hz: the stepper's frame */
+  int ntrajectory;                         /* trajectory terms (the query's columns from the steering) */
+  anim_lmm_trajectory_term_t trajectory[ANIM_MAX_FEATURE_TERMS];
+  char database[ANIM_NAME_MAX];            /* the database trained on; "" for the reference */
   /* The decompressor without the outputs decoding replaces by constants
    * (positions and velocities of the constant bones: 126 of 338 columns,
    * a third of its work): what characters run (owned). */
   anim_nnet_t *pose_network;
-  int16_t pose_column[ANIM_LMM_POSE_OUTPUTS]; /* decompressor output -> pose_network column, -1: not computed */
+  int16_t pose_column[15 * (ANIM_LMM_MAX_BONES - 1) + 6 + ANIM_MAX_CONTACTS]; /* decompressor output -> pose_network column, -1: not computed */
   int nstate;                                       /* S */
   anim_lmm_normalization_t normalization;
   anim_skeleton_t skeleton; /* names, parents; offsets: the decompressor's mean bone positions */
-  uint32_t constant_bones;  /* bit b: bone b's position output has std < ANIM_LMM_CONSTANT_BONE_STD */
+  uint64_t constant_bones;  /* bit b: bone b's position output has std < ANIM_LMM_CONSTANT_BONE_STD */
   uint64_t hash;            /* anim_lmm_networks_hash */
 };
 
@@ -217,6 +241,22 @@ anim_lmm_networks_t *anim_lmm_networks_create(anim_nnet_t *projector, anim_nnet_
 /* Loads dir/projector.bin, dir/stepper.bin, dir/decompressor.bin and creates. */
 anim_lmm_networks_t *anim_lmm_networks_load(const char *dir, const anim_lmm_normalization_t *normalization,
                                             int *out_code, char *err, int errlen);
+
+/* Networks trained on db (tools/lmm_train): the layout comes from db (its
+ * skeleton of at most ANIM_LMM_MAX_BONES bones, contact bones, feature
+ * schema, offsets and scales, frame rate). Refused with ANIM_EFORMAT and a
+ * message naming the mismatch when the projector does not take db's
+ * feature count, the three do not share one state size, or the
+ * decompressor's outputs are not db's bones and contacts; ANIM_EINVAL when
+ * db has no features or contacts, or too many bones. Takes ownership of the
+ * networks on success only; db may be freed afterwards (what is kept is
+ * copied). Free with anim_lmm_networks_free. */
+anim_lmm_networks_t *anim_lmm_networks_create_for(anim_nnet_t *projector, anim_nnet_t *stepper,
+                                                  anim_nnet_t *decompressor, const anim_database_t *db,
+                                                  int *out_code, char *err, int errlen);
+/* Loads dir's three files and anim_lmm_networks_create_for(db): all three or none. */
+anim_lmm_networks_t *anim_lmm_networks_load_for(const char *dir, const anim_database_t *db, int *out_code, char *err,
+                                                int errlen);
 void anim_lmm_networks_free(anim_lmm_networks_t *nets);
 /* Bytes the shared networks hold (weights, normalizations, skeleton). */
 size_t anim_lmm_networks_memory(const anim_lmm_networks_t *nets);
@@ -226,10 +266,10 @@ size_t anim_lmm_networks_memory(const anim_lmm_networks_t *nets);
 /* A pose of the learned skeleton: bone 0 the root (animation space or world,
  * as the owner says), the others local to their parent. */
 typedef struct {
-  vec3 positions[ANIM_LMM_BONES];
-  quat rotations[ANIM_LMM_BONES];
-  vec3 velocities[ANIM_LMM_BONES];
-  vec3 angular_velocities[ANIM_LMM_BONES];
+  vec3 positions[ANIM_LMM_MAX_BONES];
+  quat rotations[ANIM_LMM_MAX_BONES];
+  vec3 velocities[ANIM_LMM_MAX_BONES];
+  vec3 angular_velocities[ANIM_LMM_MAX_BONES];
 } anim_lmm_pose_t;
 
 /* Decodes one output row: bones 1..22 of out_pose (bone 0 left as it was),
@@ -283,36 +323,37 @@ typedef struct {
   float time_since_projection; /* s */
   int tick_row;                /* during a batch tick: row of this character's query, -1 none */
   int tick_destination;        /* during a batch tick: decompressor row of its transition's destination, -1 none */
-  float contact_values[ANIM_LMM_CONTACTS]; /* the decompressor's contact outputs, last tick */
-  uint8_t contacts[ANIM_LMM_CONTACTS];     /* those outputs through the hysteresis: the data's flags */
+  float contact_values[ANIM_MAX_CONTACTS]; /* the decompressor's contact outputs, last tick (nets->ncontacts) */
+  uint8_t contacts[ANIM_MAX_CONTACTS];     /* those outputs through the hysteresis: the data's flags */
   uint8_t transitioned;        /* the last tick started a transition */
   uint8_t globals_fresh;
   uint32_t ticks, projections, transitions;
 
-  /* Predicted trajectory at the last projection (world). */
-  vec3 trajectory_positions[ANIM_LMM_TRAJECTORY];
-  quat trajectory_rotations[ANIM_LMM_TRAJECTORY];
+  /* Predicted trajectory at the last projection (world), at the times of
+   * the networks' first trajectory term (ntrajectory samples). */
+  int ntrajectory;
+  vec3 trajectory_positions[ANIM_MAX_TRAJECTORY_SAMPLES];
 
-  /* Inertialization: offsets per bone, anchored root. */
+  /* Inertialization: anchored root; its offsets per bone are with the pose buffers. */
   anim_inertializer_t inertializer;
-  vec3 offset_positions[ANIM_LMM_BONES], offset_velocities[ANIM_LMM_BONES];
-  vec3 offset_angular_velocities[ANIM_LMM_BONES];
-  quat offset_rotations[ANIM_LMM_BONES];
 
   /* Foot locking: nfeet 0 until anim_lmm_character_feet; foot_contact[s]
    * is the contact output of feet.feet[s]. */
   anim_foot_locks_t feet;
   uint8_t foot_contact[ANIM_MAX_CONTACTS];
 
-  /* Pose buffers (everything from here on). */
+  /* Pose buffers (everything from here on): the inertializer's offsets, the poses. */
+  vec3 offset_positions[ANIM_LMM_MAX_BONES], offset_velocities[ANIM_LMM_MAX_BONES];
+  vec3 offset_angular_velocities[ANIM_LMM_MAX_BONES];
+  quat offset_rotations[ANIM_LMM_MAX_BONES];
   anim_lmm_pose_t decoded; /* the decompressed pose, root in animation space (the inertializer's input) */
   anim_lmm_pose_t pose;  /* the displayed pose, root in world space */
-  vec3 global_positions[ANIM_LMM_BONES];
-  quat global_rotations[ANIM_LMM_BONES];
+  vec3 global_positions[ANIM_LMM_MAX_BONES];
+  quat global_rotations[ANIM_LMM_MAX_BONES];
 } anim_lmm_character_t;
 
 /* Bytes of a character's state besides its pose buffers. */
-#define ANIM_LMM_STATE_BYTES offsetof(anim_lmm_character_t, decoded)
+#define ANIM_LMM_STATE_BYTES offsetof(anim_lmm_character_t, offset_positions)
 
 /* Floats of scratch a batch tick (or init) of up to n characters needs. */
 size_t anim_lmm_scratch_floats(const anim_lmm_networks_t *nets, int n);
@@ -334,7 +375,7 @@ int anim_lmm_character_init(anim_lmm_character_t *out_character, const anim_lmm_
  * other parents, or contact bones other than the two toes). Nothing to free. */
 int anim_lmm_character_feet(anim_lmm_character_t *character, const anim_database_t *db);
 
-/* The contacts shown (bit 0 LeftToe, bit 1 RightToe): with locked feet the
+/* The contacts shown (bit k: contact k of the networks; for the reference bit 0 LeftToe, bit 1 RightToe): with locked feet the
  * feet shown planted (anim_foot_locks_contacts), else the data's flags. */
 uint32_t anim_lmm_contacts(const anim_lmm_character_t *character);
 
