@@ -25,17 +25,10 @@
 static anim_database_t db;
 static anim_search_index_t *index_fast;
 
-static int setup(void **state) {
-  char err[256];
-  if (anim_test_procgen_load(&db)) return -1;
-  anim_search_data_t data = anim_search_data_of(&db);
-  index_fast = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-  return index_fast ? 0 : -1;
-}
+static int setup(void **state) { return anim_test_procgen_indexed(&db, &index_fast); }
 
 static int teardown(void **state) {
-  anim_search_index_free(index_fast);
-  anim_database_free(&db);
+  anim_test_procgen_indexed_free(&db, index_fast);
   return 0;
 }
 
