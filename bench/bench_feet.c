@@ -41,6 +41,7 @@
 #include "quality_run.h"
 #include "quality_wire.h"
 #include "search/search.h"
+#include "wander_cost.h"
 #include "server_proc.h"
 
 typedef struct {
@@ -144,31 +145,12 @@ static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
   return 0;
 }
 
-/* Seconds per character tick of n characters wandering on a dataset. */
+/* CPU seconds per character tick of n characters wandering on a dataset. */
 static double tick_cost(const dataset_t *set, int n, int foot_lock) {
   anim_controller_params_t p;
   anim_controller_params_default(&p);
   p.foot_lock.enabled = foot_lock;
-  anim_controller_t *c = calloc((size_t)n, sizeof *c);
-  anim_input_program_t *programs = calloc((size_t)n, sizeof *programs);
-  const float dt = 1.0f / 60.0f;
-  enum { TICKS = 600 };
-  for (int i = 0; i < n; i++) {
-    anim_controller_init(&c[i], &set->db, set->index, &p, vec3_make(3.0f * (float)i, 0, 0), 0, 0);
-    anim_controller_stagger(&c[i], i % p.search_interval);
-    anim_input_program_init(&programs[i], ANIM_PROGRAM_WANDER, 7u + (uint32_t)i);
-  }
-  double start = bench_now_s();
-  for (int t = 0; t < TICKS; t++)
-    for (int i = 0; i < n; i++) {
-      anim_controller_input_t in;
-      if (anim_input_program_at(&programs[i], (float)t * dt, &in, NULL, NULL)) anim_controller_set_input(&c[i], &in);
-      anim_controller_tick(&c[i], dt);
-    }
-  double elapsed = bench_now_s() - start;
-  for (int i = 0; i < n; i++) anim_controller_free(&c[i]);
-  free(c), free(programs);
-  return elapsed / ((double)n * TICKS);
+  return bench_wander_tick_cost(&set->db, set->index, &p, n);
 }
 
 static void run_cost(const options_t *o, dataset_t *sets, FILE *json) {

@@ -1,4 +1,4 @@
-/* bench_util.h: what the benchmarks share: a monotonic clock, a small
+/* bench_util.h: what the benchmarks share: a monotonic and a CPU clock, a small
  * deterministic random generator (xorshift32), so runs are repeatable, and
  * the folder the servers they start log to. */
 #ifndef ANIM_BENCH_UTIL_H
@@ -12,6 +12,14 @@
 static inline double bench_now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* CPU seconds this process has used: the figure benchmarks compare on a
+ * shared, noisy machine. */
+static inline double bench_cpu_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 

@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "character/controller.h"
 #include "feet_strip.h"
 #include "input_program.h"
@@ -40,6 +39,7 @@
 #include "quality_run.h"
 #include "search/search.h"
 #include "warp_measure.h"
+#include "wander_cost.h"
 
 #define WB_DATASETS (1 + ANIM_QUALITY_DATASETS)
 
@@ -87,36 +87,11 @@ static void take_quality(row_t *row, const anim_quality_t *q) {
   if (q->pop_ratio > row->pop) row->pop = q->pop_ratio;
 }
 
-static double cpu_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* CPU seconds per character tick of n characters wandering. */
 static double tick_cost(const dataset_t *set, int n, int off) {
   anim_controller_params_t p;
   params_for(&p, off);
-  anim_controller_t *c = calloc((size_t)n, sizeof *c);
-  anim_input_program_t *programs = calloc((size_t)n, sizeof *programs);
-  const float dt = 1.0f / 60.0f;
-  enum { TICKS = 600 };
-  for (int i = 0; i < n; i++) {
-    anim_controller_init(&c[i], &set->db, set->index, &p, vec3_make(3.0f * (float)i, 0, 0), 0, 0);
-    anim_controller_stagger(&c[i], i % p.search_interval);
-    anim_input_program_init(&programs[i], ANIM_PROGRAM_WANDER, 7u + (uint32_t)i);
-  }
-  double start = cpu_now();
-  for (int t = 0; t < TICKS; t++)
-    for (int i = 0; i < n; i++) {
-      anim_controller_input_t in;
-      if (anim_input_program_at(&programs[i], (float)t * dt, &in, NULL, NULL)) anim_controller_set_input(&c[i], &in);
-      anim_controller_tick(&c[i], dt);
-    }
-  double elapsed = cpu_now() - start;
-  for (int i = 0; i < n; i++) anim_controller_free(&c[i]);
-  free(c), free(programs);
-  return elapsed / ((double)n * TICKS);
+  return bench_wander_tick_cost(&set->db, set->index, &p, n);
 }
 
 static int measure(const dataset_t *set, int off, float seconds, float program_seconds, int cost_characters,
