@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "random_nnet.h"
 #include "anim_error.h"
 #include "learned/lmm.h"
 #include "offline/procgen.h"
@@ -34,48 +35,12 @@ static float uniform(void) {
   return ((float)(rng_state >> 8) + 0.5f) / 8388608.0f - 1.0f;
 }
 
-static void put(unsigned char **p, size_t *len, const void *v, size_t n) {
-  *p = realloc(*p, *len + n);
-  memcpy(*p + *len, v, n);
-  *len += n;
-}
-
 /* A random network nin -> 16 -> nout; output std 0 on [zero_from, zero_to)
  * (constant outputs: the decompressor's bone offsets), output mean out_mean
  * there (NULL: 0). */
 static anim_nnet_t *network(int nin, int nout, int zero_from, int zero_to, const float *out_mean) {
-  unsigned char *b = NULL;
-  size_t len = 0;
-  int widths[3] = {nin, 16, nout};
-  for (int a = 0; a < 4; a++) {
-    int32_t n = a < 2 ? nin : nout;
-    put(&b, &len, &n, 4);
-    for (int i = 0; i < n; i++) {
-      float v = a == 1 ? 1.0f : a == 3 ? (i >= zero_from && i < zero_to ? 0.0f : 0.05f)
-                : a == 2 && out_mean ? out_mean[i] : 0.0f;
-      put(&b, &len, &v, 4);
-    }
-  }
-  int32_t layers = 2;
-  put(&b, &len, &layers, 4);
-  for (int l = 0; l < 2; l++) {
-    int32_t rc[2] = {widths[l], widths[l + 1]};
-    put(&b, &len, rc, 8);
-    for (int i = 0; i < rc[0] * rc[1]; i++) {
-      float v = 0.1f * uniform();
-      put(&b, &len, &v, 4);
-    }
-    put(&b, &len, &rc[1], 4);
-    for (int i = 0; i < rc[1]; i++) {
-      float v = 0.0f;
-      put(&b, &len, &v, 4);
-    }
-  }
-  char err[256];
-  anim_nnet_t *nn = anim_nnet_parse(b, len, "small", NULL, err, sizeof err);
-  free(b);
-  if (!nn) fail_msg("%s", err);
-  return nn;
+  anim_test_nnet_shape_t shape = {16, 0.05f, zero_from, zero_to, out_mean, uniform};
+  return anim_test_random_nnet(nin, nout, &shape);
 }
 
 /* Decompressor outputs of the default database: the skeleton's offsets as
