@@ -507,6 +507,9 @@ void anim__controller_params_from(const Animserver__ControllerParams *m, anim_ch
   p->ignore_surrounding = (int)m->ignore_surrounding, p->ignore_range_end = (int)m->ignore_range_end;
   p->transition_cost = m->transition_cost, p->replan_threshold = m->replan_threshold;
   p->input_f = m->input_f, p->input_zeta = m->input_zeta, p->input_r = m->input_r;
+  p->no_play_rate = m->no_play_rate, p->no_stand_warp = m->no_stand_warp, p->no_orientation_warp = m->no_orientation_warp;
+  p->play_rate_min = m->play_rate_min, p->play_rate_max = m->play_rate_max;
+  p->orientation_warp_max = m->orientation_warp_max;
 }
 
 void anim_character_state_free(anim_character_state_t *state) {

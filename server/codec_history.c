@@ -68,6 +68,9 @@ Animserver__ControllerParams *srv_encode_controller_params(srv_encoder_t *e, con
   m->transition_cost = p->transition_cost;
   m->replan_threshold = p->replan_threshold;
   m->input_f = p->input_f, m->input_zeta = p->input_zeta, m->input_r = p->input_r;
+  m->no_play_rate = !p->warp.rate, m->no_stand_warp = !p->warp.stand, m->no_orientation_warp = !p->warp.orient;
+  m->play_rate_min = p->warp.rate_min, m->play_rate_max = p->warp.rate_max;
+  m->orientation_warp_max = p->warp.orient_max;
   return m;
 }
 

@@ -94,6 +94,10 @@ static void test_play_rate(void **state) {
   assert_true(fabsf(a->play_rate - 1.0f) > 0.05f && a->play_rate >= 0.6f - 1e-4f && a->play_rate <= 1.15f + 1e-4f);
   assert_float_equal(b->play_rate, 1.0f, 1e-6f);
   assert_int_equal(a->warp_held, 0);
+  /* character_state's params say which warps are on, and their bounds. */
+  assert_int_equal(a->params.no_play_rate, 0), assert_int_equal(b->params.no_play_rate, 1);
+  assert_float_equal(a->params.play_rate_min, 0.6f, 1e-6f);
+  assert_float_equal(a->params.play_rate_max, 1.15f, 1e-6f);
   anim_character_state_free(a), anim_character_state_free(b);
 }
 
