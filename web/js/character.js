@@ -33,11 +33,13 @@ export async function createCharacter() {
   pausePlayback();
   showClip(false);
   $('follow').checked = true; // framing a crowd had turned it off: the new character is what to look at
-  const created = await call('create_characters', { database: state.database || 'default', placements: [{ x: 0, z: 0 }] });
+  const physical = $('physical').checked;
+  const created = await call('create_characters', { database: state.database || 'default', placements: [{ x: 0, z: 0 }],
+    ...(physical ? { mode: 'MODE_PHYSICAL' } : {}) });
   const id = created.characters[0];
   const skeleton = state.skeletons[state.database || 'default'];
   Object.assign(state.character, { id: id.toString(), frames: 0, root: null, joints: null, touchdowns: [], states: 0,
-    feet: [], locks: [], database: state.database || 'default' });
+    feet: [], locks: [], database: state.database || 'default', physical, physics: null, physicsSeen: [], pushes: 0 });
   characterRig = new Rig(viewer, skeleton.parents, 0x4fc3f7, { contactBones: skeleton.contactBones, names: skeleton.names });
   characterTrail = new Trail(viewer, 0x4fc3f7, 1200, 0.8);
   trajectory.setVisible(true);
@@ -60,6 +62,12 @@ function characterFrame(message, skeleton) {
     Object.assign(c, { frames: c.frames + 1, tick: Number(message.tick.toString()), root: [g[0], g[1], g[2]],
       joints: Array.from(g), contacts: pose.contacts, frame: pose.frame });
     noteStreamed(c.tick, pose.frame);
+    if (c.physical) {
+      const name = proto.root.lookupEnum('animserver.PhysicsState').valuesById[pose.physics] || String(pose.physics);
+      if (name !== c.physics) c.physicsSeen.push(name);
+      c.physics = name;
+      $('physics-state').textContent = name.replace('PHYSICS_', '').toLowerCase();
+    }
     characterRig.update(g, pose.contacts);
     characterTrail.push(g[0], 0.015, g[2]);
     skeleton.contactBones.forEach((name, i) => {
@@ -171,7 +179,8 @@ export async function destroyCharacter() {
 // what the page drew and showed of it.
 export function resetCharacter() {
   const c = state.character;
-  Object.assign(c, { id: null, subscription: null, root: null, joints: null, state: null });
+  Object.assign(c, { id: null, subscription: null, root: null, joints: null, state: null, physical: false, physics: null });
+  $('physics-state').textContent = '';
   if (characterRig) characterRig.dispose();
   if (characterTrail) characterTrail.dispose();
   characterRig = characterTrail = null;

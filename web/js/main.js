@@ -10,6 +10,7 @@
 //   matching.js   the character's query searched and explained
 //   offsets.js    the inertialization offsets chart
 //   crowd.js      a crowd by ids or as a region round the view, drawn by crowdview.js
+//   push.js       pushes for a physical character: click a bone
 //   debugger.js   the character's history paused and scrubbed, its candidates, parameters live
 //   streams.js    the encoding of every subscription
 //   meters.js     fps and traffic
@@ -37,6 +38,7 @@ import { clearCrowd, crowdLost, frameCrowd, subscribeCrowd, watchRegion } from '
 import { meters } from './meters.js';
 import { applyTuning, historyOn, pauseHistory, resumeHistory, scrubTo, sortBy } from './debugger.js';
 import './streams.js';
+import { pushBone } from './push.js';
 
 const params = new URLSearchParams(location.search);
 
@@ -60,5 +62,5 @@ viewer.hooks.push((t) => {
 $('url').value = params.get('bridge') || `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`;
 $('token').value = params.get('token') || '';
 Object.assign(app, { connect, describe, selectRange, createCharacter, destroyCharacter, subscribeCrowd, watchRegion, frameCrowd, viewer,
-  historyOn, pauseHistory, resumeHistory, scrubTo, sortBy, applyTuning });
+  historyOn, pauseHistory, resumeHistory, scrubTo, sortBy, applyTuning, pushBone });
 if (params.get('connect') !== '0') quietly(connect());

@@ -450,6 +450,30 @@ try {
   await page.click('#crowd-subscribe');
   await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 5), crowdIds);
 
+  // 4d. A physical character (issue 32): a click on its chest pushes it; it
+  // staggers (powered) and comes back to motion matching (kinematic).
+  await page.$eval('#physical', (e) => { e.checked = true; });
+  await page.click('#create');
+  await waitFor(() => window.previewer.state.character.frames > 20 &&
+    window.previewer.state.character.physics === 'PHYSICS_KINEMATIC');
+  const chest = await page.evaluate(() => {
+    const s = window.previewer.state, v = window.previewer.viewer, names = s.skeletons[s.character.database].names;
+    const spine = names.map((n, i) => (/spine|chest/i.test(n) ? i : -1)).filter((i) => i > 0);
+    const b = spine.length ? spine[spine.length - 1] : 1, g = s.character.joints;
+    const p = new v.camera.position.constructor(g[3 * b], g[3 * b + 1], g[3 * b + 2]).project(v.camera);
+    const r = v.renderer.domElement.getBoundingClientRect();
+    return [r.left + ((p.x + 1) / 2) * r.width, r.top + ((1 - p.y) / 2) * r.height, names[b]];
+  });
+  await page.mouse.click(chest[0], chest[1]);
+  await waitFor(() => window.previewer.state.character.physicsSeen.includes('PHYSICS_POWERED'));
+  await page.screenshot({ path: path.join(shots, 'previewer-push.png') });
+  await waitFor(() => window.previewer.state.character.physics === 'PHYSICS_KINEMATIC');
+  s = await state();
+  ok(s.character.pushes === 1 && s.character.physicsSeen[0] === 'PHYSICS_KINEMATIC' &&
+    s.character.physicsSeen.includes('PHYSICS_POWERED') && s.character.physics === 'PHYSICS_KINEMATIC',
+    `a click on the physical character's ${chest[2]} pushed it: ${s.character.physicsSeen.map((n) => n.slice(8).toLowerCase()).join(' -> ')}`);
+  await page.$eval('#physical', (e) => { e.checked = false; });
+
   // 5. The server dies and comes back on its port (killed, then started
   // again): the character and the crowd go with the connection, no input is
   // sent to a character that is no longer there while W is held, and the page
