@@ -50,7 +50,8 @@ def needed(path):
     return re.findall(r"^\s*NEEDED\s+(\S+)", run(["objdump", "-p", path]), re.M)
 
 
-EXPECTED = ({"bin/animserver", "bin/animctl", "bin/animdb", "lib/libanimclient.a", "lib/libanimclient.so",
+EXPECTED = ({"bin/animserver", "bin/animctl", "bin/animdb", "lib/libanimclient.a", "lib/libanimclient_replica.a",
+             "lib/libanimclient.so",
              "lib/libanimclient.so.0", "lib/pkgconfig/animclient.pc"} |
             {f"include/animserver/{h}" for h in HEADERS})
 
