@@ -120,13 +120,13 @@ export async function watchRegion() {
   const target = viewer.controls.target;
   let sub;
   try {
-    // Quantized, a third of the radius at 10 Hz and the rest at 3 Hz: what a
+    // Quantized, a third of the radius at 10 Hz and the rest at 2 Hz: what a
     // viewer of a large crowd can tell apart, for about a twentieth of the
     // float stream at 60 Hz (a page that cannot read 1,000 float poses 60
     // times a second is cut by the server as a slow reader).
     sub = await conn.call('subscribe', { encoding: 'ENCODING_QUANTIZED',
       region: { centre: { x: target.x, y: 0, z: target.z }, radius,
-        bands: [{ radius: radius / 3, rate_divisor: 6 }, { radius, rate_divisor: 20 }] } });
+        bands: [{ radius: radius / 3, rate_divisor: 6 }, { radius, rate_divisor: 30 }] } });
   } catch (e) { toast(e.message); return; }
   const subscription = sub.subscription.toString();
   state.crowd.subscription = subscription;

@@ -445,12 +445,22 @@ try {
   await page.click('#crowd-clear');
   await harness('crowd-end');
   // A page too slow for the crowd's stream is cut by the server as a slow
-  // reader and connects again by itself: wait for it to be connected.
-  await waitFor(() => window.previewer.state.connected);
-  await page.$eval('#crowd-ids', (e) => { e.value = ''; });
-  await page.type('#crowd-ids', crowdIds.join(', '));
-  await page.click('#crowd-subscribe');
-  await waitFor((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 5), crowdIds);
+  // reader and connects again by itself: subscribing may meet the closing
+  // connection, so it is tried again once connected.
+  for (let attempt = 1; ; attempt++) {
+    await waitFor(() => window.previewer.state.connected);
+    await page.$eval('#crowd-ids', (e) => { e.value = ''; });
+    await page.type('#crowd-ids', crowdIds.join(', '));
+    await page.click('#crowd-subscribe');
+    try {
+      await page.waitForFunction((ids) => ids.every((id) => (window.previewer.state.crowd.characters[id] || {}).frames > 5),
+        { timeout: 15000, polling: 100 }, crowdIds);
+      break;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      await sleep(1000);
+    }
+  }
 
   // 4d. A physical character (issue 32): a click on its chest pushes it; it
   // staggers (powered) and comes back to motion matching (kinematic).
