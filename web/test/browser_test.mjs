@@ -258,8 +258,19 @@ try {
   // sorts by a column; a half-life set from the panel is the one character_state reports.
   await page.click('#history-on');
   await waitFor(() => window.previewer.state.debug.on);
-  await page.mouse.click(800, 450);
-  await page.keyboard.down('KeyW');
+  // W taken by the page (its stick sent): a key pressed while the page
+  // still had the focus elsewhere is pressed again.
+  for (let attempt = 1; ; attempt++) {
+    await page.mouse.click(800, 450);
+    await page.keyboard.down('KeyW');
+    try {
+      await page.waitForFunction(() => Math.hypot(...window.previewer.state.input.stick) > 0.5, { timeout: 3000, polling: 50 });
+      break;
+    } catch (e) {
+      await page.keyboard.up('KeyW');
+      if (attempt === 3) throw new Error(`the page took no W: ${e.message}`);
+    }
+  }
   await sleep(1500);
   await page.keyboard.down('KeyD');
   await sleep(1500);
