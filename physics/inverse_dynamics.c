@@ -31,6 +31,7 @@
 
 struct anim_idyn {
   const anim_physics_model_t *pm;
+  double mass; /* kg: the model's, or options.total_mass (the copy's bodies scaled to it) */
   mjModel *m;  /* the copy: no constraints, no passive forces, no armature */
   mjData *d;
   anim_idyn_options_t o;
@@ -41,7 +42,7 @@ struct anim_idyn {
 };
 
 void anim_idyn_options_default(const anim_physics_model_t *model, anim_idyn_options_t *out_options) {
-  *out_options = (anim_idyn_options_t){30.0f, 0.1f * 9.81f * (model ? model->total_mass : 70.0f), 0.06f, 0.8f, 0, 0};
+  *out_options = (anim_idyn_options_t){30.0f, 0.1f * 9.81f * (model ? model->total_mass : 70.0f), 0.06f, 0.8f, 0, 0, 0.0f};
 }
 
 static int options_check(const anim_idyn_options_t *o, char *err, int errlen) {
@@ -54,6 +55,8 @@ static int options_check(const anim_idyn_options_t *o, char *err, int errlen) {
   if (!(o->contact_speed >= 0.0f && o->contact_speed <= 100.0f))
     return body_errorf(err, errlen, "contact_speed: must be in [0, 100] m/s"), ANIM_EINVAL;
   if (o->step < 0 || o->step > 8) return body_errorf(err, errlen, "step: must be in 0..8 frames"), ANIM_EINVAL;
+  if (!(o->total_mass == 0.0f || (o->total_mass >= 1e-3f && o->total_mass <= 1000.0f)))
+    return body_errorf(err, errlen, "total_mass: must be 0 (the model's) or in [0.001, 1000] kg"), ANIM_EINVAL;
   return 0;
 }
 
@@ -97,6 +100,21 @@ anim_idyn_t *anim_idyn_create(const anim_physics_model_t *model, const anim_data
    * drives' damping and armature are the simulation's, not the body's. */
   id->m->opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_PASSIVE;
   for (int i = 0; i < id->m->nv; i++) id->m->dof_armature[i] = 0;
+  /* Another body mass on the same model: every body's mass and inertia
+   * scaled alike. Without constraints, passive forces or armature the
+   * generalized forces are linear in them (M(q) qacc + c(q, qvel) with
+   * gravity), and the contact fit works in body weights, so the answer is
+   * the model built at that mass, scaled (the tests check it against one):
+   * one model per database serves every mass a request asks for. */
+  id->mass = model->total_mass;
+  if (o.total_mass > 0.0f && o.total_mass != model->total_mass) {
+    double s = o.total_mass / model->total_mass;
+    for (int b = 0; b < id->m->nbody; b++) {
+      id->m->body_mass[b] *= s, id->m->body_subtreemass[b] *= s;
+      for (int k = 0; k < 3; k++) id->m->body_inertia[3 * b + k] *= s;
+    }
+    id->mass = o.total_mass;
+  }
   for (int s = 0; s < 2; s++) {
     for (int g = 0; g < id->m->ngeom; g++) {
       int body = id->m->geom_bodyid[g];
@@ -125,24 +143,24 @@ void anim_idyn_feet(const anim_idyn_t *idyn, int out_feet[2]) {
 
 /* ---- configurations --------------------------------------------------------- */
 
-/* qpos of db's frame f: the root's free joint from the hips' world
- * transform (through the kinematic bones above them), every ball joint the
- * bone's local rotation. 0 or ANIM_ENONFINITE. */
-static int frame_qpos(const anim_physics_model_t *pm, const anim_database_t *db, int f, mjtNum *out_q) {
-  anim_pose_view_t p = anim_database_frame_pose(db, f);
+/* qpos of one pose (the skeleton's local positions and rotations, bone 0
+ * in the world): the root's free joint from the hips' world transform
+ * (through the kinematic bones above them), every ball joint the bone's
+ * local rotation. 0 or ANIM_ENONFINITE. */
+static int pose_qpos(const anim_physics_model_t *pm, const vec3 *positions, const quat *rotations, mjtNum *out_q) {
   int chain[ANIM_MAX_BONES], n = 0;
   for (int b = pm->root; b >= 0; b = pm->parents[b]) chain[n++] = b;
   vec3 gp = vec3_zero();
   quat gq = quat_identity();
   for (int i = n - 1; i >= 0; i--) {
-    gp = vec3_add(gp, quat_mul_vec3(gq, p.positions[chain[i]]));
-    gq = quat_normalize(quat_mul(gq, p.rotations[chain[i]]));
+    gp = vec3_add(gp, quat_mul_vec3(gq, positions[chain[i]]));
+    gq = quat_normalize(quat_mul(gq, rotations[chain[i]]));
   }
   mjtNum *r = out_q + pm->qposadr[pm->root];
   r[0] = gp.x, r[1] = gp.y, r[2] = gp.z, r[3] = gq.w, r[4] = gq.x, r[5] = gq.y, r[6] = gq.z;
   for (int b = 1; b < pm->nbones; b++) {
     if (b == pm->root || !pm->joint[b]) continue; /* welded and fixed bones have no joint */
-    quat q = quat_normalize(p.rotations[b]);
+    quat q = quat_normalize(rotations[b]);
     mjtNum *j = out_q + pm->qposadr[b];
     j[0] = q.w, j[1] = q.x, j[2] = q.y, j[3] = q.z;
   }
@@ -298,7 +316,7 @@ static void share_wrench(const anim_idyn_t *id, const contacts_t *c, const mjtNu
   const mjData *d = id->d;
   int root_body = id->pm->body_id[id->pm->root], n = c->npoints * IDYN_EDGES;
   const mjtNum *r = d->xpos + 3 * root_body, *R = d->xmat + 9 * root_body;
-  double mg = 9.81 * id->pm->total_mass, mu = id->friction;
+  double mg = 9.81 * id->mass, mu = id->friction;
   /* Columns: each pyramid edge's generalized force on the root per unit
    * push (torque rows over the lever); the unknowns and the wrench in body
    * weights. */
@@ -412,19 +430,54 @@ static void solve_frame(anim_idyn_t *id, mjtNum *qfrc_ext, anim_idyn_frame_t *ou
                     (vec3_length(out->residual_force) > id->o.max_root_force ? 2 : 0);
 }
 
-/* The configurations of a range's frames [first, last] (the differences'
- * reach), and how they are differenced. */
+/* The configurations of a clip's frames [first, last] (the differences'
+ * reach), and how they are differenced; frames are the clip's, [lo, hi) = [0, nclip). */
 typedef struct {
   mjtNum *q, *v1, *v2, *qfrc_ext; /* one block: (last - first + 1) x nq, then 3 x nv */
   int first, lo, hi, k;
   double dt;
 } span_t;
 
-/* Checks [start, stop) against db and fills the span's configurations. */
-static int span_open(const anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, span_t *out, char *err,
+/* A clip of poses: nframes x nbones local positions and rotations, frame-major. */
+typedef struct {
+  const vec3 *positions;
+  const quat *rotations;
+  int nframes;
+  float frame_rate;
+} clip_t;
+
+/* Checks [start, stop) against the clip and fills the span's configurations. */
+static int span_open(const anim_idyn_t *idyn, const clip_t *clip, int start, int stop, span_t *out, char *err,
                      int errlen) {
   const anim_physics_model_t *pm = idyn->pm;
-  if (!same_skeleton(pm, db)) return body_errorf(err, errlen, "db: not the model's skeleton"), ANIM_EINVAL;
+  int lo = 0, hi = clip->nframes, nb = pm->nbones;
+  if (start < lo || stop > hi || start >= stop)
+    return body_errorf(err, errlen, "start, stop: [%d, %d) is not within frames [0, %d)", start, stop, hi), ANIM_ERANGE;
+  if (hi - lo < 3) return body_errorf(err, errlen, "start: %d frames, the differences need 3", hi - lo), ANIM_ERANGE;
+  if (!(clip->frame_rate > 0.0f && clip->frame_rate <= 10000.0f))
+    return body_errorf(err, errlen, "frame_rate: %g Hz, must be in (0, 10000]", clip->frame_rate), ANIM_EINVAL;
+  int k = idyn->o.step ? idyn->o.step : (int)lroundf(clip->frame_rate / 30.0f);
+  if (k < 1) k = 1;
+  if (2 * k + 1 > hi - lo) k = (hi - lo - 1) / 2;
+  int first = start - 2 * k < lo ? lo : start - 2 * k, last = stop - 1 + 2 * k >= hi ? hi - 1 : stop - 1 + 2 * k;
+  int nq = idyn->m->nq, nv = idyn->m->nv, span = last - first + 1;
+  mjtNum *q = malloc(sizeof(mjtNum) * ((size_t)span * (size_t)nq + 3 * (size_t)nv));
+  if (!q) return body_errorf(err, errlen, "out of memory"), ANIM_ENOMEM;
+  for (int f = first; f <= last; f++)
+    if (pose_qpos(pm, clip->positions + (size_t)f * nb, clip->rotations + (size_t)f * nb, q + (size_t)(f - first) * nq)) {
+      free(q);
+      return body_errorf(err, errlen, "poses: frame %d's pose is not finite", f), ANIM_ENONFINITE;
+    }
+  *out = (span_t){q, q + (size_t)span * nq, q + (size_t)span * nq + nv, q + (size_t)span * nq + 2 * nv, first, lo, hi,
+                  k, 1.0 / clip->frame_rate};
+  return 0;
+}
+
+/* The clip of db's range holding [start, stop), and the span's frames in
+ * it; ANIM_ERANGE (err names the field) when they are in no one range. */
+static int db_clip(const anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, clip_t *out_clip,
+                   int *out_lo, char *err, int errlen) {
+  if (!same_skeleton(idyn->pm, db)) return body_errorf(err, errlen, "db: not the model's skeleton"), ANIM_EINVAL;
   if (start < 0 || stop > db->nframes || start >= stop)
     return body_errorf(err, errlen, "start, stop: [%d, %d) is not within frames [0, %d)", start, stop, db->nframes),
            ANIM_ERANGE;
@@ -437,20 +490,9 @@ static int span_open(const anim_idyn_t *idyn, const anim_database_t *db, int sta
   if (hi - lo < 3)
     return body_errorf(err, errlen, "start: range %s has %d frames, the differences need 3", db->ranges[r].name, hi - lo),
            ANIM_ERANGE;
-  int k = idyn->o.step ? idyn->o.step : (int)lroundf(db->frame_rate / 30.0f);
-  if (k < 1) k = 1;
-  if (2 * k + 1 > hi - lo) k = (hi - lo - 1) / 2;
-  int first = start - 2 * k < lo ? lo : start - 2 * k, last = stop - 1 + 2 * k >= hi ? hi - 1 : stop - 1 + 2 * k;
-  int nq = idyn->m->nq, nv = idyn->m->nv, span = last - first + 1;
-  mjtNum *q = malloc(sizeof(mjtNum) * ((size_t)span * (size_t)nq + 3 * (size_t)nv));
-  if (!q) return body_errorf(err, errlen, "out of memory"), ANIM_ENOMEM;
-  for (int f = first; f <= last; f++)
-    if (frame_qpos(pm, db, f, q + (size_t)(f - first) * nq)) {
-      free(q);
-      return body_errorf(err, errlen, "db: frame %d's pose is not finite", f), ANIM_ENONFINITE;
-    }
-  *out = (span_t){q, q + (size_t)span * nq, q + (size_t)span * nq + nv, q + (size_t)span * nq + 2 * nv, first, lo, hi,
-                  k, 1.0 / db->frame_rate};
+  size_t base = (size_t)lo * (size_t)db->nbones;
+  *out_clip = (clip_t){db->local_positions + base, db->local_rotations + base, hi - lo, db->frame_rate};
+  *out_lo = lo;
   return 0;
 }
 
@@ -474,11 +516,10 @@ static void span_state(const mjModel *m, mjData *d, const span_t *s, int f) {
 #undef QAT
 }
 
-int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, anim_idyn_frame_t *out_frames,
-                  vec3 *out_torques, anim_idyn_summary_t *out_summary, char *err, int errlen) {
-  if (!idyn || !db || !out_frames) return body_errorf(err, errlen, "idyn, db, out_frames: NULL"), ANIM_EINVAL;
+static int run_clip(anim_idyn_t *idyn, const clip_t *clip, int start, int stop, anim_idyn_frame_t *out_frames,
+                    vec3 *out_torques, anim_idyn_summary_t *out_summary, char *err, int errlen) {
   span_t span;
-  int rc = span_open(idyn, db, start, stop, &span, err, errlen);
+  int rc = span_open(idyn, clip, start, stop, &span, err, errlen);
   if (rc) return rc;
   anim_idyn_summary_t sum = {0};
   sum.nframes = stop - start, sum.worst_frame = start;
@@ -498,6 +539,28 @@ int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int s
   return 0;
 }
 
+int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, anim_idyn_frame_t *out_frames,
+                  vec3 *out_torques, anim_idyn_summary_t *out_summary, char *err, int errlen) {
+  if (!idyn || !db || !out_frames) return body_errorf(err, errlen, "idyn, db, out_frames: NULL"), ANIM_EINVAL;
+  clip_t clip;
+  int lo, rc = db_clip(idyn, db, start, stop, &clip, &lo, err, errlen);
+  if (rc) return rc;
+  anim_idyn_summary_t sum;
+  if ((rc = run_clip(idyn, &clip, start - lo, stop - lo, out_frames, out_torques, &sum, err, errlen))) return rc;
+  sum.worst_frame += lo;
+  if (out_summary) *out_summary = sum;
+  return 0;
+}
+
+int anim_idyn_run_poses(anim_idyn_t *idyn, const vec3 *positions, const quat *rotations, int nframes,
+                        float frame_rate, int start, int stop, anim_idyn_frame_t *out_frames, vec3 *out_torques,
+                        anim_idyn_summary_t *out_summary, char *err, int errlen) {
+  if (!idyn || !positions || !rotations || !out_frames)
+    return body_errorf(err, errlen, "idyn, positions, rotations, out_frames: NULL"), ANIM_EINVAL;
+  clip_t clip = {positions, rotations, nframes, frame_rate};
+  return run_clip(idyn, &clip, start, stop, out_frames, out_torques, out_summary, err, errlen);
+}
+
 static double cpu_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -509,15 +572,18 @@ void anim_idyn_reference_cost(anim_idyn_t *idyn, const anim_database_t *db, int 
   const mjModel *models[2] = {idyn->pm->m, idyn->m};
   double *outs[2] = {out_original, out_copy};
   span_t span;
+  clip_t clip;
+  int lo;
   *out_original = *out_copy = NAN;
-  if (span_open(idyn, db, start, stop, &span, NULL, 0)) return;
+  if (db_clip(idyn, db, start, stop, &clip, &lo, NULL, 0) || span_open(idyn, &clip, start - lo, stop - lo, &span, NULL, 0))
+    return;
   for (int i = 0; i < 2; i++) {
     mjData *d = mj_makeData(models[i]);
     if (!d) continue;
     double total = 0;
     int calls = 0;
     for (int r = 0; r < repeat; r++)
-      for (int f = start; f < stop; f++) {
+      for (int f = start - lo; f < stop - lo; f++) {
         span_state(models[i], d, &span, f); /* the solver's inputs; the call alone timed */
         double t0 = cpu_seconds();
         mj_inverse(models[i], d);
