@@ -129,7 +129,7 @@ int anim_client_inverse_dynamics_character_send(anim_client_t *client, const ani
   Animserver__InverseDynamicsRequest q = ANIMSERVER__INVERSE_DYNAMICS_REQUEST__INIT;
   if (!span || !span->character || !(span->seconds >= 0) || !isfinite(span->seconds) || put_options(&q, options) ||
       (span->seconds > 0 && (span->from_tick || span->to_tick)) ||
-      (span->seconds == 0 && (!span->to_tick || span->from_tick > span->to_tick)))
+      (span->seconds == 0 && !span->to_tick))
     return anim__client_refuse(client, ANIM_EINVAL, __func__);
   q.database = "";
   q.character = span->character, q.seconds = span->seconds;

@@ -86,11 +86,11 @@ typedef struct {
 /* Inverse dynamics of one of this connection's characters over span, at
  * the server's tick rate; options as above. Errors: ANIM_EINVAL (NULL
  * span, character 0, a negative or non-finite seconds, both seconds and
- * ticks, ticks reversed), the server's, the message naming the field:
+ * ticks, neither), the server's, the message naming the field:
  * ANIM_ENOTFOUND (no such character, its history off), ANIM_EPERM
  * (another connection's character), ANIM_ERANGE (ticks not yet shown or no
- * longer held, seconds longer than the history or than it holds so far,
- * fewer than 3 ticks), ANIM_ELIMIT (more ticks than max_pose_frames). */
+ * longer held, reversed, seconds longer than the history or than it holds
+ * so far, fewer than 3 ticks), ANIM_ELIMIT (more ticks than max_pose_frames). */
 int anim_client_inverse_dynamics_character(anim_client_t *client, const anim_inverse_dynamics_span_t *span,
                                            const anim_inverse_dynamics_options_t *options,
                                            anim_inverse_dynamics_t **out_result, int timeout_ms);

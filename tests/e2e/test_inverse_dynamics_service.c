@@ -221,9 +221,8 @@ static void test_character(void **state) {
   assert_true(oldest > 0);
   span = (anim_inverse_dynamics_span_t){id, 0.0f, oldest - 1, newest};
   expect_span_error(client, &span, ANIM_ERANGE, "from_tick"); /* no longer held */
-  anim_inverse_dynamics_span_t reversed = {id, 0.0f, newest, newest - 30};
-  assert_int_equal(anim_client_inverse_dynamics_character(client, &reversed, NULL, &(anim_inverse_dynamics_t *){NULL},
-                                                          TIMEOUT_MS), ANIM_EINVAL); /* the client refuses it */
+  span = (anim_inverse_dynamics_span_t){id, 0.0f, newest, newest - 30};
+  expect_span_error(client, &span, ANIM_ERANGE, "from_tick"); /* reversed */
   span = (anim_inverse_dynamics_span_t){id, 0.0f, newest, newest + MAX_FRAMES};
   expect_span_error(client, &span, ANIM_ELIMIT, "to_tick"); /* MAX_FRAMES + 1 ticks */
   span = (anim_inverse_dynamics_span_t){id, 0.0f, newest - 1, newest};
