@@ -342,9 +342,9 @@ $(call obj,$(BENCH_C)): | $(GEN_H)
 $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
     $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c tests/support/raw_client.c tests/support/tracker_feed.c \
       tests/support/task_threads.c tests/support/input_program.c tests/support/motion_quality.c tests/support/quality_run.c \
-      tests/support/quality_wire.c tests/support/warp_measure.c) $(CLIENT_LIB) $(CORE_LIB)
+      tests/support/quality_wire.c tests/support/warp_measure.c) $(CLIENT_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench
