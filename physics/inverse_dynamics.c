@@ -172,40 +172,53 @@ static int pose_qpos(const anim_physics_model_t *pm, const vec3 *positions, cons
 /* ---- contacts: NNLS ----------------------------------------------------------- */
 
 /* Solves (A_P' A_P + ridge I) z = A_P' w for the k columns idx of A (6
- * rows of stride IDYN_MAX_COLS) by Cholesky; z written at idx. 0, or -1
- * when the system is not positive (it always is with the ridge). */
+ * rows of stride IDYN_MAX_COLS); z written at idx. Through the 6 x 6
+ * dual, z = A_P' (A_P A_P' + ridge I)^-1 w (the push-through identity),
+ * not the k x k normal equations: standing, both feet flat, k reaches a
+ * hundred edges and the k x k Cholesky made a frame 15x MuJoCo's
+ * mj_inverse (animbench dynamics, GAMES-105 idle). 0, or -1 when the
+ * system is not positive (it always is with the ridge). */
 static int solve_subset(const double (*A)[IDYN_MAX_COLS], const double *w, const int *idx, int k, double *out_z) {
-  double L[IDYN_MAX_COLS * IDYN_MAX_COLS], y[IDYN_MAX_COLS];
-  for (int i = 0; i < k; i++)
-    for (int j = 0; j <= i; j++) {
-      double s = i == j ? IDYN_RIDGE : 0.0;
-      for (int r = 0; r < 6; r++) s += A[r][idx[i]] * A[r][idx[j]];
-      for (int t = 0; t < j; t++) s -= L[i * k + t] * L[j * k + t];
-      if (i == j) {
+  double M[6][6], L[6][6], y[6];
+  for (int r = 0; r < 6; r++)
+    for (int c = 0; c <= r; c++) {
+      double s = r == c ? IDYN_RIDGE : 0.0;
+      for (int i = 0; i < k; i++) s += A[r][idx[i]] * A[c][idx[i]];
+      M[r][c] = s;
+    }
+  for (int r = 0; r < 6; r++)
+    for (int c = 0; c <= r; c++) {
+      double s = M[r][c];
+      for (int t = 0; t < c; t++) s -= L[r][t] * L[c][t];
+      if (r == c) {
         if (!(s > 0)) return -1;
-        L[i * k + i] = sqrt(s);
+        L[r][r] = sqrt(s);
       } else {
-        L[i * k + j] = s / L[j * k + j];
+        L[r][c] = s / L[c][c];
       }
     }
-  for (int i = 0; i < k; i++) {
-    double s = 0;
-    for (int r = 0; r < 6; r++) s += A[r][idx[i]] * w[r];
-    for (int t = 0; t < i; t++) s -= L[i * k + t] * y[t];
-    y[i] = s / L[i * k + i];
+  for (int r = 0; r < 6; r++) {
+    double s = w[r];
+    for (int t = 0; t < r; t++) s -= L[r][t] * y[t];
+    y[r] = s / L[r][r];
   }
-  for (int i = k - 1; i >= 0; i--) {
-    double s = y[i];
-    for (int t = i + 1; t < k; t++) s -= L[t * k + i] * out_z[idx[t]];
-    out_z[idx[i]] = s / L[i * k + i];
+  for (int r = 5; r >= 0; r--) {
+    double s = y[r];
+    for (int t = r + 1; t < 6; t++) s -= L[t][r] * y[t];
+    y[r] = s / L[r][r];
+  }
+  for (int i = 0; i < k; i++) {
+    double z = 0;
+    for (int r = 0; r < 6; r++) z += A[r][idx[i]] * y[r];
+    out_z[idx[i]] = z;
   }
   return 0;
 }
 
 /* min |A x - w|^2 + ridge |x|^2 subject to x >= 0, A 6 x n (Lawson and
- * Hanson's active set; the normal equations formed on the passive columns
- * only, so that a step costs O(6 n) plus a k x k Cholesky, k the loaded
- * edges). */
+ * Hanson's active set; each step's least squares on the passive columns
+ * through its 6 x 6 dual, so that a step costs O(36 k) plus a 6 x 6
+ * Cholesky, k the loaded edges). */
 static void nnls(const double (*A)[IDYN_MAX_COLS], const double *w, int n, double *out_x) {
   int passive[IDYN_MAX_COLS], in[IDYN_MAX_COLS], k = 0;
   double z[IDYN_MAX_COLS];
