@@ -233,8 +233,8 @@ export-picture: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	blender -b --factory-startup --python tools/blender_render_recording.py -- $(BUILD)/export-picture/tour.glb \
 	  docs/export_blender.png 7 > $(BUILD)/export-picture/blender.log
 
-# docs/physics_inverse_dynamics_{walk,idle}.svg: animctl inverse-dynamics on Bandai Namco's walk and
-# GAMES-105's idle clip (docs/physics.md).
+# docs/physics_inverse_dynamics_{walk,idle,character}.svg: animctl inverse-dynamics on Bandai Namco's
+# walk, GAMES-105's idle clip and a character walking on GAMES-105, its last 4 s (docs/physics.md).
 .PHONY: physics-idyn-plots
 physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	@rm -rf $(BUILD)/idyn-plots && mkdir -p $(BUILD)/idyn-plots
@@ -248,7 +248,9 @@ physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	  $(BUILD)/animctl --port $$port db load games105 > /dev/null && \
 	  $(BUILD)/animctl --port $$port inverse-dynamics bandai dataset-1_walk_normal_001 \
 	    --svg docs/physics_inverse_dynamics_walk.svg && \
-	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg; \
+	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg && \
+	  $(BUILD)/animctl --port $$port inverse-dynamics --create --database games105 --seconds 4 \
+	    --svg docs/physics_inverse_dynamics_character.svg; \
 	  rc=$$?; kill $$pid; exit $$rc
 
 # The streams test_machine_service and test_graph_service record, drawn.

@@ -283,7 +283,7 @@ int animctl_inverse_dynamics(const options_t *o, int argc, char **argv) {
   anim_inverse_dynamics_t *r = NULL;
   if (character) {
     if ((rc = ask_character(o, client, &ch, &io, &r))) return rc;
-    snprintf(label, sizeof label, "character %llu", (unsigned long long)r->character);
+    snprintf(label, sizeof label, "a character's"); /* its id (20 digits) in the text, not the picture's title */
     snprintf(span_text, sizeof span_text, "ticks %llu..%llu", (unsigned long long)r->first_tick,
              (unsigned long long)(r->first_tick + (uint64_t)r->nframes - 1));
     db = label, what = span_text;
@@ -322,8 +322,9 @@ int animctl_inverse_dynamics(const options_t *o, int argc, char **argv) {
            power, peak);
   } else {
     if (character)
-      printf("%s %s (%d at %g Hz, %d the server skipped interpolated, differences over %d ticks), body %.0f kg\n",
-             db, what, r->nframes, r->frame_rate, r->ticks_filled, r->step, r->total_mass);
+      printf("character %llu, %s (%d at %g Hz, %d the server skipped interpolated, differences over %d ticks), body "
+             "%.0f kg\n", (unsigned long long)r->character, what, r->nframes, r->frame_rate, r->ticks_filled, r->step,
+             r->total_mass);
     else
       printf("%s frames %d..%d (%d at %g Hz, differences over %d frames), body %.0f kg\n", db, r->start,
              r->start + r->nframes - 1, r->nframes, r->frame_rate, r->step, r->total_mass);
