@@ -233,8 +233,8 @@ export-picture: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	blender -b --factory-startup --python tools/blender_render_recording.py -- $(BUILD)/export-picture/tour.glb \
 	  docs/export_blender.png 7 > $(BUILD)/export-picture/blender.log
 
-# docs/physics_inverse_dynamics_{walk,idle}.svg: animctl inverse-dynamics on Bandai Namco's walk and
-# GAMES-105's idle clip (docs/physics.md).
+# docs/physics_inverse_dynamics_{walk,idle,character}.svg: animctl inverse-dynamics on Bandai Namco's
+# walk, GAMES-105's idle clip and a character walking on GAMES-105, its last 4 s (docs/physics.md).
 .PHONY: physics-idyn-plots
 physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	@rm -rf $(BUILD)/idyn-plots && mkdir -p $(BUILD)/idyn-plots
@@ -248,7 +248,9 @@ physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	  $(BUILD)/animctl --port $$port db load games105 > /dev/null && \
 	  $(BUILD)/animctl --port $$port inverse-dynamics bandai dataset-1_walk_normal_001 \
 	    --svg docs/physics_inverse_dynamics_walk.svg && \
-	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg; \
+	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg && \
+	  $(BUILD)/animctl --port $$port inverse-dynamics --create --database games105 --seconds 4 \
+	    --svg docs/physics_inverse_dynamics_character.svg; \
 	  rc=$$?; kill $$pid; exit $$rc
 
 # The streams test_machine_service and test_graph_service record, drawn.
@@ -342,9 +344,9 @@ $(call obj,$(BENCH_C)): | $(GEN_H)
 $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
     $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c tests/support/raw_client.c tests/support/tracker_feed.c \
       tests/support/task_threads.c tests/support/input_program.c tests/support/motion_quality.c tests/support/quality_run.c \
-      tests/support/quality_wire.c tests/support/warp_measure.c) $(CLIENT_LIB) $(CORE_LIB)
+      tests/support/quality_wire.c tests/support/warp_measure.c) $(CLIENT_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench

@@ -47,6 +47,7 @@
 #include "anim_error.h"
 #include "animserver.pb-c.h"
 #include "body.h"
+#include "body_models.h"
 #include "log.h"
 #include "motion/inertialize.h"
 #include "pose/kinematics.h"
@@ -336,10 +337,7 @@ static int set_input(void *character, const anim_controller_input_t *input) {
   return srv_actor_matching.set_input(character, input);
 }
 
-/* ---- set-up: the model, built once per database (version) off the loop ---- */
-
-static void model_free(struct anim_physics_model *model) { anim_physics_model_free(model); }
-static void held_free(void *held) { anim_physics_model_free(held); }
+/* ---- set-up: the database's body model (body_models.h), built once off the loop ---- */
 
 static int prepare(const srv_create_characters_request_t *request, srv_response_t *out) {
   (void)request;
@@ -347,31 +345,17 @@ static int prepare(const srv_create_characters_request_t *request, srv_response_
   return 0;
 }
 
-/* Pool: 6-20 ms for the shared skeletons (the MJCF, MuJoCo's compile and the
- * joint-space inertias), too long for the loop. */
+/* Pool: 6-20 ms for the shared skeletons, too long for the loop. */
 static int build(const srv_create_characters_request_t *request, srv_response_t *out) {
   (void)request;
-  char err[200] = "";
-  anim_physics_model_t *model = anim_physics_model_create(&out->entry->db, NULL, err, sizeof err);
-  if (!model)
-    return srv_response_fail(out, ANIM_EUNSUPPORTED, "create_characters.mode = MODE_PHYSICAL: database %s has no body: %s",
-                             out->entry->db.name, err);
-  /* Bodies for a crowd: 2.3 MB and 0.3-0.6 ms each instead of 23 MB and
-   * 4 ms (a body falling and lying peaked at 91 rows, 22 contacts and
-   * 23,143 stack values: physics/body.h). */
-  anim_physics_model_set_sizes(model, 131072, 250, 64);
-  out->held = model, out->release_held = held_free;
-  return 0;
+  return srv_body_model_build(out, "create_characters.mode = MODE_PHYSICAL") ? 0 : out->error;
 }
 
 /* Loop: the first build kept on the entry; a second one (two requests
  * raced) released with the response. */
 static void built(const srv_create_characters_request_t *request, srv_response_t *out) {
   (void)request;
-  if (out->held && !out->entry->physics) {
-    out->entry->physics = out->held, out->entry->physics_free = model_free;
-    out->held = NULL, out->release_held = NULL;
-  }
+  srv_body_model_install(out);
 }
 
 static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {

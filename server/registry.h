@@ -33,8 +33,9 @@ typedef struct srv_db_entry {
   void (*graph_free)(struct srv_graph_slot *graph);
   srv_fit_cache_t fit_models; /* pose-fit models built for it (loop thread) */
   /* Its physics model (physics/body.h), built by the first MODE_PHYSICAL
-   * create (actor_physical.c, which sets physics_free); NULL until then.
-   * The characters hold the entry, so the model outlives them. */
+   * create or inverse_dynamics request (body_models.h, which sets
+   * physics_free); NULL until then. The characters and requests hold the
+   * entry, so the model outlives them. */
   struct anim_physics_model *physics;
   void (*physics_free)(struct anim_physics_model *model);
   /* The learned networks whose skeleton this database is (--lmm: the

@@ -183,11 +183,18 @@ static const command_help_t help[] = {
      "--json: one object {frame, scale, residuals, global_positions, ...}.\n"},
     {"inverse-dynamics",
      "  inverse-dynamics DB RANGE|START:STOP [--svg FILE] [--bones A,B,...] [--max-root-torque NM]\n"
-     "         [--max-root-force N] [--contact-height M] [--contact-speed MS] [--mass KG] [--step K]\n",
+     "         [--max-root-force N] [--contact-height M] [--contact-speed MS] [--mass KG] [--step K]\n"
+     "  inverse-dynamics (--character ID | --create [--database DB] [--input SPEC] [--walk S])\n"
+     "         (--seconds S | --ticks A:B) [--svg FILE] [the options above]   a character's recent motion\n",
      "The joint torques, the feet's ground reaction forces and the root's residual (hand of God) that move\n"
-     "database DB's body model along a range (by name, or frames START:STOP). --svg: the vertical ground\n"
-     "force under each foot with the residual over time, and the joint torque curves (--bones, default the\n"
-     "six largest). --json: one object {frames, mean_vertical_force_share, mean_residual_force, ...}.\n"},
+     "database DB's body model along a range (by name, or frames START:STOP), or along a character's last S\n"
+     "seconds (or ticks A..B) as its history recorded them (the history must be on; only the character's\n"
+     "own connection may ask, so --character ID answers for a character animctl made: --create makes one on\n"
+     "DB, default \"default\", turns its history on, steers it by SPEC, default stick:0,0.7, for --walk\n"
+     "seconds, default S + 1, then asks and destroys it). --svg: the vertical ground force under each foot\n"
+     "with the residual over time, and the joint torque curves (--bones, default the six largest).\n"
+     "--json: one object {frames, mean_vertical_force_share, mean_residual_force, ...; character,\n"
+     "first_tick, ticks_filled for a character}.\n"},
     {"push",
      "  push DB [--seconds S] [--walk X,Z] EVENT...   a physical character pushed, weakened, dropped\n"
      "         EVENT: T:impulse:BONE:x,y,z[@px,py,pz] | T:force:BONE:x,y,z:SECONDS | T:limp:BONE[:SECONDS]\n"

@@ -198,7 +198,11 @@ class InverseDynamics:
     axes; ``foot_forces`` and ``foot_cops`` (frames, 2, 3), left then right,
     N and m, world (y up); ``residual_forces``, ``residual_torques`` (N m
     about the root joint) and ``com`` (frames, 3); ``power`` (frames,) W;
-    ``over_limit`` (frames,) bool: the residual passed a limit."""
+    ``over_limit`` (frames,) bool: the residual passed a limit. Of a
+    character's recent motion (:meth:`character_inverse_dynamics`): frame i
+    is its tick ``first_tick + i``, ``frame_rate`` the tick rate,
+    ``ticks_filled`` the ticks the server's clock passed over (interpolated);
+    ``character`` 0 for a database range."""
     database_version: int
     start: int
     frame_rate: float
@@ -220,6 +224,9 @@ class InverseDynamics:
     max_residual_torque: float
     worst_frame: int
     feet: Tuple[str, str]
+    character: int = 0
+    first_tick: int = 0
+    ticks_filled: int = 0
 
     @classmethod
     def from_response(cls, m: pb.InverseDynamicsResponse) -> "InverseDynamics":
@@ -232,7 +239,7 @@ class InverseDynamics:
                    floats(m.residual_forces, n, 3), floats(m.residual_torques, n, 3), floats(m.power, n),
                    np.array(m.over_limit, dtype=bool), floats(m.com, n, 3), m.frames_over_limit,
                    m.mean_residual_force, m.max_residual_force, m.mean_residual_torque, m.max_residual_torque,
-                   m.worst_frame, (m.left_foot, m.right_foot))
+                   m.worst_frame, (m.left_foot, m.right_foot), m.character, m.first_tick, m.ticks_filled)
 
 
 @dataclass(frozen=True)
@@ -575,6 +582,20 @@ class Requests:
         ``max_root_force``, ``contact_height``, ``contact_speed``, ``step``,
         ``total_mass``; 0 or absent: the server's default)."""
         return Call("inverse_dynamics", {"database": database, "start": start, "stop": stop, **options}, timeout,
+                    InverseDynamics.from_response)
+
+    @request
+    def character_inverse_dynamics(self, /, character: int, seconds: float = 0.0, from_tick: int = 0, to_tick: int = 0,
+                                   *, timeout: Optional[float] = None, **options: Any) -> Call[InverseDynamics]:
+        """The same along the caller's character's recent motion, as its history
+        recorded it (:meth:`set_history` on): its last ``seconds``, or ticks
+        ``from_tick..to_tick``, at the tick rate. Another connection's
+        character, a history off or a span it does not hold (not yet shown,
+        no longer held, reversed, longer than the history or than
+        max_pose_frames): the server's error naming the field."""
+        return Call("inverse_dynamics", {"character": _not_negative(character, "character"), "seconds": float(seconds),
+                                         "from_tick": _not_negative(from_tick, "from_tick"),
+                                         "to_tick": _not_negative(to_tick, "to_tick"), **options}, timeout,
                     InverseDynamics.from_response)
 
     # ---- poses from tracked points ----------------------------------------------
