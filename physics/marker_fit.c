@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "anim_error.h"
 #include "body_internal.h"
@@ -34,6 +35,7 @@ struct anim_marker_fit {
   quat prior[ANIM_MAX_BONES];            /* the prior pose's local rotations */
   anim_marker_fit_options_t o;
   anim_marker_fit_tuning_t tuning;
+  long steps; /* mj_step calls of the last run */
 };
 
 void anim_marker_fit_options_default(anim_marker_fit_options_t *out_options) {
@@ -204,6 +206,16 @@ void anim_marker_fit_offsets(const anim_marker_fit_t *fit, vec3 *out_offsets) {
   for (int i = 0; i < fit->nmarkers; i++) out_offsets[i] = fit->markers[i].offset;
 }
 
+long anim_marker_fit_steps(const anim_marker_fit_t *fit) { return fit->steps; }
+
+double anim_marker_fit_reference_cost(anim_marker_fit_t *fit, long steps) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  for (long s = 0; s < steps; s++) mj_step(fit->m, fit->d);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+}
+
 void anim_marker_fit_tuning(const anim_marker_fit_t *fit, anim_marker_fit_tuning_t *out_tuning) { *out_tuning = fit->tuning; }
 
 /* Marker i's impedance imp, flat (MuJoCo's solimp with dmin = dmax), and
@@ -353,6 +365,7 @@ static int hold(anim_marker_fit_t *fit, const vec3 *targets, int n) {
     p[0] = targets[i].x, p[1] = targets[i].y, p[2] = targets[i].z;
   }
   for (int s = 0; s < n; s++) mj_step(fit->m, fit->d);
+  fit->steps += n;
   mj_kinematics(fit->m, fit->d);
   return state_finite(fit->m, fit->d) ? 0 : ANIM_ENONFINITE;
 }
@@ -427,6 +440,7 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
 #define SCALED(k) vec3_add(ground, vec3_scale(vec3_sub(positions[(k)], ground), 1.0f / scale))
 
   set_softness(fit, dt);
+  fit->steps = 0;
   place_prior(fit);
   for (int i = 0; i < nm; i++) m->eq_active[i] = use[i];
   int settle = (int)lround(fit->o.settle_time / dt);
@@ -519,6 +533,7 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
         }
         mj_step(m, d);
       }
+      fit->steps += nsub;
       mj_kinematics(m, d);
       if (!state_finite(m, d)) {
         rc = ANIM_ENONFINITE;

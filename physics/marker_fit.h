@@ -131,6 +131,14 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
 /* The markers' offsets after the last run (found ones included). */
 void anim_marker_fit_offsets(const anim_marker_fit_t *fit, vec3 *out_offsets);
 
+/* Engine steps (mj_step calls) the last run took, settles included. */
+long anim_marker_fit_steps(const anim_marker_fit_t *fit);
+
+/* For benchmarks: CPU seconds (this thread's) of `steps` mj_step calls
+ * alone on the fitter's own model and data, from where the last run left
+ * them (the next run starts over). */
+double anim_marker_fit_reference_cost(anim_marker_fit_t *fit, long steps);
+
 /* Engine step and its ERP/CFM, impedance and solref for the options (for
  * the docs and the test of the mapping). */
 typedef struct {

@@ -43,7 +43,9 @@
 #define JUMP 0.5                /* m, one frame */
 #define JUMP_MAX_MOVE 0.05      /* m: the jumping marker's arm joints move less than a tenth of the jump (measured 2.4 cm) */
 #define FOOT_MAX_ERROR 0.04     /* m: mean |fitted ankle height - scaled source's| on planted frames (measured 0.9, 2.8 cm) */
-#define SPRING_STEP_TOL 1e-9    /* m: one engine step against the ERP/CFM spring step */
+#define DROP_MAX_MEAN_INCREASE 0.01 /* m: a marker dropped for 1 s, the whole body's mean error (measured +0.13 cm) */
+#define DROP_MAX_HAND_ERROR 0.20 /* m: the dropped hand, held by the arm and the prior (measured 14.4 cm) */
+#define MAX_COST_RATIO 1.5      /* CPU time of a fit over the engine's own steps, the bound */
 
 static double cpu_seconds(void) {
   struct timespec ts;
@@ -248,6 +250,8 @@ static vec3 *globals_of(const anim_database_t *db, const vec3 *lp, const quat *l
 }
 
 /* Runs ours on a range of truth; fills globals (caller frees) and the CPU time. */
+static double last_ratio; /* the last run_physical's CPU time over the engine's own steps' (best of 3) */
+
 static vec3 *run_physical(fixture_t *fx, const anim_physics_model_t *model, const anim_database_t *body_db,
                           const vec3 *markers, int nframes, const anim_marker_fit_options_t *o, float *out_scale,
                           double *out_seconds, float *out_mean_residual) {
@@ -258,9 +262,15 @@ static vec3 *run_physical(fixture_t *fx, const anim_physics_model_t *model, cons
   vec3 *lp = malloc(sizeof(vec3) * (size_t)nframes * nb);
   quat *lq = malloc(sizeof(quat) * (size_t)nframes * nb);
   float *res = malloc(sizeof(float) * (size_t)nframes * 8);
-  double t0 = cpu_seconds();
-  int rc = anim_marker_fit_run(fit, markers, NULL, nframes, 1.0f / fx->truth.frame_rate, lp, lq, res, out_scale, err, sizeof err);
-  if (out_seconds) *out_seconds = cpu_seconds() - t0;
+  double best = INFINITY, engine = INFINITY;
+  int rc = 0;
+  for (int round = 0; round < (out_seconds ? 3 : 1) && !rc; round++) {
+    double t0 = cpu_seconds();
+    rc = anim_marker_fit_run(fit, markers, NULL, nframes, 1.0f / fx->truth.frame_rate, lp, lq, res, out_scale, err, sizeof err);
+    best = fmin(best, cpu_seconds() - t0);
+    if (out_seconds) engine = fmin(engine, anim_marker_fit_reference_cost(fit, anim_marker_fit_steps(fit)));
+  }
+  if (out_seconds) *out_seconds = best, last_ratio = best / engine;
   if (rc) fail_msg("marker fit: %s", err);
   double rs = 0;
   for (int k = 0; k < nframes * 8; k++) rs += res[k];
@@ -318,7 +328,7 @@ static void test_heldout_vs_kinematic(void **state) {
   fixture_t *fx = *state;
   if (!load(fx)) return;
   printf("  %-36s %6s %12s %12s %10s %10s\n", "clip (frames)", "", "physical cm", "fit_pose cm", "phys ms/f", "kin ms/f");
-  double sum_p = 0, sum_k = 0;
+  double sum_p = 0, sum_k = 0, worst_ratio = 0;
   long frames = 0;
   for (int r = 0; r < fx->truth.nranges; r++) {
     const anim_range_t *range = &fx->truth.ranges[r];
@@ -331,7 +341,9 @@ static void test_heldout_vs_kinematic(void **state) {
     vec3 *gk = run_kinematic(fx, mk, n, &tk);
     double ep = joint_error(fx, gp, range->start, n, &wp, &bp, &fp);
     double ek = joint_error(fx, gk, range->start, n, &wk, &bk, &fk);
-    printf("  %-36s %6d %12.2f %12.2f %10.3f %10.3f\n", range->name, n, 100 * ep, 100 * ek, 1e3 * tp / n, 1e3 * tk / n);
+    printf("  %-36s %6d %12.2f %12.2f %10.3f %10.3f   %.2fx the engine's own steps\n", range->name, n, 100 * ep, 100 * ek,
+           1e3 * tp / n, 1e3 * tk / n, last_ratio);
+    worst_ratio = fmax(worst_ratio, last_ratio);
     printf("    worst: physical %.1f cm (%s, frame %d), fit_pose %.1f cm (%s, frame %d); mean marker residual %.2f cm\n",
            100 * wp, fx->db.skeleton.names[bp], fp, 100 * wk, fx->db.skeleton.names[bk], fk, 100 * residual);
     sum_p += ep * n, sum_k += ek * n, frames += n;
@@ -341,6 +353,9 @@ static void test_heldout_vs_kinematic(void **state) {
   printf("  all %ld frames: physical %.2f cm, fit_pose %.2f cm (bound on ours %.1f cm)\n", frames, 100 * ep, 100 * ek,
          100 * MAX_MEAN_ERROR);
   assert_true(ep < MAX_MEAN_ERROR);
+  printf("  cost: at most %.2fx MuJoCo's mj_step alone for the same steps on the same model (bound %.1fx)\n",
+         worst_ratio, MAX_COST_RATIO);
+  assert_true(worst_ratio < MAX_COST_RATIO);
 }
 
 /* A marker that jumps 0.5 m for one frame: how far the joints of its arm
@@ -375,6 +390,48 @@ static void test_jump(void **state) {
   assert_true(move_p < JUMP_MAX_MOVE);
   assert_true(move_p < move_k);
   free(mk), free(jumped), free(gp), free(gpj), free(gk), free(gkj);
+}
+
+/* A marker dropped for one second (Hand_R, in the middle of the walk):
+ * the whole body's mean error hardly moves, the hand falls back on what the
+ * body and the prior give, and picks the marker up again after. */
+static void test_dropped(void **state) {
+  fixture_t *fx = *state;
+  if (!load(fx)) return;
+  const anim_range_t *range = &fx->truth.ranges[fx->truth.nranges - 1];
+  int n = range->stop - range->start, nb = fx->db.nbones, hand = 3, d0 = n / 3, d1 = d0 + (int)fx->truth.frame_rate;
+  vec3 *mk = make_markers(&fx->truth, fx->markers, 8, range->start, range->stop);
+  unsigned char *present = malloc((size_t)n * 8);
+  memset(present, 1, (size_t)n * 8);
+  for (int f = d0; f < d1; f++) present[(size_t)f * 8 + hand] = 0;
+  char err[512];
+  double mean[2], hand_err[2];
+  for (int pass = 0; pass < 2; pass++) {
+    anim_marker_fit_t *fit = anim_marker_fit_create(fx->model, &fx->db, fx->markers, 8, NULL, err, sizeof err);
+    if (!fit) fail_msg("%s", err);
+    vec3 *lp = malloc(sizeof(vec3) * (size_t)n * nb);
+    quat *lq = malloc(sizeof(quat) * (size_t)n * nb);
+    float *res = malloc(sizeof(float) * (size_t)n * 8);
+    if (anim_marker_fit_run(fit, mk, pass ? present : NULL, n, 1.0f / fx->truth.frame_rate, lp, lq, res, NULL, err, sizeof err))
+      fail_msg("%s", err);
+    if (pass) assert_true(isnan(res[(size_t)d0 * 8 + hand]) && !isnan(res[(size_t)d1 * 8 + hand]));
+    vec3 *g = globals_of(&fx->db, lp, lq, n);
+    double worst;
+    int wb, wf;
+    mean[pass] = joint_error(fx, g, range->start, n, &worst, &wb, &wf);
+    int b = fx->markers[hand].bone;
+    hand_err[pass] = 0;
+    for (int f = d0; f < d1; f++)
+      hand_err[pass] += vec3_length(vec3_sub(g[(size_t)f * nb + b], fx->truth.global_positions[(size_t)(range->start + f) * nb + b]));
+    hand_err[pass] /= d1 - d0;
+    free(g), free(lp), free(lq), free(res);
+    anim_marker_fit_free(fit);
+  }
+  printf("  %s dropped for 1 s of %s: whole body %.2f cm (%.2f with it), the hand %.2f cm while dropped (%.2f with it)\n",
+         marker_bones[hand], range->name, 100 * mean[1], 100 * mean[0], 100 * hand_err[1], 100 * hand_err[0]);
+  assert_true(mean[1] - mean[0] < DROP_MAX_MEAN_INCREASE);
+  assert_true(hand_err[1] < DROP_MAX_HAND_ERROR);
+  free(mk), free(present);
 }
 
 /* The same markers on a body s times the size: Bandai Namco imported at
@@ -446,6 +503,7 @@ int main(void) {
       cmocka_unit_test(test_tuning),
       cmocka_unit_test(test_heldout_vs_kinematic),
       cmocka_unit_test(test_jump),
+      cmocka_unit_test(test_dropped),
       cmocka_unit_test(test_retarget),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
