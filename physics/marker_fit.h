@@ -55,7 +55,8 @@
  *    plays; markers without an offset take theirs from the settled pose
  *    (the offset that puts them where they are); retargeting: scale 0
  *    estimates the markers' size against the body's by Umeyama's
- *    similarity fit (the seed's first note) after each of three settles,
+ *    similarity fit (the seed's first note) after each settle (up to 12,
+ *    until it changes by less than 0.1 %),
  *    and scales the markers by 1 / scale about the first frame's ground
  *    point, so a body 0.8x the size takes 0.8x strides with its feet on
  *    the ground; a scale > 0 is taken as given (1: the markers as they are).
@@ -95,7 +96,7 @@ typedef struct {
 typedef struct {
   float marker_halflife;  /* s: the marker spring (default 0.01) */
   float prior_halflife;   /* s: the joints' pull toward the prior pose (default 0.1) */
-  float outlier_distance; /* m: beyond it a marker pulls with far_ratio^2 of its stiffness (default 0.1) */
+  float outlier_distance; /* m: beyond it a marker pulls with far_ratio^2 of its stiffness (default 0.3) */
   float far_ratio;        /* impedance far / near (default 0.02) */
   float settle_time;      /* s held on the first frame before the clip (default 0.5) */
   float scale;            /* 0: estimated (retargeting); > 0: markers divided by it (default 1) */
