@@ -111,7 +111,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
-.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot bench-fit bench-fit-stream bench-lmm bench-feet \
+.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot physics-marker-plot bench-fit bench-fit-stream bench-lmm bench-feet \
   example-config lmm-normalization lmm-filmstrip lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
@@ -251,6 +251,21 @@ physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg && \
 	  $(BUILD)/animctl --port $$port inverse-dynamics --create --database games105 --seconds 4 \
 	    --svg docs/physics_inverse_dynamics_character.svg; \
+	  rc=$$?; kill $$pid; exit $$rc
+
+# docs/physics_marker_fit.svg: animctl marker-fit of Bandai Namco's dataset-2 walk (its joints as
+# markers, 3 cm off, the left hand jumping 0.5 m up for frame 120) on that database (docs/physics.md).
+.PHONY: physics-marker-plot
+physics-marker-plot: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
+	@rm -rf $(BUILD)/marker-plot && mkdir -p $(BUILD)/marker-plot
+	$(BUILD)/animdb build -o $(BUILD)/marker-plot/bandai.animdb --name bandai --scale 0.01 --mirror \
+	  $(SHARED_DIR)/data/mocap/bandai-namco > /dev/null
+	@$(SERVER_BIN) --port 0 --data-dir $(BUILD)/marker-plot > $(BUILD)/marker-plot/server.out 2>/dev/null & \
+	  pid=$$!; sleep 1; port=$$(sed -n 's/.*://p' $(BUILD)/marker-plot/server.out | head -1); \
+	  $(BUILD)/animctl --port $$port db load bandai > /dev/null && \
+	  $(BUILD)/animctl --port $$port --timeout 120000 marker-fit bandai \
+	    $(SHARED_DIR)/data/mocap/bandai-namco/dataset-2_walk_normal_001.bvh --frames 400 \
+	    --jump Hand_L:120:0.5 --svg docs/physics_marker_fit.svg; \
 	  rc=$$?; kill $$pid; exit $$rc
 
 # The streams test_machine_service and test_graph_service record, drawn.

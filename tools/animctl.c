@@ -195,6 +195,13 @@ static const command_help_t help[] = {
      "with the residual over time, and the joint torque curves (--bones, default the six largest).\n"
      "--json: one object {frames, mean_vertical_force_share, mean_residual_force, ...; character,\n"
      "first_tick, ticks_filled for a character}.\n"},
+    {"marker-fit",
+     "  marker-fit DB CLIP.bvh [--markers BONE[:x,y,z],...] [--offset x,y,z] [--frames N] [--svg FILE]\n"
+     "         [--jump MARKER:FRAME:METRES] [--scale S | --estimate-scale] [--marker-halflife S] [--prior-halflife S]\n",
+     "A BVH clip's joints made into markers (each bone's joint plus the offset turned by the bone; default every\n"
+     "bone below the hips, 3 cm off) and fitted back through database DB's body model in MuJoCo. Prints the mean\n"
+     "and worst residuals and each marker's mean. --jump moves one marker up for one frame. --svg: each marker's\n"
+     "residual over time (the eight worst). --json: one object {frames, markers, scale, mean_residual, ...}.\n"},
     {"push",
      "  push DB [--seconds S] [--walk X,Z] EVENT...   a physical character pushed, weakened, dropped\n"
      "         EVENT: T:impulse:BONE:x,y,z[@px,py,pz] | T:force:BONE:x,y,z:SECONDS | T:limp:BONE[:SECONDS]\n"
@@ -635,6 +642,7 @@ static const struct {
                 {"record", animctl_record},
                 {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit},
                 {"inverse-dynamics", animctl_inverse_dynamics}, {"push", animctl_physics},
+                {"marker-fit", animctl_marker_fit},
                 {"history", animctl_history}, {"set-params", animctl_set_params}};
 
 /* "cannot reach HOST:PORT" (a static buffer). */

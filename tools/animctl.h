@@ -50,6 +50,7 @@ int animctl_align(const options_t *options, int argc, char **argv);
 int animctl_fit(const options_t *options, int argc, char **argv);
 int animctl_inverse_dynamics(const options_t *options, int argc, char **argv);
 int animctl_physics(const options_t *options, int argc, char **argv);
+int animctl_marker_fit(const options_t *options, int argc, char **argv);
 
 /* A steering input from SPEC: stick:X,Z or velocity:VX,VZ. 0, or -1 when
  * SPEC is neither (nothing printed). */
