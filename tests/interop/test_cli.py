@@ -34,7 +34,8 @@ def run_both(*args, expect=0):
 
 
 COMMANDS = ["hello", "stats", "shutdown", "ping", "db", "search", "pose", "inertialize", "transition-cost", "spring",
-            "render", "stream", "record", "machine", "graph", "align", "fit", "load", "push", "history", "set-params"]
+            "render", "stream", "record", "machine", "graph", "align", "fit", "load", "push", "history", "set-params",
+            "inverse-dynamics", "marker-fit"]
 
 
 def json_errors_and_help(port, data):
@@ -96,7 +97,8 @@ def usage_errors_without_server():
                 ["push", "default", "1:impulse:Chest:1,2"], ["push", "default", "--seconds", "0"],
                 ["history"], ["history", "--create", "--id", "5"],
                 ["history", "--id", "5", "--ticks", "9:2"], ["set-params"], ["set-params", "halflife=1"],
-                ["set-params", "transition_cost=x"]]
+                ["set-params", "transition_cost=x"], ["inverse-dynamics"], ["inverse-dynamics", "default"],
+                ["inverse-dynamics", "--character", "5"], ["marker-fit", "default"]]
     check(sorted({m[0] for m in mistakes} - {"bogus"}) == sorted(COMMANDS), "a usage error of every command")
     for mistake in mistakes:
         out, err = run_both("animctl", "--port", closed, "--json", *mistake, expect=2)
