@@ -37,7 +37,7 @@ export function noteStreamed(tick, frame) {
 // Nothing shown belongs to a character that is not there.
 export function clearDebugger() {
   Object.assign(debug, { on: false, paused: false, history: null, index: -1, shown: null, rows: [], groups: [],
-    selected: null, streamed: {}, streamedTicks: [] });
+    selected: null, picked: false, streamed: {}, streamedTicks: [] });
   clearGhosts();
   $('history-info').textContent = '';
   $('candidates').querySelector('thead').innerHTML = '';
@@ -62,13 +62,15 @@ export async function pauseHistory() {
   debug.paused = true;
   debug.groups = h.groups.slice();
   $('history-scrub').max = String(h.ticks.length - 1);
-  select(h.ticks.length - 1);
+  select(h.ticks.length - 1, true);
 }
 
 export function resumeHistory() {
+  const wasPaused = debug.paused;
   debug.paused = false;
   debug.history = null;
   hideGhosts();
+  if (wasPaused && state.character.id) $('follow').checked = true; // back on the live character
   $('history-info').textContent = debug.on ? 'live' : '';
 }
 
@@ -88,7 +90,7 @@ const reasonNames = { 1: 'periodic', 2: 'replan', 3: 'range end' };
 
 // The scrubbed tick, and the candidates of the search that decided its frame
 // (its own, or the last one before it).
-function select(index) {
+function select(index, frame = false) {
   const h = debug.history;
   debug.index = index;
   $('history-scrub').value = String(index);
@@ -104,8 +106,10 @@ function select(index) {
       ignore_range_end: s.ignore_range_end, ignore_surrounding: s.ignore_surrounding } };
   debug.rows = s.candidates.map((c, i) => ({ rank: i + 1, frame: c.frame, range: c.range_name, cost: c.cost,
     groups: Array.from(c.group_costs) }));
-  // The selected candidate stays selected while the search holds it, else the runner-up.
-  if (!debug.rows.some((r) => r.frame === debug.selected)) {
+  // A candidate the user selected stays selected while the search shown
+  // holds it; otherwise the runner-up is.
+  if (!debug.picked || !debug.rows.some((r) => r.frame === debug.selected)) {
+    debug.picked = false;
     debug.selected = debug.rows.length > 1 ? debug.rows[1].frame : null;
   }
   const back = (Number(h.last_tick.toString()) - tick) / h.tick_rate;
@@ -114,21 +118,23 @@ function select(index) {
     (s.searched ? `search at tick ${debug.shown.searchTick} (${s.reasons.map((r) => reasonNames[r]).join(', ')}): ` +
       `chose ${s.chosen}${s.transitioned ? ', transitioned' : ', stayed'}` : 'no search held before it');
   drawTable();
-  quietly(showGhosts());
+  quietly(showGhosts(frame));
 }
 
-function showGhosts() {
+// frame: the camera brought to them (on pausing).
+function showGhosts(frame = false) {
   const h = debug.history;
   let decided = debug.index;
   while (decided > 0 && !h.ticks[decided].searched) decided--;
   return drawGhosts({ database: state.character.database, tick: h.ticks[debug.index], search: h.ticks[decided],
-    selected: debug.selected, k: debug.rows.length });
+    selected: debug.selected, k: debug.rows.length, frame });
 }
 
 // A row of the table selected: its candidate drawn as the second ghost.
 export function selectCandidate(frame) {
   if (!debug.history || !debug.rows.some((r) => r.frame === frame)) return;
   debug.selected = frame;
+  debug.picked = true;
   drawTable();
   quietly(showGhosts());
 }

@@ -21,7 +21,7 @@
 // What it does not: draw anything while the history is live, or ask
 // anything of a character but the page's own.
 import * as THREE from 'three';
-import { state, viewer } from './shared.js';
+import { $, state, viewer } from './shared.js';
 import { call } from './session.js';
 import { Rig } from './viewer.js';
 import { forwardKinematics } from './kinematics.js';
@@ -103,7 +103,7 @@ function placed(pose, rotation, base) {
 // tick whose search decided its frame (both HistoryTicks with their poses,
 // search with its query), `selected` the table's selected frame (or null).
 // state.debug.ghosts says what was drawn once it is.
-export async function drawGhosts({ database, tick, search, selected, k }) {
+export async function drawGhosts({ database, tick, search, selected, k, frame = false }) {
   const mine = ++generation;
   const skeleton = state.skeletons[database];
   if (!skeleton || !tick.rotations.length || !search.searched || !search.rotations.length) return hideGhosts();
@@ -139,6 +139,18 @@ export async function drawGhosts({ database, tick, search, selected, k }) {
     selected: ghost('selected', selected, selectedPose, side(-GHOST_SIDE_M)),
     draws: (state.debug.ghosts ? state.debug.ghosts.draws : 0) + 1,
   };
+  if (frame) frameGhosts(root, rootQ);
+}
+
+// The camera on the ghosts, from in front of the character and a little to
+// its side and above, so the three stand side by side in the view (the
+// camera stops following the live character, which walks on).
+function frameGhosts(root, rootQ) {
+  $('follow').checked = false;
+  const target = root.clone().setY(0.9);
+  const from = new THREE.Vector3(0.7, 1.3, 3.9).applyQuaternion(rootQ);
+  viewer.controls.target.copy(target);
+  viewer.camera.position.copy(target).add(from);
 }
 
 export function hideGhosts() {

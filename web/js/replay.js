@@ -46,7 +46,7 @@ export async function openRecording(fileList) {
   $('replay-info').textContent = `${main.name}: ${frames.length} frames of ${bones.length} bones at ` +
     `${(1 / frameTime).toFixed(1)} Hz (${(frames.length * frameTime).toFixed(2)} s), on the timeline`;
   playClip({ globals: frames, contacts: frames.map(() => 0), parents, names, contactBones: [],
-    frameRate: 1 / frameTime, start: 0, label: 'recording', range: -1, recording: main.name }, true);
+    frameRate: 1 / frameTime, start: 0, label: main.name, range: -1, recording: main.name }, true);
   return state.replay;
 }
 

@@ -228,14 +228,12 @@ try {
   ok(await page.$eval('#candidates tbody tr.picked', (tr) => Number(tr.dataset.frame)) === pick.frame,
     `a click on candidate 4 (frame ${pick.frame}) selects its row`);
   await checkGhost('selected', pick.frame, view.selected, view.selectedArrows);
-  await get(() => {
-    const gh = window.previewer.state.debug.ghosts;
-    window.previewer.viewer.frame(gh.root[0], 0.8, gh.root[2], 4.2);
-  });
+  ok(!(await page.$eval('#follow', (e) => e.checked)), 'paused: the camera left the live character for the ghosts');
   await sleep(800);
   await page.screenshot({ path: path.join(shots, 'previewer-ghosts.png') });
   await page.click('#history-live');
-  ok(await get(() => window.previewer.ghostsDrawn() === null), 'live again: the ghosts are gone');
+  ok(await get(() => window.previewer.ghostsDrawn() === null) && await page.$eval('#follow', (e) => e.checked),
+    'live again: the ghosts are gone, the camera follows the character');
 
   // 3. A recording replayed: the .glb animctl record wrote, picked in the
   // Recording panel, played on the timeline; each bone at a frame where the
@@ -280,7 +278,11 @@ try {
     ok(!pb.playing && pb.frame === mid && dist(pb.root, at(midJoints, 0)) < 1e-6,
       `the timeline pauses it and scrubs it: frame ${pb.frame} shown, its root where the recording has it`);
     if (format === 'gltf') {
-      await get(() => { const p = window.previewer.state.playback.root; window.previewer.viewer.frame(p[0], 0.9, p[2], 4); });
+      await get(() => {
+        const p = window.previewer.state.playback.root;
+        window.previewer.viewer.frame(p[0], 0.9, p[2], 4);
+        document.getElementById('replay-info').scrollIntoView({ block: 'end' }); // the Server and Recording panels
+      });
       await sleep(600);
       await page.screenshot({ path: path.join(shots, 'previewer-replay.png') });
     }
