@@ -1,6 +1,8 @@
 // arrows.js: a row of motion-matching features drawn in the view: each
 // feature bone's position as an arrow from the character's root to it, its
-// velocity as an arrow from that position (VELOCITY_ARROW_S seconds of it),
+// velocity as an arrow from that position (from the root when the schema
+// has no position of that bone, as the default's Hips; VELOCITY_ARROW_S
+// seconds of it),
 // the trajectory's points on the ground with their directions. The row is a
 // normalized one (a recorded query, a candidate's features from search with
 // include_features), denormalized here with the schema's offset and scale
