@@ -44,8 +44,12 @@ def main():
                         "--create", "1", "--input", "script:tour", "--seconds", str(RECORD_SECONDS),
                         "--gltf", base + ".glb", "--bvh", base + ".bvh", "-o", base + ".jsonl"],
                        check=True, stdout=subprocess.DEVNULL)
-        check(all(os.path.getsize(base + ext) > 0 for ext in (".glb", ".bvh", ".jsonl")),
-              f"animctl record wrote {RECORD_SECONDS} s of script:tour as glTF, BVH and JSON lines")
+        # The same recording as a .gltf with its .bin beside it (the page is given both files).
+        subprocess.run([os.path.join(BUILD, "animctl"), "record", "--from", base + ".jsonl", "--gltf", base + ".gltf"],
+                       check=True, stdout=subprocess.DEVNULL)
+        check(all(os.path.getsize(base + ext) > 0 for ext in (".glb", ".bvh", ".jsonl", ".gltf", ".bin")),
+              f"animctl record wrote {RECORD_SECONDS} s of script:tour as glTF (.glb; .gltf and .bin from the "
+              "recording file), BVH and JSON lines")
         bridge = Bridge(websockify, web, server.port, os.path.join(out, "websockify.log"), f"?token={TOKEN}")
         env = dict(os.environ, NPM_MODULES=modules, CHROMIUM=chromium)
         test = subprocess.run([node, os.path.join(ROOT, "web", "test", "debugger_test.mjs"), bridge.url, out, base],

@@ -235,7 +235,7 @@ try {
   ok(await get(() => window.previewer.ghostsDrawn() === null) && await page.$eval('#follow', (e) => e.checked),
     'live again: the ghosts are gone, the camera follows the character');
 
-  // 3. A recording replayed: the .glb animctl record wrote, picked in the
+  // 3. A recording replayed: the .glb, .bvh and .gltf (+ .bin) animctl record wrote, picked in the
   // Recording panel, played on the timeline; each bone at a frame where the
   // stream put it (the recording's JSON lines: frame i is tick first + i).
   const lines = fs.readFileSync(`${recording}.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -244,10 +244,11 @@ try {
   const firstTick = streamed[0].tick;
   const frameCount = streamed[streamed.length - 1].tick - firstTick + 1;
   await page.click('#destroy');
-  for (const [format, file] of [['gltf', `${recording}.glb`], ['bvh', `${recording}.bvh`]]) {
+  for (const [format, file, ...more] of [['gltf', `${recording}.glb`], ['bvh', `${recording}.bvh`],
+    ['gltf', `${recording}.gltf`, `${recording}.bin`]]) {
     const opened = await get(() => window.previewer.state.replay.opened);
     const input = await page.$('#recording-file');
-    await input.uploadFile(file);
+    await input.uploadFile(file, ...more);
     await waitFor((n) => window.previewer.state.replay.opened > n, opened);
     const rs = await get(() => JSON.parse(JSON.stringify({ replay: window.previewer.state.replay,
       playback: window.previewer.state.playback })));
@@ -267,7 +268,7 @@ try {
         if (e >= worst) { worst = e; worstWhere = `${name} at frame ${frame}`; }
       });
     }
-    ok(worst < REPLAY_M, `replayed ${format}: every bone where the stream put it at frames ` +
+    ok(worst < REPLAY_M, `replayed ${path.basename(file)}: every bone where the stream put it at frames ` +
       `${picks.map((l) => l.tick - firstTick).join(', ')} (worst ${worstWhere}, ${(worst * 1000).toFixed(4)} mm)`);
     // The timeline drives it: paused, scrubbed to the middle frame, the clip's root is that frame's.
     await page.click('#play');
@@ -277,7 +278,7 @@ try {
     const midJoints = await get((f) => window.previewer.replayJoints(f), mid);
     ok(!pb.playing && pb.frame === mid && dist(pb.root, at(midJoints, 0)) < 1e-6,
       `the timeline pauses it and scrubs it: frame ${pb.frame} shown, its root where the recording has it`);
-    if (format === 'gltf') {
+    if (file.endsWith('.glb')) {
       await get(() => {
         const p = window.previewer.state.playback.root;
         window.previewer.viewer.frame(p[0], 0.9, p[2], 4);
