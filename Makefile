@@ -5,6 +5,7 @@
 #   make test       install missing Debian packages, build, run every test
 #   make preview    the browser previewer against a server on PORT (started on the default database if none)
 #   make previewer-screenshots  docs/previewer-*.png, taken by the previewer's browser test
+#   make previewer-debugger-screenshots  docs/previewer-{ghosts,replay}.png, by the debugger views' test
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make test-loaded  make test and make sanitize under twice as many busy loops as cores (ROUNDS=1, BUSY=N)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
@@ -111,7 +112,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
-.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot physics-marker-plot bench-fit bench-fit-stream bench-lmm bench-feet \
+.PHONY: all deps deps-test deps-bench run preview previewer-screenshots previewer-debugger-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot physics-marker-plot bench-fit bench-fit-stream bench-lmm bench-feet \
   example-config lmm-normalization lmm-filmstrip lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
@@ -347,6 +348,12 @@ previewer-screenshots: deps-test
 	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) /usr/bin/python3 tests/interop/test_previewer.py
 	cp $(BUILD)/tests/previewer/previewer-character.png $(BUILD)/tests/previewer/previewer-crowd.png \
 	  $(BUILD)/tests/previewer/previewer-database.png $(BUILD)/tests/previewer/previewer-debugger.png docs/
+
+# The debugger views' screenshots (ghosts and arrows; a recording replayed, the stats chart).
+previewer-debugger-screenshots: deps-test
+	@$(MAKE) --no-print-directory all
+	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) /usr/bin/python3 tests/interop/test_previewer_debugger.py
+	cp $(BUILD)/tests/previewer-debugger/previewer-ghosts.png $(BUILD)/tests/previewer-debugger/previewer-replay.png docs/
 
 # ---- benchmarks -----------------------------------------------------------------
 BENCH_C := $(filter-out bench/bench_lmm.c bench/bench_physics.c,$(sort $(wildcard bench/*.c)))
