@@ -154,20 +154,15 @@ static int state(const void *character, int offsets, srv_response_t *out) {
     s->nquery = c->db->features.cols;
   }
   srv_actor_state_feet(&c->feet, out);
-  s->play_rate = (c->warp.params.rate ? c->warp.rate : 1.0f) * c->warp.settle;
+  s->play_rate = c->warp.shown;
   s->warp_angle = c->warp.angle, s->warp_held = c->warp.settled;
   s->has_params = 1, s->params = c->params;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
-/* A replica replays a tick from its record (the transition, the hold);
- * warping's rate, settle and turn follow the input, which a record does
- * not carry, so a warping character streams as poses instead. */
-static const anim_controller_t *replica(const void *character) {
-  const anim_controller_t *c = character;
-  const anim_warp_params_t *w = &c->warp.params;
-  return w->rate || w->stand || w->orient ? NULL : c;
-}
+/* A replica replays a tick from its record (the transition, the hold,
+ * the warp's shown rate and turn: warping or not). */
+static const anim_controller_t *replica(const void *character) { return character; }
 
 const srv_actor_kind_t srv_actor_matching = {
     .name = "motion_matching",

@@ -357,6 +357,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   vec3 target = c->sim.smoothed_velocity.y;
   c->tick_dt = dt;
   float sim_speed = vec3_length(c->sim.velocity);
+  float rate_before = c->warp.shown, angle_before = c->warp.angle;
   c->tick_frames = take_frames(c, anim_warp_begin(&c->warp, c->frame, c->sim.desired_velocity,
                                                   c->sim.desired_rotation, c->pose_rotations[0], sim_speed, dt));
   c->frames_since_search += c->tick_frames;
@@ -369,7 +370,10 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
   /* A held pose is let go as soon as the character is no longer at rest. */
   if (c->holding && !at_rest(c, target)) c->holding = 0;
-  c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between};
+  uint8_t changed = (uint8_t)((memcmp(&rate_before, &c->warp.shown, sizeof rate_before) ? ANIM_RECORD_PLAY_RATE : 0) |
+                               (memcmp(&angle_before, &c->warp.angle, sizeof angle_before) ? ANIM_RECORD_WARP_ANGLE : 0));
+  c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between, changed, c->warp.shown,
+                                         c->warp.angle};
   c->moved_between = 0;
   int periodic = c->frames_since_search >= p->search_interval * (c->search_scale > 1 ? c->search_scale : 1);
   c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
@@ -427,7 +431,9 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
 
 int anim_controller_replay(anim_controller_t *c, float dt, const anim_controller_record_t *r) {
   if (!(dt > 0.0f) || !isfinite(dt) || r->transition_frame >= c->db->nframes) return ANIM_EINVAL;
-  c->tick_frames = take_frames(c, dt);
+  /* The warp's rates are bounded by 4 (warp.h), its turn by pi. */
+  if (!(r->play_rate >= 0.0f && r->play_rate <= 4.0f) || !(fabsf(r->warp_angle) <= (float)M_PI)) return ANIM_EINVAL;
+  c->tick_frames = take_frames(c, anim_warp_replay(&c->warp, r->play_rate, r->warp_angle, dt));
   c->transitioned = 0;
   c->holding = r->hold_begin;
   if (r->transition_frame >= 0) transition_to(c, r->transition_frame);

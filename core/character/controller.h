@@ -146,7 +146,13 @@ typedef struct {
   uint8_t hold_end;     /* holding after tick_end (decided by this tick's search) */
   uint8_t moved;        /* moved other than by a tick (translate, reset) since the last tick began:
                            a replica must be sent the whole state */
+  /* Warping (warp.h) follows the input, which a record does not carry:
+   * what the warp's begin decided instead. */
+  uint8_t warp_changed; /* ANIM_RECORD_* bits: which of the two differ (bitwise) from the last tick's */
+  float play_rate;      /* the rate shown (warp.shown): 1 unwarped, 0 held at rest */
+  float warp_angle;     /* rad, the upper body's counter-turn (warp.angle) */
 } anim_controller_record_t;
+enum { ANIM_RECORD_PLAY_RATE = 1, ANIM_RECORD_WARP_ANGLE = 2 };
 /* A bounded record of the character's recent ticks (history.h). */
 typedef struct anim_history anim_history_t;
 
@@ -266,12 +272,13 @@ int anim_controller_tick_begin(anim_controller_t *character, float dt, float *ou
 int anim_controller_tick_end(anim_controller_t *character, const anim_search_hit_t *best);
 
 /* Replays one tick of another character from its record (the record its
- * tick left, anim_controller_t.record) and dt: the same transition, hold
- * and frame advance, the same inertializer update and foot locking, by the
+ * tick left, anim_controller_t.record) and dt: the same transition, hold,
+ * warp (the play rate and upper-body turn its begin decided) and frame advance, the same inertializer update and foot locking, by the
  * same code as tick_end, without input, simulation or search. A character
  * holding the same state as the original before its tick holds the same
  * displayed pose after it, bit for bit (the same build, the same database).
- * 0, ANIM_EINVAL (dt, a transition frame out of the database). */
+ * 0, ANIM_EINVAL (dt, a transition frame out of the database, a play
+ * rate outside [0, 4] or an angle outside [-pi, pi]). */
 int anim_controller_replay(anim_controller_t *character, float dt, const anim_controller_record_t *record);
 
 /* Delays the periodic search by `frames` (spreads a crowd's searches over
