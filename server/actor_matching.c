@@ -76,7 +76,12 @@ void srv_matching_simulate(srv_actor_t *const *actors, int n, float dt, void *sc
    * state does not stay in cache: 1.3x the ticks a second at 10,000). */
   for (int i = 0; i < n; i++) {
     if (i + 1 < n) anim_controller_prefetch(actors[i + 1]->character);
-    ((anim_controller_t *)actors[i]->character)->search_scale = (int)actors[i]->lod_scale;
+    anim_controller_t *c = actors[i]->character;
+    c->search_scale = (int)actors[i]->lod_scale;
+    /* Not watched closely (lod_scale over 1: no subscription streams it at
+     * full rate): foot locking skipped. Not for a kind with its own after
+     * hook (a physical body tracks the locked feet). */
+    c->skip_feet = actors[i]->lod_scale > 1 && !after;
     int rc =
         anim_controller_tick_begin(actors[i]->character, dt, s.queries + (size_t)nsearch * cols, &s.search[nsearch]);
     s.searcher[i] = rc == 1 ? nsearch++ : -1;

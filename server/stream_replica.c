@@ -5,9 +5,10 @@
 #include "character/replica.h"
 #include "stream_replica.h"
 
-/* 64 and 128 are free: 64 for a stride scale when stride warping comes
- * (warp.h), 128 for a second flags byte. */
-enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32 };
+/* 128 is free: a second flags byte, for a stride scale when stride
+ * warping comes (warp.h) and whatever follows. */
+enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32,
+       FLAG_FEET_SKIPPED = 64 };
 
 const anim_controller_t *srv_replica_of(const srv_actor_t *a) {
   return a->kind->replica ? a->kind->replica(a->character) : NULL;
@@ -88,7 +89,8 @@ int srv_replica_append(srv_replica_records_t *r, const srv_actor_t *a, const ani
   int rate = !key && (rec->warp_changed & ANIM_RECORD_PLAY_RATE), angle = !key && (rec->warp_changed & ANIM_RECORD_WARP_ANGLE);
   r->bytes[r->len++] = (uint8_t)((key ? FLAG_KEY : 0) | (transition ? FLAG_TRANSITION : 0) |
                                  (rec->hold_begin ? FLAG_HOLD_BEGIN : 0) | (rec->hold_end ? FLAG_HOLD_END : 0) |
-                                 (rate ? FLAG_RATE : 0) | (angle ? FLAG_ANGLE : 0));
+                                 (rate ? FLAG_RATE : 0) | (angle ? FLAG_ANGLE : 0) |
+                                 (rec->feet_skipped ? FLAG_FEET_SKIPPED : 0));
   if (transition) put_varint(r, (uint64_t)rec->transition_frame);
   if (rate) memcpy(r->bytes + r->len, &rec->play_rate, 4), r->len += 4;
   if (angle) memcpy(r->bytes + r->len, &rec->warp_angle, 4), r->len += 4;

@@ -16,9 +16,10 @@
 #include "character/replica.h"
 #include "database/dbfile.h"
 
-enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32 };
-/* Flags this replica does not know (a later field it could not skip). */
-#define FLAGS_UNKNOWN 0xc0
+enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32,
+       FLAG_FEET_SKIPPED = 64 };
+/* Flags this replica does not know (a second flags byte: later fields it could not skip). */
+#define FLAGS_UNKNOWN 0x80
 enum { FRAME_FRESH = 1 };
 
 typedef struct {
@@ -193,7 +194,7 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
     uint8_t flags = *at++;
     if (flags & FLAGS_UNKNOWN) return ANIM_EPROTO;
     anim_controller_record_t record = {-1, (uint8_t)!!(flags & FLAG_HOLD_BEGIN), (uint8_t)!!(flags & FLAG_HOLD_END),
-                                       0, 0, 1.0f, 0.0f};
+                                       0, (uint8_t)!!(flags & FLAG_FEET_SKIPPED), 0, 1.0f, 0.0f};
     if (flags & FLAG_TRANSITION) {
       if ((rc = get_varint(&at, end, &value)) != 0) break;
       if (value >= (uint64_t)r->db.nframes) return ANIM_EPROTO;

@@ -338,6 +338,7 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   anim_inertializer_update(&c->inertializer, &out, &view, c->params.inertialize_halflife, 0.0f);
   c->frames_since_search = c->params.search_interval; /* search on the first tick */
   anim_foot_locks_reset(&c->feet);
+  c->feet_skipped = 0;
   c->moved_between = 1;
   return 0;
 }
@@ -372,8 +373,8 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   if (c->holding && !at_rest(c, target)) c->holding = 0;
   uint8_t changed = (uint8_t)((memcmp(&rate_before, &c->warp.shown, sizeof rate_before) ? ANIM_RECORD_PLAY_RATE : 0) |
                                (memcmp(&angle_before, &c->warp.angle, sizeof angle_before) ? ANIM_RECORD_WARP_ANGLE : 0));
-  c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between, changed, c->warp.shown,
-                                         c->warp.angle};
+  c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between, 0, changed,
+                                         c->warp.shown, c->warp.angle};
   c->moved_between = 0;
   int periodic = c->frames_since_search >= p->search_interval * (c->search_scale > 1 ? c->search_scale : 1);
   c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
@@ -407,9 +408,18 @@ static int show_tick(anim_controller_t *c, float dt) {
   c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
   c->ticks++;
-  if (p->foot_lock.enabled && c->feet.nfeet)
-    anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts, c->pose_positions,
-                          c->pose_rotations, dt);
+  if (p->foot_lock.enabled && c->feet.nfeet) {
+    if (c->skip_feet) {
+      /* Let go once: locks held across skipped ticks would drag the feet back when locking resumes. */
+      if (!c->feet_skipped) anim_foot_locks_reset(&c->feet);
+      c->feet_skipped = 1;
+      c->record.feet_skipped = 1;
+    } else {
+      c->feet_skipped = 0;
+      anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts,
+                            c->pose_positions, c->pose_rotations, dt);
+    }
+  }
   return 0;
 }
 
@@ -439,6 +449,7 @@ int anim_controller_replay(anim_controller_t *c, float dt, const anim_controller
   if (r->transition_frame >= 0) transition_to(c, r->transition_frame);
   c->holding = r->hold_end;
   c->record = *r;
+  c->skip_feet = r->feet_skipped;
   return show_tick(c, dt);
 }
 
@@ -475,6 +486,6 @@ void anim_controller_global_pose(anim_controller_t *c) {
 }
 
 uint32_t anim_controller_contacts(const anim_controller_t *c) {
-  if (c->params.foot_lock.enabled && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
+  if (c->params.foot_lock.enabled && c->feet.nfeet && !c->feet_skipped) return anim_foot_locks_contacts(&c->feet);
   return anim_database_contacts(c->db, c->frame);
 }

@@ -146,6 +146,7 @@ typedef struct {
   uint8_t hold_end;     /* holding after tick_end (decided by this tick's search) */
   uint8_t moved;        /* moved other than by a tick (translate, reset) since the last tick began:
                            a replica must be sent the whole state */
+  uint8_t feet_skipped;  /* foot locking skipped this tick (skip_feet): a replica skips it too */
   /* Warping (warp.h) follows the input, which a record does not carry:
    * what the warp's begin decided instead. */
   uint8_t warp_changed; /* ANIM_RECORD_* bits: which of the two differ (bitwise) from the last tick's */
@@ -207,6 +208,13 @@ typedef struct {
    * every search_interval * search_scale frames (0 or 1: as the params say);
    * searches forced by the input or a clip's end are not delayed. */
   int search_scale;
+  /* Level of detail, set by the caller before a tick: 1 skips foot locking
+   * this tick (nobody watches the feet closely). The locks are let go
+   * (anim_foot_locks_reset) on the first such tick, so the feet show the
+   * data's until a tick locks again, which plants them where they are
+   * shown; contacts are then the data's. */
+  int skip_feet;
+  int feet_skipped;       /* the last tick skipped foot locking (its record says so) */
   int moved_between;      /* reset since the last tick: the next tick's record says moved */
   /* NULL (init's choice): no history. Else each tick_end records the tick
    * there (history.h); the caller owns it (anim_history_init/_free) and

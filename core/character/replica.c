@@ -63,7 +63,7 @@ size_t anim_controller_replica_save(const anim_controller_t *c, uint8_t *out) {
   const anim_warp_t *w = &c->warp;
   put_i(&k, p->warp.rate), put_i(&k, p->warp.stand), put_i(&k, p->warp.orient);
   put_f(&k, w->shown), put_f(&k, w->angle), put_f(&k, w->view_phase);
-  put_i(&k, (w->view_held ? 1 : 0) | (w->have_view ? 2 : 0));
+  put_i(&k, (w->view_held ? 1 : 0) | (w->have_view ? 2 : 0) | (c->feet_skipped ? 4 : 0));
   put_v(&k, in->anchor_anim_position), put_q(&k, in->anchor_anim_rotation);
   put_v(&k, in->anchor_world_position), put_q(&k, in->anchor_world_rotation);
   for (int b = 0; b < c->db->nbones; b++) {
@@ -175,6 +175,7 @@ int anim_controller_replica_load(anim_controller_t *c, const uint8_t *bytes, siz
   c->feet.drop = get_f(&k), c->feet.drop_velocity = get_f(&k);
   /* The pose last shown, made again: a transition next tick starts from it. */
   anim_warp_restore(&c->warp, shown, angle, (view & 2) != 0, frame, phase, view & 1);
+  c->feet_skipped = (view & 4) != 0; /* the feet shown are the data's (controller.h, skip_feet) */
   c->globals_fresh = 0;
   return 0;
 }

@@ -29,7 +29,8 @@
  *   foot_lock.enabled, .unlock_radius, .release_halflife;
  *   warp: params.rate, .stand, .orient (on or off); shown rate, angle,
  *     view_phase; view flags (1 held, 2 have_view: the pose last shown,
- *     made again on load from the frame at view_phase);
+ *     made again on load from the frame at view_phase; 4 foot locking
+ *     skipped in the last tick);
  *   anchor: anim position (3), anim rotation (4), world position (3), world rotation (4);
  *   per bone: offset position (3), velocity (3), rotation (4), angular velocity (3);
  *   per bone: displayed position (3), rotation (4);

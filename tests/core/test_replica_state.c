@@ -11,7 +11,9 @@
  * shows in the record as moved (the stream sends a keyframe there). Last,
  * the same with warping on (the default): the play rate between gaits,
  * sideways travel's upper-body turn and stops replayed from the record's
- * rate and angle, and a replica keyed mid-run.
+ * rate and angle, and a replica keyed mid-run (inside a stretch of
+ * ticks skipping foot locking, the level of detail, which the record
+ * carries too).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -92,7 +94,7 @@ static void test_invalid_keyframes(void **state) {
   assert_memory_equal(&replica.pose_positions[0], &root, sizeof root); /* nothing taken */
   assert_int_equal(anim_controller_replica_load(&replica, key, size), 0);
   assert_memory_equal(replica.pose_positions, original.pose_positions, sizeof(vec3) * (size_t)db.nbones);
-  anim_controller_record_t record = {db.nframes, 0, 0, 0, 0, 1.0f, 0.0f};
+  anim_controller_record_t record = {db.nframes, 0, 0, 0, 0, 0, 1.0f, 0.0f};
   assert_int_equal(anim_controller_replay(&replica, 1.0f / 60.0f, &record), ANIM_EINVAL);
   record.transition_frame = -1;
   assert_int_equal(anim_controller_replay(&replica, 0.0f, &record), ANIM_EINVAL);
@@ -199,6 +201,7 @@ static void test_replay_follows_warping(void **state) {
   replica.pose_bone_rates = late.pose_bone_rates = 0;
   assert_int_equal(anim_controller_replica_load(&replica, key, size), 0);
   int rated = 0, turned = 0, settled = 0, transitions = 0, rate_changes = 0, angle_changes = 0, late_from = 330;
+  int planted = 0;
   for (int t = 0; t < 1500; t++) {
     if (t == 0) velocity(&original, 0.0f, 0.9f, 0.0f);    /* slower than a walk */
     if (t == 150) velocity(&original, 0.0f, 1.6f, 0.0f);  /* between gaits */
@@ -209,8 +212,15 @@ static void test_replay_follows_warping(void **state) {
     if (t == 1100) velocity(&original, 0.0f, 0.0f, 1.0f);
     if (t == 1300) velocity(&original, 0.4f, -0.4f, 1.0f);
     float dt = t % 89 == 0 ? 2.5f / 60.0f : 1.0f / 60.0f;
+    /* Level of detail: foot locking skipped now and then (the replica from the record). */
+    original.skip_feet = (t >= 200 && t < 420) || (t >= 1000 && t < 1200);
     assert_int_equal(anim_controller_tick(&original, dt), 0);
     const anim_controller_record_t *r = &original.record;
+    assert_int_equal(r->feet_skipped, original.skip_feet);
+    if (original.skip_feet) /* the data's contacts, the locks let go */
+      assert_int_equal(anim_controller_contacts(&original), anim_database_contacts(&db, original.frame));
+    else
+      planted += anim_controller_contacts(&original) != 0;
     rated += r->play_rate != 1.0f, turned += r->warp_angle != 0.0f, settled += r->play_rate == 0.0f;
     transitions += r->transition_frame >= 0;
     rate_changes += (r->warp_changed & ANIM_RECORD_PLAY_RATE) != 0;
@@ -230,6 +240,7 @@ static void test_replay_follows_warping(void **state) {
   assert_true(rated > 100);  /* the rate warp worked: there was something to replay */
   assert_true(turned > 100);
   assert_true(transitions > 10);
+  assert_true(planted > 300); /* locking resumed after each skip */
   free(key);
   anim_controller_free(&original), anim_controller_free(&replica), anim_controller_free(&late);
 }
