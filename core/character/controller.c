@@ -409,15 +409,20 @@ static int show_tick(anim_controller_t *c, float dt) {
   c->time_since_transition += dt;
   c->ticks++;
   if (p->foot_lock.enabled && c->feet.nfeet) {
-    if (c->skip_feet) {
-      /* Let go once: locks held across skipped ticks would drag the feet back when locking resumes. */
-      if (!c->feet_skipped) anim_foot_locks_reset(&c->feet);
-      c->feet_skipped = 1;
-      c->record.feet_skipped = 1;
-    } else {
+    static const uint8_t lifted[ANIM_MAX_CONTACTS]; /* no foot in contact */
+    const uint8_t *contacts = c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts;
+    c->record.feet_skipped = (uint8_t)(c->skip_feet != 0);
+    if (!c->skip_feet) {
       c->feet_skipped = 0;
-      anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts,
-                            c->pose_positions, c->pose_rotations, dt);
+      anim_foot_locks_apply(&c->feet, contacts, c->pose_positions, c->pose_rotations, dt);
+    } else if (!c->feet_skipped) {
+      /* Let go first as if the data lifted every foot: planted feet blend
+       * back to the animation (release_halflife), none plants; once all
+       * are free and still, skipped. Dropped at once, a planted foot
+       * jumped to the animation's (pops of up to 4.4x the data's speed
+       * with the level of detail toggled every 1.5 s, animbench feet). */
+      anim_foot_locks_apply(&c->feet, lifted, c->pose_positions, c->pose_rotations, dt);
+      if (anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_skipped = 1;
     }
   }
   return 0;

@@ -146,7 +146,7 @@ typedef struct {
   uint8_t hold_end;     /* holding after tick_end (decided by this tick's search) */
   uint8_t moved;        /* moved other than by a tick (translate, reset) since the last tick began:
                            a replica must be sent the whole state */
-  uint8_t feet_skipped;  /* foot locking skipped this tick (skip_feet): a replica skips it too */
+  uint8_t feet_skipped;  /* skip_feet this tick (letting go or skipped): a replica does the same */
   /* Warping (warp.h) follows the input, which a record does not carry:
    * what the warp's begin decided instead. */
   uint8_t warp_changed; /* ANIM_RECORD_* bits: which of the two differ (bitwise) from the last tick's */
@@ -209,12 +209,14 @@ typedef struct {
    * searches forced by the input or a clip's end are not delayed. */
   int search_scale;
   /* Level of detail, set by the caller before a tick: 1 skips foot locking
-   * this tick (nobody watches the feet closely). The locks are let go
-   * (anim_foot_locks_reset) on the first such tick, so the feet show the
-   * data's until a tick locks again, which plants them where they are
-   * shown; contacts are then the data's. */
+   * (nobody watches the feet closely). The locks are first let go gently,
+   * as if the data lifted every foot (planted feet blend back to the
+   * animation over a few release half-lives, none plants), then no longer
+   * applied: the feet show the data's, and the contacts are the data's,
+   * until a tick with skip_feet 0 locks again, planting them where they
+   * are shown. */
   int skip_feet;
-  int feet_skipped;       /* the last tick skipped foot locking (its record says so) */
+  int feet_skipped;       /* let go: foot locking no longer applied */
   int moved_between;      /* reset since the last tick: the next tick's record says moved */
   /* NULL (init's choice): no history. Else each tick_end records the tick
    * there (history.h); the caller owns it (anim_history_init/_free) and
