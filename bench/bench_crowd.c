@@ -35,6 +35,13 @@
  * 15 Hz and R at 4 Hz: the second row is the cost of area-of-interest
  * streaming beside the first's full one.
  *
+ * --lod N: the server's level of detail (--lod-search-scale N): characters
+ * no subscription streams at full rate search N times less often and skip
+ * foot locking (a region's far bands).
+ *
+ * The baseline is measured in this thread's CPU time, again before each
+ * run, so each row's ratio ("x base") is of two CPU figures taken in turn.
+ *
  * --encodings replicated: the subscriptions send motion state instead of
  * poses (ENCODING_REPLICATED), not for --regions; its bytes per
  * character-second beside the quantized encoding's are issue 35's target
@@ -77,6 +84,7 @@ typedef struct {
   const char *lmm_dir;        /* --learned: learned characters (MODE_LEARNED) on the networks in this folder */
   float region_radius;        /* --regions: m */
   int regions;                /* this run: region viewers instead of owned subscriptions */
+  int lod;                    /* --lod N: the server's --lod-search-scale (1: off) */
 } options_t;
 
 typedef struct {
@@ -169,11 +177,14 @@ static double baseline_ticks_per_second(int search_interval, int N) {
     in.stick_z = 0.8f;
     anim_controller_set_input(&c[i], &in);
   }
-  /* The best of ROUNDS rounds of TICKS ticks: on a machine shared with other
-   * work the best round is the one that had the core to itself. */
+  /* The best of ROUNDS rounds of TICKS ticks, in this thread's CPU time
+   * (the server's figure is its process's CPU time): on a machine shared
+   * with other work, wall time counted the turns other processes took
+   * (the server then came out at 0.6x of this "one core", load average
+   * 17), and the best round is the one whose caches were least disturbed. */
   double elapsed = 1e30;
   for (int round = 0; round < ROUNDS; round++) {
-    double start = bench_now_s();
+    double start = bench_thread_cpu_s();
     for (int t = 0; t < TICKS; t++) {
       if (t % 60 == 0)
         for (int i = 0; i < N; i += 5) {
@@ -185,7 +196,7 @@ static double baseline_ticks_per_second(int search_interval, int N) {
         anim_controller_tick(&c[i], 1.0f / 60.0f);
       }
     }
-    double took = bench_now_s() - start;
+    double took = bench_thread_cpu_s() - start;
     if (took < elapsed) elapsed = took;
   }
   for (int i = 0; i < N; i++) anim_controller_free(&c[i]);
@@ -353,11 +364,13 @@ static void steer(connection_t *c) {
 
 static int run_size(const options_t *o, result_t *out) {
   anim_test_server_t server;
-  char rate[32], interval[32];
+  char rate[32], interval[32], lod[16];
   snprintf(rate, sizeof rate, "%g", o->rate);
   snprintf(interval, sizeof interval, "%d", o->characters);
+  snprintf(lod, sizeof lod, "%d", o->lod);
   const char *args[] = {"--tick-rate", rate, "--max-characters", "1000000", "--max-characters-per-connection", interval,
-                        "--log-level", "warn", o->trackers ? "--data-dir" : o->lmm_dir ? "--lmm" : NULL,
+                        "--log-level", "warn", "--lod-search-scale", lod,
+                        o->trackers ? "--data-dir" : o->lmm_dir ? "--lmm" : NULL,
                         o->trackers ? crowd_trackers_dir(o->trackers) : o->lmm_dir, NULL};
   if (anim_test_server_start(&server, "bench_crowd", args) != 0) return -1;
   int err;
@@ -477,7 +490,7 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
-  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL, 0.0f, 0};
+  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL, 0.0f, 0, 1};
   int trackers = 0, learned = 0, baseline_only = 0, baseline_characters = 500;
   static char lmm_dir[1024];
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
@@ -502,18 +515,19 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
     else if (!strcmp(a, "--shared") && v) shared = v, i++;
     else if (!strcmp(a, "--regions") && v) o.region_radius = (float)atof(v), i++;
+    else if (!strcmp(a, "--lod") && v) o.lod = atoi(v), i++;
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float,replicated] [--rotations-only] "
                       "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] "
                       "[--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
-                      "[--regions R] [--shared DIR]\n");
+                      "[--regions R] [--lod N] [--shared DIR]\n");
       return 2;
     }
   }
   if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1 ||
       o.tracker_every < 1 || baseline_characters < 1 || (trackers && (o.lib_readers || learned)) ||
-      o.region_radius < 0 || (o.region_radius > 0 && trackers)) {
+      o.region_radius < 0 || (o.region_radius > 0 && trackers) || o.lod < 1 || o.lod > 16) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
@@ -552,8 +566,13 @@ int bench_crowd(int argc, char **argv) {
     result_t r = {0};
     for (int s = 0; s < nsizes; s++) {
       o.characters = sizes[s];
+      /* The baseline again just before each run, alternating with them: the
+       * ratio compares two CPU figures taken minutes apart at most. */
+      if (!o.trackers && !learned && (s > 0 || e != encodings))
+        base = baseline_ticks_per_second(o.search_interval, baseline_characters);
       if (run_size(&o, &r) != 0) return crowd_trackers_close(o.trackers), 1;
       print_row(&r, base);
+      if (!o.trackers && !learned) printf("  (baseline just before: %.3f us a character-tick)\n", 1e6 / base);
       if (o.region_radius > 0 && o.encoding != ANIM_POSE_REPLICATED) { /* a replica steps every tick: no bands */
         result_t v = {0};
         o.regions = 1;
