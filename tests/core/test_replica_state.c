@@ -116,7 +116,7 @@ static void test_replay_follows_the_original(void **state) {
   anim_controller_params_t params;
   anim_controller_params_default(&params);
   params.search_interval = 6;
-  /* A record carries no input, which warping follows: replicas replay unwarped characters. */
+  /* Warping off here: the frames are the data's own (test_replay_follows_warping has it on). */
   params.warp.rate = params.warp.stand = params.warp.orient = 0;
   assert_int_equal(anim_controller_init(&original, &db, index_fast, &params, vec3_make(3, 0, -2), 1.0f, 0), 0);
   original.pose_bone_rates = 0; /* as the server's */
