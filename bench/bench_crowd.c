@@ -35,6 +35,13 @@
  * 15 Hz and R at 4 Hz: the second row is the cost of area-of-interest
  * streaming beside the first's full one.
  *
+ * --lod N: the server's level of detail (--lod-search-scale N): characters
+ * no subscription streams at full rate search N times less often and skip
+ * foot locking (a region's far bands).
+ *
+ * The baseline is measured in this thread's CPU time, again before each
+ * run, so each row's ratio ("x base") is of two CPU figures taken in turn.
+ *
  * --encodings replicated: the subscriptions send motion state instead of
  * poses (ENCODING_REPLICATED), not for --regions; its bytes per
  * character-second beside the quantized encoding's are issue 35's target
@@ -77,6 +84,7 @@ typedef struct {
   const char *lmm_dir;        /* --learned: learned characters (MODE_LEARNED) on the networks in this folder */
   float region_radius;        /* --regions: m */
   int regions;                /* this run: region viewers instead of owned subscriptions */
+  int lod;                    /* --lod N: the server's --lod-search-scale (1: off) */
 } options_t;
 
 typedef struct {
@@ -149,7 +157,14 @@ static double baseline_learned_ticks_per_second(const char *dir, int search_inte
 
 /* N characters: 500 (the default) stay in cache; a crowd's size shows what
  * its memory traffic costs on one core. */
-static double baseline_ticks_per_second(int search_interval, int N) {
+static double baseline_ticks_at(int search_interval, int N, float dt);
+static double baseline_ticks_per_second(int search_interval, int N) { return baseline_ticks_at(search_interval, N, 1.0f / 60.0f); }
+
+/* The same, ticks of dt seconds: a server that falls behind ticks with
+ * the periods it skipped (server/scheduler.c), so each of its ticks plays
+ * more frames and, past the search interval, searches every tick: its
+ * CPU per tick is comparable with ticks of the same dt only. */
+static double baseline_ticks_at(int search_interval, int N, float dt) {
   anim_database_t db;
   char err[256];
   if (anim_procgen_database(&db, NULL, err, sizeof err)) return 0;
@@ -169,11 +184,16 @@ static double baseline_ticks_per_second(int search_interval, int N) {
     in.stick_z = 0.8f;
     anim_controller_set_input(&c[i], &in);
   }
-  /* The best of ROUNDS rounds of TICKS ticks: on a machine shared with other
-   * work the best round is the one that had the core to itself. */
-  double elapsed = 1e30;
-  for (int round = 0; round < ROUNDS; round++) {
-    double start = bench_now_s();
+  /* ROUNDS rounds of TICKS ticks after a first one (the first searches),
+   * in this thread's CPU time, all of them: the server's figure is its
+   * process's CPU time over every tick of its run. On a machine shared
+   * with other work, wall time counted the turns other processes took
+   * (the server then came out at 0.6x of this "one core", load average
+   * 17), and the best round alone was the one whose caches the others
+   * disturbed least. */
+  double elapsed = 0.0;
+  for (int round = 0; round <= ROUNDS; round++) {
+    double start = bench_thread_cpu_s();
     for (int t = 0; t < TICKS; t++) {
       if (t % 60 == 0)
         for (int i = 0; i < N; i += 5) {
@@ -182,12 +202,12 @@ static double baseline_ticks_per_second(int search_interval, int N) {
         }
       for (int i = 0; i < N; i++) {
         if (i + 1 < N) anim_controller_prefetch(&c[i + 1]); /* as the server does (server/actor_matching.c) */
-        anim_controller_tick(&c[i], 1.0f / 60.0f);
+        anim_controller_tick(&c[i], dt);
       }
     }
-    double took = bench_now_s() - start;
-    if (took < elapsed) elapsed = took;
+    if (round > 0) elapsed += bench_thread_cpu_s() - start;
   }
+  elapsed /= ROUNDS;
   for (int i = 0; i < N; i++) anim_controller_free(&c[i]);
   free(c);
   anim_search_index_free(index);
@@ -353,11 +373,13 @@ static void steer(connection_t *c) {
 
 static int run_size(const options_t *o, result_t *out) {
   anim_test_server_t server;
-  char rate[32], interval[32];
+  char rate[32], interval[32], lod[16];
   snprintf(rate, sizeof rate, "%g", o->rate);
   snprintf(interval, sizeof interval, "%d", o->characters);
+  snprintf(lod, sizeof lod, "%d", o->lod);
   const char *args[] = {"--tick-rate", rate, "--max-characters", "1000000", "--max-characters-per-connection", interval,
-                        "--log-level", "warn", o->trackers ? "--data-dir" : o->lmm_dir ? "--lmm" : NULL,
+                        "--log-level", "warn", "--lod-search-scale", lod,
+                        o->trackers ? "--data-dir" : o->lmm_dir ? "--lmm" : NULL,
                         o->trackers ? crowd_trackers_dir(o->trackers) : o->lmm_dir, NULL};
   if (anim_test_server_start(&server, "bench_crowd", args) != 0) return -1;
   int err;
@@ -477,7 +499,7 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
-  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL, 0.0f, 0};
+  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL, 0.0f, 0, 1};
   int trackers = 0, learned = 0, baseline_only = 0, baseline_characters = 500;
   static char lmm_dir[1024];
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
@@ -502,18 +524,19 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--fit-iterations") && v) o.fit.iterations = atoi(v), i++;
     else if (!strcmp(a, "--shared") && v) shared = v, i++;
     else if (!strcmp(a, "--regions") && v) o.region_radius = (float)atof(v), i++;
+    else if (!strcmp(a, "--lod") && v) o.lod = atoi(v), i++;
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float,replicated] [--rotations-only] "
                       "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] "
                       "[--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
-                      "[--regions R] [--shared DIR]\n");
+                      "[--regions R] [--lod N] [--shared DIR]\n");
       return 2;
     }
   }
   if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1 ||
       o.tracker_every < 1 || baseline_characters < 1 || (trackers && (o.lib_readers || learned)) ||
-      o.region_radius < 0 || (o.region_radius > 0 && trackers)) {
+      o.region_radius < 0 || (o.region_radius > 0 && trackers) || o.lod < 1 || o.lod > 16) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
@@ -552,8 +575,22 @@ int bench_crowd(int argc, char **argv) {
     result_t r = {0};
     for (int s = 0; s < nsizes; s++) {
       o.characters = sizes[s];
+      /* The baseline again just before each run, alternating with them: the
+       * ratio compares two CPU figures taken minutes apart at most. */
+      if (!o.trackers && !learned && (s > 0 || e != encodings))
+        base = baseline_ticks_per_second(o.search_interval, baseline_characters);
       if (run_size(&o, &r) != 0) return crowd_trackers_close(o.trackers), 1;
       print_row(&r, base);
+      if (!o.trackers && !learned) {
+        printf("  (baseline just before: %.3f us a character-tick", 1e6 / base);
+        /* Behind its rate, the server's ticks were longer: the baseline again at their mean dt (at most 0.25 s). */
+        if (r.tick_rate > 0 && r.tick_rate < 0.99 * o.rate) {
+          double dt = 1.0 / r.tick_rate < 0.25 ? 1.0 / r.tick_rate : 0.25;
+          double at = baseline_ticks_at(o.search_interval, baseline_characters, (float)dt);
+          printf("; at the server's dt of %.1f ms, %.3f us: x%.2f", 1e3 * dt, 1e6 / at, r.cpu_per_character_tick_s * at);
+        }
+        printf(")\n");
+      }
       if (o.region_radius > 0 && o.encoding != ANIM_POSE_REPLICATED) { /* a replica steps every tick: no bands */
         result_t v = {0};
         o.regions = 1;

@@ -21,6 +21,12 @@
  * rarer, as the server's level of detail (lod-search-scale) runs characters
  * it does not stream at full rate: the quality that costs.
  *
+ * --skip-feet always|toggle: the in-process runs with foot locking skipped
+ * every tick, or on and off every 1.5 s (a character crossing a band's
+ * edge), as the server's level of detail skips it for characters it does
+ * not stream at full rate (controller.h's skip_feet): the quality of what
+ * a viewer at a far band's rate sees, and the pops at the switches.
+ *
  * --svg FILE: a filmstrip of a character wandering on Bandai Namco, top view
  * with footprints (bench/feet_strip.h).
  *
@@ -51,7 +57,28 @@ typedef struct {
   float wire_seconds;
   const char *json, *svg;
   int search_scale; /* --search-scale: the crowd's level of detail (lod-search-scale) applied in process */
+  int skip_feet;    /* --skip-feet: 0 never, 1 every tick, 2 on and off every SKIP_TOGGLE_SECONDS */
 } options_t;
+
+/* --skip-feet toggle: the level of detail on and off this often, as a
+ * character crossing a band's edge back and forth would have it. */
+#define SKIP_TOGGLE_SECONDS 1.5f
+
+/* Sets the next tick's foot-locking level of detail (the quality run's
+ * callback sees the character after each tick; skip_feet is read by the
+ * next, as the server sets it before a tick). */
+typedef struct {
+  int mode;
+  long ticks;
+} skip_t;
+
+static void set_skip(void *ctx, const anim_controller_t *character, uint32_t contacts) {
+  skip_t *k = ctx;
+  (void)contacts;
+  k->ticks++;
+  int on = k->mode == 1 || (k->mode == 2 && (int)((float)k->ticks / (60.0f * SKIP_TOGGLE_SECONDS)) % 2 == 1);
+  ((anim_controller_t *)character)->skip_feet = on; /* the controller the run owns */
+}
 
 typedef struct {
   anim_database_t db;
@@ -121,6 +148,8 @@ static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
   anim_controller_params_default(&params);
   params.search_interval *= o->search_scale;
   if (o->search_scale > 1) printf("level of detail: periodic searches every %d frames\n", params.search_interval);
+  if (o->skip_feet)
+    printf("level of detail: foot locking skipped %s\n", o->skip_feet == 1 ? "every tick" : "on and off every 1.5 s");
   print_header(stdout);
   int first_json = 1;
   for (int d = 0; d < ANIM_QUALITY_DATASETS; d++) {
@@ -129,8 +158,9 @@ static int run_in_process(const options_t *o, dataset_t *sets, FILE *json) {
       anim_quality_t all;
       for (int s = 0; s < o->seeds; s++) {
         anim_quality_t q;
+        skip_t skip = {o->skip_feet, 0};
         int rc = anim_quality_run_controller(&sets[d].db, sets[d].index, &params, (anim_program_kind_t)k, 1u + (uint32_t)s,
-                                             o->seconds, &q, NULL, NULL);
+                                             o->seconds, &q, o->skip_feet ? set_skip : NULL, &skip);
         if (rc) return fprintf(stderr, "animbench feet: run failed (%d)\n", rc), 1;
         merge(&all, &q, s == 0);
       }
@@ -195,7 +225,7 @@ static int write_strip(dataset_t *set, const char *path) {
 
 int bench_feet(int argc, char **argv);
 int bench_feet(int argc, char **argv) {
-  options_t o = {"../shared", 60.0f, 2, 0, 200, 20.0f, NULL, NULL, 1};
+  options_t o = {"../shared", 60.0f, 2, 0, 200, 20.0f, NULL, NULL, 1, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--wire")) o.wire = 1;
@@ -208,6 +238,10 @@ int bench_feet(int argc, char **argv) {
     else if (!strcmp(a, "--json")) o.json = v, i++;
     else if (!strcmp(a, "--svg")) o.svg = v, i++;
     else if (!strcmp(a, "--search-scale")) o.search_scale = atoi(v), i++;
+    else if (!strcmp(a, "--skip-feet")) {
+      o.skip_feet = !strcmp(v, "never") ? 0 : !strcmp(v, "always") ? 1 : !strcmp(v, "toggle") ? 2 : -1, i++;
+      if (o.skip_feet < 0) return fprintf(stderr, "animbench feet: --skip-feet never|always|toggle\n"), 2;
+    }
     else return fprintf(stderr, "animbench feet: unknown option %s\n", a), 2;
   }
   if (o.seeds < 1 || !(o.seconds > 0) || o.cost_characters < 0 || o.search_scale < 1 || o.search_scale > 16)

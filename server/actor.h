@@ -166,7 +166,10 @@ struct srv_actor {
   int chunk;              /* the chunk (simulation job) ticking it this tick; -1 until its first tick */
   /* This tick's level of detail (crowd.c sets lod-search-scale, the streams
    * 1 for a character streamed at full rate): its kind searches
-   * periodically this many times less often. */
+   * periodically this many times less often, and over 1 a motion-matching
+   * character skips foot locking (actor_matching.c). Global positions are
+   * computed only in a tick a subscription that asks for them fires
+   * (SRV_WANT_GLOBAL), whatever the level. */
   uint32_t lod_scale;
   srv_actor_pose_t pose;  /* after the last tick */
   uint8_t *quantized;     /* pose record, ENCODING_QUANTIZED (full layout; rotations_only is its prefix) */

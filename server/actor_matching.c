@@ -76,7 +76,12 @@ void srv_matching_simulate(srv_actor_t *const *actors, int n, float dt, void *sc
    * state does not stay in cache: 1.3x the ticks a second at 10,000). */
   for (int i = 0; i < n; i++) {
     if (i + 1 < n) anim_controller_prefetch(actors[i + 1]->character);
-    ((anim_controller_t *)actors[i]->character)->search_scale = (int)actors[i]->lod_scale;
+    anim_controller_t *c = actors[i]->character;
+    c->search_scale = (int)actors[i]->lod_scale;
+    /* Not watched closely (lod_scale over 1: no subscription streams it at
+     * full rate): foot locking skipped. Not for a kind with its own after
+     * hook (a physical body tracks the locked feet). */
+    c->skip_feet = actors[i]->lod_scale > 1 && !after;
     int rc =
         anim_controller_tick_begin(actors[i]->character, dt, s.queries + (size_t)nsearch * cols, &s.search[nsearch]);
     s.searcher[i] = rc == 1 ? nsearch++ : -1;
@@ -154,20 +159,15 @@ static int state(const void *character, int offsets, srv_response_t *out) {
     s->nquery = c->db->features.cols;
   }
   srv_actor_state_feet(&c->feet, out);
-  s->play_rate = (c->warp.params.rate ? c->warp.rate : 1.0f) * c->warp.settle;
+  s->play_rate = c->warp.shown;
   s->warp_angle = c->warp.angle, s->warp_held = c->warp.settled;
   s->has_params = 1, s->params = c->params;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
-/* A replica replays a tick from its record (the transition, the hold);
- * warping's rate, settle and turn follow the input, which a record does
- * not carry, so a warping character streams as poses instead. */
-static const anim_controller_t *replica(const void *character) {
-  const anim_controller_t *c = character;
-  const anim_warp_params_t *w = &c->warp.params;
-  return w->rate || w->stand || w->orient ? NULL : c;
-}
+/* A replica replays a tick from its record (the transition, the hold,
+ * the warp's shown rate and turn: warping or not). */
+static const anim_controller_t *replica(const void *character) { return character; }
 
 const srv_actor_kind_t srv_actor_matching = {
     .name = "motion_matching",

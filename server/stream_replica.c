@@ -5,7 +5,10 @@
 #include "character/replica.h"
 #include "stream_replica.h"
 
-enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8 };
+/* 128 is free: a second flags byte, for a stride scale when stride
+ * warping comes (warp.h) and whatever follows. */
+enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32,
+       FLAG_FEET_SKIPPED = 64 };
 
 const anim_controller_t *srv_replica_of(const srv_actor_t *a) {
   return a->kind->replica ? a->kind->replica(a->character) : NULL;
@@ -14,7 +17,7 @@ const anim_controller_t *srv_replica_of(const srv_actor_t *a) {
 size_t srv_replica_bound(const srv_actor_t *a, int keys) {
   const anim_controller_t *c = srv_replica_of(a);
   if (!c) return 0;
-  size_t bytes = 10 + 1 + 5; /* id, flags, transition frame */
+  size_t bytes = 10 + 1 + 5 + 8; /* id, flags, transition frame, warp rate and angle */
   if (keys || c->ticks == 0) bytes += 5 + anim_controller_replica_size(c);
   return bytes;
 }
@@ -67,7 +70,7 @@ int srv_replica_append(srv_replica_records_t *r, const srv_actor_t *a, const ani
   /* Its first tick (the client has no state yet), or moved outside a tick. */
   int key = keys || c->ticks <= 1 || rec->moved;
   size_t state = key ? anim_controller_replica_size(c) : 0;
-  if (r->failed || reserve(r, 10 + 1 + 5 + 5 + state) != 0) return r->failed = 1, ANIM_ENOMEM;
+  if (r->failed || reserve(r, 10 + 1 + 5 + 8 + 5 + state) != 0) return r->failed = 1, ANIM_ENOMEM;
   if (r->ncurrent == r->order_capacity) {
     size_t capacity = r->order_capacity ? 2 * r->order_capacity : 256;
     uint64_t *previous = realloc(r->previous, capacity * sizeof *previous);
@@ -81,9 +84,16 @@ int srv_replica_append(srv_replica_records_t *r, const srv_actor_t *a, const ani
   put_varint(r, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
   r->current[r->ncurrent++] = a->id;
   int transition = rec->transition_frame >= 0;
+  /* The warp's rate and turn when they changed this tick (the client holds
+   * the last ones); a keyframe carries them whole. */
+  int rate = !key && (rec->warp_changed & ANIM_RECORD_PLAY_RATE), angle = !key && (rec->warp_changed & ANIM_RECORD_WARP_ANGLE);
   r->bytes[r->len++] = (uint8_t)((key ? FLAG_KEY : 0) | (transition ? FLAG_TRANSITION : 0) |
-                                 (rec->hold_begin ? FLAG_HOLD_BEGIN : 0) | (rec->hold_end ? FLAG_HOLD_END : 0));
+                                 (rec->hold_begin ? FLAG_HOLD_BEGIN : 0) | (rec->hold_end ? FLAG_HOLD_END : 0) |
+                                 (rate ? FLAG_RATE : 0) | (angle ? FLAG_ANGLE : 0) |
+                                 (rec->feet_skipped ? FLAG_FEET_SKIPPED : 0));
   if (transition) put_varint(r, (uint64_t)rec->transition_frame);
+  if (rate) memcpy(r->bytes + r->len, &rec->play_rate, 4), r->len += 4;
+  if (angle) memcpy(r->bytes + r->len, &rec->warp_angle, 4), r->len += 4;
   if (key) {
     put_varint(r, state);
     r->len += anim_controller_replica_save(c, r->bytes + r->len);

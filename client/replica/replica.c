@@ -16,7 +16,10 @@
 #include "character/replica.h"
 #include "database/dbfile.h"
 
-enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8 };
+enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32,
+       FLAG_FEET_SKIPPED = 64 };
+/* Flags this replica does not know (a second flags byte: later fields it could not skip). */
+#define FLAGS_UNKNOWN 0x80
 enum { FRAME_FRESH = 1 };
 
 typedef struct {
@@ -108,7 +111,8 @@ static int same_params(const anim_controller_params_t *a, const anim_controller_
   return a->inertialize_halflife == b->inertialize_halflife && a->body_halflife_scale == b->body_halflife_scale &&
          a->root_halflife_scale == b->root_halflife_scale && a->foot_lock.enabled == b->foot_lock.enabled &&
          a->foot_lock.unlock_radius == b->foot_lock.unlock_radius &&
-         a->foot_lock.release_halflife == b->foot_lock.release_halflife;
+         a->foot_lock.release_halflife == b->foot_lock.release_halflife && a->warp.rate == b->warp.rate &&
+         a->warp.stand == b->warp.stand && a->warp.orient == b->warp.orient;
 }
 
 /* Takes a keyframe for id: a new character, or one whose parameters changed, is made first. */
@@ -188,13 +192,19 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
     r->current[count++] = id;
     if (at >= end) return ANIM_EPROTO;
     uint8_t flags = *at++;
+    if (flags & FLAGS_UNKNOWN) return ANIM_EPROTO;
     anim_controller_record_t record = {-1, (uint8_t)!!(flags & FLAG_HOLD_BEGIN), (uint8_t)!!(flags & FLAG_HOLD_END),
-                                       0};
+                                       0, (uint8_t)!!(flags & FLAG_FEET_SKIPPED), 0, 1.0f, 0.0f};
     if (flags & FLAG_TRANSITION) {
       if ((rc = get_varint(&at, end, &value)) != 0) break;
       if (value >= (uint64_t)r->db.nframes) return ANIM_EPROTO;
       record.transition_frame = (int)value;
     }
+    /* The warp's rate and turn, when they changed (else the ones the replica holds). */
+    int has_rate = (flags & FLAG_RATE) != 0, has_angle = (flags & FLAG_ANGLE) != 0;
+    if ((size_t)(end - at) < 4u * (size_t)(has_rate + has_angle)) return ANIM_EPROTO;
+    if (has_rate) memcpy(&record.play_rate, at, 4), at += 4;
+    if (has_angle) memcpy(&record.warp_angle, at, 4), at += 4;
     if (flags & FLAG_KEY) {
       if ((rc = get_varint(&at, end, &value)) != 0) break;
       if (value > (uint64_t)(end - at)) return ANIM_EPROTO;
@@ -208,7 +218,10 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
       r->items[i].seen = number, r->stats.foreign++;
       continue;
     }
-    if ((rc = anim_controller_replay(&r->items[i].c, f->dt, &record)) != 0) return ANIM_EPROTO;
+    anim_controller_t *c = &r->items[i].c;
+    if (!has_rate) record.play_rate = c->warp.shown;
+    if (!has_angle) record.warp_angle = c->warp.angle;
+    if ((rc = anim_controller_replay(c, f->dt, &record)) != 0) return ANIM_EPROTO;
     r->items[i].seen = number;
     r->stats.replays++;
   }

@@ -338,6 +338,7 @@ int anim_controller_reset(anim_controller_t *c, vec3 position, float facing, vec
   anim_inertializer_update(&c->inertializer, &out, &view, c->params.inertialize_halflife, 0.0f);
   c->frames_since_search = c->params.search_interval; /* search on the first tick */
   anim_foot_locks_reset(&c->feet);
+  c->feet_skipped = 0;
   c->moved_between = 1;
   return 0;
 }
@@ -357,6 +358,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   vec3 target = c->sim.smoothed_velocity.y;
   c->tick_dt = dt;
   float sim_speed = vec3_length(c->sim.velocity);
+  float rate_before = c->warp.shown, angle_before = c->warp.angle;
   c->tick_frames = take_frames(c, anim_warp_begin(&c->warp, c->frame, c->sim.desired_velocity,
                                                   c->sim.desired_rotation, c->pose_rotations[0], sim_speed, dt));
   c->frames_since_search += c->tick_frames;
@@ -369,7 +371,10 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   int replan = vec3_length(vec3_sub(target, c->velocity_at_last_search)) > p->replan_threshold;
   /* A held pose is let go as soon as the character is no longer at rest. */
   if (c->holding && !at_rest(c, target)) c->holding = 0;
-  c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between};
+  uint8_t changed = (uint8_t)((memcmp(&rate_before, &c->warp.shown, sizeof rate_before) ? ANIM_RECORD_PLAY_RATE : 0) |
+                               (memcmp(&angle_before, &c->warp.angle, sizeof angle_before) ? ANIM_RECORD_WARP_ANGLE : 0));
+  c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between, 0, changed,
+                                         c->warp.shown, c->warp.angle};
   c->moved_between = 0;
   int periodic = c->frames_since_search >= p->search_interval * (c->search_scale > 1 ? c->search_scale : 1);
   c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
@@ -403,9 +408,23 @@ static int show_tick(anim_controller_t *c, float dt) {
   c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
   c->ticks++;
-  if (p->foot_lock.enabled && c->feet.nfeet)
-    anim_foot_locks_apply(&c->feet, c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts, c->pose_positions,
-                          c->pose_rotations, dt);
+  if (p->foot_lock.enabled && c->feet.nfeet) {
+    static const uint8_t lifted[ANIM_MAX_CONTACTS]; /* no foot in contact */
+    const uint8_t *contacts = c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts;
+    c->record.feet_skipped = (uint8_t)(c->skip_feet != 0);
+    if (!c->skip_feet) {
+      c->feet_skipped = 0;
+      anim_foot_locks_apply(&c->feet, contacts, c->pose_positions, c->pose_rotations, dt);
+    } else if (!c->feet_skipped) {
+      /* Let go first as if the data lifted every foot: planted feet blend
+       * back to the animation (release_halflife), none plants; once all
+       * are free and still, skipped. Dropped at once, a planted foot
+       * jumped to the animation's (pops of up to 4.4x the data's speed
+       * with the level of detail toggled every 1.5 s, animbench feet). */
+      anim_foot_locks_apply(&c->feet, lifted, c->pose_positions, c->pose_rotations, dt);
+      if (anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_skipped = 1;
+    }
+  }
   return 0;
 }
 
@@ -427,12 +446,15 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
 
 int anim_controller_replay(anim_controller_t *c, float dt, const anim_controller_record_t *r) {
   if (!(dt > 0.0f) || !isfinite(dt) || r->transition_frame >= c->db->nframes) return ANIM_EINVAL;
-  c->tick_frames = take_frames(c, dt);
+  /* The warp's rates are bounded by 4 (warp.h), its turn by pi. */
+  if (!(r->play_rate >= 0.0f && r->play_rate <= 4.0f) || !(fabsf(r->warp_angle) <= (float)M_PI)) return ANIM_EINVAL;
+  c->tick_frames = take_frames(c, anim_warp_replay(&c->warp, r->play_rate, r->warp_angle, dt));
   c->transitioned = 0;
   c->holding = r->hold_begin;
   if (r->transition_frame >= 0) transition_to(c, r->transition_frame);
   c->holding = r->hold_end;
   c->record = *r;
+  c->skip_feet = r->feet_skipped;
   return show_tick(c, dt);
 }
 
@@ -469,6 +491,6 @@ void anim_controller_global_pose(anim_controller_t *c) {
 }
 
 uint32_t anim_controller_contacts(const anim_controller_t *c) {
-  if (c->params.foot_lock.enabled && c->feet.nfeet) return anim_foot_locks_contacts(&c->feet);
+  if (c->params.foot_lock.enabled && c->feet.nfeet && !c->feet_skipped) return anim_foot_locks_contacts(&c->feet);
   return anim_database_contacts(c->db, c->frame);
 }

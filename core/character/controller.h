@@ -146,7 +146,14 @@ typedef struct {
   uint8_t hold_end;     /* holding after tick_end (decided by this tick's search) */
   uint8_t moved;        /* moved other than by a tick (translate, reset) since the last tick began:
                            a replica must be sent the whole state */
+  uint8_t feet_skipped;  /* skip_feet this tick (letting go or skipped): a replica does the same */
+  /* Warping (warp.h) follows the input, which a record does not carry:
+   * what the warp's begin decided instead. */
+  uint8_t warp_changed; /* ANIM_RECORD_* bits: which of the two differ (bitwise) from the last tick's */
+  float play_rate;      /* the rate shown (warp.shown): 1 unwarped, 0 held at rest */
+  float warp_angle;     /* rad, the upper body's counter-turn (warp.angle) */
 } anim_controller_record_t;
+enum { ANIM_RECORD_PLAY_RATE = 1, ANIM_RECORD_WARP_ANGLE = 2 };
 /* A bounded record of the character's recent ticks (history.h). */
 typedef struct anim_history anim_history_t;
 
@@ -201,6 +208,15 @@ typedef struct {
    * every search_interval * search_scale frames (0 or 1: as the params say);
    * searches forced by the input or a clip's end are not delayed. */
   int search_scale;
+  /* Level of detail, set by the caller before a tick: 1 skips foot locking
+   * (nobody watches the feet closely). The locks are first let go gently,
+   * as if the data lifted every foot (planted feet blend back to the
+   * animation over a few release half-lives, none plants), then no longer
+   * applied: the feet show the data's, and the contacts are the data's,
+   * until a tick with skip_feet 0 locks again, planting them where they
+   * are shown. */
+  int skip_feet;
+  int feet_skipped;       /* let go: foot locking no longer applied */
   int moved_between;      /* reset since the last tick: the next tick's record says moved */
   /* NULL (init's choice): no history. Else each tick_end records the tick
    * there (history.h); the caller owns it (anim_history_init/_free) and
@@ -266,12 +282,13 @@ int anim_controller_tick_begin(anim_controller_t *character, float dt, float *ou
 int anim_controller_tick_end(anim_controller_t *character, const anim_search_hit_t *best);
 
 /* Replays one tick of another character from its record (the record its
- * tick left, anim_controller_t.record) and dt: the same transition, hold
- * and frame advance, the same inertializer update and foot locking, by the
+ * tick left, anim_controller_t.record) and dt: the same transition, hold,
+ * warp (the play rate and upper-body turn its begin decided) and frame advance, the same inertializer update and foot locking, by the
  * same code as tick_end, without input, simulation or search. A character
  * holding the same state as the original before its tick holds the same
  * displayed pose after it, bit for bit (the same build, the same database).
- * 0, ANIM_EINVAL (dt, a transition frame out of the database). */
+ * 0, ANIM_EINVAL (dt, a transition frame out of the database, a play
+ * rate outside [0, 4] or an angle outside [-pi, pi]). */
 int anim_controller_replay(anim_controller_t *character, float dt, const anim_controller_record_t *record);
 
 /* Delays the periodic search by `frames` (spreads a crowd's searches over

@@ -378,3 +378,16 @@ uint32_t anim_foot_locks_contacts(const anim_foot_locks_t *locks) {
     if (locks->feet[s].state == ANIM_FOOT_PLANTED) bits |= 1u << s;
   return bits;
 }
+
+int anim_foot_locks_let_go(const anim_foot_locks_t *locks) {
+  const float near = ANIM_FOOT_SETTLED * ANIM_FOOT_SETTLED;
+  if (locks->drop > ANIM_FOOT_SETTLED) return 0;
+  for (int s = 0; s < locks->nfeet; s++) {
+    const anim_foot_lock_t *f = &locks->feet[s];
+    /* The offset's velocity too: a spring passing through zero is not still. */
+    if (f->state != ANIM_FOOT_FREE || vec3_dot(f->offset, f->offset) > near ||
+        vec3_dot(f->offset_velocity, f->offset_velocity) > 100.0f * near)
+      return 0;
+  }
+  return 1;
+}

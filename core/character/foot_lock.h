@@ -134,6 +134,13 @@ int anim_foot_locks_apply(anim_foot_locks_t *locks, const uint8_t *contacts, vec
 /* The feet shown planted after the last apply: bit i for contact i. */
 uint32_t anim_foot_locks_contacts(const anim_foot_locks_t *locks);
 
+/* Whether the locks have let go: every foot free, its offset from the
+ * animation under ANIM_FOOT_SETTLED metres and the pelvis up as near. A
+ * caller letting go gently (apply with no contacts until this says so)
+ * can then stop applying them, and reset them, moving nothing visibly. */
+#define ANIM_FOOT_SETTLED 1e-3f
+int anim_foot_locks_let_go(const anim_foot_locks_t *locks);
+
 /* Two-bone IK: rotates the hip and knee (global rotations given, local ones
  * written) so the ankle reaches target as nearly as the leg's lengths allow
  * (never quite straight), the knee bending about hinge (world space, the

@@ -4,9 +4,12 @@
 #include "anim_error.h"
 #include "character/replica.h"
 
-static const uint8_t magic[4] = {'R', 'P', 'L', '1'};
+static const uint8_t magic[4] = {'R', 'P', 'L', '2'};
 #define HEADER_BYTES 20       /* magic, nbones, nfeet, database version */
-#define FIXED_FLOATS (4 + 6 + 14 + 2)
+#define FIXED_FLOATS (4 + 6 + 7 + 14 + 2)
+#define PARAM_WORDS 13        /* from the frame to the warp's flags (replica_params reads them) */
+/* The words after the header that are integers, not floats. */
+static const uint8_t int_words[] = {0, 3, 7, 10, 11, 12, 16};
 #define BONE_FLOATS (13 + 7)
 #define FOOT_FLOATS 22
 
@@ -57,6 +60,10 @@ size_t anim_controller_replica_save(const anim_controller_t *c, uint8_t *out) {
   put_i(&k, c->frame), put_f(&k, c->frame_time_accum), put_f(&k, c->time_since_transition), put_i(&k, c->holding);
   put_f(&k, p->inertialize_halflife), put_f(&k, p->body_halflife_scale), put_f(&k, p->root_halflife_scale);
   put_i(&k, p->foot_lock.enabled), put_f(&k, p->foot_lock.unlock_radius), put_f(&k, p->foot_lock.release_halflife);
+  const anim_warp_t *w = &c->warp;
+  put_i(&k, p->warp.rate), put_i(&k, p->warp.stand), put_i(&k, p->warp.orient);
+  put_f(&k, w->shown), put_f(&k, w->angle), put_f(&k, w->view_phase);
+  put_i(&k, (w->view_held ? 1 : 0) | (w->have_view ? 2 : 0) | (c->feet_skipped ? 4 : 0));
   put_v(&k, in->anchor_anim_position), put_q(&k, in->anchor_anim_rotation);
   put_v(&k, in->anchor_world_position), put_q(&k, in->anchor_world_rotation);
   for (int b = 0; b < c->db->nbones; b++) {
@@ -76,7 +83,7 @@ size_t anim_controller_replica_save(const anim_controller_t *c, uint8_t *out) {
 
 int anim_controller_replica_params(const uint8_t *bytes, size_t len, anim_controller_params_t *out_params,
                                    uint64_t *out_version, int *out_nbones) {
-  if (len < HEADER_BYTES + 4 * 10) return ANIM_ETRUNCATED;
+  if (len < HEADER_BYTES + 4 * PARAM_WORDS) return ANIM_ETRUNCATED;
   if (memcmp(bytes, magic, 4) != 0) return ANIM_EFORMAT;
   cursor_t k = {NULL, bytes + 4};
   *out_nbones = get_i(&k);
@@ -90,9 +97,12 @@ int anim_controller_replica_params(const uint8_t *bytes, size_t len, anim_contro
   out_params->foot_lock.enabled = get_i(&k) != 0;
   out_params->foot_lock.unlock_radius = get_f(&k);
   out_params->foot_lock.release_halflife = get_f(&k);
-  /* Only unwarped characters are replicated: warping follows the input,
-   * which no record carries. */
-  out_params->warp.rate = out_params->warp.stand = out_params->warp.orient = 0;
+  /* Which warps are on (the pose a replica shows depends on it); their
+   * bounds decide only what the original's begin does, which its records
+   * carry. */
+  out_params->warp.rate = get_i(&k) != 0;
+  out_params->warp.stand = get_i(&k) != 0;
+  out_params->warp.orient = get_i(&k) != 0;
   return anim_controller_params_validate(out_params) == 0 ? 0 : ANIM_ENONFINITE;
 }
 
@@ -120,8 +130,10 @@ int anim_controller_replica_load(anim_controller_t *c, const uint8_t *bytes, siz
   if (frame < 0 || frame >= c->db->nframes) return ANIM_EFORMAT;
   size_t nfloats = (len - HEADER_BYTES) / 4;
   for (size_t i = 0; i < nfloats; i++) {
-    size_t at = i; /* the integer fields: frame, holding, foot_lock.enabled, each foot's state and have_previous */
-    if (at == 0 || at == 3 || at == 7) continue;
+    size_t at = i; /* the integer fields: int_words, each foot's state and have_previous */
+    int integer = 0;
+    for (size_t j = 0; j < sizeof int_words; j++) integer |= at == int_words[j];
+    if (integer) continue;
     size_t foot_at = FIXED_FLOATS - 2 + (size_t)nbones * BONE_FLOATS; /* after the anchor and the bones */
     if (at >= foot_at && at < foot_at + (size_t)nfeet * FOOT_FLOATS) {
       size_t j = (at - foot_at) % FOOT_FLOATS;
@@ -129,9 +141,20 @@ int anim_controller_replica_load(anim_controller_t *c, const uint8_t *bytes, siz
     }
     if (!finite_floats(body + 4 * at, 1)) return ANIM_ENONFINITE;
   }
+  /* The warp: made with the same warps on, its rate and turn within their bounds (warp.h). */
+  cursor_t w = {NULL, body + 4 * 10};
+  int32_t warps[3] = {get_i(&w), get_i(&w), get_i(&w)};
+  float shown = get_f(&w), angle = get_f(&w);
+  const anim_warp_params_t *wp = &c->params.warp;
+  if ((warps[0] != 0) != (wp->rate != 0) || (warps[1] != 0) != (wp->stand != 0) || (warps[2] != 0) != (wp->orient != 0) ||
+      !(shown >= 0.0f && shown <= 4.0f) || !(fabsf(angle) <= (float)M_PI))
+    return ANIM_EFORMAT;
   c->frame = frame;
   c->frame_time_accum = get_f(&k), c->time_since_transition = get_f(&k), c->holding = get_i(&k) != 0;
-  k.r += 6 * 4; /* the parameters: the replica was made with them */
+  k.r += 9 * 4; /* the parameters and the warps on: the replica was made with them */
+  shown = get_f(&k), angle = get_f(&k);
+  float phase = get_f(&k);
+  int32_t view = get_i(&k);
   anim_inertializer_t *in = &c->inertializer;
   in->anchor_anim_position = get_v(&k), in->anchor_anim_rotation = get_q(&k);
   in->anchor_world_position = get_v(&k), in->anchor_world_rotation = get_q(&k);
@@ -150,6 +173,9 @@ int anim_controller_replica_load(anim_controller_t *c, const uint8_t *bytes, siz
     f->previous_toe = get_v(&k), f->previous_target = get_v(&k), f->have_previous = get_i(&k) != 0;
   }
   c->feet.drop = get_f(&k), c->feet.drop_velocity = get_f(&k);
+  /* The pose last shown, made again: a transition next tick starts from it. */
+  anim_warp_restore(&c->warp, shown, angle, (view & 2) != 0, frame, phase, view & 1);
+  c->feet_skipped = (view & 4) != 0; /* the feet shown are the data's (controller.h, skip_feet) */
   c->globals_fresh = 0;
   return 0;
 }

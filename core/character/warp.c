@@ -146,7 +146,7 @@ void anim_warp_free(anim_warp_t *w) {
 }
 
 void anim_warp_reset(anim_warp_t *w) {
-  w->rate = w->rate_target = w->query_rate = w->settle = 1.0f;
+  w->rate = w->rate_target = w->query_rate = w->settle = w->shown = 1.0f;
   w->settle_wait = w->query_angle = w->angle = 0.0f;
   w->settled = w->have_view = 0;
   w->data_speed = 0.0f, w->speed_frame = -1000000;
@@ -252,7 +252,14 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
     w->angle = toward(w->angle, goal, ANGLE_HALFLIFE, dt);
     if (goal == 0.0f && fabsf(w->angle) < 1e-3f) w->angle = 0.0f;
   }
-  return dt * (p->rate ? w->rate : 1.0f) * w->settle;
+  w->shown = (p->rate ? w->rate : 1.0f) * w->settle;
+  return dt * w->shown;
+}
+
+float anim_warp_replay(anim_warp_t *w, float shown, float angle, float dt) {
+  w->shown = shown, w->angle = angle;
+  w->settled = shown == 0.0f;
+  return dt * w->shown;
 }
 
 vec3 anim_warp_query_sample(const anim_warp_t *w, vec3 local, int position) {
@@ -292,7 +299,7 @@ static anim_pose_view_t pose_into(anim_warp_t *w, int b, int frame, float phase,
   int next = frame + 1 < anim_database_range_stop(db, frame) ? frame + 1 : frame;
   size_t f1 = (size_t)next * n;
   /* The rates shown are the data's times the rate it plays at. */
-  float k = held ? 0.0f : (w->params.rate ? w->rate : 1.0f) * w->settle;
+  float k = held ? 0.0f : w->shown;
   float t = clampf(phase, 0.0f, 1.0f);
   anim_warp_buffer_t *o = &w->buffers[b];
   /* Rotations between the two frames; positions too for the root and the
@@ -328,6 +335,13 @@ anim_pose_view_t anim_warp_pose(anim_warp_t *w, int frame, float phase, int held
   w->view = pose_into(w, 0, frame, phase, held);
   w->have_view = 1, w->view_phase = phase, w->view_held = held;
   return w->view;
+}
+
+void anim_warp_restore(anim_warp_t *w, float shown, float angle, int have_view, int frame, float phase, int held) {
+  w->shown = shown, w->angle = angle;
+  w->settled = shown == 0.0f;
+  w->have_view = 0;
+  if (have_view) anim_warp_pose(w, frame, phase, held);
 }
 
 anim_pose_view_t anim_warp_transition_pose(anim_warp_t *w, int frame) {

@@ -77,6 +77,11 @@ typedef struct {
   const anim_database_t *db;
   /* Play rate: the one shown (rate * settle is what plays), its target. */
   float rate, rate_target;
+  /* What plays per second of dt: rate (when on) times settle, as
+   * anim_warp_begin left it; the pose's rates are scaled by it. With the
+   * orientation's angle, all of the warp a replica needs from a tick
+   * (anim_warp_replay). */
+  float shown;
   float data_speed;   /* anim_warp_data_speed at speed_frame, read every few frames */
   int speed_frame;
   float query_rate;
@@ -120,6 +125,17 @@ float anim_warp_data_speed(const anim_database_t *db, int frame);
  * seconds this tick plays for dt (dt times the rate shown). */
 float anim_warp_begin(anim_warp_t *warp, int frame, vec3 desired, quat desired_facing, quat root_rotation,
                       float sim_speed, float dt);
+
+/* A replica's anim_warp_begin (character/replica.h): the tick's shown
+ * rate and upper-body angle as the original's begin left them, nothing
+ * worked out. Returns the animation seconds this tick plays for dt, the
+ * same bits as the original's begin returned. */
+float anim_warp_replay(anim_warp_t *warp, float shown, float angle, float dt);
+
+/* A replica's warp as an original's keyframe says: the shown rate and
+ * angle, and the pose last shown (have_view: frame at phase, held),
+ * made again from the database (a transition starts from it). */
+void anim_warp_restore(anim_warp_t *warp, float shown, float angle, int have_view, int frame, float phase, int held);
 
 /* A query sample (root-local, on the ground) as the warps want it searched:
  * positions scaled to the data's speed, facings turned toward the travel.

@@ -7,8 +7,10 @@
  * region; a replica of no database; a frame of poses fed to a replica; a
  * record cut short. Then the Bandai Namco database (mirrored, 60 Hz) is
  * served from a data directory and loaded by the replica from the same
- * file; characters on it follow the wander input program while one
- * connection holds three subscriptions to them: float poses (what the
+ * file; characters on it (warping, the default, but one) follow the
+ * wander input program, one a script of sideways and diagonal travel
+ * facing ahead and stops, while one connection holds three subscriptions
+ * to them: float poses (what the
  * server shows, exact), quantized poses and replicated state. Every tick
  * the replica's rebuilt pose must equal the float stream's bit for bit
  * (the same build: the replay is the server's own code; across builds,
@@ -95,8 +97,7 @@ static int need_data(void) {
   return have_data || anim_test_shared_path(path, sizeof path, "data/mocap/bandai-namco");
 }
 
-/* Warping off: a record does not carry the input warping follows, so a
- * warping character streams as poses (actor_matching.c). */
+/* Warping off (the others warp: the server's defaults). */
 static const anim_character_params_t *unwarped(void) {
   static anim_character_params_t params;
   anim_character_params_init(&params);
@@ -104,11 +105,29 @@ static const anim_character_params_t *unwarped(void) {
   return &params;
 }
 
+/* The last of the run's characters is unwarped, the one before it follows
+ * SCRIPT (sideways, diagonal, stops), the rest wander. */
+#define UNWARPED (CHARS - 1)
+#define SCRIPTED (CHARS - 2)
+
 static void make_characters(uint64_t *ids, int n) {
   anim_character_placement_t place[CHARS];
   for (int i = 0; i < n; i++) place[i] = (anim_character_placement_t){(float)i * 4.0f, 0.0f, 0.3f * (float)i, 97 * i};
-  assert_int_equal(anim_client_characters_create(client, "mocap", unwarped(), place, n, ids, TIMEOUT_MS), 0);
+  int warped = n > UNWARPED ? UNWARPED : n;
+  assert_int_equal(anim_client_characters_create(client, "mocap", NULL, place, warped, ids, TIMEOUT_MS), 0);
+  if (n > warped)
+    assert_int_equal(anim_client_characters_create(client, "mocap", unwarped(), place + warped, n - warped, ids + warped,
+                                                   TIMEOUT_MS), 0);
 }
+
+/* SCRIPTED's velocity (m/s, world) and facing (rad) at t s: facing +Z, ahead
+ * between the data's gaits, sideways, diagonal back, stopped, ahead again
+ * (each warp at work: the play rate, the upper body's turn, the settle). */
+static const struct {
+  float until, vx, vz, facing;
+} script[] = {{0.8f, 0.0f, 1.6f, 0.0f}, {1.6f, 1.3f, 0.0f, 0.0f}, {2.2f, 0.0f, 0.0f, 0.0f},
+              {3.0f, -0.9f, -0.9f, 0.0f}, {3.6f, 0.0f, 0.0f, 0.0f}, {4.4f, 0.0f, 2.2f, 0.0f},
+              {5.2f, -1.2f, 0.3f, 0.0f}, {1e9f, 0.0f, 0.0f, 0.0f}};
 
 /* ---- refusals ------------------------------------------------------------------------------- */
 
@@ -255,6 +274,8 @@ static double now_s(void) {
 }
 
 /* Polls for seconds, the characters steered by their wander programs (t: seconds since start). */
+static const anim_input_program_t *scripted; /* the program slot SCRIPTED's script stands for */
+
 static void run(uint64_t *ids, int n, anim_input_program_t *programs, double start, double seconds) {
   double end = now_s() + seconds;
   while (now_s() < end) {
@@ -264,6 +285,14 @@ static void run(uint64_t *ids, int n, anim_input_program_t *programs, double sta
     uint64_t changed[CHARS];
     int count = 0;
     for (int i = 0; i < n; i++) {
+      if (&programs[i] == scripted) {
+        float t = (float)(now_s() - start);
+        int k = 0;
+        while (t >= script[k].until) k++;
+        anim_character_input_velocity(&inputs[count], script[k].vx, script[k].vz, script[k].facing);
+        changed[count++] = ids[i];
+        continue;
+      }
       anim_controller_input_t in;
       vec3 command;
       int commanded;
@@ -288,6 +317,7 @@ static void test_rebuild_matches_stream(void **state) {
   make_characters(ids, CHARS);
   anim_input_program_t programs[CHARS];
   for (int i = 0; i < CHARS; i++) anim_input_program_init(&programs[i], ANIM_PROGRAM_WANDER, 11u + (uint32_t)i);
+  scripted = &programs[SCRIPTED];
   anim_stream_cb cbs[3] = {on_float, on_quantized, on_replicated};
   int encodings[3] = {ANIM_POSE_FLOAT, ANIM_POSE_QUANTIZED, ANIM_POSE_REPLICATED};
   for (int e = 0; e < 3; e++) {

@@ -5,8 +5,10 @@
  * loopback port, its loop on this thread, its thread pool as usual); a
  * client thread creates 1,000 characters on the default database, sends
  * them walking, subscribes to them (all of them quantized every third tick,
- * 50 of them as floats with global positions every tick, so every record
- * and both encoders are used) and reads every frame: a reader that keeps
+ * 50 of them as floats with global positions every tick, 50 others
+ * replicated (warping: the records carry the play rate and angle), so
+ * every record and every encoder is used; the level of detail on, so the
+ * rest search less and skip foot locking) and reads every frame: a reader that keeps
  * up, which is what steady state means (one that falls behind by more than
  * a subscription's three buffers makes the server allocate a new one). Beside them run 50
  * characters of an action state machine changing state every second
@@ -131,6 +133,7 @@ static void *client_main(void *arg) {
   static anim_character_input_t inputs[CHARACTERS];
   anim_subscribe_options_t quantized = {NULL, 0, 1, 3, ANIM_POSE_QUANTIZED, 0, 0};
   anim_subscribe_options_t floats = {ids, 50, 0, 1, ANIM_POSE_FLOAT, 1, 0};
+  anim_subscribe_options_t replicated = {ids + 50, 50, 0, 1, ANIM_POSE_REPLICATED, 0, 0};
   anim_subscribe_options_t others = {other_ids, 2 * OTHERS, 0, 1, ANIM_POSE_FLOAT, 1, 0};
   anim_region_band_t bands[] = {{4.0f, 1}, {8.0f, 4}, {12.0f, 15}};
   anim_region_t near = {0.0f, 10.0f, 12.0f, 0.0f, 0.0f, 0, bands, 3, 300};
@@ -152,6 +155,7 @@ static void *client_main(void *arg) {
   if (anim_client_characters_set_input(c, ids, inputs, CHARACTERS, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &quantized, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &floats, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe(c, &replicated, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &others, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe_region(c, &region_near, &near, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       (around.follow = ids[0],
@@ -267,6 +271,10 @@ static void test_no_allocation_per_tick(void **state) {
   char err[256];
   srv_config_t config;
   anim_test_inprocess_setup(&config, &loop);
+  /* The level of detail on: the walkers no subscription streams at full
+   * rate search less and skip foot locking, and the region's band edges
+   * turn it on and off as they cross them. */
+  config.lod_search_scale = 4;
   anim_alloc_counter_install();
   srv_registry_t registry = {0};
   srv_db_entry_t *entry = anim_test_register_procgen(&registry);
