@@ -125,7 +125,7 @@ static void apply_drives(character_t *c, int all_limp) {
 static int expire_drives(character_t *c, float dt) {
   int changed = 0;
   anim_physics_drive_t def;
-  anim_physics_drive_default(&def);
+  anim_physics_drive_default(c->model, &def);
   for (int b = 1; b < c->nbones; b++)
     if (c->drive_left[b] > 0.0f && (c->drive_left[b] -= dt) <= 0.0f) c->drive_left[b] = 0.0f, c->drives[b] = def, changed = 1;
   if (c->root_left > 0.0f && (c->root_left -= dt) <= 0.0f) c->root_left = 0.0f, c->root_drive = c->root_default, changed = 1;
@@ -400,7 +400,7 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   vec3 *v = (vec3 *)(q + 5 * n);
   c->positions = v, c->sim_positions = v + n, c->last_positions = v + 2 * n, c->globals = v + 3 * n;
   c->off_x = v + 4 * n, c->off_v = v + 5 * n, c->off_w = v + 6 * n;
-  for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(&c->drives[b]);
+  for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(c->model, &c->drives[b]);
   anim_physics_root_default(c->model, &c->root_default);
   c->root_drive = c->root_default;
   memcpy(c->positions, c->mm.pose_positions, n * sizeof(vec3));
@@ -507,7 +507,7 @@ static int set_body_modes(void *character, const srv_set_body_modes_request_t *r
   character_t *c = character;
   char why[200];
   if (apply && req->reset) {
-    for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(&c->drives[b]), c->drive_left[b] = 0.0f;
+    for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(c->model, &c->drives[b]), c->drive_left[b] = 0.0f;
     c->root_drive = c->root_default, c->root_left = 0.0f;
   }
   for (int i = 0; i < req->nparts; i++) {
@@ -515,7 +515,7 @@ static int set_body_modes(void *character, const srv_set_body_modes_request_t *r
     int bone, rc = resolve_bone(c, &part->bone, 1, &bone, why, sizeof why);
     if (rc) return snprintf(err, (size_t)errlen, "set_body_modes.parts[%d].%s", i, why), rc;
     anim_physics_drive_t d;
-    anim_physics_drive_default(&d);
+    anim_physics_drive_default(c->model, &d);
     d.mode = part->mode;
     if (part->strength.given)
       d.halflife = part->strength.halflife, d.damping_ratio = part->strength.damping_ratio,
