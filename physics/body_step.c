@@ -234,6 +234,11 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
   for (int k = 0; k < 3; k++) rwt[k] /= tick;
 
   mjtNum *rqpos = d->qpos + pm->qposadr[root], *rqvel = d->qvel + pm->dofadr[root];
+  /* MuJoCo answers a NaN or a value past 1e10 in qpos, qvel or qacc by
+   * resetting the whole mjData to the model's rest pose (at the world's
+   * origin) with a warning, and steps on: a finite state that is not the
+   * body's motion. Its warning counts tell. */
+  int bad = d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number + d->warning[mjWARN_BADQACC].number;
   for (int s = 0; s < pm->substeps; s++) {
     double t = (double)(s + 1) / pm->substeps;
     mju_zero(d->qfrc_applied, m->nv);
@@ -293,6 +298,8 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
   body->prev_root_position = rp, body->prev_root_rotation = rq;
   body->bone0_position = parent_pos, body->bone0_rotation = parent_rot;
 
+  if (d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number + d->warning[mjWARN_BADQACC].number != bad)
+    return ANIM_ENONFINITE;
   for (int i = 0; i < m->nq; i++)
     if (!isfinite(d->qpos[i])) return ANIM_ENONFINITE;
   for (int i = 0; i < m->nv; i++)

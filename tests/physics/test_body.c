@@ -23,6 +23,7 @@
 #include "alloc_counter.h"
 #include "anim_error.h"
 #include "body.h"
+#include "body_internal.h" /* test_divergence poisons a body's MuJoCo state */
 #include "offline/build.h"
 #include "offline/import.h"
 #include "offline/procgen.h"
@@ -396,12 +397,85 @@ static void test_mass_scaling(void **state) {
   anim_database_free(&db);
 }
 
+/* ---- divergence ------------------------------------------------------------- */
+
+static int mujoco_errors, mujoco_warnings;
+static void count_log(int error, const char *message) {
+  (void)message;
+  if (error) mujoco_errors++;
+  else mujoco_warnings++;
+}
+
+/* A step that diverges is reported, never passed off as a pose: a state
+ * poisoned with NaN, or with a value past MuJoCo's bound (1e10, which
+ * MuJoCo answers by resetting the whole mjData to the model's rest pose
+ * at the origin with a warning: the step must not return that as the
+ * body's motion), gives ANIM_ENONFINITE; a MuJoCo error inside the step
+ * (its stack too small) gives ANIM_EINTERNAL; a reset body steps on. The
+ * poison is this test's hook on the mjData, not the server's. */
+static void test_divergence(void **state) {
+  (void)state;
+  anim_physics_set_log(count_log);
+  anim_database_t db;
+  default_database(&db);
+  char err[256];
+  anim_physics_model_t *model = anim_physics_model_create(&db, NULL, err, sizeof err);
+  if (!model) fail_msg("%s", err);
+  anim_physics_model_info_t info;
+  anim_physics_model_info(model, &info);
+  anim_physics_body_t *body = anim_physics_body_create(model, err, sizeof err);
+  assert_non_null(body);
+  anim_pose_view_t p = anim_database_frame_pose(&db, 0);
+  vec3 pos[ANIM_MAX_BONES];
+  quat rot[ANIM_MAX_BONES];
+  int bone = info.root + 1;
+  while (!model->joint[bone]) bone++;
+  static const double poisons[] = {NAN, INFINITY, 1e12};
+  static const int where[] = {0, 1, 1}; /* qvel, qpos, qpos */
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(anim_physics_body_reset(body, p.positions, p.rotations), 0);
+    for (int t = 0; t < 10; t++) assert_int_equal(anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot), 0);
+    int warnings = mujoco_warnings;
+    if (where[k]) body->d->qpos[model->qposadr[bone]] = poisons[k];
+    else body->d->qvel[model->dofadr[bone]] = poisons[k];
+    int rc = anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot);
+    printf("  %s poisoned with %g: step %s, MuJoCo warnings %d\n", where[k] ? "qpos" : "qvel", poisons[k],
+           anim_strerror(rc), mujoco_warnings - warnings);
+    if (rc != ANIM_ENONFINITE) fail_msg("poison %d (%g): the step returned %d, not ANIM_ENONFINITE", k, poisons[k], rc);
+    /* Reset, it follows its target again. */
+    assert_int_equal(anim_physics_body_reset(body, p.positions, p.rotations), 0);
+    for (int t = 0; t < 30; t++) assert_int_equal(anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot), 0);
+    vec3 g[ANIM_MAX_BONES], want[ANIM_MAX_BONES];
+    quat grot[ANIM_MAX_BONES];
+    anim_fk(g, grot, pos, rot, db.skeleton.parents, info.nbones);
+    anim_fk(want, grot, p.positions, p.rotations, db.skeleton.parents, info.nbones);
+    assert_true(vec3_length(vec3_sub(g[info.root], want[info.root])) < 0.05f);
+  }
+
+  /* A MuJoCo error in the step: its stack (mjData.nstack) cut to 100
+   * values, the next allocation on it fails. */
+  long nstack = (long)body->d->nstack;
+  body->d->nstack = 100;
+  int errors = mujoco_errors;
+  int rc = anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot);
+  printf("  a 100-value stack: step %s, MuJoCo errors %d\n", anim_strerror(rc), mujoco_errors - errors);
+  assert_int_equal(rc, ANIM_EINTERNAL);
+  assert_int_equal(mujoco_errors - errors, 1);
+  body->d->nstack = nstack;
+  assert_int_equal(anim_physics_body_reset(body, p.positions, p.rotations), 0);
+  assert_int_equal(anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot), 0);
+  anim_physics_body_free(body);
+  anim_physics_model_free(model);
+  anim_database_free(&db);
+}
+
 int main(void) {
   anim_alloc_counter_install();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),
       cmocka_unit_test(test_default_database),
       cmocka_unit_test(test_mass_scaling),
+      cmocka_unit_test(test_divergence),
       cmocka_unit_test(test_datasets),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
