@@ -49,6 +49,7 @@
 #include "body.h"
 #include "log.h"
 #include "motion/inertialize.h"
+#include "physics_models.h"
 #include "pose/kinematics.h"
 
 #define MAX_PENDING 8
@@ -80,7 +81,8 @@ typedef struct {
 
 typedef struct {
   anim_controller_t mm; /* first: the matching kind's hooks take the character as its controller */
-  const anim_physics_model_t *model;
+  srv_physics_model_t *shared;          /* its (database, mass) model: a reference (physics_models.h) */
+  const anim_physics_model_t *model;     /* shared->model */
   anim_physics_body_t *body;
   const int *parents;
   int nbones, root;
@@ -336,53 +338,86 @@ static int set_input(void *character, const anim_controller_input_t *input) {
   return srv_actor_matching.set_input(character, input);
 }
 
-/* ---- set-up: the model, built once per database (version) off the loop ---- */
+/* ---- set-up: the model, built once per (database, mass) off the loop ---- */
 
-static void model_free(struct anim_physics_model *model) { anim_physics_model_free(model); }
-static void held_free(void *held) { anim_physics_model_free(held); }
+static void cache_free(struct srv_physics_cache *cache) { srv_physics_cache_free(cache); }
+static void held_release(void *held) { srv_physics_model_release(held); }
 
+/* Loop: the entry's cache, made at the first MODE_PHYSICAL create. */
+static srv_physics_cache_t *cache_of(srv_db_entry_t *entry) {
+  if (!entry->physics && (entry->physics = srv_physics_cache_create())) entry->physics_free = cache_free;
+  return entry->physics;
+}
+
+static int no_room(const srv_create_characters_request_t *request, srv_response_t *out) {
+  char masses[200];
+  srv_physics_cache_masses(out->entry->physics, masses, sizeof masses);
+  return srv_response_fail(out, ANIM_ELIMIT, "create_characters.physics.total_mass = %g: database %s has %d body "
+                           "models in use (%s), at most %d: use one of their masses", (double)request->physics_total_mass,
+                           out->entry->db.name, SRV_PHYSICS_MODELS_PER_DATABASE, masses, SRV_PHYSICS_MODELS_PER_DATABASE);
+}
+
+/* Loop: the cached model of the request's mass held for the request, or a
+ * build asked for (refused when the cache has no room for another mass). */
 static int prepare(const srv_create_characters_request_t *request, srv_response_t *out) {
-  (void)request;
-  out->body.create_characters.build = out->entry->physics == NULL;
+  srv_physics_cache_t *cache = cache_of(out->entry);
+  if (!cache) return srv_response_fail(out, ANIM_ENOMEM, "create_characters: %s", anim_strerror(ANIM_ENOMEM));
+  srv_physics_model_t *model = srv_physics_cache_find(cache, request->physics_total_mass);
+  if (model) {
+    out->held = model, out->release_held = held_release;
+    return 0;
+  }
+  if (!srv_physics_cache_has_room(cache)) return no_room(request, out);
+  out->body.create_characters.build = 1;
   return 0;
 }
 
-/* Pool: 6-20 ms for the shared skeletons (the MJCF, MuJoCo's compile and the
- * joint-space inertias), too long for the loop. */
+/* Pool: 26-28 ms of CPU for the default database (the MJCF, MuJoCo's
+ * compile and the joint-space inertias), too long for the loop. */
 static int build(const srv_create_characters_request_t *request, srv_response_t *out) {
-  (void)request;
   char err[200] = "";
-  anim_physics_model_t *model = anim_physics_model_create(&out->entry->db, NULL, err, sizeof err);
-  if (!model)
-    return srv_response_fail(out, ANIM_EUNSUPPORTED, "create_characters.mode = MODE_PHYSICAL: database %s has no body: %s",
+  srv_physics_model_t *model = NULL;
+  int rc = srv_physics_model_build(&out->entry->db, request->physics_total_mass, &model, err, sizeof err);
+  if (rc)
+    return srv_response_fail(out, rc, "create_characters.mode = MODE_PHYSICAL: database %s has no body: %s",
                              out->entry->db.name, err);
-  /* Bodies for a crowd: 2.3 MB and 0.3-0.6 ms each instead of 23 MB and
-   * 4 ms (a body falling and lying peaked at 91 rows, 22 contacts and
-   * 23,143 stack values: physics/body.h). */
-  anim_physics_model_set_sizes(model, 131072, 250, 64);
-  out->held = model, out->release_held = held_free;
+  out->held = model, out->release_held = held_release;
   return 0;
 }
 
-/* Loop: the first build kept on the entry; a second one (two requests
- * raced) released with the response. */
+/* Loop: the build cached (a race's second build of a mass gives way to the
+ * first's); it serves this request either way. */
 static void built(const srv_create_characters_request_t *request, srv_response_t *out) {
   (void)request;
-  if (out->held && !out->entry->physics) {
-    out->entry->physics = out->held, out->entry->physics_free = model_free;
-    out->held = NULL, out->release_held = NULL;
-  }
+  srv_physics_cache_t *cache = cache_of(out->entry);
+  if (!out->held || !cache) return;
+  out->held = srv_physics_cache_put(cache, out->held);
+  out->entry->physics_memory_bytes = cache->memory_bytes;
+}
+
+/* Loop: the model the characters share (they take their own references). */
+static int setup(const srv_actor_env_t *env, const srv_create_characters_request_t *request, srv_response_t *out,
+                 void **out_shared, void (**out_release)(void *shared)) {
+  (void)env;
+  srv_physics_model_t *model = out->held;
+  if (!model) return srv_response_fail(out, ANIM_EINTERNAL, "create_characters: no physics model");
+  /* Two creates of new masses raced past prepare into a cache full of
+   * models in use: the bound holds, this one is refused. */
+  if (!model->cached) return no_room(request, out);
+  *out_shared = srv_physics_model_retain(model), *out_release = held_release;
+  return 0;
 }
 
 static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {
   character_t *c = character;
-  if (!entry->physics) {
+  if (!setup->shared) {
     snprintf(err, (size_t)errlen, "database %s has no physics model", entry->db.name);
     return ANIM_EINTERNAL;
   }
   int rc = srv_actor_matching.init(&c->mm, entry, setup, err, errlen);
   if (rc) return rc;
-  c->model = entry->physics;
+  c->shared = srv_physics_model_retain(setup->shared);
+  c->model = c->shared->model;
   anim_physics_model_info_t info;
   anim_physics_model_info(c->model, &info);
   c->nbones = entry->db.nbones, c->root = info.root, c->parents = entry->db.skeleton.parents;
@@ -391,6 +426,7 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   char *block = calloc(n, 7 * sizeof(vec3) + 5 * sizeof(quat));
   if (!block) {
     anim_controller_free(&c->mm);
+    srv_physics_model_release(c->shared), c->shared = NULL;
     snprintf(err, (size_t)errlen, "%s", anim_strerror(ANIM_ENOMEM));
     return ANIM_ENOMEM;
   }
@@ -412,7 +448,8 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
 
 static void character_free(void *character) {
   character_t *c = character;
-  anim_physics_body_free(c->body);
+  anim_physics_body_free(c->body); /* before its model */
+  srv_physics_model_release(c->shared);
   free(c->rotations); /* the block */
   anim_controller_free(&c->mm);
 }
@@ -573,6 +610,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   int rc = srv_actor_matching.state(&c->mm, offsets, out);
   srv_character_state_response_t *s = &out->body.character_state;
   s->physics = c->state, s->physics_root_error = c->root_error, s->pushes = c->pushes;
+  s->physics_total_mass = c->shared->total_mass;
   return rc;
 }
 
@@ -582,6 +620,7 @@ const srv_actor_kind_t srv_actor_physical = {
     .prepare = prepare,
     .build = build,
     .built = built,
+    .setup = setup,
     .init = init,
     .free = character_free,
     .heap_bytes = heap_bytes,

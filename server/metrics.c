@@ -239,6 +239,13 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
     append(&t, "animserver_graph_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->graph_memory_bytes);
   }
+  header(&t, "physics_memory_bytes", "gauge",
+         "Bytes a loaded database's physics models take (one per body mass of its physical characters; 0 without).");
+  for (int i = 0; i < registry->count; i++) {
+    const srv_db_entry_t *e = registry->entries[i];
+    append(&t, "animserver_physics_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
+           (unsigned long long)e->physics_memory_bytes);
+  }
   double user, system;
   uint64_t rss;
   srv_process_usage(&user, &system, &rss);
