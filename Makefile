@@ -5,6 +5,7 @@
 #   make test       install missing Debian packages, build, run every test
 #   make preview    the browser previewer against a server on PORT (started on the default database if none)
 #   make previewer-screenshots  docs/previewer-*.png, taken by the previewer's browser test
+#   make previewer-debugger-screenshots  docs/previewer-{ghosts,replay}.png, by the debugger views' test
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
 #   make test-loaded  make test and make sanitize under twice as many busy loops as cores (ROUNDS=1, BUSY=N)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
@@ -111,7 +112,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 # The client library's own objects: compiled twice (static and PIC).
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
-.PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot bench-fit bench-fit-stream bench-lmm bench-feet \
+.PHONY: all deps deps-test deps-bench run preview previewer-screenshots previewer-debugger-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot physics-marker-plot bench-fit bench-fit-stream bench-lmm bench-feet \
   example-config lmm-normalization lmm-filmstrip lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
@@ -233,8 +234,8 @@ export-picture: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	blender -b --factory-startup --python tools/blender_render_recording.py -- $(BUILD)/export-picture/tour.glb \
 	  docs/export_blender.png 7 > $(BUILD)/export-picture/blender.log
 
-# docs/physics_inverse_dynamics_{walk,idle}.svg: animctl inverse-dynamics on Bandai Namco's walk and
-# GAMES-105's idle clip (docs/physics.md).
+# docs/physics_inverse_dynamics_{walk,idle,character}.svg: animctl inverse-dynamics on Bandai Namco's
+# walk, GAMES-105's idle clip and a character walking on GAMES-105, its last 4 s (docs/physics.md).
 .PHONY: physics-idyn-plots
 physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	@rm -rf $(BUILD)/idyn-plots && mkdir -p $(BUILD)/idyn-plots
@@ -248,7 +249,24 @@ physics-idyn-plots: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
 	  $(BUILD)/animctl --port $$port db load games105 > /dev/null && \
 	  $(BUILD)/animctl --port $$port inverse-dynamics bandai dataset-1_walk_normal_001 \
 	    --svg docs/physics_inverse_dynamics_walk.svg && \
-	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg; \
+	  $(BUILD)/animctl --port $$port inverse-dynamics games105 idle --svg docs/physics_inverse_dynamics_idle.svg && \
+	  $(BUILD)/animctl --port $$port inverse-dynamics --create --database games105 --seconds 4 \
+	    --svg docs/physics_inverse_dynamics_character.svg; \
+	  rc=$$?; kill $$pid; exit $$rc
+
+# docs/physics_marker_fit.svg: animctl marker-fit of Bandai Namco's dataset-2 walk (its joints as
+# markers, 3 cm off, the left hand jumping 0.5 m up for frame 120) on that database (docs/physics.md).
+.PHONY: physics-marker-plot
+physics-marker-plot: $(SERVER_BIN) $(BUILD)/animctl $(BUILD)/animdb
+	@rm -rf $(BUILD)/marker-plot && mkdir -p $(BUILD)/marker-plot
+	$(BUILD)/animdb build -o $(BUILD)/marker-plot/bandai.animdb --name bandai --scale 0.01 --mirror \
+	  $(SHARED_DIR)/data/mocap/bandai-namco > /dev/null
+	@$(SERVER_BIN) --port 0 --data-dir $(BUILD)/marker-plot > $(BUILD)/marker-plot/server.out 2>/dev/null & \
+	  pid=$$!; sleep 1; port=$$(sed -n 's/.*://p' $(BUILD)/marker-plot/server.out | head -1); \
+	  $(BUILD)/animctl --port $$port db load bandai > /dev/null && \
+	  $(BUILD)/animctl --port $$port --timeout 120000 marker-fit bandai \
+	    $(SHARED_DIR)/data/mocap/bandai-namco/dataset-2_walk_normal_001.bvh --frames 400 \
+	    --jump Hand_L:120:0.5 --svg docs/physics_marker_fit.svg; \
 	  rc=$$?; kill $$pid; exit $$rc
 
 # The streams test_machine_service and test_graph_service record, drawn.
@@ -331,6 +349,12 @@ previewer-screenshots: deps-test
 	cp $(BUILD)/tests/previewer/previewer-character.png $(BUILD)/tests/previewer/previewer-crowd.png \
 	  $(BUILD)/tests/previewer/previewer-database.png $(BUILD)/tests/previewer/previewer-debugger.png docs/
 
+# The debugger views' screenshots (ghosts and arrows; a recording replayed, the stats chart).
+previewer-debugger-screenshots: deps-test
+	@$(MAKE) --no-print-directory all
+	ANIM_BUILD_DIR=$(BUILD) ANIM_SHARED_DIR=$(SHARED_DIR) /usr/bin/python3 tests/interop/test_previewer_debugger.py
+	cp $(BUILD)/tests/previewer-debugger/previewer-ghosts.png $(BUILD)/tests/previewer-debugger/previewer-replay.png docs/
+
 # ---- benchmarks -----------------------------------------------------------------
 BENCH_C := $(filter-out bench/bench_lmm.c bench/bench_physics.c,$(sort $(wildcard bench/*.c)))
 BENCH_CXX := $(sort $(wildcard bench/*.cpp))
@@ -342,9 +366,9 @@ $(call obj,$(BENCH_C)): | $(GEN_H)
 $(BUILD)/animbench: $(call obj,$(BENCH_C)) $(patsubst bench/%.cpp,$(BUILD)/obj/bench/%.o,$(BENCH_CXX)) \
     $(call obj,tests/support/server_proc.c tests/support/heldout.c tests/support/fit_eval.c tests/support/raw_client.c tests/support/tracker_feed.c \
       tests/support/task_threads.c tests/support/input_program.c tests/support/motion_quality.c tests/support/quality_run.c \
-      tests/support/quality_wire.c tests/support/warp_measure.c) $(CLIENT_LIB) $(CORE_LIB)
+      tests/support/quality_wire.c tests/support/warp_measure.c) $(CLIENT_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@echo "  LINK  $@"
-	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) -lm -lpthread
+	$(Q)$(CXX) $(LDFLAGS_ALL) -o $@ $^ -lfaiss -lopenblas -lgomp $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory all $(BUILD)/animbench

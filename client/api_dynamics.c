@@ -3,6 +3,7 @@
  * request built from the options, the answer's flat arrays copied into one
  * result the caller frees.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,7 @@ static int result_from(const Animserver__InverseDynamicsResponse *m, anim_invers
   r->database_version = m->database_version, r->start = (int)m->start, r->nframes = (int)n, r->step = (int)m->step;
   r->frame_rate = m->frame_rate, r->total_mass = m->total_mass;
   r->frames_over_limit = (int)m->frames_over_limit, r->worst_frame = (int)m->worst_frame;
+  r->character = m->character, r->first_tick = m->first_tick, r->ticks_filled = (int)m->ticks_filled;
   r->mean_residual_force = m->mean_residual_force, r->max_residual_force = m->max_residual_force;
   r->mean_residual_torque = m->mean_residual_torque, r->max_residual_torque = m->max_residual_torque;
   int rc = 0;
@@ -77,24 +79,36 @@ static void result_complete(anim_client_t *client, anim__pending_t *p, int statu
   anim_inverse_dynamics_free(result);
 }
 
+/* The options into the request; ANIM_EINVAL when one is negative or not a number. */
+static int put_options(Animserver__InverseDynamicsRequest *q, const anim_inverse_dynamics_options_t *options) {
+  anim_inverse_dynamics_options_t o = {0};
+  if (options) o = *options;
+  if (!(o.max_root_torque >= 0) || !(o.max_root_force >= 0) || !(o.contact_height >= 0) || !(o.contact_speed >= 0) ||
+      !(o.total_mass >= 0) || o.step < 0)
+    return ANIM_EINVAL;
+  q->max_root_torque = o.max_root_torque, q->max_root_force = o.max_root_force;
+  q->contact_height = o.contact_height, q->contact_speed = o.contact_speed;
+  q->total_mass = o.total_mass, q->step = (uint32_t)o.step;
+  return 0;
+}
+
+static int send_request(anim_client_t *client, Animserver__InverseDynamicsRequest *q, anim_inverse_dynamics_cb cb,
+                        void *data, uint64_t *out_id) {
+  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
+  request.body_case = ANIMSERVER__REQUEST__BODY_INVERSE_DYNAMICS, request.inverse_dynamics = q;
+  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_INVERSE_DYNAMICS, result_complete,
+                           (anim__cb_fn)cb, data, out_id);
+}
+
 int anim_client_inverse_dynamics_send(anim_client_t *client, const char *database, int start, int stop,
                                       const anim_inverse_dynamics_options_t *options, anim_inverse_dynamics_cb cb,
                                       void *data, uint64_t *out_id) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  anim_inverse_dynamics_options_t o = {0};
-  if (options) o = *options;
-  if (!database || start < 0 || stop < 0 || !(o.max_root_torque >= 0) || !(o.max_root_force >= 0) ||
-      !(o.contact_height >= 0) || !(o.contact_speed >= 0) || !(o.total_mass >= 0) || o.step < 0)
-    return anim__client_refuse(client, ANIM_EINVAL, __func__);
   Animserver__InverseDynamicsRequest q = ANIMSERVER__INVERSE_DYNAMICS_REQUEST__INIT;
+  if (!database || start < 0 || stop < 0 || put_options(&q, options))
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
   q.database = (char *)database, q.start = (uint32_t)start, q.stop = (uint32_t)stop;
-  q.max_root_torque = o.max_root_torque, q.max_root_force = o.max_root_force;
-  q.contact_height = o.contact_height, q.contact_speed = o.contact_speed;
-  q.total_mass = o.total_mass, q.step = (uint32_t)o.step;
-  Animserver__Request request = ANIMSERVER__REQUEST__INIT;
-  request.body_case = ANIMSERVER__REQUEST__BODY_INVERSE_DYNAMICS, request.inverse_dynamics = &q;
-  return anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_INVERSE_DYNAMICS, result_complete,
-                           (anim__cb_fn)cb, data, out_id);
+  return send_request(client, &q, cb, data, out_id);
 }
 
 int anim_client_inverse_dynamics(anim_client_t *client, const char *database, int start, int stop,
@@ -105,5 +119,31 @@ int anim_client_inverse_dynamics(anim_client_t *client, const char *database, in
   uint64_t id = 0;
   int rc = anim__client_ready(client, &timeout_ms);
   if (rc == 0) rc = anim_client_inverse_dynamics_send(client, database, start, stop, options, NULL, NULL, &id);
+  return anim__client_wait(client, rc, id, out_result, sizeof *out_result, timeout_ms);
+}
+
+int anim_client_inverse_dynamics_character_send(anim_client_t *client, const anim_inverse_dynamics_span_t *span,
+                                                const anim_inverse_dynamics_options_t *options,
+                                                anim_inverse_dynamics_cb cb, void *data, uint64_t *out_id) {
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  Animserver__InverseDynamicsRequest q = ANIMSERVER__INVERSE_DYNAMICS_REQUEST__INIT;
+  if (!span || !span->character || !(span->seconds >= 0) || !isfinite(span->seconds) || put_options(&q, options) ||
+      (span->seconds > 0 && (span->from_tick || span->to_tick)) ||
+      (span->seconds == 0 && !span->to_tick))
+    return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  q.database = "";
+  q.character = span->character, q.seconds = span->seconds;
+  q.from_tick = span->from_tick, q.to_tick = span->to_tick;
+  return send_request(client, &q, cb, data, out_id);
+}
+
+int anim_client_inverse_dynamics_character(anim_client_t *client, const anim_inverse_dynamics_span_t *span,
+                                           const anim_inverse_dynamics_options_t *options,
+                                           anim_inverse_dynamics_t **out_result, int timeout_ms) {
+  if (out_result) *out_result = NULL;
+  if (!client || !out_result) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  uint64_t id = 0;
+  int rc = anim__client_ready(client, &timeout_ms);
+  if (rc == 0) rc = anim_client_inverse_dynamics_character_send(client, span, options, NULL, NULL, &id);
   return anim__client_wait(client, rc, id, out_result, sizeof *out_result, timeout_ms);
 }

@@ -53,5 +53,6 @@
 #include "anim_client_dynamics.h"
 #include "anim_client_physics.h"
 #include "anim_client_history.h"
+#include "anim_client_markers.h"
 
 #endif

@@ -57,7 +57,7 @@ typedef struct {
   int ntrackers;
   float hold_seconds;              /* TRACKER: without an update a tracker counts as lost after this [0.5] */
   float total_mass;                /* PHYSICAL: the body's mass, kg in [20, 300] (0: 70); characters of one
-                                      mass share a model, at most 8 masses in use per database */
+                                      mass share a model, at most 8 masses besides 70 in use per database */
 } anim_character_mode_t;
 
 /* Controller parameters; a field left 0 takes the server default (a negative

@@ -5,7 +5,10 @@
  * anim_client_inverse_dynamics asks the server for the joint torques, the
  * feet's ground reaction forces and the root's residual ("hand of God")
  * along frames [start, stop) of a database range (docs/physics.md says how
- * they are computed and what they can and cannot tell). It runs on the
+ * they are computed and what they can and cannot tell);
+ * anim_client_inverse_dynamics_character the same along a character's
+ * recent ticks, the poses it showed as its history recorded them
+ * (anim_client_history_set must be on). It runs on the
  * server's thread pool. A blocking form and a _send form with a typed
  * callback (the result valid during the callback only, NULL when
  * status != 0).
@@ -46,6 +49,12 @@ typedef struct {
   int frames_over_limit, worst_frame;
   float mean_residual_force, max_residual_force, mean_residual_torque, max_residual_torque;
   char *left_foot, *right_foot;
+  /* A character's span: frame i is its tick first_tick + i (frame_rate is
+   * the tick rate, start 0, worst_frame an index into the span);
+   * ticks_filled: ticks the server's clock passed over (it ran late),
+   * interpolated between their neighbours. 0 for a database range. */
+  uint64_t character, first_tick;
+  int ticks_filled;
 } anim_inverse_dynamics_t;
 
 void anim_inverse_dynamics_free(anim_inverse_dynamics_t *result);
@@ -64,6 +73,30 @@ int anim_client_inverse_dynamics(anim_client_t *client, const char *database, in
 int anim_client_inverse_dynamics_send(anim_client_t *client, const char *database, int start, int stop,
                                       const anim_inverse_dynamics_options_t *options, anim_inverse_dynamics_cb cb,
                                       void *data, uint64_t *out_id);
+
+/* A character's recent ticks: its last seconds (> 0), or (seconds 0) the
+ * ticks [from_tick, to_tick] of the server's clock (character_history and
+ * character_state give ticks). */
+typedef struct {
+  uint64_t character;
+  float seconds;
+  uint64_t from_tick, to_tick;
+} anim_inverse_dynamics_span_t;
+
+/* Inverse dynamics of one of this connection's characters over span, at
+ * the server's tick rate; options as above. Errors: ANIM_EINVAL (NULL
+ * span, character 0, a negative or non-finite seconds, both seconds and
+ * ticks, neither), the server's, the message naming the field:
+ * ANIM_ENOTFOUND (no such character, its history off), ANIM_EPERM
+ * (another connection's character), ANIM_ERANGE (ticks not yet shown or no
+ * longer held, reversed, seconds longer than the history or than it holds
+ * so far, fewer than 3 ticks), ANIM_ELIMIT (more ticks than max_pose_frames). */
+int anim_client_inverse_dynamics_character(anim_client_t *client, const anim_inverse_dynamics_span_t *span,
+                                           const anim_inverse_dynamics_options_t *options,
+                                           anim_inverse_dynamics_t **out_result, int timeout_ms);
+int anim_client_inverse_dynamics_character_send(anim_client_t *client, const anim_inverse_dynamics_span_t *span,
+                                                const anim_inverse_dynamics_options_t *options,
+                                                anim_inverse_dynamics_cb cb, void *data, uint64_t *out_id);
 
 #ifdef __cplusplus
 }

@@ -64,6 +64,10 @@ typedef struct {
   float contact_speed;   /* m/s: ... when slower than this (default 0.8), in [0, 100] */
   int step;              /* frames of the central differences, 0..8 (0: round(frame_rate / 30)) */
   int com_acceleration;  /* 1: fill anim_idyn_frame_t.com_acceleration (costs a MuJoCo pass, for checks) */
+  float total_mass;      /* kg, the body's mass: 0 for the model's, else in [0.001, 1000]: the solver's copy of
+                          * the model has every body's mass and inertia scaled to it (the answer is then the
+                          * model built at that mass: inverse dynamics is linear in them), so one model per
+                          * database serves any mass. max_root_force is not rescaled: set it for that weight */
 } anim_idyn_options_t;
 
 void anim_idyn_options_default(const anim_physics_model_t *model, anim_idyn_options_t *out_options);
@@ -116,6 +120,17 @@ void anim_idyn_feet(const anim_idyn_t *idyn, int out_feet[2]);
  * names the field. Nothing is written on error but out_frames' prefix. */
 int anim_idyn_run(anim_idyn_t *idyn, const anim_database_t *db, int start, int stop, anim_idyn_frame_t *out_frames,
                   vec3 *out_torques, anim_idyn_summary_t *out_summary, char *err, int errlen);
+
+/* The same on a clip of poses instead of a database range: positions and
+ * rotations, nframes x nbones each, frame-major, the model's skeleton's local
+ * ones (bone 0's in the world), sampled at frame_rate Hz (a character's
+ * recent ticks: its history, core/character/history.h). Frames [start,
+ * stop) of the clip are solved; the differences stay inside [0, nframes),
+ * which needs 3 frames. The summary's worst_frame is a clip frame. Codes as
+ * anim_idyn_run's (ANIM_EINVAL also for frame_rate outside (0, 10000] Hz). */
+int anim_idyn_run_poses(anim_idyn_t *idyn, const vec3 *positions, const quat *rotations, int nframes,
+                        float frame_rate, int start, int stop, anim_idyn_frame_t *out_frames, vec3 *out_torques,
+                        anim_idyn_summary_t *out_summary, char *err, int errlen);
 
 /* For benchmarks: the CPU time (seconds) of one MuJoCo mj_inverse call on
  * the model's original (contacts on) and on the solver's copy, the mean

@@ -47,6 +47,7 @@
 #include "anim_error.h"
 #include "animserver.pb-c.h"
 #include "body.h"
+#include "body_models.h"
 #include "log.h"
 #include "motion/inertialize.h"
 #include "physics_models.h"
@@ -81,8 +82,8 @@ typedef struct {
 
 typedef struct {
   anim_controller_t mm; /* first: the matching kind's hooks take the character as its controller */
-  srv_physics_model_t *shared;          /* its (database, mass) model: a reference (physics_models.h) */
-  const anim_physics_model_t *model;     /* shared->model */
+  srv_physics_model_t *shared;          /* another mass than 70 kg: its model, a reference (physics_models.h) */
+  const anim_physics_model_t *model;     /* shared->model, or at 70 kg the entry's (body_models.h) */
   anim_physics_body_t *body;
   const int *parents;
   int nbones, root;
@@ -338,28 +339,44 @@ static int set_input(void *character, const anim_controller_input_t *input) {
   return srv_actor_matching.set_input(character, input);
 }
 
-/* ---- set-up: the model, built once per (database, mass) off the loop ---- */
+/* ---- set-up: the body model of the character's (database, mass), built off the loop ----
+ *
+ * 70 kg (the default): the database's own model (body_models.h, shared with
+ * inverse dynamics, freed with the entry). Any other mass: a model of the
+ * entry's per-mass cache (physics_models.h), which the characters hold
+ * references to. */
 
 static void cache_free(struct srv_physics_cache *cache) { srv_physics_cache_free(cache); }
 static void held_release(void *held) { srv_physics_model_release(held); }
 
-/* Loop: the entry's cache, made at the first MODE_PHYSICAL create. */
+static int default_mass(const srv_create_characters_request_t *request) {
+  return request->physics_total_mass == SRV_PHYSICS_DEFAULT_MASS;
+}
+
+/* Loop: the entry's cache, made at the first create of another mass. */
 static srv_physics_cache_t *cache_of(srv_db_entry_t *entry) {
-  if (!entry->physics && (entry->physics = srv_physics_cache_create())) entry->physics_free = cache_free;
-  return entry->physics;
+  if (!entry->physics_models && (entry->physics_models = srv_physics_cache_create()))
+    entry->physics_models_free = cache_free;
+  return entry->physics_models;
 }
 
 static int no_room(const srv_create_characters_request_t *request, srv_response_t *out) {
   char masses[200];
-  srv_physics_cache_masses(out->entry->physics, masses, sizeof masses);
+  srv_physics_cache_masses(out->entry->physics_models, masses, sizeof masses);
   return srv_response_fail(out, ANIM_ELIMIT, "create_characters.physics.total_mass = %g: database %s has %d body "
-                           "models in use (%s), at most %d: use one of their masses", (double)request->physics_total_mass,
-                           out->entry->db.name, SRV_PHYSICS_MODELS_PER_DATABASE, masses, SRV_PHYSICS_MODELS_PER_DATABASE);
+                           "models of other masses than %g kg in use (%s), at most %d: use one of these masses",
+                           (double)request->physics_total_mass, out->entry->db.name, SRV_PHYSICS_MODELS_PER_DATABASE,
+                           (double)SRV_PHYSICS_DEFAULT_MASS, masses, SRV_PHYSICS_MODELS_PER_DATABASE);
 }
 
-/* Loop: the cached model of the request's mass held for the request, or a
- * build asked for (refused when the cache has no room for another mass). */
+/* Loop: 70 kg: a build when the entry has no model yet. Another mass: the
+ * cached model held for the request, or a build (refused when the cache
+ * has no room for another mass). */
 static int prepare(const srv_create_characters_request_t *request, srv_response_t *out) {
+  if (default_mass(request)) {
+    out->body.create_characters.build = out->entry->physics == NULL;
+    return 0;
+  }
   srv_physics_cache_t *cache = cache_of(out->entry);
   if (!cache) return srv_response_fail(out, ANIM_ENOMEM, "create_characters: %s", anim_strerror(ANIM_ENOMEM));
   srv_physics_model_t *model = srv_physics_cache_find(cache, request->physics_total_mass);
@@ -375,6 +392,8 @@ static int prepare(const srv_create_characters_request_t *request, srv_response_
 /* Pool: 26-28 ms of CPU for the default database (the MJCF, MuJoCo's
  * compile and the joint-space inertias), too long for the loop. */
 static int build(const srv_create_characters_request_t *request, srv_response_t *out) {
+  if (default_mass(request))
+    return srv_body_model_build(out, "create_characters.mode = MODE_PHYSICAL") ? 0 : out->error;
   char err[200] = "";
   srv_physics_model_t *model = NULL;
   int rc = srv_physics_model_build(&out->entry->db, request->physics_total_mass, &model, err, sizeof err);
@@ -385,20 +404,25 @@ static int build(const srv_create_characters_request_t *request, srv_response_t 
   return 0;
 }
 
-/* Loop: the build cached (a race's second build of a mass gives way to the
- * first's); it serves this request either way. */
+/* Loop: the build installed (70 kg: on the entry; else cached); a race's
+ * second build of a mass gives way to the first's. */
 static void built(const srv_create_characters_request_t *request, srv_response_t *out) {
-  (void)request;
+  if (default_mass(request)) {
+    srv_body_model_install(out);
+    return;
+  }
   srv_physics_cache_t *cache = cache_of(out->entry);
   if (!out->held || !cache) return;
   out->held = srv_physics_cache_put(cache, out->held);
-  out->entry->physics_memory_bytes = cache->memory_bytes;
+  out->entry->physics_models_bytes = cache->memory_bytes;
 }
 
-/* Loop: the model the characters share (they take their own references). */
+/* Loop: another mass's model, shared by the characters (they take their
+ * own references); 70 kg: none (init takes the entry's). */
 static int setup(const srv_actor_env_t *env, const srv_create_characters_request_t *request, srv_response_t *out,
                  void **out_shared, void (**out_release)(void *shared)) {
   (void)env;
+  if (default_mass(request)) return 0;
   srv_physics_model_t *model = out->held;
   if (!model) return srv_response_fail(out, ANIM_EINTERNAL, "create_characters: no physics model");
   /* Two creates of new masses raced past prepare into a cache full of
@@ -410,14 +434,14 @@ static int setup(const srv_actor_env_t *env, const srv_create_characters_request
 
 static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {
   character_t *c = character;
-  if (!setup->shared) {
+  if (!setup->shared && !entry->physics) {
     snprintf(err, (size_t)errlen, "database %s has no physics model", entry->db.name);
     return ANIM_EINTERNAL;
   }
   int rc = srv_actor_matching.init(&c->mm, entry, setup, err, errlen);
   if (rc) return rc;
-  c->shared = srv_physics_model_retain(setup->shared);
-  c->model = c->shared->model;
+  c->shared = srv_physics_model_retain(setup->shared); /* NULL at 70 kg */
+  c->model = c->shared ? c->shared->model : entry->physics;
   anim_physics_model_info_t info;
   anim_physics_model_info(c->model, &info);
   c->nbones = entry->db.nbones, c->root = info.root, c->parents = entry->db.skeleton.parents;
@@ -610,7 +634,9 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   int rc = srv_actor_matching.state(&c->mm, offsets, out);
   srv_character_state_response_t *s = &out->body.character_state;
   s->physics = c->state, s->physics_root_error = c->root_error, s->pushes = c->pushes;
-  s->physics_total_mass = c->shared->total_mass;
+  anim_physics_model_info_t info;
+  anim_physics_model_info(c->model, &info);
+  s->physics_total_mass = info.total_mass;
   return rc;
 }
 

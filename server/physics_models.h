@@ -1,7 +1,8 @@
 /*
  * physics_models.h: the physics models (physics/body.h) of a database, one
- * per body mass its physical characters asked for, built on demand and
- * cached with the database.
+ * per body mass other than 70 kg its physical characters asked for, built
+ * on demand and cached with the database (the 70 kg model is the
+ * database's own, body_models.h, shared with inverse dynamics).
  *
  * A model costs 26-28 ms of CPU to build (MuJoCo's compile of the MJCF and
  * the joint-space inertias) and is read-only afterwards, so every
@@ -13,8 +14,8 @@
  * drops its least recently used model that nothing else holds; when every
  * model is in use the cache takes no other mass (the create is refused:
  * at most SRV_PHYSICS_MODELS_PER_DATABASE models per database, counted in
- * memory_bytes). Cache and counts are touched on the loop thread only; a
- * build runs on the pool and is installed on the loop.
+ * the entry's physics_models_bytes). Cache and counts are touched on the
+ * loop thread only; a build runs on the pool and is installed on the loop.
  *
  * What is not here: which requests build (actor_physical.c), the body.
  */

@@ -40,6 +40,7 @@ typedef struct {
 #include "request_dynamics.h"
 #include "request_physics.h"
 #include "request_history.h"
+#include "request_markers.h"
 
 struct srv_db_entry;
 struct srv_fit_model;

@@ -7,11 +7,18 @@
 #define SRV_REQUEST_DYNAMICS_H
 
 #include <stdint.h>
+#include "math/anim_math.h"
 
-/* Frames [start, stop) of the request's database; the options as
- * physics/inverse_dynamics.h's, 0 for the default. */
+struct anim_physics_model;
+
+/* Frames [start, stop) of the request's database, or (character != 0) the
+ * character's recent ticks: its last seconds, or ticks [from_tick,
+ * to_tick]; the options as physics/inverse_dynamics.h's, 0 for the
+ * default. */
 typedef struct {
   int start, stop;
+  uint64_t character, from_tick, to_tick;
+  float seconds;
   float max_root_torque, max_root_force, contact_height, contact_speed, total_mass;
   int step;
 } srv_inverse_dynamics_request_t;
@@ -30,6 +37,15 @@ typedef struct {
   uint8_t *over_limit;     /* nframes */
   int frames_over_limit, worst_frame, left_foot, right_foot;
   float mean_residual_force, max_residual_force, mean_residual_torque, max_residual_torque;
+  /* Set on the loop by prepare: the entry's body model (NULL: the handle
+   * builds one, the finish installs it), and a character's span, its poses
+   * copied out of the history (response-owned, nposes x nbones). */
+  struct anim_physics_model *model;
+  uint64_t character, first_tick;
+  int nposes, ticks_filled;
+  float tick_rate;
+  vec3 *positions;
+  quat *rotations;
 } srv_inverse_dynamics_response_t;
 
 #endif

@@ -68,7 +68,8 @@
   X(RECOVER, recover, Recover)                                             \
   X(SET_HISTORY, set_history, SetHistory)                                  \
   X(CHARACTER_HISTORY, character_history, CharacterHistory)                \
-  X(SET_CHARACTER_PARAMS, set_character_params, SetCharacterParams)
+  X(SET_CHARACTER_PARAMS, set_character_params, SetCharacterParams)      \
+  X(MARKER_FIT, marker_fit, MarkerFit)
 
 typedef enum {
 #define SRV_REQ_ENUM(TYPE, name, Message) SRV_REQ_##TYPE,

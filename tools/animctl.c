@@ -183,11 +183,25 @@ static const command_help_t help[] = {
      "--json: one object {frame, scale, residuals, global_positions, ...}.\n"},
     {"inverse-dynamics",
      "  inverse-dynamics DB RANGE|START:STOP [--svg FILE] [--bones A,B,...] [--max-root-torque NM]\n"
-     "         [--max-root-force N] [--contact-height M] [--contact-speed MS] [--mass KG] [--step K]\n",
+     "         [--max-root-force N] [--contact-height M] [--contact-speed MS] [--mass KG] [--step K]\n"
+     "  inverse-dynamics (--character ID | --create [--database DB] [--input SPEC] [--walk S])\n"
+     "         (--seconds S | --ticks A:B) [--svg FILE] [the options above]   a character's recent motion\n",
      "The joint torques, the feet's ground reaction forces and the root's residual (hand of God) that move\n"
-     "database DB's body model along a range (by name, or frames START:STOP). --svg: the vertical ground\n"
-     "force under each foot with the residual over time, and the joint torque curves (--bones, default the\n"
-     "six largest). --json: one object {frames, mean_vertical_force_share, mean_residual_force, ...}.\n"},
+     "database DB's body model along a range (by name, or frames START:STOP), or along a character's last S\n"
+     "seconds (or ticks A..B) as its history recorded them (the history must be on; only the character's\n"
+     "own connection may ask, so --character ID answers for a character animctl made: --create makes one on\n"
+     "DB, default \"default\", turns its history on, steers it by SPEC, default stick:0,0.7, for --walk\n"
+     "seconds, default S + 1, then asks and destroys it). --svg: the vertical ground force under each foot\n"
+     "with the residual over time, and the joint torque curves (--bones, default the six largest).\n"
+     "--json: one object {frames, mean_vertical_force_share, mean_residual_force, ...; character,\n"
+     "first_tick, ticks_filled for a character}.\n"},
+    {"marker-fit",
+     "  marker-fit DB CLIP.bvh [--markers BONE[:x,y,z],...] [--offset x,y,z] [--frames N] [--svg FILE]\n"
+     "         [--jump MARKER:FRAME:METRES] [--scale S | --estimate-scale] [--marker-halflife S] [--prior-halflife S]\n",
+     "A BVH clip's joints made into markers (each bone's joint plus the offset turned by the bone; default every\n"
+     "bone below the hips, 3 cm off) and fitted back through database DB's body model in MuJoCo. Prints the mean\n"
+     "and worst residuals and each marker's mean. --jump moves one marker up for one frame. --svg: each marker's\n"
+     "residual over time (the eight worst). --json: one object {frames, markers, scale, mean_residual, ...}.\n"},
     {"push",
      "  push DB [--seconds S] [--walk X,Z] [--mass KG] EVENT...   a physical character pushed, weakened, dropped\n"
      "         EVENT: T:impulse:BONE:x,y,z[@px,py,pz] | T:force:BONE:x,y,z:SECONDS | T:limp:BONE[:SECONDS]\n"
@@ -629,6 +643,7 @@ static const struct {
                 {"record", animctl_record},
                 {"machine", animctl_machine}, {"graph", animctl_graph}, {"align", animctl_align}, {"fit", animctl_fit},
                 {"inverse-dynamics", animctl_inverse_dynamics}, {"push", animctl_physics},
+                {"marker-fit", animctl_marker_fit},
                 {"history", animctl_history}, {"set-params", animctl_set_params}};
 
 /* "cannot reach HOST:PORT" (a static buffer). */

@@ -50,6 +50,11 @@ int animctl_align(const options_t *options, int argc, char **argv);
 int animctl_fit(const options_t *options, int argc, char **argv);
 int animctl_inverse_dynamics(const options_t *options, int argc, char **argv);
 int animctl_physics(const options_t *options, int argc, char **argv);
+int animctl_marker_fit(const options_t *options, int argc, char **argv);
+
+/* A steering input from SPEC: stick:X,Z or velocity:VX,VZ. 0, or -1 when
+ * SPEC is neither (nothing printed). */
+int animctl_parse_input(const char *spec, anim_character_input_t *out);
 
 int animctl_history(const options_t *options, int argc, char **argv);
 int animctl_set_params(const options_t *options, int argc, char **argv);

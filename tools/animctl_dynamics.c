@@ -1,10 +1,20 @@
 /*
  * animctl_dynamics.c: animctl inverse-dynamics, the joint torques and ground
- * forces of a database range (InverseDynamicsRequest; docs/physics.md).
+ * forces of a database range or of a character's recent motion
+ * (InverseDynamicsRequest; docs/physics.md).
  *
  *   animctl inverse-dynamics DB RANGE|START:STOP [--svg FILE] [--bones A,B,...]
  *       [--max-root-torque NM] [--max-root-force N] [--contact-height M]
  *       [--contact-speed MS] [--mass KG] [--step K]
+ *   animctl inverse-dynamics (--character ID | --create [--database DB]
+ *       [--input SPEC] [--walk S]) (--seconds S | --ticks A:B) [the same options]
+ *
+ * A character's span is its owner's to ask for (its history on): --character
+ * ID from animctl's own connection answers "belongs to another connection"
+ * unless animctl made it; --create makes one here on DB (default "default"),
+ * turns its history on, steers it by SPEC (stick:X,Z or velocity:VX,VZ;
+ * default stick:0,0.7, a walk) for --walk seconds (default --seconds + 1),
+ * asks for its last --seconds, and destroys it.
  *
  * Prints the summary (or one JSON object); --svg draws two panels over
  * time, as the seed's figure 4: the vertical ground force under each foot
@@ -16,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "animctl.h"
 
 #define PLOT_W 960
@@ -174,13 +185,66 @@ static int pick_bones(const anim_inverse_dynamics_t *r, const char *names, int *
   return k;
 }
 
+/* The character's span: --character ID or --create (made, steered, its
+ * history on, then walked). 0, or an exit status with the failure reported. */
+typedef struct {
+  uint64_t id;
+  int create;
+  const char *database;
+  anim_character_input_t input;
+  float walk;
+  anim_inverse_dynamics_span_t span;
+} character_args_t;
+
+static void sleep_seconds(float seconds) {
+  struct timespec t = {(time_t)seconds, (long)((seconds - floorf(seconds)) * 1e9f)};
+  nanosleep(&t, NULL);
+}
+
+static int ask_character(const options_t *o, anim_client_t *client, character_args_t *c,
+                         const anim_inverse_dynamics_options_t *io, anim_inverse_dynamics_t **out) {
+  int rc;
+  if (c->create) {
+    float seconds = c->span.seconds > 0 ? c->span.seconds : 0.0f;
+    if (!(c->walk > 0)) c->walk = seconds + 1.0f;
+    if ((rc = anim_client_characters_create(client, c->database, NULL, NULL, 1, &c->id, o->timeout_ms)))
+      return report_error("create_characters", rc, client);
+    if ((rc = anim_client_history_set(client, c->id, fmaxf(seconds, c->walk) + 1.0f, 1, NULL, o->timeout_ms)) ||
+        (rc = anim_client_characters_set_input(client, &c->id, &c->input, 1, NULL, o->timeout_ms))) {
+      report_error("set_history", rc, client);
+      anim_client_characters_destroy(client, &c->id, 1, o->timeout_ms);
+      return 1;
+    }
+    sleep_seconds(c->walk);
+  }
+  c->span.character = c->id;
+  rc = anim_client_inverse_dynamics_character(client, &c->span, io, out, o->timeout_ms);
+  if (c->create) anim_client_characters_destroy(client, &c->id, 1, o->timeout_ms);
+  return rc ? report_error("inverse-dynamics", rc, client) : 0;
+}
+
 int animctl_inverse_dynamics(const options_t *o, int argc, char **argv) {
-  if (argc < 3) return animctl_fail("inverse-dynamics DB RANGE|START:STOP [--svg FILE] ...");
-  const char *db = argv[1], *what = argv[2], *svg = NULL, *bones = NULL;
+  const char *db = NULL, *what = NULL, *svg = NULL, *bones = NULL;
   anim_inverse_dynamics_options_t io = {0};
-  for (int i = 3; i < argc; i++) {
-    if (i + 1 >= argc) return animctl_fail("inverse-dynamics: %s needs a value", argv[i]);
-    const char *a = argv[i], *v = argv[++i];
+  character_args_t ch = {0};
+  ch.database = "default";
+  anim_character_input_stick(&ch.input, 0.0f, 0.7f, 0.0f, 0);
+  int positional = 0, character = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--create")) {
+      ch.create = character = 1;
+      continue;
+    }
+    if (strncmp(a, "--", 2)) {
+      if (positional == 0) db = a;
+      else if (positional == 1) what = a;
+      else return animctl_fail("inverse-dynamics: unexpected argument %s", a);
+      positional++;
+      continue;
+    }
+    if (i + 1 >= argc) return animctl_fail("inverse-dynamics: %s needs a value", a);
+    const char *v = argv[++i];
     if (!strcmp(a, "--svg")) svg = v;
     else if (!strcmp(a, "--bones")) bones = v;
     else if (!strcmp(a, "--max-root-torque")) io.max_root_torque = strtof(v, NULL);
@@ -189,23 +253,53 @@ int animctl_inverse_dynamics(const options_t *o, int argc, char **argv) {
     else if (!strcmp(a, "--contact-speed")) io.contact_speed = strtof(v, NULL);
     else if (!strcmp(a, "--mass")) io.total_mass = strtof(v, NULL);
     else if (!strcmp(a, "--step")) io.step = atoi(v);
-    else return animctl_fail("inverse-dynamics: unknown option %s", a);
+    else if (!strcmp(a, "--character")) ch.id = strtoull(v, NULL, 10), character = 1;
+    else if (!strcmp(a, "--database")) ch.database = v;
+    else if (!strcmp(a, "--walk")) ch.walk = strtof(v, NULL);
+    else if (!strcmp(a, "--seconds")) ch.span.seconds = strtof(v, NULL);
+    else if (!strcmp(a, "--input")) {
+      if (animctl_parse_input(v, &ch.input)) return animctl_fail("inverse-dynamics: bad --input %s", v);
+    } else if (!strcmp(a, "--ticks")) {
+      unsigned long long from, to;
+      char tail;
+      if (sscanf(v, "%llu:%llu%c", &from, &to, &tail) != 2)
+        return animctl_fail("inverse-dynamics: --ticks %s: want A:B", v);
+      ch.span.from_tick = from, ch.span.to_tick = to;
+    } else return animctl_fail("inverse-dynamics: unknown option %s", a);
+  }
+  char label[96], span_text[96];
+  if (character) {
+    if (positional) return animctl_fail("inverse-dynamics: a database range or a character, not both");
+    if (ch.create == (ch.id != 0)) return animctl_fail("inverse-dynamics: give --character ID or --create");
+    if ((ch.span.seconds > 0) == (ch.span.to_tick != 0))
+      return animctl_fail("inverse-dynamics: give a character's --seconds S or --ticks A:B");
+    if (ch.create && ch.span.to_tick) return animctl_fail("inverse-dynamics: --create asks for --seconds");
+  } else if (positional != 2) {
+    return animctl_fail("inverse-dynamics DB RANGE|START:STOP [--svg FILE] ..., or --character ID --seconds S ...");
   }
   anim_client_t *client;
   int rc = animctl_connect(o, &client);
   if (rc) return rc;
-  int start = -1, stop = -1;
-  if (sscanf(what, "%d:%d", &start, &stop) != 2) {
-    anim_db_description_t *d = NULL;
-    if ((rc = anim_client_db_describe(client, db, &d, o->timeout_ms))) return report_error("inverse-dynamics", rc, client);
-    for (int i = 0; i < d->nranges; i++)
-      if (!strcmp(d->ranges[i].name, what)) start = (int)d->ranges[i].start, stop = (int)d->ranges[i].stop;
-    anim_db_description_free(d);
-    if (start < 0) return animctl_fail("inverse-dynamics: database %s has no range %s", db, what);
-  }
   anim_inverse_dynamics_t *r = NULL;
-  if ((rc = anim_client_inverse_dynamics(client, db, start, stop, &io, &r, o->timeout_ms)))
-    return report_error("inverse-dynamics", rc, client);
+  if (character) {
+    if ((rc = ask_character(o, client, &ch, &io, &r))) return rc;
+    snprintf(label, sizeof label, "a character's"); /* its id (20 digits) in the text, not the picture's title */
+    snprintf(span_text, sizeof span_text, "ticks %llu..%llu", (unsigned long long)r->first_tick,
+             (unsigned long long)(r->first_tick + (uint64_t)r->nframes - 1));
+    db = label, what = span_text;
+  } else {
+    int start = -1, stop = -1;
+    if (sscanf(what, "%d:%d", &start, &stop) != 2) {
+      anim_db_description_t *d = NULL;
+      if ((rc = anim_client_db_describe(client, db, &d, o->timeout_ms))) return report_error("inverse-dynamics", rc, client);
+      for (int i = 0; i < d->nranges; i++)
+        if (!strcmp(d->ranges[i].name, what)) start = (int)d->ranges[i].start, stop = (int)d->ranges[i].stop;
+      anim_db_description_free(d);
+      if (start < 0) return animctl_fail("inverse-dynamics: database %s has no range %s", db, what);
+    }
+    if ((rc = anim_client_inverse_dynamics(client, db, start, stop, &io, &r, o->timeout_ms)))
+      return report_error("inverse-dynamics", rc, client);
+  }
   double weight = 9.81 * r->total_mass, fy = 0, power = 0, peak = 0;
   for (int i = 0; i < r->nframes; i++) {
     fy += r->foot_forces[6 * i + 1] + r->foot_forces[6 * i + 4];
@@ -215,7 +309,10 @@ int animctl_inverse_dynamics(const options_t *o, int argc, char **argv) {
   fy /= r->nframes * weight, power /= r->nframes;
   if (o->json) {
     printf("{\"database\": ");
-    animctl_json_string(stdout, db);
+    animctl_json_string(stdout, character ? "" : db);
+    if (character)
+      printf(", \"character\": %llu, \"first_tick\": %llu, \"ticks_filled\": %d", (unsigned long long)r->character,
+             (unsigned long long)r->first_tick, r->ticks_filled);
     printf(", \"start\": %d, \"frames\": %d, \"frame_rate\": %g, \"total_mass\": %g, \"step\": %d, "
            "\"mean_vertical_force_share\": %.4f, \"mean_residual_force\": %.2f, \"max_residual_force\": %.2f, "
            "\"mean_residual_torque\": %.2f, \"max_residual_torque\": %.2f, \"frames_over_limit\": %d, "
@@ -224,8 +321,13 @@ int animctl_inverse_dynamics(const options_t *o, int argc, char **argv) {
            r->max_residual_force, r->mean_residual_torque, r->max_residual_torque, r->frames_over_limit, r->worst_frame,
            power, peak);
   } else {
-    printf("%s frames %d..%d (%d at %g Hz, differences over %d frames), body %.0f kg\n", db, r->start,
-           r->start + r->nframes - 1, r->nframes, r->frame_rate, r->step, r->total_mass);
+    if (character)
+      printf("character %llu, %s (%d at %g Hz, %d the server skipped interpolated, differences over %d ticks), body "
+             "%.0f kg\n", (unsigned long long)r->character, what, r->nframes, r->frame_rate, r->ticks_filled, r->step,
+             r->total_mass);
+    else
+      printf("%s frames %d..%d (%d at %g Hz, differences over %d frames), body %.0f kg\n", db, r->start,
+             r->start + r->nframes - 1, r->nframes, r->frame_rate, r->step, r->total_mass);
     printf("  mean vertical ground force %.3f of body weight (feet %s, %s)\n", fy, r->left_foot, r->right_foot);
     printf("  residual (hand of God): mean %.1f N, %.1f N m; max %.1f N, %.1f N m (frame %d); %d frames over the "
            "limits\n", r->mean_residual_force, r->mean_residual_torque, r->max_residual_force, r->max_residual_torque,

@@ -43,7 +43,7 @@ typedef struct {
   int has_ticks, has_tick;
 } history_options_t;
 
-static int parse_input(const char *spec, anim_character_input_t *out) {
+int animctl_parse_input(const char *spec, anim_character_input_t *out) {
   float a, b;
   char tail;
   if (sscanf(spec, "stick:%f,%f%c", &a, &b, &tail) == 2 && isfinite(a) && isfinite(b)) {
@@ -158,7 +158,7 @@ static int parse_common(history_options_t *o, const char *command, int argc, cha
   if (!v) return 0;
   int rc = 0;
   if (!strcmp(a, "--database")) o->database = v;
-  else if (!strcmp(a, "--input")) rc = parse_input(v, &o->input) ? animctl_fail("%s: bad --input %s", command, v) : 0;
+  else if (!strcmp(a, "--input")) rc = animctl_parse_input(v, &o->input) ? animctl_fail("%s: bad --input %s", command, v) : 0;
   else if (!strcmp(a, "--seconds")) rc = parse_number(a, v, 0.0f, &o->seconds);
   else if (!strcmp(a, "--keep")) rc = parse_number(a, v, 0.0f, &o->keep);
   else if (!strcmp(a, "--last")) rc = parse_number(a, v, 0.0f, &o->last);

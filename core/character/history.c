@@ -6,10 +6,11 @@
 
 /* A record's layout: the header, then the query (cols floats), the
  * candidates (ncandidates hits), their group costs (ncandidates x nterms
- * floats) and the pose's rotations (nbones quats, 16-byte aligned); the
- * stride keeps the next header 16-byte aligned. */
+ * floats), the pose's rotations (nbones quats, 16-byte aligned) and its
+ * local positions (nbones vec3); the stride keeps the next header 16-byte
+ * aligned. */
 typedef struct {
-  size_t query, candidates, group_costs, rotations, stride;
+  size_t query, candidates, group_costs, rotations, positions, stride;
 } layout_t;
 
 static size_t align16(size_t bytes) { return (bytes + 15) & ~(size_t)15; }
@@ -20,7 +21,8 @@ static layout_t layout_of(int cols, int nterms, int nbones, int ncandidates) {
   l.candidates = l.query + align16((size_t)cols * sizeof(float));
   l.group_costs = l.candidates + align16((size_t)ncandidates * sizeof(anim_search_hit_t));
   l.rotations = l.group_costs + align16((size_t)ncandidates * (size_t)nterms * sizeof(float));
-  l.stride = l.rotations + align16((size_t)nbones * sizeof(quat));
+  l.positions = l.rotations + align16((size_t)nbones * sizeof(quat));
+  l.stride = l.positions + align16((size_t)nbones * sizeof(vec3));
   return l;
 }
 
@@ -82,6 +84,10 @@ const quat *anim_history_rotations(const anim_history_t *h, const anim_history_r
   return (const quat *)((const char *)r + layout(h).rotations);
 }
 
+const vec3 *anim_history_positions(const anim_history_t *h, const anim_history_record_t *r) {
+  return (const vec3 *)((const char *)r + layout(h).positions);
+}
+
 
 /* The top candidates of the tick's query, each with its cost by group. */
 static void record_candidates(anim_history_t *h, const anim_controller_t *c, const anim_search_query_t *search,
@@ -135,6 +141,7 @@ void anim_history_record(anim_history_t *h, const anim_controller_t *c, const an
   r->offset_angle = 2.0f * acosf(smallest_w);
   r->root_position = c->pose_positions[0];
   memcpy((char *)r + l.rotations, c->pose_rotations, (size_t)h->nbones * sizeof(quat));
+  memcpy((char *)r + l.positions, c->pose_positions, (size_t)h->nbones * sizeof(vec3));
   h->count++;
 }
 

@@ -3,9 +3,8 @@
  * for a debugger ("why did it pick that frame two seconds ago?").
  *
  * Each tick the controller (controller.h) leaves one record: the tick, the
- * frame shown after it, the displayed pose (root position and every bone's
- * local rotation: with the database's local positions, what rebuilds it,
- * as the streams' rotations_only records do), the inertialization state
+ * frame shown after it, the displayed pose (every bone's local position
+ * and rotation, bone 0's in the world), the inertialization state
  * (time since the transition, the half-life in effect, the root's position
  * offset and the largest rotation offset of any bone), and, when the tick
  * searched, why (ANIM_CONTROLLER_SEARCH_* bits, at rest, held), the
@@ -119,11 +118,17 @@ uint64_t anim_history_held(const anim_history_t *history);
 
 /* A record's arrays: the query (cols normalized floats, when it searched),
  * the candidates (ncandidates hits, by ascending cost), their costs split
- * by schema term (ncandidates x nterms floats, row per candidate), and the
- * displayed pose's local rotations (nbones; bone 0's in the world). */
+ * by schema term (ncandidates x nterms floats, row per candidate), the
+ * displayed pose's local rotations (nbones; bone 0's in the world) and its
+ * local positions (nbones; bone 0's is root_position). The positions are
+ * the inertialized ones the character showed, not the database frame's:
+ * the hips' offset from bone 0 bobs every tick of a walk and blends
+ * between clips after a transition; inverse dynamics of a character's
+ * recent motion differentiates it twice. 12 bytes a bone a tick. */
 const float *anim_history_query(const anim_history_t *history, const anim_history_record_t *record);
 const anim_search_hit_t *anim_history_candidates(const anim_history_t *history, const anim_history_record_t *record);
 const float *anim_history_group_costs(const anim_history_t *history, const anim_history_record_t *record);
 const quat *anim_history_rotations(const anim_history_t *history, const anim_history_record_t *record);
+const vec3 *anim_history_positions(const anim_history_t *history, const anim_history_record_t *record);
 
 #endif

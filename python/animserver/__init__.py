@@ -39,13 +39,13 @@ from .errors import (AnimError, InvalidArgumentError, OutOfMemoryError, IoError,
 from .poses import (CharacterEntered, CharacterPose, Floats, Pose, PoseFrames, StreamFrame, decode_quantized, forward_kinematics,
                     quat_mul, quat_rotate)
 from .reconnect import ConnectionEvent, Reconnect
-from .requests import (PROTOCOL_VERSION, Band, BandLike, InverseDynamics, Match, SearchResult, encoding_value, goal, pose_ref, pose_state, stick,
+from .requests import (PROTOCOL_VERSION, Band, BandLike, InverseDynamics, MarkerFit, Match, SearchResult, encoding_value, goal, pose_ref, pose_state, stick,
                        velocity)
 from .skeleton import Skeleton
 
 __version__ = "0.1.0"
 
-__all__ = ["AnimError", "AsyncClient", "AsyncSubscription", "Band", "BandLike", "CharacterEntered", "CharacterPose", "Client", "ConnectionEvent", "Floats", "InverseDynamics",
+__all__ = ["AnimError", "AsyncClient", "AsyncSubscription", "Band", "BandLike", "CharacterEntered", "CharacterPose", "Client", "ConnectionEvent", "Floats", "InverseDynamics", "MarkerFit",
            "Match", "Pending", "Pose", "PoseFrames", "PROTO_PATH", "PROTO_SHA256", "PROTOCOL_VERSION", "REQUEST_KINDS",
            "RESPONSE_KINDS", "Reconnect", "SearchResult", "Skeleton", "StreamFrame", "Subscription",
            "decode_quantized", "encoding_value", "errors", "forward_kinematics", "goal", "pb", "pose_ref",

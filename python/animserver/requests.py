@@ -198,7 +198,11 @@ class InverseDynamics:
     axes; ``foot_forces`` and ``foot_cops`` (frames, 2, 3), left then right,
     N and m, world (y up); ``residual_forces``, ``residual_torques`` (N m
     about the root joint) and ``com`` (frames, 3); ``power`` (frames,) W;
-    ``over_limit`` (frames,) bool: the residual passed a limit."""
+    ``over_limit`` (frames,) bool: the residual passed a limit. Of a
+    character's recent motion (:meth:`character_inverse_dynamics`): frame i
+    is its tick ``first_tick + i``, ``frame_rate`` the tick rate,
+    ``ticks_filled`` the ticks the server's clock passed over (interpolated);
+    ``character`` 0 for a database range."""
     database_version: int
     start: int
     frame_rate: float
@@ -220,6 +224,9 @@ class InverseDynamics:
     max_residual_torque: float
     worst_frame: int
     feet: Tuple[str, str]
+    character: int = 0
+    first_tick: int = 0
+    ticks_filled: int = 0
 
     @classmethod
     def from_response(cls, m: pb.InverseDynamicsResponse) -> "InverseDynamics":
@@ -232,7 +239,38 @@ class InverseDynamics:
                    floats(m.residual_forces, n, 3), floats(m.residual_torques, n, 3), floats(m.power, n),
                    np.array(m.over_limit, dtype=bool), floats(m.com, n, 3), m.frames_over_limit,
                    m.mean_residual_force, m.max_residual_force, m.mean_residual_torque, m.max_residual_torque,
-                   m.worst_frame, (m.left_foot, m.right_foot))
+                   m.worst_frame, (m.left_foot, m.right_foot), m.character, m.first_tick, m.ticks_filled)
+
+
+@dataclass(frozen=True)
+class MarkerFit:
+    """Poses from markers, fitted by dragging the database's body model in
+    MuJoCo (docs/physics.md), as numpy float32 arrays, frame-major:
+    ``positions`` (frames, bones, 3) m and ``rotations`` (frames, bones, 4)
+    (w, x, y, z): local poses, the bones above the hips at the origin so the
+    hips' are world; ``residuals`` (frames, markers) m, NaN where missing;
+    ``offsets`` (markers, 3) m, the ones used (found ones included)."""
+    database_version: int
+    bones: List[str]
+    positions: npt.NDArray[np.float32]
+    rotations: npt.NDArray[np.float32]
+    residuals: npt.NDArray[np.float32]
+    offsets: npt.NDArray[np.float32]
+    scale: float
+    mean_residual: float
+    max_residual: float
+    worst_frame: int
+    worst_marker: int
+
+    @classmethod
+    def from_response(cls, m: pb.MarkerFitResponse) -> "MarkerFit":
+        n, nb, nm = m.frames, len(m.bones), len(m.offsets) // 3
+
+        def floats(values: Any, *shape: int) -> npt.NDArray[np.float32]:
+            return np.array(values, dtype=np.float32).reshape(shape)
+        return cls(m.database_version, list(m.bones), floats(m.positions, n, nb, 3), floats(m.rotations, n, nb, 4),
+                   floats(m.residuals, n, nm), floats(m.offsets, nm, 3), m.scale, m.mean_residual, m.max_residual,
+                   m.worst_frame, m.worst_marker)
 
 
 @dataclass(frozen=True)
@@ -577,6 +615,43 @@ class Requests:
         ``total_mass``; 0 or absent: the server's default)."""
         return Call("inverse_dynamics", {"database": database, "start": start, "stop": stop, **options}, timeout,
                     InverseDynamics.from_response)
+
+    @request
+    def character_inverse_dynamics(self, /, character: int, seconds: float = 0.0, from_tick: int = 0, to_tick: int = 0,
+                                   *, timeout: Optional[float] = None, **options: Any) -> Call[InverseDynamics]:
+        """The same along the caller's character's recent motion, as its history
+        recorded it (:meth:`set_history` on): its last ``seconds``, or ticks
+        ``from_tick..to_tick``, at the tick rate. Another connection's
+        character, a history off or a span it does not hold (not yet shown,
+        no longer held, reversed, longer than the history or than
+        max_pose_frames): the server's error naming the field."""
+        return Call("inverse_dynamics", {"character": _not_negative(character, "character"), "seconds": float(seconds),
+                                         "from_tick": _not_negative(from_tick, "from_tick"),
+                                         "to_tick": _not_negative(to_tick, "to_tick"), **options}, timeout,
+                    InverseDynamics.from_response)
+
+    @request
+    def marker_fit(self, /, database: str, markers: Sequence[Union[str, Tuple[str, Sequence[float]]]],
+                   positions: npt.ArrayLike, *, missing: Optional[npt.ArrayLike] = None,
+                   timeout: Optional[float] = None, **options: Any) -> Call[MarkerFit]:
+        """Poses from marker positions over frames, fitted through the body.
+        ``markers``: a bone name (offset found from the first frame) or
+        ``(bone, (x, y, z))`` (m, in the bone's frame) each; ``positions``:
+        (frames, markers, 3) m, world, y up; ``missing``: (frames, markers)
+        bool or None. ``options``: the rest of MarkerFitRequest
+        (``frame_time``, ``marker_halflife``, ``prior_halflife``,
+        ``outlier_distance``, ``far_ratio``, ``settle_time``, ``scale``,
+        ``estimate_scale``, ``total_mass``; 0 or absent: the default)."""
+        p = np.asarray(positions, dtype=np.float32)
+        if p.ndim != 3 or p.shape[1] != len(markers) or p.shape[2] != 3:
+            raise ValueError(f"marker_fit: positions must be (frames, {len(markers)}, 3), not {p.shape}")
+        ms: List[Dict[str, Any]] = [{"bone": m} if isinstance(m, str) else
+                                    {"bone": m[0], "offset": [float(v) for v in m[1]]} for m in markers]
+        body: Dict[str, Any] = {"database": database, "markers": ms, "frames": int(p.shape[0]),
+                                "positions": p.reshape(-1).tolist(), **options}
+        if missing is not None:
+            body["missing"] = np.asarray(missing, dtype=bool).reshape(-1).tolist()
+        return Call("marker_fit", body, timeout, MarkerFit.from_response)
 
     # ---- poses from tracked points ----------------------------------------------
     @request

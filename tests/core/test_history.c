@@ -92,6 +92,8 @@ static void test_ring_wraps(void **state) {
   const quat *rotations = anim_history_rotations(&h, r);
   for (int b = 0; b < db.nbones; b++) assert_memory_equal(&rotations[b], &c.pose_rotations[b], sizeof(quat));
   assert_memory_equal(&r->root_position, &c.pose_positions[0], sizeof(vec3));
+  const vec3 *positions = anim_history_positions(&h, r);
+  for (int b = 0; b < db.nbones; b++) assert_memory_equal(&positions[b], &c.pose_positions[b], sizeof(vec3));
   anim_history_free(&h);
   anim_controller_free(&c);
 }

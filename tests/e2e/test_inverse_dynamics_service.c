@@ -6,7 +6,14 @@
  * on), then on GAMES-105's walk: the answer is the physics layer's own
  * (physics/inverse_dynamics.h run in this process on the same database,
  * equal to float precision), its arrays the documented sizes, and the
- * ground carries the body's weight on average.
+ * ground carries the body's weight on average. Then a character's recent
+ * motion: a motion-matching character walks on GAMES-105 for some seconds
+ * with its history on; its last seconds' ground forces carry its weight
+ * (the walk's tolerance), frames align with the history's ticks (the
+ * centre of mass over the root the history recorded at that tick, not at
+ * one a quarter second off), and bad spans (ticks not yet shown or no
+ * longer held, reversed, too long, history off, another connection's
+ * character) are refused naming the field.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "anim_client.h"
@@ -164,10 +172,128 @@ static void test_walk(void **state) {
   anim_inverse_dynamics_free(r);
 }
 
+/* ---- a character's recent motion ------------------------------------------------------- */
+
+#define WALK_SECONDS 5.5   /* the character walks this long before the question */
+#define SPAN_SECONDS 4.0f  /* the span asked: its last seconds */
+#define HISTORY_SECONDS 4.5f /* shorter than the walk: the oldest ticks are gone */
+
+static void expect_span_error(anim_client_t *c, const anim_inverse_dynamics_span_t *span, int code,
+                              const char *contains) {
+  anim_inverse_dynamics_t *r = NULL;
+  int rc = anim_client_inverse_dynamics_character(c, span, NULL, &r, TIMEOUT_MS);
+  if (rc != code)
+    fail_msg("character %llu, seconds %g, ticks %llu..%llu: %s, want %s (%s)", (unsigned long long)span->character,
+             span->seconds, (unsigned long long)span->from_tick, (unsigned long long)span->to_tick,
+             anim_strerror(rc), anim_strerror(code), anim_client_last_error(c));
+  assert_null(r);
+  printf("  %s\n", anim_client_last_error(c));
+  if (!strstr(anim_client_last_error(c), contains))
+    fail_msg("error \"%s\" does not name %s", anim_client_last_error(c), contains);
+}
+
+static void test_character(void **state) {
+  (void)state;
+  if (!load()) return;
+  uint64_t id, quiet;
+  assert_int_equal(anim_client_characters_create(client, "games105", NULL, NULL, 1, &id, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(client, "games105", NULL, NULL, 1, &quiet, TIMEOUT_MS), 0);
+  /* History off, and a span before anything is recorded. */
+  anim_inverse_dynamics_span_t span = {id, 1.0f, 0, 0};
+  expect_span_error(client, &span, ANIM_ENOTFOUND, "history is off");
+  anim_history_info_t info;
+  assert_int_equal(anim_client_history_set(client, id, HISTORY_SECONDS, 1, &info, TIMEOUT_MS), 0);
+  anim_character_input_t in;
+  anim_character_input_stick(&in, 0.0f, 0.8f, 0.0f, 0);
+  assert_int_equal(anim_client_characters_set_input(client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
+  span.seconds = 3.0f; /* more than it holds yet */
+  expect_span_error(client, &span, ANIM_ERANGE, "seconds");
+  usleep((useconds_t)(WALK_SECONDS * 1e6));
+
+  /* Bad spans, each naming its field; nothing answered. */
+  anim_character_history_t *h = NULL;
+  anim_history_span_t last = {0, 0, 0.5f, 0, 0};
+  assert_int_equal(anim_client_history_get(client, id, &last, &h, TIMEOUT_MS), 0);
+  uint64_t newest = h->last_tick, oldest = h->first_tick;
+  anim_character_history_free(h);
+  span = (anim_inverse_dynamics_span_t){id, 0.0f, newest - 10, newest + 100};
+  expect_span_error(client, &span, ANIM_ERANGE, "to_tick"); /* not yet shown */
+  assert_true(oldest > 0);
+  span = (anim_inverse_dynamics_span_t){id, 0.0f, oldest - 1, newest};
+  expect_span_error(client, &span, ANIM_ERANGE, "from_tick"); /* no longer held */
+  span = (anim_inverse_dynamics_span_t){id, 0.0f, newest, newest - 30};
+  expect_span_error(client, &span, ANIM_ERANGE, "from_tick"); /* reversed */
+  span = (anim_inverse_dynamics_span_t){id, 0.0f, newest, newest + MAX_FRAMES};
+  expect_span_error(client, &span, ANIM_ELIMIT, "to_tick"); /* MAX_FRAMES + 1 ticks */
+  span = (anim_inverse_dynamics_span_t){id, 0.0f, newest - 1, newest};
+  expect_span_error(client, &span, ANIM_ERANGE, "to_tick"); /* 2 ticks */
+  span = (anim_inverse_dynamics_span_t){id, HISTORY_SECONDS + 1.0f, 0, 0};
+  expect_span_error(client, &span, ANIM_ERANGE, "seconds"); /* longer than the history */
+  span = (anim_inverse_dynamics_span_t){quiet, 1.0f, 0, 0};
+  expect_span_error(client, &span, ANIM_ENOTFOUND, "history is off");
+  span = (anim_inverse_dynamics_span_t){987654321, 1.0f, 0, 0};
+  expect_span_error(client, &span, ANIM_ENOTFOUND, "character");
+  anim_client_t *other = anim_test_connect(&server);
+  assert_non_null(other);
+  span = (anim_inverse_dynamics_span_t){id, 1.0f, 0, 0};
+  expect_span_error(other, &span, ANIM_EPERM, "character");
+  anim_client_close(other);
+
+  /* The last seconds. */
+  span = (anim_inverse_dynamics_span_t){id, SPAN_SECONDS, 0, 0};
+  anim_inverse_dynamics_t *r = NULL;
+  int rc = anim_client_inverse_dynamics_character(client, &span, NULL, &r, TIMEOUT_MS);
+  if (rc) fail_msg("%s: %s", anim_strerror(rc), anim_client_last_error(client));
+  int n = r->nframes;
+  assert_int_equal(n, (int)lroundf(SPAN_SECONDS * 60.0f));
+  assert_true(r->character == id);
+  assert_true(r->frame_rate == 60.0f);
+  assert_int_equal(r->start, 0);
+  assert_int_equal(r->nbones, db.nbones);
+  assert_int_equal(r->step, 2);
+  /* The history over the same ticks: every tick it holds is a frame of the answer. */
+  anim_history_span_t ticks = {r->first_tick, r->first_tick + (uint64_t)n - 1, 0.0f, 1, 0};
+  assert_int_equal(anim_client_history_get(client, id, &ticks, &h, TIMEOUT_MS), 0);
+  assert_int_equal(h->nticks + r->ticks_filled, n);
+  double here = 0, off = 0, fy = 0, walked;
+  int count = 0;
+  const int lag = 15; /* ticks: a quarter second, 0.3 m of walking */
+  for (int j = 0; j < h->nticks; j++) {
+    int i = (int)(h->ticks[j].tick - r->first_tick);
+    assert_true(i >= 0 && i < n);
+    if (i + lag >= n) continue;
+    const float *com = r->com + 3 * i, *root = h->ticks[j].root_position;
+    here += hypot(com[0] - root[0], com[2] - root[2]);
+    off += hypot(r->com[3 * (i + lag)] - root[0], r->com[3 * (i + lag) + 2] - root[2]);
+    count++;
+  }
+  walked = hypot(h->ticks[h->nticks - 1].root_position[0] - h->ticks[0].root_position[0],
+                 h->ticks[h->nticks - 1].root_position[2] - h->ticks[0].root_position[2]);
+  for (int i = 0; i < n; i++) fy += r->foot_forces[6 * i + 1] + r->foot_forces[6 * i + 4];
+  fy /= n * 70.0 * 9.81;
+  printf("  character %llu walking: ticks %llu..%llu (%d filled), walked %.2f m; mean vertical ground force %.3f of "
+         "weight, residual mean %.1f N / %.1f N m, %d frames over the limits; COM to the root of the same tick %.3f m, "
+         "of %d ticks later %.3f m\n", (unsigned long long)id, (unsigned long long)r->first_tick,
+         (unsigned long long)(r->first_tick + n - 1), r->ticks_filled, walked, fy, r->mean_residual_force,
+         r->mean_residual_torque, r->frames_over_limit, here / count, lag, off / count);
+  assert_true(count > n / 2);
+  assert_true(walked > 2.0); /* it walked */
+  assert_true(fabs(fy - 1) < 0.05);
+  assert_true(here / count < 0.15 && here / count < 0.5 * off / count);
+  anim_character_history_free(h);
+  anim_inverse_dynamics_free(r);
+  /* The server carries on. */
+  uint64_t rtt;
+  assert_int_equal(anim_client_ping(client, NULL, 0, &rtt, TIMEOUT_MS), 0);
+  uint64_t ids[2] = {id, quiet};
+  assert_int_equal(anim_client_characters_destroy(client, ids, 2, TIMEOUT_MS), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),
       cmocka_unit_test(test_walk),
+      cmocka_unit_test(test_character),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

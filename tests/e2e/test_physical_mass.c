@@ -4,8 +4,8 @@
  * Bandai Namco database, through the real client library: bad masses
  * refused naming the field and nothing made; the state says the mass; the
  * same push moves a 140 kg character clearly less than a 70 kg one; at
- * most 8 masses in use per database. (No push: the same motion at any
- * mass, tests/physics/test_body.c's test_mass_scaling.)
+ * most 8 masses besides 70 kg in use per database. (No push: the same
+ * motion at any mass, tests/physics/test_body.c's test_mass_scaling.)
  */
 #include <math.h>
 #include <setjmp.h>
@@ -36,7 +36,7 @@ static void expect_create_refused(anim_client_t *c, int mode, float mass, int co
  * than a 70 kg one (body.h: a push of J moves a body of mass M as J x 70 /
  * M moves the 70 kg one; no push: the same motion at any mass, test_body's
  * test_mass_scaling). At most SRV_PHYSICS_MODELS_PER_DATABASE (8) masses
- * in use per database: a 9th is refused until one is free. */
+ * besides 70 kg in use per database: a 9th is refused until one is free. */
 static void test_mass(void **state) {
   (void)state;
   if (!phys_database()) return;
@@ -110,10 +110,11 @@ static void test_mass(void **state) {
       fail_msg("the %s of 140 kg moved %.4f m, of 70 kg %.4f m: not clearly less", k ? "chest" : "hips",
                (double)moved[1][k], (double)moved[0][k]);
 
-  /* The bound: 70, 140 and 6 more masses in use (8 models), a 9th refused. */
-  static const float more[] = {50.0f, 60.0f, 80.0f, 90.0f, 100.0f, 110.0f};
-  uint64_t ids[6], id;
-  for (int k = 0; k < 6; k++) phys_create(c, ANIM_MODE_PHYSICAL, more[k], 20.0f + 3.0f * (float)k, 1, &ids[k]);
+  /* The bound: besides 70 kg (the database's own model), 140 and 7 more
+   * masses in use (8 cached models), a 9th refused. */
+  static const float more[] = {50.0f, 60.0f, 80.0f, 90.0f, 100.0f, 110.0f, 130.0f};
+  uint64_t ids[7], id;
+  for (int k = 0; k < 7; k++) phys_create(c, ANIM_MODE_PHYSICAL, more[k], 20.0f + 3.0f * (float)k, 1, &ids[k]);
   expect_create_refused(c, ANIM_MODE_PHYSICAL, 120.0f, ANIM_ELIMIT, "create_characters.physics.total_mass");
   phys_create(c, ANIM_MODE_PHYSICAL, 90.0f, 40.0f, 1, &id); /* a mass in use: its model shared */
   /* One mass freed: its model goes for the new one. */

@@ -259,6 +259,11 @@ def requests(pb):
     add("history_ticks", id=38, character_history=pb.CharacterHistoryRequest(character=ch, from_tick=1, to_tick=3))
     add("set_character_params", id=39, set_character_params=pb.SetCharacterParamsRequest(
         character=ch, params=pb.ControllerParams(inertialize_halflife=0.2, search_interval=4)))
+    add("marker_fit", id=40, marker_fit=pb.MarkerFitRequest(
+        database="tiny", markers=[pb.Marker(bone="Hips", offset=[0, 0.05, 0]), pb.Marker(bone="Head"),
+                                  pb.Marker(bone="LeftFoot", offset=[0.02, 0, 0.03])],
+        frames=2, positions=[0, 0.95, 0, 0, 1.6, 0, 0.1, 0.08, 0, 0, 0.96, 0.01, 0, 1.6, 0.01, 0.1, 0.08, 0.01],
+        missing=[False, False, False, False, True, False], marker_halflife=0.01, estimate_scale=True))
     return seeds
 
 

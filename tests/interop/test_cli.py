@@ -34,7 +34,8 @@ def run_both(*args, expect=0):
 
 
 COMMANDS = ["hello", "stats", "shutdown", "ping", "db", "search", "pose", "inertialize", "transition-cost", "spring",
-            "render", "stream", "record", "machine", "graph", "align", "fit", "load", "push", "history", "set-params"]
+            "render", "stream", "record", "machine", "graph", "align", "fit", "load", "push", "history", "set-params",
+            "inverse-dynamics", "marker-fit"]
 
 
 def json_errors_and_help(port, data):
@@ -96,7 +97,8 @@ def usage_errors_without_server():
                 ["push", "default", "1:impulse:Chest:1,2"], ["push", "default", "--seconds", "0"],
                 ["history"], ["history", "--create", "--id", "5"],
                 ["history", "--id", "5", "--ticks", "9:2"], ["set-params"], ["set-params", "halflife=1"],
-                ["set-params", "transition_cost=x"]]
+                ["set-params", "transition_cost=x"], ["inverse-dynamics"], ["inverse-dynamics", "default"],
+                ["inverse-dynamics", "--character", "5"], ["marker-fit", "default"]]
     check(sorted({m[0] for m in mistakes} - {"bogus"}) == sorted(COMMANDS), "a usage error of every command")
     for mistake in mistakes:
         out, err = run_both("animctl", "--port", closed, "--json", *mistake, expect=2)
@@ -289,6 +291,13 @@ def machines_and_graphs(ctl, data, port):
     check(open(figure).read().count("<polyline") == 3 + 6, "animctl inverse-dynamics --svg: the feet, the residual "
           "and six torque curves")
     ctl("inverse-dynamics", "default", "walk", "--step", "9", expect=1)
+    # A character animctl makes, walks and asks about: its last second from its history.
+    mine = json.loads(ctl("inverse-dynamics", "--create", "--seconds", "1", "--walk", "1.5"))
+    check(mine["character"] > 0 and mine["frames"] == 60 and abs(mine["mean_vertical_force_share"] - 1) < 0.1,
+          f"animctl inverse-dynamics --create: 60 ticks of character {mine['character']}, "
+          f"{mine['mean_vertical_force_share']:.3f} of its weight on the ground")
+    ctl("inverse-dynamics", "--character", "5", expect=2)  # no --seconds or --ticks
+    ctl("inverse-dynamics", "--character", "5", "--seconds", "1", expect=1)  # no such character here
     # A physical character pushed at the chest from behind: it staggers and is back to motion matching.
     changes = [json.loads(line) for line in ctl("push", "default", "--seconds", "2.5",
                                                 "0.3:impulse:Chest:0,0,40@0,0.05,0").splitlines()]

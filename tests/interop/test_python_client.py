@@ -439,6 +439,12 @@ def test_machines_graphs_fit(client):
     """The state-machine, motion-graph, pose-fitting and physics requests through the package."""
     dynamics = client.inverse_dynamics("default", 0, 30)
     check(dynamics.torques.shape == (30, len(dynamics.bones), 3), "inverse_dynamics: numpy torques per frame and bone")
+    joints = client.pose("default", 0, 10, global_=True).global_positions
+    names = list(client.skeleton("default").names)
+    picked = [names.index(b) for b in ("Hips", "Head", "LeftFoot", "RightFoot")]
+    fitted = client.marker_fit("default", ["Hips", "Head", "LeftFoot", "RightFoot"], np.asarray(joints)[:, picked])
+    check(fitted.positions.shape == (10, len(fitted.bones), 3) and fitted.residuals.shape == (10, 4),
+          "marker_fit: numpy poses and residuals per frame")
     check(not client.check_machine("broken", "stand { JUMP nowhere }\n").ok, "check_machine: a bad target reported")
     summary = client.load_machine("nested_py", NESTED).machine
     check([st.name for st in summary.states] == ["idle", "moving", "walk", "run"], "load_machine: the states")

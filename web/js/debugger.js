@@ -7,10 +7,19 @@
 // shows; noteStreamed keeps the last ticks the stream showed, so what the
 // history says can be held against what was seen.
 //
-// What it does not: draw a candidate's pose as a ghost (not yet), or any
-// character but the page's own (a history is turned on by its owner).
-import { $, fmt, quietly, state, toast } from './shared.js';
+// While paused, ghosts.js draws the scrubbed tick in the view: the
+// character then, the chosen and the selected candidate (a click on a row
+// selects it; the runner-up until then) as ghosts beside it, the query's
+// and the candidates' features as arrows. The Server panel (stats.js) and
+// a recording replayed on the timeline (replay.js) are loaded from here.
+//
+// What it does not: debug any character but the page's own (a history is
+// turned on by its owner).
+import { $, app, fmt, quietly, state, toast } from './shared.js';
 import { call } from './session.js';
+import { clearGhosts, drawGhosts, ghostsDrawn, hideGhosts } from './ghosts.js';
+import './stats.js';
+import './replay.js';
 
 const HISTORY_SECONDS = 10;
 const CANDIDATES = 16;
@@ -28,7 +37,8 @@ export function noteStreamed(tick, frame) {
 // Nothing shown belongs to a character that is not there.
 export function clearDebugger() {
   Object.assign(debug, { on: false, paused: false, history: null, index: -1, shown: null, rows: [], groups: [],
-    streamed: {}, streamedTicks: [] });
+    selected: null, picked: false, streamed: {}, streamedTicks: [] });
+  clearGhosts();
   $('history-info').textContent = '';
   $('candidates').querySelector('thead').innerHTML = '';
   $('candidates').querySelector('tbody').innerHTML = '';
@@ -47,17 +57,20 @@ export async function historyOn() {
 export async function pauseHistory() {
   if (!debug.on) await historyOn();
   const h = await call('character_history', { character: state.character.id, last_seconds: HISTORY_SECONDS,
-    queries: true });
+    queries: true, poses: true });
   debug.history = h;
   debug.paused = true;
   debug.groups = h.groups.slice();
   $('history-scrub').max = String(h.ticks.length - 1);
-  select(h.ticks.length - 1);
+  select(h.ticks.length - 1, true);
 }
 
 export function resumeHistory() {
+  const wasPaused = debug.paused;
   debug.paused = false;
   debug.history = null;
+  hideGhosts();
+  if (wasPaused && state.character.id) $('follow').checked = true; // back on the live character
   $('history-info').textContent = debug.on ? 'live' : '';
 }
 
@@ -77,7 +90,7 @@ const reasonNames = { 1: 'periodic', 2: 'replan', 3: 'range end' };
 
 // The scrubbed tick, and the candidates of the search that decided its frame
 // (its own, or the last one before it).
-function select(index) {
+function select(index, frame = false) {
   const h = debug.history;
   debug.index = index;
   $('history-scrub').value = String(index);
@@ -93,12 +106,37 @@ function select(index) {
       ignore_range_end: s.ignore_range_end, ignore_surrounding: s.ignore_surrounding } };
   debug.rows = s.candidates.map((c, i) => ({ rank: i + 1, frame: c.frame, range: c.range_name, cost: c.cost,
     groups: Array.from(c.group_costs) }));
+  // A candidate the user selected stays selected while the search shown
+  // holds it; otherwise the runner-up is.
+  if (!debug.picked || !debug.rows.some((r) => r.frame === debug.selected)) {
+    debug.picked = false;
+    debug.selected = debug.rows.length > 1 ? debug.rows[1].frame : null;
+  }
   const back = (Number(h.last_tick.toString()) - tick) / h.tick_rate;
   $('history-info').textContent = `tick ${tick} (${fmt(back, 2)} s back): frame ${t.frame}` +
     `${debug.shown.streamedFrame !== undefined ? ` (streamed ${debug.shown.streamedFrame})` : ''}\n` +
     (s.searched ? `search at tick ${debug.shown.searchTick} (${s.reasons.map((r) => reasonNames[r]).join(', ')}): ` +
       `chose ${s.chosen}${s.transitioned ? ', transitioned' : ', stayed'}` : 'no search held before it');
   drawTable();
+  quietly(showGhosts(frame));
+}
+
+// frame: the camera brought to them (on pausing).
+function showGhosts(frame = false) {
+  const h = debug.history;
+  let decided = debug.index;
+  while (decided > 0 && !h.ticks[decided].searched) decided--;
+  return drawGhosts({ database: state.character.database, tick: h.ticks[debug.index], search: h.ticks[decided],
+    selected: debug.selected, k: debug.rows.length, frame });
+}
+
+// A row of the table selected: its candidate drawn as the second ghost.
+export function selectCandidate(frame) {
+  if (!debug.history || !debug.rows.some((r) => r.frame === frame)) return;
+  debug.selected = frame;
+  debug.picked = true;
+  drawTable();
+  quietly(showGhosts());
 }
 
 // Columns: rank, frame, range, cost, then one per feature group.
@@ -131,9 +169,13 @@ function drawTable() {
     `<th data-column="${k}" title="${title}">${label}${k === column ? arrow : ''}</th>`).join('')}</tr>`;
   thead.querySelectorAll('th').forEach((th) => { th.onclick = () => sortBy(th.dataset.column); });
   $('candidates').querySelector('tbody').innerHTML = debug.rows.map((r) =>
-    `<tr class="${r.frame === debug.shown.chosen ? 'on' : ''}"><td>${r.rank}</td><td>${r.frame}</td>` +
+    `<tr data-frame="${r.frame}" class="${r.frame === debug.shown.chosen ? 'on' : ''}` +
+    `${r.frame === debug.selected ? ' picked' : ''}"><td>${r.rank}</td><td>${r.frame}</td>` +
     `<td>${r.range}</td><td>${fmt(r.cost, 4)}</td>${r.groups.map((g) => `<td>${fmt(g, 3)}</td>`).join('')}</tr>`)
     .join('');
+  $('candidates').querySelectorAll('tbody tr').forEach((tr) => {
+    tr.onclick = () => selectCandidate(Number(tr.dataset.frame));
+  });
 }
 
 // The parameters in the inputs, from the next tick on.
@@ -153,3 +195,5 @@ $('history-pause').onclick = () => quietly(pauseHistory());
 $('history-live').onclick = () => resumeHistory();
 $('history-scrub').oninput = () => { if (debug.history) select(Number($('history-scrub').value)); };
 $('tune-apply').onclick = () => quietly(applyTuning());
+// main.js hands the page's actions to window.previewer; these are the debugger's own.
+Object.assign(app, { selectCandidate, ghostsDrawn });

@@ -14,14 +14,18 @@ export const $ = (id) => document.getElementById(id);
 export const state = {
   connected: false, server: null, databases: [], skeletons: {}, database: null, describe: null,
   encoding: 'ENCODING_FLOAT', streamFrames: 0, errors: [], stalls: 0,
-  playback: { range: -1, start: 0, stop: 0, frame: 0, playing: false, speed: 1, framesShown: 0, root: null },
+  playback: { range: -1, recording: null, start: 0, stop: 0, frame: 0, playing: false, speed: 1, framesShown: 0,
+    root: null },
   character: { id: null, subscription: null, frames: 0, tick: 0, root: null, joints: null, contacts: 0,
     touchdowns: [], state: null, states: 0, feet: [], locks: [] },
   input: { stick: [0, 0], strafe: false, azimuth: 0, sent: 0, source: 'keyboard' },
   crowd: { subscription: null, characters: {}, missing: [] },
   match: null, matchError: null,
   debug: { on: false, paused: false, history: null, index: -1, shown: null, rows: [], groups: [], applied: null,
-    sort: { column: 'cost', ascending: true }, streamed: {}, streamedTicks: [] },
+    sort: { column: 'cost', ascending: true }, selected: null, picked: false, ghosts: null, streamed: {},
+    streamedTicks: [] },
+  stats: { samples: [], polls: 0, drawn: {}, error: null },
+  replay: { name: null, format: null, frames: 0, bones: 0, names: [], parents: [], frameTime: 0, opened: 0 },
   reconnect: { wanted: false, attempts: 0, restored: 0, lost: null, refused: null },
 };
 // window.previewer: the state, the view and the page's actions (main.js adds them).

@@ -3,16 +3,17 @@
 // skeleton and path drawn, and the timeline under the view (range, play /
 // pause, step, speed, scrub). state.playback says where it is.
 //
-// It plays frames the database already has; it drives no character
-// (character.js) and chooses no database (databases.js). main.js advances it
-// each rendered frame (advancePlayback).
+// It plays frames the database already has, or a recording (replay.js hands
+// it one through playClip: a clip carries its own skeleton and rate); it
+// drives no character (character.js) and chooses no database
+// (databases.js). main.js advances it each rendered frame (advancePlayback).
 import { $, state, viewer } from './shared.js';
 import { call } from './session.js';
 import { Rig, Trail } from './viewer.js';
 
 let clipRig = null;
 let clipTrail = null;
-let clip = null; // {globals: Float32Array[], contacts: number[]}
+let clip = null; // {globals: Float32Array[], contacts: number[], frameRate, label}
 let playhead = 0;
 
 // Fetches range `index` of the selected database and shows its first frame,
@@ -31,19 +32,32 @@ export async function selectRange(index, play) {
       contacts.push(p.contacts.reduce((bits, c, i) => bits | (c ? 1 << i : 0), 0));
     }
   }
-  clip = { globals, contacts };
-  Object.assign(state.playback, { range: index, start: r.start, stop: r.stop, frame: r.start, playing: play });
+  playClip({ globals, contacts, parents: d.parents, contactBones: d.contactBones, names: d.names,
+    frameRate: d.frameRate, start: r.start, label: 'frame', range: index, recording: null }, play);
+}
+
+// Plays a clip on the timeline: world joint positions a frame (globals),
+// contact bits, the skeleton it is drawn with (parents, names, contact
+// bones), its rate (Hz), its first frame number (start) and what the label
+// calls a frame. A range of the database, or a recording (replay.js).
+export function playClip(c, play) {
+  clip = c;
+  const stop = c.start + c.globals.length;
+  Object.assign(state.playback, { range: c.range, recording: c.recording, start: c.start, stop, frame: c.start,
+    playing: play });
   if (clipRig) clipRig.dispose();
   clipRig = null;
-  clipRig = new Rig(viewer, d.parents, 0xb0bec5, { contactBones: d.contactBones, names: d.names });
+  clipRig = new Rig(viewer, c.parents, c.recording ? 0xce93d8 : 0xb0bec5, { contactBones: c.contactBones || [],
+    names: c.names || [] });
   if (!clipTrail) clipTrail = new Trail(viewer, 0x90a4ae, 100000, 0.5);
-  clipTrail.set(globals.map((g) => [g[0], 0.01, g[2]]));
+  clipTrail.set(c.globals.map((g) => [g[0], 0.01, g[2]]));
   showClip(true);
-  $('scrub').min = r.start;
-  $('scrub').max = r.stop - 1;
+  $('scrub').min = c.start;
+  $('scrub').max = stop - 1;
   $('play').innerHTML = play ? '&#10074;&#10074;' : '&#9654;';
-  showFrame(r.start);
-  if (!state.character.id) viewer.frame(globals[0][0], 0.9, globals[0][2], 5);
+  playhead = c.start;
+  showFrame(c.start);
+  if (!state.character.id) viewer.frame(c.globals[0][0], 0.9, c.globals[0][2], 5);
 }
 
 function showFrame(frame) {
@@ -56,8 +70,7 @@ function showFrame(frame) {
   p.root = [g[0], g[1], g[2]];
   p.framesShown++;
   $('scrub').value = f;
-  const rate = state.skeletons[state.database].frameRate;
-  $('frame-label').textContent = `frame ${f}  ${((f - p.start) / rate).toFixed(2)} s`;
+  $('frame-label').textContent = `${clip.label} ${f}  ${((f - p.start) / clip.frameRate).toFixed(2)} s`;
 }
 
 // The clip's skeleton and path: hidden while a character is driven (they
@@ -78,7 +91,7 @@ export function advancePlayback(dt) {
   const p = state.playback;
   if (p.playing && clip) {
     if (Math.abs(playhead - p.frame) > 1) playhead = p.frame;
-    playhead += dt * state.skeletons[state.database].frameRate * p.speed;
+    playhead += dt * clip.frameRate * p.speed;
     if (playhead >= p.stop) playhead = p.start;
     showFrame(Math.floor(playhead));
   }

@@ -158,14 +158,17 @@ const jointGeometry = new THREE.SphereGeometry(1, 12, 8);
 const boneGeometry = new THREE.CylinderGeometry(1, 1, 1, 8, 1).translate(0, 0.5, 0);
 
 // A skeleton drawn from world positions: a sphere per joint, a tapered
-// cylinder per bone (parent -> child), in one colour.
+// cylinder per bone (parent -> child), in one colour; `opacity` below 1
+// draws it translucent (a ghost: the debugger's candidates, ghosts.js).
 export class Rig {
-  constructor(viewer, parents, color, { contactBones = [], names = [] } = {}) {
+  constructor(viewer, parents, color, { contactBones = [], names = [], opacity = 1 } = {}) {
     this.viewer = viewer;
     this.parents = parents;
     this.n = parents.length;
-    const material = new THREE.MeshStandardMaterial({ color, roughness: 0.55, metalness: 0.05 });
-    const jointMaterial = new THREE.MeshStandardMaterial({ color: 0xf5f5f5, roughness: 0.4 });
+    const see = opacity < 1 ? { transparent: true, opacity, depthWrite: false } : {};
+    const material = new THREE.MeshStandardMaterial({ color, roughness: 0.55, metalness: 0.05, ...see });
+    const jointMaterial = new THREE.MeshStandardMaterial({ color: opacity < 1 ? color : 0xf5f5f5, roughness: 0.4,
+      ...see });
     this.joints = new THREE.InstancedMesh(jointGeometry, jointMaterial, this.n);
     this.bones = new THREE.InstancedMesh(boneGeometry, material, this.n);
     this.joints.frustumCulled = this.bones.frustumCulled = false;
@@ -220,10 +223,23 @@ export class Rig {
 
   setVisible(v) { this.group.visible = v; }
 
+  // The joints as drawn (read back from the instance matrices, not from
+  // what update was given): [[x, y, z], ...] in world space.
+  drawnJoints() {
+    const m = new THREE.Matrix4(), p = new THREE.Vector3();
+    return Array.from({ length: this.n }, (_, b) => {
+      this.joints.getMatrixAt(b, m);
+      p.setFromMatrixPosition(m);
+      return [p.x, p.y, p.z];
+    });
+  }
+
   dispose() {
     this.viewer.scene.remove(this.group);
     this.joints.dispose();
     this.bones.dispose();
+    this.joints.material.dispose();
+    this.bones.material.dispose();
   }
 }
 

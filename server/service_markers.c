@@ -1,0 +1,96 @@
+/*
+ * service_markers.c: marker_fit, on the thread pool: the body model of the
+ * request's database (physics/body.h, built per request: its mass is the
+ * request's), then physics/marker_fit.h over the frames, copied into the
+ * response's flat arrays. The bones are checked against the database here
+ * (the decoder does not know it); nothing is answered in part.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "anim_error.h"
+#include "marker_fit.h"
+#include "registry.h"
+#include "service.h"
+
+_Static_assert(SRV_MARKER_FIT_MAX_MARKERS == ANIM_MARKER_FIT_MAX_MARKERS, "one bound on the markers");
+
+static int marker_fit(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  (void)ctx;
+  const srv_marker_fit_request_t *req = &request->body.marker_fit;
+  srv_marker_fit_response_t *r = &out->body.marker_fit;
+  const anim_database_t *db = &out->entry->db;
+  anim_marker_t markers[ANIM_MARKER_FIT_MAX_MARKERS];
+  for (int i = 0; i < req->nmarkers; i++) {
+    int b = anim_skeleton_find(&db->skeleton, req->bones[i]);
+    if (b < 0)
+      return srv_response_fail(out, ANIM_ENOTFOUND, "marker_fit.markers[%d].bone = \"%s\": no such bone in database %s", i,
+                               req->bones[i], db->name);
+    markers[i] = (anim_marker_t){b, req->has_offset[i] ? req->offsets[i] : vec3_zero(), req->has_offset[i]};
+  }
+  char err[256];
+  anim_physics_model_options_t mo;
+  anim_physics_model_options_default(&mo);
+  if (req->total_mass > 0) mo.total_mass = req->total_mass;
+  anim_physics_model_t *model = anim_physics_model_create(db, &mo, err, sizeof err);
+  if (!model)
+    return srv_response_fail(out, ANIM_EUNSUPPORTED, "marker_fit.database = \"%s\": no body model: %s", db->name, err);
+  anim_marker_fit_options_t o;
+  anim_marker_fit_options_default(&o);
+  if (req->marker_halflife > 0) o.marker_halflife = req->marker_halflife;
+  if (req->prior_halflife > 0) o.prior_halflife = req->prior_halflife;
+  if (req->outlier_distance > 0) o.outlier_distance = req->outlier_distance;
+  if (req->far_ratio > 0) o.far_ratio = req->far_ratio;
+  if (req->settle_time > 0) o.settle_time = req->settle_time;
+  if (req->scale > 0) o.scale = req->scale;
+  if (req->estimate_scale) o.scale = 0;
+  anim_marker_fit_t *fit = anim_marker_fit_create(model, db, markers, req->nmarkers, &o, err, sizeof err);
+  if (!fit) {
+    anim_physics_model_free(model);
+    return srv_response_fail(out, ANIM_EINVAL, "marker_fit.%s", err);
+  }
+  int n = req->nframes, nb = db->nbones, nm = req->nmarkers, rc = 0;
+  vec3 *lp = srv_response_alloc(out, (size_t)n * (size_t)nb * sizeof *lp);
+  quat *lq = srv_response_alloc(out, (size_t)n * (size_t)nb * sizeof *lq);
+  r->rotations = srv_response_alloc(out, (size_t)n * (size_t)nb * 4 * sizeof(float));
+  r->residuals = srv_response_alloc(out, (size_t)n * (size_t)nm * sizeof(float));
+  r->offsets = srv_response_alloc(out, (size_t)nm * 3 * sizeof(float));
+  if (!lp || !lq || !r->rotations || !r->residuals || !r->offsets) rc = ANIM_ENOMEM;
+  float frame_time = req->frame_time > 0 ? req->frame_time : 1.0f / db->frame_rate, scale = 1;
+  if (!rc && (rc = anim_marker_fit_run(fit, req->positions, req->present, n, frame_time, lp, lq, r->residuals, &scale, err,
+                                       sizeof err)))
+    srv_response_fail(out, rc, "marker_fit.%s", err);
+  if (!rc) {
+    r->nframes = n, r->nbones = nb, r->nmarkers = nm, r->scale = scale;
+    r->positions = (float *)lp; /* vec3 is three packed floats */
+    for (size_t k = 0; k < (size_t)n * nb; k++) {
+      float *q = r->rotations + 4 * k;
+      q[0] = lq[k].w, q[1] = lq[k].x, q[2] = lq[k].y, q[3] = lq[k].z;
+    }
+    vec3 offsets[ANIM_MARKER_FIT_MAX_MARKERS];
+    anim_marker_fit_offsets(fit, offsets);
+    memcpy(r->offsets, offsets, (size_t)nm * sizeof(vec3));
+    double sum = 0;
+    long seen = 0;
+    r->max_residual = 0, r->worst_frame = 0, r->worst_marker = 0;
+    for (int f = 0; f < n; f++)
+      for (int i = 0; i < nm; i++) {
+        float e = r->residuals[(size_t)f * nm + i];
+        if (isnan(e)) continue;
+        sum += e, seen++;
+        if (e > r->max_residual) r->max_residual = e, r->worst_frame = f, r->worst_marker = i;
+      }
+    r->mean_residual = seen ? (float)(sum / (double)seen) : 0.0f;
+  }
+  anim_marker_fit_free(fit);
+  anim_physics_model_free(model);
+  return rc;
+}
+
+static int always(const srv_request_t *request, const srv_response_t *prepared) {
+  (void)request, (void)prepared;
+  return 1;
+}
+
+const srv_service_t srv_service_marker_fit = {
+    .prepare = srv_service_acquire_database, .handle = marker_fit, .off_loop = always};
