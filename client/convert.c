@@ -554,6 +554,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   s->arrived = m->arrived;
   s->play_rate = m->play_rate, s->warp_angle = m->warp_angle, s->warp_held = m->warp_held;
   s->physics = (int)m->physics, s->physics_root_error = m->physics_root_error, s->pushes = m->pushes;
+  s->physics_total_mass = m->physics_total_mass;
   s->scale = m->scale;
   anim__controller_params_from(m->params, &s->params);
   for (size_t k = 0; k < m->n_tracker_residuals && k < 8; k++)

@@ -111,6 +111,7 @@ typedef struct {
   /* the mode's part */
   Animserver__PathOptions path;
   Animserver__TrackerSetup tracker;
+  Animserver__PhysicsOptions physics;
   Animserver__TrackedBone bones[8], *bone_pointers[8];
   Animserver__Vec3 offsets[8];
 } anim__create_views_t;

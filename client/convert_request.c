@@ -189,6 +189,12 @@ static int mode_to_proto(const anim_character_mode_t *mode, anim__create_views_t
     v->tracker.hold_seconds = mode->hold_seconds;
     v->create.tracker = &v->tracker;
   }
+  if (mode->mode == ANIM_MODE_PHYSICAL && mode->total_mass != 0.0f) {
+    Animserver__PhysicsOptions init = ANIMSERVER__PHYSICS_OPTIONS__INIT;
+    v->physics = init;
+    v->physics.total_mass = mode->total_mass; /* checked by the server, which names the field */
+    v->create.physics = &v->physics;
+  }
   return 0;
 }
 

@@ -56,6 +56,8 @@ typedef struct {
   const anim_tracked_bone_t *trackers; /* TRACKER: 1..8 bones, the order anim_client_trackers_set lists them */
   int ntrackers;
   float hold_seconds;              /* TRACKER: without an update a tracker counts as lost after this [0.5] */
+  float total_mass;                /* PHYSICAL: the body's mass, kg in [20, 300] (0: 70); characters of one
+                                      mass share a model, at most 8 masses besides 70 in use per database */
 } anim_character_mode_t;
 
 /* Controller parameters; a field left 0 takes the server default (a negative
@@ -140,6 +142,7 @@ typedef struct {
   uint64_t pushes;                  /* PHYSICAL: pushes applied so far */
   anim_character_params_t params;   /* MOTION_MATCHING: the controller parameters in effect, every one set
                                        (anim_client_character_params_set changes them); zero for other modes */
+  float physics_total_mass;         /* PHYSICAL: its body's mass, kg (anim_character_mode_t.total_mass) */
   /* New fields go last: the fields before keep their places. */
 } anim_character_state_t;
 

@@ -48,6 +48,17 @@
  *    over the remaining bodies by capsule volume (skeletons do not name
  *    their arms and spine consistently; core/offline/bone_roles.h finds the
  *    legs). Each capsule gets its body's mass by volume share.
+ *  - Mass: total_mass (default ANIM_PHYSICS_REFERENCE_MASS, 70 kg). Everything with a unit
+ *    of mass scales with it by s = total_mass / 70: the segments (the
+ *    table above), the joint armature, and through the joints' inertias
+ *    the drives' gains and the model's damping; the root stabiliser's
+ *    force limit (3 x body weight) and the default torque limits
+ *    (ANIM_PHYSICS_DEFAULT_MAX_TORQUE x s, joints and root). MuJoCo's
+ *    contacts and limits are soft constraints defined as accelerations,
+ *    so their forces scale too: with no push, a body of any mass moves
+ *    as the 70 kg one does (tracking the same, test_body's
+ *    test_mass_scaling), and a push of J N s moves it as J x 70 / mass
+ *    moves the 70 kg one. A caller that sets max_torque itself sets N m.
  *  - Joint limits: a ball joint's cone (MuJoCo's ball range: the rotation
  *    angle from rest) is the largest angle observed over the database's
  *    frames plus a margin (ANIM_PHYSICS_LIMIT_MARGIN), at least
@@ -97,18 +108,20 @@
 #define ANIM_PHYSICS_LIMIT_MIN 0.34906585f    /* 20 degrees */
 #define ANIM_PHYSICS_DEFAULT_HALFLIFE 0.05f   /* s, a joint drive's default strength */
 #define ANIM_PHYSICS_STILL 0.017453292f       /* 1 degree: a joint turning less over the frames is fixed */
+#define ANIM_PHYSICS_REFERENCE_MASS 70.0f     /* kg: the default total mass, the one the constants below are for */
+#define ANIM_PHYSICS_DEFAULT_MAX_TORQUE 300.0f /* N m, a joint's and the root's at 70 kg (x total_mass / 70) */
 
 typedef struct anim_physics_model anim_physics_model_t;
 typedef struct anim_physics_body anim_physics_body_t;
 
 typedef struct {
-  float total_mass;  /* kg, > 0 (default 70) */
+  float total_mass;  /* kg, in (0, 1e5) (default 70; see the top) */
   float tick;        /* seconds per anim_physics_step (default 1/60) */
   int substeps;      /* engine steps per tick, 1..64 (default 4) */
   float friction;    /* ground friction coefficient (default 1) */
   int weld_leaves;   /* 1 (default): a bone without children has no joint of its own (see the top); 0: every bone a body */
   int fix_still;     /* 1 (default): a joint the frames never turn (ANIM_PHYSICS_STILL) is fixed (see the top); 0: none */
-  float upper_armature; /* kg m^2 per axis of the trunk's, arms' and head's joints, [0, 10] (default 0.3; see the top) */
+  float upper_armature; /* kg m^2 per axis of the trunk's, arms' and head's joints at 70 kg (x total_mass / 70), [0, 10] (default 0.3; see the top) */
 } anim_physics_model_options_t;
 
 void anim_physics_model_options_default(anim_physics_model_options_t *out_options);
@@ -148,6 +161,10 @@ typedef struct {
 
 void anim_physics_model_info(const anim_physics_model_t *model, anim_physics_model_info_t *out_info);
 
+/* Bytes the model holds (its struct, MuJoCo's mjModel and buffer, the MJCF
+ * text); 0 for NULL. */
+size_t anim_physics_model_bytes(const anim_physics_model_t *model);
+
 typedef enum { ANIM_PHYSICS_KINEMATIC = 0, ANIM_PHYSICS_POWERED = 1, ANIM_PHYSICS_LIMP = 2 } anim_physics_mode_t;
 
 /* A joint's drive (UE Physics Control's names: strength as a half-life,
@@ -172,10 +189,11 @@ typedef struct {
 } anim_physics_root_t;
 
 /* Defaults: powered, half-life ANIM_PHYSICS_DEFAULT_HALFLIFE (0.05 s),
- * damping ratio 1, max torque 300 N m (the root: powered, half-life 0.03 s,
- * ratio 1, 3 x body weight, 300 N m: at 1.5 x the force limit bound in a
- * walk and the root lagged 1.5-4.6 cm). */
-void anim_physics_drive_default(anim_physics_drive_t *out_drive);
+ * damping ratio 1, max torque 300 N m x total_mass / 70 (the root: powered,
+ * half-life 0.03 s, ratio 1, 3 x body weight, 300 N m x total_mass / 70:
+ * at 1.5 x the force limit bound in a walk and the root lagged 1.5-4.6
+ * cm). model NULL: the 70 kg body's. */
+void anim_physics_drive_default(const anim_physics_model_t *model, anim_physics_drive_t *out_drive);
 void anim_physics_root_default(const anim_physics_model_t *model, anim_physics_root_t *out_root);
 
 /* One character's simulation state on model (which must outlive it), every

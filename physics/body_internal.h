@@ -33,6 +33,7 @@ struct anim_physics_model {
   int ncapsules;
   anim_physics_capsule_t capsules[ANIM_PHYSICS_MAX_CAPSULES];
   float total_mass, rest_root_height, tick, upper_armature;
+  float mass_scale; /* total_mass / ANIM_PHYSICS_REFERENCE_MASS: armature and torque limits scale by it */
   int substeps;
   char *mjcf;
 };

@@ -32,7 +32,7 @@
 #define R_HEAD 0.1f
 #define R_FLOOR 0.01f   /* the thinnest capsule, m */
 #define LIMIT_MAX 3.0543262f /* 175 degrees */
-#define ARMATURE 0.01        /* kg m^2 per joint axis of the legs and the root */
+#define ARMATURE 0.01        /* kg m^2 per joint axis of the legs and the root, for ANIM_PHYSICS_REFERENCE_MASS */
 
 enum { G_OTHER, G_THIGH, G_SHANK, G_FOOT };
 
@@ -215,7 +215,7 @@ static void write_body(text_t *t, const anim_physics_model_t *pm, int b, int dep
     put(t, "%*s<body name=\"b%d\" pos=\"%.6g %.6g %.6g\">\n%*s<joint name=\"j%d\" type=\"ball\" limited=\"%s\" range=\"0 %.6g\" damping=\"%.6g\" armature=\"%g\"/>\n",
         depth, "", b, o.x, o.y, o.z, depth + 1, "", b, pm->limit[b] < (float)M_PI ? "true" : "false",
         pm->limit[b] < (float)M_PI ? pm->limit[b] : 1.0f, pm->joint_damping[b],
-        pm->leg[b] ? ARMATURE : pm->upper_armature);
+        pm->mass_scale * (pm->leg[b] ? ARMATURE : pm->upper_armature));
   for (int i = 0; i < pm->ncapsules; i++) {
     const anim_physics_capsule_t *c = &pm->capsules[i];
     int welded = c->bone != b && pm->welded[c->bone] && pm->parents[c->bone] == b;
@@ -251,7 +251,7 @@ static char *write_mjcf(const anim_physics_model_t *pm, float friction) {
           " </default>\n"
           " <worldbody>\n"
           "  <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" quat=\"0.70710678 -0.70710678 0 0\" contype=\"0\" conaffinity=\"0\"/>\n",
-      pm->tick / pm->substeps, ARMATURE, friction);
+      pm->tick / pm->substeps, pm->mass_scale * ARMATURE, friction);
   write_body(&t, pm, pm->root, 2);
   put(&t, " </worldbody>\n");
   /* Each capsule against the ground as an explicit pair, every geom's
@@ -370,6 +370,7 @@ anim_physics_model_t *anim_physics_model_create(const anim_database_t *db, const
   pm->nbones = sk->nbones, pm->root = root;
   pm->total_mass = o.total_mass, pm->tick = o.tick, pm->substeps = o.substeps;
   pm->upper_armature = o.upper_armature;
+  pm->mass_scale = o.total_mass / ANIM_PHYSICS_REFERENCE_MASS;
   memcpy(pm->parents, sk->parents, sizeof(int) * (size_t)sk->nbones);
   memcpy(pm->offsets, sk->offsets, sizeof(vec3) * (size_t)sk->nbones);
   for (int b = 0; b < sk->nbones; b++) pm->sim[b] = b > 0 && is_descendant(sk->parents, b, root);
@@ -429,6 +430,11 @@ void anim_physics_model_free(anim_physics_model_t *model) {
   if (model->m) mj_deleteModel(model->m);
   free(model->mjcf);
   free(model);
+}
+
+size_t anim_physics_model_bytes(const anim_physics_model_t *model) {
+  if (!model) return 0;
+  return sizeof *model + sizeof *model->m + (size_t)model->m->nbuffer + strlen(model->mjcf) + 1;
 }
 
 void anim_physics_model_info(const anim_physics_model_t *model, anim_physics_model_info_t *out_info) {

@@ -60,12 +60,17 @@ static int drive_check(const anim_physics_drive_t *d, char *err, int errlen) {
   return 0;
 }
 
-void anim_physics_drive_default(anim_physics_drive_t *out_drive) {
-  *out_drive = (anim_physics_drive_t){ANIM_PHYSICS_POWERED, ANIM_PHYSICS_DEFAULT_HALFLIFE, 1.0f, 300.0f};
+/* The torque limits scale with the mass as every other force does (body.h:
+ * a body of mass M then follows its target as the 70 kg one does). */
+void anim_physics_drive_default(const anim_physics_model_t *model, anim_physics_drive_t *out_drive) {
+  float scale = model ? model->mass_scale : 1.0f;
+  *out_drive = (anim_physics_drive_t){ANIM_PHYSICS_POWERED, ANIM_PHYSICS_DEFAULT_HALFLIFE, 1.0f,
+                                      ANIM_PHYSICS_DEFAULT_MAX_TORQUE * scale};
 }
 
 void anim_physics_root_default(const anim_physics_model_t *model, anim_physics_root_t *out_root) {
-  *out_root = (anim_physics_root_t){ANIM_PHYSICS_POWERED, 0.03f, 1.0f, 3.0f * 9.81f * model->total_mass, 300.0f};
+  *out_root = (anim_physics_root_t){ANIM_PHYSICS_POWERED, 0.03f, 1.0f, 3.0f * 9.81f * model->total_mass,
+                                    ANIM_PHYSICS_DEFAULT_MAX_TORQUE * model->mass_scale};
 }
 
 anim_physics_body_t *anim_physics_body_create(const anim_physics_model_t *model, char *err, int errlen) {
@@ -76,7 +81,7 @@ anim_physics_body_t *anim_physics_body_create(const anim_physics_model_t *model,
     return NULL;
   }
   body->model = model;
-  for (int b = 0; b < model->nbones; b++) anim_physics_drive_default(&body->drives[b]);
+  for (int b = 0; b < model->nbones; b++) anim_physics_drive_default(model, &body->drives[b]);
   anim_physics_root_default(model, &body->root);
   /* The rest pose: identity rotations, the root standing at its rest height. */
   vec3 pos[ANIM_MAX_BONES];
@@ -229,6 +234,11 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
   for (int k = 0; k < 3; k++) rwt[k] /= tick;
 
   mjtNum *rqpos = d->qpos + pm->qposadr[root], *rqvel = d->qvel + pm->dofadr[root];
+  /* MuJoCo answers a NaN or a value past 1e10 in qpos, qvel or qacc by
+   * resetting the whole mjData to the model's rest pose (at the world's
+   * origin) with a warning, and steps on: a finite state that is not the
+   * body's motion. Its warning counts tell. */
+  int bad = d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number + d->warning[mjWARN_BADQACC].number;
   for (int s = 0; s < pm->substeps; s++) {
     double t = (double)(s + 1) / pm->substeps;
     mju_zero(d->qfrc_applied, m->nv);
@@ -288,6 +298,8 @@ int anim_physics_step(anim_physics_body_t *body, const vec3 *target_positions, c
   body->prev_root_position = rp, body->prev_root_rotation = rq;
   body->bone0_position = parent_pos, body->bone0_rotation = parent_rot;
 
+  if (d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number + d->warning[mjWARN_BADQACC].number != bad)
+    return ANIM_ENONFINITE;
   for (int i = 0; i < m->nq; i++)
     if (!isfinite(d->qpos[i])) return ANIM_ENONFINITE;
   for (int i = 0; i < m->nv; i++)

@@ -50,6 +50,7 @@
 #include "body_models.h"
 #include "log.h"
 #include "motion/inertialize.h"
+#include "physics_models.h"
 #include "pose/kinematics.h"
 
 #define MAX_PENDING 8
@@ -81,7 +82,8 @@ typedef struct {
 
 typedef struct {
   anim_controller_t mm; /* first: the matching kind's hooks take the character as its controller */
-  const anim_physics_model_t *model;
+  srv_physics_model_t *shared;          /* another mass than 70 kg: its model, a reference (physics_models.h) */
+  const anim_physics_model_t *model;     /* shared->model, or at 70 kg the entry's (body_models.h) */
   anim_physics_body_t *body;
   const int *parents;
   int nbones, root;
@@ -126,7 +128,7 @@ static void apply_drives(character_t *c, int all_limp) {
 static int expire_drives(character_t *c, float dt) {
   int changed = 0;
   anim_physics_drive_t def;
-  anim_physics_drive_default(&def);
+  anim_physics_drive_default(c->model, &def);
   for (int b = 1; b < c->nbones; b++)
     if (c->drive_left[b] > 0.0f && (c->drive_left[b] -= dt) <= 0.0f) c->drive_left[b] = 0.0f, c->drives[b] = def, changed = 1;
   if (c->root_left > 0.0f && (c->root_left -= dt) <= 0.0f) c->root_left = 0.0f, c->root_drive = c->root_default, changed = 1;
@@ -337,36 +339,109 @@ static int set_input(void *character, const anim_controller_input_t *input) {
   return srv_actor_matching.set_input(character, input);
 }
 
-/* ---- set-up: the database's body model (body_models.h), built once off the loop ---- */
+/* ---- set-up: the body model of the character's (database, mass), built off the loop ----
+ *
+ * 70 kg (the default): the database's own model (body_models.h, shared with
+ * inverse dynamics, freed with the entry). Any other mass: a model of the
+ * entry's per-mass cache (physics_models.h), which the characters hold
+ * references to. */
 
+static void cache_free(struct srv_physics_cache *cache) { srv_physics_cache_free(cache); }
+static void held_release(void *held) { srv_physics_model_release(held); }
+
+static int default_mass(const srv_create_characters_request_t *request) {
+  return request->physics_total_mass == SRV_PHYSICS_DEFAULT_MASS;
+}
+
+/* Loop: the entry's cache, made at the first create of another mass. */
+static srv_physics_cache_t *cache_of(srv_db_entry_t *entry) {
+  if (!entry->physics_models && (entry->physics_models = srv_physics_cache_create()))
+    entry->physics_models_free = cache_free;
+  return entry->physics_models;
+}
+
+static int no_room(const srv_create_characters_request_t *request, srv_response_t *out) {
+  char masses[200];
+  srv_physics_cache_masses(out->entry->physics_models, masses, sizeof masses);
+  return srv_response_fail(out, ANIM_ELIMIT, "create_characters.physics.total_mass = %g: database %s has %d body "
+                           "models of other masses than %g kg in use (%s), at most %d: use one of these masses",
+                           (double)request->physics_total_mass, out->entry->db.name, SRV_PHYSICS_MODELS_PER_DATABASE,
+                           (double)SRV_PHYSICS_DEFAULT_MASS, masses, SRV_PHYSICS_MODELS_PER_DATABASE);
+}
+
+/* Loop: 70 kg: a build when the entry has no model yet. Another mass: the
+ * cached model held for the request, or a build (refused when the cache
+ * has no room for another mass). */
 static int prepare(const srv_create_characters_request_t *request, srv_response_t *out) {
-  (void)request;
-  out->body.create_characters.build = out->entry->physics == NULL;
+  if (default_mass(request)) {
+    out->body.create_characters.build = out->entry->physics == NULL;
+    return 0;
+  }
+  srv_physics_cache_t *cache = cache_of(out->entry);
+  if (!cache) return srv_response_fail(out, ANIM_ENOMEM, "create_characters: %s", anim_strerror(ANIM_ENOMEM));
+  srv_physics_model_t *model = srv_physics_cache_find(cache, request->physics_total_mass);
+  if (model) {
+    out->held = model, out->release_held = held_release;
+    return 0;
+  }
+  if (!srv_physics_cache_has_room(cache)) return no_room(request, out);
+  out->body.create_characters.build = 1;
   return 0;
 }
 
-/* Pool: 6-20 ms for the shared skeletons, too long for the loop. */
+/* Pool: 26-28 ms of CPU for the default database (the MJCF, MuJoCo's
+ * compile and the joint-space inertias), too long for the loop. */
 static int build(const srv_create_characters_request_t *request, srv_response_t *out) {
-  (void)request;
-  return srv_body_model_build(out, "create_characters.mode = MODE_PHYSICAL") ? 0 : out->error;
+  if (default_mass(request))
+    return srv_body_model_build(out, "create_characters.mode = MODE_PHYSICAL") ? 0 : out->error;
+  char err[200] = "";
+  srv_physics_model_t *model = NULL;
+  int rc = srv_physics_model_build(&out->entry->db, request->physics_total_mass, &model, err, sizeof err);
+  if (rc)
+    return srv_response_fail(out, rc, "create_characters.mode = MODE_PHYSICAL: database %s has no body: %s",
+                             out->entry->db.name, err);
+  out->held = model, out->release_held = held_release;
+  return 0;
 }
 
-/* Loop: the first build kept on the entry; a second one (two requests
- * raced) released with the response. */
+/* Loop: the build installed (70 kg: on the entry; else cached); a race's
+ * second build of a mass gives way to the first's. */
 static void built(const srv_create_characters_request_t *request, srv_response_t *out) {
-  (void)request;
-  srv_body_model_install(out);
+  if (default_mass(request)) {
+    srv_body_model_install(out);
+    return;
+  }
+  srv_physics_cache_t *cache = cache_of(out->entry);
+  if (!out->held || !cache) return;
+  out->held = srv_physics_cache_put(cache, out->held);
+  out->entry->physics_models_bytes = cache->memory_bytes;
+}
+
+/* Loop: another mass's model, shared by the characters (they take their
+ * own references); 70 kg: none (init takes the entry's). */
+static int setup(const srv_actor_env_t *env, const srv_create_characters_request_t *request, srv_response_t *out,
+                 void **out_shared, void (**out_release)(void *shared)) {
+  (void)env;
+  if (default_mass(request)) return 0;
+  srv_physics_model_t *model = out->held;
+  if (!model) return srv_response_fail(out, ANIM_EINTERNAL, "create_characters: no physics model");
+  /* Two creates of new masses raced past prepare into a cache full of
+   * models in use: the bound holds, this one is refused. */
+  if (!model->cached) return no_room(request, out);
+  *out_shared = srv_physics_model_retain(model), *out_release = held_release;
+  return 0;
 }
 
 static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t *setup, char *err, int errlen) {
   character_t *c = character;
-  if (!entry->physics) {
+  if (!setup->shared && !entry->physics) {
     snprintf(err, (size_t)errlen, "database %s has no physics model", entry->db.name);
     return ANIM_EINTERNAL;
   }
   int rc = srv_actor_matching.init(&c->mm, entry, setup, err, errlen);
   if (rc) return rc;
-  c->model = entry->physics;
+  c->shared = srv_physics_model_retain(setup->shared); /* NULL at 70 kg */
+  c->model = c->shared ? c->shared->model : entry->physics;
   anim_physics_model_info_t info;
   anim_physics_model_info(c->model, &info);
   c->nbones = entry->db.nbones, c->root = info.root, c->parents = entry->db.skeleton.parents;
@@ -375,6 +450,7 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   char *block = calloc(n, 7 * sizeof(vec3) + 5 * sizeof(quat));
   if (!block) {
     anim_controller_free(&c->mm);
+    srv_physics_model_release(c->shared), c->shared = NULL;
     snprintf(err, (size_t)errlen, "%s", anim_strerror(ANIM_ENOMEM));
     return ANIM_ENOMEM;
   }
@@ -384,7 +460,7 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
   vec3 *v = (vec3 *)(q + 5 * n);
   c->positions = v, c->sim_positions = v + n, c->last_positions = v + 2 * n, c->globals = v + 3 * n;
   c->off_x = v + 4 * n, c->off_v = v + 5 * n, c->off_w = v + 6 * n;
-  for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(&c->drives[b]);
+  for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(c->model, &c->drives[b]);
   anim_physics_root_default(c->model, &c->root_default);
   c->root_drive = c->root_default;
   memcpy(c->positions, c->mm.pose_positions, n * sizeof(vec3));
@@ -396,7 +472,8 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
 
 static void character_free(void *character) {
   character_t *c = character;
-  anim_physics_body_free(c->body);
+  anim_physics_body_free(c->body); /* before its model */
+  srv_physics_model_release(c->shared);
   free(c->rotations); /* the block */
   anim_controller_free(&c->mm);
 }
@@ -491,7 +568,7 @@ static int set_body_modes(void *character, const srv_set_body_modes_request_t *r
   character_t *c = character;
   char why[200];
   if (apply && req->reset) {
-    for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(&c->drives[b]), c->drive_left[b] = 0.0f;
+    for (int b = 0; b < c->nbones; b++) anim_physics_drive_default(c->model, &c->drives[b]), c->drive_left[b] = 0.0f;
     c->root_drive = c->root_default, c->root_left = 0.0f;
   }
   for (int i = 0; i < req->nparts; i++) {
@@ -499,7 +576,7 @@ static int set_body_modes(void *character, const srv_set_body_modes_request_t *r
     int bone, rc = resolve_bone(c, &part->bone, 1, &bone, why, sizeof why);
     if (rc) return snprintf(err, (size_t)errlen, "set_body_modes.parts[%d].%s", i, why), rc;
     anim_physics_drive_t d;
-    anim_physics_drive_default(&d);
+    anim_physics_drive_default(c->model, &d);
     d.mode = part->mode;
     if (part->strength.given)
       d.halflife = part->strength.halflife, d.damping_ratio = part->strength.damping_ratio,
@@ -557,6 +634,9 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   int rc = srv_actor_matching.state(&c->mm, offsets, out);
   srv_character_state_response_t *s = &out->body.character_state;
   s->physics = c->state, s->physics_root_error = c->root_error, s->pushes = c->pushes;
+  anim_physics_model_info_t info;
+  anim_physics_model_info(c->model, &info);
+  s->physics_total_mass = info.total_mass;
   return rc;
 }
 
@@ -566,6 +646,7 @@ const srv_actor_kind_t srv_actor_physical = {
     .prepare = prepare,
     .build = build,
     .built = built,
+    .setup = setup,
     .init = init,
     .free = character_free,
     .heap_bytes = heap_bytes,

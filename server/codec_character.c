@@ -116,6 +116,23 @@ int srv_decode_placement(srv_decoder_t *d, const Animserver__Placement *p, srv_p
   return p->start_frame ? srv_check_frame(d, "start_frame.frame", p->start_frame->frame, &out->start_frame) : 0;
 }
 
+/* MODE_PHYSICAL's body: total_mass finite, 0 (the default) or within its bounds. */
+static int decode_physics_options(srv_decoder_t *d, int mode, const Animserver__PhysicsOptions *in, float *out_mass) {
+  *out_mass = SRV_PHYSICS_DEFAULT_MASS;
+  if (!in) return 0;
+  if (mode != ANIMSERVER__CHARACTER_MODE__MODE_PHYSICAL)
+    return srv_decode_fail(d, ANIM_EINVAL, ".physics: only for MODE_PHYSICAL");
+  size_t mark = srv_path_field(d, "physics");
+  int rc = srv_check_finite_value(d, "total_mass", in->total_mass);
+  if (rc) return rc;
+  if (in->total_mass != 0.0f && !(in->total_mass >= SRV_PHYSICS_MIN_MASS && in->total_mass <= SRV_PHYSICS_MAX_MASS))
+    return srv_decode_fail(d, ANIM_EINVAL, ".total_mass = %g: in [%g, %g] kg (0: %g)", in->total_mass,
+                           SRV_PHYSICS_MIN_MASS, SRV_PHYSICS_MAX_MASS, SRV_PHYSICS_DEFAULT_MASS);
+  if (in->total_mass != 0.0f) *out_mass = in->total_mass;
+  srv_path_restore(d, mark);
+  return 0;
+}
+
 int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateCharactersRequest *in, srv_request_t *out) {
   srv_create_characters_request_t *r = &out->body.create_characters;
   int rc;
@@ -136,6 +153,7 @@ int srv_decode_create_characters(srv_decoder_t *d, const Animserver__CreateChara
     return srv_decode_fail(d, ANIM_EINVAL, tracker_mode ? ".tracker is missing: MODE_TRACKER needs its tracked bones"
                                                         : ".tracker: only for MODE_TRACKER");
   if ((rc = srv_decode_tracker_setup(d, in->tracker, &r->tracker))) return rc;
+  if ((rc = decode_physics_options(d, in->mode, in->physics, &r->physics_total_mass))) return rc;
   srv_placement_t *placements = srv_decode_alloc(d, (in->n_placements + 1) * sizeof *placements);
   if (!placements) return ANIM_ELIMIT;
   size_t mark = srv_path_field(d, "placements");
@@ -454,6 +472,7 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->arrived = st->arrived != 0;
   m->physics = (Animserver__PhysicsState)st->physics;
   m->physics_root_error = st->physics_root_error, m->pushes = st->pushes;
+  m->physics_total_mass = st->physics_total_mass;
   m->plans = st->plans, m->expansions = st->expansions;
   m->scale = st->scale;
   m->n_tracker_residuals = (size_t)st->ntracker_residuals;

@@ -48,6 +48,7 @@ typedef struct {
   size_t output_soft_limit;     /* queued output at which reading pauses */
   size_t output_hard_limit;     /* queued output at which the connection is closed */
   double tick_rate;             /* character ticks per second */
+  int fixed_step;               /* 1: every deadline served in turn, dt one period (scheduler.h) */
   uint32_t max_characters;      /* characters on the server */
   uint32_t max_characters_per_connection;
   double max_history_seconds;   /* longest character history (set_history) */

@@ -411,6 +411,7 @@ int srv_crowd_init(srv_crowd_t *crowd, uv_loop_t *loop, const srv_config_t *conf
     srv_lane_close(&crowd->lane);
     return rc;
   }
+  crowd->scheduler.fixed_step = config->fixed_step;
   crowd->lane_open = 1;
   return 0;
 }

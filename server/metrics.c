@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "body.h"
 #include "log.h"
 #include "metrics.h"
 #include "net.h"
@@ -238,6 +239,14 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
     const srv_db_entry_t *e = registry->entries[i];
     append(&t, "animserver_graph_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->graph_memory_bytes);
+  }
+  header(&t, "physics_memory_bytes", "gauge",
+         "Bytes a loaded database's physics models take (its 70 kg model and one per other body mass of its physical "
+         "characters; 0 without).");
+  for (int i = 0; i < registry->count; i++) {
+    const srv_db_entry_t *e = registry->entries[i];
+    append(&t, "animserver_physics_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
+           (unsigned long long)(anim_physics_model_bytes(e->physics) + e->physics_models_bytes));
   }
   double user, system;
   uint64_t rss;

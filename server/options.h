@@ -117,6 +117,10 @@
   S("characters and streams")                                                                                    \
   X("tick-rate", REAL, tick_rate, "60", 1, 1000, RESTART, "HZ", DEFAULT, NULL,                                   \
     "Character ticks per second.")                                                                              \
+  X("fixed-step", ON, fixed_step, "0", 0, 0, RESTART, "", COMMENT, "",                                           \
+    "Serve every tick deadline in turn with one period's dt, however late: a server behind its deadlines runs "  \
+    "slower than wall time instead of folding the ones it missed into one longer tick. Streams are then the "    \
+    "same from run to run (replays, tests); without it a late tick catches up with wall time.")                 \
   X("max-characters", NUMBER, max_characters, "100000", 1, 10000000, LIVE, "N", DEFAULT, NULL,                   \
     "Characters on this instance.")                                                                             \
   X("max-characters-per-connection", NUMBER, max_characters_per_connection, "20000", 1, 10000000, LIVE, "N",     \

@@ -72,6 +72,7 @@ void srv_db_entry_release(srv_db_entry_t *entry) {
   if (!entry || --entry->refs > 0) return;
   if (entry->graph) entry->graph_free(entry->graph);
   if (entry->physics) entry->physics_free(entry->physics);
+  if (entry->physics_models) entry->physics_models_free(entry->physics_models);
   srv_fit_cache_clear(&entry->fit_models); /* its models read the database */
   for (int m = 0; m < ANIM_SEARCH_METHOD_COUNT; m++) anim_search_index_free(entry->indexes[m]);
   anim_database_free(&entry->db);

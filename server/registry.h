@@ -32,12 +32,19 @@ typedef struct srv_db_entry {
   struct srv_graph_slot *graph;
   void (*graph_free)(struct srv_graph_slot *graph);
   srv_fit_cache_t fit_models; /* pose-fit models built for it (loop thread) */
-  /* Its physics model (physics/body.h), built by the first MODE_PHYSICAL
-   * create or inverse_dynamics request (body_models.h, which sets
-   * physics_free); NULL until then. The characters and requests hold the
-   * entry, so the model outlives them. */
+  /* Its physics model (physics/body.h), 70 kg, built by the first
+   * MODE_PHYSICAL create or inverse_dynamics request (body_models.h, which
+   * sets physics_free); NULL until then. The characters and requests hold
+   * the entry, so the model outlives them. */
   struct anim_physics_model *physics;
   void (*physics_free)(struct anim_physics_model *model);
+  /* Its models of other masses (physics_models.h: one per body mass its
+   * physical characters use, reference-counted), made by the first
+   * MODE_PHYSICAL create of another mass (actor_physical.c, which sets
+   * physics_models_free); NULL until then. */
+  struct srv_physics_cache *physics_models;
+  void (*physics_models_free)(struct srv_physics_cache *cache);
+  size_t physics_models_bytes; /* the cache's (physics_models.h), set on the loop when it changes */
   /* The learned networks whose skeleton this database is (--lmm: the
    * database "lmm"; networks trained on this database: NAME.lmm/ beside
    * NAME.animdb, or --lmm-default for the embedded one); NULL otherwise. */

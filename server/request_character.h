@@ -30,7 +30,12 @@ typedef struct {
   const srv_placement_t *placements;
   int nplacements;
   srv_tracker_setup_t tracker; /* MODE_TRACKER */
+  float physics_total_mass;    /* MODE_PHYSICAL: kg, in [SRV_PHYSICS_MIN_MASS, SRV_PHYSICS_MAX_MASS] (70 when not given) */
 } srv_create_characters_request_t;
+
+#define SRV_PHYSICS_MIN_MASS 20.0f  /* kg: a physical character's total mass (a small child to a heavy adult) */
+#define SRV_PHYSICS_MAX_MASS 300.0f
+#define SRV_PHYSICS_DEFAULT_MASS 70.0f
 
 typedef struct {
   const uint64_t *ids;
@@ -149,6 +154,7 @@ typedef struct {
   int physics;
   float physics_root_error;
   uint64_t pushes;
+  float physics_total_mass;        /* kg */
   int has_params;                  /* MODE_MOTION_MATCHING: params are the controller's in effect */
   anim_controller_params_t params;
 } srv_character_state_response_t;

@@ -57,7 +57,8 @@ static void start_tick(srv_scheduler_t *s, uint64_t now) {
     arm(s, deadline_of(s, s->next));
     return;
   }
-  uint64_t due = due_at(s, now);
+  /* Fixed step: the earliest deadline not served, whatever has passed since. */
+  uint64_t due = s->fixed_step ? s->next : due_at(s, now);
   uint64_t periods = due - s->current;               /* since the last tick's deadline */
   s->skipped += due - s->next;
   /* Late against the earliest deadline not yet served: a stall shows. */

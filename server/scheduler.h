@@ -18,6 +18,11 @@
  * advances the simulation by the whole time since the last (dt = n periods,
  * at most max_dt), so simulated time keeps up with wall time and the crowd
  * degrades to a lower tick rate instead of falling ever further behind.
+ * With fixed_step set (--fixed-step) every deadline is served in turn
+ * instead, each tick one period's dt, back to back while behind: nothing
+ * is skipped or folded, so the same requests at the same ticks give the
+ * same simulation whatever the machine's load, and a server that stays
+ * behind runs slower than wall time.
  * Lateness (start minus the earliest deadline not yet served) and work time
  * (the served deadline to done) of the last SRV_SCHEDULER_WINDOW ticks are
  * kept for percentiles.
@@ -47,6 +52,7 @@ typedef struct srv_scheduler {
   uint64_t period_ns;       /* rounded, for thresholds */
   double period_exact_ns;
   double max_dt;      /* seconds */
+  int fixed_step;     /* 1: serve every deadline in turn, dt one period (set after init) */
   uint64_t start_ns;  /* deadline 0 */
   uint64_t base;      /* the index deadline start_ns has (indices continue across restarts) */
   uint64_t next;      /* the next deadline's index */

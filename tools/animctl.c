@@ -203,14 +203,15 @@ static const command_help_t help[] = {
      "and worst residuals and each marker's mean. --jump moves one marker up for one frame. --svg: each marker's\n"
      "residual over time (the eight worst). --json: one object {frames, markers, scale, mean_residual, ...}.\n"},
     {"push",
-     "  push DB [--seconds S] [--walk X,Z] EVENT...   a physical character pushed, weakened, dropped\n"
+     "  push DB [--seconds S] [--walk X,Z] [--mass KG] EVENT...   a physical character pushed, weakened, dropped\n"
      "         EVENT: T:impulse:BONE:x,y,z[@px,py,pz] | T:force:BONE:x,y,z:SECONDS | T:limp:BONE[:SECONDS]\n"
      "                T:weaken:BONE:HALFLIFE[:SECONDS] | T:drop | T:recover   (T: seconds)\n",
      "Creates a physical character (MODE_PHYSICAL) on DB, standing or walking with the stick at X,Z, applies\n"
      "the events at their times (impulses in N s and forces in N, world axes, at a point in the bone's frame;\n"
      "limp and weaken act on the bone and every bone below it), and prints each change of its state\n"
      "(kinematic, powered, fallen, limp, recovering) with its joints' mean height. About 40 N s at the\n"
-     "chest staggers a standing character; 300 N s makes it fall.\n"
+     "chest staggers a standing character; 300 N s makes it fall. --mass: its body's mass, kg in [20, 300]\n"
+     "(default 70); a push moves a body of mass M as 70 / M of it moves the 70 kg one.\n"
      "--json: one object per state change {time, tick, state, height, lowest_before}.\n"},
     {"load",
      "  load [--connections N] [--pipeline P] [--duration S] [--rate R]\n"

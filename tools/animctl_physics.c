@@ -1,11 +1,12 @@
 /*
  * animctl_physics.c: the physical-character subcommand of animctl.
  *
- *   animctl push DB [--seconds S] [--walk X,Z] EVENT...
+ *   animctl push DB [--seconds S] [--walk X,Z] [--mass KG] EVENT...
  *
  * A physical character (MODE_PHYSICAL) is created on database DB (a
- * character is pushed only by the connection that made it), standing, or
- * walking with the stick at X,Z; the events are applied at their times T
+ * character is pushed only by the connection that made it), of KG kg
+ * (the server checks it: [20, 300], default 70), standing, or walking
+ * with the stick at X,Z; the events are applied at their times T
  * (seconds after its first tick):
  *   T:impulse:BONE:x,y,z[@px,py,pz]   an impulse (N s, world) at a point (m, the bone's frame)
  *   T:force:BONE:x,y,z:SECONDS        a force (N) for a while
@@ -119,10 +120,10 @@ static float mean_height(const anim_character_pose_t *p) {
 }
 
 int animctl_physics(const options_t *o, int argc, char **argv) {
-  if (argc < 2) return animctl_fail("push DB [--seconds S] [--walk X,Z] EVENT... (animctl help push)");
+  if (argc < 2) return animctl_fail("push DB [--seconds S] [--walk X,Z] [--mass KG] EVENT... (animctl help push)");
   static event_t events[MAX_EVENTS];
   int nevents = 0;
-  float seconds = 4.0f, walk[2] = {0.0f, 0.0f};
+  float seconds = 4.0f, walk[2] = {0.0f, 0.0f}, mass = 0.0f;
   const char *database = argv[1];
   for (int i = 2; i < argc; i++) {
     const char *tail;
@@ -131,6 +132,10 @@ int animctl_physics(const options_t *o, int argc, char **argv) {
       if (!(seconds > 0.0f && seconds <= 600.0f)) return animctl_fail("push: --seconds %s: in (0, 600]", argv[i]);
     } else if (!strcmp(argv[i], "--walk") && i + 1 < argc) {
       if (parse_floats(argv[++i], walk, 2, &tail) || *tail) return animctl_fail("push: --walk %s: expected X,Z", argv[i]);
+    } else if (!strcmp(argv[i], "--mass") && i + 1 < argc) {
+      char *end;
+      mass = strtof(argv[++i], &end); /* its range is the server's to check (it names the field) */
+      if (end == argv[i] || *end) return animctl_fail("push: --mass %s: expected kilograms", argv[i]);
     } else if (nevents < MAX_EVENTS && parse_event(argv[i], &events[nevents]) == 0) {
       nevents++;
     } else {
@@ -143,7 +148,7 @@ int animctl_physics(const options_t *o, int argc, char **argv) {
   int rc = animctl_connect(o, &client);
   if (rc) return rc;
   anim_character_mode_t mode = {0};
-  mode.mode = ANIM_MODE_PHYSICAL;
+  mode.mode = ANIM_MODE_PHYSICAL, mode.total_mass = mass;
   anim_character_placement_t at = {0.0f, 0.0f, 0.0f, -1};
   uint64_t id = 0;
   anim_subscribe_options_t sub = {NULL, 0, 1, 1, ANIM_POSE_FLOAT, 1, 0};

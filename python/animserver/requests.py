@@ -462,7 +462,8 @@ class Requests:
                           **fields: Any) -> Call[pb.CreateCharactersResponse]:
         """Characters (``.characters``: ids in placement order); placements are
         ``{"x", "z", "facing", "start_frame": {"frame": f}}`` mappings or messages;
-        ``mode`` a CharacterMode name (``"machine"``, ``"graph"``, ``"tracker"``) or value."""
+        ``mode`` a CharacterMode name (``"machine"``, ``"graph"``, ``"tracker"``) or value; a mode's
+        options as keywords (``physics={"total_mass": 90}`` for ``mode="physical"``)."""
         return Call("create_characters", {"database": database, "placements": list(placements), "params": params,
                                           "mode": mode, **fields}, timeout, body_as(pb.CreateCharactersResponse))
 

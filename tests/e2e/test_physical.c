@@ -8,17 +8,19 @@
  *  - with no push a physical character stays kinematic and its stream is
  *    the motion-matching character's, float for float, standing and
  *    walking;
- *  - a moderate push (MODERATE_PUSH N s at the chest, from behind) makes it
+ *  - a moderate push (PHYS_MODERATE_PUSH N s at the chest, from behind) makes it
  *    stagger and it recovers within 2 s without falling; a hard one
- *    (HARD_PUSH) makes it fall and lie (the hips low), and it gets up on a
+ *    (PHYS_HARD_PUSH) makes it fall and lie (the hips low), and it gets up on a
  *    recover request;
  *  - determinism: the same pushes at the same ticks give byte-identical
- *    streams from two runs, with the pool at 1 and at 2 threads;
+ *    streams from two runs, with the pool at 1 and at 2 threads (every
+ *    server here runs with --fixed-step: no tick folds missed deadlines);
  *  - cost: CPU seconds per character tick of motion-matching, kinematic
  *    physical and reacting physical characters, measured in one server
  *    (printed, not asserted: the machine is shared).
  * Zero allocations per tick with physical characters:
- * tests/server/test_tick_alloc.c.
+ * tests/server/test_tick_alloc.c; a body's mass: test_physical_mass.c; a
+ * simulation that diverges: test_physical_divergence.c.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -29,257 +31,117 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "anim_client.h"
-#include "data_dir.h"
-#include "database/database.h"
 #include "fixture.h"
-#include "server_proc.h"
-#include "shared_data.h"
-
-#define TIMEOUT_MS 20000
-#define MODERATE_PUSH 45.0f /* N s: 0.64 m/s on 70 kg, a firm shove */
-#define HARD_PUSH 300.0f    /* N s: past what the stabiliser holds */
-#define RECOVER_SECONDS 2.0f
-#define CHEST "Chest"
-
-static anim_database_t db;
-static char dir[128];
-static int have_db;
-
-static int setup(void **state) {
-  (void)state;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  if (have_db) anim_test_data_dir_remove(dir), anim_database_free(&db);
-  return 0;
-}
-
-/* The database, built once (skips without the shared data, fails under CI). */
-static int database(void) {
-  if (have_db) return 1;
-  if (!anim_test_bandai_database(&db)) return 0;
-  anim_test_data_dir_make(dir, sizeof dir, "physical");
-  anim_test_data_dir_put_database(dir, &db, "bandai");
-  have_db = 1;
-  return 1;
-}
-
-static void start(anim_test_server_t *server, const char *threads) {
-  setenv("UV_THREADPOOL_SIZE", threads, 1);
-  const char *args[] = {"--data-dir", dir, "--db", "bandai", NULL};
-  assert_int_equal(anim_test_server_start(server, "physical", args), 0);
-  unsetenv("UV_THREADPOOL_SIZE");
-}
-
-static uint64_t create(anim_client_t *c, int mode, float x, int n, uint64_t *out_ids) {
-  anim_character_mode_t m = {0};
-  m.mode = mode;
-  anim_character_params_t params;
-  anim_character_params_init(&params);
-  params.search_interval = 1; /* no stagger by slot: two characters in different slots search alike */
-  anim_character_placement_t placements[8];
-  for (int i = 0; i < n; i++) placements[i] = (anim_character_placement_t){x + 3.0f * (float)i, 0.0f, 0.0f, 0};
-  int rc = anim_client_characters_create_mode(c, "bandai", &m, &params, placements, n, out_ids, TIMEOUT_MS);
-  if (rc) fail_msg("create mode %d: %s", mode, anim_client_last_error(c));
-  return out_ids[0];
-}
-
-static const anim_character_pose_t *pose_of(const anim_stream_frame_t *f, uint64_t id) {
-  for (int i = 0; i < f->nposes; i++)
-    if (f->poses[i].character == id) return &f->poses[i];
-  return NULL;
-}
-
-static int bone_index(const char *name) {
-  for (int b = 0; b < db.nbones; b++)
-    if (!strcmp(db.skeleton.names[b], name)) return b;
-  fail_msg("no bone %s", name);
-  return -1;
-}
+#include "physical_fixture.h"
 
 /* ---- bad input ---------------------------------------------------------------------------- */
 
-static void expect_refused(anim_client_t *c, int rc, int code, const char *field) {
-  const char *msg = anim_client_last_error(c);
-  if (rc != code) fail_msg("expected %s (%d) naming %s, got %d: %s", anim_strerror(code), code, field, rc, msg);
-  if (!strstr(msg, field)) fail_msg("the error does not name %s: %s", field, msg);
-  printf("  refused: %s\n", msg);
-}
-
 static void test_bad_input(void **state) {
   (void)state;
-  if (!database()) return;
+  if (!phys_database()) return;
   anim_test_server_t server;
-  start(&server, "2");
+  phys_start(&server, "2");
   anim_client_t *c = anim_test_connect(&server), *other = anim_test_connect(&server);
   uint64_t phys, mm, theirs;
-  create(c, ANIM_MODE_PHYSICAL, 0.0f, 1, &phys);
-  create(c, ANIM_MODE_MOTION_MATCHING, 3.0f, 1, &mm);
-  create(other, ANIM_MODE_PHYSICAL, 6.0f, 1, &theirs);
+  phys_create(c, ANIM_MODE_PHYSICAL, 0.0f, 0.0f, 1, &phys);
+  phys_create(c, ANIM_MODE_MOTION_MATCHING, 0.0f, 3.0f, 1, &mm);
+  phys_create(other, ANIM_MODE_PHYSICAL, 0.0f, 6.0f, 1, &theirs);
   anim_push_t p;
   anim_push_init(&p);
-  p.bone = CHEST, p.impulse[2] = 40.0f;
+  p.bone = PHYS_CHEST, p.impulse[2] = 40.0f;
   anim_push_t bad = p;
   bad.impulse[0] = NAN;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ENONFINITE, "push.impulse");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_ENONFINITE, "push.impulse");
   bad = p, bad.impulse[1] = INFINITY;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ENONFINITE, "push.impulse");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_ENONFINITE, "push.impulse");
   bad = p, bad.impulse[2] = 2500.0f;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_EINVAL, "push.impulse");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL, "push.impulse");
   bad = p, bad.is_force = 1, bad.force[0] = 3e4f, bad.duration = 0.1f;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_EINVAL, "push.force");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL, "push.force");
   bad = p, bad.is_force = 1, bad.force[0] = 300.0f, bad.duration = 0.0f;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_EINVAL, "push.duration");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL, "push.duration");
   bad = p, bad.is_force = 1, bad.force[0] = 300.0f, bad.duration = 5.0f;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_EINVAL, "push.duration");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL, "push.duration");
   bad = p, bad.point[1] = 3.0f;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_EINVAL, "push.point");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL, "push.point");
   bad = p, bad.bone = "Tail";
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ENOTFOUND, "push.bone");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_ENOTFOUND, "push.bone");
   bad = p, bad.bone = NULL, bad.bone_index = 500;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ERANGE, "push.bone_index");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_ERANGE, "push.bone_index");
   bad = p, bad.bone = NULL, bad.bone_index = 0;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_EINVAL, "push.bone");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL, "push.bone");
   bad = p, bad.bone = "joint_Root"; /* kinematic, above the hips: no body */
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ERANGE, "push.bone");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_ERANGE, "push.bone");
   anim_client_poll(c, 200); /* tick 1 is past */
   bad = p, bad.tick = 1;
-  expect_refused(c, anim_client_push(c, phys, &bad, NULL, TIMEOUT_MS), ANIM_ERANGE, "push.tick");
-  expect_refused(c, anim_client_push(c, mm, &p, NULL, TIMEOUT_MS), ANIM_EUNSUPPORTED, "push.character");
-  expect_refused(c, anim_client_push(c, theirs, &p, NULL, TIMEOUT_MS), ANIM_EPERM, "push.character");
-  expect_refused(c, anim_client_push(c, 999999, &p, NULL, TIMEOUT_MS), ANIM_ENOTFOUND, "push.character");
+  phys_expect_refused(c, anim_client_push(c, phys, &bad, NULL, PHYS_TIMEOUT_MS), ANIM_ERANGE, "push.tick");
+  phys_expect_refused(c, anim_client_push(c, mm, &p, NULL, PHYS_TIMEOUT_MS), ANIM_EUNSUPPORTED, "push.character");
+  phys_expect_refused(c, anim_client_push(c, theirs, &p, NULL, PHYS_TIMEOUT_MS), ANIM_EPERM, "push.character");
+  phys_expect_refused(c, anim_client_push(c, 999999, &p, NULL, PHYS_TIMEOUT_MS), ANIM_ENOTFOUND, "push.character");
 
   anim_body_part_t parts[2];
   anim_body_part_init(&parts[0]), anim_body_part_init(&parts[1]);
   parts[0].bone = "UpperArm_L", parts[0].descendants = 1, parts[0].mode = ANIM_BODY_LIMP, parts[0].duration = 0.3f;
   parts[1].bone = "UpperArm_R", parts[1].has_strength = 1;
   parts[1].halflife = 0.001f, parts[1].damping_ratio = 1.0f, parts[1].max_torque = 100.0f;
-  expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, TIMEOUT_MS), ANIM_EINVAL,
+  phys_expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL,
                  "set_body_modes.parts[1].strength.halflife");
   parts[1].halflife = 0.1f, parts[1].damping_ratio = 11.0f;
-  expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, TIMEOUT_MS), ANIM_EINVAL,
+  phys_expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL,
                  "set_body_modes.parts[1].strength.damping_ratio");
   parts[1].damping_ratio = 1.0f, parts[1].max_torque = NAN;
-  expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, TIMEOUT_MS), ANIM_ENONFINITE,
+  phys_expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, PHYS_TIMEOUT_MS), ANIM_ENONFINITE,
                  "set_body_modes.parts[1].strength.max_torque");
   parts[1].max_torque = 100.0f, parts[1].mode = 7;
-  expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, TIMEOUT_MS), ANIM_EINVAL,
+  phys_expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL,
                  "set_body_modes.parts[1].mode");
   parts[1].mode = ANIM_BODY_POWERED, parts[1].bone = "Hips"; /* the root: the stabiliser's, not a part */
-  expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, TIMEOUT_MS), ANIM_ERANGE,
+  phys_expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, NULL, PHYS_TIMEOUT_MS), ANIM_ERANGE,
                  "set_body_modes.parts[1].bone");
   parts[1].bone = "UpperArm_R";
   anim_root_stabiliser_t root;
   anim_root_stabiliser_init(&root);
   root.max_force = -1.0f;
   root.mode = ANIM_BODY_LIMP;
-  expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, &root, 0, NULL, TIMEOUT_MS), ANIM_EINVAL,
+  phys_expect_refused(c, anim_client_set_body_modes(c, phys, parts, 2, &root, 0, NULL, PHYS_TIMEOUT_MS), ANIM_EINVAL,
                  "set_body_modes.root.max_force");
-  expect_refused(c, anim_client_set_body_modes(c, mm, parts, 2, NULL, 0, NULL, TIMEOUT_MS), ANIM_EUNSUPPORTED,
+  phys_expect_refused(c, anim_client_set_body_modes(c, mm, parts, 2, NULL, 0, NULL, PHYS_TIMEOUT_MS), ANIM_EUNSUPPORTED,
                  "set_body_modes.character");
-  expect_refused(c, anim_client_recover(c, theirs, NULL, TIMEOUT_MS), ANIM_EPERM, "recover.character");
+  phys_expect_refused(c, anim_client_recover(c, theirs, NULL, PHYS_TIMEOUT_MS), ANIM_EPERM, "recover.character");
 
   /* Nothing applied: no push, still kinematic (the refused limp root did not drop it). */
   anim_character_state_t *st = NULL;
   for (int k = 0; k < 10; k++) anim_client_poll(c, 20);
-  assert_int_equal(anim_client_character_state(c, phys, 0, &st, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_character_state(c, phys, 0, &st, PHYS_TIMEOUT_MS), 0);
   assert_int_equal(st->mode, ANIM_MODE_PHYSICAL);
   assert_int_equal(st->physics, ANIM_PHYSICS_STATE_KINEMATIC);
   assert_int_equal((int)st->pushes, 0);
   anim_character_state_free(st);
   /* The valid ones are taken. */
   uint64_t tick = 0;
-  assert_int_equal(anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, &tick, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_set_body_modes(c, phys, parts, 2, NULL, 0, &tick, PHYS_TIMEOUT_MS), 0);
   assert_true(tick > 0);
-  assert_int_equal(anim_client_push(c, phys, &p, &tick, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_push(c, phys, &p, &tick, PHYS_TIMEOUT_MS), 0);
   assert_true(tick > 0);
   anim_server_stats_t stats;
-  assert_int_equal(anim_client_server_stats(c, &stats, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_server_stats(c, &stats, PHYS_TIMEOUT_MS), 0);
   assert_int_equal((int)stats.physics_resets, 0);
   anim_client_close(other);
   anim_client_close(c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
-/* ---- recording a stream -------------------------------------------------------------------- */
-
-#define MAX_TICKS 1200
-typedef struct {
-  uint64_t tick[MAX_TICKS];
-  int physics[MAX_TICKS];
-  float hips_y[MAX_TICKS], hips_x[MAX_TICKS], hips_z[MAX_TICKS];
-  int n;
-} track_t;
-
-/* Reads frames for ticks ticks (the subscription's queue), keeping id's
- * hips height and state in *out (may be NULL), and, when bytes is set,
- * every pose's floats and state appended in frame order. */
-
-static int irregular; /* frames whose tick folded skipped deadlines in (dt not one period) */
-
-static void record(anim_client_t *c, uint64_t id, int ticks, track_t *out, float **bytes, size_t *nbytes) {
-  int hips = bone_index("Hips");
-  for (int got = 0; got < ticks;) {
-    anim_stream_frame_t *f = NULL;
-    int rc = anim_client_next_frame(c, &f, TIMEOUT_MS);
-    if (rc) fail_msg("next_frame: %s", anim_strerror(rc));
-    const anim_character_pose_t *p = pose_of(f, id);
-    if (fabsf(f->dt - 1.0f / 60.0f) > 1e-5f) irregular++;
-    if (p && out && out->n < MAX_TICKS) {
-      out->tick[out->n] = f->tick, out->physics[out->n] = p->physics;
-      out->hips_y[out->n] = p->global_positions ? p->global_positions[3 * hips + 1] : 0.0f;
-      out->hips_x[out->n] = p->global_positions ? p->global_positions[3 * hips] : 0.0f;
-      out->hips_z[out->n] = p->global_positions ? p->global_positions[3 * hips + 2] : 0.0f;
-      out->n++;
-    }
-    if (bytes && f->nposes) {
-      for (int i = 0; i < f->nposes; i++) {
-        const anim_character_pose_t *q = &f->poses[i];
-        size_t add = 3 * (size_t)q->nbones + 4 * (size_t)q->nbones + 2;
-        *bytes = realloc(*bytes, (*nbytes + add) * sizeof **bytes);
-        float *w = *bytes + *nbytes;
-        memcpy(w, q->positions, 3 * (size_t)q->nbones * sizeof *w);
-        memcpy(w + 3 * q->nbones, q->rotations, 4 * (size_t)q->nbones * sizeof *w);
-        w[add - 2] = (float)q->physics, w[add - 1] = (float)q->frame;
-        *nbytes += add;
-      }
-    }
-    if (p || !id) got++;
-    anim_stream_frame_free(f);
-  }
-}
-
-/* The first tick of a stream frame holding id (its first tick: the subscription covers every owned character). */
-static uint64_t first_tick(anim_client_t *c, uint64_t id) {
-  for (;;) {
-    anim_stream_frame_t *f = NULL;
-    if (anim_client_next_frame(c, &f, TIMEOUT_MS)) fail_msg("no frame with character %llu", (unsigned long long)id);
-    uint64_t tick = pose_of(f, id) ? f->tick : 0;
-    if (tick && fabsf(f->dt - 1.0f / 60.0f) > 1e-5f) irregular++, printf("  first tick %llu: dt %.4f s\n", (unsigned long long)tick, (double)f->dt);
-    anim_stream_frame_free(f);
-    if (tick) return tick;
-  }
-}
-
-static void subscribe_owned(anim_client_t *c) {
-  anim_subscribe_options_t o = {NULL, 0, 1, 1, ANIM_POSE_FLOAT, 1, 0};
-  assert_int_equal(anim_client_subscribe(c, &o, NULL, NULL, NULL, NULL, TIMEOUT_MS), 0);
-}
-
 /* ---- no push: the motion-matching character, exactly ------------------------------------------- */
 
 static void test_kinematic_is_matching(void **state) {
   (void)state;
-  if (!database()) return;
+  if (!phys_database()) return;
   anim_test_server_t server;
-  start(&server, "2");
+  phys_start(&server, "2");
   anim_client_t *c = anim_test_connect(&server);
   uint64_t warm;
-  create(c, ANIM_MODE_PHYSICAL, 0.0f, 1, &warm); /* the model built (off the loop) before the pair */
-  subscribe_owned(c);
+  phys_create(c, ANIM_MODE_PHYSICAL, 0.0f, 0.0f, 1, &warm); /* the model built (off the loop) before the pair */
+  phys_subscribe_owned(c);
   int same = 0;
   for (int attempt = 0; attempt < 4 && !same; attempt++) {
     /* Both creates pipelined, to be made between the same two ticks. */
@@ -295,12 +157,12 @@ static void test_kinematic_is_matching(void **state) {
     /* Their ids: the state of each as it comes (create's blocking form would reorder nothing). */
     for (int k = 0; k < 200 && (!ids[0] || !ids[1]); k++) {
       anim_stream_frame_t *f = NULL;
-      assert_int_equal(anim_client_next_frame(c, &f, TIMEOUT_MS), 0);
+      assert_int_equal(anim_client_next_frame(c, &f, PHYS_TIMEOUT_MS), 0);
       for (int i = 0; i < f->nposes; i++) {
         uint64_t id = f->poses[i].character;
         if (id == warm || id == ids[0] || id == ids[1]) continue;
         anim_character_state_t *st = NULL;
-        assert_int_equal(anim_client_character_state(c, id, 0, &st, TIMEOUT_MS), 0);
+        assert_int_equal(anim_client_character_state(c, id, 0, &st, PHYS_TIMEOUT_MS), 0);
         ids[st->mode == ANIM_MODE_PHYSICAL ? 1 : 0] = id;
         anim_character_state_free(st);
       }
@@ -315,10 +177,10 @@ static void test_kinematic_is_matching(void **state) {
     size_t na = 0, nb = 0, mismatches = 0, compared = 0;
     uint64_t first[2] = {0, 0};
     for (int t = 0; t < 240; t++) {
-      if (t == 60) assert_int_equal(anim_client_characters_set_input(c, ids, in, 2, &standing_until, TIMEOUT_MS), 0);
+      if (t == 60) assert_int_equal(anim_client_characters_set_input(c, ids, in, 2, &standing_until, PHYS_TIMEOUT_MS), 0);
       anim_stream_frame_t *f = NULL;
-      assert_int_equal(anim_client_next_frame(c, &f, TIMEOUT_MS), 0);
-      const anim_character_pose_t *p = pose_of(f, ids[0]), *q = pose_of(f, ids[1]);
+      assert_int_equal(anim_client_next_frame(c, &f, PHYS_TIMEOUT_MS), 0);
+      const anim_character_pose_t *p = phys_pose_of(f, ids[0]), *q = phys_pose_of(f, ids[1]);
       if (p && !first[0]) first[0] = f->tick;
       if (q && !first[1]) first[1] = f->tick;
       if (p && q) {
@@ -342,7 +204,7 @@ static void test_kinematic_is_matching(void **state) {
       assert_true(compared >= 200);
       assert_int_equal(mismatches, 0);
     }
-    anim_client_characters_destroy(c, ids, 2, TIMEOUT_MS);
+    anim_client_characters_destroy(c, ids, 2, PHYS_TIMEOUT_MS);
   }
   if (!same) fail_msg("the two creates never landed between the same ticks");
   anim_client_close(c);
@@ -351,111 +213,64 @@ static void test_kinematic_is_matching(void **state) {
 
 /* ---- pushes ---------------------------------------------------------------------------------- */
 
-static void print_track(const char *what, const track_t *t, uint64_t push_tick) {
-  printf("  %s: hips height (m) every 0.1 s from the push, [state]:", what);
-  for (int i = 0; i < t->n; i++)
-    if (t->tick[i] >= push_tick && (t->tick[i] - push_tick) % 6 == 0)
-      printf(" %.2f[%d]", (double)t->hips_y[i], t->physics[i]);
-  printf("\n");
-}
-
 static void test_moderate_push_recovers(void **state) {
   (void)state;
-  if (!database()) return;
+  if (!phys_database()) return;
   anim_test_server_t server;
-  start(&server, "2");
+  phys_start(&server, "2");
   anim_client_t *c = anim_test_connect(&server);
-  subscribe_owned(c);
-  uint64_t id;
-  create(c, ANIM_MODE_PHYSICAL, 0.0f, 1, &id);
-  uint64_t created = first_tick(c, id);
-  track_t *t = calloc(1, sizeof *t);
-  record(c, id, 60, t, NULL, NULL); /* standing 1 s */
-  float standing = t->hips_y[t->n - 1];
+  phys_subscribe_owned(c);
   anim_push_t p;
   anim_push_init(&p);
-  p.bone = CHEST, p.impulse[2] = MODERATE_PUSH; /* from behind: it faces +Z */
-  p.tick = created + 90;
-  uint64_t at = 0;
-  assert_int_equal(anim_client_push(c, id, &p, &at, TIMEOUT_MS), 0);
-  assert_true(at == created + 90);
-  record(c, id, 240, t, NULL, NULL);
-  print_track("moderate push", t, at);
-  int powered = 0, fallen = 0, back = -1;
-  float lowest = 10.0f, furthest = 0.0f;
-  for (int i = 0; i < t->n; i++) {
-    if (t->tick[i] < at) continue;
-    powered += t->physics[i] == ANIM_PHYSICS_STATE_POWERED;
-    fallen += t->physics[i] == ANIM_PHYSICS_STATE_FALLEN;
-    if (back < 0 && t->tick[i] > at && t->physics[i] == ANIM_PHYSICS_STATE_KINEMATIC) back = (int)(t->tick[i] - at);
-    lowest = fminf(lowest, t->hips_y[i]);
-  }
-  for (int i = 0; i < t->n; i++)
-    if (t->tick[i] >= at) furthest = fmaxf(furthest, t->hips_z[i] - t->hips_z[0]);
+  p.bone = PHYS_CHEST, p.impulse[2] = PHYS_MODERATE_PUSH; /* from behind: it faces +Z */
+  phys_pushed_t r = phys_push_and_watch(c, 0.0f, 0.0f, &p, 90, 240);
+  phys_print_track("moderate push", r.t, r.at);
+  phys_watch_t w = phys_watch(r.t, r.at);
   printf("  %.0f N s at the chest: %d ticks powered, kinematic again after %.2f s, hips lowest %.2f m (standing "
-         "%.2f), furthest forward %.2f m\n",
-         (double)MODERATE_PUSH, powered, back / 60.0, (double)lowest, (double)standing, (double)furthest);
-  assert_true(powered > 0);  /* it reacted */
-  assert_int_equal(fallen, 0);
-  if (back < 0 || back > (int)(RECOVER_SECONDS * 60.0f)) fail_msg("not kinematic again within %.1f s", (double)RECOVER_SECONDS);
-  assert_true(lowest > 0.75f * standing);
+         "%.2f), furthest %.2f m\n",
+         (double)PHYS_MODERATE_PUSH, w.powered, w.back / 60.0, (double)w.lowest, (double)w.standing, (double)w.furthest);
+  assert_true(w.powered > 0); /* it reacted */
+  assert_int_equal(w.fallen, 0);
+  if (w.back < 0 || w.back > (int)(PHYS_RECOVER_SECONDS * 60.0f)) fail_msg("not kinematic again within %.1f s", (double)PHYS_RECOVER_SECONDS);
+  assert_true(w.lowest > 0.75f * w.standing);
   anim_character_state_t *st = NULL;
-  assert_int_equal(anim_client_character_state(c, id, 0, &st, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_character_state(c, r.id, 0, &st, PHYS_TIMEOUT_MS), 0);
   assert_int_equal((int)st->pushes, 1);
+  assert_true(st->physics_total_mass == 70.0f); /* the default */
   anim_character_state_free(st);
-  free(t);
+  free(r.t);
   anim_client_close(c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
 
 static void test_hard_push_falls_and_recovers(void **state) {
   (void)state;
-  if (!database()) return;
+  if (!phys_database()) return;
   anim_test_server_t server;
-  start(&server, "2");
+  phys_start(&server, "2");
   anim_client_t *c = anim_test_connect(&server);
-  subscribe_owned(c);
-  uint64_t id;
-  create(c, ANIM_MODE_PHYSICAL, 0.0f, 1, &id);
-  uint64_t created = first_tick(c, id);
-  track_t *t = calloc(1, sizeof *t);
-  record(c, id, 60, t, NULL, NULL);
-  float standing = t->hips_y[t->n - 1];
+  phys_subscribe_owned(c);
   anim_push_t p;
   anim_push_init(&p);
-  p.bone = CHEST, p.impulse[2] = HARD_PUSH;
-  p.tick = created + 90;
-  uint64_t at = 0;
-  assert_int_equal(anim_client_push(c, id, &p, &at, TIMEOUT_MS), 0);
-  record(c, id, 90, t, NULL, NULL); /* to 1 s after the push: falling, lying (it would get up after 2 s still) */
-  int i_fall = -1;
-  float lowest = 10.0f;
-  for (int i = 0; i < t->n; i++)
-    if (t->tick[i] >= at) {
-      if (i_fall < 0 && t->physics[i] == ANIM_PHYSICS_STATE_FALLEN) i_fall = i;
-      lowest = fminf(lowest, t->hips_y[i]);
-    }
+  p.bone = PHYS_CHEST, p.impulse[2] = PHYS_HARD_PUSH;
+  /* To 1 s after the push: falling, lying (it would get up after 2 s still). */
+  phys_pushed_t r = phys_push_and_watch(c, 0.0f, 0.0f, &p, 90, 90);
+  phys_watch_t fall = phys_watch(r.t, r.at);
   uint64_t recover_at = 0;
-  assert_int_equal(anim_client_recover(c, id, &recover_at, TIMEOUT_MS), 0);
-  record(c, id, 90, t, NULL, NULL);
-  print_track("hard push (recover asked 1 s after it)", t, at);
-  int recovering = 0, kinematic_after = -1;
-  for (int i = 0; i < t->n; i++)
-    if (t->tick[i] >= recover_at) {
-      recovering += t->physics[i] == ANIM_PHYSICS_STATE_RECOVERING;
-      if (kinematic_after < 0 && t->physics[i] == ANIM_PHYSICS_STATE_KINEMATIC) kinematic_after = (int)(t->tick[i] - recover_at);
-    }
-  float end = t->hips_y[t->n - 1];
+  assert_int_equal(anim_client_recover(c, r.id, &recover_at, PHYS_TIMEOUT_MS), 0);
+  phys_record(c, r.id, 90, r.t, NULL, NULL);
+  phys_print_track("hard push (recover asked 1 s after it)", r.t, r.at);
+  phys_watch_t up = phys_watch(r.t, recover_at);
   printf("  %.0f N s at the chest: fallen %.2f s after the push, hips lowest %.2f m (standing %.2f); recover: %d "
          "ticks blending, kinematic after %.2f s, hips at %.2f m\n",
-         (double)HARD_PUSH, i_fall < 0 ? -1.0 : (double)(t->tick[i_fall] - at) / 60.0, (double)lowest,
-         (double)standing, recovering, kinematic_after / 60.0, (double)end);
-  if (i_fall < 0) fail_msg("%.0f N s did not make it fall", (double)HARD_PUSH);
-  assert_true(lowest < 0.5f * standing);
-  assert_true(recovering > 0);
-  assert_true(kinematic_after > 0 && kinematic_after <= 60);
-  assert_true(fabsf(end - standing) < 0.1f * standing);
-  free(t);
+         (double)PHYS_HARD_PUSH, fall.fell / 60.0, (double)fall.lowest, (double)fall.standing, up.recovering,
+         up.back / 60.0, (double)up.last);
+  if (fall.fell < 0) fail_msg("%.0f N s did not make it fall", (double)PHYS_HARD_PUSH);
+  assert_true(fall.lowest < 0.5f * fall.standing);
+  assert_true(up.recovering > 0);
+  assert_true(up.back > 0 && up.back <= 60);
+  assert_true(fabsf(up.last - fall.standing) < 0.1f * fall.standing);
+  free(r.t);
   anim_client_close(c);
   assert_int_equal(anim_test_server_stop(&server), 0);
 }
@@ -469,26 +284,26 @@ static void test_hard_push_falls_and_recovers(void **state) {
  * stream's poses from their creation for DETERMINISM_TICKS ticks. */
 static float *deterministic_run(const char *threads, size_t *out_n) {
   anim_test_server_t server;
-  start(&server, threads);
+  phys_start(&server, threads);
   /* Another connection's character first: the model is built and the
    * ticks run before ours exist (a create that builds, or starts the
    * ticks, takes longer than a period: that first tick's dt is longer). */
   anim_client_t *warm = anim_test_connect(&server), *c = anim_test_connect(&server);
   uint64_t ids[4];
-  create(warm, ANIM_MODE_PHYSICAL, -20.0f, 1, ids);
+  phys_create(warm, ANIM_MODE_PHYSICAL, 0.0f, -20.0f, 1, ids);
   anim_client_poll(c, 300);
-  subscribe_owned(c);
-  create(c, ANIM_MODE_PHYSICAL, 0.0f, 4, ids);
-  uint64_t created = first_tick(c, ids[0]);
+  phys_subscribe_owned(c);
+  phys_create(c, ANIM_MODE_PHYSICAL, 0.0f, 0.0f, 4, ids);
+  uint64_t created = phys_first_tick(c, ids[0]);
   anim_push_t p[3];
-  for (int k = 0; k < 3; k++) anim_push_init(&p[k]), p[k].bone = CHEST;
-  p[0].impulse[2] = MODERATE_PUSH, p[0].point[1] = 0.1f, p[0].tick = created + 40;
-  p[1].impulse[0] = HARD_PUSH, p[1].tick = created + 41;
+  for (int k = 0; k < 3; k++) anim_push_init(&p[k]), p[k].bone = PHYS_CHEST;
+  p[0].impulse[2] = PHYS_MODERATE_PUSH, p[0].point[1] = 0.1f, p[0].tick = created + 40;
+  p[1].impulse[0] = PHYS_HARD_PUSH, p[1].tick = created + 41;
   p[2].bone = "Hand_L", p[2].is_force = 1, p[2].force[0] = -250.0f, p[2].duration = 0.5f, p[2].tick = created + 60;
-  for (int k = 0; k < 3; k++) assert_int_equal(anim_client_push(c, ids[k], &p[k], NULL, TIMEOUT_MS), 0);
+  for (int k = 0; k < 3; k++) assert_int_equal(anim_client_push(c, ids[k], &p[k], NULL, PHYS_TIMEOUT_MS), 0);
   float *bytes = NULL;
   size_t n = 0;
-  record(c, 0, DETERMINISM_TICKS, NULL, &bytes, &n);
+  phys_record(c, 0, DETERMINISM_TICKS, NULL, &bytes, &n);
   anim_client_close(c);
   anim_client_close(warm);
   assert_int_equal(anim_test_server_stop(&server), 0);
@@ -496,24 +311,19 @@ static float *deterministic_run(const char *threads, size_t *out_n) {
   return bytes;
 }
 
-/* A run in which the server kept every deadline (on a loaded machine a
- * late tick folds skipped deadlines into one longer dt, and simulated
- * motion then differs, with or without physics): up to 10 tries. */
+/* A run with --fixed-step: no tick folds skipped deadlines into a longer
+ * dt (before the option, a loaded machine needed up to 10 tries to get a
+ * run without one). */
 static float *regular_run(const char *threads, size_t *out_n) {
-  for (int attempt = 0; attempt < 10; attempt++) {
-    irregular = 0;
-    float *bytes = deterministic_run(threads, out_n);
-    if (!irregular) return bytes;
-    printf("  a run with %s threads had %d late ticks (dt longer than a period): again\n", threads, irregular);
-    free(bytes);
-  }
-  fail_msg("the server could not keep its deadlines in 10 runs (a loaded machine)");
-  return NULL;
+  phys_irregular = 0;
+  float *bytes = deterministic_run(threads, out_n);
+  if (phys_irregular) fail_msg("a run with %s threads had %d ticks longer than a period under --fixed-step", threads, phys_irregular);
+  return bytes;
 }
 
 static void test_deterministic(void **state) {
   (void)state;
-  if (!database()) return;
+  if (!phys_database()) return;
   size_t n[3];
   float *runs[3] = {regular_run("1", &n[0]), regular_run("1", &n[1]), regular_run("2", &n[2])};
   printf("  %zu floats of poses over %d ticks per run\n", n[0], DETERMINISM_TICKS);
@@ -532,7 +342,7 @@ static void test_deterministic(void **state) {
 
 static double cpu_seconds(anim_client_t *c, uint64_t *out_ticks) {
   anim_server_stats_t s;
-  assert_int_equal(anim_client_server_stats(c, &s, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_server_stats(c, &s, PHYS_TIMEOUT_MS), 0);
   *out_ticks = s.ticks;
   return s.cpu_user_s + s.cpu_system_s;
 }
@@ -550,13 +360,13 @@ static double phase(anim_client_t *c, int mode, int n, int react) {
   m.mode = mode;
   anim_character_placement_t at[COST_CHARACTERS];
   for (int i = 0; i < n; i++) at[i] = (anim_character_placement_t){(float)(i % 10) * 3.0f, (float)(i / 10) * 3.0f, 0.0f, 0};
-  if (mode >= 0) assert_int_equal(anim_client_characters_create_mode(c, "bandai", &m, NULL, at, n, ids, TIMEOUT_MS), 0);
+  if (mode >= 0) assert_int_equal(anim_client_characters_create_mode(c, "bandai", &m, NULL, at, n, ids, PHYS_TIMEOUT_MS), 0);
   anim_push_t p;
   anim_push_init(&p);
-  p.bone = CHEST, p.is_force = 1, p.duration = 2.0f;
+  p.bone = PHYS_CHEST, p.is_force = 1, p.duration = 2.0f;
   for (int k = 0; react && k < 2; k++) { /* the bodies made and the shoving started before the count */
     p.force[2] = k & 1 ? 150.0f : -150.0f;
-    for (int i = 0; i < n; i++) assert_int_equal(anim_client_push(c, ids[i], &p, NULL, TIMEOUT_MS), 0);
+    for (int i = 0; i < n; i++) assert_int_equal(anim_client_push(c, ids[i], &p, NULL, PHYS_TIMEOUT_MS), 0);
   }
   anim_client_poll(c, 500);
   uint64_t ticks0, ticks1;
@@ -574,23 +384,23 @@ static double phase(anim_client_t *c, int mode, int n, int react) {
   cpu = ticks1 > ticks0 ? cpu / (double)(ticks1 - ticks0) : 0.0;
   if (react) {
     anim_character_state_t *st = NULL;
-    assert_int_equal(anim_client_character_state(c, ids[0], 0, &st, TIMEOUT_MS), 0);
+    assert_int_equal(anim_client_character_state(c, ids[0], 0, &st, PHYS_TIMEOUT_MS), 0);
     if (st->physics != ANIM_PHYSICS_STATE_POWERED) fail_msg("the shoved character is not reacting (%d)", st->physics);
     anim_character_state_free(st);
   }
-  if (mode >= 0) anim_client_characters_destroy(c, ids, n, TIMEOUT_MS);
+  if (mode >= 0) anim_client_characters_destroy(c, ids, n, PHYS_TIMEOUT_MS);
   return cpu;
 }
 
 static void test_cost(void **state) {
   (void)state;
-  if (!database()) return;
+  if (!phys_database()) return;
   anim_test_server_t server;
-  start(&server, "2");
+  phys_start(&server, "2");
   anim_client_t *c = anim_test_connect(&server);
   uint64_t warm;
-  create(c, ANIM_MODE_PHYSICAL, 0.0f, 1, &warm);
-  anim_client_characters_destroy(c, &warm, 1, TIMEOUT_MS);
+  phys_create(c, ANIM_MODE_PHYSICAL, 0.0f, 0.0f, 1, &warm);
+  anim_client_characters_destroy(c, &warm, 1, PHYS_TIMEOUT_MS);
   double idle = phase(c, -1, 0, 0);
   double mm = (phase(c, ANIM_MODE_MOTION_MATCHING, COST_CHARACTERS, 0) - idle) / COST_CHARACTERS;
   double kin = (phase(c, ANIM_MODE_PHYSICAL, COST_CHARACTERS, 0) - idle) / COST_CHARACTERS;
@@ -613,5 +423,5 @@ int main(void) {
       cmocka_unit_test(test_cost),
   };
   if (getenv("ANIM_TEST_FILTER")) cmocka_set_test_filter(getenv("ANIM_TEST_FILTER")); /* one test while working on it */
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, NULL, phys_teardown);
 }

@@ -530,6 +530,17 @@ def test_physical(client):
             check(e.message.startswith(field), e.message)
     stream.close()
     client.destroy_characters([pid])
+    # A body of its own mass: the state says it; out of range or non-finite refused naming the field.
+    heavy = list(client.create_characters("default", [{"x": 3, "z": 0}], mode="physical",
+                                          physics={"total_mass": 110}).characters)[0]
+    check(abs(client.character_state(heavy).physics_total_mass - 110) < 1e-6, "physics.total_mass: 110 kg")
+    for mass in (500.0, float("nan")):
+        try:
+            client.create_characters("default", [{"x": 6, "z": 0}], mode="physical", physics={"total_mass": mass})
+            raise AssertionError(f"total_mass {mass}: accepted")
+        except errors.AnimError as e:
+            check(e.message.startswith("create_characters.physics.total_mass"), e.message)
+    client.destroy_characters([heavy])
 
 
 def test_world_limit(client):

@@ -23,6 +23,7 @@
 #include "alloc_counter.h"
 #include "anim_error.h"
 #include "body.h"
+#include "body_internal.h" /* test_divergence poisons a body's MuJoCo state */
 #include "offline/build.h"
 #include "offline/import.h"
 #include "offline/procgen.h"
@@ -90,7 +91,7 @@ static void test_invalid(void **state) {
   anim_physics_model_info_t info;
   anim_physics_model_info(model, &info);
   anim_physics_drive_t drive, bad;
-  anim_physics_drive_default(&drive);
+  anim_physics_drive_default(model, &drive);
   assert_int_equal(anim_physics_body_set_drive(body, 0, &drive, err, sizeof err), ANIM_ERANGE);
   assert_int_equal(anim_physics_body_set_drive(body, info.root, &drive, err, sizeof err), ANIM_ERANGE);
   assert_int_equal(anim_physics_body_set_drive(body, info.nbones, &drive, err, sizeof err), ANIM_ERANGE);
@@ -207,7 +208,7 @@ static void stand(const char *name, const anim_database_t *db, const anim_physic
    * so what holds it up above is the drives. */
   assert_int_equal(anim_physics_body_reset(body, pos, rot), 0);
   anim_physics_drive_t limp;
-  anim_physics_drive_default(&limp);
+  anim_physics_drive_default(model, &limp);
   limp.mode = ANIM_PHYSICS_LIMP;
   for (int b = 1; b < info.nbones; b++)
     if (b != info.root) anim_physics_body_set_drive(body, b, &limp, NULL, 0); /* bones above the hips refuse: fine */
@@ -240,7 +241,7 @@ static double track(const anim_database_t *db, const anim_physics_model_t *model
   assert_non_null(body);
   if (mode == ANIM_PHYSICS_KINEMATIC) {
     anim_physics_drive_t drive;
-    anim_physics_drive_default(&drive);
+    anim_physics_drive_default(model, &drive);
     drive.mode = mode;
     for (int b = 1; b < db->nbones; b++) anim_physics_body_set_drive(body, b, &drive, NULL, 0); /* the root and above refuse */
     anim_physics_root_t root;
@@ -346,11 +347,135 @@ static void test_datasets(void **state) {
   }
 }
 
+/* ---- mass --------------------------------------------------------------------- */
+
+/* A body of another mass (body.h: everything with a unit of mass scales
+ * with it, the torque limits too): its segments sum to it, and it tracks
+ * the walk as the 70 kg body does. With the armature and the torque limits
+ * left at the 70 kg body's, the default database's walk measured 2.44,
+ * 2.05, 2.84, 7.31 and 15.75 cm at 20, 45, 70, 140 and 300 kg (300 N m
+ * binds); scaled, 2.84 cm at every mass. */
+static void test_mass_scaling(void **state) {
+  (void)state;
+  anim_database_t db;
+  default_database(&db);
+  int r = -1;
+  for (int i = 0; i < db.nranges; i++)
+    if (!strcmp(db.ranges[i].name, "walk")) r = i;
+  assert_true(r >= 0);
+  static const float masses[] = {70.0f, 20.0f, 45.0f, 140.0f, 300.0f};
+  double reference = 0.0;
+  for (size_t k = 0; k < sizeof masses / sizeof *masses; k++) {
+    char err[256];
+    anim_physics_model_options_t o;
+    anim_physics_model_options_default(&o);
+    o.total_mass = masses[k];
+    anim_physics_model_t *model = anim_physics_model_create(&db, &o, err, sizeof err);
+    if (!model) fail_msg("%g kg: %s", (double)masses[k], err);
+    anim_physics_model_info_t info;
+    anim_physics_model_info(model, &info);
+    double sum = 0;
+    for (int b = 0; b < info.nbones; b++) sum += info.body_mass[b];
+    if (fabs(sum - masses[k]) > 1e-3 * masses[k] || info.total_mass != masses[k])
+      fail_msg("%g kg asked: segments sum to %.4f kg, the model says %g", (double)masses[k], sum, (double)info.total_mass);
+    anim_physics_drive_t drive;
+    anim_physics_drive_default(model, &drive);
+    assert_true(fabsf(drive.max_torque - 300.0f * masses[k] / 70.0f) < 1e-3f);
+    uint64_t hash;
+    long allocs;
+    double e = track(&db, model, db.ranges[r].start, db.ranges[r].stop, &hash, &allocs, ANIM_PHYSICS_POWERED);
+    printf("  %5.0f kg: mean joint error %.3f cm (root %.3f), lowest root %.3f of the target's\n", (double)masses[k],
+           100 * e, 100 * last_root_error, last_root_share);
+    if (k == 0) reference = e;
+    /* Not worse than at 70 kg (the scaled body is the same system: the
+     * figures agree to rounding). */
+    else if (e > reference * 1.02 + 1e-4)
+      fail_msg("%g kg tracks worse than 70 kg: %.3f cm against %.3f", (double)masses[k], 100 * e, 100 * reference);
+    if (last_root_share < TRACK_MIN_ROOT_SHARE) fail_msg("%g kg: fell tracking the walk", (double)masses[k]);
+    anim_physics_model_free(model);
+  }
+  anim_database_free(&db);
+}
+
+/* ---- divergence ------------------------------------------------------------- */
+
+static int mujoco_errors, mujoco_warnings;
+static void count_log(int error, const char *message) {
+  (void)message;
+  if (error) mujoco_errors++;
+  else mujoco_warnings++;
+}
+
+/* A step that diverges is reported, never passed off as a pose: a state
+ * poisoned with NaN, or with a value past MuJoCo's bound (1e10, which
+ * MuJoCo answers by resetting the whole mjData to the model's rest pose
+ * at the origin with a warning: the step must not return that as the
+ * body's motion), gives ANIM_ENONFINITE; a MuJoCo error inside the step
+ * (its stack too small) gives ANIM_EINTERNAL; a reset body steps on. The
+ * poison is this test's hook on the mjData, not the server's. */
+static void test_divergence(void **state) {
+  (void)state;
+  anim_physics_set_log(count_log);
+  anim_database_t db;
+  default_database(&db);
+  char err[256];
+  anim_physics_model_t *model = anim_physics_model_create(&db, NULL, err, sizeof err);
+  if (!model) fail_msg("%s", err);
+  anim_physics_model_info_t info;
+  anim_physics_model_info(model, &info);
+  anim_physics_body_t *body = anim_physics_body_create(model, err, sizeof err);
+  assert_non_null(body);
+  anim_pose_view_t p = anim_database_frame_pose(&db, 0);
+  vec3 pos[ANIM_MAX_BONES];
+  quat rot[ANIM_MAX_BONES];
+  int bone = info.root + 1;
+  while (!model->joint[bone]) bone++;
+  static const double poisons[] = {NAN, INFINITY, 1e12};
+  static const int where[] = {0, 1, 1}; /* qvel, qpos, qpos */
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(anim_physics_body_reset(body, p.positions, p.rotations), 0);
+    for (int t = 0; t < 10; t++) assert_int_equal(anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot), 0);
+    int warnings = mujoco_warnings;
+    if (where[k]) body->d->qpos[model->qposadr[bone]] = poisons[k];
+    else body->d->qvel[model->dofadr[bone]] = poisons[k];
+    int rc = anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot);
+    printf("  %s poisoned with %g: step %s, MuJoCo warnings %d\n", where[k] ? "qpos" : "qvel", poisons[k],
+           anim_strerror(rc), mujoco_warnings - warnings);
+    if (rc != ANIM_ENONFINITE) fail_msg("poison %d (%g): the step returned %d, not ANIM_ENONFINITE", k, poisons[k], rc);
+    /* Reset, it follows its target again. */
+    assert_int_equal(anim_physics_body_reset(body, p.positions, p.rotations), 0);
+    for (int t = 0; t < 30; t++) assert_int_equal(anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot), 0);
+    vec3 g[ANIM_MAX_BONES], want[ANIM_MAX_BONES];
+    quat grot[ANIM_MAX_BONES];
+    anim_fk(g, grot, pos, rot, db.skeleton.parents, info.nbones);
+    anim_fk(want, grot, p.positions, p.rotations, db.skeleton.parents, info.nbones);
+    assert_true(vec3_length(vec3_sub(g[info.root], want[info.root])) < 0.05f);
+  }
+
+  /* A MuJoCo error in the step: its stack (mjData.nstack) cut to 100
+   * values, the next allocation on it fails. */
+  long nstack = (long)body->d->nstack;
+  body->d->nstack = 100;
+  int errors = mujoco_errors;
+  int rc = anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot);
+  printf("  a 100-value stack: step %s, MuJoCo errors %d\n", anim_strerror(rc), mujoco_errors - errors);
+  assert_int_equal(rc, ANIM_EINTERNAL);
+  assert_int_equal(mujoco_errors - errors, 1);
+  body->d->nstack = nstack;
+  assert_int_equal(anim_physics_body_reset(body, p.positions, p.rotations), 0);
+  assert_int_equal(anim_physics_step_guarded(body, p.positions, p.rotations, pos, rot), 0);
+  anim_physics_body_free(body);
+  anim_physics_model_free(model);
+  anim_database_free(&db);
+}
+
 int main(void) {
   anim_alloc_counter_install();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),
       cmocka_unit_test(test_default_database),
+      cmocka_unit_test(test_mass_scaling),
+      cmocka_unit_test(test_divergence),
       cmocka_unit_test(test_datasets),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

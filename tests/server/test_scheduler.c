@@ -2,7 +2,8 @@
  * test_scheduler.c: the fixed-rate tick on a real libuv loop: every deadline
  * is either served or counted as skipped, simulated time equals the time
  * between deadlines (no drift), a stalled tick is caught up in one step with
- * the elapsed time as dt, and a stopped scheduler stays quiet.
+ * the elapsed time as dt (or, with fixed_step, every deadline served in
+ * turn with one period's dt), and a stopped scheduler stays quiet.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@ typedef struct {
   srv_scheduler_t scheduler;
   uv_timer_t stop_timer;
   int ticks, stall_at, stall_ms;
+  int fixed_step, gaps; /* gaps: ticks whose index is not the last + 1 */
   uint64_t first, last;
   double dt_sum, dt_after_stall;
   int stopped_ticks;
@@ -28,6 +30,7 @@ static void on_tick(srv_scheduler_t *s, uint64_t tick, double dt) {
   run_t *r = s->data;
   if (r->ticks == 0) r->first = tick;
   else assert_true(tick > r->last);
+  if (r->ticks && tick != r->last + 1) r->gaps++;
   if (r->ticks == r->stall_at) r->dt_after_stall = dt; /* the tick after the stalled one */
   r->ticks++;
   r->last = tick;
@@ -46,6 +49,7 @@ static void run_for(run_t *r, double rate, int ms) {
   uv_loop_t loop;
   assert_int_equal(uv_loop_init(&loop), 0);
   assert_int_equal(srv_scheduler_init(&r->scheduler, &loop, rate, on_tick, r), 0);
+  r->scheduler.fixed_step = r->fixed_step;
   uv_timer_init(&loop, &r->stop_timer);
   r->stop_timer.data = r;
   uv_timer_start(&r->stop_timer, on_stop, (uint64_t)ms, 0);
@@ -88,6 +92,30 @@ static void test_stall_is_caught_up_in_one_step(void **state) {
   assert_int_equal((uint64_t)r.ticks + st.skipped, r.last);
   assert_true(st.late >= 1);
   assert_true(st.lateness_max_ns >= 150000000u);
+}
+
+/* --fixed-step: the same stall, and no deadline is skipped or folded:
+ * every tick has the next index and one period's dt; the ones that passed
+ * during the stall run back to back. */
+static void test_fixed_step_serves_every_deadline(void **state) {
+  run_t r;
+  memset(&r, 0, sizeof r);
+  r.stall_at = 5;
+  r.stall_ms = 200;
+  r.fixed_step = 1;
+  run_for(&r, 60.0, 600);
+  srv_scheduler_stats_t st;
+  srv_scheduler_stats(&r.scheduler, &st);
+  printf("a 200 ms stall with fixed_step: next dt %.4f s, %d ticks up to %llu, %llu skipped, %llu late\n",
+         r.dt_after_stall, r.ticks, (unsigned long long)r.last, (unsigned long long)st.skipped,
+         (unsigned long long)st.late);
+  assert_int_equal(st.skipped, 0);
+  assert_int_equal(r.gaps, 0);
+  assert_int_equal((uint64_t)r.ticks, r.last - r.first + 1);
+  assert_float_equal(r.dt_after_stall, 1.0 / 60.0, 1e-12);
+  assert_float_equal(r.dt_sum, (double)r.ticks / 60.0, 1e-9);
+  assert_true(st.late >= 11); /* the ones served late, back to back */
+  assert_in_range(r.last, 20, 36); /* 36 deadlines in 600 ms; a loaded machine may lag */
 }
 
 /* A tick at a rate that is no whole number of milliseconds keeps its count. */
@@ -135,6 +163,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_deadline_accounted_for),
       cmocka_unit_test(test_stall_is_caught_up_in_one_step),
+      cmocka_unit_test(test_fixed_step_serves_every_deadline),
       cmocka_unit_test(test_odd_rate),
       cmocka_unit_test(test_stopped_scheduler_is_quiet),
   };
