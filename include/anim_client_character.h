@@ -58,6 +58,8 @@ typedef struct {
   float hold_seconds;              /* TRACKER: without an update a tracker counts as lost after this [0.5] */
 } anim_character_mode_t;
 
+#define ANIM_PARAM_ON (-1) /* a no_* flag of anim_character_params_t given as false: the warp on */
+
 /* Controller parameters; a field left 0 takes the server default (a negative
  * count of frames is refused, ANIM_EINVAL, not taken as the default). */
 typedef struct {
@@ -69,7 +71,10 @@ typedef struct {
   float transition_cost;        /* added to every frame but the current one [0.01; 1e-9 for none] */
   float replan_threshold;       /* m/s change of desired velocity forcing a search [0.5] */
   float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity [4 Hz, 1, 0] */
-  /* Animation warping (docs/characters.md), each on unless turned off. */
+  /* Animation warping (docs/characters.md), each on unless turned off. A
+   * no_* flag: 1 turns the warp off, ANIM_PARAM_ON (-1) turns it on, 0
+   * leaves it out (on at create, unchanged by anim_client_character_params_set).
+   * What the server reports (a state's params, the set's answer) is 1 or 0 (on). */
   int no_play_rate;             /* clips play at their own speed only */
   float play_rate_min, play_rate_max; /* the rates a clip may play at, (0, 1] and [1, 4] [0.6, 1.15] */
   int no_stand_warp;            /* do not slow a travelling clip to a stance when asked to stand */

@@ -78,7 +78,12 @@ static int decode_warp(srv_decoder_t *d, const Animserver__ControllerParams *in,
   if (in->play_rate_min != 0.0f) w.rate_min = in->play_rate_min;
   if (in->play_rate_max != 0.0f) w.rate_max = in->play_rate_max;
   if (in->orientation_warp_max != 0.0f) w.orient_max = in->orientation_warp_max;
-  w.rate = !in->no_play_rate, w.stand = !in->no_stand_warp, w.orient = !in->no_orientation_warp;
+  /* Each flag is alone in a oneof, for presence (its case non-zero: given).
+   * One left out keeps what out holds: the default on create, "not given"
+   * for set_character_params, which keeps the character's. */
+  if (in->play_rate_switch_case) w.rate = !in->no_play_rate;
+  if (in->stand_warp_switch_case) w.stand = !in->no_stand_warp;
+  if (in->orientation_warp_switch_case) w.orient = !in->no_orientation_warp;
   *out = w;
   return 0;
 }

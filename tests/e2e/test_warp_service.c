@@ -117,11 +117,69 @@ static void test_orientation_warp(void **state) {
   anim_character_state_free(a), anim_character_state_free(b);
 }
 
+/* set_character_params: a warp flag given changes it; a call that leaves
+ * the flags out (here one changing the transition cost) keeps them; a
+ * flag given false (ANIM_PARAM_ON) turns the warp back on; a bad bound
+ * among good flags applies nothing. Before the flags were optional a call
+ * that left them out could not be told from one turning every warp on,
+ * and set_character_params dropped them: no_play_rate never reached the
+ * character. */
+static void test_set_params_keeps_warps(void **state) {
+  (void)state;
+  anim_character_params_t p, now;
+  uint64_t id = 0;
+  anim_character_params_init(&p);
+  assert_int_equal(anim_client_characters_create(fx.client, "default", &p, NULL, 1, &id, TIMEOUT_MS), 0);
+  anim_character_input_t in;
+  anim_character_input_velocity(&in, 0.0f, 1.25f, 0.0f);
+  assert_int_equal(anim_client_characters_set_input(fx.client, &id, &in, 1, NULL, TIMEOUT_MS), 0);
+  /* Off: the flags given. */
+  anim_character_params_init(&p);
+  p.no_play_rate = 1, p.no_orientation_warp = 1;
+  assert_int_equal(anim_client_character_params_set(fx.client, id, &p, &now, TIMEOUT_MS), 0);
+  assert_int_equal(now.no_play_rate, 1), assert_int_equal(now.no_orientation_warp, 1);
+  assert_int_equal(now.no_stand_warp, 0);
+  /* Left out: kept, while another field changes. */
+  anim_character_params_init(&p);
+  p.transition_cost = 0.02f;
+  assert_int_equal(anim_client_character_params_set(fx.client, id, &p, &now, TIMEOUT_MS), 0);
+  assert_float_equal(now.transition_cost, 0.02f, 1e-6f);
+  assert_int_equal(now.no_play_rate, 1), assert_int_equal(now.no_orientation_warp, 1);
+  usleep((useconds_t)(SETTLE_SECONDS * 1e6f));
+  anim_character_state_t *st;
+  assert_int_equal(anim_client_character_state(fx.client, id, 0, &st, TIMEOUT_MS), 0);
+  printf("play rate off by set_character_params: %.3f at 1.25 m/s\n", (double)st->play_rate);
+  assert_int_equal(st->params.no_play_rate, 1);
+  assert_float_equal(st->play_rate, 1.0f, 1e-6f); /* the character itself plays unwarped */
+  anim_character_state_free(st);
+  /* All or nothing: a bad bound beside a flag applies neither. */
+  anim_character_params_init(&p);
+  p.no_play_rate = ANIM_PARAM_ON, p.play_rate_max = 9.0f;
+  assert_int_equal(anim_client_character_params_set(fx.client, id, &p, &now, TIMEOUT_MS), ANIM_EINVAL);
+  if (!strstr(anim_client_last_error(fx.client), "play_rate_max"))
+    fail_msg("error \"%s\" does not name play_rate_max", anim_client_last_error(fx.client));
+  assert_int_equal(anim_client_character_state(fx.client, id, 0, &st, TIMEOUT_MS), 0);
+  assert_int_equal(st->params.no_play_rate, 1);
+  anim_character_state_free(st);
+  /* Given false: on again, the play rate off 1 again at 1.25 m/s. */
+  anim_character_params_init(&p);
+  p.no_play_rate = ANIM_PARAM_ON;
+  assert_int_equal(anim_client_character_params_set(fx.client, id, &p, &now, TIMEOUT_MS), 0);
+  assert_int_equal(now.no_play_rate, 0), assert_int_equal(now.no_orientation_warp, 1);
+  usleep((useconds_t)(SETTLE_SECONDS * 1e6f));
+  assert_int_equal(anim_client_character_state(fx.client, id, 0, &st, TIMEOUT_MS), 0);
+  printf("play rate on again: %.3f\n", (double)st->play_rate);
+  assert_true(fabsf(st->play_rate - 1.0f) > 0.05f);
+  anim_character_state_free(st);
+  assert_int_equal(anim_client_characters_destroy(fx.client, &id, 1, TIMEOUT_MS), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_params),
       cmocka_unit_test(test_play_rate),
       cmocka_unit_test(test_orientation_warp),
+      cmocka_unit_test(test_set_params_keeps_warps),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
