@@ -32,23 +32,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench_datasets.h"
 #include "character/controller.h"
 #include "feet_strip.h"
 #include "input_program.h"
-#include "offline/procgen.h"
 #include "quality_run.h"
 #include "search/search.h"
 #include "warp_measure.h"
 #include "wander_cost.h"
 
-#define WB_DATASETS (1 + ANIM_QUALITY_DATASETS)
+#define WB_DATASETS BENCH_DATASETS
 
-typedef struct {
-  anim_database_t db;
-  anim_search_index_t *index;
-  const char *name;
-  int ok;
-} dataset_t;
+typedef bench_dataset_t dataset_t;
 
 typedef struct {
   float fastest;
@@ -233,21 +228,7 @@ int bench_warp(int argc, char **argv) {
   if (!(seconds > 1.0f) || !(program_seconds > 0.0f) || cost_characters < 0)
     return fprintf(stderr, "animbench warp: --seconds > 1, --program-seconds > 0, --cost-characters >= 0\n"), 2;
   dataset_t sets[WB_DATASETS];
-  memset(sets, 0, sizeof sets);
-  for (int d = 0; d < WB_DATASETS; d++) {
-    char err[512];
-    sets[d].name = d == 0 ? "default" : anim_quality_datasets[d - 1].name;
-    if (only && !strstr(only, sets[d].name)) continue;
-    int rc = d == 0 ? anim_procgen_database(&sets[d].db, NULL, err, sizeof err)
-                    : anim_quality_dataset_build(&sets[d].db, shared, d - 1, err, sizeof err);
-    if (rc) {
-      fprintf(stderr, "animbench warp: %s: %s\n", sets[d].name, err);
-      continue;
-    }
-    anim_search_data_t data = anim_search_data_of(&sets[d].db);
-    sets[d].index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-    sets[d].ok = sets[d].index != NULL;
-  }
+  bench_datasets_load(sets, shared, only, "animbench warp");
   printf("warps %s; %.0f s a speed or direction run (second half measured), programs %.0f s, cost over %d "
          "characters\n",
          off ? "off" : "as by default", (double)seconds, (double)program_seconds, cost_characters);
@@ -275,7 +256,6 @@ int bench_warp(int argc, char **argv) {
            row.cost_us, row.cost_off_us);
     fflush(stdout);
   }
-  for (int d = 0; d < WB_DATASETS; d++)
-    if (sets[d].ok) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
+  bench_datasets_free(sets);
   return rc ? 1 : 0;
 }
