@@ -55,7 +55,7 @@ typedef struct {
   double cost_us, cost_off_us;
 } row_t;
 
-static const char *warp_set; /* --set rate=0,stand=0,orient=0,rate_min=X,rate_max=X,orient_max=X */
+static const char *warp_set; /* --set rate=0,stand=0,orient=0,stride=0,rate_min=X,rate_max=X,orient_max=X,stride_min=X,stride_max=X */
 
 static void params_for(anim_controller_params_t *p, int off) {
   anim_controller_params_default(p);
@@ -72,8 +72,11 @@ static void params_for(anim_controller_params_t *p, int off) {
     else if (!strcmp(item, "rate_min")) p->warp.rate_min = v;
     else if (!strcmp(item, "rate_max")) p->warp.rate_max = v;
     else if (!strcmp(item, "orient_max")) p->warp.orient_max = v;
+    else if (!strcmp(item, "stride")) p->warp.stride = (int)v;
+    else if (!strcmp(item, "stride_min")) p->warp.stride_min = v;
+    else if (!strcmp(item, "stride_max")) p->warp.stride_max = v;
   }
-  if (off) p->warp.rate = p->warp.orient = p->warp.stand = 0;
+  if (off) p->warp.rate = p->warp.orient = p->warp.stand = p->warp.stride = 0;
 }
 
 static void take_quality(row_t *row, const anim_quality_t *q) {

@@ -39,12 +39,25 @@
  *    displayed root's angle from the asked facing, clamped to the query's
  *    angle and smoothed (ANGLE_HALFLIFE).
  *
- * Not here (yet): stride warping and root steering (issue 34's items 2
- * and 4).
+ *  - stride: where the play rate alone cannot meet the asked speed (the
+ *    rate at a bound), the stride is scaled by s in [stride_min,
+ *    stride_max] (0.65-1.3 by default) so that the clip's speed times the
+ *    rate times s is the asked speed: the root travels s times the clip's
+ *    own motion, and each leg's foot is placed s times as far from the
+ *    pelvis along the direction of travel (two-bone IK on the legs foot
+ *    locking found, the pelvis lowered up to STRIDE_MAX_DROP when a longer
+ *    stride needs it; stride.h). A planted foot then moves back under the
+ *    body as fast as the body moves on, so foot locking holds it without a
+ *    new slide. Needs foot locking's legs (off without them). The search
+ *    knows the stride too: the query is scaled while rate times stride
+ *    can meet the speed (rate first, stride for the rest).
+ *
+ * Not here (yet): root steering (issue 34's item 4).
  *
  * Validity rules (anim_warp_params_validate):
  *  1. 0 < rate_min <= 1 <= rate_max <= 4, finite;
- *  2. 0 <= orient_max <= pi, finite.
+ *  2. 0 <= orient_max <= pi, finite;
+ *  3. 0 < stride_min <= 1 <= stride_max <= 2, finite.
  *
  * A character owns its warp (its scratch pose, allocated by
  * anim_warp_init); nothing is allocated per tick.
@@ -63,6 +76,8 @@ typedef struct {
   int stand;                /* settle to rest on data without a still pose */
   int orient;               /* orientation warping on */
   float orient_max;         /* rad: the largest travel angle off the facing it serves */
+  int stride;               /* stride warping on */
+  float stride_min, stride_max; /* bounds of the stride scale */
 } anim_warp_params_t;
 
 void anim_warp_params_default(anim_warp_params_t *out_params);
@@ -79,9 +94,11 @@ typedef struct {
   float rate, rate_target;
   float data_speed;   /* anim_warp_data_speed at speed_frame, read every few frames */
   int speed_frame;
-  float query_rate;
+  float query_rate;   /* the rate (times the stride) the last query was scaled for (1: unscaled) */
+  float stride, stride_target; /* stride scale shown (1: the data's), its target */
+  vec3 travel;        /* world, unit: the asked direction of travel, which the stride stretches along */
   float slowest_gait; /* m/s, the data's slowest travelling band (warp.c), 0 if none */
-  float fastest;      /* m/s, the data's fastest travel over a second (of the frames sampled) */   /* the rate the last query was scaled for (1: unscaled) */
+  float fastest;      /* m/s, the data's fastest travel over a second (of the frames sampled) */
   float settle;       /* 1 playing, 0 held at rest */
   float settle_wait;  /* s asked to stand with the data moving */
   int settled;        /* held at rest: no search */
@@ -89,6 +106,7 @@ typedef struct {
   float query_angle, angle;
   int spine[ANIM_WARP_MAX_SPINE], nspine;
   int hips;
+  int can_stride;     /* the caller has legs to warp (set after init: foot locking's) */
   int moving[ANIM_WARP_MAX_MOVING], nmoving; /* bones whose positions are interpolated: the root and its children */
   /* The pose last shown (buffers[0]), between two frames at view_phase, and
    * a transition's destination at the same phase (buffers[1]); nbones each. */
@@ -120,6 +138,10 @@ float anim_warp_data_speed(const anim_database_t *db, int frame);
  * seconds this tick plays for dt (dt times the rate shown). */
 float anim_warp_begin(anim_warp_t *warp, int frame, vec3 desired, quat desired_facing, quat root_rotation,
                       float sim_speed, float dt);
+
+/* The stride scale this tick plays at (1 with the stride warp off or
+ * without legs to warp: can_stride 0). */
+float anim_warp_stride(const anim_warp_t *warp);
 
 /* A query sample (root-local, on the ground) as the warps want it searched:
  * positions scaled to the data's speed, facings turned toward the travel.
