@@ -249,6 +249,8 @@ static int set_params(anim_controller_params_t *p, const char *list) {
       p->warp.stand = (int)v;
     else if (!strcmp(item, "warp_orient"))
       p->warp.orient = (int)v;
+    else if (!strcmp(item, "warp_stride"))
+      p->warp.stride = (int)v;
     else
       return -1;
   }

@@ -510,6 +510,8 @@ void anim__controller_params_from(const Animserver__ControllerParams *m, anim_ch
   p->no_play_rate = m->no_play_rate, p->no_stand_warp = m->no_stand_warp, p->no_orientation_warp = m->no_orientation_warp;
   p->play_rate_min = m->play_rate_min, p->play_rate_max = m->play_rate_max;
   p->orientation_warp_max = m->orientation_warp_max;
+  p->no_stride_warp = m->no_stride_warp;
+  p->stride_scale_min = m->stride_scale_min, p->stride_scale_max = m->stride_scale_max;
 }
 
 void anim_character_state_free(anim_character_state_t *state) {
@@ -553,6 +555,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   s->path_arc = m->path_arc, s->plans = m->plans, s->expansions = m->expansions;
   s->arrived = m->arrived;
   s->play_rate = m->play_rate, s->warp_angle = m->warp_angle, s->warp_held = m->warp_held;
+  s->stride_scale = m->stride_scale;
   s->physics = (int)m->physics, s->physics_root_error = m->physics_root_error, s->pushes = m->pushes;
   s->scale = m->scale;
   anim__controller_params_from(m->params, &s->params);

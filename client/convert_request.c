@@ -155,6 +155,9 @@ void anim__controller_params_to_proto(Animserver__ControllerParams *m, const ani
     m->orientation_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ORIENTATION_WARP_SWITCH_NO_ORIENTATION_WARP;
   m->play_rate_min = p->play_rate_min, m->play_rate_max = p->play_rate_max;
   m->orientation_warp_max = p->orientation_warp_max;
+  m->no_stride_warp = p->no_stride_warp > 0;
+  if (p->no_stride_warp) m->stride_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__STRIDE_WARP_SWITCH_NO_STRIDE_WARP;
+  m->stride_scale_min = p->stride_scale_min, m->stride_scale_max = p->stride_scale_max;
 }
 
 void anim__create_views_free(anim__create_views_t *views) {

@@ -80,6 +80,8 @@ typedef struct {
   int no_stand_warp;            /* do not slow a travelling clip to a stance when asked to stand */
   int no_orientation_warp;      /* do not serve travel off the facing with a forward clip */
   float orientation_warp_max;   /* rad, the largest travel angle off the facing served, (0, pi] [1.66] */
+  int no_stride_warp;           /* clips travel by their own stride only (no legs stretched) */
+  float stride_scale_min, stride_scale_max; /* the stride scales allowed, (0, 1] and [1, 2] [0.65, 1.3] */
 } anim_character_params_t;
 
 typedef struct {
@@ -145,6 +147,7 @@ typedef struct {
   uint64_t pushes;                  /* PHYSICAL: pushes applied so far */
   anim_character_params_t params;   /* MOTION_MATCHING: the controller parameters in effect, every one set
                                        (anim_client_character_params_set changes them); zero for other modes */
+  float stride_scale;               /* MOTION_MATCHING: the stride warp's scale now (1: the data's; 1 other modes) */
   /* New fields go last: the fields before keep their places. */
 } anim_character_state_t;
 

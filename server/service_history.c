@@ -179,6 +179,8 @@ static anim_controller_params_t merged(const anim_controller_params_t *current, 
   TAKE(warp.rate_min);
   TAKE(warp.rate_max);
   TAKE(warp.orient_max);
+  TAKE(warp.stride_min);
+  TAKE(warp.stride_max);
 #undef TAKE
   /* The warps' flags: -1 not given (a call that leaves them out keeps them). */
 #define TAKE_FLAG(field) \
@@ -186,6 +188,7 @@ static anim_controller_params_t merged(const anim_controller_params_t *current, 
   TAKE_FLAG(warp.rate);
   TAKE_FLAG(warp.stand);
   TAKE_FLAG(warp.orient);
+  TAKE_FLAG(warp.stride);
 #undef TAKE_FLAG
   return p;
 }
