@@ -101,6 +101,32 @@ static void test_play_rate(void **state) {
   anim_character_state_free(a), anim_character_state_free(b);
 }
 
+/* A walk asked at 0.45 m/s, slower than the database's slowest walk (1.0
+ * m/s) at the slowest rate (0.6): the stride shortened by default, the
+ * data's with no_stride_warp; a bad stride bound named. */
+static void test_stride(void **state) {
+  (void)state;
+  anim_character_params_t on, off;
+  anim_character_params_init(&on);
+  off = on, off.no_stride_warp = 1;
+  anim_character_state_t *a, *b;
+  run_pair(&on, &off, 0.0f, 0.45f, &a, &b);
+  printf("asked 0.45 m/s: stride %.3f at rate %.3f (%.3f with no_stride_warp)\n", (double)a->stride_scale,
+         (double)a->play_rate, (double)b->stride_scale);
+  assert_true(a->stride_scale < 0.95f && a->stride_scale >= 0.65f - 1e-4f);
+  assert_float_equal(b->stride_scale, 1.0f, 1e-6f);
+  assert_int_equal(a->params.no_stride_warp, 0), assert_int_equal(b->params.no_stride_warp, 1);
+  assert_float_equal(a->params.stride_scale_min, 0.65f, 1e-6f);
+  assert_float_equal(a->params.stride_scale_max, 1.3f, 1e-6f);
+  anim_character_state_free(a), anim_character_state_free(b);
+  uint64_t id;
+  anim_character_params_init(&on);
+  on.stride_scale_max = 2.5f;
+  assert_int_equal(anim_client_characters_create(fx.client, "default", &on, NULL, 1, &id, TIMEOUT_MS), ANIM_EINVAL);
+  if (!strstr(anim_client_last_error(fx.client), "stride_scale_max"))
+    fail_msg("error \"%s\" does not name stride_scale_max", anim_client_last_error(fx.client));
+}
+
 /* Sideways while facing +Z: the upper body turned back by about the right
  * angle by default, not at all with no_orientation_warp. */
 static void test_orientation_warp(void **state) {
@@ -179,6 +205,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_params),
       cmocka_unit_test(test_play_rate),
       cmocka_unit_test(test_orientation_warp),
+      cmocka_unit_test(test_stride),
       cmocka_unit_test(test_set_params_keeps_warps),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
