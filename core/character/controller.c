@@ -408,6 +408,34 @@ static void warp_stride(anim_controller_t *c, const anim_pose_view_t *view, floa
   anim_stride_apply(&c->feet, stride, direction, STRIDE_MAX_DROP, c->pose_positions, c->pose_rotations);
 }
 
+/* Root steering (warp.h): the root's velocity toward the simulation's by
+ * at most steer_max times its speed, while it travels; the anchor moved
+ * with it. */
+#define STEER_MIN_SPEED 0.3f /* m/s */
+static void warp_steer(anim_controller_t *c, float dt) {
+  vec3 *v = &c->pose_velocities[0];
+  float speed = sqrtf(v->x * v->x + v->z * v->z);
+  c->warp.steering = 0.0f;
+  if (speed < STEER_MIN_SPEED) return;
+  vec3 d = vec3_make(c->sim.velocity.x - v->x, 0.0f, c->sim.velocity.z - v->z);
+  /* The goal input brakes early for the animation's lag (steering.h):
+   * braking the root on top stopped GAMES-105's runs 0.35-0.5 m short of
+   * the goal, outside the arrival radius. While the goal is ahead only the
+   * side and forward parts are steered; past it, braking too (the
+   * overshoot). */
+  float along = (d.x * v->x + d.z * v->z) / speed;
+  vec3 to_goal = vec3_sub(c->input.goal, c->pose_positions[0]);
+  if (c->input.kind == ANIM_INPUT_GOAL && along < 0.0f && to_goal.x * v->x + to_goal.z * v->z > 0.0f)
+    d = vec3_make(d.x - along * v->x / speed, 0.0f, d.z - along * v->z / speed);
+  float size = sqrtf(d.x * d.x + d.z * d.z), most = c->warp.params.steer_max * speed;
+  if (size > most) d = vec3_scale(d, most / size), size = most;
+  vec3 extra = vec3_scale(d, dt);
+  c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, extra);
+  c->pose_positions[0] = vec3_add(c->pose_positions[0], extra);
+  v->x += d.x, v->z += d.z;
+  c->warp.steering = size;
+}
+
 /* The part of a tick a replica shares: after the transition and the hold
  * are decided, the frame advances (unless held), the displayed pose is
  * the frame's through the inertializer, and planted feet are held. */
@@ -430,6 +458,7 @@ static int show_tick(anim_controller_t *c, float dt) {
   anim_warp_apply(&c->warp, c->pose_rotations);
   float stride = anim_warp_stride(&c->warp);
   if (stride != 1.0f) warp_stride(c, &view, stride, dt);
+  if (c->warp.params.steer) warp_steer(c, dt);
   /* The simulation starts from where the character actually is. */
   c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;

@@ -34,11 +34,13 @@ void anim_warp_params_default(anim_warp_params_t *p) {
    * makes 0.47 m/s; 1.3: a walk's stride a third longer still reads as a
    * walk, and its swinging foot stays under the data's fastest bone. */
   p->stride = 1, p->stride_min = 0.65f, p->stride_max = 1.3f;
+  p->steer = 1, p->steer_max = 0.15f;
 }
 
 int anim_warp_params_validate(const anim_warp_params_t *p) {
-  float values[] = {p->rate_min, p->rate_max, p->orient_max, p->stride_min, p->stride_max};
-  if (!anim_floats_finite(values, 5)) return ANIM_ENONFINITE;
+  float values[] = {p->rate_min, p->rate_max, p->orient_max, p->stride_min, p->stride_max, p->steer_max};
+  if (!anim_floats_finite(values, 6)) return ANIM_ENONFINITE;
+  if (!(p->steer_max >= 0.0f) || p->steer_max > 1.0f) return ANIM_EINVAL;
   if (!(p->rate_min > 0.0f) || p->rate_min > 1.0f || p->rate_max < 1.0f || p->rate_max > 4.0f ||
       p->orient_max < 0.0f || p->orient_max > (float)M_PI || !(p->stride_min > 0.0f) || p->stride_min > 1.0f ||
       p->stride_max < 1.0f || p->stride_max > 2.0f)
@@ -156,6 +158,7 @@ void anim_warp_reset(anim_warp_t *w) {
   w->settle_wait = w->query_angle = w->angle = 0.0f;
   w->settled = w->have_view = 0;
   w->travel = vec3_make(0.0f, 0.0f, 1.0f);
+  w->steering = 0.0f;
   w->data_speed = 0.0f, w->speed_frame = -1000000;
 }
 

@@ -52,12 +52,19 @@
  *    knows the stride too: the query is scaled while rate times stride
  *    can meet the speed (rate first, stride for the rest).
  *
- * Not here (yet): root steering (issue 34's item 4).
+ *  - root steering: the root's velocity moved toward the simulation's
+ *    (the asked trajectory's start: the velocity input's, or the goal
+ *    input's, braking to the goal) by at most steer_max times the root's
+ *    own speed (0.15 by default), only while the root travels faster than
+ *    STEER_MIN_SPEED (planted feet absorb it through foot locking; the
+ *    character is never slid while standing). The facing is not steered:
+ *    the orientation warp turns the body to the travel on purpose.
  *
  * Validity rules (anim_warp_params_validate):
  *  1. 0 < rate_min <= 1 <= rate_max <= 4, finite;
  *  2. 0 <= orient_max <= pi, finite;
- *  3. 0 < stride_min <= 1 <= stride_max <= 2, finite.
+ *  3. 0 < stride_min <= 1 <= stride_max <= 2, finite;
+ *  4. 0 <= steer_max <= 1, finite.
  *
  * A character owns its warp (its scratch pose, allocated by
  * anim_warp_init); nothing is allocated per tick.
@@ -78,6 +85,8 @@ typedef struct {
   float orient_max;         /* rad: the largest travel angle off the facing it serves */
   int stride;               /* stride warping on */
   float stride_min, stride_max; /* bounds of the stride scale */
+  int steer;                /* root steering on */
+  float steer_max;          /* the largest correction, times the root's speed */
 } anim_warp_params_t;
 
 void anim_warp_params_default(anim_warp_params_t *out_params);
@@ -97,6 +106,7 @@ typedef struct {
   float query_rate;   /* the rate (times the stride) the last query was scaled for (1: unscaled) */
   float stride, stride_target; /* stride scale shown (1: the data's), its target */
   vec3 travel;        /* world, unit: the asked direction of travel, which the stride stretches along */
+  float steering;     /* m/s: root steering's correction of the last tick */
   float slowest_gait; /* m/s, the data's slowest travelling band (warp.c), 0 if none */
   float fastest;      /* m/s, the data's fastest travel over a second (of the frames sampled) */
   float settle;       /* 1 playing, 0 held at rest */
