@@ -251,6 +251,8 @@ static int set_params(anim_controller_params_t *p, const char *list) {
       p->warp.orient = (int)v;
     else if (!strcmp(item, "warp_stride"))
       p->warp.stride = (int)v;
+    else if (!strcmp(item, "warp_steer"))
+      p->warp.steer = (int)v;
     else
       return -1;
   }

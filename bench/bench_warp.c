@@ -75,8 +75,10 @@ static void params_for(anim_controller_params_t *p, int off) {
     else if (!strcmp(item, "stride")) p->warp.stride = (int)v;
     else if (!strcmp(item, "stride_min")) p->warp.stride_min = v;
     else if (!strcmp(item, "stride_max")) p->warp.stride_max = v;
+    else if (!strcmp(item, "steer")) p->warp.steer = (int)v;
+    else if (!strcmp(item, "steer_max")) p->warp.steer_max = v;
   }
-  if (off) p->warp.rate = p->warp.orient = p->warp.stand = p->warp.stride = 0;
+  if (off) p->warp.rate = p->warp.orient = p->warp.stand = p->warp.stride = p->warp.steer = 0;
 }
 
 static void take_quality(row_t *row, const anim_quality_t *q) {

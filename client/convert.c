@@ -512,6 +512,7 @@ void anim__controller_params_from(const Animserver__ControllerParams *m, anim_ch
   p->orientation_warp_max = m->orientation_warp_max;
   p->no_stride_warp = m->no_stride_warp;
   p->stride_scale_min = m->stride_scale_min, p->stride_scale_max = m->stride_scale_max;
+  p->no_root_steering = m->no_root_steering, p->root_steering_max = m->root_steering_max;
 }
 
 void anim_character_state_free(anim_character_state_t *state) {
@@ -555,7 +556,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   s->path_arc = m->path_arc, s->plans = m->plans, s->expansions = m->expansions;
   s->arrived = m->arrived;
   s->play_rate = m->play_rate, s->warp_angle = m->warp_angle, s->warp_held = m->warp_held;
-  s->stride_scale = m->stride_scale;
+  s->stride_scale = m->stride_scale, s->root_steering = m->root_steering;
   s->physics = (int)m->physics, s->physics_root_error = m->physics_root_error, s->pushes = m->pushes;
   s->scale = m->scale;
   anim__controller_params_from(m->params, &s->params);

@@ -158,6 +158,9 @@ void anim__controller_params_to_proto(Animserver__ControllerParams *m, const ani
   m->no_stride_warp = p->no_stride_warp > 0;
   if (p->no_stride_warp) m->stride_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__STRIDE_WARP_SWITCH_NO_STRIDE_WARP;
   m->stride_scale_min = p->stride_scale_min, m->stride_scale_max = p->stride_scale_max;
+  m->no_root_steering = p->no_root_steering > 0;
+  if (p->no_root_steering) m->root_steering_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ROOT_STEERING_SWITCH_NO_ROOT_STEERING;
+  m->root_steering_max = p->root_steering_max;
 }
 
 void anim__create_views_free(anim__create_views_t *views) {

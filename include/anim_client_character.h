@@ -82,6 +82,8 @@ typedef struct {
   float orientation_warp_max;   /* rad, the largest travel angle off the facing served, (0, pi] [1.66] */
   int no_stride_warp;           /* clips travel by their own stride only (no legs stretched) */
   float stride_scale_min, stride_scale_max; /* the stride scales allowed, (0, 1] and [1, 2] [0.65, 1.3] */
+  int no_root_steering;         /* the root moves by the clip alone */
+  float root_steering_max;      /* the largest correction toward the asked velocity, times the root's speed (0, 1] [0.15] */
 } anim_character_params_t;
 
 typedef struct {
@@ -148,6 +150,7 @@ typedef struct {
   anim_character_params_t params;   /* MOTION_MATCHING: the controller parameters in effect, every one set
                                        (anim_client_character_params_set changes them); zero for other modes */
   float stride_scale;               /* MOTION_MATCHING: the stride warp's scale now (1: the data's; 1 other modes) */
+  float root_steering;              /* MOTION_MATCHING: m/s, root steering's correction of the last tick */
   /* New fields go last: the fields before keep their places. */
 } anim_character_state_t;
 

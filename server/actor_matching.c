@@ -156,7 +156,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   srv_actor_state_feet(&c->feet, out);
   s->play_rate = (c->warp.params.rate ? c->warp.rate : 1.0f) * c->warp.settle;
   s->warp_angle = c->warp.angle, s->warp_held = c->warp.settled;
-  s->stride_scale = anim_warp_stride(&c->warp);
+  s->stride_scale = anim_warp_stride(&c->warp), s->root_steering = c->warp.steering;
   s->has_params = 1, s->params = c->params;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
@@ -167,7 +167,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
 static const anim_controller_t *replica(const void *character) {
   const anim_controller_t *c = character;
   const anim_warp_params_t *w = &c->warp.params;
-  return w->rate || w->stand || w->orient || w->stride ? NULL : c;
+  return w->rate || w->stand || w->orient || w->stride || w->steer ? NULL : c;
 }
 
 const srv_actor_kind_t srv_actor_matching = {

@@ -181,6 +181,7 @@ static anim_controller_params_t merged(const anim_controller_params_t *current, 
   TAKE(warp.orient_max);
   TAKE(warp.stride_min);
   TAKE(warp.stride_max);
+  TAKE(warp.steer_max);
 #undef TAKE
   /* The warps' flags: -1 not given (a call that leaves them out keeps them). */
 #define TAKE_FLAG(field) \
@@ -189,6 +190,7 @@ static anim_controller_params_t merged(const anim_controller_params_t *current, 
   TAKE_FLAG(warp.stand);
   TAKE_FLAG(warp.orient);
   TAKE_FLAG(warp.stride);
+  TAKE_FLAG(warp.steer);
 #undef TAKE_FLAG
   return p;
 }

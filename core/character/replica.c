@@ -93,6 +93,7 @@ int anim_controller_replica_params(const uint8_t *bytes, size_t len, anim_contro
   /* Only unwarped characters are replicated: warping follows the input,
    * which no record carries. */
   out_params->warp.rate = out_params->warp.stand = out_params->warp.orient = out_params->warp.stride = 0;
+  out_params->warp.steer = 0;
   return anim_controller_params_validate(out_params) == 0 ? 0 : ANIM_ENONFINITE;
 }
 

@@ -118,8 +118,17 @@ static void test_stride(void **state) {
   assert_int_equal(a->params.no_stride_warp, 0), assert_int_equal(b->params.no_stride_warp, 1);
   assert_float_equal(a->params.stride_scale_min, 0.65f, 1e-6f);
   assert_float_equal(a->params.stride_scale_max, 1.3f, 1e-6f);
+  /* Root steering is on by default and reported, off when asked. */
+  assert_int_equal(a->params.no_root_steering, 0);
+  assert_float_equal(a->params.root_steering_max, 0.15f, 1e-6f);
+  assert_true(a->root_steering >= 0.0f && a->root_steering <= 0.15f * 0.6f + 1e-3f);
   anim_character_state_free(a), anim_character_state_free(b);
   uint64_t id;
+  anim_character_params_init(&on);
+  on.root_steering_max = 1.5f;
+  assert_int_equal(anim_client_characters_create(fx.client, "default", &on, NULL, 1, &id, TIMEOUT_MS), ANIM_EINVAL);
+  if (!strstr(anim_client_last_error(fx.client), "root_steering_max"))
+    fail_msg("error \"%s\" does not name root_steering_max", anim_client_last_error(fx.client));
   anim_character_params_init(&on);
   on.stride_scale_max = 2.5f;
   assert_int_equal(anim_client_characters_create(fx.client, "default", &on, NULL, 1, &id, TIMEOUT_MS), ANIM_EINVAL);

@@ -140,7 +140,7 @@ function showState(s, skeleton) {
     // Animation warping (docs/characters.md): the clip's play rate, its stride scale, the upper
     // body's turn back to the asked facing, a stance held at rest.
     ['warp', `rate ${fmt(s.play_rate ?? 1, 2)}, stride ${fmt(s.stride_scale || 1, 2)}, ` +
-      `turn ${fmt((s.warp_angle ?? 0) * 180 / Math.PI, 0)}°` +
+      `turn ${fmt((s.warp_angle ?? 0) * 180 / Math.PI, 0)}°, steer ${fmt(s.root_steering ?? 0, 2)} m/s` +
       (s.warp_held ? ', held' : '')],
   ];
   $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd>${val}</dd>`).join('');
