@@ -153,6 +153,11 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
     if ((rc = anim_quality_run_controller(db, set->index, &p, (anim_program_kind_t)k, 1u, program_seconds, &q, NULL,
                                           NULL)))
       break;
+    if (verbose)
+      printf("    %-13s %s: pop %.2f (%s, tick %ld), slide %.3f/%.3f\n", set->name,
+             anim_input_program_name((anim_program_kind_t)k), (double)q.pop_ratio,
+             q.pop_bone >= 0 ? db->skeleton.names[q.pop_bone] : "-", q.pop_frame, (double)q.slide_p95,
+             (double)q.slide_max);
     if (q.slide_p95 > row->prog_p95) row->prog_p95 = q.slide_p95;
     if (q.slide_max > row->prog_max) row->prog_max = q.slide_max;
     if (q.pop_ratio > row->prog_pop) row->prog_pop = q.pop_ratio;

@@ -398,8 +398,12 @@ static void warp_stride(anim_controller_t *c, const anim_pose_view_t *view, floa
   const anim_inertializer_t *in = &c->inertializer;
   quat anchor = quat_normalize(quat_mul_inv(in->anchor_world_rotation, in->anchor_anim_rotation));
   vec3 v = quat_mul_vec3(anchor, view->velocities[0]), direction = c->warp.travel;
-  float along = v.x * direction.x + v.z * direction.z;
-  if (along < 0.05f) return; /* not travelling that way: nothing to stretch */
+  float along = v.x * direction.x + v.z * direction.z, speed = sqrtf(v.x * v.x + v.z * v.z);
+  if (along < 0.05f || speed < 0.05f) return; /* not travelling that way: nothing to stretch */
+  /* Stretched as much as the clip goes that way (the cosine squared), so
+   * a clip turning away from it lets the legs go smoothly. */
+  float cosine = along / speed;
+  stride = 1.0f + (stride - 1.0f) * cosine * cosine;
   float more = (stride - 1.0f) * along;
   vec3 extra = vec3_make(more * direction.x * dt, 0.0f, more * direction.z * dt);
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, extra);

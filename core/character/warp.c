@@ -201,7 +201,16 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
   /* Play rate: the clip's speed in the data times the rate is the asked
    * speed; the query is scaled while the clip playing can do it. */
   w->query_rate = w->rate_target = w->stride_target = 1.0f;
-  if (speed > MOVE_SPEED) w->travel = vec3_make(desired.x / speed, 0.0f, desired.z / speed);
+  /* The direction the stride stretches along follows the asked one
+   * smoothly (ANGLE_HALFLIFE): a reversal's jump flipped the legs' stretch
+   * at once (CMU 3dsMax's programs popped to 2.1x their data's fastest). */
+  if (speed > MOVE_SPEED) {
+    vec3 to = vec3_make(desired.x / speed, 0.0f, desired.z / speed);
+    float k = 1.0f - exp2f(-dt / ANGLE_HALFLIFE);
+    vec3 t = vec3_make(w->travel.x + (to.x - w->travel.x) * k, 0.0f, w->travel.z + (to.z - w->travel.z) * k);
+    float len = sqrtf(t.x * t.x + t.z * t.z);
+    w->travel = len > 1e-3f ? vec3_scale(t, 1.0f / len) : to;
+  }
   int striding = p->stride && w->can_stride;
   if ((p->rate || striding) && speed > MOVE_SPEED && data_speed > MOVE_SPEED) {
     float r = speed / data_speed;
