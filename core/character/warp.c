@@ -21,7 +21,8 @@
 #define RATE_HALFLIFE 0.1f   /* s */
 #define ANGLE_HALFLIFE 0.15f /* s */
 #define SPEED_FRAMES 8       /* frames the clip's speed is read for */
-#define STRIDE_STEADY 0.15f  /* of the asked speed: the simulation this close to it is a steady gait */
+#define STRIDE_STEADY 0.3f  /* of the clip's speed: its speed now this close to it is a steady gait */
+#define STRIDE_SIM 0.15f     /* of the asked speed: the simulation this close to it is up to speed */
 #define ANGLE_DEADZONE 0.17f /* rad: travel this close to the facing is not warped (a turn's lag) */
 
 static const vec3 up = {0.0f, 1.0f, 0.0f};
@@ -218,17 +219,22 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
      * sped up moved its bones past anything in the data (a pop). */
     float top = w->fastest > data_speed ? fmaxf(1.0f, w->fastest / data_speed) : 1.0f;
     float rate_lo = p->rate ? p->rate_min : 1.0f, rate_hi = p->rate ? p->rate_max : 1.0f;
-    float stride_lo = striding ? p->stride_min : 1.0f, stride_hi = striding ? p->stride_max : 1.0f;
+    /* The stride on a steady gait only: the clip's speed now within
+     * STRIDE_STEADY of its speed over the next second. A start or a change
+     * of gait stretched popped (the root 1.4 times the data's fastest,
+     * Bandai's shins 1.6 times theirs, a few tenths of a second into a
+     * start), and a query scaled for a stride kept a start clip matching
+     * (the default database's walk reached its speed 0.3-0.6 s later). */
+    vec3 now = w->db->global_velocities[(size_t)frame * (size_t)w->db->nbones];
+    int steady = fabsf(sqrtf(now.x * now.x + now.z * now.z) - data_speed) <= STRIDE_STEADY * data_speed;
+    float stride_lo = striding && steady ? p->stride_min : 1.0f, stride_hi = striding && steady ? p->stride_max : 1.0f;
     w->rate_target = clampf(r, rate_lo, fminf(rate_hi, top));
     /* The stride makes up what the rate cannot (UE's order: the rate
      * first, within its bounds, then the stride), never past the data's
      * fastest either. */
     w->stride_target = clampf(r / w->rate_target, stride_lo, fmaxf(1.0f, fminf(stride_hi, top / w->rate_target)));
-    /* A steady gait only: while the simulation is still getting up to
-     * speed the clip is a start or a change of gait, whose root and legs
-     * stretched popped (the root 1.4 times the data's fastest, Bandai's
-     * shins 1.6 times theirs, a few tenths of a second into a start). */
-    if (fabsf(sim_speed - speed) > STRIDE_STEADY * speed) w->stride_target = 1.0f;
+    /* Nor while the simulation is still getting up to the asked speed. */
+    if (fabsf(sim_speed - speed) > STRIDE_SIM * speed) w->stride_target = 1.0f;
     /* The search knows both: the clip playing keeps matching while rate
      * times stride can meet the speed. */
     if (r >= rate_lo * stride_lo && r <= rate_hi * stride_hi) w->query_rate = r;

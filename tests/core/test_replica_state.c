@@ -93,7 +93,7 @@ static void test_replay_follows_the_original(void **state) {
   anim_controller_params_default(&params);
   params.search_interval = 6;
   /* A record carries no input, which warping follows: replicas replay unwarped characters. */
-  params.warp.rate = params.warp.stand = params.warp.orient = 0;
+  params.warp.rate = params.warp.stand = params.warp.orient = params.warp.stride = params.warp.steer = 0;
   assert_int_equal(anim_controller_init(&original, &db, index_fast, &params, vec3_make(3, 0, -2), 1.0f, 0), 0);
   original.pose_bone_rates = 0; /* as the server's */
   assert_int_equal(anim_controller_init(&replica, &db, NULL, &params, vec3_zero(), 0.0f, 0), 0);

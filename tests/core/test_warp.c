@@ -388,51 +388,33 @@ static void test_games105_slow_stride(void **state) {
   if (!(rateless > MAX_SPEED_ERROR)) fail_msg("without the play rate only %.1f%%: the test tests nothing", 100.0 * rateless);
 }
 
-/* CMU 3dsMax (clips that curve, gaits far apart), where the issue's
- * targets need root steering: the mean speed error over 0.5-3.1 m/s under
- * 5% (measured 3.4%, 6.2% without root steering) and sideways and
- * diagonal walks under 10 degrees off (measured at most 8.6, 16.3
- * without: the walk kept by the stride curves). */
-static void test_cmu_3dsmax_steering(void **state) {
+/* Root steering: sideways and diagonal walks (1.2 m/s at 45 and 90
+ * degrees either side while facing forward) on the procedural database
+ * travel within 5 degrees of the asked direction (measured at most 1.9;
+ * 7.5 without root steering: the orientation warp's forward walks drift
+ * off by what their clips curve). */
+#define MAX_STEERED_DIRECTION_ERROR (5.0f * (float)M_PI / 180.0f)
+static void test_steering_direction(void **state) {
   (void)state;
-  char path[1024], err[512];
-  if (!anim_test_shared_path(path, sizeof path, "data/mocap/cmu-3dsmax")) return;
-  anim_database_t db;
-  if (anim_quality_dataset_build(&db, anim_test_shared_dir(), 2, err, sizeof err)) fail_msg("cmu-3dsmax: %s", err);
-  anim_search_data_t data = anim_search_data_of(&db);
-  anim_search_index_t *index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-  assert_non_null(index);
   anim_controller_params_t p[2];
   anim_controller_params_default(&p[0]);
   p[1] = p[0], p[1].warp.steer = 0;
-  float speed_error[2] = {0.0f, 0.0f}, worst_direction[2] = {0.0f, 0.0f};
   const float angles[] = {0.25f * (float)M_PI, 0.5f * (float)M_PI, -0.25f * (float)M_PI, -0.5f * (float)M_PI};
-  for (int k = 0; k < 2; k++) {
-    int n = 0;
-    for (float v = 0.5f; v <= 3.1f + 1e-3f; v += 0.1f, n++) {
-      anim_warp_result_t r;
-      assert_int_equal(anim_warp_measure_speed(&db, index, &p[k], v, RUN_SECONDS, &r, NULL, NULL), 0);
-      speed_error[k] += fabsf(r.achieved_speed - v) / v;
-      if (k == 0 && (r.q.slide_p95 > MAX_SLIDE_P95 || r.q.slide_max > MAX_SLIDE_WORST))
-        fail_msg("cmu-3dsmax at %.1f m/s: slide p95 %.3f worst %.3f m/s", (double)v, (double)r.q.slide_p95,
-                 (double)r.q.slide_max);
-    }
-    speed_error[k] /= (float)n;
+  float worst[2] = {0.0f, 0.0f}, deg = 180.0f / (float)M_PI;
+  for (int k = 0; k < 2; k++)
     for (int a = 0; a < 4; a++) {
       anim_warp_result_t r;
-      assert_int_equal(anim_warp_measure_direction(&db, index, &p[k], angles[a], 1.2f, RUN_SECONDS, &r, NULL, NULL), 0);
-      if (r.direction_error > worst_direction[k]) worst_direction[k] = r.direction_error;
+      assert_int_equal(
+          anim_warp_measure_direction(&procgen, procgen_index, &p[k], angles[a], 1.2f, RUN_SECONDS, &r, NULL, NULL), 0);
+      if (r.direction_error > worst[k]) worst[k] = r.direction_error;
+      if (k == 0 && (r.q.slide_p95 > MAX_SLIDE_P95 || r.q.slide_max > MAX_SLIDE_WORST || r.q.pop_ratio > MAX_POP))
+        fail_msg("%+.0f deg: slide p95 %.3f worst %.3f m/s, pop %.2f", (double)(angles[a] * deg),
+                 (double)r.q.slide_p95, (double)r.q.slide_max, (double)r.q.pop_ratio);
     }
-  }
-  float deg = 180.0f / (float)M_PI;
-  printf("cmu-3dsmax: speed error %.1f%%, worst direction %.1f deg (%.1f%% and %.1f deg without root steering)\n",
-         100.0 * (double)speed_error[0], (double)(worst_direction[0] * deg), 100.0 * (double)speed_error[1],
-         (double)(worst_direction[1] * deg));
-  anim_search_index_free(index), anim_database_free(&db);
-  if (!(speed_error[0] < MAX_SPEED_ERROR)) fail_msg("speed error %.1f%%", 100.0 * (double)speed_error[0]);
-  if (!(worst_direction[0] < MAX_DIRECTION_ERROR)) fail_msg("%.1f deg off", (double)(worst_direction[0] * deg));
-  if (!(speed_error[1] > MAX_SPEED_ERROR || worst_direction[1] > MAX_DIRECTION_ERROR))
-    fail_msg("without root steering within both bounds: the test tests nothing");
+  printf("procedural sideways and diagonal: worst %.1f deg off (%.1f without root steering)\n",
+         (double)(worst[0] * deg), (double)(worst[1] * deg));
+  if (!(worst[0] < MAX_STEERED_DIRECTION_ERROR)) fail_msg("%.1f deg off", (double)(worst[0] * deg));
+  if (!(worst[1] > MAX_STEERED_DIRECTION_ERROR)) fail_msg("without root steering within 5 deg: the test tests nothing");
 }
 
 int main(void) {
@@ -441,7 +423,7 @@ int main(void) {
       cmocka_unit_test(test_pose_between_frames), cmocka_unit_test(test_upper_body_turn),
       cmocka_unit_test(test_bandai_speed),        cmocka_unit_test(test_bandai_sideways),
       cmocka_unit_test(test_bandai_stop),         cmocka_unit_test(test_stride_legs),
-      cmocka_unit_test(test_games105_slow_stride), cmocka_unit_test(test_cmu_3dsmax_steering),
+      cmocka_unit_test(test_games105_slow_stride), cmocka_unit_test(test_steering_direction),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
