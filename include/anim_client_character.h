@@ -81,7 +81,7 @@ typedef struct {
   int no_orientation_warp;      /* do not serve travel off the facing with a forward clip */
   float orientation_warp_max;   /* rad, the largest travel angle off the facing served, (0, pi] [1.66] */
   int no_stride_warp;           /* clips travel by their own stride only (no legs stretched) */
-  float stride_scale_min, stride_scale_max; /* the stride scales allowed, (0, 1] and [1, 2] [0.65, 1.3] */
+  float stride_scale_min, stride_scale_max; /* the stride scales allowed, (0, 1] and [1, 2] [0.65, 1.2] */
   int no_root_steering;         /* the root moves by the clip alone */
   float root_steering_max;      /* the largest correction toward the asked velocity, times the root's speed (0, 1] [0.15] */
 } anim_character_params_t;

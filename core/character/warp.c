@@ -22,6 +22,7 @@
 #define ANGLE_HALFLIFE 0.15f /* s */
 #define SPEED_FRAMES 8       /* frames the clip's speed is read for */
 #define STRIDE_STEADY 0.3f  /* of the clip's speed: its speed now this close to it is a steady gait */
+#define STRIDE_TURN 0.9f     /* cosine: the asked direction this far off the stretch's is a turn */
 #define STRIDE_SIM 0.15f     /* of the asked speed: the simulation this close to it is up to speed */
 #define ANGLE_DEADZONE 0.17f /* rad: travel this close to the facing is not warped (a turn's lag) */
 
@@ -32,9 +33,11 @@ void anim_warp_params_default(anim_warp_params_t *p) {
   p->stand = 1;
   p->orient = 1, p->orient_max = 1.66f; /* 95 degrees: sideways and a little back */
   /* 0.65: GAMES-105's slowest walk (1.2 m/s) at the slowest rate (0.6)
-   * makes 0.47 m/s; 1.3: a walk's stride a third longer still reads as a
+   * makes 0.47 m/s; 1.2: a longer stretch, caught by a transition to a
+   * faster clip, swept GAMES-105's ankle to 1.23x its fastest in a reversal
+   * (1.13 at 1.2); a walk's stride a fifth longer still reads as a
    * walk, and its swinging foot stays under the data's fastest bone. */
-  p->stride = 1, p->stride_min = 0.65f, p->stride_max = 1.3f;
+  p->stride = 1, p->stride_min = 0.65f, p->stride_max = 1.2f;
   p->steer = 1, p->steer_max = 0.15f;
 }
 
@@ -205,8 +208,10 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
   /* The direction the stride stretches along follows the asked one
    * smoothly (ANGLE_HALFLIFE): a reversal's jump flipped the legs' stretch
    * at once (CMU 3dsMax's programs popped to 2.1x their data's fastest). */
+  int turning = 0;
   if (speed > MOVE_SPEED) {
     vec3 to = vec3_make(desired.x / speed, 0.0f, desired.z / speed);
+    turning = w->travel.x * to.x + w->travel.z * to.z < STRIDE_TURN;
     float k = 1.0f - exp2f(-dt / ANGLE_HALFLIFE);
     vec3 t = vec3_make(w->travel.x + (to.x - w->travel.x) * k, 0.0f, w->travel.z + (to.z - w->travel.z) * k);
     float len = sqrtf(t.x * t.x + t.z * t.z);
@@ -235,6 +240,10 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
     w->stride_target = clampf(r / w->rate_target, stride_lo, fmaxf(1.0f, fminf(stride_hi, top / w->rate_target)));
     /* Nor while the simulation is still getting up to the asked speed. */
     if (fabsf(sim_speed - speed) > STRIDE_SIM * speed) w->stride_target = 1.0f;
+    /* Nor while the asked direction turns away from the stretch's: the
+     * legs' stretch swept round with it (GAMES-105's reversals: an ankle
+     * 1.23 times its data's fastest). */
+    if (turning) w->stride_target = 1.0f;
     /* The search knows both: the clip playing keeps matching while rate
      * times stride can meet the speed. */
     if (r >= rate_lo * stride_lo && r <= rate_hi * stride_hi) w->query_rate = r;

@@ -41,7 +41,7 @@
  *
  *  - stride: where the play rate alone cannot meet the asked speed (the
  *    rate at a bound), the stride is scaled by s in [stride_min,
- *    stride_max] (0.65-1.3 by default) so that the clip's speed times the
+ *    stride_max] (0.65-1.2 by default) so that the clip's speed times the
  *    rate times s is the asked speed: the root travels s times the clip's
  *    own motion, and each leg's foot is placed s times as far from the
  *    pelvis along the direction of travel (two-bone IK on the legs foot

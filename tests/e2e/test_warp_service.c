@@ -117,7 +117,7 @@ static void test_stride(void **state) {
   assert_float_equal(b->stride_scale, 1.0f, 1e-6f);
   assert_int_equal(a->params.no_stride_warp, 0), assert_int_equal(b->params.no_stride_warp, 1);
   assert_float_equal(a->params.stride_scale_min, 0.65f, 1e-6f);
-  assert_float_equal(a->params.stride_scale_max, 1.3f, 1e-6f);
+  assert_float_equal(a->params.stride_scale_max, 1.2f, 1e-6f);
   /* Root steering is on by default and reported, off when asked. */
   assert_int_equal(a->params.no_root_steering, 0);
   assert_float_equal(a->params.root_steering_max, 0.15f, 1e-6f);
