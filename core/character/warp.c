@@ -199,8 +199,12 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
   float speed = sqrtf(desired.x * desired.x + desired.z * desired.z);
   /* The clip's speed, read again as the clip goes on (a new cache line a
    * look: every tick cost 5% more on Bandai Namco) or after a jump. */
-  if ((p->rate || p->stand) && (frame < w->speed_frame || frame >= w->speed_frame + SPEED_FRAMES))
+  if ((p->rate || p->stand || p->stride) && (frame < w->speed_frame || frame >= w->speed_frame + SPEED_FRAMES)) {
     w->data_speed = anim_warp_data_speed(w->db, frame), w->speed_frame = frame;
+    /* Its speed now, read with it (a new cache line a tick cost 5-10%). */
+    vec3 now = w->db->global_velocities[(size_t)frame * (size_t)w->db->nbones];
+    w->data_now = sqrtf(now.x * now.x + now.z * now.z);
+  }
   float data_speed = w->data_speed;
   /* Play rate: the clip's speed in the data times the rate is the asked
    * speed; the query is scaled while the clip playing can do it. */
@@ -230,8 +234,7 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
      * Bandai's shins 1.6 times theirs, a few tenths of a second into a
      * start), and a query scaled for a stride kept a start clip matching
      * (the default database's walk reached its speed 0.3-0.6 s later). */
-    vec3 now = w->db->global_velocities[(size_t)frame * (size_t)w->db->nbones];
-    int steady = fabsf(sqrtf(now.x * now.x + now.z * now.z) - data_speed) <= STRIDE_STEADY * data_speed;
+    int steady = fabsf(w->data_now - data_speed) <= STRIDE_STEADY * data_speed;
     float stride_lo = striding && steady ? p->stride_min : 1.0f, stride_hi = striding && steady ? p->stride_max : 1.0f;
     w->rate_target = clampf(r, rate_lo, fminf(rate_hi, top));
     /* The stride makes up what the rate cannot (UE's order: the rate

@@ -43,22 +43,28 @@
  *    rate at a bound), the stride is scaled by s in [stride_min,
  *    stride_max] (0.65-1.2 by default) so that the clip's speed times the
  *    rate times s is the asked speed: the root travels s times the clip's
- *    own motion, and each leg's foot is placed s times as far from the
- *    pelvis along the direction of travel (two-bone IK on the legs foot
- *    locking found, the pelvis lowered up to STRIDE_MAX_DROP when a longer
- *    stride needs it; stride.h). A planted foot then moves back under the
- *    body as fast as the body moves on, so foot locking holds it without a
- *    new slide. Needs foot locking's legs (off without them). The search
- *    knows the stride too: the query is scaled while rate times stride
- *    can meet the speed (rate first, stride for the rest).
- *
+ *    own motion along the asked direction, and each leg's foot is placed s
+ *    times as far from its hip along it (two-bone IK on the legs foot
+ *    locking found, the pelvis lowered up to 6 cm when a longer stride
+ *    needs it; stride.h). A planted foot then moves back under the body as
+ *    fast as the body moves on, so foot locking holds it without a new
+ *    slide. Only on a steady gait (the clip's speed now within 30% of its
+ *    speed over the next second, the simulation within 15% of the asked
+ *    speed, the asked direction within ~25 degrees of the one stretched
+ *    along, which follows it with a 0.15 s half-life). Needs foot
+ *    locking's legs (off without them). The search knows the stride too:
+ *    on a steady gait the query is scaled while rate times stride can
+ *    meet the speed (the rate first, the stride for the rest).
  *  - root steering: the root's velocity moved toward the simulation's
- *    (the asked trajectory's start: the velocity input's, or the goal
- *    input's, braking to the goal) by at most steer_max times the root's
- *    own speed (0.15 by default), only while the root travels faster than
- *    STEER_MIN_SPEED (planted feet absorb it through foot locking; the
- *    character is never slid while standing). The facing is not steered:
- *    the orientation warp turns the body to the travel on purpose.
+ *    (the asked trajectory's start) by at most steer_max times the root's
+ *    own speed (0.15 by default) and 0.25 m/s, only while the root
+ *    travels faster than 0.3 m/s (planted feet absorb it through foot
+ *    locking; never slid while standing). Along the travel only into the
+ *    range between the simulation's speed and the input's (the
+ *    simulation lags the input), and toward a goal ahead never braking
+ *    (the goal input brakes for the animation's lag itself). The facing is
+ *    not steered: the orientation warp turns the body to the travel on
+ *    purpose.
  *
  * Validity rules (anim_warp_params_validate):
  *  1. 0 < rate_min <= 1 <= rate_max <= 4, finite;
@@ -102,6 +108,7 @@ typedef struct {
   /* Play rate: the one shown (rate * settle is what plays), its target. */
   float rate, rate_target;
   float data_speed;   /* anim_warp_data_speed at speed_frame, read every few frames */
+  float data_now;     /* m/s, the root's speed in the data at speed_frame */
   int speed_frame;
   float query_rate;   /* the rate (times the stride) the last query was scaled for (1: unscaled) */
   float stride, stride_target; /* stride scale shown (1: the data's), its target */
