@@ -55,7 +55,9 @@ typedef struct {
   double cost_us, cost_off_us;
 } row_t;
 
-static const char *warp_set; /* --set rate=0,stand=0,orient=0,stride=0,rate_min=X,rate_max=X,orient_max=X,stride_min=X,stride_max=X */
+/* --set rate=0,stand=0,orient=0,stride=0,steer=0,rate_min=X,rate_max=X,orient_max=X,stride_min=X,
+ * stride_max=X,steer_max=X */
+static const char *warp_set;
 
 static void params_for(anim_controller_params_t *p, int off) {
   anim_controller_params_default(p);

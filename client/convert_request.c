@@ -159,7 +159,8 @@ void anim__controller_params_to_proto(Animserver__ControllerParams *m, const ani
   if (p->no_stride_warp) m->stride_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__STRIDE_WARP_SWITCH_NO_STRIDE_WARP;
   m->stride_scale_min = p->stride_scale_min, m->stride_scale_max = p->stride_scale_max;
   m->no_root_steering = p->no_root_steering > 0;
-  if (p->no_root_steering) m->root_steering_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ROOT_STEERING_SWITCH_NO_ROOT_STEERING;
+  if (p->no_root_steering)
+    m->root_steering_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ROOT_STEERING_SWITCH_NO_ROOT_STEERING;
   m->root_steering_max = p->root_steering_max;
 }
 

@@ -83,7 +83,8 @@ typedef struct {
   int no_stride_warp;           /* clips travel by their own stride only (no legs stretched) */
   float stride_scale_min, stride_scale_max; /* the stride scales allowed, (0, 1] and [1, 2] [0.65, 1.2] */
   int no_root_steering;         /* the root moves by the clip alone */
-  float root_steering_max;      /* the largest correction toward the asked velocity, times the root's speed (0, 1] [0.15] */
+  float root_steering_max;      /* the largest correction toward the asked velocity, times the root's speed,
+                                   (0, 1] [0.15] */
 } anim_character_params_t;
 
 typedef struct {

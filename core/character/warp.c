@@ -240,7 +240,8 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
     /* The stride makes up what the rate cannot (UE's order: the rate
      * first, within its bounds, then the stride), never past the data's
      * fastest either. */
-    w->stride_target = clampf(r / w->rate_target, stride_lo, fmaxf(1.0f, fminf(stride_hi, top / w->rate_target)));
+    float stride_top = fmaxf(1.0f, fminf(stride_hi, top / w->rate_target));
+    w->stride_target = clampf(r / w->rate_target, stride_lo, stride_top);
     /* Nor while the simulation is still getting up to the asked speed. */
     if (fabsf(sim_speed - speed) > STRIDE_SIM * speed) w->stride_target = 1.0f;
     /* Nor while the asked direction turns away from the stretch's: the
