@@ -34,13 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench_datasets.h"
 #include "character/controller.h"
 #include "motion_quality.h"
-#include "offline/procgen.h"
 #include "quality_run.h"
 #include "search/search.h"
 
-#define TR_DATASETS (1 + ANIM_QUALITY_DATASETS)
+#define TR_DATASETS BENCH_DATASETS
 static float WALK_STICK = 0.85f; /* --stick */
 #define TURN_RATE 0.8f      /* rad/s of the stick's direction */
 #define STOPSTART_HALF 2.0f /* s walking, then s standing */
@@ -48,12 +48,7 @@ static float WALK_STICK = 0.85f; /* --stick */
 typedef enum { SC_STAND, SC_WALK, SC_TURN, SC_STOPSTART, SC_COUNT } scenario_t;
 static const char *scenario_names[SC_COUNT] = {"stand", "walk", "turn", "stopstart"};
 
-typedef struct {
-  anim_database_t db;
-  anim_search_index_t *index;
-  const char *name;
-  int ok;
-} dataset_t;
+typedef bench_dataset_t dataset_t;
 
 typedef struct {
   int transitions, searches;
@@ -254,6 +249,10 @@ static int set_params(anim_controller_params_t *p, const char *list) {
       p->warp.stand = (int)v;
     else if (!strcmp(item, "warp_orient"))
       p->warp.orient = (int)v;
+    else if (!strcmp(item, "warp_stride"))
+      p->warp.stride = (int)v;
+    else if (!strcmp(item, "warp_steer"))
+      p->warp.steer = (int)v;
     else
       return -1;
   }
@@ -523,25 +522,10 @@ int bench_transitions(int argc, char **argv) {
   if (set && set_params(&params, set)) return fprintf(stderr, "animbench transitions: bad --set %s\n", set), 2;
   if (!(seconds > 0)) return fprintf(stderr, "animbench transitions: --seconds > 0\n"), 2;
   dataset_t sets[TR_DATASETS];
-  memset(sets, 0, sizeof sets);
-  for (int d = 0; d < TR_DATASETS; d++) {
-    char err[512];
-    sets[d].name = d == 0 ? "default" : anim_quality_datasets[d - 1].name;
-    if (only && !strstr(only, sets[d].name)) continue;
-    int rc = d == 0 ? anim_procgen_database(&sets[d].db, NULL, err, sizeof err)
-                    : anim_quality_dataset_build(&sets[d].db, shared, d - 1, err, sizeof err);
-    if (rc) {
-      fprintf(stderr, "animbench transitions: %s: %s\n", sets[d].name, err);
-      continue;
-    }
-    anim_search_data_t data = anim_search_data_of(&sets[d].db);
-    sets[d].index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-    sets[d].ok = sets[d].index != NULL;
-  }
+  bench_datasets_load(sets, shared, only, "animbench transitions");
   int rc = only_response ? 0 : print_scenarios(sets, &params, seconds, trace);
   if (!rc && response) rc = print_responses(sets, &params);
   if (!rc && spread > 0) rc = print_spread(sets, &params, spread);
-  for (int d = 0; d < TR_DATASETS; d++)
-    if (sets[d].ok) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
+  bench_datasets_free(sets);
   return rc ? 1 : 0;
 }

@@ -32,23 +32,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench_datasets.h"
 #include "character/controller.h"
 #include "feet_strip.h"
 #include "input_program.h"
-#include "offline/procgen.h"
 #include "quality_run.h"
 #include "search/search.h"
 #include "warp_measure.h"
 #include "wander_cost.h"
 
-#define WB_DATASETS (1 + ANIM_QUALITY_DATASETS)
+#define WB_DATASETS BENCH_DATASETS
 
-typedef struct {
-  anim_database_t db;
-  anim_search_index_t *index;
-  const char *name;
-  int ok;
-} dataset_t;
+typedef bench_dataset_t dataset_t;
 
 typedef struct {
   float fastest;
@@ -60,7 +55,9 @@ typedef struct {
   double cost_us, cost_off_us;
 } row_t;
 
-static const char *warp_set; /* --set rate=0,stand=0,orient=0,rate_min=X,rate_max=X,orient_max=X */
+/* --set rate=0,stand=0,orient=0,stride=0,steer=0,rate_min=X,rate_max=X,orient_max=X,stride_min=X,
+ * stride_max=X,steer_max=X */
+static const char *warp_set;
 
 static void params_for(anim_controller_params_t *p, int off) {
   anim_controller_params_default(p);
@@ -77,8 +74,13 @@ static void params_for(anim_controller_params_t *p, int off) {
     else if (!strcmp(item, "rate_min")) p->warp.rate_min = v;
     else if (!strcmp(item, "rate_max")) p->warp.rate_max = v;
     else if (!strcmp(item, "orient_max")) p->warp.orient_max = v;
+    else if (!strcmp(item, "stride")) p->warp.stride = (int)v;
+    else if (!strcmp(item, "stride_min")) p->warp.stride_min = v;
+    else if (!strcmp(item, "stride_max")) p->warp.stride_max = v;
+    else if (!strcmp(item, "steer")) p->warp.steer = (int)v;
+    else if (!strcmp(item, "steer_max")) p->warp.steer_max = v;
   }
-  if (off) p->warp.rate = p->warp.orient = p->warp.stand = 0;
+  if (off) p->warp.rate = p->warp.orient = p->warp.stand = p->warp.stride = p->warp.steer = 0;
 }
 
 static void take_quality(row_t *row, const anim_quality_t *q) {
@@ -153,6 +155,11 @@ static int measure(const dataset_t *set, int off, float seconds, float program_s
     if ((rc = anim_quality_run_controller(db, set->index, &p, (anim_program_kind_t)k, 1u, program_seconds, &q, NULL,
                                           NULL)))
       break;
+    if (verbose)
+      printf("    %-13s %s: pop %.2f (%s, tick %ld), slide %.3f/%.3f\n", set->name,
+             anim_input_program_name((anim_program_kind_t)k), (double)q.pop_ratio,
+             q.pop_bone >= 0 ? db->skeleton.names[q.pop_bone] : "-", q.pop_frame, (double)q.slide_p95,
+             (double)q.slide_max);
     if (q.slide_p95 > row->prog_p95) row->prog_p95 = q.slide_p95;
     if (q.slide_max > row->prog_max) row->prog_max = q.slide_max;
     if (q.pop_ratio > row->prog_pop) row->prog_pop = q.pop_ratio;
@@ -233,21 +240,7 @@ int bench_warp(int argc, char **argv) {
   if (!(seconds > 1.0f) || !(program_seconds > 0.0f) || cost_characters < 0)
     return fprintf(stderr, "animbench warp: --seconds > 1, --program-seconds > 0, --cost-characters >= 0\n"), 2;
   dataset_t sets[WB_DATASETS];
-  memset(sets, 0, sizeof sets);
-  for (int d = 0; d < WB_DATASETS; d++) {
-    char err[512];
-    sets[d].name = d == 0 ? "default" : anim_quality_datasets[d - 1].name;
-    if (only && !strstr(only, sets[d].name)) continue;
-    int rc = d == 0 ? anim_procgen_database(&sets[d].db, NULL, err, sizeof err)
-                    : anim_quality_dataset_build(&sets[d].db, shared, d - 1, err, sizeof err);
-    if (rc) {
-      fprintf(stderr, "animbench warp: %s: %s\n", sets[d].name, err);
-      continue;
-    }
-    anim_search_data_t data = anim_search_data_of(&sets[d].db);
-    sets[d].index = anim_search_index_build(ANIM_SEARCH_FAST, &data, err, sizeof err);
-    sets[d].ok = sets[d].index != NULL;
-  }
+  bench_datasets_load(sets, shared, only, "animbench warp");
   printf("warps %s; %.0f s a speed or direction run (second half measured), programs %.0f s, cost over %d "
          "characters\n",
          off ? "off" : "as by default", (double)seconds, (double)program_seconds, cost_characters);
@@ -275,7 +268,6 @@ int bench_warp(int argc, char **argv) {
            row.cost_us, row.cost_off_us);
     fflush(stdout);
   }
-  for (int d = 0; d < WB_DATASETS; d++)
-    if (sets[d].ok) anim_search_index_free(sets[d].index), anim_database_free(&sets[d].db);
+  bench_datasets_free(sets);
   return rc ? 1 : 0;
 }

@@ -510,6 +510,9 @@ void anim__controller_params_from(const Animserver__ControllerParams *m, anim_ch
   p->no_play_rate = m->no_play_rate, p->no_stand_warp = m->no_stand_warp, p->no_orientation_warp = m->no_orientation_warp;
   p->play_rate_min = m->play_rate_min, p->play_rate_max = m->play_rate_max;
   p->orientation_warp_max = m->orientation_warp_max;
+  p->no_stride_warp = m->no_stride_warp;
+  p->stride_scale_min = m->stride_scale_min, p->stride_scale_max = m->stride_scale_max;
+  p->no_root_steering = m->no_root_steering, p->root_steering_max = m->root_steering_max;
 }
 
 void anim_character_state_free(anim_character_state_t *state) {
@@ -553,6 +556,7 @@ int anim__character_state_from(const Animserver__CharacterStateResponse *m, anim
   s->path_arc = m->path_arc, s->plans = m->plans, s->expansions = m->expansions;
   s->arrived = m->arrived;
   s->play_rate = m->play_rate, s->warp_angle = m->warp_angle, s->warp_held = m->warp_held;
+  s->stride_scale = m->stride_scale, s->root_steering = m->root_steering;
   s->physics = (int)m->physics, s->physics_root_error = m->physics_root_error, s->pushes = m->pushes;
   s->physics_total_mass = m->physics_total_mass;
   s->scale = m->scale;

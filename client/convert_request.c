@@ -145,10 +145,23 @@ void anim__controller_params_to_proto(Animserver__ControllerParams *m, const ani
   m->ignore_range_end = p->ignore_range_end > 0 ? (uint32_t)p->ignore_range_end : 0;
   m->transition_cost = p->transition_cost, m->replan_threshold = p->replan_threshold;
   m->input_f = p->input_f, m->input_zeta = p->input_zeta, m->input_r = p->input_r;
-  m->no_play_rate = p->no_play_rate != 0, m->no_stand_warp = p->no_stand_warp != 0;
-  m->no_orientation_warp = p->no_orientation_warp != 0;
+  /* The flags: 0 left out (on at create, kept by set_character_params),
+   * positive off, negative on. */
+  m->no_play_rate = p->no_play_rate > 0, m->no_stand_warp = p->no_stand_warp > 0;
+  m->no_orientation_warp = p->no_orientation_warp > 0;
+  if (p->no_play_rate) m->play_rate_switch_case = ANIMSERVER__CONTROLLER_PARAMS__PLAY_RATE_SWITCH_NO_PLAY_RATE;
+  if (p->no_stand_warp) m->stand_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__STAND_WARP_SWITCH_NO_STAND_WARP;
+  if (p->no_orientation_warp)
+    m->orientation_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ORIENTATION_WARP_SWITCH_NO_ORIENTATION_WARP;
   m->play_rate_min = p->play_rate_min, m->play_rate_max = p->play_rate_max;
   m->orientation_warp_max = p->orientation_warp_max;
+  m->no_stride_warp = p->no_stride_warp > 0;
+  if (p->no_stride_warp) m->stride_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__STRIDE_WARP_SWITCH_NO_STRIDE_WARP;
+  m->stride_scale_min = p->stride_scale_min, m->stride_scale_max = p->stride_scale_max;
+  m->no_root_steering = p->no_root_steering > 0;
+  if (p->no_root_steering)
+    m->root_steering_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ROOT_STEERING_SWITCH_NO_ROOT_STEERING;
+  m->root_steering_max = p->root_steering_max;
 }
 
 void anim__create_views_free(anim__create_views_t *views) {

@@ -60,6 +60,8 @@ typedef struct {
                                       mass share a model, at most 8 masses besides 70 in use per database */
 } anim_character_mode_t;
 
+#define ANIM_PARAM_ON (-1) /* a no_* flag of anim_character_params_t given as false: the warp on */
+
 /* Controller parameters; a field left 0 takes the server default (a negative
  * count of frames is refused, ANIM_EINVAL, not taken as the default). */
 typedef struct {
@@ -71,12 +73,20 @@ typedef struct {
   float transition_cost;        /* added to every frame but the current one [0.01; 1e-9 for none] */
   float replan_threshold;       /* m/s change of desired velocity forcing a search [0.5] */
   float input_f, input_zeta, input_r; /* second-order smoothing of the desired velocity [4 Hz, 1, 0] */
-  /* Animation warping (docs/characters.md), each on unless turned off. */
+  /* Animation warping (docs/characters.md), each on unless turned off. A
+   * no_* flag: 1 turns the warp off, ANIM_PARAM_ON (-1) turns it on, 0
+   * leaves it out (on at create, unchanged by anim_client_character_params_set).
+   * What the server reports (a state's params, the set's answer) is 1 or 0 (on). */
   int no_play_rate;             /* clips play at their own speed only */
   float play_rate_min, play_rate_max; /* the rates a clip may play at, (0, 1] and [1, 4] [0.6, 1.15] */
   int no_stand_warp;            /* do not slow a travelling clip to a stance when asked to stand */
   int no_orientation_warp;      /* do not serve travel off the facing with a forward clip */
   float orientation_warp_max;   /* rad, the largest travel angle off the facing served, (0, pi] [1.66] */
+  int no_stride_warp;           /* clips travel by their own stride only (no legs stretched) */
+  float stride_scale_min, stride_scale_max; /* the stride scales allowed, (0, 1] and [1, 2] [0.65, 1.2] */
+  int no_root_steering;         /* the root moves by the clip alone */
+  float root_steering_max;      /* the largest correction toward the asked velocity, times the root's speed,
+                                   (0, 1] [0.15] */
 } anim_character_params_t;
 
 typedef struct {
@@ -143,6 +153,8 @@ typedef struct {
   anim_character_params_t params;   /* MOTION_MATCHING: the controller parameters in effect, every one set
                                        (anim_client_character_params_set changes them); zero for other modes */
   float physics_total_mass;         /* PHYSICAL: its body's mass, kg (anim_character_mode_t.total_mass) */
+  float stride_scale;               /* MOTION_MATCHING: the stride warp's scale now (1: the data's; 1 other modes) */
+  float root_steering;              /* MOTION_MATCHING: m/s, root steering's correction of the last tick */
   /* New fields go last: the fields before keep their places. */
 } anim_character_state_t;
 

@@ -161,12 +161,14 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   srv_actor_state_feet(&c->feet, out);
   s->play_rate = c->warp.shown;
   s->warp_angle = c->warp.angle, s->warp_held = c->warp.settled;
+  s->stride_scale = anim_warp_stride(&c->warp), s->root_steering = c->warp.steering;
   s->has_params = 1, s->params = c->params;
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
 /* A replica replays a tick from its record (the transition, the hold,
- * the warp's shown rate and turn: warping or not). */
+ * the warp's shown rate and turn, stride and root steering: warping or
+ * not). */
 static const anim_controller_t *replica(const void *character) { return character; }
 
 const srv_actor_kind_t srv_actor_matching = {

@@ -59,9 +59,11 @@ static int decode_param(srv_decoder_t *d, const param_field_t *f, const Animserv
 
 /* The warping fields (warp.h's rules, each named): nothing applied unless all pass. */
 static int decode_warp(srv_decoder_t *d, const Animserver__ControllerParams *in, anim_warp_params_t *out) {
-  float values[] = {in->play_rate_min, in->play_rate_max, in->orientation_warp_max};
-  const char *names[] = {"play_rate_min", "play_rate_max", "orientation_warp_max"};
-  for (int i = 0; i < 3; i++) {
+  float values[] = {in->play_rate_min,    in->play_rate_max,    in->orientation_warp_max,
+                    in->stride_scale_min, in->stride_scale_max, in->root_steering_max};
+  const char *names[] = {"play_rate_min",    "play_rate_max",    "orientation_warp_max",
+                         "stride_scale_min", "stride_scale_max", "root_steering_max"};
+  for (int i = 0; i < 6; i++) {
     int rc = srv_check_finite_value(d, names[i], values[i]);
     if (rc) return rc;
   }
@@ -75,10 +77,29 @@ static int decode_warp(srv_decoder_t *d, const Animserver__ControllerParams *in,
   if (in->orientation_warp_max != 0.0f && !(in->orientation_warp_max > 0.0f && in->orientation_warp_max <= (float)M_PI))
     return srv_decode_fail(d, ANIM_EINVAL, ".orientation_warp_max = %g: must be in (0, pi] rad (or 0 for the default)",
                            (double)in->orientation_warp_max);
+  if (in->stride_scale_min != 0.0f && !(in->stride_scale_min > 0.0f && in->stride_scale_min <= 1.0f))
+    return srv_decode_fail(d, ANIM_EINVAL, ".stride_scale_min = %g: must be in (0, 1] (or 0 for the default)",
+                           (double)in->stride_scale_min);
+  if (in->stride_scale_max != 0.0f && !(in->stride_scale_max >= 1.0f && in->stride_scale_max <= 2.0f))
+    return srv_decode_fail(d, ANIM_EINVAL, ".stride_scale_max = %g: must be in [1, 2] (or 0 for the default)",
+                           (double)in->stride_scale_max);
+  if (in->root_steering_max != 0.0f && !(in->root_steering_max > 0.0f && in->root_steering_max <= 1.0f))
+    return srv_decode_fail(d, ANIM_EINVAL, ".root_steering_max = %g: must be in (0, 1] (or 0 for the default)",
+                           (double)in->root_steering_max);
+  if (in->root_steering_max != 0.0f) w.steer_max = in->root_steering_max;
+  if (in->stride_scale_min != 0.0f) w.stride_min = in->stride_scale_min;
+  if (in->stride_scale_max != 0.0f) w.stride_max = in->stride_scale_max;
   if (in->play_rate_min != 0.0f) w.rate_min = in->play_rate_min;
   if (in->play_rate_max != 0.0f) w.rate_max = in->play_rate_max;
   if (in->orientation_warp_max != 0.0f) w.orient_max = in->orientation_warp_max;
-  w.rate = !in->no_play_rate, w.stand = !in->no_stand_warp, w.orient = !in->no_orientation_warp;
+  /* Each flag is alone in a oneof, for presence (its case non-zero: given).
+   * One left out keeps what out holds: the default on create, "not given"
+   * for set_character_params, which keeps the character's. */
+  if (in->play_rate_switch_case) w.rate = !in->no_play_rate;
+  if (in->stand_warp_switch_case) w.stand = !in->no_stand_warp;
+  if (in->orientation_warp_switch_case) w.orient = !in->no_orientation_warp;
+  if (in->stride_warp_switch_case) w.stride = !in->no_stride_warp;
+  if (in->root_steering_switch_case) w.steer = !in->no_root_steering;
   *out = w;
   return 0;
 }
@@ -478,6 +499,7 @@ void srv_encode_character_state(srv_encoder_t *e, const srv_response_t *in, Anim
   m->n_tracker_residuals = (size_t)st->ntracker_residuals;
   m->tracker_residuals = (float *)st->tracker_residuals;
   m->play_rate = st->play_rate, m->warp_angle = st->warp_angle, m->warp_held = st->warp_held != 0;
+  m->stride_scale = st->stride_scale, m->root_steering = st->root_steering;
   m->n_query = (size_t)st->nquery;
   m->query = st->query;
   if (st->has_params) m->params = srv_encode_controller_params(e, &st->params);

@@ -52,6 +52,8 @@ int srv_decode_set_character_params(srv_decoder_t *d, const Animserver__SetChara
                                     srv_request_t *out) {
   srv_set_character_params_request_t *r = &out->body.set_character_params;
   memset(&r->params, 0, sizeof r->params); /* zero: not given, kept */
+  r->params.warp.rate = r->params.warp.stand = r->params.warp.orient = r->params.warp.stride = -1;
+  r->params.warp.steer = -1; /* flags: -1 not given */
   r->character = in->character;
   if (!in->params) return srv_decode_fail(d, ANIM_EINVAL, ".params is missing: give the parameters to change");
   return srv_decode_controller_params(d, in->params, &r->params);
@@ -69,6 +71,15 @@ Animserver__ControllerParams *srv_encode_controller_params(srv_encoder_t *e, con
   m->replan_threshold = p->replan_threshold;
   m->input_f = p->input_f, m->input_zeta = p->input_zeta, m->input_r = p->input_r;
   m->no_play_rate = !p->warp.rate, m->no_stand_warp = !p->warp.stand, m->no_orientation_warp = !p->warp.orient;
+  /* Every field set, the flags too (each its oneof's, for presence). */
+  m->play_rate_switch_case = ANIMSERVER__CONTROLLER_PARAMS__PLAY_RATE_SWITCH_NO_PLAY_RATE;
+  m->stand_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__STAND_WARP_SWITCH_NO_STAND_WARP;
+  m->orientation_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ORIENTATION_WARP_SWITCH_NO_ORIENTATION_WARP;
+  m->stride_warp_switch_case = ANIMSERVER__CONTROLLER_PARAMS__STRIDE_WARP_SWITCH_NO_STRIDE_WARP;
+  m->no_stride_warp = !p->warp.stride;
+  m->stride_scale_min = p->warp.stride_min, m->stride_scale_max = p->warp.stride_max;
+  m->root_steering_switch_case = ANIMSERVER__CONTROLLER_PARAMS__ROOT_STEERING_SWITCH_NO_ROOT_STEERING;
+  m->no_root_steering = !p->warp.steer, m->root_steering_max = p->warp.steer_max;
   m->play_rate_min = p->warp.rate_min, m->play_rate_max = p->warp.rate_max;
   m->orientation_warp_max = p->warp.orient_max;
   return m;

@@ -150,6 +150,8 @@ typedef struct {
   int nfeet;
   float play_rate, warp_angle; /* MODE_MOTION_MATCHING's warping (1 and 0 without) */
   int warp_held;
+  float stride_scale;          /* MODE_MOTION_MATCHING's stride warp (1 without) */
+  float root_steering;         /* m/s, MODE_MOTION_MATCHING's root steering (0 without) */
   /* MODE_PHYSICAL: the proto's PhysicsState, the root's distance from the matched pose's (m), pushes applied. */
   int physics;
   float physics_root_error;

@@ -42,7 +42,8 @@ typedef struct {
   float tick_rate;
 } srv_character_history_response_t;
 
-/* params: the fields the client gave (non-zero), the others 0 (kept). */
+/* params: the fields the client gave (non-zero), the others 0 (kept); the
+ * warp's on/off flags (warp.rate, .stand, .orient) -1 when not given. */
 typedef struct {
   uint64_t character;
   anim_controller_params_t params;

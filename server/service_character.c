@@ -175,6 +175,7 @@ static int character_state(const srv_service_ctx_t *ctx, const srv_request_t *re
   out->body.character_state.tick = ctx->env->crowd->tick;
   out->body.character_state.range = -1;
   out->body.character_state.play_rate = 1.0f; /* a kind that warps reports its own */
+  out->body.character_state.stride_scale = 1.0f;
   out->body.character_state.mode = srv_actor_kind_mode(a->kind);
   if (req->query && !(out->body.character_state.query =
                           srv_response_alloc(out, (size_t)a->entry->db.features.cols * sizeof(float))))

@@ -157,7 +157,7 @@ static int character_history(const srv_service_ctx_t *ctx, const srv_request_t *
   return 0;
 }
 
-/* The given (non-zero) fields of given over current. */
+/* The given (non-zero; flags >= 0) fields of given over current. */
 static anim_controller_params_t merged(const anim_controller_params_t *current, const anim_controller_params_t *given) {
   anim_controller_params_t p = *current;
 #define TAKE(field) \
@@ -176,7 +176,22 @@ static anim_controller_params_t merged(const anim_controller_params_t *current, 
   TAKE(input_f);
   TAKE(input_zeta);
   TAKE(input_r);
+  TAKE(warp.rate_min);
+  TAKE(warp.rate_max);
+  TAKE(warp.orient_max);
+  TAKE(warp.stride_min);
+  TAKE(warp.stride_max);
+  TAKE(warp.steer_max);
 #undef TAKE
+  /* The warps' flags: -1 not given (a call that leaves them out keeps them). */
+#define TAKE_FLAG(field) \
+  if (given->field >= 0) p.field = given->field
+  TAKE_FLAG(warp.rate);
+  TAKE_FLAG(warp.stand);
+  TAKE_FLAG(warp.orient);
+  TAKE_FLAG(warp.stride);
+  TAKE_FLAG(warp.steer);
+#undef TAKE_FLAG
   return p;
 }
 

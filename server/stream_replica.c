@@ -5,10 +5,11 @@
 #include "character/replica.h"
 #include "stream_replica.h"
 
-/* 128 is free: a second flags byte, for a stride scale when stride
- * warping comes (warp.h) and whatever follows. */
+/* FLAG_MORE: a second flags byte follows (MORE_*), for stride warping
+ * and root steering (controller.h's record), and whatever comes later. */
 enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32,
-       FLAG_FEET_SKIPPED = 64 };
+       FLAG_FEET_SKIPPED = 64, FLAG_MORE = 128 };
+enum { MORE_STRIDE = 1, MORE_STEER = 2 };
 
 const anim_controller_t *srv_replica_of(const srv_actor_t *a) {
   return a->kind->replica ? a->kind->replica(a->character) : NULL;
@@ -17,7 +18,8 @@ const anim_controller_t *srv_replica_of(const srv_actor_t *a) {
 size_t srv_replica_bound(const srv_actor_t *a, int keys) {
   const anim_controller_t *c = srv_replica_of(a);
   if (!c) return 0;
-  size_t bytes = 10 + 1 + 5 + 8; /* id, flags, transition frame, warp rate and angle */
+  size_t bytes = 10 + 1 + 5 + 8 + 1 + 12 + 8; /* id, flags, transition frame, warp rate and angle, more flags,
+                                                 stride and its direction, steering */
   if (keys || c->ticks == 0) bytes += 5 + anim_controller_replica_size(c);
   return bytes;
 }
@@ -87,13 +89,27 @@ int srv_replica_append(srv_replica_records_t *r, const srv_actor_t *a, const ani
   /* The warp's rate and turn when they changed this tick (the client holds
    * the last ones); a keyframe carries them whole. */
   int rate = !key && (rec->warp_changed & ANIM_RECORD_PLAY_RATE), angle = !key && (rec->warp_changed & ANIM_RECORD_WARP_ANGLE);
+  /* The stride and steering whenever the tick had them: they follow the
+   * input every tick they act. */
+  int stride = !key && rec->stride != 1.0f, steer = !key && (rec->steer_x != 0.0f || rec->steer_z != 0.0f);
+  int more = (stride ? MORE_STRIDE : 0) | (steer ? MORE_STEER : 0);
   r->bytes[r->len++] = (uint8_t)((key ? FLAG_KEY : 0) | (transition ? FLAG_TRANSITION : 0) |
                                  (rec->hold_begin ? FLAG_HOLD_BEGIN : 0) | (rec->hold_end ? FLAG_HOLD_END : 0) |
                                  (rate ? FLAG_RATE : 0) | (angle ? FLAG_ANGLE : 0) |
-                                 (rec->feet_skipped ? FLAG_FEET_SKIPPED : 0));
+                                 (rec->feet_skipped ? FLAG_FEET_SKIPPED : 0) | (more ? FLAG_MORE : 0));
+  if (more) r->bytes[r->len++] = (uint8_t)more;
   if (transition) put_varint(r, (uint64_t)rec->transition_frame);
   if (rate) memcpy(r->bytes + r->len, &rec->play_rate, 4), r->len += 4;
   if (angle) memcpy(r->bytes + r->len, &rec->warp_angle, 4), r->len += 4;
+  if (stride) {
+    memcpy(r->bytes + r->len, &rec->stride, 4), r->len += 4;
+    memcpy(r->bytes + r->len, &rec->travel_x, 4), r->len += 4;
+    memcpy(r->bytes + r->len, &rec->travel_z, 4), r->len += 4;
+  }
+  if (steer) {
+    memcpy(r->bytes + r->len, &rec->steer_x, 4), r->len += 4;
+    memcpy(r->bytes + r->len, &rec->steer_z, 4), r->len += 4;
+  }
   if (key) {
     put_varint(r, state);
     r->len += anim_controller_replica_save(c, r->bytes + r->len);

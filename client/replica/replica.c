@@ -18,8 +18,10 @@
 
 enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32,
        FLAG_FEET_SKIPPED = 64 };
-/* Flags this replica does not know (a second flags byte: later fields it could not skip). */
-#define FLAGS_UNKNOWN 0x80
+/* A second flags byte follows (stride warping, root steering); its bits
+ * this replica does not know are later fields it could not skip. */
+#define FLAG_MORE 0x80
+enum { MORE_STRIDE = 1, MORE_STEER = 2, MORE_UNKNOWN = 0xfc };
 enum { FRAME_FRESH = 1 };
 
 typedef struct {
@@ -191,10 +193,15 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
     }
     r->current[count++] = id;
     if (at >= end) return ANIM_EPROTO;
-    uint8_t flags = *at++;
-    if (flags & FLAGS_UNKNOWN) return ANIM_EPROTO;
+    uint8_t flags = *at++, more = 0;
+    if (flags & FLAG_MORE) {
+      if (at >= end) return ANIM_EPROTO;
+      more = *at++;
+      if (more & MORE_UNKNOWN) return ANIM_EPROTO;
+    }
     anim_controller_record_t record = {-1, (uint8_t)!!(flags & FLAG_HOLD_BEGIN), (uint8_t)!!(flags & FLAG_HOLD_END),
-                                       0, (uint8_t)!!(flags & FLAG_FEET_SKIPPED), 0, 1.0f, 0.0f};
+                                       0, (uint8_t)!!(flags & FLAG_FEET_SKIPPED), 0, 1.0f, 0.0f, 1.0f, 0.0f, 1.0f,
+                                       0.0f, 0.0f};
     if (flags & FLAG_TRANSITION) {
       if ((rc = get_varint(&at, end, &value)) != 0) break;
       if (value >= (uint64_t)r->db.nframes) return ANIM_EPROTO;
@@ -205,6 +212,14 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
     if ((size_t)(end - at) < 4u * (size_t)(has_rate + has_angle)) return ANIM_EPROTO;
     if (has_rate) memcpy(&record.play_rate, at, 4), at += 4;
     if (has_angle) memcpy(&record.warp_angle, at, 4), at += 4;
+    /* The stride with its direction, and root steering, in the ticks they acted. */
+    int has_stride = (more & MORE_STRIDE) != 0, has_steer = (more & MORE_STEER) != 0;
+    if ((size_t)(end - at) < 12u * (size_t)has_stride + 8u * (size_t)has_steer) return ANIM_EPROTO;
+    if (has_stride) {
+      memcpy(&record.stride, at, 4), memcpy(&record.travel_x, at + 4, 4), memcpy(&record.travel_z, at + 8, 4);
+      at += 12;
+    }
+    if (has_steer) memcpy(&record.steer_x, at, 4), memcpy(&record.steer_z, at + 4, 4), at += 8;
     if (flags & FLAG_KEY) {
       if ((rc = get_varint(&at, end, &value)) != 0) break;
       if (value > (uint64_t)(end - at)) return ANIM_EPROTO;

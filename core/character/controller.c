@@ -7,6 +7,7 @@
 #include "motion/spring.h"
 #include "character/steering.h"
 #include "character/history.h"
+#include "character/stride.h"
 
 static const vec3 up = {0.0f, 1.0f, 0.0f};
 
@@ -305,6 +306,7 @@ int anim_controller_init(anim_controller_t *c, const anim_database_t *db, const 
   if (lock->enabled && (anim_foot_locks_init(&c->feet, db, lock->unlock_radius, lock->release_halflife) != 0 ||
                         anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0))
     c->feet.nfeet = 0;
+  c->warp.can_stride = c->feet.nfeet > 0; /* stride warping bends foot locking's legs */
   anim_controller_reset(c, position, facing, vec3_zero(), start_frame);
   return 0;
 }
@@ -374,7 +376,7 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   uint8_t changed = (uint8_t)((memcmp(&rate_before, &c->warp.shown, sizeof rate_before) ? ANIM_RECORD_PLAY_RATE : 0) |
                                (memcmp(&angle_before, &c->warp.angle, sizeof angle_before) ? ANIM_RECORD_WARP_ANGLE : 0));
   c->record = (anim_controller_record_t){-1, (uint8_t)c->holding, 0, (uint8_t)c->moved_between, 0, changed,
-                                         c->warp.shown, c->warp.angle};
+                                         c->warp.shown, c->warp.angle, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f};
   c->moved_between = 0;
   int periodic = c->frames_since_search >= p->search_interval * (c->search_scale > 1 ? c->search_scale : 1);
   c->search_reasons = (periodic ? ANIM_CONTROLLER_SEARCH_PERIODIC : 0) | (replan ? ANIM_CONTROLLER_SEARCH_REPLAN : 0) |
@@ -384,10 +386,98 @@ int anim_controller_tick_begin(anim_controller_t *c, float dt, float *out_query,
   return c->tick_searching;
 }
 
+/* How far the pelvis may come down for a longer stride (m; stride.h). */
+#define STRIDE_MAX_DROP 0.06f
+
+/* Stride warping (warp.h, stride.h): the root's travel this tick by the
+ * clip's own motion (its velocity in the data, through the inertializer's
+ * anchor into the world) along the asked direction, stride - 1 times
+ * more, the anchor with it so the next tick goes on from there; the
+ * displayed velocity as much faster; the legs reaching as much further
+ * along that direction, so planted feet keep still. Only the clip's
+ * motion: scaling the root's whole displacement scaled a transition's
+ * decaying offset too; and only along the asked direction: stretching a
+ * curving clip's own sway sent CMU 3dsMax's sideways walks 17 degrees
+ * off. */
+static void warp_stride(anim_controller_t *c, const anim_pose_view_t *view, float stride, float dt) {
+  const anim_inertializer_t *in = &c->inertializer;
+  quat anchor = quat_normalize(quat_mul_inv(in->anchor_world_rotation, in->anchor_anim_rotation));
+  vec3 v = quat_mul_vec3(anchor, view->velocities[0]), direction = c->warp.travel;
+  float along = v.x * direction.x + v.z * direction.z, speed = sqrtf(v.x * v.x + v.z * v.z);
+  if (along < 0.05f || speed < 0.05f) return; /* not travelling that way: nothing to stretch */
+  /* Stretched as much as the clip goes that way (the cosine squared), so
+   * a clip turning away from it lets the legs go smoothly. */
+  float cosine = along / speed;
+  stride = 1.0f + (stride - 1.0f) * cosine * cosine;
+  float more = (stride - 1.0f) * along;
+  vec3 extra = vec3_make(more * direction.x * dt, 0.0f, more * direction.z * dt);
+  c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, extra);
+  c->pose_positions[0] = vec3_add(c->pose_positions[0], extra);
+  c->pose_velocities[0].x += more * direction.x, c->pose_velocities[0].z += more * direction.z;
+  anim_stride_apply(&c->feet, stride, direction, STRIDE_MAX_DROP, c->pose_positions, c->pose_rotations);
+}
+
+/* Root steering (warp.h): the root's velocity toward the simulation's by
+ * at most steer_max times its speed, while it travels; the anchor moved
+ * with it. */
+#define STEER_MIN_SPEED 0.3f /* m/s */
+#define STEER_MOST 0.25f     /* m/s */
+#define STEER_SETTLED 0.15f  /* the asked speed this much over the simulation's: still speeding up */
+#define STEER_TURN 0.9f      /* cosine: the asked direction this far off the simulation's: turning */
+static vec3 steer_correction(anim_controller_t *c) {
+  vec3 *v = &c->pose_velocities[0];
+  float speed = sqrtf(v->x * v->x + v->z * v->z);
+  if (speed < STEER_MIN_SPEED) return vec3_zero();
+  /* Not while the simulation is still speeding up to the asked velocity
+   * or turning to it (a start, a reversal): the clips' own starts lead
+   * there, and steering them as well swung the default database's toes to
+   * 1.5x their fastest a few tenths of a second into a run. Braking (a
+   * goal's arrival) is steered. */
+  vec3 sv = c->sim.velocity, dv = c->sim.desired_velocity;
+  float sim_speed = sqrtf(sv.x * sv.x + sv.z * sv.z), want_speed = sqrtf(dv.x * dv.x + dv.z * dv.z);
+  if (want_speed > (1.0f + STEER_SETTLED) * sim_speed ||
+      sv.x * dv.x + sv.z * dv.z < STEER_TURN * sim_speed * want_speed)
+    return vec3_zero();
+  /* Along the travel the root is only brought within the speeds of the
+   * simulation and of the input: the simulation lags the input (its
+   * springs), and pulling a start that runs ahead of it back to it made
+   * GAMES-105 reach half the walk speed 0.07 s later. Sideways, toward the
+   * simulation. */
+  vec3 u = vec3_make(v->x / speed, 0.0f, v->z / speed), sim = c->sim.velocity, want = c->sim.desired_velocity;
+  float a = sim.x * u.x + sim.z * u.z, b = want.x * u.x + want.z * u.z;
+  float along = clampf(speed, fminf(a, b), fmaxf(a, b)) - speed;
+  /* The goal input brakes early for the animation's lag (steering.h):
+   * braking the root on top stopped GAMES-105's runs 0.35-0.5 m short of
+   * the goal, outside the arrival radius. While the goal is ahead the
+   * root is not braked; past it, it is (the overshoot). */
+  vec3 to_goal = vec3_sub(c->input.goal, c->pose_positions[0]);
+  if (c->input.kind == ANIM_INPUT_GOAL && along < 0.0f && to_goal.x * u.x + to_goal.z * u.z > 0.0f) along = 0.0f;
+  vec3 d = vec3_make(sim.x - a * u.x + along * u.x, 0.0f, sim.z - a * u.z + along * u.z);
+  /* At most STEER_MOST m/s however fast: planted feet take the
+   * correction up through the legs' IK, and 15% of a run starting at 4+
+   * m/s swung the default database's legs to 1.4x their fastest. */
+  float size = sqrtf(d.x * d.x + d.z * d.z), most = fminf(c->warp.params.steer_max * speed, STEER_MOST);
+  if (size > most) d = vec3_scale(d, most / size);
+  return d;
+}
+
+/* The root moved by a steering correction d (m/s) for dt, the anchor
+ * with it: the original's and a replica's (its record's d). */
+static void steer_apply(anim_controller_t *c, vec3 d, float dt) {
+  vec3 *v = &c->pose_velocities[0], extra = vec3_scale(d, dt);
+  c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, extra);
+  c->pose_positions[0] = vec3_add(c->pose_positions[0], extra);
+  v->x += d.x, v->z += d.z;
+  c->warp.steering = sqrtf(d.x * d.x + d.z * d.z);
+}
+
 /* The part of a tick a replica shares: after the transition and the hold
  * are decided, the frame advances (unless held), the displayed pose is
- * the frame's through the inertializer, and planted feet are held. */
-static int show_tick(anim_controller_t *c, float dt) {
+ * the frame's through the inertializer, stretched and steered, and
+ * planted feet are held. replay: a replica's record, which says the
+ * stride and steering the original worked out from its input (NULL: the
+ * original, which writes them into its record). */
+static int show_tick(anim_controller_t *c, float dt, const anim_controller_record_t *replay) {
   const anim_controller_params_t *p = &c->params;
   int stop = anim_database_range_stop(c->db, c->frame);
   if (!c->holding) c->frame = c->frame + c->tick_frames < stop ? c->frame + c->tick_frames : stop - 1;
@@ -404,6 +494,15 @@ static int show_tick(anim_controller_t *c, float dt) {
   c->globals_fresh = 0;
   if (rc) return rc;
   anim_warp_apply(&c->warp, c->pose_rotations);
+  float stride = replay ? replay->stride : anim_warp_stride(&c->warp);
+  if (replay) c->warp.travel = vec3_make(replay->travel_x, 0.0f, replay->travel_z);
+  c->record.stride = stride, c->record.travel_x = c->warp.travel.x, c->record.travel_z = c->warp.travel.z;
+  if (stride != 1.0f) warp_stride(c, &view, stride, dt);
+  vec3 steer = replay ? vec3_make(replay->steer_x, 0.0f, replay->steer_z)
+                      : c->warp.params.steer ? steer_correction(c) : vec3_zero();
+  c->record.steer_x = steer.x, c->record.steer_z = steer.z;
+  c->warp.steering = 0.0f;
+  if (steer.x != 0.0f || steer.z != 0.0f) steer_apply(c, steer, dt);
   /* The simulation starts from where the character actually is. */
   c->sim.position = vec3_make(c->pose_positions[0].x, 0.0f, c->pose_positions[0].z);
   c->time_since_transition += dt;
@@ -439,7 +538,7 @@ int anim_controller_tick_end(anim_controller_t *c, const anim_search_hit_t *best
   c->record.hold_end = (uint8_t)c->holding;
   c->search_query = NULL;
   anim_steering_sim_advance(&c->sim, &c->params, dt);
-  int rc = show_tick(c, dt);
+  int rc = show_tick(c, dt, NULL);
   if (rc == 0 && c->history) anim_history_record(c->history, c, c->search_spec, best); /* history.h */
   return rc;
 }
@@ -448,6 +547,11 @@ int anim_controller_replay(anim_controller_t *c, float dt, const anim_controller
   if (!(dt > 0.0f) || !isfinite(dt) || r->transition_frame >= c->db->nframes) return ANIM_EINVAL;
   /* The warp's rates are bounded by 4 (warp.h), its turn by pi. */
   if (!(r->play_rate >= 0.0f && r->play_rate <= 4.0f) || !(fabsf(r->warp_angle) <= (float)M_PI)) return ANIM_EINVAL;
+  /* The stride within warp.h's bounds, along a unit direction; steering bounded as steer_correction does. */
+  float travel = r->travel_x * r->travel_x + r->travel_z * r->travel_z;
+  if (!(r->stride > 0.0f && r->stride <= 2.0f) || (r->stride != 1.0f && !(fabsf(travel - 1.0f) < 1e-3f)) ||
+      !(r->steer_x * r->steer_x + r->steer_z * r->steer_z <= 1.0f))
+    return ANIM_EINVAL;
   c->tick_frames = take_frames(c, anim_warp_replay(&c->warp, r->play_rate, r->warp_angle, dt));
   c->transitioned = 0;
   c->holding = r->hold_begin;
@@ -455,7 +559,7 @@ int anim_controller_replay(anim_controller_t *c, float dt, const anim_controller
   c->holding = r->hold_end;
   c->record = *r;
   c->skip_feet = r->feet_skipped;
-  return show_tick(c, dt);
+  return show_tick(c, dt, r);
 }
 
 int anim_controller_tick(anim_controller_t *c, float dt) {

@@ -49,15 +49,19 @@
  *  4. input_f > 0, input_zeta >= 0 (second-order input smoothing, 001_*);
  *  5. foot_lock.unlock_radius > 0 and .release_halflife > 0 (when enabled);
  *  6. body_halflife_scale > 0 and root_halflife_scale > 0, finite;
- *  7. warp's rules (warp.h).
+ *  7. warp's rules (warp.h; stride warping needs foot locking's legs).
  *
  * Animation warping (warp.h) bends what the search found: the clip plays at
  * a rate that meets the asked speed (the query scaled to the speed the clip
  * has in the data), a clip still travelling when asked to stand is slowed
  * to a held stance, and travel at an angle to the asked facing is searched
- * as travel ahead with the upper body turned back to the facing. Hooks
- * here: the seconds a tick plays, the query's trajectory samples, the pose
- * shown (between two frames) and the upper body's turn after blending.
+ * as travel ahead with the upper body turned back to the facing; where the
+ * rate cannot meet the speed the root travels further or less than the
+ * clip and the legs' stride follows (stride.h); and the root's velocity is
+ * steered toward the simulation's within bounds. Hooks here: the seconds a
+ * tick plays, the query's trajectory samples, the pose shown (between two
+ * frames), and after blending the upper body's turn, the stride (root and
+ * legs) and the steering, before foot locking.
  */
 #ifndef ANIM_CONTROLLER_H
 #define ANIM_CONTROLLER_H
@@ -152,6 +156,12 @@ typedef struct {
   uint8_t warp_changed; /* ANIM_RECORD_* bits: which of the two differ (bitwise) from the last tick's */
   float play_rate;      /* the rate shown (warp.shown): 1 unwarped, 0 held at rest */
   float warp_angle;     /* rad, the upper body's counter-turn (warp.angle) */
+  /* Stride warping and root steering, decided from the input and the
+   * simulation: the stride the tick played at (1: none) and the direction
+   * it stretched along (world x, z, unit), and root steering's correction
+   * (m/s, world x, z; 0: none). */
+  float stride, travel_x, travel_z;
+  float steer_x, steer_z;
 } anim_controller_record_t;
 enum { ANIM_RECORD_PLAY_RATE = 1, ANIM_RECORD_WARP_ANGLE = 2 };
 /* A bounded record of the character's recent ticks (history.h). */

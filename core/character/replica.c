@@ -103,6 +103,9 @@ int anim_controller_replica_params(const uint8_t *bytes, size_t len, anim_contro
   out_params->warp.rate = get_i(&k) != 0;
   out_params->warp.stand = get_i(&k) != 0;
   out_params->warp.orient = get_i(&k) != 0;
+  /* Stride and root steering are what each record says (its stride,
+   * travel and steer), whatever the original's switches. */
+  out_params->warp.stride = out_params->warp.steer = 0;
   return anim_controller_params_validate(out_params) == 0 ? 0 : ANIM_ENONFINITE;
 }
 

@@ -9,5 +9,8 @@ int anim_controller_set_params(anim_controller_t *c, const anim_controller_param
   if (rc) return rc;
   c->params = next;
   anim_dynamics_params_make(&c->sim.smoothing, next.input_f, next.input_zeta, next.input_r);
+  /* The warp reads its own copy each tick (warp.h): a warp turned off
+   * there stands aside from the next tick on. */
+  c->warp.params = next.warp;
   return 0;
 }

@@ -6,7 +6,9 @@
  * of the inertializer and the springs), speeds, transition cost, search
  * interval and exclusions (the next search), the replan threshold, and the
  * input smoothing (its coefficients are remade; its state, the smoothed
- * velocity, is kept, so the character does not jump). What does not:
+ * velocity, is kept, so the character does not jump), and animation
+ * warping's switches and bounds (warp.h; rate and angles carry on from
+ * where they are, toward the new bounds). What does not:
  * foot locking (its bones and grounding are set up at init): params's
  * foot_lock is ignored and the character's kept.
  */

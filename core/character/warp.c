@@ -21,6 +21,9 @@
 #define RATE_HALFLIFE 0.1f   /* s */
 #define ANGLE_HALFLIFE 0.15f /* s */
 #define SPEED_FRAMES 8       /* frames the clip's speed is read for */
+#define STRIDE_STEADY 0.3f  /* of the clip's speed: its speed now this close to it is a steady gait */
+#define STRIDE_TURN 0.9f     /* cosine: the asked direction this far off the stretch's is a turn */
+#define STRIDE_SIM 0.15f     /* of the asked speed: the simulation this close to it is up to speed */
 #define ANGLE_DEADZONE 0.17f /* rad: travel this close to the facing is not warped (a turn's lag) */
 
 static const vec3 up = {0.0f, 1.0f, 0.0f};
@@ -29,13 +32,22 @@ void anim_warp_params_default(anim_warp_params_t *p) {
   p->rate = 1, p->rate_min = 0.6f, p->rate_max = 1.15f;
   p->stand = 1;
   p->orient = 1, p->orient_max = 1.66f; /* 95 degrees: sideways and a little back */
+  /* 0.65: GAMES-105's slowest walk (1.2 m/s) at the slowest rate (0.6)
+   * makes 0.47 m/s; 1.2: a longer stretch, caught by a transition to a
+   * faster clip, swept GAMES-105's ankle to 1.23x its fastest in a reversal
+   * (1.13 at 1.2); a walk's stride a fifth longer still reads as a
+   * walk, and its swinging foot stays under the data's fastest bone. */
+  p->stride = 1, p->stride_min = 0.65f, p->stride_max = 1.2f;
+  p->steer = 1, p->steer_max = 0.15f;
 }
 
 int anim_warp_params_validate(const anim_warp_params_t *p) {
-  float values[] = {p->rate_min, p->rate_max, p->orient_max};
-  if (!anim_floats_finite(values, 3)) return ANIM_ENONFINITE;
+  float values[] = {p->rate_min, p->rate_max, p->orient_max, p->stride_min, p->stride_max, p->steer_max};
+  if (!anim_floats_finite(values, 6)) return ANIM_ENONFINITE;
+  if (!(p->steer_max >= 0.0f) || p->steer_max > 1.0f) return ANIM_EINVAL;
   if (!(p->rate_min > 0.0f) || p->rate_min > 1.0f || p->rate_max < 1.0f || p->rate_max > 4.0f ||
-      p->orient_max < 0.0f || p->orient_max > (float)M_PI)
+      p->orient_max < 0.0f || p->orient_max > (float)M_PI || !(p->stride_min > 0.0f) || p->stride_min > 1.0f ||
+      p->stride_max < 1.0f || p->stride_max > 2.0f)
     return ANIM_EINVAL;
   return 0;
 }
@@ -146,9 +158,11 @@ void anim_warp_free(anim_warp_t *w) {
 }
 
 void anim_warp_reset(anim_warp_t *w) {
-  w->rate = w->rate_target = w->query_rate = w->settle = w->shown = 1.0f;
+  w->rate = w->rate_target = w->query_rate = w->settle = w->shown = w->stride = w->stride_target = 1.0f;
   w->settle_wait = w->query_angle = w->angle = 0.0f;
   w->settled = w->have_view = 0;
+  w->travel = vec3_make(0.0f, 0.0f, 1.0f);
+  w->steering = 0.0f;
   w->data_speed = 0.0f, w->speed_frame = -1000000;
 }
 
@@ -185,25 +199,67 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
   float speed = sqrtf(desired.x * desired.x + desired.z * desired.z);
   /* The clip's speed, read again as the clip goes on (a new cache line a
    * look: every tick cost 5% more on Bandai Namco) or after a jump. */
-  if ((p->rate || p->stand) && (frame < w->speed_frame || frame >= w->speed_frame + SPEED_FRAMES))
+  if ((p->rate || p->stand || p->stride) && (frame < w->speed_frame || frame >= w->speed_frame + SPEED_FRAMES)) {
     w->data_speed = anim_warp_data_speed(w->db, frame), w->speed_frame = frame;
+    /* Its speed now, read with it (a new cache line a tick cost 5-10%). */
+    vec3 now = w->db->global_velocities[(size_t)frame * (size_t)w->db->nbones];
+    w->data_now = sqrtf(now.x * now.x + now.z * now.z);
+  }
   float data_speed = w->data_speed;
   /* Play rate: the clip's speed in the data times the rate is the asked
    * speed; the query is scaled while the clip playing can do it. */
-  w->query_rate = w->rate_target = 1.0f;
-  if (p->rate && speed > MOVE_SPEED && data_speed > MOVE_SPEED) {
+  w->query_rate = w->rate_target = w->stride_target = 1.0f;
+  /* The direction the stride stretches along follows the asked one
+   * smoothly (ANGLE_HALFLIFE): a reversal's jump flipped the legs' stretch
+   * at once (CMU 3dsMax's programs popped to 2.1x their data's fastest). */
+  int turning = 0;
+  if (speed > MOVE_SPEED) {
+    vec3 to = vec3_make(desired.x / speed, 0.0f, desired.z / speed);
+    turning = w->travel.x * to.x + w->travel.z * to.z < STRIDE_TURN;
+    float k = 1.0f - exp2f(-dt / ANGLE_HALFLIFE);
+    vec3 t = vec3_make(w->travel.x + (to.x - w->travel.x) * k, 0.0f, w->travel.z + (to.z - w->travel.z) * k);
+    float len = sqrtf(t.x * t.x + t.z * t.z);
+    w->travel = len > 1e-3f ? vec3_scale(t, 1.0f / len) : to;
+  }
+  int striding = p->stride && w->can_stride;
+  if ((p->rate || striding) && speed > MOVE_SPEED && data_speed > MOVE_SPEED) {
     float r = speed / data_speed;
     /* Never faster than the data's fastest travel: the fastest clip
      * sped up moved its bones past anything in the data (a pop). */
     float top = w->fastest > data_speed ? fmaxf(1.0f, w->fastest / data_speed) : 1.0f;
-    w->rate_target = clampf(r, p->rate_min, fminf(p->rate_max, top));
-    if (r >= p->rate_min && r <= p->rate_max) w->query_rate = r;
-    /* Too slow even at the fastest rate: searched for as much faster as
-     * that rate, so that a faster gait, played slower, wins over the
+    float rate_lo = p->rate ? p->rate_min : 1.0f, rate_hi = p->rate ? p->rate_max : 1.0f;
+    /* The stride on a steady gait only: the clip's speed now within
+     * STRIDE_STEADY of its speed over the next second. A start or a change
+     * of gait stretched popped (the root 1.4 times the data's fastest,
+     * Bandai's shins 1.6 times theirs, a few tenths of a second into a
+     * start), and a query scaled for a stride kept a start clip matching
+     * (the default database's walk reached its speed 0.3-0.6 s later). */
+    int steady = fabsf(w->data_now - data_speed) <= STRIDE_STEADY * data_speed;
+    float stride_lo = striding && steady ? p->stride_min : 1.0f, stride_hi = striding && steady ? p->stride_max : 1.0f;
+    w->rate_target = clampf(r, rate_lo, fminf(rate_hi, top));
+    /* The stride makes up what the rate cannot (UE's order: the rate
+     * first, within its bounds, then the stride), never past the data's
+     * fastest either. */
+    float stride_top = fmaxf(1.0f, fminf(stride_hi, top / w->rate_target));
+    w->stride_target = clampf(r / w->rate_target, stride_lo, stride_top);
+    /* Nor while the simulation is still getting up to the asked speed. */
+    if (fabsf(sim_speed - speed) > STRIDE_SIM * speed) w->stride_target = 1.0f;
+    /* Nor while the asked direction turns away from the stretch's: the
+     * legs' stretch swept round with it (GAMES-105's reversals: an ankle
+     * 1.23 times its data's fastest). */
+    if (turning) w->stride_target = 1.0f;
+    /* The search knows both: the clip playing keeps matching while rate
+     * times stride can meet the speed. */
+    if (r >= rate_lo * stride_lo && r <= rate_hi * stride_hi) w->query_rate = r;
+    /* Too slow even at the fastest rate and stride: searched for as much
+     * faster as that, so that a faster gait, played slower, wins over the
      * clip playing (Bandai's walk stayed at 1.81 m/s asked 2.1, its run
      * 2.6 being as far off in the query as the walk). */
-    else if (r > p->rate_max) w->query_rate = 1.0f / p->rate_max;
+    else if (r > rate_hi * stride_hi) w->query_rate = 1.0f / (rate_hi * stride_hi);
   }
+  if (w->stride != w->stride_target)
+    w->stride = fabsf(w->stride - w->stride_target) < 1e-4f ? w->stride_target
+                                                           : toward(w->stride, w->stride_target, RATE_HALFLIFE, dt);
   /* A clip that cannot meet it: searched for at the asked speed, but never
    * slower than the data's slowest gait (else standing matched a slow walk
    * better than a walk: GAMES-105 stood when asked 0.5-0.8 m/s); that gait
@@ -261,6 +317,8 @@ float anim_warp_replay(anim_warp_t *w, float shown, float angle, float dt) {
   w->settled = shown == 0.0f;
   return dt * w->shown;
 }
+
+float anim_warp_stride(const anim_warp_t *w) { return w->params.stride && w->can_stride ? w->stride : 1.0f; }
 
 vec3 anim_warp_query_sample(const anim_warp_t *w, vec3 local, int position) {
   if (position) return w->query_rate != 1.0f ? vec3_scale(local, 1.0f / w->query_rate) : local;

@@ -39,12 +39,38 @@
  *    displayed root's angle from the asked facing, clamped to the query's
  *    angle and smoothed (ANGLE_HALFLIFE).
  *
- * Not here (yet): stride warping and root steering (issue 34's items 2
- * and 4).
+ *  - stride: where the play rate alone cannot meet the asked speed (the
+ *    rate at a bound), the stride is scaled by s in [stride_min,
+ *    stride_max] (0.65-1.2 by default) so that the clip's speed times the
+ *    rate times s is the asked speed: the root travels s times the clip's
+ *    own motion along the asked direction, and each leg's foot is placed s
+ *    times as far from its hip along it (two-bone IK on the legs foot
+ *    locking found, the pelvis lowered up to 6 cm when a longer stride
+ *    needs it; stride.h). A planted foot then moves back under the body as
+ *    fast as the body moves on, so foot locking holds it without a new
+ *    slide. Only on a steady gait (the clip's speed now within 30% of its
+ *    speed over the next second, the simulation within 15% of the asked
+ *    speed, the asked direction within ~25 degrees of the one stretched
+ *    along, which follows it with a 0.15 s half-life). Needs foot
+ *    locking's legs (off without them). The search knows the stride too:
+ *    on a steady gait the query is scaled while rate times stride can
+ *    meet the speed (the rate first, the stride for the rest).
+ *  - root steering: the root's velocity moved toward the simulation's
+ *    (the asked trajectory's start) by at most steer_max times the root's
+ *    own speed (0.15 by default) and 0.25 m/s, only while the root
+ *    travels faster than 0.3 m/s (planted feet absorb it through foot
+ *    locking; never slid while standing). Along the travel only into the
+ *    range between the simulation's speed and the input's (the
+ *    simulation lags the input), and toward a goal ahead never braking
+ *    (the goal input brakes for the animation's lag itself). The facing is
+ *    not steered: the orientation warp turns the body to the travel on
+ *    purpose.
  *
  * Validity rules (anim_warp_params_validate):
  *  1. 0 < rate_min <= 1 <= rate_max <= 4, finite;
- *  2. 0 <= orient_max <= pi, finite.
+ *  2. 0 <= orient_max <= pi, finite;
+ *  3. 0 < stride_min <= 1 <= stride_max <= 2, finite;
+ *  4. 0 <= steer_max <= 1, finite.
  *
  * A character owns its warp (its scratch pose, allocated by
  * anim_warp_init); nothing is allocated per tick.
@@ -63,6 +89,10 @@ typedef struct {
   int stand;                /* settle to rest on data without a still pose */
   int orient;               /* orientation warping on */
   float orient_max;         /* rad: the largest travel angle off the facing it serves */
+  int stride;               /* stride warping on */
+  float stride_min, stride_max; /* bounds of the stride scale */
+  int steer;                /* root steering on */
+  float steer_max;          /* the largest correction, times the root's speed */
 } anim_warp_params_t;
 
 void anim_warp_params_default(anim_warp_params_t *out_params);
@@ -83,10 +113,14 @@ typedef struct {
    * (anim_warp_replay). */
   float shown;
   float data_speed;   /* anim_warp_data_speed at speed_frame, read every few frames */
+  float data_now;     /* m/s, the root's speed in the data at speed_frame */
   int speed_frame;
-  float query_rate;
+  float query_rate;   /* the rate (times the stride) the last query was scaled for (1: unscaled) */
+  float stride, stride_target; /* stride scale shown (1: the data's), its target */
+  vec3 travel;        /* world, unit: the asked direction of travel, which the stride stretches along */
+  float steering;     /* m/s: root steering's correction of the last tick */
   float slowest_gait; /* m/s, the data's slowest travelling band (warp.c), 0 if none */
-  float fastest;      /* m/s, the data's fastest travel over a second (of the frames sampled) */   /* the rate the last query was scaled for (1: unscaled) */
+  float fastest;      /* m/s, the data's fastest travel over a second (of the frames sampled) */
   float settle;       /* 1 playing, 0 held at rest */
   float settle_wait;  /* s asked to stand with the data moving */
   int settled;        /* held at rest: no search */
@@ -94,6 +128,7 @@ typedef struct {
   float query_angle, angle;
   int spine[ANIM_WARP_MAX_SPINE], nspine;
   int hips;
+  int can_stride;     /* the caller has legs to warp (set after init: foot locking's) */
   int moving[ANIM_WARP_MAX_MOVING], nmoving; /* bones whose positions are interpolated: the root and its children */
   /* The pose last shown (buffers[0]), between two frames at view_phase, and
    * a transition's destination at the same phase (buffers[1]); nbones each. */
@@ -136,6 +171,10 @@ float anim_warp_replay(anim_warp_t *warp, float shown, float angle, float dt);
  * angle, and the pose last shown (have_view: frame at phase, held),
  * made again from the database (a transition starts from it). */
 void anim_warp_restore(anim_warp_t *warp, float shown, float angle, int have_view, int frame, float phase, int held);
+
+/* The stride scale this tick plays at (1 with the stride warp off or
+ * without legs to warp: can_stride 0). */
+float anim_warp_stride(const anim_warp_t *warp);
 
 /* A query sample (root-local, on the ground) as the warps want it searched:
  * positions scaled to the data's speed, facings turned toward the travel.

@@ -94,7 +94,7 @@ static void test_invalid_keyframes(void **state) {
   assert_memory_equal(&replica.pose_positions[0], &root, sizeof root); /* nothing taken */
   assert_int_equal(anim_controller_replica_load(&replica, key, size), 0);
   assert_memory_equal(replica.pose_positions, original.pose_positions, sizeof(vec3) * (size_t)db.nbones);
-  anim_controller_record_t record = {db.nframes, 0, 0, 0, 0, 0, 1.0f, 0.0f};
+  anim_controller_record_t record = {db.nframes, 0, 0, 0, 0, 0, 1.0f, 0.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f};
   assert_int_equal(anim_controller_replay(&replica, 1.0f / 60.0f, &record), ANIM_EINVAL);
   record.transition_frame = -1;
   assert_int_equal(anim_controller_replay(&replica, 0.0f, &record), ANIM_EINVAL);
@@ -117,7 +117,7 @@ static void test_replay_follows_the_original(void **state) {
   anim_controller_params_default(&params);
   params.search_interval = 6;
   /* Warping off here: the frames are the data's own (test_replay_follows_warping has it on). */
-  params.warp.rate = params.warp.stand = params.warp.orient = 0;
+  params.warp.rate = params.warp.stand = params.warp.orient = params.warp.stride = params.warp.steer = 0;
   assert_int_equal(anim_controller_init(&original, &db, index_fast, &params, vec3_make(3, 0, -2), 1.0f, 0), 0);
   original.pose_bone_rates = 0; /* as the server's */
   assert_int_equal(anim_controller_init(&replica, &db, NULL, &params, vec3_zero(), 0.0f, 0), 0);
@@ -185,7 +185,7 @@ static void test_replay_follows_warping(void **state) {
   anim_controller_t original, replica, late;
   anim_controller_params_t params;
   anim_controller_params_default(&params);
-  assert_true(params.warp.rate && params.warp.stand && params.warp.orient);
+  assert_true(params.warp.rate && params.warp.stand && params.warp.orient && params.warp.stride && params.warp.steer);
   assert_int_equal(anim_controller_init(&original, &db, index_fast, &params, vec3_make(-1, 0, 2), 0.3f, 0), 0);
   original.pose_bone_rates = 0;
   uint8_t *key = malloc(anim_controller_replica_size(&original));
@@ -201,7 +201,7 @@ static void test_replay_follows_warping(void **state) {
   replica.pose_bone_rates = late.pose_bone_rates = 0;
   assert_int_equal(anim_controller_replica_load(&replica, key, size), 0);
   int rated = 0, turned = 0, settled = 0, transitions = 0, rate_changes = 0, angle_changes = 0, late_from = 330;
-  int planted = 0, letting_go = 0, skipped = 0;
+  int planted = 0, letting_go = 0, skipped = 0, strided = 0, steered = 0;
   for (int t = 0; t < 1500; t++) {
     if (t == 0) velocity(&original, 0.0f, 0.9f, 0.0f);    /* slower than a walk */
     if (t == 150) velocity(&original, 0.0f, 1.6f, 0.0f);  /* between gaits */
@@ -226,6 +226,7 @@ static void test_replay_follows_warping(void **state) {
     }
     rated += r->play_rate != 1.0f, turned += r->warp_angle != 0.0f, settled += r->play_rate == 0.0f;
     transitions += r->transition_frame >= 0;
+    strided += r->stride != 1.0f, steered += r->steer_x != 0.0f || r->steer_z != 0.0f;
     rate_changes += (r->warp_changed & ANIM_RECORD_PLAY_RATE) != 0;
     angle_changes += (r->warp_changed & ANIM_RECORD_WARP_ANGLE) != 0;
     assert_int_equal(anim_controller_replay(&replica, dt, r), 0);
@@ -243,6 +244,8 @@ static void test_replay_follows_warping(void **state) {
   assert_true(rated > 100);  /* the rate warp worked: there was something to replay */
   assert_true(turned > 100);
   assert_true(transitions > 10);
+  printf("  stride warped in %d ticks, root steered in %d\n", strided, steered);
+  assert_true(strided > 50 && steered > 50); /* the record's stride and steering were replayed */
   printf("  foot locking: letting go in %d ticks, skipped in %d\n", letting_go, skipped);
   assert_true(letting_go > 0 && skipped > 300);
   assert_true(planted > 300); /* locking resumed after each skip */

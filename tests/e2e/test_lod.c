@@ -97,8 +97,10 @@ static void test_far_characters_search_less(void **state) {
   printf("  searches in 3 s (full rate, divisor 4, unwatched): scale 4: %llu %llu %llu; off: %llu %llu %llu\n",
          (unsigned long long)on[0], (unsigned long long)on[1], (unsigned long long)on[2], (unsigned long long)off[0],
          (unsigned long long)off[1], (unsigned long long)off[2]);
-  /* Periodic searches every 6 frames: 30 in 3 s, and a few at clips' ends. */
-  assert_true(on[0] >= 25 && off[0] >= 25 && off[1] >= 25 && off[2] >= 25);
+  /* Periodic searches every 6 frames played: 30 in 3 s at a play rate of
+   * 1, fewer where the warps slow the clip (20-27 at this stick), and a few at
+   * clips' ends. */
+  assert_true(on[0] >= 15 && off[0] >= 15 && off[1] >= 15 && off[2] >= 15);
   assert_true(2 * on[1] < on[0]);
   assert_true(2 * on[2] < on[0]);
   /* Foot locking: kept at full rate, skipped for the others (their feet

@@ -102,6 +102,7 @@ static const anim_character_params_t *unwarped(void) {
   static anim_character_params_t params;
   anim_character_params_init(&params);
   params.no_play_rate = params.no_stand_warp = params.no_orientation_warp = 1;
+  params.no_stride_warp = params.no_root_steering = 1;
   return &params;
 }
 

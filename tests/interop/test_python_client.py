@@ -385,6 +385,13 @@ def test_history_and_params(client, db):
     except errors.InvalidArgumentError as e:
         check("velocity_halflife" in str(e) and client.character_state(me).params.back_speed == 1.25,
               f"a bad parameter names its field, nothing applied: {e}")
+    # The warps' flags have presence: one left out is kept, False turns the warp back on.
+    off = client.set_character_params(me, no_play_rate=True).params
+    kept = client.set_character_params(me, transition_cost=0.02).params
+    on = client.set_character_params(me, no_play_rate=False).params
+    check(off.no_play_rate and kept.no_play_rate and not on.no_play_rate and
+          client.character_state(me).params.no_play_rate is False,
+          "set_character_params: a warp flag left out is kept, False turns it on")
     client.set_history(me, 0.0)
     client.destroy_characters([me])
 

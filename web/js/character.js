@@ -137,9 +137,10 @@ function showState(s, skeleton) {
     ['predicted', s.trajectory.map((p) => `(${fmt(p.x, 1)},${fmt(p.z, 1)})`).join(' ')],
     ['desired', c.desired.slice(1).map((p) => `(${fmt(p[0], 1)},${fmt(p[1], 1)})`).join(' ')],
     ['halflife', `${fmt(s.inertialize_halflife, 2)} s`],
-    // Animation warping (docs/characters.md): the clip's play rate, the upper
+    // Animation warping (docs/characters.md): the clip's play rate, its stride scale, the upper
     // body's turn back to the asked facing, a stance held at rest.
-    ['warp', `rate ${fmt(s.play_rate ?? 1, 2)}, turn ${fmt((s.warp_angle ?? 0) * 180 / Math.PI, 0)}°` +
+    ['warp', `rate ${fmt(s.play_rate ?? 1, 2)}, stride ${fmt(s.stride_scale || 1, 2)}, ` +
+      `turn ${fmt((s.warp_angle ?? 0) * 180 / Math.PI, 0)}°, steer ${fmt(s.root_steering ?? 0, 2)} m/s` +
       (s.warp_held ? ', held' : '')],
   ];
   $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd>${val}</dd>`).join('');
