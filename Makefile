@@ -21,6 +21,7 @@
 #                           networks on a database (tools/lmm_train, PyTorch; docs/lmm_train.md): OUT/*.bin
 #                           to put at NAME.lmm/ beside NAME.animdb (or --lmm-default), OUT/loss.svg
 #   make lmm-bandai         the Bandai Namco (mirrored) database and its networks in $(BUILD)/lmm-bandai
+#   make lmm-bandai-filmstrip  docs/lmm_bandai_filmstrip.svg: a learned character on those networks
 #   make seq-filmstrips     docs/machine_filmstrip.svg, docs/graph_filmstrip.svg: the jump machine and a
 #                           circle on a motion graph, drawn from what the server streamed to the tests
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
@@ -112,7 +113,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
 .PHONY: all deps deps-test deps-bench run preview previewer-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot bench-fit bench-fit-stream bench-lmm bench-feet \
-  example-config lmm-normalization lmm-filmstrip lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
+  example-config lmm-normalization lmm-filmstrip lmm-bandai-filmstrip lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
 deps:
@@ -207,6 +208,9 @@ lmm-normalization: $(BUILD)/lmm_recover
 	$(BUILD)/lmm_recover --shared $(SHARED_DIR) --out core/learned/lmm_normalization.c
 lmm-filmstrip: $(BUILD)/lmm_filmstrip
 	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
+lmm-bandai-filmstrip: $(BUILD)/lmm_filmstrip
+	$(BUILD)/lmm_filmstrip --lmm $(BUILD)/lmm-bandai/bandai.lmm --db $(BUILD)/lmm-bandai/bandai.animdb \
+	  --out docs/lmm_bandai_filmstrip.svg
 
 # Learned motion matching trained on a database (one thread, niced; resumes from OUT/checkpoint.pt).
 DB ?= default
