@@ -14,6 +14,8 @@
  *   animbench warp [options]     asked speeds, directions and stops met by animation warping, per dataset
  *                                (bench_warp.c)
  *   animbench history [options]  what a character's history costs a tick, off and on (bench_history.c)
+ *   animbench lmm-quality [options] learned characters on trained networks against motion matching on
+ *                                the same database, by the feet meter (bench_lmm_quality.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
@@ -31,6 +33,7 @@ int bench_feet(int argc, char **argv);
 int bench_transitions(int argc, char **argv);
 int bench_warp(int argc, char **argv);
 int bench_history(int argc, char **argv);
+int bench_lmm_quality(int argc, char **argv);
 
 static const struct {
   const char *name;
@@ -46,6 +49,8 @@ static const struct {
     {"fit-stream", bench_fit_stream, "[--shared DIR] [--json FILE] [--svg FILE]"},
     {"feet", bench_feet,
      "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
+    {"lmm-quality", bench_lmm_quality,
+     "[--db build/lmm-bandai/bandai.animdb] [--lmm DIR] [--seconds 60] [--seeds 2] [--json FILE]"},
     {"history", bench_history, "[--characters 200] [--ticks 600] [--rounds 5] [--seconds 5] [--candidates 8]"},
     {"transitions", bench_transitions,
      "[--shared DIR] [--seconds 10] [--datasets default,games105,...] [--set transition_cost=X,...] "
