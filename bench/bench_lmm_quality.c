@@ -154,7 +154,7 @@ static void print_row(const char *kind, const char *program, const result_t *r, 
   printf("%-8s %-10s %6.3f %6.3f %6.3f  %5.2f %-14s %6.2f %6.2f", kind, program, (double)r->q.slide_p50,
          (double)r->q.slide_p95, (double)r->q.slide_max, (double)r->q.pop_ratio,
          r->q.pop_bone >= 0 ? sk->names[r->q.pop_bone] : "-", r->settled, r->run);
-  if (settled_ratio > 0.0) printf("  %5.2f %5.2f", settled_ratio, run_ratio);
+  if (run_ratio > 0.0) printf("  %5.2f %5.2f", settled_ratio, run_ratio);
   printf("\n");
 }
 

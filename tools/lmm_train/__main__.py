@@ -37,8 +37,17 @@ import os
 import sys
 import time
 
-import numpy as np
-import torch
+# torch.set_num_threads does not reach the OpenBLAS that Debian's torch
+# multiplies with: left alone it runs on every core, which on a shared
+# machine halved the decompressor's steps per second (6 against 12 it/s
+# under a load of 18) and made runs differ in the last digits (its sums
+# split between threads). Set before torch loads it.
+_THREADS = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv[:-1] else "1"
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, _THREADS)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 import data
 import networks
