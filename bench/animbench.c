@@ -50,7 +50,8 @@ static const struct {
     {"feet", bench_feet,
      "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
     {"lmm-quality", bench_lmm_quality,
-     "[--db build/lmm-bandai/bandai.animdb] [--lmm DIR] [--seconds 60] [--seeds 2] [--json FILE]"},
+     "[--db build/lmm-bandai/bandai.animdb] [--lmm DIR] [--seconds 60] [--seeds 2] [--json FILE] "
+     "[--projection-interval N] [--no-warp]"},
     {"history", bench_history, "[--characters 200] [--ticks 600] [--rounds 5] [--seconds 5] [--candidates 8]"},
     {"transitions", bench_transitions,
      "[--shared DIR] [--seconds 10] [--datasets default,games105,...] [--set transition_cost=X,...] "

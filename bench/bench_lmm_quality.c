@@ -6,12 +6,16 @@
  * wander, reversals; tests/support/input_program.h). Issue 37.
  *
  *   animbench lmm-quality [--db build/lmm-bandai/bandai.animdb] [--lmm DIR] [--seconds 60] [--seeds 2] [--json FILE]
+ *                         [--projection-interval N] [--no-warp]
  *
  * DIR defaults to the database's NAME.lmm beside it (what the server
  * serves). The learned character is set up as the server sets one up
  * (server/actor_learned.c: anim_lmm_params_default, the feet locked on
  * the database's legs, anim_lmm_character_feet), ticked in process at 60
- * Hz; the motion-matching one is anim_quality_run_controller's (the
+ * Hz (--projection-interval N: the projector every N frames instead of
+ * the default 6, to see what the frequency does); the motion-matching one
+ * (--no-warp: without animation warping's play rate, which learned
+ * characters do not have, to see what it adds to the speeds) is anim_quality_run_controller's (the
  * controller's defaults, the FAST index). Per program and kind, over the
  * seeds (the worst seed's p50/p95, as animbench feet merges them):
  *  - contact slide p50/p95/worst (m/s) of the toes flagged on;
@@ -97,16 +101,23 @@ static void merge(result_t *into, const result_t *r, int first) {
 /* One character under a program: motion matching (lmm NULL) as
  * quality_run.c drives it, or learned as the server sets one up. */
 static int run_one(const anim_database_t *db, const anim_search_index_t *index, const anim_lmm_networks_t *lmm,
-                   float *scratch, anim_program_kind_t kind, uint32_t seed, float seconds, result_t *out) {
+                   int interval, int no_warp, float *scratch, anim_program_kind_t kind, uint32_t seed, float seconds,
+                   result_t *out) {
   anim_controller_t mm;
   anim_lmm_character_t *learned = NULL;
   int rc;
   if (lmm) {
     if (!(learned = calloc(1, sizeof *learned))) return -1;
-    rc = anim_lmm_character_init(learned, lmm, NULL, vec3_zero(), 0.0f, scratch);
+    anim_controller_params_t params;
+    anim_lmm_params_default(&params);
+    if (interval > 0) params.search_interval = interval;
+    rc = anim_lmm_character_init(learned, lmm, &params, vec3_zero(), 0.0f, scratch);
     if (!rc) rc = anim_lmm_character_feet(learned, db);
   } else {
-    rc = anim_controller_init(&mm, db, index, NULL, vec3_zero(), 0.0f, 0);
+    anim_controller_params_t params;
+    anim_controller_params_default(&params);
+    if (no_warp) params.warp.rate = 0; /* the data's own speeds, as learned characters have */
+    rc = anim_controller_init(&mm, db, index, &params, vec3_zero(), 0.0f, 0);
   }
   if (rc) return free(learned), rc;
   anim_quality_meter_t meter;
@@ -161,18 +172,20 @@ static void print_row(const char *kind, const char *program, const result_t *r, 
 int bench_lmm_quality(int argc, char **argv) {
   const char *db_path = "build/lmm-bandai/bandai.animdb", *lmm_dir = NULL, *json_path = NULL;
   float seconds = 60.0f;
-  int seeds = 2;
+  int seeds = 2, interval = 0, no_warp = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) return fprintf(stderr, "animbench lmm-quality: %s needs a value\n", a), 2;
+    if (!v && strcmp(a, "--no-warp")) return fprintf(stderr, "animbench lmm-quality: %s needs a value\n", a), 2;
     if (!strcmp(a, "--db")) db_path = v, i++;
     else if (!strcmp(a, "--lmm")) lmm_dir = v, i++;
     else if (!strcmp(a, "--seconds")) seconds = (float)atof(v), i++;
     else if (!strcmp(a, "--seeds")) seeds = atoi(v), i++;
     else if (!strcmp(a, "--json")) json_path = v, i++;
+    else if (!strcmp(a, "--projection-interval")) interval = atoi(v), i++;
+    else if (!strcmp(a, "--no-warp")) no_warp = 1;
     else return fprintf(stderr, "animbench lmm-quality: unknown option %s\n", a), 2;
   }
-  if (seeds < 1 || !(seconds > 0)) return fprintf(stderr, "animbench lmm-quality: --seeds >= 1, --seconds > 0\n"), 2;
+  if (seeds < 1 || !(seconds > 0) || interval < 0) return fprintf(stderr, "animbench lmm-quality: --seeds >= 1, --seconds > 0\n"), 2;
   char dir[1024], err[512];
   if (lmm_dir) snprintf(dir, sizeof dir, "%s", lmm_dir);
   else {
@@ -208,7 +221,7 @@ int bench_lmm_quality(int argc, char **argv) {
     for (int learned = 0; learned < 2 && !rc; learned++)
       for (int s = 0; s < seeds && !rc; s++) {
         result_t r;
-        rc = run_one(&db, index, learned ? nets : NULL, scratch, (anim_program_kind_t)k, 1u + (uint32_t)s, seconds, &r);
+        rc = run_one(&db, index, learned ? nets : NULL, interval, no_warp, scratch, (anim_program_kind_t)k, 1u + (uint32_t)s, seconds, &r);
         if (!rc) merge(&all[learned], &r, s == 0);
       }
     if (rc) break;

@@ -77,7 +77,8 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--threads", type=int, default=1, help="PyTorch threads (default 1: deterministic, polite)")
     p.add_argument("--checkpoint-every", type=int, default=2000)
-    p.add_argument("--eval-every", type=int, default=5000, help="decompressor steps between error measurements")
+    p.add_argument("--eval-every", type=int, default=1000,
+                   help="decompressor steps between error measurements (and where it ends)")
     p.add_argument("--log-every", type=int, default=100)
     p.add_argument("--fresh", action="store_true", help="ignore OUT/checkpoint.pt")
     p.add_argument("--deadline", default=None, help="stop (checkpointed, networks written) at this UTC time HH:MM")
@@ -411,6 +412,9 @@ def main(argv):
             if args.minutes and tr.seconds[name] + time.time() - t0 > 60.0 * args.minutes[tr.stage]:
                 say("%s: its %g minutes are up at step %d" % (name, args.minutes[tr.stage], tr.step))
                 tr.history["%s_steps" % name] = tr.step
+                if name == "decompressor" and not (tr.history["mjpe_cm"] and tr.history["mjpe_cm"][-1][0] == tr.step):
+                    # The curve ends where the decompressor did, not at the last --eval-every.
+                    tr.history["mjpe_cm"].append((tr.step, tr.mean_joint_error_cm()))
                 break
             if tr.step % args.checkpoint_every == 0 or must_stop():
                 tr.seconds[name] += time.time() - t0
@@ -429,6 +433,12 @@ def main(argv):
         tr.step_norms, tr.proj_norms = tr.stepper_norms(), tr.projector_norms()
     tr.write_networks(args.out)
     cm = tr.mean_joint_error_cm()
+    done = tr.history.get("decompressor_steps", totals["decompressor"]) if tr.stage > 0 else tr.step
+    if done and not any(step == done for step, _ in tr.history["mjpe_cm"]):
+        # Runs checkpointed before the error was measured where the
+        # decompressor ended: the final figure goes on the curve too.
+        tr.history["mjpe_cm"].append((done, cm))
+        checkpoint()
     summary = dict(database=db.name, version=db.version, frames=db.nframes, bones=db.nbones,
                    contacts=len(db.contact_bones), features=db.nfeatures, hidden=args.hidden,
                    compressor_hidden=args.compressor_hidden, latent=args.latent, database_bytes=db.memory_bytes,
