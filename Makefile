@@ -220,7 +220,7 @@ lmm-train: $(BUILD)/animdb
 	nice -n 19 /usr/bin/python3 tools/lmm_train $(DB) $(OUT) --animdb $(BUILD)/animdb $(LMM_TRAIN_ARGS)
 # Bandai Namco: the networks of docs/lmm_train.md (the default widths, a tenth of the database's memory;
 # the steps that run reached in its minutes, so that the bytes are the same: one thread, one seed).
-LMM_BANDAI_ARGS ?= --decompressor-steps DSTEPS --stepper-steps SSTEPS --projector-steps PSTEPS
+LMM_BANDAI_ARGS ?= --decompressor-steps 6148 --stepper-steps 10213 --projector-steps 19018
 lmm-bandai: $(BUILD)/animdb
 	mkdir -p $(BUILD)/lmm-bandai
 	$(BUILD)/animdb build --mirror --name bandai -o $(BUILD)/lmm-bandai/bandai.animdb $(SHARED_DIR)/data/mocap/bandai-namco
