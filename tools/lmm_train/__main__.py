@@ -366,7 +366,8 @@ def main(argv):
         except data.Refused as e:
             say(str(e))
             return 1
-        say("resumed from %s: %s step %d" % (ckpt, STAGES[min(tr.stage, 2)], tr.step))
+        say("resumed from %s: %s" % (ckpt, "%s step %d" % (STAGES[tr.stage], tr.step) if tr.stage < len(STAGES)
+                                        else "finished (the files written again)"))
 
     def checkpoint():
         tmp = ckpt + ".tmp"
