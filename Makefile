@@ -22,6 +22,8 @@
 #                           networks on a database (tools/lmm_train, PyTorch; docs/lmm_train.md): OUT/*.bin
 #                           to put at NAME.lmm/ beside NAME.animdb (or --lmm-default), OUT/loss.svg
 #   make lmm-bandai         the Bandai Namco (mirrored) database and its networks in $(BUILD)/lmm-bandai
+#   make lmm-bandai-filmstrip  docs/lmm_bandai_filmstrip.svg: a learned character on those networks
+#   make lmm-bandai-figures their quality (animbench lmm-quality), speed (bench_lmm), filmstrip, loss curves
 #   make seq-filmstrips     docs/machine_filmstrip.svg, docs/graph_filmstrip.svg: the jump machine and a
 #                           circle on a motion graph, drawn from what the server streamed to the tests
 #   make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (tests/fuzz)
@@ -113,7 +115,7 @@ TEST_BINS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(TEST_SRC))))
 CLIENT_PARTS := $(CLIENT_SRC) $(WIRE_SRC) core/base/error.c core/pose/quantize.c
 
 .PHONY: all deps deps-test deps-bench run preview previewer-screenshots previewer-debugger-screenshots test sanitize test-loaded bench bench-crowd bench-physics physics-gyro-plot physics-marker-plot bench-fit bench-fit-stream bench-lmm bench-feet \
-  example-config lmm-normalization lmm-filmstrip lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
+  example-config lmm-normalization lmm-filmstrip lmm-bandai-filmstrip lmm-bandai-figures lmm-train lmm-bandai seq-filmstrips install uninstall clean fuzz
 all: $(SERVER_BIN) $(TOOLS) $(LMM_TOOLS) $(CLIENT_LIB) $(CLIENT_SO) $(REPLICA_LIB)
 
 deps:
@@ -208,17 +210,31 @@ lmm-normalization: $(BUILD)/lmm_recover
 	$(BUILD)/lmm_recover --shared $(SHARED_DIR) --out core/learned/lmm_normalization.c
 lmm-filmstrip: $(BUILD)/lmm_filmstrip
 	$(BUILD)/lmm_filmstrip --shared $(SHARED_DIR) --out docs/lmm_filmstrip.svg
+lmm-bandai-filmstrip: $(BUILD)/lmm_filmstrip
+	$(BUILD)/lmm_filmstrip --lmm $(BUILD)/lmm-bandai/bandai.lmm --db $(BUILD)/lmm-bandai/bandai.animdb \
+	  --out docs/lmm_bandai_filmstrip.svg
 
 # Learned motion matching trained on a database (one thread, niced; resumes from OUT/checkpoint.pt).
 DB ?= default
 OUT ?= $(BUILD)/lmm-$(notdir $(basename $(DB)))
 lmm-train: $(BUILD)/animdb
 	nice -n 19 /usr/bin/python3 tools/lmm_train $(DB) $(OUT) --animdb $(BUILD)/animdb $(LMM_TRAIN_ARGS)
+# Bandai Namco: the networks of docs/lmm_train.md (the default widths, a tenth of the database's memory;
+# the steps that run reached in its minutes, so that the bytes are the same: one thread, one seed).
+LMM_BANDAI_ARGS ?= --decompressor-steps 6148 --stepper-steps 10213 --projector-steps 19018
 lmm-bandai: $(BUILD)/animdb
 	mkdir -p $(BUILD)/lmm-bandai
 	$(BUILD)/animdb build --mirror --name bandai -o $(BUILD)/lmm-bandai/bandai.animdb $(SHARED_DIR)/data/mocap/bandai-namco
 	nice -n 19 /usr/bin/python3 tools/lmm_train $(BUILD)/lmm-bandai/bandai.animdb $(BUILD)/lmm-bandai/bandai.lmm \
-	  --animdb $(BUILD)/animdb $(LMM_TRAIN_ARGS)
+	  --animdb $(BUILD)/animdb $(LMM_BANDAI_ARGS) $(LMM_TRAIN_ARGS)
+# Its figures: quality against motion matching, speed against PyTorch, the filmstrip and the loss curves.
+lmm-bandai-figures: deps-bench
+	@$(MAKE) --no-print-directory $(BUILD)/animbench $(BUILD)/bench_lmm $(BUILD)/lmm_filmstrip
+	$(BUILD)/animbench lmm-quality --db $(BUILD)/lmm-bandai/bandai.animdb --json $(BUILD)/lmm-bandai/quality.json
+	$(BUILD)/bench_lmm --shared $(SHARED_DIR) --lmm $(BUILD)/lmm-bandai/bandai.lmm --db $(BUILD)/lmm-bandai/bandai.animdb \
+	  --batches 1,1000 --json $(BUILD)/lmm-bandai/bench-lmm.json
+	@$(MAKE) --no-print-directory lmm-bandai-filmstrip
+	cp $(BUILD)/lmm-bandai/bandai.lmm/loss.svg docs/lmm_bandai_loss.svg
 
 # docs/export_blender.png: 7 s of script:tour recorded on the bandai-namco database by animctl record,
 # imported and rendered by Blender (needs blender, test group; about a minute of Cycles on the CPU).

@@ -15,6 +15,8 @@
  *                                (bench_warp.c)
  *   animbench history [options]  what a character's history costs a tick, off and on (bench_history.c)
  *   animbench dynamics [options] inverse dynamics per frame against MuJoCo's mj_inverse (bench_dynamics.c)
+ *   animbench lmm-quality [options] learned characters on trained networks against motion matching on
+ *                                the same database, by the feet meter (bench_lmm_quality.c)
  *
  * Timings are reported beside baselines measured in the same run (brute
  * force, the seed's boxes), so the figures mean something on any machine.
@@ -33,6 +35,7 @@ int bench_transitions(int argc, char **argv);
 int bench_warp(int argc, char **argv);
 int bench_history(int argc, char **argv);
 int bench_dynamics(int argc, char **argv);
+int bench_lmm_quality(int argc, char **argv);
 
 static const struct {
   const char *name;
@@ -49,6 +52,9 @@ static const struct {
     {"feet", bench_feet,
      "[--shared DIR] [--seconds 60] [--seeds 2] [--wire] [--wire-seconds 20] [--json FILE] [--svg FILE]"},
     {"dynamics", bench_dynamics, "[--shared DIR] [--rounds 7] [--repeat 5] [--json FILE]"},
+    {"lmm-quality", bench_lmm_quality,
+     "[--db build/lmm-bandai/bandai.animdb] [--lmm DIR] [--seconds 60] [--seeds 2] [--json FILE] "
+     "[--projection-interval N] [--no-warp]"},
     {"history", bench_history, "[--characters 200] [--ticks 600] [--rounds 5] [--seconds 5] [--candidates 8]"},
     {"transitions", bench_transitions,
      "[--shared DIR] [--seconds 10] [--datasets default,games105,...] [--set transition_cost=X,...] "

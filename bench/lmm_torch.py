@@ -11,14 +11,24 @@ loaded into torch.nn.Linear layers, evaluated with the same normalization:
     lmm_torch.py bench DIR [--threads N] [--batches 1,64,1000] [--seconds S] [--interval N]
         one JSON row per network and batch, {"impl": "pytorch", "net", "batch",
         "us_per_item"}, and for the whole frame ("frame": stepper + decompressor
-        every frame, the projector every N frames); torch.set_num_threads(N)
+        every frame, the projector every N frames); torch.set_num_threads(N).
+        Each in wall time, then again in the process's CPU time (net "NAME-cpu").
 """
 import json
+import os
 import struct
 import sys
 import time
 
-import torch
+# torch.set_num_threads does not reach the OpenBLAS that Debian's torch
+# multiplies with (no MKL): without these, a batch of 1,000 ran on both
+# cores (the process's CPU time 1.9x its thread's). Set before torch loads
+# OpenBLAS; one thread unless --threads says otherwise.
+_THREADS = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv[:-1] else "1"
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, _THREADS)
+
+import torch  # noqa: E402
 
 
 def load(path):
@@ -82,17 +92,20 @@ def cmd_eval(net_path, in_path, out_path):
         f.write(y.contiguous().numpy().tobytes())
 
 
-def time_per_call(fn, seconds):
-    """Best of three timings of at least `seconds` each (bench_lmm.c does the same)."""
+def time_per_call(fn, seconds, clock=time.perf_counter):
+    """Best of three timings of at least `seconds` each (bench_lmm.c does the
+    same); clock time.process_time: the CPU time of every thread of the
+    process, what the work costs whatever else the machine runs (and were
+    some library to start threads of its own, their time counts too)."""
     fn()
     best = float("inf")
     for _ in range(3):
         reps = 1
         while True:
-            start = time.perf_counter()
+            start = clock()
             for _ in range(reps):
                 fn()
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
             if elapsed >= seconds:
                 best = min(best, elapsed / reps)
                 break
@@ -107,17 +120,18 @@ def cmd_bench(folder, threads, batches, seconds, interval):
     for batch in batches:
         inputs = {n: net.in_mean + net.in_std * torch.randn(batch, net.ninputs, generator=gen)
                   for n, net in nets.items()}
-        per_call = {}
-        with torch.inference_mode():
-            for name, net in nets.items():
-                x = inputs[name]
-                per_call[name] = time_per_call(lambda: net(x), seconds)
-                print(json.dumps({"impl": "pytorch", "net": name, "batch": batch,
-                                  "us_per_item": round(per_call[name] / batch * 1e6, 3)}), flush=True)
-        # A frame of the networks alone: step, decompress, and project every interval frames.
-        frame = per_call["stepper"] + per_call["decompressor"] + per_call["projector"] / interval
-        print(json.dumps({"impl": "pytorch", "net": "frame", "batch": batch,
-                          "us_per_item": round(frame / batch * 1e6, 3)}), flush=True)
+        for suffix, clock in (("", time.perf_counter), ("-cpu", time.process_time)):
+            per_call = {}
+            with torch.inference_mode():
+                for name, net in nets.items():
+                    x = inputs[name]
+                    per_call[name] = time_per_call(lambda: net(x), seconds, clock)
+                    print(json.dumps({"impl": "pytorch", "net": name + suffix, "batch": batch,
+                                      "us_per_item": round(per_call[name] / batch * 1e6, 3)}), flush=True)
+            # A frame of the networks alone: step, decompress, and project every interval frames.
+            frame = per_call["stepper"] + per_call["decompressor"] + per_call["projector"] / interval
+            print(json.dumps({"impl": "pytorch", "net": "frame" + suffix, "batch": batch,
+                              "us_per_item": round(frame / batch * 1e6, 3)}), flush=True)
 
 
 def main(argv):

@@ -21,6 +21,7 @@
 
 #define NR ANIM_GEMM_NR
 #define MR_MAX 12
+#define KS_PAD 16 /* entries past the used inputs a kernel may read ahead (prefetches) */
 #define GROUP_BYTES (384u << 10) /* weights kept in L2 while a batch passes over them */
 
 size_t anim_gemm_packed_floats(int k, int n) { return (size_t)k * (size_t)anim_gemm_padded(n); }
@@ -121,6 +122,7 @@ static void used_generic(uint32_t *words, const float *const *rows, int count, i
 /* ---- x86-64 AVX2 + FMA ----------------------------------------------------------------- */
 #if GEMM_X86
 #define AVX2_MR 6
+#define PREFETCH_AHEAD 8
 
 /* Six rows times a panel, in two halves of 16 columns: 12 accumulators, two
  * weight vectors and a broadcast in the 16 YMM registers. */
@@ -134,6 +136,10 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(float *c, int ldc, int
     for (int t = 0; t < nk; t++) {
       int r = ks[t];
       const float *b = panel + (size_t)r * NR + 16 * h;
+      /* The used inputs skip rows of the panel: the hardware prefetcher
+       * does not follow them, so the row PREFETCH_AHEAD used inputs on is
+       * asked for now (ks is padded past nk, see anim_gemm_run). */
+      _mm_prefetch((const char *)(panel + (size_t)ks[t + PREFETCH_AHEAD] * NR + 16 * h), _MM_HINT_T0);
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), s;
       s = _mm256_broadcast_ss(a0 + r), c00 = _mm256_fmadd_ps(s, b0, c00), c01 = _mm256_fmadd_ps(s, b1, c01);
       s = _mm256_broadcast_ss(a1 + r), c10 = _mm256_fmadd_ps(s, b0, c10), c11 = _mm256_fmadd_ps(s, b1, c11);
@@ -353,7 +359,7 @@ void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a,
     return;
   }
   const float *rows[MR_MAX];
-  int ks[ANIM_GEMM_MAX_K];
+  int ks[ANIM_GEMM_MAX_K + KS_PAD];
   uint32_t local[ANIM_GEMM_MAX_K / 32];
   int kw = (k + 31) / 32;
   /* A group of panels small enough to stay in the L2 cache (1 MiB per core
@@ -375,6 +381,8 @@ void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a,
       int nk = 0;
       for (int w = 0; w < kw; w++)
         for (uint32_t bits = words[w]; bits; bits &= bits - 1u) ks[nk++] = 32 * w + __builtin_ctz(bits);
+      int last = nk ? ks[nk - 1] : 0;
+      for (int t = 0; t < KS_PAD; t++) ks[nk + t] = last; /* prefetched, never used */
       for (int p = p0; p < p1; p++)
         kern->tile(c + (size_t)i * (size_t)ldc + (size_t)p * NR, ldc, count, rows, ks, nk,
                    packed_b + (size_t)p * (size_t)k * NR, bias + (size_t)p * NR, relu);

@@ -102,6 +102,34 @@ def test_determinism(work):
     check(digest(a)["decompressor.bin"] != digest(c)["decompressor.bin"], "... gives other networks")
 
 
+def test_widths(work):
+    """Widths per network; by default the widest whose files fit a tenth of the database's memory."""
+    sys.path.insert(0, os.path.join(ROOT, "tools", "lmm_train"))
+    import networks  # noqa: E402
+    r = train("default", os.path.join(work, "bad-widths"), *TINY, "--hidden", "32,0,16")
+    check(r.returncode == 2 and "--hidden" in r.stderr, "a zero width refused naming --hidden")
+    out = os.path.join(work, "widths")
+    r = train("default", out, *TINY, "--hidden", "32,24,16", "--steps", "5")
+    check(r.returncode == 0, "a run with three widths" + (": " + r.stderr[-300:] if r.returncode else ""))
+    widths = {f: [w.shape[1] for w, _ in networks.load_weights(os.path.join(out, f))[1][:-1]] for f in FILES}
+    check(widths == {"decompressor.bin": [32], "stepper.bin": [24, 24], "projector.bin": [16] * 4},
+          "each network's hidden layers as wide as asked: %s" % widths)
+    r = train("default", out, *TINY, "--hidden", "48", "--steps", "5")
+    check(r.returncode == 1 and "hidden 32,24,16" in r.stderr and "give hidden 48,48,48" in r.stderr,
+          "a checkpoint of other widths refused naming both: " + r.stderr.strip().splitlines()[-1])
+    out = os.path.join(work, "default-widths")
+    r = train("default", out, "--steps", "2", "--log-every", "1", "--eval-every", "2")
+    check(r.returncode == 0, "a run with the default widths" + (": " + r.stderr[-300:] if r.returncode else ""))
+    s = json.load(open(os.path.join(out, "train.json")))
+    total, budget = sum(s["network_bytes"].values()), s["database_bytes"] / 10.0
+    wider = networks.bytes_of(s["features"], s["latent"], 15 * (s["bones"] - 1) + 6 + s["contacts"],
+                              *[w + 32 for w in s["hidden"]])
+    check(total == networks.bytes_of(s["features"], s["latent"], 15 * (s["bones"] - 1) + 6 + s["contacts"],
+                                     *s["hidden"]), "the trainer's size of the files is theirs (%d bytes)" % total)
+    check(total <= budget < wider, "default widths %s: %d bytes, within a tenth of the database's %d, 32 wider "
+          "would not be (%d)" % (s["hidden"], total, s["database_bytes"], wider))
+
+
 def bone_lengths(frames, parents):
     """Per frame, character and bone: the distance to its parent (m)."""
     gp = np.stack([f.global_positions for f in frames])           # frames, characters, bones, 3
@@ -173,6 +201,7 @@ def main():
     try:
         test_refusals(work)
         test_determinism(work)
+        test_widths(work)
         nets = os.path.join(work, "default.lmm")
         r = train("default", nets, *RUN)
         check(r.returncode == 0, "a tiny training run on the default database" + (": " + r.stderr[-400:] if r.returncode else ""))

@@ -37,8 +37,17 @@ import os
 import sys
 import time
 
-import numpy as np
-import torch
+# torch.set_num_threads does not reach the OpenBLAS that Debian's torch
+# multiplies with: left alone it runs on every core, which on a shared
+# machine halved the decompressor's steps per second (6 against 12 it/s
+# under a load of 18) and made runs differ in the last digits (its sums
+# split between threads). Set before torch loads it.
+_THREADS = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv[:-1] else "1"
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, _THREADS)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 import data
 import networks
@@ -57,13 +66,19 @@ def parse_args(argv):
     p.add_argument("--stepper-steps", type=int, default=50000)
     p.add_argument("--projector-steps", type=int, default=50000)
     p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--hidden", type=int, default=512, help="width of every hidden layer (the reference's 512)")
+    p.add_argument("--hidden", default=None,
+                   help="N or D,S,P: width of the hidden layers of the decompressor, stepper and projector "
+                        "(default: the widest one width whose three networks fit in a tenth of the database's "
+                        "memory, at most the reference's 512)")
+    p.add_argument("--compressor-hidden", type=int, default=None,
+                   help="width of the compressor's layers (training only, never written; default the widest of --hidden)")
     p.add_argument("--latent", type=int, default=32)
     p.add_argument("--lr", type=float, default=0.001)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--threads", type=int, default=1, help="PyTorch threads (default 1: deterministic, polite)")
     p.add_argument("--checkpoint-every", type=int, default=2000)
-    p.add_argument("--eval-every", type=int, default=5000, help="decompressor steps between error measurements")
+    p.add_argument("--eval-every", type=int, default=1000,
+                   help="decompressor steps between error measurements (and where it ends)")
     p.add_argument("--log-every", type=int, default=100)
     p.add_argument("--fresh", action="store_true", help="ignore OUT/checkpoint.pt")
     p.add_argument("--deadline", default=None, help="stop (checkpointed, networks written) at this UTC time HH:MM")
@@ -78,9 +93,21 @@ def parse_args(argv):
         a.minutes = []
     if a.minutes is not None and (len(a.minutes) != 3 or min(a.minutes) <= 0):
         p.error("--minutes takes three positive numbers: decompressor,stepper,projector")
+    if a.hidden is not None:
+        try:
+            widths = [int(x) for x in a.hidden.split(",")]
+        except ValueError:
+            widths = []
+        if len(widths) == 1:
+            widths = widths * 3
+        if len(widths) != 3 or min(widths) < 1:
+            p.error("--hidden takes one positive width, or three: decompressor,stepper,projector")
+        a.hidden = widths
+    if a.compressor_hidden is not None and a.compressor_hidden < 1:
+        p.error("--compressor-hidden must be >= 1")
     if a.steps is not None:
         a.decompressor_steps = a.stepper_steps = a.projector_steps = a.steps
-    for name in ("decompressor_steps", "stepper_steps", "projector_steps", "batch", "hidden", "latent", "threads",
+    for name in ("decompressor_steps", "stepper_steps", "projector_steps", "batch", "latent", "threads",
                  "checkpoint_every", "eval_every", "log_every"):
         if getattr(a, name) < 1:
             p.error("--%s must be >= 1" % name.replace("_", "-"))
@@ -113,12 +140,20 @@ class Progress:
             sys.stderr.write("\n")
 
 
+def shape_text(shape):
+    shape = tuple(shape)
+    if len(shape) == 2:  # checkpoints before per-network widths: one width, the compressor's too
+        shape = (shape[0],) * 4 + (shape[1],)
+    return "hidden %d,%d,%d, compressor %d, latent %d" % shape
+
+
 class Trainer:
     def __init__(self, args, db):
         self.args, self.db = args, db
         torch.manual_seed(args.seed)
         self.rng = np.random.default_rng(args.seed)
-        D, L, H = db.nfeatures, args.latent, args.hidden
+        D, L = db.nfeatures, args.latent
+        Hd, Hs, Hp = args.hidden
         t = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))
         self.X, self.Y, self.Cin = t(db.features), t(db.Y), t(db.C)
         self.Q = {k: t(v) for k, v in db.q_parts.items()}
@@ -128,10 +163,10 @@ class Trainer:
         self.y_mean_t = t(self.y_mean)
         c_mean, c_std, _ = db.stats(db.C, 1e-5)
         self.c_mean, self.c_std = t(c_mean), t(c_std)
-        self.compressor = networks.compressor(self.Cin.shape[1], H, L)
-        self.decompressor = networks.relu_mlp([D + L, H, db.npose])
-        self.stepper = networks.relu_mlp([D + L, H, H, D + L])
-        self.projector = networks.relu_mlp([D, H, H, H, H, D + L])
+        self.compressor = networks.compressor(self.Cin.shape[1], args.compressor_hidden, L)
+        self.decompressor = networks.relu_mlp(networks.decompressor_sizes(D, L, Hd, db.npose))
+        self.stepper = networks.relu_mlp(networks.stepper_sizes(D, L, Hs))
+        self.projector = networks.relu_mlp(networks.projector_sizes(D, L, Hp))
         self.models = dict(compressor=self.compressor, decompressor=self.decompressor, stepper=self.stepper,
                            projector=self.projector)
         params = dict(decompressor=list(self.compressor.parameters()) + list(self.decompressor.parameters()),
@@ -268,19 +303,23 @@ class Trainer:
             networks.save(os.path.join(out, "projector.bin"), self.projector, *n)
 
     def state_dict(self):
-        return dict(version=self.db.version, seed=self.args.seed, shape=(self.args.hidden, self.args.latent),
+        return dict(version=self.db.version, seed=self.args.seed, shape=self.shape(),
                     stage=self.stage, step=self.step, history=self.history, seconds=self.seconds,
                     models={k: m.state_dict() for k, m in self.models.items()},
                     optims={k: o.state_dict() for k, o in self.optims.items()},
                     scheds={k: s.state_dict() for k, s in self.scheds.items()},
                     rng=self.rng.bit_generator.state, torch_rng=torch.get_rng_state())
 
+    def shape(self):
+        return tuple(self.args.hidden) + (self.args.compressor_hidden, self.args.latent)
+
     def load_state(self, st):
         if st["version"] != self.db.version:
             raise data.Refused("the checkpoint is of database version %s, this is %s (--fresh to start over)"
                                % (st["version"], self.db.version))
-        if tuple(st["shape"]) != (self.args.hidden, self.args.latent):
-            raise data.Refused("the checkpoint's networks are hidden %d, latent %d (--fresh to start over)" % tuple(st["shape"]))
+        if tuple(st["shape"]) != self.shape():
+            raise data.Refused("the checkpoint's networks are %s; these options give %s (--fresh to start over)"
+                               % (shape_text(st["shape"]), shape_text(self.shape())))
         for k, m in self.models.items():
             m.load_state_dict(st["models"][k])
         for k, o in self.optims.items():
@@ -309,9 +348,16 @@ def main(argv):
     except data.Refused as e:
         say(str(e))
         return 1
-    say("%s: %d frames at %g Hz, %d bones, %d contacts, %d features; networks %d wide, latent %d, seed %d"
-        % (db.name, db.nframes, db.frame_rate, db.nbones, len(db.contact_bones), db.nfeatures, args.hidden,
-           args.latent, args.seed))
+    budget = db.memory_bytes // 10
+    if args.hidden is None:
+        args.hidden = [networks.widest(db.nfeatures, args.latent, db.npose, budget)] * 3
+    if args.compressor_hidden is None:
+        args.compressor_hidden = max(args.hidden)
+    planned = networks.bytes_of(db.nfeatures, args.latent, db.npose, *args.hidden)
+    say("%s: %d frames at %g Hz, %d bones, %d contacts, %d features, %.2f MB in memory; networks %d,%d,%d wide "
+        "(decompressor, stepper, projector), latent %d: %.2f MB (%.1f%% of the database's), seed %d"
+        % (db.name, db.nframes, db.frame_rate, db.nbones, len(db.contact_bones), db.nfeatures, db.memory_bytes / 1e6,
+           *args.hidden, args.latent, planned / 1e6, 100.0 * planned / db.memory_bytes, args.seed))
     tr = Trainer(args, db)
     ckpt = os.path.join(args.out, "checkpoint.pt")
     if os.path.exists(ckpt) and not args.fresh:
@@ -320,7 +366,8 @@ def main(argv):
         except data.Refused as e:
             say(str(e))
             return 1
-        say("resumed from %s: %s step %d" % (ckpt, STAGES[min(tr.stage, 2)], tr.step))
+        say("resumed from %s: %s" % (ckpt, "%s step %d" % (STAGES[tr.stage], tr.step) if tr.stage < len(STAGES)
+                                        else "finished (the files written again)"))
 
     def checkpoint():
         tmp = ckpt + ".tmp"
@@ -366,6 +413,9 @@ def main(argv):
             if args.minutes and tr.seconds[name] + time.time() - t0 > 60.0 * args.minutes[tr.stage]:
                 say("%s: its %g minutes are up at step %d" % (name, args.minutes[tr.stage], tr.step))
                 tr.history["%s_steps" % name] = tr.step
+                if name == "decompressor" and not (tr.history["mjpe_cm"] and tr.history["mjpe_cm"][-1][0] == tr.step):
+                    # The curve ends where the decompressor did, not at the last --eval-every.
+                    tr.history["mjpe_cm"].append((tr.step, tr.mean_joint_error_cm()))
                 break
             if tr.step % args.checkpoint_every == 0 or must_stop():
                 tr.seconds[name] += time.time() - t0
@@ -384,12 +434,20 @@ def main(argv):
         tr.step_norms, tr.proj_norms = tr.stepper_norms(), tr.projector_norms()
     tr.write_networks(args.out)
     cm = tr.mean_joint_error_cm()
+    done = tr.history.get("decompressor_steps", totals["decompressor"]) if tr.stage > 0 else tr.step
+    if done and not any(step == done for step, _ in tr.history["mjpe_cm"]):
+        # Runs checkpointed before the error was measured where the
+        # decompressor ended: the final figure goes on the curve too.
+        tr.history["mjpe_cm"].append((done, cm))
+        checkpoint()
     summary = dict(database=db.name, version=db.version, frames=db.nframes, bones=db.nbones,
-                   contacts=len(db.contact_bones), features=db.nfeatures, hidden=args.hidden, latent=args.latent,
+                   contacts=len(db.contact_bones), features=db.nfeatures, hidden=args.hidden,
+                   compressor_hidden=args.compressor_hidden, latent=args.latent, database_bytes=db.memory_bytes,
                    seed=args.seed, steps=totals,
                    steps_done={s: tr.history.get(s + "_steps", totals[s] if tr.stage > STAGES.index(s) else tr.step * (tr.stage == STAGES.index(s))) for s in STAGES}, finished=tr.stage >= len(STAGES), seconds=tr.seconds,
                    mean_joint_error_cm=cm, final_loss={s: (tr.history[s][-1][1] if tr.history[s] else None) for s in STAGES},
                    network_bytes={f: os.path.getsize(os.path.join(args.out, f + ".bin")) for f in STAGES})
+    summary["network_fraction"] = sum(summary["network_bytes"].values()) / float(db.memory_bytes)
     with open(os.path.join(args.out, "train.json"), "w") as f:
         json.dump(summary, f, indent=1)
     say("%s: decompressor mean joint position error %.2f cm on the %d training frames; networks in %s%s"

@@ -79,6 +79,14 @@ class Database:
             raise Refused("database \"%s\": no clip longer than the stepper's window of %d frames" % (self.name, STEPPER_WINDOW))
         self.nframes = nframes
         self.nfeatures = self.features.shape[1]
+        # The memory the server's database takes, as `animdb info` counts it
+        # (tools/animdb.c sizes_of): eight vec3/quat arrays per frame and bone,
+        # the feature rows plus offset and scale, a byte per contact (the
+        # ranges, under 0.01%, left out). The networks' default size is a
+        # tenth of it (learned motion matching's point: memory that does not
+        # grow with the data).
+        self.memory_bytes = (nframes * self.nbones * (6 * 12 + 2 * 16) + (nframes + 2) * self.nfeatures * 4
+                             + nframes * len(self.contact_bones))
 
         lp, lr = load("local_positions"), load("local_rotations")
         lv, la = load("local_velocities"), load("local_angular_velocities")

@@ -21,6 +21,42 @@ def relu_mlp(sizes):
     return nn.Sequential(*layers)
 
 
+def decompressor_sizes(features, latent, hidden, pose):
+    """(x, z) -> hidden -> the pose row (the reference's one hidden layer)."""
+    return [features + latent, hidden, pose]
+
+
+def stepper_sizes(features, latent, hidden):
+    """(x, z) -> hidden -> hidden -> (dx/dt, dz/dt)."""
+    return [features + latent, hidden, hidden, features + latent]
+
+
+def projector_sizes(features, latent, hidden):
+    """x -> 4 hidden layers -> (x, z)."""
+    return [features, hidden, hidden, hidden, hidden, features + latent]
+
+
+def _file_bytes(sizes):
+    """Bytes of a written network of these widths (save()'s format)."""
+    weights = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+    return 4 * (weights + 2 * sizes[0] + 2 * sizes[-1]) + 4 * 4 + 4 + 4 * 3 * (len(sizes) - 1)
+
+
+def bytes_of(features, latent, pose, hd, hs, hp):
+    """Bytes of the three files for these widths."""
+    return (_file_bytes(decompressor_sizes(features, latent, hd, pose)) + _file_bytes(stepper_sizes(features, latent, hs))
+            + _file_bytes(projector_sizes(features, latent, hp)))
+
+
+def widest(features, latent, pose, budget, step=32, most=512, least=32):
+    """The widest width (a multiple of step, at most the reference's 512, at
+    least 32) whose three networks take at most budget bytes."""
+    width = least
+    while width + step <= most and bytes_of(features, latent, pose, *(3 * [width + step])) <= budget:
+        width += step
+    return width
+
+
 def compressor(inputs, hidden, latent):
     """Pose -> latent (training only, not written): the reference's ELU network."""
     return nn.Sequential(nn.Linear(inputs, hidden), nn.ELU(), nn.Linear(hidden, hidden), nn.ELU(),
