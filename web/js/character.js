@@ -142,7 +142,9 @@ function showState(s, skeleton) {
     ['warp', `rate ${fmt(s.play_rate ?? 1, 2)}, turn ${fmt((s.warp_angle ?? 0) * 180 / Math.PI, 0)}°` +
       (s.warp_held ? ', held' : '')],
   ];
-  $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd>${val}</dd>`).join('');
+  // One line a row, the whole value in its title (previewer.css): a row wrapping as its digits changed
+  // moved the Debugger's buttons under a click.
+  $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd title="${val}">${val}</dd>`).join('');
   recordOffsets(s);
 }
 

@@ -73,6 +73,14 @@ try {
       await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
     } catch (e) {
       const errors = await page.evaluate(() => window.previewer && window.previewer.state.errors).catch(() => []);
+      // The page's last requests (protocol.js keeps them): what it asked, and whether it had its answer.
+      const recent = await page.evaluate(async () => {
+        const { conn } = await import(new URL('js/session.js', location.href).href);
+        const now = performance.now();
+        return conn ? conn.recent.map((r) => `${r.kind} ${((r.sent - now) / 1000).toFixed(1)} s ` +
+          (r.error ? `failed: ${r.error}` : r.answered === null ? 'unanswered' : `answered in ${r.answered - r.sent} ms`)) : ['no connection'];
+      }).catch((err) => [err.message]);
+      console.log(`  the page's last requests:\n    ${recent.join('\n    ')}`);
       await page.screenshot({ path: path.join(shots, 'previewer-failed.png') }).catch(() => {}); // what it looked like
       throw new Error(`waiting for ${fn.toString().slice(0, 160)}: ${e.message}; page errors: ` +
         `${pageErrors.join('; ') || 'none'}; request errors: ${(errors || []).join('; ') || 'none'}`);
