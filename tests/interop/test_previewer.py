@@ -17,7 +17,9 @@ vectors) and the foot locks, the debugger (the character's history paused
 and scrubbed two seconds back: the frame the stream showed then, the
 then-chosen frame as character_history returns it, the candidates table
 equal to a search of the recorded query and sorting by a column, a
-half-life set from the panel reported by character_state), subscribes to the crowd on both databases (and
+half-life set from the panel reported by character_state), a physical
+character pushed by a click on its chest (out of kinematic and back),
+subscribes to the crowd on both databases (and
 an id naming no character), each character drawn with its own database's
 skeleton, and switches encodings; sees "reordered" leave its table when
 animctl unloads it; then the server is killed and started
