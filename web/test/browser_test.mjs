@@ -290,6 +290,11 @@ try {
   const start = s.character.root, joints0 = s.character.joints;
   await page.keyboard.down('KeyW');
   await sleep(1000);
+  // The state polled since W was sent (a starved page had none yet after a second: NaN degrees).
+  await waitFor(() => {
+    const dv = window.previewer.state.character.state.desired_velocity;
+    return Math.hypot(dv.x, dv.z) > 0.5;
+  });
   s = await state();
   const stick = s.input.stick;
   ok(Math.abs(stick[0]) < 0.02 && stick[1] > 0.98, `W is the stick straight ahead of the camera: (${stick.map((v) => v.toFixed(3))})`);
