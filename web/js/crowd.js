@@ -34,7 +34,7 @@ const labelOf = (id) => `#${(BigInt(id) & 0xffffffffn) - 1n}`;
 
 function addEntry(id, index, database = null) {
   const color = PALETTE[index % PALETTE.length];
-  const entry = { color, frames: 0, root: null, trail: null, gone: false, database, skeleton: null, joints: null,
+  const entry = { id, color, frames: 0, root: null, trail: null, gone: false, database, skeleton: null, joints: null,
     label: labelOf(id) };
   state.crowd.characters[id] = entry;
   return entry;
@@ -195,7 +195,7 @@ function crowdFrame(message) {
     // (drawCrowd), not once a stream frame: a slow page skips the ones it
     // would never draw.
     entry.pending = { pose, encoding: message.encoding, tick: Number(message.tick.toString()) };
-    if (eager) resolvePose(entry);
+    if (eager) resolvePose(entry, true);
   }
   for (const gone of [...message.gone, ...(message.left || [])]) {
     const id = gone.toString(), entry = crowd.characters[id];
@@ -209,8 +209,10 @@ function crowdFrame(message) {
   renderList();
 }
 
-// An entry's latest pose as world joint positions (and its root, trail, encoding switch).
-function resolvePose(entry) {
+// An entry's latest pose as world joint positions (and its root, trail, encoding switch); small: the
+// crowd is small enough for trails (counted by the caller: once a pose, Object.keys of a crowd of 1,000
+// made a 1,000-long array for each of the hundreds of poses a frame resolves).
+function resolvePose(entry, small) {
   const { pose, encoding: code, tick } = entry.pending;
   entry.pending = null;
   const g = poseGlobals(pose, code, entry.skeleton);
@@ -221,21 +223,33 @@ function resolvePose(entry) {
     entry.switched = { from: entry.encoding, to: encoding, ticks: tick - entry.tick,
       move: Math.hypot(g[0] - entry.root[0], g[1] - entry.root[1], g[2] - entry.root[2]) };
   }
-  if (!entry.trail && Object.keys(state.crowd.characters).length < TRAILS_BELOW) {
+  if (!entry.trail && small) {
     entry.trail = new Trail(viewer, entry.color, 400, 0.6);
   }
   if (entry.trail) entry.trail.push(g[0], 0.012, g[2]);
-  Object.assign(entry, { root: [g[0], g[1], g[2]], joints: g, encoding, tick, frames: entry.frames + 1 });
+  entry.root = [g[0], g[1], g[2]];
+  entry.joints = g, entry.encoding = encoding, entry.tick = tick, entry.frames++;
 }
 
-// The drawing, once an animation frame (not once a stream frame).
+// The drawing, once an animation frame (not once a stream frame): the
+// entries drawn are kept in one list, changed in place, so a frame allocates
+// nothing for a crowd that keeps its members (1,000 objects a frame went
+// before); the view is told when the list changed.
+const drawn = [];
 function drawCrowd() {
-  const entries = [];
-  for (const [id, e] of Object.entries(state.crowd.characters)) {
-    if (e.pending && !e.gone) resolvePose(e);
-    if (e.joints && !e.gone && e.skeleton) entries.push({ id, color: e.color, joints: e.joints, parents: e.skeleton.parents, label: e.label });
+  let n = 0, layout = false, count = 0;
+  const characters = state.crowd.characters;
+  for (const id in characters) count++; // eslint-disable-line no-unused-vars
+  const small = count < TRAILS_BELOW;
+  for (const id in characters) {
+    const e = characters[id];
+    if (e.pending && !e.gone) resolvePose(e, small);
+    if (!e.joints || e.gone || !e.skeleton) continue;
+    if (drawn[n] !== e) drawn[n] = e, layout = true;
+    n++;
   }
-  view.update(entries);
+  if (drawn.length !== n) drawn.length = n, layout = true;
+  view.update(drawn, layout);
   view.drawLabels();
 }
 viewer.hooks.push(drawCrowd);
