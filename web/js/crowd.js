@@ -14,6 +14,7 @@
 // takes the subscription with it (crowdLost, through session.js's hooks).
 import { $, fmt, poseGlobals, quietly, state, toast, viewer } from './shared.js';
 import { conn, encodingName } from './session.js';
+import { AnimError } from './protocol.js';
 import { PALETTE, Trail } from './viewer.js';
 import { CrowdView } from './crowdview.js';
 import { quantizedBones } from './quantized.js';
@@ -74,6 +75,13 @@ function parseIds(text) {
   return ids;
 }
 
+// A subscribe the server refused is a failure (the toast, state.errors); one
+// that met its connection closing is news (a page too slow for a crowd's
+// stream is cut by the server, and connects again by itself).
+function sayFailed(e) {
+  toast(e.message, e instanceof AnimError);
+}
+
 export async function subscribeCrowd() {
   let ids;
   try { ids = parseIds($('crowd-ids').value); } catch (e) { toast(e.message); return; }
@@ -90,7 +98,7 @@ export async function subscribeCrowd() {
       break;
     } catch (e) {
       const m = e.codeName === 'ERROR_NOT_FOUND' && /^subscribe\.characters\[(\d+)\]/.exec(e.serverMessage || '');
-      if (!m || Number(m[1]) >= ids.length) { toast(e.message); return; }
+      if (!m || Number(m[1]) >= ids.length) { sayFailed(e); return; }
       missing.push(ids.splice(Number(m[1]), 1)[0]);
     }
   }
@@ -127,7 +135,7 @@ export async function watchRegion() {
     sub = await conn.call('subscribe', { encoding: 'ENCODING_QUANTIZED',
       region: { centre: { x: target.x, y: 0, z: target.z }, radius,
         bands: [{ radius: radius / 3, rate_divisor: 6 }, { radius, rate_divisor: 30 }] } });
-  } catch (e) { toast(e.message); return; }
+  } catch (e) { sayFailed(e); return; }
   const subscription = sub.subscription.toString();
   state.crowd.subscription = subscription;
   state.crowd.region = { x: target.x, z: target.z, radius };
