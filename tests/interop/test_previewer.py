@@ -170,7 +170,7 @@ def main():
                 # "HARNESS load": animctl loads "reordered", three characters walk on it (their ids
                 # answered); "HARNESS unload": they are destroyed, animctl unloads it; "HARNESS kill": the
                 # server dies; "HARNESS start": it comes back on its port; "HARNESS crowd": 1,000 more
-                # characters walk round (300, 0) (their ids answered); "HARNESS crowd-end": they go.
+                # characters walk round (-300, 0) (their ids answered); "HARNESS crowd-end": they go.
                 if line.startswith("HARNESS "):
                     what, answer = line.split()[1], "done"
                     if what == "load":
@@ -185,9 +185,10 @@ def main():
                         crowd.destroy_characters(reordered)
                         subprocess.run(animctl + ["unload", "reordered"], check=True, stdout=subprocess.DEVNULL)
                     elif what == "crowd":
-                        # A crowd of 1,000 on a 32 x 32 m square round (300, 0), each walking to a goal 2 km
-                        # off in its own direction (the region view, issue 36).
-                        placements = [{"x": 300.0 + (i % 32) - 15.5, "z": (i // 32) - 15.5} for i in range(1000)]
+                        # A crowd of 1,000 on a 32 x 32 m square round (-300, 0), each walking to a goal 2 km
+                        # off in its own direction (the region view, issue 36). Behind the first crowd, whose
+                        # goals are toward +x: in a slow run it walked 300 m and into a region round (300, 0).
+                        placements = [{"x": -300.0 + (i % 32) - 15.5, "z": (i // 32) - 15.5} for i in range(1000)]
                         big = crowd.create_characters("default", placements).characters
                         crowd.set_inputs([animserver.goal(c, p["x"] + 2000.0 * math.cos(2.4 * i),
                                                           p["z"] + 2000.0 * math.sin(2.4 * i), 1.0)

@@ -479,8 +479,8 @@ try {
   const bigIds = (await harness('crowd')).split(',');
   await page.evaluate(() => {
     const v = window.previewer.viewer;
-    v.controls.target.set(300, 0.9, 0);
-    v.camera.position.set(300, 45, -50);
+    v.controls.target.set(-300, 0.9, 0);
+    v.camera.position.set(-300, 45, -50);
   });
   await page.$eval('#crowd-radius', (e) => { e.value = '40'; });
   await page.click('#crowd-watch');
