@@ -17,7 +17,9 @@ vectors) and the foot locks, the debugger (the character's history paused
 and scrubbed two seconds back: the frame the stream showed then, the
 then-chosen frame as character_history returns it, the candidates table
 equal to a search of the recorded query and sorting by a column, a
-half-life set from the panel reported by character_state), subscribes to the crowd on both databases (and
+half-life set from the panel reported by character_state), a physical
+character pushed by a click on its chest (out of kinematic and back),
+subscribes to the crowd on both databases (and
 an id naming no character), each character drawn with its own database's
 skeleton, and switches encodings; sees "reordered" leave its table when
 animctl unloads it; then the server is killed and started
@@ -168,7 +170,7 @@ def main():
                 # "HARNESS load": animctl loads "reordered", three characters walk on it (their ids
                 # answered); "HARNESS unload": they are destroyed, animctl unloads it; "HARNESS kill": the
                 # server dies; "HARNESS start": it comes back on its port; "HARNESS crowd": 1,000 more
-                # characters walk round (300, 0) (their ids answered); "HARNESS crowd-end": they go.
+                # characters walk round (-300, 0) (their ids answered); "HARNESS crowd-end": they go.
                 if line.startswith("HARNESS "):
                     what, answer = line.split()[1], "done"
                     if what == "load":
@@ -183,9 +185,10 @@ def main():
                         crowd.destroy_characters(reordered)
                         subprocess.run(animctl + ["unload", "reordered"], check=True, stdout=subprocess.DEVNULL)
                     elif what == "crowd":
-                        # A crowd of 1,000 on a 32 x 32 m square round (300, 0), each walking to a goal 2 km
-                        # off in its own direction (the region view, issue 36).
-                        placements = [{"x": 300.0 + (i % 32) - 15.5, "z": (i // 32) - 15.5} for i in range(1000)]
+                        # A crowd of 1,000 on a 32 x 32 m square round (-300, 0), each walking to a goal 2 km
+                        # off in its own direction (the region view, issue 36). Behind the first crowd, whose
+                        # goals are toward +x: in a slow run it walked 300 m and into a region round (300, 0).
+                        placements = [{"x": -300.0 + (i % 32) - 15.5, "z": (i // 32) - 15.5} for i in range(1000)]
                         big = crowd.create_characters("default", placements).characters
                         crowd.set_inputs([animserver.goal(c, p["x"] + 2000.0 * math.cos(2.4 * i),
                                                           p["z"] + 2000.0 * math.sin(2.4 * i), 1.0)

@@ -39,7 +39,8 @@ export async function createCharacter() {
   const id = created.characters[0];
   const skeleton = state.skeletons[state.database || 'default'];
   Object.assign(state.character, { id: id.toString(), frames: 0, root: null, joints: null, touchdowns: [], states: 0,
-    feet: [], locks: [], database: state.database || 'default', physical, physics: null, physicsSeen: [], pushes: 0 });
+    feet: [], locks: [], database: state.database || 'default', physical, physics: null, physicsSeen: [], physicsTick: -1,
+    pushes: 0, dropped: 0 });
   characterRig = new Rig(viewer, skeleton.parents, 0x4fc3f7, { contactBones: skeleton.contactBones, names: skeleton.names });
   characterTrail = new Trail(viewer, 0x4fc3f7, 1200, 0.8);
   trajectory.setVisible(true);
@@ -62,12 +63,7 @@ function characterFrame(message, skeleton) {
     Object.assign(c, { frames: c.frames + 1, tick: Number(message.tick.toString()), root: [g[0], g[1], g[2]],
       joints: Array.from(g), contacts: pose.contacts, frame: pose.frame });
     noteStreamed(c.tick, pose.frame);
-    if (c.physical) {
-      const name = proto.root.lookupEnum('animserver.PhysicsState').valuesById[pose.physics] || String(pose.physics);
-      if (name !== c.physics) c.physicsSeen.push(name);
-      c.physics = name;
-      $('physics-state').textContent = name.replace('PHYSICS_', '').toLowerCase();
-    }
+    notePhysics(pose.physics, c.tick);
     characterRig.update(g, pose.contacts);
     characterTrail.push(g[0], 0.015, g[2]);
     skeleton.contactBones.forEach((name, i) => {
@@ -79,12 +75,28 @@ function characterFrame(message, skeleton) {
     });
     updateContacts(skeleton, pose.contacts);
   }
+  state.character.dropped += Number(message.dropped_frames || 0);
   if (message.gone.some((g) => g.toString() === state.character.id)) {
     toast(`character ${state.character.id} is gone`);
     resetCharacter();
   }
   $('stream-info').textContent = `${encodingName(message.encoding)}: tick ${message.tick}, ` +
     `dropped ${message.dropped_frames}, dt ${fmt(message.dt, 4)} s`;
+}
+
+// A physical character's state (PhysicsState) at a tick, from its stream or
+// its character_state, whichever tells of a later tick: the changes in
+// state.character.physicsSeen. Both: a page too slow for its stream has
+// frames dropped by the server (latest wins), and a push's stagger lasts
+// under a second.
+function notePhysics(code, tick) {
+  const c = state.character;
+  if (!c.physical || !(tick > c.physicsTick)) return;
+  c.physicsTick = tick;
+  const name = proto.root.lookupEnum('animserver.PhysicsState').valuesById[code] || String(code);
+  if (name !== c.physics) c.physicsSeen.push(name);
+  c.physics = name;
+  $('physics-state').textContent = name.replace('PHYSICS_', '').toLowerCase();
 }
 
 async function pollState(id, skeleton) {
@@ -95,6 +107,7 @@ async function pollState(id, skeleton) {
       const s = await conn.call('character_state', { character: id, offsets: true, query: true });
       state.character.state = s;
       state.character.states++;
+      notePhysics(s.physics, Number(s.tick.toString()));
       showState(s, skeleton);
       if (n++ % MATCH_EVERY === 0) await explainMatchOrSay(s, skeleton);
     } catch (e) {
@@ -143,7 +156,9 @@ function showState(s, skeleton) {
       `turn ${fmt((s.warp_angle ?? 0) * 180 / Math.PI, 0)}°, steer ${fmt(s.root_steering ?? 0, 2)} m/s` +
       (s.warp_held ? ', held' : '')],
   ];
-  $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd>${val}</dd>`).join('');
+  // One line a row, the whole value in its title (previewer.css): a row wrapping as its digits changed
+  // moved the Debugger's buttons under a click.
+  $('char-state').innerHTML = rows.map(([k, val]) => `<dt>${k}</dt><dd title="${val}">${val}</dd>`).join('');
   recordOffsets(s);
 }
 

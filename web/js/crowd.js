@@ -14,6 +14,7 @@
 // takes the subscription with it (crowdLost, through session.js's hooks).
 import { $, fmt, poseGlobals, quietly, state, toast, viewer } from './shared.js';
 import { conn, encodingName } from './session.js';
+import { AnimError } from './protocol.js';
 import { PALETTE, Trail } from './viewer.js';
 import { CrowdView } from './crowdview.js';
 import { quantizedBones } from './quantized.js';
@@ -34,7 +35,7 @@ const labelOf = (id) => `#${(BigInt(id) & 0xffffffffn) - 1n}`;
 
 function addEntry(id, index, database = null) {
   const color = PALETTE[index % PALETTE.length];
-  const entry = { color, frames: 0, root: null, trail: null, gone: false, database, skeleton: null, joints: null,
+  const entry = { id, color, frames: 0, root: null, trail: null, gone: false, database, skeleton: null, joints: null,
     label: labelOf(id) };
   state.crowd.characters[id] = entry;
   return entry;
@@ -74,6 +75,13 @@ function parseIds(text) {
   return ids;
 }
 
+// A subscribe the server refused is a failure (the toast, state.errors); one
+// that met its connection closing is news (a page too slow for a crowd's
+// stream is cut by the server, and connects again by itself).
+function sayFailed(e) {
+  toast(e.message, e instanceof AnimError);
+}
+
 export async function subscribeCrowd() {
   let ids;
   try { ids = parseIds($('crowd-ids').value); } catch (e) { toast(e.message); return; }
@@ -90,7 +98,7 @@ export async function subscribeCrowd() {
       break;
     } catch (e) {
       const m = e.codeName === 'ERROR_NOT_FOUND' && /^subscribe\.characters\[(\d+)\]/.exec(e.serverMessage || '');
-      if (!m || Number(m[1]) >= ids.length) { toast(e.message); return; }
+      if (!m || Number(m[1]) >= ids.length) { sayFailed(e); return; }
       missing.push(ids.splice(Number(m[1]), 1)[0]);
     }
   }
@@ -127,7 +135,7 @@ export async function watchRegion() {
     sub = await conn.call('subscribe', { encoding: 'ENCODING_QUANTIZED',
       region: { centre: { x: target.x, y: 0, z: target.z }, radius,
         bands: [{ radius: radius / 3, rate_divisor: 6 }, { radius, rate_divisor: 30 }] } });
-  } catch (e) { toast(e.message); return; }
+  } catch (e) { sayFailed(e); return; }
   const subscription = sub.subscription.toString();
   state.crowd.subscription = subscription;
   state.crowd.region = { x: target.x, z: target.z, radius };
@@ -195,7 +203,7 @@ function crowdFrame(message) {
     // (drawCrowd), not once a stream frame: a slow page skips the ones it
     // would never draw.
     entry.pending = { pose, encoding: message.encoding, tick: Number(message.tick.toString()) };
-    if (eager) resolvePose(entry);
+    if (eager) resolvePose(entry, true);
   }
   for (const gone of [...message.gone, ...(message.left || [])]) {
     const id = gone.toString(), entry = crowd.characters[id];
@@ -209,8 +217,10 @@ function crowdFrame(message) {
   renderList();
 }
 
-// An entry's latest pose as world joint positions (and its root, trail, encoding switch).
-function resolvePose(entry) {
+// An entry's latest pose as world joint positions (and its root, trail, encoding switch); small: the
+// crowd is small enough for trails (counted by the caller: once a pose, Object.keys of a crowd of 1,000
+// made a 1,000-long array for each of the hundreds of poses a frame resolves).
+function resolvePose(entry, small) {
   const { pose, encoding: code, tick } = entry.pending;
   entry.pending = null;
   const g = poseGlobals(pose, code, entry.skeleton);
@@ -221,21 +231,33 @@ function resolvePose(entry) {
     entry.switched = { from: entry.encoding, to: encoding, ticks: tick - entry.tick,
       move: Math.hypot(g[0] - entry.root[0], g[1] - entry.root[1], g[2] - entry.root[2]) };
   }
-  if (!entry.trail && Object.keys(state.crowd.characters).length < TRAILS_BELOW) {
+  if (!entry.trail && small) {
     entry.trail = new Trail(viewer, entry.color, 400, 0.6);
   }
   if (entry.trail) entry.trail.push(g[0], 0.012, g[2]);
-  Object.assign(entry, { root: [g[0], g[1], g[2]], joints: g, encoding, tick, frames: entry.frames + 1 });
+  entry.root = [g[0], g[1], g[2]];
+  entry.joints = g, entry.encoding = encoding, entry.tick = tick, entry.frames++;
 }
 
-// The drawing, once an animation frame (not once a stream frame).
+// The drawing, once an animation frame (not once a stream frame): the
+// entries drawn are kept in one list, changed in place, so a frame allocates
+// nothing for a crowd that keeps its members (1,000 objects a frame went
+// before); the view is told when the list changed.
+const drawn = [];
 function drawCrowd() {
-  const entries = [];
-  for (const [id, e] of Object.entries(state.crowd.characters)) {
-    if (e.pending && !e.gone) resolvePose(e);
-    if (e.joints && !e.gone && e.skeleton) entries.push({ id, color: e.color, joints: e.joints, parents: e.skeleton.parents, label: e.label });
+  let n = 0, layout = false, count = 0;
+  const characters = state.crowd.characters;
+  for (const id in characters) count++; // eslint-disable-line no-unused-vars
+  const small = count < TRAILS_BELOW;
+  for (const id in characters) {
+    const e = characters[id];
+    if (e.pending && !e.gone) resolvePose(e, small);
+    if (!e.joints || e.gone || !e.skeleton) continue;
+    if (drawn[n] !== e) drawn[n] = e, layout = true;
+    n++;
   }
-  view.update(entries);
+  if (drawn.length !== n) drawn.length = n, layout = true;
+  view.update(drawn, layout);
   view.drawLabels();
 }
 viewer.hooks.push(drawCrowd);

@@ -55,35 +55,48 @@ export class CrowdView {
     }
   }
 
-  // entries: [{ id, color, joints (Float32Array of world positions), parents, label }],
-  // the characters to draw now (gone ones left out).
-  update(entries) {
-    this.entries = entries;
-    let segments = 0;
-    for (const e of entries) segments += e.parents.length - 1;
-    this.reserve(segments, entries.length);
-    const bp = this.bones.geometry.attributes.position.array, bc = this.bones.geometry.attributes.color.array;
-    const rp = this.roots.geometry.attributes.position.array, rc = this.roots.geometry.attributes.color.array;
-    let s = 0, r = 0;
-    for (const e of entries) {
-      const g = e.joints, c = this.color.setHex(e.color);
-      for (let b = 1; b < e.parents.length; b++) {
-        const p = e.parents[b];
-        if (p < 0) continue;
-        const o = 6 * s++;
+  // entries: the crowd's entries to draw now ({ id, color, joints (Float32Array of world positions),
+  // skeleton: { parents }, label, frames }, gone ones left out), the same objects from frame to frame.
+  // layout: whether the list changed since the last call (who is drawn, in what order): only then are
+  // the colours and each entry's place in the buffers written again; a pose is written when its entry
+  // has a frame not drawn yet (entry.frames). Nothing is allocated unless the buffers grow.
+  update(entries, layout) {
+    const bones = this.bones.geometry, roots = this.roots.geometry;
+    if (layout || entries !== this.entries) {
+      this.entries = entries;
+      let segments = 0;
+      for (const e of entries) segments += e.skeleton.parents.length - 1;
+      this.reserve(segments, entries.length);
+      const bc = bones.attributes.color.array, rc = roots.attributes.color.array;
+      let s = 0;
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i], c = this.color.setHex(e.color), n = e.skeleton.parents.length - 1;
+        e.slot = s, e.drawn = -1;
+        for (let o = 6 * s, end = 6 * (s + n); o < end; o += 3) bc[o] = c.r, bc[o + 1] = c.g, bc[o + 2] = c.b;
+        rc[3 * i] = c.r, rc[3 * i + 1] = c.g, rc[3 * i + 2] = c.b;
+        s += n;
+      }
+      bones.setDrawRange(0, 2 * s);
+      roots.setDrawRange(0, entries.length);
+      bones.attributes.color.needsUpdate = roots.attributes.color.needsUpdate = true;
+    }
+    const bp = bones.attributes.position.array, rp = roots.attributes.position.array;
+    let moved = false;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      if (e.drawn === e.frames) continue;
+      e.drawn = e.frames, moved = true;
+      const g = e.joints, parents = e.skeleton.parents;
+      // A root (parent -1) below bone 0 draws as a point on itself.
+      for (let b = 1, o = 6 * e.slot; b < parents.length; b++, o += 6) {
+        const p = parents[b] < 0 ? b : parents[b];
         bp[o] = g[3 * p], bp[o + 1] = g[3 * p + 1], bp[o + 2] = g[3 * p + 2];
         bp[o + 3] = g[3 * b], bp[o + 4] = g[3 * b + 1], bp[o + 5] = g[3 * b + 2];
-        bc[o] = bc[o + 3] = c.r, bc[o + 1] = bc[o + 4] = c.g, bc[o + 2] = bc[o + 5] = c.b;
       }
-      const o = 3 * r++;
-      rp[o] = g[0], rp[o + 1] = 0.02, rp[o + 2] = g[2];
-      rc[o] = c.r, rc[o + 1] = c.g, rc[o + 2] = c.b;
+      rp[3 * i] = g[0], rp[3 * i + 1] = 0.02, rp[3 * i + 2] = g[2];
       if (this.chosen && this.chosen.id === e.id) this.chosen.rig.update(g);
     }
-    this.bones.geometry.setDrawRange(0, 2 * s);
-    this.roots.geometry.setDrawRange(0, r);
-    this.bones.geometry.attributes.position.needsUpdate = this.bones.geometry.attributes.color.needsUpdate = true;
-    this.roots.geometry.attributes.position.needsUpdate = this.roots.geometry.attributes.color.needsUpdate = true;
+    if (moved) bones.attributes.position.needsUpdate = roots.attributes.position.needsUpdate = true;
   }
 
   // Screen position (CSS pixels in the canvas) of a world point, or null behind the camera.
@@ -98,7 +111,7 @@ export class CrowdView {
   pick(x, y) {
     let best = null, bestD = PICK_PX;
     for (const e of this.entries) {
-      const head = e.parents.length > 1 ? 1 : 0; // the hips: bone 0 is on the ground
+      const head = e.skeleton.parents.length > 1 ? 1 : 0; // the hips: bone 0 is on the ground
       const p = this.screenOf(e.joints[3 * head], e.joints[3 * head + 1], e.joints[3 * head + 2]);
       if (!p) continue;
       const d = Math.hypot(p[0] - x, p[1] - y);
@@ -109,7 +122,7 @@ export class CrowdView {
 
   choose(entry) {
     if (this.chosen) this.chosen.rig.dispose();
-    this.chosen = entry ? { id: entry.id, rig: new Rig(this.viewer, entry.parents, 0xffffff) } : null;
+    this.chosen = entry ? { id: entry.id, rig: new Rig(this.viewer, entry.skeleton.parents, 0xffffff) } : null;
     if (entry) this.chosen.rig.update(entry.joints);
   }
 
@@ -121,7 +134,7 @@ export class CrowdView {
       if (!small && e.id !== (this.chosen && this.chosen.id) && e !== this.hovered) continue;
       const g = e.joints;
       let top = 0;
-      for (let b = 0; b < e.parents.length; b++) top = Math.max(top, g[3 * b + 1]);
+      for (let b = 0; b < e.skeleton.parents.length; b++) top = Math.max(top, g[3 * b + 1]);
       const p = this.screenOf(g[0], top + 0.25, g[2]);
       if (p) wanted.set(e.id, { p, e });
     }
@@ -143,7 +156,7 @@ export class CrowdView {
   clear() {
     this.choose(null);
     this.hovered = null;
-    this.update([]);
+    this.update([], true);
     for (const el of this.labels.values()) el.remove();
     this.labels.clear();
   }

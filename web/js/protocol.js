@@ -38,6 +38,8 @@ export async function loadProtocol(url = 'animserver.proto') {
   };
 }
 
+const RECENT_KEPT = 40;
+
 const key = (id) => (id == null ? '' : id.toString());
 
 export class Connection {
@@ -55,6 +57,9 @@ export class Connection {
     this.onclose = null;
     this.onstall = null; // (kind, ms): a call has waited stallMs for its answer (it goes on waiting)
     this.stallMs = 10000;
+    // The last RECENT_KEPT requests (kind, ms sent, ms answered or the
+    // error): what a test prints when the page did not do what it waited for.
+    this.recent = [];
   }
 
   open(timeoutMs = 5000) {
@@ -94,12 +99,15 @@ export class Connection {
     const bytes = this.proto.Request.encodeDelimited(message).finish();
     this.bytesOut += bytes.length;
     this.ws.send(bytes);
+    const note = { id, kind, sent: Math.round(performance.now()), answered: null, error: null };
+    this.recent.push(note);
+    if (this.recent.length > RECENT_KEPT) this.recent.shift();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => { if (this.onstall) this.onstall(kind, this.stallMs); }, this.stallMs);
       this.pending.set(id, {
         kind,
-        resolve: (v) => { clearTimeout(timer); resolve(v); },
-        reject: (e) => { clearTimeout(timer); reject(e); },
+        resolve: (v) => { clearTimeout(timer); note.answered = Math.round(performance.now()); resolve(v); },
+        reject: (e) => { clearTimeout(timer); note.error = e.message; reject(e); },
       });
     });
   }

@@ -19,7 +19,6 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 const [url, shots, crowdArg] = process.argv.slice(2);
-const UNSTABLE = process.env.PREVIEWER_UNSTABLE === '1';
 const require = createRequire(path.join(path.resolve(process.env.NPM_MODULES), "noop.js"));
 const puppeteer = require('puppeteer-core');
 const crowdIds = crowdArg.split(',');
@@ -73,6 +72,14 @@ try {
       await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
     } catch (e) {
       const errors = await page.evaluate(() => window.previewer && window.previewer.state.errors).catch(() => []);
+      // The page's last requests (protocol.js keeps them): what it asked, and whether it had its answer.
+      const recent = await page.evaluate(async () => {
+        const { conn } = await import(new URL('js/session.js', location.href).href);
+        const now = performance.now();
+        return conn ? conn.recent.map((r) => `${r.kind} ${((r.sent - now) / 1000).toFixed(1)} s ` +
+          (r.error ? `failed: ${r.error}` : r.answered === null ? 'unanswered' : `answered in ${r.answered - r.sent} ms`)) : ['no connection'];
+      }).catch((err) => [err.message]);
+      console.log(`  the page's last requests:\n    ${recent.join('\n    ')}`);
       await page.screenshot({ path: path.join(shots, 'previewer-failed.png') }).catch(() => {}); // what it looked like
       throw new Error(`waiting for ${fn.toString().slice(0, 160)}: ${e.message}; page errors: ` +
         `${pageErrors.join('; ') || 'none'}; request errors: ${(errors || []).join('; ') || 'none'}`);
@@ -163,11 +170,7 @@ try {
   s = await state();
   ok(s.playback.speed === 2, 'speed 2');
 
-  // Two steps run only with PREVIEWER_UNSTABLE=1: after the merge with
-  // animation warping, the page's own character, held still as a stance,
-  // did not move on W in 3 of 4 runs (the debugger step then finds no search
-  // to show), and a click's push was not seen to act; neither is reproduced
-  // driving the server from the Python client. To mend, then run always.
+  // Steps 3b and 3c, run after step 3 (below).
   const debuggerStep = async () => {
     let s;
     // 3b. The debugger: the character's history on, three seconds of walking and turning, paused; scrubbed
@@ -243,12 +246,17 @@ try {
   };
   const pushStep = async () => {
     let s;
-    // 4d. A physical character (issue 32): a click on its chest pushes it; it
+    // 3c. A physical character (issue 32): a click on its chest pushes it; it
     // staggers (powered) and comes back to motion matching (kinematic).
     await page.$eval('#physical', (e) => { e.checked = true; });
     await page.click('#create');
-    await waitFor(() => window.previewer.state.character.frames > 20 &&
-      window.previewer.state.character.physics === 'PHYSICS_KINEMATIC');
+    // The camera follows the new character a share of the way each drawn
+    // frame (a few seconds on a busy machine): the chest is aimed at once the
+    // view is on it, else the click lands where the chest was drawn before.
+    await waitFor(() => {
+      const c = window.previewer.state.character, t = window.previewer.viewer.controls.target;
+      return c.frames > 20 && c.physics === 'PHYSICS_KINEMATIC' && Math.hypot(t.x - c.root[0], t.z - c.root[2]) < 0.02;
+    });
     const chest = await page.evaluate(() => {
       const s = window.previewer.state, v = window.previewer.viewer, names = s.skeletons[s.character.database].names;
       const spine = names.map((n, i) => (/spine|chest/i.test(n) ? i : -1)).filter((i) => i > 0);
@@ -259,17 +267,17 @@ try {
     });
     await page.mouse.click(chest[0], chest[1]);
     await waitFor(() => window.previewer.state.character.pushes === 1); // the push was sent and answered
-    // A slow page sees only some of the stream's frames (latest wins): any
-    // state but kinematic says the push acted.
+    // The states come from the stream and from character_state (a slow page
+    // has stream frames dropped): any state but kinematic says the push acted.
     await waitFor(() => window.previewer.state.character.physicsSeen.some((n) => n !== 'PHYSICS_KINEMATIC'));
     await page.screenshot({ path: path.join(shots, 'previewer-push.png') });
     await waitFor(() => window.previewer.state.character.physics === 'PHYSICS_KINEMATIC');
     s = await state();
     ok(s.character.pushes === 1 && s.character.physicsSeen[0] === 'PHYSICS_KINEMATIC' &&
       s.character.physicsSeen.length > 2 && s.character.physics === 'PHYSICS_KINEMATIC',
-      `a click on the physical character's ${chest[2]} pushed it: ${s.character.physicsSeen.map((n) => n.slice(8).toLowerCase()).join(' -> ')}`);
+      `a click on the physical character's ${chest[2]} pushed it: ${s.character.physicsSeen.map((n) => n.slice(8).toLowerCase()).join(' -> ')}` +
+      ` (${s.character.dropped} stream frames dropped)`);
     await page.$eval('#physical', (e) => { e.checked = false; });
-
 
   };
 
@@ -282,6 +290,11 @@ try {
   const start = s.character.root, joints0 = s.character.joints;
   await page.keyboard.down('KeyW');
   await sleep(1000);
+  // The state polled since W was sent (a starved page had none yet after a second: NaN degrees).
+  await waitFor(() => {
+    const dv = window.previewer.state.character.state.desired_velocity;
+    return Math.hypot(dv.x, dv.z) > 0.5;
+  });
   s = await state();
   const stick = s.input.stick;
   ok(Math.abs(stick[0]) < 0.02 && stick[1] > 0.98, `W is the stick straight ahead of the camera: (${stick.map((v) => v.toFixed(3))})`);
@@ -363,8 +376,9 @@ try {
     `foot locks seen (${s.character.feet.map((f) => f.bone).join(', ')}); a locked toe stays where it is held ` +
     `(median ${(100 * median).toFixed(2)} cm, max ${slips.length ? (100 * slips[slips.length - 1]).toFixed(2) : '-'} cm over ${slips.length} samples)`);
 
-  // 3b. The debugger (runUnstable below; off by default, see there).
-  if (UNSTABLE) await debuggerStep();
+  // 3b. The debugger; 3c. a physical character pushed by a click (above).
+  await debuggerStep();
+  await pushStep();
 
   // 4. A running crowd (another connection's characters), then the encoding switched.
   await page.click('#follow');
@@ -465,8 +479,8 @@ try {
   const bigIds = (await harness('crowd')).split(',');
   await page.evaluate(() => {
     const v = window.previewer.viewer;
-    v.controls.target.set(300, 0.9, 0);
-    v.camera.position.set(300, 45, -50);
+    v.controls.target.set(-300, 0.9, 0);
+    v.camera.position.set(-300, 45, -50);
   });
   await page.$eval('#crowd-radius', (e) => { e.value = '40'; });
   await page.click('#crowd-watch');
@@ -517,9 +531,6 @@ try {
       await sleep(1000);
     }
   }
-
-  // 4d. A physical character pushed by a click (off by default, see below).
-  if (UNSTABLE) await pushStep();
 
   // 5. The server dies and comes back on its port (killed, then started
   // again): the character and the crowd go with the connection, no input is
