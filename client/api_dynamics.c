@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "convert.h"
 
 void anim_inverse_dynamics_free(anim_inverse_dynamics_t *result) {
   if (!result) return;
@@ -18,18 +19,6 @@ void anim_inverse_dynamics_free(anim_inverse_dynamics_t *result) {
   free(result->residual_torques), free(result->power), free(result->com), free(result->over_limit);
   free(result->left_foot), free(result->right_foot);
   free(result);
-}
-
-static float *copy_floats(const float *src, size_t n, size_t want, int *rc) {
-  if (*rc) return NULL;
-  if (n != want) {
-    *rc = ANIM_EPROTO;
-    return NULL;
-  }
-  float *out = malloc((n + 1) * sizeof *out);
-  if (!out) *rc = ANIM_ENOMEM;
-  else if (n) memcpy(out, src, n * sizeof *out);
-  return out;
 }
 
 static int result_from(const Animserver__InverseDynamicsResponse *m, anim_inverse_dynamics_t **out) {
@@ -49,13 +38,13 @@ static int result_from(const Animserver__InverseDynamicsResponse *m, anim_invers
   for (size_t b = 0; !rc && b < nb; b++)
     if (!(r->bones[b] = strdup(m->bones[b]))) rc = ANIM_ENOMEM;
   if (!rc) r->nbones = (int)nb;
-  r->torques = copy_floats(m->torques, m->n_torques, n * nb * 3, &rc);
-  r->foot_forces = copy_floats(m->foot_forces, m->n_foot_forces, n * 6, &rc);
-  r->foot_cops = copy_floats(m->foot_cops, m->n_foot_cops, n * 6, &rc);
-  r->residual_forces = copy_floats(m->residual_forces, m->n_residual_forces, n * 3, &rc);
-  r->residual_torques = copy_floats(m->residual_torques, m->n_residual_torques, n * 3, &rc);
-  r->power = copy_floats(m->power, m->n_power, n, &rc);
-  r->com = copy_floats(m->com, m->n_com, n * 3, &rc);
+  r->torques = anim__floats_copy(m->torques, m->n_torques, n * nb * 3, &rc);
+  r->foot_forces = anim__floats_copy(m->foot_forces, m->n_foot_forces, n * 6, &rc);
+  r->foot_cops = anim__floats_copy(m->foot_cops, m->n_foot_cops, n * 6, &rc);
+  r->residual_forces = anim__floats_copy(m->residual_forces, m->n_residual_forces, n * 3, &rc);
+  r->residual_torques = anim__floats_copy(m->residual_torques, m->n_residual_torques, n * 3, &rc);
+  r->power = anim__floats_copy(m->power, m->n_power, n, &rc);
+  r->com = anim__floats_copy(m->com, m->n_com, n * 3, &rc);
   if (!rc && m->n_over_limit != n) rc = ANIM_EPROTO;
   if (!rc && !(r->over_limit = malloc(n + 1))) rc = ANIM_ENOMEM;
   for (size_t i = 0; !rc && i < n; i++) r->over_limit[i] = m->over_limit[i] ? 1 : 0;

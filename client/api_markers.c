@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "convert.h"
 
 void anim_marker_fit_result_free(anim_marker_fit_result_t *result) {
   if (!result) return;
@@ -16,18 +17,6 @@ void anim_marker_fit_result_free(anim_marker_fit_result_t *result) {
   free(result->bones);
   free(result->positions), free(result->rotations), free(result->residuals), free(result->offsets);
   free(result);
-}
-
-static float *copy_floats(const float *src, size_t n, size_t want, int *rc) {
-  if (*rc) return NULL;
-  if (n != want) {
-    *rc = ANIM_EPROTO;
-    return NULL;
-  }
-  float *out = malloc((n + 1) * sizeof *out);
-  if (!out) *rc = ANIM_ENOMEM;
-  else if (n) memcpy(out, src, n * sizeof *out);
-  return out;
 }
 
 static int result_from(const Animserver__MarkerFitResponse *m, anim_marker_fit_result_t **out) {
@@ -44,10 +33,10 @@ static int result_from(const Animserver__MarkerFitResponse *m, anim_marker_fit_r
   for (size_t b = 0; !rc && b < nb; b++)
     if (!(r->bones[b] = strdup(m->bones[b]))) rc = ANIM_ENOMEM;
   if (!rc) r->nbones = (int)nb;
-  r->positions = copy_floats(m->positions, m->n_positions, n * nb * 3, &rc);
-  r->rotations = copy_floats(m->rotations, m->n_rotations, n * nb * 4, &rc);
-  r->residuals = copy_floats(m->residuals, m->n_residuals, n * nm, &rc);
-  r->offsets = copy_floats(m->offsets, m->n_offsets, nm * 3, &rc);
+  r->positions = anim__floats_copy(m->positions, m->n_positions, n * nb * 3, &rc);
+  r->rotations = anim__floats_copy(m->rotations, m->n_rotations, n * nb * 4, &rc);
+  r->residuals = anim__floats_copy(m->residuals, m->n_residuals, n * nm, &rc);
+  r->offsets = anim__floats_copy(m->offsets, m->n_offsets, nm * 3, &rc);
   if (rc) {
     anim_marker_fit_result_free(r);
     return rc;

@@ -34,6 +34,18 @@ void anim__quat_from(float *out, const Animserver__Quat *q) {
   out[0] = q ? q->w : 1.0f, out[1] = q ? q->x : 0.0f, out[2] = q ? q->y : 0.0f, out[3] = q ? q->z : 0.0f;
 }
 
+float *anim__floats_copy(const float *src, size_t n, size_t want, int *rc) {
+  if (*rc) return NULL;
+  if (n != want) {
+    *rc = ANIM_EPROTO;
+    return NULL;
+  }
+  float *out = malloc((n + 1) * sizeof *out);
+  if (!out) *rc = ANIM_ENOMEM;
+  else if (n) memcpy(out, src, n * sizeof *out);
+  return out;
+}
+
 int anim__error_code(const Animserver__Error *m) {
   /* Codes cross the wire as the positive value of an ANIM_E*; a newer
    * server's unknown code still passes (anim_strerror names it unknown). */

@@ -31,6 +31,11 @@ int anim__name_from(char *out, size_t size, const char *s);
 /* Wire vectors to floats (absent: zero, the identity). */
 void anim__vec3_from(float *out, const Animserver__Vec3 *v);
 void anim__quat_from(float *out, const Animserver__Quat *q);
+/* A malloc'd copy of a wire array of n floats that must hold want (one
+ * more float allocated, so an empty array is not NULL); NULL with *rc set
+ * (ANIM_EPROTO on a length that disagrees, ANIM_ENOMEM), and nothing done
+ * when *rc is already set, so a result's arrays chain through one rc. */
+float *anim__floats_copy(const float *src, size_t n, size_t want, int *rc);
 
 /* ControllerParams <-> anim_character_params_t (a negative count goes as 0;
  * NULL m: all zero). */

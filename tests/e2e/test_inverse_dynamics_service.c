@@ -32,6 +32,7 @@
 #include "offline/feature_build.h"
 #include "fixture.h"
 #include "inverse_dynamics.h"
+#include "served_mocap.h"
 #include "shared_data.h"
 
 #define TIMEOUT_MS 60000
@@ -66,20 +67,8 @@ static int teardown(void **state) {
 /* GAMES-105 on the server as "games105"; 0 after a skip. */
 static int load(void) {
   if (have_db) return 1;
-  int set = -1;
-  for (int i = 0; i < ANIM_TEST_MOCAP_SETS; i++)
-    if (!strcmp(anim_test_mocap_sets[i].folder, "games105")) set = i;
-  if (!anim_test_mocap_database(set, NULL, &db)) return 0;
+  if (!anim_test_serve_mocap(client, dir, "games105", &db, TIMEOUT_MS)) return 0;
   have_db = 1;
-  /* The server serves databases with their matching features. */
-  anim_feature_schema_t schema;
-  char err[256];
-  assert_int_equal(anim_feature_schema_default(&schema, &db), 0);
-  if (anim_features_build(&db, &schema, err, sizeof err)) fail_msg("features: %s", err);
-  anim_test_data_dir_put_database(dir, &db, "games105");
-  anim_db_summary_t summary;
-  int rc = anim_client_db_load(client, "games105", &summary, TIMEOUT_MS);
-  if (rc) fail_msg("load: %s: %s", anim_strerror(rc), anim_client_last_error(client));
   for (int i = 0; i < db.nranges; i++)
     if (!strcmp(db.ranges[i].name, WALK)) walk = &db.ranges[i];
   assert_non_null(walk);
