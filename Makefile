@@ -7,7 +7,8 @@
 #   make previewer-screenshots  docs/previewer-*.png, taken by the previewer's browser test
 #   make previewer-debugger-screenshots  docs/previewer-{ghosts,replay}.png, by the debugger views' test
 #   make sanitize   the whole test suite under AddressSanitizer + UBSan (in build/sanitize)
-#   make test-loaded  make test and make sanitize under twice as many busy loops as cores (ROUNDS=1, BUSY=N)
+#   make test-loaded  make test and make sanitize under twice as many busy loops as cores (ROUNDS=1, BUSY=N,
+#                     SANITIZE=0: make test only)
 #   make bench      search benchmark against brute force, bounded boxes, FAISS and nanoflann
 #   make bench-crowd  characters ticked and streamed by the server (animbench crowd)
 #   make bench-fit  pose fitting from tracked points on held-out mocap (animbench fit)
@@ -340,8 +341,9 @@ sanitize: deps-test
 
 ROUNDS ?= 1
 BUSY ?=
+SANITIZE ?= 1
 test-loaded:
-	@BUSY=$(BUSY) tools/test-loaded.sh $(ROUNDS)
+	@BUSY=$(BUSY) SANITIZE=$(SANITIZE) tools/test-loaded.sh $(ROUNDS)
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -16,6 +16,12 @@
  *
  * Each test works in its own patch of ground (a region sees every
  * character on the server) and destroys its characters at the end.
+ *
+ * On a loaded machine: the server runs with --fixed-step, so every tick
+ * index is served with one period's dt (a late server runs slower than wall
+ * time rather than folding missed ticks into one, which would leave holes
+ * in the tick-by-tick comparisons and the band counts), and the tests wait
+ * for a number of ticks the server produced, not for wall time.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -38,7 +44,10 @@
 
 static anim_test_fixture_t fx;
 
-static int setup(void **state) { return anim_test_fixture_start(&fx, "aoi", NULL, 0); }
+static int setup(void **state) {
+  static const char *const args[] = {"--fixed-step", NULL}; /* every tick counted (see the top) */
+  return anim_test_fixture_start(&fx, "aoi", args, 0);
+}
 static int teardown(void **state) { return anim_test_fixture_stop(&fx); }
 
 static uint64_t now_us(void) {
@@ -58,6 +67,18 @@ static void pump(anim_client_t *a, anim_client_t *b, int ms) {
       assert_true(rc == 0 || rc == ANIM_ETIMEDOUT);
     }
   }
+}
+
+/* Pumps both clients until done(arg) holds, for at most WAIT_MS (a loaded
+ * machine's server ticks late, not never): 1 when it held. */
+#define WAIT_MS 60000
+static int pump_until(anim_client_t *a, anim_client_t *b, int (*done)(const void *arg), const void *arg) {
+  uint64_t end = now_us() + (uint64_t)WAIT_MS * 1000u;
+  while (!done(arg)) {
+    if (now_us() > end) return 0;
+    pump(a, b, 5);
+  }
+  return 1;
 }
 
 static int index_of(const uint64_t *ids, int n, uint64_t id) {
@@ -168,7 +189,7 @@ static void test_too_many_bands_refused(void **state) {
 typedef struct {
   uint64_t ids[MAX_CHARS];
   int n;
-  uint64_t first_tick;
+  uint64_t first_tick, last_tick;
   float x[MAX_TICKS][MAX_CHARS], z[MAX_TICKS][MAX_CHARS];
   unsigned char seen[MAX_TICKS];
 } positions_t;
@@ -176,6 +197,7 @@ typedef struct {
 static void on_full(anim_client_t *client, const anim_stream_frame_t *f, void *data) {
   positions_t *p = data;
   if (!p->first_tick) p->first_tick = f->tick;
+  p->last_tick = f->tick;
   uint64_t t = f->tick - p->first_tick;
   if (t >= MAX_TICKS) return;
   for (int i = 0; i < f->nposes; i++) {
@@ -233,6 +255,30 @@ static void on_view(anim_client_t *client, const anim_stream_frame_t *f, void *d
   memcpy(v->told[t], v->member, sizeof v->member);
 }
 
+/* Waiting for ticks: *last (a stream's last tick) reaching until. */
+typedef struct {
+  const uint64_t *last;
+  uint64_t until;
+} tick_wait_t;
+
+static int tick_reached(const void *arg) {
+  const tick_wait_t *w = arg;
+  return *w->last && *w->last >= w->until;
+}
+
+/* Pumps until the stream whose last tick is *last has reached tick until. */
+static void pump_to_tick(anim_client_t *a, anim_client_t *b, const uint64_t *last, uint64_t until) {
+  tick_wait_t w = {last, until};
+  if (!pump_until(a, b, tick_reached, &w))
+    fail_msg("the stream reached tick %llu, not %llu, in %d s", (unsigned long long)*last, (unsigned long long)until,
+             WAIT_MS / 1000);
+}
+
+/* n more ticks of a view whose frames come every tick (a member due each tick). */
+static void pump_view_ticks(anim_client_t *a, anim_client_t *b, const view_t *v, int n) {
+  pump_to_tick(a, b, &v->last_tick, v->last_tick + (uint64_t)n);
+}
+
 static void test_enter_and_leave_once(void **state) {
   anim_client_t *a = fx.client, *viewer = anim_test_connect(&fx.server);
   static positions_t full;
@@ -254,9 +300,11 @@ static void test_enter_and_leave_once(void **state) {
   anim_region_t circle = {0.0f, 0.0f, CIRCLE, 0.0f, 0.0f, 0, NULL, 0, 0};
   anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
   assert_int_equal(anim_client_subscribe_region(viewer, &region, &circle, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
-  pump(a, viewer, 300);
-  assert_int_equal(anim_client_characters_set_input(a, full.ids, in, WALKERS, NULL, TIMEOUT_MS), 0);
-  pump(a, viewer, 9000);
+  pump_to_tick(a, viewer, &full.first_tick, 1);
+  pump_to_tick(a, viewer, &full.last_tick, full.first_tick + 18); /* 0.3 s standing */
+  uint64_t walking = 0;
+  assert_int_equal(anim_client_characters_set_input(a, full.ids, in, WALKERS, &walking, TIMEOUT_MS), 0);
+  pump_to_tick(a, viewer, &full.last_tick, walking + 540); /* 9 s of ticks: across at 2 m/s and out */
   assert_int_equal(view.errors, 0);
   assert_true(full.first_tick > 0);
   /* Every tick both saw: the told members are those the tick before left inside. */
@@ -302,11 +350,14 @@ static void test_enter_and_leave_once(void **state) {
 
 /* ---- following ------------------------------------------------------------------------------- */
 
+enum { STANDING = 16 }; /* characters standing in a row; the walker is ids[STANDING] */
+
+static int walker_left(const void *arg) { return ((const view_t *)arg)->left[STANDING] > 0; }
+
 static void test_follow_keeps_the_character_at_the_centre(void **state) {
   anim_client_t *a = fx.client, *viewer = anim_test_connect(&fx.server);
   static view_t view;
   memset(&view, 0, sizeof view);
-  enum { STANDING = 16 };
   uint64_t ids[STANDING + 1];
   anim_character_placement_t at[STANDING];
   for (int i = 0; i < STANDING; i++) at[i] = (anim_character_placement_t){100.0f + 1.5f * (float)i, 1.5f, 0.0f, -1};
@@ -320,8 +371,9 @@ static void test_follow_keeps_the_character_at_the_centre(void **state) {
   assert_int_equal(anim_client_subscribe_region(viewer, &region, &around, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
   anim_character_input_t go;
   anim_character_input_goal(&go, 130.0f, 0.0f, 2.0f);
-  assert_int_equal(anim_client_characters_set_input(viewer, &walker, &go, 1, NULL, TIMEOUT_MS), 0);
-  pump(a, viewer, 6000);
+  uint64_t walking = 0;
+  assert_int_equal(anim_client_characters_set_input(viewer, &walker, &go, 1, &walking, TIMEOUT_MS), 0);
+  pump_to_tick(a, viewer, &view.last_tick, walking + 360); /* 6 s of ticks (a frame every tick: the walker) */
   assert_int_equal(view.errors, 0);
   /* The walker is always a member; every other pose lies within the radius of
    * the walker's root of the tick before (plus a tick's step). */
@@ -350,7 +402,7 @@ static void test_follow_keeps_the_character_at_the_centre(void **state) {
   /* The followed character destroyed: it leaves once; the region stays where it was. */
   int frames_before = view.frames;
   assert_int_equal(anim_client_characters_destroy(viewer, &walker, 1, TIMEOUT_MS), 0);
-  pump(a, viewer, 300);
+  pump_until(a, viewer, walker_left, &view);
   assert_int_equal(view.errors, 0);
   assert_int_equal(view.left[STANDING], 1);
   assert_true(view.frames > frames_before);
@@ -381,7 +433,8 @@ static void test_bands_deliver_at_their_rates(void **state) {
   anim_region_t circle = {0.0f, 300.0f, 40.0f, 0.0f, 0.0f, 0, bands, 3, 0};
   anim_subscribe_options_t region = {NULL, 0, 0, 0, ANIM_POSE_QUANTIZED, 0, 0};
   assert_int_equal(anim_client_subscribe_region(a, &region, &circle, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
-  pump(a, NULL, 3000);
+  pump_to_tick(a, NULL, &view.first_tick, 1);
+  pump_to_tick(a, NULL, &view.last_tick, view.first_tick + 180); /* 3 s of ticks */
   assert_int_equal(view.errors, 0);
   assert_true(view.last_tick - view.first_tick > 170);
   /* 120 ticks (2 s at 60 Hz) after the first frame (whose arrivals all carry a pose). */
@@ -409,11 +462,26 @@ static void test_bands_deliver_at_their_rates(void **state) {
 
 /* ---- the cap ------------------------------------------------------------------------------------- */
 
+enum { CAP_N = 20, CAP = 5 };
+
+/* The nearest (ids[CAP_N - 1]) has left and the sixth nearest come in. */
+static int nearest_replaced(const void *arg) {
+  const view_t *v = arg;
+  return v->left[CAP_N - 1] > 0 && v->entered[CAP_N - 1 - CAP] > 0;
+}
+
+static int none_left(const void *arg) {
+  const view_t *v = arg;
+  for (int k = 0; k < CAP_N; k++)
+    if (v->member[k]) return 0;
+  return 1;
+}
+
 static void test_cap_keeps_the_nearest(void **state) {
   anim_client_t *a = fx.client, *viewer = anim_test_connect(&fx.server);
   static view_t view;
   memset(&view, 0, sizeof view);
-  enum { N = 20, CAP = 5 };
+  enum { N = CAP_N };
   uint64_t ids[N];
   anim_character_placement_t at[N];
   for (int i = 0; i < N; i++) at[i] = (anim_character_placement_t){-300.0f + 1.5f * (float)(N - i), 0.0f, 0.0f, -1};
@@ -423,7 +491,8 @@ static void test_cap_keeps_the_nearest(void **state) {
   anim_region_t box = {-300.0f, 0.0f, 0.0f, 40.0f, 5.0f, 0, NULL, 0, CAP};
   anim_subscribe_options_t region = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
   assert_int_equal(anim_client_subscribe_region(viewer, &region, &box, on_view, &view, NULL, NULL, TIMEOUT_MS), 0);
-  pump(a, viewer, 500);
+  pump_to_tick(a, viewer, &view.first_tick, 1);
+  pump_view_ticks(a, viewer, &view, 30); /* 0.5 s of ticks */
   assert_int_equal(view.errors, 0);
   for (int k = 0; k < N; k++) {
     assert_int_equal(view.member[k], k >= N - CAP);
@@ -435,13 +504,15 @@ static void test_cap_keeps_the_nearest(void **state) {
   }
   /* The nearest destroyed: it leaves once, the sixth nearest comes in. */
   assert_int_equal(anim_client_characters_destroy(a, &ids[N - 1], 1, TIMEOUT_MS), 0);
-  pump(a, viewer, 500);
+  pump_until(a, viewer, nearest_replaced, &view);
+  pump_view_ticks(a, viewer, &view, 30); /* and 0.5 s more: nothing else changes */
   assert_int_equal(view.errors, 0);
   assert_int_equal(view.left[N - 1], 1);
   assert_int_equal(view.entered[N - 1 - CAP], 1);
   for (int k = 0; k < N - 1; k++) assert_int_equal(view.member[k], k >= N - 1 - CAP);
   assert_int_equal(anim_client_characters_destroy(a, ids, N - 1, TIMEOUT_MS), 0);
-  pump(a, viewer, 300);
+  pump_until(a, viewer, none_left, &view); /* then frames stop: nothing is in the box */
+  pump(a, viewer, 100);
   for (int k = 0; k < N; k++) {
     assert_int_equal(view.member[k], 0);
     assert_true(view.left[k] == view.entered[k]);

@@ -36,7 +36,9 @@
  * character gets the same trackers tick by tick, so the bounds are the
  * core test's (the issue's 5 cm target), plus a margin for what the wire
  * adds: a tick the client misses on a busy machine arrives one frame late
- * (at 1.5 m/s, 2.5 cm on the tracked points for that tick). One-shot fits
+ * (at 1.5 m/s, 2.5 cm on the tracked points for that tick). The server
+ * runs with --fixed-step (every tick one period: the clip's frames map to
+ * ticks one to one, however late the server is). One-shot fits
  * have no history: measured 4.0 cm with the clip's velocities given. */
 #define MAX_STREAM_MEAN_ERROR 0.05      /* m: head + hands + pelvis, 5 mm noise, every tick */
 #define MAX_STREAM_TRACKED_ERROR 0.025  /* m: the tracked joints (core: 1 cm) */
@@ -44,7 +46,10 @@
 #define MAX_DROPPED_MEAN_ERROR 0.055    /* m: whole body, left hand lost for 1 s */
 #define MAX_DROPPED_HAND_ERROR 0.13     /* m: the lost hand falls back to the prior's */
 #define MAX_SPARSE_MEAN_ERROR 0.055     /* m: trackers every other tick, predicted between */
-#define MAX_LATE_SHARE 0.2              /* inputs applied a tick late: above this the run measures the machine */
+#define MAX_LATE_SHARE 0.5              /* inputs applied a tick late: above this the run measures the machine
+                                         * (counted per send since the feed reads ahead: 13-25% under 4 busy
+                                         * loops on 2 cores, the errors then within 0.5 cm of a quiet run's;
+                                         * before, a send answered after the next went uncounted: 0 late) */
 #define MAX_ONESHOT_MEAN_ERROR 0.05     /* m: one-shot fits with velocities (measured 4.0 cm) */
 #define MAX_ONESHOT_RESIDUAL 0.02       /* m: mean of the trackers to their fitted points (measured 0.5 cm; the
                                          * worst, 6.5 cm, a hand beyond the database's range of motion) */
@@ -68,7 +73,10 @@ static int setup(void **state) {
   (void)state;
   char mocap[1024], err[256];
   snprintf(mocap, sizeof mocap, "%s/data/mocap/bandai-namco", anim_test_shared_dir());
-  const char *args[] = {"--data-dir", fx.dir, NULL};
+  /* --fixed-step: the feed maps tick T to clip frame base + (T - base_tick);
+   * a loaded server folding late ticks into one would skip frames (fewer
+   * compared) and apply one frame's trackers over several frames' time. */
+  const char *args[] = {"--data-dir", fx.dir, "--fixed-step", NULL}, *quiet_args[] = {"--fixed-step", NULL};
   if (access(mocap, R_OK) == 0) {
     if (anim_heldout_build(mocap, anim_heldout_bandai_clips, anim_heldout_bandai_count, &fx.db, &fx.truth, err,
                            sizeof err) != 0 ||
@@ -81,7 +89,7 @@ static int setup(void **state) {
     for (int k = 0; k < 4; k++) fx.bones[k] = defaults.tracker_bones[k];
     fx.real = 1;
   }
-  if (anim_test_server_start(&fx.server, "fit_service", fx.real ? args : NULL) != 0) return -1;
+  if (anim_test_server_start(&fx.server, "fit_service", fx.real ? args : quiet_args) != 0) return -1;
   if (anim_test_raw_open(&fx.c, &fx.server) != 0 || anim_test_raw_open(&fx.other, &fx.server) != 0) return -1;
   if (fx.real && tracker_feed_load(&fx.c, fx.db.name) != 0) return -1;
   return 0;

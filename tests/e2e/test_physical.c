@@ -223,7 +223,7 @@ static void test_moderate_push_recovers(void **state) {
   anim_push_t p;
   anim_push_init(&p);
   p.bone = PHYS_CHEST, p.impulse[2] = PHYS_MODERATE_PUSH; /* from behind: it faces +Z */
-  phys_pushed_t r = phys_push_and_watch(c, 0.0f, 0.0f, &p, 90, 240);
+  phys_pushed_t r = phys_push_and_watch(c, 0.0f, 0.0f, &p, 90, 210);
   phys_print_track("moderate push", r.t, r.at);
   phys_watch_t w = phys_watch(r.t, r.at);
   printf("  %.0f N s at the chest: %d ticks powered, kinematic again after %.2f s, hips lowest %.2f m (standing "
@@ -254,11 +254,11 @@ static void test_hard_push_falls_and_recovers(void **state) {
   anim_push_init(&p);
   p.bone = PHYS_CHEST, p.impulse[2] = PHYS_HARD_PUSH;
   /* To 1 s after the push: falling, lying (it would get up after 2 s still). */
-  phys_pushed_t r = phys_push_and_watch(c, 0.0f, 0.0f, &p, 90, 90);
+  phys_pushed_t r = phys_push_and_watch(c, 0.0f, 0.0f, &p, 90, 60);
   phys_watch_t fall = phys_watch(r.t, r.at);
   uint64_t recover_at = 0;
   assert_int_equal(anim_client_recover(c, r.id, &recover_at, PHYS_TIMEOUT_MS), 0);
-  phys_record(c, r.id, 90, r.t, NULL, NULL);
+  phys_record_until(c, r.id, recover_at + 90, r.t);
   phys_print_track("hard push (recover asked 1 s after it)", r.t, r.at);
   phys_watch_t up = phys_watch(r.t, recover_at);
   printf("  %.0f N s at the chest: fallen %.2f s after the push, hips lowest %.2f m (standing %.2f); recover: %d "
@@ -277,7 +277,12 @@ static void test_hard_push_falls_and_recovers(void **state) {
 
 /* ---- determinism --------------------------------------------------------------------------- */
 
-#define DETERMINISM_TICKS 180 /* 3 s: the pushes at 0.67-1 s, the hard one's fall, the force's end */
+/* 4 s: the pushes at 1.67-2 s, the hard one's fall, the force's end. The
+ * pushes are 100 ticks after the creation: the client asks for them after
+ * reading the creation's frame, and a loaded machine may have it read the
+ * stream more than the 40 ticks the first version left behind the server. */
+#define DETERMINISM_TICKS 240
+#define DETERMINISM_PUSH 100
 
 /* Four physical characters, three pushed at named ticks (a moderate
  * impulse, a hard one, a force at a hand with that arm weakened): the
@@ -297,9 +302,10 @@ static float *deterministic_run(const char *threads, size_t *out_n) {
   uint64_t created = phys_first_tick(c, ids[0]);
   anim_push_t p[3];
   for (int k = 0; k < 3; k++) anim_push_init(&p[k]), p[k].bone = PHYS_CHEST;
-  p[0].impulse[2] = PHYS_MODERATE_PUSH, p[0].point[1] = 0.1f, p[0].tick = created + 40;
-  p[1].impulse[0] = PHYS_HARD_PUSH, p[1].tick = created + 41;
-  p[2].bone = "Hand_L", p[2].is_force = 1, p[2].force[0] = -250.0f, p[2].duration = 0.5f, p[2].tick = created + 60;
+  p[0].impulse[2] = PHYS_MODERATE_PUSH, p[0].point[1] = 0.1f, p[0].tick = created + DETERMINISM_PUSH;
+  p[1].impulse[0] = PHYS_HARD_PUSH, p[1].tick = created + DETERMINISM_PUSH + 1;
+  p[2].bone = "Hand_L", p[2].is_force = 1, p[2].force[0] = -250.0f, p[2].duration = 0.5f;
+  p[2].tick = created + DETERMINISM_PUSH + 20;
   for (int k = 0; k < 3; k++) assert_int_equal(anim_client_push(c, ids[k], &p[k], NULL, PHYS_TIMEOUT_MS), 0);
   float *bytes = NULL;
   size_t n = 0;
@@ -351,9 +357,21 @@ static double cpu_seconds(anim_client_t *c, uint64_t *out_ticks) {
 #define COST_REACTING 20 /* a reacting tick costs ~200 motion-matching ones: 20 keep a loaded 2-core server near 60 Hz */
 #define COST_SECONDS 4
 
+typedef struct {
+  int answered, refused;
+} answers_t;
+
+static void push_answered(anim_client_t *client, uint64_t id, int status, void *data) {
+  answers_t *a = data;
+  (void)client, (void)id;
+  a->answered++, a->refused += status != 0;
+}
+
 /* CPU seconds per tick the server ran, with n characters of mode (-1: none);
- * react: shoved all the time (2 s forces of 150 N at the chest every 1.5 s,
- * pipelined: a blocking push waits for the tick in flight). */
+ * react: shoved all the time (2 s forces of 150 N at the chest every 1.5 s
+ * of ticks, each asked for ahead at its tick: a loaded server runs fewer
+ * ticks than wall time, and pushes sent by the wall clock would come closer
+ * together in its time and topple the characters). */
 static double phase(anim_client_t *c, int mode, int n, int react) {
   uint64_t ids[COST_CHARACTERS];
   anim_character_mode_t m = {0};
@@ -364,21 +382,29 @@ static double phase(anim_client_t *c, int mode, int n, int react) {
   anim_push_t p;
   anim_push_init(&p);
   p.bone = PHYS_CHEST, p.is_force = 1, p.duration = 2.0f;
+  uint64_t shoved = 0; /* the tick the shoving starts at */
   for (int k = 0; react && k < 2; k++) { /* the bodies made and the shoving started before the count */
     p.force[2] = k & 1 ? 150.0f : -150.0f;
-    for (int i = 0; i < n; i++) assert_int_equal(anim_client_push(c, ids[i], &p, NULL, PHYS_TIMEOUT_MS), 0);
+    for (int i = 0; i < n; i++) assert_int_equal(anim_client_push(c, ids[i], &p, &shoved, PHYS_TIMEOUT_MS), 0);
   }
+  /* Then 0.5, 2 and 3.5 s of ticks after the last of those, all asked for
+   * now, pipelined (a blocking push waits for the tick in flight; at most 8
+   * wait per character). */
+  answers_t answers = {0, 0};
+  int asked = 0;
+  for (int s = 0; react && s < 4 * COST_SECONDS; s += 6) {
+    p.force[2] = s & 1 ? 150.0f : -150.0f, p.force[0] = (s / 6) & 1 ? 60.0f : -60.0f;
+    p.tick = shoved + 30 + (uint64_t)s * 15;
+    for (int i = 0; i < n; i++, asked++)
+      assert_int_equal(anim_client_push_send(c, ids[i], &p, push_answered, &answers, NULL), 0);
+  }
+  for (int k = 0; k < 100 && answers.answered < asked; k++) anim_client_poll(c, 100);
+  assert_int_equal(answers.answered, asked);
+  if (answers.refused) fail_msg("%d of %d pushes ahead refused: %s", answers.refused, asked, anim_client_last_error(c));
   anim_client_poll(c, 500);
   uint64_t ticks0, ticks1;
   double before = cpu_seconds(c, &ticks0);
-  for (int s = 0; s < 4 * COST_SECONDS; s++) {
-    if (react && s % 6 == 0)
-      for (int i = 0; i < n; i++) {
-        p.force[2] = s & 1 ? 150.0f : -150.0f, p.force[0] = (s / 6) & 1 ? 60.0f : -60.0f;
-        assert_int_equal(anim_client_push_send(c, ids[i], &p, NULL, NULL, NULL), 0);
-      }
-    anim_client_poll(c, 250);
-  }
+  for (int s = 0; s < 4 * COST_SECONDS; s++) anim_client_poll(c, 250);
   double cpu = cpu_seconds(c, &ticks1) - before;
   /* An idle server does not tick (its scheduler stops without characters): nothing to subtract then. */
   cpu = ticks1 > ticks0 ? cpu / (double)(ticks1 - ticks0) : 0.0;

@@ -59,6 +59,9 @@ extern int phys_irregular;
  * hips and state in *out (may be NULL), and, when bytes is set, every
  * pose's floats and state appended in frame order (realloc'd). */
 void phys_record(anim_client_t *c, uint64_t id, int ticks, phys_track_t *out, float **bytes, size_t *nbytes);
+/* The same through the frame of tick `last` (the client may read the stream
+ * behind the server: a tick-stamped window, not a count from now). */
+void phys_record_until(anim_client_t *c, uint64_t id, uint64_t last, phys_track_t *out);
 
 /* The tick of the first stream frame holding id. */
 uint64_t phys_first_tick(anim_client_t *c, uint64_t id);
@@ -80,8 +83,9 @@ phys_watch_t phys_watch(const phys_track_t *t, uint64_t from);
 
 /* A physical character of c's (total_mass kg, 0: 70) at x, standing 1 s,
  * pushed with *p at `delay` ticks after its first tick (p->tick set;
- * asserted to be the tick the server names), then watched `ticks` more
- * frames. c must be subscribed to what it owns. The caller frees .t. */
+ * asserted to be the tick the server names; later by 30 ticks at a time
+ * while the server has passed it), then watched through `ticks` ticks
+ * after the push. c must be subscribed to what it owns. The caller frees .t. */
 typedef struct {
   uint64_t id, at;
   phys_track_t *t;

@@ -179,17 +179,36 @@ static float final_scale(anim_test_raw_t *c, uint64_t id) {
   return scale;
 }
 
-/* Plays range r: the first frame with a reset, then tick by tick. */
+/* The ticks the sends in flight were meant for, in order (answers come in order). */
+#define IN_FLIGHT 256
+typedef struct {
+  uint64_t tick[IN_FLIGHT];
+  int head, n;
+} in_flight_t;
+
+/* Plays range r: the first frame with a reset, then tick by tick. The
+ * trackers for tick T + 1 go when every pose that has arrived is read:
+ * when the client runs behind the server (a loaded machine), it sends the
+ * newest tick's next frame rather than each stale one in turn. */
 static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker_feed_result_t *out, char *err,
                       int errlen) {
   const anim_range_t *range = &f->truth->ranges[r];
   /* base_tick 0: the reset's answer not read yet */
-  uint64_t reset_request, last_request = 0, base_tick = 0, expected = 0;
+  uint64_t reset_request, request, base_tick = 0, send_tick = 0;
+  int send_frame_index = -1; /* the frame to send once caught up, or -1 */
+  in_flight_t flight = {{0}, 0, 0};
   if (send_frame(c, f, id, range, range->start, 1, &reset_request) != 0)
     return snprintf(err, (size_t)errlen, "send failed"), -1;
   int every = f->o->every > 0 ? f->o->every : 1;
   for (;;) {
-    Animserver__ServerMessage *m = anim_test_raw_next(c, TIMEOUT_MS);
+    Animserver__ServerMessage *m = anim_test_raw_next(c, send_frame_index >= 0 ? 1 : TIMEOUT_MS);
+    if (!m && send_frame_index >= 0) { /* nothing more has arrived: send */
+      if (send_frame(c, f, id, range, send_frame_index, 0, &request) != 0)
+        return snprintf(err, (size_t)errlen, "send failed"), -1;
+      if (flight.n < IN_FLIGHT) flight.tick[(flight.head + flight.n++) % IN_FLIGHT] = send_tick;
+      send_frame_index = -1;
+      continue;
+    }
     if (!m) return snprintf(err, (size_t)errlen, "no answer or pose within %d ms", TIMEOUT_MS), -1;
     int done = 0, rc = 0;
     if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE) {
@@ -197,7 +216,10 @@ static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker
       if (res->error) rc = (snprintf(err, (size_t)errlen, "set_trackers: %s", res->error->message), -1);
       else if (res->body_case == ANIMSERVER__RESPONSE__BODY_SET_TRACKERS) {
         if (res->id == reset_request) base_tick = res->set_trackers->tick;
-        else if (res->id == last_request && res->set_trackers->tick != expected) out->late++;
+        else if (flight.n) {
+          out->late += res->set_trackers->tick != flight.tick[flight.head];
+          flight.head = (flight.head + 1) % IN_FLIGHT, flight.n--;
+        }
       }
     } else if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_STREAM && base_tick && m->stream->tick >= base_tick &&
                m->stream->n_poses == 1 && m->stream->poses[0]->character == id) {
@@ -209,11 +231,10 @@ static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker
       else if (p->n_global_positions == 3 * (size_t)f->truth->nbones)
         compare(f, range, r, frame, p->global_positions, out);
       int next = frame + 1;
-      if (!done && next < range->stop && (next - range->start) % every == 0) {
-        if (send_frame(c, f, id, range, next, 0, &last_request) != 0)
-          rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
-        expected = tick + 1;
-      }
+      /* Due, or one due not sent yet (behind): the newest frame goes. */
+      int due = (next - range->start) % every == 0 || send_frame_index >= 0;
+      send_frame_index = -1;
+      if (!done && next < range->stop && due) send_frame_index = next, send_tick = tick + 1;
       if (next >= range->stop) done = 1;
     }
     animserver__server_message__free_unpacked(m, NULL);

@@ -10,8 +10,12 @@
  * Time: the clip is a real-time source. Within a range, tick T shows truth
  * frame base + (T - base_tick), base_tick the tick that applied the range's
  * first trackers; the trackers for tick T + 1 are sent once tick T's pose
- * has arrived, so a tick the client misses (the machine busy) shows as
- * latency in the error, as it would for a real client.
+ * has arrived and no newer one is waiting (a client behind the server sends
+ * the newest frame, not each stale one in turn), so a tick the client
+ * misses (the machine busy) shows as latency in the error, as it would for
+ * a real client, and is counted in `late` (each answer's tick against the
+ * tick the send was meant for). The server should run with --fixed-step:
+ * a tick that folded missed deadlines would skip clip frames.
  *
  * Figures over the joints at or below the pelvis, as fit_eval.h's.
  */
