@@ -227,7 +227,7 @@ static void test_moderate_push_recovers(void **state) {
   phys_print_track("moderate push", r.t, r.at);
   phys_watch_t w = phys_watch(r.t, r.at);
   printf("  %.0f N s at the chest: %d ticks powered, kinematic again after %.2f s, hips lowest %.2f m (standing "
-         "%.2f), furthest %.2f m\n",
+         "%.2f), furthest %.3f m\n",
          (double)PHYS_MODERATE_PUSH, w.powered, w.back / 60.0, (double)w.lowest, (double)w.standing, (double)w.furthest);
   assert_true(w.powered > 0); /* it reacted */
   assert_int_equal(w.fallen, 0);
