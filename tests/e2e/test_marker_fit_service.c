@@ -130,7 +130,13 @@ static void test_invalid(void **state) {
   uint8_t missing[10 * NM] = {0};
   for (int i = 0; i < NM - 2; i++) missing[i] = 1;
   expect_error(markers, NM, positions, missing, nf, NULL, "games105", ANIM_EINVAL, "first frame");
-  expect_error(markers, NM, positions, NULL, MAX_FRAMES + 1, NULL, "games105", ANIM_ELIMIT, "frames");
+  /* One frame over the server's limit, every frame given (the client
+   * sends what it is told there is). */
+  float *many = calloc(3 * (size_t)(MAX_FRAMES + 1) * NM, sizeof *many);
+  for (int f = 0; f <= MAX_FRAMES; f++)
+    memcpy(many + 3 * (size_t)f * NM, positions + 3 * (size_t)(f % nframes) * NM, 3 * NM * sizeof *many);
+  expect_error(markers, NM, many, NULL, MAX_FRAMES + 1, NULL, "games105", ANIM_ELIMIT, "frames");
+  free(many);
   anim_client_marker_fit_options_t o = {.marker_halflife = 5.0f};
   expect_error(markers, NM, positions, NULL, nf, &o, "games105", ANIM_EINVAL, "marker_halflife");
   o = (anim_client_marker_fit_options_t){.scale = 2.0f, .estimate_scale = 1};
