@@ -244,6 +244,17 @@ int srv_check_finite_value(srv_decoder_t *d, const char *field, double value) {
   WITH_FIELD(d, field, finite_value(d, value));
 }
 
+int srv_check_option(srv_decoder_t *d, const char *field, float value, float lo, float hi, const char *unit) {
+  int rc = srv_check_finite_value(d, field, value);
+  if (rc) return rc;
+  if (value != 0.0f && !(value >= lo && value <= hi)) {
+    size_t mark = srv_path_field(d, field);
+    rc = srv_decode_fail(d, ANIM_EINVAL, " = %g: must be in [%g, %g] %s (0: the default)", value, lo, hi, unit);
+    srv_path_restore(d, mark);
+  }
+  return rc;
+}
+
 /* One message for every world coordinate refused: the value, the limit and
  * where a client reads it. */
 static int outside_world(srv_decoder_t *d, double value) {

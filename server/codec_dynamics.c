@@ -10,18 +10,6 @@
 #include "anim_error.h"
 #include "codec_internal.h"
 
-/* A float option: 0 (the default) or finite within [lo, hi]. */
-static int option(srv_decoder_t *d, const char *field, float value, float lo, float hi, const char *unit) {
-  int rc = srv_check_finite_value(d, field, value);
-  if (rc) return rc;
-  if (value != 0.0f && !(value >= lo && value <= hi)) {
-    size_t mark = srv_path_field(d, field);
-    rc = srv_decode_fail(d, ANIM_EINVAL, " = %g: must be in [%g, %g] %s (0: the default)", value, lo, hi, unit);
-    srv_path_restore(d, mark);
-  }
-  return rc;
-}
-
 int srv_decode_inverse_dynamics(srv_decoder_t *d, const Animserver__InverseDynamicsRequest *in, srv_request_t *out) {
   srv_inverse_dynamics_request_t *r = &out->body.inverse_dynamics;
   int rc;
@@ -65,11 +53,11 @@ int srv_decode_inverse_dynamics(srv_decoder_t *d, const Animserver__InverseDynam
     if ((rc = srv_check_max(d, "stop", (uint64_t)in->stop - in->start, d->limits->max_pose_frames, ANIM_ELIMIT)))
       return rc;
   }
-  if ((rc = option(d, "max_root_torque", in->max_root_torque, 0.0f, 1e6f, "N m")) ||
-      (rc = option(d, "max_root_force", in->max_root_force, 0.0f, 1e7f, "N")) ||
-      (rc = option(d, "contact_height", in->contact_height, 0.0f, 1.0f, "m")) ||
-      (rc = option(d, "contact_speed", in->contact_speed, 0.0f, 100.0f, "m/s")) ||
-      (rc = option(d, "total_mass", in->total_mass, 1e-3f, 1000.0f, "kg")) ||
+  if ((rc = srv_check_option(d, "max_root_torque", in->max_root_torque, 0.0f, 1e6f, "N m")) ||
+      (rc = srv_check_option(d, "max_root_force", in->max_root_force, 0.0f, 1e7f, "N")) ||
+      (rc = srv_check_option(d, "contact_height", in->contact_height, 0.0f, 1.0f, "m")) ||
+      (rc = srv_check_option(d, "contact_speed", in->contact_speed, 0.0f, 100.0f, "m/s")) ||
+      (rc = srv_check_option(d, "total_mass", in->total_mass, 1e-3f, 1000.0f, "kg")) ||
       (rc = srv_check_max(d, "step", in->step, 8, ANIM_EINVAL)))
     return rc;
   r->max_root_torque = in->max_root_torque, r->max_root_force = in->max_root_force;

@@ -41,6 +41,8 @@ void *srv_decode_alloc(srv_decoder_t *d, size_t size);
  * the path itself). 0 or the code with err set. */
 int srv_check_finite(srv_decoder_t *d, const char *field, const float *values, size_t n);
 int srv_check_finite_value(srv_decoder_t *d, const char *field, double value);
+/* A float option: 0 (the default) or finite within [lo, hi] (unit names them in the error). */
+int srv_check_option(srv_decoder_t *d, const char *field, float value, float lo, float hi, const char *unit);
 /* A world coordinate (core/pose/world.h): finite (ANIM_ENONFINITE) and
  * within +-ANIM_WORLD_LIMIT m (ANIM_EINVAL, the message naming the limit);
  * the array form names the element at fault ("positions[4]"). */

@@ -11,18 +11,6 @@
 
 _Static_assert(sizeof(vec3) == 3 * sizeof(float), "positions are viewed as vec3");
 
-/* A float option: 0 (the default) or finite within [lo, hi]. */
-static int option(srv_decoder_t *d, const char *field, float value, float lo, float hi, const char *unit) {
-  int rc = srv_check_finite_value(d, field, value);
-  if (rc) return rc;
-  if (value != 0.0f && !(value >= lo && value <= hi)) {
-    size_t mark = srv_path_field(d, field);
-    rc = srv_decode_fail(d, ANIM_EINVAL, " = %g: must be in [%g, %g] %s (0: the default)", value, lo, hi, unit);
-    srv_path_restore(d, mark);
-  }
-  return rc;
-}
-
 int srv_decode_marker_fit(srv_decoder_t *d, const Animserver__MarkerFitRequest *in, srv_request_t *out) {
   srv_marker_fit_request_t *r = &out->body.marker_fit;
   int rc;
@@ -70,14 +58,14 @@ int srv_decode_marker_fit(srv_decoder_t *d, const Animserver__MarkerFitRequest *
       }
     }
   if (first < 3) return srv_decode_fail(d, ANIM_EINVAL, ".positions: %d markers seen in the first frame, at least 3", first);
-  if ((rc = option(d, "frame_time", in->frame_time, 0.001f, 1.0f, "s")) ||
-      (rc = option(d, "marker_halflife", in->marker_halflife, 0.002f, 1.0f, "s")) ||
-      (rc = option(d, "prior_halflife", in->prior_halflife, 0.01f, 100.0f, "s")) ||
-      (rc = option(d, "outlier_distance", in->outlier_distance, 0.01f, 10.0f, "m")) ||
-      (rc = option(d, "far_ratio", in->far_ratio, 1e-4f, 1.0f, "")) ||
-      (rc = option(d, "settle_time", in->settle_time, 0.0f, 10.0f, "s")) ||
-      (rc = option(d, "scale", in->scale, 0.1f, 10.0f, "")) ||
-      (rc = option(d, "total_mass", in->total_mass, 1e-3f, 1000.0f, "kg")))
+  if ((rc = srv_check_option(d, "frame_time", in->frame_time, 0.001f, 1.0f, "s")) ||
+      (rc = srv_check_option(d, "marker_halflife", in->marker_halflife, 0.002f, 1.0f, "s")) ||
+      (rc = srv_check_option(d, "prior_halflife", in->prior_halflife, 0.01f, 100.0f, "s")) ||
+      (rc = srv_check_option(d, "outlier_distance", in->outlier_distance, 0.01f, 10.0f, "m")) ||
+      (rc = srv_check_option(d, "far_ratio", in->far_ratio, 1e-4f, 1.0f, "")) ||
+      (rc = srv_check_option(d, "settle_time", in->settle_time, 0.0f, 10.0f, "s")) ||
+      (rc = srv_check_option(d, "scale", in->scale, 0.1f, 10.0f, "")) ||
+      (rc = srv_check_option(d, "total_mass", in->total_mass, 1e-3f, 1000.0f, "kg")))
     return rc;
   if (in->estimate_scale && in->scale != 0.0f)
     return srv_decode_fail(d, ANIM_EINVAL, ".scale = %g: set with estimate_scale (leave it 0)", in->scale);
