@@ -13,6 +13,8 @@
  *                                stopping and starting (bench_transitions.c)
  *   animbench warp [options]     asked speeds, directions and stops met by animation warping, per dataset
  *                                (bench_warp.c)
+ *   animbench graph-steer [options]  graph characters' path error with root steering on and off
+ *                                (bench_graph_steer.c)
  *   animbench history [options]  what a character's history costs a tick, off and on (bench_history.c)
  *   animbench dynamics [options] inverse dynamics per frame against MuJoCo's mj_inverse (bench_dynamics.c)
  *   animbench lmm-quality [options] learned characters on trained networks against motion matching on
@@ -33,6 +35,7 @@ int bench_fit_stream(int argc, char **argv);
 int bench_feet(int argc, char **argv);
 int bench_transitions(int argc, char **argv);
 int bench_warp(int argc, char **argv);
+int bench_graph_steer(int argc, char **argv);
 int bench_history(int argc, char **argv);
 int bench_dynamics(int argc, char **argv);
 int bench_lmm_quality(int argc, char **argv);
@@ -59,6 +62,7 @@ static const struct {
     {"transitions", bench_transitions,
      "[--shared DIR] [--seconds 10] [--datasets default,games105,...] [--set transition_cost=X,...] "
      "[--trace DATASET/SCENARIO] [--response 1|2] [--spread N]"},
+    {"graph-steer", bench_graph_steer, "[--shared DIR] [--datasets default,bandai-namco] [--seconds 20] [--verbose]"},
     {"warp", bench_warp,
      "[--shared DIR] [--seconds 8] [--program-seconds 30] [--datasets default,...] [--cost-characters 100] [--off] "
      "[--verbose] [--set rate=0,stand=0,orient=0,rate_min=X,...] [--svg PREFIX]"},

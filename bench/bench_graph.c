@@ -3,7 +3,7 @@
  *
  *   animbench graph [--shared DIR] [--sizes 6k,30k] [--seconds S] [--threads N] [--write DIR]
  *   animbench graph --plans 1 [--shared DIR] [--seconds S] [--budget N] [--horizon S] [--memory S]
- *   animbench graph --crowd N [--seconds S] [--runs R] [--budget N] [--keep S]
+ *   animbench graph --crowd N [--seconds S] [--runs R] [--budget N] [--keep S] [--steer on|off|both]
  *
  * With --plans, the planners compared: on the default database (from its
  * idle node) and on Bandai Namco 6k (from a walk), each graph built with
@@ -446,7 +446,8 @@ static void bench_plans(const anim_database_t *db, const char *dbname, int start
  * long open zigzags (10 m legs, never ended in the run), a third L's of 3
  * + 3 m (ended within the run: those arrive and stand). The root's mean
  * distance from its path (after 5 s) says the following is not bought with
- * worse paths. */
+ * worse paths. --steer: root steering (graph_character.h) on (default) or
+ * off; both: in each run the paths also with it off, and the ratio. */
 typedef struct {
   float points[2 * 64];
   int count, closed;
@@ -481,10 +482,11 @@ typedef struct {
 
 static int crowd_budget = 0;  /* --budget: their max_expansions (0: default) */
 static float crowd_keep = 0;  /* --keep: their keep (0: default) */
+static int crowd_steer = 1;   /* --steer on|off|both: root steering (graph_character.h); both: each run twice */
 
 
 static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_database_t *db, int n, float seconds,
-                                int follow) {
+                                int follow, int steer) {
   crowd_result_t r = {0};
   anim_graph_character_t *c = calloc((size_t)n, sizeof *c);
   crowd_path_t *paths = calloc((size_t)n, sizeof *paths);
@@ -500,6 +502,9 @@ static crowd_result_t crowd_run(const anim_motion_graph_t *g, const anim_databas
 
     anim_graph_character_init(&c[i], g, db, &o, 0.1f, vec3_make(x, 0, z), 0.0f, start);
     anim_graph_character_wander(&c[i], (uint32_t)i * 2654435761u + 1u);
+    anim_warp_params_t w = c[i].warp;
+    w.steer = steer;
+    anim_graph_character_set_warp(&c[i], &w);
     if (follow) {
       crowd_path(i, x, z, &paths[i]);
       anim_path_t path = {paths[i].points, paths[i].count, paths[i].closed};
@@ -564,18 +569,32 @@ static int bench_crowd_graph(int n, float seconds, int runs) {
   printf("default database graph: %d nodes, %d edges; %d characters, %.0f s at 60 Hz, one thread\n", g->nnodes,
          g->nedges, n, seconds);
   double sum_ratio = 0.0;
+  double sum_steer = 0.0;
   for (int k = 0; k < runs; k++) {
-    crowd_result_t w = crowd_run(g, &db, n, seconds, 0), p = crowd_run(g, &db, n, seconds, 1);
+    int steer = crowd_steer == 2 ? 1 : crowd_steer;
+    crowd_result_t w = crowd_run(g, &db, n, seconds, 0, steer), p = crowd_run(g, &db, n, seconds, 1, steer);
     double ratio = w.cpu_per_tick > 0 ? p.cpu_per_tick / w.cpu_per_tick : 0.0;
     sum_ratio += ratio;
     printf("  run %d: wander %.2f us/char-tick; path %.2f us/char-tick (%.2fx wander), %.0f plans/s (%.0f%% searched), "
-           "%.0f edges/plan; mean from path %.3f m (circles %.3f, zigzags %.3f, L's %.3f)\n",
+           "%.0f edges/plan; mean from path %.3f m (circles %.3f, zigzags %.3f, L's %.3f)%s\n",
            k + 1, w.cpu_per_tick * 1e6, p.cpu_per_tick * 1e6, ratio, p.plans_per_s, 100.0 * p.searched,
-           p.edges_per_plan, p.mean_error, p.kind_error[0], p.kind_error[1], p.kind_error[2]);
+           p.edges_per_plan, p.mean_error, p.kind_error[0], p.kind_error[1], p.kind_error[2],
+           crowd_steer == 2 ? ", steering on" : "");
     if (follow_detail)
       printf("    edges a plan: first plans %.0f; later, circles %.0f, zigzags %.0f, L's %.0f\n", p.first_edges,
              p.kind_edges[0], p.kind_edges[1], p.kind_edges[2]);
+    if (crowd_steer == 2) {
+      /* The same paths without steering, in the same run: its cost ratio. */
+      crowd_result_t o = crowd_run(g, &db, n, seconds, 1, 0);
+      double r = o.cpu_per_tick > 0 ? p.cpu_per_tick / o.cpu_per_tick : 0.0;
+      sum_steer += r;
+      printf("         steering off: path %.2f us/char-tick (on/off %.2fx), %.0f edges/plan; mean from path %.3f m "
+             "(circles %.3f, zigzags %.3f, L's %.3f)\n",
+             o.cpu_per_tick * 1e6, r, o.edges_per_plan, o.mean_error, o.kind_error[0], o.kind_error[1],
+             o.kind_error[2]);
+    }
   }
+  if (crowd_steer == 2) printf("  mean ratio steering on/off: %.2fx\n", sum_steer / (runs > 0 ? runs : 1));
   printf("  mean ratio path/wander: %.2fx\n", sum_ratio / (runs > 0 ? runs : 1));
   anim_motion_graph_free(g);
   anim_database_free(&db);
@@ -600,6 +619,7 @@ int bench_graph(int argc, char **argv) {
     else if (!strcmp(argv[i], "--crowd")) crowd = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--keep")) keep = (float)atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--steer")) crowd_steer = !strcmp(argv[i + 1], "both") ? 2 : strcmp(argv[i + 1], "off") != 0;
 
     else {
       fprintf(stderr, "animbench graph: unknown option %s\n", argv[i]);

@@ -417,48 +417,12 @@ static void warp_stride(anim_controller_t *c, const anim_pose_view_t *view, floa
   anim_stride_apply(&c->feet, stride, direction, STRIDE_MAX_DROP, c->pose_positions, c->pose_rotations);
 }
 
-/* Root steering (warp.h): the root's velocity toward the simulation's by
- * at most steer_max times its speed, while it travels; the anchor moved
- * with it. */
-#define STEER_MIN_SPEED 0.3f /* m/s */
-#define STEER_MOST 0.25f     /* m/s */
-#define STEER_SETTLED 0.15f  /* the asked speed this much over the simulation's: still speeding up */
-#define STEER_TURN 0.9f      /* cosine: the asked direction this far off the simulation's: turning */
+/* Root steering (warp.h, anim_warp_steer): toward the simulation's
+ * velocity, the input's asked; a goal ahead is never braked for. */
 static vec3 steer_correction(anim_controller_t *c) {
-  vec3 *v = &c->pose_velocities[0];
-  float speed = sqrtf(v->x * v->x + v->z * v->z);
-  if (speed < STEER_MIN_SPEED) return vec3_zero();
-  /* Not while the simulation is still speeding up to the asked velocity
-   * or turning to it (a start, a reversal): the clips' own starts lead
-   * there, and steering them as well swung the default database's toes to
-   * 1.5x their fastest a few tenths of a second into a run. Braking (a
-   * goal's arrival) is steered. */
-  vec3 sv = c->sim.velocity, dv = c->sim.desired_velocity;
-  float sim_speed = sqrtf(sv.x * sv.x + sv.z * sv.z), want_speed = sqrtf(dv.x * dv.x + dv.z * dv.z);
-  if (want_speed > (1.0f + STEER_SETTLED) * sim_speed ||
-      sv.x * dv.x + sv.z * dv.z < STEER_TURN * sim_speed * want_speed)
-    return vec3_zero();
-  /* Along the travel the root is only brought within the speeds of the
-   * simulation and of the input: the simulation lags the input (its
-   * springs), and pulling a start that runs ahead of it back to it made
-   * GAMES-105 reach half the walk speed 0.07 s later. Sideways, toward the
-   * simulation. */
-  vec3 u = vec3_make(v->x / speed, 0.0f, v->z / speed), sim = c->sim.velocity, want = c->sim.desired_velocity;
-  float a = sim.x * u.x + sim.z * u.z, b = want.x * u.x + want.z * u.z;
-  float along = clampf(speed, fminf(a, b), fmaxf(a, b)) - speed;
-  /* The goal input brakes early for the animation's lag (steering.h):
-   * braking the root on top stopped GAMES-105's runs 0.35-0.5 m short of
-   * the goal, outside the arrival radius. While the goal is ahead the
-   * root is not braked; past it, it is (the overshoot). */
-  vec3 to_goal = vec3_sub(c->input.goal, c->pose_positions[0]);
-  if (c->input.kind == ANIM_INPUT_GOAL && along < 0.0f && to_goal.x * u.x + to_goal.z * u.z > 0.0f) along = 0.0f;
-  vec3 d = vec3_make(sim.x - a * u.x + along * u.x, 0.0f, sim.z - a * u.z + along * u.z);
-  /* At most STEER_MOST m/s however fast: planted feet take the
-   * correction up through the legs' IK, and 15% of a run starting at 4+
-   * m/s swung the default database's legs to 1.4x their fastest. */
-  float size = sqrtf(d.x * d.x + d.z * d.z), most = fminf(c->warp.params.steer_max * speed, STEER_MOST);
-  if (size > most) d = vec3_scale(d, most / size);
-  return d;
+  const vec3 *goal = c->input.kind == ANIM_INPUT_GOAL ? &c->input.goal : NULL;
+  return anim_warp_steer(&c->warp.params, c->pose_velocities[0], c->sim.velocity, c->sim.desired_velocity, goal,
+                         c->pose_positions[0]);
 }
 
 /* The root moved by a steering correction d (m/s) for dt, the anchor

@@ -427,3 +427,42 @@ void anim_warp_apply(anim_warp_t *w, quat *rotations) {
     parent = global;
   }
 }
+
+/* Root steering (warp.h). */
+#define STEER_SETTLED 0.15f /* the asked speed this much over the target's: still speeding up */
+#define STEER_TURN 0.9f     /* cosine: the asked direction this far off the target's: turning */
+vec3 anim_warp_steer(const anim_warp_params_t *p, vec3 root_velocity, vec3 target, vec3 asked, const vec3 *goal,
+                     vec3 position) {
+  vec3 v = root_velocity;
+  float speed = sqrtf(v.x * v.x + v.z * v.z);
+  if (!p->steer || speed < ANIM_WARP_STEER_MIN_SPEED) return vec3_zero();
+  /* Not while the target is still speeding up to the asked velocity or
+   * turning to it (a start, a reversal): the clips' own starts lead
+   * there, and steering them as well swung the default database's toes to
+   * 1.5x their fastest a few tenths of a second into a run. Braking (a
+   * goal's arrival) is steered. */
+  float sim_speed = sqrtf(target.x * target.x + target.z * target.z),
+        want_speed = sqrtf(asked.x * asked.x + asked.z * asked.z);
+  if (want_speed > (1.0f + STEER_SETTLED) * sim_speed ||
+      target.x * asked.x + target.z * asked.z < STEER_TURN * sim_speed * want_speed)
+    return vec3_zero();
+  /* Along the travel the root is only brought within the speeds of the
+   * target and of the input: a simulation lags the input (its springs),
+   * and pulling a start that runs ahead of it back to it made GAMES-105
+   * reach half the walk speed 0.07 s later. Sideways, toward the target. */
+  vec3 u = vec3_make(v.x / speed, 0.0f, v.z / speed);
+  float a = target.x * u.x + target.z * u.z, b = asked.x * u.x + asked.z * u.z;
+  float along = clampf(speed, fminf(a, b), fmaxf(a, b)) - speed;
+  /* The goal input brakes early for the animation's lag (steering.h):
+   * braking the root on top stopped GAMES-105's runs 0.35-0.5 m short of
+   * the goal, outside the arrival radius. While the goal is ahead the
+   * root is not braked; past it, it is (the overshoot). */
+  if (goal && along < 0.0f && (goal->x - position.x) * u.x + (goal->z - position.z) * u.z > 0.0f) along = 0.0f;
+  vec3 d = vec3_make(target.x - a * u.x + along * u.x, 0.0f, target.z - a * u.z + along * u.z);
+  /* At most ANIM_WARP_STEER_MOST m/s however fast: planted feet take the
+   * correction up through the legs' IK, and 15% of a run starting at 4+
+   * m/s swung the default database's legs to 1.4x their fastest. */
+  float size = sqrtf(d.x * d.x + d.z * d.z), most = fminf(p->steer_max * speed, ANIM_WARP_STEER_MOST);
+  if (size > most) d = vec3_scale(d, most / size);
+  return d;
+}

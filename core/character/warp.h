@@ -191,6 +191,23 @@ anim_pose_view_t anim_warp_pose(anim_warp_t *warp, int frame, float phase, int h
  * there (valid until the next call; the last shown pose stays valid). */
 anim_pose_view_t anim_warp_transition_pose(anim_warp_t *warp, int frame);
 
+/* Root steering (above): the correction (m/s, world, on the ground) that
+ * moves a displayed root travelling at root_velocity (m/s, world) toward
+ * target, the velocity its asked trajectory has now (a simulation's, or a
+ * path's: graph_character.h), by at most params->steer_max times the
+ * root's speed and ANIM_WARP_STEER_MOST. asked: what the input asks now
+ * (the target lags it; along the travel the root is only brought within
+ * the two speeds); a target that is still speeding up to asked or turning
+ * to it is not steered (a start, a reversal). goal (NULL: none): a point
+ * the root is brought to, which it is never braked for while it lies
+ * ahead (position: the root's, m, world). Zero with steering off or the
+ * root slower than ANIM_WARP_STEER_MIN_SPEED. The one steering of every
+ * kind that warps (the controller, graph characters): plain maths. */
+#define ANIM_WARP_STEER_MIN_SPEED 0.3f /* m/s */
+#define ANIM_WARP_STEER_MOST 0.25f     /* m/s */
+vec3 anim_warp_steer(const anim_warp_params_t *params, vec3 root_velocity, vec3 target, vec3 asked,
+                     const vec3 *goal, vec3 position);
+
 /* After the displayed pose is made: the upper body counter-rotated by the
  * orientation warp (local rotations, bone 0 in world). */
 void anim_warp_apply(anim_warp_t *warp, quat *pose_rotations);

@@ -34,6 +34,11 @@ int anim_graph_character_init(anim_graph_character_t *c, const anim_motion_graph
   quat *q = (quat *)(v + 7 * n);
   c->offset_rotations = q, c->pose_rotations = q + n, c->global_rotations = q + 2 * n;
   c->graph = graph, c->db = db, c->halflife = halflife;
+  anim_warp_params_default(&c->warp);
+  /* The controller's foot locking, on the ground; a skeleton without legs
+   * above its contact bones goes unlocked. */
+  if (anim_foot_locks_init(&c->feet, db, 0.2f, 0.1f) != 0 || anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0)
+    c->feet.nfeet = 0;
   c->node = start, c->edge = -1, c->frame = graph->nodes[start].frame, c->seed = 1;
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
                          c->offset_angular_velocities);
@@ -137,6 +142,37 @@ static void step_frame(anim_graph_character_t *c) {
   c->edge = e, c->frame = edge->first_frame;
 }
 
+int anim_graph_character_set_warp(anim_graph_character_t *c, const anim_warp_params_t *params) {
+  int rc = anim_warp_params_validate(params);
+  if (rc) return rc;
+  c->warp = *params;
+  /* Off with nothing held: the data's feet at once (no tick of letting go). */
+  if (!c->warp.steer && anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_free = 1;
+  return 0;
+}
+
+/* Root steering (graph_character.h): the root's velocity toward the path
+ * by anim_warp_steer's bounds, the anchor moved with it. */
+static void steer(anim_graph_character_t *c, float dt) {
+  c->steering = 0.0f;
+  if (!c->warp.steer || c->follow == ANIM_GRAPH_WANDER || c->planner.count < 2) return;
+  vec3 v = c->pose_velocities[0], root = c->pose_positions[0];
+  if (v.x * v.x + v.z * v.z < ANIM_WARP_STEER_MIN_SPEED * ANIM_WARP_STEER_MIN_SPEED) return;
+  const anim_path_planner_t *p = &c->planner;
+  float s = anim_path_planner_project(p, root.x, root.z, c->s, ANIM_GRAPH_TRACK_WINDOW, NULL), x, z;
+  anim_path_planner_point(p, s, &x, &z);
+  vec3 target = vec3_make(v.x + (x - root.x) / ANIM_GRAPH_STEER_TIME, 0.0f, v.z + (z - root.z) / ANIM_GRAPH_STEER_TIME);
+  /* An open path's end (a goal's) is not braked for while ahead. */
+  vec3 end = vec3_make(p->points[2 * p->count - 2], 0.0f, p->points[2 * p->count - 1]);
+  vec3 d = anim_warp_steer(&c->warp, v, target, target, p->closed ? NULL : &end, root);
+  if (d.x == 0.0f && d.z == 0.0f) return;
+  vec3 extra = vec3_scale(d, dt);
+  c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, extra);
+  c->pose_positions[0] = vec3_add(root, extra);
+  c->pose_velocities[0].x += d.x, c->pose_velocities[0].z += d.z;
+  c->steering = sqrtf(d.x * d.x + d.z * d.z);
+}
+
 int anim_graph_character_tick(anim_graph_character_t *c, float dt) {
   if (!(dt > 0.0f) || !isfinite(dt)) return ANIM_EINVAL;
   c->replanned = 0, c->globals_fresh = 0;
@@ -148,8 +184,23 @@ int anim_graph_character_tick(anim_graph_character_t *c, float dt) {
   anim_pose_buffer_t out = {(size_t)c->db->nbones, c->pose_positions, c->pose_velocities, c->pose_rotations,
                             c->pose_angular_velocities};
   int rc = anim_inertializer_update(&c->inertializer, &out, &view, c->halflife, dt);
+  if (rc == 0) steer(c, dt);
+  if (rc == 0 && c->feet.nfeet && !(c->feet_free && !c->warp.steer)) {
+    /* Held while steering; turned off, let go as if the data lifted every
+     * foot, then the data's feet (graph_character.h). */
+    static const uint8_t lifted[ANIM_MAX_CONTACTS];
+    const uint8_t *contacts = c->warp.steer ? c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts : lifted;
+    c->feet_free = 0;
+    anim_foot_locks_apply(&c->feet, contacts, c->pose_positions, c->pose_rotations, dt);
+    if (!c->warp.steer && anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_free = 1;
+  }
   c->ticks++;
   return rc;
+}
+
+uint32_t anim_graph_character_contacts(const anim_graph_character_t *c) {
+  if (c->feet.nfeet && !c->feet_free) return anim_foot_locks_contacts(&c->feet);
+  return anim_database_contacts(c->db, c->frame);
 }
 
 void anim_graph_character_global_pose(anim_graph_character_t *c) {
@@ -163,4 +214,5 @@ void anim_graph_character_translate(anim_graph_character_t *c, vec3 step) {
   c->inertializer.anchor_world_position = vec3_add(c->inertializer.anchor_world_position, step);
   c->pose_positions[0] = vec3_add(c->pose_positions[0], step);
   c->globals_fresh = 0;
+  anim_foot_locks_translate(&c->feet, step);
 }

@@ -55,6 +55,27 @@
  * node covers (3.5% fewer edges). The issue's target, at most twice the
  * wandering cost, is not met.
  *
+ * Root steering (warp.h, anim_warp_steer, the controller's own): while
+ * following a path or a goal, each tick after the pose is made the root's
+ * velocity is moved toward the path: toward v + e / ANIM_GRAPH_STEER_TIME,
+ * v its own velocity and e the offset from the root to the nearest path
+ * point (searched within ANIM_GRAPH_TRACK_WINDOW of the arc reached), by
+ * at most steer_max times the root's speed and 0.25 m/s, only while it
+ * travels faster than 0.3 m/s; the inertializer's anchor moves with it,
+ * so the next plan starts where the character is. An open path's end (a
+ * goal) is never braked for while it lies ahead. While steering is on,
+ * planted feet are held by foot locking (foot_lock.h, on the ground, the
+ * controller's defaults: unlock radius 0.2 m, release half-life 0.1 s),
+ * which takes the correction up through the legs as it does for a
+ * motion-matching character; without it a planted foot slid by the
+ * correction (`animbench graph-steer`: Bandai's worst slide 0.42 -> 0.57
+ * m/s). Steering turned off lets the locks go gently (as the data lifting
+ * every foot) and then shows the data's feet, as before. The play rate, standing,
+ * orientation and stride warps are not applied: the planner predicts
+ * every frame's place from the clips as the data plays them, at the
+ * database's rate, and a clip played faster, slower, turned or stretched
+ * would leave its plans.
+ *
  * The graph and database are shared and read-only; a character allocates
  * everything in anim_graph_character_init (and, for a path longer than any
  * before, in set_path), nothing per tick.
@@ -65,10 +86,13 @@
 #include <stdint.h>
 #include "database/database.h"
 #include "graph/graph_path.h"
+#include "character/foot_lock.h"
+#include "character/warp.h"
 #include "motion/inertialize.h"
 #include "graph/motion_graph.h"
 
 #define ANIM_GRAPH_TRACK_WINDOW 3.0f /* m of arc either side of the last position on the path */
+#define ANIM_GRAPH_STEER_TIME 0.5f   /* s: root steering closes the offset to the path over this */
 
 typedef enum { ANIM_GRAPH_WANDER = 0, ANIM_GRAPH_FOLLOW_PATH = 1, ANIM_GRAPH_FOLLOW_GOAL = 2 } anim_graph_follow_t;
 
@@ -99,6 +123,13 @@ typedef struct anim_graph_character {
   quat *global_rotations;
   int globals_fresh;
 
+  /* Animation warping (warp.h): root steering alone (below, "Root
+   * steering"); the other warps' switches are kept, shown and unused. */
+  anim_warp_params_t warp;
+  float steering;             /* m/s: root steering's correction of the last tick */
+  anim_foot_locks_t feet;     /* planted feet held while steering (below); nfeet 0: no legs */
+  int feet_free;              /* the locks let go (steering off): the data's feet shown */
+
   uint64_t ticks, jumps, plans, expansions;
   uint64_t searches;          /* plans that searched (the rest stood at an open path's end: graph_path.h, "The end") */
   int replanned;              /* the last tick planned */
@@ -122,6 +153,15 @@ int anim_graph_character_set_path(anim_graph_character_t *character, const anim_
 int anim_graph_character_set_goal(anim_graph_character_t *character, float x, float z);
 /* Back to a random walk. */
 void anim_graph_character_wander(anim_graph_character_t *character, uint32_t seed);
+
+/* The warps' switches and bounds (warp.h; root steering is the one a
+ * graph character applies; on by default). 0 or anim_warp_params_validate's
+ * error (nothing changed). */
+int anim_graph_character_set_warp(anim_graph_character_t *character, const anim_warp_params_t *params);
+
+/* The contact flags shown (bit i: contact i): foot locking's while it
+ * holds the feet, else the data's for the frame shown. */
+uint32_t anim_graph_character_contacts(const anim_graph_character_t *character);
 
 /* Advances by dt seconds (> 0, finite). 0 or ANIM_EINVAL. */
 int anim_graph_character_tick(anim_graph_character_t *character, float dt);
