@@ -569,7 +569,7 @@ static int bench_crowd_graph(int n, float seconds, int runs) {
   printf("default database graph: %d nodes, %d edges; %d characters, %.0f s at 60 Hz, one thread\n", g->nnodes,
          g->nedges, n, seconds);
   double sum_ratio = 0.0;
-  double sum_steer = 0.0;
+  double sum_steer = 0.0, sum_wander = 0.0;
   for (int k = 0; k < runs; k++) {
     int steer = crowd_steer == 2 ? 1 : crowd_steer;
     crowd_result_t w = crowd_run(g, &db, n, seconds, 0, steer), p = crowd_run(g, &db, n, seconds, 1, steer);
@@ -584,17 +584,20 @@ static int bench_crowd_graph(int n, float seconds, int runs) {
       printf("    edges a plan: first plans %.0f; later, circles %.0f, zigzags %.0f, L's %.0f\n", p.first_edges,
              p.kind_edges[0], p.kind_edges[1], p.kind_edges[2]);
     if (crowd_steer == 2) {
-      /* The same paths without steering, in the same run: its cost ratio. */
-      crowd_result_t o = crowd_run(g, &db, n, seconds, 1, 0);
+      /* The same without steering (nor its foot locking), in the same run: its cost ratio. */
+      crowd_result_t ow = crowd_run(g, &db, n, seconds, 0, 0), o = crowd_run(g, &db, n, seconds, 1, 0);
       double r = o.cpu_per_tick > 0 ? p.cpu_per_tick / o.cpu_per_tick : 0.0;
-      sum_steer += r;
-      printf("         steering off: path %.2f us/char-tick (on/off %.2fx), %.0f edges/plan; mean from path %.3f m "
-             "(circles %.3f, zigzags %.3f, L's %.3f)\n",
+      sum_steer += r, sum_wander += ow.cpu_per_tick > 0 ? w.cpu_per_tick / ow.cpu_per_tick : 0.0;
+      printf("         steering off: wander %.2f us/char-tick (on/off %.2fx); path %.2f us/char-tick (on/off %.2fx), "
+             "%.0f edges/plan; mean from path %.3f m (circles %.3f, zigzags %.3f, L's %.3f)\n",
+             ow.cpu_per_tick * 1e6, ow.cpu_per_tick > 0 ? w.cpu_per_tick / ow.cpu_per_tick : 0.0,
              o.cpu_per_tick * 1e6, r, o.edges_per_plan, o.mean_error, o.kind_error[0], o.kind_error[1],
              o.kind_error[2]);
     }
   }
-  if (crowd_steer == 2) printf("  mean ratio steering on/off: %.2fx\n", sum_steer / (runs > 0 ? runs : 1));
+  if (crowd_steer == 2)
+    printf("  mean ratio steering on/off: path %.2fx, wander %.2fx\n", sum_steer / (runs > 0 ? runs : 1),
+           sum_wander / (runs > 0 ? runs : 1));
   printf("  mean ratio path/wander: %.2fx\n", sum_ratio / (runs > 0 ? runs : 1));
   anim_motion_graph_free(g);
   anim_database_free(&db);

@@ -154,6 +154,15 @@ typedef struct {
    * debugger's history and parameter requests (service_history.c); NULL
    * for kinds that are not one. */
   anim_controller_t *(*controller)(void *character);
+  /* Loop: set_character_params and character_state for a kind that is not
+   * a controller but takes some of its parameters (NULL: neither).
+   * get_params: its parameters as a controller's read (those it uses, the
+   * defaults elsewhere). set_params: takes next (the request's fields
+   * merged over get_params' by the service), or refuses a field it does
+   * not take that next changes: a code with err naming it ("no_play_rate:
+   * ..."), nothing applied. */
+  void (*get_params)(const void *character, anim_controller_params_t *out_params);
+  int (*set_params)(void *character, const anim_controller_params_t *next, char *err, int errlen);
 } srv_actor_kind_t;
 
 struct srv_actor {

@@ -7,8 +7,12 @@
  * goal's speed is not used: the graph's clips set the pace); its jumps are
  * inertialized with params.inertialize_halflife. Planning happens inside
  * the tick that reaches a node, bounded by the planner's max_expansions.
+ * Of the warps (params' no_* switches and bounds) it applies root steering
+ * alone (graph_character.h), set at creation or by set_character_params,
+ * which refuses the other warps on and every field it does not use.
  * Nothing here runs for characters of other kinds.
  */
+#include <math.h>
 #include <stdio.h>
 #include "actor_graph.h"
 #include "anim_error.h"
@@ -50,9 +54,7 @@ static void report(srv_actor_t *a) {
   p->rotations = c->pose_rotations;
   p->frame = c->frame;
   p->transitioned = 0;
-  p->contacts = 0;
-  for (int s = 0; s < db->ncontacts && s < 32; s++)
-    if (db->contacts[(size_t)c->frame * (size_t)db->ncontacts + (size_t)s]) p->contacts |= 1u << s;
+  p->contacts = anim_graph_character_contacts(c); /* foot locking's while it holds the feet */
   if (a->want & SRV_WANT_GLOBAL) anim_graph_character_global_pose(c);
   p->global_positions = c->global_positions;
 }
@@ -79,6 +81,7 @@ static int init(void *character, srv_db_entry_t *entry, const srv_actor_setup_t 
     snprintf(err, (size_t)errlen, "graph character: %s", anim_strerror(rc));
     return rc;
   }
+  anim_graph_character_set_warp(&g->c, &setup->request->params.warp); /* checked with the request */
   /* Wanderers spread over the graph: each its own draws. */
   anim_graph_character_wander(&g->c, setup->slot * 2654435761u + 1u);
   g->graph = srv_graph_retain(graph);
@@ -108,6 +111,64 @@ static int set_input(void *character, const anim_controller_input_t *input) {
   return anim_graph_character_set_goal(&((graph_actor_t *)character)->c, input->goal.x, input->goal.z);
 }
 
+/* Its parameters as a controller's: the jumps' half-life and the warps
+ * (root steering alone on), the server's defaults elsewhere. */
+static void get_params(const void *character, anim_controller_params_t *out) {
+  const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
+  anim_controller_params_default(out);
+  out->inertialize_halflife = c->halflife;
+  out->warp = c->warp;
+}
+
+/* set_character_params: the jumps' half-life and the warps' bounds and
+ * switches, root steering's on or off; any other field changed, or
+ * another warp turned on, is refused by name. */
+static int set_params(void *character, const anim_controller_params_t *next, char *err, int errlen) {
+  anim_graph_character_t *c = &((graph_actor_t *)character)->c;
+  anim_controller_params_t now;
+  get_params(character, &now);
+  const struct {
+    const char *name;
+    int changed;
+  } unused[] = {
+      {"search_interval", next->search_interval != now.search_interval},
+      {"velocity_halflife", next->velocity_halflife != now.velocity_halflife},
+      {"rotation_halflife", next->rotation_halflife != now.rotation_halflife},
+      {"forward_speed", next->forward_speed != now.forward_speed},
+      {"side_speed", next->side_speed != now.side_speed},
+      {"back_speed", next->back_speed != now.back_speed},
+      {"ignore_surrounding", next->ignore_surrounding != now.ignore_surrounding},
+      {"ignore_range_end", next->ignore_range_end != now.ignore_range_end},
+      {"transition_cost", next->transition_cost != now.transition_cost},
+      {"replan_threshold", next->replan_threshold != now.replan_threshold},
+      {"input_f", next->input_f != now.input_f},
+      {"input_zeta", next->input_zeta != now.input_zeta},
+      {"input_r", next->input_r != now.input_r},
+      {"no_play_rate", next->warp.rate != 0},
+      {"no_stand_warp", next->warp.stand != 0},
+      {"no_orientation_warp", next->warp.orient != 0},
+      {"no_stride_warp", next->warp.stride != 0},
+  };
+  for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
+    if (unused[i].changed) {
+      snprintf(err, (size_t)errlen, "%s: a graph character does not take it (root steering is its one warp; "
+               "inertialize_halflife and the warps' bounds it takes)", unused[i].name);
+      return ANIM_EUNSUPPORTED;
+    }
+  if (!(next->inertialize_halflife > 0.0f) || !isfinite(next->inertialize_halflife)) {
+    snprintf(err, (size_t)errlen, "inertialize_halflife = %g: must be > 0 s", (double)next->inertialize_halflife);
+    return ANIM_EINVAL;
+  }
+  int rc = anim_warp_params_validate(&next->warp);
+  if (rc) {
+    snprintf(err, (size_t)errlen, "warp: %s", anim_strerror(rc));
+    return rc;
+  }
+  anim_graph_character_set_warp(c, &next->warp);
+  c->halflife = next->inertialize_halflife;
+  return 0;
+}
+
 static int state(const void *character, int offsets, srv_response_t *out) {
   const anim_graph_character_t *c = &((const graph_actor_t *)character)->c;
   srv_character_state_response_t *s = &out->body.character_state;
@@ -122,6 +183,9 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->path_arc = c->s;
   s->arrived = c->arrived;
   s->plans = c->plans, s->expansions = c->expansions;
+  s->root_steering = c->steering;
+  s->has_params = 1;
+  get_params(c, &s->params);
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
 }
 
@@ -155,4 +219,6 @@ const srv_actor_kind_t srv_actor_graph = {
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_GOAL,
     .state = state,
+    .get_params = get_params,
+    .set_params = set_params,
 };

@@ -35,6 +35,7 @@ int anim_graph_character_init(anim_graph_character_t *c, const anim_motion_graph
   c->offset_rotations = q, c->pose_rotations = q + n, c->global_rotations = q + 2 * n;
   c->graph = graph, c->db = db, c->halflife = halflife;
   anim_warp_params_default(&c->warp);
+  c->warp.rate = c->warp.stand = c->warp.orient = c->warp.stride = 0; /* root steering alone */
   /* The controller's foot locking, on the ground; a skeleton without legs
    * above its contact bones goes unlocked. */
   if (anim_foot_locks_init(&c->feet, db, 0.2f, 0.1f) != 0 || anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0)
@@ -146,6 +147,7 @@ int anim_graph_character_set_warp(anim_graph_character_t *c, const anim_warp_par
   int rc = anim_warp_params_validate(params);
   if (rc) return rc;
   c->warp = *params;
+  c->warp.rate = c->warp.stand = c->warp.orient = c->warp.stride = 0; /* root steering alone */
   /* Off with nothing held: the data's feet at once (no tick of letting go). */
   if (!c->warp.steer && anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_free = 1;
   return 0;

@@ -124,7 +124,8 @@ typedef struct anim_graph_character {
   int globals_fresh;
 
   /* Animation warping (warp.h): root steering alone (below, "Root
-   * steering"); the other warps' switches are kept, shown and unused. */
+   * steering"); the other warps' switches are always off, their bounds
+   * kept as given. */
   anim_warp_params_t warp;
   float steering;             /* m/s: root steering's correction of the last tick */
   anim_foot_locks_t feet;     /* planted feet held while steering (below); nfeet 0: no legs */
@@ -154,9 +155,10 @@ int anim_graph_character_set_goal(anim_graph_character_t *character, float x, fl
 /* Back to a random walk. */
 void anim_graph_character_wander(anim_graph_character_t *character, uint32_t seed);
 
-/* The warps' switches and bounds (warp.h; root steering is the one a
- * graph character applies; on by default). 0 or anim_warp_params_validate's
- * error (nothing changed). */
+/* The warps' switches and bounds (warp.h): root steering is the one a
+ * graph character applies (on by default); the play rate, standing,
+ * orientation and stride switches are taken as off whatever params says.
+ * 0 or anim_warp_params_validate's error (nothing changed). */
 int anim_graph_character_set_warp(anim_graph_character_t *character, const anim_warp_params_t *params);
 
 /* The contact flags shown (bit i: contact i): foot locking's while it
