@@ -174,6 +174,10 @@ static const command_help_t help[] = {
      "controller parameters (transition_cost=0.05 inertialize_halflife=0.2 ...: ControllerParams' names), runs\n"
      "it S seconds more and prints every parameter before and after, with searches and transitions a second in\n"
      "each half. A value out of range is refused, naming the parameter, and nothing is applied.\n"
+     "The warps (docs/characters.md): no_play_rate, no_stand_warp, no_orientation_warp, no_stride_warp,\n"
+     "no_root_steering =1 turns that warp off, =0 on again (a switch not named is kept); their bounds\n"
+     "play_rate_min (0,1] play_rate_max [1,4] orientation_warp_max (0,pi] rad stride_scale_min (0,1]\n"
+     "stride_scale_max [1,2] root_steering_max (0,1] (times the root's speed). Before and after print 1 for off.\n"
      "--json: one object {character, seconds, before, after, searches_per_second, transitions_per_second}.\n"},
     {"align", "  align --source x,y,z ... --target x,y,z ... [--weights w,...] [--mode rigid|similarity|yaw]\n",
      "The least-squares transform taking the source points onto the target points (at least 3, 2 for yaw).\n"

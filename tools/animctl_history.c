@@ -230,7 +230,10 @@ int animctl_history(const options_t *opts, int argc, char **argv) {
 
 /* ---- set-params ------------------------------------------------------------------------------- */
 
-/* ControllerParams' names and where they go in anim_character_params_t. */
+/* ControllerParams' names and where they go in anim_character_params_t.
+ * kind: 0 a float, 1 an integer, 2 a warp's no_* switch (NAME=1 turns
+ * the warp off, NAME=0 on: ANIM_PARAM_ON, since 0 in the struct means
+ * left out). */
 typedef struct {
   const char *name;
   size_t offset;
@@ -243,6 +246,10 @@ static const param_name_t param_names[] = {
     P(forward_speed, 0),     P(side_speed, 0),           P(back_speed, 0),        P(ignore_surrounding, 1),
     P(ignore_range_end, 1),  P(transition_cost, 0),      P(replan_threshold, 0),  P(input_f, 0),
     P(input_zeta, 0),        P(input_r, 0),
+    /* Animation warping (docs/characters.md): each warp's switch and bounds. */
+    P(no_play_rate, 2),      P(play_rate_min, 0),        P(play_rate_max, 0),     P(no_stand_warp, 2),
+    P(no_orientation_warp, 2), P(orientation_warp_max, 0), P(no_stride_warp, 2),  P(stride_scale_min, 0),
+    P(stride_scale_max, 0),  P(no_root_steering, 2),     P(root_steering_max, 0),
 };
 #undef P
 #define NPARAMS (int)(sizeof param_names / sizeof param_names[0])
@@ -259,9 +266,17 @@ static int set_param(anim_character_params_t *p, const char *assignment) {
     if (strlen(param_names[i].name) == (size_t)(eq - assignment) &&
         !strncmp(param_names[i].name, assignment, (size_t)(eq - assignment))) {
       char *end;
+      char *at = (char *)p + param_names[i].offset;
+      if (param_names[i].integer == 2) {
+        /* A switch: 1 (true) turns the warp off, 0 (false) turns it on. */
+        const char *v = eq + 1;
+        int off = !strcmp(v, "1") || !strcmp(v, "true") ? 1 : !strcmp(v, "0") || !strcmp(v, "false") ? 0 : -1;
+        if (off < 0) return animctl_fail("set-params: %s: want 1 (the warp off) or 0 (on)", assignment);
+        *(int *)at = off ? 1 : ANIM_PARAM_ON;
+        return 0;
+      }
       double v = strtod(eq + 1, &end);
       if (eq[1] == '\0' || *end) return animctl_fail("set-params: %s: not a number", assignment);
-      char *at = (char *)p + param_names[i].offset;
       if (param_names[i].integer) *(int *)at = (int)v;
       else *(float *)at = (float)v;
       return 0;

@@ -40,6 +40,7 @@ int anim_graph_character_init(anim_graph_character_t *c, const anim_motion_graph
    * above its contact bones goes unlocked. */
   if (anim_foot_locks_init(&c->feet, db, 0.2f, 0.1f) != 0 || anim_foot_locks_ground(&c->feet, ANIM_FOOT_MAX_DROP) != 0)
     c->feet.nfeet = 0;
+  c->feet_free = 1; /* wandering: the data's feet until a path or goal */
   c->node = start, c->edge = -1, c->frame = graph->nodes[start].frame, c->seed = 1;
   anim_inertializer_init(&c->inertializer, n, c->offset_positions, c->offset_velocities, c->offset_rotations,
                          c->offset_angular_velocities);
@@ -148,8 +149,7 @@ int anim_graph_character_set_warp(anim_graph_character_t *c, const anim_warp_par
   if (rc) return rc;
   c->warp = *params;
   c->warp.rate = c->warp.stand = c->warp.orient = c->warp.stride = 0; /* root steering alone */
-  /* Off with nothing held: the data's feet at once (no tick of letting go). */
-  if (!c->warp.steer && anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_free = 1;
+
   return 0;
 }
 
@@ -187,14 +187,15 @@ int anim_graph_character_tick(anim_graph_character_t *c, float dt) {
                             c->pose_angular_velocities};
   int rc = anim_inertializer_update(&c->inertializer, &out, &view, c->halflife, dt);
   if (rc == 0) steer(c, dt);
-  if (rc == 0 && c->feet.nfeet && !(c->feet_free && !c->warp.steer)) {
-    /* Held while steering; turned off, let go as if the data lifted every
-     * foot, then the data's feet (graph_character.h). */
+  int hold = c->warp.steer && c->follow != ANIM_GRAPH_WANDER; /* steering may move the root */
+  if (rc == 0 && c->feet.nfeet && !(c->feet_free && !hold)) {
+    /* Held while steering; else let go as if the data lifted every foot,
+     * then the data's feet (graph_character.h). */
     static const uint8_t lifted[ANIM_MAX_CONTACTS];
-    const uint8_t *contacts = c->warp.steer ? c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts : lifted;
+    const uint8_t *contacts = hold ? c->db->contacts + (size_t)c->frame * (size_t)c->db->ncontacts : lifted;
     c->feet_free = 0;
     anim_foot_locks_apply(&c->feet, contacts, c->pose_positions, c->pose_rotations, dt);
-    if (!c->warp.steer && anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_free = 1;
+    if (!hold && anim_foot_locks_let_go(&c->feet)) anim_foot_locks_reset(&c->feet), c->feet_free = 1;
   }
   c->ticks++;
   return rc;

@@ -63,14 +63,16 @@
  * at most steer_max times the root's speed and 0.25 m/s, only while it
  * travels faster than 0.3 m/s; the inertializer's anchor moves with it,
  * so the next plan starts where the character is. An open path's end (a
- * goal) is never braked for while it lies ahead. While steering is on,
- * planted feet are held by foot locking (foot_lock.h, on the ground, the
+ * goal) is never braked for while it lies ahead. While steering is on
+ * and the character follows a path or a goal, planted feet are held by
+ * foot locking (foot_lock.h, on the ground, the
  * controller's defaults: unlock radius 0.2 m, release half-life 0.1 s),
  * which takes the correction up through the legs as it does for a
  * motion-matching character; without it a planted foot slid by the
  * correction (`animbench graph-steer`: Bandai's worst slide 0.42 -> 0.57
- * m/s). Steering turned off lets the locks go gently (as the data lifting
- * every foot) and then shows the data's feet, as before. The play rate, standing,
+ * m/s). Steering turned off, or wandering, lets the locks go gently (as
+ * the data lifting every foot) and then shows the data's feet, as before
+ * (a wanderer costs what it did: the locks cost about 0.6 us a tick). The play rate, standing,
  * orientation and stride warps are not applied: the planner predicts
  * every frame's place from the clips as the data plays them, at the
  * database's rate, and a clip played faster, slower, turned or stretched
@@ -129,7 +131,7 @@ typedef struct anim_graph_character {
   anim_warp_params_t warp;
   float steering;             /* m/s: root steering's correction of the last tick */
   anim_foot_locks_t feet;     /* planted feet held while steering (below); nfeet 0: no legs */
-  int feet_free;              /* the locks let go (steering off): the data's feet shown */
+  int feet_free;              /* the locks let go (steering off, wandering): the data's feet shown */
 
   uint64_t ticks, jumps, plans, expansions;
   uint64_t searches;          /* plans that searched (the rest stood at an open path's end: graph_path.h, "The end") */

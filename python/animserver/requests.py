@@ -532,7 +532,10 @@ class Requests:
                              **fields: Any) -> Call[pb.SetCharacterParamsResponse]:
         """Changes the caller's motion-matching character's ControllerParams from the next tick on: the
         fields given (``params`` or keywords, e.g. ``inertialize_halflife=0.2``), the others kept; every
-        field checked before any is applied. ``.params``: every parameter now in effect."""
+        field checked before any is applied. ``.params``: every parameter now in effect. The warps'
+        switches and bounds too (``no_root_steering=True`` turns root steering off, ``False`` on again;
+        ``root_steering_max=0.1``). A graph character takes ``inertialize_halflife``, the warps' bounds and
+        ``no_root_steering`` (root steering is its one warp); anything else is refused, naming it."""
         given: Message = {**(params or {}), **fields} if fields else params
         return Call("set_character_params", {"character": int(character), "params": given}, timeout,
                     body_as(pb.SetCharacterParamsResponse))

@@ -97,7 +97,7 @@ def usage_errors_without_server():
                 ["push", "default", "1:impulse:Chest:1,2"], ["push", "default", "--seconds", "0"],
                 ["history"], ["history", "--create", "--id", "5"],
                 ["history", "--id", "5", "--ticks", "9:2"], ["set-params"], ["set-params", "halflife=1"],
-                ["set-params", "transition_cost=x"], ["inverse-dynamics"], ["inverse-dynamics", "default"],
+                ["set-params", "transition_cost=x"], ["set-params", "no_stride_warp=2"], ["inverse-dynamics"], ["inverse-dynamics", "default"],
                 ["inverse-dynamics", "--character", "5"], ["marker-fit", "default"]]
     check(sorted({m[0] for m in mistakes} - {"bogus"}) == sorted(COMMANDS), "a usage error of every command")
     for mistake in mistakes:
@@ -136,6 +136,20 @@ def history_and_params(ctl, port):
                             "back_speed=2", "velocity_halflife=-1", expect=1)[1])
     check(e["error"]["code"] == "EINVAL" and "velocity_halflife" in e["error"]["message"],
           "animctl set-params: a value out of range refused, naming it")
+    warped = json.loads(ctl("set-params", "--seconds", "0.5", "no_root_steering=1", "root_steering_max=0.1",
+                            "no_play_rate=1", "stride_scale_max=1.1", "no_orientation_warp=0"))
+    b, a = warped["before"], warped["after"]
+    check(b["no_root_steering"] == 0 and a["no_root_steering"] == 1 and abs(a["root_steering_max"] - 0.1) < 1e-6 and
+          b["no_play_rate"] == 0 and a["no_play_rate"] == 1 and abs(a["stride_scale_max"] - 1.1) < 1e-6 and
+          a["no_orientation_warp"] == 0 and a["no_stand_warp"] == 0 and abs(a["play_rate_max"] - 1.15) < 1e-6,
+          "animctl set-params: the warps' switches and bounds, before and after")
+    e = json.loads(run_both("animctl", "--port", port, "--json", "set-params", "--seconds", "0",
+                            "no_root_steering=1", "play_rate_max=5", expect=1)[1])
+    check(e["error"]["code"] == "EINVAL" and "play_rate_max" in e["error"]["message"],
+          "animctl set-params: a warp's bound out of range refused, naming it")
+    help_text = run("animctl", "--port", port, "set-params", "--help")
+    check(all(n in help_text for n in ("no_root_steering", "root_steering_max", "no_play_rate", "stride_scale_min")),
+          "animctl set-params --help names the warp fields")
 
 
 def stream_regions(port):
