@@ -14,7 +14,8 @@
  * long, measured after 5 s). Each path three times: steering off, on (the
  * default: with foot locking), and on without foot locking ("nolck", what
  * the locks take up). Per path: the root's distance from the path (mean, worst), on
- * an open path the root's distance from its end when the run ends and when
+ * an open path the root's distance from its end when the run ends and the
+ * nearest it came (a graph that cannot stop walks on past it), and when
  * the character arrived (graph_character.h) in seconds; foot slide p95 and
  * worst (m/s) and pops (the worst bone speed over its source's fastest)
  * measured on the displayed pose with the data's contact flags
@@ -49,7 +50,7 @@ typedef struct {
 } steer_case_t;
 
 typedef struct {
-  double mean, worst, end_distance, arrived_s, steer_mean;
+  double mean, worst, end_distance, nearest_end, arrived_s, steer_mean;
   anim_quality_t q;
 } steer_result_t;
 
@@ -80,7 +81,8 @@ static int run_case(const anim_motion_graph_t *g, const anim_database_t *db, con
   anim_path_t path = {k->points, k->count, k->closed};
   anim_graph_character_set_path(&c, &path);
   int ticks = (int)(k->seconds * 60.0f), n = 0;
-  out->arrived_s = -1.0;
+  out->arrived_s = -1.0, out->nearest_end = INFINITY;
+  float ex = k->points[2 * k->count - 2], ez = k->points[2 * k->count - 1];
   for (int t = 0; t < ticks; t++) {
     anim_graph_character_tick(&c, 1.0f / 60.0f);
     anim_graph_character_global_pose(&c);
@@ -88,6 +90,7 @@ static int run_case(const anim_motion_graph_t *g, const anim_database_t *db, con
                              (long)anim_database_contacts(db, c.frame), 1.0f / 60.0f);
     out->steer_mean += c.steering;
     if (c.arrived && out->arrived_s < 0.0) out->arrived_s = (t + 1) / 60.0;
+    out->nearest_end = fmin(out->nearest_end, hypotf(c.pose_positions[0].x - ex, c.pose_positions[0].z - ez));
     if (t < k->settle) continue;
     float d;
     anim_path_planner_project(&c.planner, c.pose_positions[0].x, c.pose_positions[0].z, 0.0f, -1.0f, &d);
@@ -95,10 +98,7 @@ static int run_case(const anim_motion_graph_t *g, const anim_database_t *db, con
   }
   out->mean /= n ? n : 1;
   out->steer_mean /= ticks ? ticks : 1;
-  if (!k->closed) {
-    float ex = k->points[2 * k->count - 2], ez = k->points[2 * k->count - 1];
-    out->end_distance = hypotf(c.pose_positions[0].x - ex, c.pose_positions[0].z - ez);
-  }
+  if (!k->closed) out->end_distance = hypotf(c.pose_positions[0].x - ex, c.pose_positions[0].z - ez);
   anim_quality_meter_result(&m, &out->q);
   anim_quality_meter_free(&m);
   anim_graph_character_free(&c);
@@ -135,7 +135,8 @@ static void run_dataset(const anim_database_t *db, const char *name, float secon
   int ncases = (int)(sizeof cases / sizeof cases[0]), start = start_node(g, db);
   printf("%s: graph of %d nodes, %d edges, from node %d (%s)\n", name, g->nnodes, g->nedges, start,
          db->ranges[g->nodes[start].range].name);
-  printf("  %-17s %-5s %7s %7s %8s %8s %7s %7s %6s %6s %7s\n", "path", "steer", "mean m", "worst m", "end m",
+  printf("  %-17s %-5s %7s %7s %8s %8s %8s %7s %7s %6s %6s %7s\n", "path", "steer", "mean m", "worst m", "end m",
+         "nearest",
          "arrive s", "slide95", "slidemx", "pops", "steer", "flagged");
   /* Means over the paths (open paths for the end), off then on. */
   double sum[3][8] = {{0}};
@@ -147,19 +148,22 @@ static void run_dataset(const anim_database_t *db, const char *name, float secon
     for (int s = 0; s < 3; s++) {
       const steer_result_t *x = &r[s];
       sum[s][0] += x->mean, sum[s][1] += x->worst, sum[s][2] += x->end_distance;
+      if (!cases[k].closed) sum[s][7] += x->nearest_end;
       sum[s][3] = fmax(sum[s][3], x->q.slide_p95), sum[s][4] = fmax(sum[s][4], x->q.slide_max);
       sum[s][5] = fmax(sum[s][5], x->q.pop_ratio), sum[s][6] += x->steer_mean;
       if (!verbose) continue;
-      char end[32] = "-", arrive[32] = "-";
+      char end[32] = "-", nearest[32] = "-", arrive[32] = "-";
       if (!cases[k].closed) snprintf(end, sizeof end, "%.3f", x->end_distance);
+      if (!cases[k].closed) snprintf(nearest, sizeof nearest, "%.3f", x->nearest_end);
       if (x->arrived_s >= 0.0) snprintf(arrive, sizeof arrive, "%.2f", x->arrived_s);
-      printf("  %-17s %-5s %7.3f %7.3f %8s %8s %7.3f %7.3f %6.2f %6.3f %7.2f\n", cases[k].name, modes[s], x->mean,
-             x->worst, end, arrive, x->q.slide_p95, x->q.slide_max, x->q.pop_ratio, x->steer_mean, x->q.flagged_share);
+      printf("  %-17s %-5s %7.3f %7.3f %8s %8s %8s %7.3f %7.3f %6.2f %6.3f %7.2f\n", cases[k].name, modes[s], x->mean,
+             x->worst, end, nearest, arrive, x->q.slide_p95, x->q.slide_max, x->q.pop_ratio, x->steer_mean, x->q.flagged_share);
     }
   }
   for (int s = 0; s < 3; s++)
-    printf("  %-17s %-5s %7.3f %7.3f %8.3f %8s %7.3f %7.3f %6.2f %6.3f   (means; slide, pops: worst path)\n",
-           "all paths", modes[s], sum[s][0] / ncases, sum[s][1] / ncases, sum[s][2] / (opens ? opens : 1), "",
+    printf("  %-17s %-5s %7.3f %7.3f %8.3f %8.3f %8s %7.3f %7.3f %6.2f %6.3f   (means; slide, pops: worst path)\n",
+           "all paths", modes[s], sum[s][0] / ncases, sum[s][1] / ncases, sum[s][2] / (opens ? opens : 1),
+           sum[s][7] / (opens ? opens : 1), "",
            sum[s][3], sum[s][4], sum[s][5], sum[s][6] / ncases);
   anim_motion_graph_free(g);
 }
