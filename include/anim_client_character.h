@@ -137,7 +137,8 @@ typedef struct {
   int ntracker_residuals;
   float tracker_residuals[8];
   int arrived;                      /* GRAPH: at an open path's end (within 0.3 m), standing there */
-  int nfeet;                        /* MOTION_MATCHING and LEARNED with foot locking: each contact bone's lock */
+  int nfeet;                        /* MOTION_MATCHING and LEARNED with foot locking, GRAPH steered along a
+                                       path or to a goal: each contact bone's lock */
   struct {
     char bone[64];                  /* the contact bone's name */
     int locked;                     /* planted: held where it touched down */
@@ -151,10 +152,12 @@ typedef struct {
   float physics_root_error;         /* PHYSICAL: the simulated root's distance from the matched one, m */
   uint64_t pushes;                  /* PHYSICAL: pushes applied so far */
   anim_character_params_t params;   /* MOTION_MATCHING: the controller parameters in effect, every one set
-                                       (anim_client_character_params_set changes them); zero for other modes */
+                                       (anim_client_character_params_set changes them); GRAPH: its half-life
+                                       and warps (root steering its one warp), defaults elsewhere; zero for
+                                       other modes */
   float physics_total_mass;         /* PHYSICAL: its body's mass, kg (anim_character_mode_t.total_mass) */
   float stride_scale;               /* MOTION_MATCHING: the stride warp's scale now (1: the data's; 1 other modes) */
-  float root_steering;              /* MOTION_MATCHING: m/s, root steering's correction of the last tick */
+  float root_steering;              /* MOTION_MATCHING, GRAPH: m/s, root steering's correction of the last tick */
   /* New fields go last: the fields before keep their places. */
 } anim_character_state_t;
 

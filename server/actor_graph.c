@@ -184,6 +184,7 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->arrived = c->arrived;
   s->plans = c->plans, s->expansions = c->expansions;
   s->root_steering = c->steering;
+  if (!c->feet_free) srv_actor_state_feet(&c->feet, out); /* held while steering along a path */
   s->has_params = 1;
   get_params(c, &s->params);
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);

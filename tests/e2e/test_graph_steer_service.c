@@ -139,7 +139,7 @@ static void test_steered_closer(void **state) {
   assert_int_equal(anim_client_graph_paths(fx.client, ids, points, npoints, closed, 2, NULL, TIMEOUT_MS), 0);
   double mean[2] = {0, 0}, worst[2] = {0, 0}, steer_seen[2] = {0, 0};
   float end[2] = {0, 0};
-  int samples = 0;
+  int samples = 0, feet_seen = 0;
   const struct timespec tenth = {0, 100000000};
   for (double t = 0.0; t < RUN_SECONDS; t += 0.1) {
     nanosleep(&tenth, NULL);
@@ -150,6 +150,8 @@ static void test_steered_closer(void **state) {
       steer_seen[k] = fmax(steer_seen[k], s->root_steering);
       end[k] = hypotf(s->position[0] - x0[k], s->position[2] - LINE_LENGTH);
       if (k == 1) assert_int_equal(s->params.no_root_steering, 1);
+      if (k == 0 && s->nfeet > 0) feet_seen = 1; /* foot locking holds the steered one's feet */
+      if (k == 1) assert_int_equal(s->nfeet, 0);
       anim_character_state_free(s);
     }
     samples++;
@@ -167,6 +169,7 @@ static void test_steered_closer(void **state) {
   assert_true(steer_seen[1] == 0.0);
   assert_true(steer_seen[0] > 0.0 && steer_seen[0] <= 0.25 + 1e-4);
   assert_true(end[0] <= end[1] + 0.05f); /* and ends no further from the end */
+  assert_true(feet_seen);
   assert_int_equal(anim_client_characters_destroy(fx.client, ids, 2, TIMEOUT_MS), 0);
 }
 
