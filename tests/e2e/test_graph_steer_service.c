@@ -111,7 +111,7 @@ static void test_invalid_params(void **state) {
   assert_int_equal(s->params.no_root_steering, 1);
   assert_float_equal(s->params.inertialize_halflife, 0.15f, 1e-6f);
   anim_character_state_free(s);
-  /* A motion-matching-only request still refuses it. */
+  /* no_root_steering given false turns it back on. */
   anim_character_params_init(&p);
   p.no_root_steering = ANIM_PARAM_ON;
   assert_int_equal(anim_client_character_params_set(fx.client, id, &p, &now, TIMEOUT_MS), 0);
