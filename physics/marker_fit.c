@@ -15,6 +15,7 @@
 #include "anim_error.h"
 #include "body_internal.h"
 #include "marker_fit.h"
+#include "marker_prior.h"
 #include "math/umeyama.h"
 #include "motion/spring.h"
 #include "pose/kinematics.h"
@@ -32,7 +33,9 @@ struct anim_marker_fit {
   anim_marker_t markers[ANIM_MARKER_FIT_MAX_MARKERS];
   int body[ANIM_MARKER_FIT_MAX_MARKERS]; /* MuJoCo body each marker's point rides on */
   int mocap[ANIM_MARKER_FIT_MAX_MARKERS]; /* mocap index of each marker's body */
-  quat prior[ANIM_MAX_BONES];            /* the prior pose's local rotations */
+  quat prior[ANIM_MAX_BONES];            /* the database's mean pose: welded leaves' rotations, their anchors */
+  quat held[ANIM_MAX_BONES];             /* the pose the joint springs hold now (marker_prior.h) */
+  anim_marker_prior_t *search;           /* the nearest database frame to the markers */
   anim_marker_fit_options_t o;
   anim_marker_fit_tuning_t tuning;
   long steps; /* mj_step calls of the last run */
@@ -40,7 +43,7 @@ struct anim_marker_fit {
 
 void anim_marker_fit_options_default(anim_marker_fit_options_t *out_options) {
   out_options->marker_halflife = 0.01f;
-  out_options->prior_halflife = 0.1f;
+  out_options->prior_halflife = ANIM_PHYSICS_DEFAULT_HALFLIFE;
   out_options->outlier_distance = 0.3f;
   out_options->far_ratio = 0.02f;
   out_options->settle_time = 0.5f;
@@ -143,8 +146,15 @@ anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, con
   fit->pm = model, fit->nmarkers = nmarkers, fit->nbones = model->nbones, fit->o = o;
   memcpy(fit->markers, markers, sizeof *markers * (size_t)nmarkers);
   mean_pose(db, fit->prior);
+  memcpy(fit->held, fit->prior, sizeof fit->prior);
+  fit->search = anim_marker_prior_create(db, model->root, markers, nmarkers, err, errlen);
+  if (!fit->search) {
+    free(fit);
+    return NULL;
+  }
   char *xml = marker_mjcf(model, nmarkers);
   if (!xml) {
+    anim_marker_prior_free(fit->search);
     free(fit);
     return body_errorf(err, errlen, "out of memory (or a body model without </worldbody>)"), NULL;
   }
@@ -199,6 +209,7 @@ void anim_marker_fit_free(anim_marker_fit_t *fit) {
   if (!fit) return;
   if (fit->d) mj_deleteData(fit->d);
   if (fit->m) mj_deleteModel(fit->m);
+  anim_marker_prior_free(fit->search);
   free(fit);
 }
 
@@ -304,17 +315,33 @@ static void place_prior(anim_marker_fit_t *fit) {
   mj_resetData(fit->m, d);
   for (int b = 1; b < pm->nbones; b++) {
     if (!pm->joint[b]) continue;
-    quat q = fit->prior[b];
+    quat q = fit->held[b];
     mjtNum *s = d->qpos + pm->qposadr[b];
     s[0] = q.w, s[1] = q.x, s[2] = q.y, s[3] = q.z;
   }
   /* The root's own rotation in the prior pose (the hips' mean local rotation
    * about an upright parent chain). */
-  quat r = fit->prior[pm->root];
+  quat r = fit->held[pm->root];
   mjtNum *rq = d->qpos + pm->qposadr[pm->root];
   rq[0] = 0, rq[1] = pm->rest_root_height, rq[2] = 0;
   rq[3] = r.w, rq[4] = r.x, rq[5] = r.y, rq[6] = r.z;
   mj_kinematics(fit->m, d);
+}
+
+/* The joint springs' rest (MuJoCo's qpos_spring) to the prior's pose after
+ * one step of the search on this frame's markers (use: seen, not let go);
+ * kept as it was when the search has no marker to go on. */
+static void follow_prior(anim_marker_fit_t *fit, const vec3 *targets, const unsigned char *use, float dt, int restart) {
+  if (anim_marker_prior_step(fit->search, targets, use, dt, restart)) return;
+  const quat *q = anim_marker_prior_rotations(fit->search);
+  const anim_physics_model_t *pm = fit->pm;
+  for (int b = 1; b < pm->nbones; b++) {
+    if (!pm->sim[b] || pm->welded[b] || pm->fixed[b]) continue;
+    fit->held[b] = q[b];
+    if (!pm->joint[b]) continue;
+    mjtNum *s = fit->m->qpos_spring + pm->qposadr[b];
+    s[0] = q[b].w, s[1] = q[b].x, s[2] = q[b].y, s[3] = q[b].z;
+  }
 }
 
 /* Moves the root by the transform fitted from the body's marker points to
@@ -441,6 +468,11 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
 
   set_softness(fit, dt);
   fit->steps = 0;
+  unsigned char seen0[ANIM_MARKER_FIT_MAX_MARKERS];
+  for (int i = 0; i < nm; i++) seen0[i] = !present || present[i], now[i] = SCALED(i);
+  /* The search needs the body's size: with the scale estimated the rounds
+   * settle on the mean pose, the search starts once the scale is known. */
+  if (fit->o.scale > 0) follow_prior(fit, now, seen0, frame_time, 1);
   place_prior(fit);
   for (int i = 0; i < nm; i++) m->eq_active[i] = use[i];
   int settle = (int)lround(fit->o.settle_time / dt);
@@ -457,6 +489,10 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
       for (int i = 0; i < nm; i++) now[i] = SCALED(i);
     }
     if (!rc) rc = hold(fit, now, settle);
+  }
+  if (!rc && fit->o.scale == 0) {
+    follow_prior(fit, now, seen0, frame_time, 1);
+    rc = hold(fit, now, settle / 4 + 1);
   }
   if (rc) {
     if (rc != ANIM_ENONFINITE) body_errorf(err, errlen, "positions[0]: the markers present are degenerate (collinear or coincident)");
@@ -522,6 +558,9 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
         set_impedance(fit, i, imp);
         let_go[i] = imp < 0.5 * fit->tuning.impedance;
       }
+      unsigned char use_now[ANIM_MARKER_FIT_MAX_MARKERS];
+      for (int i = 0; i < nm; i++) use_now[i] = m->eq_active[i] && !let_go[i];
+      follow_prior(fit, target + (size_t)f * nm, use_now, frame_time, 0);
       for (int s = 1; s <= nsub; s++) {
         float t = (float)s / (float)nsub;
         for (int i = 0; i < nm; i++) {

@@ -41,12 +41,16 @@
  *    (dt / ERP) times the marker's velocity, which turns the damping term
  *    -v / dt into -(v - v_marker) / dt (MuJoCo's mocap bodies carry no
  *    velocity of their own);
- *  - a soft prior toward a resting pose: each ball joint a spring toward the
- *    prior pose (the database's mean local rotations), MuJoCo's passive
- *    joint stiffness and damping (qpos_spring, jnt_stiffness, dof_damping),
- *    critically damped with prior_halflife on each joint's inertia
- *    (anim_spring_critical_gains: k = I y^2, c = 2 I y). It holds what the
- *    markers do not see (a forearm's twist) and is much weaker than them;
+ *  - a soft prior toward the nearest database frame: each ball joint a
+ *    spring toward the prior pose, MuJoCo's passive joint stiffness and
+ *    damping (qpos_spring, jnt_stiffness, dof_damping), critically damped
+ *    with prior_halflife on each joint's inertia (anim_spring_critical_gains:
+ *    k = I y^2, c = 2 I y), by default the physical characters' joint drive
+ *    (ANIM_PHYSICS_DEFAULT_HALFLIFE, 0.05 s: five times the markers'). The
+ *    prior pose is fit_pose's (marker_prior.h): the database frame nearest
+ *    to the markers, searched every frame on the markers not let go,
+ *    switches inertialized; the springs' rest follows it every frame. It
+ *    holds what the markers do not see (a forearm's twist, a toe);
  *  - gravity and the ground contacts of the body model stay on: the body
  *    stands on the floor, it does not pass through it;
  *  - the first frame: the body starts in the prior pose placed by Umeyama's
@@ -56,10 +60,12 @@
  *    (the offset that puts them where they are); retargeting: scale 0
  *    estimates the markers' size against the body's by Umeyama's
  *    similarity fit (the seed's first note) after each settle (up to 12,
- *    until it changes by less than 0.1 %),
- *    and scales the markers by 1 / scale about the first frame's ground
- *    point, so a body 0.8x the size takes 0.8x strides with its feet on
- *    the ground; a scale > 0 is taken as given (1: the markers as they are).
+ *    until it changes by less than 0.1 %; these settles hold the mean pose,
+ *    as the search needs the body's size, then a quarter settle on the
+ *    searched prior), and scales the markers by 1 / scale about the first
+ *    frame's ground point, so a body 0.8x the size takes 0.8x strides with
+ *    its feet on the ground; a scale > 0 is taken as given (1: the markers
+ *    as they are).
  *
  * Output per frame: the pose in the database's layout (local positions and
  * rotations of all bones; the bones above the hips, bone 0 included, at the
@@ -95,7 +101,7 @@ typedef struct {
 
 typedef struct {
   float marker_halflife;  /* s: the marker spring (default 0.01) */
-  float prior_halflife;   /* s: the joints' pull toward the prior pose (default 0.1) */
+  float prior_halflife;   /* s: the joints' pull toward the prior pose (default ANIM_PHYSICS_DEFAULT_HALFLIFE, 0.05) */
   float outlier_distance; /* m: beyond it a marker pulls with far_ratio^2 of its stiffness (default 0.3) */
   float far_ratio;        /* impedance far / near (default 0.02) */
   float settle_time;      /* s held on the first frame before the clip (default 0.5) */
@@ -106,10 +112,11 @@ void anim_marker_fit_options_default(anim_marker_fit_options_t *out_options);
 
 typedef struct anim_marker_fit anim_marker_fit_t;
 
-/* A fitter for this marker set on model (built for db, which gives the
- * prior pose; neither is kept: the fitter copies what it needs). Builds its
- * own MuJoCo model: the body model's plus the markers' mocap bodies and
- * constraints. NULL with a message naming the field (markers[i].bone,
+/* A fitter for this marker set on model (built for db, whose frames give
+ * the prior pose). Both must outlive the fitter (the prior searches db;
+ * the model's addresses are read). Builds its own MuJoCo model: the body
+ * model's plus the markers' mocap bodies and constraints, and the prior's
+ * search (fit_pose's model, one pass over db). NULL with a message naming the field (markers[i].bone,
  * markers[i].offset, nmarkers, marker_halflife, ...) or the cause. */
 anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, const anim_database_t *db,
                                           const anim_marker_t *markers, int nmarkers,

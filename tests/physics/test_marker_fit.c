@@ -39,8 +39,8 @@
 #include "shared_data.h"
 
 /* ---- thresholds ------------------------------------------------------------------ */
-#define MAX_MEAN_ERROR 0.03     /* m: mean joint error, 8 markers, held-out clips (measured 2.3 cm) */
-#define MAX_FULL_SET_ERROR 0.015 /* m: ... a marker on every bone below the hips (measured 0.73 cm) */
+#define MAX_MEAN_ERROR 0.03     /* m: mean joint error, 8 markers, held-out clips (measured 1.57 cm; and at most fit_pose's) */
+#define MAX_FULL_SET_ERROR 0.015 /* m: ... a marker on every bone below the hips (measured 0.67 cm) */
 #define JUMP 0.5                /* m, one frame */
 #define JUMP_MAX_MOVE 0.05      /* m: the jumping marker's arm joints move less than a tenth of the jump (measured 2.4 cm) */
 #define FOOT_MAX_ERROR 0.04     /* m: mean |fitted ankle height - scaled source's| on planted frames (measured 0.9, 2.8 cm) */
@@ -354,6 +354,9 @@ static void test_heldout_vs_kinematic(void **state) {
   printf("  all %ld frames: physical %.2f cm, fit_pose %.2f cm (bound on ours %.1f cm)\n", frames, 100 * ep, 100 * ek,
          100 * MAX_MEAN_ERROR);
   assert_true(ep < MAX_MEAN_ERROR);
+  /* The issue's bound: no worse than the kinematic fitter on the same
+   * markers (2.29 cm against 1.61 with the mean pose as the prior). */
+  assert_true(ep <= ek);
   /* What a real marker set gives the body (fit_pose takes at most 8): a
    * marker on every bone at or below the hips, each 3 cm off. */
   anim_marker_t saved[8], all[ANIM_MARKER_FIT_MAX_MARKERS];
