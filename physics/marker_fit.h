@@ -26,7 +26,14 @@
  *    -d / dt) (MuJoCo's K = -solref[0] / dmax^2, B = -solref[1] / dmax,
  *    aref = -B v - K imp x, dmax = solimp[1]). test_tuning checks the
  *    figures against spring.h's conversions;
- *  - robustness: each frame a marker's impedance follows MuJoCo's solimp
+ *  - glitches: each marker sample is checked against the marker's own
+ *    history (marker_gate.h): further from its constant-velocity prediction
+ *    than the database's largest acceleration of that point allows, it is
+ *    rejected and the body follows the line between the accepted samples
+ *    around it (a hand marker 0.5 m off for one frame moves its arm 0.05
+ *    cm). The bound is the data's, not a distance picked by hand;
+ *  - what the gate lets through (a marker the body cannot reach): each
+ *    frame a marker's impedance follows MuJoCo's solimp
  *    curve (midpoint 0.5, power 2) from d down to d_far = d * far_ratio at
  *    outlier_distance, evaluated on the error the constraint will see at
  *    the frame's end (the point moved on at its own velocity against the
@@ -48,8 +55,8 @@
  *    k = I y^2, c = 2 I y), by default the physical characters' joint drive
  *    (ANIM_PHYSICS_DEFAULT_HALFLIFE, 0.05 s: five times the markers'). The
  *    prior pose is fit_pose's (marker_prior.h): the database frame nearest
- *    to the markers, searched every frame on the markers not let go,
- *    switches inertialized; the springs' rest follows it every frame. It
+ *    to the markers, searched every other frame on the markers not let
+ *    go, switches inertialized; the springs' rest follows it. It
  *    holds what the markers do not see (a forearm's twist, a toe);
  *  - gravity and the ground contacts of the body model stay on: the body
  *    stands on the floor, it does not pass through it;
@@ -141,6 +148,11 @@ void anim_marker_fit_offsets(const anim_marker_fit_t *fit, vec3 *out_offsets);
 
 /* Engine steps (mj_step calls) the last run took, settles included. */
 long anim_marker_fit_steps(const anim_marker_fit_t *fit);
+
+/* Marker samples the gate (marker_gate.h) rejected in the last run, and
+ * each marker's acceleration bound (m/s^2, nmarkers) it used. */
+long anim_marker_fit_rejected(const anim_marker_fit_t *fit);
+void anim_marker_fit_bounds(const anim_marker_fit_t *fit, float *out_accel);
 
 /* For benchmarks: CPU seconds (this thread's) of `steps` mj_step calls
  * alone on the fitter's own model and data, from where the last run left
