@@ -21,7 +21,6 @@
 
 #include "anim_client.h"
 #include "anim_error.h"
-#include "data_dir.h"
 #include "fixture.h"
 #include "marker_fit.h"
 #include "offline/feature_build.h"
@@ -34,9 +33,8 @@
 #define MAX_MEAN_RESIDUAL 0.02 /* m */
 #define NM 7
 
-static anim_test_server_t server;
-static anim_client_t *client;
-static char dir[96];
+static anim_test_fixture_t fx; /* the server with its data directory, the client */
+static anim_client_t *client;  /* fx.client */
 static anim_database_t db;
 static int have_db;
 static const anim_range_t *walk;
@@ -47,18 +45,15 @@ static int nframes;
 
 static int setup(void **state) {
   (void)state;
-  anim_test_data_dir_make(dir, sizeof dir, "markers");
-  const char *args[] = {"--data-dir", dir, "--max-pose-frames", "400", NULL};
-  if (anim_test_server_start(&server, "marker_fit_service", args) != 0) return -1;
-  client = anim_test_connect(&server);
-  return client ? 0 : -1;
+  const char *args[] = {"--max-pose-frames", "400", NULL};
+  if (anim_test_fixture_start_data_dir(&fx, "marker_fit_service", "markers", args) != 0) return -1;
+  client = fx.client;
+  return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  anim_client_close(client);
-  int rc = anim_test_server_stop(&server);
-  anim_test_data_dir_remove(dir);
+  int rc = anim_test_fixture_stop(&fx);
   if (have_db) anim_database_free(&db);
   free(positions);
   return rc == 0 ? 0 : -1;
@@ -67,11 +62,9 @@ static int teardown(void **state) {
 /* GAMES-105 on the server as "games105", the markers of its walk; 0 after a skip. */
 static int load(void) {
   if (have_db) return 1;
-  if (!anim_test_serve_mocap(client, dir, "games105", &db, TIMEOUT_MS)) return 0;
+  if (!anim_test_serve_mocap(client, fx.data_dir, "games105", &db, TIMEOUT_MS)) return 0;
   have_db = 1;
-  for (int i = 0; i < db.nranges; i++)
-    if (!strcmp(db.ranges[i].name, WALK)) walk = &db.ranges[i];
-  assert_non_null(walk);
+  walk = anim_test_range_find(&db, WALK);
   /* Markers on bones spread over the body: every third below bone 1, each
    * 4 cm off its joint, the last one's offset left to be found. */
   int k = 0;

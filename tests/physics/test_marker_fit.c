@@ -33,7 +33,6 @@
 #include "marker_fit.h"
 #include "motion/spring.h"
 #include "offline/build.h"
-#include "offline/import.h"
 #include "offline/procgen.h"
 #include "pose/kinematics.h"
 #include "shared_data.h"
@@ -488,16 +487,11 @@ static void test_dropped(void **state) {
 /* The same markers on a body s times the size: Bandai Namco imported at
  * s x its units, its own body model; the markers' offsets scaled with it. */
 static void retarget(fixture_t *fx, float s) {
-  char dir[1024], err[512];
-  if (!anim_test_shared_path(dir, sizeof dir, "data/mocap/bandai-namco")) return;
-  anim_clip_list_t clips = {NULL, 0, 0};
-  anim_bvh_options_t bo = {0.01f * s};
-  if (anim_import_path(&clips, dir, &bo, err, sizeof err)) fail_msg("%s", err);
+  char err[512];
   anim_build_options_t o;
-  anim_build_options_default(&o);
+  anim_build_options_default(&o); /* not mirrored */
   anim_database_t sdb;
-  if (anim_database_build(&sdb, "scaled", clips.clips, clips.count, &o, err, sizeof err)) fail_msg("%s", err);
-  anim_clip_list_free(&clips);
+  if (!anim_test_mocap_database_sized(anim_test_mocap_set_find("bandai-namco"), s, &o, &sdb)) return;
   anim_physics_model_t *model = anim_physics_model_create(&sdb, NULL, err, sizeof err);
   if (!model) fail_msg("%s", err);
   anim_marker_t saved[8];
