@@ -35,6 +35,7 @@ typedef struct {
   float *offsets;    /* nmarkers x 3 */
   float scale, mean_residual, max_residual;
   int worst_frame, worst_marker;
+  struct anim_physics_model *model; /* prepare: the database's body model (70 kg), NULL when not built yet */
 } srv_marker_fit_response_t;
 
 #endif

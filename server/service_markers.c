@@ -1,14 +1,22 @@
 /*
- * service_markers.c: marker_fit, on the thread pool: the body model of the
- * request's database (physics/body.h, built per request: its mass is the
- * request's), then physics/marker_fit.h over the frames, copied into the
- * response's flat arrays. The bones are checked against the database here
- * (the decoder does not know it); nothing is answered in part.
+ * service_markers.c: marker_fit.
+ *  - prepare (loop): the database's reference and its body model if it has
+ *    one (body_models.h);
+ *  - handle (pool): the body model: the database's at its own mass (70 kg,
+ *    built here when the entry had none, never on the loop), or one built
+ *    for this request at another total_mass; then physics/marker_fit.h
+ *    over the frames, copied into the response's flat arrays. The bones
+ *    are checked against the database here (the decoder does not know it);
+ *  - finish (loop): a model the handle built becomes the entry's.
+ * Nothing is answered in part. The fitter builds its own MuJoCo model from
+ * the body model's MJCF (with the markers' bodies), so the shared model is
+ * only read.
  */
 #include <math.h>
 #include <string.h>
 
 #include "anim_error.h"
+#include "body_models.h"
 #include "marker_fit.h"
 #include "registry.h"
 #include "service.h"
@@ -31,10 +39,18 @@ static int marker_fit(const srv_service_ctx_t *ctx, const srv_request_t *request
   char err[256];
   anim_physics_model_options_t mo;
   anim_physics_model_options_default(&mo);
-  if (req->total_mass > 0) mo.total_mass = req->total_mass;
-  anim_physics_model_t *model = anim_physics_model_create(db, &mo, err, sizeof err);
-  if (!model)
-    return srv_response_fail(out, ANIM_EUNSUPPORTED, "marker_fit.database = \"%s\": no body model: %s", db->name, err);
+  /* The database's model serves at its own mass (the entry's is built at
+   * the default); another mass builds one for this request, freed below. */
+  anim_physics_model_t *model = NULL, *own = NULL;
+  if (req->total_mass > 0 && req->total_mass != mo.total_mass) {
+    mo.total_mass = req->total_mass;
+    own = model = anim_physics_model_create(db, &mo, err, sizeof err);
+    if (!model)
+      return srv_response_fail(out, ANIM_EUNSUPPORTED, "marker_fit.database = \"%s\": no body model: %s", db->name, err);
+  } else {
+    model = r->model ? r->model : srv_body_model_build(out, "marker_fit.database");
+    if (!model) return out->error;
+  }
   anim_marker_fit_options_t o;
   anim_marker_fit_options_default(&o);
   if (req->marker_halflife > 0) o.marker_halflife = req->marker_halflife;
@@ -46,7 +62,7 @@ static int marker_fit(const srv_service_ctx_t *ctx, const srv_request_t *request
   if (req->estimate_scale) o.scale = 0;
   anim_marker_fit_t *fit = anim_marker_fit_create(model, db, markers, req->nmarkers, &o, err, sizeof err);
   if (!fit) {
-    anim_physics_model_free(model);
+    anim_physics_model_free(own);
     return srv_response_fail(out, ANIM_EINVAL, "marker_fit.%s", err);
   }
   int n = req->nframes, nb = db->nbones, nm = req->nmarkers, rc = 0;
@@ -83,8 +99,22 @@ static int marker_fit(const srv_service_ctx_t *ctx, const srv_request_t *request
     r->mean_residual = seen ? (float)(sum / (double)seen) : 0.0f;
   }
   anim_marker_fit_free(fit);
-  anim_physics_model_free(model);
+  anim_physics_model_free(own);
   return rc;
+}
+
+static int prepare(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  int rc = srv_service_acquire_database(ctx, request, out);
+  if (rc || out->error) return rc ? rc : out->error;
+  out->body.marker_fit.model = out->entry->physics;
+  return 0;
+}
+
+/* Loop: the model the handle built becomes the entry's. */
+static int finish(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
+  (void)ctx, (void)request;
+  srv_body_model_install(out);
+  return 0;
 }
 
 static int always(const srv_request_t *request, const srv_response_t *prepared) {
@@ -93,4 +123,4 @@ static int always(const srv_request_t *request, const srv_response_t *prepared) 
 }
 
 const srv_service_t srv_service_marker_fit = {
-    .prepare = srv_service_acquire_database, .handle = marker_fit, .off_loop = always};
+    .prepare = prepare, .handle = marker_fit, .finish = finish, .off_loop = always};
