@@ -115,6 +115,14 @@ static void mean_pose(const anim_database_t *db, quat *out) {
 anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, const anim_database_t *db,
                                           const anim_marker_t *markers, int nmarkers,
                                           const anim_marker_fit_options_t *options, char *err, int errlen) {
+  return anim_marker_fit_create_shared(model, db, markers, nmarkers, options, NULL, NULL, err, errlen);
+}
+
+anim_marker_fit_t *anim_marker_fit_create_shared(const anim_physics_model_t *model, const anim_database_t *db,
+                                                 const anim_marker_t *markers, int nmarkers,
+                                                 const anim_marker_fit_options_t *options,
+                                                 const anim_pose_fit_model_t *prior_model, const int *tracker_of,
+                                                 char *err, int errlen) {
   anim_marker_fit_options_t o;
   if (options) o = *options;
   else anim_marker_fit_options_default(&o);
@@ -151,7 +159,7 @@ anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, con
   mean_pose(db, fit->prior);
   memcpy(fit->held, fit->prior, sizeof fit->prior);
   anim_marker_gate_bounds(db, markers, nmarkers, fit->accel);
-  fit->search = anim_marker_prior_create(db, model->root, markers, nmarkers, err, errlen);
+  fit->search = anim_marker_prior_create(db, model->root, markers, nmarkers, prior_model, tracker_of, err, errlen);
   if (!fit->search) {
     free(fit);
     return NULL;

@@ -97,6 +97,7 @@
 #define ANIM_PHYSICS_MARKER_FIT_H
 
 #include "body.h"
+#include "fit/pose_fit.h"
 
 #define ANIM_MARKER_FIT_MAX_MARKERS 128
 
@@ -128,6 +129,14 @@ typedef struct anim_marker_fit anim_marker_fit_t;
 anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, const anim_database_t *db,
                                           const anim_marker_t *markers, int nmarkers,
                                           const anim_marker_fit_options_t *options, char *err, int errlen);
+/* The same, the prior searching with a pose-fit model built elsewhere (a
+ * server's cache): see anim_marker_prior_create (marker_prior.h) for what
+ * it must be; NULL: built here. */
+anim_marker_fit_t *anim_marker_fit_create_shared(const anim_physics_model_t *model, const anim_database_t *db,
+                                                 const anim_marker_t *markers, int nmarkers,
+                                                 const anim_marker_fit_options_t *options,
+                                                 const anim_pose_fit_model_t *prior_model, const int *tracker_of,
+                                                 char *err, int errlen);
 void anim_marker_fit_free(anim_marker_fit_t *fit);
 
 /* Fits nframes frames of marker positions (positions[f * nmarkers + i],

@@ -14,15 +14,17 @@
 #include "marker_prior.h"
 
 struct anim_marker_prior {
-  anim_pose_fit_model_t model;
+  anim_pose_fit_model_t model; /* its own, unless shared */
+  int owns_model;
   anim_pose_fitter_t fitter;
   int nsearched;
-  int searched[ANIM_POSE_FIT_MAX_TRACKERS]; /* marker index of each tracker */
+  int searched[ANIM_POSE_FIT_MAX_TRACKERS];   /* marker index of each chosen marker */
+  int tracker_of[ANIM_POSE_FIT_MAX_TRACKERS]; /* the model's tracker of each */
 };
 
 /* Farthest first (marker_prior.h): candidates[] the first marker of each
  * bone, the result in out (at most ANIM_POSE_FIT_MAX_TRACKERS). */
-static int choose(const anim_database_t *db, int root, const anim_marker_t *markers, int nmarkers, int *out) {
+int anim_marker_prior_choose(const anim_database_t *db, int root, const anim_marker_t *markers, int nmarkers, int *out) {
   int cand[ANIM_MARKER_FIT_MAX_MARKERS], nc = 0;
   for (int i = 0; i < nmarkers; i++) {
     int dup = 0;
@@ -59,10 +61,17 @@ static int choose(const anim_database_t *db, int root, const anim_marker_t *mark
 }
 
 anim_marker_prior_t *anim_marker_prior_create(const anim_database_t *db, int root, const anim_marker_t *markers,
-                                              int nmarkers, char *err, int errlen) {
+                                              int nmarkers, const anim_pose_fit_model_t *shared, const int *tracker_of,
+                                              char *err, int errlen) {
   anim_marker_prior_t *p = calloc(1, sizeof *p);
   if (!p) return body_errorf(err, errlen, "out of memory"), NULL;
-  p->nsearched = choose(db, root, markers, nmarkers, p->searched);
+  p->nsearched = anim_marker_prior_choose(db, root, markers, nmarkers, p->searched);
+  for (int k = 0; k < p->nsearched; k++) p->tracker_of[k] = shared ? tracker_of[k] : k;
+  if (shared && (shared->db != db || shared->ntrackers != p->nsearched)) {
+    free(p);
+    return body_errorf(err, errlen, "the prior's search: a pose-fit model of another database or marker set"), NULL;
+  }
+  const anim_pose_fit_model_t *model = shared ? shared : &p->model;
   anim_pose_fit_model_options_t mo;
   memset(&mo, 0, sizeof mo);
   mo.ntrackers = p->nsearched;
@@ -75,9 +84,12 @@ anim_marker_prior_t *anim_marker_prior_create(const anim_database_t *db, int roo
     mo.tracker_offsets[k] = mk->has_offset ? mk->offset : vec3_zero();
   }
   char why[256] = "";
-  if (anim_pose_fit_model_build(&p->model, db, &mo, why, sizeof why)) {
-    free(p);
-    return body_errorf(err, errlen, "the prior's search (fit_pose's model): %s", why), NULL;
+  if (!shared) {
+    if (anim_pose_fit_model_build(&p->model, db, &mo, why, sizeof why)) {
+      free(p);
+      return body_errorf(err, errlen, "the prior's search (fit_pose's model): %s", why), NULL;
+    }
+    p->owns_model = 1;
   }
   anim_pose_fit_params_t fp;
   anim_pose_fit_params_default(&fp);
@@ -85,8 +97,8 @@ anim_marker_prior_t *anim_marker_prior_create(const anim_database_t *db, int roo
   fp.iterations = 1;        /* its solve shapes its output, not the frame it plays */
   fp.foot_lock.enabled = 0; /* likewise */
   fp.search_interval = 1;
-  if (anim_pose_fitter_init(&p->fitter, &p->model, &fp, NULL, 0)) {
-    anim_pose_fit_model_free(&p->model);
+  if (anim_pose_fitter_init(&p->fitter, model, &fp, NULL, 0)) {
+    if (p->owns_model) anim_pose_fit_model_free(&p->model);
     free(p);
     return body_errorf(err, errlen, "out of memory"), NULL;
   }
@@ -96,7 +108,7 @@ anim_marker_prior_t *anim_marker_prior_create(const anim_database_t *db, int roo
 void anim_marker_prior_free(anim_marker_prior_t *p) {
   if (!p) return;
   anim_pose_fitter_free(&p->fitter);
-  anim_pose_fit_model_free(&p->model);
+  if (p->owns_model) anim_pose_fit_model_free(&p->model);
   free(p);
 }
 
@@ -107,7 +119,8 @@ int anim_marker_prior_step(anim_marker_prior_t *p, const vec3 *positions, const 
   int any = 0;
   for (int k = 0; k < p->nsearched; k++) {
     int i = p->searched[k];
-    in[k].present = use[i], in[k].position = positions[i], in[k].weight = 1;
+    anim_tracker_input_t *t = &in[p->tracker_of[k]];
+    t->present = use[i], t->position = positions[i], t->weight = 1;
     any |= use[i];
   }
   if (restart) {
