@@ -66,6 +66,10 @@ long anim_marker_gate_run(const float *accel, int nmarkers, const vec3 *position
           if (!present || present[kg]) out_goals[kg] = vec3_lerp(from, x, (float)(g - last) / span);
         }
       }
+      /* Taken again after rejected samples: the marker may have moved for
+       * good (a jump of position that the slope over the gap would turn
+       * into speed), so its velocity starts over from the next sample. */
+      if (gap_start >= 0) accepted = 0;
       gap_start = -1;
       last = f, accepted++;
     }

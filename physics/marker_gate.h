@@ -19,7 +19,9 @@
  * few frames (0.5 m at a_max 100 m/s^2: 0.07 s).
  *
  * The velocity is the last two accepted samples' slope; the first two
- * samples of a marker are accepted as they come (no velocity yet).
+ * samples of a marker are accepted as they come (no velocity yet), and so
+ * is the sample after one taken again past rejected ones (the marker may
+ * have moved for good: the slope over the gap would be no speed of it).
  * Missing samples count in k. Not here: noise (the database's own
  * jitter is in a_max), the body (marker_fit.c follows the goals).
  */

@@ -31,6 +31,7 @@
 #include "fit/pose_fit.h"
 #include "heldout.h"
 #include "marker_fit.h"
+#include "marker_gate.h"
 #include "motion/spring.h"
 #include "offline/build.h"
 #include "offline/procgen.h"
@@ -173,6 +174,36 @@ static void test_tuning(void **state) {
   anim_marker_fit_free(fit);
   anim_physics_model_free(model);
   anim_database_free(&db);
+}
+
+/* ---- the gate (marker_gate.h) --------------------------------------------------------- */
+
+/* A marker moving at 1 m/s along x, 60 Hz, its bound 100 m/s^2 (2.8 cm a
+ * frame): a one-frame glitch is rejected and put back on the line; a
+ * marker shifted for good is taken again once a_max (k dt)^2 covers the
+ * shift; a missing sample counts in k. */
+static void test_gate(void **state) {
+  (void)state;
+  enum { F = 40 };
+  const float dt = 1.0f / 60.0f, accel = 100.0f, shift = 0.5f;
+  vec3 pos[F], goals[F];
+  unsigned char rejected[F], present[F];
+  for (int f = 0; f < F; f++) pos[f] = vec3_make(f * dt, 1, 0), present[f] = 1;
+  pos[10].y += shift; /* a glitch */
+  for (int f = 25; f < F; f++) pos[f].z += shift; /* moved for good */
+  present[5] = 0;
+  long n = anim_marker_gate_run(&accel, 1, pos, present, F, dt, goals, rejected);
+  assert_true(rejected[10] && !rejected[9] && !rejected[11]);
+  assert_true(vec3_length(vec3_sub(goals[10], vec3_make(10 * dt, 1, 0))) < 1e-5f); /* on the line */
+  int k = 0; /* frames rejected after the shift */
+  while (25 + k < F && rejected[25 + k]) k++;
+  /* Taken at the first k + 1 frames from the last accepted whose bound covers the shift plus the travel's error. */
+  assert_true(k >= 1 && accel * (k + 1) * dt * (k + 1) * dt >= shift && accel * k * dt * k * dt < shift + 0.05f);
+  for (int f = 25 + k; f < F; f++) assert_false(rejected[f]);
+  assert_int_equal(n, 1 + k);
+  printf("  the gate at %g m/s^2: a glitch of %.1f m rejected (goal back on the line), a shift of %.1f m taken after %d "
+         "frames (%.0f ms)\n",
+         (double)accel, (double)shift, (double)shift, k, 1e3 * k * dt);
 }
 
 /* ---- real mocap --------------------------------------------------------------------- */
@@ -505,9 +536,11 @@ static void retarget(fixture_t *fx, float s) {
   int feet[2] = {anim_skeleton_find(&sdb.skeleton, "Foot_L"), anim_skeleton_find(&sdb.skeleton, "Foot_R")};
   double err_fit[2] = {0, 0}, signed_sum[2] = {0, 0};
   float scale_used[2];
+  long rejected[2];
   for (int pass = 0; pass < 2; pass++) {
     mo.scale = pass == 0 ? 1.0f : 0.0f; /* as they are, then estimated */
     vec3 *g = run_physical(fx, model, &sdb, mk, n, &mo, &scale_used[pass], NULL, NULL);
+    rejected[pass] = last_rejected;
     double sum = 0;
     int planted = 0;
     for (int f = 1; f + 1 < n; f++)
@@ -527,6 +560,7 @@ static void retarget(fixture_t *fx, float s) {
          "are, %.2f cm (mean %+.2f) with the scale estimated (%.3f, truth %.3f)\n",
          (double)s, 100 * err_fit[0], 100 * signed_sum[0], 100 * err_fit[1], 100 * signed_sum[1], (double)scale_used[1],
          1.0 / s);
+  printf("    marker samples the gate rejected: %ld as they are, %ld scaled (of %d)\n", rejected[0], rejected[1], 8 * n);
   assert_true(err_fit[1] < FOOT_MAX_ERROR);
   assert_true(fabs(scale_used[1] - 1.0 / s) < 0.05);
   memcpy(fx->markers, saved, sizeof saved);
@@ -546,6 +580,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),
       cmocka_unit_test(test_tuning),
+      cmocka_unit_test(test_gate),
       cmocka_unit_test(test_heldout_vs_kinematic),
       cmocka_unit_test(test_jump),
       cmocka_unit_test(test_dropped),
