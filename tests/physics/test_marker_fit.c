@@ -430,7 +430,13 @@ static void test_heldout_vs_kinematic(void **state) {
   assert_true(sum_all / frames < MAX_FULL_SET_ERROR);
   printf("  cost: at most %.2fx MuJoCo's mj_step alone for the same steps on the same model (bound %.1fx)\n",
          worst_ratio, MAX_COST_RATIO);
+  /* The bound is the optimised build's: under AddressSanitizer our code
+   * (the prior's search, the gate) runs instrumented, about 4x slower
+   * (fit_pose 0.22-0.25 ms a frame instead of 0.06), MuJoCo's library
+   * does not (measured 1.47-1.67x there). */
+#if !defined(__SANITIZE_ADDRESS__)
   assert_true(worst_ratio < MAX_COST_RATIO);
+#endif
 }
 
 /* A marker that jumps 0.5 m for one frame: how far the joints of its arm
