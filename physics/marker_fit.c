@@ -25,6 +25,7 @@
 #define SCALE_TOLERANCE 1e-3 /* ... until it changes by less */
 #define SOLIMP_MID 0.5  /* MuJoCo's impedance curve between near and far: its midpoint and power */
 #define SOLIMP_POWER 2.0
+#define PRIOR_EVERY 2 /* frames between the prior's search steps (marker_prior.h) */
 
 struct anim_marker_fit {
   const anim_physics_model_t *pm; /* addresses only (the bones' qpos/dof/body ids are the same in m) */
@@ -582,7 +583,7 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
       for (int i = 0; i < nm; i++) use_now[i] = m->eq_active[i] && !let_go[i];
       /* Every other frame (marker_prior.h): the same error as every frame
        * (1.57 cm on the held-out clips) for half the searches. */
-      if (f % 2 == 0) follow_prior(fit, goal + (size_t)f * nm, use_now, 2 * frame_time, 0);
+      if (f % PRIOR_EVERY == 0) follow_prior(fit, goal + (size_t)f * nm, use_now, PRIOR_EVERY * frame_time, 0);
       for (int s = 1; s <= nsub; s++) {
         float t = (float)s / (float)nsub;
         for (int i = 0; i < nm; i++) {
