@@ -31,7 +31,7 @@ typedef struct {
 typedef struct {
   float frame_time;       /* s between frames [1 / the database's rate] */
   float marker_halflife;  /* s, the marker spring [0.01] */
-  float prior_halflife;   /* s, the joints' pull toward the mean pose [0.1] */
+  float prior_halflife;   /* s, the joints' pull toward the nearest database frame [0.05] */
   float outlier_distance; /* m, where a marker lets go [0.3] */
   float far_ratio;        /* impedance far / near [0.02] */
   float settle_time;      /* s held on the first frame [0.5] */

@@ -15,6 +15,8 @@
 #include "anim_error.h"
 #include "body_internal.h"
 #include "marker_fit.h"
+#include "marker_gate.h"
+#include "marker_prior.h"
 #include "math/umeyama.h"
 #include "motion/spring.h"
 #include "pose/kinematics.h"
@@ -23,6 +25,7 @@
 #define SCALE_TOLERANCE 1e-3 /* ... until it changes by less */
 #define SOLIMP_MID 0.5  /* MuJoCo's impedance curve between near and far: its midpoint and power */
 #define SOLIMP_POWER 2.0
+#define PRIOR_EVERY 2 /* frames between the prior's search steps (marker_prior.h) */
 
 struct anim_marker_fit {
   const anim_physics_model_t *pm; /* addresses only (the bones' qpos/dof/body ids are the same in m) */
@@ -32,7 +35,11 @@ struct anim_marker_fit {
   anim_marker_t markers[ANIM_MARKER_FIT_MAX_MARKERS];
   int body[ANIM_MARKER_FIT_MAX_MARKERS]; /* MuJoCo body each marker's point rides on */
   int mocap[ANIM_MARKER_FIT_MAX_MARKERS]; /* mocap index of each marker's body */
-  quat prior[ANIM_MAX_BONES];            /* the prior pose's local rotations */
+  quat prior[ANIM_MAX_BONES];            /* the database's mean pose: welded leaves' rotations, their anchors */
+  quat held[ANIM_MAX_BONES];             /* the pose the joint springs hold now (marker_prior.h) */
+  anim_marker_prior_t *search;           /* the nearest database frame to the markers */
+  float accel[ANIM_MARKER_FIT_MAX_MARKERS]; /* m/s^2: each marker's largest acceleration in db (marker_gate.h) */
+  long rejected;                         /* samples the gate rejected in the last run */
   anim_marker_fit_options_t o;
   anim_marker_fit_tuning_t tuning;
   long steps; /* mj_step calls of the last run */
@@ -40,7 +47,7 @@ struct anim_marker_fit {
 
 void anim_marker_fit_options_default(anim_marker_fit_options_t *out_options) {
   out_options->marker_halflife = 0.01f;
-  out_options->prior_halflife = 0.1f;
+  out_options->prior_halflife = ANIM_PHYSICS_DEFAULT_HALFLIFE;
   out_options->outlier_distance = 0.3f;
   out_options->far_ratio = 0.02f;
   out_options->settle_time = 0.5f;
@@ -109,6 +116,14 @@ static void mean_pose(const anim_database_t *db, quat *out) {
 anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, const anim_database_t *db,
                                           const anim_marker_t *markers, int nmarkers,
                                           const anim_marker_fit_options_t *options, char *err, int errlen) {
+  return anim_marker_fit_create_shared(model, db, markers, nmarkers, options, NULL, NULL, err, errlen);
+}
+
+anim_marker_fit_t *anim_marker_fit_create_shared(const anim_physics_model_t *model, const anim_database_t *db,
+                                                 const anim_marker_t *markers, int nmarkers,
+                                                 const anim_marker_fit_options_t *options,
+                                                 const anim_pose_fit_model_t *prior_model, const int *tracker_of,
+                                                 char *err, int errlen) {
   anim_marker_fit_options_t o;
   if (options) o = *options;
   else anim_marker_fit_options_default(&o);
@@ -143,8 +158,16 @@ anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, con
   fit->pm = model, fit->nmarkers = nmarkers, fit->nbones = model->nbones, fit->o = o;
   memcpy(fit->markers, markers, sizeof *markers * (size_t)nmarkers);
   mean_pose(db, fit->prior);
+  memcpy(fit->held, fit->prior, sizeof fit->prior);
+  anim_marker_gate_bounds(db, markers, nmarkers, fit->accel);
+  fit->search = anim_marker_prior_create(db, model->root, markers, nmarkers, prior_model, tracker_of, err, errlen);
+  if (!fit->search) {
+    free(fit);
+    return NULL;
+  }
   char *xml = marker_mjcf(model, nmarkers);
   if (!xml) {
+    anim_marker_prior_free(fit->search);
     free(fit);
     return body_errorf(err, errlen, "out of memory (or a body model without </worldbody>)"), NULL;
   }
@@ -199,6 +222,7 @@ void anim_marker_fit_free(anim_marker_fit_t *fit) {
   if (!fit) return;
   if (fit->d) mj_deleteData(fit->d);
   if (fit->m) mj_deleteModel(fit->m);
+  anim_marker_prior_free(fit->search);
   free(fit);
 }
 
@@ -207,6 +231,12 @@ void anim_marker_fit_offsets(const anim_marker_fit_t *fit, vec3 *out_offsets) {
 }
 
 long anim_marker_fit_steps(const anim_marker_fit_t *fit) { return fit->steps; }
+
+long anim_marker_fit_rejected(const anim_marker_fit_t *fit) { return fit->rejected; }
+
+void anim_marker_fit_bounds(const anim_marker_fit_t *fit, float *out_accel) {
+  memcpy(out_accel, fit->accel, sizeof(float) * (size_t)fit->nmarkers);
+}
 
 double anim_marker_fit_reference_cost(anim_marker_fit_t *fit, long steps) {
   struct timespec a, b;
@@ -304,17 +334,33 @@ static void place_prior(anim_marker_fit_t *fit) {
   mj_resetData(fit->m, d);
   for (int b = 1; b < pm->nbones; b++) {
     if (!pm->joint[b]) continue;
-    quat q = fit->prior[b];
+    quat q = fit->held[b];
     mjtNum *s = d->qpos + pm->qposadr[b];
     s[0] = q.w, s[1] = q.x, s[2] = q.y, s[3] = q.z;
   }
   /* The root's own rotation in the prior pose (the hips' mean local rotation
    * about an upright parent chain). */
-  quat r = fit->prior[pm->root];
+  quat r = fit->held[pm->root];
   mjtNum *rq = d->qpos + pm->qposadr[pm->root];
   rq[0] = 0, rq[1] = pm->rest_root_height, rq[2] = 0;
   rq[3] = r.w, rq[4] = r.x, rq[5] = r.y, rq[6] = r.z;
   mj_kinematics(fit->m, d);
+}
+
+/* The joint springs' rest (MuJoCo's qpos_spring) to the prior's pose after
+ * one step of the search on this frame's markers (use: seen, not let go);
+ * kept as it was when the search has no marker to go on. */
+static void follow_prior(anim_marker_fit_t *fit, const vec3 *targets, const unsigned char *use, float dt, int restart) {
+  if (anim_marker_prior_step(fit->search, targets, use, dt, restart)) return;
+  const quat *q = anim_marker_prior_rotations(fit->search);
+  const anim_physics_model_t *pm = fit->pm;
+  for (int b = 1; b < pm->nbones; b++) {
+    if (!pm->sim[b] || pm->welded[b] || pm->fixed[b]) continue;
+    fit->held[b] = q[b];
+    if (!pm->joint[b]) continue;
+    mjtNum *s = fit->m->qpos_spring + pm->qposadr[b];
+    s[0] = q[b].w, s[1] = q[b].x, s[2] = q[b].y, s[3] = q[b].z;
+  }
 }
 
 /* Moves the root by the transform fitted from the body's marker points to
@@ -415,8 +461,9 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
   double dt = (double)frame_time / nsub;
   m->opt.timestep = dt;
   int nb = fit->nbones;
-  vec3 *target = malloc(sizeof(vec3) * (size_t)nframes * nm);
+  vec3 *target = malloc(2 * sizeof(vec3) * (size_t)nframes * nm);
   if (!target) return body_errorf(err, errlen, "out of memory"), ANIM_ENOMEM;
+  vec3 *goal = target + (size_t)nframes * nm; /* target, gated: what the body follows */
   vec3 prev[ANIM_MARKER_FIT_MAX_MARKERS], now[ANIM_MARKER_FIT_MAX_MARKERS];
   unsigned char use[ANIM_MARKER_FIT_MAX_MARKERS];
   int rc = 0, known = 0;
@@ -441,6 +488,11 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
 
   set_softness(fit, dt);
   fit->steps = 0;
+  unsigned char seen0[ANIM_MARKER_FIT_MAX_MARKERS];
+  for (int i = 0; i < nm; i++) seen0[i] = !present || present[i], now[i] = SCALED(i);
+  /* The search needs the body's size: with the scale estimated the rounds
+   * settle on the mean pose, the search starts once the scale is known. */
+  if (fit->o.scale > 0) follow_prior(fit, now, seen0, frame_time, 1);
   place_prior(fit);
   for (int i = 0; i < nm; i++) m->eq_active[i] = use[i];
   int settle = (int)lround(fit->o.settle_time / dt);
@@ -457,6 +509,10 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
       for (int i = 0; i < nm; i++) now[i] = SCALED(i);
     }
     if (!rc) rc = hold(fit, now, settle);
+  }
+  if (!rc && fit->o.scale == 0) {
+    follow_prior(fit, now, seen0, frame_time, 1);
+    rc = hold(fit, now, settle / 4 + 1);
   }
   if (rc) {
     if (rc != ANIM_ENONFINITE) body_errorf(err, errlen, "positions[0]: the markers present are degenerate (collinear or coincident)");
@@ -480,6 +536,7 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
   }
 
   for (size_t k = 0; k < (size_t)nframes * nm; k++) target[k] = SCALED(k);
+  fit->rejected = anim_marker_gate_run(fit->accel, nm, target, present, nframes, frame_time, goal, NULL);
   double lead = dt / fit->tuning.erp; /* s: the mocap body runs ahead by lead x the marker's velocity */
   unsigned char let_go[ANIM_MARKER_FIT_MAX_MARKERS] = {0}; /* marker's impedance under half its near value last frame */
   vec3 last_point[ANIM_MARKER_FIT_MAX_MARKERS]; /* each point a frame ago (its velocity) */
@@ -496,13 +553,13 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
          * limiter): a one-frame glitch gives its neighbours no velocity
          * spike (a central difference would lend them half the jump). */
         int after = f + 1 < nframes && (!present || present[(size_t)(f + 1) * nm + i]);
-        vec3 vb = before ? vec3_scale(vec3_sub(target[k], target[kp]), 1.0f / frame_time) : vec3_zero();
-        vec3 vf = after ? vec3_scale(vec3_sub(target[k + nm], target[k]), 1.0f / frame_time) : vb;
+        vec3 vb = before ? vec3_scale(vec3_sub(goal[k], goal[kp]), 1.0f / frame_time) : vec3_zero();
+        vec3 vf = after ? vec3_scale(vec3_sub(goal[k + nm], goal[k]), 1.0f / frame_time) : vb;
         if (!before) vb = vf;
         vec3 v = vec3_make(minmod(vb.x, vf.x), minmod(vb.y, vf.y), minmod(vb.z, vf.z));
         /* The goal slides from the last frame's marker over the substeps,
          * unless that one was let go (a glitch: start from this frame's). */
-        prev[i] = before && !let_go[i] ? target[kp] : target[k];
+        prev[i] = before && !let_go[i] ? goal[kp] : goal[k];
         now[i] = v;
       }
       /* Each marker's impedance for the frame, from the error the
@@ -517,17 +574,22 @@ int anim_marker_fit_run(anim_marker_fit_t *fit, const vec3 *positions, const uns
         vec3 pv = vec3_scale(vec3_sub(point, last_point[i]), 1.0f / frame_time);
         last_point[i] = point;
         vec3 ahead = vec3_add(point, vec3_scale(pv, frame_time));
-        vec3 e = vec3_add(vec3_sub(ahead, target[(size_t)f * nm + i]), vec3_scale(vec3_sub(pv, now[i]), (float)lead));
+        vec3 e = vec3_add(vec3_sub(ahead, goal[(size_t)f * nm + i]), vec3_scale(vec3_sub(pv, now[i]), (float)lead));
         double imp = impedance_at(fit, vec3_length(e));
         set_impedance(fit, i, imp);
         let_go[i] = imp < 0.5 * fit->tuning.impedance;
       }
+      unsigned char use_now[ANIM_MARKER_FIT_MAX_MARKERS];
+      for (int i = 0; i < nm; i++) use_now[i] = m->eq_active[i] && !let_go[i];
+      /* Every other frame (marker_prior.h): the same error as every frame
+       * (1.57 cm on the held-out clips) for half the searches. */
+      if (f % PRIOR_EVERY == 0) follow_prior(fit, goal + (size_t)f * nm, use_now, PRIOR_EVERY * frame_time, 0);
       for (int s = 1; s <= nsub; s++) {
         float t = (float)s / (float)nsub;
         for (int i = 0; i < nm; i++) {
           if (!m->eq_active[i]) continue;
-          vec3 goal = vec3_lerp(prev[i], target[(size_t)f * nm + i], t);
-          vec3 p = vec3_add(goal, vec3_scale(now[i], (float)lead));
+          vec3 g = vec3_lerp(prev[i], goal[(size_t)f * nm + i], t);
+          vec3 p = vec3_add(g, vec3_scale(now[i], (float)lead));
           mjtNum *mp = d->mocap_pos + 3 * fit->mocap[i];
           mp[0] = p.x, mp[1] = p.y, mp[2] = p.z;
         }

@@ -26,7 +26,14 @@
  *    -d / dt) (MuJoCo's K = -solref[0] / dmax^2, B = -solref[1] / dmax,
  *    aref = -B v - K imp x, dmax = solimp[1]). test_tuning checks the
  *    figures against spring.h's conversions;
- *  - robustness: each frame a marker's impedance follows MuJoCo's solimp
+ *  - glitches: each marker sample is checked against the marker's own
+ *    history (marker_gate.h): further from its constant-velocity prediction
+ *    than the database's largest acceleration of that point allows, it is
+ *    rejected and the body follows the line between the accepted samples
+ *    around it (a hand marker 0.5 m off for one frame moves its arm 0.05
+ *    cm). The bound is the data's, not a distance picked by hand;
+ *  - what the gate lets through (a marker the body cannot reach): each
+ *    frame a marker's impedance follows MuJoCo's solimp
  *    curve (midpoint 0.5, power 2) from d down to d_far = d * far_ratio at
  *    outlier_distance, evaluated on the error the constraint will see at
  *    the frame's end (the point moved on at its own velocity against the
@@ -41,12 +48,16 @@
  *    (dt / ERP) times the marker's velocity, which turns the damping term
  *    -v / dt into -(v - v_marker) / dt (MuJoCo's mocap bodies carry no
  *    velocity of their own);
- *  - a soft prior toward a resting pose: each ball joint a spring toward the
- *    prior pose (the database's mean local rotations), MuJoCo's passive
- *    joint stiffness and damping (qpos_spring, jnt_stiffness, dof_damping),
- *    critically damped with prior_halflife on each joint's inertia
- *    (anim_spring_critical_gains: k = I y^2, c = 2 I y). It holds what the
- *    markers do not see (a forearm's twist) and is much weaker than them;
+ *  - a soft prior toward the nearest database frame: each ball joint a
+ *    spring toward the prior pose, MuJoCo's passive joint stiffness and
+ *    damping (qpos_spring, jnt_stiffness, dof_damping), critically damped
+ *    with prior_halflife on each joint's inertia (anim_spring_critical_gains:
+ *    k = I y^2, c = 2 I y), by default the physical characters' joint drive
+ *    (ANIM_PHYSICS_DEFAULT_HALFLIFE, 0.05 s: five times the markers'). The
+ *    prior pose is fit_pose's (marker_prior.h): the database frame nearest
+ *    to the markers, searched every other frame on the markers not let
+ *    go, switches inertialized; the springs' rest follows it. It
+ *    holds what the markers do not see (a forearm's twist, a toe);
  *  - gravity and the ground contacts of the body model stay on: the body
  *    stands on the floor, it does not pass through it;
  *  - the first frame: the body starts in the prior pose placed by Umeyama's
@@ -56,10 +67,12 @@
  *    (the offset that puts them where they are); retargeting: scale 0
  *    estimates the markers' size against the body's by Umeyama's
  *    similarity fit (the seed's first note) after each settle (up to 12,
- *    until it changes by less than 0.1 %),
- *    and scales the markers by 1 / scale about the first frame's ground
- *    point, so a body 0.8x the size takes 0.8x strides with its feet on
- *    the ground; a scale > 0 is taken as given (1: the markers as they are).
+ *    until it changes by less than 0.1 %; these settles hold the mean pose,
+ *    as the search needs the body's size, then a quarter settle on the
+ *    searched prior), and scales the markers by 1 / scale about the first
+ *    frame's ground point, so a body 0.8x the size takes 0.8x strides with
+ *    its feet on the ground; a scale > 0 is taken as given (1: the markers
+ *    as they are).
  *
  * Output per frame: the pose in the database's layout (local positions and
  * rotations of all bones; the bones above the hips, bone 0 included, at the
@@ -84,6 +97,7 @@
 #define ANIM_PHYSICS_MARKER_FIT_H
 
 #include "body.h"
+#include "fit/pose_fit.h"
 
 #define ANIM_MARKER_FIT_MAX_MARKERS 128
 
@@ -95,7 +109,7 @@ typedef struct {
 
 typedef struct {
   float marker_halflife;  /* s: the marker spring (default 0.01) */
-  float prior_halflife;   /* s: the joints' pull toward the prior pose (default 0.1) */
+  float prior_halflife;   /* s: the joints' pull toward the prior pose (default ANIM_PHYSICS_DEFAULT_HALFLIFE, 0.05) */
   float outlier_distance; /* m: beyond it a marker pulls with far_ratio^2 of its stiffness (default 0.3) */
   float far_ratio;        /* impedance far / near (default 0.02) */
   float settle_time;      /* s held on the first frame before the clip (default 0.5) */
@@ -106,14 +120,23 @@ void anim_marker_fit_options_default(anim_marker_fit_options_t *out_options);
 
 typedef struct anim_marker_fit anim_marker_fit_t;
 
-/* A fitter for this marker set on model (built for db, which gives the
- * prior pose; neither is kept: the fitter copies what it needs). Builds its
- * own MuJoCo model: the body model's plus the markers' mocap bodies and
- * constraints. NULL with a message naming the field (markers[i].bone,
+/* A fitter for this marker set on model (built for db, whose frames give
+ * the prior pose). Both must outlive the fitter (the prior searches db;
+ * the model's addresses are read). Builds its own MuJoCo model: the body
+ * model's plus the markers' mocap bodies and constraints, and the prior's
+ * search (fit_pose's model, one pass over db). NULL with a message naming the field (markers[i].bone,
  * markers[i].offset, nmarkers, marker_halflife, ...) or the cause. */
 anim_marker_fit_t *anim_marker_fit_create(const anim_physics_model_t *model, const anim_database_t *db,
                                           const anim_marker_t *markers, int nmarkers,
                                           const anim_marker_fit_options_t *options, char *err, int errlen);
+/* The same, the prior searching with a pose-fit model built elsewhere (a
+ * server's cache): see anim_marker_prior_create (marker_prior.h) for what
+ * it must be; NULL: built here. */
+anim_marker_fit_t *anim_marker_fit_create_shared(const anim_physics_model_t *model, const anim_database_t *db,
+                                                 const anim_marker_t *markers, int nmarkers,
+                                                 const anim_marker_fit_options_t *options,
+                                                 const anim_pose_fit_model_t *prior_model, const int *tracker_of,
+                                                 char *err, int errlen);
 void anim_marker_fit_free(anim_marker_fit_t *fit);
 
 /* Fits nframes frames of marker positions (positions[f * nmarkers + i],
@@ -134,6 +157,11 @@ void anim_marker_fit_offsets(const anim_marker_fit_t *fit, vec3 *out_offsets);
 
 /* Engine steps (mj_step calls) the last run took, settles included. */
 long anim_marker_fit_steps(const anim_marker_fit_t *fit);
+
+/* Marker samples the gate (marker_gate.h) rejected in the last run, and
+ * each marker's acceleration bound (m/s^2, nmarkers) it used. */
+long anim_marker_fit_rejected(const anim_marker_fit_t *fit);
+void anim_marker_fit_bounds(const anim_marker_fit_t *fit, float *out_accel);
 
 /* For benchmarks: CPU seconds (this thread's) of `steps` mj_step calls
  * alone on the fitter's own model and data, from where the last run left

@@ -1,8 +1,9 @@
 /*
  * body_models.h: a database's body model (physics/body.h), built once and
  * kept with its entry (srv_db_entry_t.physics), for everything that needs
- * one: the physical characters (actor_physical.c) and inverse dynamics
- * (service_dynamics.c). One model, one set of sizes: the crowd's (bodies of
+ * one: the physical characters (actor_physical.c), inverse dynamics
+ * (service_dynamics.c) and marker fitting at 70 kg (service_markers.c, which
+ * only reads it: its fitter compiles its own MuJoCo model from the MJCF). One model, one set of sizes: the crowd's (bodies of
  * 2.3 MB, physics/body.h), which inverse dynamics' private copy takes too.
  *
  * The build reads only the read-only database and runs on the pool (6-20 ms

@@ -35,6 +35,8 @@ typedef struct {
   float *offsets;    /* nmarkers x 3 */
   float scale, mean_residual, max_residual;
   int worst_frame, worst_marker;
+  struct anim_physics_model *model; /* prepare: the database's body model (70 kg), NULL when not built yet */
+  int prior_built;                  /* handle built the prior's pose-fit model (out->fit_model): finish caches it */
 } srv_marker_fit_response_t;
 
 #endif

@@ -28,7 +28,6 @@
 
 #include "anim_client.h"
 #include "anim_error.h"
-#include "data_dir.h"
 #include "offline/feature_build.h"
 #include "fixture.h"
 #include "inverse_dynamics.h"
@@ -39,27 +38,23 @@
 #define MAX_FRAMES 400 /* the server's --max-pose-frames here */
 #define WALK "walk_forward"
 
-static anim_test_server_t server;
-static anim_client_t *client;
-static char dir[96];
+static anim_test_fixture_t fx; /* the server with its data directory, the client */
+static anim_client_t *client;  /* fx.client */
 static anim_database_t db;
 static int have_db;
 static const anim_range_t *walk;
 
 static int setup(void **state) {
   (void)state;
-  anim_test_data_dir_make(dir, sizeof dir, "idyn");
-  const char *args[] = {"--data-dir", dir, "--max-pose-frames", "400", NULL};
-  if (anim_test_server_start(&server, "inverse_dynamics_service", args) != 0) return -1;
-  client = anim_test_connect(&server);
-  return client ? 0 : -1;
+  const char *args[] = {"--max-pose-frames", "400", NULL};
+  if (anim_test_fixture_start_data_dir(&fx, "inverse_dynamics_service", "idyn", args) != 0) return -1;
+  client = fx.client;
+  return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  anim_client_close(client);
-  int rc = anim_test_server_stop(&server);
-  anim_test_data_dir_remove(dir);
+  int rc = anim_test_fixture_stop(&fx);
   if (have_db) anim_database_free(&db);
   return rc == 0 ? 0 : -1;
 }
@@ -67,11 +62,9 @@ static int teardown(void **state) {
 /* GAMES-105 on the server as "games105"; 0 after a skip. */
 static int load(void) {
   if (have_db) return 1;
-  if (!anim_test_serve_mocap(client, dir, "games105", &db, TIMEOUT_MS)) return 0;
+  if (!anim_test_serve_mocap(client, fx.data_dir, "games105", &db, TIMEOUT_MS)) return 0;
   have_db = 1;
-  for (int i = 0; i < db.nranges; i++)
-    if (!strcmp(db.ranges[i].name, WALK)) walk = &db.ranges[i];
-  assert_non_null(walk);
+  walk = anim_test_range_find(&db, WALK);
   return 1;
 }
 
@@ -222,7 +215,7 @@ static void test_character(void **state) {
   expect_span_error(client, &span, ANIM_ENOTFOUND, "history is off");
   span = (anim_inverse_dynamics_span_t){987654321, 1.0f, 0, 0};
   expect_span_error(client, &span, ANIM_ENOTFOUND, "character");
-  anim_client_t *other = anim_test_connect(&server);
+  anim_client_t *other = anim_test_connect(&fx.server);
   assert_non_null(other);
   span = (anim_inverse_dynamics_span_t){id, 1.0f, 0, 0};
   expect_span_error(other, &span, ANIM_EPERM, "character");

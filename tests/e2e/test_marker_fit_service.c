@@ -10,6 +10,7 @@
  * arrays the documented sizes, the markers followed within 2 cm on average.
  */
 #include <math.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +22,6 @@
 
 #include "anim_client.h"
 #include "anim_error.h"
-#include "data_dir.h"
 #include "fixture.h"
 #include "marker_fit.h"
 #include "offline/feature_build.h"
@@ -33,10 +33,11 @@
 #define WALK "walk_forward"
 #define MAX_MEAN_RESIDUAL 0.02 /* m */
 #define NM 7
+#define COST_FRAMES 10 /* a short clip: what the body model's build weighs on */
+#define COST_REPEATS 8
 
-static anim_test_server_t server;
-static anim_client_t *client;
-static char dir[96];
+static anim_test_fixture_t fx; /* the server with its data directory, the client */
+static anim_client_t *client;  /* fx.client */
 static anim_database_t db;
 static int have_db;
 static const anim_range_t *walk;
@@ -47,18 +48,15 @@ static int nframes;
 
 static int setup(void **state) {
   (void)state;
-  anim_test_data_dir_make(dir, sizeof dir, "markers");
-  const char *args[] = {"--data-dir", dir, "--max-pose-frames", "400", NULL};
-  if (anim_test_server_start(&server, "marker_fit_service", args) != 0) return -1;
-  client = anim_test_connect(&server);
-  return client ? 0 : -1;
+  const char *args[] = {"--max-pose-frames", "400", NULL};
+  if (anim_test_fixture_start_data_dir(&fx, "marker_fit_service", "markers", args) != 0) return -1;
+  client = fx.client;
+  return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  anim_client_close(client);
-  int rc = anim_test_server_stop(&server);
-  anim_test_data_dir_remove(dir);
+  int rc = anim_test_fixture_stop(&fx);
   if (have_db) anim_database_free(&db);
   free(positions);
   return rc == 0 ? 0 : -1;
@@ -67,11 +65,9 @@ static int teardown(void **state) {
 /* GAMES-105 on the server as "games105", the markers of its walk; 0 after a skip. */
 static int load(void) {
   if (have_db) return 1;
-  if (!anim_test_serve_mocap(client, dir, "games105", &db, TIMEOUT_MS)) return 0;
+  if (!anim_test_serve_mocap(client, fx.data_dir, "games105", &db, TIMEOUT_MS)) return 0;
   have_db = 1;
-  for (int i = 0; i < db.nranges; i++)
-    if (!strcmp(db.ranges[i].name, WALK)) walk = &db.ranges[i];
-  assert_non_null(walk);
+  walk = anim_test_range_find(&db, WALK);
   /* Markers on bones spread over the body: every third below bone 1, each
    * 4 cm off its joint, the last one's offset left to be found. */
   int k = 0;
@@ -197,10 +193,52 @@ static void test_walk(void **state) {
   anim_marker_fit_result_free(r);
 }
 
+/* The server's CPU time per request, mean over COST_REPEATS requests of a
+ * short clip (COST_FRAMES). */
+static double server_cpu_per_request(const anim_client_marker_fit_options_t *o) {
+  double t0, t1;
+  assert_int_equal(anim_test_server_cpu(&fx.server, &t0), 0);
+  for (int k = 0; k < COST_REPEATS; k++) {
+    anim_marker_fit_result_t *r = NULL;
+    int rc = anim_client_marker_fit(client, "games105", markers, NM, positions, NULL, COST_FRAMES, o, &r, TIMEOUT_MS);
+    if (rc) fail_msg("%s: %s", anim_strerror(rc), anim_client_last_error(client));
+    anim_marker_fit_result_free(r);
+  }
+  assert_int_equal(anim_test_server_cpu(&fx.server, &t1), 0);
+  return (t1 - t0) / COST_REPEATS;
+}
+
+/* A request at the database's own mass (70 kg) fits on the database's body
+ * model (body_models.h), built once; one at another mass builds its own.
+ * The difference is the build, measured here in-process. */
+static void test_shared_model(void **state) {
+  (void)state;
+  if (!load()) return;
+  double build = INFINITY;
+  for (int k = 0; k < 3; k++) {
+    struct timespec a, b;
+    char err[256];
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    anim_physics_model_t *model = anim_physics_model_create(&db, NULL, err, sizeof err);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    assert_non_null(model);
+    anim_physics_model_free(model);
+    build = fmin(build, (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec));
+  }
+  anim_client_marker_fit_options_t heavy = {0};
+  heavy.total_mass = 80;
+  double own = server_cpu_per_request(&heavy), shared = server_cpu_per_request(NULL);
+  printf("  server CPU per request (%d frames, %d markers, mean of %d): %.1f ms building its own 80 kg model, %.1f ms "
+         "on the database's 70 kg one; a model build in this process %.1f ms\n",
+         COST_FRAMES, NM, COST_REPEATS, 1e3 * own, 1e3 * shared, 1e3 * build);
+  assert_true(own - shared > 0.5 * build);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid),
       cmocka_unit_test(test_walk),
+      cmocka_unit_test(test_shared_model),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

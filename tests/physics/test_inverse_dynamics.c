@@ -45,13 +45,6 @@
 
 #define GRAVITY 9.81
 
-static int find_range(const anim_database_t *db, const char *name) {
-  for (int i = 0; i < db->nranges; i++)
-    if (!strcmp(db->ranges[i].name, name)) return i;
-  fail_msg("%s: no range %s", db->name, name);
-  return -1;
-}
-
 /* ---- bad input -------------------------------------------------------------- */
 
 static void test_invalid(void **state) {
@@ -117,11 +110,7 @@ typedef struct {
 } fixture_t;
 
 static int open_set(fixture_t *fx, const char *folder) {
-  int set = -1;
-  for (int i = 0; i < ANIM_TEST_MOCAP_SETS; i++)
-    if (!strcmp(anim_test_mocap_sets[i].folder, folder)) set = i;
-  assert_true(set >= 0);
-  if (!anim_test_mocap_database(set, NULL, &fx->db)) return 0;
+  if (!anim_test_mocap_database(anim_test_mocap_set_find(folder), NULL, &fx->db)) return 0;
   char err[512];
   fx->model = anim_physics_model_create(&fx->db, NULL, err, sizeof err);
   if (!fx->model) fail_msg("%s: %s", folder, err);
@@ -159,7 +148,7 @@ static int marked_feet(const fixture_t *fx, int f) {
 /* Runs a range; checks Newton on every frame; returns the frames (caller frees). */
 static anim_idyn_frame_t *run_range(fixture_t *fx, const char *range, int *out_start, int *out_n) {
   char err[512];
-  const anim_range_t *r = &fx->db.ranges[find_range(&fx->db, range)];
+  const anim_range_t *r = anim_test_range_find(&fx->db, range);
   int n = r->stop - r->start;
   anim_idyn_frame_t *frames = calloc((size_t)n, sizeof *frames);
   vec3 *torques = calloc((size_t)n * fx->db.nbones, sizeof *torques);
@@ -339,7 +328,7 @@ static void test_mass_and_poses(void **state) {
   fixture_t fx;
   if (!open_set(&fx, "bandai-namco")) return;
   char err[256];
-  const anim_range_t *r = &fx.db.ranges[find_range(&fx.db, "dataset-1_walk_normal_001")];
+  const anim_range_t *r = anim_test_range_find(&fx.db, "dataset-1_walk_normal_001");
   int n = r->stop - r->start, nb = fx.db.nbones;
   anim_idyn_frame_t *f70 = calloc((size_t)n, sizeof *f70), *f85 = calloc((size_t)n, sizeof *f85),
                     *fpose = calloc((size_t)n, sizeof *fpose);

@@ -17,6 +17,7 @@ typedef struct {
   anim_test_server_t server;
   anim_client_t *client;
   anim_db_description_t *defaults; /* the "default" database, when asked for */
+  char data_dir[96];               /* the server's --data-dir, when it has one ("" else) */
 } anim_test_fixture_t;
 
 /* Starts a server (log_name, extra arguments as anim_test_server_start),
@@ -29,7 +30,14 @@ int anim_test_fixture_start(anim_test_fixture_t *fixture, const char *log_name, 
  * anim_test_shared_path). out_have_networks (may be NULL): 1 when they are. */
 int anim_test_fixture_start_lmm(anim_test_fixture_t *fixture, const char *log_name, int describe,
                                 int *out_have_networks);
-/* Frees the description, closes the client, stops the server: 0 when it exited 0. */
+/* As anim_test_fixture_start (no description), the server given a new
+ * temporary data directory (data_dir.h, tagged tag) before args:
+ * fixture->data_dir, where tests put databases (served_mocap.h); removed
+ * by anim_test_fixture_stop. */
+int anim_test_fixture_start_data_dir(anim_test_fixture_t *fixture, const char *log_name, const char *tag,
+                                     const char *const *args);
+/* Frees the description, closes the client, stops the server, removes its
+ * data directory if it had one: 0 when it exited 0. */
 int anim_test_fixture_stop(anim_test_fixture_t *fixture);
 
 #endif

@@ -137,6 +137,23 @@ int anim_test_server_memory(const anim_test_server_t *server, uint64_t *out_rss_
   return *out_rss_bytes ? 0 : -1;
 }
 
+int anim_test_server_cpu(const anim_test_server_t *server, double *out_seconds) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)server->pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  /* Fields after the command (which may hold spaces), from its ')': state
+   * is field 3, utime 14 and stime 15. */
+  const char *p = strrchr(buf, ')');
+  unsigned long long utime, stime;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return -1;
+  *out_seconds = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+  return 0;
+}
+
 int anim_test_server_kill(anim_test_server_t *server) {
   track(server->pid, 0);
   if (kill(server->pid, SIGKILL) < 0) return -1;

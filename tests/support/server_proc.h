@@ -41,6 +41,10 @@ int anim_test_server_wait(anim_test_server_t *server, int timeout_ms);
  * VmHWM). 0, or -1. */
 int anim_test_server_memory(const anim_test_server_t *server, uint64_t *out_rss_bytes, uint64_t *out_peak_bytes);
 
+/* The server process's CPU time so far, user + system, in seconds (the
+ * kernel counts it in clock ticks, 10 ms here). 0, or -1. */
+int anim_test_server_cpu(const anim_test_server_t *server, double *out_seconds);
+
 /* SIGKILL, then waits: a crash, for tests of what clients do then. 0, or -1
  * if it was not running. */
 int anim_test_server_kill(anim_test_server_t *server);

@@ -56,12 +56,30 @@ const anim_test_mocap_set_t anim_test_mocap_sets[ANIM_TEST_MOCAP_SETS] = {
 };
 
 int anim_test_mocap_database(int set, const anim_build_options_t *options, anim_database_t *out_db) {
+  return anim_test_mocap_database_sized(set, 1.0f, options, out_db);
+}
+
+int anim_test_mocap_set_find(const char *folder) {
+  for (int i = 0; i < ANIM_TEST_MOCAP_SETS; i++)
+    if (!strcmp(anim_test_mocap_sets[i].folder, folder)) return i;
+  fail_msg("no shared mocap set in %s", folder);
+  return -1;
+}
+
+const anim_range_t *anim_test_range_find(const anim_database_t *db, const char *name) {
+  for (int i = 0; i < db->nranges; i++)
+    if (!strcmp(db->ranges[i].name, name)) return &db->ranges[i];
+  fail_msg("%s: no range %s", db->name, name);
+  return NULL;
+}
+
+int anim_test_mocap_database_sized(int set, float size, const anim_build_options_t *options, anim_database_t *out_db) {
   const anim_test_mocap_set_t *m = &anim_test_mocap_sets[set];
   char rel[128], path[1024], err[512];
   snprintf(rel, sizeof rel, "data/mocap/%s", m->folder);
   if (!anim_test_shared_path(path, sizeof path, rel)) return 0;
   anim_clip_list_t clips = {NULL, 0, 0};
-  anim_bvh_options_t bo = {m->scale};
+  anim_bvh_options_t bo = {m->scale * size};
   if (anim_import_path(&clips, path, &bo, err, sizeof err)) fail_msg("%s", err);
   if (clips.count != m->clips) fail_msg("%s: %d clips, expected %d", m->folder, clips.count, m->clips);
   anim_build_options_t o;

@@ -42,5 +42,15 @@ extern const anim_test_mocap_set_t anim_test_mocap_sets[ANIM_TEST_MOCAP_SETS];
  * checking the folder holds the set's clips. Returns 1, or 0 after
  * skip/fail like anim_test_shared_path; fails the test on an error. */
 int anim_test_mocap_database(int set, const anim_build_options_t *options, anim_database_t *out_db);
+/* The same, the clips imported at size times the set's scale (a body that
+ * much larger; 1: as anim_test_mocap_database). */
+int anim_test_mocap_database_sized(int set, float size, const anim_build_options_t *options, anim_database_t *out_db);
+
+/* The index of the set in that folder ("bandai-namco", ...); fails the
+ * test when there is none. */
+int anim_test_mocap_set_find(const char *folder);
+
+/* db's range named name; fails the test when there is none. */
+const anim_range_t *anim_test_range_find(const anim_database_t *db, const char *name);
 
 #endif
