@@ -154,6 +154,12 @@ typedef struct {
    * debugger's history and parameter requests (service_history.c); NULL
    * for kinds that are not one. */
   anim_controller_t *(*controller)(void *character);
+  /* Loop: the controller parameters of a kind that has them but is no
+   * controller (MODE_LEARNED), for set_character_params: its current ones
+   * (params), and set_params checks the next ones and applies them whole
+   * (0) or not at all (a code). NULL for the others. */
+  const anim_controller_params_t *(*params)(const void *character);
+  int (*set_params)(void *character, const anim_controller_params_t *params);
 } srv_actor_kind_t;
 
 struct srv_actor {

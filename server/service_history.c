@@ -197,7 +197,18 @@ static anim_controller_params_t merged(const anim_controller_params_t *current, 
 
 static int set_character_params(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_set_character_params_request_t *req = &request->body.set_character_params;
-  srv_actor_t *a = controller_actor(ctx, req->character, "set_character_params.character", 1, out);
+  srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->character);
+  if (a && a->owner == ctx->connection_id && !a->kind->controller && a->kind->set_params) {
+    /* A kind with the controller's parameters but no controller (learned:
+     * the play rate, the projections' interval and cost, the springs). */
+    anim_controller_params_t next = merged(a->kind->params(a->character), &req->params);
+    int rc = a->kind->set_params(a->character, &next);
+    if (rc) return srv_response_fail(out, rc, "set_character_params.params: %s", anim_strerror(rc));
+    out->body.set_character_params.tick = ctx->env->crowd->tick + 1;
+    out->body.set_character_params.params = *a->kind->params(a->character);
+    return 0;
+  }
+  a = controller_actor(ctx, req->character, "set_character_params.character", 1, out);
   if (!a) return out->error;
   anim_controller_t *c = a->kind->controller(a->character);
   anim_controller_params_t next = merged(&c->params, &req->params);
