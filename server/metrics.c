@@ -235,8 +235,8 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
            (unsigned long long)e->memory_bytes);
   }
   header(&t, "lmm_networks_memory_bytes", "gauge",
-         "Bytes a loaded database's learned networks take (projector, stepper, trimmed decompressor; included in "
-         "database_memory_bytes; 0 without networks).");
+         "Bytes a loaded database's learned networks take (projector, stepper, trimmed decompressor; 0 without "
+         "networks; included in database_memory_bytes for networks trained on the database, not --lmm's).");
   for (int i = 0; i < registry->count; i++) {
     const srv_db_entry_t *e = registry->entries[i];
     append(&t, "animserver_lmm_networks_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
