@@ -6,7 +6,7 @@
  * wander, reversals; tests/support/input_program.h). Issue 37.
  *
  *   animbench lmm-quality [--db build/lmm-bandai/bandai.animdb] [--lmm DIR] [--seconds 60] [--seeds 2] [--json FILE]
- *                         [--projection-interval N] [--no-warp]
+ *                         [--projection-interval N] [--no-warp] [--no-learned-rate]
  *
  * DIR defaults to the database's NAME.lmm beside it (what the server
  * serves). The learned character is set up as the server sets one up
@@ -15,7 +15,9 @@
  * Hz (--projection-interval N: the projector every N frames instead of
  * the default 6, to see what the frequency does); the motion-matching one
  * (--no-warp: without animation warping's play rate, which learned
- * characters do not have, to see what it adds to the speeds) is anim_quality_run_controller's (the
+ * characters did not have before issue 37's play rate, to see what it adds
+ * to the speeds; --no-learned-rate: the learned character without its play
+ * rate, as before) is anim_quality_run_controller's (the
  * controller's defaults, the FAST index). Per program and kind, over the
  * seeds (the worst seed's p50/p95, as animbench feet merges them):
  *  - contact slide p50/p95/worst (m/s) of the toes flagged on;
@@ -101,7 +103,7 @@ static void merge(result_t *into, const result_t *r, int first) {
 /* One character under a program: motion matching (lmm NULL) as
  * quality_run.c drives it, or learned as the server sets one up. */
 static int run_one(const anim_database_t *db, const anim_search_index_t *index, const anim_lmm_networks_t *lmm,
-                   int interval, int no_warp, float *scratch, anim_program_kind_t kind, uint32_t seed, float seconds,
+                   int interval, int no_warp, int no_learned_rate, float *scratch, anim_program_kind_t kind, uint32_t seed, float seconds,
                    result_t *out) {
   anim_controller_t mm;
   anim_lmm_character_t *learned = NULL;
@@ -111,6 +113,7 @@ static int run_one(const anim_database_t *db, const anim_search_index_t *index, 
     anim_controller_params_t params;
     anim_lmm_params_default(&params);
     if (interval > 0) params.search_interval = interval;
+    if (no_learned_rate) params.warp.rate = 0;
     rc = anim_lmm_character_init(learned, lmm, &params, vec3_zero(), 0.0f, scratch);
     if (!rc) rc = anim_lmm_character_feet(learned, db);
   } else {
@@ -172,10 +175,10 @@ static void print_row(const char *kind, const char *program, const result_t *r, 
 int bench_lmm_quality(int argc, char **argv) {
   const char *db_path = "build/lmm-bandai/bandai.animdb", *lmm_dir = NULL, *json_path = NULL;
   float seconds = 60.0f;
-  int seeds = 2, interval = 0, no_warp = 0;
+  int seeds = 2, interval = 0, no_warp = 0, no_learned_rate = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v && strcmp(a, "--no-warp")) return fprintf(stderr, "animbench lmm-quality: %s needs a value\n", a), 2;
+    if (!v && strcmp(a, "--no-warp") && strcmp(a, "--no-learned-rate")) return fprintf(stderr, "animbench lmm-quality: %s needs a value\n", a), 2;
     if (!strcmp(a, "--db")) db_path = v, i++;
     else if (!strcmp(a, "--lmm")) lmm_dir = v, i++;
     else if (!strcmp(a, "--seconds")) seconds = (float)atof(v), i++;
@@ -183,6 +186,7 @@ int bench_lmm_quality(int argc, char **argv) {
     else if (!strcmp(a, "--json")) json_path = v, i++;
     else if (!strcmp(a, "--projection-interval")) interval = atoi(v), i++;
     else if (!strcmp(a, "--no-warp")) no_warp = 1;
+    else if (!strcmp(a, "--no-learned-rate")) no_learned_rate = 1;
     else return fprintf(stderr, "animbench lmm-quality: unknown option %s\n", a), 2;
   }
   if (seeds < 1 || !(seconds > 0) || interval < 0) return fprintf(stderr, "animbench lmm-quality: --seeds >= 1, --seconds > 0\n"), 2;
@@ -221,7 +225,7 @@ int bench_lmm_quality(int argc, char **argv) {
     for (int learned = 0; learned < 2 && !rc; learned++)
       for (int s = 0; s < seeds && !rc; s++) {
         result_t r;
-        rc = run_one(&db, index, learned ? nets : NULL, interval, no_warp, scratch, (anim_program_kind_t)k, 1u + (uint32_t)s, seconds, &r);
+        rc = run_one(&db, index, learned ? nets : NULL, interval, no_warp, no_learned_rate, scratch, (anim_program_kind_t)k, 1u + (uint32_t)s, seconds, &r);
         if (!rc) merge(&all[learned], &r, s == 0);
       }
     if (rc) break;

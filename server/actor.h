@@ -155,7 +155,8 @@ typedef struct {
    * for kinds that are not one. */
   anim_controller_t *(*controller)(void *character);
   /* Loop: set_character_params and character_state for a kind that is not
-   * a controller but takes some of its parameters (NULL: neither).
+   * a controller but takes some of its parameters (graph: the warps;
+   * learned: the play rate, projections, springs; NULL: neither).
    * get_params: its parameters as a controller's read (those it uses, the
    * defaults elsewhere). set_params: takes next (the request's fields
    * merged over get_params' by the service), or refuses a field it does

@@ -14,7 +14,9 @@
  * predicted trajectory and the inertializer. Feet are locked as a
  * motion-matching character's (lmm.h, anim_lmm_character_feet) on the
  * legs of the database "lmm"; the stream's contacts are the feet shown
- * planted.
+ * planted. Its play rate follows motion matching's warp parameters
+ * (set_character_params: play_rate_min/max, no_play_rate) and
+ * character_state reports it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,8 +94,20 @@ static int state(const void *character, int offsets, srv_response_t *out) {
   s->time_since_transition = c->time_since_projection;
   s->halflife = c->params.inertialize_halflife;
   s->searches = c->projections, s->transitions = c->transitions;
+  s->play_rate = c->rate;
   srv_actor_state_feet(&c->feet, out);
   return srv_actor_state_inertializer(&c->inertializer, offsets, out);
+}
+
+static void get_params(const void *character, anim_controller_params_t *out_params) {
+  *out_params = ((const anim_lmm_character_t *)character)->params;
+}
+
+/* Every field applies (the warps other than the rate are read by no one),
+ * so a refusal is the validation's as a whole: err left empty. */
+static int set_params(void *character, const anim_controller_params_t *next, char *err, int errlen) {
+  (void)err, (void)errlen;
+  return anim_lmm_set_params(character, next);
 }
 
 const srv_actor_kind_t srv_actor_learned = {
@@ -107,4 +121,6 @@ const srv_actor_kind_t srv_actor_learned = {
     .set_input = set_input,
     .inputs = 1u << ANIM_INPUT_STICK | 1u << ANIM_INPUT_VELOCITY | 1u << ANIM_INPUT_GOAL,
     .state = state,
+    .get_params = get_params,
+    .set_params = set_params,
 };

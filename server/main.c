@@ -38,6 +38,9 @@ static int load_learned(srv_registry_t *registry, const srv_config_t *config, ch
     snprintf(err, (size_t)errlen, "--lmm: the learned skeleton's database: %.300s", message);
     return rc;
   }
+  /* The play rate's bounds from the networks' own walk (the reference
+   * networks come without their database). */
+  lmm_networks->slowest_gait = anim_warp_gaits(&db, &lmm_networks->fastest);
   if (!(entry = srv_db_entry_create(&db, "", err, errlen))) return ANIM_EFORMAT;
   entry->lmm = lmm_networks;
   if ((rc = srv_registry_put(registry, entry))) {

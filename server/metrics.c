@@ -17,6 +17,7 @@
 #include "body.h"
 #include "log.h"
 #include "metrics.h"
+#include "learned/lmm.h"
 #include "net.h"
 
 /* ---- counting ------------------------------------------------------------------------ */
@@ -232,6 +233,14 @@ char *srv_metrics_render(const srv_metrics_t *m, size_t *out_len) {
     const srv_db_entry_t *e = registry->entries[i];
     append(&t, "animserver_database_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
            (unsigned long long)e->memory_bytes);
+  }
+  header(&t, "lmm_networks_memory_bytes", "gauge",
+         "Bytes a loaded database's learned networks take (projector, stepper, trimmed decompressor; 0 without "
+         "networks; included in database_memory_bytes for networks trained on the database, not --lmm's).");
+  for (int i = 0; i < registry->count; i++) {
+    const srv_db_entry_t *e = registry->entries[i];
+    append(&t, "animserver_lmm_networks_memory_bytes{database=\"%s\"} %llu\n", e->db.name,
+           (unsigned long long)(e->lmm ? anim_lmm_networks_memory(e->lmm) : 0));
   }
   header(&t, "graph_memory_bytes", "gauge",
          "Bytes a loaded database's motion graph takes (its arrays and distance picture; 0 without one).");

@@ -148,7 +148,7 @@ typedef struct {
     vec3 position;
   } feet[ANIM_MAX_CONTACTS];
   int nfeet;
-  float play_rate, warp_angle; /* MODE_MOTION_MATCHING's warping (1 and 0 without) */
+  float play_rate, warp_angle; /* MODE_MOTION_MATCHING's warping, MODE_LEARNED's play rate (1 and 0 without) */
   int warp_held;
   float stride_scale;          /* MODE_MOTION_MATCHING's stride warp (1 without) */
   float root_steering;         /* m/s, MODE_MOTION_MATCHING's root steering (0 without) */

@@ -206,7 +206,8 @@ static int set_character_params(const srv_service_ctx_t *ctx, const srv_request_
     next = merged(&next, &req->params);
     char err[256] = "";
     int rc = a->kind->set_params(a->character, &next, err, sizeof err);
-    if (rc) return srv_response_fail(out, rc, "set_character_params.params.%s", err);
+    if (rc && err[0]) return srv_response_fail(out, rc, "set_character_params.params.%s", err);
+    if (rc) return srv_response_fail(out, rc, "set_character_params.params: %s", anim_strerror(rc));
     out->body.set_character_params.tick = ctx->env->crowd->tick + 1;
     a->kind->get_params(a->character, &out->body.set_character_params.params);
     return 0;

@@ -106,7 +106,7 @@ static void find_spine(anim_warp_t *w, const anim_database_t *db) {
 #define GAIT_SAMPLES 1024
 #define GAIT_SHARE 0.03f
 #define GAIT_BANDS 100
-static float slowest_gait(const anim_database_t *db, float *out_fastest) {
+float anim_warp_gaits(const anim_database_t *db, float *out_fastest) {
   int bands[GAIT_BANDS] = {0}, moving = 0, step = db->nframes > GAIT_SAMPLES ? db->nframes / GAIT_SAMPLES : 1;
   *out_fastest = 0.0f;
   for (int f = 0; f < db->nframes; f += step) {
@@ -143,7 +143,7 @@ int anim_warp_init(anim_warp_t *w, const anim_database_t *db, const anim_warp_pa
     w->buffers[i].rotations = (quat *)(v + 3 * n);
   }
   find_spine(w, db);
-  w->slowest_gait = slowest_gait(db, &w->fastest);
+  w->slowest_gait = anim_warp_gaits(db, &w->fastest);
   /* The bones whose positions move: the root and the bones on it. */
   w->moving[w->nmoving++] = 0;
   for (int b = 1; b < db->nbones && w->nmoving < ANIM_WARP_MAX_MOVING; b++)
@@ -190,6 +190,46 @@ static int both_feet_down(const anim_database_t *db, int frame) {
   return db->ncontacts > 0 && (anim_database_contacts(db, frame) & all) == all;
 }
 
+anim_warp_targets_t anim_warp_targets(const anim_warp_params_t *p, float speed, float data_speed, float fastest,
+                                      float slowest_gait, int striding, float stride_lo, float stride_hi) {
+  anim_warp_targets_t t = {1.0f, 1.0f, 1.0f};
+  /* Play rate: the clip's speed in the data times the rate is the asked
+   * speed; the query is scaled while the clip playing can do it. */
+  if ((p->rate || striding) && speed > MOVE_SPEED && data_speed > MOVE_SPEED) {
+    float r = speed / data_speed;
+    /* Never faster than the data's fastest travel: the fastest clip
+     * sped up moved its bones past anything in the data (a pop). */
+    float top = fastest > data_speed ? fmaxf(1.0f, fastest / data_speed) : 1.0f;
+    float rate_lo = p->rate ? p->rate_min : 1.0f, rate_hi = p->rate ? p->rate_max : 1.0f;
+    t.rate = clampf(r, rate_lo, fminf(rate_hi, top));
+    /* The stride makes up what the rate cannot (UE's order: the rate
+     * first, within its bounds, then the stride), never past the data's
+     * fastest either. */
+    float stride_top = fmaxf(1.0f, fminf(stride_hi, top / t.rate));
+    t.stride = clampf(r / t.rate, stride_lo, stride_top);
+    /* The search knows both: the clip playing keeps matching while rate
+     * times stride can meet the speed. */
+    if (r >= rate_lo * stride_lo && r <= rate_hi * stride_hi) t.query_rate = r;
+    /* Too slow even at the fastest rate and stride: searched for as much
+     * faster as that, so that a faster gait, played slower, wins over the
+     * clip playing (Bandai's walk stayed at 1.81 m/s asked 2.1, its run
+     * 2.6 being as far off in the query as the walk). */
+    else if (r > rate_hi * stride_hi) t.query_rate = 1.0f / (rate_hi * stride_hi);
+  }
+  /* A clip that cannot meet it: searched for at the asked speed, but never
+   * slower than the data's slowest gait (else standing matched a slow walk
+   * better than a walk: GAMES-105 stood when asked 0.5-0.8 m/s); that gait
+   * then plays as slowly as it may. */
+  if (p->rate && speed > MOVE_SPEED && t.query_rate == 1.0f && speed < slowest_gait)
+    t.query_rate = clampf(speed / slowest_gait, 0.3f, 1.0f);
+  return t;
+}
+
+float anim_warp_follow_rate(float rate, float target, float dt) {
+  if (rate == target) return rate;
+  return fabsf(rate - target) < 1e-4f ? target : toward(rate, target, RATE_HALFLIFE, dt);
+}
+
 float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_facing, quat root_rotation,
                       float sim_speed, float dt) {
   const anim_warp_params_t *p = &w->params;
@@ -206,9 +246,6 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
     w->data_now = sqrtf(now.x * now.x + now.z * now.z);
   }
   float data_speed = w->data_speed;
-  /* Play rate: the clip's speed in the data times the rate is the asked
-   * speed; the query is scaled while the clip playing can do it. */
-  w->query_rate = w->rate_target = w->stride_target = 1.0f;
   /* The direction the stride stretches along follows the asked one
    * smoothly (ANGLE_HALFLIFE): a reversal's jump flipped the legs' stretch
    * at once (CMU 3dsMax's programs popped to 2.1x their data's fastest). */
@@ -222,52 +259,29 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
     w->travel = len > 1e-3f ? vec3_scale(t, 1.0f / len) : to;
   }
   int striding = p->stride && w->can_stride;
-  if ((p->rate || striding) && speed > MOVE_SPEED && data_speed > MOVE_SPEED) {
-    float r = speed / data_speed;
-    /* Never faster than the data's fastest travel: the fastest clip
-     * sped up moved its bones past anything in the data (a pop). */
-    float top = w->fastest > data_speed ? fmaxf(1.0f, w->fastest / data_speed) : 1.0f;
-    float rate_lo = p->rate ? p->rate_min : 1.0f, rate_hi = p->rate ? p->rate_max : 1.0f;
-    /* The stride on a steady gait only: the clip's speed now within
-     * STRIDE_STEADY of its speed over the next second. A start or a change
-     * of gait stretched popped (the root 1.4 times the data's fastest,
-     * Bandai's shins 1.6 times theirs, a few tenths of a second into a
-     * start), and a query scaled for a stride kept a start clip matching
-     * (the default database's walk reached its speed 0.3-0.6 s later). */
-    int steady = fabsf(w->data_now - data_speed) <= STRIDE_STEADY * data_speed;
-    float stride_lo = striding && steady ? p->stride_min : 1.0f, stride_hi = striding && steady ? p->stride_max : 1.0f;
-    w->rate_target = clampf(r, rate_lo, fminf(rate_hi, top));
-    /* The stride makes up what the rate cannot (UE's order: the rate
-     * first, within its bounds, then the stride), never past the data's
-     * fastest either. */
-    float stride_top = fmaxf(1.0f, fminf(stride_hi, top / w->rate_target));
-    w->stride_target = clampf(r / w->rate_target, stride_lo, stride_top);
+  /* The stride on a steady gait only: the clip's speed now within
+   * STRIDE_STEADY of its speed over the next second. A start or a change
+   * of gait stretched popped (the root 1.4 times the data's fastest,
+   * Bandai's shins 1.6 times theirs, a few tenths of a second into a
+   * start), and a query scaled for a stride kept a start clip matching
+   * (the default database's walk reached its speed 0.3-0.6 s later). */
+  int steady = fabsf(w->data_now - data_speed) <= STRIDE_STEADY * data_speed;
+  anim_warp_targets_t targets = anim_warp_targets(p, speed, data_speed, w->fastest, w->slowest_gait, striding,
+                                                  striding && steady ? p->stride_min : 1.0f,
+                                                  striding && steady ? p->stride_max : 1.0f);
+  w->rate_target = targets.rate, w->stride_target = targets.stride, w->query_rate = targets.query_rate;
+  if (targets.stride != 1.0f) {
     /* Nor while the simulation is still getting up to the asked speed. */
     if (fabsf(sim_speed - speed) > STRIDE_SIM * speed) w->stride_target = 1.0f;
     /* Nor while the asked direction turns away from the stretch's: the
      * legs' stretch swept round with it (GAMES-105's reversals: an ankle
      * 1.23 times its data's fastest). */
     if (turning) w->stride_target = 1.0f;
-    /* The search knows both: the clip playing keeps matching while rate
-     * times stride can meet the speed. */
-    if (r >= rate_lo * stride_lo && r <= rate_hi * stride_hi) w->query_rate = r;
-    /* Too slow even at the fastest rate and stride: searched for as much
-     * faster as that, so that a faster gait, played slower, wins over the
-     * clip playing (Bandai's walk stayed at 1.81 m/s asked 2.1, its run
-     * 2.6 being as far off in the query as the walk). */
-    else if (r > rate_hi * stride_hi) w->query_rate = 1.0f / (rate_hi * stride_hi);
   }
   if (w->stride != w->stride_target)
     w->stride = fabsf(w->stride - w->stride_target) < 1e-4f ? w->stride_target
                                                            : toward(w->stride, w->stride_target, RATE_HALFLIFE, dt);
-  /* A clip that cannot meet it: searched for at the asked speed, but never
-   * slower than the data's slowest gait (else standing matched a slow walk
-   * better than a walk: GAMES-105 stood when asked 0.5-0.8 m/s); that gait
-   * then plays as slowly as it may. */
-  if (p->rate && speed > MOVE_SPEED && w->query_rate == 1.0f && speed < w->slowest_gait)
-    w->query_rate = clampf(speed / w->slowest_gait, 0.3f, 1.0f);
-  if (w->rate != w->rate_target)
-    w->rate = fabsf(w->rate - w->rate_target) < 1e-4f ? w->rate_target : toward(w->rate, w->rate_target, RATE_HALFLIFE, dt);
+  w->rate = anim_warp_follow_rate(w->rate, w->rate_target, dt);
   /* Standing: a clip still travelling is played ever slower to a stance. */
   float settle_goal = 1.0f;
   if (p->stand && speed < REST_SPEED && sim_speed < SETTLE_SPEED && (data_speed > DATA_MOVING || w->settle < 1.0f)) {

@@ -153,6 +153,29 @@ void anim_warp_reset(anim_warp_t *warp);
  * the frame a second on, or the range's last frame if sooner. */
 float anim_warp_data_speed(const anim_database_t *db, int frame);
 
+/* The data's slowest travelling gait (m/s, 0 if nothing travels) and, in
+ * *out_fastest, its fastest travel over a second: what bounds the rates
+ * (anim_warp_t's slowest_gait and fastest; a learned character's networks
+ * keep their database's). */
+float anim_warp_gaits(const anim_database_t *db, float *out_fastest);
+
+/* What the play rate and the stride aim at, and the query's scale (1:
+ * unscaled), for the asked speed (m/s) and a clip whose root travels
+ * data_speed m/s over its next second: anim_warp_begin's rule, shared with
+ * characters that have no database frame to read (learned characters,
+ * core/learned/lmm.h, whose clip speed is their features' trajectory).
+ * fastest, slowest_gait: anim_warp_gaits of the data. striding: the stride
+ * warp may act, between stride_lo and stride_hi this tick (1, 1: no stride). */
+typedef struct {
+  float rate, stride, query_rate;
+} anim_warp_targets_t;
+anim_warp_targets_t anim_warp_targets(const anim_warp_params_t *params, float speed, float data_speed, float fastest,
+                                      float slowest_gait, int striding, float stride_lo, float stride_hi);
+
+/* The shown rate one tick of dt seconds on toward target (half-life 0.1 s,
+ * snapped within 1e-4): how anim_warp_begin moves its rate. */
+float anim_warp_follow_rate(float rate, float target, float dt);
+
 /* Before a tick: from the asked velocity (desired: m/s, world, the
  * input's own, not the smoothed one), the asked facing, the displayed
  * root's rotation and the simulation's speed (m/s), updates the rates, the settling and the angles; at

@@ -141,6 +141,10 @@ static anim_lmm_networks_t *finish_networks(anim_lmm_networks_t *nets, int *out_
     if (out_code) *out_code = code;
     return NULL;
   }
+  /* Everything read from the full decompressor is copied (offsets,
+   * constant bones, hash): release it (lmm.h). */
+  anim_nnet_free(nets->decompressor);
+  nets->decompressor = NULL;
   if (out_code) *out_code = 0;
   return nets;
 }
@@ -179,6 +183,7 @@ static int layout_for(anim_lmm_networks_t *nets, const anim_database_t *db, char
   memcpy(nets->contact_bones, db->contact_bones, sizeof nets->contact_bones);
   nets->frame_rate = db->frame_rate;
   nets->skeleton = db->skeleton;
+  nets->slowest_gait = anim_warp_gaits(db, &nets->fastest);
   snprintf(nets->database, sizeof nets->database, "%s", db->name);
   for (int j = 0; j < f->cols; j++) nets->normalization.offset[j] = f->offset[j], nets->normalization.scale[j] = f->scale[j];
   nets->normalization.networks_hash = 0;
@@ -263,8 +268,7 @@ void anim_lmm_networks_free(anim_lmm_networks_t *nets) {
 }
 
 size_t anim_lmm_networks_memory(const anim_lmm_networks_t *nets) {
-  return sizeof *nets + nets->projector->bytes + nets->stepper->bytes + nets->decompressor->bytes +
-         nets->pose_network->bytes;
+  return sizeof *nets + nets->projector->bytes + nets->stepper->bytes + nets->pose_network->bytes;
 }
 
 /* ---- poses and features ------------------------------------------------------------------------- */
@@ -444,6 +448,9 @@ static void build_query(anim_lmm_character_t *c, vec3 target_velocity, float *ou
     float raw[2 * ANIM_MAX_TRAJECTORY_SAMPLES];
     for (int i = 0; i < term->nsamples; i++) {
       vec3 p = quat_inv_mul_vec3(c->pose.rotations[0], vec3_sub(positions[i], c->pose.positions[0]));
+      /* The play rate's query (warp.h): positions at the speed the data has,
+       * so that the clip playing keeps matching while its rate meets the asked speed. */
+      if (c->query_rate != 1.0f) p = vec3_scale(p, 1.0f / c->query_rate);
       vec3 d = quat_inv_mul_vec3(c->pose.rotations[0], quat_mul_vec3(rotations[i], vec3_make(0.0f, 0.0f, 1.0f)));
       raw[2 * i] = term->direction ? d.x : p.x, raw[2 * i + 1] = term->direction ? d.z : p.z;
     }
@@ -476,6 +483,7 @@ int anim_lmm_character_init(anim_lmm_character_t *c, const anim_lmm_networks_t *
   if (rc) return rc;
   if (!nets || !scratch || !isfinite(position.x + position.z + facing)) return ANIM_EINVAL;
   c->nets = nets, c->params = *params;
+  c->rate = c->rate_target = c->query_rate = 1.0f;
   c->input.kind = ANIM_INPUT_STICK;
   c->sim.position = vec3_make(position.x, 0.0f, position.z);
   c->sim.rotation = c->sim.desired_rotation = quat_from_angle_axis(facing, up);
@@ -509,15 +517,44 @@ int anim_lmm_set_input(anim_lmm_character_t *c, const anim_controller_input_t *i
   return rc;
 }
 
+int anim_lmm_set_params(anim_lmm_character_t *c, const anim_controller_params_t *params) {
+  anim_controller_params_t next = *params;
+  next.foot_lock = c->params.foot_lock; /* the legs were set up at init, as a controller's */
+  int rc = anim_controller_params_validate(&next);
+  if (rc) return rc;
+  c->params = next;
+  anim_dynamics_params_make(&c->sim.smoothing, next.input_f, next.input_zeta, next.input_r);
+  return 0;
+}
+
 void anim_lmm_stagger(anim_lmm_character_t *c, int frames) {
   c->time_since_projection -= (float)frames / c->nets->frame_rate;
 }
 
-/* First phase: input, smoothing, and whether this character projects
- * (its query then goes to row *io_rows of queries). */
+/* The play rate this tick, by the motion-matching characters' rule
+ * (anim_warp_targets: the same bounds, the data's gaits, no stride). The
+ * clip's speed is the decoded root's (the data's speed now, before the
+ * rate), not the travel its trajectory features predict (what
+ * anim_warp_data_speed reads from a database): the root moves by the
+ * decoded velocity, and on the reference networks the features' travel
+ * ran 10% under it, so a rate set by them asked 3.5 m/s ran at 3.86-4.06
+ * (3.52 this way; 3.60 without a rate). */
+static void follow_rate(anim_lmm_character_t *c, float dt) {
+  const anim_warp_params_t *w = &c->params.warp;
+  vec3 desired = c->sim.desired_velocity;
+  float speed = sqrtf(desired.x * desired.x + desired.z * desired.z);
+  anim_warp_targets_t t =
+      anim_warp_targets(w, speed, c->root_speed, c->nets->fastest, c->nets->slowest_gait, 0, 1.0f, 1.0f);
+  c->rate_target = t.rate, c->query_rate = t.query_rate;
+  c->rate = anim_warp_follow_rate(c->rate, c->rate_target, dt);
+}
+
+/* First phase: input, smoothing, the play rate, and whether this character
+ * projects (its query then goes to row *io_rows of queries). */
 static void tick_begin(anim_lmm_character_t *c, float dt, float *queries, int *io_rows) {
   const anim_controller_params_t *p = &c->params;
   anim_steering_sim_desire(&c->sim, &c->input, p, c->pose.velocities[0], dt);
+  follow_rate(c, dt);
   vec3 target = c->sim.smoothed_velocity.y;
   c->time_since_projection += dt;
   c->transitioned = 0, c->globals_fresh = 0;
@@ -547,9 +584,19 @@ static void take_projection(anim_lmm_character_t *c, const float *projection, fl
   memcpy(destinations + (size_t)c->tick_destination * (size_t)nstate, projection, (size_t)nstate * sizeof(float));
 }
 
-/* Last phase: the transition (if any), the new pose, root, inertialization, simulation. */
+/* A pose's rates times the play rate (the data's rates played at it). */
+static void scale_rates(anim_lmm_pose_t *pose, int nbones, float rate) {
+  if (rate == 1.0f) return;
+  for (int b = 0; b < nbones; b++)
+    pose->velocities[b] = vec3_scale(pose->velocities[b], rate),
+    pose->angular_velocities[b] = vec3_scale(pose->angular_velocities[b], rate);
+}
+
+/* Last phase: the transition (if any), the new pose, root, inertialization,
+ * simulation. The pose and root play c->rate * dt seconds of the data. */
 static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, const float *destination_row) {
   const anim_controller_params_t *p = &c->params;
+  float play = dt * c->rate;
   bind_inertializer(c);
   vec3 root = c->decoded.positions[0];
   quat root_rotation = c->decoded.rotations[0];
@@ -558,6 +605,7 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
      * projected state's velocities. */
     anim_lmm_pose_t dst;
     decode_rooted(c->nets, &dst, destination_row, root, root_rotation, NULL);
+    scale_rates(&dst, c->nets->nbones, c->rate); /* as the source's: a rate is no offset */
     anim_pose_view_t src_view = view_of(&c->decoded, c->nets->nbones), dst_view = view_of(&dst, c->nets->nbones);
     if (anim_inertializer_transition(&c->inertializer, &src_view, &dst_view) == 0)
       c->transitioned = 1, c->transitions++;
@@ -570,10 +618,12 @@ static int tick_end(anim_lmm_character_t *c, float dt, const float *pose_row, co
   vec3 world_v = quat_mul_vec3(root_rotation, v);
   world_v.y = 0.0f;
   vec3 world_w = vec3_make(0.0f, w.y, 0.0f);
-  c->decoded.positions[0] = vec3_add(root, vec3_scale(world_v, dt));
+  c->decoded.positions[0] = vec3_add(root, vec3_scale(world_v, play));
   c->decoded.rotations[0] =
-      quat_normalize(quat_mul(quat_from_scaled_angle_axis(vec3_scale(world_w, dt)), root_rotation));
+      quat_normalize(quat_mul(quat_from_scaled_angle_axis(vec3_scale(world_w, play)), root_rotation));
   c->decoded.velocities[0] = world_v, c->decoded.angular_velocities[0] = world_w;
+  c->root_speed = vec3_length(world_v);
+  scale_rates(&c->decoded, c->nets->nbones, c->rate);
   anim_pose_view_t in = view_of(&c->decoded, c->nets->nbones);
   anim_pose_buffer_t out = {c->nets->nbones, c->pose.positions, c->pose.velocities, c->pose.rotations,
                             c->pose.angular_velocities};
@@ -609,8 +659,10 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
   for (int i = 0; i < n; i++)
     if (cs[i]->tick_row >= 0)
       take_projection(cs[i], s.projections + (size_t)cs[i]->tick_row * (size_t)nstate, destinations, &ndest);
-  /* 2. Step every state: Euler steps of at most one frame (the stepper was
-   * trained at 1/60 s), one product each. */
+  /* 2. Step every state: Euler steps of at most one frame of real time
+   * (the stepper was trained at 1/60 s), one product each, each state
+   * advancing its play rate times that (rate_max, 1.15 by default, makes
+   * a step of 1.15 frames: within what Euler on the stepper holds). */
   for (int i = 0; i < n; i++)
     memcpy(s.states + (size_t)i * (size_t)nstate, cs[i]->state, (size_t)nstate * sizeof(float));
   int substeps = (int)ceilf(dt * nets->frame_rate - 1e-3f);
@@ -618,7 +670,12 @@ int anim_lmm_tick_batch(anim_lmm_character_t *const *cs, int n, float dt, float 
   float h = dt / (float)substeps;
   for (int k = 0; k < substeps; k++) {
     anim_nnet_run(nets->stepper, s.states, nstate, s.steps, nstate, n, s.nn);
-    for (size_t j = 0; j < (size_t)n * (size_t)nstate; j++) s.states[j] += h * s.steps[j];
+    for (int i = 0; i < n; i++) {
+      float hr = h * cs[i]->rate;
+      float *x = s.states + (size_t)i * (size_t)nstate;
+      const float *v = s.steps + (size_t)i * (size_t)nstate;
+      for (int j = 0; j < nstate; j++) x[j] += hr * v[j];
+    }
   }
   /* 3. One decompressor product: the new states, then the transitions' destinations. */
   anim_nnet_run(nets->pose_network, s.states, nstate, s.poses, nets->npose, n + ndest, s.nn);

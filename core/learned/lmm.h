@@ -197,7 +197,12 @@ extern const anim_lmm_normalization_t anim_lmm_normalization_recovered;
  *  4. the normalization's scales are finite and > 0, offsets finite, and its
  *     networks_hash is 0 or these networks' hash. */
 struct anim_lmm_networks {
-  anim_nnet_t *projector, *stepper, *decompressor; /* owned */
+  anim_nnet_t *projector, *stepper; /* owned */
+  /* The full decompressor: NULL once the networks are created. Characters
+   * run pose_network, its trimmed copy; keeping both made the server hold
+   * 10.9% of Bandai Namco's memory instead of 8.5% (docs/lmm_train.md), and
+   * what else reads the file (bench_lmm, tests) loads it itself. */
+  anim_nnet_t *decompressor;
   /* Layout: ANIM_LMM_BONES, ANIM_LMM_FEATURES, ANIM_LMM_CONTACTS, 60 Hz and
    * the two trajectory terms of columns 15..26 for the reference. */
   int nbones, nfeatures, ncontacts, npose; /* npose: decompressor outputs, 15 (nbones - 1) + 6 + ncontacts */
@@ -216,6 +221,10 @@ struct anim_lmm_networks {
   anim_skeleton_t skeleton; /* names, parents; offsets: the decompressor's mean bone positions */
   uint64_t constant_bones;  /* bit b: bone b's position output has std < ANIM_LMM_CONSTANT_BONE_STD */
   uint64_t hash;            /* anim_lmm_networks_hash */
+  /* The data's gaits for the play rate (anim_warp_gaits of the database
+   * trained on, m/s; 0 for the reference networks, which then only play
+   * slower than their data, never faster). */
+  float fastest, slowest_gait;
 };
 
 /* A bone whose position varies less than this (m, the decompressor's output
@@ -232,7 +241,8 @@ int anim_lmm_networks_check(const anim_nnet_t *projector, const anim_nnet_t *ste
                             const anim_lmm_normalization_t *normalization, char *err, int errlen);
 
 /* Builds the shared form from three loaded networks, taking ownership of
- * them on success only. normalization NULL: anim_lmm_normalization_recovered.
+ * them on success only (the decompressor is freed then, once its trimmed
+ * copy pose_network is made: nets->decompressor is NULL). normalization NULL: anim_lmm_normalization_recovered.
  * NULL on failure (code in *out_code: ANIM_EFORMAT, ANIM_EINVAL, ANIM_ENOMEM)
  * with a message. Free with anim_lmm_networks_free. */
 anim_lmm_networks_t *anim_lmm_networks_create(anim_nnet_t *projector, anim_nnet_t *stepper, anim_nnet_t *decompressor,
@@ -249,7 +259,7 @@ anim_lmm_networks_t *anim_lmm_networks_load(const char *dir, const anim_lmm_norm
  * feature count, the three do not share one state size, or the
  * decompressor's outputs are not db's bones and contacts; ANIM_EINVAL when
  * db has no features or contacts, or too many bones. Takes ownership of the
- * networks on success only; db may be freed afterwards (what is kept is
+ * networks on success only (the decompressor freed as above); db may be freed afterwards (what is kept is
  * copied). Free with anim_lmm_networks_free. */
 anim_lmm_networks_t *anim_lmm_networks_create_for(anim_nnet_t *projector, anim_nnet_t *stepper,
                                                   anim_nnet_t *decompressor, const anim_database_t *db,
@@ -258,7 +268,8 @@ anim_lmm_networks_t *anim_lmm_networks_create_for(anim_nnet_t *projector, anim_n
 anim_lmm_networks_t *anim_lmm_networks_load_for(const char *dir, const anim_database_t *db, int *out_code, char *err,
                                                 int errlen);
 void anim_lmm_networks_free(anim_lmm_networks_t *nets);
-/* Bytes the shared networks hold (weights, normalizations, skeleton). */
+/* Bytes the shared networks hold (weights, normalizations, skeleton): the
+ * projector, the stepper and the trimmed decompressor. */
 size_t anim_lmm_networks_memory(const anim_lmm_networks_t *nets);
 
 /* ---- poses and features ------------------------------------------------------------------ */
@@ -311,7 +322,10 @@ typedef struct {
   /* search_interval: frames between projections; transition_cost: the
    * feature distance a projection must exceed to be taken; foot_lock,
    * foot_unlock_radius, foot_release_halflife: the feet's locking (with
-   * anim_lmm_character_feet); ignore_* are not used (no search). */
+   * anim_lmm_character_feet); warp.rate, warp.rate_min, warp.rate_max:
+   * the play rate, as a motion-matching character's; ignore_* and the
+   * other warps (standing, orientation, stride, steering: they bend a
+   * database's frames) are not used. */
   anim_controller_params_t params;
   anim_controller_input_t input;
 
@@ -341,6 +355,14 @@ typedef struct {
    * is the contact output of feet.feet[s]. */
   anim_foot_locks_t feet;
   uint8_t foot_contact[ANIM_MAX_CONTACTS];
+
+  /* Play rate (animation warping's, warp.h; params.warp.rate, rate_min,
+   * rate_max): the state and root advance rate * dt a tick, so that the
+   * clip's speed (root_speed: m/s, the decoded root's, last tick, before
+   * the rate) times the rate is the asked speed. rate: shown; query_rate:
+   * the projection query's trajectory positions are scaled by 1 / query_rate
+   * (to the speed the data has, so that the clip playing keeps matching). */
+  float rate, rate_target, query_rate, root_speed;
 
   /* Pose buffers (everything from here on): the inertializer's offsets, the poses. */
   vec3 offset_positions[ANIM_LMM_MAX_BONES], offset_velocities[ANIM_LMM_MAX_BONES];
@@ -378,6 +400,12 @@ int anim_lmm_character_feet(anim_lmm_character_t *character, const anim_database
 /* The contacts shown (bit k: contact k of the networks; for the reference bit 0 LeftToe, bit 1 RightToe): with locked feet the
  * feet shown planted (anim_foot_locks_contacts), else the data's flags. */
 uint32_t anim_lmm_contacts(const anim_lmm_character_t *character);
+
+/* Live parameters (set_character_params): validated
+ * (anim_controller_params_validate), then taken whole from the next tick,
+ * foot_lock kept as init set it. 0 or the validation's code; nothing
+ * changed then. */
+int anim_lmm_set_params(anim_lmm_character_t *character, const anim_controller_params_t *params);
 
 /* Validates (anim_controller_input_validate), then sets the input. */
 int anim_lmm_set_input(anim_lmm_character_t *character, const anim_controller_input_t *input);

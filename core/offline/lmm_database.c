@@ -36,7 +36,12 @@ static int record(anim_clip_t *clip, const anim_lmm_networks_t *nets, float *scr
   snprintf(clip->name, sizeof clip->name, "lmm_walk");
   anim_lmm_character_t *c = malloc(sizeof *c);
   if (!c) return ANIM_ENOMEM;
-  rc = anim_lmm_character_init(c, nets, NULL, vec3_make(0.0f, 0.0f, 0.0f), 0.0f, scratch);
+  /* The networks' own motion, not played at a rate: this walk is the data
+   * (its speeds are what the rate later reads as the data's gaits). */
+  anim_controller_params_t params;
+  anim_lmm_params_default(&params);
+  params.warp.rate = 0;
+  rc = anim_lmm_character_init(c, nets, &params, vec3_make(0.0f, 0.0f, 0.0f), 0.0f, scratch);
   for (int f = 0; !rc && f < ANIM_LMM_DATABASE_FRAMES; f++) {
     anim_controller_input_t input;
     script_input(f, &input);

@@ -238,6 +238,14 @@ static void test_invalid_character_use(void **state) {
   assert_int_equal(anim_lmm_set_input(&c, &in), ANIM_ENONFINITE);
   in.kind = (anim_input_kind_t)7, in.velocity = vec3_zero();
   assert_int_equal(anim_lmm_set_input(&c, &in), ANIM_EINVAL);
+  /* Parameters: the warp's rules checked, nothing taken in part. */
+  anim_controller_params_t bad = c.params;
+  bad.warp.rate_min = 1.5f, bad.search_interval = 3;
+  assert_int_equal(anim_lmm_set_params(&c, &bad), ANIM_EINVAL);
+  bad.warp.rate_min = NAN;
+  assert_int_equal(anim_lmm_set_params(&c, &bad), ANIM_ENONFINITE);
+  assert_int_equal(c.params.search_interval, 6);
+  assert_true(c.params.warp.rate_min == 0.6f);
   /* A batch of characters on different networks. */
   anim_lmm_networks_t fake = *nets;
   assert_int_equal(anim_lmm_character_init(&other, &fake, NULL, vec3_zero(), 0.0f, scratch), 0);
@@ -292,7 +300,15 @@ static void test_skeleton_from_decompressor(void **state) {
   for (int b = 1; b < ANIM_LMM_BONES; b++) assert_true(sk->parents[b] >= 0 && sk->parents[b] < b);
   /* Constant bones: all but the root and the Hips, whose height varies by
    * centimetres; the others by a fraction of a millimetre at most. */
-  const anim_nnet_t *d = nets->decompressor;
+  /* The networks keep only the trimmed decompressor (lmm.h): the file's
+   * outputs are read from the file. */
+  assert_null(nets->decompressor);
+  char path[1024], err[256];
+  assert_true(anim_test_shared_path(path, sizeof path, "data/lmm/decompressor.bin"));
+  int code = 0;
+  anim_nnet_t *d = anim_nnet_load(path, &code, err, sizeof err);
+  if (!d) fail_msg("%s", err);
+  assert_true(anim_lmm_networks_memory(nets) < nets->projector->bytes + nets->stepper->bytes + d->bytes);
   assert_int_equal(nets->constant_bones, ((1u << ANIM_LMM_BONES) - 1u) & ~3u);
   for (int b = 2; b < ANIM_LMM_BONES; b++)
     for (int k = 0; k < 3; k++) assert_true(d->output_std[3 * (b - 1) + k] < 2e-4f);
@@ -307,6 +323,7 @@ static void test_skeleton_from_decompressor(void **state) {
                (double)vec3_length(r));
   }
   for (int b = 3; b <= 4; b++) assert_true(vec3_length(sk->offsets[b]) > 0.40f && vec3_length(sk->offsets[b]) < 0.50f);
+  anim_nnet_free(d);
 }
 
 static void test_state_size(void **state) {

@@ -13,10 +13,12 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from animtest import BUILD, ROOT, Server, animserver, check  # noqa: E402
@@ -147,6 +149,27 @@ def stream_learned(client, database, count):
     return description, parents, frames
 
 
+def check_memory(server, nets):
+    """The networks the server holds (its metrics): the projector, the stepper and the trimmed decompressor, within a
+    tenth of the database's memory. The full decompressor is released once trimmed: the files' bytes plus a
+    quarter of decompressor.bin bound what is held (the trimmed copy is about 2/3 of it, so with the full one kept
+    beside it, as before, the server held the files plus that copy plus the shared struct: 10.9% of Bandai Namco's
+    memory; without it the files less a third of the decompressor plus the struct's 14 KB)."""
+    line = server.proc.stdout.readline().strip()
+    check(line.startswith("metrics on "), "the server's metrics address: %r" % line)
+    text = urllib.request.urlopen("http://%s/metrics" % line[len("metrics on "):], timeout=10).read().decode()
+    held = {m.group(1): int(m.group(2)) for m in
+            re.finditer(r'^animserver_lmm_networks_memory_bytes\{database="([^"]+)"\} (\d+)$', text, re.M)}
+    summary = json.load(open(os.path.join(nets, "train.json")))
+    files = sum(os.path.getsize(os.path.join(nets, f)) for f in FILES)
+    bound = files + os.path.getsize(os.path.join(nets, "decompressor.bin")) // 4
+    for name in ("default", "walk"):
+        check(0 < held.get(name, 0) < bound and held[name] <= summary["database_bytes"] / 10.0,
+              "database %s: the server holds %s bytes of networks, under %d (the files' %d and a quarter of the "
+              "decompressor) and a tenth of the database's %d" % (name, held.get(name), bound, files,
+                                                                   summary["database_bytes"]))
+
+
 def test_serving(work, nets):
     data_dir = os.path.join(work, "data")
     os.makedirs(data_dir)
@@ -159,9 +182,10 @@ def test_serving(work, nets):
     os.makedirs(os.path.join(data_dir, "half.lmm"))
     for f in FILES[:2]:
         shutil.copy(os.path.join(nets, f), os.path.join(data_dir, "half.lmm", f))
-    with Server("--data-dir", data_dir, "--lmm-default", nets, "--db", "walk") as server:
+    with Server("--data-dir", data_dir, "--lmm-default", nets, "--db", "walk", "--metrics-port", "0") as server:
         client = animserver.Client(server.host, server.port, client_name="lmm-train")
         check("learned" in client.server.capabilities, "hello: capability learned")
+        check_memory(server, nets)
         description, parents, frames = stream_learned(client, "default", 4)
         check(len(description.bones) == 22, "the default database's own skeleton (22 bones, not the reference's 23)")
         check(all(f.global_positions.shape == (4, 22, 3) for f in frames), "120 frames of 4 learned characters")
