@@ -179,14 +179,15 @@ struct srv_actor {
   /* The replica records of its last SRV_ACTOR_RECORDS ticks, a ring by the
    * controller's tick count (stream_replica.h: a replicated region sends a
    * character of a band that skips ticks all the ticks since its last
-   * record). NULL until a replicated region subscription first sees the
-   * character (allocated then on the loop, kept for its life). */
+   * record). NULL until a replicated region subscription is made while
+   * the character lives, or first sees it (allocated then on the loop,
+   * kept for its life: 960 bytes). */
   struct srv_actor_tick_record *records;
 };
 
 /* One tick's replica record in an actor's ring. */
 typedef struct srv_actor_tick_record {
-  uint64_t ticks;                  /* the controller's tick count after it (0: an empty slot) */
+  uint32_t ticks;                  /* the controller's tick count after it, its low 32 bits (0: an empty slot) */
   float dt;                        /* s, the tick's */
   anim_controller_record_t record;
 } srv_actor_tick_record_t;

@@ -153,7 +153,7 @@ static int ring_has(const srv_actor_t *a, uint64_t sent, uint64_t now) {
   if (!a->records || now - sent > SRV_ACTOR_RECORDS) return 0;
   for (uint64_t t = sent + 1; t <= now; t++) {
     const srv_actor_tick_record_t *e = &a->records[t % SRV_ACTOR_RECORDS];
-    if (e->ticks != t || e->record.moved) return 0;
+    if (e->ticks != (uint32_t)t || e->record.moved) return 0;
   }
   return 1;
 }

@@ -283,7 +283,7 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
       for (uint64_t k = 0; k < value && !rc; k++) {
         if ((rc = read_tick(r, &at, end, f->dt, &record, &flags, &more, &dt)) != 0) break;
         if ((flags & FLAG_KEY) || (more & MORE_BATCH)) return ANIM_EPROTO;
-        if (!r->items[i].foreign) rc = replay(r, i, dt, &record, flags);
+        if (!r->items[i].foreign && (rc = replay(r, i, dt, &record, flags)) == 0) r->stats.batched++;
       }
       if (rc || (rc = read_tick(r, &at, end, f->dt, &record, &flags, &more, &dt)) != 0) break;
       if ((flags & FLAG_KEY) || (more & (MORE_BATCH | MORE_DT))) return ANIM_EPROTO;
@@ -322,6 +322,7 @@ int anim_replica_pose(const anim_replica_t *r, uint64_t character, anim_replica_
   out->rotations = (const float *)c->pose_rotations;
   out->contacts = anim_controller_contacts(c);
   out->transition = c->transitioned;
+  out->current = r->items[i].seen == r->stats.frames;
   return 0;
 }
 
