@@ -82,6 +82,10 @@ static void put_varint(srv_replica_records_t *r, uint64_t v) {
   r->bytes[r->len++] = (uint8_t)v;
 }
 
+static void put_u16(srv_replica_records_t *r, uint16_t v) {
+  r->bytes[r->len++] = (uint8_t)v, r->bytes[r->len++] = (uint8_t)(v >> 8);
+}
+
 /* One tick's flags and fields (the record's layout past its id), with
  * the tick's dt when it is not the frame's (dt not 0: a batch's earlier
  * ticks on a server behind its rate). Room reserved by the caller
@@ -104,14 +108,15 @@ static void put_tick(srv_replica_records_t *r, const anim_controller_record_t *r
   if (transition) put_varint(r, (uint64_t)rec->transition_frame);
   if (rate) memcpy(r->bytes + r->len, &rec->play_rate, 4), r->len += 4;
   if (angle) memcpy(r->bytes + r->len, &rec->warp_angle, 4), r->len += 4;
+  /* 16 bits each: the tick played them rounded so (controller.h). */
   if (stride) {
-    memcpy(r->bytes + r->len, &rec->stride, 4), r->len += 4;
-    memcpy(r->bytes + r->len, &rec->travel_x, 4), r->len += 4;
-    memcpy(r->bytes + r->len, &rec->travel_z, 4), r->len += 4;
+    put_u16(r, (uint16_t)(anim_record_stride_code(rec->stride) - 1));
+    put_u16(r, (uint16_t)(int16_t)anim_record_unit_code(rec->travel_x));
+    put_u16(r, (uint16_t)(int16_t)anim_record_unit_code(rec->travel_z));
   }
   if (steer) {
-    memcpy(r->bytes + r->len, &rec->steer_x, 4), r->len += 4;
-    memcpy(r->bytes + r->len, &rec->steer_z, 4), r->len += 4;
+    put_u16(r, (uint16_t)(int16_t)anim_record_steer_code(rec->steer_x));
+    put_u16(r, (uint16_t)(int16_t)anim_record_steer_code(rec->steer_z));
   }
 }
 

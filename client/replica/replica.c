@@ -173,6 +173,8 @@ static int forget_unseen(anim_replica_t *r, uint64_t frame_number) {
   return reindex(r);
 }
 
+static uint16_t get_u16(const uint8_t *at) { return (uint16_t)(at[0] | at[1] << 8); }
+
 /* One tick's flags and fields (the record past its id) into *out_record,
  * with its flags, second flags and dt (the frame's unless MORE_DT). */
 static int read_tick(anim_replica_t *r, const uint8_t **io_at, const uint8_t *end, float frame_dt,
@@ -207,13 +209,19 @@ static int read_tick(anim_replica_t *r, const uint8_t **io_at, const uint8_t *en
   if (has_angle) memcpy(&out_record->warp_angle, at, 4), at += 4;
   /* The stride with its direction, and root steering, in the ticks they acted. */
   int has_stride = (more & MORE_STRIDE) != 0, has_steer = (more & MORE_STEER) != 0;
-  if ((size_t)(end - at) < 12u * (size_t)has_stride + 8u * (size_t)has_steer) return ANIM_EPROTO;
+  /* 16 bits each, made floats as the server's tick made them (controller.h). */
+  if ((size_t)(end - at) < 6u * (size_t)has_stride + 4u * (size_t)has_steer) return ANIM_EPROTO;
   if (has_stride) {
-    memcpy(&out_record->stride, at, 4), memcpy(&out_record->travel_x, at + 4, 4),
-        memcpy(&out_record->travel_z, at + 8, 4);
-    at += 12;
+    out_record->stride = anim_record_stride((int32_t)get_u16(at) + 1);
+    out_record->travel_x = anim_record_unit((int16_t)get_u16(at + 2));
+    out_record->travel_z = anim_record_unit((int16_t)get_u16(at + 4));
+    at += 6;
   }
-  if (has_steer) memcpy(&out_record->steer_x, at, 4), memcpy(&out_record->steer_z, at + 4, 4), at += 8;
+  if (has_steer) {
+    out_record->steer_x = anim_record_steer((int16_t)get_u16(at));
+    out_record->steer_z = anim_record_steer((int16_t)get_u16(at + 2));
+    at += 4;
+  }
   *io_at = at, *out_flags = flags, *out_more = more;
   return 0;
 }
