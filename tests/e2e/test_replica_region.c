@@ -7,10 +7,14 @@
  * directory and loaded by the replica from the same file. Characters on a
  * line through a circle of 10 m wander (warping on, the server's default)
  * in and out of it and between its three bands (3 m every tick, 6 m every
- * 4th, 10 m every 15th), while one connection holds a float subscription
- * to all of them (what the server shows, exact), a replicated region and a
- * quantized region. Each character a replicated frame carries must be, in
- * the replica, bit for bit the float stream's pose of the same tick: a
+ * 4th, 10 m every 15th), the level of detail on (members of the slower
+ * bands search less and skip foot locking), while one connection holds
+ * three subscriptions to the same region and bands: float poses (what the
+ * server shows, exact; a subscription to the characters by id at full
+ * rate would turn their level of detail off), replicated state and
+ * quantized poses. Each character a replicated frame carries must be, in
+ * the replica, bit for bit the float region's pose of the same tick, and
+ * within the quantized encoding's error of the quantized region's: a
  * character of a band that skips ticks is stepped through every tick it
  * skipped by its next record, so a replica that dropped those ticks (or a
  * server that did not send them) fails at once. Arrivals and departures
@@ -59,7 +63,8 @@ static int setup(void **state) {
   anim_test_data_dir_put_database(dir, &db, "mocap");
   anim_database_free(&db);
   snprintf(db_path, sizeof db_path, "%s/mocap.animdb", dir);
-  const char *args[] = {"--data-dir", dir, "--log-level", "warn", NULL};
+  /* The level of detail on: members no band streams every tick search less and skip foot locking. */
+  const char *args[] = {"--data-dir", dir, "--log-level", "warn", "--lod-search-scale", "4", NULL};
   if (anim_test_server_start(&server, "replica_region", args) != 0) return -1;
   int err;
   client = anim_client_connect(server.host, server.port, NULL, &err);
@@ -95,6 +100,13 @@ typedef struct {
   long poses_compared, mismatched, entered, left, frames, fresh_frames;
   double worst_error;
   char worst[160];
+  /* The quantized region's last frame, copied, and its comparison with the replica. */
+  uint64_t quantized_tick;
+  int nquantized;
+  uint64_t quantized_ids[CHARS];
+  float quantized_positions[CHARS][3 * MAX_BONES], quantized_rotations[CHARS][4 * MAX_BONES];
+  long quantized_compared;
+  double quantized_position_error, quantized_rotation_error;
   size_t bytes[2]; /* replicated, quantized region */
   uint64_t first_tick[2], last_frame_tick[2];
 } compare_t;
@@ -130,6 +142,8 @@ static void compare(compare_t *c) {
   }
 }
 
+static void compare_quantized(compare_t *c);
+
 static void on_float(anim_client_t *cl, const anim_stream_frame_t *f, void *data) {
   compare_t *c = data;
   c->float_tick = f->tick;
@@ -158,6 +172,31 @@ static void on_replicated(anim_client_t *cl, const anim_stream_frame_t *f, void 
   }
   c->replica_tick = f->tick;
   if (c->float_tick == c->replica_tick) compare(c);
+  if (c->quantized_tick == c->replica_tick) compare_quantized(c);
+}
+
+/* The quantized region's poses of the replica's tick against the replica's. */
+static void compare_quantized(compare_t *c) {
+  for (int i = 0; i < c->nquantized; i++) {
+    anim_replica_pose_t p;
+    if (anim_replica_pose(c->replica, c->quantized_ids[i], &p) != 0 || !p.current) continue;
+    c->quantized_compared++;
+    for (int k = 0; k < 3 * p.nbones && p.nbones <= MAX_BONES; k++) {
+      double e = fabs((double)p.positions[k] - (double)c->quantized_positions[i][k]);
+      if (e > c->quantized_position_error) c->quantized_position_error = e;
+    }
+    for (int b = 0; b < p.nbones && p.nbones <= MAX_BONES; b++) { /* q and -q are one rotation */
+      double same = 0.0, flipped = 0.0;
+      for (int k = 4 * b; k < 4 * b + 4; k++) {
+        double e = fabs((double)p.rotations[k] - (double)c->quantized_rotations[i][k]);
+        double f = fabs((double)p.rotations[k] + (double)c->quantized_rotations[i][k]);
+        if (e > same) same = e;
+        if (f > flipped) flipped = f;
+      }
+      double e = same < flipped ? same : flipped;
+      if (e > c->quantized_rotation_error) c->quantized_rotation_error = e;
+    }
+  }
 }
 
 static void on_quantized(anim_client_t *cl, const anim_stream_frame_t *f, void *data) {
@@ -165,6 +204,16 @@ static void on_quantized(anim_client_t *cl, const anim_stream_frame_t *f, void *
   c->bytes[1] += f->wire_bytes;
   if (!c->first_tick[1]) c->first_tick[1] = f->tick;
   c->last_frame_tick[1] = f->tick;
+  c->quantized_tick = f->tick;
+  c->nquantized = f->nposes < CHARS ? f->nposes : CHARS;
+  for (int i = 0; i < c->nquantized; i++) {
+    const anim_character_pose_t *p = &f->poses[i];
+    int n = p->nbones < MAX_BONES ? p->nbones : MAX_BONES;
+    c->quantized_ids[i] = p->character;
+    memcpy(c->quantized_positions[i], p->positions, 12 * (size_t)n);
+    memcpy(c->quantized_rotations[i], p->rotations, 16 * (size_t)n);
+  }
+  if (c->replica_tick == c->quantized_tick) compare_quantized(c);
 }
 
 static double now_s(void) {
@@ -216,13 +265,13 @@ static void test_region_rebuild_matches_stream(void **state) {
   anim_input_program_t programs[CHARS];
   for (int i = 0; i < CHARS; i++) anim_input_program_init(&programs[i], ANIM_PROGRAM_WANDER, 7u + (uint32_t)i);
 
-  anim_subscribe_options_t all = {ids, CHARS, 0, 1, ANIM_POSE_FLOAT, 0, 0};
+  anim_subscribe_options_t all = {NULL, 0, 0, 0, ANIM_POSE_FLOAT, 0, 0};
   anim_region_band_t bands[] = {{3.0f, 1}, {6.0f, 4}, {10.0f, 15}};
   anim_region_t region = {0.0f, 0.0f, 10.0f, 0.0f, 0.0f, 0, bands, 3, 0};
   anim_subscribe_options_t replicated = {NULL, 0, 0, 0, ANIM_POSE_REPLICATED, 0, 0};
   anim_subscribe_options_t quantized = {NULL, 0, 0, 0, ANIM_POSE_QUANTIZED, 0, 0};
   uint64_t sub_float, sub_replicated, sub_quantized;
-  assert_int_equal(anim_client_subscribe(client, &all, on_float, c, &sub_float, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe_region(client, &all, &region, on_float, c, &sub_float, NULL, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_subscribe_region(client, &replicated, &region, on_replicated, c, &sub_replicated, NULL,
                                                 TIMEOUT_MS), 0);
   assert_int_equal(anim_client_subscribe_region(client, &quantized, &region, on_quantized, c, &sub_quantized, NULL,
@@ -260,6 +309,8 @@ static void test_region_rebuild_matches_stream(void **state) {
          c->frames, c->poses_compared, c->mismatched, c->worst_error, c->worst, c->entered, c->left, band_changes,
          (unsigned long long)stats.replays, (unsigned long long)stats.batched, (unsigned long long)stats.keyframes,
          fresh_after_pause);
+  printf("against the quantized region: %ld poses, worst position %.3g m, rotation %.3g\n", c->quantized_compared,
+         c->quantized_position_error, c->quantized_rotation_error);
   printf("bytes per second: replicated region %.0f, quantized region %.0f (1/%.1f)\n",
          (double)c->bytes[0] / seconds0, (double)c->bytes[1] / seconds1,
          ((double)c->bytes[1] / seconds1) / ((double)c->bytes[0] / seconds0));
@@ -271,6 +322,11 @@ static void test_region_rebuild_matches_stream(void **state) {
   assert_true(c->left >= 2); /* walked out, and the one destroyed */
   assert_true(band_changes >= 1);
   assert_true(fresh_after_pause >= 1);
+  /* The quantized encoding's bounds (docs/protocol.md: rotation components within 1e-4, positions half a
+   * step of 1/8192 m, 6.1035e-5). */
+  assert_true(c->quantized_compared > 1000);
+  assert_true(c->quantized_position_error <= 6.11e-5);
+  assert_true(c->quantized_rotation_error <= 1e-4);
 
   assert_int_equal(anim_client_unsubscribe(client, sub_float, TIMEOUT_MS), 0);
   assert_int_equal(anim_client_unsubscribe(client, sub_replicated, TIMEOUT_MS), 0);
