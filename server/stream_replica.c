@@ -106,8 +106,8 @@ static void put_tick(srv_replica_records_t *r, const anim_controller_record_t *r
   if (more) r->bytes[r->len++] = (uint8_t)more;
   if (dt != 0.0f) memcpy(r->bytes + r->len, &dt, 4), r->len += 4;
   if (transition) put_varint(r, (uint64_t)rec->transition_frame);
-  if (rate) put_u16(r, (uint16_t)anim_warp_rate_code(rec->play_rate)); /* shown rounded so (warp.h) */
-  if (angle) put_u16(r, (uint16_t)(int16_t)anim_warp_angle_code(rec->warp_angle));
+  if (rate) memcpy(r->bytes + r->len, &rec->play_rate, 4), r->len += 4;
+  if (angle) memcpy(r->bytes + r->len, &rec->warp_angle, 4), r->len += 4;
   /* 16 bits each: the tick played them rounded so (controller.h). */
   if (stride) {
     put_u16(r, (uint16_t)(anim_record_stride_code(rec->stride) - 1));

@@ -204,9 +204,9 @@ static int read_tick(anim_replica_t *r, const uint8_t **io_at, const uint8_t *en
   }
   /* The warp's rate and turn, when they changed (else the ones the replica holds). */
   int has_rate = (flags & FLAG_RATE) != 0, has_angle = (flags & FLAG_ANGLE) != 0;
-  if ((size_t)(end - at) < 2u * (size_t)(has_rate + has_angle)) return ANIM_EPROTO;
-  if (has_rate) out_record->play_rate = anim_warp_rate((int32_t)get_u16(at)), at += 2;
-  if (has_angle) out_record->warp_angle = anim_warp_angle((int16_t)get_u16(at)), at += 2;
+  if ((size_t)(end - at) < 4u * (size_t)(has_rate + has_angle)) return ANIM_EPROTO;
+  if (has_rate) memcpy(&out_record->play_rate, at, 4), at += 4;
+  if (has_angle) memcpy(&out_record->warp_angle, at, 4), at += 4;
   /* The stride with its direction, and root steering, in the ticks they acted. */
   int has_stride = (more & MORE_STRIDE) != 0, has_steer = (more & MORE_STEER) != 0;
   /* 16 bits each, made floats as the server's tick made them (controller.h). */

@@ -307,9 +307,8 @@ float anim_warp_begin(anim_warp_t *w, int frame, vec3 desired, quat desired_faci
     }
     w->angle = toward(w->angle, goal, ANGLE_HALFLIFE, dt);
     if (goal == 0.0f && fabsf(w->angle) < 1e-3f) w->angle = 0.0f;
-    w->angle = anim_warp_angle(anim_warp_angle_code(w->angle)); /* as a replica is sent it (warp.h) */
   }
-  w->shown = anim_warp_rate(anim_warp_rate_code((p->rate ? w->rate : 1.0f) * w->settle));
+  w->shown = (p->rate ? w->rate : 1.0f) * w->settle;
   return dt * w->shown;
 }
 

@@ -78,7 +78,6 @@
 #ifndef ANIM_WARP_H
 #define ANIM_WARP_H
 
-#include <math.h>
 #include <stdint.h>
 #include "database/database.h"
 #include "math/anim_math.h"
@@ -195,23 +194,5 @@ anim_pose_view_t anim_warp_transition_pose(anim_warp_t *warp, int frame);
 /* After the displayed pose is made: the upper body counter-rotated by the
  * orientation warp (local rotations, bone 0 in world). */
 void anim_warp_apply(anim_warp_t *warp, quat *pose_rotations);
-
-/* The play rate shown and the upper body's angle are what a replicated
- * stream sends of the warp (in the ticks they change): 16 bits each, and
- * the warp shows them rounded so (anim_warp_begin), so a replica shows the
- * very same floats. Rate in [0, 4]: steps of 1/8192, a rate above 0 never
- * rounded to 0 (0 is settled); angle in [-pi, pi] (rad): steps of
- * pi/32767, within +-32766 steps. */
-static inline int32_t anim_warp_rate_code(float rate) {
-  long code = lrintf(rate * 8192.0f);
-  if (rate > 0.0f && code < 1) code = 1;
-  return (int32_t)(code < 0 ? 0 : code > 32768 ? 32768 : code);
-}
-static inline float anim_warp_rate(int32_t code) { return (float)code * (1.0f / 8192.0f); }
-static inline int32_t anim_warp_angle_code(float angle) {
-  long code = lrintf(angle * (float)(32767.0 / 3.14159265358979323846));
-  return (int32_t)(code < -32766 ? -32766 : code > 32766 ? 32766 : code);
-}
-static inline float anim_warp_angle(int32_t code) { return (float)code * (float)(3.14159265358979323846 / 32767.0); }
 
 #endif
