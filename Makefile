@@ -303,10 +303,15 @@ $(BUILD)/tests/$(notdir $(basename $(1))): $(call obj,$(1)) $(call obj,$(TEST_SU
 	@echo "  LINK  $$@"
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ -lcmocka $$(PKG_UV_LIBS) $$(PKG_PBC_LIBS) $$(PHYSICS_LIBS) -lm -lpthread
 endef
-$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c tests/e2e/test_replica.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
+$(foreach t,$(filter-out tests/tools/test_assimp_import.c tests/tools/test_export.c tests/e2e/test_replica.c tests/e2e/test_replica_region.c,$(TEST_SRC)),$(eval $(call TEST_LINK,$(t))))
 
 # The replicated stream's test: the client library's replica part too.
 $(BUILD)/tests/test_replica: $(call obj,tests/e2e/test_replica.c) $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(REPLICA_LIB) $(PHYSICS_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread
+
+$(BUILD)/tests/test_replica_region: $(call obj,tests/e2e/test_replica_region.c) $(call obj,$(TEST_SUPPORT_SRC)) $(SERVER_LIB) $(CLIENT_LIB) $(REPLICA_LIB) $(PHYSICS_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka $(PKG_UV_LIBS) $(PKG_PBC_LIBS) $(PHYSICS_LIBS) -lm -lpthread

@@ -42,8 +42,11 @@
  * The baseline is measured in this thread's CPU time, again before each
  * run, so each row's ratio ("x base") is of two CPU figures taken in turn.
  *
+ * --region-cap N: each region keeps only its N nearest characters.
+ *
  * --encodings replicated: the subscriptions send motion state instead of
- * poses (ENCODING_REPLICATED), not for --regions; its bytes per
+ * poses (ENCODING_REPLICATED), regions too (a band that skips ticks sends
+ * them in its next record); its bytes per
  * character-second beside the quantized encoding's are issue 35's target
  * (at most 1/8).
  *
@@ -85,6 +88,7 @@ typedef struct {
   float region_radius;        /* --regions: m */
   int regions;                /* this run: region viewers instead of owned subscriptions */
   int lod;                    /* --lod N: the server's --lod-search-scale (1: off) */
+  int region_cap;             /* --region-cap N: each region's max_characters (0: none) */
 } options_t;
 
 typedef struct {
@@ -345,7 +349,8 @@ static int setup_connection(connection_t *c, const anim_test_server_t *server, c
   if (o->regions) { /* the middle of this connection's block (placements above) */
     float r = o->region_radius;
     anim_region_band_t bands[] = {{r / 4, 1}, {r / 2, 4}, {r, 15}};
-    anim_region_t region = {99.0f, (float)(index * 60 + n / 200) * 2.0f, r, 0.0f, 0.0f, 0, bands, 3, 0};
+    anim_region_t region = {99.0f, (float)(index * 60 + n / 200) * 2.0f, r, 0.0f, 0.0f, 0, bands, 3,
+                            (uint32_t)o->region_cap};
     sub.owned = 0, sub.rate_divisor = 0;
     return anim_client_subscribe_region(c->client, &sub, &region, c->lib ? count_decoded : NULL, c, NULL, NULL,
                                         TIMEOUT_MS);
@@ -499,7 +504,7 @@ static int parse_sizes(const char *text, int *sizes, int max) {
 
 int bench_crowd(int argc, char **argv);
 int bench_crowd(int argc, char **argv) {
-  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL, 0.0f, 0, 1};
+  options_t o = {0, 10, 5, 6, ANIM_POSE_QUANTIZED, 0, 0, 2, 60.0, NULL, 1, {0, 0}, NULL, 0.0f, 0, 1, 0};
   int trackers = 0, learned = 0, baseline_only = 0, baseline_characters = 500;
   static char lmm_dir[1024];
   const char *shared = getenv("ANIM_SHARED_DIR") ? getenv("ANIM_SHARED_DIR") : "../shared";
@@ -525,18 +530,19 @@ int bench_crowd(int argc, char **argv) {
     else if (!strcmp(a, "--shared") && v) shared = v, i++;
     else if (!strcmp(a, "--regions") && v) o.region_radius = (float)atof(v), i++;
     else if (!strcmp(a, "--lod") && v) o.lod = atoi(v), i++;
+    else if (!strcmp(a, "--region-cap") && v) o.region_cap = atoi(v), i++;
     else {
       fprintf(stderr, "usage: animbench crowd [--sizes 1000,2000,10k] [--connections 10] [--seconds 5] "
                       "[--search-interval 6] [--rate 60] [--encodings quantized,float,replicated] [--rotations-only] "
                       "[--readers raw|lib] [--learned] [--baseline-only] [--baseline-characters 500] "
                       "[--trackers [--tracker-every N] [--fit-search-interval N] [--fit-iterations N]] "
-                      "[--regions R] [--lod N] [--shared DIR]\n");
+                      "[--regions R [--region-cap N]] [--lod N] [--shared DIR]\n");
       return 2;
     }
   }
   if (nsizes < 1 || o.connections < 1 || o.connections > MAX_CONNECTIONS || o.seconds < 1 || o.search_interval < 1 ||
       o.tracker_every < 1 || baseline_characters < 1 || (trackers && (o.lib_readers || learned)) ||
-      o.region_radius < 0 || (o.region_radius > 0 && trackers) || o.lod < 1 || o.lod > 16) {
+      o.region_radius < 0 || (o.region_radius > 0 && trackers) || o.lod < 1 || o.lod > 16 || o.region_cap < 0) {
     fprintf(stderr, "animbench crowd: bad options\n");
     return 2;
   }
@@ -591,14 +597,22 @@ int bench_crowd(int argc, char **argv) {
         }
         printf(")\n");
       }
-      if (o.region_radius > 0 && o.encoding != ANIM_POSE_REPLICATED) { /* a replica steps every tick: no bands */
+      if (o.region_radius > 0) {
         result_t v = {0};
         o.regions = 1;
         int rc = run_size(&o, &v);
         o.regions = 0;
         if (rc != 0) return crowd_trackers_close(o.trackers), 1;
-        printf("  regions of %.0f m (bands 60/15/4 Hz):\n", (double)o.region_radius);
+        char cap[48] = "";
+        if (o.region_cap) snprintf(cap, sizeof cap, ", at most %d characters", o.region_cap);
+        printf("  regions of %.0f m (bands 60/15/4 Hz%s):\n", (double)o.region_radius, cap);
         print_row(&v, base);
+        /* Issue 35's target is per viewer: each connection is one. */
+        double viewer = v.bytes_per_character_s * (double)o.characters / (double)o.connections;
+        /* Behind its rate, a server sends fewer frames: the bytes of a tick at the target rate too. */
+        printf("  per viewer: %.0f bytes/s at %.1f Hz, %.0f bytes/s at %.0f Hz (%.0f bytes a tick)\n", viewer,
+               v.tick_rate, v.tick_rate > 0 ? viewer / v.tick_rate * o.rate : 0.0, o.rate,
+               v.tick_rate > 0 ? viewer / v.tick_rate : 0.0);
       }
       if (r.keeps_up && sizes[s] > largest) largest = sizes[s];
     }

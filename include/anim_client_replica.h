@@ -49,6 +49,10 @@ typedef struct {
   const float *rotations;  /* w, x, y, z per bone */
   uint32_t contacts;       /* bit i: contact bone i shown planted */
   int transition;          /* a transition started this tick */
+  /* 1: the last frame applied carried it. A region's band that skips
+   * ticks leaves a character out of most frames: its pose is then the one
+   * of the last frame that carried it (the next brings the ticks between). */
+  int current;
 } anim_replica_pose_t;
 
 typedef struct {
@@ -56,6 +60,7 @@ typedef struct {
   uint64_t keyframes;      /* states taken whole */
   uint64_t replays;        /* ticks replayed */
   uint64_t foreign;        /* records of characters on another database, skipped */
+  uint64_t batched;        /* of replays, ticks a region's band skipped, replayed from a later record */
   int characters;          /* held now */
 } anim_replica_stats_t;
 

@@ -40,6 +40,13 @@ void srv_actor_report(srv_actor_t *a) {
     anim_pose_quantize(a->quantized, a->pose.positions, a->pose.rotations, a->pose.nbones, 0);
 }
 
+void srv_actor_keep_record(srv_actor_t *a, float dt) {
+  const anim_controller_t *c = a->records && a->kind->replica ? a->kind->replica(a->character) : NULL;
+  if (!c || !c->ticks) return;
+  srv_actor_tick_record_t *slot = &a->records[c->ticks % SRV_ACTOR_RECORDS];
+  slot->ticks = (uint32_t)c->ticks, slot->dt = dt, slot->record = c->record;
+}
+
 void srv_actor_state_sim(const anim_steering_sim_t *sim, srv_response_t *out) {
   srv_character_state_response_t *s = &out->body.character_state;
   s->position = sim->position, s->velocity = sim->velocity, s->rotation = sim->rotation;

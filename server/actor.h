@@ -186,7 +186,25 @@ struct srv_actor {
   size_t bytes;           /* srv_crowd_actor_bytes when the crowd last measured it (its share of crowd->bytes) */
   int doomed;             /* destroyed during a tick: freed after it */
   int error;              /* the last tick failed for this actor (logged once) */
+  /* The replica records of its last SRV_ACTOR_RECORDS ticks, a ring by the
+   * controller's tick count (stream_replica.h: a replicated region sends a
+   * character of a band that skips ticks all the ticks since its last
+   * record). NULL until a replicated region subscription is made while
+   * the character lives, or first sees it (allocated then on the loop,
+   * kept for its life: 960 bytes). */
+  struct srv_actor_tick_record *records;
 };
+
+/* One tick's replica record in an actor's ring. */
+typedef struct srv_actor_tick_record {
+  uint32_t ticks;                  /* the controller's tick count after it, its low 32 bits (0: an empty slot) */
+  float dt;                        /* s, the tick's */
+  anim_controller_record_t record;
+} srv_actor_tick_record_t;
+/* 20: a region's 4 Hz band at 60 Hz skips 14 ticks, and a character moving
+ * from a band of divisor 4 to one of 15 waits at most 18 (a longer gap is
+ * sent as a keyframe). */
+#define SRV_ACTOR_RECORDS 20
 
 #define SRV_ACTOR_DECLARE(MODE, name) extern const srv_actor_kind_t srv_actor_##name;
 SRV_ACTOR_KINDS(SRV_ACTOR_DECLARE)
@@ -214,5 +232,9 @@ int srv_actor_state_inertializer(const anim_inertializer_t *inertializer, int of
  * the streams read (quantized bytes, when wanted), made at once while the
  * pose is still in cache. Kinds call it from simulate for each actor. */
 void srv_actor_report(srv_actor_t *actor);
+
+/* After an actor's tick of dt seconds (pool, once its kind's simulate
+ * returned): its replica record into its ring, when it has one. */
+void srv_actor_keep_record(srv_actor_t *actor, float dt);
 
 #endif

@@ -125,19 +125,23 @@ static int set_reset(uint64_t **set, uint32_t *capacity, uint32_t n) {
   return 0;
 }
 
-static void set_add(uint64_t *set, uint32_t capacity, uint64_t id) {
+static uint32_t set_add(uint64_t *set, uint32_t capacity, uint64_t id) {
   uint32_t mask = capacity - 1, slot = id_home(id, mask);
   while (set[slot] && set[slot] != id) slot = (slot + 1) & mask;
   set[slot] = id;
+  return slot;
 }
 
-static int set_has(const uint64_t *set, uint32_t capacity, uint64_t id) {
-  if (!capacity) return 0;
+/* id's slot in set, or -1. */
+static int64_t set_find(const uint64_t *set, uint32_t capacity, uint64_t id) {
+  if (!capacity) return -1;
   uint32_t mask = capacity - 1;
   for (uint32_t slot = id_home(id, mask); set[slot]; slot = (slot + 1) & mask)
-    if (set[slot] == id) return 1;
-  return 0;
+    if (set[slot] == id) return slot;
+  return -1;
 }
+
+static int set_has(const uint64_t *set, uint32_t capacity, uint64_t id) { return set_find(set, capacity, id) >= 0; }
 
 /* ---- views -------------------------------------------------------------------------------- */
 
@@ -152,15 +156,17 @@ srv_aoi_view_t *srv_aoi_view_create(const srv_aoi_region_t *region, float x, flo
 void srv_aoi_view_free(srv_aoi_view_t *v) {
   if (!v) return;
   free(v->found), free(v->found_set), free(v->entered), free(v->left), free(v->due), free(v->told);
-  free(v->told_set);
+  free(v->told_set), free(v->due_member), free(v->found_sent), free(v->told_sent);
   free(v);
 }
 
 size_t srv_aoi_view_bytes(const srv_aoi_view_t *v) {
   return sizeof *v + (size_t)v->found_capacity * sizeof *v->found +
-         (size_t)(v->found_set_capacity + v->told_set_capacity + v->left_capacity + v->told_capacity) *
+         (size_t)(v->found_set_capacity + v->told_set_capacity + v->found_sent_capacity + v->told_sent_capacity +
+                  v->left_capacity + v->told_capacity) *
              sizeof(uint64_t) +
-         (size_t)v->entered_capacity * sizeof *v->entered + (size_t)v->due_capacity * sizeof *v->due;
+         (size_t)v->entered_capacity * sizeof *v->entered +
+         (size_t)v->due_capacity * sizeof *v->due + (size_t)v->due_member_capacity * sizeof *v->due_member;
 }
 
 /* The half-extents of the region's bounding box. */
@@ -178,7 +184,7 @@ static int add_found(srv_aoi_view_t *v, const srv_aoi_entry_t *e) {
   float dx = e->x - v->x, dz = e->z - v->z;
   if (!inside(&v->region, dx, dz)) return 0;
   if (GROW(v->found, v->found_capacity, v->nfound + 1)) return ANIM_ENOMEM;
-  v->found[v->nfound++] = (srv_aoi_member_t){e->actor, dx * dx + dz * dz};
+  v->found[v->nfound++] = (srv_aoi_member_t){e->actor, dx * dx + dz * dz, 0, 0};
   return 0;
 }
 
@@ -282,7 +288,7 @@ static uint32_t divisor_at(const srv_aoi_region_t *r, float d2) {
 /* Spreads a band's characters over its divisor's ticks (ids are sequential per slot: hashed). */
 static uint32_t phase_of(uint64_t id) { return (uint32_t)((id * 0x9e3779b97f4a7c15u) >> 40); }
 
-int srv_aoi_view_update(srv_aoi_view_t *v, const srv_aoi_grid_t *g, uint64_t tick) {
+int srv_aoi_view_update(srv_aoi_view_t *v, const srv_aoi_grid_t *g, uint64_t tick, int all_due) {
   v->nentered = v->nleft = v->ndue = 0;
   if (query(v, g)) return ANIM_ENOMEM;
   uint32_t cap = v->region.max_characters;
@@ -293,20 +299,29 @@ int srv_aoi_view_update(srv_aoi_view_t *v, const srv_aoi_grid_t *g, uint64_t tic
   }
   /* Everything the frame and the commit need, grown now: commit cannot fail. */
   if (set_reset(&v->found_set, &v->found_set_capacity, v->nfound) || GROW(v->due, v->due_capacity, v->nfound) ||
+      GROW(v->due_member, v->due_member_capacity, v->nfound) ||
       GROW(v->entered, v->entered_capacity, v->nfound) || GROW(v->left, v->left_capacity, v->ntold) ||
       GROW(v->told, v->told_capacity, v->nfound))
     return ANIM_ENOMEM;
+  /* found_sent follows found_set's capacity (commit fills it by slot). */
+  if (v->found_sent_capacity < v->found_set_capacity) {
+    uint64_t *grown = realloc(v->found_sent, (size_t)v->found_set_capacity * sizeof *grown);
+    if (!grown) return ANIM_ENOMEM;
+    v->found_sent = grown, v->found_sent_capacity = v->found_set_capacity;
+  }
   for (uint32_t i = 0; i < v->nfound; i++) {
     srv_actor_t *a = v->found[i].actor;
-    set_add(v->found_set, v->found_set_capacity, a->id);
-    int entered = !set_has(v->told_set, v->ntold ? v->told_set_capacity : 0, a->id);
+    v->found[i].slot = set_add(v->found_set, v->found_set_capacity, a->id);
+    int64_t told = set_find(v->told_set, v->ntold ? v->told_set_capacity : 0, a->id);
+    int entered = told < 0;
+    v->found[i].sent = entered || !v->told_sent ? 0 : v->told_sent[told];
     if (entered) {
       const anim_database_t *db = &a->entry->db;
       v->entered[v->nentered++] = (srv_stream_entered_t){a->id, db->name, db->version, (uint32_t)a->pose.nbones};
     }
     uint32_t divisor = divisor_at(&v->region, v->found[i].d2);
     if (divisor <= 1) a->lod_scale = 1; /* watched closely: full detail (crowd.c's level of detail) */
-    if (entered || (tick + phase_of(a->id)) % divisor == 0) v->due[v->ndue++] = a;
+    if (all_due || entered || (tick + phase_of(a->id)) % divisor == 0) v->due_member[v->ndue] = i, v->due[v->ndue++] = a;
   }
   for (uint32_t i = 0; i < v->ntold; i++)
     if (!set_has(v->found_set, v->found_set_capacity, v->told[i])) v->left[v->nleft++] = v->told[i];
@@ -314,12 +329,47 @@ int srv_aoi_view_update(srv_aoi_view_t *v, const srv_aoi_grid_t *g, uint64_t tic
 }
 
 void srv_aoi_view_commit(srv_aoi_view_t *v) {
-  for (uint32_t i = 0; i < v->nfound; i++) v->told[i] = v->found[i].actor->id;
+  for (uint32_t i = 0; i < v->nfound; i++) {
+    v->told[i] = v->found[i].actor->id;
+    v->found_sent[v->found[i].slot] = v->found[i].sent;
+  }
   v->ntold = v->nfound;
   /* This tick's set becomes the told one; the old told set's array is next tick's to fill. */
-  uint64_t *set = v->told_set;
-  uint32_t capacity = v->told_set_capacity;
+  uint64_t *set = v->told_set, *sent = v->told_sent;
+  uint32_t capacity = v->told_set_capacity, sent_capacity = v->told_sent_capacity;
   v->told_set = v->found_set, v->told_set_capacity = v->found_set_capacity;
+  v->told_sent = v->found_sent, v->told_sent_capacity = v->found_sent_capacity;
   v->found_set = set, v->found_set_capacity = capacity;
+  v->found_sent = sent, v->found_sent_capacity = sent_capacity;
   v->nentered = v->nleft = 0;
+}
+
+/* Sorts due (and due_member with it) by id: heapsort, no allocation. */
+static int due_before(const srv_aoi_view_t *v, uint32_t a, uint32_t b) { return v->due[a]->id < v->due[b]->id; }
+
+static void due_swap(srv_aoi_view_t *v, uint32_t a, uint32_t b) {
+  srv_actor_t *t = v->due[a];
+  uint32_t m = v->due_member[a];
+  v->due[a] = v->due[b], v->due_member[a] = v->due_member[b];
+  v->due[b] = t, v->due_member[b] = m;
+}
+
+static void due_sift(srv_aoi_view_t *v, uint32_t root, uint32_t end) {
+  for (;;) {
+    uint32_t child = 2 * root + 1;
+    if (child >= end) return;
+    if (child + 1 < end && due_before(v, child, child + 1)) child++;
+    if (!due_before(v, root, child)) return;
+    due_swap(v, root, child);
+    root = child;
+  }
+}
+
+void srv_aoi_view_sort_due(srv_aoi_view_t *v) {
+  uint32_t n = v->ndue;
+  for (uint32_t start = n / 2; start-- > 0;) due_sift(v, start, n);
+  for (uint32_t end = n; end > 1; end--) {
+    due_swap(v, 0, end - 1);
+    due_sift(v, 0, end - 1);
+  }
 }

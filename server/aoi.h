@@ -71,7 +71,13 @@ size_t srv_aoi_grid_bytes(const srv_aoi_grid_t *grid);
 
 typedef struct {
   srv_actor_t *actor;
-  float d2; /* squared distance from the centre, m^2 */
+  float d2;      /* squared distance from the centre, m^2 */
+  uint32_t slot; /* its place in found_set (and found_sent) */
+  /* The replicated encoding's: the character's controller tick count when
+   * the subscriber was last sent its state (0: never), carried from tick
+   * to tick with the members told; the encoder sets it for the members it
+   * sends (stream_replica.h). */
+  uint64_t sent;
 } srv_aoi_member_t;
 
 typedef struct {
@@ -87,12 +93,15 @@ typedef struct {
   uint64_t *left;
   uint32_t nleft, left_capacity;
   srv_actor_t **due;         /* poses in this tick's frame: band due, or entered */
-  uint32_t ndue, due_capacity;
+  uint32_t *due_member;      /* each one's index in found */
+  uint32_t ndue, due_capacity, due_member_capacity;
   /* What the subscriber was last told (srv_aoi_view_commit). */
   uint64_t *told;
   uint32_t ntold, told_capacity;
   uint64_t *told_set;
   uint32_t told_set_capacity;
+  uint64_t *found_sent, *told_sent; /* the members' `sent`, by their slots in found_set and told_set */
+  uint32_t found_sent_capacity, told_sent_capacity;
 } srv_aoi_view_t;
 
 /* A view of region, centred on (x, z) until srv_aoi_view_update moves it.
@@ -101,9 +110,13 @@ srv_aoi_view_t *srv_aoi_view_create(const srv_aoi_region_t *region, float x, flo
 void srv_aoi_view_free(srv_aoi_view_t *view);
 size_t srv_aoi_view_bytes(const srv_aoi_view_t *view);
 
-/* This tick's members, entered, left and due from the grid. 0, or
- * ANIM_ENOMEM (nothing to send this tick; the next tries again). */
-int srv_aoi_view_update(srv_aoi_view_t *view, const srv_aoi_grid_t *grid, uint64_t tick);
+/* This tick's members, entered, left and due from the grid (every member
+ * due when all_due: a frame that starts over). 0, or ANIM_ENOMEM (nothing
+ * to send this tick; the next tries again). */
+int srv_aoi_view_update(srv_aoi_view_t *view, const srv_aoi_grid_t *grid, uint64_t tick, int all_due);
+/* Orders the due members by id (a replicated frame's records name each
+ * character relative to the one before). No allocation. */
+void srv_aoi_view_sort_due(srv_aoi_view_t *view);
 /* This tick's frame reached the subscriber: its members are now what it was told. */
 void srv_aoi_view_commit(srv_aoi_view_t *view);
 

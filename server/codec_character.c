@@ -294,13 +294,11 @@ static int decode_encoding(srv_decoder_t *d, int value, srv_encoding_t *out) {
   return 0;
 }
 
-/* A replica steps every tick: it cannot skip ticks, so the rate is 1 (a
- * region's bands are rates too). */
-static int check_replicated(srv_decoder_t *d, srv_encoding_t encoding, uint32_t rate_divisor, int region) {
+/* A replica steps every tick: it cannot skip ticks, so the rate is 1. A
+ * region's bands skip ticks too, but its records carry the ticks they
+ * skipped (stream_replica.h), so a region may be replicated. */
+static int check_replicated(srv_decoder_t *d, srv_encoding_t encoding, uint32_t rate_divisor) {
   if (encoding != SRV_ENCODING_REPLICATED) return 0;
-  if (region)
-    return srv_decode_fail(d, ANIM_EINVAL, ".encoding = ENCODING_REPLICATED: not for a region subscription (its "
-                                           "bands skip ticks; a replica steps every tick)");
   if (rate_divisor > 1)
     return srv_decode_fail(d, ANIM_EINVAL, ".rate_divisor = %u: ENCODING_REPLICATED sends every tick (0 or 1)",
                            rate_divisor);
@@ -390,7 +388,7 @@ int srv_decode_subscribe(srv_decoder_t *d, const Animserver__SubscribeRequest *i
   if (!rc && in->region && (in->owned || in->n_characters))
     rc = srv_decode_fail(d, ANIM_EINVAL, ".region: not with characters or owned (a region picks its own)");
   if (!rc && in->region) rc = decode_region(d, in->region, r->rate_divisor, &r->region);
-  if (!rc) rc = check_replicated(d, r->encoding, r->rate_divisor, in->region != NULL);
+  if (!rc) rc = check_replicated(d, r->encoding, r->rate_divisor);
   if (!rc && !in->owned && in->n_characters == 0 && !in->region)
     rc = srv_decode_fail(d, ANIM_EINVAL, ": name characters, set owned or give a region");
   r->owned = in->owned;
@@ -406,7 +404,7 @@ int srv_decode_update_subscription(srv_decoder_t *d, const Animserver__UpdateSub
   r->paused = in->paused;
   int rc = decode_divisor(d, in->rate_divisor, &r->rate_divisor);
   if (!rc) rc = decode_encoding(d, (int)in->encoding, &r->encoding);
-  return rc ? rc : check_replicated(d, r->encoding, r->rate_divisor, 0); /* a region's: stream.c */
+  return rc ? rc : check_replicated(d, r->encoding, r->rate_divisor); /* a region's rate: stream.c */
 }
 
 int srv_decode_unsubscribe(srv_decoder_t *d, const Animserver__UnsubscribeRequest *in, srv_request_t *out) {

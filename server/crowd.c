@@ -99,6 +99,7 @@ static int take_slot(srv_crowd_t *crowd, uint32_t *out_slot) {
  * bytes for the others' 296 once the server had three more request types). */
 size_t srv_crowd_actor_bytes(const srv_actor_t *a) {
   return malloc_usable_size((void *)a) + anim_pose_quantized_size(a->pose.nbones, 0) +
+         (a->records ? SRV_ACTOR_RECORDS * sizeof *a->records : 0) +
          (a->kind->heap_bytes ? a->kind->heap_bytes(a->character) : 0);
 }
 
@@ -120,7 +121,7 @@ static void actor_free(srv_crowd_t *crowd, srv_actor_t *a) {
   crowd->stats.freed_bytes += srv_crowd_actor_bytes(a);
   if (a->kind->free) a->kind->free(a->character); /* NULL: a kind with nothing of its own to free */
   srv_db_entry_release(a->entry);
-  free(a->quantized);
+  free(a->quantized), free(a->records);
   free(a);
 }
 
@@ -201,7 +202,10 @@ void srv_crowd_destroy_owned(srv_crowd_t *crowd, uint64_t owner) {
 
 static void simulate_run(srv_lane_item_t *item) {
   srv_chunk_t *chunk = (srv_chunk_t *)item;
-  chunk->actors[0]->kind->simulate(chunk->actors, chunk->n, (float)chunk->crowd->tick_dt, chunk->scratch);
+  float dt = (float)chunk->crowd->tick_dt;
+  chunk->actors[0]->kind->simulate(chunk->actors, chunk->n, dt, chunk->scratch);
+  for (int i = 0; i < chunk->n; i++)
+    if (chunk->actors[i]->records) srv_actor_keep_record(chunk->actors[i], dt);
 }
 
 static void simulate_done(srv_lane_item_t *item) {

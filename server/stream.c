@@ -152,6 +152,8 @@ static int unique_ids(const uint64_t *ids, int n, uint64_t *out) {
   return kept;
 }
 
+static void keep_all_records(srv_crowd_t *crowd);
+
 int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *req, srv_response_t *out) {
   srv_crowd_t *crowd = sub->hub->crowd;
   if (sub->count >= SRV_MAX_SUBSCRIPTIONS)
@@ -199,6 +201,7 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
   s->rate_divisor = s->view ? 1 : req->rate_divisor; /* a region's bands set its rates */
   s->encoding = req->encoding;
   s->replica_resync = 1; /* the client holds no state yet */
+  if (s->view && s->encoding == SRV_ENCODING_REPLICATED) keep_all_records(crowd);
   s->global_positions = req->global_positions;
   s->rotations_only = req->rotations_only;
   s->id = ++sub->hub->next_subscription_id;
@@ -222,12 +225,9 @@ int srv_stream_update(srv_subscriber_t *sub, const srv_update_subscription_reque
     return srv_response_fail(out, ANIM_EINVAL,
                              "update_subscription.rate_divisor = %u: subscription %llu is a region's, whose bands set "
                              "its rates (0 or 1 here)", req->rate_divisor, (unsigned long long)s->id);
-  if (s->view && req->encoding == SRV_ENCODING_REPLICATED)
-    return srv_response_fail(out, ANIM_EINVAL,
-                             "update_subscription.encoding = ENCODING_REPLICATED: subscription %llu is a region's "
-                             "(its bands skip ticks; a replica steps every tick)", (unsigned long long)s->id);
   s->rate_divisor = s->view ? 1 : req->rate_divisor;
   if (req->encoding != s->encoding) s->replica_resync = 1;
+  if (s->view && req->encoding == SRV_ENCODING_REPLICATED) keep_all_records(sub->hub->crowd);
   s->encoding = req->encoding;
   s->paused = req->paused;
   out->body.update_subscription.subscription = s->id;
@@ -341,35 +341,73 @@ static int free_buffer(const srv_subscription_t *s) {
   return -1;
 }
 
+/* A replicated region's motion-matching members keep their last ticks'
+ * records (actor.h's ring), from the tick a replicated region first sees
+ * them: once per character, never per tick. 0, or ANIM_ENOMEM. */
+static int keep_records_of(srv_crowd_t *crowd, srv_actor_t *a) {
+  if (a->records || !srv_replica_of(a)) return 0;
+  if (!(a->records = calloc(SRV_ACTOR_RECORDS, sizeof *a->records))) return ANIM_ENOMEM;
+  /* Its share of the crowd's memory (srv_crowd_actor_bytes counts the ring). */
+  size_t bytes = SRV_ACTOR_RECORDS * sizeof *a->records;
+  a->bytes += bytes, crowd->bytes += bytes;
+  return 0;
+}
+
+static int keep_records(srv_crowd_t *crowd, const srv_aoi_view_t *v) {
+  for (uint32_t i = 0; i < v->nfound; i++)
+    if (keep_records_of(crowd, v->found[i].actor)) return ANIM_ENOMEM;
+  return 0;
+}
+
+/* When a region becomes replicated (loop, between ticks): every character
+ * alive keeps its records from now on, so the ticks that follow allocate
+ * only for characters made later. Out of memory here is not an error:
+ * the tick that first sees such a character tries again. */
+static void keep_all_records(srv_crowd_t *crowd) {
+  uint32_t cursor;
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
+    if (keep_records_of(crowd, a)) return;
+}
+
 /* A region subscription's members this tick, from the hub's grid: whether
  * its frame carries anything (poses due, arrivals, departures). A frame
  * still waiting is never replaced (it may tell of arrivals): none is made. */
 static int region_fires(srv_subscriber_t *sub, srv_subscription_t *s, uint64_t tick) {
   srv_aoi_view_t *v = s->view;
-  if (s->paused) return 0;
+  /* A replicated region's client steps its characters on the records:
+   * a tick it does not get (paused, not encoded) makes the next frame
+   * start over. A tick with nothing to say is not one: the skipped ticks
+   * of a band go in its next record. */
+  if (s->paused) return s->replica_resync = 1, 0;
   if (s->waiting) {
     s->dropped++;
     sub->hub->counters->frames_dropped++;
-    return 0;
+    return s->replica_resync = 1, 0;
   }
   if (v->region.follow) {
     const srv_actor_t *a = srv_crowd_find(sub->hub->crowd, v->region.follow);
     if (a) v->x = a->pose.positions[0].x, v->z = a->pose.positions[0].z;
     else v->region.follow = 0; /* gone: the region stays where it last was */
   }
-  if (srv_aoi_view_update(v, &sub->hub->grid, tick) != 0) return 0; /* out of memory: next tick tells */
+  int replicated = s->encoding == SRV_ENCODING_REPLICATED;
+  if (srv_aoi_view_update(v, &sub->hub->grid, tick, replicated && s->replica_resync) != 0)
+    return s->replica_resync = 1, 0; /* out of memory: next tick tells */
+  if (replicated && keep_records(sub->hub->crowd, v) != 0) return s->replica_resync = 1, 0;
   return v->ndue || v->nentered || v->nleft;
 }
 
 /* The frame's due poses, arrivals and departures: the chunks it waits for and its estimated bytes. */
 static size_t resolve_region(srv_subscriber_t *sub, srv_subscription_t *s) {
-  const srv_aoi_view_t *v = s->view;
+  srv_aoi_view_t *v = s->view;
   size_t bytes = 64 + 10 * (size_t)v->nleft + (20 + ANIM_NAME_MAX) * (size_t)v->nentered;
+  if (s->encoding == SRV_ENCODING_REPLICATED) srv_aoi_view_sort_due(s->view); /* ids rise through its records */
   for (uint32_t i = 0; i < v->ndue; i++) {
     srv_actor_t *a = v->due[i];
     a->want |= want_of(s, a);
     need_chunk(sub, a);
-    bytes += pose_bytes(s, a);
+    bytes += s->encoding == SRV_ENCODING_REPLICATED && srv_replica_of(a)
+                 ? srv_replica_bound_region(a, s->replica_resync, v->found[v->due_member[i]].sent)
+                 : pose_bytes(s, a);
   }
   s->nresolved = (int)v->ndue;
   return bytes;
@@ -382,7 +420,7 @@ static size_t prepare_subscription(srv_subscriber_t *sub, srv_subscription_t *s,
   int spent = !s->owned && s->nids == 0 && s->ngone == 0 && !s->view;
   s->fires = s->view ? region_fires(sub, s, tick) : !spent && !s->paused && tick % s->rate_divisor == 0;
   if (!s->fires) {
-    s->replica_resync = 1; /* a tick its client does not get */
+    if (!s->view) s->replica_resync = 1; /* a tick its client does not get (a region's says so itself) */
     return 0;
   }
   if (over_soft && s->waiting) { /* latest wins, without the work of encoding a frame to throw away */
@@ -618,11 +656,25 @@ static int add_character(srv_subscription_t *s, const srv_actor_t *a, int *io_n)
   return 0;
 }
 
+/* A region's due member i: its record (carrying the ticks its band
+ * skipped) when replicated and it has one, else its pose. */
+static int add_member(srv_subscription_t *s, uint32_t i, float dt, int *io_n) {
+  srv_aoi_view_t *v = s->view;
+  const srv_actor_t *a = v->due[i];
+  const anim_controller_t *c = s->tick_encoding == SRV_ENCODING_REPLICATED ? srv_replica_of(a) : NULL;
+  if (c) return srv_replica_append_region(&s->replica, a, c, s->replica_keys, &v->found[v->due_member[i]].sent, dt);
+  pose_of(s, a, &s->poses[(*io_n)++]);
+  return 0;
+}
+
 static void encode_subscription(const srv_subscriber_t *sub, const srv_crowd_t *crowd, srv_subscription_t *s) {
   int n = 0, rc = 0;
-  srv_actor_t *const *named = s->view ? s->view->due : s->resolved;
-  if (s->tick_encoding == SRV_ENCODING_REPLICATED) srv_replica_begin(&s->replica, s->replica_keys);
-  for (int i = 0; i < s->nresolved && !rc; i++) rc = add_character(s, named[i], &n);
+  srv_actor_t *const *named = s->resolved;
+  if (s->tick_encoding == SRV_ENCODING_REPLICATED) srv_replica_begin(&s->replica, s->replica_keys, s->view != NULL);
+  if (s->view)
+    for (int i = 0; i < s->nresolved && !rc; i++) rc = add_member(s, (uint32_t)i, (float)crowd->tick_dt, &n);
+  else
+    for (int i = 0; i < s->nresolved && !rc; i++) rc = add_character(s, named[i], &n);
   if (s->owned)
     for (size_t i = 0; i < sub->nowned && !rc; i++) rc = add_character(s, sub->owned[i], &n);
   if (s->tick_encoding == SRV_ENCODING_REPLICATED && srv_replica_end(&s->replica) != 0) rc = ANIM_ENOMEM;

@@ -30,7 +30,12 @@
  * connections' crowds). A region subscription with a frame still waiting
  * is not encoded at all (not even replaced under backpressure), so a frame
  * telling of arrivals and departures is never dropped once made; its news
- * become the members told only when it is delivered.
+ * become the members told only when it is delivered. Replicated, a region
+ * sends each due motion-matching member's record with every tick since
+ * its subscriber last had its state (stream_replica.h; the ticks from the
+ * character's ring, actor.h), so a tick with nothing due is not a tick
+ * the client missed; a tick it does miss (paused, not encoded, dropped)
+ * makes the next frame fresh, every member due with a keyframe.
  *
  * Backpressure, as Redis does for pub/sub clients: while the connection's
  * output is above the stream soft limit, a new frame does not queue behind

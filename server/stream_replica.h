@@ -30,6 +30,8 @@ typedef struct {
   uint64_t *previous, *current; /* the ids of the previous frame's records, and this one's */
   size_t nprevious, ncurrent, order_capacity;
   int failed;                   /* out of memory this frame */
+  int region;                   /* this frame is a region's (srv_replica_append_region) */
+  uint64_t last_id;             /* a region frame's last record's id */
 } srv_replica_records_t;
 
 /* The controller a's record is read from, or NULL (its kind goes as poses). */
@@ -41,14 +43,30 @@ const anim_controller_t *srv_replica_of(const srv_actor_t *a);
  * moved onto the world's limit) is not foreseen: the frame grows. */
 size_t srv_replica_bound(const srv_actor_t *a, int keys);
 
-/* Starts a frame's records (keys: every record a keyframe, ids whole);
- * after its records, srv_replica_end. */
-void srv_replica_begin(srv_replica_records_t *records, int keys);
+/* The same for a region subscription's record of a, whose subscriber
+ * last had its state at its controller tick count `sent` (0: never). */
+size_t srv_replica_bound_region(const srv_actor_t *a, int keys, uint64_t sent);
+
+/* Starts a frame's records (keys: every record a keyframe, ids whole;
+ * region: a region subscription's frame, srv_replica_append_region's
+ * records); after its records, srv_replica_end. */
+void srv_replica_begin(srv_replica_records_t *records, int keys, int region);
 /* Ends the frame: its order becomes the previous one. 0, or ANIM_ENOMEM (a record failed). */
 int srv_replica_end(srv_replica_records_t *records);
 /* Appends a's record (c = srv_replica_of(a)); with a keyframe when keys,
  * a's first tick, or something moved it outside the tick. 0, ANIM_ENOMEM. */
 int srv_replica_append(srv_replica_records_t *records, const srv_actor_t *a, const anim_controller_t *c, int keys);
+/* A region subscription's record of a (ids rising through the frame: the
+ * caller appends them in id order). *io_sent is a's controller tick count
+ * when the subscriber last had its state (0: never); a band that skips
+ * ticks sends, when a is due, every tick since then from a's ring
+ * (actor.h), so the client's replica still steps each tick: with each
+ * tick's dt when it is not frame_dt (a server behind its rate). A
+ * keyframe when keys, when *io_sent is 0, or when the ring no longer
+ * holds those ticks (more than SRV_ACTOR_RECORDS, or one moved a outside
+ * a tick). Sets *io_sent to a's tick count. 0, ANIM_ENOMEM. */
+int srv_replica_append_region(srv_replica_records_t *records, const srv_actor_t *a, const anim_controller_t *c,
+                              int keys, uint64_t *io_sent, float frame_dt);
 void srv_replica_records_free(srv_replica_records_t *records);
 
 #endif

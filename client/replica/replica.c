@@ -21,8 +21,11 @@ enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8
 /* A second flags byte follows (stride warping, root steering); its bits
  * this replica does not know are later fields it could not skip. */
 #define FLAG_MORE 0x80
-enum { MORE_STRIDE = 1, MORE_STEER = 2, MORE_UNKNOWN = 0xfc };
-enum { FRAME_FRESH = 1 };
+enum { MORE_STRIDE = 1, MORE_STEER = 2, MORE_BATCH = 4, MORE_DT = 8, MORE_UNKNOWN = 0xf0 };
+/* FRAME_REGION: a region subscription's frame: ids rise through it, each
+ * the delta from the one before; a character absent from it is still held
+ * (its band skips ticks) until the frame's `left` names it. */
+enum { FRAME_FRESH = 1, FRAME_REGION = 2 };
 
 typedef struct {
   uint64_t id;
@@ -170,19 +173,103 @@ static int forget_unseen(anim_replica_t *r, uint64_t frame_number) {
   return reindex(r);
 }
 
+static uint16_t get_u16(const uint8_t *at) { return (uint16_t)(at[0] | at[1] << 8); }
+
+/* One tick's flags and fields (the record past its id) into *out_record,
+ * with its flags, second flags and dt (the frame's unless MORE_DT). */
+static int read_tick(anim_replica_t *r, const uint8_t **io_at, const uint8_t *end, float frame_dt,
+                     anim_controller_record_t *out_record, uint8_t *out_flags, uint8_t *out_more, float *out_dt) {
+  const uint8_t *at = *io_at;
+  uint64_t value;
+  if (at >= end) return ANIM_EPROTO;
+  uint8_t flags = *at++, more = 0;
+  if (flags & FLAG_MORE) {
+    if (at >= end) return ANIM_EPROTO;
+    more = *at++;
+    if (more & MORE_UNKNOWN) return ANIM_EPROTO;
+  }
+  *out_record = (anim_controller_record_t){-1, (uint8_t)!!(flags & FLAG_HOLD_BEGIN), (uint8_t)!!(flags & FLAG_HOLD_END),
+                                           0, (uint8_t)!!(flags & FLAG_FEET_SKIPPED), 0, 1.0f, 0.0f, 1.0f, 0.0f, 1.0f,
+                                           0.0f, 0.0f};
+  *out_dt = frame_dt;
+  if (more & MORE_DT) {
+    if (end - at < 4) return ANIM_EPROTO;
+    memcpy(out_dt, at, 4), at += 4;
+  }
+  if (flags & FLAG_TRANSITION) {
+    int rc = get_varint(&at, end, &value);
+    if (rc) return rc;
+    if (value >= (uint64_t)r->db.nframes) return ANIM_EPROTO;
+    out_record->transition_frame = (int)value;
+  }
+  /* The warp's rate and turn, when they changed (else the ones the replica holds). */
+  int has_rate = (flags & FLAG_RATE) != 0, has_angle = (flags & FLAG_ANGLE) != 0;
+  if ((size_t)(end - at) < 4u * (size_t)(has_rate + has_angle)) return ANIM_EPROTO;
+  if (has_rate) memcpy(&out_record->play_rate, at, 4), at += 4;
+  if (has_angle) memcpy(&out_record->warp_angle, at, 4), at += 4;
+  /* The stride with its direction, and root steering, in the ticks they acted. */
+  int has_stride = (more & MORE_STRIDE) != 0, has_steer = (more & MORE_STEER) != 0;
+  /* 16 bits each, made floats as the server's tick made them (controller.h). */
+  if ((size_t)(end - at) < 6u * (size_t)has_stride + 4u * (size_t)has_steer) return ANIM_EPROTO;
+  if (has_stride) {
+    out_record->stride = anim_record_stride((int32_t)get_u16(at) + 1);
+    out_record->travel_x = anim_record_unit((int16_t)get_u16(at + 2));
+    out_record->travel_z = anim_record_unit((int16_t)get_u16(at + 4));
+    at += 6;
+  }
+  if (has_steer) {
+    out_record->steer_x = anim_record_steer((int16_t)get_u16(at));
+    out_record->steer_z = anim_record_steer((int16_t)get_u16(at + 2));
+    at += 4;
+  }
+  *io_at = at, *out_flags = flags, *out_more = more;
+  return 0;
+}
+
+/* Replays one tick of character i. */
+static int replay(anim_replica_t *r, int i, float dt, anim_controller_record_t *record, uint8_t flags) {
+  anim_controller_t *c = &r->items[i].c;
+  if (!(flags & FLAG_RATE)) record->play_rate = c->warp.shown;
+  if (!(flags & FLAG_ANGLE)) record->warp_angle = c->warp.angle;
+  if (!(dt > 0.0f) || anim_controller_replay(c, dt, record) != 0) return ANIM_EPROTO;
+  r->stats.replays++;
+  return 0;
+}
+
+/* Forgets the characters a region frame says left. */
+static int forget_left(anim_replica_t *r, const anim_stream_frame_t *f) {
+  int kept = 0;
+  for (int i = 0; i < r->n; i++) {
+    int left = 0;
+    for (int k = 0; k < f->nleft && !left; k++) left = f->left[k] == r->items[i].id;
+    if (!left) r->items[kept++] = r->items[i];
+    else anim_controller_free(&r->items[i].c);
+  }
+  if (kept == r->n) return 0;
+  r->n = kept;
+  return reindex(r);
+}
+
 int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
   if (!r || !f || f->encoding != ANIM_POSE_REPLICATED) return ANIM_EINVAL;
   uint64_t number = ++r->stats.frames;
   const uint8_t *at = f->replica, *end = f->replica + f->replica_len;
   if (at == end) return ANIM_EPROTO; /* at least the frame's flags */
-  if (*at++ & FRAME_FRESH) r->nprevious = 0; /* ids whole */
-  int rc = 0;
+  uint8_t frame_flags = *at++;
+  int region = (frame_flags & FRAME_REGION) != 0;
+  if (frame_flags & FRAME_FRESH) r->nprevious = 0; /* ids whole */
+  /* A region's departures go first: a character that left and came back
+   * within the frame is a new one (its keyframe follows). */
+  int rc = region && f->nleft ? forget_left(r, f) : 0;
   size_t count = 0;
+  uint64_t last_id = 0;
   while (at < end && !rc) {
-    uint64_t zigzag, value;
+    uint64_t zigzag, value, id;
     if ((rc = get_varint(&at, end, &zigzag)) != 0) break;
-    uint64_t id = (count < r->nprevious ? r->previous[count] : 0) +
-                  (uint64_t)((int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1));
+    if (region) id = last_id + zigzag, last_id = id;
+    else
+      id = (count < r->nprevious ? r->previous[count] : 0) +
+           (uint64_t)((int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1));
     if (count == r->order_capacity) {
       size_t capacity = r->order_capacity ? 2 * r->order_capacity : 256;
       uint64_t *previous = realloc(r->previous, capacity * sizeof *previous);
@@ -192,34 +279,25 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
       r->current = current, r->order_capacity = capacity;
     }
     r->current[count++] = id;
-    if (at >= end) return ANIM_EPROTO;
-    uint8_t flags = *at++, more = 0;
-    if (flags & FLAG_MORE) {
-      if (at >= end) return ANIM_EPROTO;
-      more = *at++;
-      if (more & MORE_UNKNOWN) return ANIM_EPROTO;
-    }
-    anim_controller_record_t record = {-1, (uint8_t)!!(flags & FLAG_HOLD_BEGIN), (uint8_t)!!(flags & FLAG_HOLD_END),
-                                       0, (uint8_t)!!(flags & FLAG_FEET_SKIPPED), 0, 1.0f, 0.0f, 1.0f, 0.0f, 1.0f,
-                                       0.0f, 0.0f};
-    if (flags & FLAG_TRANSITION) {
+    anim_controller_record_t record;
+    uint8_t flags, more;
+    float dt;
+    if ((rc = read_tick(r, &at, end, f->dt, &record, &flags, &more, &dt)) != 0) break;
+    int i = find(r, id);
+    if (more & MORE_BATCH) { /* a region band's skipped ticks, then the record's own */
+      if (!region || flags != FLAG_MORE || more != MORE_BATCH) return ANIM_EPROTO;
       if ((rc = get_varint(&at, end, &value)) != 0) break;
-      if (value >= (uint64_t)r->db.nframes) return ANIM_EPROTO;
-      record.transition_frame = (int)value;
+      if (i < 0) return ANIM_EPROTO; /* no state to replay on */
+      for (uint64_t k = 0; k < value && !rc; k++) {
+        if ((rc = read_tick(r, &at, end, f->dt, &record, &flags, &more, &dt)) != 0) break;
+        if ((flags & FLAG_KEY) || (more & MORE_BATCH)) return ANIM_EPROTO;
+        if (!r->items[i].foreign && (rc = replay(r, i, dt, &record, flags)) == 0) r->stats.batched++;
+      }
+      if (rc || (rc = read_tick(r, &at, end, f->dt, &record, &flags, &more, &dt)) != 0) break;
+      if ((flags & FLAG_KEY) || (more & (MORE_BATCH | MORE_DT))) return ANIM_EPROTO;
+    } else if (more & MORE_DT) {
+      return ANIM_EPROTO; /* only a batch's earlier ticks have their own */
     }
-    /* The warp's rate and turn, when they changed (else the ones the replica holds). */
-    int has_rate = (flags & FLAG_RATE) != 0, has_angle = (flags & FLAG_ANGLE) != 0;
-    if ((size_t)(end - at) < 4u * (size_t)(has_rate + has_angle)) return ANIM_EPROTO;
-    if (has_rate) memcpy(&record.play_rate, at, 4), at += 4;
-    if (has_angle) memcpy(&record.warp_angle, at, 4), at += 4;
-    /* The stride with its direction, and root steering, in the ticks they acted. */
-    int has_stride = (more & MORE_STRIDE) != 0, has_steer = (more & MORE_STEER) != 0;
-    if ((size_t)(end - at) < 12u * (size_t)has_stride + 8u * (size_t)has_steer) return ANIM_EPROTO;
-    if (has_stride) {
-      memcpy(&record.stride, at, 4), memcpy(&record.travel_x, at + 4, 4), memcpy(&record.travel_z, at + 8, 4);
-      at += 12;
-    }
-    if (has_steer) memcpy(&record.steer_x, at, 4), memcpy(&record.steer_z, at + 4, 4), at += 8;
     if (flags & FLAG_KEY) {
       if ((rc = get_varint(&at, end, &value)) != 0) break;
       if (value > (uint64_t)(end - at)) return ANIM_EPROTO;
@@ -227,23 +305,18 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
       at += value;
       continue;
     }
-    int i = find(r, id);
     if (i < 0) return ANIM_EPROTO; /* no state to replay on: a keyframe was missed */
+    r->items[i].seen = number;
     if (r->items[i].foreign) {
-      r->items[i].seen = number, r->stats.foreign++;
+      r->stats.foreign++;
       continue;
     }
-    anim_controller_t *c = &r->items[i].c;
-    if (!has_rate) record.play_rate = c->warp.shown;
-    if (!has_angle) record.warp_angle = c->warp.angle;
-    if ((rc = anim_controller_replay(c, f->dt, &record)) != 0) return ANIM_EPROTO;
-    r->items[i].seen = number;
-    r->stats.replays++;
+    if ((rc = replay(r, i, f->dt, &record, flags)) != 0) return rc;
   }
   if (rc) return rc;
   uint64_t *swap = r->previous;
   r->previous = r->current, r->current = swap, r->nprevious = count;
-  return forget_unseen(r, number);
+  return region ? 0 : forget_unseen(r, number);
 }
 
 int anim_replica_pose(const anim_replica_t *r, uint64_t character, anim_replica_pose_t *out) {
@@ -257,6 +330,7 @@ int anim_replica_pose(const anim_replica_t *r, uint64_t character, anim_replica_
   out->rotations = (const float *)c->pose_rotations;
   out->contacts = anim_controller_contacts(c);
   out->transition = c->transitioned;
+  out->current = r->items[i].seen == r->stats.frames;
   return 0;
 }
 

@@ -458,12 +458,21 @@ static int show_tick(anim_controller_t *c, float dt, const anim_controller_recor
   c->globals_fresh = 0;
   if (rc) return rc;
   anim_warp_apply(&c->warp, c->pose_rotations);
-  float stride = replay ? replay->stride : anim_warp_stride(&c->warp);
+  /* The stride, its direction and the steering are played as a replica
+   * is sent them, rounded to 16 bits (controller.h): the same bits on both
+   * sides, in half the bytes. */
+  float stride = replay ? replay->stride : anim_record_stride(anim_record_stride_code(anim_warp_stride(&c->warp)));
   if (replay) c->warp.travel = vec3_make(replay->travel_x, 0.0f, replay->travel_z);
+  else
+    c->warp.travel = vec3_make(anim_record_unit(anim_record_unit_code(c->warp.travel.x)), 0.0f,
+                               anim_record_unit(anim_record_unit_code(c->warp.travel.z)));
   c->record.stride = stride, c->record.travel_x = c->warp.travel.x, c->record.travel_z = c->warp.travel.z;
   if (stride != 1.0f) warp_stride(c, &view, stride, dt);
   vec3 steer = replay ? vec3_make(replay->steer_x, 0.0f, replay->steer_z)
                       : c->warp.params.steer ? steer_correction(c) : vec3_zero();
+  if (!replay)
+    steer = vec3_make(anim_record_steer(anim_record_steer_code(steer.x)), 0.0f,
+                      anim_record_steer(anim_record_steer_code(steer.z)));
   c->record.steer_x = steer.x, c->record.steer_z = steer.z;
   c->warp.steering = 0.0f;
   if (steer.x != 0.0f || steer.z != 0.0f) steer_apply(c, steer, dt);

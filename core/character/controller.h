@@ -66,6 +66,7 @@
 #ifndef ANIM_CONTROLLER_H
 #define ANIM_CONTROLLER_H
 
+#include <math.h>
 #include <stdint.h>
 #include "database/database.h"
 #include "motion/dynamics.h"
@@ -164,6 +165,30 @@ typedef struct {
   float steer_x, steer_z;
 } anim_controller_record_t;
 enum { ANIM_RECORD_PLAY_RATE = 1, ANIM_RECORD_WARP_ANGLE = 2 };
+
+/* The stride, its direction and root steering act every tick a character
+ * stretches or is steered, so the replicated encoding sends them every such
+ * tick: in 16 bits each, and the tick plays them rounded so (the replica
+ * then plays the very same floats). Stride in (0, 2]: steps of 1/16384
+ * (code 1..32768); the direction's components in [-1, 1]: steps of
+ * 1/32767; steering's (m/s, |v| <= 1): steps of 1/32768, toward zero (never
+ * past its bound). Each value is code times a constant: the same bits on
+ * any build. */
+static inline int32_t anim_record_stride_code(float stride) {
+  long code = lrintf(stride * 16384.0f);
+  return (int32_t)(code < 1 ? 1 : code > 32768 ? 32768 : code);
+}
+static inline float anim_record_stride(int32_t code) { return (float)code * (1.0f / 16384.0f); }
+static inline int32_t anim_record_unit_code(float v) {
+  long code = lrintf(v * 32767.0f);
+  return (int32_t)(code < -32767 ? -32767 : code > 32767 ? 32767 : code);
+}
+static inline float anim_record_unit(int32_t code) { return (float)code / 32767.0f; }
+static inline int32_t anim_record_steer_code(float v) {
+  float code = truncf(v * 32768.0f);
+  return (int32_t)(code < -32767.0f ? -32767.0f : code > 32767.0f ? 32767.0f : code);
+}
+static inline float anim_record_steer(int32_t code) { return (float)code * (1.0f / 32768.0f); }
 /* A bounded record of the character's recent ticks (history.h). */
 typedef struct anim_history anim_history_t;
 

@@ -24,7 +24,9 @@
  * before the window). Two
  * region subscriptions watch the walkers fan out (a circle with three bands
  * and a cap of 300, and a box following one walker), so the grid is built,
- * queried, capped, banded and members enter and leave every tick. HISTORIES of the walkers keep a history
+ * queried, capped, banded and members enter and leave every tick; the circle is watched a second time
+ * replicated, so its bands' records carry the ticks they skipped (each character's ring of records is
+ * made when that subscription is, not per tick). HISTORIES of the walkers keep a history
  * (set_history: 5 s, 16 candidates a search, so the ring wraps in the window and each search runs again for its
  * candidates), the others none: a history allocates when turned on, never per tick, and one off costs
  * nothing. After a warm-up, every allocation the server
@@ -140,6 +142,7 @@ static void *client_main(void *arg) {
   anim_region_t around = {0.0f, 0.0f, 0.0f, 6.0f, 4.0f, 0, NULL, 0, 0};
   anim_subscribe_options_t region_near = {NULL, 0, 0, 0, ANIM_POSE_QUANTIZED, 0, 0};
   anim_subscribe_options_t region_around = {NULL, 0, 0, 1, ANIM_POSE_FLOAT, 0, 0};
+  anim_subscribe_options_t region_replicated = {NULL, 0, 0, 0, ANIM_POSE_REPLICATED, 0, 0};
   if (!c || anim_client_characters_create(c, "default", NULL, NULL, CHARACTERS, ids, TIMEOUT_MS) != 0) {
     client_failed = 1;
     return NULL;
@@ -158,6 +161,7 @@ static void *client_main(void *arg) {
       anim_client_subscribe(c, &replicated, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe(c, &others, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       anim_client_subscribe_region(c, &region_near, &near, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
+      anim_client_subscribe_region(c, &region_replicated, &near, on_frame, NULL, NULL, NULL, TIMEOUT_MS) != 0 ||
       (around.follow = ids[0],
        anim_client_subscribe_region(c, &region_around, &around, on_frame, NULL, NULL, NULL, TIMEOUT_MS)) != 0) {
     client_failed = 1;
