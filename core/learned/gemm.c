@@ -23,6 +23,9 @@
 #define MR_MAX 12
 #define KS_PAD 16 /* entries past the used inputs a kernel may read ahead (prefetches) */
 #define GROUP_BYTES (384u << 10) /* weights kept in L2 while a batch passes over them */
+#define SPARSE_KC 96          /* inputs per chunk of the sparse path: 2 panels x 64 x 128 B = 16 KiB of weights in L1 */
+#define SPARSE_ROWS 64        /* rows whose nonzero inputs are listed at a time */
+#define SPARSE_DENSITY 0.6    /* the sparse path when at most this fraction of the inputs is nonzero */
 
 size_t anim_gemm_packed_floats(int k, int n) { return (size_t)k * (size_t)anim_gemm_padded(n); }
 
@@ -119,6 +122,39 @@ static void used_generic(uint32_t *words, const float *const *rows, int count, i
   }
 }
 
+
+/* One entry of a row's nonzero inputs (see the sparse path in anim_gemm_run):
+ * the input's row offset in a panel (r NR) and its value. */
+typedef struct {
+  int32_t off;
+  float v;
+} nz_t;
+
+/* One row times one or two panels over the entries of one chunk of inputs:
+ * c[0 .. NR panels) = (first ? bias : c) + sum of e.v * panel row e.off,
+ * then ReLU when last && relu. */
+static void sparse_generic(float *c, const nz_t *e, int n, const float *b0, const float *b1, int first, int last,
+                           const float *bias, int relu) {
+  for (int q = 0; q < (b1 ? 2 : 1); q++) {
+    const float *b = q ? b1 : b0, *init = first ? bias + q * NR : c + q * NR;
+    v4f c0 = v4f_load(init), c1 = v4f_load(init + 4), c2 = v4f_load(init + 8), c3 = v4f_load(init + 12);
+    v4f c4 = v4f_load(init + 16), c5 = v4f_load(init + 20), c6 = v4f_load(init + 24), c7 = v4f_load(init + 28);
+    for (int t = 0; t < n; t++) {
+      const float *w = b + e[t].off;
+      v4f s = {e[t].v, e[t].v, e[t].v, e[t].v};
+      c0 += s * v4f_load(w), c1 += s * v4f_load(w + 4), c2 += s * v4f_load(w + 8), c3 += s * v4f_load(w + 12);
+      c4 += s * v4f_load(w + 16), c5 += s * v4f_load(w + 20), c6 += s * v4f_load(w + 24), c7 += s * v4f_load(w + 28);
+    }
+    if (last && relu) {
+      c0 = v4f_relu(c0), c1 = v4f_relu(c1), c2 = v4f_relu(c2), c3 = v4f_relu(c3);
+      c4 = v4f_relu(c4), c5 = v4f_relu(c5), c6 = v4f_relu(c6), c7 = v4f_relu(c7);
+    }
+    float *o = c + q * NR;
+    v4f_store(o, c0), v4f_store(o + 4, c1), v4f_store(o + 8, c2), v4f_store(o + 12, c3);
+    v4f_store(o + 16, c4), v4f_store(o + 20, c5), v4f_store(o + 24, c6), v4f_store(o + 28, c7);
+  }
+}
+
 /* ---- x86-64 AVX2 + FMA ----------------------------------------------------------------- */
 #if GEMM_X86
 #define AVX2_MR 6
@@ -197,6 +233,48 @@ __attribute__((target("avx2,fma"))) static void used_avx2(uint32_t *words, const
     for (int j = 0; j < count; j++) used |= rows[j][r] != 0.0f;
     words[r / 32] |= (uint32_t)used << (r % 32);
   }
+}
+
+
+/* One row times two panels (one when b1 is NULL): 8 accumulators, enough
+ * independent chains to hide the fused multiply-add's latency with one row;
+ * the weights come from the chunk the driver keeps in L1. */
+__attribute__((target("avx2,fma"))) static void sparse_avx2(float *c, const nz_t *e, int n, const float *b0,
+                                                            const float *b1, int first, int last, const float *bias,
+                                                            int relu) {
+  const float *i0 = first ? bias : c;
+  __m256 c0 = _mm256_loadu_ps(i0), c1 = _mm256_loadu_ps(i0 + 8), c2 = _mm256_loadu_ps(i0 + 16);
+  __m256 c3 = _mm256_loadu_ps(i0 + 24);
+  __m256 zero = _mm256_setzero_ps();
+  if (b1) {
+    const float *i1 = first ? bias + NR : c + NR;
+    __m256 c4 = _mm256_loadu_ps(i1), c5 = _mm256_loadu_ps(i1 + 8), c6 = _mm256_loadu_ps(i1 + 16);
+    __m256 c7 = _mm256_loadu_ps(i1 + 24);
+    for (int t = 0; t < n; t++) {
+      const float *w0 = b0 + e[t].off, *w1 = b1 + e[t].off;
+      __m256 s = _mm256_broadcast_ss(&e[t].v);
+      c0 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0), c0), c1 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 8), c1);
+      c2 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 16), c2), c3 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 24), c3);
+      c4 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1), c4), c5 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1 + 8), c5);
+      c6 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1 + 16), c6), c7 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1 + 24), c7);
+    }
+    if (last && relu)
+      c4 = _mm256_max_ps(c4, zero), c5 = _mm256_max_ps(c5, zero), c6 = _mm256_max_ps(c6, zero),
+      c7 = _mm256_max_ps(c7, zero);
+    _mm256_storeu_ps(c + NR, c4), _mm256_storeu_ps(c + NR + 8, c5), _mm256_storeu_ps(c + NR + 16, c6);
+    _mm256_storeu_ps(c + NR + 24, c7);
+  } else {
+    for (int t = 0; t < n; t++) {
+      const float *w0 = b0 + e[t].off;
+      __m256 s = _mm256_broadcast_ss(&e[t].v);
+      c0 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0), c0), c1 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 8), c1);
+      c2 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 16), c2), c3 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 24), c3);
+    }
+  }
+  if (last && relu)
+    c0 = _mm256_max_ps(c0, zero), c1 = _mm256_max_ps(c1, zero), c2 = _mm256_max_ps(c2, zero),
+    c3 = _mm256_max_ps(c3, zero);
+  _mm256_storeu_ps(c, c0), _mm256_storeu_ps(c + 8, c1), _mm256_storeu_ps(c + 16, c2), _mm256_storeu_ps(c + 24, c3);
 }
 
 /* ---- x86-64 AVX-512F ---------------------------------------------------------------- */
@@ -294,6 +372,8 @@ typedef void (*row_fn)(float *out, const float *x, const int *nz, int nnz, int k
                        const float *bias, int relu);
 
 typedef void (*used_fn)(uint32_t *words, const float *const *rows, int count, int k);
+typedef void (*sparse_fn)(float *c, const nz_t *e, int n, const float *b0, const float *b1, int first, int last,
+                          const float *bias, int relu);
 
 typedef struct {
   const char *name;
@@ -301,16 +381,17 @@ typedef struct {
   tile_fn tile;
   row_fn row;
   used_fn used;
+  sparse_fn sparse; /* NULL: the blocked path for every layer */
 } kernel_t;
 
 static const kernel_t kernels[ANIM_GEMM_KERNEL_COUNT] = {
-    {"generic", GENERIC_MR, tile_generic, row_generic, used_generic},
+    {"generic", GENERIC_MR, tile_generic, row_generic, used_generic, sparse_generic},
 #if GEMM_X86
-    {"avx2", AVX2_MR, tile_avx2, row_avx2, used_avx2},
-    {"avx512", AVX512_MR, tile_avx512, row_avx512, used_avx512},
+    {"avx2", AVX2_MR, tile_avx2, row_avx2, used_avx2, sparse_avx2},
+    {"avx512", AVX512_MR, tile_avx512, row_avx512, used_avx512, NULL},
 #else
-    {"avx2", 0, NULL, NULL, NULL},
-    {"avx512", 0, NULL, NULL, NULL},
+    {"avx2", 0, NULL, NULL, NULL, NULL},
+    {"avx512", 0, NULL, NULL, NULL, NULL},
 #endif
 };
 
@@ -340,9 +421,72 @@ anim_gemm_kernel_t anim_gemm_kernel_best(void) {
   return ANIM_GEMM_GENERIC;
 }
 
+/* The sparse path's scratch for a tile of rows rows of k inputs: every
+ * input's entry (two words) and each row's chunk starts. */
+static size_t sparse_words(int rows, int k) {
+  return (size_t)rows * (2 * (size_t)k + (size_t)(k + SPARSE_KC - 1) / SPARSE_KC + 1);
+}
+
 size_t anim_gemm_mask_words(int m, int k) {
-  /* One mask of k bits per block of rows; the smallest block is the portable kernel's. */
-  return (size_t)((m + GENERIC_MR - 1) / GENERIC_MR) * (size_t)((k + 31) / 32);
+  /* One mask of k bits per block of rows (the smallest block is the
+   * portable kernel's), or the sparse path's lists for one tile of rows. */
+  size_t masks = (size_t)((m + GENERIC_MR - 1) / GENERIC_MR) * (size_t)((k + 31) / 32);
+  size_t lists = m > 1 ? sparse_words(m < SPARSE_ROWS ? m : SPARSE_ROWS, k) : 0;
+  return masks > lists ? masks : lists;
+}
+
+/* The nonzero inputs of rows [i0, i0 + rows) of a, as entries in ascending
+ * order, and for each row where each chunk of SPARSE_KC inputs starts:
+ * row j's entries of chunk q are e[starts[j (nq + 1) + q] .. starts[j (nq + 1) + q + 1]).
+ * Returns the number of entries. */
+static int sparse_lists(const kernel_t *kern, nz_t *e, int *starts, const float *a, int lda, int rows, int k, int nq) {
+  int n = 0;
+  uint32_t words[ANIM_GEMM_MAX_K / 32];
+  for (int j = 0; j < rows; j++) {
+    const float *x = a + (size_t)j * (size_t)lda;
+    int *st = starts + (size_t)j * (size_t)(nq + 1);
+    kern->used(words, &x, 1, k);
+    /* SPARSE_KC is a multiple of 32: a chunk is whole words. */
+    for (int q = 0; q < nq; q++) {
+      st[q] = n;
+      int w1 = (q + 1) * (SPARSE_KC / 32), kw = (k + 31) / 32;
+      for (int w = q * (SPARSE_KC / 32); w < w1 && w < kw; w++)
+        for (uint32_t bits = words[w]; bits; bits &= bits - 1u) {
+          int r = 32 * w + __builtin_ctz(bits);
+          e[n].off = r * NR, e[n].v = x[r], n++;
+        }
+    }
+    st[nq] = n;
+  }
+  return n;
+}
+
+/* The sparse path (see anim_gemm_run): returns 0 when the first tile's
+ * inputs are too dense for it, having written nothing to c. */
+static int run_sparse(const kernel_t *kern, float *c, int ldc, const float *a, int lda, int m, int k,
+                      const float *packed_b, const float *bias, int panels, int relu, uint32_t *scratch) {
+  int nq = (k + SPARSE_KC - 1) / SPARSE_KC;
+  int tile = m < SPARSE_ROWS ? m : SPARSE_ROWS;
+  nz_t *e = (nz_t *)scratch;
+  int *starts = (int *)(scratch + 2 * (size_t)tile * (size_t)k);
+  size_t panel_floats = (size_t)k * NR;
+  for (int i0 = 0; i0 < m; i0 += tile) {
+    int rows = m - i0 < tile ? m - i0 : tile;
+    int n = sparse_lists(kern, e, starts, a + (size_t)i0 * (size_t)lda, lda, rows, k, nq);
+    if (i0 == 0 && (double)n > SPARSE_DENSITY * (double)rows * (double)k) return 0;
+    for (int p = 0; p < panels; p += 2) {
+      const float *b0 = packed_b + (size_t)p * panel_floats, *b1 = p + 1 < panels ? b0 + panel_floats : NULL;
+      /* One chunk of the panels' weights (2 x SPARSE_KC rows of NR floats)
+       * stays in L1 while every row of the tile passes over it. */
+      for (int q = 0; q < nq; q++)
+        for (int j = 0; j < rows; j++) {
+          const int *st = starts + (size_t)j * (size_t)(nq + 1);
+          kern->sparse(c + (size_t)(i0 + j) * (size_t)ldc + (size_t)p * NR, e + st[q], st[q + 1] - st[q], b0, b1,
+                       q == 0, q == nq - 1, bias + (size_t)p * NR, relu);
+        }
+    }
+  }
+  return 1;
 }
 
 void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a, int lda, int m, int k,
@@ -358,6 +502,9 @@ void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a,
     kern->row(c, a, nz, nnz, k, packed_b, panels, bias, relu);
     return;
   }
+  /* Sparse inputs (after a ReLU): each row times only its own nonzero
+   * inputs, with the weights blocked for L1. */
+  if (masks && kern->sparse && run_sparse(kern, c, ldc, a, lda, m, k, packed_b, bias, panels, relu, masks)) return;
   const float *rows[MR_MAX];
   int ks[ANIM_GEMM_MAX_K + KS_PAD];
   uint32_t local[ANIM_GEMM_MAX_K / 32];
