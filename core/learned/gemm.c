@@ -130,11 +130,11 @@ typedef struct {
   float v;
 } nz_t;
 
-/* One row times one or two panels over the entries of one chunk of inputs:
- * c[0 .. NR panels) = (first ? bias : c) + sum of e.v * panel row e.off,
- * then ReLU when last && relu. */
-static void sparse_generic(float *c, const nz_t *e, int n, const float *b0, const float *b1, int first, int last,
-                           const float *bias, int relu) {
+/* One row times one or two panels (b1 NULL: one) over n entries of one
+ * chunk of inputs: c[0 .. NR panels) = (first ? bias : itself) + the sum of
+ * e.v * panel row e.off, then ReLU when last && relu. */
+static inline void sparse_row_generic(float *c, const nz_t *e, int n, const float *b0, const float *b1, int first,
+                                      int last, const float *bias, int relu) {
   for (int q = 0; q < (b1 ? 2 : 1); q++) {
     const float *b = q ? b1 : b0, *init = first ? bias + q * NR : c + q * NR;
     v4f c0 = v4f_load(init), c1 = v4f_load(init + 4), c2 = v4f_load(init + 8), c3 = v4f_load(init + 12);
@@ -152,6 +152,17 @@ static void sparse_generic(float *c, const nz_t *e, int n, const float *b0, cons
     float *o = c + q * NR;
     v4f_store(o, c0), v4f_store(o + 4, c1), v4f_store(o + 8, c2), v4f_store(o + 12, c3);
     v4f_store(o + 16, c4), v4f_store(o + 20, c5), v4f_store(o + 24, c6), v4f_store(o + 28, c7);
+  }
+}
+
+/* Rows times one or two panels over chunk q of their inputs: row j (its
+ * output at c + j ldc) takes its entries e[starts[j sstride + q] ..
+ * starts[j sstride + q + 1]) (sparse_row_generic for each). */
+static void sparse_generic(float *c, int ldc, int rows, const nz_t *e, const int *starts, int sstride, int q,
+                           const float *b0, const float *b1, int first, int last, const float *bias, int relu) {
+  for (int j = 0; j < rows; j++, c += ldc) {
+    const int *st = starts + (size_t)j * (size_t)sstride;
+    sparse_row_generic(c, e + st[q], st[q + 1] - st[q], b0, b1, first, last, bias, relu);
   }
 }
 
@@ -239,9 +250,9 @@ __attribute__((target("avx2,fma"))) static void used_avx2(uint32_t *words, const
 /* One row times two panels (one when b1 is NULL): 8 accumulators, enough
  * independent chains to hide the fused multiply-add's latency with one row;
  * the weights come from the chunk the driver keeps in L1. */
-__attribute__((target("avx2,fma"))) static void sparse_avx2(float *c, const nz_t *e, int n, const float *b0,
-                                                            const float *b1, int first, int last, const float *bias,
-                                                            int relu) {
+__attribute__((target("avx2,fma"))) static inline void sparse_row_avx2(float *c, const nz_t *e, int n,
+                                                                       const float *b0, const float *b1, int first,
+                                                                       int last, const float *bias, int relu) {
   const float *i0 = first ? bias : c;
   __m256 c0 = _mm256_loadu_ps(i0), c1 = _mm256_loadu_ps(i0 + 8), c2 = _mm256_loadu_ps(i0 + 16);
   __m256 c3 = _mm256_loadu_ps(i0 + 24);
@@ -275,6 +286,16 @@ __attribute__((target("avx2,fma"))) static void sparse_avx2(float *c, const nz_t
     c0 = _mm256_max_ps(c0, zero), c1 = _mm256_max_ps(c1, zero), c2 = _mm256_max_ps(c2, zero),
     c3 = _mm256_max_ps(c3, zero);
   _mm256_storeu_ps(c, c0), _mm256_storeu_ps(c + 8, c1), _mm256_storeu_ps(c + 16, c2), _mm256_storeu_ps(c + 24, c3);
+}
+
+__attribute__((target("avx2,fma"))) static void sparse_avx2(float *c, int ldc, int rows, const nz_t *e,
+                                                            const int *starts, int sstride, int q, const float *b0,
+                                                            const float *b1, int first, int last, const float *bias,
+                                                            int relu) {
+  for (int j = 0; j < rows; j++, c += ldc) {
+    const int *st = starts + (size_t)j * (size_t)sstride;
+    sparse_row_avx2(c, e + st[q], st[q + 1] - st[q], b0, b1, first, last, bias, relu);
+  }
 }
 
 /* ---- x86-64 AVX-512F ---------------------------------------------------------------- */
@@ -372,8 +393,8 @@ typedef void (*row_fn)(float *out, const float *x, const int *nz, int nnz, int k
                        const float *bias, int relu);
 
 typedef void (*used_fn)(uint32_t *words, const float *const *rows, int count, int k);
-typedef void (*sparse_fn)(float *c, const nz_t *e, int n, const float *b0, const float *b1, int first, int last,
-                          const float *bias, int relu);
+typedef void (*sparse_fn)(float *c, int ldc, int rows, const nz_t *e, const int *starts, int sstride, int q,
+                          const float *b0, const float *b1, int first, int last, const float *bias, int relu);
 
 typedef struct {
   const char *name;
@@ -479,11 +500,8 @@ static int run_sparse(const kernel_t *kern, float *c, int ldc, const float *a, i
       /* One chunk of the panels' weights (2 x SPARSE_KC rows of NR floats)
        * stays in L1 while every row of the tile passes over it. */
       for (int q = 0; q < nq; q++)
-        for (int j = 0; j < rows; j++) {
-          const int *st = starts + (size_t)j * (size_t)(nq + 1);
-          kern->sparse(c + (size_t)(i0 + j) * (size_t)ldc + (size_t)p * NR, e + st[q], st[q + 1] - st[q], b0, b1,
-                       q == 0, q == nq - 1, bias + (size_t)p * NR, relu);
-        }
+        kern->sparse(c + (size_t)i0 * (size_t)ldc + (size_t)p * NR, ldc, rows, e, starts, nq + 1, q, b0, b1, q == 0,
+                     q == nq - 1, bias + (size_t)p * NR, relu);
     }
   }
   return 1;
