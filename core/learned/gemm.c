@@ -11,9 +11,10 @@
  * The sparse path (AVX2 and portable kernels) replaces the tiles when a
  * batch's inputs are mostly zero: a tile's union of nonzero inputs wastes
  * most of its multiply-adds on zeros there (the reference stepper's hidden
- * layer: 38% nonzero per row, 84% per 6-row block), and one row with two
- * panels (8 accumulators) keeps the FMA units as busy as the tile when the
- * weights it reads are in L1: they are, chunk by chunk of SPARSE_KC inputs.
+ * layer: 38% nonzero per row, 84% per 6-row block), and one row with three
+ * panels (12 accumulators) keeps the FMA units nearly as busy as the tile
+ * when the weights it reads are in L1: they are, chunk by chunk of
+ * SPARSE_KC inputs.
  * AVX-512 keeps its tiles: unmeasured there (this machine has no AVX-512). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,9 +32,12 @@
 #define MR_MAX 12
 #define KS_PAD 16 /* entries past the used inputs a kernel may read ahead (prefetches) */
 #define GROUP_BYTES (384u << 10) /* weights kept in L2 while a batch passes over them */
-#define SPARSE_KC 96          /* inputs per chunk of the sparse path (a multiple of 32): 2 panels x 96 x 128 B = 24 KiB of weights in L1 */
-#define SPARSE_ROWS 64        /* rows whose nonzero inputs are listed at a time */
-#define SPARSE_DENSITY 0.6    /* the sparse path when at most this fraction of the inputs is nonzero */
+/* The sparse path: inputs per chunk (a multiple of 32; 3 panels x 64 x 128 B
+ * = 24 KiB of weights kept in L1), rows whose nonzero inputs are listed at a
+ * time, and the largest fraction of nonzero inputs it takes. */
+#define SPARSE_KC 64
+#define SPARSE_ROWS 64
+#define SPARSE_DENSITY 0.6
 
 size_t anim_gemm_packed_floats(int k, int n) { return (size_t)k * (size_t)anim_gemm_padded(n); }
 
@@ -163,14 +167,17 @@ static inline void sparse_row_generic(float *c, const nz_t *e, int n, const floa
   }
 }
 
-/* Rows times one or two panels over chunk q of their inputs: row j (its
- * output at c + j ldc) takes its entries e[starts[j sstride + q] ..
- * starts[j sstride + q + 1]) (sparse_row_generic for each). */
+/* Rows times np (1 to 3) consecutive panels (b0, b1 = b0 + one panel)
+ * over chunk q of their inputs: row j (its output at c + j ldc) takes its
+ * entries e[starts[j sstride + q] .. starts[j sstride + q + 1]). */
 static void sparse_generic(float *c, int ldc, int rows, const nz_t *e, const int *starts, int sstride, int q,
-                           const float *b0, const float *b1, int first, int last, const float *bias, int relu) {
+                           const float *b0, const float *b1, int first, int last, const float *bias, int relu, int np) {
   for (int j = 0; j < rows; j++, c += ldc) {
     const int *st = starts + (size_t)j * (size_t)sstride;
     sparse_row_generic(c, e + st[q], st[q + 1] - st[q], b0, b1, first, last, bias, relu);
+    if (np == 3)
+      sparse_row_generic(c + 2 * NR, e + st[q], st[q + 1] - st[q], b1 + (b1 - b0), NULL, first, last, bias + 2 * NR,
+                         relu);
   }
 }
 
@@ -255,17 +262,46 @@ __attribute__((target("avx2,fma"))) static void used_avx2(uint32_t *words, const
 }
 
 
-/* One row times two panels (one when b1 is NULL): 8 accumulators, enough
- * independent chains to hide the fused multiply-add's latency with one row;
- * the weights come from the chunk the driver keeps in L1. */
+/* One row times three panels (three: b0, b1 and the panel as far past b1
+ * as b1 is past b0), two (b1) or one: 12 accumulators, independent chains
+ * enough to hide the fused multiply-add's latency with one row, and one
+ * entry's offset and value read for 12 multiply-adds; the weights come from
+ * the chunk the driver keeps in L1. */
 __attribute__((target("avx2,fma"))) static inline void sparse_row_avx2(float *c, const nz_t *e, int n,
                                                                        const float *b0, const float *b1, int first,
-                                                                       int last, const float *bias, int relu) {
+                                                                       int last, const float *bias, int relu,
+                                                                       int three) {
   const float *i0 = first ? bias : c;
+  __m256 zero = _mm256_setzero_ps();
   __m256 c0 = _mm256_loadu_ps(i0), c1 = _mm256_loadu_ps(i0 + 8), c2 = _mm256_loadu_ps(i0 + 16);
   __m256 c3 = _mm256_loadu_ps(i0 + 24);
-  __m256 zero = _mm256_setzero_ps();
-  if (b1) {
+  if (b1 && three) {
+    const float *b2 = b1 + (b1 - b0);
+    const float *i1 = first ? bias + NR : c + NR;
+    __m256 c4 = _mm256_loadu_ps(i1), c5 = _mm256_loadu_ps(i1 + 8), c6 = _mm256_loadu_ps(i1 + 16);
+    __m256 c7 = _mm256_loadu_ps(i1 + 24);
+    __m256 c8 = _mm256_loadu_ps(i1 + 32), c9 = _mm256_loadu_ps(i1 + 40), ca = _mm256_loadu_ps(i1 + 48);
+    __m256 cb = _mm256_loadu_ps(i1 + 56);
+    for (int t = 0; t < n; t++) {
+      const float *w0 = b0 + e[t].off, *w1 = b1 + e[t].off, *w2 = b2 + e[t].off;
+      __m256 s = _mm256_broadcast_ss(&e[t].v);
+      c0 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0), c0), c1 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 8), c1);
+      c2 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 16), c2), c3 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w0 + 24), c3);
+      c4 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1), c4), c5 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1 + 8), c5);
+      c6 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1 + 16), c6), c7 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w1 + 24), c7);
+      c8 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w2), c8), c9 = _mm256_fmadd_ps(s, _mm256_loadu_ps(w2 + 8), c9);
+      ca = _mm256_fmadd_ps(s, _mm256_loadu_ps(w2 + 16), ca), cb = _mm256_fmadd_ps(s, _mm256_loadu_ps(w2 + 24), cb);
+    }
+    if (last && relu) {
+      c4 = _mm256_max_ps(c4, zero), c5 = _mm256_max_ps(c5, zero), c6 = _mm256_max_ps(c6, zero);
+      c7 = _mm256_max_ps(c7, zero), c8 = _mm256_max_ps(c8, zero), c9 = _mm256_max_ps(c9, zero);
+      ca = _mm256_max_ps(ca, zero), cb = _mm256_max_ps(cb, zero);
+    }
+    _mm256_storeu_ps(c + NR, c4), _mm256_storeu_ps(c + NR + 8, c5), _mm256_storeu_ps(c + NR + 16, c6);
+    _mm256_storeu_ps(c + NR + 24, c7);
+    _mm256_storeu_ps(c + NR + 32, c8), _mm256_storeu_ps(c + NR + 40, c9), _mm256_storeu_ps(c + NR + 48, ca);
+    _mm256_storeu_ps(c + NR + 56, cb);
+  } else if (b1) {
     const float *i1 = first ? bias + NR : c + NR;
     __m256 c4 = _mm256_loadu_ps(i1), c5 = _mm256_loadu_ps(i1 + 8), c6 = _mm256_loadu_ps(i1 + 16);
     __m256 c7 = _mm256_loadu_ps(i1 + 24);
@@ -299,10 +335,10 @@ __attribute__((target("avx2,fma"))) static inline void sparse_row_avx2(float *c,
 __attribute__((target("avx2,fma"))) static void sparse_avx2(float *c, int ldc, int rows, const nz_t *e,
                                                             const int *starts, int sstride, int q, const float *b0,
                                                             const float *b1, int first, int last, const float *bias,
-                                                            int relu) {
+                                                            int relu, int np) {
   for (int j = 0; j < rows; j++, c += ldc) {
     const int *st = starts + (size_t)j * (size_t)sstride;
-    sparse_row_avx2(c, e + st[q], st[q + 1] - st[q], b0, b1, first, last, bias, relu);
+    sparse_row_avx2(c, e + st[q], st[q + 1] - st[q], b0, b1, first, last, bias, relu, np == 3);
   }
 }
 
@@ -402,7 +438,7 @@ typedef void (*row_fn)(float *out, const float *x, const int *nz, int nnz, int k
 
 typedef void (*used_fn)(uint32_t *words, const float *const *rows, int count, int k);
 typedef void (*sparse_fn)(float *c, int ldc, int rows, const nz_t *e, const int *starts, int sstride, int q,
-                          const float *b0, const float *b1, int first, int last, const float *bias, int relu);
+                          const float *b0, const float *b1, int first, int last, const float *bias, int relu, int np);
 
 typedef struct {
   const char *name;
@@ -503,13 +539,15 @@ static int run_sparse(const kernel_t *kern, float *c, int ldc, const float *a, i
     int rows = m - i0 < tile ? m - i0 : tile;
     int n = sparse_lists(kern, e, starts, a + (size_t)i0 * (size_t)lda, lda, rows, k, nq);
     if (i0 == 0 && (double)n > SPARSE_DENSITY * (double)rows * (double)k) return 0;
-    for (int p = 0; p < panels; p += 2) {
-      const float *b0 = packed_b + (size_t)p * panel_floats, *b1 = p + 1 < panels ? b0 + panel_floats : NULL;
-      /* One chunk of the panels' weights (2 x SPARSE_KC rows of NR floats)
+    for (int p = 0; p < panels;) {
+      int step = p + 2 < panels ? 3 : p + 1 < panels ? 2 : 1;
+      const float *b0 = packed_b + (size_t)p * panel_floats, *b1 = step > 1 ? b0 + panel_floats : NULL;
+      /* One chunk of the panels' weights (3 x SPARSE_KC rows of NR floats)
        * stays in L1 while every row of the tile passes over it. */
       for (int q = 0; q < nq; q++)
         kern->sparse(c + (size_t)i0 * (size_t)ldc + (size_t)p * NR, ldc, rows, e, starts, nq + 1, q, b0, b1, q == 0,
-                     q == nq - 1, bias + (size_t)p * NR, relu);
+                     q == nq - 1, bias + (size_t)p * NR, relu, step);
+      p += step;
     }
   }
   return 1;

@@ -26,9 +26,9 @@
  * hidden layer: 38% of a row's inputs nonzero, 84% of a 6-row block's), so
  * when at most 60% of a batch's first 64 rows' inputs are nonzero, each row
  * is multiplied by its own nonzero inputs only: listed (offset, value) once
- * per tile of 64 rows, then taken chunk by chunk of 96 inputs, two panels
- * at a time, the chunk's 24 KiB of weights staying in L1 while the tile's
- * rows pass over it. Denser layers (a network's first, whose inputs are not
+ * per tile of 64 rows, then taken chunk by chunk of 64 inputs, three
+ * panels at a time, the chunk's 24 KiB of weights staying in L1 while the
+ * tile's rows pass over it. Denser layers (a network's first, whose inputs are not
  * a ReLU's) keep the blocked path.
  *
  * Every kernel and path computes each output as the bias plus the products
@@ -78,7 +78,7 @@ const char *anim_gemm_kernel_name(anim_gemm_kernel_t kernel);
 
 /* Words of scratch anim_gemm_run may use for m rows of k inputs: the
  * blocked path's masks or the sparse path's lists for a tile of rows
- * (at most 64 x (2 k + k / 96 + 2) words, 264 KB for k = 512). */
+ * (at most 64 x (2 k + k / 64 + 2) words, 265 KB for k = 512). */
 size_t anim_gemm_mask_words(int m, int k);
 
 /* C = A B + bias, then ReLU when relu != 0.
