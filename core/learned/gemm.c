@@ -181,6 +181,18 @@ static void sparse_generic(float *c, int ldc, int rows, const nz_t *e, const int
   }
 }
 
+/* Appends the entries of x's nonzero inputs r0 <= r < r1 at e; returns
+ * how many. May write up to 8 entries past them (scratch has the room). */
+static int list_generic(nz_t *e, const float *x, int r0, int r1) {
+  int n = 0;
+  for (int r = r0; r < r1; r++) {
+    /* Written unconditionally, kept only when nonzero: no branch to mispredict. */
+    e[n].off = r * NR, e[n].v = x[r];
+    n += x[r] != 0.0f;
+  }
+  return n;
+}
+
 /* ---- x86-64 AVX2 + FMA ----------------------------------------------------------------- */
 #if GEMM_X86
 #define AVX2_MR 6
@@ -342,6 +354,97 @@ __attribute__((target("avx2,fma"))) static void sparse_avx2(float *c, int ldc, i
   }
 }
 
+/* list_generic eight inputs at a time: the nonzero lanes packed to the
+ * front by a permutation from a table, offsets and values interleaved. */
+/* pack_table[mask] byte i: the lane of mask's i-th set bit (the lanes a
+ * compression keeps, in order). */
+static const uint64_t pack_table[256] = {
+    0x0000000000000000u, 0x0000000000000000u, 0x0000000000000001u, 0x0000000000000100u,
+    0x0000000000000002u, 0x0000000000000200u, 0x0000000000000201u, 0x0000000000020100u,
+    0x0000000000000003u, 0x0000000000000300u, 0x0000000000000301u, 0x0000000000030100u,
+    0x0000000000000302u, 0x0000000000030200u, 0x0000000000030201u, 0x0000000003020100u,
+    0x0000000000000004u, 0x0000000000000400u, 0x0000000000000401u, 0x0000000000040100u,
+    0x0000000000000402u, 0x0000000000040200u, 0x0000000000040201u, 0x0000000004020100u,
+    0x0000000000000403u, 0x0000000000040300u, 0x0000000000040301u, 0x0000000004030100u,
+    0x0000000000040302u, 0x0000000004030200u, 0x0000000004030201u, 0x0000000403020100u,
+    0x0000000000000005u, 0x0000000000000500u, 0x0000000000000501u, 0x0000000000050100u,
+    0x0000000000000502u, 0x0000000000050200u, 0x0000000000050201u, 0x0000000005020100u,
+    0x0000000000000503u, 0x0000000000050300u, 0x0000000000050301u, 0x0000000005030100u,
+    0x0000000000050302u, 0x0000000005030200u, 0x0000000005030201u, 0x0000000503020100u,
+    0x0000000000000504u, 0x0000000000050400u, 0x0000000000050401u, 0x0000000005040100u,
+    0x0000000000050402u, 0x0000000005040200u, 0x0000000005040201u, 0x0000000504020100u,
+    0x0000000000050403u, 0x0000000005040300u, 0x0000000005040301u, 0x0000000504030100u,
+    0x0000000005040302u, 0x0000000504030200u, 0x0000000504030201u, 0x0000050403020100u,
+    0x0000000000000006u, 0x0000000000000600u, 0x0000000000000601u, 0x0000000000060100u,
+    0x0000000000000602u, 0x0000000000060200u, 0x0000000000060201u, 0x0000000006020100u,
+    0x0000000000000603u, 0x0000000000060300u, 0x0000000000060301u, 0x0000000006030100u,
+    0x0000000000060302u, 0x0000000006030200u, 0x0000000006030201u, 0x0000000603020100u,
+    0x0000000000000604u, 0x0000000000060400u, 0x0000000000060401u, 0x0000000006040100u,
+    0x0000000000060402u, 0x0000000006040200u, 0x0000000006040201u, 0x0000000604020100u,
+    0x0000000000060403u, 0x0000000006040300u, 0x0000000006040301u, 0x0000000604030100u,
+    0x0000000006040302u, 0x0000000604030200u, 0x0000000604030201u, 0x0000060403020100u,
+    0x0000000000000605u, 0x0000000000060500u, 0x0000000000060501u, 0x0000000006050100u,
+    0x0000000000060502u, 0x0000000006050200u, 0x0000000006050201u, 0x0000000605020100u,
+    0x0000000000060503u, 0x0000000006050300u, 0x0000000006050301u, 0x0000000605030100u,
+    0x0000000006050302u, 0x0000000605030200u, 0x0000000605030201u, 0x0000060503020100u,
+    0x0000000000060504u, 0x0000000006050400u, 0x0000000006050401u, 0x0000000605040100u,
+    0x0000000006050402u, 0x0000000605040200u, 0x0000000605040201u, 0x0000060504020100u,
+    0x0000000006050403u, 0x0000000605040300u, 0x0000000605040301u, 0x0000060504030100u,
+    0x0000000605040302u, 0x0000060504030200u, 0x0000060504030201u, 0x0006050403020100u,
+    0x0000000000000007u, 0x0000000000000700u, 0x0000000000000701u, 0x0000000000070100u,
+    0x0000000000000702u, 0x0000000000070200u, 0x0000000000070201u, 0x0000000007020100u,
+    0x0000000000000703u, 0x0000000000070300u, 0x0000000000070301u, 0x0000000007030100u,
+    0x0000000000070302u, 0x0000000007030200u, 0x0000000007030201u, 0x0000000703020100u,
+    0x0000000000000704u, 0x0000000000070400u, 0x0000000000070401u, 0x0000000007040100u,
+    0x0000000000070402u, 0x0000000007040200u, 0x0000000007040201u, 0x0000000704020100u,
+    0x0000000000070403u, 0x0000000007040300u, 0x0000000007040301u, 0x0000000704030100u,
+    0x0000000007040302u, 0x0000000704030200u, 0x0000000704030201u, 0x0000070403020100u,
+    0x0000000000000705u, 0x0000000000070500u, 0x0000000000070501u, 0x0000000007050100u,
+    0x0000000000070502u, 0x0000000007050200u, 0x0000000007050201u, 0x0000000705020100u,
+    0x0000000000070503u, 0x0000000007050300u, 0x0000000007050301u, 0x0000000705030100u,
+    0x0000000007050302u, 0x0000000705030200u, 0x0000000705030201u, 0x0000070503020100u,
+    0x0000000000070504u, 0x0000000007050400u, 0x0000000007050401u, 0x0000000705040100u,
+    0x0000000007050402u, 0x0000000705040200u, 0x0000000705040201u, 0x0000070504020100u,
+    0x0000000007050403u, 0x0000000705040300u, 0x0000000705040301u, 0x0000070504030100u,
+    0x0000000705040302u, 0x0000070504030200u, 0x0000070504030201u, 0x0007050403020100u,
+    0x0000000000000706u, 0x0000000000070600u, 0x0000000000070601u, 0x0000000007060100u,
+    0x0000000000070602u, 0x0000000007060200u, 0x0000000007060201u, 0x0000000706020100u,
+    0x0000000000070603u, 0x0000000007060300u, 0x0000000007060301u, 0x0000000706030100u,
+    0x0000000007060302u, 0x0000000706030200u, 0x0000000706030201u, 0x0000070603020100u,
+    0x0000000000070604u, 0x0000000007060400u, 0x0000000007060401u, 0x0000000706040100u,
+    0x0000000007060402u, 0x0000000706040200u, 0x0000000706040201u, 0x0000070604020100u,
+    0x0000000007060403u, 0x0000000706040300u, 0x0000000706040301u, 0x0000070604030100u,
+    0x0000000706040302u, 0x0000070604030200u, 0x0000070604030201u, 0x0007060403020100u,
+    0x0000000000070605u, 0x0000000007060500u, 0x0000000007060501u, 0x0000000706050100u,
+    0x0000000007060502u, 0x0000000706050200u, 0x0000000706050201u, 0x0000070605020100u,
+    0x0000000007060503u, 0x0000000706050300u, 0x0000000706050301u, 0x0000070605030100u,
+    0x0000000706050302u, 0x0000070605030200u, 0x0000070605030201u, 0x0007060503020100u,
+    0x0000000007060504u, 0x0000000706050400u, 0x0000000706050401u, 0x0000070605040100u,
+    0x0000000706050402u, 0x0000070605040200u, 0x0000070605040201u, 0x0007060504020100u,
+    0x0000000706050403u, 0x0000070605040300u, 0x0000070605040301u, 0x0007060504030100u,
+    0x0000070605040302u, 0x0007060504030200u, 0x0007060504030201u, 0x0706050403020100u,
+};
+
+__attribute__((target("avx2,fma"))) static int list_avx2(nz_t *e, const float *x, int r0, int r1) {
+  int n = 0, r = r0;
+  __m256 zero = _mm256_setzero_ps();
+  __m256i step = _mm256_setr_epi32(0, NR, 2 * NR, 3 * NR, 4 * NR, 5 * NR, 6 * NR, 7 * NR);
+  for (; r + 8 <= r1; r += 8) {
+    __m256 v = _mm256_loadu_ps(x + r);
+    int mask = _mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ));
+    if (!mask) continue;
+    __m256i idx = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)pack_table[mask]));
+    __m256i off = _mm256_add_epi32(_mm256_set1_epi32(r * NR), step);
+    __m256i oc = _mm256_permutevar8x32_epi32(off, idx);
+    __m256i vc = _mm256_permutevar8x32_epi32(_mm256_castps_si256(v), idx);
+    __m256i lo = _mm256_unpacklo_epi32(oc, vc), hi = _mm256_unpackhi_epi32(oc, vc);
+    _mm256_storeu_si256((__m256i *)(void *)(e + n), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(e + n + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
+    n += __builtin_popcount((unsigned)mask);
+  }
+  return n + list_generic(e + n, x, r, r1);
+}
+
 /* ---- x86-64 AVX-512F ---------------------------------------------------------------- */
 #define AVX512_MR 12
 
@@ -447,16 +550,17 @@ typedef struct {
   row_fn row;
   used_fn used;
   sparse_fn sparse; /* NULL: the blocked path for every layer */
+  int (*list)(nz_t *e, const float *x, int r0, int r1);
 } kernel_t;
 
 static const kernel_t kernels[ANIM_GEMM_KERNEL_COUNT] = {
-    {"generic", GENERIC_MR, tile_generic, row_generic, used_generic, sparse_generic},
+    {"generic", GENERIC_MR, tile_generic, row_generic, used_generic, sparse_generic, list_generic},
 #if GEMM_X86
-    {"avx2", AVX2_MR, tile_avx2, row_avx2, used_avx2, sparse_avx2},
-    {"avx512", AVX512_MR, tile_avx512, row_avx512, used_avx512, NULL},
+    {"avx2", AVX2_MR, tile_avx2, row_avx2, used_avx2, sparse_avx2, list_avx2},
+    {"avx512", AVX512_MR, tile_avx512, row_avx512, used_avx512, NULL, NULL},
 #else
-    {"avx2", 0, NULL, NULL, NULL, NULL},
-    {"avx512", 0, NULL, NULL, NULL, NULL},
+    {"avx2", 0, NULL, NULL, NULL, NULL, NULL},
+    {"avx512", 0, NULL, NULL, NULL, NULL, NULL},
 #endif
 };
 
@@ -489,7 +593,7 @@ anim_gemm_kernel_t anim_gemm_kernel_best(void) {
 /* The sparse path's scratch for a tile of rows rows of k inputs: every
  * input's entry (two words) and each row's chunk starts. */
 static size_t sparse_words(int rows, int k) {
-  return (size_t)rows * (2 * (size_t)k + (size_t)(k + SPARSE_KC - 1) / SPARSE_KC + 1);
+  return (size_t)rows * (2 * (size_t)k + (size_t)(k + SPARSE_KC - 1) / SPARSE_KC + 1) + 16;
 }
 
 size_t anim_gemm_mask_words(int m, int k) {
@@ -506,20 +610,12 @@ size_t anim_gemm_mask_words(int m, int k) {
  * Returns the number of entries. */
 static int sparse_lists(const kernel_t *kern, nz_t *e, int *starts, const float *a, int lda, int rows, int k, int nq) {
   int n = 0;
-  uint32_t words[ANIM_GEMM_MAX_K / 32];
   for (int j = 0; j < rows; j++) {
     const float *x = a + (size_t)j * (size_t)lda;
     int *st = starts + (size_t)j * (size_t)(nq + 1);
-    kern->used(words, &x, 1, k);
-    /* SPARSE_KC is a multiple of 32: a chunk is whole words. */
     for (int q = 0; q < nq; q++) {
       st[q] = n;
-      int w1 = (q + 1) * (SPARSE_KC / 32), kw = (k + 31) / 32;
-      for (int w = q * (SPARSE_KC / 32); w < w1 && w < kw; w++)
-        for (uint32_t bits = words[w]; bits; bits &= bits - 1u) {
-          int r = 32 * w + __builtin_ctz(bits);
-          e[n].off = r * NR, e[n].v = x[r], n++;
-        }
+      n += kern->list(e + n, x, q * SPARSE_KC, (q + 1) * SPARSE_KC < k ? (q + 1) * SPARSE_KC : k);
     }
     st[nq] = n;
   }
@@ -533,7 +629,7 @@ static int run_sparse(const kernel_t *kern, float *c, int ldc, const float *a, i
   int nq = (k + SPARSE_KC - 1) / SPARSE_KC;
   int tile = m < SPARSE_ROWS ? m : SPARSE_ROWS;
   nz_t *e = (nz_t *)scratch;
-  int *starts = (int *)(scratch + 2 * (size_t)tile * (size_t)k);
+  int *starts = (int *)(scratch + 2 * (size_t)tile * (size_t)k + 16); /* past the lists' slack (8 entries) */
   size_t panel_floats = (size_t)k * NR;
   for (int i0 = 0; i0 < m; i0 += tile) {
     int rows = m - i0 < tile ? m - i0 : tile;
