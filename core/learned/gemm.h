@@ -19,12 +19,24 @@
  * over blocks of rows (12 for AVX-512, 6 for AVX2, 2 portable). Both skip
  * the inputs that are zero (in every row of the block): after ReLU, 45-90%
  * of a hidden layer's values are zero, a third to a half of them in all 12
- * rows of a block. Every kernel computes each output as the bias plus the
- * products over the used inputs in ascending order (an input zero in this
- * row but used by another adds an exact zero), so the one-row and blocked
- * paths of a kernel give identical results; fused multiply-adds on
- * AVX2/AVX-512 and separate ones in the portable kernel make kernels agree
- * to rounding, not bit for bit.
+ * rows of a block.
+ *
+ * Sparse batches (AVX2 and portable kernels, masks given): a block's union
+ * of nonzero inputs is much denser than each row (the reference stepper's
+ * hidden layer: 38% of a row's inputs nonzero, 84% of a 6-row block's), so
+ * when at most 60% of a batch's first 64 rows' inputs are nonzero, each row
+ * is multiplied by its own nonzero inputs only: listed (offset, value) once
+ * per tile of 64 rows, then taken chunk by chunk of 64 inputs, three
+ * panels at a time, the chunk's 24 KiB of weights staying in L1 while the
+ * tile's rows pass over it. Denser layers (a network's first, whose inputs are not
+ * a ReLU's) keep the blocked path.
+ *
+ * Every kernel and path computes each output as the bias plus the products
+ * over the used inputs in ascending order (an input zero in this row but
+ * used by another adds an exact zero), so the one-row, blocked and sparse
+ * paths of a kernel give identical results (up to the sign of a zero);
+ * fused multiply-adds on AVX2/AVX-512 and separate ones in the portable
+ * kernel make kernels agree to rounding, not bit for bit.
  *
  * Nothing here allocates or fails; arguments are the caller's contract.
  */
@@ -64,7 +76,9 @@ int anim_gemm_kernel_available(anim_gemm_kernel_t kernel);
 anim_gemm_kernel_t anim_gemm_kernel_best(void);
 const char *anim_gemm_kernel_name(anim_gemm_kernel_t kernel);
 
-/* Words of mask scratch anim_gemm_run may use for m rows of k inputs. */
+/* Words of scratch anim_gemm_run may use for m rows of k inputs: the
+ * blocked path's masks or the sparse path's lists for a tile of rows
+ * (at most 64 x (2 k + k / 64 + 2) words, 265 KB for k = 512). */
 size_t anim_gemm_mask_words(int m, int k);
 
 /* C = A B + bias, then ReLU when relu != 0.
@@ -72,8 +86,9 @@ size_t anim_gemm_mask_words(int m, int k);
  *  a: m rows with stride lda >= k; read-only, must not overlap c;
  *  packed_b: anim_gemm_pack of the k x n weights; bias: padded(n) floats (zeros past n);
  *  masks: anim_gemm_mask_words(m, k) words of scratch (which inputs each block
- *  of rows uses, found once and kept across the panel groups), or NULL to
- *  find them again for each group;
+ *  of rows uses, found once and kept across the panel groups; or the sparse
+ *  path's lists), or NULL to find them again for each group (and never take
+ *  the sparse path);
  *  1 <= k <= ANIM_GEMM_MAX_K, n >= 1, m >= 0. An unavailable kernel runs the portable one. */
 void anim_gemm_run(anim_gemm_kernel_t kernel, float *c, int ldc, const float *a, int lda, int m, int k,
                    const float *packed_b, const float *bias, int n, int relu, uint32_t *masks);
