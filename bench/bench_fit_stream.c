@@ -17,7 +17,9 @@
  * The server runs with --fixed-step, as the tests that compare tick by tick
  * do (tracker_feed.h): a late tick that folded the deadlines it missed
  * into one longer dt would skip clip frames, and the error would measure
- * the machine's load rather than the fitter.
+ * the machine's load rather than the fitter. For the same reason the feed
+ * runs in step with the server (tracker_feed.h's default): each frame sent
+ * 30 ticks ahead, named for its tick (set_trackers.tick).
  */
 #include <stdio.h>
 #include <stdlib.h>
