@@ -21,9 +21,10 @@
  * wait in its own clock's seconds (the crowd's ticks times the period; a
  * late tick that folds skipped deadlines into its dt takes every set due
  * by its end, oldest tick first). The sets waiting are one block of
- * SRV_TRACKERS_MAX_PENDING, allocated on the loop at the first set ahead. Before its first tracker arrives the character shows
- * its start frame at its placement; afterwards the trackers place it
- * (world space).
+ * SRV_TRACKERS_MAX_PENDING, allocated on the loop at the first set ahead.
+ *
+ * Before its first tracker arrives the character shows its start frame at
+ * its placement; afterwards the trackers place it (world space).
  *
  * The characters of a chunk are fitted one after the other: a fit is a
  * Gauss-Newton solve of its own, and the core's batch search is a loop of
@@ -307,9 +308,13 @@ static int set_trackers(void *character, const srv_character_trackers_t *in, dou
   /* Due at the tick that ends `ahead` after the next one's end: after this
    * clock's next tick, clock + ahead is the end of the tick before it (a
    * microsecond's margin against the sum's rounding). */
-  pending_t *p = &c->pending[c->npending++];
+  /* Full only when this request lists the character again (each check
+   * saw room): its last set, from this request, is for the same tick and
+   * gives way to this one, as two sets for one tick do. */
+  int again = c->npending >= SRV_TRACKERS_MAX_PENDING;
+  pending_t *p = again ? &c->pending[c->npending - 1] : &c->pending[c->npending++];
   p->due = c->clock + ahead + 1e-6;
-  p->reset = in->reset;
+  p->reset = in->reset || (again && p->reset);
   memcpy(p->inputs, inputs, (size_t)in->ntrackers * sizeof *inputs);
   return 0;
 }

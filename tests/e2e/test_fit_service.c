@@ -161,11 +161,18 @@ static void check_tracker_ticks(Animserver__Request *set, Animserver__SetTracker
                                              (unsigned long long)r->set_trackers->tick, (unsigned long long)next);
   next = r->set_trackers->tick;
   animserver__response__free_unpacked(r, NULL);
-  /* 33 sets for one tick 31 ahead, pipelined: 32 wait, the 33rd is refused
-   * whole (the loop reads them in one go; the tick is half a second off). */
+  /* 33 requests for one tick 31 ahead, pipelined, the 32nd listing the
+   * character twice (its second set takes the place of its first): 32
+   * wait, the 33rd is refused whole (the loop reads them in one go; the
+   * tick is half a second off). */
   st->tick = next + 31;
   uint64_t ids[33];
-  for (int k = 0; k < 33; k++) set->id = 0, assert_int_equal(anim_test_raw_send(&fx.c, set), 0), ids[k] = set->id;
+  Animserver__CharacterTrackers *twice[2] = {st->characters[0], st->characters[0]}, **once = st->characters;
+  for (int k = 0; k < 33; k++) {
+    st->n_characters = k == 31 ? 2 : 1, st->characters = k == 31 ? twice : once;
+    set->id = 0, assert_int_equal(anim_test_raw_send(&fx.c, set), 0), ids[k] = set->id;
+  }
+  st->n_characters = 1, st->characters = once;
   int accepted = 0, limited = -1;
   for (int k = 0; k < 33;) {
     Animserver__ServerMessage *m = anim_test_raw_next(&fx.c, TIMEOUT_MS);
