@@ -13,6 +13,13 @@
  *
  * --svg draws the streamed character on the held-out turn, every 1/4 s,
  * next to the true pose.
+ *
+ * The server runs with --fixed-step, as the tests that compare tick by tick
+ * do (tracker_feed.h): a late tick that folded the deadlines it missed
+ * into one longer dt would skip clip frames, and the error would measure
+ * the machine's load rather than the fitter. For the same reason the feed
+ * runs in step with the server (tracker_feed.h's default): each frame sent
+ * 30 ticks ahead, named for its tick (set_trackers.tick).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,12 +168,12 @@ int bench_fit_stream(int argc, char **argv) {
   }
   bench_make_log_dir();
   anim_test_server_t server;
-  const char *args[] = {"--data-dir", dir, "--log-level", "warn", NULL};
+  const char *args[] = {"--data-dir", dir, "--log-level", "warn", "--fixed-step", NULL};
   anim_test_raw_t c;
   int rc = anim_test_server_start(&server, "bench_fit_stream", args) != 0 || anim_test_raw_open(&c, &server) != 0 ||
            tracker_feed_load(&c, db.name) != 0;
   printf("fit-stream: server database %s (%d frames), %d held-out clips (%d frames at %.0f Hz) fed over the wire as "
-         "head, hands and pelvis with 5 mm noise\n",
+         "head, hands and pelvis with 5 mm noise (server --fixed-step)\n",
          db.name, db.nframes, truth.nranges, truth.nframes, truth.frame_rate);
   struct {
     const char *name;

@@ -87,12 +87,14 @@ static void trackers_complete(anim_client_t *client, anim__pending_t *p, int sta
   anim__client_complete_status(client, p, status, status == 0 && r->set_trackers ? r->set_trackers->tick : 0);
 }
 
-int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
-                                  const int *counts, int n, anim_status_cb cb, void *data, uint64_t *out_id) {
+int anim_client_trackers_set_at_send(anim_client_t *client, uint64_t tick, const uint64_t *characters,
+                                     const anim_tracker_t *trackers, const int *counts, int n, anim_status_cb cb,
+                                     void *data, uint64_t *out_id) {
   if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
   anim__trackers_views_t v;
   int rc = anim__set_trackers_to_proto(characters, trackers, counts, n, &v);
   if (rc) return anim__client_refuse(client, rc, __func__);
+  v.set.tick = tick;
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SET_TRACKERS, request.set_trackers = &v.set;
   rc = anim__client_send(client, &request, ANIMSERVER__RESPONSE__BODY_SET_TRACKERS, trackers_complete, (anim__cb_fn)cb,
@@ -101,13 +103,24 @@ int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *charact
   return rc;
 }
 
+int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
+                                  const int *counts, int n, anim_status_cb cb, void *data, uint64_t *out_id) {
+  return anim_client_trackers_set_at_send(client, 0, characters, trackers, counts, n, cb, data, out_id);
+}
+
+int anim_client_trackers_set_at(anim_client_t *client, uint64_t tick, const uint64_t *characters,
+                                const anim_tracker_t *trackers, const int *counts, int n, uint64_t *out_tick,
+                                int timeout_ms) {
+  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
+  uint64_t at = 0;
+  int rc;
+  ANIM__CLIENT_RUN(rc, client, timeout_ms, &at, sizeof at,
+                   anim_client_trackers_set_at_send(client, tick, characters, trackers, counts, n, NULL, NULL, &id_));
+  if (rc == 0 && out_tick) *out_tick = at;
+  return rc;
+}
+
 int anim_client_trackers_set(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
                              const int *counts, int n, uint64_t *out_tick, int timeout_ms) {
-  if (!client) return anim__client_refuse(client, ANIM_EINVAL, __func__);
-  uint64_t tick = 0;
-  int rc;
-  ANIM__CLIENT_RUN(rc, client, timeout_ms, &tick, sizeof tick,
-                   anim_client_trackers_set_send(client, characters, trackers, counts, n, NULL, NULL, &id_));
-  if (rc == 0 && out_tick) *out_tick = tick;
-  return rc;
+  return anim_client_trackers_set_at(client, 0, characters, trackers, counts, n, out_tick, timeout_ms);
 }

@@ -133,9 +133,12 @@ typedef struct {
   int (*set_input)(void *character, const anim_controller_input_t *input);
   uint32_t inputs; /* bit k: takes input kind k (ANIM_INPUT_*) */
   /* Loop: tracked points (MODE_TRACKER; NULL for kinds steered otherwise).
-   * With apply 0 only checks them against the character: 0, or a code with
-   * err naming the subfield ("trackers[1].bone ..."); with apply 1 takes them. */
-  int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, int apply, char *err, int errlen);
+   * With apply 0 only checks them against the character (and makes room
+   * for them when they wait): 0, or a code with err naming the subfield
+   * ("trackers[1].bone ..."); with apply 1 takes them. ahead: seconds of
+   * ticks after the next one at which they apply (0: the next). */
+  int (*set_trackers)(void *character, const srv_character_trackers_t *trackers, double ahead, int apply, char *err,
+                      int errlen);
   /* Loop: MODE_PHYSICAL's requests (NULL for every other kind). With apply
    * 0 only checks the request against the character (bones of its
    * skeleton, room for a pending push): 0, or a code with err naming the

@@ -14,6 +14,10 @@
  *    joint is powered toward the matched pose, the root held by the
  *    stabiliser. Back within RECOVER_ERROR of the matched root for
  *    RECOVER_STILL seconds it recovers; past FALL_ERROR / FALL_TILT it falls;
+ *    STAGGER_MAX seconds after its last push it recovers anyway (a push
+ *    while powered starts a new stagger: a character shoved all along
+ *    keeps reacting, and a force is never cut short by the stagger's end,
+ *    its duration being at most 2 s);
  *  - FALLEN: every part limp, the body falls and lies; still for
  *    LIE_SECONDS (or on a recover request) it recovers;
  *  - LIMP: a set_body_modes request set the root limp; it lies until a
@@ -59,7 +63,7 @@
 #define RECOVER_ERROR 0.06f     /* m */
 #define RECOVER_TILT 0.17453292f /* rad (10 degrees) */
 #define RECOVER_STILL 0.25f     /* s within RECOVER_ERROR before it recovers */
-#define STAGGER_MAX 4.0f        /* s powered at most before it recovers anyway */
+#define STAGGER_MAX 4.0f        /* s powered after the last push at most before it recovers anyway */
 #define LIE_SPEED 0.15f         /* m/s of the root: lying still */
 #define LIE_SECONDS 2.0f        /* s lying still before it gets up */
 #define RECOVER_HALFLIFE 0.1f   /* s */
@@ -193,6 +197,8 @@ static void start_pushes(character_t *c, float dt) {
   int due = 0;
   for (int i = 0; i < c->npending; i++) due |= c->pending[i].at <= c->ticks;
   if (!due) return;
+  /* Already staggering: the push starts a new stagger (STAGGER_MAX counts from it). */
+  if (c->state == POWERED) c->state_time = 0.0f, c->still_time = 0.0f;
   if ((c->state == KINEMATIC || c->state == RECOVERING) && start_simulation(c, POWERED)) return;
   (void)dt;
   int kept = 0;

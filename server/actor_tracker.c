@@ -11,9 +11,20 @@
  * trackers found, played on and inertialized) carry the rest of the body.
  * A tracker the client reports lost, or not updated for hold_seconds, is
  * absent for the fitter, which lets the joints only it held fall back to
- * the prior smoothly. Before its first tracker arrives the character shows
- * its start frame at its placement; afterwards the trackers place it
- * (world space).
+ * the prior smoothly.
+ *
+ * A set_trackers named for a tick ahead (set_trackers.tick) waits in the
+ * character until the tick it names, and is then taken as if it had come
+ * just before that tick: a client that knows its measurements in advance
+ * (a recorded take, the tests' tracker feed) stays in step with the server
+ * however late the loaded machine lets it send. The character counts the
+ * wait in its own clock's seconds (the crowd's ticks times the period; a
+ * late tick that folds skipped deadlines into its dt takes every set due
+ * by its end, oldest tick first). The sets waiting are one block of
+ * SRV_TRACKERS_MAX_PENDING, allocated on the loop at the first set ahead.
+ *
+ * Before its first tracker arrives the character shows its start frame at
+ * its placement; afterwards the trackers place it (world space).
  *
  * The characters of a chunk are fitted one after the other: a fit is a
  * Gauss-Newton solve of its own, and the core's batch search is a loop of
@@ -44,6 +55,13 @@ typedef struct {
   int nhistory;
 } tracker_t;
 
+/* A set_trackers waiting for its tick. */
+typedef struct {
+  double due;   /* the character's clock at the end of the tick before it, plus a margin */
+  int reset;
+  anim_tracker_input_t inputs[ANIM_POSE_FIT_MAX_TRACKERS]; /* creation order */
+} pending_t;
+
 typedef struct {
   srv_fit_model_t *model; /* a reference */
   const anim_database_t *db;
@@ -61,6 +79,8 @@ typedef struct {
   int start_frame;
   vec3 *idle_positions, *idle_globals; /* before the first tracker: the start frame at the placement */
   quat *idle_rotations;
+  pending_t *pending;     /* SRV_TRACKERS_MAX_PENDING sets ahead (NULL until the first), npending of them used */
+  int npending;
 } character_t;
 
 /* ---- trackers -------------------------------------------------------------------- */
@@ -121,6 +141,7 @@ static void character_free(void *character) {
   character_t *c = character;
   anim_pose_fitter_free(&c->fitter);
   free(c->idle_positions);
+  free(c->pending);
   srv_fit_model_release(c->model);
   memset(c, 0, sizeof *c);
 }
@@ -128,7 +149,8 @@ static void character_free(void *character) {
 /* The fitter's memory and the idle pose's block. */
 static size_t heap_bytes(const void *character) {
   const character_t *c = character;
-  return (c->fitter.owns_memory ? malloc_usable_size(c->fitter.memory) : 0) + malloc_usable_size(c->idle_positions);
+  return (c->fitter.owns_memory ? malloc_usable_size(c->fitter.memory) : 0) + malloc_usable_size(c->idle_positions) +
+         malloc_usable_size(c->pending);
 }
 
 /* The start frame at the placement, shown until the first tracker arrives. */
@@ -197,12 +219,45 @@ static void report(srv_actor_t *a) {
   c->transitions = f->transitions;
 }
 
+/* One character's trackers as a client's word: a reset forgets the user
+ * first; each tracker lost, or updated (fresh for the next prediction). */
+static void take_trackers(character_t *c, const anim_tracker_input_t *inputs, int reset) {
+  if (reset) {
+    c->reset = 1;
+    for (int k = 0; k < c->ntrackers; k++) memset(&c->trackers[k], 0, sizeof c->trackers[k]);
+  }
+  for (int k = 0; k < c->ntrackers; k++) {
+    tracker_t *t = &c->trackers[k];
+    const anim_tracker_input_t *u = &inputs[k];
+    if (!u->present) {
+      t->present = t->fresh = 0, t->nhistory = 0;
+      continue;
+    }
+    t->present = t->fresh = 1;
+    t->last = *u;
+    t->client_velocity = u->has_velocity;
+  }
+}
+
+/* The sets waiting whose tick this one is (its end: clock), oldest tick first. */
+static void take_due(character_t *c) {
+  for (;;) {
+    int first = -1;
+    for (int i = 0; i < c->npending; i++)
+      if (c->pending[i].due < c->clock && (first < 0 || c->pending[i].due < c->pending[first].due)) first = i;
+    if (first < 0) return;
+    take_trackers(c, c->pending[first].inputs, c->pending[first].reset);
+    c->pending[first] = c->pending[--c->npending];
+  }
+}
+
 static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch) {
   (void)scratch;
   for (int i = 0; i < n; i++) {
     character_t *c = actors[i]->character;
-    if (c->reset) anim_pose_fitter_reset(&c->fitter), c->started = 0, c->reset = 0;
     c->clock += dt;
+    if (c->npending) take_due(c);
+    if (c->reset) anim_pose_fitter_reset(&c->fitter), c->started = 0, c->reset = 0;
     anim_tracker_input_t in[ANIM_POSE_FIT_MAX_TRACKERS];
     memset(in, 0, sizeof in);
     for (int k = 0; k < c->ntrackers; k++) in[c->order[k]] = predict(&c->trackers[k], c->clock, c->hold_seconds);
@@ -216,7 +271,8 @@ static void simulate(srv_actor_t *const *actors, int n, float dt, void *scratch)
   }
 }
 
-static int set_trackers(void *character, const srv_character_trackers_t *in, int apply, char *err, int errlen) {
+static int set_trackers(void *character, const srv_character_trackers_t *in, double ahead, int apply, char *err,
+                        int errlen) {
   character_t *c = character;
   if (!apply) {
     if (in->ntrackers != c->ntrackers) {
@@ -232,23 +288,34 @@ static int set_trackers(void *character, const srv_character_trackers_t *in, int
         return ANIM_EINVAL;
       }
     }
+    if (ahead > 0.0 && c->npending >= SRV_TRACKERS_MAX_PENDING) {
+      snprintf(err, (size_t)errlen, ": the character already holds %d sets for ticks ahead, at most %d", c->npending,
+               SRV_TRACKERS_MAX_PENDING);
+      return ANIM_ELIMIT;
+    }
+    if (ahead > 0.0 && !c->pending && !(c->pending = calloc(SRV_TRACKERS_MAX_PENDING, sizeof *c->pending))) {
+      snprintf(err, (size_t)errlen, ": no memory for trackers ahead");
+      return ANIM_ENOMEM;
+    }
     return 0;
   }
-  if (in->reset) {
-    c->reset = 1;
-    for (int k = 0; k < c->ntrackers; k++) memset(&c->trackers[k], 0, sizeof c->trackers[k]);
+  anim_tracker_input_t inputs[ANIM_POSE_FIT_MAX_TRACKERS];
+  for (int k = 0; k < in->ntrackers; k++) inputs[k] = in->trackers[k].input;
+  if (ahead <= 0.0) {
+    take_trackers(c, inputs, in->reset);
+    return 0;
   }
-  for (int k = 0; k < in->ntrackers; k++) {
-    tracker_t *t = &c->trackers[k];
-    const anim_tracker_input_t *u = &in->trackers[k].input;
-    if (!u->present) {
-      t->present = t->fresh = 0, t->nhistory = 0;
-      continue;
-    }
-    t->present = t->fresh = 1;
-    t->last = *u;
-    t->client_velocity = u->has_velocity;
-  }
+  /* Due at the tick that ends `ahead` after the next one's end: after this
+   * clock's next tick, clock + ahead is the end of the tick before it (a
+   * microsecond's margin against the sum's rounding). */
+  /* Full only when this request lists the character again (each check
+   * saw room): its last set, from this request, is for the same tick and
+   * gives way to this one, as two sets for one tick do. */
+  int again = c->npending >= SRV_TRACKERS_MAX_PENDING;
+  pending_t *p = again ? &c->pending[c->npending - 1] : &c->pending[c->npending++];
+  p->due = c->clock + ahead + 1e-6;
+  p->reset = in->reset || (again && p->reset);
+  memcpy(p->inputs, inputs, (size_t)in->ntrackers * sizeof *inputs);
   return 0;
 }
 

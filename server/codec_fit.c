@@ -277,6 +277,7 @@ int srv_decode_set_trackers(srv_decoder_t *d, const Animserver__SetTrackersReque
   srv_path_restore(d, mark);
   r->characters = items;
   r->n = (int)in->n_characters;
+  r->tick = in->tick; /* checked against the crowd's tick by the service */
   return 0;
 }
 

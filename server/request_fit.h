@@ -80,7 +80,13 @@ typedef struct {
 typedef struct {
   const srv_character_trackers_t *characters;
   int n;
+  uint64_t tick; /* the tick the measurements are for; 0: the next */
 } srv_set_trackers_request_t;
+
+/* set_trackers.tick: at most this many ticks after the next, and at most
+ * this many sets held per character (one a tick). */
+#define SRV_TRACKERS_MAX_AHEAD 31u
+#define SRV_TRACKERS_MAX_PENDING 32
 
 typedef struct {
   uint64_t tick;

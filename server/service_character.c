@@ -144,24 +144,32 @@ static int set_inputs(const srv_service_ctx_t *ctx, const srv_request_t *request
   return 0;
 }
 
-/* set_trackers: every character's trackers checked before any is applied. */
+/* set_trackers: every character's trackers checked before any is applied.
+ * A tick ahead waits in each character (counted from the next tick in
+ * seconds of ticks, as its clock runs); one already past is the next. */
 static int set_trackers(const srv_service_ctx_t *ctx, const srv_request_t *request, srv_response_t *out) {
   const srv_set_trackers_request_t *req = &request->body.set_trackers;
   char err[160];
+  uint64_t next = ctx->env->crowd->tick + 1, at = req->tick > next ? req->tick : next;
+  if (at - next > SRV_TRACKERS_MAX_AHEAD)
+    return srv_response_fail(out, ANIM_ERANGE, "set_trackers.tick = %llu: more than %u ticks ahead of the next (%llu)",
+                             (unsigned long long)at, SRV_TRACKERS_MAX_AHEAD, (unsigned long long)next);
+  double ahead = (double)(at - next) / ctx->env->config->tick_rate;
   for (int i = 0; i < req->n; i++) {
     srv_actor_t *a = srv_service_owned_actor(ctx, req->characters[i].character, "set_trackers.characters", i, out);
     if (!a) return out->error;
     if (!a->kind->set_trackers)
       return srv_response_fail(out, ANIM_EUNSUPPORTED, "set_trackers.characters[%d]: character %llu (%s) is not driven "
                                "by trackers (MODE_TRACKER)", i, (unsigned long long)a->id, a->kind->name);
-    int rc = a->kind->set_trackers(a->character, &req->characters[i], 0, err, sizeof err);
+    int rc = a->kind->set_trackers(a->character, &req->characters[i], ahead, 0, err, sizeof err);
     if (rc) return srv_response_fail(out, rc, "set_trackers.characters[%d]%s", i, err);
   }
   for (int i = 0; i < req->n; i++) {
     srv_actor_t *a = srv_crowd_find(ctx->env->crowd, req->characters[i].character);
-    a->kind->set_trackers(a->character, &req->characters[i], 1, err, sizeof err);
+    a->kind->set_trackers(a->character, &req->characters[i], ahead, 1, err, sizeof err);
+    if (ahead > 0.0) srv_crowd_remeasure(ctx->env->crowd, a); /* its first set ahead made room for them */
   }
-  out->body.set_trackers.tick = ctx->env->crowd->tick + 1;
+  out->body.set_trackers.tick = at;
   return 0;
 }
 

@@ -672,10 +672,13 @@ class Requests:
                     body_as(pb.FitPoseResponse))
 
     @request
-    def set_trackers(self, characters: Iterable[Message], *,
+    def set_trackers(self, characters: Iterable[Message], *, tick: int = 0,
                      timeout: Optional[float] = None) -> Call[pb.SetTrackersResponse]:
-        """Trackers of tracker characters: ``{"character", "trackers": [...]}`` items, in creation order."""
-        return Call("set_trackers", {"characters": list(characters)}, timeout, body_as(pb.SetTrackersResponse))
+        """Trackers of tracker characters: ``{"character", "trackers": [...]}`` items, in creation order;
+        measured for server ``tick`` (0: the next; a tick ahead, at most 31 after the next, waits for it;
+        one already past applies at the next). The response's ``.tick`` is when they apply."""
+        return Call("set_trackers", {"characters": list(characters), "tick": int(tick)}, timeout,
+                    body_as(pb.SetTrackersResponse))
 
     # ---- physical characters (MODE_PHYSICAL) ----------------------------------------
     @request

@@ -318,6 +318,14 @@ static void test_fit_pose_and_tracker_character(void **state) {
     if (!(cs->tracker_residuals[k] >= 0.0f && cs->tracker_residuals[k] < 0.1f))
       fail_msg("%s: residual %.3f m after 30 inputs", tracked[k], cs->tracker_residuals[k]);
   anim_character_state_free(cs);
+  /* Named for a tick ahead: answered with that tick; too far ahead: refused naming the field. */
+  uint64_t at = 0;
+  assert_int_equal(anim_client_trackers_set(fx.client, &id, t, counts, 1, &tick, TIMEOUT_MS), 0); /* the next now */
+  assert_int_equal(anim_client_trackers_set_at(fx.client, tick + 30, &id, t, counts, 1, &at, TIMEOUT_MS), 0);
+  if (at != tick + 30) fail_msg("named for tick %llu, answered %llu", (unsigned long long)(tick + 30),
+                                (unsigned long long)at);
+  assert_int_equal(anim_client_trackers_set_at(fx.client, tick + 1000, &id, t, counts, 1, NULL, TIMEOUT_MS), ANIM_ERANGE);
+  assert_non_null(strstr(anim_client_last_error(fx.client), "set_trackers.tick"));
   counts[0] = 3;
   assert_int_equal(anim_client_trackers_set(fx.client, &id, t, counts, 1, NULL, TIMEOUT_MS), ANIM_EDIMENSION);
   assert_non_null(strstr(anim_client_last_error(fx.client), "the character tracks 4"));

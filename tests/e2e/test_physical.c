@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include "fixture.h"
 #include "physical_fixture.h"
@@ -357,9 +358,76 @@ static double cpu_seconds(anim_client_t *c, uint64_t *out_ticks) {
 #define COST_REACTING 20 /* a reacting tick costs ~200 motion-matching ones: 20 keep a loaded 2-core server near 60 Hz */
 #define COST_SECONDS 4
 
+typedef struct {
+  int answered, refused;
+} answers_t;
+
+static void push_answered(anim_client_t *client, uint64_t id, int status, void *data) {
+  answers_t *a = data;
+  (void)client, (void)id;
+  a->answered++, a->refused += status != 0;
+}
+
+/* The shoving of the reacting phase: 2 s forces of 150 N at the chest
+ * every 1.5 s of ticks, each asked for ahead at its tick, from 0.5 s after
+ * the shoving starts (a loaded server runs fewer ticks than wall time:
+ * pushes sent by the wall clock would come closer together in its time and
+ * could topple the characters). Six a character (it holds at most 8
+ * pending): they shove through 10 s of ticks, past the window's 4.5 s of
+ * wall time however late the client reads. Each push restarts the stagger
+ * (actor_physical.c), so the characters stay powered all along. */
+#define COST_SHOVES 6
+#define COST_SHOVE_FIRST 30
+#define COST_SHOVE_EVERY 90
+
+/* The followed character's state per tick, as its stream frames tell (a
+ * callback: the library's queue keeps only the newest 256 frames). */
+typedef struct {
+  uint64_t id;
+  phys_track_t t;
+} followed_t;
+
+static void follow_frame(anim_client_t *client, const anim_stream_frame_t *f, void *data) {
+  followed_t *w = data;
+  const anim_character_pose_t *p = phys_pose_of(f, w->id);
+  (void)client;
+  if (p && w->t.n < PHYS_MAX_TICKS) w->t.tick[w->t.n] = f->tick, w->t.physics[w->t.n++] = p->physics;
+}
+
+/* Every frame of the followed character's from tick `from` through `last` shows it powered. */
+static void expect_powered(anim_client_t *c, followed_t *w, uint64_t from, uint64_t last) {
+  for (int k = 0; k < 600 && (!w->t.n || w->t.tick[w->t.n - 1] < last) && w->t.n < PHYS_MAX_TICKS; k++)
+    anim_client_poll(c, 100);
+  int seen = 0;
+  for (int i = 0; i < w->t.n; i++) {
+    if (w->t.tick[i] < from || w->t.tick[i] > last) continue;
+    seen++;
+    if (w->t.physics[i] != ANIM_PHYSICS_STATE_POWERED)
+      fail_msg("the shoved character is not reacting at tick %llu (%llu after the shoving began): state %d",
+               (unsigned long long)w->t.tick[i], (unsigned long long)(w->t.tick[i] - from), w->t.physics[i]);
+  }
+  printf("  shoved character powered on all %d frames of ticks %llu-%llu (%llu ticks)\n", seen,
+         (unsigned long long)from, (unsigned long long)last, (unsigned long long)(last - from));
+  /* Every tick streamed: none of the window's went unchecked. */
+  assert_int_equal(seen, (int)(last - from + 1));
+}
+
+/* Processes c's input for `ms` of wall time (anim_client_poll returns at
+ * the first message: with a stream, every tick). */
+static void poll_for(anim_client_t *c, int ms) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int left = ms; left > 0;) {
+    anim_client_poll(c, left);
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    left = ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+  }
+}
+
 /* CPU seconds per tick the server ran, with n characters of mode (-1: none);
- * react: shoved all the time (2 s forces of 150 N at the chest every 1.5 s,
- * pipelined: a blocking push waits for the tick in flight). */
+ * react: shoved all the time (above), the first character's state followed
+ * tick by tick from its stream (one character, root rotations only: its
+ * encoding is noise beside 20 bodies' simulation). */
 static double phase(anim_client_t *c, int mode, int n, int react) {
   uint64_t ids[COST_CHARACTERS];
   anim_character_mode_t m = {0};
@@ -367,32 +435,56 @@ static double phase(anim_client_t *c, int mode, int n, int react) {
   anim_character_placement_t at[COST_CHARACTERS];
   for (int i = 0; i < n; i++) at[i] = (anim_character_placement_t){(float)(i % 10) * 3.0f, (float)(i / 10) * 3.0f, 0.0f, 0};
   if (mode >= 0) assert_int_equal(anim_client_characters_create_mode(c, "bandai", &m, NULL, at, n, ids, PHYS_TIMEOUT_MS), 0);
+  static followed_t followed;
+  uint64_t subscription = 0;
+  if (react) {
+    followed.id = ids[0], followed.t.n = 0;
+    anim_subscribe_options_t o = {ids, 1, 0, 1, ANIM_POSE_FLOAT, 0, 1};
+    assert_int_equal(anim_client_subscribe(c, &o, follow_frame, &followed, &subscription, NULL, PHYS_TIMEOUT_MS), 0);
+  }
   anim_push_t p;
   anim_push_init(&p);
   p.bone = PHYS_CHEST, p.is_force = 1, p.duration = 2.0f;
+  uint64_t shoved = 0; /* the tick the shoving starts at */
   for (int k = 0; react && k < 2; k++) { /* the bodies made and the shoving started before the count */
     p.force[2] = k & 1 ? 150.0f : -150.0f;
-    for (int i = 0; i < n; i++) assert_int_equal(anim_client_push(c, ids[i], &p, NULL, PHYS_TIMEOUT_MS), 0);
+    for (int i = 0; i < n; i++) assert_int_equal(anim_client_push(c, ids[i], &p, &shoved, PHYS_TIMEOUT_MS), 0);
   }
-  anim_client_poll(c, 500);
+  answers_t answers = {0, 0};
+  int asked = 0;
+  for (int k = 0; react && k < COST_SHOVES; k++) {
+    p.force[2] = -150.0f, p.force[0] = k & 1 ? 60.0f : -60.0f;
+    p.tick = shoved + COST_SHOVE_FIRST + (uint64_t)k * COST_SHOVE_EVERY;
+    for (int i = 0; i < n; i++, asked++)
+      assert_int_equal(anim_client_push_send(c, ids[i], &p, push_answered, &answers, NULL), 0);
+  }
+  for (int k = 0; k < 200 && answers.answered < asked; k++) anim_client_poll(c, 100);
+  assert_int_equal(answers.answered, asked);
+  if (answers.refused) fail_msg("%d of %d pushes ahead refused: %s", answers.refused, asked, anim_client_last_error(c));
+  if (n) poll_for(c, 500);
   uint64_t ticks0, ticks1;
   double before = cpu_seconds(c, &ticks0);
-  for (int s = 0; s < 4 * COST_SECONDS; s++) {
-    if (react && s % 6 == 0)
-      for (int i = 0; i < n; i++) {
-        p.force[2] = s & 1 ? 150.0f : -150.0f, p.force[0] = (s / 6) & 1 ? 60.0f : -60.0f;
-        assert_int_equal(anim_client_push_send(c, ids[i], &p, NULL, NULL, NULL), 0);
-      }
-    anim_client_poll(c, 250);
-  }
+  /* Without characters one second shows whether the server ticks idle (it
+   * does not: then there is nothing to subtract); the kinds COST_SECONDS. */
+  poll_for(c, n ? 1000 * COST_SECONDS : 1000);
   double cpu = cpu_seconds(c, &ticks1) - before;
+  if (n) printf("  %d characters of mode %d%s: %llu ticks in the window\n", n, mode, react ? ", shoved" : "",
+                (unsigned long long)(ticks1 - ticks0));
   /* An idle server does not tick (its scheduler stops without characters): nothing to subtract then. */
   cpu = ticks1 > ticks0 ? cpu / (double)(ticks1 - ticks0) : 0.0;
   if (react) {
-    anim_character_state_t *st = NULL;
-    assert_int_equal(anim_client_character_state(c, ids[0], 0, &st, PHYS_TIMEOUT_MS), 0);
-    if (st->physics != ANIM_PHYSICS_STATE_POWERED) fail_msg("the shoved character is not reacting (%d)", st->physics);
-    anim_character_state_free(st);
+    uint64_t last = 0;
+    for (int i = 0; i < n; i++) {
+      anim_character_state_t *st = NULL;
+      assert_int_equal(anim_client_character_state(c, ids[i], 0, &st, PHYS_TIMEOUT_MS), 0);
+      if (st->physics != ANIM_PHYSICS_STATE_POWERED)
+        fail_msg("shoved character %d of %d is not reacting at tick %llu (%llu after the shoving began): state %d", i,
+                 n, (unsigned long long)st->tick, (unsigned long long)(st->tick - shoved), st->physics);
+      if (i == 0) last = st->tick;
+      anim_character_state_free(st);
+    }
+    expect_powered(c, &followed, shoved, last);
+    assert_int_equal(anim_client_unsubscribe(c, subscription, PHYS_TIMEOUT_MS), 0);
   }
   if (mode >= 0) anim_client_characters_destroy(c, ids, n, PHYS_TIMEOUT_MS);
   return cpu;

@@ -498,9 +498,10 @@ def test_machines_graphs_fit(client):
     check(len(fit.residuals) == 4 and max(fit.residuals) < 0.1, "fit_pose: a pose near the trackers")
     tid = list(client.create_characters("default", [{"x": 0, "z": 0}], mode=3,
                                         tracker={"trackers": [{"bone": t["bone"]} for t in trackers]}).characters)
-    check(client.set_trackers([{"character": tid[0],
-                                "trackers": [{"position": t["position"]} for t in trackers]}]).tick > 0,
-          "set_trackers")
+    items = [{"character": tid[0], "trackers": [{"position": t["position"]} for t in trackers]}]
+    nxt = client.set_trackers(items).tick
+    check(nxt > 0, "set_trackers")
+    check(client.set_trackers(items, tick=nxt + 30).tick == nxt + 30, "set_trackers named for a tick ahead waits for it")
     client.destroy_characters(tid)
 
 

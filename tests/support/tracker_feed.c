@@ -20,6 +20,7 @@ void tracker_feed_options_default(tracker_feed_options_t *o) {
   o->noise = 0.005f;
   o->drop_tracker = -1;
   o->every = 1;
+  o->ahead = TRACKER_FEED_AHEAD;
   o->seed = 0x9e3779b9u;
 }
 
@@ -101,9 +102,10 @@ static int dropping(const feed_t *f, const anim_range_t *range, int frame) {
   return f->o->drop_tracker >= 0 && t >= f->o->drop_start && t < f->o->drop_start + f->o->drop_seconds;
 }
 
-/* Sends the trackers of truth frame `frame` (reset: a new user first); *out_request its request id. */
+/* Sends the trackers of truth frame `frame` for tick `tick` (0: the next;
+ * reset: a new user first); *out_request its request id. */
 static int send_frame(anim_test_raw_t *c, feed_t *f, uint64_t id, const anim_range_t *range, int frame, int reset,
-                      uint64_t *out_request) {
+                      uint64_t tick, uint64_t *out_request) {
   const anim_database_t *truth = f->truth;
   Animserver__TrackerInput inputs[TRACKER_FEED_MAX], *list[TRACKER_FEED_MAX];
   Animserver__Vec3 positions[TRACKER_FEED_MAX];
@@ -128,6 +130,7 @@ static int send_frame(anim_test_raw_t *c, feed_t *f, uint64_t id, const anim_ran
   ct.n_trackers = (size_t)f->o->ntrackers, ct.trackers = list;
   Animserver__SetTrackersRequest set = ANIMSERVER__SET_TRACKERS_REQUEST__INIT;
   set.n_characters = 1, set.characters = &cts;
+  set.tick = tick;
   Animserver__Request request = ANIMSERVER__REQUEST__INIT;
   request.body_case = ANIMSERVER__REQUEST__BODY_SET_TRACKERS, request.set_trackers = &set;
   int rc = anim_test_raw_send(c, &request);
@@ -197,13 +200,13 @@ static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker
   uint64_t reset_request, request, base_tick = 0, send_tick = 0;
   int send_frame_index = -1; /* the frame to send once caught up, or -1 */
   in_flight_t flight = {{0}, 0, 0};
-  if (send_frame(c, f, id, range, range->start, 1, &reset_request) != 0)
+  if (send_frame(c, f, id, range, range->start, 1, 0, &reset_request) != 0)
     return snprintf(err, (size_t)errlen, "send failed"), -1;
   int every = f->o->every > 0 ? f->o->every : 1;
   for (;;) {
     Animserver__ServerMessage *m = anim_test_raw_next(c, send_frame_index >= 0 ? 1 : TIMEOUT_MS);
     if (!m && send_frame_index >= 0) { /* nothing more has arrived: send */
-      if (send_frame(c, f, id, range, send_frame_index, 0, &request) != 0)
+      if (send_frame(c, f, id, range, send_frame_index, 0, 0, &request) != 0)
         return snprintf(err, (size_t)errlen, "send failed"), -1;
       if (flight.n < IN_FLIGHT) flight.tick[(flight.head + flight.n++) % IN_FLIGHT] = send_tick;
       send_frame_index = -1;
@@ -243,6 +246,72 @@ static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker
   }
 }
 
+/* Sends the frames of ticks (sent, last] that are due (every), each named
+ * for its tick; *sent becomes last. */
+static int send_ahead(anim_test_raw_t *c, feed_t *f, uint64_t id, const anim_range_t *range, uint64_t base_tick,
+                      uint64_t *sent, uint64_t last, in_flight_t *flight) {
+  int every = f->o->every > 0 ? f->o->every : 1;
+  for (uint64_t tick = *sent + 1; tick <= last; tick++) {
+    int frame = range->start + (int)(tick - base_tick);
+    if (frame >= range->stop) break;
+    if ((frame - range->start) % every) continue;
+    uint64_t request;
+    if (send_frame(c, f, id, range, frame, 0, tick, &request) != 0) return -1;
+    if (flight->n < IN_FLIGHT) flight->tick[(flight->head + flight->n++) % IN_FLIGHT] = tick;
+  }
+  *sent = last;
+  return 0;
+}
+
+/* Plays range r in step with the server: the first frame with a reset
+ * (its answer names the tick that shows it), then each frame named for its
+ * tick and sent o->ahead ticks before it (set_trackers.tick): the server
+ * holds it until then, so a client the loaded machine lets send late
+ * still has its trackers applied at the ticks they are for. An answer
+ * naming another tick (the client more than `ahead` ticks behind) counts
+ * in `late`. */
+static int play_range_ahead(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker_feed_result_t *out, char *err,
+                            int errlen) {
+  const anim_range_t *range = &f->truth->ranges[r];
+  uint64_t reset_request, base_tick = 0, sent = 0;
+  in_flight_t flight = {{0}, 0, 0};
+  if (send_frame(c, f, id, range, range->start, 1, 0, &reset_request) != 0)
+    return snprintf(err, (size_t)errlen, "send failed"), -1;
+  for (;;) {
+    Animserver__ServerMessage *m = anim_test_raw_next(c, TIMEOUT_MS);
+    if (!m) return snprintf(err, (size_t)errlen, "no answer or pose within %d ms", TIMEOUT_MS), -1;
+    int done = 0, rc = 0;
+    if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE) {
+      const Animserver__Response *res = m->response;
+      if (res->error) rc = (snprintf(err, (size_t)errlen, "set_trackers: %s", res->error->message), -1);
+      else if (res->body_case == ANIMSERVER__RESPONSE__BODY_SET_TRACKERS) {
+        if (res->id == reset_request) {
+          base_tick = res->set_trackers->tick, sent = base_tick;
+          if (send_ahead(c, f, id, range, base_tick, &sent, base_tick + (uint64_t)f->o->ahead, &flight))
+            rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
+        } else if (flight.n) {
+          out->late += res->set_trackers->tick != flight.tick[flight.head];
+          flight.head = (flight.head + 1) % IN_FLIGHT, flight.n--;
+        }
+      }
+    } else if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_STREAM && base_tick && m->stream->tick >= base_tick &&
+               m->stream->n_poses == 1 && m->stream->poses[0]->character == id) {
+      uint64_t tick = m->stream->tick;
+      int frame = range->start + (int)(tick - base_tick);
+      const Animserver__CharacterPose *p = m->stream->poses[0];
+      if (frame >= range->stop) done = 1;
+      else if (p->n_global_positions == 3 * (size_t)f->truth->nbones)
+        compare(f, range, r, frame, p->global_positions, out);
+      if (frame + 1 >= range->stop) done = 1;
+      else if (send_ahead(c, f, id, range, base_tick, &sent, tick + (uint64_t)f->o->ahead, &flight))
+        rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
+    }
+    animserver__server_message__free_unpacked(m, NULL);
+    if (rc) return -1;
+    if (done) return 0;
+  }
+}
+
 int tracker_feed_run(anim_test_raw_t *c, uint64_t id, const tracker_feed_options_t *o, tracker_feed_result_t *out,
                      char *err, int errlen) {
   memset(out, 0, sizeof *out);
@@ -264,7 +333,8 @@ int tracker_feed_run(anim_test_raw_t *c, uint64_t id, const tracker_feed_options
   for (int k = 0; k < o->ntrackers && !rc; k++) f.is_tracked[f.tracked[k]] = 1;
   if (!rc && subscribe(c, id) != 0) rc = -1, snprintf(err, (size_t)errlen, "subscribe failed");
   for (int r = 0; r < truth->nranges && !rc; r++)
-    if (o->range < 0 || o->range == r) rc = play_range(c, &f, id, r, out, err, errlen);
+    if (o->range < 0 || o->range == r)
+      rc = o->ahead > 0 ? play_range_ahead(c, &f, id, r, out, err, errlen) : play_range(c, &f, id, r, out, err, errlen);
   out->mean_error = f.n ? f.sum / f.n : 0;
   out->mean_tracked_error = f.n_tracked ? f.sum_tracked / f.n_tracked : 0;
   out->mean_untracked_error = f.n_untracked ? f.sum_untracked / f.n_untracked : 0;

@@ -7,15 +7,21 @@
  * time. Shared by test_fit_service.c and `animbench fit-stream`; no cmocka,
  * no wall-clock assertions.
  *
- * Time: the clip is a real-time source. Within a range, tick T shows truth
- * frame base + (T - base_tick), base_tick the tick that applied the range's
- * first trackers; the trackers for tick T + 1 are sent once tick T's pose
- * has arrived and no newer one is waiting (a client behind the server sends
+ * Time: within a range, tick T shows truth frame base + (T - base_tick),
+ * base_tick the tick that applied the range's first trackers (sent with a
+ * reset). By default (ahead > 0) the feed runs in step with the server:
+ * the clip is recorded, so each frame is sent `ahead` ticks before its tick
+ * and named for it (set_trackers.tick), and the server holds it until then;
+ * a client the loaded machine lets read late still has every frame applied
+ * at its tick, and the figures measure the fitter and the wire, not the
+ * machine. With ahead 0 the clip is a real-time source, as a live VR
+ * client's: the trackers for tick T + 1 are sent once tick T's pose has
+ * arrived and no newer one is waiting (a client behind the server sends
  * the newest frame, not each stale one in turn), so a tick the client
- * misses (the machine busy) shows as latency in the error, as it would for
- * a real client, and is counted in `late` (each answer's tick against the
- * tick the send was meant for). The server should run with --fixed-step:
- * a tick that folded missed deadlines would skip clip frames.
+ * misses shows as latency in the error. Either way `late` counts the
+ * answers naming another tick than the one the send was meant for. The
+ * server should run with --fixed-step: a tick that folded missed deadlines
+ * would skip clip frames.
  *
  * Figures over the joints at or below the pelvis, as fit_eval.h's.
  */
@@ -29,6 +35,7 @@
 struct anim_database;
 
 #define TRACKER_FEED_MAX 8
+#define TRACKER_FEED_AHEAD 30 /* ticks: the server holds sets up to 31 after its next tick, 32 a character */
 
 typedef struct {
   const struct anim_database *truth; /* held-out clips (the server's database has their skeleton) */
@@ -40,6 +47,7 @@ typedef struct {
   int drop_tracker;         /* index in bones dropped (sent lost) for a while, or -1 */
   float drop_start, drop_seconds; /* s into each range */
   int every;                /* trackers sent every N ticks (1: every tick); prediction between */
+  int ahead;                /* ticks each frame is sent before its own, named for it; 0: as a real-time source */
   unsigned seed;
   /* Called for each compared tick: the streamed and the true global positions (nbones each). */
   void (*frame_cb)(void *user, int range, int frame, const vec3 *fit, const vec3 *truth, const vec3 *sent, int nsent);

@@ -14,15 +14,12 @@
 // Checks read the page's state (window.previewer.state), not pixels; the
 // screenshots are for people. Waits are bounds on waiting, never pass/fail
 // timings; the two-second key presses are the input itself.
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
+import { WAIT_MS, ok, report, sleep, startPage } from './page.mjs';
 
 const [url, shots, crowdArg] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(process.env.NPM_MODULES), "noop.js"));
-const puppeteer = require('puppeteer-core');
 const crowdIds = crowdArg.split(',');
-const WAIT_MS = 30000; // bound on any wait for the page
 const ANGLE_DEG = 30; // moved within this of the asked direction
 const MIN_DISTANCE_M = 0.8; // in two seconds at full stick (1.75 m/s once the springs catch up)
 const COST_TOLERANCE = 1e-3; // a group's cost from the two vectors against the server's split (relative, + 1e-6)
@@ -30,12 +27,6 @@ const SWITCH_M_PER_TICK = 0.05; // a root across the encoding switch (the crowd 
 const LOCK_SLIP_M = 0.02; // median distance of a locked foot's streamed toe from where it is held
 const MISSING_ID = '999'; // slot 998 (the low half of an id is slot + 1): the crowd here is far smaller
 
-let failures = 0;
-function ok(condition, what) {
-  if (condition) console.log(`  ok: ${what}`);
-  else { console.log(`  FAILED: ${what}`); failures++; }
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const answers = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 async function harness(what) {
   console.log(`HARNESS ${what}`);
@@ -46,46 +37,17 @@ async function harness(what) {
 const angle = (a, b) => (Math.acos(Math.max(-1, Math.min(1, (a[0] * b[0] + a[1] * b[1]) /
   (Math.hypot(...a) * Math.hypot(...b) || 1)))) * 180) / Math.PI;
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-swiftshader', '--use-angle=swiftshader',
-    '--window-size=1600,900'],
-});
+const { browser, page, pageErrors, waitFor } = await startPage(shots, 'previewer-failed.png');
 try {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1600, height: 900 });
   // A gamepad the page can poll (navigator.getGamepads), its sticks set by the test.
   await page.evaluateOnNewDocument(() => {
     window.testPad = { id: 'test pad (simulated)', connected: true, axes: [0, 0, 0, 0],
       buttons: Array.from({ length: 17 }, () => ({ pressed: false, value: 0 })) };
     Object.defineProperty(Navigator.prototype, 'getGamepads', { value: () => [window.testPad], configurable: true });
   });
-  const pageErrors = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
   const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.previewer.state, (k, v) =>
     (k === 'rig' || k === 'trail' || k === 'skeleton' || k === 'history' || k === 'streamed' || k === 'streamedTicks'
       ? undefined : typeof v === 'bigint' ? v.toString() : v))));
-  const waitFor = async (fn, ...args) => {
-    try {
-      await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
-    } catch (e) {
-      const errors = await page.evaluate(() => window.previewer && window.previewer.state.errors).catch(() => []);
-      // The page's last requests (protocol.js keeps them): what it asked, and whether it had its answer.
-      const recent = await page.evaluate(async () => {
-        const { conn } = await import(new URL('js/session.js', location.href).href);
-        const now = performance.now();
-        return conn ? conn.recent.map((r) => `${r.kind} ${((r.sent - now) / 1000).toFixed(1)} s ` +
-          (r.error ? `failed: ${r.error}` : r.answered === null ? 'unanswered' : `answered in ${r.answered - r.sent} ms`)) : ['no connection'];
-      }).catch((err) => [err.message]);
-      console.log(`  the page's last requests:\n    ${recent.join('\n    ')}`);
-      await page.screenshot({ path: path.join(shots, 'previewer-failed.png') }).catch(() => {}); // what it looked like
-      throw new Error(`waiting for ${fn.toString().slice(0, 160)}: ${e.message}; page errors: ` +
-        `${pageErrors.join('; ') || 'none'}; request errors: ${(errors || []).join('; ') || 'none'}`);
-    }
-  };
-
   // 0. A wrong token: the hello is refused, the status says why (the bridge's close said only "Target
   // closed") and the page does not knock again.
   const wrong = await browser.newPage();
@@ -572,5 +534,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(failures ? `previewer: ${failures} failed` : 'previewer: passed');
-process.exit(failures ? 1 : 0);
+report('previewer');

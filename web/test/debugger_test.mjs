@@ -11,25 +11,16 @@
 // server_stats, character_history) and against the recording's JSON lines;
 // the screenshots are for people. Waits are bounds on waiting, never
 // pass/fail timings.
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ok, report, sleep, startPage } from './page.mjs';
 
 const [url, shots, recording] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(process.env.NPM_MODULES), 'noop.js'));
-const puppeteer = require('puppeteer-core');
-const WAIT_MS = 30000; // bound on any wait for the page
 const GHOST_M = 1e-4; // a ghost's joints against its database frame's pose (rigid placement, float32)
 const ARROW_M = 1e-3; // a feature arrow's tip against the ghost joint it should end on (denormalized float32 features)
 const QUERY_TOLERANCE = 1e-3; // the query given back by its arrows (normalized units, relative + 1e-4)
 const REPLAY_M = 1e-3; // a replayed bone against the stream's world position (the issue's 1 mm)
 
-let failures = 0;
-function ok(condition, what) {
-  if (condition) console.log(`  ok: ${what}`);
-  else { console.log(`  FAILED: ${what}`); failures++; }
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
 const at = (flat, b) => [flat[3 * b], flat[3 * b + 1], flat[3 * b + 2]];
 // v rotated by the inverse of q (w, x, y, z).
@@ -39,29 +30,9 @@ function unrotate(q, v) {
   return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
 }
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-swiftshader', '--use-angle=swiftshader',
-    '--window-size=1600,900'],
-});
+const { browser, page, pageErrors, waitFor } = await startPage(shots, 'debugger-failed.png');
 try {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1600, height: 900 });
-  const pageErrors = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
   const get = (fn, ...args) => page.evaluate(fn, ...args);
-  const waitFor = async (fn, ...args) => {
-    try {
-      await page.waitForFunction(fn, { timeout: WAIT_MS, polling: 50 }, ...args);
-    } catch (e) {
-      const errors = await get(() => window.previewer && window.previewer.state.errors).catch(() => []);
-      await page.screenshot({ path: path.join(shots, 'debugger-failed.png') }).catch(() => {});
-      throw new Error(`waiting for ${fn.toString().slice(0, 160)}: ${e.message}; page errors: ` +
-        `${pageErrors.join('; ') || 'none'}; request errors: ${(errors || []).join('; ') || 'none'}`);
-    }
-  };
   // A request from the page's own connection (the server's answer, not the page's view of it).
   const ask = (kind, body) => get(async (k, b) => {
     const { conn } = await import(new URL('js/session.js', location.href).href);
@@ -295,5 +266,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(failures ? `previewer debugger: ${failures} failed` : 'previewer debugger: passed');
-process.exit(failures ? 1 : 0);
+report('previewer debugger');
