@@ -181,11 +181,26 @@ static void test_character_switches(void **state) {
   for (int k = 0; k < 4; k++) /* NULL placements: at the origin facing +Z, on the database's first frame */
     assert_int_equal(anim_client_characters_create_mode(fx.client, "default", &modes[k], NULL, NULL, 1, &ids[k],
                                                         TIMEOUT_MS), 0);
-  const float line[] = {0.0f, 0.0f, SIDE_LENGTH, 0.0f};
-  const float *points[4] = {line, line, line, line};
+  /* Each wanders until its path comes, later on a loaded machine, and one
+   * turned away by more than about 100 degrees never starts a path
+   * (docs/graph-start.md). So each line starts where its character stands
+   * and runs on its left, as the +X line from the origin for a character
+   * facing +Z. */
+  anim_character_state_t *st[4] = {NULL};
+  float lines[4][4];
+  const float *points[4];
+  for (int k = 0; k < 4; k++) {
+    assert_int_equal(anim_client_character_state(fx.client, ids[k], 0, &st[k], TIMEOUT_MS), 0);
+    const float *p = st[k]->position, *q = st[k]->rotation; /* w x y z */
+    float fx_ = 2.0f * (q[1] * q[3] + q[0] * q[2]), fz = 1.0f - 2.0f * (q[1] * q[1] + q[2] * q[2]);
+    float n = hypotf(fx_, fz);
+    fx_ /= n, fz /= n;
+    lines[k][0] = p[0], lines[k][1] = p[2];
+    lines[k][2] = p[0] + SIDE_LENGTH * fz, lines[k][3] = p[2] - SIDE_LENGTH * fx_;
+    points[k] = lines[k];
+  }
   const int npoints[4] = {2, 2, 2, 2}, closed[4] = {0, 0, 0, 0};
   assert_int_equal(anim_client_graph_paths(fx.client, ids, points, npoints, closed, 4, NULL, TIMEOUT_MS), 0);
-  anim_character_state_t *st[4] = {NULL};
   double waited = 0.0;
   do { /* a bound on waiting, not a timing */
     struct timespec pause = {0, 250000000};
