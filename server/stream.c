@@ -152,7 +152,6 @@ static int unique_ids(const uint64_t *ids, int n, uint64_t *out) {
   return kept;
 }
 
-static void keep_all_records(srv_crowd_t *crowd);
 
 int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *req, srv_response_t *out) {
   srv_crowd_t *crowd = sub->hub->crowd;
@@ -201,7 +200,7 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
   s->rate_divisor = s->view ? 1 : req->rate_divisor; /* a region's bands set its rates */
   s->encoding = req->encoding;
   s->replica_resync = 1; /* the client holds no state yet */
-  if (s->view && s->encoding == SRV_ENCODING_REPLICATED) keep_all_records(crowd);
+  if (s->view && s->encoding == SRV_ENCODING_REPLICATED) srv_replica_keep_all(crowd);
   s->global_positions = req->global_positions;
   s->rotations_only = req->rotations_only;
   s->id = ++sub->hub->next_subscription_id;
@@ -227,7 +226,7 @@ int srv_stream_update(srv_subscriber_t *sub, const srv_update_subscription_reque
                              "its rates (0 or 1 here)", req->rate_divisor, (unsigned long long)s->id);
   s->rate_divisor = s->view ? 1 : req->rate_divisor;
   if (req->encoding != s->encoding) s->replica_resync = 1;
-  if (s->view && req->encoding == SRV_ENCODING_REPLICATED) keep_all_records(sub->hub->crowd);
+  if (s->view && req->encoding == SRV_ENCODING_REPLICATED) srv_replica_keep_all(sub->hub->crowd);
   s->encoding = req->encoding;
   s->paused = req->paused;
   out->body.update_subscription.subscription = s->id;
@@ -341,34 +340,6 @@ static int free_buffer(const srv_subscription_t *s) {
   return -1;
 }
 
-/* A replicated region's motion-matching members keep their last ticks'
- * records (actor.h's ring), from the tick a replicated region first sees
- * them: once per character, never per tick. 0, or ANIM_ENOMEM. */
-static int keep_records_of(srv_crowd_t *crowd, srv_actor_t *a) {
-  if (a->records || !srv_replica_of(a)) return 0;
-  if (!(a->records = calloc(SRV_ACTOR_RECORDS, sizeof *a->records))) return ANIM_ENOMEM;
-  /* Its share of the crowd's memory (srv_crowd_actor_bytes counts the ring). */
-  size_t bytes = SRV_ACTOR_RECORDS * sizeof *a->records;
-  a->bytes += bytes, crowd->bytes += bytes;
-  return 0;
-}
-
-static int keep_records(srv_crowd_t *crowd, const srv_aoi_view_t *v) {
-  for (uint32_t i = 0; i < v->nfound; i++)
-    if (keep_records_of(crowd, v->found[i].actor)) return ANIM_ENOMEM;
-  return 0;
-}
-
-/* When a region becomes replicated (loop, between ticks): every character
- * alive keeps its records from now on, so the ticks that follow allocate
- * only for characters made later. Out of memory here is not an error:
- * the tick that first sees such a character tries again. */
-static void keep_all_records(srv_crowd_t *crowd) {
-  uint32_t cursor;
-  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
-    if (keep_records_of(crowd, a)) return;
-}
-
 /* A region subscription's members this tick, from the hub's grid: whether
  * its frame carries anything (poses due, arrivals, departures). A frame
  * still waiting is never replaced (it may tell of arrivals): none is made. */
@@ -392,7 +363,7 @@ static int region_fires(srv_subscriber_t *sub, srv_subscription_t *s, uint64_t t
   int replicated = s->encoding == SRV_ENCODING_REPLICATED;
   if (srv_aoi_view_update(v, &sub->hub->grid, tick, replicated && s->replica_resync) != 0)
     return s->replica_resync = 1, 0; /* out of memory: next tick tells */
-  if (replicated && keep_records(sub->hub->crowd, v) != 0) return s->replica_resync = 1, 0;
+  if (replicated && srv_replica_keep_members(sub->hub->crowd, v) != 0) return s->replica_resync = 1, 0;
   return v->ndue || v->nentered || v->nleft;
 }
 

@@ -199,3 +199,33 @@ void srv_replica_records_free(srv_replica_records_t *r) {
   free(r->bytes), free(r->previous), free(r->current);
   memset(r, 0, sizeof *r);
 }
+
+/* ---- the rings of records a replicated region replays from ---------------------------- */
+
+/* A replicated region's motion-matching members keep their last ticks'
+ * records (actor.h's ring), from the tick a replicated region first sees
+ * them: once per character, never per tick. 0, or ANIM_ENOMEM. */
+static int keep_records_of(srv_crowd_t *crowd, srv_actor_t *a) {
+  if (a->records || !srv_replica_of(a)) return 0;
+  if (!(a->records = calloc(SRV_ACTOR_RECORDS, sizeof *a->records))) return ANIM_ENOMEM;
+  /* Its share of the crowd's memory (srv_crowd_actor_bytes counts the ring). */
+  size_t bytes = SRV_ACTOR_RECORDS * sizeof *a->records;
+  a->bytes += bytes, crowd->bytes += bytes;
+  return 0;
+}
+
+int srv_replica_keep_members(srv_crowd_t *crowd, const srv_aoi_view_t *v) {
+  for (uint32_t i = 0; i < v->nfound; i++)
+    if (keep_records_of(crowd, v->found[i].actor)) return ANIM_ENOMEM;
+  return 0;
+}
+
+/* When a region becomes replicated (loop, between ticks): every character
+ * alive keeps its records from now on, so the ticks that follow allocate
+ * only for characters made later. Out of memory here is not an error:
+ * the tick that first sees such a character tries again. */
+void srv_replica_keep_all(srv_crowd_t *crowd) {
+  uint32_t cursor;
+  for (srv_actor_t *a = srv_crowd_first(crowd, &cursor); a; a = srv_crowd_next(crowd, &cursor))
+    if (keep_records_of(crowd, a)) return;
+}

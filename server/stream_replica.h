@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "actor.h"
+#include "aoi.h"
+#include "crowd.h"
 
 /* A record names its character relative to the one at the same place in
  * the subscription's previous frame (one byte while the set stays the
@@ -68,5 +70,15 @@ int srv_replica_append(srv_replica_records_t *records, const srv_actor_t *a, con
 int srv_replica_append_region(srv_replica_records_t *records, const srv_actor_t *a, const anim_controller_t *c,
                               int keys, uint64_t *io_sent, float frame_dt);
 void srv_replica_records_free(srv_replica_records_t *records);
+
+/* A replicated region's motion-matching members keep their last ticks'
+ * records (actor.h's ring), from the tick a replicated region first sees
+ * them: once per character, never per tick. keep_members: v's found
+ * characters (0, or ANIM_ENOMEM). keep_all: every character alive, when a
+ * region becomes replicated (loop, between ticks), so later ticks allocate
+ * only for characters made after; out of memory there is no error, the
+ * tick that first sees such a character tries again. */
+int srv_replica_keep_members(srv_crowd_t *crowd, const srv_aoi_view_t *v);
+void srv_replica_keep_all(srv_crowd_t *crowd);
 
 #endif
