@@ -40,6 +40,7 @@
 #include "database/database.h"
 #include "fixture.h"
 #include "input_program.h"
+#include "served_mocap.h"
 #include "shared_data.h"
 
 #define TIMEOUT_MS 20000
@@ -64,22 +65,10 @@ static char dir[128], db_path[256];
 static int have_data;
 
 static int setup(void **state) {
-  anim_database_t db;
-  char mocap[1024];
-  struct stat st;
-  snprintf(mocap, sizeof mocap, "%s/data/mocap/bandai-namco", anim_test_shared_dir());
-  if (stat(mocap, &st) != 0) return 0; /* each test skips (or fails under CI) through need_data */
-  if (!anim_test_bandai_database(&db)) return -1;
+  int rc = anim_test_serve_bandai(&server, "replica", NULL, dir, sizeof dir, &client, TIMEOUT_MS);
+  if (rc <= 0) return rc; /* 0: no data, each test skips (or fails under CI) through need_data */
   have_data = 1;
-  anim_test_data_dir_make(dir, sizeof dir, "replica");
-  anim_test_data_dir_put_database(dir, &db, "mocap");
-  anim_database_free(&db);
   snprintf(db_path, sizeof db_path, "%s/mocap.animdb", dir);
-  const char *args[] = {"--data-dir", dir, "--log-level", "warn", NULL};
-  if (anim_test_server_start(&server, "replica", args) != 0) return -1;
-  int err;
-  client = anim_client_connect(server.host, server.port, NULL, &err);
-  if (!client || anim_client_db_load(client, "mocap", NULL, TIMEOUT_MS) != 0) return -1;
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #define ANIM_TEST_SERVED_MOCAP_H
 
 #include "anim_client.h"
+#include "server_proc.h"
 #include "shared_data.h"
 
 /* The mocap set of that folder ("games105", ...) built into out_db with
@@ -15,5 +16,15 @@
  * (anim_test_mocap_database's); fails the test on any error. */
 int anim_test_serve_mocap(anim_client_t *client, const char *dir, const char *folder, anim_database_t *out_db,
                           int timeout_ms);
+
+/* Bandai Namco's real-mocap database (anim_test_bandai_database) put in a
+ * fresh data directory (out_dir, named after name) as mocap.animdb, a
+ * server started on it with --data-dir DIR --log-level warn and extra
+ * (NULL-terminated, at most 8; or NULL), and *out_client connected with
+ * "mocap" loaded. Returns 1 served; 0 when ../shared has no Bandai Namco
+ * folder (nothing started: the caller's tests skip, or fail under CI, by
+ * their own check); -1 on an error. */
+int anim_test_serve_bandai(anim_test_server_t *server, const char *name, const char *const *extra, char *out_dir,
+                           size_t dirlen, anim_client_t **out_client, int timeout_ms);
 
 #endif
