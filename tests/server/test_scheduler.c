@@ -22,6 +22,7 @@ typedef struct {
   int ticks, stall_at, stall_ms;
   int fixed_step, gaps; /* gaps: ticks whose index is not the last + 1 */
   uint64_t first, last;
+  uint64_t stop_due_ms, stop_late_ms; /* the loop's clock when the stop is due; how late its timer fired */
   double dt_sum, dt_after_stall;
   int stopped_ticks;
 } run_t;
@@ -41,6 +42,8 @@ static void on_tick(srv_scheduler_t *s, uint64_t tick, double dt) {
 
 static void on_stop(uv_timer_t *t) {
   run_t *r = t->data;
+  uint64_t now = uv_now(t->loop);
+  r->stop_late_ms = now > r->stop_due_ms ? now - r->stop_due_ms : 0;
   srv_scheduler_close(&r->scheduler);
   uv_close((uv_handle_t *)t, NULL);
 }
@@ -52,6 +55,8 @@ static void run_for(run_t *r, double rate, int ms) {
   r->scheduler.fixed_step = r->fixed_step;
   uv_timer_init(&loop, &r->stop_timer);
   r->stop_timer.data = r;
+  uv_update_time(&loop);
+  r->stop_due_ms = uv_now(&loop) + (uint64_t)ms;
   uv_timer_start(&r->stop_timer, on_stop, (uint64_t)ms, 0);
   srv_scheduler_start(&r->scheduler);
   uv_run(&loop, UV_RUN_DEFAULT);
@@ -68,13 +73,16 @@ static void test_every_deadline_accounted_for(void **state) {
   printf("60 Hz for 1 s: %d ticks, %llu skipped, lateness p50 %llu us p99 %llu us\n", r.ticks,
          (unsigned long long)st.skipped, (unsigned long long)(st.lateness_p50_ns / 1000),
          (unsigned long long)(st.lateness_p99_ns / 1000));
-  assert_int_equal(r.first, 1);
-  /* Served plus skipped is every deadline up to the last. */
+  /* The first deadline served is the first, unless a loaded machine ran
+   * the loop after it had passed: then those before were skipped. Served
+   * plus skipped is every deadline up to the last either way. */
+  assert_true(r.first >= 1 && r.first - 1 <= st.skipped);
   assert_int_equal((uint64_t)r.ticks + st.skipped, r.last);
   /* Simulated time is exactly the time between deadlines: no drift. */
   assert_float_equal(r.dt_sum, (double)r.last / 60.0, 1e-9);
-  /* One second holds 60 deadlines; the last may fall just after the stop. */
-  assert_in_range(r.last, 59, 60);
+  /* One second holds 60 deadlines; the last may fall just after the stop,
+   * or (the stop's timer late on a loaded machine) a few after it. */
+  assert_in_range(r.last, 59, 60 + (uint64_t)(r.stop_late_ms * 60 / 1000) + 1);
 }
 
 static void test_stall_is_caught_up_in_one_step(void **state) {
