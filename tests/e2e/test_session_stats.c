@@ -22,6 +22,8 @@
 #include "fixture.h"
 
 #define TIMEOUT_MS 20000
+/* build_graph answers once the build is done: seconds under the sanitizers on a loaded machine. */
+#define BUILD_TIMEOUT_MS 120000
 #define MATCHING 10
 #define GRAPHS 3
 #define MACHINES 2
@@ -45,7 +47,7 @@ static anim_server_stats_t stats_now(void) {
 static void graph_ready(void) {
   anim_graph_description_t *d = NULL;
   anim_graph_build_options_t o = {0};
-  int rc = anim_client_graph_build(fx.client, "default", &o, &d, TIMEOUT_MS);
+  int rc = anim_client_graph_build(fx.client, "default", &o, &d, BUILD_TIMEOUT_MS);
   if (rc != 0 && rc != ANIM_EBUSY) /* seen once under load: name it */
     fail_msg("build_graph: %s: %s", anim_strerror(rc), anim_client_last_error(fx.client));
   for (int i = 0; i < 600; i++) {

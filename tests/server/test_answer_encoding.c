@@ -115,8 +115,13 @@ static void test_cost(void **state) {
            "%s\n",
            n, entry->db.nbones, 1e3 * idyn, idyn_bytes, 1e3 * mk, bytes,
            idyn > LOOP_BUDGET_S || mk > LOOP_BUDGET_S ? ": over the loop's budget" : "");
+    /* Thread CPU time, not wall: the machine's load does not count. The
+     * sanitizers' instrumentation does (1.65 ms at 300 frames under ASan,
+     * 0.012 ms without), so there the figure is printed, not judged. */
+#if !defined(__SANITIZE_ADDRESS__)
     assert_true(idyn < LOOP_BUDGET_S);
     assert_true(mk < LOOP_BUDGET_S);
+#endif
   }
   srv_db_entry_release(entry);
 }
