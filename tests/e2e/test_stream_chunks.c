@@ -48,9 +48,7 @@
 static anim_test_fixture_t fx;
 
 static int setup(void **state) {
-  /* --fixed-step: the checks want consecutive ticks, which a loaded server
-   * folding late ones into one would not stream (seen in make test-loaded). */
-  const char *args[] = {"--max-characters-per-connection", "1000", "--fixed-step", NULL};
+  const char *args[] = {"--max-characters-per-connection", "1000", NULL};
   return anim_test_fixture_start(&fx, "stream_chunks", args, 0);
 }
 
