@@ -202,7 +202,8 @@ static void check_tracker_ticks(Animserver__Request *set, Animserver__SetTracker
    * then that set is waited out (it counts against the sets waiting) and
    * the pair asked again. */
   for (int attempt = 0;; attempt++) {
-    if (attempt == 20) fail_msg("20 times a tick passed between two requests");
+    if (attempt == 20)
+      fail_msg("set_trackers.tick = next + %u + 1 accepted 20 times: not the bound, or a tick passed each time", ahead);
     next = refused_next(set, st, UINT64_MAX, ahead);
     uint64_t named = refused_next(set, st, next + ahead + 1, ahead);
     if (named == next) break;
