@@ -164,7 +164,8 @@ static uint64_t refused_next(Animserver__Request *set, Animserver__SetTrackersRe
       fail_msg("expected ERANGE naming set_trackers.tick, got %s", r->error->message);
     snprintf(want, sizeof want, "set_trackers.tick = %llu: more than %u ticks ahead of the next (%llu)",
              (unsigned long long)tick, ahead, next);
-    if (strcmp(r->error->message, want) != 0) fail_msg("expected \"%s\"\n          got \"%s\"", want, r->error->message);
+    if (strcmp(r->error->message, want) != 0)
+      fail_msg("expected \"%s\"\n          got \"%s\"", want, r->error->message);
   }
   animserver__response__free_unpacked(r, NULL);
   return next;
