@@ -73,6 +73,8 @@ int anim__hello_info_from(const Animserver__HelloResponse *m, anim_hello_info_t 
     out->max_characters_total = l->max_characters_total, out->max_subscriptions = l->max_subscriptions;
     out->max_ids = l->max_ids, out->max_string_bytes = l->max_string_bytes;
     out->world_limit = l->world_limit;
+    out->max_trackers_ahead = l->max_trackers_ahead, out->max_trackers_waiting = l->max_trackers_waiting;
+    out->max_push_ahead = l->max_push_ahead;
   }
   out->connection_id = m->connection_id;
   out->admin = m->admin;

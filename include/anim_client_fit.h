@@ -83,8 +83,9 @@ int anim_client_trackers_set(anim_client_t *client, const uint64_t *characters, 
 int anim_client_trackers_set_send(anim_client_t *client, const uint64_t *characters, const anim_tracker_t *trackers,
                                   const int *counts, int n, anim_status_cb cb, void *data, uint64_t *out_id);
 /* The same, the measurements named for server tick `tick` (0: the next):
- * a tick ahead (at most 31 after the next) waits in each character until
- * it, at most 32 sets a character (ANIM_ERANGE, ANIM_ELIMIT otherwise,
+ * a tick ahead (at most 31 after the next: anim_hello_info_t
+ * .max_trackers_ahead) waits in each character until it, at most 32 sets
+ * a character (.max_trackers_waiting) (ANIM_ERANGE, ANIM_ELIMIT otherwise,
  * the message naming the field); a tick already past applies at the next.
  * *out_tick: the tick that applies them. For measurements known in
  * advance (a recorded take) sent ahead, so that a late client still has

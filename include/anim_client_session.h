@@ -44,6 +44,9 @@ typedef struct {
   uint32_t max_ids;          /* characters, placements or inputs in one request */
   uint32_t max_string_bytes; /* any string field */
   float world_limit;         /* m: |x|, |y|, |z| of any world position taken; characters stop at it */
+  uint32_t max_trackers_ahead;   /* set_trackers' tick at most this many after the next (ANIM_ERANGE) */
+  uint32_t max_trackers_waiting; /* sets for ticks ahead held per tracker character (ANIM_ELIMIT) */
+  uint32_t max_push_ahead;       /* anim_push_t.tick at most this many after the next (ANIM_ERANGE) */
 } anim_hello_info_t;
 
 typedef struct {

@@ -7,6 +7,8 @@
 #include "machines.h"
 #include "fit_models.h"
 #include "pose/world.h"
+#include "request_fit.h"
+#include "request_physics.h"
 
 #define CLIENT_NAME_MAX 256
 #define TOKEN_MAX 127
@@ -69,6 +71,9 @@ void srv_encode_hello(srv_encoder_t *e, const srv_response_t *in, Animserver__Re
   limits->max_trackers = SRV_MAX_TRACKERS;
   limits->fit_models_per_database = SRV_FIT_MODELS_PER_DATABASE;
   limits->world_limit = ANIM_WORLD_LIMIT;
+  limits->max_trackers_ahead = SRV_TRACKERS_MAX_AHEAD;
+  limits->max_trackers_waiting = SRV_TRACKERS_MAX_PENDING;
+  limits->max_push_ahead = SRV_PUSH_MAX_AHEAD;
   hello->limits = limits;
   hello->connection_id = h->connection_id;
   hello->admin = h->admin;

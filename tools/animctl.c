@@ -34,7 +34,8 @@ static const command_help_t help[] = {
      "--json: one object {protocol_version, server_version, capabilities: [...], limits: {max_frame_bytes,\n"
      "max_in_flight, max_batch, max_k, output_soft_limit_bytes, output_hard_limit_bytes, max_characters,\n"
      "max_characters_total, max_pose_frames, decode_budget_bytes, stream_soft_limit_bytes, max_subscriptions,\n"
-     "max_ids, max_string_bytes, tick_rate, world_limit}, admin, connection_id}.\n"},
+     "max_ids, max_string_bytes, tick_rate, world_limit, max_trackers_ahead, max_trackers_waiting,\n"
+     "max_push_ahead}, admin, connection_id}.\n"},
     {"stats", "  stats                 server counters: connections, requests, characters, ticks, streams\n",
      "Prints the server's counters: uptime, connections, requests and errors, characters, ticks (late,\n"
      "skipped; lateness and tick work p50/p99), stream frames sent and dropped, bytes, CPU and RSS.\n"
@@ -332,13 +333,14 @@ static int cmd_hello(const options_t *o, int argc, char **argv) {
            "\"output_soft_limit_bytes\":%llu,\"output_hard_limit_bytes\":%llu,\"max_characters\":%u,"
            "\"max_characters_total\":%u,\"max_pose_frames\":%u,\"decode_budget_bytes\":%llu,"
            "\"stream_soft_limit_bytes\":%llu,\"max_subscriptions\":%u,\"max_ids\":%u,\"max_string_bytes\":%u,"
-           "\"tick_rate\":%g,\"world_limit\":%g},\"admin\":%s,\"connection_id\":%llu}\n",
+           "\"tick_rate\":%g,\"world_limit\":%g,\"max_trackers_ahead\":%u,\"max_trackers_waiting\":%u,"
+           "\"max_push_ahead\":%u},\"admin\":%s,\"connection_id\":%llu}\n",
            info.max_frame_bytes, info.max_in_flight, info.max_batch, info.max_k,
            (unsigned long long)info.output_soft_limit, (unsigned long long)info.output_hard_limit,
            info.max_characters, info.max_characters_total, info.max_pose_frames,
            (unsigned long long)info.decode_budget_bytes, (unsigned long long)info.stream_soft_limit_bytes,
            info.max_subscriptions, info.max_ids, info.max_string_bytes, info.tick_rate, info.world_limit,
-           info.admin ? "true" : "false",
+           info.max_trackers_ahead, info.max_trackers_waiting, info.max_push_ahead, info.admin ? "true" : "false",
            (unsigned long long)info.connection_id);
   } else {
     printf("server        animserver %s (protocol %u)\n", info.server_version, info.protocol_version);
@@ -349,6 +351,8 @@ static int cmd_hello(const options_t *o, int argc, char **argv) {
            info.max_frame_bytes, info.max_in_flight, info.max_batch, info.max_k,
            (unsigned long long)info.output_soft_limit, (unsigned long long)info.output_hard_limit);
     printf("world         every coordinate within +-%g m\n", info.world_limit);
+    printf("ahead         trackers %u ticks (%u sets waiting a character), pushes %u ticks\n",
+           info.max_trackers_ahead, info.max_trackers_waiting, info.max_push_ahead);
   }
   return 0;
 }

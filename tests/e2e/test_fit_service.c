@@ -136,17 +136,54 @@ static Animserver__Response *expect_ok(anim_test_raw_t *c, Animserver__Request *
   return r;
 }
 
-/* set_trackers.tick: at most 31 ticks after the next, at most 32 sets
- * waiting a character; a tick ahead is answered as the tick that applies
- * them, one already past as the next. `next`: a recent answer's tick. */
-static void check_tracker_ticks(Animserver__Request *set, Animserver__SetTrackersRequest *st, uint64_t next) {
-  st->tick = UINT64_MAX;
+/* The server's hello limits (on fx.c). */
+static Animserver__Response *hello_limits(void) {
+  Animserver__Request hello = ANIMSERVER__REQUEST__INIT;
+  Animserver__HelloRequest h = ANIMSERVER__HELLO_REQUEST__INIT;
+  hello.body_case = ANIMSERVER__REQUEST__BODY_HELLO, hello.hello = &h;
+  Animserver__Response *r = expect_ok(&fx.c, &hello);
+  if (!r->hello->limits) fail_msg("hello without limits");
+  return r;
+}
+
+/* Sends set for tick: 0 when accepted (answered with that tick), else the
+ * server's next tick, as its ERANGE refusal names it (the message checked
+ * whole: "set_trackers.tick = T: more than A ticks ahead of the next (N)"). */
+static uint64_t refused_next(Animserver__Request *set, Animserver__SetTrackersRequest *st, uint64_t tick,
+                             uint32_t ahead) {
+  st->tick = tick;
   Animserver__Response *r = call(&fx.c, set);
-  if (!r->error || -(int)r->error->code != ANIM_ERANGE ||
-      !strstr(r->error->message, "set_trackers.tick = 18446744073709551615: more than 31 ticks ahead of the next ("))
-    fail_msg("expected ERANGE naming set_trackers.tick, got %s", r->error ? r->error->message : "an answer");
-  printf("  refused: %s\n", r->error->message);
+  unsigned long long next = 0;
+  if (!r->error) {
+    if (r->set_trackers->tick != tick) fail_msg("a set for tick %llu answered %llu", (unsigned long long)tick,
+                                                (unsigned long long)r->set_trackers->tick);
+  } else {
+    char want[200];
+    if (-(int)r->error->code != ANIM_ERANGE ||
+        sscanf(r->error->message, "set_trackers.tick = %*u: more than %*u ticks ahead of the next (%llu)", &next) != 1)
+      fail_msg("expected ERANGE naming set_trackers.tick, got %s", r->error->message);
+    snprintf(want, sizeof want, "set_trackers.tick = %llu: more than %u ticks ahead of the next (%llu)",
+             (unsigned long long)tick, ahead, next);
+    if (strcmp(r->error->message, want) != 0)
+      fail_msg("expected \"%s\"\n          got \"%s\"", want, r->error->message);
+  }
   animserver__response__free_unpacked(r, NULL);
+  return next;
+}
+
+/* set_trackers.tick: at most Limits.max_trackers_ahead (31) ticks after the
+ * next, at most Limits.max_trackers_waiting (32) sets waiting a character;
+ * the bounds the hello states are the ones enforced: one tick past is
+ * refused, the tick at it accepted, one set too many refused. A tick ahead
+ * is answered as the tick that applies them, one already past as the next.
+ * `next`: a recent answer's tick. */
+static void check_tracker_ticks(Animserver__Request *set, Animserver__SetTrackersRequest *st, uint64_t next) {
+  Animserver__Response *r = hello_limits();
+  uint32_t ahead = r->hello->limits->max_trackers_ahead, waiting = r->hello->limits->max_trackers_waiting;
+  animserver__response__free_unpacked(r, NULL);
+  printf("  Limits.max_trackers_ahead %u, max_trackers_waiting %u\n", ahead, waiting);
+  assert_int_equal(ahead, 31), assert_int_equal(waiting, 32);
+  if (refused_next(set, st, UINT64_MAX, ahead) == 0) fail_msg("a set for tick 2^64-1 was accepted");
   /* Past: the next tick (once the crowd has ticked past tick 1: a bounded wait, 10 s). */
   for (int k = 0; k < 200 && next < 3; k++) {
     usleep(50000);
@@ -159,38 +196,58 @@ static void check_tracker_ticks(Animserver__Request *set, Animserver__SetTracker
   r = expect_ok(&fx.c, set);
   if (r->set_trackers->tick < next) fail_msg("a set for past tick 1 answered %llu, not the next (%llu or later)",
                                              (unsigned long long)r->set_trackers->tick, (unsigned long long)next);
-  next = r->set_trackers->tick;
   animserver__response__free_unpacked(r, NULL);
-  /* 33 requests for one tick 31 ahead, pipelined, the 32nd listing the
-   * character twice (its second set takes the place of its first): 32
-   * wait, the 33rd is refused whole (the loop reads them in one go; the
-   * tick is half a second off). */
-  st->tick = next + 31;
-  uint64_t ids[33];
+  /* Just past the bound: next + ahead + 1, the next as a refusal names it.
+   * Refused, it names that same next (the crowd had not ticked: exactly one
+   * tick past). Accepted only when a tick passed between the two requests;
+   * then that set is waited out (it counts against the sets waiting) and
+   * the pair asked again. */
+  for (int attempt = 0;; attempt++) {
+    if (attempt == 20)
+      fail_msg("set_trackers.tick = next + %u + 1 accepted 20 times: not the bound, or a tick passed each time", ahead);
+    next = refused_next(set, st, UINT64_MAX, ahead);
+    uint64_t named = refused_next(set, st, next + ahead + 1, ahead);
+    if (named == next) break;
+    if (named) fail_msg("tick %llu refused naming the next %llu, before %llu", (unsigned long long)(next + ahead + 1),
+                        (unsigned long long)named, (unsigned long long)next);
+    for (int k = 0; k < 400 && refused_next(set, st, UINT64_MAX, ahead) <= next + ahead + 1; k++) usleep(25000);
+  }
+  printf("  refused: set_trackers.tick = next %llu + %u + 1\n", (unsigned long long)next, ahead);
+  /* At the bound, waiting + 1 requests for tick next + ahead, pipelined, the
+   * last accepted listing the character twice (its second set takes the
+   * place of its first): `waiting` wait, the last is refused whole (the
+   * loop reads them in one go; the tick is half a second off). */
+  enum { MAX_SETS = 64 };
+  assert_true(waiting + 1 <= MAX_SETS);
+  int sets = (int)waiting + 1;
+  char full[160];
+  snprintf(full, sizeof full, "set_trackers.characters[0]: the character already holds %u sets for ticks ahead, at "
+           "most %u", waiting, waiting);
+  st->tick = next + ahead;
+  uint64_t ids[MAX_SETS];
   Animserver__CharacterTrackers *twice[2] = {st->characters[0], st->characters[0]}, **once = st->characters;
-  for (int k = 0; k < 33; k++) {
-    st->n_characters = k == 31 ? 2 : 1, st->characters = k == 31 ? twice : once;
+  for (int k = 0; k < sets; k++) {
+    st->n_characters = k == sets - 2 ? 2 : 1, st->characters = k == sets - 2 ? twice : once;
     set->id = 0, assert_int_equal(anim_test_raw_send(&fx.c, set), 0), ids[k] = set->id;
   }
   st->n_characters = 1, st->characters = once;
   int accepted = 0, limited = -1;
-  for (int k = 0; k < 33;) {
+  for (int k = 0; k < sets;) {
     Animserver__ServerMessage *m = anim_test_raw_next(&fx.c, TIMEOUT_MS);
     if (!m) fail_msg("no answer within %d ms", TIMEOUT_MS);
     if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE && m->response->id == ids[k]) {
       const Animserver__Response *a = m->response;
       if (!a->error) accepted++, assert_int_equal(a->set_trackers->tick, st->tick);
-      else if (-(int)a->error->code == ANIM_ELIMIT &&
-               strstr(a->error->message, "set_trackers.characters[0]: the character already holds 32 sets for "
-                                         "ticks ahead, at most 32"))
+      else if (-(int)a->error->code == ANIM_ELIMIT && strcmp(a->error->message, full) == 0)
         limited = k, printf("  refused: %s\n", a->error->message);
       else fail_msg("set %d: %s", k, a->error->message);
       k++;
     }
     animserver__server_message__free_unpacked(m, NULL);
   }
-  if (accepted != 32 || limited != 32) fail_msg("%d of 33 sets ahead accepted, the refused one %d (32, 32 expected)",
-                                                 accepted, limited);
+  if (accepted != (int)waiting || limited != (int)waiting)
+    fail_msg("%d of %d sets ahead accepted, the refused one %d (%u, %u expected)", accepted, sets, limited, waiting,
+             waiting);
   st->tick = 0;
 }
 

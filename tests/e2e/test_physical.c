@@ -4,7 +4,8 @@
  * builds them), through the real client library.
  *
  *  - bad input: every malformed push, body-mode setting and recover is
- *    refused with an error naming its field, and nothing is applied;
+ *    refused with an error naming its field, and nothing is applied; a
+ *    push one tick past Limits.max_push_ahead is refused, one at it taken;
  *  - with no push a physical character stays kinematic and its stream is
  *    the motion-matching character's, float for float, standing and
  *    walking;
@@ -36,6 +37,55 @@
 #include "physical_fixture.h"
 
 /* ---- bad input ---------------------------------------------------------------------------- */
+
+/* Pushes p at tick: 0 when accepted (answered with that tick), else the
+ * server's next tick as its ERANGE refusal names it (the message checked
+ * whole: "push.tick = T: more than A ticks ahead of the next (N)"). */
+static uint64_t push_refused_next(anim_client_t *c, uint64_t phys, anim_push_t p, uint64_t tick, uint32_t ahead) {
+  uint64_t at = 0;
+  p.tick = tick;
+  int rc = anim_client_push(c, phys, &p, &at, PHYS_TIMEOUT_MS);
+  if (rc == 0) {
+    if (at != tick) fail_msg("a push at tick %llu answered %llu", (unsigned long long)tick, (unsigned long long)at);
+    return 0;
+  }
+  const char *msg = anim_client_last_error(c);
+  unsigned long long next = 0;
+  char want[200];
+  if (rc != ANIM_ERANGE || sscanf(msg, "push.tick = %*u: more than %*u ticks ahead of the next (%llu)", &next) != 1)
+    fail_msg("expected ERANGE naming push.tick, got %d: %s", rc, msg);
+  snprintf(want, sizeof want, "push.tick = %llu: more than %u ticks ahead of the next (%llu)", (unsigned long long)tick,
+           ahead, next);
+  if (strcmp(msg, want) != 0) fail_msg("expected \"%s\"\n          got \"%s\"", want, msg);
+  return next;
+}
+
+/* push.tick at most Limits.max_push_ahead (36000) ticks after the next: the
+ * bound the hello states is the one enforced. Next + ahead + 1 is refused
+ * naming the same next (so no tick passed between the two requests: one
+ * tick past the bound); accepted only when a tick passed (then it waits 10
+ * minutes, one of the 8 pushes a character holds: asked again at most 4
+ * times). Next + ahead is accepted. */
+static void check_push_ahead(anim_client_t *c, uint64_t phys, const anim_push_t *p) {
+  anim_hello_info_t info;
+  assert_int_equal(anim_client_hello(c, "physical", &info, PHYS_TIMEOUT_MS), 0);
+  uint32_t ahead = info.max_push_ahead;
+  printf("  Limits.max_push_ahead %u\n", ahead);
+  assert_int_equal(ahead, 36000);
+  uint64_t next = 0;
+  for (int attempt = 0;; attempt++) {
+    if (attempt == 5)
+      fail_msg("push.tick = next + %u + 1 accepted 5 times: not the bound, or a tick passed each time", ahead);
+    if (!(next = push_refused_next(c, phys, *p, UINT64_MAX, ahead))) fail_msg("a push at tick 2^64-1 was accepted");
+    uint64_t named = push_refused_next(c, phys, *p, next + ahead + 1, ahead);
+    if (named == next) break;
+    if (named) fail_msg("tick %llu refused naming the next %llu, before %llu", (unsigned long long)(next + ahead + 1),
+                        (unsigned long long)named, (unsigned long long)next);
+  }
+  printf("  refused: push.tick = next %llu + %u + 1\n", (unsigned long long)next, ahead);
+  /* The next only grows: next + ahead is at most the bound. */
+  if (push_refused_next(c, phys, *p, next + ahead, ahead) != 0) fail_msg("push.tick = next + %u refused", ahead);
+}
 
 static void test_bad_input(void **state) {
   (void)state;
@@ -124,6 +174,7 @@ static void test_bad_input(void **state) {
   assert_true(tick > 0);
   assert_int_equal(anim_client_push(c, phys, &p, &tick, PHYS_TIMEOUT_MS), 0);
   assert_true(tick > 0);
+  check_push_ahead(c, phys, &p);
   anim_server_stats_t stats;
   assert_int_equal(anim_client_server_stats(c, &stats, PHYS_TIMEOUT_MS), 0);
   assert_int_equal((int)stats.physics_resets, 0);

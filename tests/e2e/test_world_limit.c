@@ -163,6 +163,11 @@ static void test_limit_in_hello(void **state) {
   anim_hello_info_t info;
   assert_int_equal(anim_client_hello(fx.client, "world_limit", &info, TIMEOUT_MS), 0);
   assert_true(info.world_limit == L);
+  /* The ahead bounds through the client library (each shown enforced at its value in test_fit_service.c and
+   * test_physical.c). */
+  assert_int_equal(info.max_trackers_ahead, 31);
+  assert_int_equal(info.max_trackers_waiting, 32);
+  assert_int_equal(info.max_push_ahead, 36000);
 }
 
 /* Character id's pose in f, or NULL; its root. */

@@ -357,6 +357,9 @@ def main():
         check(hello["limits"]["max_pose_frames"] == limits.max_pose_frames and
               hello["limits"]["max_ids"] == limits.max_ids and hello["limits"]["tick_rate"] == limits.tick_rate and
               hello["limits"]["world_limit"] == limits.world_limit == 10000 and
+              hello["limits"]["max_trackers_ahead"] == limits.max_trackers_ahead == 31 and
+              hello["limits"]["max_trackers_waiting"] == limits.max_trackers_waiting == 32 and
+              hello["limits"]["max_push_ahead"] == limits.max_push_ahead == 36000 and
               hello["admin"] is True, "animctl --json hello: every limit the hello carries (it gave six)")
         check(json.loads(ctl("ping", "--count", "2").splitlines()[1])["seq"] == 1, "animctl ping")
         loaded = json.loads(ctl("db", "load", "mocap"))

@@ -556,6 +556,11 @@ def test_world_limit(client):
     naming the field, and characters on it streamed alike in both encodings and both decoders."""
     limit = client.server.limits.world_limit
     check(limit == 10000, f"Limits.world_limit: {limit} m")
+    # The ahead bounds (set_trackers.tick, sets waiting, push.tick): test_fit_service.c and test_physical.c show
+    # each is the one the server enforces.
+    limits = client.server.limits
+    ahead = (limits.max_trackers_ahead, limits.max_trackers_waiting, limits.max_push_ahead)
+    check(ahead == (31, 32, 36000), f"Limits.max_trackers_ahead, max_trackers_waiting, max_push_ahead: {ahead}")
     try:
         client.create_characters("default", [{"x": 0.0, "z": 0.0}, {"x": 10001.0, "z": 0.0}])
         raise AssertionError("a placement past the world limit was accepted")
