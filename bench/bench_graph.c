@@ -46,6 +46,7 @@
 #include "offline/build.h"
 #include "offline/feature_build.h"
 #include "bench_util.h"
+#include "graph_paths.h"
 #include "offline/build.h"
 #include "character/controller.h"
 #include "database/database.h"
@@ -300,16 +301,6 @@ static void bench_machine(const anim_database_t *db, double mm_tick) {
 
 /* ---- planners ------------------------------------------------------------------------------ */
 
-/* One path the plan comparison follows, from the start node at the
- * origin facing `facing` (rad; 0 faces +Z, whose left is +X). */
-typedef struct {
-  const char *name;
-  const float *points;
-  int count, closed;
-  float facing, seconds;
-  int settle;            /* ticks before the distance counts */
-} plan_case_t;
-
 typedef struct {
   double mean, worst, arc, seconds;
   int reached;
@@ -328,7 +319,7 @@ static double thread_cpu_s(void) {
  * displayed root to the path after `settle` ticks, the arc covered
  * (nearest point searched near the last), the planning's CPU time. */
 static plan_result_t plan_follow(const anim_motion_graph_t *g, const anim_database_t *db,
-                                 const anim_path_options_t *options, const plan_case_t *k, int start) {
+                                 const anim_path_options_t *options, const bench_graph_path_t *k, int start) {
   plan_result_t r;
   memset(&r, 0, sizeof r);
   anim_graph_character_t c;
@@ -373,21 +364,11 @@ static void plain_options(anim_path_options_t *o) {
 
 static void bench_plans(const anim_database_t *db, const char *dbname, int start_node_of_db, float seconds,
                         int budget, float horizon, float memory) {
-  static const float line_z[] = {0, 0, 0, 10}, line_x[] = {0, 0, 10, 0}, short_x[] = {0, 0, 5, 0};
-  static const float l_left[] = {0, 0, 0, 3, 3, 3}, l_right[] = {0, 0, 0, 3, -3, 3};
-  float right[128], left[128];
-  for (int i = 0; i < 64; i++) {
-    float a = 2.0f * (float)M_PI * (float)i / 64.0f;
-    right[2 * i] = 3.0f * sinf(a), right[2 * i + 1] = 3.0f - 3.0f * cosf(a);
-    left[2 * i] = -right[2 * i], left[2 * i + 1] = right[2 * i + 1];
-  }
-  const plan_case_t cases[] = {
-      {"line +Z", line_z, 2, 0, 0.0f, 20.0f, 0},          {"line +X (left)", line_x, 2, 0, 0.0f, 20.0f, 0},
-      {"line +X 5 m", short_x, 2, 0, 0.0f, 20.0f, 0},
-      {"L left", l_left, 3, 0, 0.0f, 12.0f, 0},           {"L right", l_right, 3, 0, 0.0f, 12.0f, 0},
-      {"circle right r=3", right, 64, 1, (float)M_PI / 2, seconds, 300},
-      {"circle left r=3", left, 64, 1, -(float)M_PI / 2, seconds, 300},
-  };
+  bench_graph_paths_t paths;
+  bench_graph_paths_init(&paths, 20.0f, seconds);
+  /* The names this comparison's report has always given them. */
+  paths.paths[0].name = "line +Z", paths.paths[1].name = "line +X (left)";
+  const bench_graph_path_t *cases = paths.paths;
   char err[256];
   for (int slide = 0; slide <= 1; slide++) {
     anim_graph_options_t go;
@@ -411,7 +392,7 @@ static void bench_plans(const anim_database_t *db, const char *dbname, int start
     anim_path_planner_free(&probe);
     printf("%s, slide %d: %d nodes, %d edges (start node %d), pacer %.2f m/s, fastest frame %.2f m/s\n", dbname, slide,
            g->nnodes, g->nedges, start, speed, step * db->frame_rate);
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    for (int k = 0; k < BENCH_GRAPH_PATHS; k++) {
       anim_path_options_t plain, now;
       plain_options(&plain);
       anim_path_options_default(&now);

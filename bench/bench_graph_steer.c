@@ -35,19 +35,12 @@
 
 #include "graph/graph_character.h"
 #include "graph/motion_graph.h"
+#include "graph_paths.h"
 #include "motion_quality.h"
 #include "offline/procgen.h"
 #include "quality_run.h"
 
 int bench_graph_steer(int argc, char **argv);
-
-typedef struct {
-  const char *name;
-  const float *points;
-  int count, closed;
-  float facing, seconds;
-  int settle; /* ticks before the distance counts */
-} steer_case_t;
 
 typedef struct {
   double mean, worst, end_distance, nearest_end, arrived_s, steer_mean;
@@ -67,7 +60,7 @@ static int start_node(const anim_motion_graph_t *g, const anim_database_t *db) {
   return 0;
 }
 
-static int run_case(const anim_motion_graph_t *g, const anim_database_t *db, const steer_case_t *k, int start,
+static int run_case(const anim_motion_graph_t *g, const anim_database_t *db, const bench_graph_path_t *k, int start,
                     int steer, steer_result_t *out) {
   memset(out, 0, sizeof *out);
   anim_graph_character_t c;
@@ -114,25 +107,11 @@ static void run_dataset(const anim_database_t *db, const char *name, float secon
     fprintf(stderr, "animbench graph-steer: %s: %s\n", name, err);
     return;
   }
-  static const float line_z[] = {0, 0, 0, 10}, line_x[] = {0, 0, 10, 0}, short_x[] = {0, 0, 5, 0};
-  static const float l_left[] = {0, 0, 0, 3, 3, 3}, l_right[] = {0, 0, 0, 3, -3, 3};
-  float right[128], left[128];
-  for (int i = 0; i < 64; i++) {
-    float a = 2.0f * (float)M_PI * (float)i / 64.0f;
-    right[2 * i] = 3.0f * sinf(a), right[2 * i + 1] = 3.0f - 3.0f * cosf(a);
-    left[2 * i] = -right[2 * i], left[2 * i + 1] = right[2 * i + 1];
-  }
-  const steer_case_t cases[] = {
-      {"line +Z 10 m", line_z, 2, 0, 0.0f, 15.0f, 0},
-      {"line +X 10 m", line_x, 2, 0, 0.0f, 20.0f, 0},
-      {"line +X 5 m", short_x, 2, 0, 0.0f, 20.0f, 0},
-      {"L left", l_left, 3, 0, 0.0f, 12.0f, 0},
-      {"L right", l_right, 3, 0, 0.0f, 12.0f, 0},
-      {"circle right r=3", right, 64, 1, (float)M_PI / 2, seconds, 300},
-      {"circle left r=3", left, 64, 1, -(float)M_PI / 2, seconds, 300},
-  };
+  bench_graph_paths_t paths;
+  bench_graph_paths_init(&paths, 15.0f, seconds);
+  const bench_graph_path_t *cases = paths.paths;
   static const char *const modes[3] = {"off", "on", "nolck"};
-  int ncases = (int)(sizeof cases / sizeof cases[0]), start = start_node(g, db);
+  int ncases = BENCH_GRAPH_PATHS, start = start_node(g, db);
   printf("%s: graph of %d nodes, %d edges, from node %d (%s)\n", name, g->nnodes, g->nedges, start,
          db->ranges[g->nodes[start].range].name);
   printf("  %-17s %-5s %7s %7s %8s %8s %8s %7s %7s %6s %6s %7s\n", "path", "steer", "mean m", "worst m", "end m",

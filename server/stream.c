@@ -113,7 +113,7 @@ static void update_held(srv_subscriber_t *sub) {
     for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
       if (s->buffers[i] && s->buffers[i]->refs == 1) memory += srv_buffer_footprint(s->buffers[i]);
     memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch) + s->replica.capacity +
-              2 * s->replica.order_capacity * sizeof *s->replica.previous;
+              anim_replica_order_bytes(&s->replica.order);
     if (s->view) memory += srv_aoi_view_bytes(s->view);
     if (s->waiting) pending += s->waiting->len;
   }

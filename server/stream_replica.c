@@ -54,16 +54,14 @@ void srv_replica_begin(srv_replica_records_t *r, int keys, int region) {
     uint8_t *shrunk = realloc(r->bytes, capacity);
     if (shrunk) r->bytes = shrunk, r->capacity = capacity;
   }
-  r->len = 0, r->ncurrent = 0, r->failed = 0, r->region = region, r->last_id = 0;
-  if (keys) r->nprevious = 0;
+  r->len = 0, r->failed = 0, r->region = region, r->last_id = 0;
+  anim_replica_order_begin(&r->order, keys);
   if (r->capacity || !reserve(r, 1)) r->bytes[r->len++] = (uint8_t)((keys ? FRAME_FRESH : 0) | (region ? FRAME_REGION : 0));
   else r->failed = 1;
 }
 
 int srv_replica_end(srv_replica_records_t *r) {
-  uint64_t *swap = r->previous;
-  r->previous = r->current, r->current = swap;
-  r->nprevious = r->ncurrent;
+  anim_replica_order_end(&r->order);
   return r->failed ? ANIM_ENOMEM : 0;
 }
 
@@ -120,29 +118,15 @@ static void put_tick(srv_replica_records_t *r, const anim_controller_record_t *r
   }
 }
 
-/* Room for one more id in the frame's order. */
-static int reserve_order(srv_replica_records_t *r) {
-  if (r->ncurrent < r->order_capacity) return 0;
-  size_t capacity = r->order_capacity ? 2 * r->order_capacity : 256;
-  uint64_t *previous = realloc(r->previous, capacity * sizeof *previous);
-  if (previous) r->previous = previous;
-  uint64_t *current = previous ? realloc(r->current, capacity * sizeof *current) : NULL;
-  if (!current) return ANIM_ENOMEM;
-  r->current = current, r->order_capacity = capacity;
-  return 0;
-}
-
 int srv_replica_append(srv_replica_records_t *r, const srv_actor_t *a, const anim_controller_t *c, int keys) {
   const anim_controller_record_t *rec = &c->record;
   /* Its first tick (the client has no state yet), or moved outside a tick. */
   int key = keys || c->ticks <= 1 || rec->moved;
   size_t state = key ? anim_controller_replica_size(c) : 0;
-  if (r->failed || reserve(r, 10 + TICK_BYTES + 5 + state) != 0 || reserve_order(r) != 0)
+  if (r->failed || reserve(r, 10 + TICK_BYTES + 5 + state) != 0 || anim_replica_order_reserve(&r->order) != 0)
     return r->failed = 1, ANIM_ENOMEM;
-  uint64_t base = r->ncurrent < r->nprevious ? r->previous[r->ncurrent] : 0;
-  int64_t delta = (int64_t)(a->id - base);
-  put_varint(r, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
-  r->current[r->ncurrent++] = a->id;
+  put_varint(r, anim_replica_order_code(&r->order, a->id));
+  anim_replica_order_push(&r->order, a->id);
   put_tick(r, rec, key, 0.0f);
   if (key) {
     put_varint(r, state);
@@ -172,11 +156,12 @@ int srv_replica_append_region(srv_replica_records_t *r, const srv_actor_t *a, co
   int key = keys || !sent || sent >= now || c->ticks <= 1 || rec->moved || (now - sent > 1 && !ring_has(a, sent, now));
   uint64_t batch = key ? 0 : now - sent - 1;
   size_t state = key ? anim_controller_replica_size(c) : 0;
-  if (r->failed || reserve(r, 10 + 5 + (batch + 1) * TICK_BYTES + 5 + state) != 0 || reserve_order(r) != 0)
+  if (r->failed || reserve(r, 10 + 5 + (batch + 1) * TICK_BYTES + 5 + state) != 0 ||
+      anim_replica_order_reserve(&r->order) != 0)
     return r->failed = 1, ANIM_ENOMEM;
   put_varint(r, a->id - r->last_id); /* ids rise through the frame */
   r->last_id = a->id;
-  r->current[r->ncurrent++] = a->id;
+  anim_replica_order_push(&r->order, a->id);
   if (batch) { /* the ticks it skipped, oldest first, then this one's */
     r->bytes[r->len++] = FLAG_MORE;
     r->bytes[r->len++] = MORE_BATCH;
@@ -196,7 +181,8 @@ int srv_replica_append_region(srv_replica_records_t *r, const srv_actor_t *a, co
 }
 
 void srv_replica_records_free(srv_replica_records_t *r) {
-  free(r->bytes), free(r->previous), free(r->current);
+  free(r->bytes);
+  anim_replica_order_free(&r->order);
   memset(r, 0, sizeof *r);
 }
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "actor.h"
+#include "character/replica_order.h"
 #include "aoi.h"
 #include "crowd.h"
 
@@ -29,8 +30,7 @@
 typedef struct {
   uint8_t *bytes;
   size_t len, capacity;
-  uint64_t *previous, *current; /* the ids of the previous frame's records, and this one's */
-  size_t nprevious, ncurrent, order_capacity;
+  anim_replica_order_t order;   /* the ids of the previous frame's records, and this one's */
   int failed;                   /* out of memory this frame */
   int region;                   /* this frame is a region's (srv_replica_append_region) */
   uint64_t last_id;             /* a region frame's last record's id */

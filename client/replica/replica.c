@@ -14,6 +14,7 @@
 #include "anim_client_replica.h"
 #include "anim_error.h"
 #include "character/replica.h"
+#include "character/replica_order.h"
 #include "database/dbfile.h"
 
 enum { FLAG_KEY = 1, FLAG_TRANSITION = 2, FLAG_HOLD_BEGIN = 4, FLAG_HOLD_END = 8, FLAG_RATE = 16, FLAG_ANGLE = 32,
@@ -40,8 +41,7 @@ struct anim_replica {
   int n, capacity;
   int32_t *index;      /* positions in items + 1 (0: empty); a power of two, at most half full */
   uint32_t index_capacity;
-  uint64_t *previous, *current; /* the ids of the last frame's records, in order, and this frame's */
-  size_t nprevious, order_capacity;
+  anim_replica_order_t order; /* the ids of the last frame's records, in order, and this frame's */
   anim_replica_stats_t stats;
 };
 
@@ -96,7 +96,8 @@ anim_replica_t *anim_replica_create(const char *path, int *out_error, char *err,
 void anim_replica_free(anim_replica_t *r) {
   if (!r) return;
   for (int i = 0; i < r->n; i++) anim_controller_free(&r->items[i].c);
-  free(r->items), free(r->index), free(r->previous), free(r->current);
+  free(r->items), free(r->index);
+  anim_replica_order_free(&r->order);
   anim_database_free(&r->db);
   free(r);
 }
@@ -257,28 +258,18 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
   if (at == end) return ANIM_EPROTO; /* at least the frame's flags */
   uint8_t frame_flags = *at++;
   int region = (frame_flags & FRAME_REGION) != 0;
-  if (frame_flags & FRAME_FRESH) r->nprevious = 0; /* ids whole */
+  anim_replica_order_begin(&r->order, frame_flags & FRAME_FRESH); /* fresh: ids whole */
   /* A region's departures go first: a character that left and came back
    * within the frame is a new one (its keyframe follows). */
   int rc = region && f->nleft ? forget_left(r, f) : 0;
-  size_t count = 0;
   uint64_t last_id = 0;
   while (at < end && !rc) {
     uint64_t zigzag, value, id;
     if ((rc = get_varint(&at, end, &zigzag)) != 0) break;
     if (region) id = last_id + zigzag, last_id = id;
-    else
-      id = (count < r->nprevious ? r->previous[count] : 0) +
-           (uint64_t)((int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1));
-    if (count == r->order_capacity) {
-      size_t capacity = r->order_capacity ? 2 * r->order_capacity : 256;
-      uint64_t *previous = realloc(r->previous, capacity * sizeof *previous);
-      if (previous) r->previous = previous;
-      uint64_t *current = previous ? realloc(r->current, capacity * sizeof *current) : NULL;
-      if (!current) return ANIM_ENOMEM;
-      r->current = current, r->order_capacity = capacity;
-    }
-    r->current[count++] = id;
+    else id = anim_replica_order_id(&r->order, zigzag);
+    if ((rc = anim_replica_order_reserve(&r->order)) != 0) return rc;
+    anim_replica_order_push(&r->order, id);
     anim_controller_record_t record;
     uint8_t flags, more;
     float dt;
@@ -314,8 +305,7 @@ int anim_replica_apply(anim_replica_t *r, const anim_stream_frame_t *f) {
     if ((rc = replay(r, i, f->dt, &record, flags)) != 0) return rc;
   }
   if (rc) return rc;
-  uint64_t *swap = r->previous;
-  r->previous = r->current, r->current = swap, r->nprevious = count;
+  anim_replica_order_end(&r->order);
   return region ? 0 : forget_unseen(r, number);
 }
 

@@ -61,32 +61,13 @@
 #define CROSS_ROTATION_ERROR 1e-4
 #define CROSS_POSITION_ERROR 6.1e-5
 
-static anim_test_server_t server;
-static anim_client_t *client;
-static char dir[128], db_path[256];
-static int have_data;
+static anim_test_served_bandai_t bandai;
 
 static int setup(void **state) {
-  int rc = anim_test_serve_bandai(&server, "replica", NULL, dir, sizeof dir, &client, TIMEOUT_MS);
-  if (rc <= 0) return rc; /* 0: no data, each test skips (or fails under CI) through need_data */
-  have_data = 1;
-  snprintf(db_path, sizeof db_path, "%s/mocap.animdb", dir);
-  return 0;
+  return anim_test_served_bandai_start(&bandai, "replica", NULL, TIMEOUT_MS);
 }
 
-static int teardown(void **state) {
-  if (!have_data) return 0;
-  anim_client_close(client);
-  int rc = anim_test_server_stop(&server);
-  anim_test_data_dir_remove(dir);
-  return rc;
-}
-
-/* Skips (or fails under CI) without the shared mocap. */
-static int need_data(void) {
-  char path[1024];
-  return have_data || anim_test_shared_path(path, sizeof path, "data/mocap/bandai-namco");
-}
+static int teardown(void **state) { return anim_test_served_bandai_stop(&bandai); }
 
 /* Warping off (the others warp: the server's defaults). */
 static const anim_character_params_t *unwarped(void) {
@@ -106,10 +87,11 @@ static void make_characters(uint64_t *ids, int n) {
   anim_character_placement_t place[CHARS];
   for (int i = 0; i < n; i++) place[i] = (anim_character_placement_t){(float)i * 4.0f, 0.0f, 0.3f * (float)i, 97 * i};
   int warped = n > UNWARPED ? UNWARPED : n;
-  assert_int_equal(anim_client_characters_create(client, "mocap", NULL, place, warped, ids, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(bandai.client, "mocap", NULL, place, warped, ids, TIMEOUT_MS), 0);
   if (n > warped)
-    assert_int_equal(anim_client_characters_create(client, "mocap", unwarped(), place + warped, n - warped, ids + warped,
-                                                   TIMEOUT_MS), 0);
+    assert_int_equal(anim_client_characters_create(bandai.client, "mocap", unwarped(), place + warped, n - warped,
+                                                   ids + warped, TIMEOUT_MS),
+                     0);
 }
 
 /* SCRIPTED's velocity (m/s, world) and facing (rad) at t s: facing +Z, ahead
@@ -124,24 +106,26 @@ static const struct {
 /* ---- refusals ------------------------------------------------------------------------------- */
 
 static void test_refusals(void **state) {
-  if (!need_data()) return;
+  if (!anim_test_served_bandai_need(&bandai)) return;
   uint64_t ids[1];
   make_characters(ids, 1);
   anim_subscribe_options_t o = {ids, 1, 0, 2, ANIM_POSE_REPLICATED, 0, 0};
-  assert_int_equal(anim_client_subscribe(client, &o, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_EINVAL);
-  assert_non_null(strstr(anim_client_last_error(client), "rate_divisor"));
+  assert_int_equal(anim_client_subscribe(bandai.client, &o, NULL, NULL, NULL, NULL, TIMEOUT_MS), ANIM_EINVAL);
+  assert_non_null(strstr(anim_client_last_error(bandai.client), "rate_divisor"));
   /* A region is replicated (its bands' records carry the ticks they skip: test_replica_region.c). */
   anim_subscribe_options_t r = {NULL, 0, 0, 0, ANIM_POSE_REPLICATED, 0, 0};
   anim_region_t region = {0.0f, 0.0f, 10.0f, 0.0f, 0.0f, 0, NULL, 0, 0};
   uint64_t regional;
-  assert_int_equal(anim_client_subscribe_region(client, &r, &region, NULL, NULL, &regional, NULL, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_unsubscribe(client, regional, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe_region(bandai.client, &r, &region, NULL, NULL, &regional, NULL, TIMEOUT_MS),
+                   0);
+  assert_int_equal(anim_client_unsubscribe(bandai.client, regional, TIMEOUT_MS), 0);
   /* An update to replicated keeps the rate rule. */
   uint64_t sub;
   o.rate_divisor = 1, o.encoding = ANIM_POSE_FLOAT;
-  assert_int_equal(anim_client_subscribe(client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_subscription_update(client, sub, 3, ANIM_POSE_REPLICATED, 0, TIMEOUT_MS), ANIM_EINVAL);
-  assert_int_equal(anim_client_unsubscribe(client, sub, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe(bandai.client, &o, NULL, NULL, &sub, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscription_update(bandai.client, sub, 3, ANIM_POSE_REPLICATED, 0, TIMEOUT_MS),
+                   ANIM_EINVAL);
+  assert_int_equal(anim_client_unsubscribe(bandai.client, sub, TIMEOUT_MS), 0);
 
   int err = 0;
   char message[256];
@@ -151,7 +135,7 @@ static void test_refusals(void **state) {
   assert_true(err < 0);
   assert_non_null(strstr(message, "x.animdb"));
 
-  anim_replica_t *replica = anim_replica_create(db_path, &err, message, sizeof message);
+  anim_replica_t *replica = anim_replica_create(bandai.db_path, &err, message, sizeof message);
   assert_non_null(replica);
   anim_stream_frame_t frame;
   memset(&frame, 0, sizeof frame);
@@ -171,7 +155,7 @@ static void test_refusals(void **state) {
   anim_replica_pose_t pose;
   assert_int_equal(anim_replica_pose(replica, 1, &pose), ANIM_ENOTFOUND);
   anim_replica_free(replica);
-  assert_int_equal(anim_client_characters_destroy(client, ids, 1, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(bandai.client, ids, 1, TIMEOUT_MS), 0);
 }
 
 /* ---- the rebuild against the stream --------------------------------------------------------- */
@@ -273,7 +257,7 @@ static const anim_input_program_t *scripted; /* the program slot SCRIPTED's scri
 static void run(uint64_t *ids, int n, anim_input_program_t *programs, double start, double seconds) {
   double end = now_s() + seconds;
   while (now_s() < end) {
-    int rc = anim_client_poll(client, 5);
+    int rc = anim_client_poll(bandai.client, 5);
     assert_true(rc == 0 || rc == ANIM_ETIMEDOUT);
     anim_character_input_t inputs[CHARS];
     uint64_t changed[CHARS];
@@ -291,21 +275,23 @@ static void run(uint64_t *ids, int n, anim_input_program_t *programs, double sta
       vec3 command;
       int commanded;
       if (!anim_input_program_at(&programs[i], (float)(now_s() - start), &in, &command, &commanded)) continue;
-      if (in.kind == ANIM_INPUT_VELOCITY) anim_character_input_velocity(&inputs[count], in.velocity.x, in.velocity.z, in.facing);
+      if (in.kind == ANIM_INPUT_VELOCITY)
+        anim_character_input_velocity(&inputs[count], in.velocity.x, in.velocity.z, in.facing);
       else anim_character_input_stick(&inputs[count], in.stick_x, in.stick_z, in.camera_azimuth, in.strafe);
       changed[count++] = ids[i];
     }
-    if (count) assert_int_equal(anim_client_characters_set_input(client, changed, inputs, count, NULL, TIMEOUT_MS), 0);
+    if (count)
+      assert_int_equal(anim_client_characters_set_input(bandai.client, changed, inputs, count, NULL, TIMEOUT_MS), 0);
   }
 }
 
 static void test_rebuild_matches_stream(void **state) {
-  if (!need_data()) return;
+  if (!anim_test_served_bandai_need(&bandai)) return;
   static compare_t c;
   memset(&c, 0, sizeof c);
   int err;
   char message[256];
-  c.replica = anim_replica_create(db_path, &err, message, sizeof message);
+  c.replica = anim_replica_create(bandai.db_path, &err, message, sizeof message);
   assert_non_null(c.replica);
   uint64_t ids[CHARS], subs[3];
   make_characters(ids, CHARS);
@@ -316,16 +302,16 @@ static void test_rebuild_matches_stream(void **state) {
   int encodings[3] = {ANIM_POSE_FLOAT, ANIM_POSE_QUANTIZED, ANIM_POSE_REPLICATED};
   for (int e = 0; e < 3; e++) {
     anim_subscribe_options_t o = {ids, CHARS, 0, 1, encodings[e], 0, 0};
-    assert_int_equal(anim_client_subscribe(client, &o, cbs[e], &c, &subs[e], NULL, TIMEOUT_MS), 0);
+    assert_int_equal(anim_client_subscribe(bandai.client, &o, cbs[e], &c, &subs[e], NULL, TIMEOUT_MS), 0);
   }
   double start = now_s();
   run(ids, CHARS, programs, start, RUN_SECONDS / 2);
   /* Paused, the client misses ticks: on resuming, keyframes make up for them. */
   anim_replica_stats_t before, after;
   anim_replica_stats(c.replica, &before);
-  assert_int_equal(anim_client_subscription_update(client, subs[2], 1, ANIM_POSE_REPLICATED, 1, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscription_update(bandai.client, subs[2], 1, ANIM_POSE_REPLICATED, 1, TIMEOUT_MS), 0);
   run(ids, CHARS, programs, start, 0.25);
-  assert_int_equal(anim_client_subscription_update(client, subs[2], 1, ANIM_POSE_REPLICATED, 0, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscription_update(bandai.client, subs[2], 1, ANIM_POSE_REPLICATED, 0, TIMEOUT_MS), 0);
   run(ids, CHARS, programs, start, RUN_SECONDS / 2);
   anim_replica_stats(c.replica, &after);
   assert_int_equal(c.apply_failed, 0);
@@ -353,15 +339,15 @@ static void test_rebuild_matches_stream(void **state) {
   assert_true(per_char_s[2] <= MAX_BYTES_SHARE * per_char_s[1]);
 
   /* A destroyed character leaves the frames, and the replica forgets it. */
-  assert_int_equal(anim_client_characters_destroy(client, ids, 1, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(bandai.client, ids, 1, TIMEOUT_MS), 0);
   run(ids + 1, CHARS - 1, programs + 1, start, 0.2);
   anim_replica_stats(c.replica, &after);
   assert_int_equal(after.characters, CHARS - 1);
   anim_replica_pose_t pose;
   assert_int_equal(anim_replica_pose(c.replica, ids[0], &pose), ANIM_ENOTFOUND);
   assert_int_equal(anim_replica_pose(c.replica, ids[1], &pose), 0);
-  for (int e = 0; e < 3; e++) assert_int_equal(anim_client_unsubscribe(client, subs[e], TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_characters_destroy(client, ids + 1, CHARS - 1, TIMEOUT_MS), 0);
+  for (int e = 0; e < 3; e++) assert_int_equal(anim_client_unsubscribe(bandai.client, subs[e], TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(bandai.client, ids + 1, CHARS - 1, TIMEOUT_MS), 0);
   anim_replica_free(c.replica);
 }
 
@@ -390,14 +376,14 @@ static void on_fallback(anim_client_t *cl, const anim_stream_frame_t *f, void *d
 /* A graph character comes as quantized poses in the replicated frames; a
  * motion-matching one on another database than the replica's is skipped. */
 static void test_other_kinds_fall_back_to_poses(void **state) {
-  if (!need_data()) return;
+  if (!anim_test_served_bandai_need(&bandai)) return;
   anim_graph_description_t *d = NULL;
   anim_graph_build_options_t go = {0};
-  int rc = anim_client_graph_build(client, "default", &go, &d, BUILD_TIMEOUT_MS);
+  int rc = anim_client_graph_build(bandai.client, "default", &go, &d, BUILD_TIMEOUT_MS);
   assert_true(rc == 0 || rc == ANIM_EBUSY);
   for (int i = 0; i < 600; i++) {
     anim_graph_description_free(d);
-    assert_int_equal(anim_client_graph_describe(client, "default", 0, 0, &d, TIMEOUT_MS), 0);
+    assert_int_equal(anim_client_graph_describe(bandai.client, "default", 0, 0, &d, TIMEOUT_MS), 0);
     assert_int_not_equal(d->status, ANIM_GRAPH_FAILED);
     if (d->status != ANIM_GRAPH_BUILDING && d->ready) break;
     struct timespec pause = {0, 50 * 1000 * 1000};
@@ -408,22 +394,23 @@ static void test_other_kinds_fall_back_to_poses(void **state) {
   uint64_t ids[2];
   anim_character_mode_t graph = {.mode = ANIM_MODE_GRAPH};
   anim_character_placement_t place = {40.0f, 0.0f, 0.0f, 0};
-  assert_int_equal(anim_client_characters_create_mode(client, "default", &graph, NULL, &place, 1, &ids[0], TIMEOUT_MS),
-                   0);
+  assert_int_equal(
+      anim_client_characters_create_mode(bandai.client, "default", &graph, NULL, &place, 1, &ids[0], TIMEOUT_MS), 0);
   place.x = 44.0f;
-  assert_int_equal(anim_client_characters_create(client, "default", unwarped(), &place, 1, &ids[1], TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_create(bandai.client, "default", unwarped(), &place, 1, &ids[1], TIMEOUT_MS),
+                   0);
   int err;
-  fallback_t b = {anim_replica_create(db_path, &err, NULL, 0), 0, 0, 0, 0, ids[0], 0};
+  fallback_t b = {anim_replica_create(bandai.db_path, &err, NULL, 0), 0, 0, 0, 0, ids[0], 0};
   assert_non_null(b.replica);
   anim_subscribe_options_t o = {ids, 2, 0, 1, ANIM_POSE_REPLICATED, 0, 0};
   uint64_t sub;
-  assert_int_equal(anim_client_subscribe(client, &o, on_fallback, &b, &sub, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe(bandai.client, &o, on_fallback, &b, &sub, NULL, TIMEOUT_MS), 0);
   double end = now_s() + 1.0;
   while (now_s() < end) {
-    rc = anim_client_poll(client, 5);
+    rc = anim_client_poll(bandai.client, 5);
     assert_true(rc == 0 || rc == ANIM_ETIMEDOUT);
   }
-  assert_int_equal(anim_client_unsubscribe(client, sub, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(bandai.client, sub, TIMEOUT_MS), 0);
   anim_replica_stats_t st;
   anim_replica_stats(b.replica, &st);
   printf("  %ld frames: %ld graph poses (%d bones), %llu records of the default database's character skipped\n",
@@ -438,7 +425,7 @@ static void test_other_kinds_fall_back_to_poses(void **state) {
   assert_int_equal(anim_replica_pose(b.replica, ids[0], &pose), ANIM_ENOTFOUND);
   assert_int_equal(anim_replica_pose(b.replica, ids[1], &pose), ANIM_ENOTFOUND);
   anim_replica_free(b.replica);
-  assert_int_equal(anim_client_characters_destroy(client, ids, 2, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(bandai.client, ids, 2, TIMEOUT_MS), 0);
 }
 
 int main(void) {

@@ -47,33 +47,15 @@
 #define RUN_SECONDS 8.0
 #define MAX_BONES 128
 
-static anim_test_server_t server;
-static anim_client_t *client;
-static char dir[128], db_path[256];
-static int have_data;
+static anim_test_served_bandai_t bandai;
 
 static int setup(void **state) {
   /* The level of detail on: members no band streams every tick search less and skip foot locking. */
   const char *extra[] = {"--lod-search-scale", "4", NULL};
-  int rc = anim_test_serve_bandai(&server, "replica_region", extra, dir, sizeof dir, &client, TIMEOUT_MS);
-  if (rc <= 0) return rc; /* 0: no data, each test skips (or fails under CI) through need_data */
-  have_data = 1;
-  snprintf(db_path, sizeof db_path, "%s/mocap.animdb", dir);
-  return 0;
+  return anim_test_served_bandai_start(&bandai, "replica_region", extra, TIMEOUT_MS);
 }
 
-static int teardown(void **state) {
-  if (!have_data) return 0;
-  anim_client_close(client);
-  int rc = anim_test_server_stop(&server);
-  anim_test_data_dir_remove(dir);
-  return rc;
-}
-
-static int need_data(void) {
-  char path[1024];
-  return have_data || anim_test_shared_path(path, sizeof path, "data/mocap/bandai-namco");
-}
+static int teardown(void **state) { return anim_test_served_bandai_stop(&bandai); }
 
 typedef struct {
   anim_replica_t *replica;
@@ -217,7 +199,7 @@ static double now_s(void) {
 static void run(uint64_t *ids, int n, anim_input_program_t *programs, double start, double seconds) {
   double end = now_s() + seconds;
   while (now_s() < end) {
-    int rc = anim_client_poll(client, 5);
+    int rc = anim_client_poll(bandai.client, 5);
     assert_true(rc == 0 || rc == ANIM_ETIMEDOUT);
     anim_character_input_t inputs[CHARS];
     uint64_t changed[CHARS];
@@ -227,22 +209,24 @@ static void run(uint64_t *ids, int n, anim_input_program_t *programs, double sta
       vec3 command;
       int commanded;
       if (!anim_input_program_at(&programs[i], (float)(now_s() - start), &in, &command, &commanded)) continue;
-      if (in.kind == ANIM_INPUT_VELOCITY) anim_character_input_velocity(&inputs[count], in.velocity.x, in.velocity.z, in.facing);
+      if (in.kind == ANIM_INPUT_VELOCITY)
+        anim_character_input_velocity(&inputs[count], in.velocity.x, in.velocity.z, in.facing);
       else anim_character_input_stick(&inputs[count], in.stick_x, in.stick_z, in.camera_azimuth, in.strafe);
       changed[count++] = ids[i];
     }
-    if (count) assert_int_equal(anim_client_characters_set_input(client, changed, inputs, count, NULL, TIMEOUT_MS), 0);
+    if (count)
+      assert_int_equal(anim_client_characters_set_input(bandai.client, changed, inputs, count, NULL, TIMEOUT_MS), 0);
   }
 }
 
 static void test_region_rebuild_matches_stream(void **state) {
-  if (!need_data()) return;
-  assert_true(have_data);
+  if (!anim_test_served_bandai_need(&bandai)) return;
+  assert_true(bandai.served);
   int err;
   char message[256];
   compare_t *c = calloc(1, sizeof *c);
   assert_non_null(c);
-  c->replica = anim_replica_create(db_path, &err, message, sizeof message);
+  c->replica = anim_replica_create(bandai.db_path, &err, message, sizeof message);
   assert_non_null(c->replica);
 
   /* On a line through the circle, 2.5 m apart: some start in each band, some outside. */
@@ -250,8 +234,8 @@ static void test_region_rebuild_matches_stream(void **state) {
   anim_character_placement_t place[CHARS];
   for (int i = 0; i < CHARS; i++)
     place[i] = (anim_character_placement_t){(float)(i - CHARS / 2) * 2.5f, 1.0f, 0.7f * (float)i, 131 * i};
-  int created = anim_client_characters_create(client, "mocap", NULL, place, CHARS, ids, TIMEOUT_MS);
-  if (created) printf("create: %s\n", anim_client_last_error(client));
+  int created = anim_client_characters_create(bandai.client, "mocap", NULL, place, CHARS, ids, TIMEOUT_MS);
+  if (created) printf("create: %s\n", anim_client_last_error(bandai.client));
   assert_int_equal(created, 0);
   anim_input_program_t programs[CHARS];
   for (int i = 0; i < CHARS; i++) anim_input_program_init(&programs[i], ANIM_PROGRAM_WANDER, 7u + (uint32_t)i);
@@ -262,18 +246,23 @@ static void test_region_rebuild_matches_stream(void **state) {
   anim_subscribe_options_t replicated = {NULL, 0, 0, 0, ANIM_POSE_REPLICATED, 0, 0};
   anim_subscribe_options_t quantized = {NULL, 0, 0, 0, ANIM_POSE_QUANTIZED, 0, 0};
   uint64_t sub_float, sub_replicated, sub_quantized;
-  assert_int_equal(anim_client_subscribe_region(client, &all, &region, on_float, c, &sub_float, NULL, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_subscribe_region(client, &replicated, &region, on_replicated, c, &sub_replicated, NULL,
-                                                TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_subscribe_region(client, &quantized, &region, on_quantized, c, &sub_quantized, NULL,
-                                                TIMEOUT_MS), 0);
+  assert_int_equal(
+      anim_client_subscribe_region(bandai.client, &all, &region, on_float, c, &sub_float, NULL, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_subscribe_region(bandai.client, &replicated, &region, on_replicated, c, &sub_replicated,
+                                                NULL, TIMEOUT_MS),
+                   0);
+  assert_int_equal(anim_client_subscribe_region(bandai.client, &quantized, &region, on_quantized, c, &sub_quantized,
+                                                NULL, TIMEOUT_MS),
+                   0);
   double start = now_s();
   run(ids, CHARS, programs, start, RUN_SECONDS / 2);
   /* A pause: the ticks it misses are made up for by a fresh frame of keyframes. */
   long fresh_before = c->fresh_frames;
-  assert_int_equal(anim_client_subscription_update(client, sub_replicated, 0, ANIM_POSE_REPLICATED, 1, TIMEOUT_MS), 0);
+  assert_int_equal(
+      anim_client_subscription_update(bandai.client, sub_replicated, 0, ANIM_POSE_REPLICATED, 1, TIMEOUT_MS), 0);
   run(ids, CHARS, programs, start, 0.3);
-  assert_int_equal(anim_client_subscription_update(client, sub_replicated, 0, ANIM_POSE_REPLICATED, 0, TIMEOUT_MS), 0);
+  assert_int_equal(
+      anim_client_subscription_update(bandai.client, sub_replicated, 0, ANIM_POSE_REPLICATED, 0, TIMEOUT_MS), 0);
   run(ids, CHARS, programs, start, RUN_SECONDS / 2);
   long fresh_after_pause = c->fresh_frames - fresh_before;
 
@@ -285,7 +274,7 @@ static void test_region_rebuild_matches_stream(void **state) {
   for (int i = 0; i < CHARS && !victim; i++)
     if (anim_replica_pose(c->replica, ids[i], &pose) == 0) victim = ids[i];
   assert_true(victim != 0);
-  assert_int_equal(anim_client_characters_destroy(client, &victim, 1, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_characters_destroy(bandai.client, &victim, 1, TIMEOUT_MS), 0);
   run(ids, 0, programs, start, 0.5);
   assert_int_equal(anim_replica_pose(c->replica, victim, &pose), ANIM_ENOTFOUND);
   anim_replica_stats(c->replica, &stats);
@@ -319,9 +308,9 @@ static void test_region_rebuild_matches_stream(void **state) {
   assert_true(c->quantized_position_error <= 6.11e-5);
   assert_true(c->quantized_rotation_error <= 1e-4);
 
-  assert_int_equal(anim_client_unsubscribe(client, sub_float, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_unsubscribe(client, sub_replicated, TIMEOUT_MS), 0);
-  assert_int_equal(anim_client_unsubscribe(client, sub_quantized, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(bandai.client, sub_float, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(bandai.client, sub_replicated, TIMEOUT_MS), 0);
+  assert_int_equal(anim_client_unsubscribe(bandai.client, sub_quantized, TIMEOUT_MS), 0);
   anim_replica_free(c->replica);
   free(c);
 }

@@ -32,23 +32,41 @@ int anim_test_serve_mocap(anim_client_t *client, const char *dir, const char *fo
   return 1;
 }
 
-int anim_test_serve_bandai(anim_test_server_t *server, const char *name, const char *const *extra, char *out_dir,
-                           size_t dirlen, anim_client_t **out_client, int timeout_ms) {
+int anim_test_served_bandai_start(anim_test_served_bandai_t *out, const char *name, const char *const *extra,
+                                  int timeout_ms) {
+  memset(out, 0, sizeof *out);
   char mocap[1024];
   struct stat st;
   snprintf(mocap, sizeof mocap, "%s/data/mocap/bandai-namco", anim_test_shared_dir());
-  if (stat(mocap, &st) != 0) return 0;
+  if (stat(mocap, &st) != 0) return 0; /* each test skips (or fails under CI) through _need */
   anim_database_t db;
   if (!anim_test_bandai_database(&db)) return -1;
-  anim_test_data_dir_make(out_dir, dirlen, name);
-  anim_test_data_dir_put_database(out_dir, &db, "mocap");
+  anim_test_data_dir_make(out->dir, sizeof out->dir, name);
+  anim_test_data_dir_put_database(out->dir, &db, "mocap");
   anim_database_free(&db);
-  const char *args[16] = {"--data-dir", out_dir, "--log-level", "warn"};
+  snprintf(out->db_path, sizeof out->db_path, "%s/mocap.animdb", out->dir);
+  const char *args[16] = {"--data-dir", out->dir, "--log-level", "warn"};
   int n = 4;
   for (int i = 0; extra && extra[i] && n < 12; i++) args[n++] = extra[i];
   args[n] = NULL;
-  if (anim_test_server_start(server, name, args) != 0) return -1;
+  if (anim_test_server_start(&out->server, name, args) != 0) return -1;
   int err;
-  *out_client = anim_client_connect(server->host, server->port, NULL, &err);
-  return *out_client && anim_client_db_load(*out_client, "mocap", NULL, timeout_ms) == 0 ? 1 : -1;
+  out->client = anim_client_connect(out->server.host, out->server.port, NULL, &err);
+  if (!out->client || anim_client_db_load(out->client, "mocap", NULL, timeout_ms) != 0) return -1;
+  out->served = 1;
+  return 0;
+}
+
+int anim_test_served_bandai_need(const anim_test_served_bandai_t *served) {
+  char path[1024];
+  return served->served || anim_test_shared_path(path, sizeof path, "data/mocap/bandai-namco");
+}
+
+int anim_test_served_bandai_stop(anim_test_served_bandai_t *served) {
+  if (!served->served) return 0;
+  anim_client_close(served->client);
+  int rc = anim_test_server_stop(&served->server);
+  anim_test_data_dir_remove(served->dir);
+  served->served = 0;
+  return rc;
 }

@@ -17,14 +17,31 @@
 int anim_test_serve_mocap(anim_client_t *client, const char *dir, const char *folder, anim_database_t *out_db,
                           int timeout_ms);
 
-/* Bandai Namco's real-mocap database (anim_test_bandai_database) put in a
- * fresh data directory (out_dir, named after name) as mocap.animdb, a
- * server started on it with --data-dir DIR --log-level warn and extra
- * (NULL-terminated, at most 8; or NULL), and *out_client connected with
- * "mocap" loaded. Returns 1 served; 0 when ../shared has no Bandai Namco
- * folder (nothing started: the caller's tests skip, or fail under CI, by
- * their own check); -1 on an error. */
-int anim_test_serve_bandai(anim_test_server_t *server, const char *name, const char *const *extra, char *out_dir,
-                           size_t dirlen, anim_client_t **out_client, int timeout_ms);
+/* Bandai Namco's real-mocap database (anim_test_bandai_database) served
+ * from a fresh data directory, as the replica tests share it: what the
+ * group set-up made, for the tests and the group teardown. */
+typedef struct {
+  anim_test_server_t server;
+  anim_client_t *client; /* connected, "mocap" loaded */
+  char dir[128];         /* the server's --data-dir, holding mocap.animdb */
+  char db_path[256];     /* dir/mocap.animdb: the file a replica loads (the server's database) */
+  int served;            /* 1 once all the above is made */
+} anim_test_served_bandai_t;
+
+/* Writes the database to a new data directory named after name as
+ * mocap.animdb, starts a server on it with --data-dir DIR --log-level warn
+ * and extra (NULL-terminated, at most 8; or NULL), connects out->client and
+ * loads "mocap". 0 (a group set-up's return) served, or when ../shared has
+ * no Bandai Namco folder: then nothing is started, out->served stays 0 and
+ * each test stops at anim_test_served_bandai_need; -1 on an error. */
+int anim_test_served_bandai_start(anim_test_served_bandai_t *out, const char *name, const char *const *extra,
+                                  int timeout_ms);
+/* A test's first check: 1 when served; without the data, skips the running
+ * test with the reason, or fails it under CI=true (anim_test_shared_path),
+ * and returns 0. Use as: if (!anim_test_served_bandai_need(&b)) return; */
+int anim_test_served_bandai_need(const anim_test_served_bandai_t *served);
+/* Closes the client, stops the server, removes the data directory; nothing
+ * when it was not served. 0, or the server's non-zero exit status. */
+int anim_test_served_bandai_stop(anim_test_served_bandai_t *served);
 
 #endif

@@ -189,16 +189,41 @@ typedef struct {
   int head, n;
 } in_flight_t;
 
-/* Plays range r: the first frame with a reset, then tick by tick. The
- * trackers for tick T + 1 go when every pose that has arrived is read:
- * when the client runs behind the server (a loaded machine), it sends the
- * newest tick's next frame rather than each stale one in turn. */
-static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker_feed_result_t *out, char *err,
-                      int errlen) {
+/* Sends the frames of ticks (sent, last] that are due (every), each named
+ * for its tick; *sent becomes last. */
+static int send_ahead(anim_test_raw_t *c, feed_t *f, uint64_t id, const anim_range_t *range, uint64_t base_tick,
+                      uint64_t *sent, uint64_t last, in_flight_t *flight) {
+  int every = f->o->every > 0 ? f->o->every : 1;
+  for (uint64_t tick = *sent + 1; tick <= last; tick++) {
+    int frame = range->start + (int)(tick - base_tick);
+    if (frame >= range->stop) break;
+    if ((frame - range->start) % every) continue;
+    uint64_t request;
+    if (send_frame(c, f, id, range, frame, 0, tick, &request) != 0) return -1;
+    if (flight->n < IN_FLIGHT) flight->tick[(flight->head + flight->n++) % IN_FLIGHT] = tick;
+  }
+  *sent = last;
+  return 0;
+}
+
+/* Plays range r: the first frame with a reset (its answer names the tick
+ * that shows it), then tick by tick, in one of two ways:
+ * - ahead > 0, in step with the server: each frame named for its tick and
+ *   sent `ahead` ticks before it (set_trackers.tick); the server holds it
+ *   until then, so a client the loaded machine lets send late still has
+ *   its trackers applied at the ticks they are for.
+ * - ahead 0, as a real-time source: the trackers for tick T + 1 go when
+ *   every pose that has arrived is read: when the client runs behind the
+ *   server (a loaded machine), it sends the newest tick's next frame
+ *   rather than each stale one in turn.
+ * An answer naming another tick than the send was meant for counts in
+ * `late`. */
+static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, int ahead, tracker_feed_result_t *out,
+                      char *err, int errlen) {
   const anim_range_t *range = &f->truth->ranges[r];
-  /* base_tick 0: the reset's answer not read yet */
-  uint64_t reset_request, request, base_tick = 0, send_tick = 0;
-  int send_frame_index = -1; /* the frame to send once caught up, or -1 */
+  /* base_tick 0: the reset's answer not read yet; sent: the last tick sent ahead for */
+  uint64_t reset_request, request, base_tick = 0, sent = 0, send_tick = 0;
+  int send_frame_index = -1; /* real time: the frame to send once caught up, or -1 */
   in_flight_t flight = {{0}, 0, 0};
   if (send_frame(c, f, id, range, range->start, 1, 0, &reset_request) != 0)
     return snprintf(err, (size_t)errlen, "send failed"), -1;
@@ -218,76 +243,9 @@ static int play_range(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker
       const Animserver__Response *res = m->response;
       if (res->error) rc = (snprintf(err, (size_t)errlen, "set_trackers: %s", res->error->message), -1);
       else if (res->body_case == ANIMSERVER__RESPONSE__BODY_SET_TRACKERS) {
-        if (res->id == reset_request) base_tick = res->set_trackers->tick;
-        else if (flight.n) {
-          out->late += res->set_trackers->tick != flight.tick[flight.head];
-          flight.head = (flight.head + 1) % IN_FLIGHT, flight.n--;
-        }
-      }
-    } else if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_STREAM && base_tick && m->stream->tick >= base_tick &&
-               m->stream->n_poses == 1 && m->stream->poses[0]->character == id) {
-      uint64_t tick = m->stream->tick;
-      int frame = range->start + (int)(tick - base_tick);
-      const Animserver__CharacterPose *p = m->stream->poses[0];
-      if (frame >= range->stop)
-        done = 1;
-      else if (p->n_global_positions == 3 * (size_t)f->truth->nbones)
-        compare(f, range, r, frame, p->global_positions, out);
-      int next = frame + 1;
-      /* Due, or one due not sent yet (behind): the newest frame goes. */
-      int due = (next - range->start) % every == 0 || send_frame_index >= 0;
-      send_frame_index = -1;
-      if (!done && next < range->stop && due) send_frame_index = next, send_tick = tick + 1;
-      if (next >= range->stop) done = 1;
-    }
-    animserver__server_message__free_unpacked(m, NULL);
-    if (rc) return -1;
-    if (done) return 0;
-  }
-}
-
-/* Sends the frames of ticks (sent, last] that are due (every), each named
- * for its tick; *sent becomes last. */
-static int send_ahead(anim_test_raw_t *c, feed_t *f, uint64_t id, const anim_range_t *range, uint64_t base_tick,
-                      uint64_t *sent, uint64_t last, in_flight_t *flight) {
-  int every = f->o->every > 0 ? f->o->every : 1;
-  for (uint64_t tick = *sent + 1; tick <= last; tick++) {
-    int frame = range->start + (int)(tick - base_tick);
-    if (frame >= range->stop) break;
-    if ((frame - range->start) % every) continue;
-    uint64_t request;
-    if (send_frame(c, f, id, range, frame, 0, tick, &request) != 0) return -1;
-    if (flight->n < IN_FLIGHT) flight->tick[(flight->head + flight->n++) % IN_FLIGHT] = tick;
-  }
-  *sent = last;
-  return 0;
-}
-
-/* Plays range r in step with the server: the first frame with a reset
- * (its answer names the tick that shows it), then each frame named for its
- * tick and sent o->ahead ticks before it (set_trackers.tick): the server
- * holds it until then, so a client the loaded machine lets send late
- * still has its trackers applied at the ticks they are for. An answer
- * naming another tick (the client more than `ahead` ticks behind) counts
- * in `late`. */
-static int play_range_ahead(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, tracker_feed_result_t *out, char *err,
-                            int errlen) {
-  const anim_range_t *range = &f->truth->ranges[r];
-  uint64_t reset_request, base_tick = 0, sent = 0;
-  in_flight_t flight = {{0}, 0, 0};
-  if (send_frame(c, f, id, range, range->start, 1, 0, &reset_request) != 0)
-    return snprintf(err, (size_t)errlen, "send failed"), -1;
-  for (;;) {
-    Animserver__ServerMessage *m = anim_test_raw_next(c, TIMEOUT_MS);
-    if (!m) return snprintf(err, (size_t)errlen, "no answer or pose within %d ms", TIMEOUT_MS), -1;
-    int done = 0, rc = 0;
-    if (m->kind_case == ANIMSERVER__SERVER_MESSAGE__KIND_RESPONSE) {
-      const Animserver__Response *res = m->response;
-      if (res->error) rc = (snprintf(err, (size_t)errlen, "set_trackers: %s", res->error->message), -1);
-      else if (res->body_case == ANIMSERVER__RESPONSE__BODY_SET_TRACKERS) {
         if (res->id == reset_request) {
           base_tick = res->set_trackers->tick, sent = base_tick;
-          if (send_ahead(c, f, id, range, base_tick, &sent, base_tick + (uint64_t)f->o->ahead, &flight))
+          if (ahead > 0 && send_ahead(c, f, id, range, base_tick, &sent, base_tick + (uint64_t)ahead, &flight))
             rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
         } else if (flight.n) {
           out->late += res->set_trackers->tick != flight.tick[flight.head];
@@ -302,9 +260,15 @@ static int play_range_ahead(anim_test_raw_t *c, feed_t *f, uint64_t id, int r, t
       if (frame >= range->stop) done = 1;
       else if (p->n_global_positions == 3 * (size_t)f->truth->nbones)
         compare(f, range, r, frame, p->global_positions, out);
-      if (frame + 1 >= range->stop) done = 1;
-      else if (send_ahead(c, f, id, range, base_tick, &sent, tick + (uint64_t)f->o->ahead, &flight))
-        rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
+      int next = frame + 1;
+      if (next >= range->stop) done = 1;
+      else if (ahead > 0) {
+        if (send_ahead(c, f, id, range, base_tick, &sent, tick + (uint64_t)ahead, &flight))
+          rc = (snprintf(err, (size_t)errlen, "send failed"), -1);
+      } else if ((next - range->start) % every == 0 || send_frame_index >= 0) {
+        /* Due, or one due not sent yet (behind): the newest frame goes. */
+        send_frame_index = next, send_tick = tick + 1;
+      }
     }
     animserver__server_message__free_unpacked(m, NULL);
     if (rc) return -1;
@@ -334,7 +298,7 @@ int tracker_feed_run(anim_test_raw_t *c, uint64_t id, const tracker_feed_options
   if (!rc && subscribe(c, id) != 0) rc = -1, snprintf(err, (size_t)errlen, "subscribe failed");
   for (int r = 0; r < truth->nranges && !rc; r++)
     if (o->range < 0 || o->range == r)
-      rc = o->ahead > 0 ? play_range_ahead(c, &f, id, r, out, err, errlen) : play_range(c, &f, id, r, out, err, errlen);
+      rc = play_range(c, &f, id, r, o->ahead, out, err, errlen);
   out->mean_error = f.n ? f.sum / f.n : 0;
   out->mean_tracked_error = f.n_tracked ? f.sum_tracked / f.n_tracked : 0;
   out->mean_untracked_error = f.n_untracked ? f.sum_untracked / f.n_untracked : 0;
