@@ -75,6 +75,12 @@ int anim__hello_info_from(const Animserver__HelloResponse *m, anim_hello_info_t 
     out->world_limit = l->world_limit;
     out->max_trackers_ahead = l->max_trackers_ahead, out->max_trackers_waiting = l->max_trackers_waiting;
     out->max_push_ahead = l->max_push_ahead;
+    out->max_machines = l->max_machines, out->max_machine_bytes = l->max_machine_bytes;
+    out->max_events_waiting = l->max_events_waiting, out->max_path_points = l->max_path_points;
+    out->max_query_seconds = l->max_query_seconds, out->max_graph_builds = l->max_graph_builds;
+    out->max_path_expansions = l->max_path_expansions, out->max_align_points = l->max_align_points;
+    out->max_trackers = l->max_trackers, out->fit_models_per_database = l->fit_models_per_database;
+    out->max_pushes_pending = l->max_pushes_pending;
   }
   out->connection_id = m->connection_id;
   out->admin = m->admin;

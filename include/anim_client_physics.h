@@ -48,8 +48,9 @@ enum { ANIM_BODY_KINEMATIC = 0, ANIM_BODY_POWERED = 1, ANIM_BODY_LIMP = 2 };
  * body). Bounds: |impulse| <= 2000 N s, |force| <= 20000 N, duration in
  * (0, 2] s, |point| <= 1 m. tick: the server tick it applies at (0: the
  * next), at most 36000 ahead (anim_hello_info_t.max_push_ahead; ANIM_ERANGE
- * past it); the same pushes at the same ticks give the
- * same stream. A standing 70 kg character staggers and recovers from
+ * past it); a character holds at most 8 pushes pending
+ * (anim_hello_info_t.max_pushes_pending; ANIM_ELIMIT past it). The same
+ * pushes at the same ticks give the same stream. A standing 70 kg character staggers and recovers from
  * about 40 N s at the chest, and falls from about 200 N s. */
 typedef struct {
   const char *bone;

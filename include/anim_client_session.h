@@ -47,6 +47,17 @@ typedef struct {
   uint32_t max_trackers_ahead;   /* set_trackers' tick at most this many after the next (ANIM_ERANGE) */
   uint32_t max_trackers_waiting; /* sets for ticks ahead held per tracker character (ANIM_ELIMIT) */
   uint32_t max_push_ahead;       /* anim_push_t.tick at most this many after the next (ANIM_ERANGE) */
+  uint32_t max_machines;         /* state machines loaded at once (ANIM_ELIMIT) */
+  uint32_t max_machine_bytes;    /* text of one machine (ANIM_ELIMIT) */
+  uint32_t max_events_waiting;   /* events queued for one character's next tick (ANIM_ELIMIT) */
+  uint32_t max_path_points;      /* points of one path (ANIM_ELIMIT) */
+  float max_query_seconds;       /* s simulated by one anim_client_graph_query (ANIM_ELIMIT) */
+  uint32_t max_graph_builds;     /* graph builds at once on the server (ANIM_EBUSY) */
+  uint32_t max_path_expansions;  /* edges tried per plan: max_expansions at most this (ANIM_EINVAL) */
+  uint32_t max_align_points;     /* point pairs in one align (ANIM_ELIMIT) */
+  uint32_t max_trackers;         /* tracked points of one fit or tracker character (ANIM_ELIMIT) */
+  uint32_t fit_models_per_database; /* pose-fit models cached per database, least recently used dropped */
+  uint32_t max_pushes_pending;   /* pushes held per physical character before they apply (ANIM_ELIMIT) */
 } anim_hello_info_t;
 
 typedef struct {

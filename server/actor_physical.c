@@ -57,7 +57,6 @@
 #include "physics_models.h"
 #include "pose/kinematics.h"
 
-#define MAX_PENDING 8
 #define FALL_ERROR 0.35f        /* m: the root this far from the matched root has lost its balance */
 #define FALL_TILT 0.87266463f   /* rad (50 degrees) */
 #define RECOVER_ERROR 0.06f     /* m */
@@ -94,9 +93,9 @@ typedef struct {
   float tick_seconds;    /* the model's tick (one anim_physics_step) */
   int state;
   uint64_t ticks;        /* this character's ticks so far */
-  push_t pending[MAX_PENDING];
+  push_t pending[SRV_PUSHES_MAX_PENDING];
   int npending;
-  push_t active[MAX_PENDING]; /* forces acting (ticks left in .ticks) */
+  push_t active[SRV_PUSHES_MAX_PENDING]; /* forces acting (ticks left in .ticks) */
   int nactive;
   uint64_t pushes;
   anim_physics_drive_t drives[ANIM_MAX_BONES]; /* the drives set without a duration (the parts' defaults) */
@@ -208,7 +207,7 @@ static void start_pushes(character_t *c, float dt) {
       c->pending[kept++] = *p;
       continue;
     }
-    if (anim_physics_body_push(c->body, p->bone, p->point, p->force) == 0 && c->nactive < MAX_PENDING)
+    if (anim_physics_body_push(c->body, p->bone, p->point, p->force) == 0 && c->nactive < SRV_PUSHES_MAX_PENDING)
       c->active[c->nactive++] = *p;
     c->pushes++;
   }
@@ -543,9 +542,9 @@ static int push(void *character, const srv_push_request_t *req, uint64_t delay, 
   int rc = resolve_bone(c, &req->bone, 0, &bone, why, sizeof why);
   if (rc) return snprintf(err, (size_t)errlen, "push.%s", why), rc;
   if ((rc = ensure_body(c, "push", err, errlen))) return rc;
-  if (c->npending >= MAX_PENDING) {
-    snprintf(err, (size_t)errlen, "push: the character already has %d pushes pending, at most %d", c->npending,
-             MAX_PENDING);
+  if (c->npending >= SRV_PUSHES_MAX_PENDING) {
+    snprintf(err, (size_t)errlen, "push.character = %llu: already holds %d pushes pending, at most %d",
+             (unsigned long long)req->character, c->npending, SRV_PUSHES_MAX_PENDING);
     return ANIM_ELIMIT;
   }
   if (!apply) return 0;

@@ -74,6 +74,7 @@ void srv_encode_hello(srv_encoder_t *e, const srv_response_t *in, Animserver__Re
   limits->max_trackers_ahead = SRV_TRACKERS_MAX_AHEAD;
   limits->max_trackers_waiting = SRV_TRACKERS_MAX_PENDING;
   limits->max_push_ahead = SRV_PUSH_MAX_AHEAD;
+  limits->max_pushes_pending = SRV_PUSHES_MAX_PENDING;
   hello->limits = limits;
   hello->connection_id = h->connection_id;
   hello->admin = h->admin;

@@ -17,6 +17,9 @@
 #define SRV_PUSH_MAX_DURATION 2.0f    /* s */
 #define SRV_PUSH_MAX_POINT 1.0f       /* m from the bone's joint */
 #define SRV_PUSH_MAX_AHEAD 36000u     /* ticks (10 min at 60 Hz) */
+/* Pushes one character holds before they apply (the kind refuses more with
+ * ERROR_LIMIT); also the forces it keeps acting at once. */
+#define SRV_PUSHES_MAX_PENDING 8
 #define SRV_BODY_MAX_PARTS 64
 #define SRV_BODY_MAX_DURATION 60.0f   /* s */
 

@@ -35,7 +35,9 @@ static const command_help_t help[] = {
      "max_in_flight, max_batch, max_k, output_soft_limit_bytes, output_hard_limit_bytes, max_characters,\n"
      "max_characters_total, max_pose_frames, decode_budget_bytes, stream_soft_limit_bytes, max_subscriptions,\n"
      "max_ids, max_string_bytes, tick_rate, world_limit, max_trackers_ahead, max_trackers_waiting,\n"
-     "max_push_ahead}, admin, connection_id}.\n"},
+     "max_push_ahead, max_pushes_pending, max_machines, max_machine_bytes, max_events_waiting,\n"
+     "max_path_points, max_query_seconds, max_graph_builds, max_path_expansions, max_align_points,\n"
+     "max_trackers, fit_models_per_database}, admin, connection_id}.\n"},
     {"stats", "  stats                 server counters: connections, requests, characters, ticks, streams\n",
      "Prints the server's counters: uptime, connections, requests and errors, characters, ticks (late,\n"
      "skipped; lateness and tick work p50/p99), stream frames sent and dropped, bytes, CPU and RSS.\n"
@@ -334,13 +336,19 @@ static int cmd_hello(const options_t *o, int argc, char **argv) {
            "\"max_characters_total\":%u,\"max_pose_frames\":%u,\"decode_budget_bytes\":%llu,"
            "\"stream_soft_limit_bytes\":%llu,\"max_subscriptions\":%u,\"max_ids\":%u,\"max_string_bytes\":%u,"
            "\"tick_rate\":%g,\"world_limit\":%g,\"max_trackers_ahead\":%u,\"max_trackers_waiting\":%u,"
-           "\"max_push_ahead\":%u},\"admin\":%s,\"connection_id\":%llu}\n",
+           "\"max_push_ahead\":%u,\"max_pushes_pending\":%u,\"max_machines\":%u,\"max_machine_bytes\":%u,"
+           "\"max_events_waiting\":%u,\"max_path_points\":%u,\"max_query_seconds\":%g,\"max_graph_builds\":%u,"
+           "\"max_path_expansions\":%u,\"max_align_points\":%u,\"max_trackers\":%u,"
+           "\"fit_models_per_database\":%u},\"admin\":%s,\"connection_id\":%llu}\n",
            info.max_frame_bytes, info.max_in_flight, info.max_batch, info.max_k,
            (unsigned long long)info.output_soft_limit, (unsigned long long)info.output_hard_limit,
            info.max_characters, info.max_characters_total, info.max_pose_frames,
            (unsigned long long)info.decode_budget_bytes, (unsigned long long)info.stream_soft_limit_bytes,
            info.max_subscriptions, info.max_ids, info.max_string_bytes, info.tick_rate, info.world_limit,
-           info.max_trackers_ahead, info.max_trackers_waiting, info.max_push_ahead, info.admin ? "true" : "false",
+           info.max_trackers_ahead, info.max_trackers_waiting, info.max_push_ahead, info.max_pushes_pending,
+           info.max_machines, info.max_machine_bytes, info.max_events_waiting, info.max_path_points,
+           info.max_query_seconds, info.max_graph_builds, info.max_path_expansions, info.max_align_points,
+           info.max_trackers, info.fit_models_per_database, info.admin ? "true" : "false",
            (unsigned long long)info.connection_id);
   } else {
     printf("server        animserver %s (protocol %u)\n", info.server_version, info.protocol_version);
@@ -351,8 +359,14 @@ static int cmd_hello(const options_t *o, int argc, char **argv) {
            info.max_frame_bytes, info.max_in_flight, info.max_batch, info.max_k,
            (unsigned long long)info.output_soft_limit, (unsigned long long)info.output_hard_limit);
     printf("world         every coordinate within +-%g m\n", info.world_limit);
-    printf("ahead         trackers %u ticks (%u sets waiting a character), pushes %u ticks\n",
-           info.max_trackers_ahead, info.max_trackers_waiting, info.max_push_ahead);
+    printf("ahead         trackers %u ticks (%u sets waiting a character), pushes %u ticks (%u pending)\n",
+           info.max_trackers_ahead, info.max_trackers_waiting, info.max_push_ahead, info.max_pushes_pending);
+    printf("machines      %u loaded, %u B of text, %u events waiting a character\n", info.max_machines,
+           info.max_machine_bytes, info.max_events_waiting);
+    printf("graphs        at once %u builds, paths of %u points, plans of %u expansions, queries of %g s\n",
+           info.max_graph_builds, info.max_path_points, info.max_path_expansions, info.max_query_seconds);
+    printf("fit           %u trackers, align %u points, %u models cached per database\n", info.max_trackers,
+           info.max_align_points, info.fit_models_per_database);
   }
   return 0;
 }

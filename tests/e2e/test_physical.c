@@ -6,6 +6,7 @@
  *  - bad input: every malformed push, body-mode setting and recover is
  *    refused with an error naming its field, and nothing is applied; a
  *    push one tick past Limits.max_push_ahead is refused, one at it taken;
+ *    Limits.max_pushes_pending pushes ahead are held, one more refused;
  *  - with no push a physical character stays kinematic and its stream is
  *    the motion-matching character's, float for float, standing and
  *    walking;
@@ -85,6 +86,35 @@ static void check_push_ahead(anim_client_t *c, uint64_t phys, const anim_push_t 
   printf("  refused: push.tick = next %llu + %u + 1\n", (unsigned long long)next, ahead);
   /* The next only grows: next + ahead is at most the bound. */
   if (push_refused_next(c, phys, *p, next + ahead, ahead) != 0) fail_msg("push.tick = next + %u refused", ahead);
+}
+
+/* A character holds Limits.max_pushes_pending (8) pushes before they
+ * apply: that many pushes 600 ticks (10 s) ahead of the next are taken
+ * (none applies in between), one more is refused with ELIMIT naming
+ * push.character and the bound; the bound is per character (other, with
+ * at most 6 pending, takes one more). fresh has no push yet. */
+static void check_pushes_pending(anim_client_t *c, uint64_t fresh, uint64_t other, const anim_push_t *p) {
+  anim_hello_info_t info;
+  assert_int_equal(anim_client_hello(c, "physical", &info, PHYS_TIMEOUT_MS), 0);
+  uint32_t pending = info.max_pushes_pending;
+  printf("  Limits.max_pushes_pending %u\n", pending);
+  assert_int_equal(pending, 8);
+  uint64_t next = push_refused_next(c, fresh, *p, UINT64_MAX, info.max_push_ahead);
+  assert_true(next > 0);
+  for (uint32_t i = 0; i < pending; i++)
+    if (push_refused_next(c, fresh, *p, next + 600 + i, info.max_push_ahead) != 0)
+      fail_msg("push %u of %u (tick %llu) refused", i + 1, pending, (unsigned long long)(next + 600 + i));
+  anim_push_t one_more = *p;
+  one_more.tick = next + 600 + pending;
+  char field[64];
+  snprintf(field, sizeof field, "push.character = %llu", (unsigned long long)fresh);
+  phys_expect_refused(c, anim_client_push(c, fresh, &one_more, NULL, PHYS_TIMEOUT_MS), ANIM_ELIMIT, field);
+  char count[64];
+  snprintf(count, sizeof count, "at most %u", pending);
+  if (!strstr(anim_client_last_error(c), count)) fail_msg("the refusal does not say %s", count);
+  /* The bound is per character. */
+  one_more.tick = 0;
+  assert_int_equal(anim_client_push(c, other, &one_more, NULL, PHYS_TIMEOUT_MS), 0);
 }
 
 static void test_bad_input(void **state) {
@@ -175,6 +205,9 @@ static void test_bad_input(void **state) {
   assert_int_equal(anim_client_push(c, phys, &p, &tick, PHYS_TIMEOUT_MS), 0);
   assert_true(tick > 0);
   check_push_ahead(c, phys, &p);
+  uint64_t fresh;
+  phys_create(c, ANIM_MODE_PHYSICAL, 0.0f, 9.0f, 1, &fresh);
+  check_pushes_pending(c, fresh, phys, &p);
   anim_server_stats_t stats;
   assert_int_equal(anim_client_server_stats(c, &stats, PHYS_TIMEOUT_MS), 0);
   assert_int_equal((int)stats.physics_resets, 0);

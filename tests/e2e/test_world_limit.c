@@ -8,7 +8,8 @@
  * points, align's points, an explicit pose's root, an anchor); a goal at
  * 1e30 and a placement at 300 km (which used to be accepted and streamed
  * 214.7 km in the quantized encoding) among them. Then the behaviour: Hello
- * reports the limit; characters on the limit's corners stream their root in
+ * reports the limit (and, through the client library, every other fixed
+ * bound Limits states); characters on the limit's corners stream their root in
  * every encoding (floats, quantized, the world positions asked for besides)
  * as placed; a character walked onto the boundary is held on it, in the
  * stream and in its state, and walks back in; so are a machine's and a
@@ -168,6 +169,18 @@ static void test_limit_in_hello(void **state) {
   assert_int_equal(info.max_trackers_ahead, 31);
   assert_int_equal(info.max_trackers_waiting, 32);
   assert_int_equal(info.max_push_ahead, 36000);
+  assert_int_equal(info.max_pushes_pending, 8); /* SRV_PUSHES_MAX_PENDING, enforced in test_physical.c */
+  /* Fields 16-25 of Limits, the server's constants (none has an option). */
+  assert_int_equal(info.max_machines, 64);             /* SRV_MACHINES_MAX */
+  assert_int_equal(info.max_machine_bytes, 1u << 20);  /* SRV_MACHINE_MAX_TEXT */
+  assert_int_equal(info.max_events_waiting, 32);       /* ANIM_MACHINE_QUEUE */
+  assert_int_equal(info.max_path_points, 4096);        /* ANIM_PATH_MAX_POINTS */
+  assert_true(info.max_query_seconds == 600.0f);       /* SRV_QUERY_MAX_SECONDS */
+  assert_int_equal(info.max_graph_builds, 1);          /* SRV_GRAPH_MAX_BUILDS */
+  assert_int_equal(info.max_path_expansions, 1000000); /* SRV_PATH_MAX_EXPANSIONS */
+  assert_int_equal(info.max_align_points, 65536);      /* SRV_ALIGN_MAX_POINTS */
+  assert_int_equal(info.max_trackers, 8);              /* SRV_MAX_TRACKERS */
+  assert_int_equal(info.fit_models_per_database, 8);   /* SRV_FIT_MODELS_PER_DATABASE */
 }
 
 /* Character id's pose in f, or NULL; its root. */

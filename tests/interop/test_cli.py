@@ -360,7 +360,14 @@ def main():
               hello["limits"]["max_trackers_ahead"] == limits.max_trackers_ahead == 31 and
               hello["limits"]["max_trackers_waiting"] == limits.max_trackers_waiting == 32 and
               hello["limits"]["max_push_ahead"] == limits.max_push_ahead == 36000 and
+              hello["limits"]["max_pushes_pending"] == limits.max_pushes_pending == 8 and
               hello["admin"] is True, "animctl --json hello: every limit the hello carries (it gave six)")
+        # Every field of Limits, by its proto name, as the Python client decodes it (fields 16-25 were missing).
+        fields = [f.name for f in limits.DESCRIPTOR.fields]
+        differ = {n: (hello["limits"].get(n), getattr(limits, n)) for n in fields
+                  if hello["limits"].get(n) != getattr(limits, n)}
+        check(len(fields) >= 30 and not differ and set(hello["limits"]) == set(fields),
+              f"animctl --json hello: all {len(fields)} Limits fields; differing (animctl, Python): {differ}")
         check(json.loads(ctl("ping", "--count", "2").splitlines()[1])["seq"] == 1, "animctl ping")
         loaded = json.loads(ctl("db", "load", "mocap"))
         check(loaded["frames"] == info["frames"], "animctl db load serves what animdb built")

@@ -559,8 +559,9 @@ def test_world_limit(client):
     # The ahead bounds (set_trackers.tick, sets waiting, push.tick): test_fit_service.c and test_physical.c show
     # each is the one the server enforces.
     limits = client.server.limits
-    ahead = (limits.max_trackers_ahead, limits.max_trackers_waiting, limits.max_push_ahead)
-    check(ahead == (31, 32, 36000), f"Limits.max_trackers_ahead, max_trackers_waiting, max_push_ahead: {ahead}")
+    ahead = (limits.max_trackers_ahead, limits.max_trackers_waiting, limits.max_push_ahead, limits.max_pushes_pending)
+    check(ahead == (31, 32, 36000, 8),
+          f"Limits.max_trackers_ahead, max_trackers_waiting, max_push_ahead, max_pushes_pending: {ahead}")
     try:
         client.create_characters("default", [{"x": 0.0, "z": 0.0}, {"x": 10001.0, "z": 0.0}])
         raise AssertionError("a placement past the world limit was accepted")

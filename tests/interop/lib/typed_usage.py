@@ -39,6 +39,7 @@ def blocking(client: animserver.Client) -> None:
         assert_type(limits.max_trackers_ahead, int)
         assert_type(limits.max_trackers_waiting, int)
         assert_type(limits.max_push_ahead, int)
+        assert_type(limits.max_pushes_pending, int)
     assert_type(client.set_history(1, 5.0, candidates=8).bytes, int)
     history = client.character_history(1, last_seconds=2.0, poses=True)
     assert_type(history, pb.CharacterHistoryResponse)
