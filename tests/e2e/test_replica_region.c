@@ -39,6 +39,7 @@
 #include "database/database.h"
 #include "fixture.h"
 #include "input_program.h"
+#include "quality_wire.h"
 #include "served_mocap.h"
 #include "shared_data.h"
 
@@ -197,26 +198,7 @@ static double now_s(void) {
 
 /* Polls for seconds, the characters steered by their wander programs. */
 static void run(uint64_t *ids, int n, anim_input_program_t *programs, double start, double seconds) {
-  double end = now_s() + seconds;
-  while (now_s() < end) {
-    int rc = anim_client_poll(bandai.client, 5);
-    assert_true(rc == 0 || rc == ANIM_ETIMEDOUT);
-    anim_character_input_t inputs[CHARS];
-    uint64_t changed[CHARS];
-    int count = 0;
-    for (int i = 0; i < n; i++) {
-      anim_controller_input_t in;
-      vec3 command;
-      int commanded;
-      if (!anim_input_program_at(&programs[i], (float)(now_s() - start), &in, &command, &commanded)) continue;
-      if (in.kind == ANIM_INPUT_VELOCITY)
-        anim_character_input_velocity(&inputs[count], in.velocity.x, in.velocity.z, in.facing);
-      else anim_character_input_stick(&inputs[count], in.stick_x, in.stick_z, in.camera_azimuth, in.strafe);
-      changed[count++] = ids[i];
-    }
-    if (count)
-      assert_int_equal(anim_client_characters_set_input(bandai.client, changed, inputs, count, NULL, TIMEOUT_MS), 0);
-  }
+  assert_int_equal(anim_test_steer_for(bandai.client, ids, programs, n, start, seconds, NULL, TIMEOUT_MS), 0);
 }
 
 static void test_region_rebuild_matches_stream(void **state) {

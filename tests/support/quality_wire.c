@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "anim_error.h"
 #include "quality_wire.h"
 
@@ -16,7 +17,7 @@ typedef struct {
   int seen;
 } character_t;
 
-static anim_character_input_t to_wire(const anim_controller_input_t *in) {
+anim_character_input_t anim_test_wire_input(const anim_controller_input_t *in) {
   anim_character_input_t out;
   if (in->kind == ANIM_INPUT_VELOCITY) anim_character_input_velocity(&out, in->velocity.x, in->velocity.z, in->facing);
   else anim_character_input_stick(&out, in->stick_x, in->stick_z, in->camera_azimuth, in->strafe);
@@ -35,7 +36,7 @@ static int steer(anim_client_t *client, character_t *chars, int n, float t) {
     int commanded;
     if (!anim_input_program_at(&chars[i].program, t, &in, &command, &commanded)) continue;
     if (commanded) anim_quality_meter_command(&chars[i].meter, command);
-    ids[count] = chars[i].id, inputs[count] = to_wire(&in), count++;
+    ids[count] = chars[i].id, inputs[count] = anim_test_wire_input(&in), count++;
   }
   return count ? anim_client_characters_set_input(client, ids, inputs, count, NULL, TIMEOUT_MS) : 0;
 }
@@ -111,5 +112,33 @@ int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, 
     free(chars[i].positions);
   }
   free(chars), free(ids);
+  return rc;
+}
+
+static double monotonic_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int anim_test_steer_for(anim_client_t *client, const uint64_t *ids, anim_input_program_t *programs, int n,
+                        double start, double seconds, anim_test_input_override_fn override, int timeout_ms) {
+  anim_character_input_t *inputs = malloc((size_t)(n > 0 ? n : 1) * sizeof *inputs);
+  uint64_t *changed = malloc((size_t)(n > 0 ? n : 1) * sizeof *changed);
+  int rc = inputs && changed ? 0 : ANIM_ENOMEM;
+  for (double end = monotonic_s() + seconds; !rc && monotonic_s() < end;) {
+    rc = anim_client_poll(client, 5);
+    if (rc == ANIM_ETIMEDOUT) rc = 0;
+    int count = 0;
+    for (int i = 0; i < n && !rc; i++) {
+      float t = (float)(monotonic_s() - start);
+      anim_controller_input_t in;
+      if (override && override(&programs[i], t, &inputs[count])) changed[count++] = ids[i];
+      else if (anim_input_program_at(&programs[i], t, &in, NULL, NULL))
+        inputs[count] = anim_test_wire_input(&in), changed[count++] = ids[i];
+    }
+    if (!rc && count) rc = anim_client_characters_set_input(client, changed, inputs, count, NULL, timeout_ms);
+  }
+  free(inputs), free(changed);
   return rc;
 }

@@ -32,4 +32,17 @@ typedef struct {
 int anim_quality_run_wire(anim_client_t *client, anim_quality_wire_run_t *runs, int n, float seconds, char *err,
                           int errlen);
 
+/* A program's controller input as set_input takes it. */
+anim_character_input_t anim_test_wire_input(const anim_controller_input_t *in);
+
+/* Replaces the input of the character `program` steers at t (s): 1 when it
+ * set *out (then sent at every poll), 0 to let the program steer it. */
+typedef int (*anim_test_input_override_fn)(const anim_input_program_t *program, float t, anim_character_input_t *out);
+
+/* Polls client for `seconds`, character ids[i] steered by programs[i] at
+ * t = seconds since `start` (CLOCK_MONOTONIC, s), set_input sent for those
+ * whose input changed; override may be NULL. 0, or the client's error. */
+int anim_test_steer_for(anim_client_t *client, const uint64_t *ids, anim_input_program_t *programs, int n,
+                        double start, double seconds, anim_test_input_override_fn override, int timeout_ms);
+
 #endif
