@@ -229,6 +229,7 @@
 #include <stdint.h>
 #include "database/database.h"
 #include "graph/motion_graph.h"
+#include "graph/graph_turn.h"
 
 /* A rigid map of the ground: world = R(angle) p + (x, z), R(a) turning +Z
  * toward +X by a radians (a rotation about +Y). */
@@ -261,7 +262,7 @@ typedef struct {
  *  1. horizon in (0, 60] s, keep in (0, horizon];
  *  2. max_expansions >= 1;
  *  3. speed >= 0 m/s, progress >= 0, memory >= 0 s, merge in [0, 1] m/rad;
- *  4. warm and bound 0 or 1;
+ *  4. warm, bound and togo 0 or 1;
  *  5. every float finite. */
 typedef struct {
   float horizon;         /* s searched ahead (default 2) */
@@ -278,6 +279,8 @@ typedef struct {
                             reaches the best (above, "Bound") */
   float memory;          /* s: time constant of the lag carried from plan to
                             plan (default 10; 0: none; above, "Carried lag") */
+  int togo;              /* 1 (default): a walk complete at the horizon adds
+                            its cost-to-go (above, "Cost-to-go"); 0: none */
   float merge;           /* m and rad: walks placed within this of one seen
                             at the same node within ANIM_PATH_MERGE_FRAMES
                             are one state (default 0.05; 0: only the same
@@ -334,6 +337,7 @@ typedef struct anim_path_planner {
   float step_max;        /* m: the most the root moves in one frame of an edge */
   float *node_yaw;       /* per graph node: its frame's root yaw (rad) */
   float *landing_yaw;    /* per graph edge taken by a jump: the root yaw of the frame it lands on */
+  anim_graph_turn_t turn; /* the graph's turn rate and time to walk (above, "Cost-to-go") */
 
   /* The path: points and cumulative arc lengths. */
   float *points, *cumulative;
@@ -411,6 +415,15 @@ float anim_path_planner_project(const anim_path_planner_t *planner, float x, flo
  * walk of half the horizon seeds it. 0, ANIM_EINVAL (no path set, bad
  * node, non-finite map). */
 int anim_path_planner_plan(anim_path_planner_t *planner, int start, anim_ground_map_t map, float s0);
+
+/* The cost-to-go of a walk complete at the horizon (above, "Cost-to-go"),
+ * m^2, >= 0: its last frame `frame` (played on an edge toward `node`),
+ * placed by map, s the arc it travelled from s0; read from the planner's
+ * last plan (its lag carried, pacer and path). The search adds it to every
+ * walk that reaches the horizon; exposed so that a test scoring walks on
+ * its own charges the same. */
+float anim_path_planner_cost_to_go(const anim_path_planner_t *p, const anim_ground_map_t *map, int frame, int node,
+                                   float s0, float s);
 
 /* Where a frame's root is, and the map after a jump from frame i (placed by
  * map) to frame j. */

@@ -343,14 +343,28 @@ static void test_default_database_turns(void **state) {
     if (miss > cases[k].max_worst) fail_msg("%s: the walk ends %.2f m from the path's end", cases[k].name, miss);
     anim_graph_character_free(&c);
   }
-  /* Without the carried lag the line is never started. */
+  /* Without the carried lag or the cost-to-go the line is never started;
+   * either alone starts it (the cost-to-go alone: graph_path.h). */
   anim_path_options_t po;
   anim_path_options_default(&po);
-  po.memory = 0.0f;
+  po.memory = 0.0f, po.togo = 0;
   anim_graph_character_t c;
   follow_result_t r = follow_turn(g, &db, &po, &cases[2], &c);
-  printf("%s, no lag carried: %.2f m of it in %.2f s\n", cases[2].name, r.arc, r.seconds);
+  printf("%s, no lag carried, no cost-to-go: %.2f m of it in %.2f s\n", cases[2].name, r.arc, r.seconds);
   assert_true(r.arc < NOT_STARTED);
+  anim_graph_character_free(&c);
+  po.togo = 1;
+  r = follow_turn(g, &db, &po, &cases[2], &c);
+  printf("%s, no lag carried: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from it\n", cases[2].name, r.arc,
+         r.seconds, r.mean, r.worst);
+  assert_true(r.reached);
+  anim_graph_character_free(&c);
+  anim_path_options_default(&po);
+  po.togo = 0;
+  r = follow_turn(g, &db, &po, &cases[2], &c);
+  printf("%s, no cost-to-go: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from it\n", cases[2].name, r.arc,
+         r.seconds, r.mean, r.worst);
+  assert_true(r.reached);
   anim_graph_character_free(&c);
   anim_motion_graph_free(g);
   /* Without slide the L's stop at the corner and the line is never started. */
@@ -359,12 +373,78 @@ static void test_default_database_turns(void **state) {
   go.slide = 0;
   g = anim_motion_graph_build(&db, &go, err, sizeof err);
   if (!g) fail_msg("graph of the procedural database: %s", err);
+  /* (Planned without the cost-to-go, as measured before it: with it the L
+   * turning right is followed on the right walk turns alone; printed.) */
+  anim_path_options_default(&po);
+  po.togo = 0;
   for (int k = 0; k < 3; k++) {
-    r = follow_turn(g, &db, NULL, &cases[k], &c);
+    r = follow_turn(g, &db, &po, &cases[k], &c);
     printf("%s, built without slide: %.2f m of it in %.2f s\n", cases[k].name, r.arc, r.seconds);
     assert_true(r.arc < (k < 2 ? STOPPED_AT_CORNER : NOT_STARTED));
     anim_graph_character_free(&c);
+    r = follow_turn(g, &db, NULL, &cases[k], &c);
+    printf("%s, built without slide, with the cost-to-go: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from "
+           "it\n",
+           cases[k].name, r.arc, r.seconds, r.mean, r.worst);
+    anim_graph_character_free(&c);
   }
+  anim_motion_graph_free(g);
+  anim_database_free(&db);
+}
+
+/* ---- facing away from a new path (docs/graph-start.md) ------------------------------------- */
+
+/* A 10 m line along +Z from where the root stands, set while the character
+ * stands on the procedural database's idle node facing a given way, or
+ * after it wandered (the seed of anim_graph_character_init) for a number of
+ * seconds ticked as a test ticks them ((int)(seconds / dt) ticks); its end
+ * is reached within FACING_SECONDS in every case. Before the planner
+ * charged the turn still to make at the horizon's end (graph_path.h,
+ * "Cost-to-go"), every case facing more than about 100 degrees away stood
+ * for ever: within one 2 s horizon each walk that starts turning scores
+ * worse than standing. */
+#define FACING_SECONDS 40.0f
+typedef struct {
+  const char *name;
+  float facing;   /* rad at init (0: along the line) */
+  float wander;   /* s wandered before the path is set */
+} facing_case_t;
+
+static void test_default_database_faces_away(void **state) {
+  anim_database_t db;
+  anim_motion_graph_t *g = anim_test_procgen_graph(&db);
+  int idle = anim_test_node_in_range(g, &db, "idle");
+  assert_true(idle >= 0);
+  const float q = (float)M_PI / 4;
+  const facing_case_t cases[] = {
+      {"standing, facing the line", 0.0f, 0.0f},   {"standing, 90 deg left", 2 * q, 0.0f},
+      {"standing, 90 deg right", -2 * q, 0.0f},    {"standing, 135 deg left", 3 * q, 0.0f},
+      {"standing, 135 deg right", -3 * q, 0.0f},   {"standing, facing away", 4 * q, 0.0f},
+      {"wandered 1 s", 0.0f, 1.0f},                {"wandered 2 s", 0.0f, 2.0f},
+      {"wandered 3 s", 0.0f, 3.0f},                {"wandered 5 s", 0.0f, 5.0f},
+      {"wandered 10 s", 0.0f, 10.0f},
+  };
+  const int n = (int)(sizeof cases / sizeof cases[0]);
+  const float dt = 1.0f / 60.0f;
+  int missed = 0;
+  for (int k = 0; k < n; k++) {
+    anim_graph_character_t c;
+    assert_int_equal(anim_graph_character_init(&c, g, &db, NULL, 0.1f, vec3_zero(), cases[k].facing, idle), 0);
+    for (int t = 0; t < (int)(cases[k].wander / dt); t++) assert_int_equal(anim_graph_character_tick(&c, dt), 0);
+    vec3 root = c.pose_positions[0];
+    float yaw = quat_yaw_angle(c.pose_rotations[0]);
+    float line[] = {root.x, root.z, root.x, root.z + 10.0f};
+    anim_path_t path = {line, 2, 0};
+    assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
+    follow_result_t r = follow(&c, FACING_SECONDS, 0);
+    printf("%s (root yaw %+.2f rad): %s, %.2f m of the line in %.2f s, mean %.3f m, worst %.3f m from it, "
+           "%d of %llu plans cut short\n",
+           cases[k].name, yaw, r.reached ? "reached" : "NOT reached", r.arc, r.seconds, r.mean, r.worst, r.exhausted,
+           (unsigned long long)c.plans);
+    missed += !r.reached;
+    anim_graph_character_free(&c);
+  }
+  if (missed) fail_msg("%d of %d cases never reached the end of a 10 m line in %.0f s", missed, n, FACING_SECONDS);
   anim_motion_graph_free(g);
   anim_database_free(&db);
 }
@@ -375,6 +455,7 @@ int main(void) {
       cmocka_unit_test(test_goal),
       cmocka_unit_test(test_progress_default_database),
       cmocka_unit_test(test_default_database_turns),
+      cmocka_unit_test(test_default_database_faces_away),
   };
   return cmocka_run_group_tests(tests, NULL, anim_test_bandai_graph_teardown);
 }
