@@ -10,15 +10,17 @@
  *    while walking: over every window of ANIM_TURN_WINDOW seconds of clip
  *    that ends on a frame of an edge, stays in one range and moves the root
  *    at least walk_speed every frame, the root's yaw change over the
- *    window's time. The default database: 90 deg/s (its sharp walk turns).
+ *    window's time. The default database: 98.8 deg/s (its sharp walk
+ *    turns, 90 deg/s, with the gait's sway); Bandai Namco: 97.0 deg/s.
  *  - facing: the root's facing (its +Z on the ground) less the direction it
  *    travels, the median over the edges' walking frames (0 on the default
  *    database; a captured skeleton's root may face elsewhere), so that the
  *    heading of a standing frame is the way it will walk.
  *  - to_walk[node]: the least time (s) from the node's frame, along any
  *    walk of the graph, to a frame that moves at least walk_speed (the
- *    default database's idle loop: the walk start's standing part, about
- *    1.5 s), by shortest paths over the edges (0 where a node walks at
+ *    default database's idle node: 0.72 s, into the walk start part way
+ *    through its standing second; every node of Bandai Namco's graph walks
+ *    within a frame), by shortest paths over the edges (0 where a node walks at
  *    once; 0 too where no walk ever walks: there is nothing to charge).
  * walk_speed is half the planner's expected speed (graph_path.h,
  * "Progress"): a frame at least that fast is walking.
