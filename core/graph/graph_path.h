@@ -85,6 +85,51 @@
  * (set_path) starts with no lag. Without the slack the carried lag made
  * Bandai's circles worse (memory 10 s: 0.17 m mean where 0.026).
  *
+ * Cost-to-go (options.togo). Within one horizon the graph cannot always
+ * come round: from the default database's idle node facing more than about
+ * 100 degrees away from a new path, every walk that starts turning scored
+ * worse than standing (the equal-arc error charges a walk heading away at
+ * twice its arc), and the character stood for ever (docs/graph-start.md).
+ * So a walk complete at the horizon adds what it still has to spend before
+ * it can follow the path: the time the graph needs to head along the
+ * path's direction at its path point P(s0 + s),
+ *     T = t_walk + |wrap(theta - heading)| / omega,
+ * (t_walk: 0 when the last frame moves at least v/2, else the edge's frames
+ * left and its target node's least time to a frame that does; omega: the
+ * largest turn rate the graph's clips sustain over 0.5 s while walking;
+ * both measured once at init, graph_turn.h: 98.8 deg/s, 0.72 s from the
+ * idle node on the default database; 97.0 deg/s on Bandai Namco), over
+ * which the walk is taken to make no progress while the pacer goes on: the
+ * lag a at the horizon (lag_behind, may be < 0) grows at v up to the
+ * pacer's stop (cap = stop - s), each frame charged w lag^2 as the progress
+ * term's frames are, summed as the integral
+ *     w rate int_0^T clamp(a + v t, 0, cap)^2 dt
+ *   = w rate [((a + v t1)^3 - (a + v t0)^3) / (3 v) + cap^2 max(0, T - tc)],
+ * t0 = max(0, -a/v), tc = max(0, (cap - a)/v), t1 = min(T, tc) (the
+ * per-frame sum is its right Riemann sum: 2533.5 where 2520 m^2 for 3 m
+ * growing at 1.5 m/s for 2 s; test_graph_turn.c checks the closed form
+ * against a fine sum). Nothing at an open path's end (within
+ * ANIM_PATH_ARRIVE_DISTANCE: a place to stand, facing any way) nor with
+ * progress 0. Why the time is charged as standing: the planner's lag counts
+ * the arc travelled, so a U-turn's arc would count as progress though it
+ * brings the walk no nearer the path. With the lag carried, which grows
+ * while the character stands, it starts every case of docs/graph-start.md
+ * (standing facing 135 and 180 degrees away: the end of a 10 m line in
+ * 11.0 to 14.3 s, where never; 90 degrees off in 8.1 and 8.6 s where 17.0
+ * and 13.6); without the lag carried, only up to 90 degrees off. The
+ * search stays exact: the cost-to-go is >= 0 and added only to complete
+ * walks, so a walk's floor (its error plus future_bound's least for its
+ * frames within the horizon) is still a lower bound of every completion's
+ * error (test_plan_is_least_error scores its enumerated walks with the same
+ * anim_path_planner_cost_to_go). It costs search: the leaves differ more, a
+ * best walk's error is higher and the floors prune less (`animbench graph
+ * --plans 1`: 25% more CPU a plan summed over its cases, plans cut short
+ * 59 where 45 of about 385, all on the Bandai graph built with slide, which
+ * its automatic choice leaves off; on both databases' default graphs none).
+ * Not charged: the path error the turn itself will add (its arc moves the
+ * path point on while the root comes round), so a path that starts 2.8 m
+ * or more behind a character facing away is still not started.
+ *
  * The end. An open path ends at a place to stand: past it a frame counts
  * its distance from the end's point (P(s) is clamped there) to the horizon,
  * so the best walk stops at the end as closely as the graph's motion allows
