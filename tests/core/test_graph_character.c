@@ -8,7 +8,8 @@
  * along it (on the procedural database, whose idle loop the paper's error
  * alone prefers, and on real mocap); one sent to a goal reaches it; on the
  * procedural database it turns both ways (L's, a line on its left) with
- * the default options. Its invalid inputs are in test_motion_graph.c.
+ * the default options, and starts a line set while it faces any way
+ * (docs/graph-start.md). Its invalid inputs are in test_motion_graph.c.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -264,9 +265,10 @@ static void test_goal(void **state) {
  * joining them: an end lands between two nodes of the straight walk, which
  * is repeated exactly in many ranges), so the L's stop at the corner and
  * the line is never started; planned without the lag carried from plan to
- * plan (options.memory 0, graph_path.h "Progress") the line is never
- * started either: within one horizon, standing costs less than a walk that
- * has to leave the line to turn onto it. */
+ * plan (options.memory 0, graph_path.h "Progress") and without the
+ * cost-to-go (options.togo 0) the line is never started either: within one
+ * horizon, standing costs less than a walk that has to leave the line to
+ * turn onto it (either alone starts it). */
 #define TURN_SECONDS 20.0f
 typedef struct {
   const char *name;
