@@ -355,11 +355,11 @@ static plan_result_t plan_follow(const anim_motion_graph_t *g, const anim_databa
   return r;
 }
 
-/* The planner before the seeds, the bound and the carried lag (graph_path.h),
- * for the ratios. */
+/* The planner before the seeds, the bound, the carried lag and the
+ * cost-to-go (graph_path.h), for the ratios. */
 static void plain_options(anim_path_options_t *o) {
   anim_path_options_default(o);
-  o->warm = 0, o->bound = 0, o->memory = 0.0f;
+  o->warm = 0, o->bound = 0, o->memory = 0.0f, o->togo = 0;
 }
 
 static void bench_plans(const anim_database_t *db, const char *dbname, int start_node_of_db, float seconds,

@@ -77,6 +77,7 @@ int anim_graph_character_set_goal(anim_graph_character_t *c, float x, float z) {
   if (!isfinite(x + z)) return ANIM_ENONFINITE;
   c->follow = ANIM_GRAPH_FOLLOW_GOAL, c->goal_x = x, c->goal_z = z;
   c->plan_index = c->planner.nplan = 0, c->arrived = 0;
+  c->planner.carry = 0; /* a new goal: no lag carried */
   return 0;
 }
 
@@ -99,7 +100,17 @@ static int next_edge(anim_graph_character_t *c) {
       anim_path_t path = {points, 2, 0};
       /* At the goal the segment vanishes: aim a little beyond it, ahead. */
       if (hypotf(c->goal_x - x, c->goal_z - z) < 0.05f) points[2] += 0.1f;
-      ok = anim_path_planner_set_path(&c->planner, &path) == 0;
+      /* The lag carried from plan to plan goes on across the segments
+       * (graph_path.h, "Carried lag"; without it a goal more than about 90
+       * degrees off was never reached, docs/graph-start.md): each starts
+       * at arc 0, so the progress since the last plan is how much nearer
+       * the goal the character came, the last segment's length less this
+       * one's. */
+      anim_path_planner_t *p = &c->planner;
+      int carry = p->carry && p->count == 2;
+      float before = p->length;
+      ok = anim_path_planner_set_path(p, &path) == 0;
+      if (ok && carry) p->carry = 1, p->carry_s0 = p->length - before;
       c->s = 0.0f;
     } else {
       c->s = anim_path_planner_project(&c->planner, x, z, c->s, ANIM_GRAPH_TRACK_WINDOW, NULL);

@@ -21,7 +21,10 @@
  *    go on and stand there as closely as the graph allows (graph_path.h,
  *    "The end"). A closed path loops;
  *  - goal: the path is the segment from the character to the goal, made
- *    anew at each plan. A graph has no motion that stops unless its
+ *    anew at each plan; the lag carried from plan to plan (graph_path.h)
+ *    goes on across the segments, the progress being how much nearer the
+ *    goal the character came, so a goal behind it is reached as a path
+ *    behind it is (docs/graph-start.md). A graph has no motion that stops unless its
  *    database has one, so a character at its goal walks around it;
  *  - neither: a random walk.
  * Planning happens inside the tick that reaches the node (its cost is the

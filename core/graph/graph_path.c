@@ -16,6 +16,7 @@
 
 #include "anim_error.h"
 #include "graph/graph_path.h"
+#include "graph/graph_turn.h"
 
 void anim_path_options_default(anim_path_options_t *o) {
   o->horizon = 2.0f;
@@ -27,6 +28,7 @@ void anim_path_options_default(anim_path_options_t *o) {
   o->bound = 1;
   o->memory = 10.0f;
   o->merge = 0.05f;
+  o->togo = 1;
 }
 
 int anim_path_options_validate(const anim_path_options_t *o) {
@@ -38,7 +40,8 @@ int anim_path_options_validate(const anim_path_options_t *o) {
     return ANIM_EINVAL;
   if (o->speed < 0.0f || o->progress < 0.0f || o->memory < 0.0f || o->merge < 0.0f || o->merge > 1.0f)
     return ANIM_EINVAL;
-  if ((o->warm != 0 && o->warm != 1) || (o->bound != 0 && o->bound != 1)) return ANIM_EINVAL;
+  if ((o->warm != 0 && o->warm != 1) || (o->bound != 0 && o->bound != 1) || (o->togo != 0 && o->togo != 1))
+    return ANIM_EINVAL;
   return 0;
 }
 
@@ -148,6 +151,7 @@ void anim_path_planner_free(anim_path_planner_t *p) {
   free(p->node_yaw), free(p->landing_yaw), free(p->points), free(p->cumulative), free(p->children);
   free(p->best_walk), free(p->walk), free(p->plan), free(p->warm), free(p->seed);
   free(p->count_per_depth), free(p->cursor), free(p->seen);
+  anim_graph_turn_free(&p->turn);
   memset(p, 0, sizeof *p);
 }
 
@@ -198,6 +202,12 @@ int anim_path_planner_init(anim_path_planner_t *p, const anim_motion_graph_t *gr
   for (int e = 0; e < graph->nedges; e++)
     p->landing_yaw[e] = graph->edges[e].transition >= 0 ? root_yaw(db, graph->edges[e].first_frame - 1) : 0.0f;
   p->step_max = step_max(graph, db);
+  /* The graph's turns, for the cost-to-go (graph_path.h): walking is half
+   * the expected speed or more. */
+  if ((rc = anim_graph_turn_measure(&p->turn, graph, db, fmaxf(0.5f * p->speed, 1e-3f)))) {
+    anim_path_planner_free(p);
+    return rc;
+  }
   return 0;
 }
 
@@ -206,7 +216,7 @@ size_t anim_path_planner_heap_bytes(const anim_path_planner_t *p) {
   return (size_t)p->graph->nnodes * sizeof(float) + (size_t)p->graph->nedges * sizeof(float) +
          depth * (size_t)(p->max_degree + 1) * sizeof *p->children + 7 * depth * sizeof(int) +
          ANIM_PATH_SEEN_SLOTS * sizeof *p->seen + 2 * (size_t)p->capacity * sizeof(float) +
-         ((size_t)p->capacity + 1) * sizeof(float);
+         ((size_t)p->capacity + 1) * sizeof(float) + (size_t)p->graph->nnodes * sizeof(float);
 }
 
 int anim_path_planner_set_path(anim_path_planner_t *p, const anim_path_t *path) {
@@ -387,6 +397,33 @@ static float future_bound(const anim_path_planner_t *p, const anim_path_step_t *
   return 0.999f * bound;
 }
 
+/* The direction (rad, graph_path.h's angles: 0 along +Z, pi/2 along +X)
+ * of the path's segment at arc s (wrapping when closed, clamped when open). */
+static float direction_at(const anim_path_planner_t *p, float s) {
+  float x, z;
+  int k = 0;
+  point_from(p, s, &k, &x, &z);
+  int next = (k + 1) % p->count;
+  return atan2f(p->points[2 * next] - p->points[2 * k], p->points[2 * next + 1] - p->points[2 * k + 1]);
+}
+
+/* graph_path.h, "Cost-to-go": the graph's time to walk along the path from
+ * the walk's last frame (graph_turn.h), over which the pacer goes on and
+ * the walk is taken to make no progress: the lag a at the horizon grows at
+ * v, up to the pacer's stop, charged w per frame, as the progress term's
+ * frames are (integrated in closed form, times the frame rate). */
+float anim_path_planner_cost_to_go(const anim_path_planner_t *p, const anim_ground_map_t *map, int frame, int node,
+                                   float s0, float s) {
+  /* No progress term, or at an open path's end (a place to stand, facing
+   * any way): nothing to charge. */
+  if (!p->options.togo || !(p->weight > 0.0f) || (!p->closed && s0 + s >= p->length - ANIM_PATH_ARRIVE_DISTANCE)) return 0.0f;
+  float cap = p->stop - s;
+  if (!(cap > 0.0f)) return 0.0f;
+  float time = anim_graph_turn_time(&p->turn, p->graph, p->db, map->angle, frame, node, direction_at(p, s0 + s));
+  double a = lag_behind(p, p->horizon_frames, s);
+  return p->weight * p->db->frame_rate * (float)anim_lag_ramp_integral(a, p->speed, cap, time);
+}
+
 /* Extends `from` by edge e into *out; stops counting at the horizon (past
  * an open path's end each frame counts its distance from the end: the walk
  * should stand there). Returns 1 when the walk is complete, 0 when it goes
@@ -409,8 +446,10 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
   turn_t turn = {out->turn_c, out->turn_s};
   int last = g->nodes[edge->target].frame, future = p->options.bound;
   float off = 0.0f;
+  int played = edge->first_frame;
   for (int f = edge->first_frame; f <= last; f++) {
     if (out->frames >= p->horizon_frames) break;
+    played = f;
     float x, z, tx, tz;
     map_root(&out->map, turn, p->db, f, &x, &z);
     out->s += sqrtf((x - out->x) * (x - out->x) + (z - out->z) * (z - out->z));
@@ -429,8 +468,12 @@ static int extend(const anim_path_planner_t *p, const anim_path_step_t *from, in
     off = d2;
   }
   if (out->frames >= p->horizon_frames) {
+    /* Complete: what it still has to spend to head along the path
+     * (graph_path.h, "Cost-to-go"), >= 0, so a walk's floor stays below it. */
+    float togo = anim_path_planner_cost_to_go(p, &out->map, played, out->node, s0, out->s);
+    out->error += togo, out->progress += togo;
     out->floor = out->error;
-    return 1;
+    return out->error >= bound ? -1 : 1;
   }
   out->floor = out->error + (future ? future_bound(p, out, sqrtf(off)) : 0.0f);
   return out->floor >= bound ? -1 : 0;

@@ -85,6 +85,51 @@
  * (set_path) starts with no lag. Without the slack the carried lag made
  * Bandai's circles worse (memory 10 s: 0.17 m mean where 0.026).
  *
+ * Cost-to-go (options.togo). Within one horizon the graph cannot always
+ * come round: from the default database's idle node facing more than about
+ * 100 degrees away from a new path, every walk that starts turning scored
+ * worse than standing (the equal-arc error charges a walk heading away at
+ * twice its arc), and the character stood for ever (docs/graph-start.md).
+ * So a walk complete at the horizon adds what it still has to spend before
+ * it can follow the path: the time the graph needs to head along the
+ * path's direction at its path point P(s0 + s),
+ *     T = t_walk + |wrap(theta - heading)| / omega,
+ * (t_walk: 0 when the last frame moves at least v/2, else the edge's frames
+ * left and its target node's least time to a frame that does; omega: the
+ * largest turn rate the graph's clips sustain over 0.5 s while walking;
+ * both measured once at init, graph_turn.h: 98.8 deg/s, 0.72 s from the
+ * idle node on the default database; 97.0 deg/s on Bandai Namco), over
+ * which the walk is taken to make no progress while the pacer goes on: the
+ * lag a at the horizon (lag_behind, may be < 0) grows at v up to the
+ * pacer's stop (cap = stop - s), each frame charged w lag^2 as the progress
+ * term's frames are, summed as the integral
+ *     w rate int_0^T clamp(a + v t, 0, cap)^2 dt
+ *   = w rate [((a + v t1)^3 - (a + v t0)^3) / (3 v) + cap^2 max(0, T - tc)],
+ * t0 = max(0, -a/v), tc = max(0, (cap - a)/v), t1 = min(T, tc) (the
+ * per-frame sum is its right Riemann sum: 2533.5 where 2520 m^2 for 3 m
+ * growing at 1.5 m/s for 2 s; test_graph_turn.c checks the closed form
+ * against a fine sum). Nothing at an open path's end (within
+ * ANIM_PATH_ARRIVE_DISTANCE: a place to stand, facing any way) nor with
+ * progress 0. Why the time is charged as standing: the planner's lag counts
+ * the arc travelled, so a U-turn's arc would count as progress though it
+ * brings the walk no nearer the path. With the lag carried, which grows
+ * while the character stands, it starts every case of docs/graph-start.md
+ * (standing facing 135 and 180 degrees away: the end of a 10 m line in
+ * 11.0 to 14.3 s, where never; 90 degrees off in 8.1 and 8.6 s where 17.0
+ * and 13.6); without the lag carried, only up to 90 degrees off. The
+ * search stays exact: the cost-to-go is >= 0 and added only to complete
+ * walks, so a walk's floor (its error plus future_bound's least for its
+ * frames within the horizon) is still a lower bound of every completion's
+ * error (test_plan_is_least_error scores its enumerated walks with the same
+ * anim_path_planner_cost_to_go). It costs search: the leaves differ more, a
+ * best walk's error is higher and the floors prune less (`animbench graph
+ * --plans 1`: 25% more CPU a plan summed over its cases, plans cut short
+ * 59 where 45 of about 385, all on the Bandai graph built with slide, which
+ * its automatic choice leaves off; on both databases' default graphs none).
+ * Not charged: the path error the turn itself will add (its arc moves the
+ * path point on while the root comes round), so a path that starts 2.8 m
+ * or more behind a character facing away is still not started.
+ *
  * The end. An open path ends at a place to stand: past it a frame counts
  * its distance from the end's point (P(s) is clamped there) to the horizon,
  * so the best walk stops at the end as closely as the graph's motion allows
@@ -229,6 +274,7 @@
 #include <stdint.h>
 #include "database/database.h"
 #include "graph/motion_graph.h"
+#include "graph/graph_turn.h"
 
 /* A rigid map of the ground: world = R(angle) p + (x, z), R(a) turning +Z
  * toward +X by a radians (a rotation about +Y). */
@@ -261,7 +307,7 @@ typedef struct {
  *  1. horizon in (0, 60] s, keep in (0, horizon];
  *  2. max_expansions >= 1;
  *  3. speed >= 0 m/s, progress >= 0, memory >= 0 s, merge in [0, 1] m/rad;
- *  4. warm and bound 0 or 1;
+ *  4. warm, bound and togo 0 or 1;
  *  5. every float finite. */
 typedef struct {
   float horizon;         /* s searched ahead (default 2) */
@@ -278,6 +324,8 @@ typedef struct {
                             reaches the best (above, "Bound") */
   float memory;          /* s: time constant of the lag carried from plan to
                             plan (default 10; 0: none; above, "Carried lag") */
+  int togo;              /* 1 (default): a walk complete at the horizon adds
+                            its cost-to-go (above, "Cost-to-go"); 0: none */
   float merge;           /* m and rad: walks placed within this of one seen
                             at the same node within ANIM_PATH_MERGE_FRAMES
                             are one state (default 0.05; 0: only the same
@@ -334,6 +382,7 @@ typedef struct anim_path_planner {
   float step_max;        /* m: the most the root moves in one frame of an edge */
   float *node_yaw;       /* per graph node: its frame's root yaw (rad) */
   float *landing_yaw;    /* per graph edge taken by a jump: the root yaw of the frame it lands on */
+  anim_graph_turn_t turn; /* the graph's turn rate and time to walk (above, "Cost-to-go") */
 
   /* The path: points and cumulative arc lengths. */
   float *points, *cumulative;
@@ -411,6 +460,15 @@ float anim_path_planner_project(const anim_path_planner_t *planner, float x, flo
  * walk of half the horizon seeds it. 0, ANIM_EINVAL (no path set, bad
  * node, non-finite map). */
 int anim_path_planner_plan(anim_path_planner_t *planner, int start, anim_ground_map_t map, float s0);
+
+/* The cost-to-go of a walk complete at the horizon (above, "Cost-to-go"),
+ * m^2, >= 0: its last frame `frame` (played on an edge toward `node`),
+ * placed by map, s the arc it travelled from s0; read from the planner's
+ * last plan (its lag carried, pacer and path). The search adds it to every
+ * walk that reaches the horizon; exposed so that a test scoring walks on
+ * its own charges the same. */
+float anim_path_planner_cost_to_go(const anim_path_planner_t *p, const anim_ground_map_t *map, int frame, int node,
+                                   float s0, float s);
 
 /* Where a frame's root is, and the map after a jump from frame i (placed by
  * map) to frame j. */

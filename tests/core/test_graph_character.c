@@ -8,7 +8,8 @@
  * along it (on the procedural database, whose idle loop the paper's error
  * alone prefers, and on real mocap); one sent to a goal reaches it; on the
  * procedural database it turns both ways (L's, a line on its left) with
- * the default options. Its invalid inputs are in test_motion_graph.c.
+ * the default options, and starts a line set while it faces any way
+ * (docs/graph-start.md). Its invalid inputs are in test_motion_graph.c.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -264,9 +265,10 @@ static void test_goal(void **state) {
  * joining them: an end lands between two nodes of the straight walk, which
  * is repeated exactly in many ranges), so the L's stop at the corner and
  * the line is never started; planned without the lag carried from plan to
- * plan (options.memory 0, graph_path.h "Progress") the line is never
- * started either: within one horizon, standing costs less than a walk that
- * has to leave the line to turn onto it. */
+ * plan (options.memory 0, graph_path.h "Progress") and without the
+ * cost-to-go (options.togo 0) the line is never started either: within one
+ * horizon, standing costs less than a walk that has to leave the line to
+ * turn onto it (either alone starts it). */
 #define TURN_SECONDS 20.0f
 typedef struct {
   const char *name;
@@ -343,14 +345,28 @@ static void test_default_database_turns(void **state) {
     if (miss > cases[k].max_worst) fail_msg("%s: the walk ends %.2f m from the path's end", cases[k].name, miss);
     anim_graph_character_free(&c);
   }
-  /* Without the carried lag the line is never started. */
+  /* Without the carried lag or the cost-to-go the line is never started;
+   * either alone starts it (the cost-to-go alone: graph_path.h). */
   anim_path_options_t po;
   anim_path_options_default(&po);
-  po.memory = 0.0f;
+  po.memory = 0.0f, po.togo = 0;
   anim_graph_character_t c;
   follow_result_t r = follow_turn(g, &db, &po, &cases[2], &c);
-  printf("%s, no lag carried: %.2f m of it in %.2f s\n", cases[2].name, r.arc, r.seconds);
+  printf("%s, no lag carried, no cost-to-go: %.2f m of it in %.2f s\n", cases[2].name, r.arc, r.seconds);
   assert_true(r.arc < NOT_STARTED);
+  anim_graph_character_free(&c);
+  po.togo = 1;
+  r = follow_turn(g, &db, &po, &cases[2], &c);
+  printf("%s, no lag carried: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from it\n", cases[2].name, r.arc,
+         r.seconds, r.mean, r.worst);
+  assert_true(r.reached);
+  anim_graph_character_free(&c);
+  anim_path_options_default(&po);
+  po.togo = 0;
+  r = follow_turn(g, &db, &po, &cases[2], &c);
+  printf("%s, no cost-to-go: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from it\n", cases[2].name, r.arc,
+         r.seconds, r.mean, r.worst);
+  assert_true(r.reached);
   anim_graph_character_free(&c);
   anim_motion_graph_free(g);
   /* Without slide the L's stop at the corner and the line is never started. */
@@ -359,12 +375,123 @@ static void test_default_database_turns(void **state) {
   go.slide = 0;
   g = anim_motion_graph_build(&db, &go, err, sizeof err);
   if (!g) fail_msg("graph of the procedural database: %s", err);
+  /* (Planned without the cost-to-go, as measured before it: with it the L
+   * turning right is followed on the right walk turns alone; printed.) */
+  anim_path_options_default(&po);
+  po.togo = 0;
   for (int k = 0; k < 3; k++) {
-    r = follow_turn(g, &db, NULL, &cases[k], &c);
+    r = follow_turn(g, &db, &po, &cases[k], &c);
     printf("%s, built without slide: %.2f m of it in %.2f s\n", cases[k].name, r.arc, r.seconds);
     assert_true(r.arc < (k < 2 ? STOPPED_AT_CORNER : NOT_STARTED));
     anim_graph_character_free(&c);
+    r = follow_turn(g, &db, NULL, &cases[k], &c);
+    printf("%s, built without slide, with the cost-to-go: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from "
+           "it\n",
+           cases[k].name, r.arc, r.seconds, r.mean, r.worst);
+    anim_graph_character_free(&c);
   }
+  anim_motion_graph_free(g);
+  anim_database_free(&db);
+}
+
+/* ---- facing away from a new path (docs/graph-start.md) ------------------------------------- */
+
+/* A 10 m line along +Z from where the root stands, set while the character
+ * stands on the procedural database's idle node facing a given way, or
+ * after it wandered (the seed of anim_graph_character_init) for a number of
+ * seconds ticked as a test ticks them ((int)(seconds / dt) ticks); its end
+ * is reached within FACING_SECONDS in every case. Before the planner
+ * charged the turn still to make at the horizon's end (graph_path.h,
+ * "Cost-to-go"), every case facing more than about 100 degrees away stood
+ * for ever: within one 2 s horizon each walk that starts turning scores
+ * worse than standing. */
+#define FACING_SECONDS 40.0f
+typedef struct {
+  const char *name;
+  float facing;   /* rad at init (0: along the line) */
+  float wander;   /* s wandered before the path is set */
+} facing_case_t;
+
+#define Q ((float)M_PI / 4)
+static const facing_case_t facing_cases[] = {
+    {"standing, facing the line", 0.0f, 0.0f}, {"standing, 90 deg left", 2 * Q, 0.0f},
+    {"standing, 90 deg right", -2 * Q, 0.0f},  {"standing, 135 deg left", 3 * Q, 0.0f},
+    {"standing, 135 deg right", -3 * Q, 0.0f}, {"standing, facing away", 4 * Q, 0.0f},
+    {"wandered 1 s", 0.0f, 1.0f},              {"wandered 2 s", 0.0f, 2.0f},
+    {"wandered 3 s", 0.0f, 3.0f},              {"wandered 5 s", 0.0f, 5.0f},
+    {"wandered 10 s", 0.0f, 10.0f},
+};
+#undef Q
+#define FACING_CASES ((int)(sizeof facing_cases / sizeof facing_cases[0]))
+
+/* Sets c up on the idle node as case k says: facing, then wandering. */
+static void face(anim_graph_character_t *c, const anim_motion_graph_t *g, const anim_database_t *db, int k) {
+  int idle = anim_test_node_in_range(g, db, "idle");
+  assert_true(idle >= 0);
+  const float dt = 1.0f / 60.0f;
+  assert_int_equal(anim_graph_character_init(c, g, db, NULL, 0.1f, vec3_zero(), facing_cases[k].facing, idle), 0);
+  for (int t = 0; t < (int)(facing_cases[k].wander / dt); t++) assert_int_equal(anim_graph_character_tick(c, dt), 0);
+}
+
+static void test_default_database_faces_away(void **state) {
+  anim_database_t db;
+  anim_motion_graph_t *g = anim_test_procgen_graph(&db);
+  const facing_case_t *cases = facing_cases;
+  const int n = FACING_CASES;
+  int missed = 0;
+  for (int k = 0; k < n; k++) {
+    anim_graph_character_t c;
+    face(&c, g, &db, k);
+    vec3 root = c.pose_positions[0];
+    float yaw = quat_yaw_angle(c.pose_rotations[0]);
+    float line[] = {root.x, root.z, root.x, root.z + 10.0f};
+    anim_path_t path = {line, 2, 0};
+    assert_int_equal(anim_graph_character_set_path(&c, &path), 0);
+    follow_result_t r = follow(&c, FACING_SECONDS, 0);
+    printf("%s (root yaw %+.2f rad): %s, %.2f m of the line in %.2f s, mean %.3f m, worst %.3f m from it, "
+           "%d of %llu plans cut short\n",
+           cases[k].name, yaw, r.reached ? "reached" : "NOT reached", r.arc, r.seconds, r.mean, r.worst, r.exhausted,
+           (unsigned long long)c.plans);
+    missed += !r.reached;
+    anim_graph_character_free(&c);
+  }
+  if (missed) fail_msg("%d of %d cases never reached the end of a 10 m line in %.0f s", missed, n, FACING_SECONDS);
+  anim_motion_graph_free(g);
+  anim_database_free(&db);
+}
+
+/* The same cases given a goal 6 m along +Z from where the root stands: it
+ * comes within ANIM_PATH_ARRIVE_DISTANCE of it within FACING_SECONDS. A
+ * goal's segment is made anew at each plan; before the lag was carried
+ * across them (graph_character.c), facing 135 degrees or more away, or
+ * after wandering 5 s, the goal was never reached (6.00 m from it after
+ * 40 s). */
+#define GOAL_DISTANCE 6.0f
+static void test_default_database_goal_behind(void **state) {
+  anim_database_t db;
+  anim_motion_graph_t *g = anim_test_procgen_graph(&db);
+  const float dt = 1.0f / 60.0f;
+  int missed = 0;
+  for (int k = 0; k < FACING_CASES; k++) {
+    anim_graph_character_t c;
+    face(&c, g, &db, k);
+    vec3 root = c.pose_positions[0];
+    float gx = root.x, gz = root.z + GOAL_DISTANCE, nearest = INFINITY, reached = -1.0f;
+    assert_int_equal(anim_graph_character_set_goal(&c, gx, gz), 0);
+    for (int t = 0; t < (int)(FACING_SECONDS / dt) && reached < 0.0f; t++) {
+      assert_int_equal(anim_graph_character_tick(&c, dt), 0);
+      float d = hypotf(c.pose_positions[0].x - gx, c.pose_positions[0].z - gz);
+      nearest = fminf(nearest, d);
+      if (d <= ANIM_PATH_ARRIVE_DISTANCE) reached = (float)(t + 1) * dt;
+    }
+    if (reached >= 0.0f) printf("goal, %s: reached in %.2f s\n", facing_cases[k].name, reached);
+    else printf("goal, %s: NOT reached, %.2f m from it at nearest\n", facing_cases[k].name, nearest);
+    missed += reached < 0.0f;
+    anim_graph_character_free(&c);
+  }
+  if (missed)
+    fail_msg("%d of %d cases never came within %.1f m of a goal %.0f m away in %.0f s", missed, FACING_CASES,
+             ANIM_PATH_ARRIVE_DISTANCE, GOAL_DISTANCE, FACING_SECONDS);
   anim_motion_graph_free(g);
   anim_database_free(&db);
 }
@@ -375,6 +502,8 @@ int main(void) {
       cmocka_unit_test(test_goal),
       cmocka_unit_test(test_progress_default_database),
       cmocka_unit_test(test_default_database_turns),
+      cmocka_unit_test(test_default_database_faces_away),
+      cmocka_unit_test(test_default_database_goal_behind),
   };
   return cmocka_run_group_tests(tests, NULL, anim_test_bandai_graph_teardown);
 }

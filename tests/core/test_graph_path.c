@@ -79,11 +79,13 @@ static scored_t play_edge(const anim_path_planner_t *p, float s0, float rest, sc
   if (edge->transition >= 0)
     w.map = anim_ground_map_jump(&from.map, p, g->nodes[from.node].frame, edge->first_frame - 1);
   w.node = edge->target;
+  int played = edge->first_frame;
   for (int f = edge->first_frame; f <= g->nodes[edge->target].frame && !w.done; f++) {
     if (w.frames >= p->horizon_frames) {
       w.done = 1;
       break;
     }
+    played = f;
     float rx, rz, tx, tz;
     anim_ground_map_apply(&w.map, p->db, f, &rx, &rz);
     w.s += hypotf(rx - w.x, rz - w.z), w.x = rx, w.z = rz;
@@ -99,6 +101,9 @@ static scored_t play_edge(const anim_path_planner_t *p, float s0, float rest, sc
     w.error += squaref(rx - tx) + squaref(rz - tz) + (behind > 0.0f ? weight * squaref(behind) : 0.0f);
   }
   w.done |= w.frames >= p->horizon_frames;
+  /* Complete at the horizon: the planner's own cost-to-go (graph_path.h),
+   * shared, not a copy. */
+  if (w.done) w.error += anim_path_planner_cost_to_go(p, &w.map, played, w.node, s0, w.s);
   return w;
 }
 

@@ -129,6 +129,9 @@ static void test_invalid(void **state) {
   po.bound = -1;
   assert_int_equal(anim_path_planner_init(&p, graph, bandai, &po), ANIM_EINVAL);
   anim_path_options_default(&po);
+  po.togo = 2;
+  assert_int_equal(anim_path_planner_init(&p, graph, bandai, &po), ANIM_EINVAL);
+  anim_path_options_default(&po);
   po.memory = -1.0f;
   assert_int_equal(anim_path_planner_init(&p, graph, bandai, &po), ANIM_EINVAL);
   po.memory = NAN;
