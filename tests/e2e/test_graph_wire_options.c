@@ -190,12 +190,14 @@ static void test_planner_switches(void **state) {
  *  1. the first three get the line on their left from where they stood
  *     when read (the design of the walks above) and each covers
  *     CHARACTER_ARC of it however late it came (set_paths held back 1, 2,
- *     3, 5, 8 and 12 s: each did); the second and third tried more edges a
- *     plan than the first (measured at 2.6 m: 3525, 5013 and 4102; before
- *     the cost-to-go 4263, 6011 and 9215). That comparison still depends on
- *     the timing: the four wander with different seeds, so a late path
- *     finds them in different states, and held back 1, 8 or 12 s the order
- *     was not kept (docs/graph-start.md);
+ *     3, 5, 8 and 12 s: each did). Their edges a plan are printed, not
+ *     compared: the four wander with different seeds, so a path finds them
+ *     in different states, and the order (measured at 2.6 m: 3525, 5013
+ *     and 4102) was not kept when held back 1, 8 or 12 s, under ASan, or in
+ *     make test-loaded (disable_bound 2348 against 2616). That the warm and
+ *     bound switches do what they say over the wire is test_planner_switches'
+ *     (query_graph, one state); here the memory switch shows the creation
+ *     options reach a character;
  *  2. the fourth, without the lag carried, gets the line straight ahead of
  *     it (the cost-to-go alone starts a path up to 90 degrees off, not 135:
  *     it starts however it turned meanwhile, within a quarter turn) and
@@ -281,10 +283,6 @@ static void test_character_switches(void **state) {
     if (st[k]->path_arc < CHARACTER_ARC)
       fail_msg("%s: %.2f m of the line in %d s, want %.1f m", names[k], st[k]->path_arc, CHARACTER_WAIT_S,
                CHARACTER_ARC);
-  for (int k = 1; k <= 2; k++)
-    if (per_plan[k] <= per_plan[0])
-      fail_msg("%s: %.0f edges tried a plan, no more than with the defaults (%.0f): the switch did not reach it",
-               names[k], per_plan[k], per_plan[0]);
   /* 3: arrived, standing at the end facing along the line; then the line
    * reversed, behind it. */
   uint64_t pair[2] = {ids[0], ids[3]};
