@@ -33,6 +33,11 @@ void anim_replica_order_begin(anim_replica_order_t *order, int fresh);
  * ANIM_ENOMEM with the ids kept. */
 int anim_replica_order_reserve(anim_replica_order_t *order);
 
+/* Room for n ids a frame, made ahead (a writer that must not allocate in
+ * its frames sizes the arrays when it knows how many records can come). 0,
+ * or ANIM_ENOMEM with the ids and the old capacity kept. */
+int anim_replica_order_reserve_for(anim_replica_order_t *order, size_t n);
+
 /* The id the next record's is coded against: the previous frame's at its place, or 0. */
 static inline uint64_t anim_replica_order_base(const anim_replica_order_t *order) {
   return order->ncurrent < order->nprevious ? order->previous[order->ncurrent] : 0;

@@ -84,11 +84,35 @@ static void test_growth(void **state) {
   anim_replica_order_free(&w), anim_replica_order_free(&r);
 }
 
+/* Sized ahead for n ids, a frame of n reserves without growing; the ids
+ * already held survive a later sizing. */
+static void test_reserve_for(void **state) {
+  anim_replica_order_t o = {0};
+  assert_int_equal(anim_replica_order_reserve_for(&o, 300), 0);
+  size_t capacity = o.capacity;
+  assert_true(capacity >= 300);
+  uint64_t *held = o.current;
+  anim_replica_order_begin(&o, 1);
+  for (uint64_t i = 0; i < 300; i++) {
+    assert_int_equal(anim_replica_order_reserve(&o), 0);
+    anim_replica_order_push(&o, 7 + i);
+  }
+  assert_int_equal(o.capacity, capacity);
+  assert_ptr_equal(o.current, held); /* no growth inside the frame */
+  assert_int_equal(anim_replica_order_reserve_for(&o, 100), 0); /* never shrinks */
+  assert_int_equal(o.capacity, capacity);
+  assert_int_equal(anim_replica_order_reserve_for(&o, 5000), 0);
+  assert_true(o.capacity >= 5000);
+  for (uint64_t i = 0; i < 300; i++) assert_int_equal(o.current[i], 7 + i);
+  anim_replica_order_free(&o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_empty_and_fresh),
       cmocka_unit_test(test_codes_against_previous_frame),
       cmocka_unit_test(test_growth),
+      cmocka_unit_test(test_reserve_for),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
