@@ -112,8 +112,7 @@ static void update_held(srv_subscriber_t *sub) {
   for (const srv_subscription_t *s = sub->subscriptions; s; s = s->next) {
     for (int i = 0; i < SRV_SUBSCRIPTION_BUFFERS; i++)
       if (s->buffers[i] && s->buffers[i]->refs == 1) memory += srv_buffer_footprint(s->buffers[i]);
-    memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch) + s->replica.capacity +
-              anim_replica_order_bytes(&s->replica.order);
+    memory += s->poses_capacity * sizeof *s->poses + srv_stream_scratch_bytes(&s->scratch) + srv_replica_bytes(&s->replica);
     if (s->view) memory += srv_aoi_view_bytes(s->view);
     if (s->waiting) pending += s->waiting->len;
   }
@@ -152,19 +151,6 @@ static int unique_ids(const uint64_t *ids, int n, uint64_t *out) {
   return kept;
 }
 
-
-/* A replicated subscription's record order sized, outside the tick, for
- * every character it could hold now (a region's cap, else the crowd): it
- * otherwise grows inside the tick whose membership first passes a power of
- * two (two allocations test_tick_alloc saw). A failure here only leaves
- * the growth to the tick. */
-static void size_replica_order(srv_subscription_t *s, const srv_crowd_t *crowd) {
-  if (s->encoding != SRV_ENCODING_REPLICATED) return;
-  size_t n = crowd->count;
-  if (s->view && s->view->region.max_characters && s->view->region.max_characters < n)
-    n = s->view->region.max_characters;
-  (void)anim_replica_order_reserve_for(&s->replica.order, n);
-}
 
 int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *req, srv_response_t *out) {
   srv_crowd_t *crowd = sub->hub->crowd;
@@ -214,7 +200,7 @@ int srv_stream_subscribe(srv_subscriber_t *sub, const srv_subscribe_request_t *r
   s->encoding = req->encoding;
   s->replica_resync = 1; /* the client holds no state yet */
   if (s->view && s->encoding == SRV_ENCODING_REPLICATED) srv_replica_keep_all(crowd);
-  size_replica_order(s, crowd);
+  if (s->encoding == SRV_ENCODING_REPLICATED) srv_replica_size_for(&s->replica, crowd, s->view);
   s->global_positions = req->global_positions;
   s->rotations_only = req->rotations_only;
   s->id = ++sub->hub->next_subscription_id;
@@ -242,7 +228,7 @@ int srv_stream_update(srv_subscriber_t *sub, const srv_update_subscription_reque
   if (req->encoding != s->encoding) s->replica_resync = 1;
   if (s->view && req->encoding == SRV_ENCODING_REPLICATED) srv_replica_keep_all(sub->hub->crowd);
   s->encoding = req->encoding;
-  size_replica_order(s, sub->hub->crowd);
+  if (s->encoding == SRV_ENCODING_REPLICATED) srv_replica_size_for(&s->replica, sub->hub->crowd, s->view);
   s->paused = req->paused;
   out->body.update_subscription.subscription = s->id;
   if (!s->paused) srv_crowd_wake(sub->hub->crowd);

@@ -180,6 +180,14 @@ int srv_replica_append_region(srv_replica_records_t *r, const srv_actor_t *a, co
   return 0;
 }
 
+void srv_replica_size_for(srv_replica_records_t *r, const srv_crowd_t *crowd, const srv_aoi_view_t *view) {
+  size_t n = crowd->count;
+  if (view && view->region.max_characters && view->region.max_characters < n) n = view->region.max_characters;
+  (void)anim_replica_order_reserve_for(&r->order, n);
+}
+
+size_t srv_replica_bytes(const srv_replica_records_t *r) { return r->capacity + anim_replica_order_bytes(&r->order); }
+
 void srv_replica_records_free(srv_replica_records_t *r) {
   free(r->bytes);
   anim_replica_order_free(&r->order);

@@ -71,6 +71,16 @@ int srv_replica_append_region(srv_replica_records_t *records, const srv_actor_t 
                               int keys, uint64_t *io_sent, float frame_dt);
 void srv_replica_records_free(srv_replica_records_t *records);
 
+/* Sizes the records' order, outside the tick, for every character the
+ * subscription could hold now (view's cap, else the crowd; view may be
+ * NULL): it otherwise grows inside the tick whose membership first passes
+ * a power of two (two allocations test_tick_alloc saw). A failure only
+ * leaves the growth to the tick. */
+void srv_replica_size_for(srv_replica_records_t *records, const srv_crowd_t *crowd, const srv_aoi_view_t *view);
+
+/* Bytes the records hold (their buffer and order). */
+size_t srv_replica_bytes(const srv_replica_records_t *records);
+
 /* A replicated region's motion-matching members keep their last ticks'
  * records (actor.h's ring), from the tick a replicated region first sees
  * them: once per character, never per tick. keep_members: v's found
