@@ -355,19 +355,16 @@ static void test_default_database_turns(void **state) {
   printf("%s, no lag carried, no cost-to-go: %.2f m of it in %.2f s\n", cases[2].name, r.arc, r.seconds);
   assert_true(r.arc < NOT_STARTED);
   anim_graph_character_free(&c);
-  po.togo = 1;
-  r = follow_turn(g, &db, &po, &cases[2], &c);
-  printf("%s, no lag carried: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from it\n", cases[2].name, r.arc,
-         r.seconds, r.mean, r.worst);
-  assert_true(r.reached);
-  anim_graph_character_free(&c);
-  anim_path_options_default(&po);
-  po.togo = 0;
-  r = follow_turn(g, &db, &po, &cases[2], &c);
-  printf("%s, no cost-to-go: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from it\n", cases[2].name, r.arc,
-         r.seconds, r.mean, r.worst);
-  assert_true(r.reached);
-  anim_graph_character_free(&c);
+  for (int alone = 0; alone < 2; alone++) { /* the cost-to-go alone, then the carried lag alone */
+    anim_path_options_default(&po);
+    if (alone == 0) po.memory = 0.0f;
+    else po.togo = 0;
+    r = follow_turn(g, &db, &po, &cases[2], &c);
+    printf("%s, %s: %.2f m of it in %.2f s, mean %.3f m, worst %.3f m from it\n", cases[2].name,
+           alone == 0 ? "no lag carried" : "no cost-to-go", r.arc, r.seconds, r.mean, r.worst);
+    assert_true(r.reached);
+    anim_graph_character_free(&c);
+  }
   anim_motion_graph_free(g);
   /* Without slide the L's stop at the corner and the line is never started. */
   anim_graph_options_t go;
